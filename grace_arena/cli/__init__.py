@@ -1,0 +1,21 @@
+"""The ``grace-arena`` command line: one typer app, each command group in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="grace-arena",
+    help="GRACE Arena: live human-vs-model quizbowl matches and calibration analysis.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _register() -> None:
+    # Each sub-module adds its commands to ``app``; imported here so that
+    # ``grace-arena --help`` stays fast (no heavy imports at module level in them).
+    from grace_arena.cli import db, demo, packet  # noqa: F401
+
+
+_register()

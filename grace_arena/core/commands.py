@@ -1,0 +1,89 @@
+"""Commands the match engine takes. Each has a ``kind`` matching the transition table."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grace_arena.core.events import BuzzTiming, Ruling
+
+
+class Command(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: ClassVar[str]
+
+
+class Join(Command):
+    """A human player joins a team (or rejoins: joining again with the same id is harmless)."""
+
+    kind: ClassVar[str] = "join"
+    team: str
+    player: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=100)
+
+
+class StartTossup(Command):
+    """Start the given tossup, or the next one not yet played in packet order."""
+
+    kind: ClassVar[str] = "start_tossup"
+    tossup_id: str | None = None
+
+
+class Reveal(Command):
+    """Reveal words up to index ``to`` (default: the next word). Revealing past the last word
+    finishes the reading and opens the buzz window. A model whose buzz position is reached
+    buzzes there, and the reveal stops at that word."""
+
+    kind: ClassVar[str] = "reveal"
+    to: int | None = None
+
+
+class Buzz(Command):
+    kind: ClassVar[str] = "buzz"
+    team: str
+    player: str
+    #: The word index the buzz is credited with; default the current reveal position. The
+    #: server may pass an earlier one (compensated arbitration), never a later one.
+    word_index: int | None = None
+    timing: BuzzTiming = Field(default_factory=BuzzTiming)
+    answer: str | None = None  # typed answer, when the client sends it with the buzz
+
+
+class GiveAnswer(Command):
+    kind: ClassVar[str] = "answer"
+    team: str
+    player: str
+    text: str = Field(max_length=500)
+
+
+class Rule(Command):
+    kind: ClassVar[str] = "rule"
+    ruling: Ruling
+
+
+class TimeUp(Command):
+    """The answer time (or the buzz window after the end) ran out."""
+
+    kind: ClassVar[str] = "time_up"
+
+
+class Pause(Command):
+    kind: ClassVar[str] = "pause"
+
+
+class Resume(Command):
+    kind: ClassVar[str] = "resume"
+
+
+class UndoRuling(Command):
+    kind: ClassVar[str] = "undo"
+
+
+class ThrowOut(Command):
+    kind: ClassVar[str] = "throw_out"
+    reason: str = "thrown out by the moderator"
+
+
+class EndMatch(Command):
+    kind: ClassVar[str] = "end_match"

@@ -1,0 +1,140 @@
+"""What a match is set up with: scoring rules, teams (human or model) and the tossups to play.
+
+These are plain pydantic models so that they travel unchanged inside the ``MatchCreated``
+event: a match is rebuilt from its events alone.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from itertools import pairwise
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScoringRules(_Frozen):
+    """Per-match rules. Defaults are PRODUCT.md's: +10, +15 power, -5 neg before the end."""
+
+    correct_points: int = 10
+    power_points: int | None = 15  # None: no powers even when the text has a (*) mark
+    neg_points: int = -5  # 0 disables negs
+    #: True: an incorrect answer costs ``neg_points`` only when the buzz interrupted the reading
+    #: (before the end of the question); after the end it scores 0. False: always ``neg_points``.
+    negs_only_before_end: bool = True
+    #: True: after an incorrect answer, the teams not locked out may still buzz. False: the first
+    #: incorrect answer kills the tossup (one buzz per tossup).
+    rebuzz: bool = True
+    #: Seconds the player with the floor has to answer; None: no limit (the moderator rules).
+    answer_time: float | None = 10.0
+    #: Seconds to buzz after the last word has been read before the tossup goes dead.
+    buzz_window: float = 5.0
+
+
+class TeamKind(StrEnum):
+    HUMAN = "human"
+    MODEL = "model"
+
+
+class ModelBuzz(_Frozen):
+    """Where a model player buzzes on one tossup, decided beforehand by its buzz policy."""
+
+    word_index: int = Field(ge=0)
+    guess: str
+    confidence: float | None = None
+
+
+class TeamSpec(_Frozen):
+    id: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=100)
+    kind: TeamKind = TeamKind.HUMAN
+    #: For a model team: the model's name (it is also the team's only player).
+    model: str | None = None
+    #: For a model team: tossup id -> where it buzzes (absent: it never buzzes on that tossup).
+    buzzes: dict[str, ModelBuzz] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _model_fields(self) -> TeamSpec:
+        if self.kind is TeamKind.MODEL and not self.model:
+            raise ValueError(f"model team {self.id!r} needs a model name")
+        if self.kind is TeamKind.HUMAN and (self.model or self.buzzes):
+            raise ValueError(f"human team {self.id!r} cannot have a model or model buzzes")
+        return self
+
+    @property
+    def model_player(self) -> str:
+        """The player id a model team buzzes as."""
+        return f"model:{self.model}"
+
+
+class TossupSpec(_Frozen):
+    """What the engine needs of a tossup: its length, clue ends, power mark and answer line."""
+
+    id: str
+    n_words: int = Field(gt=0)
+    clue_ends: tuple[int, ...]  # last word index of each clue
+    power_index: int | None = None  # words with index < power_index are in power
+    answer: str = ""
+    category: str | None = None
+    char_offsets: tuple[int, ...] | None = None  # start of each word in the tossup's text
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TossupSpec:
+        ends = self.clue_ends
+        if not ends or ends[-1] != self.n_words - 1 or any(b <= a for a, b in pairwise(ends)):
+            raise ValueError(
+                f"tossup {self.id!r}: clue_ends must increase and end at the last word"
+            )
+        if self.power_index is not None and not 0 <= self.power_index <= self.n_words:
+            raise ValueError(f"tossup {self.id!r}: power_index out of range")
+        if self.char_offsets is not None and len(self.char_offsets) != self.n_words:
+            raise ValueError(f"tossup {self.id!r}: one char offset per word is needed")
+        return self
+
+    def clue_of(self, word_index: int) -> int:
+        for i, end in enumerate(self.clue_ends):
+            if word_index <= end:
+                return i
+        return len(self.clue_ends) - 1
+
+    def char_offset(self, word_index: int) -> int | None:
+        if self.char_offsets is None or not 0 <= word_index < len(self.char_offsets):
+            return None
+        return self.char_offsets[word_index]
+
+    def fraction_revealed(self, word_index: int) -> float:
+        return min(max((word_index + 1) / self.n_words, 0.0), 1.0)
+
+
+class MatchConfig(_Frozen):
+    rules: ScoringRules = Field(default_factory=ScoringRules)
+    teams: tuple[TeamSpec, ...]
+    tossups: tuple[TossupSpec, ...]
+    title: str = "Match"
+    packet_id: str | None = None
+    reading_mode: str = "read_aloud"  # or "screen"
+
+    @model_validator(mode="after")
+    def _unique(self) -> MatchConfig:
+        team_ids = [t.id for t in self.teams]
+        if not team_ids:
+            raise ValueError("a match needs at least one team")
+        if len(set(team_ids)) != len(team_ids):
+            raise ValueError(f"team ids must be unique: {team_ids}")
+        tossup_ids = [t.id for t in self.tossups]
+        if len(set(tossup_ids)) != len(tossup_ids):
+            raise ValueError("tossup ids must be unique")
+        if self.reading_mode not in ("read_aloud", "screen"):
+            raise ValueError(
+                f"reading_mode must be 'read_aloud' or 'screen', not {self.reading_mode!r}"
+            )
+        return self
+
+    def team(self, team_id: str) -> TeamSpec | None:
+        return next((t for t in self.teams if t.id == team_id), None)
+
+    def tossup(self, tossup_id: str) -> TossupSpec | None:
+        return next((t for t in self.tossups if t.id == tossup_id), None)

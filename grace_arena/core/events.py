@@ -1,0 +1,209 @@
+"""Everything that happens in a match, as events: the record of the match.
+
+Every accepted command produces one or more events; they are stored before anyone is told
+about them, and a match is rebuilt exactly by replaying them (``Match.replay``). Each event
+carries what the replay needs (points, positions, the judge's suggestion...), so replaying
+never re-derives a decision from the rules or the clock.
+
+Common fields: ``seq`` (1-based position in the match's record) and ``t`` (the ``now`` the
+command was handled with, seconds since the epoch).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from grace_arena.core.config import MatchConfig, TeamKind
+
+
+class Ruling(StrEnum):
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    PROMPT = "prompt"
+
+
+class RefusalReason(StrEnum):
+    LOST_RACE = "lost_race"  # someone else has the floor
+    LOCKED_OUT = "locked_out"  # the team already answered incorrectly on this tossup
+    NOT_LIVE = "not_live"  # no tossup is being played
+
+
+class TossupOutcome(StrEnum):
+    ANSWERED = "answered"
+    DEAD = "dead"
+    THROWN_OUT = "thrown_out"
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    seq: int = 0
+    t: float = 0.0
+
+
+class MatchCreated(_Event):
+    type: Literal["match_created"] = "match_created"
+    config: MatchConfig
+
+
+class PlayerJoined(_Event):
+    type: Literal["player_joined"] = "player_joined"
+    team: str
+    player: str
+    name: str
+    kind: TeamKind = TeamKind.HUMAN
+
+
+class TossupStarted(_Event):
+    type: Literal["tossup_started"] = "tossup_started"
+    tossup_id: str
+    index: int  # 0-based number of this tossup in the match (throw-outs included)
+
+
+class WordsRevealed(_Event):
+    type: Literal["words_revealed"] = "words_revealed"
+    tossup_id: str
+    position: int  # index of the last word now revealed
+
+
+class ReadingFinished(_Event):
+    """Every word has been read; the buzz window after the end opens."""
+
+    type: Literal["reading_finished"] = "reading_finished"
+    tossup_id: str
+    deadline: float
+
+
+class ReadingPaused(_Event):
+    type: Literal["reading_paused"] = "reading_paused"
+    tossup_id: str
+
+
+class ReadingResumed(_Event):
+    type: Literal["reading_resumed"] = "reading_resumed"
+    tossup_id: str
+
+
+class BuzzTiming(BaseModel):
+    """When a buzz happened, as the server saw it and as the client reported it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    received_wall: float | None = None  # server wall clock at receipt
+    received_mono: float | None = None  # server monotonic clock at receipt
+    client_press: float | None = None  # client's clock at the press
+    clock_offset: float | None = None  # estimated server - client clock offset
+    rtt: float | None = None  # estimated round-trip time
+
+
+class _BuzzFields(_Event):
+    buzz_id: int
+    tossup_id: str | None
+    team: str
+    player: str
+    kind: TeamKind
+    word_index: int
+    clue_index: int | None
+    char_offset: int | None
+    fraction: float | None
+    timing: BuzzTiming = Field(default_factory=BuzzTiming)
+
+
+class BuzzAccepted(_BuzzFields):
+    """A buzz that took the floor."""
+
+    type: Literal["buzz_accepted"] = "buzz_accepted"
+    interrupt: bool  # True when the reading was not finished (an incorrect answer is a neg)
+    answer: str | None = None  # typed answer (screen mode) or the model's guess
+    suggestion: str | None = None  # the automatic judge's directive for ``answer``
+    prompt_question: str | None = None
+    confidence: float | None = None  # a model's confidence at its buzz
+    deadline: float | None = None
+
+
+class BuzzRefused(_BuzzFields):
+    """A buzz that did not take the floor; recorded so that every race can be audited."""
+
+    type: Literal["buzz_refused"] = "buzz_refused"
+    reason: RefusalReason
+    holder_buzz_id: int | None = None  # for lost_race: the buzz that had the floor
+    margin: float | None = None  # for lost_race: seconds after the winning buzz (monotonic)
+
+
+class AnswerGiven(_Event):
+    """The player with the floor typed an answer (first answer or after a prompt)."""
+
+    type: Literal["answer_given"] = "answer_given"
+    buzz_id: int
+    team: str
+    player: str
+    text: str
+    suggestion: str | None = None
+    prompt_question: str | None = None
+
+
+class Ruled(_Event):
+    type: Literal["ruled"] = "ruled"
+    buzz_id: int
+    tossup_id: str
+    team: str
+    player: str
+    ruling: Ruling
+    points: int
+    power: bool = False
+    by: Literal["moderator", "timer"] = "moderator"
+    #: Where play goes on (READING, AWAITING or PROMPTED), or None when the tossup ends (a
+    #: ``TossupEnded`` follows).
+    resume: str | None = None
+    deadline: float | None = None  # the new answer deadline after a prompt
+
+
+class RulingUndone(_Event):
+    type: Literal["ruling_undone"] = "ruling_undone"
+    ruled_seq: int  # seq of the Ruled event taken back
+    buzz_id: int
+    tossup_id: str
+
+
+class TossupEnded(_Event):
+    type: Literal["tossup_ended"] = "tossup_ended"
+    tossup_id: str
+    outcome: TossupOutcome
+    reason: str  # correct_answer, all_locked_out, no_rebuzz, time_up, or the throw-out reason
+
+
+class MatchEnded(_Event):
+    type: Literal["match_ended"] = "match_ended"
+    scores: dict[str, int]
+
+
+Event = Annotated[
+    MatchCreated
+    | PlayerJoined
+    | TossupStarted
+    | WordsRevealed
+    | ReadingFinished
+    | ReadingPaused
+    | ReadingResumed
+    | BuzzAccepted
+    | BuzzRefused
+    | AnswerGiven
+    | Ruled
+    | RulingUndone
+    | TossupEnded
+    | MatchEnded,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def event_to_dict(event: Event) -> dict:
+    """JSON-ready dict of an event (its ``type`` included)."""
+    return event.model_dump(mode="json")
+
+
+def event_from_dict(data: dict) -> Event:
+    """Inverse of :func:`event_to_dict`; raises ``pydantic.ValidationError`` on bad data."""
+    return EVENT_ADAPTER.validate_python(data)

@@ -1,0 +1,650 @@
+"""The match engine: a pure object. Commands in, events out, ``now`` passed in.
+
+``Match.decide(command, now=...)`` returns the events the command produces without changing
+the match; ``Match.apply(events)`` folds them in. ``Match.handle`` does both. The record
+(``grace_arena.record``) stores the events between the two, so an event is durable before
+anyone acts on it, and ``Match.replay(events)`` rebuilds the exact state after a crash.
+
+Illegal commands raise :class:`IllegalCommand` and change nothing. Legal moves are listed in
+``grace_arena.core.phases.TRANSITIONS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from grace_arena.core.commands import (
+    Buzz,
+    Command,
+    EndMatch,
+    GiveAnswer,
+    Join,
+    Pause,
+    Resume,
+    Reveal,
+    Rule,
+    StartTossup,
+    ThrowOut,
+    TimeUp,
+    UndoRuling,
+)
+from grace_arena.core.config import MatchConfig, TeamKind, TeamSpec, TossupSpec
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import (
+    AnswerGiven,
+    BuzzAccepted,
+    BuzzRefused,
+    BuzzTiming,
+    Event,
+    MatchCreated,
+    MatchEnded,
+    PlayerJoined,
+    ReadingFinished,
+    ReadingPaused,
+    ReadingResumed,
+    RefusalReason,
+    Ruled,
+    Ruling,
+    RulingUndone,
+    TossupEnded,
+    TossupOutcome,
+    TossupStarted,
+    WordsRevealed,
+)
+from grace_arena.core.phases import FINISHED, HAS_FLOOR, LIVE, TRANSITIONS, Phase, allowed_commands
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The buzz that holds the floor."""
+
+    buzz_id: int
+    team: str
+    player: str
+    kind: TeamKind
+    word_index: int
+    interrupt: bool
+    received_mono: float | None
+    answer: str | None = None
+    suggestion: str | None = None
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One ruling that currently counts (not undone, not thrown out)."""
+
+    seq: int
+    tossup_id: str
+    buzz_id: int
+    team: str
+    points: int
+
+
+@dataclass(frozen=True)
+class GameState:
+    """Everything an undo may restore. Equal states compare equal (``==``)."""
+
+    phase: Phase
+    scores: dict[str, int]
+    tossup_id: str | None = None
+    position: int = -1  # index of the last revealed word of the current tossup
+    paused: bool = False
+    locked_out: frozenset[str] = frozenset()
+    floor: Floor | None = None
+    deadline: float | None = None
+    ledger: tuple[LedgerEntry, ...] = ()
+    played: tuple[str, ...] = ()  # tossups started, in order
+    outcomes: dict[str, TossupOutcome] = field(default_factory=dict)
+    #: States before each ruling of the current tossup, most recent last (for undo).
+    history: tuple[GameState, ...] = ()
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """The whole match: set-up, roster and counters (never undone) and the game state."""
+
+    config: MatchConfig
+    game: GameState
+    players: dict[str, dict[str, str]]  # team -> player id -> display name
+    seq: int = 0  # events applied
+    buzzes: int = 0  # buzz ids handed out
+    tossups_started: int = 0
+
+
+# --------------------------------------------------------------------------------------------
+# Applying events (the only place state changes). Pure: state in, state out.
+
+
+def _reduce(state: MatchState | None, ev: Event) -> MatchState:
+    if state is None:
+        if not isinstance(ev, MatchCreated):
+            raise ValueError(f"a match record must start with match_created, not {ev.type}")
+        teams = ev.config.teams
+        players = {
+            t.id: ({t.model_player: t.model or t.name} if t.kind is TeamKind.MODEL else {})
+            for t in teams
+        }
+        game = GameState(phase=Phase.IDLE, scores={t.id: 0 for t in teams})
+        return MatchState(config=ev.config, game=game, players=players, seq=ev.seq)
+    if ev.seq != state.seq + 1:
+        raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
+    s = replace(state, seq=ev.seq)
+    g = s.game
+    match ev:
+        case PlayerJoined():
+            team_players = {**s.players[ev.team], ev.player: ev.name}
+            return replace(s, players={**s.players, ev.team: team_players})
+        case TossupStarted():
+            g = GameState(
+                phase=Phase.READING,
+                scores=g.scores,
+                tossup_id=ev.tossup_id,
+                ledger=g.ledger,
+                played=(*g.played, ev.tossup_id),
+                outcomes=g.outcomes,
+            )
+            return replace(s, game=g, tossups_started=s.tossups_started + 1)
+        case WordsRevealed():
+            g = replace(g, position=ev.position)
+        case ReadingFinished():
+            g = replace(g, phase=Phase.AWAITING, deadline=ev.deadline)
+        case ReadingPaused():
+            g = replace(g, paused=True)
+        case ReadingResumed():
+            g = replace(g, paused=False)
+        case BuzzAccepted():
+            floor = Floor(
+                buzz_id=ev.buzz_id,
+                team=ev.team,
+                player=ev.player,
+                kind=ev.kind,
+                word_index=ev.word_index,
+                interrupt=ev.interrupt,
+                received_mono=ev.timing.received_mono,
+                answer=ev.answer,
+                suggestion=ev.suggestion,
+            )
+            g = replace(g, phase=Phase.BUZZED, floor=floor, deadline=ev.deadline)
+            return replace(s, game=g, buzzes=max(s.buzzes, ev.buzz_id))
+        case BuzzRefused():
+            return replace(s, buzzes=max(s.buzzes, ev.buzz_id))
+        case AnswerGiven():
+            assert g.floor is not None
+            g = replace(g, floor=replace(g.floor, answer=ev.text, suggestion=ev.suggestion))
+        case Ruled():
+            before = g
+            scores = dict(g.scores)
+            scores[ev.team] += ev.points
+            entry = LedgerEntry(ev.seq, ev.tossup_id, ev.buzz_id, ev.team, ev.points)
+            g = replace(g, scores=scores, ledger=(*g.ledger, entry), history=(*g.history, before))
+            if ev.ruling is Ruling.PROMPT:
+                g = replace(g, phase=Phase.PROMPTED, deadline=ev.deadline)
+            elif ev.ruling is Ruling.INCORRECT:
+                g = replace(g, locked_out=g.locked_out | {ev.team}, floor=None, deadline=None)
+                if ev.resume is not None:
+                    g = replace(g, phase=Phase(ev.resume), deadline=ev.deadline)
+            # CORRECT, or an incorrect answer that ends the tossup: TossupEnded follows.
+        case RulingUndone():
+            if not g.history:
+                raise ValueError(f"seq {ev.seq}: nothing to undo")
+            g = g.history[-1]
+        case TossupEnded():
+            if ev.outcome is TossupOutcome.THROWN_OUT:
+                kept = tuple(e for e in g.ledger if e.tossup_id != ev.tossup_id)
+                scores = {team: 0 for team in g.scores}
+                for e in kept:
+                    scores[e.team] += e.points
+                g = replace(g, ledger=kept, scores=scores, history=())
+            phase = {
+                TossupOutcome.ANSWERED: Phase.ANSWERED,
+                TossupOutcome.DEAD: Phase.DEAD,
+                TossupOutcome.THROWN_OUT: Phase.THROWN_OUT,
+            }[ev.outcome]
+            g = replace(
+                g,
+                phase=phase,
+                deadline=None,
+                paused=False,
+                outcomes={**g.outcomes, ev.tossup_id: ev.outcome},
+            )
+            if ev.outcome is not TossupOutcome.ANSWERED:
+                g = replace(g, floor=None)
+        case MatchEnded():
+            g = replace(g, phase=Phase.ENDED, history=())
+        case MatchCreated():
+            raise ValueError("match_created may only be the first event")
+    return replace(s, game=g)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _suggest(answer: str | None, answer_line: str) -> tuple[str | None, str | None]:
+    """The automatic judge's directive (and directed-prompt question) for a typed answer."""
+    if answer is None or not answer.strip() or not answer_line:
+        return None, None
+    from grace_arena.core.judge import judge
+
+    verdict = judge(answer, answer_line)
+    return str(verdict.directive), verdict.prompt_question
+
+
+class Match:
+    """A match: build with :meth:`create` or :meth:`replay`; drive with :meth:`handle`."""
+
+    def __init__(self, state: MatchState) -> None:
+        self.state = state
+
+    # -- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, config: MatchConfig, *, now: float) -> tuple[Match, list[Event]]:
+        created = MatchCreated(seq=1, t=now, config=config)
+        return cls(_reduce(None, created)), [created]
+
+    @classmethod
+    def replay(cls, events: Iterable[Event]) -> Match:
+        state: MatchState | None = None
+        for ev in events:
+            state = _reduce(state, ev)
+        if state is None:
+            raise ValueError("cannot replay a match from no events")
+        return cls(state)
+
+    # -- read access ---------------------------------------------------------------------------
+
+    @property
+    def config(self) -> MatchConfig:
+        return self.state.config
+
+    @property
+    def game(self) -> GameState:
+        return self.state.game
+
+    @property
+    def phase(self) -> Phase:
+        return self.state.game.phase
+
+    @property
+    def scores(self) -> dict[str, int]:
+        return dict(self.state.game.scores)
+
+    @property
+    def current_tossup(self) -> TossupSpec | None:
+        tid = self.state.game.tossup_id
+        return self.config.tossup(tid) if tid is not None else None
+
+    def next_tossup_id(self) -> str | None:
+        played = set(self.state.game.played)
+        return next((t.id for t in self.config.tossups if t.id not in played), None)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def handle(self, command: Command, *, now: float) -> list[Event]:
+        events = self.decide(command, now=now)
+        self.apply(events)
+        return events
+
+    def apply(self, events: Sequence[Event]) -> None:
+        state = self.state
+        for ev in events:
+            state = _reduce(state, ev)
+        self.state = state
+
+    def decide(self, command: Command, *, now: float) -> list[Event]:
+        """The events ``command`` produces at time ``now``; the match itself is unchanged."""
+        start = self.state.game.phase
+        allowed = TRANSITIONS.get((start, command.kind))
+        if allowed is None:
+            raise IllegalCommand(
+                f"cannot {command.kind.replace('_', ' ')} while the match is {start.value}; "
+                f"allowed now: {', '.join(sorted(allowed_commands(start))) or 'nothing'}"
+            )
+        run = _Decision(self.state, now)
+        handler = _HANDLERS[type(command)]
+        handler(run, command)
+        end = run.state.game.phase
+        if end not in allowed:  # a bug in the engine, not the caller's fault
+            raise AssertionError(f"{command.kind} led from {start} to {end}, not in the table")
+        return run.events
+
+
+class _Decision:
+    """Work area of one ``decide`` call: emits events and folds them into a scratch state."""
+
+    def __init__(self, state: MatchState, now: float) -> None:
+        self.state = state
+        self.now = now
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        event = event.model_copy(update={"seq": self.state.seq + 1, "t": self.now})
+        self.state = _reduce(self.state, event)
+        self.events.append(event)
+
+    # helpers
+    @property
+    def g(self) -> GameState:
+        return self.state.game
+
+    @property
+    def config(self) -> MatchConfig:
+        return self.state.config
+
+    def tossup(self) -> TossupSpec:
+        assert self.g.tossup_id is not None
+        spec = self.config.tossup(self.g.tossup_id)
+        assert spec is not None
+        return spec
+
+    def team(self, team_id: str) -> TeamSpec:
+        team = self.config.team(team_id)
+        if team is None:
+            known = ", ".join(t.id for t in self.config.teams)
+            raise IllegalCommand(f"no team {team_id!r} in this match (teams: {known})")
+        return team
+
+    def deadline(self, seconds: float | None) -> float | None:
+        return None if seconds is None else self.now + seconds
+
+    # -- model players ---------------------------------------------------------------------
+
+    def model_buzzers_at(self, position: int) -> list[TeamSpec]:
+        """Model teams whose buzz position is reached at ``position`` and who may buzz."""
+        g = self.g
+        if g.tossup_id is None or position < 0:
+            return []
+        ready = [
+            t
+            for t in self.config.teams
+            if t.kind is TeamKind.MODEL
+            and t.id not in g.locked_out
+            and (b := t.buzzes.get(g.tossup_id)) is not None
+            and b.word_index <= position
+        ]
+        return sorted(ready, key=lambda t: t.buzzes[g.tossup_id].word_index)  # stable: team order
+
+    def trigger_models(self) -> None:
+        """Let every model whose position has been reached buzz (the first takes the floor)."""
+        for team in self.model_buzzers_at(self.g.position):
+            assert self.g.tossup_id is not None
+            mb = team.buzzes[self.g.tossup_id]
+            self.buzz(
+                team,
+                team.model_player,
+                word_index=max(self.g.position, 0),
+                timing=BuzzTiming(),
+                answer=mb.guess,
+                confidence=mb.confidence,
+            )
+
+    # -- buzzing -------------------------------------------------------------------------------
+
+    def buzz(
+        self,
+        team: TeamSpec,
+        player: str,
+        *,
+        word_index: int,
+        timing: BuzzTiming,
+        answer: str | None,
+        confidence: float | None = None,
+    ) -> None:
+        g = self.g
+        buzz_id = self.state.buzzes + 1
+        spec = self.tossup() if g.tossup_id is not None else None
+        where = {
+            "buzz_id": buzz_id,
+            "tossup_id": g.tossup_id,
+            "team": team.id,
+            "player": player,
+            "kind": team.kind,
+            "word_index": word_index,
+            "clue_index": spec.clue_of(word_index) if spec else None,
+            "char_offset": spec.char_offset(word_index) if spec else None,
+            "fraction": spec.fraction_revealed(word_index) if spec else None,
+            "timing": timing,
+        }
+        if g.phase not in LIVE:
+            self.emit(BuzzRefused(**where, reason=RefusalReason.NOT_LIVE))
+        elif team.id in g.locked_out:
+            self.emit(BuzzRefused(**where, reason=RefusalReason.LOCKED_OUT))
+        elif g.floor is not None:
+            margin = None
+            if timing.received_mono is not None and g.floor.received_mono is not None:
+                margin = timing.received_mono - g.floor.received_mono
+            self.emit(
+                BuzzRefused(
+                    **where,
+                    reason=RefusalReason.LOST_RACE,
+                    holder_buzz_id=g.floor.buzz_id,
+                    margin=margin,
+                )
+            )
+        else:
+            assert spec is not None
+            suggestion, question = _suggest(answer, spec.answer)
+            self.emit(
+                BuzzAccepted(
+                    **where,
+                    interrupt=g.phase is Phase.READING,
+                    answer=answer,
+                    suggestion=suggestion,
+                    prompt_question=question,
+                    confidence=confidence,
+                    deadline=self.deadline(self.config.rules.answer_time),
+                )
+            )
+
+    # -- ruling --------------------------------------------------------------------------------
+
+    def rule(self, ruling: Ruling, *, by: str) -> None:
+        g, rules, spec = self.g, self.config.rules, self.tossup()
+        floor = g.floor
+        assert floor is not None
+        base = {
+            "buzz_id": floor.buzz_id,
+            "tossup_id": spec.id,
+            "team": floor.team,
+            "player": floor.player,
+            "ruling": ruling,
+            "by": by,
+        }
+        if ruling is Ruling.PROMPT:
+            deadline = self.deadline(rules.answer_time)
+            self.emit(Ruled(**base, points=0, resume=Phase.PROMPTED.value, deadline=deadline))
+            return
+        if ruling is Ruling.CORRECT:
+            power = (
+                rules.power_points is not None
+                and spec.power_index is not None
+                and floor.word_index < spec.power_index
+            )
+            points = rules.power_points if power else rules.correct_points
+            assert points is not None
+            self.emit(Ruled(**base, points=points, power=power))
+            self.emit(
+                TossupEnded(
+                    tossup_id=spec.id, outcome=TossupOutcome.ANSWERED, reason="correct_answer"
+                )
+            )
+            return
+        neg = floor.interrupt or not rules.negs_only_before_end
+        points = rules.neg_points if neg else 0
+        locked = g.locked_out | {floor.team}
+        everyone_out = all(t.id in locked for t in self.config.teams)
+        if everyone_out or not rules.rebuzz:
+            self.emit(Ruled(**base, points=points))
+            reason = "all_locked_out" if everyone_out else "no_rebuzz"
+            self.emit(TossupEnded(tossup_id=spec.id, outcome=TossupOutcome.DEAD, reason=reason))
+            return
+        if floor.interrupt:
+            self.emit(Ruled(**base, points=points, resume=Phase.READING.value))
+        else:
+            deadline = self.deadline(rules.buzz_window)
+            self.emit(Ruled(**base, points=points, resume=Phase.AWAITING.value, deadline=deadline))
+        self.trigger_models()
+
+
+# --------------------------------------------------------------------------------------------
+# One handler per command. Each validates, then emits through the decision.
+
+
+def _join(run: _Decision, cmd: Join) -> None:
+    team = run.team(cmd.team)
+    if team.kind is TeamKind.MODEL:
+        raise IllegalCommand(f"team {team.id!r} is a model team; people cannot join it")
+    for team_id, members in run.state.players.items():
+        if cmd.player in members and team_id != cmd.team:
+            raise IllegalCommand(f"player {cmd.player!r} already plays for team {team_id!r}")
+    run.emit(PlayerJoined(team=cmd.team, player=cmd.player, name=cmd.name))
+
+
+def _start_tossup(run: _Decision, cmd: StartTossup) -> None:
+    played = set(run.g.played)
+    if cmd.tossup_id is None:
+        tossup_id = next((t.id for t in run.config.tossups if t.id not in played), None)
+        if tossup_id is None:
+            raise IllegalCommand("every tossup of this match has been played; end the match")
+    else:
+        if run.config.tossup(cmd.tossup_id) is None:
+            raise IllegalCommand(f"no tossup {cmd.tossup_id!r} in this match")
+        if cmd.tossup_id in played:
+            raise IllegalCommand(f"tossup {cmd.tossup_id!r} has already been played")
+        tossup_id = cmd.tossup_id
+    run.emit(TossupStarted(tossup_id=tossup_id, index=run.state.tossups_started))
+
+
+def _reveal(run: _Decision, cmd: Reveal) -> None:
+    g, spec = run.g, run.tossup()
+    if g.paused:
+        raise IllegalCommand("reading is paused; resume first")
+    target = g.position + 1 if cmd.to is None else cmd.to
+    if target <= g.position:
+        raise IllegalCommand(f"word {target} is already revealed (position {g.position})")
+    last = spec.n_words - 1
+    stop = min(target, last)
+    # Reveal word by word only as far as the first model buzz; otherwise in one event.
+    model_stops = [
+        max(t.buzzes[spec.id].word_index, g.position + 1)
+        for t in run.config.teams
+        if t.kind is TeamKind.MODEL and t.id not in g.locked_out and spec.id in t.buzzes
+    ]
+    first_model = min((p for p in model_stops if p <= stop), default=None)
+    if first_model is not None:
+        stop = first_model
+    if stop > g.position:
+        run.emit(WordsRevealed(tossup_id=spec.id, position=stop))
+    if first_model is not None:
+        run.trigger_models()
+        return
+    if target > last:
+        deadline = run.now + run.config.rules.buzz_window
+        run.emit(ReadingFinished(tossup_id=spec.id, deadline=deadline))
+
+
+def _buzz(run: _Decision, cmd: Buzz) -> None:
+    team = run.team(cmd.team)
+    if team.kind is TeamKind.MODEL:
+        raise IllegalCommand(
+            f"team {team.id!r} is a model team; it buzzes from its precomputed positions"
+        )
+    if cmd.player not in run.state.players[team.id]:
+        raise IllegalCommand(f"player {cmd.player!r} has not joined team {team.id!r}")
+    g = run.g
+    word_index = max(g.position, 0)
+    if cmd.word_index is not None:
+        if g.phase in LIVE and cmd.word_index > word_index:
+            raise IllegalCommand(
+                f"buzz at word {cmd.word_index} is ahead of the reading (word {word_index})"
+            )
+        if cmd.word_index < 0:
+            raise IllegalCommand("word index must be >= 0")
+        word_index = cmd.word_index
+    run.buzz(team, cmd.player, word_index=word_index, timing=cmd.timing, answer=cmd.answer)
+
+
+def _answer(run: _Decision, cmd: GiveAnswer) -> None:
+    floor = run.g.floor
+    assert floor is not None
+    if (cmd.team, cmd.player) != (floor.team, floor.player):
+        raise IllegalCommand(f"player {cmd.player!r} of team {cmd.team!r} does not have the floor")
+    suggestion, question = _suggest(cmd.text, run.tossup().answer)
+    run.emit(
+        AnswerGiven(
+            buzz_id=floor.buzz_id,
+            team=cmd.team,
+            player=cmd.player,
+            text=cmd.text,
+            suggestion=suggestion,
+            prompt_question=question,
+        )
+    )
+
+
+def _rule(run: _Decision, cmd: Rule) -> None:
+    run.rule(cmd.ruling, by="moderator")
+
+
+def _time_up(run: _Decision, cmd: TimeUp) -> None:
+    g = run.g
+    if g.deadline is None:
+        raise IllegalCommand("there is no time limit running")
+    if run.now < g.deadline:
+        raise IllegalCommand(f"time is not up yet ({g.deadline - run.now:.1f} s left)")
+    if g.phase in HAS_FLOOR:
+        run.rule(Ruling.INCORRECT, by="timer")
+    else:
+        run.emit(
+            TossupEnded(tossup_id=run.tossup().id, outcome=TossupOutcome.DEAD, reason="time_up")
+        )
+
+
+def _pause(run: _Decision, cmd: Pause) -> None:
+    if run.g.paused:
+        raise IllegalCommand("reading is already paused")
+    run.emit(ReadingPaused(tossup_id=run.tossup().id))
+
+
+def _resume(run: _Decision, cmd: Resume) -> None:
+    if not run.g.paused:
+        raise IllegalCommand("reading is not paused")
+    run.emit(ReadingResumed(tossup_id=run.tossup().id))
+
+
+def _undo(run: _Decision, cmd: UndoRuling) -> None:
+    g = run.g
+    if not g.history:
+        raise IllegalCommand("there is no ruling on this tossup to undo")
+    last = g.ledger[-1]  # the ledger is restored with the state, so its tail is that ruling
+    run.emit(RulingUndone(ruled_seq=last.seq, buzz_id=last.buzz_id, tossup_id=last.tossup_id))
+
+
+def _throw_out(run: _Decision, cmd: ThrowOut) -> None:
+    reason = cmd.reason.strip() or "thrown out by the moderator"
+    run.emit(
+        TossupEnded(tossup_id=run.tossup().id, outcome=TossupOutcome.THROWN_OUT, reason=reason)
+    )
+
+
+def _end_match(run: _Decision, cmd: EndMatch) -> None:
+    run.emit(MatchEnded(scores=dict(run.g.scores)))
+
+
+_HANDLERS = {
+    Join: _join,
+    StartTossup: _start_tossup,
+    Reveal: _reveal,
+    Buzz: _buzz,
+    GiveAnswer: _answer,
+    Rule: _rule,
+    TimeUp: _time_up,
+    Pause: _pause,
+    Resume: _resume,
+    UndoRuling: _undo,
+    ThrowOut: _throw_out,
+    EndMatch: _end_match,
+}
+
+__all__ = ["FINISHED", "GameState", "IllegalCommand", "Match", "MatchState"]

@@ -1,0 +1,110 @@
+"""Tossup phases and every legal move between them, in one table.
+
+Rules of the table (read this before changing the match engine):
+
+* A match is always in exactly one phase. ``IDLE`` is "between tossups" (also before the
+  first one); ``ENDED`` is final.
+* ``READING``: words are being revealed; any team that is not locked out may buzz.
+* ``AWAITING``: every word has been read; the buzz window after the end is open until time
+  runs out (then the tossup is ``DEAD``).
+* ``BUZZED``: one player has the floor and must answer; everyone else who buzzes now loses the
+  race (logged, not an error). ``PROMPTED`` is the same after the moderator prompted.
+* ``ANSWERED`` / ``DEAD`` / ``THROWN_OUT``: the tossup is over; the next one may start. A
+  ruling in the finished tossup may still be undone (except after a throw-out).
+* A buzz is never an illegal command: when it cannot take the floor it is recorded as refused
+  with its reason (``lost_race``, ``locked_out``, ``not_live``). Everything not listed below
+  raises :class:`~grace_arena.core.errors.IllegalCommand`.
+
+``TRANSITIONS[(phase, command)]`` is the set of phases the command may lead to; the engine
+checks both that the pair is listed and that the phase it reached is in the set.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Phase(StrEnum):
+    IDLE = "idle"
+    READING = "reading"
+    AWAITING = "awaiting"
+    BUZZED = "buzzed"
+    PROMPTED = "prompted"
+    ANSWERED = "answered"
+    DEAD = "dead"
+    THROWN_OUT = "thrown_out"
+    ENDED = "ended"
+
+
+#: Phases in which a tossup is being played (a buzz may be accepted or is being answered).
+LIVE = frozenset({Phase.READING, Phase.AWAITING, Phase.BUZZED, Phase.PROMPTED})
+#: Phases in which the floor is held by a buzzing player.
+HAS_FLOOR = frozenset({Phase.BUZZED, Phase.PROMPTED})
+#: Phases after a tossup is over, before the next one starts.
+FINISHED = frozenset({Phase.ANSWERED, Phase.DEAD, Phase.THROWN_OUT})
+
+_P = Phase
+_AFTER_RULING = frozenset({_P.ANSWERED, _P.READING, _P.AWAITING, _P.DEAD, _P.PROMPTED})
+_UNDO_TO = frozenset({_P.BUZZED, _P.PROMPTED})
+
+# (phase, command) -> phases the command can lead to.
+TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
+    # between tossups
+    (_P.IDLE, "join"): frozenset({_P.IDLE}),
+    (_P.IDLE, "start_tossup"): frozenset({_P.READING}),
+    (_P.IDLE, "end_match"): frozenset({_P.ENDED}),
+    (_P.IDLE, "buzz"): frozenset({_P.IDLE}),  # refused: not_live
+    # reading
+    (_P.READING, "join"): frozenset({_P.READING}),
+    (_P.READING, "reveal"): frozenset({_P.READING, _P.AWAITING, _P.BUZZED}),  # a model may buzz
+    (_P.READING, "buzz"): frozenset({_P.BUZZED, _P.READING}),  # READING: refused, locked out
+    (_P.READING, "pause"): frozenset({_P.READING}),
+    (_P.READING, "resume"): frozenset({_P.READING}),
+    (_P.READING, "undo"): _UNDO_TO,
+    (_P.READING, "throw_out"): frozenset({_P.THROWN_OUT}),
+    # every word read, buzz window open
+    (_P.AWAITING, "join"): frozenset({_P.AWAITING}),
+    (_P.AWAITING, "buzz"): frozenset({_P.BUZZED, _P.AWAITING}),
+    (_P.AWAITING, "time_up"): frozenset({_P.DEAD}),
+    (_P.AWAITING, "pause"): frozenset({_P.AWAITING}),
+    (_P.AWAITING, "resume"): frozenset({_P.AWAITING}),
+    (_P.AWAITING, "undo"): _UNDO_TO,
+    (_P.AWAITING, "throw_out"): frozenset({_P.THROWN_OUT}),
+    # a player has the floor
+    (_P.BUZZED, "join"): frozenset({_P.BUZZED}),
+    (_P.BUZZED, "buzz"): frozenset({_P.BUZZED}),  # refused: lost_race / locked_out
+    (_P.BUZZED, "answer"): frozenset({_P.BUZZED}),
+    (_P.BUZZED, "rule"): _AFTER_RULING,
+    (_P.BUZZED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED},
+    (_P.BUZZED, "throw_out"): frozenset({_P.THROWN_OUT}),
+    (_P.PROMPTED, "join"): frozenset({_P.PROMPTED}),
+    (_P.PROMPTED, "buzz"): frozenset({_P.PROMPTED}),
+    (_P.PROMPTED, "answer"): frozenset({_P.PROMPTED}),
+    (_P.PROMPTED, "rule"): _AFTER_RULING,
+    (_P.PROMPTED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED},
+    (_P.PROMPTED, "undo"): _UNDO_TO,  # the ruling taken back may itself be a prompt
+    (_P.PROMPTED, "throw_out"): frozenset({_P.THROWN_OUT}),
+    # the tossup is over
+    (_P.ANSWERED, "join"): frozenset({_P.ANSWERED}),
+    (_P.ANSWERED, "buzz"): frozenset({_P.ANSWERED}),  # refused: not_live
+    (_P.ANSWERED, "undo"): _UNDO_TO,
+    (_P.ANSWERED, "throw_out"): frozenset({_P.THROWN_OUT}),
+    (_P.ANSWERED, "start_tossup"): frozenset({_P.READING}),
+    (_P.ANSWERED, "end_match"): frozenset({_P.ENDED}),
+    (_P.DEAD, "join"): frozenset({_P.DEAD}),
+    (_P.DEAD, "buzz"): frozenset({_P.DEAD}),
+    (_P.DEAD, "undo"): _UNDO_TO,
+    (_P.DEAD, "throw_out"): frozenset({_P.THROWN_OUT}),
+    (_P.DEAD, "start_tossup"): frozenset({_P.READING}),
+    (_P.DEAD, "end_match"): frozenset({_P.ENDED}),
+    (_P.THROWN_OUT, "join"): frozenset({_P.THROWN_OUT}),
+    (_P.THROWN_OUT, "buzz"): frozenset({_P.THROWN_OUT}),
+    (_P.THROWN_OUT, "start_tossup"): frozenset({_P.READING}),
+    (_P.THROWN_OUT, "end_match"): frozenset({_P.ENDED}),
+    # ENDED: nothing is legal.
+}
+
+
+def allowed_commands(phase: Phase) -> frozenset[str]:
+    """The commands that are legal in ``phase`` (for help screens and error messages)."""
+    return frozenset(cmd for (p, cmd) in TRANSITIONS if p is phase)

@@ -1,0 +1,199 @@
+"""A scripted match in the terminal: the engine, the judge and the record working together.
+
+Two scripted human teams listen to the sample packet. Each knows some answers (and buzzes
+somewhere in the second half of the question) and sometimes guesses early and wrong. The
+moderator's rulings follow the automatic judge's suggestion. Every command goes through the
+record, exactly as the server will drive it.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from grace_arena.core.commands import (
+    Buzz,
+    EndMatch,
+    GiveAnswer,
+    Join,
+    Reveal,
+    Rule,
+    StartTossup,
+    TimeUp,
+)
+from grace_arena.core.config import ScoringRules, TeamSpec, TossupSpec
+from grace_arena.core.events import BuzzAccepted, Event, Ruled, Ruling, TossupEnded
+from grace_arena.core.judge import parse_answer_line
+from grace_arena.core.packet import Packet, load_packet
+from grace_arena.core.phases import HAS_FLOOR, Phase
+from grace_arena.core.specs import match_config
+from grace_arena.record.db import open_engine
+from grace_arena.record.store import MatchStore, RecordedMatch
+
+
+@dataclass(frozen=True)
+class ScriptedBuzz:
+    team: str
+    player: str
+    word_index: int
+    answer: str
+
+
+def plan_buzzes(spec: TossupSpec, teams: list[str], wrong: list[str], rng: random.Random):
+    """Where each scripted team buzzes on a tossup, and what it answers."""
+    main = parse_answer_line(spec.answer).main
+    plan: list[ScriptedBuzz] = []
+    for team in teams:
+        n = spec.n_words
+        if rng.random() < 0.55:  # knows it: buzzes in the second half
+            plan.append(ScriptedBuzz(team, f"{team}-1", rng.randrange(n // 2, n), main))
+        elif rng.random() < 0.4 and wrong:  # guesses early, and wrong
+            plan.append(
+                ScriptedBuzz(team, f"{team}-1", rng.randrange(n // 5, n // 2), rng.choice(wrong))
+            )
+    return sorted(plan, key=lambda b: b.word_index)
+
+
+def _render(packet: Packet, rm: RecordedMatch, tossup_id: str | None, banner: str) -> Group:
+    game = rm.match.game
+    parts = []
+    if tossup_id is not None:
+        tossup = packet.tossup(tossup_id)
+        tokens = tossup.tokens()
+        text = Text()
+        for i, word in enumerate(tokens.words[: game.position + 1]):
+            if tokens.power_index is not None and i == tokens.power_index:
+                text.append("(*) ", style="bold magenta")
+            style = "bold" if word.clue % 2 == 0 else "cyan"
+            text.append(word.text + " ", style=style)
+        title = f"{tossup.category} — {tossup.id} — word {game.position + 1}/{len(tokens.words)}"
+        parts.append(Panel(text, title=title, subtitle=f"ANSWER: {tossup.answer}"))
+    if banner:
+        parts.append(Text(banner, style="bold yellow"))
+    scores = Table(title="Scores", show_header=True)
+    for team in rm.match.config.teams:
+        scores.add_column(team.name, justify="right")
+    scores.add_row(*(str(game.scores[t.id]) for t in rm.match.config.teams))
+    parts.append(scores)
+    return Group(*parts)
+
+
+def _describe(events: list[Event]) -> str:
+    lines = []
+    for ev in events:
+        if isinstance(ev, BuzzAccepted):
+            lines.append(
+                f"BUZZ {ev.team} ({ev.player}) at word {ev.word_index}, clue {ev.clue_index}: "
+                f"{ev.answer!r} — judge suggests {ev.suggestion}"
+            )
+        elif isinstance(ev, Ruled):
+            lines.append(f"{ev.ruling.upper()} → {ev.points:+d} for {ev.team}")
+        elif isinstance(ev, TossupEnded):
+            lines.append(f"tossup {ev.outcome} ({ev.reason})")
+    return "\n".join(lines)
+
+
+def run_scripted_demo(
+    *,
+    db_url: str,
+    packet_path: Path,
+    n_tossups: int = 4,
+    wpm: int = 600,
+    seed: int = 7,
+    console: Console | None = None,
+) -> int:
+    """Play the scripted match; returns the match id in the record."""
+    console = console or Console()
+    rng = random.Random(seed)
+    console.print(f"[bold]GRACE Arena demo[/] — record: {db_url}", soft_wrap=True)
+    packet = load_packet(packet_path)
+    store = MatchStore(open_engine(db_url))
+    store.save_packet(packet, source=Path(packet_path))
+    teams = [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")]
+    chosen = [t.id for t in packet.tossups[:n_tossups]]
+    config = match_config(
+        packet,
+        teams,
+        rules=ScoringRules(answer_time=None, buzz_window=0.5 if wpm else 0.0),
+        tossup_ids=chosen,
+        title="Demo match",
+    )
+    rm = store.create(config, now=time.time())
+    for team in teams:
+        rm.handle(
+            Join(team=team.id, player=f"{team.id}-1", name=f"{team.name} captain"), now=time.time()
+        )
+    wrong_pool = [parse_answer_line(t.answer).main for t in packet.tossups]
+    delay = 60.0 / wpm if wpm else 0.0
+
+    with Live(console=console, auto_refresh=False, transient=False) as live:
+        for tossup_id in chosen:
+            spec = rm.match.config.tossup(tossup_id)
+            assert spec is not None
+            plan = plan_buzzes(spec, ["red", "blue"], [w for w in wrong_pool if w], rng)
+            rm.handle(StartTossup(tossup_id=tossup_id), now=time.time())
+            banner = ""
+            while rm.match.phase in (Phase.READING, *HAS_FLOOR):
+                game = rm.match.game
+                if game.phase in HAS_FLOOR:
+                    floor = game.floor
+                    assert floor is not None
+                    ruling = {"accept": Ruling.CORRECT, "prompt": Ruling.PROMPT}.get(
+                        floor.suggestion or "", Ruling.INCORRECT
+                    )
+                    if game.phase is Phase.PROMPTED:
+                        main = parse_answer_line(spec.answer).main
+                        rm.handle(
+                            GiveAnswer(team=floor.team, player=floor.player, text=main),
+                            now=time.time(),
+                        )
+                        ruling = Ruling.CORRECT
+                    banner += "\n" + _describe(rm.handle(Rule(ruling=ruling), now=time.time()))
+                    continue
+                due = [
+                    b
+                    for b in plan
+                    if b.word_index <= game.position and b.team not in game.locked_out
+                ]
+                if due:
+                    b = due[0]
+                    plan.remove(b)
+                    events = rm.handle(
+                        Buzz(team=b.team, player=b.player, answer=b.answer), now=time.time()
+                    )
+                    banner += "\n" + _describe(events)
+                else:
+                    rm.handle(Reveal(), now=time.time())
+                live.update(_render(packet, rm, tossup_id, banner.strip()), refresh=True)
+                if delay and rm.match.phase is Phase.READING:
+                    time.sleep(delay)
+            if rm.match.phase is Phase.AWAITING:
+                # Nobody knew it: the buzz window after the last word runs out.
+                deadline = rm.match.game.deadline or time.time()
+                time.sleep(max(0.0, deadline - time.time()))
+                banner += "\n" + _describe(rm.handle(TimeUp(), now=max(deadline, time.time())))
+            live.update(_render(packet, rm, tossup_id, banner.strip()), refresh=True)
+    rm.handle(EndMatch(), now=time.time())
+
+    summary = Table(title="Final scores")
+    summary.add_column("team")
+    summary.add_column("points", justify="right")
+    for team in rm.match.config.teams:
+        summary.add_row(team.name, str(rm.match.scores[team.id]))
+    console.print(summary)
+    buzzes = store.buzzes(rm.id)
+    console.print(
+        f"Match {rm.id}: {store.event_count(rm.id)} events and {len(buzzes)} buzzes stored in "
+        f"{db_url}",
+        soft_wrap=True,
+    )
+    console.print(f"List matches with: grace-arena db matches --db {db_url}", soft_wrap=True)
+    return rm.id

@@ -1,0 +1,70 @@
+"""Database engines and migrations. SQLite (WAL) by default; any SQLAlchemy URL works."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from platformdirs import user_data_dir
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import create_engine
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+DB_ENV_VAR = "GRACE_ARENA_DB"
+
+
+def default_db_url() -> str:
+    """``$GRACE_ARENA_DB``, or a SQLite file in the user's data folder."""
+    if url := os.environ.get(DB_ENV_VAR):
+        return url
+    path = Path(user_data_dir("grace-arena", appauthor=False)) / "grace_arena.db"
+    return f"sqlite:///{path}"
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    # FULL: a commit is on disk before we tell anyone about the event it holds.
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def make_engine(url: str | None = None) -> Engine:
+    """An engine for ``url`` (default :func:`default_db_url`); SQLite files get WAL and their
+    folder is created."""
+    url = url or default_db_url()
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def alembic_config(url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def upgrade(url: str | None = None, revision: str = "head") -> str:
+    """Bring the database at ``url`` to ``revision`` with the migrations; returns the URL."""
+    url = url or default_db_url()
+    make_engine(url).dispose()  # creates the SQLite folder
+    command.upgrade(alembic_config(url), revision)
+    return url
+
+
+def open_engine(url: str | None = None) -> Engine:
+    """Migrate to head, then return an engine: what every command that uses the record calls."""
+    url = upgrade(url)
+    return make_engine(url)

@@ -1,0 +1,41 @@
+"""Alembic environment: the record's SQLModel metadata, any SQLAlchemy URL."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlmodel import SQLModel
+
+import grace_arena.record.models  # noqa: F401  (registers the tables)
+from grace_arena.record.db import default_db_url, make_engine
+
+config = context.config
+target_metadata = SQLModel.metadata
+
+
+def _url() -> str:
+    return config.get_main_option("sqlalchemy.url") or default_db_url()
+
+
+def run_migrations_offline() -> None:
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    engine = make_engine(_url())
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=connection.dialect.name == "sqlite",
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

@@ -1,0 +1,162 @@
+"""The durable record's tables (SQLModel). The schema is created only by Alembic migrations.
+
+``event`` is the source of truth: every event of every match, in order. ``buzz`` and
+``ruling`` are projections of those events, written in the same transaction, so that exports
+and analysis can query buzzes directly. ``model_step`` holds every step of every model's
+guess trajectory (filled by ``grace-arena precompute``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class PacketRow(SQLModel, table=True):
+    __tablename__ = "packet"
+    id: str = Field(primary_key=True, max_length=100)
+    title: str
+    source_path: str | None = None
+    content_sha256: str = Field(max_length=64)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    loaded_at: datetime = Field(default_factory=utcnow)
+
+
+class TossupRow(SQLModel, table=True):
+    __tablename__ = "tossup"
+    packet_id: str = Field(primary_key=True, foreign_key="packet.id", max_length=100)
+    tossup_id: str = Field(primary_key=True, max_length=100)
+    position: int  # 0-based order in the packet
+    category: str
+    subcategory: str | None = None
+    text: str
+    answer: str
+    n_words: int
+    clue_ends: list[int] = Field(sa_column=Column(JSON, nullable=False))
+    power_index: int | None = None
+
+
+class MatchRow(SQLModel, table=True):
+    __tablename__ = "match"
+    id: int | None = Field(default=None, primary_key=True)
+    title: str
+    packet_id: str | None = Field(default=None, max_length=100)
+    created_at: datetime = Field(default_factory=utcnow)
+    ended_at: datetime | None = None
+    join_code: str | None = Field(default=None, index=True, max_length=32)
+
+
+class TeamRow(SQLModel, table=True):
+    __tablename__ = "team"
+    match_id: int = Field(primary_key=True, foreign_key="match.id")
+    team_id: str = Field(primary_key=True, max_length=64)
+    name: str
+    kind: str = Field(max_length=16)  # human | model
+    model: str | None = None
+
+
+class PlayerRow(SQLModel, table=True):
+    __tablename__ = "player"
+    match_id: int = Field(primary_key=True, foreign_key="match.id")
+    player_id: str = Field(primary_key=True, max_length=100)
+    team_id: str = Field(max_length=64)
+    name: str
+    kind: str = Field(max_length=16)
+    joined_at: datetime = Field(default_factory=utcnow)
+
+
+class EventRow(SQLModel, table=True):
+    __tablename__ = "event"
+    match_id: int = Field(primary_key=True, foreign_key="match.id")
+    seq: int = Field(primary_key=True)
+    type: str = Field(max_length=32)
+    t: float
+    payload: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    stored_at: datetime = Field(default_factory=utcnow)
+
+
+class BuzzRow(SQLModel, table=True):
+    """Every buzz, won or not, with everything needed to audit the race and the ruling."""
+
+    __tablename__ = "buzz"
+    match_id: int = Field(primary_key=True, foreign_key="match.id")
+    buzz_id: int = Field(primary_key=True)
+    event_seq: int
+    tossup_id: str | None = Field(default=None, max_length=100)
+    team_id: str = Field(max_length=64)
+    player_id: str = Field(max_length=100)
+    player_kind: str = Field(max_length=16)
+    word_index: int
+    clue_index: int | None = None
+    char_offset: int | None = None
+    fraction_revealed: float | None = None
+    received_wall: float | None = None
+    received_mono: float | None = None
+    client_press: float | None = None
+    clock_offset: float | None = None
+    rtt: float | None = None
+    outcome: str = Field(max_length=16)  # won | lost_race | locked_out | not_live
+    interrupt: bool | None = None
+    holder_buzz_id: int | None = None
+    margin: float | None = None
+    answer: str | None = None
+    suggestion: str | None = Field(default=None, max_length=16)
+    model_confidence: float | None = None
+    ruling: str | None = Field(default=None, max_length=16)  # the ruling in force
+    points: int | None = None
+    power: bool | None = None
+    thrown_out: bool = False  # the tossup was thrown out: the buzz no longer counts
+
+
+class RulingRow(SQLModel, table=True):
+    """Every ruling ever made, including the ones later undone (``undone_seq``)."""
+
+    __tablename__ = "ruling"
+    match_id: int = Field(primary_key=True, foreign_key="match.id")
+    seq: int = Field(primary_key=True)
+    buzz_id: int
+    tossup_id: str = Field(max_length=100)
+    team_id: str = Field(max_length=64)
+    ruling: str = Field(max_length=16)
+    points: int
+    power: bool = False
+    by: str = Field(max_length=16)
+    undone_seq: int | None = None
+
+
+class ModelStepRow(SQLModel, table=True):
+    """One step of a model's guess trajectory: its guess after one clue prefix."""
+
+    __tablename__ = "model_step"
+    __table_args__ = (
+        UniqueConstraint("model", "packet_id", "tossup_id", "step", name="uq_model_step"),
+        Index("ix_model_step_question", "packet_id", "tossup_id"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    model: str = Field(max_length=200)
+    packet_id: str = Field(max_length=100)
+    tossup_id: str = Field(max_length=100)
+    step: int  # clue index (0-based) of the prefix's last clue
+    word_index: int  # last word index of the prefix
+    guess: str | None = None
+    confidence_logit: float | None = None  # arithmetic mean of exp(token logprob)
+    confidence_logit_geo: float | None = None  # geometric mean
+    sequence_prob: float | None = None  # product of token probabilities
+    confidence_verbal: float | None = None
+    correct: bool | None = None
+    judge_directive: str | None = Field(default=None, max_length=16)
+    would_buzz: bool | None = None
+    latency_s: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    exemplars: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,359 @@
+"""The record of matches: events stored before anyone is told, matches rebuilt by replay.
+
+``RecordedMatch.handle(command, now)`` asks the pure engine for the events, commits them (with
+their ``buzz``/``ruling`` projections) in one transaction, and only then applies them to the
+live match and returns them. If the commit fails, the live match is unchanged. If the process
+dies, ``MatchStore.open(match_id)`` replays the committed events and the match goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from grace_arena.core.commands import Command
+from grace_arena.core.config import MatchConfig
+from grace_arena.core.events import (
+    AnswerGiven,
+    BuzzAccepted,
+    BuzzRefused,
+    Event,
+    MatchEnded,
+    PlayerJoined,
+    Ruled,
+    RulingUndone,
+    TossupEnded,
+    TossupOutcome,
+    event_from_dict,
+    event_to_dict,
+)
+from grace_arena.core.match import Match
+from grace_arena.record.models import (
+    BuzzRow,
+    EventRow,
+    MatchRow,
+    PacketRow,
+    PlayerRow,
+    RulingRow,
+    TeamRow,
+    TossupRow,
+)
+
+
+class RecordError(RuntimeError):
+    """The record cannot do what was asked (unknown match, corrupt event...)."""
+
+
+class MatchStore:
+    """Reads and writes matches in one database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # -- matches -------------------------------------------------------------------------------
+
+    def create(
+        self, config: MatchConfig, *, now: float, join_code: str | None = None
+    ) -> RecordedMatch:
+        match, events = Match.create(config, now=now)
+        with Session(self.engine) as session:
+            row = MatchRow(title=config.title, packet_id=config.packet_id, join_code=join_code)
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            match_id = row.id
+            for team in config.teams:
+                session.add(
+                    TeamRow(
+                        match_id=match_id,
+                        team_id=team.id,
+                        name=team.name,
+                        kind=team.kind.value,
+                        model=team.model,
+                    )
+                )
+                if team.model:
+                    session.add(
+                        PlayerRow(
+                            match_id=match_id,
+                            player_id=team.model_player,
+                            team_id=team.id,
+                            name=team.model,
+                            kind="model",
+                        )
+                    )
+            session.flush()
+            _write_events(session, match_id, events)
+            session.commit()
+        return RecordedMatch(self, match_id, match)
+
+    def open(self, match_id: int) -> RecordedMatch:
+        """Rebuild a match from its stored events."""
+        events = self.events(match_id)
+        if not events:
+            raise RecordError(f"no match {match_id} in the record")
+        return RecordedMatch(self, match_id, Match.replay(events))
+
+    def events(self, match_id: int, *, after: int = 0) -> list[Event]:
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(EventRow)
+                .where(EventRow.match_id == match_id, EventRow.seq > after)
+                .order_by(EventRow.seq)
+            ).all()
+            try:
+                return [event_from_dict(row.payload) for row in rows]
+            except ValueError as exc:
+                raise RecordError(
+                    f"match {match_id}: a stored event cannot be read: {exc}"
+                ) from exc
+
+    def matches(self) -> list[MatchRow]:
+        with Session(self.engine) as session:
+            return list(session.exec(select(MatchRow).order_by(MatchRow.id)).all())
+
+    def find_by_join_code(self, code: str) -> MatchRow | None:
+        with Session(self.engine) as session:
+            return session.exec(select(MatchRow).where(MatchRow.join_code == code)).first()
+
+    def buzzes(self, match_id: int) -> list[BuzzRow]:
+        with Session(self.engine) as session:
+            return list(
+                session.exec(
+                    select(BuzzRow).where(BuzzRow.match_id == match_id).order_by(BuzzRow.buzz_id)
+                ).all()
+            )
+
+    def rulings(self, match_id: int) -> list[RulingRow]:
+        with Session(self.engine) as session:
+            return list(
+                session.exec(
+                    select(RulingRow).where(RulingRow.match_id == match_id).order_by(RulingRow.seq)
+                ).all()
+            )
+
+    def append(self, match_id: int, events: Sequence[Event]) -> None:
+        """Commit ``events`` (and their projections) in one transaction."""
+        with Session(self.engine) as session:
+            _write_events(session, match_id, events)
+            session.commit()
+
+    def event_count(self, match_id: int) -> int:
+        with Session(self.engine) as session:
+            return session.exec(
+                select(func.count()).select_from(EventRow).where(EventRow.match_id == match_id)
+            ).one()
+
+    # -- packets -------------------------------------------------------------------------------
+
+    def save_packet(self, packet, *, source: Path | None = None) -> None:
+        """Store a packet's tossups (as loaded by ``grace_arena.core.packet``); idempotent."""
+        raw = source.read_bytes() if source is not None and source.exists() else b""
+        digest = hashlib.sha256(
+            raw or json.dumps(packet.model_dump(mode="json"), sort_keys=True).encode()
+        ).hexdigest()
+        with Session(self.engine) as session:
+            row = session.get(PacketRow, packet.packet.id)
+            if row is not None and row.content_sha256 == digest:
+                return
+            if row is not None:
+                for old in session.exec(
+                    select(TossupRow).where(TossupRow.packet_id == packet.packet.id)
+                ).all():
+                    session.delete(old)
+                session.delete(row)
+                session.flush()
+            session.add(
+                PacketRow(
+                    id=packet.packet.id,
+                    title=packet.packet.title,
+                    source_path=str(source) if source else None,
+                    content_sha256=digest,
+                    meta=packet.packet.model_dump(mode="json"),
+                )
+            )
+            session.flush()
+            for i, tossup in enumerate(packet.tossups):
+                tokens = tossup.tokens()
+                session.add(
+                    TossupRow(
+                        packet_id=packet.packet.id,
+                        tossup_id=tossup.id,
+                        position=i,
+                        category=tossup.category,
+                        subcategory=tossup.subcategory,
+                        text=tossup.text,
+                        answer=tossup.answer,
+                        n_words=len(tokens.words),
+                        clue_ends=list(tokens.clue_ends),
+                        power_index=tokens.power_index,
+                    )
+                )
+            session.commit()
+
+
+class RecordedMatch:
+    """A live match whose every accepted command is committed before it takes effect."""
+
+    def __init__(self, store: MatchStore, match_id: int, match: Match) -> None:
+        self.store = store
+        self.id = match_id
+        self.match = match
+
+    def handle(self, command: Command, *, now: float) -> list[Event]:
+        events = self.match.decide(command, now=now)  # raises IllegalCommand: nothing stored
+        self.store.append(self.id, events)
+        self.match.apply(events)
+        return events
+
+    @property
+    def seq(self) -> int:
+        return self.match.state.seq
+
+
+# --------------------------------------------------------------------------------------------
+# Projections: what each event adds to the queryable tables, in the event's own transaction.
+
+
+def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> None:
+    for ev in events:
+        session.add(
+            EventRow(match_id=match_id, seq=ev.seq, type=ev.type, t=ev.t, payload=event_to_dict(ev))
+        )
+        _project(session, match_id, ev)
+        session.flush()
+
+
+def _buzz_row(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) -> BuzzRow:
+    return BuzzRow(
+        match_id=match_id,
+        buzz_id=ev.buzz_id,
+        event_seq=ev.seq,
+        tossup_id=ev.tossup_id,
+        team_id=ev.team,
+        player_id=ev.player,
+        player_kind=ev.kind.value,
+        word_index=ev.word_index,
+        clue_index=ev.clue_index,
+        char_offset=ev.char_offset,
+        fraction_revealed=ev.fraction,
+        received_wall=ev.timing.received_wall,
+        received_mono=ev.timing.received_mono,
+        client_press=ev.timing.client_press,
+        clock_offset=ev.timing.clock_offset,
+        rtt=ev.timing.rtt,
+        outcome=outcome,
+    )
+
+
+def _project(session: Session, match_id: int, ev: Event) -> None:
+    match ev:
+        case PlayerJoined():
+            if session.get(PlayerRow, (match_id, ev.player)) is None:
+                session.add(
+                    PlayerRow(
+                        match_id=match_id,
+                        player_id=ev.player,
+                        team_id=ev.team,
+                        name=ev.name,
+                        kind=ev.kind.value,
+                    )
+                )
+        case BuzzAccepted():
+            row = _buzz_row(match_id, ev, "won")
+            row.interrupt = ev.interrupt
+            row.answer = ev.answer
+            row.suggestion = ev.suggestion
+            row.model_confidence = ev.confidence
+            session.add(row)
+        case BuzzRefused():
+            row = _buzz_row(match_id, ev, ev.reason.value)
+            row.holder_buzz_id = ev.holder_buzz_id
+            row.margin = ev.margin
+            session.add(row)
+        case Ruled():
+            session.add(
+                RulingRow(
+                    match_id=match_id,
+                    seq=ev.seq,
+                    buzz_id=ev.buzz_id,
+                    tossup_id=ev.tossup_id,
+                    team_id=ev.team,
+                    ruling=ev.ruling.value,
+                    points=ev.points,
+                    power=ev.power,
+                    by=ev.by,
+                )
+            )
+            _set_buzz_ruling(session, match_id, ev.buzz_id)
+        case RulingUndone():
+            ruling = session.get(RulingRow, (match_id, ev.ruled_seq))
+            if ruling is None:
+                raise RecordError(f"match {match_id}: undo of unknown ruling {ev.ruled_seq}")
+            ruling.undone_seq = ev.seq
+            session.add(ruling)
+            session.flush()
+            _set_buzz_ruling(session, match_id, ev.buzz_id)
+        case MatchEnded():
+            row = session.get(MatchRow, match_id)
+            if row is not None:
+                row.ended_at = datetime.fromtimestamp(ev.t, UTC)
+                session.add(row)
+        case AnswerGiven():
+            buzz = session.get(BuzzRow, (match_id, ev.buzz_id))
+            if buzz is not None:
+                buzz.answer = ev.text
+                buzz.suggestion = ev.suggestion
+                session.add(buzz)
+        case TossupEnded(outcome=TossupOutcome.THROWN_OUT):
+            session.flush()
+            for buzz in session.exec(
+                select(BuzzRow).where(
+                    BuzzRow.match_id == match_id, BuzzRow.tossup_id == ev.tossup_id
+                )
+            ).all():
+                buzz.thrown_out = True
+                session.add(buzz)
+        case _:
+            pass
+
+
+def _set_buzz_ruling(session: Session, match_id: int, buzz_id: int) -> None:
+    """The buzz row shows the last ruling in force on it (its history is in ``ruling``)."""
+    session.flush()
+    buzz = session.get(BuzzRow, (match_id, buzz_id))
+    if buzz is None:
+        raise RecordError(f"match {match_id}: ruling on unknown buzz {buzz_id}")
+    in_force = session.exec(
+        select(RulingRow)
+        .where(
+            RulingRow.match_id == match_id,
+            RulingRow.buzz_id == buzz_id,
+            RulingRow.undone_seq.is_(None),  # type: ignore[union-attr]
+        )
+        .order_by(RulingRow.seq.desc())  # type: ignore[union-attr]
+    ).first()
+    buzz.ruling = in_force.ruling if in_force else None
+    buzz.points = (
+        sum(
+            r.points
+            for r in session.exec(
+                select(RulingRow).where(
+                    RulingRow.match_id == match_id,
+                    RulingRow.buzz_id == buzz_id,
+                    RulingRow.undone_seq.is_(None),  # type: ignore[union-attr]
+                )
+            ).all()
+        )
+        if in_force
+        else None
+    )
+    buzz.power = in_force.power if in_force else None
+    session.add(buzz)

@@ -1,0 +1,86 @@
+"""Applies random commands to a recorded match forever; run by test_kill_and_replay.py.
+
+After each command whose events are committed it prints one JSON line: the last seq, a digest
+of the match state and the ids of the buzzes in those events. The parent kills it with
+SIGKILL at a random moment and checks the record against what was printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import random
+import sys
+
+from engine_helpers import config
+from pydantic import BaseModel
+
+from grace_arena.core.commands import Buzz, EndMatch, Join, Reveal, Rule, StartTossup, TimeUp
+from grace_arena.core.config import ModelBuzz
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import BuzzTiming, Ruling
+from grace_arena.record.db import make_engine
+from grace_arena.record.store import MatchStore
+
+
+def canonical(value):
+    """A process-independent form of the state (set order depends on the hash seed)."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, (set, frozenset)):
+        return sorted(canonical(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    return value
+
+
+def digest(state) -> str:
+    return hashlib.sha256(json.dumps(canonical(state), sort_keys=True).encode()).hexdigest()
+
+
+def main(url: str, seed: int) -> None:
+    rng = random.Random(seed)
+    store = MatchStore(make_engine(url))
+    buzzes = {f"t{i}": ModelBuzz(word_index=rng.randrange(20), guess="Carver") for i in range(40)}
+    rm = store.create(config(n_tossups=40, model_buzzes=buzzes), now=0.0)
+    now = 0.0
+    for team in ("red", "blue"):
+        rm.handle(Join(team=team, player=f"{team}-1", name=team), now=now)
+    while True:
+        now += rng.random()
+        command = rng.choice(
+            [
+                StartTossup(),
+                Reveal(to=rm.match.game.position + rng.randrange(1, 6)),
+                Buzz(
+                    team=rng.choice(["red", "blue"]),
+                    player="x",
+                    timing=BuzzTiming(received_mono=now, received_wall=now),
+                ),
+                Rule(ruling=rng.choice(list(Ruling))),
+                TimeUp(),
+            ]
+        )
+        if isinstance(command, Buzz):
+            command = command.model_copy(update={"player": f"{command.team}-1"})
+        if isinstance(command, TimeUp):
+            now += 11
+        try:
+            events = rm.handle(command, now=now)
+        except IllegalCommand as exc:
+            if "every tossup" in str(exc):
+                rm.handle(EndMatch(), now=now)
+                return
+            continue
+        ids = [e.buzz_id for e in events if e.type in ("buzz_accepted", "buzz_refused")]
+        line = {"match": rm.id, "seq": rm.seq, "digest": digest(rm.match.state), "buzzes": ids}
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))

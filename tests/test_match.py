@@ -1,0 +1,309 @@
+"""Examples of the match engine's rules (PRODUCT.md "Game rules")."""
+
+from __future__ import annotations
+
+import pytest
+from engine_helpers import config, started_match
+
+from grace_arena.core.commands import (
+    Buzz,
+    EndMatch,
+    GiveAnswer,
+    Join,
+    Pause,
+    Resume,
+    Reveal,
+    Rule,
+    StartTossup,
+    ThrowOut,
+    TimeUp,
+    UndoRuling,
+)
+from grace_arena.core.config import ModelBuzz, ScoringRules
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import (
+    BuzzAccepted,
+    BuzzRefused,
+    BuzzTiming,
+    RefusalReason,
+    Ruled,
+    Ruling,
+    TossupEnded,
+    event_from_dict,
+    event_to_dict,
+)
+from grace_arena.core.match import Match
+from grace_arena.core.phases import TRANSITIONS, Phase
+
+T = 1000.0
+
+
+def play_to(match: Match, word: int) -> None:
+    match.handle(Reveal(to=word), now=T)
+
+
+def test_correct_buzz_in_power_scores_15_and_ends_tossup():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 5)
+    events = match.handle(Buzz(team="red", player="red-1"), now=T + 1)
+    (accepted,) = events
+    assert isinstance(accepted, BuzzAccepted)
+    assert (accepted.word_index, accepted.clue_index, accepted.interrupt) == (5, 1, True)
+    assert accepted.fraction == pytest.approx(6 / 20)
+    assert accepted.char_offset == 30
+    assert match.phase is Phase.BUZZED
+    ruled, ended = match.handle(Rule(ruling=Ruling.CORRECT), now=T + 2)
+    assert isinstance(ruled, Ruled) and ruled.points == 15 and ruled.power
+    assert isinstance(ended, TossupEnded) and ended.outcome == "answered"
+    assert match.scores == {"red": 15, "blue": 0}
+
+
+def test_correct_after_power_mark_scores_10():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 10)  # power_index 10: word 10 is after the mark
+    match.handle(Buzz(team="blue", player="blue-1"), now=T)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    assert match.scores == {"red": 0, "blue": 10}
+
+
+def test_neg_locks_team_out_and_reading_resumes_for_the_others():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 3)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert match.scores["red"] == -5
+    assert match.phase is Phase.READING
+    assert match.game.position == 3
+    play_to(match, 7)
+    (refused,) = match.handle(Buzz(team="red", player="red-1"), now=T)
+    assert isinstance(refused, BuzzRefused) and refused.reason is RefusalReason.LOCKED_OUT
+    match.handle(Buzz(team="blue", player="blue-1"), now=T)
+    assert match.game.floor is not None and match.game.floor.team == "blue"
+
+
+def test_incorrect_after_the_end_scores_zero_and_all_locked_out_is_dead():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 25)  # past the last word: reading finished
+    assert match.phase is Phase.AWAITING
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert match.scores["red"] == 0
+    assert match.phase is Phase.AWAITING
+    match.handle(Buzz(team="blue", player="blue-1"), now=T)
+    events = match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert isinstance(events[-1], TossupEnded) and events[-1].reason == "all_locked_out"
+    assert match.phase is Phase.DEAD
+
+
+def test_second_buzz_loses_the_race_with_margin():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 2)
+    match.handle(Buzz(team="red", player="red-1", timing=BuzzTiming(received_mono=5.0)), now=T)
+    (lost,) = match.handle(
+        Buzz(team="blue", player="blue-1", timing=BuzzTiming(received_mono=5.012)), now=T
+    )
+    assert lost.reason is RefusalReason.LOST_RACE
+    assert lost.margin == pytest.approx(0.012)
+    assert lost.holder_buzz_id == 1 and lost.buzz_id == 2
+
+
+def test_prompt_then_correct_and_typed_answers_get_suggestions():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 12)
+    (acc,) = match.handle(Buzz(team="red", player="red-1", answer="Carver"), now=T)
+    assert acc.suggestion == "prompt"
+    match.handle(Rule(ruling=Ruling.PROMPT), now=T)
+    assert match.phase is Phase.PROMPTED
+    (given,) = match.handle(
+        GiveAnswer(team="red", player="red-1", text="George Washington Carver"), now=T
+    )
+    assert given.suggestion == "accept"
+    with pytest.raises(IllegalCommand, match="does not have the floor"):
+        match.decide(GiveAnswer(team="blue", player="blue-1", text="x"), now=T)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    assert match.scores["red"] == 10
+
+
+def test_undo_restores_the_exact_previous_game_state():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 4)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    before = match.game
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    play_to(match, 8)
+    match.handle(UndoRuling(), now=T)
+    assert match.game == before
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    assert match.scores["red"] == 15
+    match.handle(UndoRuling(), now=T)
+    assert match.game == before
+
+
+def test_undo_is_refused_while_a_newer_buzz_waits():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 4)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    match.handle(Buzz(team="blue", player="blue-1"), now=T)
+    with pytest.raises(IllegalCommand, match="cannot undo while the match is buzzed"):
+        match.decide(UndoRuling(), now=T)
+
+
+def test_throw_out_removes_the_tossups_points():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 2)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    match.handle(StartTossup(), now=T)
+    play_to(match, 2)
+    match.handle(Buzz(team="blue", player="blue-1"), now=T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    match.handle(ThrowOut(reason="misread"), now=T)
+    assert match.phase is Phase.THROWN_OUT
+    assert match.scores == {"red": 15, "blue": 0}
+    with pytest.raises(IllegalCommand, match="cannot undo while the match is thrown_out"):
+        match.decide(UndoRuling(), now=T)
+
+
+def test_time_up_is_checked_against_now():
+    match, _ = started_match(config(rules=ScoringRules(answer_time=5.0, buzz_window=3.0)))
+    match.handle(StartTossup(), now=T)
+    play_to(match, 2)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    with pytest.raises(IllegalCommand, match=r"4\.0 s left"):
+        match.decide(TimeUp(), now=T + 1)
+    ruled, *_ = match.handle(TimeUp(), now=T + 5)
+    assert ruled.by == "timer" and ruled.points == -5
+    play_to(match, 30)
+    with pytest.raises(IllegalCommand, match="not up yet"):
+        match.decide(TimeUp(), now=T + 2)
+    (ended,) = match.handle(TimeUp(), now=T + 3)
+    assert ended.reason == "time_up" and match.phase is Phase.DEAD
+
+
+def test_no_rebuzz_rule_kills_the_tossup_after_a_neg():
+    match, _ = started_match(config(rules=ScoringRules(rebuzz=False)))
+    match.handle(StartTossup(), now=T)
+    play_to(match, 2)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    *_, ended = match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert ended.reason == "no_rebuzz" and match.phase is Phase.DEAD
+
+
+def test_model_buzzes_when_reading_reaches_its_position():
+    buzzes = {"t0": ModelBuzz(word_index=6, guess="George Washington Carver", confidence=0.8)}
+    match, _ = started_match(config(model_buzzes=buzzes))
+    match.handle(StartTossup(), now=T)
+    events = match.handle(Reveal(to=15), now=T)
+    assert [e.type for e in events] == ["words_revealed", "buzz_accepted"]
+    assert events[0].position == 6  # the reveal stops at the model's buzz
+    acc = events[1]
+    assert (acc.team, acc.kind, acc.word_index, acc.answer) == (
+        "bot",
+        "model",
+        6,
+        "George Washington Carver",
+    )
+    assert acc.suggestion == "accept" and acc.confidence == 0.8
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    assert match.scores["bot"] == 15
+
+
+def test_model_buzzes_right_away_when_reading_resumes_past_its_position():
+    buzzes = {"t0": ModelBuzz(word_index=6, guess="Booker T. Washington")}
+    match, _ = started_match(config(model_buzzes=buzzes))
+    match.handle(StartTossup(), now=T)
+    play_to(match, 4)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    play_to(match, 6)
+    assert match.game.floor is not None and match.game.floor.team == "bot"
+    acc = [e for e in match.state.config.teams if e.id == "bot"]
+    assert acc
+
+
+def test_pause_blocks_reading():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    match.handle(Pause(), now=T)
+    with pytest.raises(IllegalCommand, match="paused"):
+        match.decide(Reveal(), now=T)
+    match.handle(Resume(), now=T)
+    match.handle(Reveal(), now=T)
+    assert match.game.position == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (Rule(ruling=Ruling.CORRECT), "cannot rule while the match is reading"),
+        (Buzz(team="green", player="x"), "no team 'green'"),
+        (Buzz(team="red", player="nobody"), "has not joined team 'red'"),
+        (StartTossup(), "cannot start tossup while the match is reading"),
+        (Reveal(to=-1), "already revealed"),
+        (Join(team="red", player="blue-1", name="B"), "already plays for team 'blue'"),
+    ],
+)
+def test_illegal_commands_raise_one_domain_error(command, message):
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    with pytest.raises(IllegalCommand, match=message):
+        match.decide(command, now=T)
+
+
+def test_decide_does_not_change_the_match():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    before = match.state
+    match.decide(Reveal(to=10), now=T)
+    assert match.state is before
+
+
+def test_refused_buzz_when_no_tossup_is_live_and_running_out_of_tossups():
+    match, _ = started_match(config(n_tossups=1))
+    (refused,) = match.handle(Buzz(team="red", player="red-1"), now=T)
+    assert refused.reason is RefusalReason.NOT_LIVE and refused.tossup_id is None
+    match.handle(StartTossup(), now=T)
+    match.handle(ThrowOut(), now=T)
+    with pytest.raises(IllegalCommand, match="every tossup"):
+        match.decide(StartTossup(), now=T)
+    (ended,) = match.handle(EndMatch(), now=T)
+    assert ended.scores == {"red": 0, "blue": 0}
+    with pytest.raises(IllegalCommand, match="allowed now: nothing"):
+        match.decide(StartTossup(), now=T)
+
+
+def test_events_round_trip_through_dicts_and_replay_rebuilds_state():
+    buzzes = {"t1": ModelBuzz(word_index=3, guess="Carver")}
+    match, events = started_match(config(model_buzzes=buzzes))
+    for cmd in [
+        StartTossup(),
+        Reveal(to=5),
+        Buzz(team="red", player="red-1", timing=BuzzTiming(received_mono=1.0, rtt=0.02)),
+        Rule(ruling=Ruling.INCORRECT),
+        Reveal(to=30),
+        TimeUp(),
+        StartTossup(),
+        Reveal(to=9),
+        Rule(ruling=Ruling.PROMPT),
+        Rule(ruling=Ruling.INCORRECT),
+        UndoRuling(),
+    ]:
+        events += match.handle(cmd, now=T + 100 if isinstance(cmd, TimeUp) else T)
+    rebuilt = Match.replay(event_from_dict(event_to_dict(e)) for e in events)
+    assert rebuilt.state == match.state
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+
+
+def test_every_phase_has_a_row_in_the_table():
+    phases_with_moves = {phase for phase, _ in TRANSITIONS}
+    assert phases_with_moves == set(Phase) - {Phase.ENDED}

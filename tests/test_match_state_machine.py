@@ -1,0 +1,242 @@
+"""Random command sequences against the match engine, with invariants checked after each step."""
+
+from __future__ import annotations
+
+from engine_helpers import config
+from hypothesis import HealthCheck, event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
+
+from grace_arena.core.commands import (
+    Buzz,
+    Command,
+    EndMatch,
+    GiveAnswer,
+    Join,
+    Pause,
+    Resume,
+    Reveal,
+    Rule,
+    StartTossup,
+    ThrowOut,
+    TimeUp,
+    UndoRuling,
+)
+from grace_arena.core.config import ModelBuzz, ScoringRules
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import (
+    BuzzAccepted,
+    BuzzTiming,
+    Ruled,
+    Ruling,
+    RulingUndone,
+    TossupEnded,
+    TossupOutcome,
+    TossupStarted,
+)
+from grace_arena.core.match import Match
+from grace_arena.core.phases import HAS_FLOOR, Phase
+
+HUMANS = ("red", "blue", "green")
+PLAYERS = ("p1", "p2")
+
+
+class MatchMachine(RuleBasedStateMachine):
+    @initialize(
+        rules=st.builds(
+            ScoringRules,
+            power_points=st.sampled_from([15, 20, None]),
+            neg_points=st.sampled_from([-5, 0, -10]),
+            negs_only_before_end=st.booleans(),
+            rebuzz=st.booleans(),
+            answer_time=st.sampled_from([None, 5.0]),
+            buzz_window=st.just(3.0),
+        ),
+        model_positions=st.lists(st.one_of(st.none(), st.integers(0, 19)), min_size=3, max_size=3),
+        n_humans=st.integers(1, 3),
+    )
+    def setup(self, rules, model_positions, n_humans):
+        buzzes = {
+            f"t{i}": ModelBuzz(word_index=p, guess="Carver" if p % 2 else "Washington")
+            for i, p in enumerate(model_positions)
+            if p is not None
+        }
+        self.cfg = config(rules=rules, model_buzzes=buzzes, humans=HUMANS[:n_humans])
+        self.match, self.events = Match.create(self.cfg, now=0.0)
+        self.now = 0.0
+        self.ledger: dict[int, tuple[str, str, int]] = {}  # Ruled seq -> (tossup, team, points)
+        self.undo_stack: list = []
+        for team in HUMANS[:n_humans]:
+            for p in PLAYERS:
+                self.do(Join(team=team, player=f"{team}-{p}", name=p))
+
+    # -- driving -------------------------------------------------------------------------------
+
+    def do(self, command: Command) -> None:
+        before_state = self.match.state
+        before_game = self.match.game
+        locked_before = before_game.locked_out
+        try:
+            events = self.match.handle(command, now=self.now)
+        except IllegalCommand as exc:
+            assert str(exc)  # a clear message
+            assert self.match.state is before_state  # an illegal command changes nothing
+            return
+        assert events, f"{command} was accepted but produced no event"
+        for ev in events:
+            event(ev.type)  # shown by --hypothesis-show-statistics: what the runs exercised
+            match ev:
+                case BuzzAccepted():
+                    # a locked-out team never gets the floor
+                    assert ev.team not in locked_before
+                    assert ev.team not in self.match.game.locked_out or ev is not events[-1]
+                case Ruled():
+                    self.ledger[ev.seq] = (ev.tossup_id, ev.team, ev.points)
+                case RulingUndone():
+                    del self.ledger[ev.ruled_seq]
+                case TossupEnded(outcome=TossupOutcome.THROWN_OUT):
+                    self.ledger = {k: v for k, v in self.ledger.items() if v[0] != ev.tossup_id}
+                case TossupStarted():
+                    self.undo_stack.clear()
+        rulings = [ev for ev in events if isinstance(ev, Ruled)]
+        if rulings and isinstance(events[0], Ruled):
+            self.undo_stack.append(before_game)
+        if isinstance(command, UndoRuling):
+            # undo restores the exact previous state
+            assert self.match.game == self.undo_stack.pop()
+        if any(isinstance(ev, TossupEnded) and ev.outcome == "thrown_out" for ev in events):
+            self.undo_stack.clear()
+        self.events.extend(events)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def phase_in(*phases):
+        return precondition(lambda self: self.match.phase in phases)
+
+    @phase_in(Phase.IDLE, Phase.ANSWERED, Phase.DEAD, Phase.THROWN_OUT)
+    @rule(tossup=st.one_of(st.none(), st.sampled_from(["t0", "t1", "t2", "nope"])))
+    def start(self, tossup):
+        self.do(StartTossup(tossup_id=tossup))
+
+    @phase_in(Phase.READING)
+    @rule(step=st.one_of(st.none(), st.integers(0, 25)))
+    def reveal(self, step):
+        pos = self.match.game.position
+        self.do(Reveal(to=None if step is None else pos + step))
+
+    @rule(
+        team=st.sampled_from(HUMANS),
+        player=st.sampled_from(PLAYERS),
+        mono=st.floats(0, 1),
+        answer=st.one_of(st.none(), st.sampled_from(["Carver", "George Washington Carver", ""])),
+    )
+    def buzz(self, team, player, mono, answer):
+        timing = BuzzTiming(received_mono=self.now + mono, received_wall=self.now)
+        self.do(Buzz(team=team, player=f"{team}-{player}", timing=timing, answer=answer))
+
+    @phase_in(*HAS_FLOOR)
+    @rule(ruling=st.sampled_from(list(Ruling)))
+    def rule_(self, ruling):
+        self.do(Rule(ruling=ruling))
+
+    @rule(text=st.text(max_size=20))
+    def answer(self, text):
+        floor = self.match.game.floor
+        if floor is not None and self.match.phase in HAS_FLOOR:
+            self.do(GiveAnswer(team=floor.team, player=floor.player, text=text))
+
+    @precondition(lambda self: self.match.game.deadline is not None)
+    @rule(seconds=st.sampled_from([0.5, 3.0, 6.0]))
+    def time_passes_then_time_up(self, seconds):
+        self.now += seconds
+        self.do(TimeUp())
+
+    @phase_in(Phase.READING, Phase.AWAITING)
+    @rule()
+    def pause(self):
+        self.do(Pause())
+
+    @precondition(lambda self: self.match.game.paused)
+    @rule()
+    def resume(self):
+        self.do(Resume())
+
+    @precondition(lambda self: self.match.game.history or self.match.phase is Phase.BUZZED)
+    @rule()
+    def undo(self):
+        self.do(UndoRuling())
+
+    @precondition(lambda self: self.match.game.tossup_id is not None)
+    @rule()
+    def throw_out(self):
+        self.do(ThrowOut())
+
+    @precondition(lambda self: len(self.events) > 40)
+    @rule()
+    def end(self):
+        self.do(EndMatch())
+
+    @rule(
+        command=st.sampled_from(
+            [
+                StartTossup(),
+                Reveal(),
+                Rule(ruling=Ruling.CORRECT),
+                TimeUp(),
+                Pause(),
+                Resume(),
+                UndoRuling(),
+                ThrowOut(),
+                GiveAnswer(team="red", player="red-p1", text="x"),
+                Buzz(team="bot", player="model:tfidf"),
+                Join(team="bot", player="intruder", name="I"),
+            ]
+        )
+    )
+    def any_command_in_any_phase(self, command):
+        """Mostly illegal: must raise IllegalCommand with a message and change nothing."""
+        self.do(command)
+
+    # -- invariants ----------------------------------------------------------------------------
+
+    @invariant()
+    def at_most_one_buzz_is_being_answered(self):
+        g = self.match.game
+        if g.phase in HAS_FLOOR:
+            assert g.floor is not None
+        elif g.phase in (Phase.READING, Phase.AWAITING, Phase.IDLE, Phase.DEAD):
+            assert g.floor is None
+
+    @invariant()
+    def score_is_the_sum_of_ruling_points(self):
+        expected = {t.id: 0 for t in self.cfg.teams}
+        for _, team, points in self.ledger.values():
+            expected[team] += points
+        assert self.match.scores == expected
+
+    @invariant()
+    def replay_rebuilds_the_same_state(self):
+        assert [e.seq for e in self.events] == list(range(1, len(self.events) + 1))
+        assert Match.replay(self.events).state == self.match.state
+
+    @invariant()
+    def reading_position_is_in_range(self):
+        g = self.match.game
+        if g.tossup_id is not None:
+            n = self.cfg.tossup(g.tossup_id).n_words
+            assert -1 <= g.position < n
+
+
+MatchMachine.TestCase.settings = settings(
+    max_examples=400,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestMatchMachine = MatchMachine.TestCase

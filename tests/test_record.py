@@ -1,0 +1,130 @@
+"""The durable record: migrations, events before effects, projections, replay."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from engine_helpers import config
+from sqlalchemy import inspect, text
+from sqlmodel import SQLModel
+
+import grace_arena.record.models  # noqa: F401
+from grace_arena.core.commands import Buzz, Join, Reveal, Rule, StartTossup, UndoRuling
+from grace_arena.core.config import ModelBuzz
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import BuzzTiming, Ruling
+from grace_arena.record.db import make_engine, upgrade
+from grace_arena.record.store import MatchStore, RecordError
+
+T = 1_700_000_000.0
+
+
+def test_upgrade_head_on_an_empty_database_matches_the_models(db_url):
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), SQLModel.metadata)
+        assert diff == []
+        tables = set(inspect(conn).get_table_names())
+        assert {"event", "buzz", "ruling", "match", "team", "player", "model_step"} <= tables
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+
+
+def test_upgrade_is_idempotent(db_url):
+    upgrade(db_url)
+    upgrade(db_url)
+
+
+def play_some(store: MatchStore):
+    buzzes = {"t0": ModelBuzz(word_index=9, guess="Carver", confidence=0.7)}
+    rm = store.create(config(model_buzzes=buzzes), now=T, join_code="ABCD")
+    rm.handle(Join(team="red", player="r1", name="Ruth"), now=T)
+    rm.handle(Join(team="blue", player="b1", name="Bo"), now=T)
+    rm.handle(StartTossup(), now=T)
+    rm.handle(Reveal(to=4), now=T + 1)
+    rm.handle(
+        Buzz(
+            team="red",
+            player="r1",
+            timing=BuzzTiming(
+                received_mono=10.0,
+                received_wall=T + 1.5,
+                client_press=T + 1.4,
+                clock_offset=0.01,
+                rtt=0.03,
+            ),
+        ),
+        now=T + 1.5,
+    )
+    rm.handle(Buzz(team="blue", player="b1", timing=BuzzTiming(received_mono=10.02)), now=T + 1.52)
+    rm.handle(Rule(ruling=Ruling.INCORRECT), now=T + 3)
+    rm.handle(Reveal(to=12), now=T + 4)  # the model buzzes at word 9
+    rm.handle(Rule(ruling=Ruling.CORRECT), now=T + 5)
+    rm.handle(UndoRuling(), now=T + 6)
+    rm.handle(Rule(ruling=Ruling.PROMPT), now=T + 7)
+    return rm
+
+
+def test_buzzes_and_rulings_are_projected_with_every_logged_field(store):
+    rm = play_some(store)
+    buzzes = store.buzzes(rm.id)
+    assert [(b.buzz_id, b.team_id, b.outcome) for b in buzzes] == [
+        (1, "red", "won"),
+        (2, "blue", "lost_race"),
+        (3, "bot", "won"),
+    ]
+    red, blue, bot = buzzes
+    assert (red.word_index, red.clue_index, red.char_offset) == (4, 0, 24)
+    assert red.fraction_revealed == pytest.approx(5 / 20)
+    assert (red.client_press, red.clock_offset, red.rtt) == (T + 1.4, 0.01, 0.03)
+    assert red.received_mono == 10.0 and red.received_wall == T + 1.5
+    assert (red.ruling, red.points, red.interrupt) == ("incorrect", -5, True)
+    assert blue.margin == pytest.approx(0.02) and blue.holder_buzz_id == 1
+    assert (bot.player_kind, bot.answer, bot.suggestion, bot.model_confidence) == (
+        "model",
+        "Carver",
+        "prompt",
+        0.7,
+    )
+    # correct was undone, then the moderator prompted: the buzz shows the ruling in force
+    assert bot.ruling == "prompt" and bot.points == 0
+    rulings = store.rulings(rm.id)
+    assert [(r.ruling, r.undone_seq is not None) for r in rulings] == [
+        ("incorrect", False),
+        ("correct", True),
+        ("prompt", False),
+    ]
+
+
+def test_reopening_replays_to_the_same_state(store):
+    rm = play_some(store)
+    again = store.open(rm.id)
+    assert again.match.state == rm.match.state
+    assert store.find_by_join_code("ABCD").id == rm.id
+
+
+def test_an_illegal_command_stores_nothing(store):
+    rm = play_some(store)
+    count = store.event_count(rm.id)
+    with pytest.raises(IllegalCommand):
+        rm.handle(StartTossup(), now=T + 8)
+    assert store.event_count(rm.id) == count
+
+
+def test_a_failed_commit_leaves_the_live_match_unchanged(store, monkeypatch):
+    rm = play_some(store)
+    before = rm.match.state
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store, "append", broken)
+    with pytest.raises(RuntimeError):
+        rm.handle(Rule(ruling=Ruling.CORRECT), now=T + 9)
+    assert rm.match.state is before
+
+
+def test_opening_an_unknown_match_is_a_clear_error(store):
+    with pytest.raises(RecordError, match="no match 42"):
+        store.open(42)
