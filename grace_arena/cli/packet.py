@@ -1,0 +1,158 @@
+"""``grace-arena packet ...``: check packet files and show how tossups are split into clues."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from grace_arena.cli import app
+
+if TYPE_CHECKING:
+    from grace_arena.core.packet import Tossup
+
+packet_app = typer.Typer(
+    help="Question packets: validate them, and show their clues and word positions.",
+    no_args_is_help=True,
+)
+app.add_typer(packet_app, name="packet")
+
+_PACKET_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _packet_files(paths: list[Path]) -> list[Path]:
+    """The files to check: each file as given, and the packet files directly inside a folder."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                p
+                for p in sorted(path.iterdir())
+                if p.suffix.lower() in _PACKET_SUFFIXES and not p.name.endswith(".schema.json")
+            )
+        else:
+            files.append(path)
+    return files
+
+
+@packet_app.command("validate")
+def validate(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Packet files (.yaml, .yml, .json) or folders of them.")
+    ],
+) -> None:
+    """Check packet files; print every problem found. Exit status 1 if there is any."""
+    from grace_arena.core.packet import PacketError, load_packet
+
+    files = _packet_files(paths)
+    if not files:
+        typer.echo("no packet files found", err=True)
+        raise typer.Exit(1)
+    failed = False
+    for file in files:
+        try:
+            packet = load_packet(file)
+        except PacketError as exc:
+            failed = True
+            for problem in exc.problems:
+                typer.echo(str(problem))
+            count = len(exc.problems)
+            summary = f"{file}: {count} problem{'s' if count != 1 else ''}"
+            typer.echo(typer.style(summary, fg=typer.colors.RED, bold=True))
+        else:
+            summary = f"{file}: {len(packet.tossups)} tossups, OK"
+            typer.echo(typer.style(summary, fg=typer.colors.GREEN))
+    if failed:
+        raise typer.Exit(1)
+
+
+def _pack(items: list[str], width: int) -> list[str]:
+    """Join items with spaces into lines of at most ``width`` characters, never splitting one."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 1 + len(item) <= width:
+            lines[-1] += " " + item
+        else:
+            lines.append(item)
+    return lines or [""]
+
+
+def _show_tossup(position: int, tossup: Tossup, *, words: bool, width: int) -> None:
+    tokens = tossup.tokens()
+    category = tossup.category + (f" / {tossup.subcategory}" if tossup.subcategory else "")
+    power = f", power before word {tokens.power_index}" if tokens.power_index is not None else ""
+    header = f"#{position} {tossup.id}  [{category}]  {len(tokens)} words, "
+    header += f"{tokens.n_clues} clues{power}"
+    typer.echo(typer.style(header, bold=True))
+    for i, clue_text in enumerate(tokens.clue_texts()):
+        first, last = tokens.clue_start(i), tokens.prefix_end(i)
+        label = f"  clue {i} (words {first}-{last}): "
+        room = max(40, width - len(label))
+        if words:
+            items = [
+                ("(*) " if w == tokens.power_index else "") + f"{w}:{tokens.words[w].text}"
+                for w in range(first, last + 1)
+            ]
+            lines = _pack(items, room)
+        else:
+            lines = textwrap.wrap(clue_text, width=room) or [""]
+        typer.echo(label + lines[0])
+        for line in lines[1:]:
+            typer.echo(" " * len(label) + line)
+    typer.echo(f"  ANSWER: {tossup.answer}")
+    if tossup.notes:
+        typer.echo(f"  NOTES: {tossup.notes}")
+    typer.echo("")
+
+
+@packet_app.command("show")
+def show(
+    path: Annotated[Path, typer.Argument(help="Packet file.")],
+    tossup: Annotated[
+        str | None, typer.Option("--tossup", "-t", help="Show only the tossup with this id.")
+    ] = None,
+    words: Annotated[
+        bool, typer.Option("--words", "-w", help="Print every word with its index.")
+    ] = False,
+    width: Annotated[int, typer.Option(help="Wrap lines at this many characters.")] = 100,
+) -> None:
+    """Print tossups with their clue boundaries and word indices (positions used by buzzes)."""
+    from grace_arena.core.packet import PacketError, load_packet
+
+    try:
+        packet = load_packet(path)
+    except PacketError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        raise typer.Exit(1) from None
+    chosen = list(enumerate(packet.tossups, start=1))
+    if tossup is not None:
+        chosen = [(i, t) for i, t in chosen if t.id == tossup]
+        if not chosen:
+            known = ", ".join(t.id for t in packet.tossups)
+            typer.echo(f"{path}: no tossup {tossup!r} (ids: {known})", err=True)
+            raise typer.Exit(1)
+    else:
+        typer.echo(f"{packet.packet.title} ({packet.packet.id}): {len(packet.tossups)} tossups\n")
+    for position, item in chosen:
+        _show_tossup(position, item, words=words, width=width)
+
+
+@packet_app.command("schema")
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of packet files (questions/packet.schema.json is this output)."""
+    from grace_arena.core.packet import packet_json_schema
+
+    text = json.dumps(packet_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}")
