@@ -1,0 +1,368 @@
+"""Reading the record for analysis and export: matches, every buzz, every model step.
+
+The record's ``event`` table is the source of truth; the match set-up (teams, tossups) and
+which tossups were played or thrown out come from the events, the buzz details from the
+``buzz`` projection, the rulings history from ``ruling``. A question is named
+``"<packet id>/<tossup id>"`` (just the tossup id for a match without a packet), in buzz
+files and step files alike, so the two can be joined.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from grace_arena.analysis.tables import BuzzTable, StepTable
+from grace_arena.core.config import MatchConfig, TossupSpec
+from grace_arena.core.events import MatchCreated, TossupEnded, TossupOutcome, TossupStarted
+from grace_arena.record.models import (
+    BuzzRow,
+    ModelStepRow,
+    PlayerRow,
+    RulingRow,
+    TossupRow,
+)
+from grace_arena.record.store import MatchStore, RecordError
+
+__all__ = [
+    "BUZZ_EXPORT_COLUMNS",
+    "STEP_EXPORT_COLUMNS",
+    "MatchInfo",
+    "buzz_rows",
+    "load_matches",
+    "load_record",
+    "question_id",
+    "step_rows",
+    "tossup_rows",
+]
+
+
+def question_id(packet_id: str | None, tossup_id: str) -> str:
+    """``"<packet>/<tossup>"``, or the tossup id alone when there is no packet."""
+    return f"{packet_id}/{tossup_id}" if packet_id else tossup_id
+
+
+@dataclass
+class MatchInfo:
+    """One match as the events tell it."""
+
+    id: int
+    title: str
+    packet_id: str | None
+    config: MatchConfig
+    played: list[str]  # tossup ids started, in order
+    outcomes: dict[str, str]  # tossup id -> answered | dead | thrown_out
+    created_at: Any = None
+    source: str | None = None
+    source_meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def counted(self) -> list[str]:
+        """Tossups played and not thrown out, in order."""
+        return [t for t in self.played if self.outcomes.get(t) != TossupOutcome.THROWN_OUT.value]
+
+    def tossup(self, tossup_id: str) -> TossupSpec | None:
+        return self.config.tossup(tossup_id)
+
+    def team_name(self, team_id: str) -> str:
+        team = self.config.team(team_id)
+        return team.name if team else team_id
+
+    def team_kind(self, team_id: str) -> str:
+        team = self.config.team(team_id)
+        return team.kind.value if team else "human"
+
+
+def load_matches(engine: Engine, match_ids: Sequence[int] | None = None) -> list[MatchInfo]:
+    """The chosen matches (all when ``match_ids`` is empty), by id. Unknown ids raise
+    :class:`~grace_arena.record.store.RecordError`."""
+    store = MatchStore(engine)
+    rows = {row.id: row for row in store.matches()}
+    wanted = list(match_ids) if match_ids else sorted(i for i in rows if i is not None)
+    missing = [i for i in wanted if i not in rows]
+    if missing:
+        raise RecordError(f"no match {', '.join(map(str, missing))} in the record")
+    out = []
+    for match_id in wanted:
+        row = rows[match_id]
+        events = store.events(match_id)
+        created = next((e for e in events if isinstance(e, MatchCreated)), None)
+        if created is None:
+            raise RecordError(f"match {match_id} has no match_created event")
+        played = [e.tossup_id for e in events if isinstance(e, TossupStarted)]
+        outcomes = {e.tossup_id: e.outcome.value for e in events if isinstance(e, TossupEnded)}
+        out.append(
+            MatchInfo(
+                id=match_id,
+                title=row.title,
+                packet_id=created.config.packet_id,
+                config=created.config,
+                played=played,
+                outcomes=outcomes,
+                created_at=row.created_at,
+                source=getattr(row, "source", None),
+                source_meta=dict(getattr(row, "source_meta", None) or {}),
+            )
+        )
+    return out
+
+
+def tossup_rows(engine: Engine, packet_ids: Iterable[str]) -> dict[tuple[str, str], TossupRow]:
+    """Stored tossups of these packets, by (packet id, tossup id)."""
+    ids = sorted(set(packet_ids))
+    if not ids:
+        return {}
+    with Session(engine) as session:
+        rows = session.exec(select(TossupRow).where(TossupRow.packet_id.in_(ids))).all()  # type: ignore[attr-defined]
+        return {(r.packet_id, r.tossup_id): r for r in rows}
+
+
+#: Columns of ``export --format csv`` (one row per buzz), in order.
+BUZZ_EXPORT_COLUMNS = (
+    "match",
+    "match_title",
+    "packet_id",
+    "tossup_id",
+    "question_id",
+    "question_number",
+    "category",
+    "n_words",
+    "n_clues",
+    "buzz_id",
+    "event_seq",
+    "team_id",
+    "team",
+    "team_kind",
+    "player_id",
+    "player",
+    "player_kind",
+    "word_index",
+    "clue_index",
+    "char_offset",
+    "fraction_revealed",
+    "received_wall",
+    "received_mono",
+    "client_press",
+    "clock_offset",
+    "rtt",
+    "outcome",
+    "interrupt",
+    "holder_buzz_id",
+    "margin",
+    "answer",
+    "suggestion",
+    "model_confidence",
+    "ruling",
+    "correct",
+    "points",
+    "power",
+    "thrown_out",
+    "ruling_history",
+)
+
+
+def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, Any]]:
+    """Every buzz of these matches with every logged field (:data:`BUZZ_EXPORT_COLUMNS`).
+
+    ``correct`` is 1 / 0 for a buzz whose ruling in force is correct / incorrect and None
+    otherwise; ``ruling_history`` lists every ruling made on it, undone ones included.
+    """
+    out: list[dict[str, Any]] = []
+    with Session(engine) as session:
+        for m in matches:
+            players = {
+                p.player_id: p.name
+                for p in session.exec(select(PlayerRow).where(PlayerRow.match_id == m.id)).all()
+            }
+            history: dict[int, list[dict[str, Any]]] = {}
+            for r in session.exec(
+                select(RulingRow).where(RulingRow.match_id == m.id).order_by(RulingRow.seq)  # type: ignore[arg-type]
+            ).all():
+                history.setdefault(r.buzz_id, []).append(
+                    {
+                        "seq": r.seq,
+                        "ruling": r.ruling,
+                        "points": r.points,
+                        "by": r.by,
+                        "undone": r.undone_seq is not None,
+                    }
+                )
+            number = {t: i + 1 for i, t in enumerate(m.played)}
+            buzzes = session.exec(
+                select(BuzzRow).where(BuzzRow.match_id == m.id).order_by(BuzzRow.buzz_id)  # type: ignore[arg-type]
+            ).all()
+            for b in buzzes:
+                spec = m.tossup(b.tossup_id) if b.tossup_id else None
+                out.append(
+                    {
+                        "match": m.id,
+                        "match_title": m.title,
+                        "packet_id": m.packet_id,
+                        "tossup_id": b.tossup_id,
+                        "question_id": question_id(m.packet_id, b.tossup_id)
+                        if b.tossup_id
+                        else None,
+                        "question_number": number.get(b.tossup_id or ""),
+                        "category": spec.category if spec else None,
+                        "n_words": spec.n_words if spec else None,
+                        "n_clues": len(spec.clue_ends) if spec else None,
+                        "buzz_id": b.buzz_id,
+                        "event_seq": b.event_seq,
+                        "team_id": b.team_id,
+                        "team": m.team_name(b.team_id),
+                        "team_kind": m.team_kind(b.team_id),
+                        "player_id": b.player_id,
+                        "player": players.get(b.player_id, b.player_id),
+                        "player_kind": b.player_kind,
+                        "word_index": b.word_index,
+                        "clue_index": b.clue_index,
+                        "char_offset": b.char_offset,
+                        "fraction_revealed": b.fraction_revealed,
+                        "received_wall": b.received_wall,
+                        "received_mono": b.received_mono,
+                        "client_press": b.client_press,
+                        "clock_offset": b.clock_offset,
+                        "rtt": b.rtt,
+                        "outcome": b.outcome,
+                        "interrupt": b.interrupt,
+                        "holder_buzz_id": b.holder_buzz_id,
+                        "margin": b.margin,
+                        "answer": b.answer,
+                        "suggestion": b.suggestion,
+                        "model_confidence": b.model_confidence,
+                        "ruling": b.ruling,
+                        "correct": {"correct": 1, "incorrect": 0}.get(b.ruling or ""),
+                        "points": b.points,
+                        "power": b.power,
+                        "thrown_out": b.thrown_out,
+                        "ruling_history": history.get(b.buzz_id, []),
+                    }
+                )
+    return out
+
+
+#: Columns of ``export --format steps``: the ``--steps`` columns first, then the rest.
+STEP_EXPORT_COLUMNS = (
+    "model",
+    "question_id",
+    "step",
+    "word_index",
+    "correct",
+    "confidence_logit",
+    "confidence_verbal",
+    "category",
+    "n_words",
+    "would_buzz",
+    "packet_id",
+    "tossup_id",
+    "guess",
+    "confidence_logit_geo",
+    "sequence_prob",
+    "judge_directive",
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "exemplars",
+    "extra",
+)
+
+
+def step_rows(
+    engine: Engine, questions: Iterable[tuple[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """Model steps (:data:`STEP_EXPORT_COLUMNS`), all or those of the given (packet, tossup)
+    pairs. Steps whose correctness was never judged are left out (they cannot be scored)."""
+    wanted = None if questions is None else set(questions)
+    with Session(engine) as session:
+        rows = session.exec(
+            select(ModelStepRow).order_by(
+                ModelStepRow.model,  # type: ignore[arg-type]
+                ModelStepRow.packet_id,  # type: ignore[arg-type]
+                ModelStepRow.tossup_id,  # type: ignore[arg-type]
+                ModelStepRow.step,  # type: ignore[arg-type]
+            )
+        ).all()
+    rows = [r for r in rows if wanted is None or (r.packet_id, r.tossup_id) in wanted]
+    tossups = tossup_rows(engine, {r.packet_id for r in rows})
+    out = []
+    for r in rows:
+        if r.correct is None:
+            continue
+        t = tossups.get((r.packet_id, r.tossup_id))
+        out.append(
+            {
+                "model": r.model,
+                "question_id": question_id(r.packet_id, r.tossup_id),
+                "step": r.step,
+                "word_index": r.word_index,
+                "correct": int(bool(r.correct)),
+                "confidence_logit": r.confidence_logit,
+                "confidence_verbal": r.confidence_verbal,
+                "category": t.category if t else None,
+                "n_words": t.n_words if t else None,
+                "would_buzz": None if r.would_buzz is None else int(r.would_buzz),
+                "packet_id": r.packet_id,
+                "tossup_id": r.tossup_id,
+                "guess": r.guess,
+                "confidence_logit_geo": r.confidence_logit_geo,
+                "sequence_prob": r.sequence_prob,
+                "judge_directive": r.judge_directive,
+                "latency_s": r.latency_s,
+                "prompt_tokens": r.prompt_tokens,
+                "completion_tokens": r.completion_tokens,
+                "cost_usd": r.cost_usd,
+                "exemplars": r.exemplars,
+                "extra": r.extra,
+            }
+        )
+    return out
+
+
+def load_record(
+    engine: Engine, match_ids: Sequence[int] | None = None
+) -> tuple[StepTable, BuzzTable, list[MatchInfo]]:
+    """The analysis tables from the record.
+
+    Buzzes: every buzz that took the floor and is ruled correct or incorrect, outside
+    thrown-out tossups. ``heard``: every team of each match heard every tossup played and
+    not thrown out. Steps: with ``match_ids``, those of the questions these matches played;
+    otherwise every model step in the record.
+    """
+    matches = load_matches(engine, match_ids)
+    rows = buzz_rows(engine, matches)
+    kept = [
+        r
+        for r in rows
+        if r["outcome"] == "won" and r["correct"] is not None and not r["thrown_out"]
+    ]
+    heard = [
+        (str(m.id), m.team_name(team.id), question_id(m.packet_id, t))
+        for m in matches
+        for team in m.config.teams
+        for t in m.counted
+    ]
+    buzzes = BuzzTable.from_rows(
+        [{**r, "match": str(r["match"]), "player": r["player"]} for r in kept], heard=heard
+    )
+    questions = (
+        {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id} if match_ids else None
+    )
+    steps = StepTable.from_rows(step_rows(engine, questions))
+    return steps, buzzes, matches
+
+
+def dumps_cell(value: Any) -> Any:
+    """A CSV cell: lists and dicts as compact JSON, None as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, bool):
+        return int(value)
+    return value

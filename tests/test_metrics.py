@@ -1,0 +1,702 @@
+"""Calibration metrics: hand-worked numbers, bin edges, scikit-learn agreement, properties."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.calibration import calibration_curve
+from sklearn.metrics import brier_score_loss
+from sklearn.metrics import log_loss as sklearn_log_loss
+
+from grace_arena.analysis import metrics as metrics_module
+from grace_arena.analysis.metrics import (
+    METRICS,
+    QUESTION_METRICS,
+    HumanBuzz,
+    Step,
+    ace,
+    bootstrap_ci,
+    brier,
+    brier_skill_score,
+    calscore_question,
+    calscore_ref_question,
+    drop_missing,
+    ece,
+    group_by_question,
+    human_fraction_by_step,
+    log_loss,
+    max_calibration_error,
+    mce_grace_question,
+    mce_grace_ref_question,
+    mean_confidence_when,
+    normalized_sigmoid,
+    overconfidence_rate,
+    reliability_table,
+    step_metric,
+    summarize,
+    summarize_steps,
+)
+
+
+def r(x: float) -> float:
+    """GRACE appendix K written out independently of the module under test."""
+
+    def sigma(v: float) -> float:
+        return 1.0 / (1.0 + math.exp(-v))
+
+    return (sigma(x) - sigma(-1.0)) / (sigma(1.0) - sigma(-1.0))
+
+
+def same(a: float | None, b: float | None, *, tol: float = 1e-9) -> bool:
+    """Equal within tolerance, treating NaN == NaN and None == None."""
+    if a is None or b is None:
+        return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+
+
+# ---------------------------------------------------------------------------------------
+# Bin edges (verbalized confidences sit exactly on them)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("confidence", "expected_bin"),
+    [
+        (0.0, 0),  # GRACE's code would put 0 in the last bin; ours is bin 0
+        (0.05, 0),
+        (0.0999999, 0),
+        *[(float(f"0.{i}"), i) for i in range(1, 10)],  # 0.1 → bin 1, 0.3 → bin 3, ...
+        (0.95, 9),
+        (1.0, 9),  # the last bin is closed at 1.0
+    ],
+)
+def test_each_confidence_lands_in_the_documented_bin(confidence: float, expected_bin: int) -> None:
+    table = reliability_table([confidence], [1])
+    assert [b.count for b in table] == [1 if i == expected_bin else 0 for i in range(10)]
+    assert table[expected_bin].lower <= confidence <= table[expected_bin].upper
+
+
+def test_edge_confidence_goes_to_the_upper_bin_in_ece() -> None:
+    # 0.1 and 0.15 share bin [0.1, 0.2): acc 1/2, conf 0.125 → ECE = |0.5 − 0.125| = 0.375.
+    # (With sklearn's (a, b] bins 0.1 would sit alone in bin 0: (0.1 + 0.85)/2 = 0.475.)
+    assert ece([0.1, 0.15], [0, 1]) == pytest.approx(0.375)
+
+
+def test_zero_confidence_stays_in_the_first_bin() -> None:
+    # Bin 0 holds (0.0, right): gap 1; bin 9 holds (0.95, wrong): gap 0.95.
+    # ECE = (1 + 0.95) / 2 = 0.975. Pooling 0.0 into the last bin would give 0.025.
+    assert ece([0.0, 0.95], [1, 0]) == pytest.approx(0.975)
+
+
+def test_ece_and_max_ce_hand_worked_on_edges() -> None:
+    conf = [0.1, 0.1, 0.5, 0.9, 1.0]
+    correct = [0, 1, 1, 1, 1]
+    # bin 1 [0.1, 0.2): {0.1, 0.1}  acc 0.5 conf 0.1  gap 0.4  weight 2/5 → 0.16
+    # bin 5 [0.5, 0.6): {0.5}       acc 1   conf 0.5  gap 0.5  weight 1/5 → 0.10
+    # bin 9 [0.9, 1.0]: {0.9, 1.0}  acc 1   conf 0.95 gap 0.05 weight 2/5 → 0.02
+    assert ece(conf, correct) == pytest.approx(0.28)
+    assert max_calibration_error(conf, correct) == pytest.approx(0.5)
+    filled = [b for b in reliability_table(conf, correct) if b.count]
+    expected = [(0.1, 0.1, 0.5, 2, -0.4), (0.5, 0.5, 1.0, 1, -0.5), (0.9, 0.95, 1.0, 2, -0.05)]
+    for b, row in zip(filled, expected, strict=True):
+        assert (b.lower, b.mean_confidence, b.accuracy, b.count, b.gap) == pytest.approx(row)
+
+
+def test_ece_with_other_bin_counts() -> None:
+    # n_bins=2: [0, 0.5) holds 0.2 (wrong), 0.4 (right): acc .5 conf .3 gap .2;
+    # [0.5, 1] holds 0.5 (right), 1.0 (right): acc 1 conf .75 gap .25 → (.2 + .25)/2 = .225
+    assert ece([0.2, 0.4, 0.5, 1.0], [0, 1, 1, 1], n_bins=2) == pytest.approx(0.225)
+    # n_bins=1 is |mean accuracy − mean confidence| = |0.75 − 0.525| = 0.225
+    assert ece([0.2, 0.4, 0.5, 1.0], [0, 1, 1, 1], n_bins=1) == pytest.approx(0.225)
+
+
+def test_empty_uniform_bins_are_reported_with_nan_statistics() -> None:
+    table = reliability_table([0.25], [1])
+    empty = table[0]
+    assert (empty.count, empty.lower, empty.upper) == (0, 0.0, 0.1)
+    assert math.isnan(empty.mean_confidence) and math.isnan(empty.gap)
+    assert empty.as_dict()["accuracy"] is None
+    json.dumps([b.as_dict() for b in table], allow_nan=False)
+
+
+# ---------------------------------------------------------------------------------------
+# ACE
+# ---------------------------------------------------------------------------------------
+
+
+def test_ace_hand_worked() -> None:
+    # Sorted: 0.2 (0), 0.4 (1) | 0.6 (1), 0.8 (1); gaps |.5 − .3| = .2 and |1 − .7| = .3
+    assert ace([0.8, 0.2, 0.6, 0.4], [1, 0, 1, 1], n_bins=2) == pytest.approx(0.25)
+
+
+def test_ace_splits_like_array_split() -> None:
+    conf = np.linspace(0.05, 0.95, 12)
+    table = reliability_table(conf, np.ones(12), strategy="quantile")
+    # 12 rows in 10 groups: the first 12 mod 10 = 2 groups get one extra row.
+    assert [b.count for b in table] == [2, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    assert (table[0].lower, table[0].upper) == pytest.approx((0.05, conf[1]))
+
+
+def test_ace_with_fewer_rows_than_bins_is_mean_absolute_gap() -> None:
+    # Each row is its own group: (|1 − 0.3| + |0 − 0.9|) / 2 = 0.8
+    assert ace([0.3, 0.9], [1, 0]) == pytest.approx(0.8)
+
+
+def test_ace_breaks_confidence_ties_by_correctness_not_row_order() -> None:
+    # All at 0.5: sorted as 0, 0 | 1, 1 whatever the input order → gaps .5 and .5 → .5
+    assert ace([0.5] * 4, [1, 0, 1, 0], n_bins=2) == pytest.approx(0.5)
+    assert ace([0.5] * 4, [0, 0, 1, 1], n_bins=2) == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------------------------------
+# Proper scores and rates
+# ---------------------------------------------------------------------------------------
+
+
+def test_brier_and_skill_score_hand_worked() -> None:
+    # (0.9 − 1)² + (0.6 − 0)² + (0.2 − 0)² = 0.01 + 0.36 + 0.04 = 0.41 → /3
+    assert brier([0.9, 0.6, 0.2], [1, 0, 0]) == pytest.approx(0.41 / 3)
+    # ȳ = 1/3, ȳ(1 − ȳ) = 2/9 → 1 − (0.41/3)/(2/9) = 1 − 0.615 = 0.385
+    assert brier_skill_score([0.9, 0.6, 0.2], [1, 0, 0]) == pytest.approx(0.385)
+    # Predicting the base rate everywhere scores exactly 0 skill.
+    assert brier_skill_score([0.25] * 4, [1, 0, 0, 0]) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("correct", [[1, 1], [0, 0]])
+def test_brier_skill_score_is_nan_with_one_class(correct: list[int]) -> None:
+    assert math.isnan(brier_skill_score([0.3, 0.6], correct))
+
+
+def test_log_loss_hand_worked_and_clipped() -> None:
+    # −(log 0.8 + log 0.6) / 2 = (0.223144 + 0.510826) / 2 = 0.366985
+    assert log_loss([0.8, 0.4], [1, 0]) == pytest.approx(0.366985, abs=1e-6)
+    # Confidence 1 on a wrong answer is clipped to 1 − 1e-6: −log(1e-6) = 13.8155
+    assert log_loss([1.0], [0]) == pytest.approx(-math.log(1e-6), rel=1e-6)
+    assert log_loss([0.0], [0]) == pytest.approx(-math.log1p(-1e-6))
+
+
+def test_overconfidence_rate_hand_worked() -> None:
+    conf = [0.95, 0.85, 0.8, 0.75, 0.5]
+    correct = [1, 0, 0, 1, 0]
+    # > 0.9: {0.95 right} → 0/1;  > 0.8: {0.95, 0.85} → 1/2 (0.8 itself is not above);
+    # > 0.7: {0.95, 0.85, 0.8, 0.75} → 2/4
+    assert overconfidence_rate(conf, correct, threshold=0.9) == 0.0
+    assert overconfidence_rate(conf, correct, threshold=0.8) == 0.5
+    assert overconfidence_rate(conf, correct, threshold=0.7) == 0.5
+    assert math.isnan(overconfidence_rate([0.2, 0.9], [0, 1], threshold=0.9))
+
+
+def test_mean_confidence_when_right_and_wrong() -> None:
+    # right: (0.9 + 0.7)/2 = 0.8; wrong: 0.2; no wrong rows → NaN
+    assert mean_confidence_when([0.9, 0.7, 0.2], [1, 1, 0], correct_value=1) == pytest.approx(0.8)
+    assert mean_confidence_when([0.9, 0.7, 0.2], [1, 1, 0], correct_value=0) == pytest.approx(0.2)
+    assert math.isnan(mean_confidence_when([0.9], [1], correct_value=0))
+
+
+def test_drop_missing_counts_none_and_nan() -> None:
+    conf, correct, n_missing = drop_missing([0.9, None, math.nan, 0.2], [1, 0, 1, False])
+    assert conf.tolist() == [0.9, 0.2]
+    assert correct.tolist() == [1.0, 0.0]
+    assert n_missing == 2
+
+
+def test_summarize_is_json_ready_and_counts_missing() -> None:
+    s = summarize([0.9, None, 0.2], [True, True, False])
+    assert set(s) == {*METRICS, "n", "n_missing"}
+    assert (s["n"], s["n_missing"]) == (2, 1)
+    # Brier (0.01 + 0.04)/2 = 0.025; nothing above 0.9 → OCR@0.9 undefined → None
+    assert s["brier"] == pytest.approx(0.025)
+    assert s["ocr_0.9"] is None
+    json.dumps(s, allow_nan=False)
+
+    nothing = summarize([None, None], [1, 0])
+    assert (nothing["n"], nothing["n_missing"]) == (0, 2)
+    assert all(nothing[name] is None for name in METRICS)
+
+
+# ---------------------------------------------------------------------------------------
+# Input checking
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("conf", "correct", "message"),
+    [
+        ([0.5, 1.2], [1, 0], r"conf\[1\] = 1\.2"),
+        ([-0.1], [1], r"conf\[0\] = -0\.1"),
+        ([0.5, 0.5], [1, 2], r"correct\[1\] = 2\.0"),
+        ([0.5, math.nan], [1, 0], r"conf\[1\] is NaN.*drop_missing"),
+        ([0.5], [1, 0], "same length"),
+        ([[0.5]], [1], "1-D"),
+        ([], [], "empty"),
+        (["high"], [1], "numeric"),
+    ],
+)
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_every_metric_rejects_bad_input_naming_the_value(
+    name: str, conf: list, correct: list, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        METRICS[name](conf, correct)
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="n_bins = 0"):
+        ece([0.5], [1], n_bins=0)
+    with pytest.raises(ValueError, match="strategy = 'equal'"):
+        reliability_table([0.5], [1], strategy="equal")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"threshold = 1\.5"):
+        overconfidence_rate([0.5], [1], threshold=1.5)
+    with pytest.raises(ValueError, match="correct_value = 2"):
+        mean_confidence_when([0.5], [1], correct_value=2)
+    with pytest.raises(TypeError):
+        ece([0.5], [1], 10)  # type: ignore[misc]  # options are keyword-only
+
+
+# ---------------------------------------------------------------------------------------
+# Agreement with scikit-learn
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_brier_agrees_with_sklearn(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    conf = rng.choice([0.0, 0.1, 0.5, 0.9, 1.0, *rng.random(5)], size=50)
+    correct = rng.integers(0, 2, size=50)
+    assert brier(conf, correct) == pytest.approx(brier_score_loss(correct, conf))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_log_loss_agrees_with_sklearn_on_clipped_probabilities(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    conf = rng.choice([0.0, 1.0, *rng.random(8)], size=50)
+    correct = rng.integers(0, 2, size=50)
+    clipped = np.clip(conf, 1e-6, 1 - 1e-6)
+    expected = sklearn_log_loss(correct, clipped, labels=[0, 1])
+    assert log_loss(conf, correct) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_reliability_table_agrees_with_sklearn_calibration_curve_off_edges(seed: int) -> None:
+    # sklearn's bins are (a, b] (first closed at 0), ours [a, b) (last closed at 1): they
+    # agree whenever no confidence sits on an inner edge, so draw confidences away from them.
+    rng = np.random.default_rng(seed)
+    conf = (rng.integers(0, 10, size=200) + rng.uniform(0.05, 0.95, size=200)) / 10
+    correct = (rng.random(200) < conf).astype(int)
+    prob_true, prob_pred = calibration_curve(correct, conf, n_bins=10, strategy="uniform")
+    filled = [b for b in reliability_table(conf, correct) if b.count]
+    assert [b.accuracy for b in filled] == pytest.approx(prob_true.tolist())
+    assert [b.mean_confidence for b in filled] == pytest.approx(prob_pred.tolist())
+    # ECE is the count-weighted mean |gap| of the same table.
+    n = len(conf)
+    assert ece(conf, correct) == pytest.approx(sum(b.count / n * abs(b.gap) for b in filled))
+
+
+def test_sklearn_calibration_curve_bins_edges_differently() -> None:
+    # Documented difference: sklearn puts 0.1 in (0, 0.1], we put it in [0.1, 0.2).
+    prob_true, _ = calibration_curve([0, 1], [0.1, 0.15], n_bins=10)
+    assert len(prob_true) == 2
+    assert sum(1 for b in reliability_table([0.1, 0.15], [0, 1]) if b.count) == 1
+
+
+# ---------------------------------------------------------------------------------------
+# Properties over every row metric in the registry
+# ---------------------------------------------------------------------------------------
+
+LOG_LOSS_MAX = -math.log(1e-6) + 1e-9
+#: Declared range of each registered metric; a metric added to METRICS must be added here.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "ece": (0.0, 1.0),
+    "ace": (0.0, 1.0),
+    "max_ce": (0.0, 1.0),
+    "brier": (0.0, 1.0),
+    "bss": (-math.inf, 1.0),
+    "log_loss": (0.0, LOG_LOSS_MAX),
+    "ocr_0.7": (0.0, 1.0),
+    "ocr_0.8": (0.0, 1.0),
+    "ocr_0.9": (0.0, 1.0),
+    "conf_right": (0.0, 1.0),
+    "conf_wrong": (0.0, 1.0),
+}
+#: Metrics that measure miscalibration and must vanish on perfectly calibrated data.
+CALIBRATION_ERRORS = ("ece", "max_ce")
+
+confidences = st.one_of(
+    st.sampled_from([i / 10 for i in range(11)]),  # verbalized values, on the edges
+    st.floats(min_value=0.0, max_value=1.0),
+)
+rows = st.lists(st.tuples(confidences, st.booleans()), min_size=1, max_size=60)
+
+
+def as_arrays(data: list[tuple[float, bool]]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([c for c, _ in data]), np.array([g for _, g in data], dtype=int)
+
+
+def test_every_registered_metric_declares_its_bounds() -> None:
+    assert set(BOUNDS) == set(METRICS)
+
+
+# Each property draws one data set and checks every registered metric on it (one loop
+# instead of one parametrized test per metric keeps the suite fast).
+
+
+@given(data=rows)
+def test_every_metric_stays_within_its_bounds(data: list[tuple[float, bool]]) -> None:
+    conf, correct = as_arrays(data)
+    for name, fn in METRICS.items():
+        value = fn(conf, correct)
+        low, high = BOUNDS[name]
+        assert math.isnan(value) or low - 1e-12 <= value <= high + 1e-12, (name, value)
+
+
+@given(data=rows, order=st.randoms(use_true_random=False))
+def test_every_metric_ignores_row_order(data: list[tuple[float, bool]], order) -> None:
+    shuffled = list(data)
+    order.shuffle(shuffled)
+    for name, fn in METRICS.items():
+        before, after = fn(*as_arrays(data)), fn(*as_arrays(shuffled))
+        assert same(before, after), (name, before, after)
+
+
+@st.composite
+def calibrated_groups(draw: st.DrawFn) -> list[tuple[float, bool]]:
+    """Groups of m rows at confidence k/m with exactly k correct: accuracy = confidence."""
+    out: list[tuple[float, bool]] = []
+    for _ in range(draw(st.integers(1, 8))):
+        m = draw(st.integers(1, 10))
+        k = draw(st.integers(0, m))
+        out += [(k / m, True)] * k + [(k / m, False)] * (m - k)
+    return out
+
+
+@given(data=calibrated_groups())
+def test_perfect_calibration_has_zero_error(data: list[tuple[float, bool]]) -> None:
+    conf, correct = as_arrays(data)
+    for name in CALIBRATION_ERRORS:
+        assert METRICS[name](conf, correct) == pytest.approx(0.0, abs=1e-12), name
+    assert all(abs(b.gap) < 1e-12 for b in reliability_table(conf, correct) if b.count)
+
+
+@given(m=st.integers(9, 20), data=st.data())
+def test_perfect_calibration_has_zero_ace(m: int, data: st.DataObject) -> None:
+    # Ten groups of m rows with distinct confidences k/m: the equal-mass split falls
+    # exactly on the group boundaries, so every group is calibrated.
+    ks = data.draw(st.lists(st.integers(0, m), min_size=10, max_size=10, unique=True))
+    rows_ = [(k / m, i < k) for k in ks for i in range(m)]
+    assert ace(*as_arrays(rows_)) == pytest.approx(0.0, abs=1e-12)
+    assert METRICS["ace"](*as_arrays(rows_)) == pytest.approx(0.0, abs=1e-12)
+
+
+@given(data=rows)
+def test_ece_never_exceeds_the_maximum_bin_error(data: list[tuple[float, bool]]) -> None:
+    conf, correct = as_arrays(data)
+    assert ece(conf, correct) <= max_calibration_error(conf, correct) + 1e-12
+
+
+@given(data=rows, missing=st.lists(st.booleans(), min_size=60, max_size=60))
+def test_missing_confidences_are_left_out_and_counted(
+    data: list[tuple[float, bool]], missing: list[bool]
+) -> None:
+    conf, correct = as_arrays(data)
+    holes = np.array(missing[: len(conf)])
+    with_holes = np.where(holes, np.nan, conf)
+    s = summarize(with_holes, correct)
+    assert s["n_missing"] == int(holes.sum())
+    assert s["n"] == int((~holes).sum())
+    for name, fn in METRICS.items():
+        expected = fn(conf[~holes], correct[~holes]) if s["n"] else math.nan
+        assert same(s[name], None if math.isnan(expected) else expected)
+        if holes.any():  # metric functions take cleaned arrays and refuse NaN
+            with pytest.raises(ValueError, match="NaN"):
+                fn(with_holes, correct)
+
+
+# ---------------------------------------------------------------------------------------
+# GRACE: CalScore, MCE and h_t
+# ---------------------------------------------------------------------------------------
+
+
+def test_normalized_sigmoid_maps_minus_one_zero_one() -> None:
+    assert normalized_sigmoid(-1.0) == pytest.approx(0.0, abs=1e-15)
+    assert normalized_sigmoid(0.0) == pytest.approx(0.5)
+    assert normalized_sigmoid(1.0) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("conf", "correct", "human", "expected"),
+    [
+        ([1.0, 1.0, 1.0], [1, 1, 1], [0, 0, 0], 0.0),  # 1 − r(1) = 0: the best score
+        ([1.0, 1.0, 1.0], [0, 0, 0], [0, 0, 0], 1.0),  # 1 − r(−1) = 1: confidently wrong
+        ([0.0, 0.0], [1, 0], [0, 0], 0.5),  # no confidence: 1 − r(0) = 0.5
+        ([1.0, 1.0], [1, 1], [1, 1], 0.5),  # humans already right: 1 − r(0) = 0.5
+        ([1.0, 1.0], [0, 0], [1, 1], 0.5),  # ... also when wrong: no weight left
+    ],
+)
+def test_calscore_anchors(
+    conf: list[float], correct: list[int], human: list[float], expected: float
+) -> None:
+    assert calscore_question(conf, correct, human) == pytest.approx(expected, abs=1e-12)
+
+
+def test_calscore_hand_worked() -> None:
+    # wrong at 0.5 with h=0, right at 0.8 with h=0.5:
+    # mean = (1·(−1)·0.5 + 0.5·(+1)·0.8) / 2 = (−0.5 + 0.4)/2 = −0.05 → 1 − r(−0.05)
+    value = calscore_question([0.5, 0.8], [0, 1], [0.0, 0.5])
+    assert value == pytest.approx(1 - r(-0.05))
+    assert value == pytest.approx(0.52704, abs=1e-5)
+    # MCE drops h: mean = (−0.5 + 0.8)/2 = 0.15 → 1 − r(0.15) = 0.41900
+    assert mce_grace_question([0.5, 0.8], [0, 1]) == pytest.approx(1 - r(0.15))
+    assert mce_grace_question([0.5, 0.8], [0, 1]) == pytest.approx(0.41900, abs=1e-5)
+
+
+def test_reference_code_variants_hand_worked() -> None:
+    # g ∈ {0,1}, no r: 1 − (0·0.5 + 0.5·1·0.8)/2 = 1 − 0.2 = 0.8; without h: 1 − 0.4 = 0.6
+    assert calscore_ref_question([0.5, 0.8], [0, 1], [0.0, 0.5]) == pytest.approx(0.8)
+    assert mce_grace_ref_question([0.5, 0.8], [0, 1]) == pytest.approx(0.6)
+    # Anchors: always right at confidence 1 → 0; a wrong answer earns nothing → 1.
+    assert calscore_ref_question([1.0, 1.0], [1, 1], [0, 0]) == pytest.approx(0.0)
+    assert calscore_ref_question([1.0, 1.0], [0, 0], [0, 0]) == pytest.approx(1.0)
+    assert calscore_ref_question([1.0, 1.0], [1, 1], [1, 1]) == pytest.approx(1.0)
+
+
+@given(
+    data=st.lists(
+        st.tuples(st.floats(0, 1), st.booleans(), st.floats(0, 1)),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_question_metrics_are_in_unit_interval_and_mce_is_calscore_without_humans(
+    data: list[tuple[float, bool, float]],
+) -> None:
+    conf = [c for c, _, _ in data]
+    correct = [int(g) for _, g, _ in data]
+    human = [h for _, _, h in data]
+    for fn in QUESTION_METRICS.values():
+        assert -1e-12 <= fn(np.array(conf), np.array(correct, float), np.array(human)) <= 1 + 1e-12
+    zeros = [0.0] * len(conf)
+    assert same(mce_grace_question(conf, correct), calscore_question(conf, correct, zeros))
+    assert same(mce_grace_ref_question(conf, correct), calscore_ref_question(conf, correct, zeros))
+
+
+def test_question_metrics_check_their_inputs() -> None:
+    with pytest.raises(ValueError, match="one value per step"):
+        calscore_question([0.5, 0.5], [1, 1], [0.0])
+    with pytest.raises(ValueError, match=r"human_frac\[0\] = 1\.5"):
+        calscore_question([0.5], [1], [1.5])
+    with pytest.raises(ValueError, match="empty"):
+        mce_grace_question([], [])
+
+
+def test_human_fraction_by_step_hand_worked() -> None:
+    buzzes = [HumanBuzz("A", 12, True), HumanBuzz("B", 5, False), HumanBuzz("C", 30, True)]
+    # Three teams buzzed. Correct buzzes at words 12 (A) and 30 (C).
+    # step ends at word 10 → 0/3; at 20 → 1/3; at 40 → 2/3
+    assert human_fraction_by_step([10, 20, 40], buzzes) == pytest.approx([0, 1 / 3, 2 / 3])
+
+
+def test_human_fraction_counts_a_buzz_on_the_last_word_of_the_prefix() -> None:
+    assert human_fraction_by_step([11, 12], [("A", 12, True)]).tolist() == [0.0, 1.0]
+
+
+def test_human_fraction_counts_each_team_once() -> None:
+    # Team A negs at 3 then (another player) answers right at 8; B negs at 9.
+    buzzes = [("A", 3, False), ("A", 8, True), ("B", 9, False)]
+    assert human_fraction_by_step([5, 10], buzzes).tolist() == [0.0, 0.5]
+
+
+def test_human_fraction_is_zero_when_no_human_buzzed() -> None:
+    assert human_fraction_by_step([3, 7, 9], []).tolist() == [0.0, 0.0, 0.0]
+
+
+# ---------------------------------------------------------------------------------------
+# Step records → per-model summaries
+# ---------------------------------------------------------------------------------------
+
+STEPS = [
+    # model, question, step, last word, correct, logit, verbal, category
+    Step("m1", "q1", 1, 9, False, 0.5, 0.3, "Science"),
+    Step("m1", "q1", 2, 19, True, 0.8, None, "Science"),
+    Step("m1", "q2", 1, 4, False, 0.9, None, "History"),
+    Step("m1", "q2", 2, 9, False, 0.2, None, "History"),
+    Step("m2", "q1", 1, 9, True, 1.0, 1.0, "Science"),
+    Step("m2", "q1", 2, 19, True, 1.0, 1.0, "Science"),
+]
+# q1: team A right at word 12, team B wrong at 3 → h = [0/2, 1/2] at words 9 and 19.
+HUMANS = {"q1": [HumanBuzz("A", 12, True), HumanBuzz("B", 3, False)]}
+
+
+def test_summarize_steps_shape_and_json() -> None:
+    result = summarize_steps(STEPS, HUMANS)
+    assert set(result) == {"m1", "m2"}
+    assert set(result["m1"]) == {"logit", "verbal"}
+    flat = {*QUESTION_METRICS, *METRICS, "n", "n_missing", "n_questions", "n_questions_skipped"}
+    metrics = result["m1"]["logit"]
+    assert set(metrics) == flat | {"final", "by_category"}
+    assert set(metrics["final"]) == flat
+    assert set(metrics["by_category"]) == {"History", "Science"}
+    assert set(metrics["by_category"]["Science"]) == flat
+    json.dumps(result, allow_nan=False)
+
+
+def test_summarize_steps_logit_numbers() -> None:
+    m = summarize_steps(STEPS, HUMANS)["m1"]["logit"]
+    # q1: mean((1−0)(−1)(0.5), (1−½)(+1)(0.8)) = −0.05;  q2 (no humans): (−0.9 − 0.2)/2 = −0.55
+    assert m["calscore"] == pytest.approx(((1 - r(-0.05)) + (1 - r(-0.55))) / 2)
+    # MCE ignores humans: q1 (−0.5 + 0.8)/2 = 0.15; q2 −0.55
+    assert m["mce_grace"] == pytest.approx(((1 - r(0.15)) + (1 - r(-0.55))) / 2)
+    # reference code: q1 1 − (0 + ½·0.8)/2 = 0.8; q2 1 − 0 = 1 → 0.9
+    assert m["calscore_ref"] == pytest.approx(0.9)
+    # rows: (0.5,0) (0.8,1) (0.9,0) (0.2,0): Brier (0.25 + 0.04 + 0.81 + 0.04)/4 = 0.285
+    assert m["brier"] == pytest.approx(0.285)
+    assert (m["n"], m["n_missing"], m["n_questions"], m["n_questions_skipped"]) == (4, 0, 2, 0)
+    # final steps: (0.8, right, h=½) and (0.2, wrong, h=0); Brier (0.04 + 0.04)/2
+    final = m["final"]
+    assert final["brier"] == pytest.approx(0.04)
+    assert final["calscore"] == pytest.approx(((1 - r(0.4)) + (1 - r(-0.2))) / 2)
+    assert final["n"] == 2
+    # by category: History is q2 alone
+    assert m["by_category"]["History"]["calscore"] == pytest.approx(1 - r(-0.55))
+    assert m["by_category"]["History"]["n"] == 2
+
+
+def test_summarize_steps_leaves_out_missing_confidences() -> None:
+    m = summarize_steps(STEPS, HUMANS)["m1"]["verbal"]
+    # Only q1 step 1 has a verbal confidence: 0.3, wrong, h = 0 → 1 − r(−0.3)
+    assert m["calscore"] == pytest.approx(1 - r(-0.3))
+    assert (m["n"], m["n_missing"]) == (1, 3)
+    assert (m["n_questions"], m["n_questions_skipped"]) == (1, 1)
+    assert m["bss"] is None  # one row, one class
+    # Final steps: both verbal confidences missing → nothing defined, both questions skipped.
+    assert m["final"]["calscore"] is None
+    assert (m["final"]["n"], m["final"]["n_missing"], m["final"]["n_questions_skipped"]) == (
+        0,
+        2,
+        2,
+    )
+
+
+def test_summarize_steps_perfect_model_before_any_human() -> None:
+    m = summarize_steps(STEPS, {})["m2"]["logit"]
+    assert m["calscore"] == pytest.approx(0.0, abs=1e-12)
+    assert m["ece"] == pytest.approx(0.0)
+    # With the humans of HUMANS, step 2 is weighted by ½: mean (1 + ½)/2 = ¾ → 1 − r(¾)
+    assert summarize_steps(STEPS, HUMANS)["m2"]["logit"]["calscore"] == pytest.approx(1 - r(0.75))
+
+
+def test_duplicate_steps_are_rejected() -> None:
+    with pytest.raises(ValueError, match="duplicate step"):
+        summarize_steps([STEPS[0], STEPS[0]])
+
+
+def test_out_of_range_step_confidence_names_the_step() -> None:
+    bad = Step("m1", "q7", 3, 10, True, 1.7, None)
+    with pytest.raises(ValueError, match=r"confidence_logit .* 1\.7 at model='m1' question='q7'"):
+        summarize_steps([bad])
+
+
+def test_group_by_question_sorts_steps() -> None:
+    groups = group_by_question([STEPS[1], STEPS[0], STEPS[2]])
+    assert [s.step for s in groups["q1"]] == [1, 2]
+
+
+# ---------------------------------------------------------------------------------------
+# Bootstrap over questions
+# ---------------------------------------------------------------------------------------
+
+M1 = [s for s in STEPS if s.model == "m1"]
+
+
+def test_step_metric_matches_summarize_steps() -> None:
+    summary = summarize_steps(M1, HUMANS)["m1"]
+    questions = list(group_by_question(M1).values())
+    for kind in ("logit", "verbal"):
+        for name in ("calscore", "mce_grace", "ece", "brier"):
+            value = step_metric(name, kind=kind, human_buzzes=HUMANS)(questions)
+            assert same(value, summary[kind][name])
+
+
+def test_bootstrap_resamples_questions_not_rows() -> None:
+    # One question with rows that disagree: every resample is that same question, so the
+    # interval collapses onto the point value. Row resampling would spread it out.
+    one = [s for s in M1 if s.question_id == "q1"]
+    point = brier([0.5, 0.8], [0, 1])
+    assert bootstrap_ci(one, step_metric("brier"), n_resamples=50) == pytest.approx((point, point))
+
+
+def test_bootstrap_passes_repeated_questions_separately() -> None:
+    sizes: list[int] = []
+    names: list[list[str]] = []
+
+    def spy(questions) -> float:
+        sizes.append(len(questions))
+        names.append([q[0].question_id for q in questions])
+        return 0.0
+
+    bootstrap_ci(M1, spy, n_resamples=30, seed=1)
+    assert sizes == [2] * 30
+    assert any(n[0] == n[1] for n in names)  # a question drawn twice stays two entries
+
+
+def test_bootstrap_interval_is_reproducible_and_brackets_the_questions() -> None:
+    metric = step_metric("calscore", human_buzzes=HUMANS)
+    low, high = bootstrap_ci(M1, metric, n_resamples=200, seed=3)
+    assert (low, high) == bootstrap_ci(M1, metric, n_resamples=200, seed=3)
+    # Two questions: resamples range from "q1 twice" to "q2 twice".
+    q1, q2 = 1 - r(-0.05), 1 - r(-0.55)
+    assert low == pytest.approx(min(q1, q2)) and high == pytest.approx(max(q1, q2))
+
+
+def test_bootstrap_and_step_metric_check_arguments() -> None:
+    with pytest.raises(ValueError, match="unknown metric name = 'accuracy'"):
+        step_metric("accuracy")
+    with pytest.raises(ValueError, match="several models"):
+        bootstrap_ci(STEPS, step_metric("ece"), n_resamples=5)
+    with pytest.raises(ValueError, match="level"):
+        bootstrap_ci(M1, step_metric("ece"), level=1.5)
+    with pytest.raises(ValueError, match="empty"):
+        bootstrap_ci([], step_metric("ece"))
+
+
+def test_bootstrap_ignores_undefined_resamples() -> None:
+    # BSS is undefined on q2 alone (all wrong); those resamples are skipped.
+    low, high = bootstrap_ci(M1, step_metric("bss"), n_resamples=100)
+    assert not math.isnan(low) and low <= high
+
+
+# ---------------------------------------------------------------------------------------
+# Docstring examples and import hygiene
+# ---------------------------------------------------------------------------------------
+
+
+def test_docstring_examples_hold() -> None:
+    result = doctest.testmod(metrics_module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 10
+    assert result.failed == 0
+
+
+def test_analysis_imports_no_framework() -> None:
+    code = (
+        "import sys, grace_arena.analysis\n"
+        "bad = [m for m in ('sqlmodel', 'sqlalchemy', 'fastapi', 'textual', 'litellm')"
+        " if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@settings(max_examples=25)
+@given(data=rows)
+def test_registry_metrics_return_plain_floats(data: list[tuple[float, bool]]) -> None:
+    conf, correct = as_arrays(data)
+    assert all(type(fn(conf, correct)) is float for fn in METRICS.values())
