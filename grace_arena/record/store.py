@@ -338,22 +338,10 @@ def _set_buzz_ruling(session: Session, match_id: int, buzz_id: int) -> None:
             RulingRow.buzz_id == buzz_id,
             RulingRow.undone_seq.is_(None),  # type: ignore[union-attr]
         )
-        .order_by(RulingRow.seq.desc())  # type: ignore[union-attr]
-    ).first()
-    buzz.ruling = in_force.ruling if in_force else None
-    buzz.points = (
-        sum(
-            r.points
-            for r in session.exec(
-                select(RulingRow).where(
-                    RulingRow.match_id == match_id,
-                    RulingRow.buzz_id == buzz_id,
-                    RulingRow.undone_seq.is_(None),  # type: ignore[union-attr]
-                )
-            ).all()
-        )
-        if in_force
-        else None
-    )
-    buzz.power = in_force.power if in_force else None
+        .order_by(RulingRow.seq)  # type: ignore[arg-type]
+    ).all()
+    last = in_force[-1] if in_force else None
+    buzz.ruling = last.ruling if last else None
+    buzz.points = sum(r.points for r in in_force) if last else None
+    buzz.power = last.power if last else None
     session.add(buzz)
