@@ -61,13 +61,10 @@ def _r(x: FloatArray) -> FloatArray:
 
 def _codes(values: NDArray[Any]) -> tuple[NDArray[Any], IntArray]:
     """Unique values in first-seen order and each row's code into them."""
-    if values.size == 0:
-        return values[:0], np.empty(0, dtype=np.int64)
-    _uniq, first, inverse = np.unique(values.astype(str), return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return values[first[order]], rank[inverse.ravel()].astype(np.int64)
+    (codes,), uniques = factorize(values)
+    out = np.empty(len(uniques), dtype=object)
+    out[:] = uniques
+    return out, codes
 
 
 # ---------------------------------------------------------------------------------------
@@ -84,15 +81,13 @@ def human_fraction_column(steps: StepTable, buzzes: BuzzTable) -> FloatArray:
     human = buzzes.team_kind == "human"
     if n == 0 or not human.any():
         return np.zeros(n)
-    qids = np.concatenate([steps.question_id, buzzes.question_id[human]]).astype(str)
-    _, q_all = np.unique(qids, return_inverse=True)
-    q_rows, q_buzz = q_all[:n], q_all[n:]
-    team_key = np.char.add(
-        np.char.add(buzzes.match[human].astype(str), "\x1f"), buzzes.team[human].astype(str)
+    (q_rows, q_buzz), questions = factorize(steps.question_id, buzzes.question_id[human])
+    t_buzz, _ = _keys(
+        (buzzes.match[human], buzzes.match[:0]), (buzzes.team[human], buzzes.team[:0])
     )
-    _, t_buzz = np.unique(team_key, return_inverse=True)
+    _, t_buzz = np.unique(t_buzz, return_inverse=True)
+    n_q = len(questions)
     n_teams_key = np.unique(q_buzz * (t_buzz.max() + 1) + t_buzz)
-    n_q = int(q_all.max()) + 1
     n_teams = np.bincount(n_teams_key // (t_buzz.max() + 1), minlength=n_q)
 
     words = buzzes.word_index[human]
@@ -152,9 +147,9 @@ def model_rows(steps: StepTable, h: FloatArray | None = None) -> list[ModelRows]
     if h is None:
         h = np.zeros(len(steps))
     out = []
-    models = steps.model.astype(str)
-    for model in sorted(set(models.tolist())):
-        idx = np.flatnonzero(models == model)
+    (model_codes,), names = factorize(steps.model)
+    for code, model in sorted(enumerate(names), key=lambda item: str(item[1])):
+        idx = np.flatnonzero(model_codes == code)
         qids, q = _codes(steps.question_id[idx])
         order = np.lexsort((steps.step[idx], q))
         idx, q = idx[order], q[order]
@@ -272,14 +267,15 @@ def summarize_table(
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for m in models:
         all_rows = np.arange(m.q.size)
-        row_cat = m.category[m.q]
+        (cat_codes,), cats = factorize(m.category)
+        row_cat = cat_codes[m.q]
+        by_cat = {cat: np.flatnonzero(row_cat == i) for i, cat in enumerate(cats)}
         result[m.model] = {}
         for kind in kinds:
             metrics = _summarize_rows(m, all_rows, kind)
             metrics["final"] = _summarize_rows(m, m.final, kind)
             metrics["by_category"] = {
-                cat: _summarize_rows(m, np.flatnonzero(row_cat == cat), kind)
-                for cat in sorted(set(m.category.tolist()))
+                cat: _summarize_rows(m, by_cat[cat], kind) for cat in sorted(by_cat)
             }
             result[m.model][kind] = metrics
     return result
@@ -361,8 +357,9 @@ def bootstrap_model(
     while done < n_resamples:
         b = min(chunk, n_resamples - done)
         draws = rng.integers(0, n_q, size=(b, n_q))
-        flat = (draws + (np.arange(b) * n_q)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=b * n_q).reshape(b, n_q).astype(np.float64)
+        counts = np.empty((b, n_q))
+        for i in range(b):  # how often each question was drawn in resample i
+            counts[i] = np.bincount(draws[i], minlength=n_q)
         parts.append((matrix_t @ counts.T).T)
         done += b
     totals = np.vstack(parts)
@@ -544,19 +541,35 @@ class FirstBuzzes:
     correct: NDArray[np.bool_]  # False when there was no buzz
 
 
-def _key(*cols: NDArray[Any]) -> NDArray[Any]:
-    out = cols[0].astype(str)
-    for col in cols[1:]:
-        out = np.char.add(np.char.add(out, "\x1f"), col.astype(str))
-    return out
+def factorize(*arrays: NDArray[Any]) -> tuple[list[IntArray], list[Any]]:
+    """Integer codes of the values of ``arrays`` in one shared space, and the values by code.
+
+    A dict lookup per value: faster than ``np.unique`` on object arrays of strings.
+    """
+    index: dict[Any, int] = {}
+    codes = [
+        np.fromiter((index.setdefault(v, len(index)) for v in arr.tolist()), np.int64, arr.size)
+        for arr in arrays
+    ]
+    return codes, list(index)
+
+
+def _keys(*columns: tuple[NDArray[Any], NDArray[Any]]) -> tuple[IntArray, IntArray]:
+    """One int64 key per row for two tables sharing the same key columns.
+
+    Each argument is one key column as ``(values in table 1, values in table 2)``.
+    """
+    key1 = np.zeros(columns[0][0].size, dtype=np.int64)
+    key2 = np.zeros(columns[0][1].size, dtype=np.int64)
+    for first, second in columns:
+        (c1, c2), values = factorize(first, second)
+        size = max(len(values), 1)
+        key1, key2 = key1 * size + c1, key2 * size + c2
+    return key1, key2
 
 
 def _heard_arrays(buzzes: BuzzTable) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
-    if not buzzes.heard:
-        empty = np.empty(0, dtype=object)
-        return empty, empty, empty
-    heard = np.array(buzzes.heard, dtype=object)
-    return heard[:, 0], heard[:, 1], heard[:, 2]
+    return buzzes.heard_columns
 
 
 def _fractions(buzzes: BuzzTable) -> FloatArray:
@@ -578,14 +591,13 @@ def first_buzzes(buzzes: BuzzTable, *, by: str = "team") -> FirstBuzzes:
     fraction = np.full(n, np.nan)
     correct = np.zeros(n, dtype=bool)
     if len(buzzes) and n:
-        bkey = _key(buzzes.match, getattr(buzzes, by), buzzes.question_id)
+        bkey, hkey = _keys((buzzes.match, hm), (getattr(buzzes, by), ht), (buzzes.question_id, hq))
         order = np.lexsort((np.arange(bkey.size), buzzes.word_index, bkey))
         sorted_key = bkey[order]
         first = np.ones(order.size, dtype=bool)
         first[1:] = sorted_key[1:] != sorted_key[:-1]
         rows = order[first]
         fkeys = bkey[rows]
-        hkey = _key(hm, ht, hq)
         pos = np.searchsorted(fkeys, hkey)
         pos = np.minimum(pos, max(fkeys.size - 1, 0))
         found = fkeys[pos] == hkey
@@ -607,7 +619,13 @@ def buzz_rate_curves(buzzes: BuzzTable, grid: FloatArray) -> dict[str, dict[str,
     heard = dict(zip(list(teams_heard), [int(n) for n in n_heard], strict=True))
     x = _fractions(buzzes)
     known = ~np.isnan(x)
-    key = _key(buzzes.team, buzzes.match, buzzes.question_id, buzzes.correct)[known]
+    key, _ = _keys(
+        (buzzes.team, buzzes.team[:0]),
+        (buzzes.match, buzzes.match[:0]),
+        (buzzes.question_id, buzzes.question_id[:0]),
+        (buzzes.correct, buzzes.correct[:0]),
+    )
+    key = key[known]
     xs, team, ok = x[known], buzzes.team[known].astype(str), buzzes.correct[known]
     order = np.lexsort((xs, key))
     first = np.ones(order.size, dtype=bool)
@@ -664,7 +682,12 @@ def player_scores(buzzes: BuzzTable) -> list[tuple[str, str, float, int]]:
             _fractions(buzzes),
         )
     usable = ~np.isnan(clue)
-    key = _key(buzzes.match, buzzes.player, buzzes.question_id)[usable]
+    key, _ = _keys(
+        (buzzes.match, buzzes.match[:0]),
+        (buzzes.player, buzzes.player[:0]),
+        (buzzes.question_id, buzzes.question_id[:0]),
+    )
+    key = key[usable]
     order = np.lexsort((np.arange(key.size), buzzes.word_index[usable], key))
     first = np.ones(order.size, dtype=bool)
     first[1:] = key[order][1:] != key[order][:-1]

@@ -32,6 +32,7 @@ from grace_arena.analysis.columnar import (
     bootstrap_model,
     buzz_given_correct_table,
     buzz_rate_curves,
+    factorize,
     first_buzzes,
     first_policy_buzz,
     human_fraction_column,
@@ -122,7 +123,7 @@ def _team_section(buzzes: BuzzTable) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per-team counts and the figure-4 curves."""
     kinds = buzzes.team_kinds()
     curves = buzz_rate_curves(buzzes, GRID)
-    heard = Counter(team for _, team, _ in buzzes.heard)
+    heard = Counter(buzzes.heard_columns[1].tolist())
     fractions = np.where(
         buzzes.n_words > 0,
         np.minimum((buzzes.word_index + 1) / np.maximum(buzzes.n_words, 1), 1.0),
@@ -147,11 +148,15 @@ def _team_section(buzzes: BuzzTable) -> tuple[dict[str, Any], dict[str, Any]]:
 def _expected_wins(buzzes: BuzzTable, models: list[Any]) -> dict[str, Any]:
     kinds = buzzes.team_kinds()
     first = first_buzzes(buzzes)
-    is_model = np.array([kinds.get(t) == "model" for t in first.team.tolist()], dtype=bool)
-    human = ~is_model
+    (team_codes,), teams_seen = factorize(first.team)
+    model_team = np.array([kinds.get(t) == "model" for t in teams_seen], dtype=bool)
+    is_model = model_team[team_codes] if team_codes.size else np.zeros(0, dtype=bool)
+    # a buzz whose position is unknown (no question length) cannot be placed on the curve
+    usable = ~(first.correct & np.isnan(first.fraction))
+    human = ~is_model & usable
     n_human = int(human.sum())
     out: dict[str, Any] = {"human_curve": None, "n_human_records": n_human}
-    if not n_human:
+    if not n_human or np.isnan(first.fraction).all():
         out["teams"], out["models"] = {}, {}
         return out
     hit = human & first.correct & ~np.isnan(first.fraction)
@@ -159,7 +164,7 @@ def _expected_wins(buzzes: BuzzTable, models: list[Any]) -> dict[str, Any]:
     out["human_curve"] = [float(c) for c in w.coefficients]
     teams: dict[str, Any] = {}
     for team in sorted({t for t, k in kinds.items() if k == "model"}):
-        rows = is_model & (first.team == team)
+        rows = is_model & usable & (first.team == team)
         if rows.any():
             value = expected_wins(first.fraction[rows], first.correct[rows], w)
             teams[team] = {"expected_wins": value, "n_questions": int(rows.sum())}

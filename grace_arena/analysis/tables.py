@@ -23,6 +23,7 @@ import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,15 @@ class BuzzTable:
     def empty(cls) -> BuzzTable:
         return cls.from_rows([], heard=())
 
+    @cached_property
+    def heard_columns(self) -> tuple[ObjArray, ObjArray, ObjArray]:
+        """``heard`` as three columns: match, team, question id (computed once)."""
+        if not self.heard:
+            empty = np.empty(0, dtype=object)
+            return empty, empty, empty
+        heard = np.array(self.heard, dtype=object)
+        return heard[:, 0], heard[:, 1], heard[:, 2]
+
     def team_kinds(self) -> dict[str, str]:
         return dict(zip(self.team.tolist(), self.team_kind.tolist(), strict=True))
 
@@ -305,10 +315,73 @@ def _cell(path: Path, line: int, column: str, value: str | None, kind: str) -> A
     return text
 
 
+def _fast_steps(path: Path) -> StepTable | None:
+    """Column-wise parse of a well-formed steps file; None if any cell needs a closer look
+    (then the row-by-row reader finds it and names its line)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = [h.strip() for h in next(reader, [])]
+        data = list(reader)
+    if not data:
+        return None
+    try:
+        cols = dict(zip(header, zip(*data, strict=True), strict=True))
+    except ValueError:
+        return None  # a row with a different number of cells
+
+    def floats(name: str, *, blank: str = "nan") -> FloatArray:
+        values = cols.get(name)
+        if values is None:  # an optional column that is absent: every cell blank
+            return np.full(len(data), float(blank))
+        arr = np.array(values, dtype=object)
+        arr[arr == ""] = blank
+        return arr.astype(float)
+
+    try:
+        step, word = floats("step", blank="x"), floats("word_index", blank="x")
+        correct, would = floats("correct", blank="x"), floats("would_buzz")
+        logit, verbal = floats("confidence_logit"), floats("confidence_verbal")
+        n_words = floats("n_words", blank="-1")
+    except ValueError:
+        return None
+    ints = np.concatenate([step, word, n_words])
+    known_would = would[~np.isnan(would)]
+    confs = np.concatenate([logit, verbal])
+    confs = confs[~np.isnan(confs)]
+    if (
+        np.any(ints != np.round(ints))
+        or np.any((correct != 0) & (correct != 1))
+        or np.any((known_would != 0) & (known_would != 1))
+        or np.any((confs < 0) | (confs > 1))
+    ):
+        return None
+    category = cols.get("category")
+    return StepTable(
+        model=_obj(cols["model"]),
+        question_id=_obj(cols["question_id"]),
+        step=step.astype(np.int64),
+        word_index=word.astype(np.int64),
+        correct=correct,
+        confidence_logit=logit,
+        confidence_verbal=verbal,
+        category=_obj((c.strip() or None) for c in category)
+        if category is not None
+        else _obj([None] * len(data)),
+        n_words=n_words.astype(np.int64),
+        would_buzz=would,
+    )
+
+
 def read_steps_csv(path: str | Path) -> StepTable:
     """Read a steps file (columns :data:`STEP_COLUMNS`, optional ``category``, ``n_words``,
     ``would_buzz``). An empty confidence is missing; ``correct`` must be 0 or 1."""
     path = Path(path)
+    _, rows = _read_csv(path, STEP_COLUMNS)
+    for _ in rows:  # the header is right and there is at least one row: try the fast way
+        fast = _fast_steps(path)
+        if fast is not None:
+            return fast
+        break
     _, rows = _read_csv(path, STEP_COLUMNS)
     out = []
     for line, row in enumerate(rows, start=2):

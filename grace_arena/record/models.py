@@ -51,6 +51,12 @@ class MatchRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     ended_at: datetime | None = None
     join_code: str | None = Field(default=None, index=True, max_length=32)
+    #: Where an imported match came from ("grace", ...); None for a match played here.
+    source: str | None = Field(default=None, max_length=32)
+    #: Identity of the imported file (its SHA-256), so that importing it again is a no-op.
+    source_key: str | None = Field(default=None, index=True, max_length=64)
+    #: What the import keeps to write the file back exactly (original ids, texts, positions).
+    source_meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class TeamRow(SQLModel, table=True):

@@ -1,0 +1,147 @@
+"""Benchmark: the whole analysis on 1,000,000 model steps and 100,000 buzzes.
+
+Prints wall time and peak memory of ``grace_arena.analysis.summary.analyze`` (every metric for
+both confidences, over all steps, final steps and per category, with 1,000 bootstrap
+resamples, plus the human-vs-model curves, expected wins, SH and player ranks), and, for
+scale, the time of scikit-learn's ``brier_score_loss`` + ``calibration_curve`` on the same
+rows in the same run.
+
+    .venv/bin/python bench/bench_analysis.py [--steps 1000000] [--buzzes 100000]
+        [--models 5] [--resamples 1000] [--seed 0]
+
+Not a timed test: it prints numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import time
+import tracemalloc
+
+import numpy as np
+
+from grace_arena.analysis.summary import analyze
+from grace_arena.analysis.tables import BuzzTable, StepTable
+
+CATEGORIES = np.array(
+    ["Literature", "History", "Science", "Fine Arts", "Religion", "Mythology", "Philosophy",
+     "Social Science", "Geography", "Current Events", "Pop Culture", "Other Academic"],
+    dtype=object,
+)  # fmt: skip
+
+
+def _obj(values: np.ndarray) -> np.ndarray:
+    out = np.empty(values.size, dtype=object)
+    out[:] = values.tolist()
+    return out
+
+
+def synthetic(n_steps: int, n_buzzes: int, n_models: int, seed: int) -> tuple[StepTable, BuzzTable]:
+    """Questions of 8 steps each (clue prefixes of a 120-word tossup), shared by the models;
+    confidences rise with the step, correctness follows them; 10% of verbal ones missing."""
+    rng = np.random.default_rng(seed)
+    steps_per_q = 8
+    n_q = n_steps // (n_models * steps_per_q)
+    n_words = 120
+    model = np.repeat(np.arange(n_models), n_q * steps_per_q)
+    q = np.tile(np.repeat(np.arange(n_q), steps_per_q), n_models)
+    step = np.tile(np.arange(steps_per_q), n_models * n_q)
+    word_index = (step + 1) * (n_words // steps_per_q) - 1
+    base = (step + 1) / steps_per_q
+    conf = np.clip(base * rng.uniform(0.6, 1.2, q.size), 0, 1)
+    correct = (rng.random(q.size) < base * 0.9).astype(float)
+    verbal = np.round(np.clip(conf + rng.normal(0, 0.1, q.size), 0, 1), 1)
+    verbal[rng.random(q.size) < 0.1] = np.nan
+    qid = np.char.add("p/q", q.astype(str))
+    steps = StepTable(
+        model=_obj(np.char.add("model-", model.astype(str))),
+        question_id=_obj(qid),
+        step=step.astype(np.int64),
+        word_index=word_index.astype(np.int64),
+        correct=correct,
+        confidence_logit=conf,
+        confidence_verbal=verbal,
+        category=_obj(CATEGORIES[q % CATEGORIES.size]),
+        n_words=np.full(q.size, n_words, dtype=np.int64),
+        would_buzz=(conf > 0.8).astype(float),
+    )
+    # buzzes: human and model teams over matches of 20 questions each
+    bq = rng.integers(0, n_q, n_buzzes)
+    team_no = rng.integers(0, 40, n_buzzes)
+    kind = np.where(team_no < 32, "human", "model")
+    buzzes = BuzzTable.from_rows(
+        {
+            "question_id": f"p/q{bq[i]}",
+            "team": f"{'H' if kind[i] == 'human' else 'M'}{team_no[i]}",
+            "team_kind": kind[i],
+            "match": str(bq[i] // 20),
+            "word_index": int(rng.integers(0, n_words)),
+            "correct": int(rng.random() < 0.6),
+            "n_words": n_words,
+            "clue_index": int(rng.integers(0, steps_per_q)),
+            "n_clues": steps_per_q,
+        }
+        for i in range(n_buzzes)
+    )
+    return steps, buzzes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1_000_000)
+    parser.add_argument("--buzzes", type=int, default=100_000)
+    parser.add_argument("--models", type=int, default=5)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-tracemalloc", action="store_true", help="skip the traced run")
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    steps, buzzes = synthetic(args.steps, args.buzzes, args.models, args.seed)
+    t_gen = time.perf_counter() - t0
+    n_q = len(set(steps.question_id.tolist()))
+    print(f"machine: {platform.node()} {platform.machine()} {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, numpy {np.__version__}")  # fmt: skip
+    print(f"data: {len(steps):,} steps ({args.models} models x {n_q:,} questions), "
+          f"{len(buzzes):,} buzzes, {len(buzzes.heard):,} team-question records "
+          f"(generated in {t_gen:.1f} s)")  # fmt: skip
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = analyze(steps, buzzes, n_resamples=args.resamples, seed=args.seed)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    load = os.getloadavg()[0]
+    print(f"analyze: {wall:.2f} s wall, {cpu:.2f} s CPU (all threads), process peak RSS "
+          f"{rss:,.0f} MiB ({args.resamples} bootstrap resamples; "
+          f"load average {load:.1f})")  # fmt: skip
+
+    if not args.no_tracemalloc:
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        analyze(steps, buzzes, n_resamples=args.resamples, seed=args.seed)
+        traced_wall = time.perf_counter() - t0
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        print(f"analyze under tracemalloc: {traced_wall:.2f} s, peak traced memory "
+              f"{peak / 2**20:,.0f} MiB")  # fmt: skip
+
+    from sklearn.calibration import calibration_curve
+    from sklearn.metrics import brier_score_loss
+
+    conf, y = steps.confidence_logit, steps.correct
+    t0 = time.perf_counter()
+    brier = brier_score_loss(y, conf)
+    calibration_curve(y, conf, n_bins=10)
+    t_sk = time.perf_counter() - t0
+    print(f"scikit-learn brier_score_loss + calibration_curve on the same {conf.size:,} rows "
+          f"(one confidence, no grouping): {t_sk:.2f} s")  # fmt: skip
+    first = next(iter(result["models"]))
+    print(f"check: {first} logit Brier {result['models'][first]['logit']['brier']:.4f}; "
+          f"scikit-learn Brier over all models {brier:.4f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,368 @@
+"""Getting every buzzpoint out of the record, in the formats the field uses.
+
+``grace-arena export --format FORMAT --out PATH``:
+
+* ``csv`` / ``jsonl``: one row per buzz (won, lost the race, locked out, not live) with
+  every logged field (:data:`~grace_arena.analysis.record_io.BUZZ_EXPORT_COLUMNS`), the
+  ruling in force and the history of rulings. A ``csv`` file is also a valid
+  ``analyze --buzzes`` input.
+* ``steps``: the model trajectories, the ``analyze --steps`` columns first, then the guess,
+  the other confidences, latency, tokens, cost.
+* ``grace``: GRACE's public buzzpoint JSON, one file per packet, team codes ``H1…``/``M1…``
+  with the mapping written alongside (``<name>.teams.json``). A GRACE file imported with
+  ``grace-arena import grace`` comes back out as it went in.
+* ``qbj``: one QBJ ``Match`` object per match (schema.quizbowl.technology), as MODAQ writes
+  them; our own fields sit under ``_grace_arena`` (QBJ readers skip ``_`` keys).
+
+With several packets (``grace``) or matches (``qbj``), ``PATH`` is a folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from grace_arena.analysis.imports import GraceBuzz, grace_word_maps
+from grace_arena.analysis.record_io import (
+    BUZZ_EXPORT_COLUMNS,
+    STEP_EXPORT_COLUMNS,
+    MatchInfo,
+    buzz_rows,
+    dumps_cell,
+    load_matches,
+    step_rows,
+    tossup_rows,
+)
+from grace_arena.record.models import PlayerRow, TossupRow
+
+__all__ = ["FORMATS", "export", "grace_export_data", "qbj_match"]
+
+FORMATS = ("csv", "jsonl", "steps", "grace", "qbj")
+
+
+def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: dumps_cell(row.get(k)) for k in columns})
+
+
+def _targets(out: Path, names: list[str], suffix: str) -> list[Path]:
+    """One file, or one file per name inside ``out`` when there are several."""
+    if len(names) == 1 and out.suffix:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return [out]
+    out.mkdir(parents=True, exist_ok=True)
+    return [out / f"{name}{suffix}" for name in names]
+
+
+def export(
+    engine: Engine, fmt: str, out: str | Path, match_ids: Sequence[int] | None = None
+) -> list[Path]:
+    """Write the chosen matches (all when ``match_ids`` is empty) in ``fmt``; returns the
+    files written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    out = Path(out)
+    matches = load_matches(engine, match_ids)
+    if fmt in ("csv", "jsonl"):
+        rows = buzz_rows(engine, matches)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "csv":
+            _write_csv(out, BUZZ_EXPORT_COLUMNS, rows)
+        else:
+            with out.open("w", encoding="utf-8") as handle:
+                for row in rows:
+                    handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        return [out]
+    if fmt == "steps":
+        questions = (
+            {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id}
+            if match_ids
+            else None
+        )
+        _write_csv(out, STEP_EXPORT_COLUMNS, step_rows(engine, questions))
+        return [out]
+    if fmt == "grace":
+        packets, mapping = grace_export_data(engine, matches)
+        if not packets:
+            raise ValueError("no match with a packet to export in GRACE's format")
+        files = _targets(out, list(packets), ".json")
+        for path, tossups in zip(files, packets.values(), strict=True):
+            path.write_text(json.dumps(tossups, indent=4, ensure_ascii=False) + "\n", "utf-8")
+        teams_file = (
+            files[0].with_name(files[0].stem + ".teams.json")
+            if len(files) == 1 and out.suffix
+            else out / "teams.json"
+        )
+        teams_file.write_text(json.dumps(mapping, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        return [*files, teams_file]
+    files = _targets(out, [f"match-{m.id}" for m in matches], ".qbj")
+    for path, m in zip(files, matches, strict=True):
+        path.write_text(json.dumps(qbj_match(engine, m), indent=2, ensure_ascii=False) + "\n")
+    return files
+
+
+# ---------------------------------------------------------------------------------------
+# GRACE
+# ---------------------------------------------------------------------------------------
+
+
+def _team_codes(matches: Sequence[MatchInfo]) -> tuple[dict[tuple[int, str], str], dict[str, Any]]:
+    """A GRACE code per (match, team): imported codes kept, others numbered H…/M…."""
+    codes: dict[tuple[int, str], str] = {}
+    used: set[str] = set()
+    for m in matches:
+        kept = m.source_meta.get("team_codes", {}) if m.source == "grace" else {}
+        for team in m.config.teams:
+            if team.id in kept:
+                codes[(m.id, team.id)] = kept[team.id]
+                used.add(kept[team.id])
+    counters = {"H": 0, "M": 0}
+    for m in matches:
+        for team in m.config.teams:
+            if (m.id, team.id) in codes:
+                continue
+            letter = "M" if team.kind.value == "model" else "H"
+            while True:
+                counters[letter] += 1
+                code = f"{letter}{counters[letter]}"
+                if code not in used:
+                    break
+            used.add(code)
+            codes[(m.id, team.id)] = code
+    mapping: dict[str, Any] = {}
+    for m in matches:
+        for team in m.config.teams:
+            mapping.setdefault(codes[(m.id, team.id)], []).append(
+                {
+                    "match": m.id,
+                    "match_title": m.title,
+                    "team_id": team.id,
+                    "team": team.name,
+                    "kind": team.kind.value,
+                    "model": team.model,
+                }
+            )
+    return codes, mapping
+
+
+def _with_markers(question: str, marks: dict[int, list[str]]) -> str:
+    tokens = question.split()
+    out = []
+    for i, token in enumerate(tokens):
+        out.append(token)
+        out.extend(marks.get(i, []))
+    for i in sorted(k for k in marks if k >= len(tokens)):
+        out.extend(marks[i])
+    return " ".join(out)
+
+
+def grace_export_data(
+    engine: Engine, matches: Sequence[MatchInfo]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """``{packet id: [GRACE tossup, ...]}`` and the team-code mapping.
+
+    A tossup is listed once per packet (in packet order) if any chosen match played it and
+    did not throw it out; its ``position`` holds every buzz that took the floor and was ruled
+    correct or incorrect, match by match in the order they happened.
+    """
+    codes, mapping = _team_codes(matches)
+    with_packet = [m for m in matches if m.packet_id]
+    stored = tossup_rows(engine, {m.packet_id for m in with_packet if m.packet_id})
+    rows = buzz_rows(engine, with_packet)
+    by_question: dict[tuple[str, str], list[tuple[MatchInfo, dict[str, Any]]]] = {}
+    info = {m.id: m for m in with_packet}
+    for r in rows:
+        if r["outcome"] != "won" or r["correct"] is None or r["thrown_out"]:
+            continue
+        by_question.setdefault((r["packet_id"], r["tossup_id"]), []).append((info[r["match"]], r))
+    played: dict[str, set[str]] = {}
+    for m in with_packet:
+        assert m.packet_id is not None
+        played.setdefault(m.packet_id, set()).update(m.counted)
+    packets: dict[str, list[dict[str, Any]]] = {}
+    for packet_id in sorted(played):
+        order = sorted(
+            played[packet_id],
+            key=lambda t: (stored[(packet_id, t)].position if (packet_id, t) in stored else 1e9, t),
+        )
+        entries = []
+        for tossup_id in order:
+            row: TossupRow | None = stored.get((packet_id, tossup_id))
+            text = row.text if row else ""
+            original = next(
+                (
+                    m.source_meta.get("tossups", {}).get(tossup_id)
+                    for m in with_packet
+                    if m.packet_id == packet_id and m.source == "grace"
+                    and tossup_id in m.source_meta.get("tossups", {})
+                ),
+                None,
+            )  # fmt: skip
+            question = text
+            if original and " ".join(str(original.get("question") or "").split()) == text:
+                question = original["question"]  # the published text, spacing and all
+            to_ours, to_grace = grace_word_maps(question)
+            found: list[tuple[tuple[int, int, int], GraceBuzz]] = []
+            for m, r in by_question.get((packet_id, tossup_id), []):
+                ours = int(r["word_index"])
+                gw = to_grace[min(ours, len(to_grace) - 1)] if to_grace else ours
+                order_key = r["buzz_id"]
+                kept = m.source_meta.get("grace_word_index", {}).get(str(r["buzz_id"]))
+                if kept and 0 <= kept[0] < len(to_ours) and to_ours[kept[0]] == ours:
+                    gw, order_key = kept[0], kept[1]
+                code = codes[(m.id, r["team_id"])]
+                found.append(
+                    ((m.id, order_key, r["buzz_id"]), GraceBuzz(gw, code, r["correct"] == 1))
+                )
+            found.sort(key=lambda f: f[0])
+            marks: dict[int, list[str]] = {}
+            for _, gb in found:
+                marks.setdefault(gb.word_index, []).append(gb.as_position()[str(gb.word_index)])
+            entries.append(
+                {
+                    "tossup_index": original.get("tossup_index", tossup_id)
+                    if original
+                    else tossup_id,
+                    "category": (original or {}).get("category")
+                    or (row.subcategory or row.category if row else None),
+                    "question": question,
+                    "answer": (original or {}).get("answer") or (row.answer if row else None),
+                    "question_buzzpoints": _with_markers(question, marks),
+                    "position": [gb.as_position() for _, gb in found],
+                }
+            )
+        packets[packet_id] = entries
+    return packets, mapping
+
+
+# ---------------------------------------------------------------------------------------
+# QBJ
+# ---------------------------------------------------------------------------------------
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
+    """One match as a QBJ ``Match`` object (the layout MODAQ writes and reads).
+
+    Cycles are the tossups played and not thrown out; a cycle's buzzes are those that took
+    the floor and were ruled, each worth the points in force (10, 15, −5 or 0). Lost races,
+    lockouts and prompts still pending have no place in QBJ: the ``csv``/``jsonl`` exports
+    carry them.
+    """
+    rows = [
+        r
+        for r in buzz_rows(engine, [m])
+        if r["outcome"] == "won" and r["correct"] is not None and not r["thrown_out"]
+    ]
+    with Session(engine) as session:
+        players = session.exec(
+            select(PlayerRow).where(PlayerRow.match_id == m.id).order_by(PlayerRow.joined_at)  # type: ignore[arg-type]
+        ).all()
+    stored = tossup_rows(engine, [m.packet_id] if m.packet_id else [])
+    counted = m.counted
+    roster: dict[str, list[str]] = {t.id: [] for t in m.config.teams}
+    for p in players:
+        if p.name not in roster.setdefault(p.team_id, []):
+            roster[p.team_id].append(p.name)
+    for r in rows:  # anyone who buzzed is on the roster
+        if r["player"] not in roster.setdefault(r["team_id"], []):
+            roster[r["team_id"]].append(r["player"])
+    teams = {
+        t.id: {"name": t.name, "players": [{"name": n} for n in roster[t.id]]}
+        for t in m.config.teams
+    }
+    answer_counts: dict[tuple[str, str], dict[int, int]] = {}
+    questions = []
+    for number, tossup_id in enumerate(counted, start=1):
+        row = stored.get((m.packet_id or "", tossup_id))
+        in_packet = (
+            row.position + 1
+            if row
+            else m.config.tossups.index(
+                m.config.tossup(tossup_id)  # type: ignore[arg-type]
+            )
+            + 1
+        )
+        buzzes = []
+        for r in rows:
+            if r["tossup_id"] != tossup_id:
+                continue
+            position: dict[str, Any] = {"word_index": r["word_index"]}
+            if r["clue_index"] is not None:
+                position["clue_index"] = r["clue_index"]
+            if r["received_wall"] is not None:
+                position["time"] = _iso(r["received_wall"])
+            value = int(r["points"] or 0)
+            buzzes.append(
+                {
+                    "team": teams[r["team_id"]],
+                    "player": {"name": r["player"]},
+                    "buzz_position": position,
+                    "result": {"value": value},
+                }
+            )
+            counts = answer_counts.setdefault((r["team_id"], r["player"]), {})
+            counts[value] = counts.get(value, 0) + 1
+        questions.append(
+            {
+                "question_number": number,
+                "tossup_question": {
+                    "question_number": in_packet,
+                    "type": "tossup",
+                    "parts": 1,
+                },
+                "buzzes": buzzes,
+            }
+        )
+    match_teams = []
+    for t in m.config.teams:
+        team = teams[t.id]
+        match_teams.append(
+            {
+                "team": team,
+                "bonus_points": 0,
+                "lineups": [{"first_question": 1, "players": team["players"]}],
+                "match_players": [
+                    {
+                        "player": p,
+                        "tossups_heard": len(counted),
+                        "answer_counts": [
+                            # "answer_type" is the schema's name, "answer" what MODAQ writes
+                            {"number": n, "answer_type": {"value": v}, "answer": {"value": v}}
+                            for v, n in sorted(answer_counts.get((t.id, p["name"]), {}).items())
+                        ],
+                    }
+                    for p in team["players"]
+                ],
+            }
+        )
+    thrown = [t for t in m.played if t not in counted]
+    notes = [f"Tossup {t} thrown out." for t in thrown]
+    return {
+        "tossups_read": len(counted),
+        "match_teams": match_teams,
+        "match_questions": questions,
+        **({"packets": m.packet_id} if m.packet_id else {}),
+        **({"notes": "\n".join(notes)} if notes else {}),
+        "_grace_arena": {
+            "match": m.id,
+            "title": m.title,
+            "team_kinds": {t.name: t.kind.value for t in m.config.teams},
+            "models": {t.name: t.model for t in m.config.teams if t.model},
+            "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        },
+    }

@@ -1,0 +1,175 @@
+"""``grace-arena analyze``: calibration metrics and human-vs-model curves, from the record or
+from files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from grace_arena.cli import app
+from grace_arena.cli.options import DbOption, resolve_db
+
+
+def _print_tables(result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    counts = result["counts"]
+    console.print(
+        f"{counts['steps']:,} steps, {counts['models']} model(s), {counts['buzzes']:,} ruled "
+        f"buzzes, {counts['teams']} team(s), {counts['questions']:,} question(s)"
+    )
+
+    def fmt(value: Any) -> str:
+        return "–" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    def with_ci(m: dict[str, Any], key: str) -> str:
+        low, high = m.get("ci", {}).get(key, [None, None])
+        return fmt(m.get(key)) + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
+
+    if result["models"]:
+        table = Table(
+            title="Models", caption="all steps; [95% bootstrap interval, resampling questions]"
+        )
+        for col in ("model", "confidence", "CalScore", "MCE (GRACE)", "ECE", "Brier", "accuracy",
+                    "final CalScore", "steps", "missing"):  # fmt: skip
+            left = col in ("model", "confidence")
+            table.add_column(col, justify="left" if left else "right", no_wrap=left)
+        for model, kinds in result["models"].items():
+            for kind, m in kinds.items():
+                table.add_row(
+                    model,
+                    kind,
+                    with_ci(m, "calscore"),
+                    fmt(m["mce_grace"]),
+                    with_ci(m, "ece"),
+                    with_ci(m, "brier"),
+                    fmt(m.get("accuracy")),
+                    fmt(m["final"]["calscore"]),
+                    str(m["n"]),
+                    str(m["n_missing"]),
+                )
+        console.print(table)
+    if result["teams"]:
+        table = Table(title="Teams")
+        for col in ("team", "kind", "heard", "buzzes", "correct", "incorrect", "mean x correct"):
+            table.add_column(col, justify="left" if col in ("team", "kind") else "right")
+        for team, t in result["teams"].items():
+            table.add_row(
+                team,
+                t["kind"],
+                str(t["questions_heard"]),
+                str(t["buzzes"]),
+                str(t["correct"]),
+                str(t["incorrect"]),
+                fmt(t["mean_fraction_correct"]),
+            )
+        console.print(table)
+
+
+@app.command("analyze")
+def analyze(
+    db: DbOption = None,
+    match: Annotated[
+        list[int] | None,
+        typer.Option("--match", help="Only these matches of the record (repeatable)."),
+    ] = None,
+    steps: Annotated[
+        Path | None,
+        typer.Option(
+            "--steps",
+            help="Model steps CSV: model,question_id,step,word_index,correct,confidence_logit,"
+            "confidence_verbal[,category,n_words,would_buzz]. Reads files instead of the record.",
+        ),
+    ] = None,
+    buzzes: Annotated[
+        Path | None,
+        typer.Option(
+            "--buzzes",
+            help="Buzzes CSV: question_id,team,team_kind,word_index,correct (an 'export "
+            "--format csv' file works too).",
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write every number as JSON here.")
+    ] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Write report.md, report.html, plots and summary.json here."),
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")
+    ] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+) -> None:
+    """Calibration metrics, human-vs-model curves, expected wins and player ranks.
+
+    CalScore, GRACE's MCE, ECE, ACE, Brier and the rest, per model and confidence kind, with
+    bootstrap intervals over questions. Reads the record (--db, optionally --match) or plain
+    files (--steps and/or --buzzes).
+    """
+    from grace_arena.analysis.summary import analyze as run_analysis
+    from grace_arena.analysis.tables import (
+        BuzzTable,
+        FileFormatError,
+        StepTable,
+        read_buzzes_csv,
+        read_steps_csv,
+    )
+
+    if steps is not None or buzzes is not None:
+        if db is not None or match:
+            typer.echo("give either --db/--match or --steps/--buzzes, not both", err=True)
+            raise typer.Exit(2)
+        try:
+            step_table = read_steps_csv(steps) if steps else StepTable.empty()
+            buzz_table = read_buzzes_csv(buzzes) if buzzes else BuzzTable.empty()
+        except (OSError, FileFormatError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
+        source = {
+            "kind": "files",
+            "steps": str(steps) if steps else None,
+            "buzzes": str(buzzes) if buzzes else None,
+            "description": ", ".join(str(p) for p in (steps, buzzes) if p),
+        }
+    else:
+        from grace_arena.analysis.record_io import load_record
+        from grace_arena.record.db import open_engine
+        from grace_arena.record.store import RecordError
+
+        url = resolve_db(db)
+        typer.echo(f"record: {url}", err=True)
+        try:
+            step_table, buzz_table, matches = load_record(open_engine(url), match)
+        except RecordError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
+        ids = [m.id for m in matches]
+        source = {
+            "kind": "record",
+            "db": url,
+            "matches": ids,
+            "description": f"record {url}, matches {', '.join(map(str, ids)) or 'none'}",
+        }
+    try:
+        result = run_analysis(
+            step_table, buzz_table, n_resamples=resamples, seed=seed, source=source
+        )
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    _print_tables(result)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        typer.echo(f"wrote {json_out}", err=True)
+    if report is not None:
+        from grace_arena.analysis.report import write_report
+
+        files = write_report(result, report)
+        typer.echo(f"wrote {len(files)} files in {report}", err=True)

@@ -1,0 +1,101 @@
+"""``grace-arena analyze --steps/--buzzes`` on small hand-written files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from grace_arena.analysis.metrics import normalized_sigmoid
+from grace_arena.analysis.tables import read_buzzes_csv, read_steps_csv
+from grace_arena.cli import app
+
+STEPS = """model,question_id,step,word_index,correct,confidence_logit,confidence_verbal,category
+m,q1,0,9,0,0.5,0.9,Science
+m,q1,1,19,1,0.8,,Science
+m,q2,0,4,1,1.0,1.0,History
+"""
+BUZZES = """question_id,team,team_kind,word_index,correct,outcome,thrown_out
+q1,A,human,12,1,won,0
+q1,B,human,5,0,won,0
+q1,C,human,7,1,lost_race,0
+q2,A,human,2,1,won,1
+q2,Bot,model,3,1,won,0
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    steps, buzzes = tmp_path / "steps.csv", tmp_path / "buzzes.csv"
+    steps.write_text(STEPS)
+    buzzes.write_text(BUZZES)
+    return steps, buzzes
+
+
+def test_files_read_as_documented(files) -> None:
+    steps_path, buzzes_path = files
+    steps = read_steps_csv(steps_path)
+    assert steps.confidence_verbal[1] != steps.confidence_verbal[1]  # empty = missing (NaN)
+    buzzes = read_buzzes_csv(buzzes_path)
+    # the lost race and the thrown-out row are not ruled buzzes
+    assert sorted(zip(buzzes.question_id, buzzes.team, strict=True)) == [
+        ("q1", "A"),
+        ("q1", "B"),
+        ("q2", "Bot"),
+    ]
+    # every team seen in the file (C lost a race) heard every question seen (A's only q2 buzz
+    # was thrown out, Bot's counts)
+    assert len(buzzes.heard) == 8 and ("", "C", "q1") in buzzes.heard
+
+
+def test_calscore_from_files_by_hand(files, tmp_path: Path) -> None:
+    steps_path, buzzes_path = files
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        app,
+        ["analyze", "--steps", str(steps_path), "--buzzes", str(buzzes_path), "--json", str(out),
+         "--resamples", "0"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    logit = data["models"]["m"]["logit"]
+    # q1: human teams A (right at 12) and B (wrong at 5) buzzed: h = [0, 1/2] at words 9, 19.
+    # mean((1-h) g± c) = ((1)(-1)(0.5) + (0.5)(+1)(0.8)) / 2 = -0.05; q2: h = 0 (the only
+    # human buzz there was thrown out): mean = 1.0.
+    q1 = 1 - normalized_sigmoid(-0.05)
+    q2 = 1 - normalized_sigmoid(1.0)
+    assert logit["calscore"] == pytest.approx((q1 + q2) / 2)
+    assert logit["calscore_ref"] == pytest.approx(((1 - 0.4 / 2) + (1 - 1.0)) / 2)
+    assert logit["brier"] == pytest.approx((0.25 + 0.04 + 0.0) / 3)
+    assert logit["final"]["n"] == 2 and logit["final"]["brier"] == pytest.approx(0.02)
+    verbal = data["models"]["m"]["verbal"]
+    assert (verbal["n"], verbal["n_missing"]) == (2, 1)
+    assert set(logit["by_category"]) == {"Science", "History"}
+    assert logit["ci"] == {"calscore": [None, None], "ece": [None, None], "brier": [None, None]}
+    assert data["teams"]["B"] == {
+        "kind": "human",
+        "questions_heard": 2,
+        "buzzes": 1,
+        "correct": 0,
+        "incorrect": 1,
+        "mean_fraction_correct": None,  # no n_words column: fractions unknown
+    }
+    assert data["expected_wins"]["human_curve"] is None  # needs question lengths
+
+
+def test_the_column_reader_and_the_row_reader_agree(files, tmp_path: Path) -> None:
+    from grace_arena.analysis.tables import _fast_steps
+
+    steps_path, _ = files
+    fast = _fast_steps(steps_path)
+    assert fast is not None
+    slow_file = tmp_path / "slow.csv"  # "true" sends the file down the row-by-row path
+    slow_file.write_text(STEPS.replace("m,q2,0,4,1,1.0,1.0", "m,q2,0,4,true,1.0,1.0"))
+    assert _fast_steps(slow_file) is None
+    assert read_steps_csv(slow_file).rows() == fast.rows() == read_steps_csv(steps_path).rows()
+    bad = tmp_path / "bad.csv"
+    bad.write_text(STEPS.replace("m,q2,0,4,1,1.0", "m,q2,0,4,2,1.0"))
+    with pytest.raises(ValueError, match="line 4: column 'correct' must be 0 or 1"):
+        read_steps_csv(bad)
