@@ -1,0 +1,335 @@
+"""``grace-arena precompute`` and ``grace-arena model ...``: the model player's trajectories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from grace_arena.cli import app
+from grace_arena.cli.options import DbOption, resolve_db
+
+model_app = typer.Typer(
+    help="The model player: show its trajectories, choose its buzz threshold.",
+    no_args_is_help=True,
+)
+app.add_typer(model_app, name="model")
+
+PacketOption = Annotated[Path, typer.Option("--packet", "-p", help="Packet file (YAML or JSON).")]
+ConfidenceOption = Annotated[
+    str,
+    typer.Option(help="Confidence the policy thresholds: logit, logit_geo, sequence or verbal."),
+]
+
+
+def _load_packet(path: Path):
+    from grace_arena.core.packet import PacketError, load_packet
+
+    try:
+        return load_packet(path)
+    except (PacketError, OSError) as exc:
+        typer.echo(f"cannot load packet {path}:\n{exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _policy(confidence: str, threshold: float, not_before: int):
+    from grace_arena.model.policy import BuzzPolicy
+
+    try:
+        return BuzzPolicy(confidence=confidence, threshold=threshold, not_before_word=not_before)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+@app.command("precompute")
+def precompute(
+    packet: PacketOption,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="tfidf (offline, default), local-smollm2 (opt-in local LLM), or any litellm "
+            "model string such as openai/gpt-4o-mini or hosted_vllm/NAME.",
+        ),
+    ] = "tfidf",
+    corpus: Annotated[
+        Path | None,
+        typer.Option(help="Training / exemplar corpus (practice JSONL, QANTA, GRACE or packet)."),
+    ] = None,
+    k: Annotated[int, typer.Option(help="Exemplars per prompt (LLM guessers).")] = 3,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 4,
+    retries: Annotated[int, typer.Option(help="litellm num_retries (exponential backoff).")] = 3,
+    api_base: Annotated[
+        str | None, typer.Option(help="Server URL for OpenAI-compatible or vLLM models.")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="Name stored in the record (default: the model string).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Skip the response cache.")] = False,
+    tossup: Annotated[
+        list[str] | None, typer.Option(help="Only these tossup ids (repeatable).")
+    ] = None,
+    confidence: ConfidenceOption = "logit",
+    threshold: Annotated[float, typer.Option(help="Threshold for the stored would_buzz.")] = 0.5,
+    not_before: Annotated[int, typer.Option(help="No buzz before this word index.")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Guess every clue prefix of a packet and store each step in the record (idempotent)."""
+    import asyncio
+    import contextlib
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from grace_arena.model.precompute import make_guesser
+    from grace_arena.model.precompute import precompute as run
+    from grace_arena.record.db import open_engine
+
+    console = Console()
+    the_packet = _load_packet(packet)
+    policy = _policy(confidence, threshold, not_before)
+    url = resolve_db(db)
+    console.print(f"record: {url}")
+    engine = open_engine(url)
+    with contextlib.ExitStack() as stack:
+        litellm_model, record_name = model, name or model
+        if model == "local-smollm2":
+            from grace_arena.model.local import LocalLlamaServer
+
+            console.print("starting llama-cpp-python's server with SmolLM2-135M ...")
+            server = stack.enter_context(LocalLlamaServer())
+            litellm_model, api_base = "openai/smollm2", server.api_base
+        try:
+            guesser = make_guesser(
+                litellm_model,
+                corpus=corpus,
+                k=k,
+                api_base=api_base,
+                concurrency=concurrency,
+                num_retries=retries,
+                cache=None if no_cache else "default",
+                name=record_name,
+            )
+        except (OSError, ValueError) as exc:
+            typer.echo(f"cannot build the guesser: {exc}", err=True)
+            raise typer.Exit(2) from None
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("questions"),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        task = progress.add_task(record_name, total=1, detail="")
+
+        def show(stats) -> None:
+            progress.update(
+                task,
+                total=max(stats.questions, 1),
+                completed=stats.questions_done,
+                detail=(
+                    f"steps {stats.steps_done}/{stats.steps} · calls {stats.calls} · "
+                    f"cache hits {stats.cache_hits} · errors {stats.errors} · "
+                    f"${stats.cost_usd:.4f}"
+                ),
+            )
+
+        with progress:
+            stats = asyncio.run(
+                run(
+                    engine,
+                    the_packet,
+                    guesser,
+                    model=record_name,
+                    policy=policy,
+                    tossups=tossup,
+                    on_progress=show,
+                )
+            )
+    for message in stats.error_messages[:10]:
+        console.print(f"[red]error[/red] {message}")
+    console.print(
+        f"{record_name} on {the_packet.packet.id}: {stats.stored} steps stored, "
+        f"{stats.skipped} already in the record, {stats.errors} errors, {stats.calls} calls, "
+        f"{stats.cache_hits} cache hits, cost ${stats.cost_usd:.4f}"
+    )
+    engine.dispose()
+    if stats.errors:
+        raise typer.Exit(1)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+@model_app.command("show")
+def show(
+    model: Annotated[str, typer.Argument(help="Model name as stored in the record.")],
+    packet: PacketOption,
+    confidence: ConfidenceOption = "logit",
+    threshold: Annotated[float, typer.Option(help="Buzz threshold.")] = 0.5,
+    not_before: Annotated[int, typer.Option(help="No buzz before this word index.")] = 0,
+    tossup: Annotated[
+        list[str] | None, typer.Option(help="Only these tossup ids (repeatable).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Print each tossup's trajectory, clue by clue, and where the model would buzz."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from grace_arena.model.policy import first_buzz, load_steps
+    from grace_arena.record.db import open_engine
+
+    console = Console()
+    the_packet = _load_packet(packet)
+    policy = _policy(confidence, threshold, not_before)
+    engine = open_engine(resolve_db(db))
+    steps = load_steps(engine, model, the_packet.packet.id)
+    engine.dispose()
+    if not steps:
+        typer.echo(
+            f"no steps of {model!r} on packet {the_packet.packet.id!r} in the record: "
+            f"run `grace-arena precompute --packet {packet} --model {model}` first",
+            err=True,
+        )
+        raise typer.Exit(1)
+    n_buzz = n_right = 0
+    for t in the_packet.tossups:
+        if tossup and t.id not in tossup:
+            continue
+        rows = steps.get(t.id, [])
+        tokens = t.tokens()
+        clues = tokens.clue_texts()
+        buzz = first_buzz(rows, policy)
+        table = Table(
+            "step", "words", "clue", "guess", "logit", "geo", "seq", "verbal", "judge", "",
+            title=f"{t.id} ({t.category}) — ANSWER: {t.answer}",
+            title_justify="left",
+            expand=True,
+        )  # fmt: skip
+        for row in rows:
+            mark = "✓" if row.correct else ("prompt" if row.judge_directive == "prompt" else "✗")
+            here = "[bold yellow]◀ BUZZ[/]" if buzz is not None and row.step == buzz.step else ""
+            clue = clues[row.step] if row.step < len(clues) else ""
+            table.add_row(
+                str(row.step),
+                f"{tokens.clue_start(row.step)}–{row.word_index}",
+                clue[:60] + ("…" if len(clue) > 60 else ""),
+                row.guess or "—",
+                _fmt(row.confidence_logit),
+                _fmt(row.confidence_logit_geo),
+                _fmt(row.sequence_prob),
+                _fmt(row.confidence_verbal),
+                mark,
+                here,
+            )
+        console.print(table)
+        if buzz is None:
+            console.print(f"  never buzzes ({policy.confidence} ≥ {policy.threshold})\n")
+        else:
+            n_buzz += 1
+            n_right += bool(buzz.correct)
+            verdict = "[green]correct[/]" if buzz.correct else "[red]incorrect[/]"
+            console.print(
+                f"  buzzes at word {buzz.word_index} "
+                f"({tokens.fraction_revealed(buzz.word_index):.0%} read, clue {buzz.step + 1}"
+                f"/{tokens.n_clues}): {buzz.guess!r} {verdict}\n"
+            )
+    console.print(f"{model}: buzzes on {n_buzz} tossups, {n_right} correct")
+
+
+@model_app.command("threshold")
+def threshold(
+    model: Annotated[str, typer.Argument(help="Model name as stored in the record.")],
+    method: Annotated[
+        str, typer.Option(help="ew: maximise expected wins; ltt: Learn-then-Test guarantee.")
+    ] = "ltt",
+    packet: Annotated[
+        list[Path] | None,
+        typer.Option("--packet", "-p", help="Only trajectories on these packets (repeatable)."),
+    ] = None,
+    confidence: ConfidenceOption = "logit",
+    alpha: Annotated[float, typer.Option(help="LTT: allowed share of incorrect buzzes.")] = 0.2,
+    delta: Annotated[float, typer.Option(help="LTT: allowed failure probability.")] = 0.1,
+    risk: Annotated[
+        str, typer.Option(help="LTT: 'buzz' (wrong / buzzes) or 'question' (wrong / questions).")
+    ] = "buzz",
+    human_curve: Annotated[
+        Path | None,
+        typer.Option(help="EW: human buzz curve file (JSON or CSV); default: the record's."),
+    ] = None,
+    not_before: Annotated[int, typer.Option(help="No buzz before this word index.")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Choose the buzz threshold from the recorded trajectories (see docs/model_player.md)."""
+    from rich.console import Console
+
+    from grace_arena.model.records import (
+        human_curve_from_file,
+        human_records_from_db,
+        trajectories_from_db,
+    )
+    from grace_arena.model.threshold import threshold_expected_wins, threshold_ltt
+    from grace_arena.record.db import open_engine
+
+    console = Console()
+    _policy(confidence, 0.5, not_before)  # validates the confidence name
+    engine = open_engine(resolve_db(db))
+    packet_ids = [_load_packet(p).packet.id for p in packet] if packet else None
+    trajectories = trajectories_from_db(engine, model, packet_ids=packet_ids, confidence=confidence)
+    if not trajectories:
+        engine.dispose()
+        typer.echo(f"no trajectories of {model!r} in the record", err=True)
+        raise typer.Exit(1)
+    console.print(f"{model}: {len(trajectories)} questions, confidence {confidence}")
+    if method == "ew":
+        if human_curve is not None:
+            curve = human_curve_from_file(human_curve)
+            source = str(human_curve)
+        else:
+            fractions, n_records = human_records_from_db(engine)
+            if not fractions:
+                engine.dispose()
+                typer.echo(
+                    "the record holds no correct human buzzes: give --human-curve FILE", err=True
+                )
+                raise typer.Exit(1)
+            from grace_arena.analysis.curves import fit_human_curve
+
+            curve = fit_human_curve(fractions, n_records)
+            source = f"the record ({len(fractions)} correct of {n_records} human records)"
+        result = threshold_expected_wins(trajectories, curve, not_before_word=not_before)
+        console.print(f"human curve from {source}: w(x) = {curve}".replace("\n", " "))
+        console.print(
+            f"threshold {result.threshold:.2f}: expected wins {result.expected_wins:.3f} "
+            "per question"
+        )
+    elif method == "ltt":
+        try:
+            ltt = threshold_ltt(
+                trajectories, alpha=alpha, delta=delta, risk=risk, not_before_word=not_before
+            )  # type: ignore[arg-type]
+        except ValueError as exc:
+            engine.dispose()
+            raise typer.BadParameter(str(exc)) from None
+        for lam, n, k_wrong, p in ltt.tested[-5:]:
+            console.print(f"  λ={lam:.2f}: {k_wrong}/{n} wrong, p={p:.3g}")
+        if ltt.threshold is None:
+            console.print(
+                f"no threshold certified: incorrect-buzz share ≤ {alpha} with probability "
+                f"≥ {1 - delta} needs more (or better) data"
+            )
+        else:
+            console.print(
+                f"threshold {ltt.threshold:.2f}: incorrect-buzz share ({risk}) ≤ {alpha} "
+                f"with probability ≥ {1 - delta:.2f}"
+            )
+    else:
+        engine.dispose()
+        raise typer.BadParameter(f"method must be 'ew' or 'ltt', not {method!r}")
+    engine.dispose()

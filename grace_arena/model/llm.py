@@ -1,0 +1,306 @@
+"""The LLM guesser: any litellm provider string, GRACE's prompts, two confidences per prefix.
+
+For each clue prefix it makes two calls, both at temperature 0:
+
+1. the guess (appendix E.1 prompt with ``k`` TF-IDF exemplars), asking for token
+   log-probabilities (``logprobs=True, top_logprobs=0``); the logit confidences are computed over
+   the answer span only (:mod:`grace_arena.model.confidence`);
+2. the verbalized confidence (appendix D.4 prompt, same exemplars), parsed with
+   :func:`~grace_arena.model.confidence.parse_verbal`. The guess of this second call is kept in
+   ``extra["verbal_guess"]``; the stored guess is the first call's.
+
+A provider that rejects log-probabilities (litellm raises ``UnsupportedParamsError``: Anthropic,
+Bedrock, Mistral, ``ollama/``, reasoning models) is remembered for the rest of the run; its
+guesses are made without them, recorded with ``extra["logprobs"] = "unsupported"`` and no logit
+confidence, and verbalized confidence still works. ``drop_params`` is never used, since it would
+make log-probabilities vanish silently.
+
+Requests go through a semaphore (``concurrency``), are retried by litellm (``num_retries`` with
+``retry_strategy="exponential_backoff_retry"``), and are cached by content
+(:class:`~grace_arena.model.cache.ResponseCache`). Cost is what litellm priced the response at
+(its ``response_cost``, else ``litellm.completion_cost``) when it knows the model's price, else
+``None``. litellm is imported only when the first request is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from grace_arena.model.base import Guess, Prefix
+from grace_arena.model.cache import ResponseCache, cache_key
+from grace_arena.model.confidence import (
+    answer_span,
+    clean_answer,
+    logit_confidences,
+    parse_verbal,
+    parse_verbal_answer,
+)
+from grace_arena.model.prompts import guess_messages, verbal_messages
+from grace_arena.model.tfidf import ExemplarRetriever
+
+__all__ = ["DEFAULT_K", "LLMGuesser", "import_litellm"]
+
+DEFAULT_K = 3
+
+
+def import_litellm() -> Any:
+    """Import litellm with its price table read locally (no download at import time)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+class _CallError(RuntimeError):
+    pass
+
+
+class LLMGuesser:
+    """Guesses with a chat model through litellm (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        retriever: ExemplarRetriever | None = None,
+        k: int = DEFAULT_K,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        concurrency: int = 4,
+        num_retries: int = 3,
+        timeout: float = 120.0,
+        max_tokens: int = 24,
+        verbal: bool = True,
+        cache: ResponseCache | None = None,
+        name: str | None = None,
+        completion_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
+        if k < 0:
+            raise ValueError(f"k must be >= 0, got {k!r}")
+        self.model = model
+        self.name = name or model
+        self.retriever = retriever
+        self.k = k
+        self.api_base = api_base
+        # An OpenAI-compatible local server accepts any key, but the client insists on one.
+        self.api_key = api_key or ("sk-local" if api_base else None)
+        self.concurrency = concurrency
+        self.num_retries = num_retries
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self.verbal = verbal
+        self.cache = cache
+        # Passed to every litellm call as is (e.g. extra_headers); not part of the cache key.
+        self.completion_kwargs = dict(completion_kwargs or {})
+        self.logprobs_supported: bool | None = None  # None: not asked yet
+        self.calls = 0
+        self.cache_hits = 0
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._price_known = True
+
+    def _limit(self) -> asyncio.Semaphore:
+        # One semaphore per event loop: a guesser may serve several asyncio.run() calls.
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._semaphores:
+            self._semaphores = {loop_id: asyncio.Semaphore(self.concurrency)}
+        return self._semaphores[loop_id]
+
+    # -- one request -------------------------------------------------------------------------
+
+    def _params(self, *, logprobs: bool, max_tokens: int) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens}
+        if logprobs:
+            # llama-cpp-python's server returns logprobs only when top_logprobs is sent.
+            params.update(logprobs=True, top_logprobs=0)
+        return params
+
+    async def _request(
+        self, messages: list[dict[str, str]], params: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool]:
+        """The normalised response and whether it came from the cache."""
+        key = cache_key(self.model, messages, params)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            self.cache_hits += 1
+            return hit, True
+        litellm = import_litellm()
+        async with self._limit():
+            start = time.perf_counter()
+            self.calls += 1
+            response = await litellm.acompletion(
+                model=self.model,
+                messages=messages,
+                api_base=self.api_base,
+                api_key=self.api_key,
+                num_retries=self.num_retries,
+                retry_strategy="exponential_backoff_retry",
+                timeout=self.timeout,
+                **self.completion_kwargs,
+                **params,
+            )
+            latency = time.perf_counter() - start
+        body = _normalise(litellm, response, latency, price_known=self._price_known)
+        if body["cost_usd"] is None:
+            self._price_known = False  # do not ask again for every call of this model
+        if self.cache is not None:
+            self.cache.put(key, self.model, body)
+        return body, False
+
+    async def _guess_call(self, messages: list[dict[str, str]]) -> tuple[dict[str, Any], bool]:
+        if self.logprobs_supported is not False:
+            litellm = import_litellm()
+            try:
+                body, cached = await self._request(
+                    messages, self._params(logprobs=True, max_tokens=self.max_tokens)
+                )
+            except litellm.UnsupportedParamsError:
+                self.logprobs_supported = False
+            else:
+                if body.get("tokens") is not None:
+                    self.logprobs_supported = True
+                return body, cached
+        return await self._request(
+            messages, self._params(logprobs=False, max_tokens=self.max_tokens)
+        )
+
+    # -- one prefix --------------------------------------------------------------------------
+
+    def exemplars_for(self, prefix: Prefix) -> list[tuple[str, str, str]]:
+        """``(id, question, answer)`` of the ``k`` exemplars for ``prefix`` (never itself)."""
+        if self.retriever is None or self.k == 0:
+            return []
+        found = self.retriever.retrieve(
+            prefix.text,
+            self.k,
+            question_text=prefix.question_text,
+            exclude_ids=[prefix.corpus_id, prefix.tossup_id],
+        )
+        return [(e.id, e.text, e.page) for e in found]
+
+    async def guess(self, prefix: Prefix) -> Guess:
+        exemplars = self.exemplars_for(prefix)
+        pairs = [(q, a) for _, q, a in exemplars]
+        used = [{"id": i, "answer": a} for i, _, a in exemplars]
+        calls = 0
+        hits = 0
+        try:
+            answer_body, cached = await self._guess_call(guess_messages(prefix.text, pairs))
+            calls, hits = calls + (not cached), hits + cached
+            verbal_body = None
+            if self.verbal:
+                verbal_body, cached = await self._request(
+                    verbal_messages(prefix.text, pairs),
+                    self._params(logprobs=False, max_tokens=self.max_tokens + 16),
+                )
+                calls, hits = calls + (not cached), hits + cached
+        except Exception as exc:  # after litellm's retries: record and move on
+            return Guess(
+                guess=None,
+                exemplars=used,
+                calls=calls + 1,
+                cache_hits=hits,
+                error=f"{type(exc).__name__}: {str(exc)[:300]}",
+            )
+        refused = self.logprobs_supported is False
+        return _build_guess(answer_body, verbal_body, used, calls, hits, refused=refused)
+
+
+def _normalise(
+    litellm: Any, response: Any, latency: float, *, price_known: bool = True
+) -> dict[str, Any]:
+    """What we keep of a response: text, token logprobs, usage, cost, latency."""
+    choice = response.choices[0]
+    content = choice.message.content or ""
+    # litellm deletes the attribute when the provider sent none: never read it directly.
+    logprobs = getattr(choice, "logprobs", None)
+    items = getattr(logprobs, "content", None) if logprobs is not None else None
+    if items is None and isinstance(logprobs, dict):
+        items = logprobs.get("content")
+    tokens = None
+    if items:
+        tokens = [
+            [_field(t, "token"), float(_field(t, "logprob"))]
+            for t in items
+            if _field(t, "logprob") is not None
+        ]
+    usage = getattr(response, "usage", None)
+    # litellm prices the response while logging it; ask completion_cost only if it did not.
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    if cost is None and price_known:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # unknown (local) models have no price
+            cost = None
+    cost = float(cost) if cost is not None else None
+    return {
+        "content": content,
+        "tokens": tokens,
+        "prompt_tokens": getattr(usage, "prompt_tokens", None),
+        "completion_tokens": getattr(usage, "completion_tokens", None),
+        "cost_usd": cost,
+        "latency_s": latency,
+        "response_model": getattr(response, "model", None),
+    }
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _sum(*values: float | int | None) -> Any:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _build_guess(
+    answer: dict[str, Any],
+    verbal: dict[str, Any] | None,
+    exemplars: list[dict[str, Any]],
+    calls: int,
+    hits: int,
+    *,
+    refused: bool = False,
+) -> Guess:
+    extra: dict[str, Any] = {"raw": answer["content"][:500]}
+    mean = geo = seq = None
+    tokens = answer.get("tokens")
+    if tokens is None:
+        guess = clean_answer(answer["content"])
+        extra["logprobs"] = "unsupported" if refused else "missing"
+    else:
+        guess, span = answer_span([(t, lp) for t, lp in tokens])
+        conf = logit_confidences(span)
+        if conf is not None:
+            mean, geo, seq = conf
+        extra["logprobs"] = "ok" if conf is not None else "empty_span"
+        extra["answer_tokens"] = len(span)
+    verbal_conf = None
+    if verbal is not None:
+        verbal_conf = parse_verbal(verbal["content"])
+        extra["verbal_raw"] = verbal["content"][:500]
+        extra["verbal_guess"] = parse_verbal_answer(verbal["content"])
+        extra["verbal_parsed"] = verbal_conf is not None
+        extra["latency_verbal_s"] = verbal.get("latency_s")
+    extra["latency_guess_s"] = answer.get("latency_s")
+    parts = [answer] + ([verbal] if verbal is not None else [])
+    return Guess(
+        guess=guess or None,
+        confidence_logit=mean,
+        confidence_logit_geo=geo,
+        sequence_prob=seq,
+        confidence_verbal=verbal_conf,
+        latency_s=_sum(*(p.get("latency_s") for p in parts)),
+        prompt_tokens=_sum(*(p.get("prompt_tokens") for p in parts)),
+        completion_tokens=_sum(*(p.get("completion_tokens") for p in parts)),
+        cost_usd=_sum(*(p.get("cost_usd") for p in parts)),
+        exemplars=exemplars,
+        extra=extra,
+        calls=calls,
+        cache_hits=hits,
+    )

@@ -1,0 +1,275 @@
+"""Precompute a model's guess trajectory on a packet and store every step in the record.
+
+Every clue prefix of every tossup is guessed, judged with the core's judge (only ACCEPT is
+correct; a PROMPT is stored as incorrect with its directive) and written to ``model_step`` as
+soon as it is known, one committed row per step. Re-running is idempotent: steps already in the
+record for ``(model, packet, tossup, step)`` are skipped without asking the guesser, so a second
+run adds no rows and makes no calls, and an interrupted run resumes where it stopped. A step
+whose guesser failed (after litellm's retries) is counted as an error and not stored, so the
+next run tries it again.
+
+``would_buzz`` is stored per step for the policy given (default: logit confidence ≥ 0.5): it says
+whether that step alone passes; the buzz is at the first step that does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grace_arena.core.packet import Packet
+from grace_arena.model.base import Guess, Guesser, Prefix, is_correct, packet_prefixes
+from grace_arena.model.policy import BuzzPolicy
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "PrecomputeStats",
+    "ensure_precomputed",
+    "make_guesser",
+    "precompute",
+    "run_precompute",
+]
+
+DEFAULT_MODEL = "tfidf"
+DEFAULT_POLICY = BuzzPolicy()
+
+
+@dataclass
+class PrecomputeStats:
+    """Counts for the progress bar and the summary line."""
+
+    questions: int = 0
+    questions_done: int = 0
+    steps: int = 0
+    steps_done: int = 0
+    skipped: int = 0  # already in the record
+    stored: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    cost_usd: float = 0.0
+    error_messages: list[str] = field(default_factory=list)
+
+
+def make_guesser(
+    model: str = DEFAULT_MODEL,
+    *,
+    corpus: str | Path | None = None,
+    k: int = 3,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    concurrency: int = 4,
+    num_retries: int = 3,
+    cache: Any = "default",
+    name: str | None = None,
+) -> Guesser:
+    """``tfidf`` → the TF-IDF guesser; anything else → the LLM guesser for that litellm model.
+
+    ``corpus`` is the training corpus (TF-IDF) or the exemplar corpus (LLM), default the shipped
+    practice corpus. ``cache="default"`` uses the response cache in the user's cache folder;
+    ``None`` disables it.
+    """
+    from grace_arena.model.corpus import load_corpus
+
+    entries = load_corpus(corpus)
+    if model == "tfidf":
+        from grace_arena.model.tfidf import TfidfGuesser
+
+        return TfidfGuesser(entries, name=name or model)
+    from grace_arena.model.cache import ResponseCache
+    from grace_arena.model.llm import LLMGuesser
+    from grace_arena.model.tfidf import ExemplarRetriever
+
+    if cache == "default":
+        cache = ResponseCache()
+    return LLMGuesser(
+        model,
+        retriever=ExemplarRetriever(entries),
+        k=k,
+        api_base=api_base,
+        api_key=api_key,
+        concurrency=concurrency,
+        num_retries=num_retries,
+        cache=cache,
+        name=name,
+    )
+
+
+def _done_steps(engine: Any, model: str, packet_id: str) -> set[tuple[str, int]]:
+    from sqlmodel import Session, select
+
+    from grace_arena.record.models import ModelStepRow
+
+    with Session(engine) as session:
+        rows = session.exec(
+            select(ModelStepRow.tossup_id, ModelStepRow.step).where(
+                ModelStepRow.model == model, ModelStepRow.packet_id == packet_id
+            )
+        ).all()
+    return {(t, s) for t, s in rows}
+
+
+def _store(engine: Any, model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> bool:
+    from sqlalchemy.exc import IntegrityError
+    from sqlmodel import Session
+
+    from grace_arena.record.models import ModelStepRow
+
+    correct, directive = is_correct(guess.guess, prefix.answer)
+    row = ModelStepRow(
+        model=model,
+        packet_id=prefix.packet_id,
+        tossup_id=prefix.tossup_id,
+        step=prefix.step,
+        word_index=prefix.word_index,
+        guess=guess.guess,
+        confidence_logit=guess.confidence_logit,
+        confidence_logit_geo=guess.confidence_logit_geo,
+        sequence_prob=guess.sequence_prob,
+        confidence_verbal=guess.confidence_verbal,
+        correct=correct,
+        judge_directive=directive,
+        latency_s=guess.latency_s,
+        prompt_tokens=guess.prompt_tokens,
+        completion_tokens=guess.completion_tokens,
+        cost_usd=guess.cost_usd,
+        exemplars=guess.exemplars,
+        extra={
+            **guess.extra,
+            "cached": guess.calls == 0 and guess.cache_hits > 0,
+            "policy": {
+                "confidence": policy.confidence,
+                "threshold": policy.threshold,
+                "not_before_word": policy.not_before_word,
+            },
+        },
+    )
+    row.would_buzz = policy.would_buzz(row)
+    try:
+        with Session(engine) as session:
+            session.add(row)
+            session.commit()
+    except IntegrityError:  # another run stored this step meanwhile
+        return False
+    return True
+
+
+async def precompute(
+    engine: Any,
+    packet: Packet,
+    guesser: Guesser,
+    *,
+    model: str | None = None,
+    policy: BuzzPolicy = DEFAULT_POLICY,
+    tossups: Sequence[str] | None = None,
+    on_progress: Callable[[PrecomputeStats], None] | None = None,
+) -> PrecomputeStats:
+    """Guess every missing step of ``packet`` with ``guesser`` and store it (module docstring).
+
+    ``model`` is the name the steps are stored under (default ``guesser.name``); ``tossups``
+    limits the run to those tossup ids.
+    """
+    from grace_arena.record.store import MatchStore
+
+    name = model or guesser.name
+    MatchStore(engine).save_packet(packet, source=packet.path)
+    prefixes = [
+        p for p in packet_prefixes(packet) if tossups is None or p.tossup_id in set(tossups)
+    ]
+    done = _done_steps(engine, name, packet.packet.id)
+    stats = PrecomputeStats(questions=len({p.tossup_id for p in prefixes}), steps=len(prefixes))
+    remaining: dict[str, int] = {}
+    for p in prefixes:
+        remaining[p.tossup_id] = remaining.get(p.tossup_id, 0) + 1
+    todo = []
+    for p in prefixes:
+        if (p.tossup_id, p.step) in done:
+            stats.skipped += 1
+            stats.steps_done += 1
+            remaining[p.tossup_id] -= 1
+        else:
+            todo.append(p)
+    stats.questions_done = sum(1 for n in remaining.values() if n == 0)
+    if on_progress:
+        on_progress(stats)
+
+    async def one(prefix: Prefix) -> tuple[Prefix, Guess]:
+        return prefix, await guesser.guess(prefix)
+
+    for next_done in asyncio.as_completed([one(p) for p in todo]):
+        prefix, guess = await next_done
+        stats.steps_done += 1
+        stats.calls += guess.calls
+        stats.cache_hits += guess.cache_hits
+        if guess.calls and guess.cost_usd:
+            stats.cost_usd += guess.cost_usd
+        if guess.error is not None:
+            stats.errors += 1
+            stats.error_messages.append(f"{prefix.tossup_id} step {prefix.step}: {guess.error}")
+        # In a worker thread: a durable SQLite commit waits for the disk, the loop need not.
+        elif await asyncio.to_thread(_store, engine, name, prefix, guess, policy):
+            stats.stored += 1
+        remaining[prefix.tossup_id] -= 1
+        if remaining[prefix.tossup_id] == 0:
+            stats.questions_done += 1
+        if on_progress:
+            on_progress(stats)
+    return stats
+
+
+def run_precompute(
+    engine: Any,
+    packet: Packet,
+    guesser: Guesser,
+    **kwargs: Any,
+) -> PrecomputeStats:
+    """:func:`precompute` from synchronous code (in a worker thread if a loop is running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(precompute(engine, packet, guesser, **kwargs))
+    result: list[PrecomputeStats] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(precompute(engine, packet, guesser, **kwargs)))
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+def ensure_precomputed(
+    url: str | None, packet: Packet, model: str = DEFAULT_MODEL
+) -> PrecomputeStats:
+    """Make sure the record at ``url`` holds ``model``'s steps for ``packet``.
+
+    Only the offline TF-IDF guesser (trained on the practice corpus) is run here: it takes well
+    under a second for a packet, so the demo can call this on start. Other models must be
+    precomputed with ``grace-arena precompute``; for them this raises ``LookupError`` when steps
+    are missing.
+    """
+    from grace_arena.record.db import open_engine
+
+    engine = open_engine(url)
+    try:
+        if model != DEFAULT_MODEL:
+            n_prefixes = len(packet_prefixes(packet))
+            if len(_done_steps(engine, model, packet.packet.id)) < n_prefixes:
+                raise LookupError(
+                    f"model {model!r} has not been precomputed on packet {packet.packet.id!r}"
+                )
+            return PrecomputeStats(steps=n_prefixes, skipped=n_prefixes)
+        return run_precompute(engine, packet, make_guesser(model), model=model)
+    finally:
+        engine.dispose()

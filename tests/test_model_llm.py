@@ -1,0 +1,229 @@
+"""The LLM guesser through litellm: a mock response, and a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+import pytest
+
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.model.base import packet_prefixes
+from grace_arena.model.cache import ResponseCache, cache_key
+from grace_arena.model.corpus import load_corpus
+from grace_arena.model.llm import LLMGuesser
+from grace_arena.model.prompts import GUESS_INSTRUCTIONS, VERBAL_INSTRUCTIONS
+from grace_arena.model.stub_server import StubServer, split_tokens
+from grace_arena.model.tfidf import ExemplarRetriever
+
+ANSWERS = {"Melville": "Moby-Dick", "whal": "Moby-Dick", "Frankenstein": "Frankenstein"}
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRACE_ARENA_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def retriever() -> ExemplarRetriever:
+    return ExemplarRetriever(load_corpus())
+
+
+@pytest.fixture(scope="module")
+def prefixes():
+    return packet_prefixes(load_packet(SAMPLE_PACKET_PATH))
+
+
+@pytest.fixture
+def server():
+    with StubServer(answers=ANSWERS) as s:
+        yield s
+
+
+def _guesser(server: StubServer, retriever, **kw) -> LLMGuesser:
+    kw.setdefault("cache", None)
+    kw.setdefault("num_retries", 2)
+    return LLMGuesser("openai/stub", retriever=retriever, api_base=server.api_base, **kw)
+
+
+def test_mock_response_with_logprobs_gives_span_confidences():
+    probs = [0.9, 0.6, 0.8]
+    mock = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Moby-Dick."},
+                "logprobs": {
+                    "content": [
+                        {"token": t, "logprob": math.log(p), "bytes": None, "top_logprobs": []}
+                        for t, p in zip(["Mob", "y-D", "ick"], probs, strict=True)
+                    ]
+                    + [{"token": ".", "logprob": -3.0, "bytes": None, "top_logprobs": []}]
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 4, "total_tokens": 104},
+    }
+    guesser = LLMGuesser(
+        "openai/gpt-4o-mini", verbal=False, completion_kwargs={"mock_response": mock}
+    )
+    prefix = packet_prefixes(load_packet(SAMPLE_PACKET_PATH))[0]
+    guess = asyncio.run(guesser.guess(prefix))
+    assert guess.error is None
+    assert guess.guess == "Moby-Dick"
+    assert guess.confidence_logit == pytest.approx(sum(probs) / 3)  # the "." is left out
+    assert guess.confidence_logit_geo == pytest.approx(math.prod(probs) ** (1 / 3))
+    assert guess.sequence_prob == pytest.approx(math.prod(probs))
+    assert guess.confidence_verbal is None
+    assert guess.prompt_tokens == 100 and guess.completion_tokens == 4
+    assert guess.cost_usd is not None and guess.cost_usd > 0  # gpt-4o-mini has a price
+
+
+@pytest.mark.parametrize("provider", ["openai", "hosted_vllm"])
+def test_prompts_and_confidences_over_http(server, retriever, prefixes, provider):
+    guesser = LLMGuesser(
+        f"{provider}/stub", retriever=retriever, api_base=server.api_base, k=3, cache=None
+    )
+    prefix = prefixes[2]  # lit-american-1 after three clues
+    guess = asyncio.run(guesser.guess(prefix))
+    assert guess.error is None, guess.error
+    assert len(server.requests) == 2 and guess.calls == 2
+    ask, verbal = server.requests
+    # The guess: E.1 prompt, temperature 0, logprobs asked for.
+    assert ask["model"] == "stub" and ask["temperature"] == 0
+    assert ask["logprobs"] is True and ask["top_logprobs"] == 0
+    [message] = ask["messages"]
+    content = message["content"]
+    assert message["role"] == "user"
+    assert content.startswith(GUESS_INSTRUCTIONS + "\n\nQuestion: ")
+    assert content.endswith(f"Question: {prefix.text}\nThe answer is:")
+    assert content.count("Question: ") == 4 and content.count("The answer is: ") == 3
+    for ex in guess.exemplars:
+        assert f"The answer is: {ex['answer']}\n" in content
+    assert prefix.question_text not in content
+    # The verbalized confidence: D.4 prompt, same exemplars, no probabilities in them.
+    v = verbal["messages"][0]["content"]
+    assert v.startswith(VERBAL_INSTRUCTIONS) and v.endswith(f"Question: {prefix.text}")
+    assert v.count("Probability:") == 1  # only in the instructions
+    assert "logprobs" not in verbal and verbal["temperature"] == 0
+    # Confidences: every stub token has probability 0.9.
+    assert guess.guess == "Moby-Dick"
+    n = len(split_tokens("Moby-Dick"))
+    assert guess.confidence_logit == pytest.approx(0.9)
+    assert guess.confidence_logit_geo == pytest.approx(0.9)
+    assert guess.sequence_prob == pytest.approx(0.9**n)
+    assert guess.confidence_verbal == pytest.approx(0.8)
+    assert guess.extra["logprobs"] == "ok" and guess.extra["verbal_guess"] == "Moby-Dick"
+    assert guess.cost_usd is None  # unknown local model: no price, and no crash
+    assert guess.prompt_tokens > 0 and guess.latency_s > 0
+    assert len(guess.exemplars) == 3
+
+
+def test_retries_after_429_and_500(server, retriever, prefixes):
+    server.fail_next = [429, 500]
+    guess = asyncio.run(_guesser(server, retriever).guess(prefixes[0]))
+    assert guess.error is None, guess.error
+    assert guess.guess is not None
+    assert len(server.requests) == 4  # 2 failures + the guess, then the verbal call
+
+
+def test_an_error_after_the_retries_is_reported_not_raised(server, retriever, prefixes):
+    server.fail_next = [500] * 50
+    guess = asyncio.run(_guesser(server, retriever, num_retries=0).guess(prefixes[0]))
+    assert guess.guess is None
+    assert guess.error is not None and "500" in guess.error
+
+
+def test_concurrency_limit_is_respected(retriever, prefixes):
+    with StubServer(answers=ANSWERS, latency=0.1) as server:
+        guesser = _guesser(server, retriever, concurrency=3, verbal=False)
+
+        async def run_all():
+            return await asyncio.gather(*(guesser.guess(p) for p in prefixes[:12]))
+
+        start = time.perf_counter()
+        guesses = asyncio.run(run_all())
+        elapsed = time.perf_counter() - start
+    assert all(g.error is None for g in guesses)
+    assert server.max_in_flight == 3
+    assert elapsed >= 12 / 3 * 0.1 * 0.9  # four waves of 0.1 s
+
+
+def test_cache_prevents_repeat_calls(server, retriever, prefixes, tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    first = asyncio.run(_guesser(server, retriever, cache=cache).guess(prefixes[1]))
+    assert first.calls == 2 and first.cache_hits == 0 and len(cache) == 2
+    seen = len(server.requests)
+    again = asyncio.run(_guesser(server, retriever, cache=cache).guess(prefixes[1]))
+    assert len(server.requests) == seen  # nothing sent
+    assert again.calls == 0 and again.cache_hits == 2
+    assert (again.guess, again.confidence_logit, again.confidence_verbal) == (
+        first.guess,
+        first.confidence_logit,
+        first.confidence_verbal,
+    )
+
+
+def test_cache_key_depends_on_content_only():
+    messages = [{"role": "user", "content": "hi"}]
+    key = cache_key("openai/x", messages, {"temperature": 0})
+    assert key == cache_key("openai/x", [dict(messages[0])], {"temperature": 0})
+    assert key != cache_key("openai/y", messages, {"temperature": 0})
+    assert key != cache_key("openai/x", messages, {"temperature": 0, "logprobs": True})
+    assert key != cache_key("openai/x", [{"role": "user", "content": "hi!"}], {"temperature": 0})
+
+
+def test_a_provider_that_rejects_logprobs_still_gives_verbal_confidence(prefixes):
+    # litellm refuses logprobs for Anthropic before sending anything (UnsupportedParamsError).
+    guesser = LLMGuesser(
+        "anthropic/claude-3-haiku-20240307",
+        api_key="test-key",
+        cache=None,
+        completion_kwargs={"mock_response": "The answer is: Moby-Dick\nProbability: 0.7"},
+    )
+    guess = asyncio.run(guesser.guess(prefixes[0]))
+    assert guess.error is None, guess.error
+    assert guesser.logprobs_supported is False
+    assert guess.guess == "Moby-Dick"
+    assert guess.confidence_logit is None and guess.sequence_prob is None
+    assert guess.confidence_verbal == pytest.approx(0.7)
+    assert guess.extra["logprobs"] == "unsupported"
+    again = asyncio.run(guesser.guess(prefixes[1]))
+    assert again.extra["logprobs"] == "unsupported" and again.confidence_verbal == 0.7
+
+
+def test_a_server_that_sends_no_logprobs(retriever, prefixes):
+    with StubServer(answers=ANSWERS, logprobs=False) as server:
+        guess = asyncio.run(_guesser(server, retriever).guess(prefixes[0]))
+    assert guess.error is None
+    assert guess.guess == "Moby-Dick"
+    assert guess.confidence_logit is None and guess.extra["logprobs"] == "missing"
+    assert guess.confidence_verbal == pytest.approx(0.8)
+
+
+def test_an_unparsable_verbal_confidence_is_missing(retriever, prefixes):
+    with StubServer(answers=ANSWERS, verbal_probability="quite high") as server:
+        guess = asyncio.run(_guesser(server, retriever).guess(prefixes[0]))
+    assert guess.confidence_verbal is None  # never 0 or 0.5
+    assert guess.extra["verbal_parsed"] is False
+    assert guess.confidence_logit == pytest.approx(0.9)
+
+
+def test_litellm_is_not_imported_by_the_model_package():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import grace_arena.model.policy, grace_arena.model.precompute, grace_arena.model.llm\n"
+        "import grace_arena.model.threshold, grace_arena.cli.model\n"
+        "print('litellm' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
