@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -32,7 +33,7 @@ def run(*cmd: str | Path, check: bool = True) -> int:
 
 
 def setup() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036  (this script may run on an older Python)
         sys.exit(f"GRACE Arena needs Python 3.11 or newer (this is {sys.version.split()[0]}).")
     if not PY.exists():
         print(f"creating virtual environment in {VENV}", flush=True)
@@ -45,6 +46,18 @@ def setup() -> None:
     STAMP.write_text(wanted)
 
 
+def ensure_browser() -> None:
+    """The browser tests drive Debian's Chromium: install it as root if it is missing."""
+    if shutil.which("chromium"):
+        return
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        run("apt-get", "update", "-qq", check=False)
+        run("apt-get", "install", "-y", "-qq", "chromium", check=False)
+    else:
+        print("note: chromium is not installed, so the browser tests will skip", flush=True)
+        print("      (Debian/Ubuntu: sudo apt-get install chromium)", flush=True)
+
+
 def main(argv: list[str]) -> int:
     task, rest = (argv[0], argv[1:]) if argv else ("", [])
     if task not in ("demo", "test", "check", "setup"):
@@ -55,6 +68,8 @@ def main(argv: list[str]) -> int:
         return 0
     if task == "demo":
         return run(BIN / "grace-arena", "demo", *rest, check=False)
+    if task in ("test", "check"):
+        ensure_browser()
     if task == "test":
         return run(PY, "-m", "pytest", *rest, check=False)
     # check: everything, stopping at the first failure

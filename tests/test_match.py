@@ -231,15 +231,17 @@ def test_model_buzzes_right_away_when_reading_resumes_past_its_position():
     assert acc
 
 
-def test_pause_blocks_reading():
+def test_pause_is_recorded_and_the_moderator_may_still_step():
     match, _ = started_match(config())
     match.handle(StartTossup(), now=T)
     match.handle(Pause(), now=T)
-    with pytest.raises(IllegalCommand, match="paused"):
-        match.decide(Reveal(), now=T)
-    match.handle(Resume(), now=T)
+    assert match.game.paused
+    with pytest.raises(IllegalCommand, match="already paused"):
+        match.decide(Pause(), now=T)
     match.handle(Reveal(), now=T)
-    assert match.game.position == 0
+    assert match.game.position == 0 and match.game.paused
+    match.handle(Resume(), now=T)
+    assert not match.game.paused
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,11 @@ class BuzzTiming(BaseModel):
     client_press: float | None = None  # client's clock at the press
     clock_offset: float | None = None  # estimated server - client clock offset
     rtt: float | None = None  # estimated round-trip time
+    #: How the race was decided: the first buzz to arrive, or (compensated mode) the earliest
+    #: estimated press within a short window.
+    arbitration: Literal["first_arrival", "compensated"] = "first_arrival"
+    #: Compensated mode: the press time on the server clock used to order the race.
+    estimated_press: float | None = None
 
 
 class _BuzzFields(_Event):

@@ -1,0 +1,345 @@
+"""Buzz arbitration latency, reveal fan-out and durable buzz commits, against a real server.
+
+    .venv/bin/python bench/bench_server.py [--clients 10 100 500] [--rounds 15]
+
+1. Arbitration: N players connected on loopback; one buzzes; the time from sending the buzz
+   to the lock-out (a state with the floor taken) reaching EVERY client. Measured in the same
+   run against a minimal raw-websockets server that broadcasts a lock-out message to all its
+   clients on a buzz (the floor for any websocket fan-out in Python); the ratio is reported.
+2. Reveal fan-out: N clients in screen mode at 4 words/s: the lateness of each word's state
+   (client receipt minus the server's ``server_time`` in it; same machine clock) at p50/p99,
+   and the server process's CPU use over the run.
+3. Durable write: the latency of committing one buzz (SQLite, WAL, synchronous=FULL).
+
+The server runs in its own process (``grace-arena serve``); the clients run here on asyncio.
+The machines are shared and noisy: compare the ratio and medians from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+SECRET = "bench-secret"
+
+RAW_SERVER = r"""
+import asyncio, json, sys
+from websockets.asyncio.server import serve, broadcast
+clients = set()
+async def handler(ws):
+    clients.add(ws)
+    try:
+        async for raw in ws:
+            if json.loads(raw).get("type") == "buzz":
+                broadcast(clients, json.dumps({"type": "locked", "server_time": 0}))
+    finally:
+        clients.discard(ws)
+async def main():
+    async with serve(handler, "127.0.0.1", int(sys.argv[1]), max_queue=None):
+        await asyncio.Future()
+asyncio.run(main())
+"""
+
+
+def free_port() -> int:
+    from live import free_port as fp
+
+    return fp()
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
+
+
+def wait_http(url: str, proc: subprocess.Popen) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("server exited") from None
+            time.sleep(0.2)
+    raise RuntimeError("server did not start")
+
+
+def start_arena(folder: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from grace_arena.cli import app; app()",
+            "serve",
+            "--db",
+            f"sqlite:///{folder / 'bench.db'}",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-match",
+            "--secret",
+            SECRET,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_http(f"http://127.0.0.1:{port}/api/health", proc)
+    return proc, port
+
+
+def create_match(port: int, *, mode: str, wpm: int) -> dict:
+    from grace_arena.server.app import Tokens
+
+    body = {
+        "packet_id": "grace-arena-sample-1",
+        "teams": [{"id": "red", "name": "Red"}, {"id": "blue", "name": "Blue"}],
+        "reading_mode": mode,
+        "wpm": wpm,
+        "answer_time": None,
+    }
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/matches",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {Tokens(SECRET).server()}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
+
+
+class Peer:
+    """One client: reads everything, answers pings, and signals the messages we wait for."""
+
+    def __init__(self, ws, predicate) -> None:
+        self.ws = ws
+        self.predicate = predicate
+        self.hit = asyncio.Event()
+        self.hit_at = 0.0
+        self.lateness: list[float] = []
+        self.task = asyncio.create_task(self.read())
+
+    async def read(self) -> None:
+        async for raw in self.ws:
+            now = time.time()
+            message = json.loads(raw)
+            kind = message.get("type")
+            if kind == "ping":
+                await self.ws.send(
+                    json.dumps({"type": "pong", "sent": message["sent"], "time": now})
+                )
+            elif kind == "state" and message.get("tossup"):
+                self.lateness.append(now - message["server_time"])
+            if self.predicate(message) and not self.hit.is_set():
+                self.hit_at = now
+                self.hit.set()
+
+
+def locked(message: dict) -> bool:
+    return (message.get("type") == "state" and message.get("floor") is not None) or (
+        message.get("type") == "locked"
+    )
+
+
+async def arena_players(port: int, code: str, n: int, predicate) -> list[Peer]:
+    async def one(i: int) -> Peer:
+        ws = await connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, ping_interval=None)
+        await ws.send(json.dumps({"type": "hello", "role": "player", "join_code": code}))
+        while json.loads(await ws.recv())["type"] != "welcome":
+            pass
+        await ws.send(
+            json.dumps({"type": "join", "team": "red" if i % 2 else "blue", "name": f"P{i}"})
+        )
+        while json.loads(await ws.recv())["type"] != "joined":
+            pass
+        return Peer(ws, predicate)
+
+    peers = []
+    for start in range(0, n, 50):  # join in batches
+        peers += await asyncio.gather(*(one(i) for i in range(start, min(n, start + 50))))
+    return peers
+
+
+async def arena_moderator(port: int, match: dict):
+    ws = await connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, ping_interval=None)
+    await ws.send(
+        json.dumps(
+            {
+                "type": "hello",
+                "role": "moderator",
+                "match_id": match["match_id"],
+                "token": match["moderator_token"],
+            }
+        )
+    )
+    return ws, Peer(ws, lambda m: False)
+
+
+async def bench_arbitration_arena(port: int, n: int, rounds: int) -> list[float]:
+    match = create_match(port, mode="read_aloud", wpm=120)
+    peers = await arena_players(port, match["join_code"], n, locked)
+    mod, _ = await arena_moderator(port, match)
+    latencies = []
+    for _ in range(rounds):
+        for command in ({"type": "start_tossup"}, {"type": "pause"}, {"type": "step"}):
+            await mod.send(json.dumps(command))
+        await asyncio.sleep(0.3)
+        for p in peers:
+            p.hit.clear()
+        sent = time.time()
+        await peers[0].ws.send(json.dumps({"type": "buzz", "client_time": sent}))
+        await asyncio.wait_for(asyncio.gather(*(p.hit.wait() for p in peers)), 30)
+        latencies.append(max(p.hit_at for p in peers) - sent)
+        await mod.send(json.dumps({"type": "rule", "ruling": "correct"}))
+        await asyncio.sleep(0.2)
+    for p in peers:
+        await p.ws.close()
+    await mod.close()
+    return latencies
+
+
+async def bench_arbitration_raw(n: int, rounds: int) -> list[float]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", RAW_SERVER, str(port)])
+    try:
+        for _ in range(100):
+            try:
+                ws = await connect(f"ws://127.0.0.1:{port}", ping_interval=None)
+                await ws.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        peers = [
+            Peer(
+                await connect(f"ws://127.0.0.1:{port}", max_queue=None, ping_interval=None), locked
+            )
+            for _ in range(n)
+        ]
+        latencies = []
+        for _ in range(rounds):
+            await asyncio.sleep(0.3)
+            for p in peers:
+                p.hit.clear()
+            sent = time.time()
+            await peers[0].ws.send(json.dumps({"type": "buzz", "client_time": sent}))
+            await asyncio.wait_for(asyncio.gather(*(p.hit.wait() for p in peers)), 30)
+            latencies.append(max(p.hit_at for p in peers) - sent)
+        for p in peers:
+            await p.ws.close()
+        return latencies
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def bench_fanout(port: int, pid: int, n: int, seconds: float) -> tuple[list[float], float]:
+    match = create_match(port, mode="screen", wpm=240)  # 4 words per second
+    peers = await arena_players(port, match["join_code"], n, lambda m: False)
+    mod, _ = await arena_moderator(port, match)
+    await asyncio.sleep(0.5)
+    for p in peers:
+        p.lateness.clear()
+    cpu0, t0 = cpu_seconds(pid), time.time()
+    await mod.send(json.dumps({"type": "start_tossup"}))
+    await asyncio.sleep(seconds)
+    cpu = (cpu_seconds(pid) - cpu0) / (time.time() - t0)
+    await mod.send(json.dumps({"type": "pause"}))
+    lateness = [x for p in peers for x in p.lateness]
+    for p in peers:
+        await p.ws.close()
+    await mod.close()
+    return lateness, cpu
+
+
+def bench_commit(folder: Path, n: int) -> list[float]:
+    from engine_helpers import config
+
+    from grace_arena.core.commands import Buzz, Join, Reveal, Rule, StartTossup
+    from grace_arena.core.events import Ruling
+    from grace_arena.record.db import make_engine, upgrade
+    from grace_arena.record.store import MatchStore
+
+    url = f"sqlite:///{folder / 'commit.db'}"
+    upgrade(url)
+    rm = MatchStore(make_engine(url)).create(config(n_tossups=n), now=0.0)
+    rm.handle(Join(team="red", player="r", name="R"), now=0.0)
+    times = []
+    for _ in range(n):
+        rm.handle(StartTossup(), now=0.0)
+        rm.handle(Reveal(to=3), now=0.0)
+        t0 = time.perf_counter()
+        rm.handle(Buzz(team="red", player="r"), now=0.0)
+        times.append(time.perf_counter() - t0)
+        rm.handle(Rule(ruling=Ruling.CORRECT), now=0.0)
+    return times
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description="GRACE Arena server benchmarks")
+    parser.add_argument("--clients", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--fanout-clients", type=int, default=500)
+    parser.add_argument("--fanout-seconds", type=float, default=15.0)
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        proc, port = start_arena(folder)
+        try:
+            print("\n1. buzz -> lock-out on every client (ms)")
+            print(
+                f"{'clients':>8} {'arena p50':>10} {'arena p99':>10} {'raw p50':>9} "
+                f"{'raw p99':>9} {'ratio p50':>10}"
+            )
+            for n in args.clients:
+                arena = await bench_arbitration_arena(port, n, args.rounds)
+                raw = await bench_arbitration_raw(n, args.rounds)
+                a50, a99 = statistics.median(arena) * 1e3, pct(arena, 99) * 1e3
+                r50, r99 = statistics.median(raw) * 1e3, pct(raw, 99) * 1e3
+                print(
+                    f"{n:>8} {a50:>10.1f} {a99:>10.1f} {r50:>9.1f} {r99:>9.1f} {a50 / r50:>10.2f}"
+                )
+            print(f"\n2. reveal fan-out: {args.fanout_clients} screen-mode clients at 4 words/s")
+            lateness, cpu = await bench_fanout(
+                port, proc.pid, args.fanout_clients, args.fanout_seconds
+            )
+            print(
+                f"   word states delivered: {len(lateness)}; lateness p50 "
+                f"{statistics.median(lateness) * 1e3:.1f} ms, p99 {pct(lateness, 99) * 1e3:.1f} ms;"
+                f" server CPU {cpu * 100:.0f}% of one core"
+            )
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        commits = bench_commit(folder, 300)
+        print(
+            "\n3. durable buzz commit (SQLite WAL, synchronous=FULL), 300 buzzes: "
+            f"p50 {statistics.median(commits) * 1e3:.2f} ms, p99 {pct(commits, 99) * 1e3:.2f} ms"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

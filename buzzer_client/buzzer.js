@@ -1,0 +1,642 @@
+// The buzzer page: join a match, pick a team and a name, buzz.
+//
+// Plain script, no build step, no network access beyond this server. The messages are the ones
+// in docs/protocol.md (grace_arena/protocol.py on the server). Everything shown that came from
+// other people (names, answers) goes through textContent, never innerHTML.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const LIVE = new Set(["reading", "awaiting", "buzzed", "prompted"]);
+  const HAS_FLOOR = new Set(["buzzed", "prompted"]);
+  const FINISHED = new Set(["answered", "dead", "thrown_out"]);
+  const MAX_BACKOFF_MS = 10000;
+  const SILENCE_MS = 9000; // the server pings every 2 s; this much silence means a dead link
+  // One buzz in flight at a time: a second press (or the click that follows a pointerdown)
+  // before the server's answer is dropped. The wait gives up after this long.
+  const PENDING_BUZZ_MS = 3000;
+
+  // localStorage can throw (Safari private mode, storage disabled): then nothing persists.
+  const store = {
+    get(key) {
+      try { return window.localStorage.getItem("grace-arena:" + key); } catch (e) { return null; }
+    },
+    set(key, value) {
+      try { window.localStorage.setItem("grace-arena:" + key, value); } catch (e) { /* ignore */ }
+    },
+    remove(key) {
+      try { window.localStorage.removeItem("grace-arena:" + key); } catch (e) { /* ignore */ }
+    },
+  };
+  const tokenKey = (code) => "token:" + code;
+
+  const app = {
+    code: null,
+    ws: null,
+    attempt: 0,
+    retryTimer: null,
+    lastMessageAt: 0,
+    stopped: false,
+    inRoom: false,
+    helloToken: null,
+    me: null, // {player, team, name}
+    teams: [], // from welcome: the human teams one may join
+    chosenTeam: null,
+    state: null,
+    serverOffset: 0, // server clock - local clock, from state.server_time (display only)
+    tossupId: null,
+    lastResult: null, // our latest buzz_result, with the floor it lost to
+    lastRuling: null, // the latest `ruled` event of this tossup
+    answerSent: null,
+    pendingBuzzAt: null, // when our unanswered buzz was sent (performance.now())
+    notice: null, // {text, until}
+  };
+
+  // Answer lines carry a little markup (<b>, <u>, <i>) for the required part. Rebuild only
+  // those tags from parsed nodes; everything else becomes plain text. Nothing runs: DOMParser
+  // documents are inert.
+  const KEEP_TAGS = new Set(["B", "STRONG", "U", "I", "EM"]);
+  function plainText(html) {
+    return new DOMParser().parseFromString(String(html), "text/html").body.textContent || "";
+  }
+  function appendMarkup(parent, html) {
+    const doc = new DOMParser().parseFromString("<body>" + String(html) + "</body>", "text/html");
+    (function copy(from, to) {
+      for (const node of from.childNodes) {
+        if (node.nodeType === Node.TEXT_NODE) {
+          to.appendChild(document.createTextNode(node.nodeValue));
+        } else if (node.nodeType === Node.ELEMENT_NODE) {
+          if (KEEP_TAGS.has(node.tagName)) {
+            copy(node, to.appendChild(document.createElement(node.tagName.toLowerCase())));
+          } else {
+            copy(node, to);
+          }
+        }
+      }
+    })(doc.body, parent);
+  }
+
+  // -- connection ----------------------------------------------------------------------------
+
+  function send(message) {
+    const ws = app.ws;
+    if (ws && ws.readyState === WebSocket.OPEN) {
+      ws.send(JSON.stringify(message));
+      return true;
+    }
+    return false;
+  }
+
+  function connect() {
+    clearTimeout(app.retryTimer);
+    app.retryTimer = null;
+    if (app.stopped || !app.code) return;
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    let ws;
+    try {
+      ws = new WebSocket(scheme + "//" + location.host + "/ws");
+    } catch (e) {
+      scheduleReconnect();
+      return;
+    }
+    app.ws = ws;
+    app.inRoom = false; // set by the first state; the server pings only from then on
+    app.pendingBuzzAt = null;
+    ws.onopen = () => {
+      if (ws !== app.ws) return;
+      app.lastMessageAt = Date.now();
+      sendHello();
+    };
+    ws.onmessage = (ev) => {
+      if (ws !== app.ws) return;
+      app.lastMessageAt = Date.now();
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch (e) { return; }
+      if (msg && typeof msg.type === "string") handle(msg);
+    };
+    ws.onclose = () => {
+      if (ws !== app.ws) return;
+      app.ws = null;
+      if (!app.stopped) scheduleReconnect();
+    };
+  }
+
+  function dropAndReconnect() {
+    const ws = app.ws;
+    app.ws = null;
+    if (ws) { try { ws.close(); } catch (e) { /* already closing */ } }
+    scheduleReconnect();
+  }
+
+  function scheduleReconnect() {
+    if (app.stopped || app.retryTimer) return;
+    // Exponential backoff with jitter, so a room full of phones does not reconnect in step.
+    const base = Math.min(MAX_BACKOFF_MS, 500 * Math.pow(2, app.attempt));
+    const delay = base * (0.75 + Math.random() * 0.5);
+    app.attempt += 1;
+    setConn("Connection lost — reconnecting…");
+    render();
+    app.retryTimer = setTimeout(connect, delay);
+  }
+
+  function reconnectNow() {
+    if (app.stopped || !app.code) return;
+    if (app.ws && app.ws.readyState <= WebSocket.OPEN) return;
+    app.attempt = 0;
+    connect();
+  }
+
+  window.addEventListener("online", reconnectNow);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") reconnectNow();
+  });
+  setInterval(() => {
+    // A Wi-Fi drop often closes nothing: notice the silence and start again.
+    if (app.ws && app.ws.readyState === WebSocket.OPEN && app.inRoom &&
+        Date.now() - app.lastMessageAt > SILENCE_MS) {
+      dropAndReconnect();
+    }
+  }, 1000);
+
+  function sendHello() {
+    const token = store.get(tokenKey(app.code));
+    app.helloToken = token;
+    const hello = { type: "hello", role: "player", join_code: app.code };
+    if (token) hello.token = token;
+    send(hello);
+  }
+
+  // -- messages ------------------------------------------------------------------------------
+
+  function handle(msg) {
+    switch (msg.type) {
+      case "ping":
+        // Answer at once: the server estimates our clock offset from the round trip.
+        send({ type: "pong", sent: msg.sent, time: Date.now() / 1000 });
+        return;
+      case "welcome":
+        app.teams = Array.isArray(msg.teams) ? msg.teams : [];
+        if (msg.needs_join) {
+          app.me = null;
+          showView("join");
+          renderTeams();
+        }
+        return;
+      case "joined":
+        app.me = { player: msg.player, team: msg.team, name: msg.name };
+        store.set(tokenKey(app.code), msg.token);
+        store.set("name", msg.name);
+        showView("play");
+        return;
+      case "state":
+        onState(msg);
+        return;
+      case "buzz_result":
+        app.pendingBuzzAt = null;
+        app.lastResult = {
+          outcome: msg.outcome,
+          margin: msg.margin,
+          floorBuzzId: app.state && app.state.floor ? app.state.floor.buzz_id : null,
+        };
+        if (msg.outcome === "not_live") notify("No tossup is live right now.");
+        render();
+        return;
+      case "event":
+        onEvent(msg.event || {});
+        return;
+      case "error":
+        onError(msg);
+        return;
+      default:
+        return; // pong and anything newer: nothing to do
+    }
+  }
+
+  function onState(state) {
+    app.state = state;
+    app.inRoom = true;
+    learnNames(state);
+    app.attempt = 0;
+    setConn(null);
+    app.serverOffset = state.server_time - Date.now() / 1000;
+    const tossupId = state.tossup ? state.tossup.id : null;
+    if (tossupId !== app.tossupId || state.match.phase === "idle") {
+      app.tossupId = tossupId;
+      app.lastResult = null;
+      app.lastRuling = null;
+      app.answerSent = null;
+    }
+    if (!state.floor || !app.me || state.floor.player !== app.me.player) app.answerSent = null;
+    if (app.me) showView("play");
+    render();
+  }
+
+  function onEvent(ev) {
+    if (ev.type === "player_joined") names.set(ev.player, ev.name);
+    if (ev.type === "ruled") {
+      app.lastRuling = ev;
+      app.answerSent = null;
+    } else if (ev.type === "tossup_started") {
+      app.lastResult = null;
+      app.lastRuling = null;
+    }
+  }
+
+  function onError(msg) {
+    app.pendingBuzzAt = null;
+    if (msg.in_reply_to === "hello") {
+      if (msg.code === "unauthorized" && app.helloToken) {
+        // The server no longer knows this token (a new match, another server): join afresh.
+        store.remove(tokenKey(app.code));
+        app.me = null;
+        sendHello();
+        return;
+      }
+      if (msg.code === "not_found") {
+        stop();
+        showView("code");
+        showError("code-error", "No live match with the code " + app.code + ". Check the code.");
+        return;
+      }
+    }
+    if (msg.in_reply_to === "join") {
+      showError("join-error", msg.message);
+      return;
+    }
+    notify(msg.message || "The server refused that.");
+    render();
+  }
+
+  function stop() {
+    app.stopped = true;
+    clearTimeout(app.retryTimer);
+    app.retryTimer = null;
+    const ws = app.ws;
+    app.ws = null;
+    if (ws) { try { ws.close(); } catch (e) { /* ignore */ } }
+    setConn(null);
+  }
+
+  // -- actions -------------------------------------------------------------------------------
+
+  function buzz() {
+    const pressedAt = Date.now() / 1000; // first thing: the press time on our clock
+    if (buzzPending() || !canBuzz()) return;
+    if (!send({ type: "buzz", client_time: pressedAt })) return;
+    app.pendingBuzzAt = performance.now();
+    const button = $("buzz");
+    button.classList.add("pressed");
+    setTimeout(() => button.classList.remove("pressed"), 150);
+    if (navigator.vibrate) { try { navigator.vibrate(40); } catch (e) { /* ignore */ } }
+    render();
+  }
+
+  function buzzPending() {
+    return app.pendingBuzzAt !== null && performance.now() - app.pendingBuzzAt < PENDING_BUZZ_MS;
+  }
+
+  function canBuzz() {
+    const s = app.state;
+    const me = app.me;
+    if (!s || !me || !app.ws || app.ws.readyState !== WebSocket.OPEN) return false;
+    if (!LIVE.has(s.match.phase)) return false;
+    const team = s.teams.find((t) => t.id === me.team);
+    if (team && team.locked_out) return false;
+    if (s.floor && (s.floor.player === me.player || s.floor.team === me.team)) return false;
+    return true;
+  }
+
+  const buzzButton = $("buzz");
+  // pointerdown, not click: a touch screen's click comes late. Keyboard activation of the
+  // focused button (Enter) arrives as a click with detail 0.
+  buzzButton.addEventListener("pointerdown", (e) => {
+    if (e.button !== undefined && e.button !== 0) return;
+    buzz();
+  });
+  buzzButton.addEventListener("click", (e) => {
+    if (e.detail === 0) buzz();
+  });
+  buzzButton.addEventListener("contextmenu", (e) => e.preventDefault());
+
+  const isTyping = (el) =>
+    el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
+           el.isContentEditable);
+  const isSpace = (e) => e.code === "Space" || e.key === " " || e.key === "Spacebar";
+
+  document.addEventListener("keydown", (e) => {
+    if (!isSpace(e) || isTyping(e.target) || $("play-view").hidden) return;
+    e.preventDefault(); // no page scroll, no click on a focused button
+    if (!e.repeat) buzz();
+  });
+  document.addEventListener("keyup", (e) => {
+    if (isSpace(e) && !isTyping(e.target) && !$("play-view").hidden) e.preventDefault();
+  });
+
+  $("answer-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = $("answer-input");
+    const text = input.value.trim();
+    if (!text) return;
+    if (send({ type: "answer", text: text.slice(0, 300) })) {
+      app.answerSent = text;
+      input.value = "";
+      render();
+    }
+  });
+
+  $("code-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const code = normaliseCode($("code-input").value);
+    if (!code) return;
+    start(code);
+  });
+
+  $("join-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const name = $("name-input").value.trim();
+    if (!name) { showError("join-error", "Type your name."); return; }
+    if (!app.chosenTeam) { showError("join-error", "Pick a team."); return; }
+    showError("join-error", null);
+    if (!send({ type: "join", team: app.chosenTeam, name: name.slice(0, 40) })) {
+      showError("join-error", "Not connected yet — try again in a moment.");
+    }
+  });
+
+  // -- views ---------------------------------------------------------------------------------
+
+  function showView(name) {
+    for (const view of ["code", "join", "play"]) $(view + "-view").hidden = view !== name;
+  }
+
+  function showError(id, text) {
+    const el = $(id);
+    el.textContent = text || "";
+    el.hidden = !text;
+  }
+
+  function setConn(text) {
+    const el = $("conn");
+    el.textContent = text || "";
+    el.hidden = !text;
+  }
+
+  function notify(text) {
+    app.notice = { text: text, until: Date.now() + 4000 };
+  }
+
+  function renderTeams() {
+    const box = $("team-choices");
+    box.textContent = "";
+    if (!app.teams.some((t) => t.id === app.chosenTeam)) {
+      app.chosenTeam = app.teams.length === 1 ? app.teams[0].id : null;
+    }
+    for (const team of app.teams) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = team.name;
+      button.dataset.team = team.id;
+      button.setAttribute("aria-pressed", String(team.id === app.chosenTeam));
+      button.addEventListener("click", () => {
+        app.chosenTeam = team.id;
+        for (const b of box.querySelectorAll("button")) {
+          b.setAttribute("aria-pressed", String(b.dataset.team === team.id));
+        }
+      });
+      box.appendChild(button);
+    }
+    const nameInput = $("name-input");
+    if (!nameInput.value) nameInput.value = store.get("name") || "";
+  }
+
+  function teamName(id) {
+    const s = app.state;
+    const team = s && s.teams.find((t) => t.id === id);
+    return team ? team.name : id;
+  }
+
+  // Players' names reach non-moderators with the floor (player_name) and with player_joined
+  // events; remember them for the rulings, which carry only ids.
+  const names = new Map();
+  function learnNames(state) {
+    for (const t of state.teams) {
+      for (const [id, name] of Object.entries(t.players || {})) names.set(id, name);
+    }
+    if (state.floor) names.set(state.floor.player, state.floor.player_name);
+  }
+
+  function playerName(teamId, playerId) {
+    if (names.has(playerId)) return names.get(playerId);
+    const s = app.state;
+    const team = s && s.teams.find((t) => t.id === teamId);
+    return (team && team.players && team.players[playerId]) || playerId;
+  }
+
+  function formatMs(seconds) {
+    return Math.max(0, Math.round(seconds * 1000)).toLocaleString("en-US") + " ms";
+  }
+
+  function secondsLeft(deadline) {
+    if (deadline == null) return null;
+    return Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + app.serverOffset)));
+  }
+
+  // What to tell this player now: {state, title, detail}. `state` picks the colours.
+  function describe() {
+    const s = app.state;
+    const me = app.me;
+    if (!s || !me) return { state: "waiting", title: "Connecting…", detail: "" };
+    const phase = s.match.phase;
+    const floor = s.floor;
+    const myTeam = s.teams.find((t) => t.id === me.team);
+    const answer = s.tossup && s.tossup.answer;
+    const ruling = app.lastRuling;
+
+    if (phase === "ended") return { state: "waiting", title: "Match over", detail: "Thanks for playing!" };
+    if (phase === "idle") {
+      return { state: "waiting", title: "Waiting for the first tossup", detail: "Get ready to buzz." };
+    }
+    if (FINISHED.has(phase)) {
+      // the answer line is shown with the text (every role gets it once the tossup is over)
+      const next = "Waiting for the next tossup";
+      if (phase === "thrown_out") return { state: "dead", title: "Tossup thrown out", detail: next };
+      if (phase === "answered" && ruling && ruling.ruling === "correct") {
+        const who = ruling.player === me.player ? "You got it!" :
+          teamName(ruling.team) + " got it (" + playerName(ruling.team, ruling.player) + ")";
+        const answered = ruling.answer ? "“" + ruling.answer + "” · " : "";
+        return { state: ruling.team === me.team ? "ready" : "dead", title: who,
+                 detail: answered + next };
+      }
+      const detail = !(s.tossup && s.tossup.words && s.tossup.words.length) && answer ?
+        "Answer: " + plainText(answer) : next;
+      return { state: "dead", title: phase === "dead" ? "Dead tossup" : "Tossup over", detail };
+    }
+    if (HAS_FLOOR.has(phase) && floor) {
+      if (floor.player === me.player) {
+        const left = secondsLeft(s.deadline);
+        const clock = left != null ? " (" + left + " s)" : "";
+        let detail;
+        if (s.reading.mode === "screen") {
+          detail = app.answerSent ? "Sent “" + app.answerSent + "” — waiting for the ruling" :
+            "Type your answer below" + clock;
+        } else {
+          detail = "Answer out loud" + clock;
+        }
+        return { state: "floor",
+                 title: phase === "prompted" ? "Prompt — say more" : "You have the floor!",
+                 detail: detail };
+      }
+      const who = teamName(floor.team) + ": " + floor.player_name + " buzzed";
+      const res = app.lastResult;
+      if (res && res.outcome === "lost_race" && res.floorBuzzId === floor.buzz_id) {
+        const margin = res.margin != null ? "by " + formatMs(res.margin) + " " : "";
+        return { state: "lost", title: "Lost the race", detail: margin + "— " + who };
+      }
+      if (myTeam && myTeam.locked_out) return { state: "locked", title: "Locked out", detail: who };
+      if (floor.team === me.team) {
+        return { state: "waiting", title: "Your teammate has the floor", detail: who };
+      }
+      return { state: "waiting", title: who, detail: "Wait for the ruling" };
+    }
+    // reading or awaiting: the floor is open
+    if (myTeam && myTeam.locked_out) {
+      return { state: "locked", title: "Locked out",
+               detail: "Your team answered incorrectly on this tossup" };
+    }
+    if (buzzPending()) return { state: "ready", title: "Buzzing…", detail: "" };
+    let detail = "Buzz when you know it";
+    if (ruling && ruling.ruling === "incorrect" && ruling.team !== me.team) {
+      detail = teamName(ruling.team) + " missed — your turn";
+    }
+    if (phase === "awaiting") {
+      const left = secondsLeft(s.deadline);
+      detail = "Last chance to buzz" + (left != null ? " (" + left + " s)" : "");
+    } else if (s.match.paused) {
+      detail = "Reading paused — you may still buzz";
+    }
+    return { state: "ready", title: "Ready", detail: detail };
+  }
+
+  function render() {
+    if ($("play-view").hidden) return;
+    const s = app.state;
+    const me = app.me;
+
+    const meEl = $("me");
+    if (me) {
+      meEl.hidden = false;
+      meEl.textContent = me.name + " · " + teamName(me.team);
+    } else {
+      meEl.hidden = true;
+    }
+
+    const info = $("tossup-info");
+    if (s && s.tossup) {
+      let text = "Tossup " + s.tossup.number + " of " + s.match.tossups_total;
+      if (s.tossup.category) text += " · " + s.tossup.category;
+      info.textContent = text;
+    } else {
+      info.textContent = s ? s.match.title : "";
+    }
+
+    const said = describe();
+    if (app.notice && app.notice.until > Date.now()) said.detail = app.notice.text;
+    const status = $("status");
+    status.dataset.state = said.state;
+    if ($("status-title").textContent !== said.title) $("status-title").textContent = said.title;
+    if ($("status-detail").textContent !== said.detail) $("status-detail").textContent = said.detail;
+
+    // the revealed text (screen mode, and everyone once the tossup is over)
+    const textBox = $("text");
+    const words = s && s.tossup && s.tossup.words;
+    if (words && words.length) {
+      textBox.hidden = false;
+      const joined = words.join(" ");
+      const answer = FINISHED.has(s.match.phase) ? s.tossup.answer : null;
+      const key = joined + "\u0000" + (answer || "");
+      if (textBox.dataset.key !== key) {
+        textBox.dataset.key = key;
+        textBox.textContent = joined;
+        if (answer) {
+          const line = document.createElement("span");
+          line.className = "answer-line";
+          line.textContent = "Answer: ";
+          appendMarkup(line, answer);
+          textBox.appendChild(line);
+        }
+        textBox.scrollTop = textBox.scrollHeight;
+      }
+    } else {
+      textBox.hidden = true;
+      textBox.dataset.key = "";
+    }
+
+    // the answer box: screen mode, this player has the floor
+    const form = $("answer-form");
+    const mine = s && me && s.floor && s.floor.player === me.player && HAS_FLOOR.has(s.match.phase);
+    const showAnswer = Boolean(mine && s.reading.mode === "screen" && !app.answerSent);
+    if (showAnswer && form.hidden) {
+      form.hidden = false;
+      $("answer-input").value = "";
+      $("answer-input").focus();
+    } else if (!showAnswer && !form.hidden) {
+      form.hidden = true;
+    }
+
+    buzzButton.disabled = !canBuzz();
+
+    const list = $("scores");
+    list.textContent = "";
+    for (const team of s ? s.teams : []) {
+      const li = document.createElement("li");
+      if (me && team.id === me.team) li.className = "mine";
+      const name = document.createElement("span");
+      name.className = "team-name";
+      name.textContent = team.name;
+      if (team.locked_out && s && LIVE.has(s.match.phase)) {
+        const flag = document.createElement("span");
+        flag.className = "flag";
+        flag.textContent = "locked out";
+        name.appendChild(flag);
+      }
+      const score = document.createElement("span");
+      score.className = "score";
+      score.textContent = String(team.score);
+      li.append(name, score);
+      list.appendChild(li);
+    }
+  }
+
+  // countdowns and notices expire without a message from the server
+  setInterval(() => { if (app.state) render(); }, 500);
+
+  // -- start ---------------------------------------------------------------------------------
+
+  function normaliseCode(text) {
+    return String(text || "").trim().toUpperCase().replace(/[^A-Z0-9]/g, "").slice(0, 12);
+  }
+
+  function start(code) {
+    app.code = code;
+    app.stopped = false;
+    app.attempt = 0;
+    app.me = null;
+    app.state = null;
+    showError("code-error", null);
+    const url = new URL(location.href);
+    if (url.searchParams.get("code") !== code) {
+      url.searchParams.set("code", code);
+      history.replaceState(null, "", url.toString());
+    }
+    showView(store.get(tokenKey(code)) ? "play" : "join");
+    $("status-title").textContent = "Connecting…";
+    connect();
+  }
+
+  const fromUrl = normaliseCode(new URLSearchParams(location.search).get("code"));
+  if (fromUrl) {
+    start(fromUrl);
+  } else {
+    showView("code");
+    $("code-input").focus();
+  }
+})();

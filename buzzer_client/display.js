@@ -1,0 +1,396 @@
+// The projector display: the question as revealed, buzz banners, guesses once ruled, scores.
+//
+// Connects as role "display" (docs/protocol.md): the server hides answers and model guesses
+// from this role until they are ruled on. All text from players goes through textContent.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const FINISHED = new Set(["answered", "dead", "thrown_out"]);
+  const HAS_FLOOR = new Set(["buzzed", "prompted"]);
+  const MAX_BACKOFF_MS = 10000;
+  const SILENCE_MS = 9000;
+
+  const app = {
+    code: null,
+    ws: null,
+    attempt: 0,
+    retryTimer: null,
+    lastMessageAt: 0,
+    stopped: false,
+    inRoom: false,
+    state: null,
+    tossupId: null,
+    buzzes: new Map(), // buzz_id -> {team, player, word_index, ruling, points, answer}
+    lastRuling: null,
+    lostRaces: [], // buzz_refused (lost_race) events of this tossup
+  };
+
+  // Answer lines carry a little markup (<b>, <u>, <i>) for the required part. Rebuild only
+  // those tags from parsed nodes; everything else becomes plain text. Nothing runs: DOMParser
+  // documents are inert.
+  const KEEP_TAGS = new Set(["B", "STRONG", "U", "I", "EM"]);
+  function appendMarkup(parent, html) {
+    const doc = new DOMParser().parseFromString("<body>" + String(html) + "</body>", "text/html");
+    (function copy(from, to) {
+      for (const node of from.childNodes) {
+        if (node.nodeType === Node.TEXT_NODE) {
+          to.appendChild(document.createTextNode(node.nodeValue));
+        } else if (node.nodeType === Node.ELEMENT_NODE) {
+          if (KEEP_TAGS.has(node.tagName)) {
+            copy(node, to.appendChild(document.createElement(node.tagName.toLowerCase())));
+          } else {
+            copy(node, to);
+          }
+        }
+      }
+    })(doc.body, parent);
+  }
+
+  // -- connection (same scheme as the buzzer page) -------------------------------------------
+
+  function send(message) {
+    if (app.ws && app.ws.readyState === WebSocket.OPEN) app.ws.send(JSON.stringify(message));
+  }
+
+  function connect() {
+    clearTimeout(app.retryTimer);
+    app.retryTimer = null;
+    if (app.stopped) return;
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    let ws;
+    try {
+      ws = new WebSocket(scheme + "//" + location.host + "/ws");
+    } catch (e) {
+      scheduleReconnect();
+      return;
+    }
+    app.ws = ws;
+    app.inRoom = false; // set by the first state; the server pings only from then on
+    ws.onopen = () => {
+      if (ws !== app.ws) return;
+      app.lastMessageAt = Date.now();
+      send({ type: "hello", role: "display", join_code: app.code });
+    };
+    ws.onmessage = (ev) => {
+      if (ws !== app.ws) return;
+      app.lastMessageAt = Date.now();
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch (e) { return; }
+      if (msg && typeof msg.type === "string") handle(msg);
+    };
+    ws.onclose = () => {
+      if (ws !== app.ws) return;
+      app.ws = null;
+      scheduleReconnect();
+    };
+  }
+
+  function scheduleReconnect() {
+    if (app.stopped || app.retryTimer) return;
+    const base = Math.min(MAX_BACKOFF_MS, 500 * Math.pow(2, app.attempt));
+    app.attempt += 1;
+    setConn("Reconnecting…");
+    app.retryTimer = setTimeout(connect, base * (0.75 + Math.random() * 0.5));
+  }
+
+  setInterval(() => {
+    if (app.ws && app.ws.readyState === WebSocket.OPEN && app.inRoom &&
+        Date.now() - app.lastMessageAt > SILENCE_MS) {
+      const ws = app.ws;
+      app.ws = null;
+      try { ws.close(); } catch (e) { /* ignore */ }
+      scheduleReconnect();
+    }
+  }, 1000);
+  window.addEventListener("online", () => {
+    if (!app.ws && !app.stopped) { app.attempt = 0; connect(); }
+  });
+
+  function setConn(text) {
+    $("conn").textContent = text || "";
+    $("conn").hidden = !text;
+  }
+
+  // -- messages ------------------------------------------------------------------------------
+
+  function handle(msg) {
+    switch (msg.type) {
+      case "ping":
+        send({ type: "pong", sent: msg.sent, time: Date.now() / 1000 });
+        return;
+      case "state":
+        onState(msg);
+        return;
+      case "event":
+        onEvent(msg.event || {});
+        return;
+      case "error":
+        if (msg.in_reply_to === "hello" && msg.code === "not_found") {
+          app.stopped = true;
+          if (app.ws) { try { app.ws.close(); } catch (e) { /* ignore */ } }
+          $("screen").hidden = true;
+          $("code-form").hidden = false;
+          $("code-error").textContent = "No live match with the code " + app.code + ".";
+          $("code-error").hidden = false;
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  function resetTossup(id) {
+    app.tossupId = id;
+    app.buzzes = new Map();
+    app.lastRuling = null;
+    app.lostRaces = [];
+  }
+
+  function onEvent(ev) {
+    switch (ev.type) {
+      case "player_joined":
+        names.set(ev.player, ev.name);
+        break;
+      case "tossup_started":
+        resetTossup(ev.tossup_id);
+        break;
+      case "buzz_accepted":
+        app.buzzes.set(ev.buzz_id, {
+          team: ev.team, player: ev.player, word_index: ev.word_index,
+          ruling: null, points: null, answer: null,
+        });
+        app.lastRuling = null;
+        break;
+      case "buzz_refused":
+        if (ev.reason === "lost_race") app.lostRaces.push(ev);
+        break;
+      case "ruled": {
+        const buzz = app.buzzes.get(ev.buzz_id) ||
+          { team: ev.team, player: ev.player, word_index: null };
+        buzz.ruling = ev.ruling;
+        buzz.points = ev.points;
+        if (ev.answer != null) buzz.answer = ev.answer; // revealed to displays with the ruling
+        app.buzzes.set(ev.buzz_id, buzz);
+        app.lastRuling = Object.assign({ buzz_id: ev.buzz_id }, buzz);
+        break;
+      }
+      case "ruling_undone": {
+        const buzz = app.buzzes.get(ev.buzz_id);
+        if (buzz) { buzz.ruling = null; buzz.points = null; }
+        app.lastRuling = null;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  function onState(state) {
+    app.state = state;
+    app.inRoom = true;
+    learnNames(state);
+    app.attempt = 0;
+    setConn(null);
+    const id = state.tossup ? state.tossup.id : null;
+    if (id !== app.tossupId) resetTossup(id);
+    // A display that connects mid-buzz learns of the floor from the state alone.
+    if (state.floor && !app.buzzes.has(state.floor.buzz_id)) {
+      app.buzzes.set(state.floor.buzz_id, {
+        team: state.floor.team, player: state.floor.player, word_index: state.floor.word_index,
+        ruling: null, points: null, answer: null,
+      });
+    }
+    render();
+  }
+
+  // -- rendering -----------------------------------------------------------------------------
+
+  function team(id) {
+    return (app.state && app.state.teams.find((t) => t.id === id)) || null;
+  }
+  function teamName(id) {
+    const t = team(id);
+    return t ? t.name : id;
+  }
+  // Players' names reach non-moderators with the floor (player_name) and with player_joined
+  // events; remember them for the rulings, which carry only ids.
+  const names = new Map();
+  function learnNames(state) {
+    for (const t of state.teams) {
+      for (const [id, name] of Object.entries(t.players || {})) names.set(id, name);
+    }
+    if (state.floor) names.set(state.floor.player, state.floor.player_name);
+  }
+
+  function playerName(teamId, playerId) {
+    if (names.has(playerId)) return names.get(playerId);
+    const t = team(teamId);
+    return (t && t.players && t.players[playerId]) || playerId;
+  }
+  function signed(points) {
+    return points > 0 ? "+" + points : points < 0 ? "−" + Math.abs(points) : "0";
+  }
+
+  function setBanner(kind, title, sub) {
+    const banner = $("banner");
+    banner.hidden = !title;
+    banner.className = "banner" + (kind ? " " + kind : "");
+    banner.textContent = title || "";
+    if (sub) {
+      const line = document.createElement("span");
+      line.className = "sub";
+      line.textContent = sub;
+      banner.appendChild(line);
+    }
+  }
+
+  function render() {
+    const s = app.state;
+    if (!s) return;
+    $("title").textContent = s.match.title;
+    $("join-code").textContent = s.match.join_code;
+    const qrSrc = "/api/join/" + encodeURIComponent(s.match.join_code) + "/qr.svg";
+    if ($("qr").getAttribute("src") !== qrSrc) $("qr").setAttribute("src", qrSrc);
+    const loopback = /^(localhost|127\.|\[::1\])/.test(location.hostname);
+    $("join-url").textContent = loopback ? "" : location.host + "/?code=" + s.match.join_code;
+
+    const phase = s.match.phase;
+    const tossup = s.tossup;
+    let info = "";
+    if (tossup) {
+      info = "Tossup " + tossup.number + " of " + s.match.tossups_total;
+      if (tossup.category) info += " · " + tossup.category;
+      if (s.match.paused) info += " · paused";
+    } else if (phase === "idle") {
+      info = "Waiting for the first tossup";
+    }
+    if (phase === "ended") info = "Match over";
+    $("tossup-info").textContent = info;
+
+    // the question text, with buzz positions marked
+    const text = $("text");
+    text.textContent = "";
+    const words = (tossup && tossup.words) || [];
+    const marks = new Map();
+    for (const b of app.buzzes.values()) {
+      if (b.word_index != null) marks.set(b.word_index, b.ruling === "incorrect" ? "neg" : "");
+    }
+    words.forEach((word, i) => {
+      const span = document.createElement("span");
+      span.className = "w";
+      if (marks.has(i)) span.className += " buzzed" + (marks.get(i) ? " " + marks.get(i) : "");
+      span.textContent = word;
+      text.append(span, " ");
+    });
+
+    // the banner: who has the floor, or the latest ruling with the guess
+    if (HAS_FLOOR.has(phase) && s.floor) {
+      const f = s.floor;
+      const word = words[f.word_index];
+      setBanner(
+        "",
+        (f.kind === "model" ? teamName(f.team) : teamName(f.team) + " — " + f.player_name) +
+          (phase === "prompted" ? " (prompt)" : " buzzed"),
+        "on word " + (f.word_index + 1) + (word ? ": " + word : ""),
+      );
+    } else if (app.lastRuling) {
+      const r = app.lastRuling;
+      const isModel = Boolean(team(r.team) && team(r.team).kind === "model");
+      const who = isModel ? teamName(r.team) : teamName(r.team) + " — " + playerName(r.team, r.player);
+      const said = r.answer ? (isModel ? "guessed" : "answered") +
+        " “" + r.answer + "” · " : "";
+      setBanner(r.ruling, who, said + r.ruling + (r.points ? " " + signed(r.points) : ""));
+    } else if (phase === "thrown_out") {
+      setBanner("", "Tossup thrown out", "");
+    } else if (phase === "dead") {
+      setBanner("", "Dead tossup", "");
+    } else {
+      setBanner("", "", "");
+    }
+
+    // the answer line once the tossup is over (the server sends it only then)
+    const answer = $("answer");
+    if (tossup && tossup.answer && FINISHED.has(phase)) {
+      answer.hidden = false;
+      answer.textContent = "ANSWER: ";
+      appendMarkup(answer, tossup.answer);
+    } else {
+      answer.hidden = true;
+    }
+
+    // this tossup's buzzes, in order
+    const log = $("log");
+    log.textContent = "";
+    for (const b of app.buzzes.values()) {
+      const li = document.createElement("li");
+      if (b.ruling) li.className = b.ruling;
+      const t = team(b.team);
+      let line = teamName(b.team) +
+        (t && t.kind === "model" ? "" : " · " + playerName(b.team, b.player));
+      if (b.word_index != null) line += " @" + (b.word_index + 1);
+      if (b.answer) line += " “" + b.answer + "”";
+      if (b.ruling) line += " " + b.ruling + (b.points ? " " + signed(b.points) : "");
+      li.textContent = line;
+      log.appendChild(li);
+    }
+    for (const ev of app.lostRaces.slice(-3)) {
+      const li = document.createElement("li");
+      const margin = ev.margin != null ? " by " + Math.round(ev.margin * 1000) + " ms" : "";
+      li.textContent = teamName(ev.team) + " · " + playerName(ev.team, ev.player) +
+        " lost the race" + margin;
+      log.appendChild(li);
+    }
+
+    $("log-section").hidden = log.childElementCount === 0;
+    text.scrollTop = text.scrollHeight; // the newest words, once the layout is settled
+
+    const list = $("scores");
+    list.textContent = "";
+    for (const t of s.teams) {
+      const li = document.createElement("li");
+      if (t.locked_out && !FINISHED.has(phase)) li.className = "locked";
+      const name = document.createElement("span");
+      name.textContent = t.name;
+      const kind = document.createElement("span");
+      kind.className = "kind";
+      const n = typeof t.size === "number" ? t.size : Object.keys(t.players || {}).length;
+      kind.textContent = t.kind === "model" ? "model" : n + (n === 1 ? " player" : " players");
+      name.appendChild(kind);
+      const score = document.createElement("span");
+      score.className = "score";
+      score.textContent = String(t.score);
+      li.append(name, score);
+      list.appendChild(li);
+    }
+  }
+
+  // -- start ---------------------------------------------------------------------------------
+
+  function normaliseCode(text) {
+    return String(text || "").trim().toUpperCase().replace(/[^A-Z0-9]/g, "").slice(0, 12);
+  }
+
+  function start(code) {
+    app.code = code;
+    app.stopped = false;
+    $("code-form").hidden = true;
+    $("code-error").hidden = true;
+    $("screen").hidden = false;
+    $("join-code").textContent = code;
+    const url = new URL(location.href);
+    url.searchParams.set("code", code);
+    history.replaceState(null, "", url.toString());
+    connect();
+  }
+
+  $("code-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const code = normaliseCode($("code-input").value);
+    if (code) start(code);
+  });
+
+  const fromUrl = normaliseCode(new URLSearchParams(location.search).get("code"));
+  if (fromUrl) start(fromUrl);
+  else $("code-form").hidden = false;
+})();

@@ -1,0 +1,109 @@
+"""``grace-arena serve``: the game server for phones, laptops, displays and the moderator."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from grace_arena.cli import app
+from grace_arena.cli.options import DbOption, resolve_db
+
+
+def lan_address() -> str:
+    """This machine's address on the local network, as players' phones will reach it."""
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            address = str(info[4][0])
+            if not address.startswith("127."):
+                return address
+    except OSError:
+        pass
+    return "127.0.0.1"
+
+
+def print_join(console, url: str, code: str, moderator_token: str, match_id: int) -> None:
+    import segno
+
+    console.print(f"match {match_id} — join code [bold]{code}[/]", highlight=False)
+    console.print(f"players join at: {url}", soft_wrap=True, highlight=False)
+    console.print(f"moderator token: {moderator_token}", soft_wrap=True, highlight=False)
+    qr = segno.make(url, error="m")
+    import io
+
+    out = io.StringIO()
+    qr.terminal(out=out, compact=True, border=2)
+    console.print(out.getvalue(), highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("serve")
+def serve(
+    db: DbOption = None,
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (0.0.0.0: the whole LAN).")
+    ] = "0.0.0.0",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    packet: Annotated[
+        list[Path] | None, typer.Option("--packet", help="Packet file to load (repeatable).")
+    ] = None,
+    match: Annotated[
+        bool, typer.Option(help="Open a match on the first packet right away (teams Red, Blue).")
+    ] = True,
+    model: Annotated[
+        str | None, typer.Option(help="Add this precomputed model as a team ('tfidf': offline).")
+    ] = "tfidf",
+    secret: Annotated[
+        str | None,
+        typer.Option(
+            envvar="GRACE_ARENA_SECRET", help="Secret that signs tokens (default: random)."
+        ),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(help="URL players use to reach this server (default: LAN address)."),
+    ] = None,
+) -> None:
+    """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
+    import uvicorn
+    from rich.console import Console
+
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH
+    from grace_arena.protocol import MatchSetup, TeamSetup
+    from grace_arena.server.app import Settings, create_app
+
+    console = Console()
+    url = resolve_db(db)
+    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    packets = packet or [SAMPLE_PACKET_PATH]
+    public = public_url or f"http://{lan_address() if host == '0.0.0.0' else host}:{port}"
+    first = None
+    if match:
+        from grace_arena.core.packet import load_packet
+
+        teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
+        if model:
+            teams.append(TeamSetup(id="model", name=f"Model ({model})", kind="model", model=model))
+        first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams)
+
+    def ready(arena) -> None:
+        console.print(
+            f"server token (for the moderator's set-up): {arena.tokens.server()}", soft_wrap=True
+        )
+        for room in arena.rooms.values():
+            reply = arena.created_reply(room)
+            print_join(
+                console, reply.join_url, reply.join_code, reply.moderator_token, reply.match_id
+            )
+        console.print(f"listening on {public} — Ctrl+C stops", soft_wrap=True, highlight=False)
+
+    settings = Settings(
+        db_url=url,
+        packets=packets,
+        secret=secret,
+        public_url=public,
+        first_match=first,
+        on_ready=ready,
+    )
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws_max_size=65536)

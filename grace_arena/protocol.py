@@ -1,0 +1,342 @@
+"""The wire protocol: every message between the server and its clients, as typed models.
+
+One module, used by the server, the moderator TUI and the tests; the browser clients follow
+the same schema, documented in ``docs/protocol.md``. Every message is a JSON object with a
+``type`` field. A client that sends something malformed or not allowed for its role gets an
+``error`` reply; the connection stays open.
+
+Times are seconds since the epoch (floats) on the sender's clock.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from grace_arena.core.events import Ruling
+
+PROTOCOL_VERSION = 1
+Role = Literal["moderator", "player", "display"]
+
+
+class _Msg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------------------------
+# Client -> server
+
+
+class Hello(_Msg):
+    """First message on a connection: who is this."""
+
+    type: Literal["hello"] = "hello"
+    role: Role
+    join_code: str | None = None  # players and displays
+    match_id: int | None = None  # moderators
+    token: str | None = None  # moderator token, or a player's token to come back as that player
+    version: int = PROTOCOL_VERSION
+
+
+class JoinTeam(_Msg):
+    """A new player picks a team and a name (after ``hello`` without a token)."""
+
+    type: Literal["join"] = "join"
+    team: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=40)
+
+
+class BuzzMsg(_Msg):
+    type: Literal["buzz"] = "buzz"
+    client_time: float | None = None  # when the button was pressed, on the client's clock
+
+
+class AnswerMsg(_Msg):
+    type: Literal["answer"] = "answer"
+    text: str = Field(max_length=300)
+
+
+class Ping(_Msg):
+    """Either side may ping; the other answers ``pong`` echoing ``sent``."""
+
+    type: Literal["ping"] = "ping"
+    sent: float
+
+
+class Pong(_Msg):
+    type: Literal["pong"] = "pong"
+    sent: float  # the ping's ``sent``, echoed
+    time: float  # the responder's clock when it answered
+
+
+# Moderator commands
+
+
+class StartTossupMsg(_Msg):
+    type: Literal["start_tossup"] = "start_tossup"
+    tossup_id: str | None = None
+
+
+class RuleMsg(_Msg):
+    type: Literal["rule"] = "rule"
+    ruling: Ruling
+
+
+class UndoMsg(_Msg):
+    type: Literal["undo"] = "undo"
+
+
+class ThrowOutMsg(_Msg):
+    type: Literal["throw_out"] = "throw_out"
+    reason: str = Field(default="thrown out by the moderator", max_length=200)
+
+
+class PauseMsg(_Msg):
+    type: Literal["pause"] = "pause"
+
+
+class ResumeMsg(_Msg):
+    type: Literal["resume"] = "resume"
+
+
+class StepMsg(_Msg):
+    """Reveal the next word, or the rest of the current clue."""
+
+    type: Literal["step"] = "step"
+    unit: Literal["word", "clue"] = "word"
+
+
+class SetPaceMsg(_Msg):
+    type: Literal["set_pace"] = "set_pace"
+    wpm: int = Field(ge=30, le=1200)
+
+
+class EndMatchMsg(_Msg):
+    type: Literal["end_match"] = "end_match"
+
+
+ClientMessage = Annotated[
+    Hello
+    | JoinTeam
+    | BuzzMsg
+    | AnswerMsg
+    | Ping
+    | Pong
+    | StartTossupMsg
+    | RuleMsg
+    | UndoMsg
+    | ThrowOutMsg
+    | PauseMsg
+    | ResumeMsg
+    | StepMsg
+    | SetPaceMsg
+    | EndMatchMsg,
+    Field(discriminator="type"),
+]
+CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+MODERATOR_ONLY = frozenset(
+    {
+        "start_tossup",
+        "rule",
+        "undo",
+        "throw_out",
+        "pause",
+        "resume",
+        "step",
+        "set_pace",
+        "end_match",
+    }
+)
+PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Server -> client
+
+
+class TeamView(_Msg):
+    id: str
+    name: str
+    kind: Literal["human", "model"]
+    players: dict[str, str] = Field(default_factory=dict)  # id -> name (moderator only)
+    size: int = 0  # how many players have joined the team
+    score: int = 0
+    locked_out: bool = False
+
+
+class FloorView(_Msg):
+    buzz_id: int
+    team: str
+    player: str
+    player_name: str
+    kind: Literal["human", "model"]
+    word_index: int
+    clue_index: int | None = None
+    answer: str | None = None  # typed answer or model guess (hidden from displays until ruled)
+    suggestion: str | None = None  # moderator only
+    prompt_question: str | None = None  # moderator only
+    confidence: float | None = None  # a model's confidence (moderator only)
+
+
+class ModelGuessView(_Msg):
+    """What a model player thinks at the current clue (moderator only)."""
+
+    team: str
+    model: str
+    buzz_word: int | None  # where it will buzz on this tossup (None: never)
+    guess: str | None = None
+    confidence: float | None = None
+
+
+class TossupView(_Msg):
+    id: str
+    number: int  # 1-based number in the match
+    category: str | None = None
+    n_words: int
+    clue_ends: list[int]
+    power_index: int | None = None
+    position: int  # last revealed word, -1 before the first
+    words: list[str] | None = None  # the revealed words (all words for the moderator)
+    answer: str | None = None  # the answer line: moderator always, others once it is over
+
+
+class ReadingView(_Msg):
+    mode: Literal["read_aloud", "screen"]
+    wpm: int
+    running: bool  # the server is advancing the reveal position
+
+
+class MatchView(_Msg):
+    id: int
+    title: str
+    join_code: str
+    phase: str
+    paused: bool
+    tossups_total: int
+    tossups_played: int
+    tossup_ids: list[str]
+
+
+class State(_Msg):
+    """The whole state as this client's role may see it; sent on connect and after every
+    change. Every player gets the same state; their own identity came in ``joined``."""
+
+    type: Literal["state"] = "state"
+    role: Role
+    match: MatchView
+    teams: list[TeamView]
+    tossup: TossupView | None = None
+    floor: FloorView | None = None
+    deadline: float | None = None
+    reading: ReadingView
+    models: list[ModelGuessView] = Field(default_factory=list)  # moderator only
+    last_events: list[dict[str, Any]] = Field(default_factory=list)  # this tossup's log (moderator)
+    server_time: float
+
+
+class BuzzResult(_Msg):
+    """Sent to the buzzing player only: what became of the buzz."""
+
+    type: Literal["buzz_result"] = "buzz_result"
+    buzz_id: int
+    outcome: Literal["won", "lost_race", "locked_out", "not_live"]
+    word_index: int
+    margin: float | None = None  # lost_race: seconds behind the winner
+
+
+class Welcome(_Msg):
+    """Reply to ``hello``: what the client may do next (a ``state`` follows)."""
+
+    type: Literal["welcome"] = "welcome"
+    role: Role
+    match_id: int
+    needs_join: bool = False  # a player without a token must send ``join`` next
+    teams: list[TeamView] = Field(default_factory=list)
+
+
+class Joined(_Msg):
+    """A player joined: keep ``token`` to come back as the same player after a drop."""
+
+    type: Literal["joined"] = "joined"
+    player: str
+    team: str
+    name: str
+    token: str
+
+
+class EventMsg(_Msg):
+    """One event of the record, as this client may see it."""
+
+    type: Literal["event"] = "event"
+    event: dict[str, Any]
+
+
+class ErrorMsg(_Msg):
+    type: Literal["error"] = "error"
+    code: Literal[
+        "bad_message",
+        "too_large",
+        "rate_limited",
+        "unauthorized",
+        "not_allowed",
+        "illegal",
+        "not_found",
+    ]
+    message: str
+    in_reply_to: str | None = None  # the ``type`` of the offending message, when known
+
+
+ServerMessage = Annotated[
+    Welcome | Joined | State | BuzzResult | EventMsg | ErrorMsg | Ping | Pong,
+    Field(discriminator="type"),
+]
+SERVER_MESSAGE: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
+
+
+def parse_client(raw: str | bytes) -> ClientMessage:
+    """Parse one client message; raises ``pydantic.ValidationError`` (a ``ValueError``)."""
+    return CLIENT_MESSAGE.validate_json(raw)
+
+
+def parse_server(raw: str | bytes) -> ServerMessage:
+    return SERVER_MESSAGE.validate_json(raw)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP API bodies (match set-up)
+
+
+class TeamSetup(_Msg):
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    name: str = Field(min_length=1, max_length=100)
+    kind: Literal["human", "model"] = "human"
+    model: str | None = None  # a precomputed model in the record
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence: Literal["logit", "verbal"] = "logit"
+
+
+class MatchSetup(_Msg):
+    """``POST /api/matches`` (server token): a new match on a loaded packet."""
+
+    packet_id: str
+    title: str | None = None
+    tossup_ids: list[str] | None = None
+    teams: list[TeamSetup] = Field(min_length=1)
+    reading_mode: Literal["read_aloud", "screen"] = "read_aloud"
+    wpm: int = Field(default=180, ge=30, le=1200)
+    correct_points: int = 10
+    power_points: int | None = 15
+    neg_points: int = -5
+    negs_only_before_end: bool = True
+    rebuzz: bool = True
+    answer_time: float | None = 10.0
+    buzz_window: float = 5.0
+    compensated: bool = False  # hold each race for a short window, award the earliest press
+
+
+class MatchCreatedReply(_Msg):
+    match_id: int
+    join_code: str
+    join_url: str
+    moderator_token: str

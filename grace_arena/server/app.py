@@ -1,0 +1,606 @@
+"""The game server: FastAPI app factory, HTTP routes and the websocket endpoint.
+
+``create_app(settings)`` builds everything from ``settings`` (database URL, packets, secret),
+so tests start a real server on a free port with a temporary database. Matches that were
+being played when the server stopped are reopened from the record on start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import (
+    Depends,
+    FastAPI,
+    Header,
+    HTTPException,
+    Request,
+    WebSocket,
+    WebSocketDisconnect,
+)
+from fastapi.responses import FileResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from grace_arena.core.commands import EndMatch, Join, Rule, StartTossup, ThrowOut, UndoRuling
+from grace_arena.core.config import ScoringRules, TeamKind, TeamSpec
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.packet import Packet, load_packet
+from grace_arena.core.specs import match_config
+from grace_arena.protocol import (
+    MODERATOR_ONLY,
+    PLAYER_ONLY,
+    AnswerMsg,
+    BuzzMsg,
+    EndMatchMsg,
+    ErrorMsg,
+    Hello,
+    Joined,
+    JoinTeam,
+    MatchCreatedReply,
+    MatchSetup,
+    PauseMsg,
+    Ping,
+    Pong,
+    ResumeMsg,
+    RuleMsg,
+    SetPaceMsg,
+    StartTossupMsg,
+    StepMsg,
+    TeamView,
+    ThrowOutMsg,
+    UndoMsg,
+    Welcome,
+    parse_client,
+)
+from grace_arena.record.db import open_engine
+from grace_arena.record.models import MatchRow, TossupRow
+from grace_arena.record.store import MatchStore
+from grace_arena.server.room import Connection, ModelTrajectory, RateLimit, Room
+
+CLIENT_DIR = Path(__file__).resolve().parents[2] / "buzzer_client"
+JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+
+
+@dataclass
+class Settings:
+    db_url: str | None = None
+    packets: list[Path] = field(default_factory=list)
+    secret: str | None = None  # signs tokens; random per process if not given
+    public_url: str = "http://127.0.0.1:8000"
+    race_window: float = 0.15
+    hello_timeout: float = 10.0
+    ping_interval: float = 2.0
+    max_message_bytes: int = 4096  # a larger message gets a ``too_large`` error
+    rate_per_second: float = 20.0  # sustained messages per connection...
+    rate_burst: int = 40  # ...after a burst of this many; beyond: ``rate_limited``
+    #: A match to open on start-up when the record has no unfinished match.
+    first_match: MatchSetup | None = None
+    #: Called once the server is ready (e.g. to print the join URL).
+    on_ready: Callable[[Arena], None] | None = None
+
+
+class Tokens:
+    """Tokens are HMACs of what they grant, so nothing secret is stored in the record."""
+
+    def __init__(self, secret: str) -> None:
+        self._key = secret.encode()
+
+    def _sign(self, text: str) -> str:
+        return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def server(self) -> str:
+        return self._sign("server")
+
+    def moderator(self, match_id: int) -> str:
+        return self._sign(f"moderator:{match_id}")
+
+    def player(self, match_id: int, player_id: str) -> str:
+        return f"{player_id}.{self._sign(f'player:{match_id}:{player_id}')}"
+
+    def player_id(self, match_id: int, token: str) -> str | None:
+        player_id, _, _ = token.rpartition(".")
+        if player_id and hmac.compare_digest(self.player(match_id, player_id), token):
+            return player_id
+        return None
+
+    def check(self, given: str | None, expected: str) -> bool:
+        return given is not None and hmac.compare_digest(given, expected)
+
+
+class Arena:
+    """Everything the server holds: the record, the loaded packets and the live rooms."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.engine: Engine = open_engine(settings.db_url)
+        self.store = MatchStore(self.engine)
+        self.tokens = Tokens(settings.secret or secrets.token_hex(32))
+        self.packets: dict[str, Packet] = {}
+        self.rooms: dict[int, Room] = {}
+        self.by_code: dict[str, int] = {}
+
+    # -- packets and matches ---------------------------------------------------------------
+
+    def load_packets(self, paths: list[Path]) -> None:
+        for path in paths:
+            packet = load_packet(path)
+            self.store.save_packet(packet, source=path)
+            self.packets[packet.packet.id] = packet
+
+    def _words(self, packet_id: str | None) -> dict[str, list[str]]:
+        if packet_id in self.packets:
+            return {
+                t.id: [w.text for w in t.tokens().words] for t in self.packets[packet_id].tossups
+            }
+        from grace_arena.core.tokenize import tokenize
+
+        with Session(self.engine) as session:
+            rows = session.exec(select(TossupRow).where(TossupRow.packet_id == packet_id)).all()
+            return {r.tossup_id: [w.text for w in tokenize(r.text).words] for r in rows}
+
+    def _new_join_code(self) -> str:
+        while True:
+            code = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(5))
+            if code not in self.by_code and self.store.find_by_join_code(code) is None:
+                return code
+
+    async def open_match(self, setup: MatchSetup) -> Room:
+        """Create a match (the slow part in a worker thread) and start its room."""
+        room = await asyncio.to_thread(self.create_match, setup)
+        self._add(room)
+        return room
+
+    def create_match(self, setup: MatchSetup) -> Room:
+        """Create a match in the record and its room (not started: see ``open_match``)."""
+        packet = self.packets.get(setup.packet_id)
+        if packet is None:
+            raise LookupError(
+                f"no packet {setup.packet_id!r} loaded; loaded: {', '.join(self.packets) or 'none'}"
+            )
+        teams: list[TeamSpec] = []
+        trajectories: dict[str, dict[str, ModelTrajectory]] = {}
+        for team in setup.teams:
+            if team.kind == "human":
+                teams.append(TeamSpec(id=team.id, name=team.name))
+                continue
+            from grace_arena.model.policy import BuzzPolicy, load_steps, model_team
+
+            model = team.model or "tfidf"
+            policy = BuzzPolicy(
+                confidence=team.confidence,
+                threshold=team.threshold if team.threshold is not None else 0.5,
+            )
+            if model == "tfidf":
+                from grace_arena.model.precompute import ensure_precomputed
+
+                ensure_precomputed(self.settings.db_url, packet, model)
+            teams.append(
+                model_team(self.engine, model, packet, policy, team_id=team.id, name=team.name)
+            )
+            steps = load_steps(self.engine, model, packet.packet.id)
+            trajectories[team.id] = {
+                tid: ModelTrajectory(
+                    tuple((s.word_index, s.guess, policy.confidence_of(s)) for s in rows)
+                )
+                for tid, rows in steps.items()
+            }
+        rules = ScoringRules(
+            correct_points=setup.correct_points,
+            power_points=setup.power_points,
+            neg_points=setup.neg_points,
+            negs_only_before_end=setup.negs_only_before_end,
+            rebuzz=setup.rebuzz,
+            answer_time=setup.answer_time,
+            buzz_window=setup.buzz_window,
+        )
+        config = match_config(
+            packet,
+            teams,
+            rules=rules,
+            tossup_ids=setup.tossup_ids,
+            title=setup.title,
+            reading_mode=setup.reading_mode,
+        )
+        code = self._new_join_code()
+        rm = self.store.create(config, now=time.time(), join_code=code)
+        room = Room(
+            rm,
+            join_code=code,
+            wpm=setup.wpm,
+            compensated=setup.compensated,
+            race_window=self.settings.race_window,
+            trajectories=trajectories,
+            words=self._words(packet.packet.id),
+        )
+        return room
+
+    def _add(self, room: Room) -> None:
+        self.rooms[room.rm.id] = room
+        self.by_code[room.join_code] = room.rm.id
+        room.start()
+
+    def restore(self) -> None:
+        """Reopen every unfinished match in the record (after a crash or a restart)."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(MatchRow).where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
+            ).all()
+        for row in rows:
+            assert row.id is not None and row.join_code is not None
+            if row.id in self.rooms:
+                continue
+            rm = self.store.open(row.id)
+            room = Room(
+                rm,
+                join_code=row.join_code,
+                race_window=self.settings.race_window,
+                words=self._words(rm.match.config.packet_id),
+            )
+            self._add(room)
+
+    def join_url(self, code: str) -> str:
+        return f"{self.settings.public_url.rstrip('/')}/?code={code}"
+
+    def created_reply(self, room: Room) -> MatchCreatedReply:
+        return MatchCreatedReply(
+            match_id=room.rm.id,
+            join_code=room.join_code,
+            join_url=self.join_url(room.join_code),
+            moderator_token=self.tokens.moderator(room.rm.id),
+        )
+
+    async def close(self) -> None:
+        for room in self.rooms.values():
+            await room.close()
+        self.engine.dispose()
+
+
+# ---------------------------------------------------------------------------------------------
+# Dependencies (module level: the route annotations are resolved in this module's namespace).
+
+
+def get_arena(request: Request) -> Arena:
+    return request.app.state.arena
+
+
+ArenaDep = Annotated[Arena, Depends(get_arena)]
+
+
+def require_server_token(
+    arena: ArenaDep, authorization: Annotated[str | None, Header()] = None
+) -> None:
+    given = authorization.removeprefix("Bearer ").strip() if authorization else None
+    if not arena.tokens.check(given, arena.tokens.server()):
+        raise HTTPException(status_code=401, detail="a valid server token is needed")
+
+
+ServerAuth = Annotated[None, Depends(require_server_token)]
+
+
+def create_app(settings: Settings) -> FastAPI:
+    arena = Arena(settings)
+    arena.load_packets(settings.packets)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        arena.restore()
+        if settings.first_match is not None and not arena.rooms:
+            await arena.open_match(settings.first_match)
+        if settings.on_ready is not None:
+            settings.on_ready(arena)
+        yield
+        await arena.close()
+
+    app = FastAPI(title="GRACE Arena", lifespan=lifespan)
+    app.state.arena = arena
+
+    @app.get("/", include_in_schema=False)
+    def buzzer_page() -> FileResponse:
+        return FileResponse(CLIENT_DIR / "index.html")
+
+    @app.get("/display", include_in_schema=False)
+    def display_page() -> FileResponse:
+        return FileResponse(CLIENT_DIR / "display.html")
+
+    if CLIENT_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=CLIENT_DIR), name="static")
+
+    @app.get("/api/health")
+    def health() -> dict[str, Any]:
+        return {"ok": True, "matches": len(arena.rooms)}
+
+    @app.get("/api/packets")
+    def packets(arena: ArenaDep) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": p.packet.id,
+                "title": p.packet.title,
+                "tossups": [
+                    {"id": t.id, "category": t.category, "answer": t.answer} for t in p.tossups
+                ],
+            }
+            for p in arena.packets.values()
+        ]
+
+    @app.get("/api/models")
+    def models(arena: ArenaDep) -> list[str]:
+        from sqlalchemy import distinct
+
+        from grace_arena.record.models import ModelStepRow
+
+        with Session(arena.engine) as session:
+            return sorted(session.exec(select(distinct(ModelStepRow.model))).all())
+
+    @app.post("/api/matches", status_code=201)
+    async def create_match(setup: MatchSetup, arena: ArenaDep, _: ServerAuth) -> MatchCreatedReply:
+        try:
+            room = await arena.open_match(setup)
+        except (LookupError, ValueError) as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        return arena.created_reply(room)
+
+    @app.get("/api/matches")
+    def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
+        return [arena.created_reply(room) for room in arena.rooms.values()]
+
+    @app.get("/api/join/{code}")
+    def join_info(code: str, arena: ArenaDep) -> dict[str, Any]:
+        room = arena.rooms.get(arena.by_code.get(code.upper(), -1))
+        if room is None:
+            raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
+        return {
+            "match_id": room.rm.id,
+            "title": room.match.config.title,
+            "join_code": room.join_code,
+        }
+
+    @app.get("/api/join/{code}/qr.svg", include_in_schema=False)
+    def join_qr(code: str, arena: ArenaDep) -> Response:
+        import io
+
+        import segno
+
+        if code.upper() not in arena.by_code:
+            raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
+        out = io.BytesIO()
+        segno.make(arena.join_url(code.upper()), error="m").save(out, kind="svg", scale=8)
+        return Response(out.getvalue(), media_type="image/svg+xml")
+
+    @app.websocket("/ws")
+    async def websocket(ws: WebSocket) -> None:
+        await ws.accept()
+        conn = Connection(ws, rate=RateLimit(settings.rate_per_second, settings.rate_burst))
+        writer = asyncio.create_task(conn.writer())
+        pinger: asyncio.Task | None = None
+        room: Room | None = None
+        try:
+            room = await _handshake(arena, conn)
+            if room is None:
+                return
+            pinger = asyncio.create_task(conn.pinger(arena.settings.ping_interval))
+            while True:
+                raw = await _receive(arena, conn)
+                if raw is not None:
+                    await _dispatch(arena, room, conn, raw)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            conn.closed = True
+            if room is not None:
+                room.connections.discard(conn)
+            if pinger is not None:
+                pinger.cancel()
+            conn.queue.put_nowait(None)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer, 1.0)
+
+    return app
+
+
+async def _receive(arena: Arena, conn: Connection, timeout: float | None = None) -> str | None:
+    """The next message's text, or None after an error reply (too large, or a flood)."""
+    raw = await asyncio.wait_for(conn.ws.receive_text(), timeout)
+    limit = arena.settings.max_message_bytes
+    if len(raw.encode()) > limit:
+        _error(conn, "too_large", f"message of {len(raw.encode())} bytes; the limit is {limit}")
+        return None
+    if not conn.rate.allow(time.monotonic()):
+        _error(conn, "rate_limited", "too many messages; slow down", _message_type(raw))
+        return None
+    return raw
+
+
+def _error(conn: Connection, code: str, message: str, in_reply_to: str | None = None) -> None:
+    conn.send_model(ErrorMsg(code=code, message=message, in_reply_to=in_reply_to))  # type: ignore[arg-type]
+
+
+def _message_type(raw: str) -> str | None:
+    import json
+
+    with contextlib.suppress(ValueError, AttributeError):
+        value = json.loads(raw).get("type")
+        return value if isinstance(value, str) else None
+    return None
+
+
+async def _handshake(arena: Arena, conn: Connection) -> Room | None:
+    """Read messages until a valid ``hello`` (and, for a new player, ``join``)."""
+    while True:
+        raw = await _receive(arena, conn, arena.settings.hello_timeout)
+        if raw is None:
+            continue
+        try:
+            msg = parse_client(raw)
+        except ValidationError as exc:
+            _error(conn, "bad_message", _explain(exc), _message_type(raw))
+            continue
+        if not isinstance(msg, Hello):
+            _error(conn, "not_allowed", "say hello first", msg.type)
+            continue
+        room = _room_for(arena, msg)
+        if room is None:
+            _error(conn, "not_found", "no live match with that join code or id", "hello")
+            continue
+        match_id = room.rm.id
+        if msg.role == "moderator":
+            if not arena.tokens.check(msg.token, arena.tokens.moderator(match_id)):
+                _error(conn, "unauthorized", "wrong moderator token", "hello")
+                continue
+        elif msg.role == "player" and msg.token:
+            player = arena.tokens.player_id(match_id, msg.token)
+            team = _team_of(room, player)
+            if player is None or team is None:
+                _error(conn, "unauthorized", "unknown player token; join again", "hello")
+                continue
+            conn.player, conn.team = player, team
+        conn.role = msg.role
+        teams = room.state_for(msg.role).teams
+        needs_join = msg.role == "player" and conn.player is None
+        conn.send_model(
+            Welcome(
+                role=msg.role,
+                match_id=match_id,
+                needs_join=needs_join,
+                teams=[t for t in teams if t.kind == "human"],
+            )
+        )
+        if needs_join:
+            if not await _join(arena, room, conn):
+                return None
+        elif conn.player is not None:
+            name = room.match.state.players[conn.team or ""].get(conn.player, conn.player)
+            conn.send_model(
+                Joined(player=conn.player, team=conn.team or "", name=name, token=msg.token or "")
+            )
+        room.connections.add(conn)
+        conn.send_model(room.state_for(msg.role))
+        return room
+
+
+async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
+    while True:
+        raw = await _receive(arena, conn)
+        if raw is None:
+            continue
+        try:
+            msg = parse_client(raw)
+        except ValidationError as exc:
+            _error(conn, "bad_message", _explain(exc), _message_type(raw))
+            continue
+        if isinstance(msg, Ping):
+            conn.send_model(Pong(sent=msg.sent, time=time.time()))
+            continue
+        if not isinstance(msg, JoinTeam):
+            _error(conn, "not_allowed", "choose a team and a name first (join)", msg.type)
+            continue
+        team = room.match.config.team(msg.team)
+        if team is None or team.kind is not TeamKind.HUMAN:
+            _error(conn, "not_found", f"no team {msg.team!r} to join", "join")
+            continue
+        player = f"p-{secrets.token_hex(4)}"
+        try:
+            await room.command(Join(team=msg.team, player=player, name=msg.name.strip()))
+        except IllegalCommand as exc:
+            _error(conn, "illegal", str(exc), "join")
+            continue
+        conn.player, conn.team = player, msg.team
+        conn.send_model(
+            Joined(
+                player=player,
+                team=msg.team,
+                name=msg.name.strip(),
+                token=arena.tokens.player(room.rm.id, player),
+            )
+        )
+        return True
+
+
+def _room_for(arena: Arena, hello: Hello) -> Room | None:
+    if hello.role == "moderator" and hello.match_id is not None:
+        return arena.rooms.get(hello.match_id)
+    if hello.join_code:
+        return arena.rooms.get(arena.by_code.get(hello.join_code.strip().upper(), -1))
+    return None
+
+
+def _team_of(room: Room, player: str | None) -> str | None:
+    for team, members in room.match.state.players.items():
+        if player in members:
+            return team
+    return None
+
+
+def _explain(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return f"malformed message: {where + ': ' if where else ''}{first.get('msg', 'invalid')}"
+
+
+async def _dispatch(arena: Arena, room: Room, conn: Connection, raw: str) -> None:
+    received = time.time()
+    timing = None
+    try:
+        msg = parse_client(raw)
+    except ValidationError as exc:
+        _error(conn, "bad_message", _explain(exc), _message_type(raw))
+        return
+    if isinstance(msg, BuzzMsg):
+        timing = room.timing_for(conn, msg.client_time)  # stamp receipt before anything else
+    if msg.type in MODERATOR_ONLY and conn.role != "moderator":
+        _error(conn, "not_allowed", f"only the moderator may send {msg.type}", msg.type)
+        return
+    if msg.type in PLAYER_ONLY and (conn.role != "player" or conn.player is None):
+        _error(conn, "not_allowed", f"only a player who joined may send {msg.type}", msg.type)
+        return
+    try:
+        match msg:
+            case Ping():
+                conn.send_model(Pong(sent=msg.sent, time=time.time()))
+            case Pong():
+                conn.clock.add(msg.sent, msg.time, received)
+            case BuzzMsg():
+                assert timing is not None
+                await room.buzz(conn, timing)
+            case AnswerMsg():
+                from grace_arena.core.commands import GiveAnswer
+
+                await room.command(GiveAnswer(team=conn.team, player=conn.player, text=msg.text))
+            case StartTossupMsg():
+                await room.command(StartTossup(tossup_id=msg.tossup_id))
+            case RuleMsg():
+                await room.command(Rule(ruling=msg.ruling))
+            case UndoMsg():
+                await room.command(UndoRuling())
+            case ThrowOutMsg():
+                await room.command(ThrowOut(reason=msg.reason))
+            case PauseMsg():
+                await room.pause()
+            case ResumeMsg():
+                await room.resume()
+            case StepMsg():
+                await room.step(msg.unit)
+            case SetPaceMsg():
+                room.wpm = msg.wpm
+                room.broadcast_state()
+            case EndMatchMsg():
+                room.running = False
+                await room.command(EndMatch())
+            case Hello() | JoinTeam():
+                _error(conn, "not_allowed", "already joined", msg.type)
+    except IllegalCommand as exc:
+        _error(conn, "illegal", str(exc), msg.type)
+
+
+__all__ = ["Arena", "Settings", "TeamView", "Tokens", "create_app"]

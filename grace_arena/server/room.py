@@ -1,0 +1,491 @@
+"""One match being played live: its connections, its reader, its timers and its races.
+
+Every change goes through ``Room.command``: under the room's lock, the recorded match commits
+the events (in a worker thread, so the event loop keeps serving) and only then are they put
+on each connection's outgoing queue, in order. A slow client never holds the lock: each
+connection has its own writer task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.websockets import WebSocket
+
+from grace_arena.core.commands import Buzz, Command, Pause, Resume, Reveal, TimeUp
+from grace_arena.core.config import TeamKind
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import (
+    BuzzAccepted,
+    BuzzRefused,
+    BuzzTiming,
+    Event,
+    Ruled,
+    TossupStarted,
+    event_to_dict,
+)
+from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
+from grace_arena.protocol import (
+    BuzzResult,
+    EventMsg,
+    FloorView,
+    MatchView,
+    ModelGuessView,
+    Ping,
+    ReadingView,
+    Role,
+    State,
+    TeamView,
+    TossupView,
+)
+from grace_arena.record.store import RecordedMatch
+
+#: Keys of events that only the moderator may see.
+_SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
+#: Events only the moderator gets; the others learn of these changes from the next state
+#: (keeps the per-word fan-out to one message per client).
+_MODERATOR_EVENTS = frozenset(
+    {"words_revealed", "reading_paused", "reading_resumed", "player_joined", "match_created"}
+)
+
+
+@dataclass
+class ClockEstimate:
+    """Offset (server - client) and round-trip time from server-initiated pings.
+
+    The offset comes from the sample with the smallest round trip (the least queueing, so
+    the tightest bound); the round trip reported is the median of the recent samples.
+    """
+
+    samples: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=16))
+
+    def add(self, sent: float, client_time: float, received: float) -> None:
+        rtt = received - sent
+        if rtt >= 0:
+            self.samples.append((rtt, (sent + received) / 2 - client_time))
+
+    @property
+    def offset(self) -> float | None:
+        return min(self.samples)[1] if self.samples else None
+
+    @property
+    def rtt(self) -> float | None:
+        return statistics.median(r for r, _ in self.samples) if self.samples else None
+
+
+@dataclass
+class RateLimit:
+    """A token bucket: ``rate`` messages per second on average, bursts up to ``burst``."""
+
+    rate: float
+    burst: int
+    tokens: float = -1.0
+    last: float = 0.0
+
+    def allow(self, now: float) -> bool:
+        if self.tokens < 0:
+            self.tokens, self.last = float(self.burst), now
+        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Connection:
+    """One websocket: its role, identity, clock estimate, rate limit and outgoing queue."""
+
+    def __init__(self, ws: WebSocket, rate: RateLimit | None = None) -> None:
+        self.ws = ws
+        self.rate = rate or RateLimit(20.0, 40)
+        self.role: Role | None = None
+        self.player: str | None = None
+        self.team: str | None = None
+        self.clock = ClockEstimate()
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.closed = False
+
+    def send(self, text: str) -> None:
+        if not self.closed:
+            self.queue.put_nowait(text)
+
+    def send_model(self, message: Any) -> None:
+        self.send(message.model_dump_json())
+
+    async def writer(self) -> None:
+        try:
+            while (text := await self.queue.get()) is not None:
+                await self.ws.send_text(text)
+        except Exception:  # the socket is gone; the reader side cleans up
+            self.closed = True
+
+    async def pinger(self, interval: float = 2.0) -> None:
+        """Pings for the clock estimate: a quick burst at first, then every ``interval``."""
+        delays = [0.05] * 5
+        while not self.closed:
+            self.send_model(Ping(sent=time.time()))
+            await asyncio.sleep(delays.pop() if delays else interval)
+
+
+@dataclass(frozen=True)
+class ModelTrajectory:
+    """A model team's precomputed steps on one tossup: (last word, guess, confidence)."""
+
+    steps: tuple[tuple[int, str | None, float | None], ...]
+
+
+class Room:
+    """A live match."""
+
+    def __init__(
+        self,
+        rm: RecordedMatch,
+        *,
+        join_code: str,
+        wpm: int = 180,
+        compensated: bool = False,
+        race_window: float = 0.15,
+        trajectories: dict[str, dict[str, ModelTrajectory]] | None = None,
+        words: dict[str, list[str]] | None = None,
+    ) -> None:
+        self.rm = rm
+        self.join_code = join_code
+        self.wpm = wpm
+        self.compensated = compensated
+        self.race_window = race_window
+        self.trajectories = trajectories or {}
+        self.words = words or {}  # tossup id -> its words as written
+        self.connections: set[Connection] = set()
+        self.lock = asyncio.Lock()
+        self.running = False  # the reader advances the reveal position
+        self.reveal_times: list[tuple[float, int]] = []  # (wall time, position) this tossup
+        self.tossup_log: list[dict[str, Any]] = []
+        self._tasks: list[asyncio.Task] = []
+        self._timer: asyncio.Task | None = None
+        self._timer_deadline: float | None = None
+        self._pending: list[tuple[Connection, BuzzTiming]] = []
+        self._pending_task: asyncio.Task | None = None
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    @property
+    def match(self):
+        return self.rm.match
+
+    def start(self) -> None:
+        self._tasks.append(asyncio.create_task(self._reader()))
+        self._schedule_deadline()
+
+    async def close(self) -> None:
+        for task in [*self._tasks, self._timer, self._pending_task]:
+            if task is not None:
+                task.cancel()
+        for conn in list(self.connections):
+            conn.send(None)  # type: ignore[arg-type]
+
+    # -- commands ------------------------------------------------------------------------------
+
+    async def command(self, command: Command) -> list[Event]:
+        """Commit ``command``'s events, then tell everyone. Raises ``IllegalCommand``."""
+        async with self.lock:
+            events = await asyncio.to_thread(self.rm.handle, command, now=time.time())
+            self._after(events)
+        return events
+
+    def _after(self, events: list[Event]) -> None:
+        floor_before = None
+        for ev in events:
+            if isinstance(ev, TossupStarted):
+                self.reveal_times = [(ev.t, -1)]
+                self.tossup_log = []
+                self.running = True
+            elif ev.type == "words_revealed":
+                self.reveal_times.append((ev.t, ev.position))  # type: ignore[union-attr]
+            self.tossup_log.append(event_to_dict(ev))
+        del floor_before
+        self._broadcast_events(events)
+        self.broadcast_state()
+        self._schedule_deadline()
+
+    def _broadcast_events(self, events: list[Event]) -> None:
+        full = [EventMsg(event=event_to_dict(ev)).model_dump_json() for ev in events]
+        public = [
+            EventMsg(event=self._public_event(ev)).model_dump_json()
+            for ev in events
+            if ev.type not in _MODERATOR_EVENTS
+        ]
+        for conn in self.connections:
+            for text in full if conn.role == "moderator" else public:
+                conn.send(text)
+
+    def _public_event(self, ev: Event) -> dict[str, Any]:
+        data = event_to_dict(ev)
+        for key in _SECRET_KEYS:
+            data.pop(key, None)
+        if ev.type in ("buzz_accepted", "answer_given"):
+            data.pop("answer", None)
+            data.pop("text", None)
+        if isinstance(ev, Ruled):
+            # The guess or typed answer is revealed with the ruling.
+            buzz = next(
+                (
+                    e
+                    for e in reversed(self.tossup_log)
+                    if e.get("buzz_id") == ev.buzz_id
+                    and e["type"] in ("buzz_accepted", "answer_given")
+                ),
+                None,
+            )
+            if buzz is not None:
+                data["answer"] = buzz.get("answer", buzz.get("text"))
+        return data
+
+    # -- views ---------------------------------------------------------------------------------
+
+    def state_for(self, role: Role) -> State:
+        match = self.match
+        game = match.game
+        config = match.config
+        finished = game.phase in FINISHED or game.phase is Phase.ENDED
+        roster = match.state.players
+        teams = [
+            TeamView(
+                id=t.id,
+                name=t.name,
+                kind=t.kind.value,
+                players=dict(roster.get(t.id, {})) if role == "moderator" else {},
+                size=len(roster.get(t.id, {})),
+                score=game.scores[t.id],
+                locked_out=t.id in game.locked_out,
+            )
+            for t in config.teams
+        ]
+        tossup = None
+        spec = match.current_tossup
+        if spec is not None:
+            words = self.words.get(spec.id, [])
+            if role == "moderator":
+                shown = words
+            elif role == "display" or config.reading_mode == "screen" or finished:
+                shown = words[: game.position + 1]
+            else:
+                shown = None
+            tossup = TossupView(
+                id=spec.id,
+                number=len(game.played),
+                category=spec.category,
+                n_words=spec.n_words,
+                clue_ends=list(spec.clue_ends),
+                power_index=spec.power_index,
+                position=game.position,
+                words=shown,
+                answer=spec.answer if role == "moderator" or finished else None,
+            )
+        floor = None
+        if game.floor is not None and (game.phase in HAS_FLOOR or game.phase is Phase.ANSWERED):
+            f = game.floor
+            names = match.state.players.get(f.team, {})
+            secret = role == "moderator"
+            floor = FloorView(
+                buzz_id=f.buzz_id,
+                team=f.team,
+                player=f.player,
+                player_name=names.get(f.player, f.player),
+                kind=f.kind.value,
+                word_index=f.word_index,
+                clue_index=spec.clue_of(f.word_index) if spec else None,
+                answer=f.answer if secret or game.phase is Phase.ANSWERED else None,
+                suggestion=f.suggestion if secret else None,
+                confidence=None,
+            )
+        models = (
+            self._model_views(spec.id if spec else None, game.position)
+            if role == "moderator"
+            else []
+        )
+        return State(
+            role=role,
+            match=MatchView(
+                id=self.rm.id,
+                title=config.title,
+                join_code=self.join_code,
+                phase=game.phase.value,
+                paused=game.paused,
+                tossups_total=len(config.tossups),
+                tossups_played=len(game.played),
+                tossup_ids=[t.id for t in config.tossups],
+            ),
+            teams=teams,
+            tossup=tossup,
+            floor=floor,
+            deadline=game.deadline,
+            reading=ReadingView(mode=config.reading_mode, wpm=self.wpm, running=self.running),
+            models=models,
+            last_events=self.tossup_log[-50:] if role == "moderator" else [],
+            server_time=time.time(),
+        )
+
+    def _model_views(self, tossup_id: str | None, position: int) -> list[ModelGuessView]:
+        views = []
+        for team in self.match.config.teams:
+            if team.kind is not TeamKind.MODEL:
+                continue
+            buzz = team.buzzes.get(tossup_id) if tossup_id else None
+            guess = confidence = None
+            trajectory = self.trajectories.get(team.id, {}).get(tossup_id or "")
+            if trajectory is not None:
+                # the latest step whose prefix has been revealed (else the first one)
+                seen = [s for s in trajectory.steps if s[0] <= max(position, 0)]
+                step = seen[-1] if seen else (trajectory.steps[0] if trajectory.steps else None)
+                if step is not None:
+                    _, guess, confidence = step
+            views.append(
+                ModelGuessView(
+                    team=team.id,
+                    model=team.model or team.name,
+                    buzz_word=buzz.word_index if buzz else None,
+                    guess=guess,
+                    confidence=confidence,
+                )
+            )
+        return views
+
+    def broadcast_state(self) -> None:
+        encoded: dict[str, str] = {}
+        for conn in self.connections:
+            if conn.role is None:
+                continue
+            if conn.role not in encoded:
+                encoded[conn.role] = self.state_for(conn.role).model_dump_json()
+            conn.send(encoded[conn.role])
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def _reader(self) -> None:
+        while True:
+            await asyncio.sleep(60.0 / self.wpm)
+            game = self.match.game
+            if self.running and game.phase is Phase.READING and not game.paused:
+                with contextlib.suppress(IllegalCommand):
+                    await self.command(Reveal())
+
+    async def step(self, unit: str) -> list[Event]:
+        game = self.match.game
+        spec = self.match.current_tossup
+        if unit == "clue" and spec is not None:
+            nxt = min(game.position + 1, spec.n_words - 1)
+            return await self.command(Reveal(to=spec.clue_ends[spec.clue_of(nxt)]))
+        return await self.command(Reveal())
+
+    async def pause(self) -> list[Event]:
+        self.running = False
+        events: list[Event] = []
+        if not self.match.game.paused:
+            events = await self.command(Pause())
+        else:
+            self.broadcast_state()
+        return events
+
+    async def resume(self) -> list[Event]:
+        self.running = True
+        if self.match.game.paused:
+            return await self.command(Resume())
+        self.broadcast_state()
+        return []
+
+    # -- deadlines -----------------------------------------------------------------------------
+
+    def _schedule_deadline(self) -> None:
+        game = self.match.game
+        deadline = game.deadline if game.phase in (*HAS_FLOOR, Phase.AWAITING) else None
+        if game.paused:
+            deadline = None
+        if deadline == self._timer_deadline:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_deadline = deadline
+        self._timer = asyncio.create_task(self._fire(deadline)) if deadline is not None else None
+
+    async def _fire(self, deadline: float) -> None:
+        await asyncio.sleep(max(0.0, deadline - time.time()) + 0.01)
+        with contextlib.suppress(IllegalCommand):
+            if self.match.game.deadline == deadline:
+                self._timer_deadline = None
+                await self.command(TimeUp())
+
+    # -- buzzing -------------------------------------------------------------------------------
+
+    def timing_for(self, conn: Connection, client_time: float | None) -> BuzzTiming:
+        return BuzzTiming(
+            received_wall=time.time(),
+            received_mono=time.monotonic(),
+            client_press=client_time,
+            clock_offset=conn.clock.offset,
+            rtt=conn.clock.rtt,
+        )
+
+    async def buzz(self, conn: Connection, timing: BuzzTiming) -> None:
+        """First come, first served; or, in compensated mode, hold the race for a window."""
+        game = self.match.game
+        open_race = game.phase in (Phase.READING, Phase.AWAITING) and game.floor is None
+        if self.compensated and (open_race or self._pending_task is not None):
+            self._pending.append((conn, timing))
+            if self._pending_task is None:
+                self._pending_task = asyncio.create_task(self._settle_race())
+            return
+        await self._apply_buzz(conn, timing, None)
+
+    def estimated_press(self, timing: BuzzTiming) -> float:
+        """Server-clock press time: the client's press time corrected by the clock offset,
+        clamped between receipt minus the round trip and receipt."""
+        received = timing.received_wall or time.time()
+        if timing.client_press is None or timing.clock_offset is None:
+            return received
+        rtt = timing.rtt if timing.rtt is not None else 0.0
+        return min(received, max(received - rtt, timing.client_press + timing.clock_offset))
+
+    def position_at(self, t: float) -> int:
+        position = -1
+        for when, pos in self.reveal_times:
+            if when <= t:
+                position = pos
+        return max(position, 0)
+
+    async def _settle_race(self) -> None:
+        await asyncio.sleep(self.race_window)
+        pending, self._pending = self._pending, []
+        self._pending_task = None
+        ordered = sorted(pending, key=lambda item: self.estimated_press(item[1]))
+        for conn, timing in ordered:
+            press = self.estimated_press(timing)
+            timing = timing.model_copy(
+                update={"estimated_press": press, "arbitration": "compensated"}
+            )
+            await self._apply_buzz(conn, timing, self.position_at(press))
+
+    async def _apply_buzz(self, conn: Connection, timing: BuzzTiming, word: int | None) -> None:
+        assert conn.team is not None and conn.player is not None
+        try:
+            events = await self.command(
+                Buzz(team=conn.team, player=conn.player, timing=timing, word_index=word)
+            )
+        except IllegalCommand:
+            raise
+        for ev in events:
+            if isinstance(ev, BuzzAccepted | BuzzRefused) and ev.player == conn.player:
+                outcome = "won" if isinstance(ev, BuzzAccepted) else ev.reason.value
+                margin = ev.margin if isinstance(ev, BuzzRefused) else None
+                conn.send_model(
+                    BuzzResult(
+                        buzz_id=ev.buzz_id, outcome=outcome, word_index=ev.word_index, margin=margin
+                    )
+                )
+                break

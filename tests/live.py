@@ -1,0 +1,157 @@
+"""A real server on a free loopback port, and real websocket clients, for tests and benches."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import uvicorn
+from websockets.sync.client import ClientConnection, connect
+
+from grace_arena.protocol import MatchSetup, TeamSetup
+from grace_arena.server.app import Settings, create_app
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def two_teams(**overrides: Any) -> MatchSetup:
+    data = {
+        "packet_id": "grace-arena-sample-1",
+        "teams": [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")],
+        "wpm": 600,
+        "answer_time": None,
+    }
+    data.update(overrides)
+    return MatchSetup(**data)
+
+
+class LiveServer:
+    def __init__(self, settings: Settings) -> None:
+        self.port = free_port()
+        settings.public_url = f"http://127.0.0.1:{self.port}"
+        self.app = create_app(settings)
+        self.arena = self.app.state.arena
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", ws_max_size=65536
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.time() + 20
+        while not self.server.started:
+            if time.time() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def room(self, match_id: int | None = None):
+        rooms = self.arena.rooms
+        return rooms[match_id] if match_id is not None else next(iter(rooms.values()))
+
+
+class Client:
+    """A websocket client that answers pings and collects what it receives."""
+
+    def __init__(self, url: str) -> None:
+        self._connect = connect(url, open_timeout=10, ping_interval=None, max_queue=None)
+        self.ws: ClientConnection = self._connect.__enter__()
+        self.received: list[dict[str, Any]] = []
+
+    def send(self, **message: Any) -> None:
+        self.ws.send(json.dumps(message))
+
+    def send_raw(self, text: str) -> None:
+        self.ws.send(text)
+
+    def _next(self, timeout: float) -> dict[str, Any]:
+        message = json.loads(self.ws.recv(timeout=timeout))
+        if message["type"] == "ping":
+            self.send(type="pong", sent=message["sent"], time=time.time())
+        self.received.append(message)
+        return message
+
+    def wait(
+        self, predicate: Callable[[dict[str, Any]], bool] | str, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        if isinstance(predicate, str):
+            kind = predicate
+            predicate = lambda m: m["type"] == kind  # noqa: E731
+        deadline = time.time() + timeout
+        while True:
+            left = deadline - time.time()
+            if left <= 0:
+                raise TimeoutError(f"no such message; last: {self.received[-3:]}")
+            message = self._next(left)
+            if predicate(message):
+                return message
+
+    def state(
+        self, predicate: Callable[[dict[str, Any]], bool] = lambda s: True, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        return self.wait(lambda m: m["type"] == "state" and predicate(m), timeout)
+
+    def drain(self, seconds: float = 0.2) -> None:
+        with contextlib.suppress(TimeoutError):
+            while True:
+                self._next(seconds)
+
+    def close(self) -> None:
+        self._connect.__exit__(None, None, None)
+
+
+def moderator(server: LiveServer, match_id: int | None = None) -> Client:
+    room = server.room(match_id)
+    client = Client(server.ws_url)
+    client.send(
+        type="hello",
+        role="moderator",
+        match_id=room.rm.id,
+        token=server.arena.tokens.moderator(room.rm.id),
+    )
+    client.wait("welcome")
+    client.state()
+    return client
+
+
+def player(server: LiveServer, team: str, name: str, match_id: int | None = None) -> Client:
+    room = server.room(match_id)
+    client = Client(server.ws_url)
+    client.send(type="hello", role="player", join_code=room.join_code)
+    client.wait("welcome")
+    client.send(type="join", team=team, name=name)
+    client.joined = client.wait("joined")  # type: ignore[attr-defined]
+    client.state()
+    return client
+
+
+@contextlib.contextmanager
+def clients(*made: Client) -> Iterator[tuple[Client, ...]]:
+    try:
+        yield made
+    finally:
+        for c in made:
+            with contextlib.suppress(Exception):
+                c.close()

@@ -1,0 +1,392 @@
+"""The buzzer page and the display page in a real browser (headless Chromium via Playwright).
+
+A real server runs on a free loopback port (``live.LiveServer``); the moderator is a real
+websocket client; the players are pages on a phone-sized viewport. Debian's ``chromium`` is
+used (Playwright's own browser download is not available here). Without it these tests skip,
+except in CI (``CI`` set), where they must run: ``.ci/run`` installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from live import Client, LiveServer, moderator, player, two_teams
+
+from grace_arena.core.packet import SAMPLE_PACKET_PATH
+from grace_arena.protocol import TeamSetup
+from grace_arena.server.app import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PHONE = {"width": 390, "height": 844}
+SCREENSHOTS = Path(os.environ.get("GRACE_ARENA_SCREENSHOTS", "/tmp"))
+
+if not os.environ.get("CI"):
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"{CHROMIUM} is missing (install Debian's chromium package); "
+            "these tests run in CI, where .ci/run installs it",
+            allow_module_level=True,
+        )
+    pytest.importorskip("playwright", reason="playwright is not installed (pip install -e .[dev])")
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[LiveServer]:
+    db = tmp_path_factory.mktemp("browser") / "record.db"
+    settings = Settings(
+        db_url=f"sqlite:///{db}",
+        packets=[SAMPLE_PACKET_PATH],
+        secret="browser-tests",
+        first_match=two_teams(wpm=30),
+    )
+    with LiveServer(settings) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def phone(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:
+    """A fresh match through the HTTP API (slow reading: the moderator steps by hand)."""
+    setup = two_teams(wpm=30, **overrides)
+    request = urllib.request.Request(
+        f"{server.http_url}/api/matches",
+        data=setup.model_dump_json().encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {server.arena.tokens.server()}",
+        },
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        created = json.loads(reply.read())
+    return created["match_id"], created["join_code"]
+
+
+def start_paused(mod: Client, tossup_id: str | None = None, clues: int = 1) -> dict[str, Any]:
+    """Start a tossup, stop the automatic reading, reveal ``clues`` clues by hand."""
+    mod.send(type="start_tossup", tossup_id=tossup_id)
+    mod.state(lambda s: s["match"]["phase"] == "reading")
+    mod.send(type="pause")
+    state = mod.state(lambda s: s["match"]["paused"])
+    for _ in range(clues):
+        mod.send(type="step", unit="clue")
+        state = mod.wait(lambda m: m["type"] == "state" or m["type"] == "error")
+        assert state["type"] == "state", state
+    return state
+
+
+def join(page: Page, server: LiveServer, code: str, team: str, name: str) -> str:
+    """Open the join link, pick a team and a name; returns the player's id."""
+    page.goto(f"{server.http_url}/?code={code}")
+    page.get_by_label("Your name").fill(name)
+    page.get_by_role("button", name=team, exact=True).click()
+    page.get_by_role("button", name="Join").click()
+    expect(page.locator("#me")).to_have_text(f"{name} · {team}")
+    token = page.evaluate(f"localStorage.getItem('grace-arena:token:{code}')")
+    assert token, "the player token was not kept"
+    return token.rpartition(".")[0]
+
+
+def status(page: Page):
+    return page.locator("#status-title")
+
+
+def buzz_button(page: Page):
+    return page.get_by_role("button", name="Buzz", exact=True)
+
+
+def shot(page: Page, name: str) -> None:
+    page.screenshot(path=str(SCREENSHOTS / f"grace-arena-{name}.png"), full_page=True)
+
+
+def wait_for_floor(mod: Client, player_id: str) -> dict[str, Any]:
+    """The moderator's first state in which ``player_id`` has the floor."""
+    return mod.state(lambda s: s["floor"] is not None and s["floor"]["player"] == player_id)
+
+
+def accepted_buzz(mod: Client, buzz_id: int) -> dict[str, Any]:
+    for message in reversed(mod.received):
+        event = message.get("event") or {}
+        if event.get("type") == "buzz_accepted" and event["buzz_id"] == buzz_id:
+            return event
+    raise AssertionError(f"no buzz_accepted event for buzz {buzz_id}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the buzzer page
+
+
+def test_join_then_buzz_with_the_button_and_with_the_space_bar(server, phone):
+    match_id, code = new_match(server)
+    mod = moderator(server, match_id)
+    try:
+        me = join(phone, server, code, "Red", "Ann")
+        expect(status(phone)).to_have_text("Waiting for the first tossup")
+        expect(buzz_button(phone)).to_be_disabled()
+        shot(phone, "buzzer-waiting")
+
+        start_paused(mod)
+        expect(status(phone)).to_have_text("Ready")
+        expect(buzz_button(phone)).to_be_enabled()
+        shot(phone, "buzzer-ready")
+        time.sleep(0.5)  # let a few pings through, so the press time can be converted
+        buzz_button(phone).tap()
+        floor = wait_for_floor(mod, me)["floor"]
+        expect(status(phone)).to_have_text("You have the floor!")
+        expect(buzz_button(phone)).to_be_disabled()
+        shot(phone, "buzzer-floor")
+        # The page answered the server's pings and sent its press time: the buzz is auditable.
+        timing = accepted_buzz(mod, floor["buzz_id"])["timing"]
+        assert timing["client_press"] is not None
+        assert timing["clock_offset"] is not None and abs(timing["clock_offset"]) < 1.0
+        assert timing["rtt"] is not None and timing["rtt"] < 1.0
+
+        mod.send(type="rule", ruling="correct")
+        expect(status(phone)).to_have_text("You got it!")
+        expect(phone.locator("#scores li.mine .score")).to_have_text(re.compile(r"^1[05]$"))
+
+        start_paused(mod)
+        expect(status(phone)).to_have_text("Ready")
+        phone.keyboard.press("Space")
+        wait_for_floor(mod, me)
+        expect(status(phone)).to_have_text("You have the floor!")
+    finally:
+        mod.close()
+
+
+def test_a_neg_locks_the_team_out(server, phone):
+    match_id, code = new_match(server)
+    mod = moderator(server, match_id)
+    try:
+        me = join(phone, server, code, "Blue", "Bo")
+        start_paused(mod)
+        expect(buzz_button(phone)).to_be_enabled()
+        phone.keyboard.press("Space")
+        wait_for_floor(mod, me)
+        mod.send(type="rule", ruling="incorrect")
+        mod.state(lambda s: s["match"]["phase"] == "reading" and s["floor"] is None)
+        expect(status(phone)).to_have_text("Locked out")
+        expect(buzz_button(phone)).to_be_disabled()
+        expect(phone.locator("#scores li.mine .score")).to_have_text("-5")
+        shot(phone, "buzzer-locked-out")
+        # The space bar does nothing now: no buzz reaches the server.
+        phone.keyboard.press("Space")
+        time.sleep(0.5)
+        mod.drain(0.2)
+        buzzes = [
+            m["event"]
+            for m in mod.received
+            if m["type"] == "event" and m["event"]["type"].startswith("buzz_")
+        ]
+        assert len(buzzes) == 1
+    finally:
+        mod.close()
+
+
+def test_losing_the_race_shows_the_margin(server, phone):
+    match_id, code = new_match(server)
+    mod = moderator(server, match_id)
+    rival = player(server, "red", "Rex", match_id)
+    try:
+        join(phone, server, code, "Blue", "Bea")
+        start_paused(mod)
+        expect(status(phone)).to_have_text("Ready")
+        rival.send(type="buzz", client_time=time.time())
+        wait_for_floor(mod, rival.joined["player"])
+        expect(status(phone)).to_have_text("Red: Rex buzzed")
+        buzz_button(phone).tap()
+        expect(status(phone)).to_have_text("Lost the race")
+        expect(phone.locator("#status-detail")).to_contain_text(re.compile(r"by [\d,]+ ms"))
+        expect(phone.locator("#status")).to_have_attribute("data-state", "lost")
+        shot(phone, "buzzer-lost-race")
+    finally:
+        rival.close()
+        mod.close()
+
+
+def test_a_reload_comes_back_as_the_same_player(server, phone):
+    match_id, code = new_match(server)
+    mod = moderator(server, match_id)
+    try:
+        me = join(phone, server, code, "Red", "Ann")
+        phone.reload()
+        expect(phone.locator("#me")).to_have_text("Ann · Red")
+        expect(phone.locator("#join-view")).to_be_hidden()
+        start_paused(mod)
+        expect(status(phone)).to_have_text("Ready")
+        buzz_button(phone).tap()
+        state = wait_for_floor(mod, me)  # the buzz came from the same player
+        red = next(t for t in state["teams"] if t["id"] == "red")
+        assert red["players"] == {me: "Ann"}  # no second join
+    finally:
+        mod.close()
+
+
+def drop_player_connections(server: LiveServer, match_id: int) -> None:
+    """Close every player's websocket from the server's side, as a Wi-Fi drop or a proxy
+    restart would (close code 1012: service restart)."""
+    room = server.room(match_id)
+    loop = room._tasks[0].get_loop()  # the server thread's event loop
+    for conn in [c for c in room.connections if c.role == "player"]:
+        asyncio.run_coroutine_threadsafe(conn.ws.close(code=1012), loop).result(5)
+
+
+def test_a_dropped_connection_reconnects_by_itself_as_the_same_player(server, phone):
+    match_id, code = new_match(server)
+    mod = moderator(server, match_id)
+    try:
+        me = join(phone, server, code, "Blue", "Bo")
+        drop_player_connections(server, match_id)
+        start_paused(mod)  # changes while the page is away
+        expect(status(phone)).to_have_text("Ready")  # back, with a fresh state
+        buzz_button(phone).tap()
+        state = wait_for_floor(mod, me)
+        blue = next(t for t in state["teams"] if t["id"] == "blue")
+        assert blue["players"] == {me: "Bo"}
+    finally:
+        mod.close()
+
+
+def test_screen_mode_shows_the_text_and_an_answer_box(server, phone):
+    match_id, code = new_match(server, reading_mode="screen")
+    mod = moderator(server, match_id)
+    try:
+        me = join(phone, server, code, "Red", "Ann")
+        expect(phone.locator("#answer-form")).to_be_hidden()
+        state = start_paused(mod)
+        words = state["tossup"]["words"][: state["tossup"]["position"] + 1]
+        expect(phone.locator("#text")).to_have_text(" ".join(words))
+        buzz_button(phone).tap()
+        wait_for_floor(mod, me)
+        answer = phone.get_by_label("Your answer")
+        expect(answer).to_be_visible()
+        expect(answer).to_be_focused()
+        shot(phone, "buzzer-screen-answer")
+        answer.fill("Moby Dick")
+        answer.press("Enter")
+        given = mod.wait(
+            lambda m: m["type"] == "event" and m["event"]["type"] == "answer_given", timeout=10
+        )
+        assert given["event"]["text"] == "Moby Dick"
+        assert given["event"]["player"] == me
+        expect(phone.locator("#answer-form")).to_be_hidden()
+        expect(phone.locator("#status-detail")).to_contain_text("waiting for the ruling")
+        mod.send(type="rule", ruling="correct")
+        expect(status(phone)).to_have_text("You got it!")
+        expect(phone.locator("#text .answer-line")).to_contain_text("Answer:")
+        shot(phone, "buzzer-screen-answered")
+    finally:
+        mod.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the display page
+
+
+def test_display_shows_the_banner_and_the_model_guess_after_the_ruling(server, browser):
+    teams = [
+        TeamSetup(id="red", name="Red"),
+        TeamSetup(id="model", name="Model (tfidf)", kind="model", model="tfidf"),
+    ]
+    match_id, code = new_match(server, teams=teams)
+    room = server.room(match_id)
+    model_team = room.match.config.team("model")
+    # a tossup on which the model buzzes, but not at once
+    tossup_id = next(tid for tid, buzz in model_team.buzzes.items() if buzz.word_index > 3)
+
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    mod = moderator(server, match_id)
+    red = player(server, "red", "Ann", match_id)
+    try:
+        page.goto(f"{server.http_url}/display?code={code}")
+        expect(page.locator("#join-code")).to_have_text(code)
+        expect(page.locator("#qr")).to_have_attribute("src", f"/api/join/{code}/qr.svg")
+        page.wait_for_function("document.getElementById('qr').naturalWidth > 0")  # it loaded
+
+        mod.send(type="start_tossup", tossup_id=tossup_id)
+        mod.state(lambda s: s["match"]["phase"] == "reading")
+        mod.send(type="pause")
+        mod.state(lambda s: s["match"]["paused"])
+        mod.send(type="step", unit="word")
+        mod.state(lambda s: s["tossup"]["position"] >= 0)
+        red.send(type="buzz", client_time=time.time())
+        wait_for_floor(mod, red.joined["player"])
+        expect(page.locator("#banner")).to_contain_text("Red — Ann buzzed")
+        mod.send(type="rule", ruling="incorrect")
+        mod.state(lambda s: s["floor"] is None)
+
+        # reveal clue by clue until the model buzzes
+        floor = None
+        for _ in range(40):
+            mod.send(type="step", unit="clue")
+            state = mod.wait(lambda m: m["type"] in ("state", "error"))
+            if state["type"] == "state" and state["floor"] and state["floor"]["kind"] == "model":
+                floor = state["floor"]
+                break
+        assert floor is not None, "the model never buzzed"
+        guess = floor["answer"]
+        assert guess, "the moderator sees the model's guess"
+        expect(page.locator("#banner")).to_contain_text("Model (tfidf)")
+        expect(page.locator("#banner")).to_contain_text("buzzed")
+        assert guess not in page.locator("#banner").inner_text()  # hidden until ruled
+        page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-buzz.png"))
+        assert page.locator("#answer").is_hidden()
+
+        mod.send(type="rule", ruling="correct")
+        expect(page.locator("#banner")).to_contain_text(f"guessed “{guess}”")
+        expect(page.locator("#banner")).to_contain_text("correct")
+        expect(page.locator("#answer")).to_contain_text("ANSWER:")
+        expect(page.locator("#scores")).to_contain_text("Model (tfidf)")
+        page.screenshot(path=str(SCREENSHOTS / "grace-arena-display.png"))
+    finally:
+        red.close()
+        mod.close()
+        context.close()

@@ -1,0 +1,319 @@
+"""The game server with several real websocket clients on a free loopback port."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+
+import pytest
+from live import Client, LiveServer, clients, moderator, player, two_teams
+
+from grace_arena.core.judge import parse_answer_line
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.protocol import TeamSetup
+from grace_arena.server.app import Settings
+
+FIRST = load_packet(SAMPLE_PACKET_PATH).tossups[0]
+FIRST_ANSWER = parse_answer_line(FIRST.answer).main
+
+
+@pytest.fixture
+def server(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s3cret", first_match=two_teams()
+    )
+    with LiveServer(settings) as live:
+        yield live
+
+
+def start_paused(mod: Client, steps: int = 0) -> None:
+    mod.send(type="start_tossup")
+    mod.state(lambda s: s["match"]["phase"] == "reading")
+    mod.send(type="pause")
+    mod.state(lambda s: s["match"]["paused"])
+    for _ in range(steps):
+        mod.send(type="step", unit="word")
+    if steps:
+        mod.state(lambda s: s["tossup"]["position"] >= steps - 1)
+
+
+def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
+    mod = moderator(server)
+    players = [player(server, "red" if i % 2 else "blue", f"P{i}") for i in range(50)]
+    with clients(mod, *players):
+        start_paused(mod, steps=3)
+        for p in players:
+            p.drain(0.05)
+        barrier = threading.Barrier(len(players))
+
+        def press(p: Client) -> None:
+            barrier.wait()
+            p.send(type="buzz", client_time=0.0)
+
+        threads = [threading.Thread(target=press, args=(p,)) for p in players]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        results = [p.wait("buzz_result") for p in players]
+        outcomes = sorted(r["outcome"] for r in results)
+        assert outcomes.count("won") == 1
+        assert outcomes.count("lost_race") == 49
+        lost = [r for r in results if r["outcome"] == "lost_race"]
+        assert all(r["margin"] is not None and r["margin"] >= 0 for r in lost)
+        room = server.room()
+        buzzes = server.arena.store.buzzes(room.rm.id)
+        assert len(buzzes) == 50
+        assert sorted(b.outcome for b in buzzes).count("won") == 1
+        winner = next(b for b in buzzes if b.outcome == "won")
+        assert winner.word_index == 2 and winner.received_mono is not None
+        assert all(b.holder_buzz_id == winner.buzz_id for b in buzzes if b is not winner)
+
+
+def test_neg_locks_the_team_out_and_the_other_team_can_answer(server):
+    mod = moderator(server)
+    red, blue = player(server, "red", "Ruth"), player(server, "blue", "Bo")
+    with clients(mod, red, blue):
+        start_paused(mod, steps=2)
+        red.send(type="buzz")
+        assert red.wait("buzz_result")["outcome"] == "won"
+        st = mod.state(lambda s: s["floor"] is not None)
+        assert st["floor"]["player_name"] == "Ruth"
+        mod.send(type="rule", ruling="incorrect")
+        st = red.state(lambda s: s["match"]["phase"] == "reading")
+        assert (
+            next(t for t in st["teams"] if t["id"] == "red") | {} and st["teams"][0]["score"] == -5
+        )
+        red.send(type="buzz")
+        assert red.wait("buzz_result")["outcome"] == "locked_out"
+        blue.send(type="buzz")
+        assert blue.wait("buzz_result")["outcome"] == "won"
+        mod.send(type="rule", ruling="correct")
+        st = blue.state(lambda s: s["match"]["phase"] == "answered")
+        assert {t["id"]: t["score"] for t in st["teams"]} == {"red": -5, "blue": 15}
+        # once the tossup is over, players see the answer line
+        assert st["tossup"]["answer"] == FIRST.answer
+
+
+def test_prompt_in_screen_mode_with_typed_answers(db_url):
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="x",
+        first_match=two_teams(reading_mode="screen"),
+    )
+    with LiveServer(settings) as server:
+        mod = moderator(server)
+        red = player(server, "red", "Ruth")
+        with clients(mod, red):
+            start_paused(mod, steps=4)
+            st = red.state(lambda s: s["tossup"] and s["tossup"]["position"] == 3)
+            assert len(st["tossup"]["words"]) == 4  # screen mode: players see the text
+            red.send(type="buzz")
+            red.wait("buzz_result")
+            red.send(type="answer", text="Okonkwo")  # not the answer of any sample tossup
+            ev = mod.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "answer_given")
+            assert ev["event"]["suggestion"] == "reject"
+            mod.send(type="rule", ruling="prompt")
+            st = red.state(lambda s: s["match"]["phase"] == "prompted")
+            assert st["floor"]["player_name"] == "Ruth"
+            red.send(type="answer", text=FIRST_ANSWER)
+            ev = mod.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "answer_given")
+            assert ev["event"]["suggestion"] == "accept"
+            # players never see the judge's suggestion
+            public = [m for m in red.received if m["type"] == "event"]
+            assert public and all("suggestion" not in m["event"] for m in public)
+
+
+def test_dead_tossup_when_every_team_negs(server):
+    mod = moderator(server)
+    red, blue = player(server, "red", "R"), player(server, "blue", "B")
+    with clients(mod, red, blue):
+        start_paused(mod, steps=1)
+        for p in (red, blue):
+            p.send(type="buzz")
+            p.wait("buzz_result")
+            mod.state(lambda s: s["floor"] is not None)
+            mod.send(type="rule", ruling="incorrect")
+            mod.state(lambda s: s["floor"] is None)
+        st = red.state(lambda s: s["match"]["phase"] == "dead")
+        assert st["tossup"]["answer"] == FIRST.answer
+
+
+def test_reading_advances_by_itself_and_the_moderator_controls_pace(server):
+    mod = moderator(server)
+    with clients(mod):
+        mod.send(type="set_pace", wpm=1200)
+        mod.state(lambda s: s["reading"]["wpm"] == 1200)
+        mod.send(type="start_tossup")
+        st = mod.state(lambda s: s["tossup"] and s["tossup"]["position"] >= 5, timeout=10)
+        assert st["reading"]["running"]
+        mod.send(type="pause")
+        paused = mod.state(lambda s: s["match"]["paused"])
+        mod.drain(0.3)
+        assert mod.received[-1].get("tossup", paused["tossup"])["position"] >= 5
+        mod.send(type="step", unit="clue")
+        st = mod.state(lambda s: s["tossup"]["position"] in s["tossup"]["clue_ends"])
+        assert st["tossup"]["position"] in st["tossup"]["clue_ends"]
+
+
+def test_reconnect_with_token_comes_back_as_the_same_player(server):
+    red = player(server, "red", "Ruth")
+    token, player_id = red.joined["token"], red.joined["player"]
+    red.close()
+    room = server.room()
+    again = Client(server.ws_url)
+    with clients(again):
+        again.send(type="hello", role="player", join_code=room.join_code.lower(), token=token)
+        welcome = again.wait("welcome")
+        assert welcome["needs_join"] is False
+        joined = again.wait("joined")
+        assert (joined["player"], joined["name"]) == (player_id, "Ruth")
+        state = again.state()
+        assert state["teams"][0]["size"] == 1  # players see team sizes, not rosters
+    events = server.arena.store.events(room.rm.id)
+    assert sum(e.type == "player_joined" for e in events) == 1
+
+
+def test_display_sees_no_answer_before_the_ruling(db_url):
+    setup = two_teams(
+        teams=[
+            TeamSetup(id="red", name="Red"),
+            TeamSetup(id="bot", name="Bot", kind="model", model="tfidf", threshold=0.0),
+        ]
+    )
+    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=setup)
+    with LiveServer(settings) as server:
+        mod = moderator(server)
+        room = server.room()
+        display = Client(server.ws_url)
+        display.send(type="hello", role="display", join_code=room.join_code)
+        display.wait("welcome")
+        with clients(mod, display):
+            st = display.state()
+            mod.send(type="start_tossup")
+            # threshold 0: the model buzzes on its first clue
+            st = display.state(lambda s: s["floor"] is not None and s["floor"]["kind"] == "model")
+            assert st["floor"]["answer"] is None and st["tossup"]["answer"] is None
+            modst = mod.state(lambda s: s["floor"] is not None)
+            guess = modst["floor"]["answer"]
+            assert guess and modst["floor"]["suggestion"] in ("accept", "reject", "prompt")
+            assert modst["models"][0]["buzz_word"] == modst["floor"]["word_index"]
+            accepted = [
+                m
+                for m in display.received
+                if m["type"] == "event" and m["event"]["type"] == "buzz_accepted"
+            ]
+            assert accepted and "answer" not in accepted[0]["event"]
+            mod.send(type="rule", ruling="incorrect")
+            ruled = display.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "ruled")
+            assert ruled["event"]["answer"] == guess
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        ("not json", "bad_message"),
+        ('{"type": "launch_rockets"}', "bad_message"),
+        ('{"type": "buzz", "client_time": "soon"}', "bad_message"),
+        ('{"type": "rule", "ruling": "correct"}', "not_allowed"),
+        ('{"type": "hello", "role": "player", "join_code": "ZZZZZ"}', "not_allowed"),
+        ('{"type": "rule", "ruling": "maybe"}', "bad_message"),
+    ],
+)
+def test_bad_messages_get_an_error_reply_and_the_connection_stays(server, raw, code):
+    red = player(server, "red", "Ruth")
+    with clients(red):
+        red.send_raw(raw)
+        error = red.wait("error")
+        assert error["code"] == code and error["message"]
+        red.send(type="ping", sent=1.0)
+        assert red.wait("pong")["sent"] == 1.0
+
+
+def test_handshake_errors(server):
+    room = server.room()
+    c = Client(server.ws_url)
+    with clients(c):
+        c.send(type="buzz")
+        assert c.wait("error")["code"] == "not_allowed"
+        c.send(type="hello", role="moderator", match_id=room.rm.id, token="wrong")
+        assert c.wait("error")["code"] == "unauthorized"
+        c.send(type="hello", role="player", join_code="NOPE1")
+        assert c.wait("error")["code"] == "not_found"
+        c.send(type="hello", role="player", join_code=room.join_code, token="p-1.forged")
+        assert c.wait("error")["code"] == "unauthorized"
+        c.send(type="hello", role="player", join_code=room.join_code)
+        c.wait("welcome")
+        c.send(type="buzz")
+        assert c.wait("error")["code"] == "not_allowed"
+        c.send(type="join", team="nobody", name="X")
+        assert c.wait("error")["code"] == "not_found"
+        c.send(type="join", team="red", name="X")
+        assert c.wait("joined")["team"] == "red"
+
+
+def test_illegal_moderator_command_gets_an_illegal_error(server):
+    mod = moderator(server)
+    with clients(mod):
+        mod.send(type="rule", ruling="correct")
+        error = mod.wait("error")
+        assert error["code"] == "illegal" and "cannot rule" in error["message"]
+
+
+def test_http_api_creates_matches_with_the_server_token(server):
+    body = json.dumps(two_teams(title="Second room").model_dump()).encode()
+    request = urllib.request.Request(
+        f"{server.http_url}/api/matches",
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {server.arena.tokens.server()}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        created = json.load(response)
+    assert created["join_url"].endswith(f"?code={created['join_code']}")
+    assert len(server.arena.rooms) == 2
+    bad = urllib.request.Request(
+        f"{server.http_url}/api/matches",
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(bad, timeout=10)
+    assert err.value.code == 401
+    with urllib.request.urlopen(f"{server.http_url}/api/join/{created['join_code']}/qr.svg") as r:
+        assert r.headers["content-type"].startswith("image/svg")
+    with urllib.request.urlopen(f"{server.http_url}/", timeout=10) as r:
+        assert b"<html" in r.read().lower()
+
+
+def test_oversized_messages_and_floods_get_errors_and_the_connection_stays(db_url):
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="x",
+        first_match=two_teams(),
+        rate_burst=10,
+        rate_per_second=5.0,
+    )
+    with LiveServer(settings) as server:
+        red = player(server, "red", "Ruth")
+        with clients(red):
+            red.send(type="answer", text="x" * 200, pad="y" * 5000)
+            assert red.wait("error")["code"] == "too_large"
+            for i in range(30):
+                red.send(type="ping", sent=float(i))
+            red.wait(lambda m: m["type"] == "error" and m["code"] == "rate_limited")
+            pongs = [m for m in red.received if m["type"] == "pong"]
+            assert len(pongs) < 30
+            time.sleep(1.0)  # the bucket refills
+            red.send(type="ping", sent=99.0)
+            assert red.wait(lambda m: m["type"] == "pong" and m["sent"] == 99.0)
+        buzzes = server.arena.store.buzzes(server.room().rm.id)
+        assert buzzes == []

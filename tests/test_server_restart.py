@@ -1,0 +1,107 @@
+"""``kill -9`` of a real server process mid-match: no accepted buzz is lost; the match resumes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from live import Client, clients, free_port
+
+from grace_arena.record.db import make_engine
+from grace_arena.record.store import MatchStore
+from grace_arena.server.app import Tokens
+
+SECRET = "restart-secret"
+
+
+def start_server(db_url: str, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from grace_arena.cli import app; app()",
+            "serve",
+            "--db",
+            db_url,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--model",
+            "",
+            "--secret",
+            SECRET,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1):
+                return proc
+        except OSError as exc:
+            if proc.poll() is not None:
+                output = proc.stdout.read() if proc.stdout else ""
+                raise RuntimeError(f"server died: {output}") from exc
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+@pytest.mark.slow
+def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
+    port = free_port()
+    url = f"ws://127.0.0.1:{port}/ws"
+    proc = start_server(db_url, port)
+    tokens = Tokens(SECRET)
+    try:
+        store = MatchStore(make_engine(db_url))
+        (row,) = store.matches()
+        mod, red = Client(url), Client(url)
+        with clients(mod, red):
+            mod.send(
+                type="hello", role="moderator", match_id=row.id, token=tokens.moderator(row.id)
+            )
+            mod.wait("welcome")
+            red.send(type="hello", role="player", join_code=row.join_code)
+            red.wait("welcome")
+            red.send(type="join", team="red", name="Ruth")
+            joined = red.wait("joined")
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["tossup"] and s["tossup"]["position"] >= 3)
+            red.send(type="buzz")
+            result = red.wait("buzz_result")
+            assert result["outcome"] == "won"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+        buzzes = store.buzzes(row.id)
+        assert [(b.buzz_id, b.outcome, b.player_id) for b in buzzes] == [
+            (result["buzz_id"], "won", joined["player"])
+        ]
+
+        proc = start_server(db_url, port)
+        assert len(store.matches()) == 1  # the unfinished match was reopened, not replaced
+        mod, red = Client(url), Client(url)
+        with clients(mod, red):
+            red.send(type="hello", role="player", join_code=row.join_code, token=joined["token"])
+            assert red.wait("joined")["player"] == joined["player"]
+            mod.send(
+                type="hello", role="moderator", match_id=row.id, token=tokens.moderator(row.id)
+            )
+            st = mod.state()
+            assert st["match"]["phase"] == "buzzed"
+            assert st["floor"]["buzz_id"] == result["buzz_id"]
+            mod.send(type="rule", ruling="correct")
+            st = red.state(lambda s: s["match"]["phase"] == "answered")
+            assert next(t["score"] for t in st["teams"] if t["id"] == "red") in (10, 15)
+    finally:
+        proc.kill()
+        proc.wait(10)
