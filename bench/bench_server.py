@@ -48,7 +48,7 @@ async def handler(ws):
     finally:
         clients.discard(ws)
 async def main():
-    async with serve(handler, "127.0.0.1", int(sys.argv[1]), max_queue=None):
+    async with serve(handler, "127.0.0.1", int(sys.argv[1]), max_queue=None, compression=None):
         await asyncio.Future()
 asyncio.run(main())
 """

@@ -340,3 +340,108 @@ class MatchCreatedReply(_Msg):
     join_code: str
     join_url: str
     moderator_token: str
+
+
+class BuzzRecord(_Msg):
+    """One accepted or refused buzz of a match, as the record holds it (the end-of-match
+    summary)."""
+
+    buzz_id: int
+    tossup_id: str | None
+    team: str
+    player: str
+    kind: Literal["human", "model"]
+    word_index: int
+    clue_index: int | None = None
+    outcome: str  # won | lost_race | locked_out | not_live
+    answer: str | None = None  # typed answer or model guess
+    suggestion: str | None = None  # the automatic judge's directive
+    confidence: float | None = None  # a model's confidence at its buzz
+    ruling: str | None = None  # the ruling in force
+    points: int | None = None
+    thrown_out: bool = False
+
+
+class MatchSummary(_Msg):
+    """``GET /api/matches/{id}/summary`` (server token or that match's moderator token)."""
+
+    match_id: int
+    title: str
+    ended: bool
+    scores: dict[str, int]
+    buzzes: list[BuzzRecord]
+    record: str  # the record's database URL (password hidden)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP API bodies (the per-clue survey; see docs/survey.md)
+
+
+class SurveyInfo(_Msg):
+    """``GET /api/survey/{code}``: what a survey is, before joining it."""
+
+    code: str
+    title: str
+    n_tossups: int
+    n_steps: int  # clues over all tossups: one answer each
+
+
+class SurveyJoin(_Msg):
+    """``POST /api/survey/{code}/participants``: a new participant gives a name."""
+
+    name: str = Field(min_length=1, max_length=40)
+
+
+class SurveyJoined(_Msg):
+    participant_id: str
+    name: str
+    token: str  # ``Authorization: Bearer <token>`` on the participant's requests
+
+
+class SurveyAnswer(_Msg):
+    """``PUT /api/survey/{code}/answer`` (participant token): the guess after one clue.
+
+    ``step`` is the clue index (0-based). Giving the same answer again changes nothing;
+    the latest answer may be changed; an earlier one may not; a clue not yet shown is refused.
+    """
+
+    tossup_id: str = Field(min_length=1, max_length=100)
+    step: int = Field(ge=0, le=1000)
+    guess: str = Field(max_length=200)  # empty: no idea yet
+    would_buzz: bool
+    client_latency_s: float | None = Field(default=None, ge=0.0, le=86400.0)
+
+
+class SurveyGiven(_Msg):
+    """An answer already given on the current tossup."""
+
+    step: int
+    guess: str
+    would_buzz: bool
+
+
+class SurveyClue(_Msg):
+    """The clue to answer next, with the clues before it."""
+
+    tossup_id: str
+    number: int  # 1-based position of the tossup in the survey
+    n_tossups: int
+    category: str
+    step: int  # the clue to answer (0-based)
+    n_clues: int
+    clues: list[str]  # texts of clues 0..step
+    word_index: int  # last word of the prefix
+    given: list[SurveyGiven]  # this tossup's answers so far
+
+
+class SurveyState(_Msg):
+    """A participant's place in a survey (``GET .../state``, and the reply to an answer)."""
+
+    code: str
+    title: str
+    participant_id: str
+    name: str
+    answered: int
+    total: int
+    done: bool
+    clue: SurveyClue | None  # None when done

@@ -14,7 +14,7 @@ import uvicorn
 from websockets.sync.client import ClientConnection, connect
 
 from grace_arena.protocol import MatchSetup, TeamSetup
-from grace_arena.server.app import Settings, create_app
+from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
 
 
 def free_port() -> int:
@@ -41,7 +41,7 @@ class LiveServer:
         self.app = create_app(settings)
         self.arena = self.app.state.arena
         config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", ws_max_size=65536
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", **UVICORN_OPTIONS
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

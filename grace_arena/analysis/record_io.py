@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from grace_arena.analysis.survey import SurveyStep
 from grace_arena.analysis.tables import BuzzTable, StepTable
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupOutcome, TossupStarted
@@ -25,6 +26,8 @@ from grace_arena.record.models import (
     ModelStepRow,
     PlayerRow,
     RulingRow,
+    SurveyParticipantRow,
+    SurveyStepRow,
     TossupRow,
 )
 from grace_arena.record.store import MatchStore, RecordError
@@ -38,6 +41,7 @@ __all__ = [
     "load_record",
     "question_id",
     "step_rows",
+    "survey_steps",
     "tossup_rows",
 ]
 
@@ -355,6 +359,41 @@ def load_record(
     )
     steps = StepTable.from_rows(step_rows(engine, questions))
     return steps, buzzes, matches
+
+
+def survey_steps(engine: Engine) -> list[SurveyStep]:
+    """Every answer of every survey participant (``grace-arena survey``), with the question's
+    length in words and clues from the stored tossups."""
+    with Session(engine) as session:
+        rows = session.exec(
+            select(SurveyStepRow, SurveyParticipantRow.name)
+            .join(SurveyParticipantRow, SurveyParticipantRow.id == SurveyStepRow.participant_id)  # type: ignore[arg-type]
+            .order_by(
+                SurveyStepRow.participant_id,  # type: ignore[arg-type]
+                SurveyStepRow.packet_id,  # type: ignore[arg-type]
+                SurveyStepRow.tossup_id,  # type: ignore[arg-type]
+                SurveyStepRow.step,  # type: ignore[arg-type]
+            )
+        ).all()
+    tossups = tossup_rows(engine, {r.packet_id for r, _ in rows})
+    out = []
+    for r, name in rows:
+        t = tossups.get((r.packet_id, r.tossup_id))
+        out.append(
+            SurveyStep(
+                participant=r.participant_id,
+                question_id=question_id(r.packet_id, r.tossup_id),
+                step=r.step,
+                word_index=r.word_index,
+                correct=r.correct,
+                would_buzz=r.would_buzz,
+                guess=r.guess,
+                name=name,
+                n_words=t.n_words if t else None,
+                n_clues=len(t.clue_ends) if t else None,
+            )
+        )
+    return out
 
 
 def dumps_cell(value: Any) -> Any:

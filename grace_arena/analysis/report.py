@@ -186,17 +186,20 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
         fig.savefig(out / "buzz_rates.png", dpi=100)
         plt.close(fig)
         made["curves"].append("buzz_rates.png")
-    if curves["accuracy"]:
+    survey = result.get("survey") or {}
+    if curves["accuracy"] or survey.get("accuracy"):
         fig, ax = plt.subplots(figsize=(6, 4))
-        for model, c in sorted(curves["accuracy"].items()):
+        lines = [(m, c, "o-") for m, c in sorted(curves["accuracy"].items())]
+        lines += [(g, c, "s--") for g, c in survey.get("accuracy", {}).items()]  # humans
+        for model, c, style in lines:
             mids = [(lo + hi) / 2 for lo, hi in zip(c["lower"], c["upper"], strict=True)]
             pts = [(x, a) for x, a in zip(mids, c["accuracy"], strict=True) if a is not None]
             if pts:
-                ax.plot(*zip(*pts, strict=True), "o-", label=model)
+                ax.plot(*zip(*pts, strict=True), style, label=model)
         ax.set(
             xlabel="fraction of the question revealed",
             ylabel="accuracy of the guess",
-            title="Model accuracy against fraction revealed (GRACE fig. 5)",
+            title="Accuracy against fraction revealed (GRACE fig. 5)",
             xlim=(0, 1),
             ylim=(0, 1),
         )
@@ -221,6 +224,32 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
         fig.savefig(out / "buzz_given_correct.png", dpi=100)
         plt.close(fig)
         made["curves"].append("buzz_given_correct.png")
+    if survey.get("buzz_by_fraction"):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+        for i, (who, c) in enumerate(survey["buzz_by_fraction"].items()):
+            mids = [(lo + hi) / 2 for lo, hi in zip(c["lower"], c["upper"], strict=True)]
+            style = "s-" if c["kind"] == "human" else "o--"
+            for ax, key in zip(
+                axes, ("p_buzz_given_correct", "p_buzz_given_incorrect"), strict=True
+            ):
+                pts = [(x, v) for x, v in zip(mids, c[key], strict=True) if v is not None]
+                if pts:
+                    ax.plot(*zip(*pts, strict=True), style, color=f"C{i % 10}", label=who)
+        axes[0].set(
+            title="P(buzz | correct)",
+            xlabel="fraction of the question revealed",
+            xlim=(0, 1),
+            ylim=(0, 1),
+        )
+        axes[1].set(
+            title="P(buzz | incorrect)", xlabel="fraction of the question revealed", xlim=(0, 1)
+        )
+        axes[1].legend(fontsize=7)
+        fig.suptitle("Humans (survey) and models, up to each first buzz (GRACE fig. 6)")
+        fig.tight_layout()
+        fig.savefig(out / "survey_buzz_given_correct.png", dpi=100)
+        plt.close(fig)
+        made["curves"].append("survey_buzz_given_correct.png")
     return made
 
 
@@ -407,11 +436,82 @@ def markdown_report(result: dict[str, Any], images: dict[str, list[str]] | None 
             ),
             "",
         ]
+    if result.get("survey"):
+        parts += _survey_markdown(result)
     if images["curves"]:
         parts += ["## Curves", ""]
         parts += [f"![{name}]({name})" for name in images["curves"]]
         parts.append("")
     return "\n".join(parts)
+
+
+def _survey_markdown(result: dict[str, Any]) -> list[str]:
+    """The per-clue survey's humans beside the models (GRACE §3.2.1, figure 6, appendix F.3)."""
+    s = result["survey"]
+    counts = s["counts"]
+    rows = [
+        [
+            group,
+            "human",
+            _fmt(g["p_buzz_given_correct"]),
+            _fmt(g["p_buzz_given_incorrect"]),
+            f"{g['n_participants']} participant(s)",
+        ]
+        for group, g in s["groups"].items()
+    ] + [
+        [
+            model,
+            "model",
+            _fmt(v["p_buzz_given_correct"]),
+            _fmt(v["p_buzz_given_incorrect"]),
+            f"{v['n_correct'] + v['n_incorrect']} step(s)",
+        ]
+        for model, v in result["curves"]["buzz_given_correct"].items()
+    ]
+    people = [
+        [
+            str(p["rank"] or "–"),
+            p["name"],
+            _fmt(p["mean_score"], 2),
+            str(p["n_questions"]),
+            str(p["quartile"] or "–"),
+            str(p["half"] or "–"),
+            _fmt(p["accuracy"]),
+            _fmt(p["p_buzz_given_correct"]),
+            _fmt(p["p_buzz_given_incorrect"]),
+            str(p["n_steps"]),
+        ]
+        for p in s["participants"]
+    ]
+    return [
+        "## Survey: human trajectories",
+        "",
+        f"{counts['steps']:,} answers by {counts['participants']} participant(s) on "
+        f"{counts['questions']} question(s), one after every clue (GRACE §3.2.1). P(buzz | ·) "
+        "counts each question's steps up to the first buzz; a group's value is the mean over "
+        "its participants (GRACE figure 6). Participants are ranked by the mean of 20 − 20c "
+        "per question (c: share of clues seen at the first buzz; −5 if that guess is wrong, 0 "
+        "for a finished question without a buzz).",
+        "",
+        _table(["who", "kind", "P(buzz | correct)", "P(buzz | incorrect)", "n"], rows),
+        "",
+        _table(
+            [
+                "#",
+                "participant",
+                "mean score",
+                "questions",
+                "quartile",
+                "half",
+                "accuracy",
+                "P(b | correct)",
+                "P(b | incorrect)",
+                "answers",
+            ],
+            people,
+        ),
+        "",
+    ]
 
 
 def _markdown_to_html(markdown: str) -> str:

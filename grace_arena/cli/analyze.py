@@ -69,6 +69,52 @@ def _print_tables(result: dict[str, Any]) -> None:
                 fmt(t["mean_fraction_correct"]),
             )
         console.print(table)
+    if result.get("survey"):
+        _print_survey(console, result, fmt)
+
+
+def _print_survey(console: Any, result: dict[str, Any], fmt: Any) -> None:
+    """The survey's humans next to the models' buzz policies (GRACE figure 6)."""
+    from rich.table import Table
+
+    s = result["survey"]
+    table = Table(
+        title="Survey: P(buzz | correct) and P(buzz | incorrect), humans and models",
+        caption="up to each first buzz; humans: mean over participants (GRACE fig. 6)",
+    )
+    for col in ("who", "kind", "P(buzz | correct)", "P(buzz | incorrect)", "n"):
+        table.add_column(col, justify="left" if col in ("who", "kind") else "right")
+    for group, g in s["groups"].items():
+        table.add_row(
+            group,
+            "human",
+            fmt(g["p_buzz_given_correct"]),
+            fmt(g["p_buzz_given_incorrect"]),
+            f"{g['n_participants']} participant(s)",
+        )
+    for model, r in result["curves"]["buzz_given_correct"].items():
+        table.add_row(
+            model,
+            "model",
+            fmt(r["p_buzz_given_correct"]),
+            fmt(r["p_buzz_given_incorrect"]),
+            f"{r['n_correct'] + r['n_incorrect']} step(s)",
+        )
+    console.print(table)
+    table = Table(title="Survey participants (GRACE score 20 − 20c, −5 for a wrong buzz)")
+    for col in ("#", "name", "mean score", "questions", "quartile", "accuracy", "steps"):
+        table.add_column(col, justify="left" if col == "name" else "right")
+    for p in s["participants"]:
+        table.add_row(
+            str(p["rank"] or "–"),
+            p["name"],
+            fmt(p["mean_score"]),
+            str(p["n_questions"]),
+            str(p["quartile"] or "–"),
+            fmt(p["accuracy"]),
+            str(p["n_steps"]),
+        )
+    console.print(table)
 
 
 @app.command("analyze")
@@ -94,6 +140,14 @@ def analyze(
             "--format csv' file works too).",
         ),
     ] = None,
+    survey: Annotated[
+        Path | None,
+        typer.Option(
+            "--survey",
+            help="Survey answers CSV: participant,question_id,step,word_index,guess,would_buzz,"
+            "correct[,name,n_words,n_clues] (human trajectories; from the record: automatic).",
+        ),
+    ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write every number as JSON here.")
     ] = None,
@@ -110,9 +164,11 @@ def analyze(
 
     CalScore, GRACE's MCE, ECE, ACE, Brier and the rest, per model and confidence kind, with
     bootstrap intervals over questions. Reads the record (--db, optionally --match) or plain
-    files (--steps and/or --buzzes).
+    files (--steps, --buzzes and/or --survey). Survey answers (grace-arena survey) add the
+    human side of GRACE figures 5 and 6 and the survey ranking (appendix F.3).
     """
     from grace_arena.analysis.summary import analyze as run_analysis
+    from grace_arena.analysis.survey import SurveyStep, analyze_survey, read_survey_csv
     from grace_arena.analysis.tables import (
         BuzzTable,
         FileFormatError,
@@ -121,13 +177,15 @@ def analyze(
         read_steps_csv,
     )
 
-    if steps is not None or buzzes is not None:
+    survey_rows: list[SurveyStep] = []
+    if steps is not None or buzzes is not None or survey is not None:
         if db is not None or match:
-            typer.echo("give either --db/--match or --steps/--buzzes, not both", err=True)
+            typer.echo("give either --db/--match or --steps/--buzzes/--survey, not both", err=True)
             raise typer.Exit(2)
         try:
             step_table = read_steps_csv(steps) if steps else StepTable.empty()
             buzz_table = read_buzzes_csv(buzzes) if buzzes else BuzzTable.empty()
+            survey_rows = read_survey_csv(survey) if survey else []
         except (OSError, FileFormatError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
@@ -135,17 +193,19 @@ def analyze(
             "kind": "files",
             "steps": str(steps) if steps else None,
             "buzzes": str(buzzes) if buzzes else None,
-            "description": ", ".join(str(p) for p in (steps, buzzes) if p),
+            "description": ", ".join(str(p) for p in (steps, buzzes, survey) if p),
         }
     else:
-        from grace_arena.analysis.record_io import load_record
+        from grace_arena.analysis.record_io import load_record, survey_steps
         from grace_arena.record.db import open_engine
         from grace_arena.record.store import RecordError
 
         url = resolve_db(db)
         typer.echo(f"record: {url}", err=True)
         try:
-            step_table, buzz_table, matches = load_record(open_engine(url), match)
+            engine = open_engine(url)
+            step_table, buzz_table, matches = load_record(engine, match)
+            survey_rows = survey_steps(engine)
         except RecordError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
@@ -160,6 +220,8 @@ def analyze(
         result = run_analysis(
             step_table, buzz_table, n_resamples=resamples, seed=seed, source=source
         )
+        if survey_rows:
+            result["survey"] = analyze_survey(survey_rows, model_steps=step_table)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -71,7 +71,7 @@ def serve(
 
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
     from grace_arena.protocol import MatchSetup, TeamSetup
-    from grace_arena.server.app import Settings, create_app
+    from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
 
     console = Console()
     url = resolve_db(db)
@@ -106,4 +106,10 @@ def serve(
         first_match=first,
         on_ready=ready,
     )
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws_max_size=65536)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        **UVICORN_OPTIONS,
+    )

@@ -3,7 +3,8 @@
 ``event`` is the source of truth: every event of every match, in order. ``buzz`` and
 ``ruling`` are projections of those events, written in the same transaction, so that exports
 and analysis can query buzzes directly. ``model_step`` holds every step of every model's
-guess trajectory (filled by ``grace-arena precompute``).
+guess trajectory (filled by ``grace-arena precompute``). ``survey_step`` is its human
+counterpart: a participant's guess and would-buzz after each clue (``grace-arena survey``).
 """
 
 from __future__ import annotations
@@ -166,3 +167,52 @@ class ModelStepRow(SQLModel, table=True):
     exemplars: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class SurveyRow(SQLModel, table=True):
+    """A per-clue survey of one packet (GRACE §3.2.1): players guess after every clue."""
+
+    __tablename__ = "survey"
+    code: str = Field(primary_key=True, max_length=16)  # what players type or scan
+    # no foreign key: reloading an edited packet replaces its ``packet`` row
+    packet_id: str = Field(index=True, max_length=100)
+    title: str
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SurveyParticipantRow(SQLModel, table=True):
+    """One person taking a survey. Only a hash of their token is kept: a copy of the record
+    cannot be used to answer in their name."""
+
+    __tablename__ = "survey_participant"
+    id: str = Field(primary_key=True, max_length=32)
+    survey_code: str = Field(foreign_key="survey.code", index=True, max_length=16)
+    name: str = Field(max_length=40)
+    token_sha256: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SurveyStepRow(SQLModel, table=True):
+    """A participant's answer after one clue prefix: the human counterpart of ``model_step``
+    (same key and meaning of ``step``, ``word_index``, ``guess``, ``correct``, ``would_buzz``)."""
+
+    __tablename__ = "survey_step"
+    __table_args__ = (
+        UniqueConstraint("participant_id", "packet_id", "tossup_id", "step", name="uq_survey_step"),
+        Index("ix_survey_step_question", "packet_id", "tossup_id"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    participant_id: str = Field(foreign_key="survey_participant.id", index=True, max_length=32)
+    packet_id: str = Field(max_length=100)
+    tossup_id: str = Field(max_length=100)
+    step: int  # clue index (0-based) of the prefix's last clue
+    word_index: int  # last word index of the prefix
+    guess: str = Field(max_length=200)  # may be empty: no idea yet
+    would_buzz: bool
+    correct: bool  # judged; a prompt counts as incorrect, as for models
+    judge_directive: str = Field(max_length=16)
+    latency_s: float | None = None  # server-measured: clue sent -> answer received
+    client_latency_s: float | None = None  # as the browser measured it
+    revisions: int = 0  # times the answer was changed after it was first given
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)

@@ -43,6 +43,7 @@ from grace_arena.protocol import (
     PLAYER_ONLY,
     AnswerMsg,
     BuzzMsg,
+    BuzzRecord,
     EndMatchMsg,
     ErrorMsg,
     Hello,
@@ -50,6 +51,7 @@ from grace_arena.protocol import (
     JoinTeam,
     MatchCreatedReply,
     MatchSetup,
+    MatchSummary,
     PauseMsg,
     Ping,
     Pong,
@@ -70,6 +72,11 @@ from grace_arena.record.store import MatchStore
 from grace_arena.server.room import Connection, ModelTrajectory, RateLimit, Room
 
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "buzzer_client"
+#: Options for ``uvicorn.run``/``uvicorn.Config`` wherever the app is served: frames over
+#: 64 KiB close the connection (smaller oversized messages get an error reply), and no
+#: per-message compression (small JSON on a LAN; compressing each message for each of
+#: hundreds of clients was the largest cost of a broadcast).
+UVICORN_OPTIONS: dict[str, Any] = {"ws_max_size": 65536, "ws_per_message_deflate": False}
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
 
@@ -89,6 +96,8 @@ class Settings:
     first_match: MatchSetup | None = None
     #: Called once the server is ready (e.g. to print the join URL).
     on_ready: Callable[[Arena], None] | None = None
+    #: Packets to host a per-clue survey of (``/survey``; grace_arena/server/survey.py).
+    survey_packets: list[Path] = field(default_factory=list)
 
 
 class Tokens:
@@ -305,6 +314,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="GRACE Arena", lifespan=lifespan)
     app.state.arena = arena
+    if settings.survey_packets:
+        from grace_arena.server.survey import Surveys
+        from grace_arena.server.survey import router as survey_router
+
+        app.state.surveys = Surveys(arena, settings.survey_packets)
+        app.include_router(survey_router)
 
     @app.get("/", include_in_schema=False)
     def buzzer_page() -> FileResponse:
@@ -354,6 +369,51 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/api/matches")
     def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
         return [arena.created_reply(room) for room in arena.rooms.values()]
+
+    @app.get("/api/matches/{match_id}/summary")
+    def match_summary(
+        match_id: int, arena: ArenaDep, authorization: Annotated[str | None, Header()] = None
+    ) -> MatchSummary:
+        """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
+        given = authorization.removeprefix("Bearer ").strip() if authorization else None
+        tokens = arena.tokens
+        if not (
+            tokens.check(given, tokens.server()) or tokens.check(given, tokens.moderator(match_id))
+        ):
+            raise HTTPException(status_code=401, detail="a server or moderator token is needed")
+        with Session(arena.engine) as session:
+            row = session.get(MatchRow, match_id)
+        if row is None:
+            raise HTTPException(status_code=404, detail=f"no match {match_id}")
+        room = arena.rooms.get(match_id)
+        scores = (room.rm if room is not None else arena.store.open(match_id)).match.scores
+        buzzes = [
+            BuzzRecord(
+                buzz_id=b.buzz_id,
+                tossup_id=b.tossup_id,
+                team=b.team_id,
+                player=b.player_id,
+                kind="model" if b.player_kind == "model" else "human",
+                word_index=b.word_index,
+                clue_index=b.clue_index,
+                outcome=b.outcome,
+                answer=b.answer,
+                suggestion=b.suggestion,
+                confidence=b.model_confidence,
+                ruling=b.ruling,
+                points=b.points,
+                thrown_out=b.thrown_out,
+            )
+            for b in arena.store.buzzes(match_id)
+        ]
+        return MatchSummary(
+            match_id=match_id,
+            title=row.title,
+            ended=row.ended_at is not None,
+            scores=dict(scores),
+            buzzes=buzzes,
+            record=arena.engine.url.render_as_string(hide_password=True),
+        )
 
     @app.get("/api/join/{code}")
     def join_info(code: str, arena: ArenaDep) -> dict[str, Any]:

@@ -1,0 +1,375 @@
+"""Human trajectories from the per-clue survey, side by side with the models' (GRACE §3.2.1,
+§5.1 figures 5 and 6, appendix F.3).
+
+A survey step is a participant's guess after one clue prefix, judged, and whether they would
+have buzzed there: the human counterpart of a model step with its buzz policy. From them:
+
+* **ranking** (appendix F.3): on a question, a participant scores ``20 − 20c`` at their first
+  would-buzz step if its guess is correct, −5 if not, where ``c = (step + 1) / n_clues`` is the
+  share of clues seen; 0 if they answered every clue without buzzing. Questions left part way
+  without a buzz are not scored yet. Participants are ranked by mean score and split into
+  quartiles (figure 5) and halves (figure 6) with :func:`~grace_arena.analysis.curves.quartiles`;
+* **P(buzz | correct), P(buzz | incorrect)** (figure 6): per participant over their steps up
+  to and including each first buzz (footnote 10), then averaged over the participants of a
+  group (all, bottom half, top half), as the paper does; also per bin of fraction revealed;
+* **accuracy by fraction revealed** (figure 5): every step's correctness, binned by
+  ``(word_index + 1) / n_words`` as for the models, per group (all, Q1…Q4).
+
+The same P(buzz | ·) by fraction is computed for every model whose steps carry
+``would_buzz``, so the two sides are on one footing. Numbers only; plots are in ``report.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grace_arena.analysis.curves import (
+    PolicyStep,
+    accuracy_by_fraction,
+    buzz_given_correct,
+    fraction_revealed,
+    quartiles,
+    rank_players,
+)
+from grace_arena.analysis.metrics import Step
+from grace_arena.analysis.tables import FileFormatError, StepTable, _cell, _read_csv
+
+__all__ = [
+    "SURVEY_COLUMNS",
+    "SurveyStep",
+    "analyze_survey",
+    "read_survey_csv",
+    "survey_scores",
+]
+
+#: Required columns of a ``--survey`` file, in order (optional: ``name``, ``n_words``,
+#: ``n_clues``, ``category``).
+SURVEY_COLUMNS = (
+    "participant",
+    "question_id",
+    "step",
+    "word_index",
+    "guess",
+    "would_buzz",
+    "correct",
+)
+ALL = "humans (all)"
+HALVES = {1: "humans, bottom half", 2: "humans, top half"}
+
+
+@dataclass(frozen=True, slots=True)
+class SurveyStep:
+    """One participant's answer after one clue prefix (``step`` = clue index, 0-based)."""
+
+    participant: str
+    question_id: str
+    step: int
+    word_index: int
+    correct: bool
+    would_buzz: bool
+    guess: str = ""
+    name: str | None = None
+    n_words: int | None = None  # the question's length; inferred when None
+    n_clues: int | None = None  # the question's clue count; inferred when None
+
+
+def read_survey_csv(path: str | Path) -> list[SurveyStep]:
+    """Read a survey file (:data:`SURVEY_COLUMNS`, optional ``name``, ``n_words``,
+    ``n_clues``). ``correct`` and ``would_buzz`` are 0/1 (a prompt is 0)."""
+    path = Path(path)
+    _, rows = _read_csv(path, SURVEY_COLUMNS)
+    out = []
+    for line, row in enumerate(rows, start=2):
+        values: dict[str, Any] = {}
+        for name, kind in (
+            ("step", "int"),
+            ("word_index", "int"),
+            ("correct", "bool"),
+            ("would_buzz", "bool"),
+        ):
+            values[name] = _cell(path, line, name, row[name], kind)
+            if values[name] is None:
+                raise FileFormatError(f"{path}, line {line}: column {name!r} is empty")
+        participant = (row["participant"] or "").strip()
+        question = (row["question_id"] or "").strip()
+        if not participant or not question:
+            raise FileFormatError(f"{path}, line {line}: participant and question_id are needed")
+        out.append(
+            SurveyStep(
+                participant=participant,
+                question_id=question,
+                step=values["step"],
+                word_index=values["word_index"],
+                correct=bool(values["correct"]),
+                would_buzz=bool(values["would_buzz"]),
+                guess=row.get("guess") or "",
+                name=(row.get("name") or "").strip() or None,
+                n_words=_cell(path, line, "n_words", row.get("n_words"), "int"),
+                n_clues=_cell(path, line, "n_clues", row.get("n_clues"), "int"),
+            )
+        )
+    return out
+
+
+def _sizes(steps: Sequence[SurveyStep]) -> tuple[dict[str, int], dict[str, int]]:
+    """Each question's words and clues: as given, else the largest seen (the last clue ends
+    at the last word, so one participant who finished the question is enough)."""
+    n_words: dict[str, int] = {}
+    n_clues: dict[str, int] = {}
+    for s in steps:
+        if s.n_words:
+            n_words[s.question_id] = max(n_words.get(s.question_id, 0), s.n_words)
+        if s.n_clues:
+            n_clues[s.question_id] = max(n_clues.get(s.question_id, 0), s.n_clues)
+    for s in steps:
+        q = s.question_id
+        if s.n_words is None:
+            n_words[q] = max(n_words.get(q, 0), s.word_index + 1)
+        if s.n_clues is None:
+            n_clues[q] = max(n_clues.get(q, 0), s.step + 1)
+    return n_words, n_clues
+
+
+def _check(steps: Sequence[SurveyStep]) -> None:
+    seen: set[tuple[str, str, int]] = set()
+    for s in steps:
+        key = (s.participant, s.question_id, s.step)
+        if key in seen:
+            raise ValueError(
+                f"duplicate survey step: participant={s.participant!r} "
+                f"question={s.question_id!r} step={s.step!r}"
+            )
+        seen.add(key)
+        if s.step < 0 or s.word_index < 0:
+            raise ValueError(f"step and word_index must be >= 0, got {s!r}")
+
+
+def survey_scores(
+    steps: Sequence[SurveyStep], n_clues: Mapping[str, int]
+) -> list[tuple[str, float | None, bool]]:
+    """Appendix F.3 records ``(participant, c, correct)`` per scored question, for
+    :func:`~grace_arena.analysis.curves.rank_players` (``c = None``: no buzz, scores 0).
+
+    Example: buzzing right at clue 3 of 4 gives c = 0.75 (5 points); answering all 4 clues
+    without a buzz gives ``(p, None, False)`` (0 points); a buzz on clue 1 that was wrong
+    gives ``(p, 0.25, False)`` (−5).
+    """
+    by_question: dict[tuple[str, str], list[SurveyStep]] = {}
+    for s in steps:
+        by_question.setdefault((s.participant, s.question_id), []).append(s)
+    records: list[tuple[str, float | None, bool]] = []
+    for (participant, question), rows in sorted(by_question.items()):
+        rows.sort(key=lambda s: s.step)
+        buzz = next((s for s in rows if s.would_buzz), None)
+        total = n_clues[question]
+        if buzz is not None:
+            records.append((participant, min((buzz.step + 1) / total, 1.0), buzz.correct))
+        elif len(rows) >= total:
+            records.append((participant, None, False))
+    return records
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    kept = [v for v in values if not math.isnan(v)]
+    return float(np.mean(kept)) if kept else None
+
+
+def _rates_by_fraction(
+    rows: Iterable[tuple[str, str, int, float, bool, bool]], edges: np.ndarray
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per player, P(b | g=1) and P(b | g=0) per bin of fraction revealed (NaN: no step),
+    over each question's steps up to and including the first buzz.
+
+    ``rows``: (player, question, step, fraction, correct, would_buzz).
+    """
+    n_bins = edges.size - 1
+    by_question: dict[tuple[str, str], list[tuple[int, float, bool, bool]]] = {}
+    for player, question, step, x, ok, buzz in rows:
+        by_question.setdefault((player, question), []).append((step, x, ok, buzz))
+    counts: dict[str, np.ndarray] = {}  # player -> [[n_right, b_right, n_wrong, b_wrong] per bin]
+    for (player, _), items in by_question.items():
+        c = counts.setdefault(player, np.zeros((n_bins, 4)))
+        for _step, x, ok, buzz in sorted(items):
+            i = min(int(np.searchsorted(edges, x, side="right")) - 1, n_bins - 1)
+            col = 0 if ok else 2
+            c[i, col] += 1
+            c[i, col + 1] += 1 if buzz else 0
+            if buzz:
+                break
+    out = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for player, c in counts.items():
+            out[player] = (c[:, 1] / c[:, 0], c[:, 3] / c[:, 2])
+    return out
+
+
+def _listed(values: np.ndarray) -> list[float | None]:
+    return [None if math.isnan(v) else float(v) for v in values]
+
+
+def analyze_survey(
+    steps: Sequence[SurveyStep],
+    *,
+    model_steps: StepTable | None = None,
+    accuracy_bins: int = 10,
+    buzz_bins: int = 4,
+) -> dict[str, Any]:
+    """The survey's human trajectories as a JSON-ready dict (see the module docstring):
+    ``participants`` (ranked), ``groups`` (P(buzz | ·) per group), ``accuracy`` (curves per
+    group, same bins as the models'), ``buzz_by_fraction`` (per group and per model with a
+    buzz policy) and ``counts``. Undefined values are ``None``.
+    """
+    steps = list(steps)
+    _check(steps)
+    n_words, n_clues = _sizes(steps)
+    names = {s.participant: s.name or s.participant for s in steps}
+
+    ranked = rank_players(survey_scores(steps, n_clues))
+    scores = {r.player: r.mean_score for r in ranked}
+    quartile = quartiles(scores, n_groups=4)
+    half = quartiles(scores, n_groups=2)
+
+    policy = [
+        PolicyStep(s.participant, s.question_id, s.step, s.correct, s.would_buzz) for s in steps
+    ]
+    per_player = buzz_given_correct(policy)
+
+    edges = np.arange(buzz_bins + 1) / buzz_bins
+    by_fraction = _rates_by_fraction(
+        (
+            (
+                s.participant,
+                s.question_id,
+                s.step,
+                fraction_revealed(s.word_index, n_words[s.question_id]),
+                s.correct,
+                s.would_buzz,
+            )
+            for s in steps
+        ),
+        edges,
+    )
+
+    def entry(player: str, rank: int | None, score: float | None, n: int) -> dict[str, Any]:
+        mine = [s for s in steps if s.participant == player]
+        rates = per_player.get(player)
+        return {
+            "rank": rank,
+            "participant": player,
+            "name": names[player],
+            "mean_score": score,
+            "n_questions": n,
+            "quartile": quartile.get(player),
+            "half": half.get(player),
+            "n_steps": len(mine),
+            "accuracy": float(np.mean([s.correct for s in mine])),
+            "p_buzz_given_correct": _none(rates.p_buzz_given_correct) if rates else None,
+            "p_buzz_given_incorrect": _none(rates.p_buzz_given_incorrect) if rates else None,
+        }
+
+    participants = [entry(r.player, i, r.mean_score, r.n) for i, r in enumerate(ranked, start=1)]
+    # participants with steps but no question scored yet: listed, unranked
+    participants += [entry(p, None, None, 0) for p in sorted(set(names) - set(scores))]
+
+    members: dict[str, list[str]] = {ALL: sorted(names)}
+    for p, h in half.items():
+        members.setdefault(HALVES[h], []).append(p)
+    groups: dict[str, Any] = {}
+    buzz_curves: dict[str, Any] = {}
+    for group in (ALL, *HALVES.values()):
+        if group not in members:
+            continue
+        people = sorted(members[group])
+        groups[group] = {
+            "kind": "human",
+            "n_participants": len(people),
+            "p_buzz_given_correct": _mean(
+                per_player[p].p_buzz_given_correct for p in people if p in per_player
+            ),
+            "p_buzz_given_incorrect": _mean(
+                per_player[p].p_buzz_given_incorrect for p in people if p in per_player
+            ),
+        }
+        buzz_curves[group] = _group_curve(edges, [by_fraction[p] for p in people], "human")
+
+    if model_steps is not None and len(model_steps):
+        known = ~np.isnan(model_steps.would_buzz) & (model_steps.n_words > 0)
+        rows = [
+            (
+                str(model_steps.model[i]),
+                str(model_steps.question_id[i]),
+                int(model_steps.step[i]),
+                fraction_revealed(int(model_steps.word_index[i]), int(model_steps.n_words[i])),
+                bool(model_steps.correct[i]),
+                bool(model_steps.would_buzz[i]),
+            )
+            for i in np.flatnonzero(known)
+        ]
+        for model, curve in sorted(_rates_by_fraction(rows, edges).items()):
+            buzz_curves[model] = _group_curve(edges, [curve], "model")
+
+    accuracy_steps = [
+        Step(label, s.question_id, s.step, s.word_index, s.correct, None, None)
+        for s in steps
+        for label in (
+            ALL,
+            f"humans Q{quartile[s.participant]}" if s.participant in quartile else None,
+        )
+        if label is not None
+    ]
+    accuracy = {
+        label: {
+            "lower": c.lower.tolist(),
+            "upper": c.upper.tolist(),
+            "accuracy": _listed(c.accuracy),
+            "count": c.count.astype(int).tolist(),
+        }
+        for label, c in accuracy_by_fraction(accuracy_steps, n_words, bins=accuracy_bins).items()
+    }
+    return {
+        "counts": {
+            "steps": len(steps),
+            "participants": len(names),
+            "questions": len(n_words),
+            "scored_records": sum(r.n for r in ranked),
+        },
+        "settings": {"accuracy_bins": accuracy_bins, "buzz_bins": buzz_bins},
+        "participants": participants,
+        "groups": groups,
+        "accuracy": accuracy,
+        "buzz_by_fraction": buzz_curves,
+    }
+
+
+def _none(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _group_curve(
+    edges: np.ndarray, curves: list[tuple[np.ndarray, np.ndarray]], kind: str
+) -> dict[str, Any]:
+    """The mean over players (ignoring players with no step in a bin) of per-bin rates."""
+    n_bins = edges.size - 1
+    if curves:
+        right = np.vstack([c[0] for c in curves])
+        wrong = np.vstack([c[1] for c in curves])
+    else:
+        right = wrong = np.full((1, n_bins), np.nan)
+    with warnings.catch_warnings():  # a bin no player reached: NaN, said once here
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean_right = np.nanmean(right, axis=0)
+        mean_wrong = np.nanmean(wrong, axis=0)
+    return {
+        "kind": kind,
+        "lower": edges[:-1].tolist(),
+        "upper": edges[1:].tolist(),
+        "p_buzz_given_correct": _listed(mean_right),
+        "p_buzz_given_incorrect": _listed(mean_wrong),
+    }

@@ -1,0 +1,94 @@
+"""``grace-arena survey``: serve the per-clue survey of a packet (GRACE §3.2.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from grace_arena.cli import app
+from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.serve import lan_address
+
+
+def print_survey_url(console, url: str, code: str) -> None:
+    """The survey's code, URL and a QR code of the URL for phones.
+
+    (``serve.print_join`` is for matches: it prints a match id and a moderator token.)
+    """
+    import io
+
+    import segno
+
+    console.print(f"survey code [bold]{code}[/]", highlight=False)
+    console.print(f"players open: {url}", soft_wrap=True, highlight=False)
+    out = io.StringIO()
+    segno.make(url, error="m").terminal(out=out, compact=True, border=2)
+    console.print(out.getvalue(), highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("survey")
+def survey(
+    packet: Annotated[
+        list[Path],
+        typer.Argument(help="Packet file(s) to survey: one survey (and one code) per packet."),
+    ],
+    db: DbOption = None,
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (0.0.0.0: the whole LAN).")
+    ] = "0.0.0.0",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    secret: Annotated[
+        str | None,
+        typer.Option(
+            envvar="GRACE_ARENA_SECRET",
+            help="Secret that signs the server token (for /api/survey/CODE/progress).",
+        ),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(help="URL players use to reach this server (default: LAN address)."),
+    ] = None,
+) -> None:
+    """Serve the per-clue survey: players open the printed URL, give a name, and after every
+    clue type a guess and tick whether they would buzz. Answers go to the record
+    (survey_step) as they are given; players can stop and come back later. Running the
+    command again on the same packet reopens the same survey (same code)."""
+    import uvicorn
+    from rich.console import Console
+
+    from grace_arena.core.packet import PacketError, load_packet
+    from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+
+    console = Console()
+    for path in packet:
+        try:
+            load_packet(path)
+        except (OSError, PacketError) as exc:
+            console.print(f"error: {exc}", highlight=False, markup=False)
+            raise typer.Exit(1) from None
+    url = resolve_db(db)
+    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    public = public_url or f"http://{lan_address() if host == '0.0.0.0' else host}:{port}"
+
+    def ready(arena) -> None:
+        console.print(
+            f"server token (for /api/survey/CODE/progress): {arena.tokens.server()}",
+            soft_wrap=True,
+            highlight=False,
+        )
+        surveys = web.state.surveys
+        for code, plan in surveys.plans.items():
+            console.print(
+                f"survey of {plan.title} — {len(plan.tossups)} questions, {plan.total} clues",
+                highlight=False,
+            )
+            print_survey_url(console, surveys.url(code), code)
+        console.print(f"listening on {public} — Ctrl+C stops", soft_wrap=True, highlight=False)
+
+    settings = Settings(
+        db_url=url, secret=secret, public_url=public, survey_packets=packet, on_ready=ready
+    )
+    web = create_app(settings)
+    uvicorn.run(web, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
