@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, resolve_db
+
+if TYPE_CHECKING:
+    from grace_arena.core.packet import Packet
+    from grace_arena.model.policy import BuzzPolicy
 
 model_app = typer.Typer(
     help="The model player: show its trajectories, choose its buzz threshold.",
@@ -23,7 +27,7 @@ ConfidenceOption = Annotated[
 ]
 
 
-def _load_packet(path: Path):
+def _load_packet(path: Path) -> Packet:
     from grace_arena.core.packet import PacketError, load_packet
 
     try:
@@ -33,7 +37,7 @@ def _load_packet(path: Path):
         raise typer.Exit(2) from None
 
 
-def _policy(confidence: str, threshold: float, not_before: int):
+def _policy(confidence: str, threshold: float, not_before: int) -> BuzzPolicy:
     from grace_arena.model.policy import BuzzPolicy
 
     try:

@@ -52,6 +52,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # A cache may lose its last entries on power loss (they are fetched again), so it need
+        # not wait for the disk on every put, which would stall the event loop.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS response (key TEXT PRIMARY KEY, model TEXT, body TEXT)"
         )

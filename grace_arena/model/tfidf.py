@@ -174,6 +174,7 @@ class ExemplarRetriever:
     def __init__(self, entries: Sequence[CorpusEntry]) -> None:
         self.entries = list(entries)
         self._ids = {e.id: i for i, e in enumerate(self.entries)}
+        self._skips: dict[tuple[str | None, tuple[str, ...]], set[int]] = {}
         self._vectorizer = _vectorizer()
         self._matrix = (
             self._vectorizer.fit_transform(e.text for e in self.entries) if self.entries else None
@@ -212,7 +213,7 @@ class ExemplarRetriever:
             return [[] for _ in texts]
         question_texts = question_texts or [None] * len(texts)
         exclude_ids = exclude_ids or [()] * len(texts)
-        skips_by_question: dict[tuple[str | None, tuple[str, ...]], set[int]] = {}
+        skips_by_question = self._skips
         out: list[list[CorpusEntry]] = []
         for start in range(0, len(texts), _BATCH):
             batch = texts[start : start + _BATCH]
@@ -222,6 +223,8 @@ class ExemplarRetriever:
             for i in range(start, start + len(batch)):
                 key = (question_texts[i], tuple(exclude_ids[i]))
                 if key not in skips_by_question:
+                    if len(skips_by_question) >= 4096:  # every prefix of a question shares one
+                        skips_by_question.clear()
                     skips_by_question[key] = self._excluded(*key)
                 skips.append(skips_by_question[key])
             top = _top_k(sims, k + max(len(s) for s in skips))
