@@ -317,3 +317,56 @@ def test_oversized_messages_and_floods_get_errors_and_the_connection_stays(db_ur
             assert red.wait(lambda m: m["type"] == "pong" and m["sent"] == 99.0)
         buzzes = server.arena.store.buzzes(server.room().rm.id)
         assert buzzes == []
+
+
+class SlowPongClient(Client):
+    """A client far away: answers pings after ``delay``, stamping its clock at the midpoint."""
+
+    delay = 0.3
+
+    def _next(self, timeout: float) -> dict:
+        message = json.loads(self.ws.recv(timeout=timeout))
+        if message["type"] == "ping":
+            received = time.time()
+            time.sleep(self.delay)
+            self.send(type="pong", sent=message["sent"], time=received + self.delay / 2)
+        self.received.append(message)
+        return message
+
+
+def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="x",
+        first_match=two_teams(compensated=True),
+        race_window=0.4,
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        mod = moderator(server)
+        near = player(server, "red", "Near")
+        far = SlowPongClient(server.ws_url)
+        with clients(mod, near, far):
+            far.send(type="hello", role="player", join_code=room.join_code)
+            far.wait("welcome")
+            far.send(type="join", team="blue", name="Far")
+            far.wait("joined")
+            far.drain(1.5)  # a few delayed ping/pong rounds: the server measures a long RTT
+            start_paused(mod, steps=5)
+            time.sleep(0.5)  # both presses come well after word 4 was revealed
+            near.send(type="buzz", client_time=time.time())
+            # the far player pressed earlier; its buzz arrives later, within the window
+            far.send(type="buzz", client_time=time.time() - 0.2)
+            assert far.wait("buzz_result")["outcome"] == "won"
+            assert near.wait("buzz_result")["outcome"] == "lost_race"
+        events = server.arena.store.events(room.rm.id)
+        accepted = next(e for e in events if e.type == "buzz_accepted")
+        refused = next(e for e in events if e.type == "buzz_refused")
+        assert accepted.timing.arbitration == "compensated" == refused.timing.arbitration
+        assert accepted.timing.rtt >= 0.25  # measured by the server from the slow pongs
+        assert accepted.timing.estimated_press < refused.timing.estimated_press
+        assert (
+            accepted.timing.estimated_press >= accepted.timing.received_wall - accepted.timing.rtt
+        )
+        assert accepted.word_index == 4

@@ -200,7 +200,6 @@ class Room:
         return events
 
     def _after(self, events: list[Event]) -> None:
-        floor_before = None
         for ev in events:
             if isinstance(ev, TossupStarted):
                 self.reveal_times = [(ev.t, -1)]
@@ -209,7 +208,6 @@ class Room:
             elif ev.type == "words_revealed":
                 self.reveal_times.append((ev.t, ev.position))  # type: ignore[union-attr]
             self.tossup_log.append(event_to_dict(ev))
-        del floor_before
         self._broadcast_events(events)
         self.broadcast_state()
         self._schedule_deadline()
@@ -473,12 +471,9 @@ class Room:
 
     async def _apply_buzz(self, conn: Connection, timing: BuzzTiming, word: int | None) -> None:
         assert conn.team is not None and conn.player is not None
-        try:
-            events = await self.command(
-                Buzz(team=conn.team, player=conn.player, timing=timing, word_index=word)
-            )
-        except IllegalCommand:
-            raise
+        events = await self.command(
+            Buzz(team=conn.team, player=conn.player, timing=timing, word_index=word)
+        )
         for ev in events:
             if isinstance(ev, BuzzAccepted | BuzzRefused) and ev.player == conn.player:
                 outcome = "won" if isinstance(ev, BuzzAccepted) else ev.reason.value
