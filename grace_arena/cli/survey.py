@@ -51,10 +51,12 @@ def survey(
         typer.Option(help="URL players use to reach this server (default: LAN address)."),
     ] = None,
 ) -> None:
-    """Serve the per-clue survey: players open the printed URL, give a name, and after every
-    clue type a guess and tick whether they would buzz. Answers go to the record
-    (survey_step) as they are given; players can stop and come back later. Running the
-    command again on the same packet reopens the same survey (same code)."""
+    """Serve the per-clue survey: a guess and a would-buzz answer after every clue.
+
+    Players open the printed URL and give a name. Answers go to the record (survey_step)
+    as they are given; players can stop and come back later. Running the command again on
+    the same packet reopens the same survey (same code).
+    """
     import uvicorn
     from rich.console import Console
 
