@@ -79,6 +79,7 @@ def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
             red.send(type="buzz")
             result = red.wait("buzz_result")
             assert result["outcome"] == "won"
+            before = mod.state(lambda s: s["floor"] is not None)["tossup"]
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
 
@@ -99,6 +100,11 @@ def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
             st = mod.state()
             assert st["match"]["phase"] == "buzzed"
             assert st["floor"]["buzz_id"] == result["buzz_id"]
+            # the same tossup, at the same reading position
+            assert (st["tossup"]["id"], st["tossup"]["position"]) == (
+                before["id"],
+                before["position"],
+            )
             mod.send(type="rule", ruling="correct")
             st = red.state(lambda s: s["match"]["phase"] == "answered")
             assert next(t["score"] for t in st["teams"] if t["id"] == "red") in (10, 15)
