@@ -146,6 +146,18 @@ def test_undo_restores_the_exact_previous_game_state():
     assert match.game == before
 
 
+def test_undo_restarts_the_answer_clock():
+    match, _ = started_match(config(rules=ScoringRules(answer_time=5.0)))
+    match.handle(StartTossup(), now=T)
+    play_to(match, 4)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T + 1)
+    match.handle(UndoRuling(), now=T + 60)  # long after the first deadline
+    assert match.game.deadline == T + 65
+    with pytest.raises(IllegalCommand, match="not up yet"):
+        match.decide(TimeUp(), now=T + 61)
+
+
 def test_undo_is_refused_while_a_newer_buzz_waits():
     match, _ = started_match(config())
     match.handle(StartTossup(), now=T)

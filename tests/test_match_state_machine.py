@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine_helpers import config
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
@@ -108,8 +110,11 @@ class MatchMachine(RuleBasedStateMachine):
         if rulings and isinstance(events[0], Ruled):
             self.undo_stack.append(before_game)
         if isinstance(command, UndoRuling):
-            # undo restores the exact previous state
-            assert self.match.game == self.undo_stack.pop()
+            # undo restores the exact previous state, except that the answer clock restarts
+            restored = self.undo_stack.pop()
+            answer_time = self.cfg.rules.answer_time
+            expected_deadline = None if answer_time is None else self.now + answer_time
+            assert self.match.game == replace(restored, deadline=expected_deadline)
         if any(isinstance(ev, TossupEnded) and ev.outcome == "thrown_out" for ev in events):
             self.undo_stack.clear()
         self.events.extend(events)

@@ -370,3 +370,30 @@ def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
             accepted.timing.estimated_press >= accepted.timing.received_wall - accepted.timing.rtt
         )
         assert accepted.word_index == 4
+
+
+def test_a_restarted_server_restores_pace_arbitration_and_the_model_panel(db_url):
+    setup = two_teams(
+        wpm=333,
+        compensated=True,
+        teams=[
+            TeamSetup(id="red", name="Red"),
+            TeamSetup(id="bot", name="Bot", kind="model", model="tfidf", threshold=0.9),
+        ],
+    )
+    first = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=setup)
+    with LiveServer(first) as server:
+        before = server.room()
+        trajectories = before.trajectories
+        assert trajectories["bot"]
+    again = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x")
+    with LiveServer(again) as server:
+        room = server.room()
+        assert room.rm.id == before.rm.id
+        assert (room.wpm, room.compensated) == (333, True)
+        assert room.trajectories == trajectories
+        mod = moderator(server)
+        with clients(mod):
+            mod.send(type="start_tossup")
+            st = mod.state(lambda s: s["tossup"] is not None)
+            assert st["models"][0]["guess"]  # the moderator sees the model's current guess

@@ -55,12 +55,15 @@ class TeamSpec(_Frozen):
     model: str | None = None
     #: For a model team: tossup id -> where it buzzes (absent: it never buzzes on that tossup).
     buzzes: dict[str, ModelBuzz] = Field(default_factory=dict)
+    #: For a model team: the buzz policy its buzzes came from (confidence kind, threshold).
+    confidence: str | None = None
+    threshold: float | None = None
 
     @model_validator(mode="after")
     def _model_fields(self) -> TeamSpec:
         if self.kind is TeamKind.MODEL and not self.model:
             raise ValueError(f"model team {self.id!r} needs a model name")
-        if self.kind is TeamKind.HUMAN and (self.model or self.buzzes):
+        if self.kind is TeamKind.HUMAN and (self.model or self.buzzes or self.confidence):
             raise ValueError(f"human team {self.id!r} cannot have a model or model buzzes")
         return self
 
@@ -116,6 +119,8 @@ class MatchConfig(_Frozen):
     title: str = "Match"
     packet_id: str | None = None
     reading_mode: str = "read_aloud"  # or "screen"
+    wpm: int = 180  # reading pace at the start (the moderator may change it)
+    compensated: bool = False  # compensated buzz arbitration (see the server)
 
     @model_validator(mode="after")
     def _unique(self) -> MatchConfig:

@@ -169,6 +169,9 @@ class RulingUndone(_Event):
     ruled_seq: int  # seq of the Ruled event taken back
     buzz_id: int
     tossup_id: str
+    #: The answer clock restarts for the player who has the floor again (the deadline in the
+    #: restored state may long have passed).
+    deadline: float | None = None
 
 
 class TossupEnded(_Event):

@@ -188,7 +188,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         case RulingUndone():
             if not g.history:
                 raise ValueError(f"seq {ev.seq}: nothing to undo")
-            g = g.history[-1]
+            g = replace(g.history[-1], deadline=ev.deadline)
         case TossupEnded():
             if ev.outcome is TossupOutcome.THROWN_OUT:
                 kept = tuple(e for e in g.ledger if e.tossup_id != ev.tossup_id)
@@ -617,7 +617,14 @@ def _undo(run: _Decision, cmd: UndoRuling) -> None:
     if not g.history:
         raise IllegalCommand("there is no ruling on this tossup to undo")
     last = g.ledger[-1]  # the ledger is restored with the state, so its tail is that ruling
-    run.emit(RulingUndone(ruled_seq=last.seq, buzz_id=last.buzz_id, tossup_id=last.tossup_id))
+    run.emit(
+        RulingUndone(
+            ruled_seq=last.seq,
+            buzz_id=last.buzz_id,
+            tossup_id=last.tossup_id,
+            deadline=run.deadline(run.config.rules.answer_time),
+        )
+    )
 
 
 def _throw_out(run: _Decision, cmd: ThrowOut) -> None:

@@ -30,6 +30,8 @@ def match_config(
     tossup_ids: Iterable[str] | None = None,
     title: str | None = None,
     reading_mode: str = "read_aloud",
+    wpm: int = 180,
+    compensated: bool = False,
 ) -> MatchConfig:
     """A match on ``packet`` (all its tossups, or the chosen ones in the given order)."""
     chosen = (
@@ -42,4 +44,6 @@ def match_config(
         title=title or packet.packet.title,
         packet_id=packet.packet.id,
         reading_mode=reading_mode,
+        wpm=wpm,
+        compensated=compensated,
     )

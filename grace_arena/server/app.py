@@ -34,8 +34,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.core.commands import EndMatch, Join, Rule, StartTossup, ThrowOut, UndoRuling
-from grace_arena.core.config import ScoringRules, TeamKind, TeamSpec
+from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpec
 from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import event_to_dict
 from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.specs import match_config
 from grace_arena.protocol import (
@@ -68,7 +69,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.record.db import open_engine
 from grace_arena.record.models import MatchRow, TossupRow
-from grace_arena.record.store import MatchStore
+from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.server.room import Connection, ModelTrajectory, RateLimit, Room
 
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "buzzer_client"
@@ -179,12 +180,11 @@ class Arena:
                 f"no packet {setup.packet_id!r} loaded; loaded: {', '.join(self.packets) or 'none'}"
             )
         teams: list[TeamSpec] = []
-        trajectories: dict[str, dict[str, ModelTrajectory]] = {}
         for team in setup.teams:
             if team.kind == "human":
                 teams.append(TeamSpec(id=team.id, name=team.name))
                 continue
-            from grace_arena.model.policy import BuzzPolicy, load_steps, model_team
+            from grace_arena.model.policy import BuzzPolicy, model_team
 
             model = team.model or "tfidf"
             policy = BuzzPolicy(
@@ -195,16 +195,12 @@ class Arena:
                 from grace_arena.model.precompute import ensure_precomputed
 
                 ensure_precomputed(self.settings.db_url, packet, model)
+            spec = model_team(self.engine, model, packet, policy, team_id=team.id, name=team.name)
             teams.append(
-                model_team(self.engine, model, packet, policy, team_id=team.id, name=team.name)
-            )
-            steps = load_steps(self.engine, model, packet.packet.id)
-            trajectories[team.id] = {
-                tid: ModelTrajectory(
-                    tuple((s.word_index, s.guess, policy.confidence_of(s)) for s in rows)
+                spec.model_copy(
+                    update={"confidence": policy.confidence, "threshold": policy.threshold}
                 )
-                for tid, rows in steps.items()
-            }
+            )
         rules = ScoringRules(
             correct_points=setup.correct_points,
             power_points=setup.power_points,
@@ -221,19 +217,45 @@ class Arena:
             tossup_ids=setup.tossup_ids,
             title=setup.title,
             reading_mode=setup.reading_mode,
+            wpm=setup.wpm,
+            compensated=setup.compensated,
         )
         code = self._new_join_code()
         rm = self.store.create(config, now=time.time(), join_code=code)
-        room = Room(
+        return self._room(rm, code)
+
+    def _room(self, rm: RecordedMatch, join_code: str) -> Room:
+        """The room of a recorded match, with what the moderator sees of its model teams."""
+        config = rm.match.config
+        return Room(
             rm,
-            join_code=code,
-            wpm=setup.wpm,
-            compensated=setup.compensated,
+            join_code=join_code,
+            wpm=config.wpm,
+            compensated=config.compensated,
             race_window=self.settings.race_window,
-            trajectories=trajectories,
-            words=self._words(packet.packet.id),
+            trajectories=self._trajectories(config),
+            words=self._words(config.packet_id),
         )
-        return room
+
+    def _trajectories(self, config: MatchConfig) -> dict[str, dict[str, ModelTrajectory]]:
+        """Each model team's precomputed guesses, per tossup, for the moderator's model panel."""
+        out: dict[str, dict[str, ModelTrajectory]] = {}
+        models = [t for t in config.teams if t.kind is TeamKind.MODEL and t.model]
+        if not models or config.packet_id is None:
+            return out
+        from grace_arena.model.policy import CONFIDENCE_FIELDS, load_steps
+
+        for team in models:
+            assert team.model is not None
+            field = CONFIDENCE_FIELDS.get(team.confidence or "logit", "confidence_logit")
+            steps = load_steps(self.engine, team.model, config.packet_id)
+            out[team.id] = {
+                tid: ModelTrajectory(
+                    tuple((s.word_index, s.guess, getattr(s, field, None)) for s in rows)
+                )
+                for tid, rows in steps.items()
+            }
+        return out
 
     def _add(self, room: Room) -> None:
         self.rooms[room.rm.id] = room
@@ -250,13 +272,12 @@ class Arena:
             assert row.id is not None and row.join_code is not None
             if row.id in self.rooms:
                 continue
-            rm = self.store.open(row.id)
-            room = Room(
-                rm,
-                join_code=row.join_code,
-                race_window=self.settings.race_window,
-                words=self._words(rm.match.config.packet_id),
-            )
+            room = self._room(self.store.open(row.id), row.join_code)
+            # The moderator's log of the tossup being played, as it was before the restart.
+            events = self.store.events(row.id)
+            started = [i for i, ev in enumerate(events) if ev.type == "tossup_started"]
+            if started:
+                room.tossup_log = [event_to_dict(ev) for ev in events[started[-1] :]]
             self._add(room)
 
     def join_url(self, code: str) -> str:
@@ -351,12 +372,11 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/models")
     def models(arena: ArenaDep) -> list[str]:
-        from sqlalchemy import distinct
 
         from grace_arena.record.models import ModelStepRow
 
         with Session(arena.engine) as session:
-            return sorted(session.exec(select(distinct(ModelStepRow.model))).all())
+            return sorted(session.exec(select(ModelStepRow.model).distinct()).all())
 
     @app.post("/api/matches", status_code=201)
     async def create_match(setup: MatchSetup, arena: ArenaDep, _: ServerAuth) -> MatchCreatedReply:
