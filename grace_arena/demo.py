@@ -197,3 +197,106 @@ def run_scripted_demo(
     )
     console.print(f"List matches with: grace-arena db matches --db {db_url}", soft_wrap=True)
     return rm.id
+
+
+# ---------------------------------------------------------------------------------------------
+# The live demo: the game server in this process, and the moderator's terminal UI on it.
+
+
+def _pick_port(host: str, wanted: int | None) -> int:
+    """``wanted`` if given; else 8000 when it is free, else any free port."""
+    import socket
+
+    if wanted:
+        return wanted
+    for port in (8000, 0):
+        with socket.socket() as s:
+            try:
+                s.bind((host if host != "0.0.0.0" else "", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise OSError("no free port")
+
+
+def _log_to(path: Path) -> None:
+    """Send the server's own log lines to a file: the terminal belongs to the TUI."""
+    import logging
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "grace_arena"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.propagate = False
+
+
+def run_tui_demo(
+    *,
+    db_url: str,
+    packet_path: Path,
+    host: str = "0.0.0.0",
+    port: int | None = None,
+    public_url: str | None = None,
+    tossups: str = "all",
+    wpm: int = 180,
+    log_path: Path | None = None,
+    console: Console | None = None,
+) -> None:
+    """Start the game server in this process and run the moderator's TUI on it.
+
+    The server listens on ``host:port`` (players' phones on the same network join at the
+    printed URL). Unfinished matches in the record are reopened, so running the demo again
+    resumes a match that was left mid-way.
+    """
+    import threading
+
+    import uvicorn
+    from platformdirs import user_log_dir
+
+    from grace_arena.cli.serve import lan_address
+    from grace_arena.server.app import Settings, create_app
+    from moderator_tui import make_tui
+    from moderator_tui.app import SetupDefaults
+
+    console = console or Console()
+    port = _pick_port(host, port)
+    public = public_url or f"http://{lan_address() if host == '0.0.0.0' else host}:{port}"
+    log_path = log_path or Path(user_log_dir("grace-arena", appauthor=False)) / "demo-server.log"
+    _log_to(log_path)
+    console.print(f"record: {db_url}", soft_wrap=True, highlight=False)
+    console.print(f"starting the server on {public} …", soft_wrap=True, highlight=False)
+    app = create_app(Settings(db_url=db_url, packets=[packet_path], public_url=public))
+    arena = app.state.arena
+    config = uvicorn.Config(
+        app, host=host, port=port, log_config=None, log_level="warning", ws_max_size=65536
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="grace-arena-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not start (see {log_path})")
+        time.sleep(0.02)
+    local = f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "") else public
+    tui = make_tui(
+        local,
+        token=arena.tokens.server(),
+        record=db_url,
+        hosts_server=True,
+        defaults=SetupDefaults(tossups=tossups, wpm=wpm),
+    )
+    try:
+        tui.run()
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    console.print(f"The record is in {db_url}", soft_wrap=True, highlight=False)
+    console.print(
+        "Unfinished matches carry on when you run `grace-arena demo` again. "
+        f"Server log: {log_path}",
+        soft_wrap=True,
+        highlight=False,
+    )

@@ -44,6 +44,7 @@ def test_demo_plays_a_match_into_the_record(db_url):
             "-c",
             "from grace_arena.cli import app; app()",
             "demo",
+            "--scripted",
             "--db",
             db_url,
             "--wpm",

@@ -15,7 +15,18 @@ app = typer.Typer(
 def _register() -> None:
     # Each sub-module adds its commands to ``app``; imported here so that
     # ``grace-arena --help`` stays fast (no heavy imports at module level in them).
-    from grace_arena.cli import analyze, db, demo, exchange, model, packet, serve  # noqa: F401
+    from grace_arena.cli import (  # noqa: F401
+        analyze,
+        db,
+        demo,
+        exchange,
+        model,
+        moderate,
+        packet,
+        serve,
+        survey,
+        write,
+    )
 
 
 _register()

@@ -1,4 +1,4 @@
-"""``grace-arena demo``: a match on the embedded defaults."""
+"""``grace-arena demo``: a match on the embedded defaults, moderated from the terminal."""
 
 from __future__ import annotations
 
@@ -17,21 +17,64 @@ def demo(
     packet: Annotated[
         Path | None, typer.Option(help="Packet file (default: the sample packet).")
     ] = None,
-    tossups: Annotated[int, typer.Option(min=1, help="How many tossups to play.")] = 4,
+    scripted: Annotated[
+        bool,
+        typer.Option(
+            "--scripted",
+            help="Play a scripted match in the terminal instead (no server, no keys).",
+        ),
+    ] = False,
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (0.0.0.0: phones on the LAN can join).")
+    ] = "0.0.0.0",
+    port: Annotated[
+        int | None, typer.Option(help="Port to listen on (default: 8000 if free, else any).")
+    ] = None,
+    public_url: Annotated[
+        str | None, typer.Option(help="URL players use to reach this server (default: LAN).")
+    ] = None,
+    tossups: Annotated[
+        int | None,
+        typer.Option(min=1, help="How many tossups to play (default: all; scripted: 4)."),
+    ] = None,
     wpm: Annotated[
-        int, typer.Option(min=0, help="Reading pace in words per minute (0: no waiting).")
-    ] = 600,
+        int | None,
+        typer.Option(
+            min=0, help="Reading pace in words per minute (default 180; scripted: 600, 0: no wait)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the scripted players.")] = 7,
 ) -> None:
-    """Play a scripted match on the sample packet and store it in the record.
+    """Run a match on the sample packet from the moderator's terminal UI.
 
-    Two scripted human teams buzz and answer; the moderator's rulings follow the automatic
-    judge's suggestion. Everything is stored in the record; the path is printed at the end.
+    Starts the game server in this process (a SQLite record, the sample packet,
+    the offline model player 'tfidf') and opens the moderator's screen on it:
+    set up the match, let players join from their phones (the join URL and QR
+    code are on screen), read and rule. --scripted: two scripted teams play.
     """
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
-    from grace_arena.demo import run_scripted_demo
 
     url = resolve_db(db)
-    run_scripted_demo(
-        db_url=url, packet_path=packet or SAMPLE_PACKET_PATH, n_tossups=tossups, wpm=wpm, seed=seed
+    packet_path = packet or SAMPLE_PACKET_PATH
+    if scripted:
+        from grace_arena.demo import run_scripted_demo
+
+        run_scripted_demo(
+            db_url=url,
+            packet_path=packet_path,
+            n_tossups=tossups or 4,
+            wpm=600 if wpm is None else wpm,
+            seed=seed,
+        )
+        return
+    from grace_arena.demo import run_tui_demo
+
+    run_tui_demo(
+        db_url=url,
+        packet_path=packet_path,
+        host=host,
+        port=port,
+        public_url=public_url,
+        tossups=f"1-{tossups}" if tossups else "all",
+        wpm=max(wpm or 180, 30),
     )

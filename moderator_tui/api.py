@@ -1,0 +1,71 @@
+"""The server's HTTP API, as blocking calls (the app runs them in workers).
+
+Plain ``urllib``: the API is four small JSON calls, not worth another dependency.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from grace_arena.protocol import MatchCreatedReply, MatchSetup, MatchSummary
+
+TIMEOUT = 60.0  # creating a match may precompute the offline model player first
+
+
+class ApiError(Exception):
+    """An HTTP call failed; the message says why, in words fit for a notification."""
+
+
+def _call(url: str, *, token: str | None = None, body: bytes | None = None) -> Any:
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(url, data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as exc:
+        try:
+            detail = json.load(exc).get("detail", exc.reason)
+        except (ValueError, AttributeError):
+            detail = exc.reason
+        if exc.code == 401:
+            raise ApiError(f"the server refused the token ({detail})") from exc
+        raise ApiError(f"HTTP {exc.code}: {detail}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ApiError(f"cannot reach {url}: {reason}") from exc
+
+
+def packets(base: str) -> list[dict[str, Any]]:
+    return _call(f"{base}/api/packets")
+
+
+def models(base: str) -> list[str]:
+    return _call(f"{base}/api/models")
+
+
+def open_matches(base: str, server_token: str) -> list[MatchCreatedReply]:
+    listed = _call(f"{base}/api/matches", token=server_token)
+    return [MatchCreatedReply.model_validate(m) for m in listed]
+
+
+def create_match(base: str, server_token: str, setup: MatchSetup) -> MatchCreatedReply:
+    body = setup.model_dump_json().encode()
+    reply = _call(f"{base}/api/matches", token=server_token, body=body)
+    return MatchCreatedReply.model_validate(reply)
+
+
+def summary(base: str, token: str, match_id: int) -> MatchSummary:
+    return MatchSummary.model_validate(_call(f"{base}/api/matches/{match_id}/summary", token=token))
+
+
+def ws_url(base: str) -> str:
+    """``http://host:port`` -> ``ws://host:port/ws`` (``https`` -> ``wss``)."""
+    scheme, _, rest = base.partition("://")
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest.rstrip('/')}/ws"

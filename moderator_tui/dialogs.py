@@ -1,0 +1,116 @@
+"""Modal screens: help (every key), yes/no confirmations, and the join QR code."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Static
+
+from moderator_tui.widgets import QRCode
+
+
+def keys_table(screen: Screen) -> Table:
+    """Every key of ``screen`` (and of the app), with what it does and whether it works now."""
+    table = Table(box=None, padding=(0, 2, 0, 0), show_header=True, header_style="bold")
+    table.add_column("key", style="bold", no_wrap=True)
+    table.add_column("does")
+    table.add_column("now", no_wrap=True)
+    seen: set[str] = set()
+    for binding in screen.BINDINGS:
+        if isinstance(binding, tuple):
+            continue
+        if binding.action in seen and binding.action not in ("pause", "resume"):
+            continue
+        seen.add(binding.action)
+        key = binding.key_display or binding.key.split(",")[0].replace("question_mark", "?")
+        does = binding.tooltip or binding.description
+        action = binding.action.removeprefix("app.")
+        enabled = screen.check_action(action, ()) if not binding.action.startswith("app.") else True
+        table.add_row(
+            key,
+            f"{binding.description}" + (f" — {does}" if does != binding.description else ""),
+            Text("yes", style="green") if enabled else Text("not now", style="dim"),
+        )
+    if not any(getattr(b, "key", "") == "ctrl+q" for b in screen.BINDINGS):
+        table.add_row("ctrl+q", "Quit at once (the match goes on on the server)", "yes")
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    """``?``: every key of the screen underneath, and what is possible right now."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q,f1", "dismiss", "Close help", key_display="esc"),
+    ]
+
+    def __init__(self, under: Screen) -> None:
+        super().__init__()
+        self.under = under
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-box"):
+            yield Static(Text("Keys", style="bold"), classes="section")
+            with VerticalScroll():
+                yield Static(keys_table(self.under), id="help-keys")
+                yield Static(
+                    "Keys that do not work in the current phase are hidden from the footer "
+                    "(and marked 'not now' here). The server holds the match: if this screen "
+                    "is closed or the network drops, reconnecting shows the match as it is.",
+                    classes="hint",
+                )
+        yield Footer()
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Static(self.question, id="question")
+            yield Static(
+                Text.assemble(("y", "bold reverse"), " yes   ", ("n", "bold reverse"), " no"),
+                classes="hint",
+            )
+        yield Footer()
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class JoinScreen(ModalScreen[None]):
+    """The join URL, code and QR code, for latecomers."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,j,q", "close", "Close", key_display="esc")
+    ]
+
+    def __init__(self, url: str, code: str) -> None:
+        super().__init__()
+        self.url, self.code = url, code
+
+    def compose(self) -> ComposeResult:
+        from moderator_tui.setup import join_text
+
+        with Vertical(id="join-box"):
+            yield Static(join_text(self.url, self.code))
+            yield QRCode(self.url)
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

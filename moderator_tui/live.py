@@ -1,0 +1,267 @@
+"""The live tossup screen: the cockpit, one key per move."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from grace_arena.core.phases import Phase, allowed_commands
+from grace_arena.protocol import (
+    EndMatchMsg,
+    PauseMsg,
+    ResumeMsg,
+    RuleMsg,
+    SetPaceMsg,
+    StartTossupMsg,
+    State,
+    StepMsg,
+    ThrowOutMsg,
+    UndoMsg,
+)
+from moderator_tui.widgets import (
+    AnswerLine,
+    BuzzBanner,
+    EventLog,
+    ModelPanel,
+    Scoreboard,
+    StatusLine,
+    TossupPane,
+)
+
+
+def rulings_in_force(events: list[dict[str, Any]]) -> int:
+    """How many rulings of the tossup's log have not been undone (what ``undo`` can take)."""
+    ruled = sum(ev.get("type") == "ruled" for ev in events)
+    return ruled - sum(ev.get("type") == "ruling_undone" for ev in events)
+
+
+PACE_STEP = 20  # words per minute per key press
+PACE_RANGE = (30, 1200)
+
+#: action -> the protocol command it sends (what ``allowed_commands`` knows it as).
+COMMAND_OF = {
+    "correct": "rule",
+    "incorrect": "rule",
+    "prompt": "rule",
+    "undo": "undo",
+    "throw_out": "throw_out",
+    "next_tossup": "start_tossup",
+    "end_match": "end_match",
+    "pause": "pause",
+    "resume": "resume",
+    "step_word": "reveal",
+    "step_clue": "reveal",
+}
+
+
+class LiveScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "correct", "Correct", tooltip="Rule the buzz correct"),
+        Binding(
+            "i", "incorrect", "Incorrect", tooltip="Rule the buzz incorrect (a neg before the end)"
+        ),
+        Binding("p", "prompt", "Prompt", tooltip="Ask the same player for more"),
+        Binding("u", "undo", "Undo", tooltip="Take back the last ruling of this tossup"),
+        Binding("n", "next_tossup", "Next tossup", tooltip="Start reading the next tossup"),
+        Binding("space", "pause", "Pause", tooltip="Stop the automatic reveal"),
+        Binding("space", "resume", "Resume", tooltip="Restart the automatic reveal"),
+        Binding("w", "step_word", "Word", tooltip="Reveal one more word (also while paused)"),
+        Binding("e", "step_clue", "Clue", tooltip="Reveal the rest of the current clue"),
+        Binding(
+            "plus,equals_sign",
+            "faster",
+            "Faster",
+            key_display="+",
+            tooltip=f"Pace +{PACE_STEP} wpm",
+        ),
+        Binding("minus", "slower", "Slower", key_display="-", tooltip=f"Pace -{PACE_STEP} wpm"),
+        Binding("t", "throw_out", "Throw out", tooltip="Discard this tossup (asks first)"),
+        Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
+        Binding(
+            "E", "end_match", "End match", key_display="E", tooltip="End the match (asks first)"
+        ),
+        Binding("question_mark", "app.help", "Help", key_display="?", tooltip="Every key"),
+        Binding(
+            "q", "app.leave", "Quit", tooltip="Close this screen; the match goes on on the server"
+        ),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Horizontal(id="live-body"):
+            with Vertical(id="live-main"):
+                with VerticalScroll(id="text-scroll"):
+                    yield TossupPane(id="tossup")
+                yield AnswerLine(id="answer")
+                yield BuzzBanner(id="banner")
+            with Vertical(id="live-side"):
+                yield Static("Scores", classes="section")
+                yield Scoreboard(id="scores")
+                yield Static("Model players (only you see this)", classes="section")
+                yield ModelPanel(id="models")
+                yield Static("This tossup", classes="section")
+                with VerticalScroll(id="log-scroll"):
+                    yield EventLog(id="log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "state", self.show_state)
+        self.watch(self.app, "connected", self._link)
+        self.watch(self.app, "link_detail", self._link)
+        self.set_interval(0.5, self._tick)
+
+    # -- rendering -----------------------------------------------------------------------------
+
+    @property
+    def current(self) -> State | None:
+        return self.app.state  # type: ignore[attr-defined]
+
+    _pace_target: int | None = None
+
+    def show_state(self, state: State | None) -> None:
+        if state is None or self not in self.app.screen_stack:
+            return
+        if self._pace_target == state.reading.wpm:
+            self._pace_target = None
+        for widget in (
+            StatusLine,
+            TossupPane,
+            AnswerLine,
+            BuzzBanner,
+            Scoreboard,
+            ModelPanel,
+            EventLog,
+        ):
+            self.query_one(widget).state = state
+        self.query_one(BuzzBanner).received = self.app.state_received  # type: ignore[attr-defined]
+        self.refresh_bindings()
+        self.call_after_refresh(self._follow_cursor)
+
+    def _follow_cursor(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # the match moved on to another screen meanwhile
+        scroll = self.query_one("#text-scroll", VerticalScroll)
+        pane = self.query_one(TossupPane)
+        line = pane.cursor_line(pane.content_region.width)
+        height = scroll.scrollable_content_region.height
+        if not scroll.scroll_y <= line < scroll.scroll_y + height - 1:
+            scroll.scroll_to(y=max(line - height // 3, 0), animate=False)
+        self.query_one("#log-scroll", VerticalScroll).scroll_end(animate=False)
+
+    def _link(self, _: Any = None) -> None:
+        status = self.query_one(StatusLine)
+        status.connected = self.app.connected  # type: ignore[attr-defined]
+        status.detail = self.app.link_detail  # type: ignore[attr-defined]
+
+    def _tick(self) -> None:
+        state = self.current
+        if state is not None and state.deadline is not None:
+            self.query_one(BuzzBanner).refresh()
+
+    # -- which keys work now -------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the keys that the match does not allow now (the footer shows what works)."""
+        command = COMMAND_OF.get(action)
+        if command is None:
+            return True
+        state = self.current
+        if state is None:
+            return False
+        phase = Phase(state.match.phase)
+        allowed = allowed_commands(phase)
+        if action == "pause":
+            return "pause" in allowed and state.reading.running and not state.match.paused
+        if action == "resume":
+            return "resume" in allowed and not (state.reading.running and not state.match.paused)
+        if action == "undo":
+            return command in allowed and rulings_in_force(state.last_events) > 0
+        if action == "next_tossup":
+            more = state.match.tossups_played < state.match.tossups_total
+            return command in allowed and more
+        return command in allowed
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _send(self, message: Any) -> bool:
+        return self.app.send_command(message)  # type: ignore[attr-defined]
+
+    def action_correct(self) -> None:
+        self._send(RuleMsg(ruling="correct"))
+
+    def action_incorrect(self) -> None:
+        self._send(RuleMsg(ruling="incorrect"))
+
+    def action_prompt(self) -> None:
+        self._send(RuleMsg(ruling="prompt"))
+
+    def action_undo(self) -> None:
+        self._send(UndoMsg())
+
+    def action_next_tossup(self) -> None:
+        self._send(StartTossupMsg())
+
+    def action_pause(self) -> None:
+        self._send(PauseMsg())
+
+    def action_resume(self) -> None:
+        self._send(ResumeMsg())
+
+    def action_step_word(self) -> None:
+        self._send(StepMsg(unit="word"))
+
+    def action_step_clue(self) -> None:
+        self._send(StepMsg(unit="clue"))
+
+    def _pace(self, delta: int) -> None:
+        state = self.current
+        if state is None:
+            return
+        # Several presses before the server's answer add up (from the pace asked for last).
+        base = self._pace_target if self._pace_target is not None else state.reading.wpm
+        lo, hi = PACE_RANGE
+        wpm = min(max(base + delta, lo), hi)
+        if wpm != base and self._send(SetPaceMsg(wpm=wpm)):
+            self._pace_target = wpm
+
+    def action_faster(self) -> None:
+        self._pace(PACE_STEP)
+
+    def action_slower(self) -> None:
+        self._pace(-PACE_STEP)
+
+    def action_throw_out(self) -> None:
+        from moderator_tui.dialogs import ConfirmScreen
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._send(ThrowOutMsg())
+
+        self.app.push_screen(
+            ConfirmScreen("Throw out this tossup? Its points are taken back."), answer
+        )
+
+    def action_end_match(self) -> None:
+        from moderator_tui.dialogs import ConfirmScreen
+
+        state = self.current
+        left = 0 if state is None else state.match.tossups_total - state.match.tossups_played
+        more = f" {left} tossup(s) are still unplayed." if left else ""
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._send(EndMatchMsg())
+
+        self.app.push_screen(ConfirmScreen(f"End the match now?{more}"), answer)
+
+    def action_join_info(self) -> None:
+        from moderator_tui.dialogs import JoinScreen
+
+        join = self.app.join  # type: ignore[attr-defined]
+        if join is not None and join.join_url:
+            self.app.push_screen(JoinScreen(join.join_url, join.join_code))

@@ -1,0 +1,469 @@
+"""Before the match: the set-up form, then the lobby (join URL, QR code, who joined)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Footer,
+    Input,
+    Label,
+    OptionList,
+    RadioButton,
+    RadioSet,
+    Select,
+    Static,
+)
+from textual.widgets.option_list import Option
+
+from grace_arena.protocol import MatchSetup, State, TeamSetup
+from moderator_tui.messages import CatalogLoaded, HttpFailed
+from moderator_tui.widgets import QRCode, StatusLine
+
+HUMAN = "human"
+OFFLINE_MODEL = "tfidf"
+
+
+def parse_tossups(spec: str, total: int) -> list[int]:
+    """``"all"``, ``"1-8"``, ``"1,3,5-7"`` -> 0-based indices (in packet order, no repeats).
+
+    Raises ``ValueError`` naming the part it cannot read.
+    """
+    spec = spec.strip().lower()
+    if spec in ("", "all", "*"):
+        return list(range(total))
+    chosen: set[int] = set()
+    for part in re.split(r"[,\s]+", spec):
+        if not part:
+            continue
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if m is None:
+            raise ValueError(f"cannot read {part!r}: use numbers and ranges like 1-8,10")
+        lo = int(m.group(1))
+        hi = int(m.group(2) or lo)
+        if not 1 <= lo <= hi <= total:
+            raise ValueError(f"{part!r} is outside 1-{total}")
+        chosen.update(range(lo - 1, hi))
+    if not chosen:
+        raise ValueError("choose at least one tossup")
+    return sorted(chosen)
+
+
+def team_id(name: str, taken: set[str]) -> str:
+    """A team id (``[A-Za-z0-9_-]``) from its name, unique among ``taken``."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "team"
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate
+
+
+class SetupScreen(Screen):
+    """Packet and tossups, teams (human or model), scoring, reading mode and pace."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "create", "Create the match", priority=True),
+        Binding("ctrl+r", "resume_open", "Resume an open match", priority=True),
+        Binding("f1", "app.help", "Help"),
+        Binding("ctrl+q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.packets: list[dict[str, Any]] = []
+        self.models: list[str] = []
+        self.teams: list[TeamSetup] = []
+        self.creating = False
+
+    def compose(self) -> ComposeResult:
+        d = self.app.defaults  # type: ignore[attr-defined]
+        yield Static(" GRACE Arena — set up a match ", id="title")
+        with Horizontal(id="setup-body"):
+            with VerticalScroll(id="setup-form"):
+                with Horizontal(classes="row"):
+                    yield Label("Title", classes="label")
+                    yield Input(placeholder="the packet's title", id="title-input", compact=True)
+                with Horizontal(classes="row"):
+                    yield Label("Packet", classes="label")
+                    yield Select[str](
+                        [], prompt="loading…", id="packet", allow_blank=True, compact=True
+                    )
+                with Horizontal(classes="row"):
+                    yield Label("Tossups", classes="label")
+                    yield Input(
+                        d.tossups, id="tossups", placeholder="all, 1-8 or 1,3,5", compact=True
+                    )
+                    yield Static("", id="tossup-count", classes="hint")
+                yield Static("Teams", classes="section")
+                yield DataTable(id="teams", cursor_type="row", zebra_stripes=True)
+                yield Static(
+                    "Add a team: its name, human or a model player, and for a model the "
+                    "confidence at which it buzzes (0-1).",
+                    classes="hint",
+                )
+                with Horizontal(classes="row"):
+                    yield Input(placeholder="team name", id="team-name", compact=True)
+                    yield Select[str](
+                        [("human team", HUMAN)],
+                        value=HUMAN,
+                        id="team-kind",
+                        allow_blank=False,
+                        compact=True,
+                    )
+                    yield Input(
+                        "0.5",
+                        id="threshold",
+                        placeholder="threshold",
+                        restrict=r"[0-9.]*",
+                        compact=True,
+                    )
+                with Horizontal(classes="row buttons"):
+                    yield Button("Add team", id="add-team", variant="primary", compact=True)
+                    yield Button("Remove selected", id="remove-team", compact=True)
+                yield Static("Scoring", classes="section")
+                with Horizontal(classes="row"):
+                    yield Label("correct", classes="small-label")
+                    yield Input(
+                        "10", id="correct", restrict=r"-?[0-9]*", classes="number", compact=True
+                    )
+                    yield Label("power", classes="small-label")
+                    yield Input(
+                        "15", id="power", restrict=r"-?[0-9]*", classes="number", compact=True
+                    )
+                    yield Label("neg", classes="small-label")
+                    yield Input(
+                        "-5", id="neg", restrict=r"-?[0-9]*", classes="number", compact=True
+                    )
+                with Horizontal(classes="row"):
+                    yield Checkbox(
+                        "negs only before the end", True, id="negs-before-end", compact=True
+                    )
+                    yield Checkbox("rebuzz after a neg", True, id="rebuzz", compact=True)
+                yield Static("Reading", classes="section")
+                with RadioSet(id="mode"):
+                    yield RadioButton(
+                        "read aloud (I read; players listen)", value=True, id="read_aloud"
+                    )
+                    yield RadioButton("screen (players read the text)", id="screen")
+                with Horizontal(classes="row"):
+                    yield Label("pace (wpm)", classes="label")
+                    yield Input(
+                        str(d.wpm), id="wpm", restrict=r"[0-9]*", classes="number", compact=True
+                    )
+                    yield Label("answer time (s)", classes="label")
+                    yield Input(
+                        "", id="answer-time", restrict=r"[0-9.]*", classes="number", compact=True
+                    )
+                    yield Static("blank: no timer", classes="hint")
+                with Horizontal(classes="row buttons"):
+                    yield Button(
+                        "Create the match (ctrl+s)", id="create", variant="success", compact=True
+                    )
+            with Vertical(id="setup-side"):
+                yield Static("Open matches on this server", classes="section")
+                yield OptionList(id="open-matches")
+                yield Static("ctrl+r resumes one (enter on it, if several).", classes="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#teams", DataTable)
+        table.add_columns("team", "kind", "threshold")
+        self.teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
+        if self.app.defaults.model_team:  # type: ignore[attr-defined]
+            self.teams.append(
+                TeamSetup(
+                    id="model",
+                    name="Model (tfidf)",
+                    kind="model",
+                    model=OFFLINE_MODEL,
+                    threshold=0.5,
+                )
+            )
+        self._show_teams()
+        self.query_one("#open-matches", OptionList).add_option(Option("loading…", disabled=True))
+        self.query_one("#team-name", Input).focus()
+        for field in self.query(Input):
+            field.cursor_blink = self.app.cursor_blink  # type: ignore[attr-defined]
+        if self.app.autostart:  # type: ignore[attr-defined]
+            self.app.load_catalog()  # type: ignore[attr-defined]
+
+    # -- catalog -------------------------------------------------------------------------------
+
+    @on(CatalogLoaded)
+    def show_catalog(self, message: CatalogLoaded) -> None:
+        self.packets = message.packets
+        self.models = message.models
+        select = self.query_one("#packet", Select)
+        select.set_options(
+            [(f"{p['title']} ({len(p['tossups'])} tossups)", p["id"]) for p in self.packets]
+        )
+        if self.packets:
+            select.value = self.packets[0]["id"]
+            title = self.query_one("#title-input", Input)
+            if not title.value:
+                title.value = self.packets[0]["title"]
+        kinds = [("human team", HUMAN), ("model: tfidf (offline)", f"model:{OFFLINE_MODEL}")]
+        kinds += [(f"model: {m}", f"model:{m}") for m in self.models if m != OFFLINE_MODEL]
+        self.query_one("#team-kind", Select).set_options(kinds)
+        self.query_one("#team-kind", Select).value = HUMAN
+        listing = self.query_one("#open-matches", OptionList)
+        listing.clear_options()
+        if not message.matches:
+            listing.add_option(Option("none", disabled=True))
+        for reply in message.matches:
+            listing.add_option(
+                Option(f"match {reply.match_id} · join {reply.join_code}", id=str(reply.match_id))
+            )
+        self._matches = {str(m.match_id): m for m in message.matches}
+        self._count()
+
+    @on(HttpFailed)
+    def http_failed(self, message: HttpFailed) -> None:
+        if message.what == "create":
+            self.creating = False
+            self.query_one("#create", Button).disabled = False
+
+    @on(OptionList.OptionSelected, "#open-matches")
+    def resume(self, event: OptionList.OptionSelected) -> None:
+        reply = getattr(self, "_matches", {}).get(event.option.id or "")
+        if reply is not None:
+            self.app.open_match(reply, created=False)  # type: ignore[attr-defined]
+
+    def action_resume_open(self) -> None:
+        """One open match: resume it. Several: choose one from the list (enter)."""
+        matches = list(getattr(self, "_matches", {}).values())
+        if not matches:
+            self.notify("There is no open match on this server.", severity="warning")
+        elif len(matches) == 1:
+            self.app.open_match(matches[0], created=False)  # type: ignore[attr-defined]
+        else:
+            self.query_one("#open-matches", OptionList).focus()
+            self.notify("Choose the match with the arrows, then enter.")
+
+    @on(Input.Changed, "#tossups")
+    @on(Select.Changed, "#packet")
+    def _count(self) -> None:
+        label = self.query_one("#tossup-count", Static)
+        packet = self._packet()
+        if packet is None:
+            label.update("")
+            return
+        try:
+            n = len(parse_tossups(self.query_one("#tossups", Input).value, len(packet["tossups"])))
+        except ValueError as exc:
+            label.update(Text(str(exc), style="red"))
+            return
+        label.update(f"{n} of {len(packet['tossups'])}")
+
+    def _packet(self) -> dict[str, Any] | None:
+        value = self.query_one("#packet", Select).value
+        return next((p for p in self.packets if p["id"] == value), None)
+
+    # -- teams ---------------------------------------------------------------------------------
+
+    def _show_teams(self) -> None:
+        table = self.query_one("#teams", DataTable)
+        table.clear()
+        for team in self.teams:
+            kind = "human" if team.kind == "human" else f"model: {team.model}"
+            threshold = "" if team.threshold is None else f"{team.threshold:.2f}"
+            table.add_row(team.name, kind, threshold, key=team.id)
+
+    @on(Button.Pressed, "#add-team")
+    @on(Input.Submitted, "#team-name")
+    def add_team(self) -> None:
+        name = self.query_one("#team-name", Input).value.strip()
+        kind = str(self.query_one("#team-kind", Select).value)
+        if kind != HUMAN and not name:
+            name = f"Model ({kind.removeprefix('model:')})"
+        if not name:
+            self.notify("Type the team's name first.", severity="warning")
+            return
+        if any(t.name.lower() == name.lower() for t in self.teams):
+            self.notify(f"There is already a team called {name}.", severity="warning")
+            return
+        tid = team_id(name, {t.id for t in self.teams})
+        try:
+            if kind == HUMAN:
+                team = TeamSetup(id=tid, name=name)
+            else:
+                threshold = float(self.query_one("#threshold", Input).value or 0.5)
+                team = TeamSetup(
+                    id=tid,
+                    name=name,
+                    kind="model",
+                    model=kind.removeprefix("model:"),
+                    threshold=threshold,
+                )
+        except (ValueError, ValidationError) as exc:
+            self.notify(_first_error(exc), title="Not a valid team", severity="error")
+            return
+        self.teams.append(team)
+        self._show_teams()
+        self.query_one("#team-name", Input).value = ""
+
+    @on(Button.Pressed, "#remove-team")
+    def remove_team(self) -> None:
+        table = self.query_one("#teams", DataTable)
+        if not self.teams:
+            return
+        row = min(table.cursor_row, len(self.teams) - 1)
+        removed = self.teams.pop(row)
+        self._show_teams()
+        self.notify(f"Removed {removed.name}.")
+
+    # -- create --------------------------------------------------------------------------------
+
+    def build_setup(self) -> MatchSetup:
+        """The form as a ``MatchSetup``; raises ``ValueError`` saying what to fix."""
+        packet = self._packet()
+        if packet is None:
+            raise ValueError("choose a packet")
+        if not self.teams:
+            raise ValueError("add at least one team")
+        indices = parse_tossups(self.query_one("#tossups", Input).value, len(packet["tossups"]))
+        ids = [packet["tossups"][i]["id"] for i in indices]
+
+        def number(widget: str, *, blank: Any = ...) -> Any:
+            text = self.query_one(f"#{widget}", Input).value.strip()
+            if not text and blank is not ...:
+                return blank
+            try:
+                return float(text) if "." in text else int(text)
+            except ValueError:
+                raise ValueError(f"{widget.replace('-', ' ')}: {text!r} is not a number") from None
+
+        mode = self.query_one("#mode", RadioSet).pressed_button
+        try:
+            return MatchSetup(
+                packet_id=packet["id"],
+                title=self.query_one("#title-input", Input).value.strip() or None,
+                tossup_ids=ids,
+                teams=self.teams,
+                reading_mode="screen" if mode is not None and mode.id == "screen" else "read_aloud",
+                wpm=number("wpm"),
+                correct_points=number("correct"),
+                power_points=number("power", blank=None),
+                neg_points=number("neg"),
+                negs_only_before_end=self.query_one("#negs-before-end", Checkbox).value,
+                rebuzz=self.query_one("#rebuzz", Checkbox).value,
+                answer_time=number("answer-time", blank=None),
+            )
+        except ValidationError as exc:
+            raise ValueError(_first_error(exc)) from None
+
+    @on(Button.Pressed, "#create")
+    def action_create(self) -> None:
+        if self.creating:
+            return
+        try:
+            setup = self.build_setup()
+        except ValueError as exc:
+            self.notify(str(exc), title="Cannot create the match yet", severity="error")
+            return
+        self.creating = True
+        self.query_one("#create", Button).disabled = True
+        models = [t for t in setup.teams if t.kind == "model"]
+        wait = " (precomputing the model player's guesses first)" if models else ""
+        self.notify(f"Creating the match{wait}…")
+        self.app.create_match(setup)  # type: ignore[attr-defined]
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        return f"{where}: {err.get('msg')}"
+    return str(exc)
+
+
+class LobbyScreen(Screen):
+    """The join URL, code and QR code, and who has joined which team (live)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "go_live", "Start: go to the tossups"),
+        Binding("enter", "go_live", "Start", show=False),
+        Binding("question_mark", "app.help", "Help"),
+        Binding("q", "app.leave", "Quit"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Horizontal(id="lobby-body"):
+            with Vertical(id="lobby-join"):
+                yield Static("", id="join-text")
+                yield QRCode(id="qr")
+            with Vertical(id="lobby-teams"):
+                yield Static("Who has joined", classes="section")
+                yield Static("", id="roster")
+                yield Static(
+                    Text.assemble(
+                        "When everyone is in, press ",
+                        ("s", "bold reverse"),
+                        " to go to the tossups.",
+                    ),
+                    id="lobby-hint",
+                )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "state", self.show_state)
+        self.watch(self.app, "connected", self._link)
+        self.watch(self.app, "link_detail", self._link)
+
+    def _link(self, _: Any = None) -> None:
+        status = self.query_one(StatusLine)
+        status.connected = self.app.connected  # type: ignore[attr-defined]
+        status.detail = self.app.link_detail  # type: ignore[attr-defined]
+
+    def show_state(self, state: State | None) -> None:
+        if self not in self.app.screen_stack:
+            return  # replaced by another screen meanwhile
+        join = self.app.join  # type: ignore[attr-defined]
+        self.query_one(StatusLine).state = state
+        if join is not None and join.join_url:
+            self.query_one("#join-text", Static).update(join_text(join.join_url, join.join_code))
+            self.query_one(QRCode).show(join.join_url)
+        if state is not None:
+            self.query_one("#roster", Static).update(roster(state))
+
+    def action_go_live(self) -> None:
+        from moderator_tui.live import LiveScreen
+
+        self.app.switch_screen(LiveScreen())
+
+
+def join_text(url: str, code: str) -> Text:
+    return Text.assemble(
+        ("Players: scan the code or open\n", ""),
+        (url, "bold underline"),
+        "\njoin code ",
+        (f" {code} ", "bold reverse"),
+    )
+
+
+def roster(state: State) -> Table:
+    table = Table(box=None, show_header=True, padding=(0, 2, 0, 1))
+    table.add_column("team", style="bold")
+    table.add_column("players")
+    for team in state.teams:
+        if team.kind == "model":
+            who = Text("model player", style="cyan")
+        elif team.players:
+            who = Text(", ".join(team.players.values()))
+        else:
+            who = Text("nobody yet", style="dim")
+        table.add_row(team.name, who)
+    return table

@@ -1,0 +1,467 @@
+"""The moderator's widgets. Each one is given the latest ``State`` (attributes down) and
+only renders it; none of them does I/O."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+from grace_arena.protocol import FloorView, ModelGuessView, State, TeamView, TossupView
+
+SUGGESTION_STYLE = {"accept": "bold green", "prompt": "bold yellow", "reject": "bold red"}
+RULING_MARK = {"correct": "✓", "incorrect": "✗", "prompt": "?"}
+PHASE_LABEL = {
+    "idle": "between tossups",
+    "reading": "reading",
+    "awaiting": "buzz window open",
+    "buzzed": "BUZZ — rule now",
+    "prompted": "PROMPTED — waiting for the answer",
+    "answered": "answered",
+    "dead": "dead tossup",
+    "thrown_out": "thrown out",
+    "ended": "match over",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure helpers (tested directly)
+
+
+def answer_markup(answer: str) -> Text:
+    """An answer line with its ``<b>``/``<u>`` marks as bold/underline, other tags dropped."""
+    marked = escape(answer)
+    marked = re.sub(r"<(/?)(b|strong)>", r"[\1b]", marked, flags=re.I)
+    marked = re.sub(r"<(/?)u>", r"[\1u]", marked, flags=re.I)
+    marked = re.sub(r"<(/?)(i|em)>", r"[\1i]", marked, flags=re.I)
+    marked = re.sub(r"</?[a-zA-Z][^>]*>", "", marked)
+    try:
+        return Text.from_markup(marked)
+    except Exception:  # unbalanced marks in a packet: show the plain text
+        return Text(re.sub(r"<[^>]+>", "", answer))
+
+
+def clue_of(tossup: TossupView, word: int) -> int:
+    """0-based clue index of ``word``."""
+    for k, end in enumerate(tossup.clue_ends):
+        if word <= end:
+            return k
+    return max(len(tossup.clue_ends) - 1, 0)
+
+
+def player_name(teams: list[TeamView], team: str, player: str) -> str:
+    for t in teams:
+        if t.id == team:
+            return t.players.get(player, player)
+    return player
+
+
+def team_name(teams: list[TeamView], team: str) -> str:
+    return next((t.name for t in teams if t.id == team), team)
+
+
+@dataclass(frozen=True)
+class BuzzMark:
+    buzz_id: int
+    team: str
+    word_index: int
+    ruling: str | None
+
+
+def buzz_marks(events: list[dict[str, Any]]) -> list[BuzzMark]:
+    """The accepted buzzes of a tossup's log, each with the ruling now in force."""
+    marks: dict[int, BuzzMark] = {}
+    ruled_by_seq: dict[int, int] = {}
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "buzz_accepted":
+            marks[ev["buzz_id"]] = BuzzMark(ev["buzz_id"], ev["team"], ev["word_index"], None)
+        elif kind == "ruled" and ev.get("buzz_id") in marks:
+            ruled_by_seq[ev.get("seq", 0)] = ev["buzz_id"]
+            m = marks[ev["buzz_id"]]
+            marks[m.buzz_id] = BuzzMark(m.buzz_id, m.team, m.word_index, ev["ruling"])
+        elif kind == "ruling_undone" and ev.get("buzz_id") in marks:
+            m = marks[ev["buzz_id"]]
+            marks[m.buzz_id] = BuzzMark(m.buzz_id, m.team, m.word_index, None)
+    return list(marks.values())
+
+
+def tossup_text(
+    tossup: TossupView, marks: list[BuzzMark], teams: list[TeamView], *, upto: int | None = None
+) -> Text:
+    """The tossup with the reading cursor, clue boundaries, the power mark and buzz marks.
+
+    Revealed words are bright, the word under the cursor is highlighted, unread words are dim.
+    ``upto``: render only the words up to that index (to find the cursor's line).
+    """
+    words = tossup.words or []
+    starts = {end + 1 for end in tossup.clue_ends[:-1]}
+    by_word: dict[int, list[BuzzMark]] = {}
+    for m in marks:
+        by_word.setdefault(m.word_index, []).append(m)
+    text = Text()
+    last = len(words) - 1 if upto is None else min(upto, len(words) - 1)
+    for i in range(last + 1):
+        if i in starts:
+            text.append("┃", style="bold magenta")
+            text.append(f"{clue_of(tossup, i) + 1} ", style="magenta")
+        if tossup.power_index is not None and i == tossup.power_index:
+            text.append("(*) ", style="bold yellow")
+        if i == tossup.position:
+            style = "bold reverse"
+        elif i < tossup.position:
+            style = "bold"
+        else:
+            style = "dim"
+        text.append(words[i], style=style)
+        for m in by_word.get(i, []):
+            colour = {"correct": "green", "incorrect": "red"}.get(m.ruling or "", "yellow")
+            mark = RULING_MARK.get(m.ruling or "", "…")
+            text.append(f" ⟦{team_name(teams, m.team)} {mark}⟧", style=f"bold {colour}")
+        text.append(" ")
+    return text
+
+
+def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
+    """One line of the tossup's log, or None for events not worth a line."""
+    kind = ev.get("type")
+    who = ""
+    if "team" in ev and "player" in ev:
+        who = f"{team_name(teams, ev['team'])}/{player_name(teams, ev['team'], ev['player'])}"
+    if kind == "tossup_started":
+        return Text(f"tossup {ev.get('index', 0) + 1} started", style="bold")
+    if kind in ("words_revealed", "match_created"):
+        return None
+    if kind == "reading_finished":
+        return Text("every word read; buzz window open", style="dim")
+    if kind == "reading_paused":
+        return Text("reading paused", style="dim")
+    if kind == "reading_resumed":
+        return Text("reading resumed", style="dim")
+    if kind == "player_joined":
+        return Text(f"{ev.get('name')} joined {team_name(teams, ev.get('team', ''))}", style="dim")
+    if kind == "buzz_accepted":
+        line = Text(f"BUZZ {who} @ word {ev['word_index'] + 1}", style="bold yellow")
+        if ev.get("answer"):
+            line.append(f" “{ev['answer']}”", style="bold")
+        if ev.get("suggestion"):
+            line.append(f" judge: {ev['suggestion']}", style=SUGGESTION_STYLE[ev["suggestion"]])
+        return line
+    if kind == "buzz_refused":
+        reason = ev.get("reason")
+        if reason == "lost_race" and ev.get("margin") is not None:
+            return Text(f"{who} lost the race by {ev['margin']:.2f} s", style="dim")
+        return Text(f"{who} buzz refused ({str(reason).replace('_', ' ')})", style="dim")
+    if kind == "answer_given":
+        line = Text(f"{who} answers “{ev.get('text', '')}”")
+        if ev.get("suggestion"):
+            line.append(f" judge: {ev['suggestion']}", style=SUGGESTION_STYLE[ev["suggestion"]])
+        return line
+    if kind == "ruled":
+        ruling = str(ev["ruling"])
+        style = {"correct": "bold green", "incorrect": "bold red"}.get(ruling, "bold yellow")
+        by = " (time ran out)" if ev.get("by") == "timer" else ""
+        points = f" {ev['points']:+d}" if ev.get("points") else ""
+        return Text(f"{ruling.upper()}{points} {who}{by}", style=style)
+    if kind == "ruling_undone":
+        return Text("last ruling undone", style="bold magenta")
+    if kind == "tossup_ended":
+        outcome = str(ev.get("outcome", "")).replace("_", " ")
+        reason = str(ev.get("reason", "")).replace("_", " ")
+        return Text(f"tossup {outcome} ({reason})", style="bold")
+    if kind == "match_ended":
+        return Text("match ended", style="bold")
+    return Text(str(kind), style="dim")
+
+
+def seconds_left(state: State, received: float) -> float | None:
+    """Time left until the state's deadline, on the server's clock, from a local receipt time."""
+    if state.deadline is None:
+        return None
+    return state.deadline - state.server_time - (time.monotonic() - received)
+
+
+# ---------------------------------------------------------------------------------------------
+# Widgets
+
+
+class StateView(Widget):
+    """Base: a widget that re-renders whenever it is given a new state."""
+
+    state: reactive[State | None] = reactive(None, always_update=True, layout=True)
+
+    def render(self) -> RenderableType:
+        return "" if self.state is None else self.render_state(self.state)
+
+    def render_state(self, state: State) -> RenderableType:
+        raise NotImplementedError
+
+
+class StatusLine(StateView):
+    """Top line: match, join code, tossup, phase, pace, connection."""
+
+    connected: reactive[bool] = reactive(False)
+    detail: reactive[str] = reactive("connecting…")
+
+    def render(self) -> RenderableType:
+        line = Text()
+        if self.connected:
+            line.append(" ● ", style="bold green")
+        else:
+            line.append(f" ○ {self.detail} ", style="bold red")
+        state = self.state
+        if state is None:
+            return line.append(" GRACE Arena", style="bold")
+        m = state.match
+        phase = PHASE_LABEL.get(m.phase, m.phase)
+        if m.paused and m.phase in ("reading", "awaiting"):
+            phase = "PAUSED"
+        line.append(f" {phase} ", style="bold reverse")
+        if state.tossup is not None:
+            cat = f" · {state.tossup.category}" if state.tossup.category else ""
+            line.append(f" tossup {state.tossup.number}/{m.tossups_total}{cat}")
+        else:
+            line.append(f" {m.tossups_played}/{m.tossups_total} played")
+        line.append(f" · {state.reading.wpm} wpm · join ")
+        line.append(m.join_code, style="bold")
+        line.append(f" · {m.title}", style="dim")
+        return line
+
+
+class TossupPane(StateView):
+    """The tossup text with the reading cursor; scrolls to keep the cursor in sight."""
+
+    def render_state(self, state: State) -> RenderableType:
+        tossup = state.tossup
+        if tossup is None or not tossup.words:
+            if state.match.phase == "ended":
+                return Text("The match is over.", style="bold")
+            return Text.assemble(
+                ("No tossup yet. ", "bold"),
+                "Press ",
+                ("n", "bold reverse"),
+                " to start the next tossup when the room is ready.",
+            )
+        return tossup_text(tossup, buzz_marks(state.last_events), state.teams)
+
+    def cursor_line(self, width: int) -> int:
+        """The line (0-based) of the word under the cursor when wrapped at ``width``."""
+        state = self.state
+        if state is None or state.tossup is None or not state.tossup.words or width <= 0:
+            return 0
+        tossup = state.tossup
+        prefix = tossup_text(
+            tossup, buzz_marks(state.last_events), state.teams, upto=max(tossup.position, 0)
+        )
+        prefix.rstrip()
+        return max(len(prefix.wrap(self.app.console, width)) - 1, 0)
+
+
+class AnswerLine(StateView):
+    def render_state(self, state: State) -> RenderableType:
+        if state.tossup is None or not state.tossup.answer:
+            return Text("ANSWER: —", style="dim")
+        return Text.assemble(("ANSWER: ", "bold"), answer_markup(state.tossup.answer))
+
+
+class BuzzBanner(StateView):
+    """Who has the floor, where they buzzed, what they answered and the judge's suggestion;
+    otherwise what the moderator can do next."""
+
+    received: float = 0.0
+
+    def render_state(self, state: State) -> RenderableType:
+        floor: FloorView | None = state.floor
+        phase = state.match.phase
+        if floor is not None and phase in ("buzzed", "prompted"):
+            self.set_class(True, "-buzz")
+            return self._floor(state, floor, phase)
+        self.set_class(False, "-buzz")
+        return self._hint(state)
+
+    def _floor(self, state: State, floor: FloorView, phase: str) -> RenderableType:
+        tossup = state.tossup
+        team = team_name(state.teams, floor.team)
+        head = Text()
+        head.append(" PROMPT " if phase == "prompted" else " BUZZ ", style="bold reverse")
+        head.append(f" {team}", style="bold")
+        kind = " (model)" if floor.kind == "model" else ""
+        head.append(f" · {floor.player_name}{kind}")
+        if tossup is not None:
+            clue = floor.clue_index if floor.clue_index is not None else clue_of(tossup, 0)
+            head.append(f" · word {floor.word_index + 1}/{tossup.n_words}")
+            head.append(f" · clue {clue + 1}/{len(tossup.clue_ends)}")
+            if tossup.words and 0 <= floor.word_index < len(tossup.words):
+                head.append(f" (“{tossup.words[floor.word_index]}”)", style="dim")
+        left = seconds_left(state, self.received)
+        if left is not None:
+            head.append(f" · {max(left, 0):.0f} s left", style="bold red" if left < 4 else "")
+        body = Text()
+        if floor.answer:
+            body.append("answer: ", style="bold")
+            body.append(f"“{floor.answer}”", style="bold")
+        elif state.reading.mode == "read_aloud" and floor.kind == "human":
+            body.append("answering out loud", style="dim")
+        else:
+            body.append("waiting for the typed answer…", style="dim")
+        if floor.confidence is not None:
+            body.append(f"  confidence {floor.confidence:.2f}")
+        if floor.suggestion:
+            body.append("  judge suggests: ", style="bold")
+            body.append(floor.suggestion.upper(), style=SUGGESTION_STYLE[floor.suggestion])
+        if floor.prompt_question:
+            body.append(f"  (ask: “{floor.prompt_question}”)", style="yellow")
+        keys = Text.assemble(
+            ("c", "bold reverse"),
+            " correct  ",
+            ("i", "bold reverse"),
+            " incorrect  ",
+            ("p", "bold reverse"),
+            " prompt",
+        )
+        return Group(head, body, keys)
+
+    def _hint(self, state: State) -> RenderableType:
+        phase = state.match.phase
+        m = state.match
+        if phase == "idle":
+            more = m.tossups_played < m.tossups_total
+            what = "press n for the first tossup" if m.tossups_played == 0 else "press n"
+            if not more:
+                return Text("Every tossup is played: press E to end the match.", style="bold")
+            return Text(f"Ready — {what} ({m.tossups_total - m.tossups_played} left).")
+        if phase in ("answered", "dead", "thrown_out"):
+            last = Text()
+            for kind in ("ruled", "tossup_ended"):
+                ev = next((e for e in reversed(state.last_events) if e.get("type") == kind), None)
+                line = describe_event(ev, state.teams) if ev is not None else None
+                if line is not None:
+                    last.append_text(line if not last else Text(" — ").append_text(line))
+            if phase == "thrown_out":
+                last = Text("Tossup thrown out: its points were taken back.", style="bold")
+            nxt = (
+                "n next tossup · u undo the last ruling"
+                if m.tossups_played < m.tossups_total
+                else "every tossup played: E ends the match"
+            )
+            return Group(last or Text(PHASE_LABEL[phase]), Text(nxt, style="dim"))
+        if phase == "awaiting":
+            left = seconds_left(state, self.received)
+            tail = f" ({max(left, 0):.0f} s left)" if left is not None else ""
+            return Text(f"Every word read — buzz window open{tail}.", style="bold")
+        if phase == "reading":
+            if m.paused or not state.reading.running:
+                return Text("Paused — space resumes; w reveals a word, e the rest of the clue.")
+            return Text(f"Reading at {state.reading.wpm} wpm — space pauses.")
+        if phase == "ended":
+            return Text("The match is over.", style="bold")
+        return Text(PHASE_LABEL.get(phase, phase))
+
+
+class Scoreboard(StateView):
+    def render_state(self, state: State) -> RenderableType:
+        table = Table(box=None, expand=True, show_header=False, padding=(0, 1))
+        table.add_column("team", ratio=1, overflow="fold")
+        table.add_column("points", justify="right")
+        live = state.match.phase in ("reading", "awaiting", "buzzed", "prompted")
+        for team in state.teams:
+            name = Text(team.name, style="bold")
+            if team.locked_out and live:
+                name.append(" LOCKED", style="bold red")
+            if team.kind == "model":
+                who = Text(" · model", style="cyan")
+            else:
+                names = ", ".join(team.players.values())
+                who = Text(f" · {names}" if names else " · nobody yet", style="dim")
+            name.append_text(who)
+            table.add_row(name, Text(str(team.score), style="bold"))
+        return table
+
+
+class ModelPanel(StateView):
+    """Each model player's current guess and confidence, and where it will buzz (moderator
+    only: players never see this)."""
+
+    def render_state(self, state: State) -> RenderableType:
+        if not state.models:
+            return Text("No model player in this match.", style="dim")
+        parts: list[RenderableType] = []
+        for view in state.models:
+            parts.append(self._one(state, view))
+        return Group(*parts)
+
+    def _one(self, state: State, view: ModelGuessView) -> Text:
+        text = Text()
+        text.append(team_name(state.teams, view.team), style="bold")
+        text.append(f" · {view.model}\n", style="cyan")
+        if state.tossup is None:
+            text.append("  waiting for a tossup\n", style="dim")
+            return text
+        text.append("  guess: ")
+        text.append(view.guess or "—", style="bold")
+        if view.confidence is not None:
+            filled = round(view.confidence * 10)
+            text.append(f"\n  conf {view.confidence:.2f} ")
+            text.append("█" * filled, style="cyan")
+            text.append("░" * (10 - filled), style="dim")
+        if view.buzz_word is None:
+            text.append("\n  will not buzz on this tossup\n", style="dim")
+        else:
+            clue = clue_of(state.tossup, view.buzz_word) + 1
+            done = view.buzz_word <= state.tossup.position
+            verb = "buzzed" if done else "will buzz"
+            text.append(f"\n  {verb} at word {view.buzz_word + 1} (clue {clue})\n", style="yellow")
+        return text
+
+
+class EventLog(StateView):
+    """The current tossup's log, newest last."""
+
+    def render_state(self, state: State) -> RenderableType:
+        lines = [describe_event(ev, state.teams) for ev in state.last_events]
+        shown = [line for line in lines if line is not None]
+        if not shown:
+            return Text("Nothing has happened on this tossup yet.", style="dim")
+        return Group(*shown[-30:])
+
+
+def qr_text(url: str, *, border: int = 2) -> Text:
+    """A QR code of ``url`` in Unicode half blocks (two modules per character cell), dark on
+    light whatever the terminal's colours, so that phone cameras read it off the screen."""
+    import segno
+
+    qr = segno.make(url, error="m")
+    rows = [list(row) for row in qr.matrix_iter(scale=1, border=border)]
+    if len(rows) % 2:
+        rows.append([0] * len(rows[0]))
+    chars = {(0, 0): " ", (1, 0): "▀", (0, 1): "▄", (1, 1): "█"}
+    out = io.StringIO()
+    for top, bottom in zip(rows[0::2], rows[1::2], strict=True):
+        out.write("".join(chars[(bool(a), bool(b))] for a, b in zip(top, bottom, strict=True)))
+        out.write("\n")
+    return Text(out.getvalue().rstrip("\n"), style="#000000 on #ffffff", no_wrap=True)
+
+
+class QRCode(Static):
+    """The join URL as a QR code."""
+
+    def __init__(self, url: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.url = url
+        if url:
+            self.update(qr_text(url))
+
+    def show(self, url: str) -> None:
+        if url != self.url:
+            self.url = url
+            self.update(qr_text(url))

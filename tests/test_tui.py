@@ -1,0 +1,417 @@
+"""The moderator's terminal UI driven with keys (``App.run_test`` + ``Pilot``) against a real
+game server on a free loopback port; the assertions are on the server's record.
+
+The websocket players are the test's own clients (``live.Client``): the test only sends with
+them, so nothing blocks the event loop the app runs on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from live import Client, LiveServer, moderator, player, two_teams
+from textual.widgets import DataTable, Input
+
+from grace_arena.core.packet import SAMPLE_PACKET_PATH
+from grace_arena.protocol import RuleMsg
+from grace_arena.server.app import Settings
+from moderator_tui import api, make_tui
+from moderator_tui.dialogs import ConfirmScreen, HelpScreen
+from moderator_tui.end import EndScreen
+from moderator_tui.live import LiveScreen, rulings_in_force
+from moderator_tui.setup import LobbyScreen, SetupScreen, parse_tossups, team_id
+from moderator_tui.widgets import BuzzBanner, answer_markup, buzz_marks, qr_text
+
+SIZE = (120, 40)
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server(db_url) -> Iterator[LiveServer]:
+    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="tui-test")
+    with LiveServer(settings) as live:
+        yield live
+
+
+async def until(pilot, check: Callable[[], object], what: str, timeout: float = 15.0):
+    """Let the app run until ``check()`` is truthy (the server is in another thread)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def phase(app) -> str | None:
+    return app.state.match.phase if app.state is not None else None
+
+
+def text_of(widget) -> str:
+    """What a widget shows, as plain text (its Rich renderable printed without colours)."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    shown = widget.content if isinstance(widget, Static) else widget.render()
+    if isinstance(shown, str):
+        return shown
+    console = Console(width=200, file=io.StringIO(), record=True, color_system=None)
+    console.print(shown)
+    return console.export_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole match, from the set-up screen to the end, with keys
+
+
+async def test_a_whole_match_with_keys_is_in_the_record(server):
+    app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
+    async with app.run_test(size=SIZE) as pilot:
+        setup = await until(
+            pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen, "set-up"
+        )
+        await until(pilot, lambda: setup.packets, "the packets")
+        # Two tossups, human teams only (the model team of the defaults is removed).
+        tossups = setup.query_one("#tossups", Input)
+        tossups.value = "1-2"
+        table = setup.query_one("#teams", DataTable)
+        table.move_cursor(row=2)
+        await pilot.click("#remove-team")
+        assert [t.id for t in setup.teams] == ["red", "blue"]
+        setup.query_one("#team-name", Input).value = "Green Giants"
+        await pilot.click("#add-team")
+        assert setup.teams[-1].id == "green-giants"
+        await pilot.press("ctrl+s")
+
+        lobby = await until(
+            pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "the lobby"
+        )
+        match_id = app.join.match_id
+        room = server.room(match_id)
+        assert room.match.config.tossups[1].id == "lit-british-1"
+        assert len(room.match.config.tossups) == 2
+        assert app.join.join_url.endswith(f"?code={room.join_code}")
+        ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
+        bob = await asyncio.to_thread(player, server, "blue", "Bob", match_id)
+        # Who joined which team shows up live.
+        await until(pilot, lambda: "Bob" in text_of(lobby.query_one("#roster")), "roster")
+        assert room.join_code in text_of(lobby.query_one("#join-text"))
+
+        await pilot.press("s")
+        live = await until(pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live")
+        await pilot.press("n")
+        await until(pilot, lambda: phase(app) == "reading", "reading")
+        await pilot.press("space")  # pause: the test steps by hand
+        await until(pilot, lambda: not app.state.reading.running, "paused")
+        start = app.state.tossup.position
+        await pilot.press("w", "w", "w")
+        await until(pilot, lambda: app.state.tossup.position == start + 3, "three words")
+        await pilot.press("e")  # the rest of the first clue
+        clue_end = app.state.tossup.clue_ends[0]
+        await until(pilot, lambda: app.state.tossup.position == clue_end, "the clue")
+
+        ann.send(type="buzz", client_time=time.time())
+        await until(pilot, lambda: phase(app) == "buzzed", "Ann's buzz")
+        banner = text_of(live.query_one(BuzzBanner))
+        assert "Ann" in banner and "Red" in banner and f"word {clue_end + 1}/" in banner
+        await pilot.press("i")  # a neg: Red is locked out, reading goes on
+        await until(pilot, lambda: app.state.teams[0].locked_out, "the neg")
+        await until(pilot, lambda: phase(app) == "reading", "reading again")
+
+        bob.send(type="buzz", client_time=time.time())
+        await until(pilot, lambda: phase(app) == "buzzed", "Bob's buzz")
+        await pilot.press("c")
+        await until(pilot, lambda: phase(app) == "answered", "correct")
+        await pilot.press("u")  # undo: Bob has the floor again
+        await until(pilot, lambda: phase(app) == "buzzed", "the undo")
+        await pilot.press("p")  # prompt, then correct
+        await until(pilot, lambda: phase(app) == "prompted", "the prompt")
+        await pilot.press("c")
+        await until(pilot, lambda: phase(app) == "answered", "correct again")
+
+        # The second tossup is thrown out (asks first), then the match ends (asks first).
+        await pilot.press("n")
+        await until(pilot, lambda: app.state.match.tossups_played == 2, "tossup 2")
+        await pilot.press("t")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await until(pilot, lambda: phase(app) == "thrown_out", "the throw-out")
+        await pilot.press("E")
+        await pilot.press("y")
+        end = await until(pilot, lambda: isinstance(app.screen, EndScreen) and app.screen, "end")
+        await until(pilot, lambda: app.summary is not None, "the summary")
+        await pilot.pause()
+        scores = text_of(end.query_one("#end-scores"))
+        assert "Blue" in scores and "Red" in scores
+        assert f"--match {match_id}" in text_of(end.query_one("#end-record"))
+        for c in (ann, bob):
+            c.close()
+
+    # The summary behind the end screen needs the server's or this match's moderator token.
+    summary = api.summary(server.http_url, server.arena.tokens.moderator(match_id), match_id)
+    assert summary.ended and summary.scores == {"red": -5, "blue": 15, "green-giants": 0}
+    with pytest.raises(api.ApiError, match="refused the token"):
+        api.summary(server.http_url, "not-a-token", match_id)
+
+    store = server.arena.store
+    buzzes = store.buzzes(match_id)
+    won = [(b.team_id, b.ruling, b.points) for b in buzzes if b.outcome == "won"]
+    assert won == [("red", "incorrect", -5), ("blue", "correct", 15)]  # power: before (*)
+    rulings = [(r.ruling, r.undone_seq is not None, r.by) for r in store.rulings(match_id)]
+    assert rulings == [
+        ("incorrect", False, "moderator"),
+        ("correct", True, "moderator"),
+        ("prompt", False, "moderator"),
+        ("correct", False, "moderator"),
+    ]
+    kinds = [e.type for e in store.events(match_id)]
+    assert kinds.count("ruling_undone") == 1
+    assert kinds[-1] == "match_ended"
+    ended = [e for e in store.events(match_id) if e.type == "tossup_ended"]
+    assert [e.outcome for e in ended] == ["answered", "answered", "thrown_out"]  # undo between
+    assert store.events(match_id)[-1].scores == {"red": -5, "blue": 15, "green-giants": 0}
+
+
+# ---------------------------------------------------------------------------------------------
+# Resilience
+
+
+def _drop_connections(server: LiveServer, match_id: int) -> None:
+    """Close the moderator's websocket from the server's side (a network drop)."""
+    room = server.room(match_id)
+    loop = room._tasks[0].get_loop()
+    for conn in list(room.connections):
+        if conn.role == "moderator":
+            asyncio.run_coroutine_threadsafe(conn.ws.close(), loop).result(5)
+
+
+async def test_reconnects_and_shows_what_happened_meanwhile(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        match_id = room.rm.id
+        token = server.arena.tokens.moderator(match_id)
+        app = make_tui(
+            server.http_url, match_id=match_id, moderator_token=token, backoff=(0.3, 0.5)
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.connected and app.state is not None, "connected")
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+            _drop_connections(server, match_id)
+            await until(pilot, lambda: not app.connected, "the drop")
+            assert "reconnecting" in app.link_detail
+            # While the TUI is away, another moderator starts the tossup and pauses it.
+            other: Client = await asyncio.to_thread(moderator, server, match_id)
+            other.send(type="start_tossup")
+            other.send(type="pause")
+            await until(pilot, lambda: app.connected, "the reconnection")
+            await until(pilot, lambda: phase(app) == "reading", "the re-sync")
+            assert app.state.match.paused and isinstance(app.screen, LobbyScreen)
+            other.close()
+
+
+async def test_a_silent_link_is_dropped_and_reconnected(db_url, monkeypatch):
+    # A dead network often closes nothing: the app gives up on a link that says nothing.
+    monkeypatch.setattr("moderator_tui.app.SILENCE_LIMIT", 0.8)
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="s",
+        first_match=two_teams(),
+        ping_interval=60.0,  # after the first burst the server stays silent
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.arena.tokens.moderator(match_id)
+        app = make_tui(
+            server.http_url, match_id=match_id, moderator_token=token, backoff=(0.1, 0.2)
+        )
+        details: list[str] = []
+        async with app.run_test(size=SIZE) as pilot:
+            app.watch(app, "link_detail", lambda d: details.append(d))
+            await until(pilot, lambda: any("no word" in d for d in details), "the drop")
+            await until(pilot, lambda: app.connected, "the reconnection")
+
+
+async def test_closing_and_reopening_the_tui_mid_match_loses_nothing(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        server_token = server.arena.tokens.server()
+        ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
+        first = make_tui(server.http_url, token=server_token, match_id=match_id)
+        async with first.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(first.screen, LobbyScreen), "the lobby")
+            await pilot.press("s", "n")
+            await until(pilot, lambda: phase(first) == "reading", "reading")
+            ann.send(type="buzz", client_time=time.time())
+            await until(pilot, lambda: phase(first) == "buzzed", "the buzz")
+            await pilot.press("q")  # the TUI is closed while Ann has the floor
+        assert server.room(match_id).match.game.phase == "buzzed"
+
+        again = make_tui(server.http_url, token=server_token, match_id=match_id)
+        async with again.run_test(size=SIZE) as pilot:
+            live = await until(
+                pilot, lambda: isinstance(again.screen, LiveScreen) and again.screen, "live"
+            )
+            await until(pilot, lambda: "Ann" in text_of(live.query_one(BuzzBanner)), "banner")
+            await pilot.press("c")
+            await until(pilot, lambda: phase(again) == "answered", "the ruling")
+        ann.close()
+        (buzz,) = [b for b in server.arena.store.buzzes(match_id) if b.outcome == "won"]
+        assert buzz.ruling == "correct" and buzz.player_id == ann.joined["player"]
+
+
+async def test_after_a_server_restart_the_tossup_log_and_undo_are_back(db_url):
+    settings = dict(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="same")
+    with LiveServer(Settings(**settings, first_match=two_teams())) as first:
+        match_id = first.room().rm.id
+        mod = await asyncio.to_thread(moderator, first, match_id)
+        ann = await asyncio.to_thread(player, first, "red", "Ann", match_id)
+        mod.send(type="start_tossup")
+        await asyncio.to_thread(mod.state, lambda s: s["match"]["phase"] == "reading")
+        ann.send(type="buzz", client_time=time.time())
+        await asyncio.to_thread(mod.state, lambda s: s["match"]["phase"] == "buzzed")
+        mod.send(type="rule", ruling="incorrect")
+        await asyncio.to_thread(mod.state, lambda s: s["teams"][0]["locked_out"])
+        for c in (mod, ann):
+            c.close()
+    with LiveServer(Settings(**settings)) as again:  # the same record, a new process
+        app = make_tui(again.http_url, token=again.arena.tokens.server(), match_id=match_id)
+        async with app.run_test(size=SIZE) as pilot:
+            live = await until(
+                pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live"
+            )
+            kinds = [ev["type"] for ev in app.state.last_events]
+            assert kinds[0] == "tossup_started" and "ruled" in kinds
+            assert live.check_action("undo", ()) is True
+            await pilot.press("u")
+            await until(pilot, lambda: phase(app) == "buzzed", "the undo after the restart")
+    (ruling,) = again.arena.store.rulings(match_id)
+    assert ruling.undone_seq is not None
+
+
+async def test_errors_from_the_server_are_notifications(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.arena.tokens.moderator(match_id)
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.connected and app.state is not None, "connected")
+            await pilot.press("s")
+            await until(pilot, lambda: isinstance(app.screen, LiveScreen), "live")
+            # ``c`` is hidden while nobody has the floor; the command itself is refused too.
+            assert app.screen.check_action("correct", ()) is False
+            app.send_command(RuleMsg(ruling="correct"))
+            await until(pilot, lambda: app._notifications, "a notification")
+            (note,) = list(app._notifications)
+            assert "cannot rule" in note.message and note.severity == "warning"
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            help_text = text_of(app.screen.query_one("#help-keys"))
+            assert "Correct" in help_text and "not now" in help_text
+            await pilot.press("escape")
+            assert isinstance(app.screen, LiveScreen)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure helpers
+
+
+def test_parse_tossups():
+    assert parse_tossups("all", 5) == [0, 1, 2, 3, 4]
+    assert parse_tossups("1-3, 5", 5) == [0, 1, 2, 4]
+    assert parse_tossups("3,1,3", 5) == [0, 2]
+    for bad in ("0", "2-9", "x", "3-1"):
+        with pytest.raises(ValueError):
+            parse_tossups(bad, 5)
+
+
+def test_team_ids_are_unique_and_valid():
+    assert team_id("Red Team!", set()) == "red-team"
+    assert team_id("Red", {"red"}) == "red-2"
+    assert team_id("???", set()) == "team"
+
+
+def test_answer_line_marks():
+    text = answer_markup("<b><u>Moby-Dick</u></b> [or The Whale; prompt on <i>whale</i>]")
+    assert text.plain == "Moby-Dick [or The Whale; prompt on whale]"
+    assert any("bold" in str(span.style) for span in text.spans)
+
+
+def test_buzz_marks_follow_rulings_and_undos():
+    events = [
+        {"type": "buzz_accepted", "buzz_id": 1, "team": "red", "word_index": 4, "seq": 1},
+        {"type": "ruled", "buzz_id": 1, "ruling": "correct", "seq": 2},
+        {"type": "ruling_undone", "buzz_id": 1, "ruled_seq": 2, "seq": 3},
+    ]
+    assert buzz_marks(events[:2])[0].ruling == "correct"
+    assert buzz_marks(events)[0].ruling is None
+    assert rulings_in_force(events) == 0 and rulings_in_force(events[:2]) == 1
+
+
+def test_qr_code_is_dark_on_light_half_blocks():
+    import segno
+
+    url = "http://192.168.1.20:8000/?code=WTE69"
+    text = qr_text(url)
+    lines = text.plain.split("\n")
+    size = segno.make(url, error="m").symbol_size(scale=1, border=2)[0]
+    assert len(lines) == (size + 1) // 2 and {len(line) for line in lines} == {size}
+    assert set(text.plain) <= set(" ▀▄█\n")
+    assert "#000000 on #ffffff" in str(text.style)
+
+
+def test_moderate_needs_a_token():
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app as cli
+
+    result = CliRunner().invoke(
+        cli, ["moderate", "--server", "127.0.0.1:9"], env={"GRACE_ARENA_TOKEN": ""}
+    )
+    assert result.exit_code == 2 and "--token" in result.output
+
+
+def test_the_app_keeps_the_whole_tossup_log_when_the_server_window_slides():
+    from test_tui_snapshots import live_state
+
+    app = make_tui("http://127.0.0.1:9", autostart=False)
+    base = live_state()
+    words = [
+        {"seq": 45 + i, "t": 111.0 + i, "type": "words_revealed", "tossup_id": "x", "position": i}
+        for i in range(60)
+    ]
+    first = app._with_whole_log(base)
+    assert [e["seq"] for e in first.last_events] == [40, 41, 42, 43, 44]
+    # The server sends only its last events: the buzzes have left its window.
+    later = app._with_whole_log(base.model_copy(update={"last_events": words[-50:]}))
+    seqs = [e["seq"] for e in later.last_events]
+    assert seqs[:5] == [40, 41, 42, 43, 44] and seqs[-1] == 104
+    assert rulings_in_force(later.last_events) == 1 and len(buzz_marks(later.last_events)) == 2
+    # A new tossup starts a new log.
+    nxt = base.model_copy(
+        update={
+            "tossup": base.tossup.model_copy(update={"id": "lit-british-1"}),
+            "last_events": [{"seq": 200, "t": 300.0, "type": "tossup_started", "index": 3}],
+        }
+    )
+    assert [e["seq"] for e in app._with_whole_log(nxt).last_events] == [200]
