@@ -308,7 +308,11 @@ def threshold(
             curve = fit_human_curve(fractions, n_records)
             source = f"the record ({len(fractions)} correct of {n_records} human records)"
         result = threshold_expected_wins(trajectories, curve, not_before_word=not_before)
-        console.print(f"human curve from {source}: w(x) = {curve}".replace("\n", " "))
+        terms = " ".join(
+            f"{c:+.3f}" + (f" x^{len(curve.coeffs) - 1 - i}" if i < len(curve.coeffs) - 1 else "")
+            for i, c in enumerate(curve.coeffs)
+        )
+        console.print(f"human curve from {source}: w(x) = {terms}", soft_wrap=True)
         console.print(
             f"threshold {result.threshold:.2f}: expected wins {result.expected_wins:.3f} "
             "per question"
