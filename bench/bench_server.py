@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -30,6 +31,7 @@ import urllib.request
 from pathlib import Path
 
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -138,6 +140,10 @@ class Peer:
         self.task = asyncio.create_task(self.read())
 
     async def read(self) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self._read()
+
+    async def _read(self) -> None:
         async for raw in self.ws:
             now = time.time()
             message = json.loads(raw)

@@ -189,6 +189,8 @@
         showView("play");
         return;
       case "state":
+        // a change's events come inside the state that follows from them
+        (msg.events || []).forEach(onEvent);
         onState(msg);
         return;
       case "buzz_result":
@@ -200,9 +202,6 @@
         };
         if (msg.outcome === "not_live") notify("No tossup is live right now.");
         render();
-        return;
-      case "event":
-        onEvent(msg.event || {});
         return;
       case "error":
         onError(msg);

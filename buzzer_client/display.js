@@ -120,10 +120,9 @@
         send({ type: "pong", sent: msg.sent, time: Date.now() / 1000 });
         return;
       case "state":
+        // a change's events come inside the state that follows from them
+        (msg.events || []).forEach(onEvent);
         onState(msg);
-        return;
-      case "event":
-        onEvent(msg.event || {});
         return;
       case "error":
         if (msg.in_reply_to === "hello" && msg.code === "not_found") {

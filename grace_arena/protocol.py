@@ -232,6 +232,10 @@ class State(_Msg):
     reading: ReadingView
     models: list[ModelGuessView] = Field(default_factory=list)  # moderator only
     last_events: list[dict[str, Any]] = Field(default_factory=list)  # this tossup's log (moderator)
+    #: The events of the change this state follows, as this role may see them (empty in the
+    #: snapshot sent on connect). One message per change: the lock-out and its cause arrive
+    #: together.
+    events: list[dict[str, Any]] = Field(default_factory=list)
     server_time: float
 
 
@@ -266,7 +270,8 @@ class Joined(_Msg):
 
 
 class EventMsg(_Msg):
-    """One event of the record, as this client may see it."""
+    """One event of the record, as this client may see it. The server sends events inside
+    ``state.events``; this standalone form is kept for clients that read a stored log."""
 
     type: Literal["event"] = "event"
     event: dict[str, Any]

@@ -23,7 +23,6 @@ from textual.reactive import reactive
 
 from grace_arena.protocol import (
     ErrorMsg,
-    EventMsg,
     Hello,
     MatchCreatedReply,
     MatchSummary,
@@ -262,9 +261,9 @@ class ModeratorApp(App[None]):
             self.post_message(LinkChanged(True, "connected"))
             return "welcome"
         elif isinstance(msg, State):
+            for event in msg.events:  # the change's events, then the state they led to
+                self.post_message(EventReceived(event))
             self.post_message(StateReceived(msg))
-        elif isinstance(msg, EventMsg):
-            self.post_message(EventReceived(msg.event))
         elif isinstance(msg, ErrorMsg):
             self.post_message(ServerError(msg))
             if msg.in_reply_to == "hello":

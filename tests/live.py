@@ -79,6 +79,7 @@ class Client:
         self._connect = connect(url, open_timeout=10, ping_interval=None, max_queue=None)
         self.ws: ClientConnection = self._connect.__enter__()
         self.received: list[dict[str, Any]] = []
+        self._unread: list[dict[str, Any]] = []
 
     def send(self, **message: Any) -> None:
         self.ws.send(json.dumps(message))
@@ -87,9 +88,18 @@ class Client:
         self.ws.send(text)
 
     def _next(self, timeout: float) -> dict[str, Any]:
+        if self._unread:
+            return self._unread.pop(0)
         message = json.loads(self.ws.recv(timeout=timeout))
         if message["type"] == "ping":
             self.send(type="pong", sent=message["sent"], time=time.time())
+        if message["type"] == "state" and message.get("events"):
+            # The events of a change come inside its state; tests may wait for them one by one.
+            unpacked = [{"type": "event", "event": e} for e in message["events"]]
+            self.received.extend(unpacked)
+            self._unread = [*unpacked[1:], message]
+            self.received.append(message)
+            return unpacked[0]
         self.received.append(message)
         return message
 

@@ -33,7 +33,6 @@ from grace_arena.core.events import (
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
 from grace_arena.protocol import (
     BuzzResult,
-    EventMsg,
     FloorView,
     MatchView,
     ModelGuessView,
@@ -208,20 +207,17 @@ class Room:
             elif ev.type == "words_revealed":
                 self.reveal_times.append((ev.t, ev.position))  # type: ignore[union-attr]
             self.tossup_log.append(event_to_dict(ev))
-        self._broadcast_events(events)
-        self.broadcast_state()
+        self.broadcast_state(self._events_for(events))
         self._schedule_deadline()
 
-    def _broadcast_events(self, events: list[Event]) -> None:
-        full = [EventMsg(event=event_to_dict(ev)).model_dump_json() for ev in events]
-        public = [
-            EventMsg(event=self._public_event(ev)).model_dump_json()
-            for ev in events
-            if ev.type not in _MODERATOR_EVENTS
-        ]
-        for conn in self.connections:
-            for text in full if conn.role == "moderator" else public:
-                conn.send(text)
+    def _events_for(self, events: list[Event]) -> dict[str, list[dict[str, Any]]]:
+        """The events of one change as each role may see them."""
+        public = [self._public_event(ev) for ev in events if ev.type not in _MODERATOR_EVENTS]
+        return {
+            "moderator": [event_to_dict(ev) for ev in events],
+            "player": public,
+            "display": public,
+        }
 
     def _public_event(self, ev: Event) -> dict[str, Any]:
         data = event_to_dict(ev)
@@ -247,7 +243,7 @@ class Room:
 
     # -- views ---------------------------------------------------------------------------------
 
-    def state_for(self, role: Role) -> State:
+    def state_for(self, role: Role, events: list[dict[str, Any]] | None = None) -> State:
         match = self.match
         game = match.game
         config = match.config
@@ -327,6 +323,7 @@ class Room:
             reading=ReadingView(mode=config.reading_mode, wpm=self.wpm, running=self.running),
             models=models,
             last_events=self.tossup_log[-50:] if role == "moderator" else [],
+            events=events or [],
             server_time=time.time(),
         )
 
@@ -355,13 +352,16 @@ class Room:
             )
         return views
 
-    def broadcast_state(self) -> None:
+    def broadcast_state(self, events: dict[str, list[dict[str, Any]]] | None = None) -> None:
+        """Send every client its role's state (encoded once per role), with the change's
+        events in it."""
         encoded: dict[str, str] = {}
         for conn in self.connections:
             if conn.role is None:
                 continue
             if conn.role not in encoded:
-                encoded[conn.role] = self.state_for(conn.role).model_dump_json()
+                role_events = (events or {}).get(conn.role)
+                encoded[conn.role] = self.state_for(conn.role, role_events).model_dump_json()
             conn.send(encoded[conn.role])
 
     # -- reading -------------------------------------------------------------------------------
