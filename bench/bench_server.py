@@ -4,8 +4,9 @@
 
 1. Arbitration: N players connected on loopback; one buzzes; the time from sending the buzz
    to the lock-out (a state with the floor taken) reaching EVERY client. Measured in the same
-   run against a minimal raw-websockets server that broadcasts a lock-out message to all its
-   clients on a buzz (the floor for any websocket fan-out in Python); the ratio is reported.
+   run against a minimal raw-websockets server that broadcasts a lock-out message of the same
+   size to all its clients on a buzz (the floor for any websocket fan-out in Python: no
+   framework, no record, no state to build); the ratio is reported.
 2. Reveal fan-out: N clients in screen mode at 4 words/s: the lateness of each word's state
    (client receipt minus the server's ``server_time`` in it; same machine clock) at p50/p99,
    and the server process's CPU use over the run.
@@ -36,17 +37,20 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 SECRET = "bench-secret"
+LOCKOUT_SIZE = [100]  # bytes of the arena's lock-out message, measured in the run
 
 RAW_SERVER = r"""
 import asyncio, json, sys
 from websockets.asyncio.server import serve, broadcast
 clients = set()
+# as many bytes as the arena's lock-out state, so that clients parse the same amount
+LOCKED = json.dumps({"type": "locked", "pad": "x" * max(0, int(sys.argv[2]) - 30)})
 async def handler(ws):
     clients.add(ws)
     try:
         async for raw in ws:
             if json.loads(raw).get("type") == "buzz":
-                broadcast(clients, json.dumps({"type": "locked", "server_time": 0}))
+                broadcast(clients, LOCKED)
     finally:
         clients.discard(ws)
 async def main():
@@ -155,6 +159,8 @@ class Peer:
             elif kind == "state" and message.get("tossup"):
                 self.lateness.append(now - message["server_time"])
             if self.predicate(message) and not self.hit.is_set():
+                if message.get("type") == "state":
+                    LOCKOUT_SIZE[0] = len(raw)
                 self.hit_at = now
                 self.hit.set()
 
@@ -222,9 +228,9 @@ async def bench_arbitration_arena(port: int, n: int, rounds: int) -> list[float]
     return latencies
 
 
-async def bench_arbitration_raw(n: int, rounds: int) -> list[float]:
+async def bench_arbitration_raw(n: int, rounds: int, size: int) -> list[float]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", RAW_SERVER, str(port)])
+    proc = subprocess.Popen([sys.executable, "-c", RAW_SERVER, str(port), str(size)])
     try:
         for _ in range(100):
             try:
@@ -322,7 +328,7 @@ async def main() -> None:
             )
             for n in args.clients:
                 arena = await bench_arbitration_arena(port, n, args.rounds)
-                raw = await bench_arbitration_raw(n, args.rounds)
+                raw = await bench_arbitration_raw(n, args.rounds, LOCKOUT_SIZE[0])
                 a50, a99 = statistics.median(arena) * 1e3, pct(arena, 99) * 1e3
                 r50, r99 = statistics.median(raw) * 1e3, pct(raw, 99) * 1e3
                 print(
