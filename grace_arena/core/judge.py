@@ -442,12 +442,16 @@ def _same_ending(a: str, b: str) -> bool:
 
 def _initials(token: _Token, form: Sequence[_Token], j: int) -> int:
     """How many words of ``form`` from ``j`` the ``token`` abbreviates (``js`` for ``Johann
-    Sebastian``), 0 if none. The form's last word is never abbreviated."""
+    Sebastian``), 0 if none. The form's last word is never abbreviated, and neither is a filler
+    word ("a" is not the initial of "and")."""
     letters = token.text
     k = len(letters)
     if not (1 <= k <= 3 and letters.isalpha()) or j + k >= len(form):
         return 0
-    return k if all(form[j + x].text[:1] == letters[x] for x in range(k)) else 0
+    words = [form[j + x].text for x in range(k)]
+    if any(word in _FILLER for word in words):
+        return 0
+    return k if all(word[:1] == letters[x] for x, word in enumerate(words)) else 0
 
 
 def _align(
