@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import (
@@ -59,20 +59,6 @@ SAMPLE_PACKET_PATH: Path = Path(__file__).resolve().parents[2] / "questions" / "
 PACKET_SUFFIXES = (".yaml", ".yml", ".json")
 
 # GRACE appendix B.1 (the ACF distribution).
-CATEGORIES: tuple[str, ...] = (
-    "Literature",
-    "History",
-    "Science",
-    "Fine Arts",
-    "Religion",
-    "Mythology",
-    "Philosophy",
-    "Social Science",
-    "Geography",
-    "Current Events",
-    "Pop Culture",
-    "Other Academic",
-)
 Category = Literal[
     "Literature",
     "History",
@@ -87,6 +73,7 @@ Category = Literal[
     "Pop Culture",
     "Other Academic",
 ]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 Identifier = Annotated[
     str,
     StringConstraints(pattern=r"^[A-Za-z0-9._-]+$"),

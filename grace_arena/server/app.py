@@ -45,6 +45,7 @@ from grace_arena.protocol import (
     AnswerMsg,
     BuzzMsg,
     BuzzRecord,
+    ClientMessage,
     EndMatchMsg,
     ErrorMsg,
     Hello,
@@ -471,9 +472,9 @@ def create_app(settings: Settings) -> FastAPI:
                 return
             pinger = asyncio.create_task(conn.pinger(arena.settings.ping_interval))
             while True:
-                raw = await _receive(arena, conn)
-                if raw is not None:
-                    await _dispatch(arena, room, conn, raw)
+                received = await _receive(arena, conn)
+                if received is not None:
+                    await _dispatch(room, conn, received)
         except WebSocketDisconnect:
             pass
         finally:
@@ -489,17 +490,31 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-async def _receive(arena: Arena, conn: Connection, timeout: float | None = None) -> str | None:
-    """The next message's text, or None after an error reply (too large, or a flood)."""
+@dataclass(frozen=True)
+class _Received:
+    message: ClientMessage
+    wall: float  # when it arrived: server wall clock
+    mono: float  # and monotonic clock
+
+
+async def _receive(
+    arena: Arena, conn: Connection, timeout: float | None = None
+) -> _Received | None:
+    """The next message, parsed; None after an error reply (too large, a flood, malformed)."""
     raw = await asyncio.wait_for(conn.ws.receive_text(), timeout)
+    wall, mono = time.time(), time.monotonic()
     limit = arena.settings.max_message_bytes
     if len(raw.encode()) > limit:
         _error(conn, "too_large", f"message of {len(raw.encode())} bytes; the limit is {limit}")
         return None
-    if not conn.rate.allow(time.monotonic()):
+    if not conn.rate.allow(mono):
         _error(conn, "rate_limited", "too many messages; slow down", _message_type(raw))
         return None
-    return raw
+    try:
+        return _Received(parse_client(raw), wall, mono)
+    except ValidationError as exc:
+        _error(conn, "bad_message", _explain(exc), _message_type(raw))
+        return None
 
 
 def _error(conn: Connection, code: str, message: str, in_reply_to: str | None = None) -> None:
@@ -518,14 +533,10 @@ def _message_type(raw: str) -> str | None:
 async def _handshake(arena: Arena, conn: Connection) -> Room | None:
     """Read messages until a valid ``hello`` (and, for a new player, ``join``)."""
     while True:
-        raw = await _receive(arena, conn, arena.settings.hello_timeout)
-        if raw is None:
+        received = await _receive(arena, conn, arena.settings.hello_timeout)
+        if received is None:
             continue
-        try:
-            msg = parse_client(raw)
-        except ValidationError as exc:
-            _error(conn, "bad_message", _explain(exc), _message_type(raw))
-            continue
+        msg = received.message
         if not isinstance(msg, Hello):
             _error(conn, "not_allowed", "say hello first", msg.type)
             continue
@@ -571,14 +582,10 @@ async def _handshake(arena: Arena, conn: Connection) -> Room | None:
 
 async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
     while True:
-        raw = await _receive(arena, conn)
-        if raw is None:
+        received = await _receive(arena, conn)
+        if received is None:
             continue
-        try:
-            msg = parse_client(raw)
-        except ValidationError as exc:
-            _error(conn, "bad_message", _explain(exc), _message_type(raw))
-            continue
+        msg = received.message
         if isinstance(msg, Ping):
             conn.send_model(Pong(sent=msg.sent, time=time.time()))
             continue
@@ -628,16 +635,8 @@ def _explain(exc: ValidationError) -> str:
     return f"malformed message: {where + ': ' if where else ''}{first.get('msg', 'invalid')}"
 
 
-async def _dispatch(arena: Arena, room: Room, conn: Connection, raw: str) -> None:
-    received = time.time()
-    timing = None
-    try:
-        msg = parse_client(raw)
-    except ValidationError as exc:
-        _error(conn, "bad_message", _explain(exc), _message_type(raw))
-        return
-    if isinstance(msg, BuzzMsg):
-        timing = room.timing_for(conn, msg.client_time)  # stamp receipt before anything else
+async def _dispatch(room: Room, conn: Connection, received: _Received) -> None:
+    msg = received.message
     if msg.type in MODERATOR_ONLY and conn.role != "moderator":
         _error(conn, "not_allowed", f"only the moderator may send {msg.type}", msg.type)
         return
@@ -649,9 +648,9 @@ async def _dispatch(arena: Arena, room: Room, conn: Connection, raw: str) -> Non
             case Ping():
                 conn.send_model(Pong(sent=msg.sent, time=time.time()))
             case Pong():
-                conn.clock.add(msg.sent, msg.time, received)
+                conn.clock.add(msg.sent, msg.time, received.wall)
             case BuzzMsg():
-                assert timing is not None
+                timing = room.timing_for(conn, msg.client_time, received.wall, received.mono)
                 await room.buzz(conn, timing)
             case AnswerMsg():
                 from grace_arena.core.commands import GiveAnswer

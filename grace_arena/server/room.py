@@ -421,10 +421,13 @@ class Room:
 
     # -- buzzing -------------------------------------------------------------------------------
 
-    def timing_for(self, conn: Connection, client_time: float | None) -> BuzzTiming:
+    def timing_for(
+        self, conn: Connection, client_time: float | None, wall: float, mono: float
+    ) -> BuzzTiming:
+        """A buzz's timing: when it arrived (``wall``/``mono``) and the client's clock."""
         return BuzzTiming(
-            received_wall=time.time(),
-            received_mono=time.monotonic(),
+            received_wall=wall,
+            received_mono=mono,
             client_press=client_time,
             clock_offset=conn.clock.offset,
             rtt=conn.clock.rtt,
