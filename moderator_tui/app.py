@@ -366,7 +366,9 @@ class ModeratorApp(App[None]):
     def _server_error(self, message: ServerError) -> None:
         err = message.error
         about = f" ({err.in_reply_to})" if err.in_reply_to else ""
-        self.notify(err.message, title=f"The server refused it{about}", severity="warning")
+        self.notify(
+            err.message, title=f"The server refused it{about}", severity="warning", markup=False
+        )
         if err.in_reply_to == "hello" and err.code in ("unauthorized", "not_found"):
             self.link_detail = f"the server refused the moderator: {err.message}"
 

@@ -76,13 +76,13 @@ def model_buzzes(state: State, summary: MatchSummary | None) -> RenderableType:
         style = {"correct": "green", "incorrect": "red"}.get(ruling, "")
         if b.thrown_out:
             ruling, style = "thrown out", "dim"
-        table.add_row(
-            team_name(state.teams, b.team),
-            b.tossup_id or "",
+        table.add_row(  # Text, not str: names and guesses are never read as markup
+            Text(team_name(state.teams, b.team)),
+            Text(b.tossup_id or ""),
             str(b.word_index + 1),
-            b.answer or "—",
+            Text(b.answer or "—"),
             "" if b.confidence is None else f"{b.confidence:.2f}",
-            b.suggestion or "",
+            Text(b.suggestion or ""),
             Text(ruling, style=style),
         )
     if not rows:

@@ -279,7 +279,7 @@ class SetupScreen(Screen):
         for team in self.teams:
             kind = "human" if team.kind == "human" else f"model: {team.model}"
             threshold = "" if team.threshold is None else f"{team.threshold:.2f}"
-            table.add_row(team.name, kind, threshold, key=team.id)
+            table.add_row(Text(team.name), Text(kind), threshold, key=team.id)
 
     @on(Button.Pressed, "#add-team")
     @on(Input.Submitted, "#team-name")
@@ -292,7 +292,7 @@ class SetupScreen(Screen):
             self.notify("Type the team's name first.", severity="warning")
             return
         if any(t.name.lower() == name.lower() for t in self.teams):
-            self.notify(f"There is already a team called {name}.", severity="warning")
+            self.notify(f"There is already a team called {name}.", severity="warning", markup=False)
             return
         tid = team_id(name, {t.id for t in self.teams})
         try:
@@ -322,7 +322,7 @@ class SetupScreen(Screen):
         row = min(table.cursor_row, len(self.teams) - 1)
         removed = self.teams.pop(row)
         self._show_teams()
-        self.notify(f"Removed {removed.name}.")
+        self.notify(f"Removed {removed.name}.", markup=False)
 
     # -- create --------------------------------------------------------------------------------
 
@@ -465,5 +465,5 @@ def roster(state: State) -> Table:
             who = Text(", ".join(team.players.values()))
         else:
             who = Text("nobody yet", style="dim")
-        table.add_row(team.name, who)
+        table.add_row(Text(team.name), who)
     return table

@@ -638,7 +638,7 @@ class AuthoringScreen(Screen[None]):
         self._mtime_ns = message.mtime_ns
         self.show_problems([])
         self.refresh_view()
-        self.notify(f"Saved {self.path.name}")
+        self.notify(f"Saved {self.path.name}", markup=False)
 
 
 def _option_label(tossup_id: str, dirty: bool) -> Text:

@@ -1,0 +1,69 @@
+"""Names, guesses and server messages are shown as text, never read as Rich markup."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+from test_tui_snapshots import ended_state, live_state, offline_app, summary
+
+from grace_arena.protocol import ErrorMsg
+from moderator_tui.end import model_buzzes, scores_table
+from moderator_tui.messages import ServerError
+from moderator_tui.setup import roster
+from moderator_tui.widgets import describe_event
+
+HOSTILE = "[/] [bold]Bob[/bold] [or The Whale]"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def render(renderable) -> str:
+    console = Console(width=200, record=True)
+    console.print(renderable)
+    return console.export_text()
+
+
+def hostile_state(state):
+    teams = [
+        t.model_copy(update={"name": f"{t.name} {HOSTILE}", "players": {"p-1": HOSTILE}})
+        for t in state.teams
+    ]
+    return state.model_copy(update={"teams": teams})
+
+
+def test_roster_and_end_tables_show_hostile_names_literally():
+    state = hostile_state(ended_state())
+    hostile_summary = summary().model_copy(
+        update={"buzzes": [b.model_copy(update={"answer": HOSTILE}) for b in summary().buzzes]}
+    )
+    assert HOSTILE in render(roster(hostile_state(live_state())))
+    assert HOSTILE in render(scores_table(state, hostile_summary))
+    assert HOSTILE in render(model_buzzes(state, hostile_summary))
+
+
+def test_log_lines_show_hostile_names_literally():
+    state = hostile_state(live_state())
+    line = describe_event(
+        {
+            "type": "buzz_accepted",
+            "team": "red",
+            "player": "p-1",
+            "word_index": 3,
+            "answer": HOSTILE,
+        },
+        state.teams,
+    )
+    assert line is not None and HOSTILE in line.plain
+
+
+@pytest.mark.anyio
+async def test_a_server_error_with_brackets_is_a_notification_not_a_crash():
+    app = offline_app()
+    async with app.run_test() as pilot:
+        app.post_message(ServerError(ErrorMsg(code="not_found", message=f"no team {HOSTILE!r}")))
+        await pilot.pause(0.3)  # the toast is rendered
+        assert any(HOSTILE in n.message for n in app._notifications)
+        assert app.is_running
