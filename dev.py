@@ -47,15 +47,17 @@ def setup() -> None:
 
 
 def ensure_browser() -> None:
-    """The browser tests drive Debian's Chromium: install it as root if it is missing."""
-    if shutil.which("chromium"):
+    """The browser tests drive Debian's Chromium and the demo test drives tmux: install them
+    as root if they are missing."""
+    missing = [tool for tool in ("chromium", "tmux") if not shutil.which(tool)]
+    if not missing:
         return
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
         run("apt-get", "update", "-qq", check=False)
-        run("apt-get", "install", "-y", "-qq", "chromium", check=False)
+        run("apt-get", "install", "-y", "-qq", *missing, check=False)
     else:
-        print("note: chromium is not installed, so the browser tests will skip", flush=True)
-        print("      (Debian/Ubuntu: sudo apt-get install chromium)", flush=True)
+        print(f"note: {' and '.join(missing)} not installed: their tests will skip", flush=True)
+        print(f"      (Debian/Ubuntu: sudo apt-get install {' '.join(missing)})", flush=True)
 
 
 def main(argv: list[str]) -> int:
