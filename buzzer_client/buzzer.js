@@ -10,8 +10,7 @@
   const LIVE = new Set(["reading", "awaiting", "buzzed", "prompted"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
-  const MAX_BACKOFF_MS = 10000;
-  const SILENCE_MS = 9000; // the server pings every 2 s; this much silence means a dead link
+  const { appendMarkup, plainText, normaliseCode, createLink } = window.GraceArena;
   // One buzz in flight at a time: a second press (or the click that follows a pointerdown)
   // before the server's answer is dropped. The wait gives up after this long.
   const PENDING_BUZZ_MS = 3000;
@@ -32,12 +31,6 @@
 
   const app = {
     code: null,
-    ws: null,
-    attempt: 0,
-    retryTimer: null,
-    lastMessageAt: 0,
-    stopped: false,
-    inRoom: false,
     helloToken: null,
     me: null, // {player, team, name}
     teams: [], // from welcome: the human teams one may join
@@ -52,128 +45,32 @@
     notice: null, // {text, until}
   };
 
-  // Answer lines carry a little markup (<b>, <u>, <i>) for the required part. Rebuild only
-  // those tags from parsed nodes; everything else becomes plain text. Nothing runs: DOMParser
-  // documents are inert.
-  const KEEP_TAGS = new Set(["B", "STRONG", "U", "I", "EM"]);
-  function plainText(html) {
-    return new DOMParser().parseFromString(String(html), "text/html").body.textContent || "";
-  }
-  function appendMarkup(parent, html) {
-    const doc = new DOMParser().parseFromString("<body>" + String(html) + "</body>", "text/html");
-    (function copy(from, to) {
-      for (const node of from.childNodes) {
-        if (node.nodeType === Node.TEXT_NODE) {
-          to.appendChild(document.createTextNode(node.nodeValue));
-        } else if (node.nodeType === Node.ELEMENT_NODE) {
-          if (KEEP_TAGS.has(node.tagName)) {
-            copy(node, to.appendChild(document.createElement(node.tagName.toLowerCase())));
-          } else {
-            copy(node, to);
-          }
-        }
-      }
-    })(doc.body, parent);
-  }
+  // -- connection (common.js: reconnects by itself, answers pings) -------------------------
 
-  // -- connection ----------------------------------------------------------------------------
-
-  function send(message) {
-    const ws = app.ws;
-    if (ws && ws.readyState === WebSocket.OPEN) {
-      ws.send(JSON.stringify(message));
-      return true;
-    }
-    return false;
-  }
-
-  function connect() {
-    clearTimeout(app.retryTimer);
-    app.retryTimer = null;
-    if (app.stopped || !app.code) return;
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    let ws;
-    try {
-      ws = new WebSocket(scheme + "//" + location.host + "/ws");
-    } catch (e) {
-      scheduleReconnect();
-      return;
-    }
-    app.ws = ws;
-    app.inRoom = false; // set by the first state; the server pings only from then on
-    app.pendingBuzzAt = null;
-    ws.onopen = () => {
-      if (ws !== app.ws) return;
-      app.lastMessageAt = Date.now();
-      sendHello();
-    };
-    ws.onmessage = (ev) => {
-      if (ws !== app.ws) return;
-      app.lastMessageAt = Date.now();
-      let msg;
-      try { msg = JSON.parse(ev.data); } catch (e) { return; }
-      if (msg && typeof msg.type === "string") handle(msg);
-    };
-    ws.onclose = () => {
-      if (ws !== app.ws) return;
-      app.ws = null;
-      if (!app.stopped) scheduleReconnect();
-    };
-  }
-
-  function dropAndReconnect() {
-    const ws = app.ws;
-    app.ws = null;
-    if (ws) { try { ws.close(); } catch (e) { /* already closing */ } }
-    scheduleReconnect();
-  }
-
-  function scheduleReconnect() {
-    if (app.stopped || app.retryTimer) return;
-    // Exponential backoff with jitter, so a room full of phones does not reconnect in step.
-    const base = Math.min(MAX_BACKOFF_MS, 500 * Math.pow(2, app.attempt));
-    const delay = base * (0.75 + Math.random() * 0.5);
-    app.attempt += 1;
-    setConn("Connection lost — reconnecting…");
-    render();
-    app.retryTimer = setTimeout(connect, delay);
-  }
-
-  function reconnectNow() {
-    if (app.stopped || !app.code) return;
-    if (app.ws && app.ws.readyState <= WebSocket.OPEN) return;
-    app.attempt = 0;
-    connect();
-  }
-
-  window.addEventListener("online", reconnectNow);
-  document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible") reconnectNow();
+  const link = createLink({
+    hello: helloMessage,
+    onMessage: handle,
+    onStatus: (text) => {
+      setConn(text);
+      if (text) render();
+    },
+    onConnect: () => { app.pendingBuzzAt = null; },
+    reconnectingText: "Connection lost — reconnecting…",
   });
-  setInterval(() => {
-    // A Wi-Fi drop often closes nothing: notice the silence and start again.
-    if (app.ws && app.ws.readyState === WebSocket.OPEN && app.inRoom &&
-        Date.now() - app.lastMessageAt > SILENCE_MS) {
-      dropAndReconnect();
-    }
-  }, 1000);
+  const send = link.send;
 
-  function sendHello() {
+  function helloMessage() {
     const token = store.get(tokenKey(app.code));
     app.helloToken = token;
     const hello = { type: "hello", role: "player", join_code: app.code };
     if (token) hello.token = token;
-    send(hello);
+    return hello;
   }
 
   // -- messages ------------------------------------------------------------------------------
 
   function handle(msg) {
     switch (msg.type) {
-      case "ping":
-        // Answer at once: the server estimates our clock offset from the round trip.
-        send({ type: "pong", sent: msg.sent, time: Date.now() / 1000 });
-        return;
       case "welcome":
         app.teams = Array.isArray(msg.teams) ? msg.teams : [];
         if (msg.needs_join) {
@@ -213,10 +110,8 @@
 
   function onState(state) {
     app.state = state;
-    app.inRoom = true;
+    link.entered();
     learnNames(state);
-    app.attempt = 0;
-    setConn(null);
     app.serverOffset = state.server_time - Date.now() / 1000;
     const tossupId = state.tossup ? state.tossup.id : null;
     if (tossupId !== app.tossupId || state.match.phase === "idle") {
@@ -248,11 +143,11 @@
         // The server no longer knows this token (a new match, another server): join afresh.
         store.remove(tokenKey(app.code));
         app.me = null;
-        sendHello();
+        send(helloMessage());
         return;
       }
       if (msg.code === "not_found") {
-        stop();
+        link.stop();
         showView("code");
         showError("code-error", "No live match with the code " + app.code + ". Check the code.");
         return;
@@ -264,16 +159,6 @@
     }
     notify(msg.message || "The server refused that.");
     render();
-  }
-
-  function stop() {
-    app.stopped = true;
-    clearTimeout(app.retryTimer);
-    app.retryTimer = null;
-    const ws = app.ws;
-    app.ws = null;
-    if (ws) { try { ws.close(); } catch (e) { /* ignore */ } }
-    setConn(null);
   }
 
   // -- actions -------------------------------------------------------------------------------
@@ -297,7 +182,7 @@
   function canBuzz() {
     const s = app.state;
     const me = app.me;
-    if (!s || !me || !app.ws || app.ws.readyState !== WebSocket.OPEN) return false;
+    if (!s || !me || !link.isOpen()) return false;
     if (!LIVE.has(s.match.phase)) return false;
     const team = s.teams.find((t) => t.id === me.team);
     if (team && team.locked_out) return false;
@@ -610,14 +495,8 @@
 
   // -- start ---------------------------------------------------------------------------------
 
-  function normaliseCode(text) {
-    return String(text || "").trim().toUpperCase().replace(/[^A-Z0-9]/g, "").slice(0, 12);
-  }
-
   function start(code) {
     app.code = code;
-    app.stopped = false;
-    app.attempt = 0;
     app.me = null;
     app.state = null;
     showError("code-error", null);
@@ -628,7 +507,7 @@
     }
     showView(store.get(tokenKey(code)) ? "play" : "join");
     $("status-title").textContent = "Connecting…";
-    connect();
+    link.start();
   }
 
   const fromUrl = normaliseCode(new URLSearchParams(location.search).get("code"));

@@ -8,17 +8,10 @@
   const $ = (id) => document.getElementById(id);
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
-  const MAX_BACKOFF_MS = 10000;
-  const SILENCE_MS = 9000;
+  const { appendMarkup, normaliseCode, createLink } = window.GraceArena;
 
   const app = {
     code: null,
-    ws: null,
-    attempt: 0,
-    retryTimer: null,
-    lastMessageAt: 0,
-    stopped: false,
-    inRoom: false,
     state: null,
     tossupId: null,
     buzzes: new Map(), // buzz_id -> {team, player, word_index, ruling, points, answer}
@@ -26,85 +19,12 @@
     lostRaces: [], // buzz_refused (lost_race) events of this tossup
   };
 
-  // Answer lines carry a little markup (<b>, <u>, <i>) for the required part. Rebuild only
-  // those tags from parsed nodes; everything else becomes plain text. Nothing runs: DOMParser
-  // documents are inert.
-  const KEEP_TAGS = new Set(["B", "STRONG", "U", "I", "EM"]);
-  function appendMarkup(parent, html) {
-    const doc = new DOMParser().parseFromString("<body>" + String(html) + "</body>", "text/html");
-    (function copy(from, to) {
-      for (const node of from.childNodes) {
-        if (node.nodeType === Node.TEXT_NODE) {
-          to.appendChild(document.createTextNode(node.nodeValue));
-        } else if (node.nodeType === Node.ELEMENT_NODE) {
-          if (KEEP_TAGS.has(node.tagName)) {
-            copy(node, to.appendChild(document.createElement(node.tagName.toLowerCase())));
-          } else {
-            copy(node, to);
-          }
-        }
-      }
-    })(doc.body, parent);
-  }
+  // -- connection (common.js: reconnects by itself, answers pings) -------------------------
 
-  // -- connection (same scheme as the buzzer page) -------------------------------------------
-
-  function send(message) {
-    if (app.ws && app.ws.readyState === WebSocket.OPEN) app.ws.send(JSON.stringify(message));
-  }
-
-  function connect() {
-    clearTimeout(app.retryTimer);
-    app.retryTimer = null;
-    if (app.stopped) return;
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    let ws;
-    try {
-      ws = new WebSocket(scheme + "//" + location.host + "/ws");
-    } catch (e) {
-      scheduleReconnect();
-      return;
-    }
-    app.ws = ws;
-    app.inRoom = false; // set by the first state; the server pings only from then on
-    ws.onopen = () => {
-      if (ws !== app.ws) return;
-      app.lastMessageAt = Date.now();
-      send({ type: "hello", role: "display", join_code: app.code });
-    };
-    ws.onmessage = (ev) => {
-      if (ws !== app.ws) return;
-      app.lastMessageAt = Date.now();
-      let msg;
-      try { msg = JSON.parse(ev.data); } catch (e) { return; }
-      if (msg && typeof msg.type === "string") handle(msg);
-    };
-    ws.onclose = () => {
-      if (ws !== app.ws) return;
-      app.ws = null;
-      scheduleReconnect();
-    };
-  }
-
-  function scheduleReconnect() {
-    if (app.stopped || app.retryTimer) return;
-    const base = Math.min(MAX_BACKOFF_MS, 500 * Math.pow(2, app.attempt));
-    app.attempt += 1;
-    setConn("Reconnecting…");
-    app.retryTimer = setTimeout(connect, base * (0.75 + Math.random() * 0.5));
-  }
-
-  setInterval(() => {
-    if (app.ws && app.ws.readyState === WebSocket.OPEN && app.inRoom &&
-        Date.now() - app.lastMessageAt > SILENCE_MS) {
-      const ws = app.ws;
-      app.ws = null;
-      try { ws.close(); } catch (e) { /* ignore */ }
-      scheduleReconnect();
-    }
-  }, 1000);
-  window.addEventListener("online", () => {
-    if (!app.ws && !app.stopped) { app.attempt = 0; connect(); }
+  const link = createLink({
+    hello: () => ({ type: "hello", role: "display", join_code: app.code }),
+    onMessage: handle,
+    onStatus: setConn,
   });
 
   function setConn(text) {
@@ -116,9 +36,6 @@
 
   function handle(msg) {
     switch (msg.type) {
-      case "ping":
-        send({ type: "pong", sent: msg.sent, time: Date.now() / 1000 });
-        return;
       case "state":
         // a change's events come inside the state that follows from them
         (msg.events || []).forEach(onEvent);
@@ -126,8 +43,7 @@
         return;
       case "error":
         if (msg.in_reply_to === "hello" && msg.code === "not_found") {
-          app.stopped = true;
-          if (app.ws) { try { app.ws.close(); } catch (e) { /* ignore */ } }
+          link.stop();
           $("screen").hidden = true;
           $("code-form").hidden = false;
           $("code-error").textContent = "No live match with the code " + app.code + ".";
@@ -187,10 +103,8 @@
 
   function onState(state) {
     app.state = state;
-    app.inRoom = true;
+    link.entered();
     learnNames(state);
-    app.attempt = 0;
-    setConn(null);
     const id = state.tossup ? state.tossup.id : null;
     if (id !== app.tossupId) resetTossup(id);
     // A display that connects mid-buzz learns of the floor from the state alone.
@@ -366,13 +280,8 @@
 
   // -- start ---------------------------------------------------------------------------------
 
-  function normaliseCode(text) {
-    return String(text || "").trim().toUpperCase().replace(/[^A-Z0-9]/g, "").slice(0, 12);
-  }
-
   function start(code) {
     app.code = code;
-    app.stopped = false;
     $("code-form").hidden = true;
     $("code-error").hidden = true;
     $("screen").hidden = false;
@@ -380,7 +289,7 @@
     const url = new URL(location.href);
     url.searchParams.set("code", code);
     history.replaceState(null, "", url.toString());
-    connect();
+    link.start();
   }
 
   $("code-form").addEventListener("submit", (e) => {
