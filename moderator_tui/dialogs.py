@@ -58,13 +58,17 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("Keys", style="bold"), classes="section")
             with VerticalScroll():
                 yield Static(keys_table(self.under), id="help-keys")
-                yield Static(
-                    "Keys that do not work in the current phase are hidden from the footer "
-                    "(and marked 'not now' here). The server holds the match: if this screen "
-                    "is closed or the network drops, reconnecting shows the match as it is.",
-                    classes="hint",
-                )
+                yield from self.notes()
         yield Footer()
+
+    def notes(self) -> ComposeResult:
+        """What follows the keys; screens with more to explain override this."""
+        yield Static(
+            "Keys that do not work in the current phase are hidden from the footer "
+            "(and marked 'not now' here). The server holds the match: if this screen "
+            "is closed or the network drops, reconnecting shows the match as it is.",
+            classes="hint",
+        )
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -24,7 +24,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
@@ -54,7 +54,7 @@ from moderator_tui.authoring.widgets import (
     SentenceRow,
     summary_text,
 )
-from moderator_tui.dialogs import ConfirmScreen, keys_table
+from moderator_tui.dialogs import ConfirmScreen, HelpScreen
 from moderator_tui.widgets import answer_markup
 
 Confidence = Literal["logit", "verbal"]
@@ -112,67 +112,51 @@ class SaveConflict(Message):
 # Help
 
 
-class AuthoringHelp(ModalScreen[None]):
+class AuthoringHelp(HelpScreen):
     """f1: every key, and what the marks beside the sentences mean."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "close", "Close help", key_display="esc"),
-    ]
-
-    def __init__(self, under: Screen) -> None:
-        super().__init__()
-        self.under = under
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="help-box"):
-            yield Static(Text("Keys", style="bold"), classes="section")
-            with VerticalScroll():
-                yield Static(keys_table(self.under), id="help-keys")
-                yield Static(
-                    Text.assemble(
-                        ("In a sentence: ", "bold"),
-                        "enter starts a new sentence (splitting at the cursor), ctrl+z / "
-                        "ctrl+y undo and redo, ctrl+x / ctrl+v cut and paste. ",
-                        ("Tab", "bold"),
-                        " and shift+tab move between the tossup list, the answer line and the "
-                        "sentences; in the list, up/down and enter open a tossup.",
-                    ),
-                    classes="hint",
-                )
-                yield Static(Text("Beside each sentence", style="bold"), classes="section")
-                yield Static(
-                    Text.assemble(
-                        "The model's guess after that sentence (the prefix through it), judged "
-                        "against the answer line: ",
-                        ("✓", "bold green"),
-                        " correct, ",
-                        ("✗", "bold red"),
-                        " wrong, ",
-                        ("?", "bold yellow"),
-                        " prompt (counts as wrong for a model). Then both confidences, logit "
-                        "and verbal (— when the model gives none; the TF-IDF model has no "
-                        "verbal one). ",
-                        (" ◀ BUZZ ", "bold black on yellow"),
-                        " is where the model buzzes: the first sentence whose chosen "
-                        "confidence reaches the threshold.\n\n",
-                        ("The target (GRACE §3.1): ", "bold"),
-                        "the model should stay wrong or unconfident until the last sentences, "
-                        "while a good player can still get it. ",
-                        ("◆ good adversarial clue", "bold magenta"),
-                        ": the model is confident and wrong here. ",
-                        ("▲ too easy for the model", "bold red"),
-                        ": it is confident and right before the last two sentences; rewrite "
-                        "that clue (or an earlier one) to be harder for it.\n\n",
-                        "Saving (ctrl+s) checks the packet first and refuses an invalid one "
-                        "(the problems are listed above the sentences). The file is rewritten "
-                        "in the packet layout: YAML comments are not kept.",
-                    ),
-                    classes="hint",
-                )
-        yield Footer()
-
-    def action_close(self) -> None:
-        self.dismiss(None)
+    def notes(self) -> ComposeResult:
+        yield Static(
+            Text.assemble(
+                ("In a sentence: ", "bold"),
+                "enter starts a new sentence (splitting at the cursor), ctrl+z / "
+                "ctrl+y undo and redo, ctrl+x / ctrl+v cut and paste. ",
+                ("Tab", "bold"),
+                " and shift+tab move between the tossup list, the answer line and the "
+                "sentences; in the list, up/down and enter open a tossup.",
+            ),
+            classes="hint",
+        )
+        yield Static(Text("Beside each sentence", style="bold"), classes="section")
+        yield Static(
+            Text.assemble(
+                "The model's guess after that sentence (the prefix through it), judged "
+                "against the answer line: ",
+                ("✓", "bold green"),
+                " correct, ",
+                ("✗", "bold red"),
+                " wrong, ",
+                ("?", "bold yellow"),
+                " prompt (counts as wrong for a model). Then both confidences, logit "
+                "and verbal (— when the model gives none; the TF-IDF model has no "
+                "verbal one). ",
+                (" ◀ BUZZ ", "bold black on yellow"),
+                " is where the model buzzes: the first sentence whose chosen "
+                "confidence reaches the threshold.\n\n",
+                ("The target (GRACE §3.1): ", "bold"),
+                "the model should stay wrong or unconfident until the last sentences, "
+                "while a good player can still get it. ",
+                ("◆ good adversarial clue", "bold magenta"),
+                ": the model is confident and wrong here. ",
+                ("▲ too easy for the model", "bold red"),
+                ": it is confident and right before the last two sentences; rewrite "
+                "that clue (or an earlier one) to be harder for it.\n\n",
+                "Saving (ctrl+s) checks the packet first and refuses an invalid one "
+                "(the problems are listed above the sentences). The file is rewritten "
+                "in the packet layout: YAML comments are not kept.",
+            ),
+            classes="hint",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
