@@ -19,3 +19,18 @@ def store(db_url) -> MatchStore:
     engine = make_engine(db_url)
     yield MatchStore(engine)
     engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright (browser test modules import ``browser`` first,
+    which skips them where Chromium is missing outside CI)."""
+    from browser import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield launched
+        launched.close()

@@ -4,38 +4,18 @@ finish; the answers are in the record. Skips without Debian's chromium, except i
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from browser import PHONE, SCREENSHOTS
 from live import LiveServer
+from playwright.sync_api import Browser, Page, expect
 from sqlmodel import Session, select
 from test_survey import write_packet
 
 from grace_arena.record.models import SurveyStepRow
 from grace_arena.server.app import Settings
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-PHONE = {"width": 390, "height": 844}
-SCREENSHOTS = Path(os.environ.get("GRACE_ARENA_SCREENSHOTS", "/tmp"))
-
-if not os.environ.get("CI"):
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (install Debian's chromium)", allow_module_level=True)
-    pytest.importorskip("playwright", reason="playwright is not installed (pip install -e .[dev])")
-
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -49,16 +29,6 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
     )
     with LiveServer(settings) as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
