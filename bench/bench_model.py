@@ -190,6 +190,7 @@ def bench_llm(latency: float, concurrencies: list[int], runs: int) -> None:
             for concurrency in concurrencies:
                 bound = concurrency / latency
                 rates = []
+                cpus = []
                 for run in range(runs):
                     cache = ResponseCache(Path(d) / f"cache-{concurrency}-{run}.sqlite")
                     engine = open_engine(f"sqlite:///{Path(d) / f'r-{concurrency}-{run}.db'}")
@@ -200,11 +201,13 @@ def bench_llm(latency: float, concurrencies: list[int], runs: int) -> None:
                         concurrency=concurrency,
                         cache=cache,
                     )
-                    start = time.perf_counter()
+                    start, cpu = time.perf_counter(), time.process_time()
                     stats = asyncio.run(precompute(engine, packet, guesser))
                     rates.append(stats.calls / (time.perf_counter() - start))
+                    cpus.append((time.process_time() - cpu) / stats.calls)
                     engine.dispose()
                 rate = statistics.median(rates)
+                cpu = statistics.median(cpus)
                 raw = statistics.median(
                     raw_litellm_rate(server.api_base, messages, concurrency) for _ in range(runs)
                 )
@@ -212,7 +215,9 @@ def bench_llm(latency: float, concurrencies: list[int], runs: int) -> None:
                     f"  concurrency {concurrency:2d}: bound {bound:5.0f} calls/s, achieved "
                     f"{rate:6.1f} calls/s (median of {runs}) = {rate / bound:.0%} of the bound; "
                     f"bare litellm calls {raw:6.1f}/s = {raw / bound:.0%}; "
-                    f"precompute / bare = {rate / raw:.0%}"
+                    f"precompute / bare = {rate / raw:.0%}; "
+                    f"client CPU {cpu * 1e3:.1f} ms per call, "
+                    f"so one core does at most {1 / cpu:.0f} calls/s"
                 )
             engine = open_engine(f"sqlite:///{Path(d) / 'again.db'}")
             before = server.stats()["requests"]

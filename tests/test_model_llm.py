@@ -155,6 +155,60 @@ def test_concurrency_limit_is_respected(retriever, prefixes):
     assert elapsed >= 12 / 3 * 0.1 * 0.9  # four waves of 0.1 s
 
 
+@pytest.mark.parametrize("provider", ["openai", "hosted_vllm"])
+def test_only_requests_in_flight_hold_a_slot(retriever, prefixes, provider):
+    """litellm sends through the guesser's session; its latency leaves out the wait."""
+    with StubServer(answers=ANSWERS, latency=0.1) as server:
+        guesser = LLMGuesser(
+            f"{provider}/stub",
+            retriever=retriever,
+            api_base=server.api_base,
+            concurrency=1,
+            verbal=False,
+            cache=None,
+        )
+
+        async def run_all():
+            try:
+                guesses = await asyncio.gather(*(guesser.guess(p) for p in prefixes[:4]))
+                return guesses, guesser._limits_here().sent
+            finally:
+                await guesser.aclose()
+
+        guesses, sent = asyncio.run(run_all())
+    assert all(g.error is None for g in guesses)
+    assert sent == 4  # every request passed the guesser's own slots
+    assert server.max_in_flight == 1
+    # Four calls queued behind one slot, each measured from its own request: about 0.1 s.
+    assert all(0.09 <= g.extra["latency_guess_s"] < 0.19 for g in guesses)
+
+
+def test_two_guessers_on_one_loop_keep_their_own_limits(retriever, prefixes):
+    # litellm caches one client per provider and loop, whichever session made it: each
+    # request must still count against the guesser that made it.
+    with (
+        StubServer(answers=ANSWERS, latency=0.05) as one,
+        StubServer(answers=ANSWERS, latency=0.05) as three,
+    ):
+        narrow = _guesser(one, retriever, concurrency=1, verbal=False)
+        wide = _guesser(three, retriever, concurrency=3, verbal=False)
+
+        async def run_all():
+            a = asyncio.gather(*(narrow.guess(p) for p in prefixes[:6]))
+            b = asyncio.gather(*(wide.guess(p) for p in prefixes[:9]))
+            out = await asyncio.gather(a, b)
+            await narrow.aclose()
+            # With the first session closed the other guesser still keeps its limit.
+            out.append(await asyncio.gather(*(wide.guess(p) for p in prefixes[9:15])))
+            await wide.aclose()
+            return out
+
+        results = asyncio.run(run_all())
+    assert all(g.error is None for gs in results for g in gs)
+    assert one.max_in_flight == 1 and three.max_in_flight == 3
+    assert len(one.requests) == 6 and len(three.requests) == 15
+
+
 def test_cache_prevents_repeat_calls(server, retriever, prefixes, tmp_path):
     cache = ResponseCache(tmp_path / "responses.sqlite")
     first = asyncio.run(_guesser(server, retriever, cache=cache).guess(prefixes[1]))

@@ -56,7 +56,12 @@ class Guess:
 
 @runtime_checkable
 class Guesser(Protocol):
-    """Anything that guesses the answer to a clue prefix."""
+    """Anything that guesses the answer to a clue prefix.
+
+    A guesser may also have ``prepare(prefixes)``, which :func:`~grace_arena.model.precompute.
+    precompute` calls with all the prefixes it is about to guess, and ``async aclose()``, which
+    it awaits at the end of the run.
+    """
 
     name: str
 

@@ -15,8 +15,15 @@ guesses are made without them, recorded with ``extra["logprobs"] = "unsupported"
 confidence, and verbalized confidence still works. ``drop_params`` is never used, since it would
 make log-probabilities vanish silently.
 
-Requests go through a semaphore (``concurrency``), are retried by litellm (``num_retries`` with
-``retry_strategy="exponential_backoff_retry"``), and are cached by content
+``concurrency`` bounds the HTTP requests in flight to the provider: a request holds one of
+``concurrency`` slots from the moment it is sent until its response arrives. litellm's own work
+before and after a request (building it, parsing the reply, pricing it) holds no slot, so with a
+fast server the next request goes out while the last reply is being parsed. This works for the
+providers for which litellm sends through the aiohttp session it is given (``shared_session``:
+OpenAI and OpenAI-compatible servers, ``hosted_vllm/``, Anthropic and most others); for any other
+provider, and whenever litellm sends through a session of its own, the whole call holds the slot,
+so the bound holds either way. Requests are retried by litellm (``num_retries`` with
+``retry_strategy="exponential_backoff_retry"``) and cached by content
 (:class:`~grace_arena.model.cache.ResponseCache`). Cost is what litellm priced the response at
 (its ``response_cost``, else ``litellm.completion_cost``) when it knows the model's price, else
 ``None``. litellm is imported only when the first request is sent.
@@ -25,8 +32,11 @@ Requests go through a semaphore (``concurrency``), are retried by litellm (``num
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from grace_arena.model.base import Guess, Prefix
@@ -55,8 +65,94 @@ def import_litellm() -> Any:
     return litellm
 
 
-class _CallError(RuntimeError):
-    pass
+@dataclass
+class _Limits:
+    """The ``concurrency`` slots of one guesser on one event loop, and its HTTP session."""
+
+    calls: asyncio.Semaphore  # held by a call until its first request reaches the session
+    requests: asyncio.Semaphore  # held by a request from sending until its response arrives
+    session: Any = None  # aiohttp.ClientSession, made on first use
+    closer: asyncio.Task[None] | None = None  # closes the session when the loop shuts down
+    sent: int = 0  # requests that went through a session with the middleware
+    queued: int = 0  # requests waiting for a slot
+
+
+@dataclass
+class _Call:
+    limits: _Limits
+    holds_call_slot: bool = False
+    started: float = 0.0  # when it got its slot: the call's, then its first request's
+    sent: bool = False
+
+    def release_call_slot(self) -> None:
+        if self.holds_call_slot:
+            self.holds_call_slot = False
+            self.limits.calls.release()
+
+
+_HANDOFF_TURNS = 3
+
+# The litellm call being made in this task, for the session middleware below.
+_CURRENT_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
+    "grace_arena_llm_call", default=None
+)
+
+
+def _forget_litellm_clients() -> None:
+    """Drop the HTTP clients litellm has cached for the running event loop.
+
+    litellm keeps its clients per event loop, made with the session of the call that made them,
+    and reuses them whatever session later calls pass. Dropping them when a session opens or
+    closes makes the next call build its client on the session it passes. litellm closes the
+    clients it owns after a grace period; our sessions are closed by ``aclose``.
+    """
+    import litellm
+
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    suffix = f"-{id(asyncio.get_running_loop())}"
+    for key in [k for k in getattr(cache, "cache_dict", {}) if str(k).endswith(suffix)]:
+        cache.delete_cache(key)
+
+
+async def _close_when_cancelled(guesser: LLMGuesser) -> None:
+    # asyncio.run() cancels the tasks left at its end, and lets them finish.
+    try:
+        await asyncio.Future()
+    except asyncio.CancelledError:
+        await guesser.aclose()
+
+
+async def _limit_requests(request: Any, handler: Any) -> Any:
+    """aiohttp client middleware: the request takes a slot from its call's guesser.
+
+    The call's own slot is handed over at this point; from here on only requests in flight
+    count. Whichever session litellm sends through (it caches clients across sessions), the
+    slot taken is that of the guesser making the call.
+    """
+    call = _CURRENT_CALL.get()
+    if call is None:
+        return await handler(request)
+    call.release_call_slot()
+    limits = call.limits
+    limits.sent += 1
+    limits.queued += 1
+    try:
+        await limits.requests.acquire()
+    finally:
+        limits.queued -= 1
+    try:
+        if not call.sent:  # its latency counts from here, not from waiting for the slot
+            call.sent, call.started = True, time.perf_counter()
+        response = await handler(request)
+    finally:
+        limits.requests.release()
+    if limits.queued:
+        # aiohttp writes the request that takes this slot over a few turns of the event loop
+        # (headers, then a task for the body): let it go out before this task parses its
+        # reply, which takes milliseconds without a pause.
+        for _ in range(_HANDOFF_TURNS):
+            await asyncio.sleep(0)
+    return response
 
 
 class LLMGuesser:
@@ -101,15 +197,57 @@ class LLMGuesser:
         self.logprobs_supported: bool | None = None  # None: not asked yet
         self.calls = 0
         self.cache_hits = 0
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._limits: dict[int, _Limits] = {}
         self._price_known = True
+        self._exemplars: dict[tuple[str, str, int], list[tuple[str, str, str]]] = {}
 
-    def _limit(self) -> asyncio.Semaphore:
-        # One semaphore per event loop: a guesser may serve several asyncio.run() calls.
+    def _limits_here(self) -> _Limits:
+        # One set per event loop: a guesser may serve several asyncio.run() calls.
         loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._semaphores:
-            self._semaphores = {loop_id: asyncio.Semaphore(self.concurrency)}
-        return self._semaphores[loop_id]
+        if loop_id not in self._limits:
+            self._limits = {
+                loop_id: _Limits(
+                    asyncio.Semaphore(self.concurrency), asyncio.Semaphore(self.concurrency)
+                )
+            }
+        limits = self._limits[loop_id]
+        if limits.session is None or limits.session.closed:
+            import aiohttp
+
+            _forget_litellm_clients()
+            limits.session = aiohttp.ClientSession(middlewares=(_limit_requests,))
+            limits.closer = asyncio.get_running_loop().create_task(_close_when_cancelled(self))
+        return limits
+
+    async def aclose(self) -> None:
+        """Close this event loop's HTTP session (a later call opens a new one).
+
+        Not needed under ``asyncio.run``, which cancels the task that closes it at the end.
+        """
+        limits = self._limits.get(id(asyncio.get_running_loop()))
+        if limits is None or limits.session is None:
+            return
+        session, limits.session = limits.session, None
+        if limits.closer is not None and limits.closer is not asyncio.current_task():
+            limits.closer.cancel()
+        limits.closer = None
+        await session.close()
+        _forget_litellm_clients()
+
+    async def _acompletion(self, litellm: Any, **kwargs: Any) -> tuple[Any, float]:
+        """``litellm.acompletion`` within this guesser's concurrency (module docstring), and
+        its latency in seconds, not counting the wait for a slot."""
+        limits = self._limits_here()
+        call = _Call(limits)
+        await limits.calls.acquire()
+        call.holds_call_slot, call.started = True, time.perf_counter()
+        token = _CURRENT_CALL.set(call)
+        try:
+            response = await litellm.acompletion(shared_session=limits.session, **kwargs)
+            return response, time.perf_counter() - call.started
+        finally:
+            _CURRENT_CALL.reset(token)
+            call.release_call_slot()
 
     # -- one request -------------------------------------------------------------------------
 
@@ -129,21 +267,19 @@ class LLMGuesser:
             self.cache_hits += 1
             return hit, True
         litellm = import_litellm()
-        async with self._limit():
-            start = time.perf_counter()
-            self.calls += 1
-            response = await litellm.acompletion(
-                model=self.model,
-                messages=messages,
-                api_base=self.api_base,
-                api_key=self.api_key,
-                num_retries=self.num_retries,
-                retry_strategy="exponential_backoff_retry",
-                timeout=self.timeout,
-                **self.completion_kwargs,
-                **params,
-            )
-            latency = time.perf_counter() - start
+        self.calls += 1
+        response, latency = await self._acompletion(
+            litellm,
+            model=self.model,
+            messages=messages,
+            api_base=self.api_base,
+            api_key=self.api_key,
+            num_retries=self.num_retries,
+            retry_strategy="exponential_backoff_retry",
+            timeout=self.timeout,
+            **self.completion_kwargs,
+            **params,
+        )
         body = _normalise(litellm, response, latency, price_known=self._price_known)
         if body["cost_usd"] is None:
             self._price_known = False  # do not ask again for every call of this model
@@ -170,10 +306,29 @@ class LLMGuesser:
 
     # -- one prefix --------------------------------------------------------------------------
 
+    def prepare(self, prefixes: Sequence[Prefix]) -> None:
+        """Retrieve the exemplars of many prefixes in one batch, ahead of their guesses.
+
+        One batch is about a hundred times cheaper than a retrieval per prefix, which would
+        otherwise take the CPU that sends requests.
+        """
+        if self.retriever is None or self.k == 0 or not prefixes:
+            return
+        found = self.retriever.retrieve_many(
+            [p.text for p in prefixes],
+            self.k,
+            question_texts=[p.question_text for p in prefixes],
+            exclude_ids=[[p.corpus_id, p.tossup_id] for p in prefixes],
+        )
+        for p, entries in zip(prefixes, found, strict=True):
+            self._exemplars[_prefix_key(p)] = [(e.id, e.text, e.page) for e in entries]
+
     def exemplars_for(self, prefix: Prefix) -> list[tuple[str, str, str]]:
         """``(id, question, answer)`` of the ``k`` exemplars for ``prefix`` (never itself)."""
         if self.retriever is None or self.k == 0:
             return []
+        if (prepared := self._exemplars.pop(_prefix_key(prefix), None)) is not None:
+            return prepared
         found = self.retriever.retrieve(
             prefix.text,
             self.k,
@@ -208,6 +363,10 @@ class LLMGuesser:
             )
         refused = self.logprobs_supported is False
         return _build_guess(answer_body, verbal_body, used, calls, hits, refused=refused)
+
+
+def _prefix_key(prefix: Prefix) -> tuple[str, str, int]:
+    return (prefix.packet_id, prefix.tossup_id, prefix.step)
 
 
 def _normalise(

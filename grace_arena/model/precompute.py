@@ -197,27 +197,35 @@ async def precompute(
     if on_progress:
         on_progress(stats)
 
+    if (prepare := getattr(guesser, "prepare", None)) is not None:
+        prepare(todo)  # e.g. the LLM guesser's exemplars, in one batch
+
     async def one(prefix: Prefix) -> tuple[Prefix, Guess]:
         return prefix, await guesser.guess(prefix)
 
-    for next_done in asyncio.as_completed([one(p) for p in todo]):
-        prefix, guess = await next_done
-        stats.steps_done += 1
-        stats.calls += guess.calls
-        stats.cache_hits += guess.cache_hits
-        if guess.calls and guess.cost_usd:
-            stats.cost_usd += guess.cost_usd
-        if guess.error is not None:
-            stats.errors += 1
-            stats.error_messages.append(f"{prefix.tossup_id} step {prefix.step}: {guess.error}")
-        # In a worker thread: a durable SQLite commit waits for the disk, the loop need not.
-        elif await asyncio.to_thread(_store, engine, name, prefix, guess, policy):
-            stats.stored += 1
-        remaining[prefix.tossup_id] -= 1
-        if remaining[prefix.tossup_id] == 0:
-            stats.questions_done += 1
-        if on_progress:
-            on_progress(stats)
+    try:
+        for next_done in asyncio.as_completed([one(p) for p in todo]):
+            prefix, guess = await next_done
+            stats.steps_done += 1
+            stats.calls += guess.calls
+            stats.cache_hits += guess.cache_hits
+            if guess.calls and guess.cost_usd:
+                stats.cost_usd += guess.cost_usd
+            if guess.error is not None:
+                stats.errors += 1
+                stats.error_messages.append(f"{prefix.tossup_id} step {prefix.step}: {guess.error}")
+            # In a worker thread: a durable SQLite commit waits for the disk, the loop need not.
+            elif await asyncio.to_thread(_store, engine, name, prefix, guess, policy):
+                stats.stored += 1
+            remaining[prefix.tossup_id] -= 1
+            if remaining[prefix.tossup_id] == 0:
+                stats.questions_done += 1
+            if on_progress:
+                on_progress(stats)
+    finally:
+        # The LLM guesser's HTTP session belongs to this event loop.
+        if (aclose := getattr(guesser, "aclose", None)) is not None:
+            await aclose()
     return stats
 
 

@@ -2,12 +2,12 @@
 
 It answers ``POST /v1/chat/completions`` with a chat completion whose text comes from
 :attr:`StubServer.answer` (default: the answer of the first known keyword found in the last
-clue), adds per-token log-probabilities when the request asks for them, sleeps ``latency``
-seconds per request, fails on demand (``fail_next``: a list of HTTP status codes returned to
-the next requests, e.g. 429 or 500), and records every request body and the peak number of
-requests in flight (``GET /v1/stats``). Standard library only; runs in a background thread, or
-in its own process (``python -m grace_arena.model.stub_server --latency 0.05``: prints the API base
-URL on its first line), which keeps it from competing with the client for the GIL.
+clue), adds per-token log-probabilities when the request asks for them, answers ``latency``
+seconds after each request arrived, fails on demand (``fail_next``: a list of HTTP status codes
+returned to the next requests, e.g. 429 or 500), and records every request body and the peak
+number of requests in flight (``GET /v1/stats``). Standard library only; runs in a background
+thread, or in its own process (``python -m grace_arena.model.stub_server --latency 0.05``: prints
+the API base URL on its first line), which keeps it from competing with the client for the GIL.
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ class StubServer:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
+                received = time.perf_counter()
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -147,18 +148,18 @@ class StubServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
-                    if server.latency:
-                        time.sleep(server.latency)
                     if status != 200:
-                        self._send(
-                            status,
-                            {"error": {"message": f"stub error {status}", "type": "stub"}},
-                        )
-                        return
-                    self._send(200, server._completion(body))
+                        reply = {"error": {"message": f"stub error {status}", "type": "stub"}}
+                    else:
+                        reply = server._completion(body)
+                    # The answer leaves `latency` seconds after the request arrived.
+                    time.sleep(max(0.0, server.latency - (time.perf_counter() - received)))
                 finally:
+                    # Done before the answer is sent: a client may send its next request as
+                    # soon as it has this one's answer, and must not be seen to overlap it.
                     with server._lock:
                         server.in_flight -= 1
+                self._send(status, reply)
 
         return Handler
 
