@@ -256,7 +256,7 @@ def run_tui_demo(
     from platformdirs import user_log_dir
 
     from grace_arena.cli.serve import lan_address
-    from grace_arena.server.app import Settings, create_app
+    from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
     from moderator_tui import make_tui
     from moderator_tui.app import SetupDefaults
 
@@ -270,7 +270,7 @@ def run_tui_demo(
     app = create_app(Settings(db_url=db_url, packets=[packet_path], public_url=public))
     arena = app.state.arena
     config = uvicorn.Config(
-        app, host=host, port=port, log_config=None, log_level="warning", ws_max_size=65536
+        app, host=host, port=port, log_config=None, log_level="warning", **UVICORN_OPTIONS
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="grace-arena-server", daemon=True)

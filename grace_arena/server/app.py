@@ -71,6 +71,7 @@ from grace_arena.protocol import (
 from grace_arena.record.db import open_engine
 from grace_arena.record.models import MatchRow, TossupRow
 from grace_arena.record.store import MatchStore, RecordedMatch
+from grace_arena.server.frames import FrameWritingProtocol
 from grace_arena.server.room import Connection, ModelTrajectory, RateLimit, Room
 
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "buzzer_client"
@@ -78,7 +79,12 @@ CLIENT_DIR = Path(__file__).resolve().parents[2] / "buzzer_client"
 #: 64 KiB close the connection (smaller oversized messages get an error reply), and no
 #: per-message compression (small JSON on a LAN; compressing each message for each of
 #: hundreds of clients was the largest cost of a broadcast).
-UVICORN_OPTIONS: dict[str, Any] = {"ws_max_size": 65536, "ws_per_message_deflate": False}
+#: The websocket protocol writes broadcast frames at once (:mod:`grace_arena.server.frames`).
+UVICORN_OPTIONS: dict[str, Any] = {
+    "ws_max_size": 65536,
+    "ws_per_message_deflate": False,
+    "ws": FrameWritingProtocol,
+}
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
 

@@ -1,9 +1,11 @@
 """One match being played live: its connections, its reader, its timers and its races.
 
 Every change goes through ``Room.command``: under the room's lock, the recorded match commits
-the events (in a worker thread, so the event loop keeps serving) and only then are they put
-on each connection's outgoing queue, in order. A slow client never holds the lock: each
-connection has its own writer task.
+the events (in a worker thread, so the event loop keeps serving) and only then are they sent to
+each connection, in order. A state broadcast is written straight to each socket whose connection
+has nothing queued and whose send buffer is short (one frame write per client, the cost of a
+plain websockets broadcast); anything else goes on the connection's outgoing queue, which its
+own writer task drains, so a slow client never holds up the others or the lock.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from grace_arena.protocol import (
     TossupView,
 )
 from grace_arena.record.store import RecordedMatch
+from grace_arena.server.frames import text_frame, write_now_of
 
 #: Keys of events that only the moderator may see.
 _SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
@@ -110,10 +113,22 @@ class Connection:
         self.clock = ClockEstimate()
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
+        self._write_now = write_now_of(ws.scope)
+        self._writing = False  # the writer task is sending a message
 
     def send(self, text: str) -> None:
         if not self.closed:
             self.queue.put_nowait(text)
+
+    def write_now(self, data: bytes, frame: bytes | None = None) -> bool:
+        """Write one text frame (UTF-8 ``data``; ``frame``: the frame already built) straight
+        to the socket if nothing is queued or being sent before it and the socket keeps up
+        (:mod:`grace_arena.server.frames`); ``False`` if it must be queued instead. Messages
+        keep their order either way.
+        """
+        if self._write_now is None or self.closed or self._writing or not self.queue.empty():
+            return False
+        return bool(self._write_now(data, frame))
 
     def send_model(self, message: Any) -> None:
         self.send(message.model_dump_json())
@@ -121,7 +136,9 @@ class Connection:
     async def writer(self) -> None:
         try:
             while (text := await self.queue.get()) is not None:
+                self._writing = True
                 await self.ws.send_text(text)
+                self._writing = False
         except Exception:  # the socket is gone; the reader side cleans up
             self.closed = True
 
@@ -355,14 +372,18 @@ class Room:
     def broadcast_state(self, events: dict[str, list[dict[str, Any]]] | None = None) -> None:
         """Send every client its role's state (encoded once per role), with the change's
         events in it."""
-        encoded: dict[str, str] = {}
+        encoded: dict[str, tuple[str, bytes, bytes]] = {}
         for conn in self.connections:
             if conn.role is None:
                 continue
             if conn.role not in encoded:
                 role_events = (events or {}).get(conn.role)
-                encoded[conn.role] = self.state_for(conn.role, role_events).model_dump_json()
-            conn.send(encoded[conn.role])
+                text = self.state_for(conn.role, role_events).model_dump_json()
+                data = text.encode()
+                encoded[conn.role] = (text, data, text_frame(data))
+            text, data, frame = encoded[conn.role]
+            if not conn.write_now(data, frame):
+                conn.send(text)
 
     # -- reading -------------------------------------------------------------------------------
 
