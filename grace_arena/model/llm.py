@@ -106,8 +106,7 @@ def _forget_litellm_clients() -> None:
     closes makes the next call build its client on the session it passes. litellm closes the
     clients it owns after a grace period; our sessions are closed by ``aclose``.
     """
-    import litellm
-
+    litellm = import_litellm()
     cache = getattr(litellm, "in_memory_llm_clients_cache", None)
     suffix = f"-{id(asyncio.get_running_loop())}"
     for key in [k for k in getattr(cache, "cache_dict", {}) if str(k).endswith(suffix)]:
