@@ -1,18 +1,24 @@
 """Buzz arbitration latency, reveal fan-out and durable buzz commits, against a real server.
 
     .venv/bin/python bench/bench_server.py [--clients 10 100 500] [--rounds 15]
+    .venv/bin/python bench/bench_server.py --clients      # no arbitration rounds
 
 1. Arbitration: N players connected on loopback; one buzzes; the time from sending the buzz
    to the lock-out (a state with the floor taken) reaching EVERY client. Measured in the same
    run against a minimal raw-websockets server that broadcasts a lock-out message of the same
    size to all its clients on a buzz (the floor for any websocket fan-out in Python: no
    framework, no record, no state to build); the ratio is reported.
-2. Reveal fan-out: N clients in screen mode at 4 words/s: the lateness of each word's state
-   (client receipt minus the server's ``server_time`` in it; same machine clock) at p50/p99,
-   and the server process's CPU use over the run.
+2. Reveal fan-out: N clients in screen mode at 4 words/s, and the server process's CPU use over
+   the run. The clients (``fanout_client.py``, in a few processes) measure each word's state
+   against the ``server_time`` in it (same machine clock) twice: when its bytes reached the
+   client's socket (the kernel's receive timestamp: the delivery) and when the client process
+   got to read it (that plus the client's own wait for one of the two shared cores). The same
+   clients against a bare websockets server broadcasting a message of the same size at the same
+   rate give the floor.
 3. Durable write: the latency of committing one buzz (SQLite, WAL, synchronous=FULL).
 
-The server runs in its own process (``grace-arena serve``); the clients run here on asyncio.
+The server runs in its own process (``grace-arena serve``); the arbitration clients run here on
+asyncio.
 The machines are shared and noisy: compare the ratio and medians from one run.
 """
 
@@ -267,61 +273,42 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-FANOUT_CLIENT = r"""
-import asyncio, json, re, sys, time
-from websockets.asyncio.client import connect
-port, code, n, first = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-SERVER_TIME = re.compile(r'"server_time":([0-9.eE+-]+)')
-lateness = []
-
-async def player(i, ready):
-    ws = await connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, ping_interval=None)
-    await ws.send(json.dumps({"type": "hello", "role": "player", "join_code": code}))
-    while json.loads(await ws.recv())["type"] != "welcome":
+RAW_FANOUT_SERVER = r"""
+import asyncio, json, sys, time
+from websockets.asyncio.server import serve, broadcast
+clients = set()
+async def handler(ws):
+    clients.add(ws)
+    try:
+        async for _ in ws:
+            pass
+    except Exception:  # a client process that ends without closing
         pass
-    team = "red" if i % 2 else "blue"
-    await ws.send(json.dumps({"type": "join", "team": team, "name": f"P{i}"}))
-    while json.loads(await ws.recv())["type"] != "joined":
-        pass
-    ready.append(ws)
-    async for raw in ws:
-        now = time.time()  # first thing: the client's own work is not the server's lateness
-        if raw.startswith('{"type":"ping"'):
-            sent = json.loads(raw)["sent"]
-            await ws.send(json.dumps({"type": "pong", "sent": sent, "time": now}))
-        elif raw.startswith('{"type":"state"') and '"tossup":null' not in raw:
-            lateness.append(now - float(SERVER_TIME.search(raw).group(1)))
-
+    finally:
+        clients.discard(ws)
 async def main():
-    ready = []
-    tasks = []
-    for start in range(0, n, 25):
-        batch = range(start, min(n, start + 25))
-        tasks += [asyncio.create_task(player(first + i, ready)) for i in batch]
-        while len(ready) < min(n, start + 25):
-            await asyncio.sleep(0.01)
-    print("ready", flush=True)
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-    print(json.dumps(lateness), flush=True)
-    for ws in ready:
-        await ws.close()
-
+    pad = "x" * max(0, int(sys.argv[2]) - 80)
+    async with serve(handler, "127.0.0.1", int(sys.argv[1]), max_queue=None, compression=None):
+        print("listening", flush=True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, sys.stdin.readline)  # start
+        stop = loop.run_in_executor(None, sys.stdin.readline)
+        while not stop.done():
+            await asyncio.sleep(0.25)  # 4 words per second
+            state = {"type": "state", "tossup": {"pad": pad}, "server_time": time.time()}
+            broadcast(clients, json.dumps(state, separators=(",", ":")))
 asyncio.run(main())
 """
+CLIENT = ROOT / "bench" / "fanout_client.py"
 
 
-async def bench_fanout(
-    port: int, pid: int, n: int, seconds: float, procs: int
-) -> tuple[list[float], float]:
-    """``n`` players over ``procs`` client processes, so that the clients' own work of
-    reading and parsing (which one Python process does one message at a time) is spread
-    over the machine and weighs less in the lateness."""
-    match = create_match(port, mode="screen", wpm=240)  # 4 words per second
+def fanout_clients(port: int, code: str, n: int, procs: int, *, raw: bool) -> list:
+    """``n`` players in ``procs`` client processes (``fanout_client.py``), all connected."""
     shares = [n // procs + (i < n % procs) for i in range(procs)]
-    code = match["join_code"]
     clients = [
         subprocess.Popen(
-            [sys.executable, "-c", FANOUT_CLIENT, str(port), code, str(k), str(sum(shares[:i]))],
+            [sys.executable, str(CLIENT), str(port), code, str(k), str(sum(shares[:i]))]
+            + (["--raw"] if raw else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -330,6 +317,28 @@ async def bench_fanout(
     ]
     for c in clients:
         assert c.stdout is not None and c.stdout.readline().strip() == "ready"
+    return clients
+
+
+def collect(clients: list) -> dict[str, list]:
+    """Stop the client processes and merge what they measured."""
+    merged: dict[str, list] = {"arrival": [], "read": [], "sizes": []}
+    for c in clients:
+        c.stdin.write("\n")
+        c.stdin.flush()
+        for key, values in json.loads(c.stdout.readline()).items():
+            merged[key] += values
+        c.wait(30)
+    return merged
+
+
+async def bench_fanout(
+    port: int, pid: int, n: int, seconds: float, procs: int
+) -> tuple[dict[str, list], float]:
+    """The arena reading a tossup in screen mode at 4 words/s to ``n`` players; returns the
+    clients' measures (``fanout_client.py``) and the server's CPU share of one core."""
+    match = create_match(port, mode="screen", wpm=240)  # 4 words per second
+    clients = fanout_clients(port, match["join_code"], n, procs, raw=False)
     mod, _ = await arena_moderator(port, match)
     await asyncio.sleep(0.5)
     cpu0, t0 = cpu_seconds(pid), time.time()
@@ -337,15 +346,35 @@ async def bench_fanout(
     await asyncio.sleep(seconds)
     cpu = (cpu_seconds(pid) - cpu0) / (time.time() - t0)
     await mod.send(json.dumps({"type": "pause"}))
-    lateness: list[float] = []
-    for c in clients:
-        assert c.stdin is not None and c.stdout is not None
-        c.stdin.write("\n")
-        c.stdin.flush()
-        lateness += json.loads(c.stdout.readline())
-        c.wait(30)
+    measured = collect(clients)
     await mod.close()
-    return lateness, cpu
+    return measured, cpu
+
+
+async def bench_fanout_raw(n: int, seconds: float, procs: int, size: int) -> dict[str, list]:
+    """The same clients and measures against a bare websockets server that broadcasts a
+    message of ``size`` bytes with a ``server_time`` 4 times a second: the floor."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-c", RAW_FANOUT_SERVER, str(port), str(size)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None and server.stdin is not None
+        assert server.stdout.readline().strip() == "listening"
+        clients = fanout_clients(port, "-", n, procs, raw=True)
+        await asyncio.sleep(0.5)
+        server.stdin.write("start\n")
+        server.stdin.flush()
+        await asyncio.sleep(seconds)
+        server.stdin.write("stop\n")
+        server.stdin.flush()
+        return collect(clients)
+    finally:
+        server.kill()
+        server.wait()
 
 
 def bench_commit(folder: Path, n: int) -> list[float]:
@@ -373,11 +402,11 @@ def bench_commit(folder: Path, n: int) -> list[float]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description="GRACE Arena server benchmarks")
-    parser.add_argument("--clients", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--clients", type=int, nargs="*", default=[10, 100, 500])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--fanout-clients", type=int, default=500)
     parser.add_argument("--fanout-seconds", type=float, default=15.0)
-    parser.add_argument("--fanout-procs", type=int, default=4, help="client processes")
+    parser.add_argument("--fanout-procs", type=int, default=2, help="client processes")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -401,14 +430,28 @@ async def main() -> None:
                 f"\n2. reveal fan-out: {args.fanout_clients} screen-mode clients at 4 words/s "
                 f"(in {args.fanout_procs} client processes)"
             )
-            lateness, cpu = await bench_fanout(
+            arena, cpu = await bench_fanout(
                 port, proc.pid, args.fanout_clients, args.fanout_seconds, args.fanout_procs
             )
-            print(
-                f"   word states delivered: {len(lateness)}; lateness p50 "
-                f"{statistics.median(lateness) * 1e3:.1f} ms, p99 {pct(lateness, 99) * 1e3:.1f} ms;"
-                f" server CPU {cpu * 100:.0f}% of one core"
+            size = round(statistics.mean(arena["sizes"]))
+            raw = await bench_fanout_raw(
+                args.fanout_clients, args.fanout_seconds, args.fanout_procs, size
             )
+            print(
+                f"   word states delivered: {len(arena['read'])} (mean {size} bytes); "
+                f"server CPU {cpu * 100:.0f}% of one core\n"
+                f"   lateness (ms)            {'arena p50':>10} {'arena p99':>10} "
+                f"{'raw p50':>9} {'raw p99':>9}"
+            )
+            for key, label in (
+                ("arrival", "arrival at the socket"),
+                ("read", "read by the client"),
+            ):
+                a, r = arena[key], raw[key]
+                print(
+                    f"   {label:<24} {statistics.median(a) * 1e3:>10.1f} {pct(a, 99) * 1e3:>10.1f}"
+                    f" {statistics.median(r) * 1e3:>9.1f} {pct(r, 99) * 1e3:>9.1f}"
+                )
         finally:
             proc.terminate()
             proc.wait(10)
