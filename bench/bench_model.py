@@ -30,6 +30,7 @@ from grace_arena.model.llm import LLMGuesser
 from grace_arena.model.precompute import ensure_precomputed, precompute
 from grace_arena.model.prompts import guess_messages
 from grace_arena.model.tfidf import ExemplarRetriever, TfidfGuesser
+from grace_arena.model.workers import WorkerPool
 from grace_arena.record.db import open_engine
 
 
@@ -165,7 +166,9 @@ def raw_litellm_rate(api_base: str, messages: list[list[dict]], concurrency: int
     return asyncio.run(run())
 
 
-def bench_llm(latency: float, concurrencies: list[int], runs: int) -> None:
+def bench_llm(
+    latency: float, concurrencies: list[int], runs: int, pool_runs: list[tuple[int, int]]
+) -> None:
     packet = load_packet(SAMPLE_PACKET_PATH)
     retriever = ExemplarRetriever(load_corpus())
     print(
@@ -219,6 +222,31 @@ def bench_llm(latency: float, concurrencies: list[int], runs: int) -> None:
                     f"client CPU {cpu * 1e3:.1f} ms per call, "
                     f"so one core does at most {1 / cpu:.0f} calls/s"
                 )
+            for concurrency, workers in pool_runs:
+                bound = concurrency / latency
+                rates, starts = [], []
+                for run in range(runs):
+                    engine = open_engine(f"sqlite:///{Path(d) / f'w-{concurrency}-{run}.db'}")
+                    start = time.perf_counter()
+                    with WorkerPool(
+                        "openai/stub",
+                        workers=workers,
+                        api_base=server.api_base,
+                        concurrency=concurrency,
+                        cache=str(Path(d) / f"cache-w-{concurrency}-{run}.sqlite"),
+                    ) as pool:
+                        starts.append(time.perf_counter() - start)
+                        start = time.perf_counter()
+                        stats = asyncio.run(precompute(engine, packet, pool))
+                        rates.append(stats.calls / (time.perf_counter() - start))
+                    engine.dispose()
+                rate = statistics.median(rates)
+                print(
+                    f"  concurrency {concurrency:2d} in {workers} worker processes (precompute "
+                    f"--workers {workers}): bound {bound:5.0f} calls/s, achieved {rate:6.1f} "
+                    f"calls/s (median of {runs}) = {rate / bound:.0%} of the bound; "
+                    f"a new pool's start-up (not counted) {statistics.median(starts):.1f} s"
+                )
             engine = open_engine(f"sqlite:///{Path(d) / 'again.db'}")
             before = server.stats()["requests"]
             guesser = LLMGuesser(
@@ -244,9 +272,16 @@ def main() -> None:
     parser.add_argument("--large-runs", type=int, default=1)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument(
+        "--pool",
+        nargs="*",
+        default=["8x2"],
+        help="CONCURRENCYxWORKERS runs through worker processes (default 8x2)",
+    )
     args = parser.parse_args()
     bench_sample_packet(args.runs)
-    bench_llm(args.latency, args.concurrency, 3)
+    pools = [tuple(int(x) for x in spec.split("x")) for spec in args.pool]
+    bench_llm(args.latency, args.concurrency, 3, pools)  # type: ignore[arg-type]
     if not args.quick:
         bench_large(args.large_runs)
 

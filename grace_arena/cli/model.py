@@ -64,6 +64,13 @@ def precompute(
     ] = None,
     k: Annotated[int, typer.Option(help="Exemplars per prompt (LLM guessers).")] = 3,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 4,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Processes that make the LLM calls, sharing --concurrency: one process makes "
+            "at most about 100 calls/s (litellm's own CPU)."
+        ),
+    ] = 1,
     retries: Annotated[int, typer.Option(help="litellm num_retries (exponential backoff).")] = 3,
     api_base: Annotated[
         str | None, typer.Option(help="Server URL for OpenAI-compatible or vLLM models.")
@@ -105,18 +112,24 @@ def precompute(
             console.print("starting llama-cpp-python's server with SmolLM2-135M ...")
             server = stack.enter_context(LocalLlamaServer())
             litellm_model, api_base = "openai/smollm2", server.api_base
+        options = {
+            "corpus": corpus,
+            "k": k,
+            "api_base": api_base,
+            "concurrency": concurrency,
+            "num_retries": retries,
+            "cache": None if no_cache else "default",
+            "name": record_name,
+        }
         try:
-            guesser = make_guesser(
-                litellm_model,
-                corpus=corpus,
-                k=k,
-                api_base=api_base,
-                concurrency=concurrency,
-                num_retries=retries,
-                cache=None if no_cache else "default",
-                name=record_name,
-            )
-        except (OSError, ValueError) as exc:
+            if workers > 1 and model != "tfidf":
+                from grace_arena.model.workers import WorkerPool
+
+                console.print(f"starting {workers} worker processes ...")
+                guesser = stack.enter_context(WorkerPool(litellm_model, workers=workers, **options))
+            else:
+                guesser = make_guesser(litellm_model, **options)
+        except (OSError, ValueError, RuntimeError) as exc:
             typer.echo(f"cannot build the guesser: {exc}", err=True)
             raise typer.Exit(2) from None
         progress = Progress(

@@ -32,6 +32,7 @@ so the bound holds either way. Requests are retried by litellm (``num_retries`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import os
 import time
@@ -247,6 +248,20 @@ class LLMGuesser:
         finally:
             _CURRENT_CALL.reset(token)
             call.release_call_slot()
+
+    async def warm_up(self) -> None:
+        """One mock completion through litellm (no request is sent), so that the modules and
+        tables it loads on its first call are loaded before the first real one; and the OpenAI
+        SDK's resource classes, which its first client loads (about a second of CPU)."""
+        litellm = import_litellm()
+        with contextlib.suppress(ImportError):
+            import openai.resources  # noqa: F401
+        await litellm.acompletion(
+            model=self.model,
+            messages=[{"role": "user", "content": "Warm up."}],
+            mock_response="Ready.",
+            **self._params(logprobs=True, max_tokens=self.max_tokens),
+        )
 
     # -- one request -------------------------------------------------------------------------
 

@@ -1,12 +1,14 @@
 """Precompute a model's guess trajectory on a packet and store every step in the record.
 
 Every clue prefix of every tossup is guessed, judged with the core's judge (only ACCEPT is
-correct; a PROMPT is stored as incorrect with its directive) and written to ``model_step`` as
-soon as it is known, one committed row per step. Re-running is idempotent: steps already in the
-record for ``(model, packet, tossup, step)`` are skipped without asking the guesser, so a second
-run adds no rows and makes no calls, and an interrupted run resumes where it stopped. A step
-whose guesser failed (after litellm's retries) is counted as an error and not stored, so the
-next run tries it again.
+correct; a PROMPT is stored as incorrect with its directive) and committed to ``model_step`` as
+soon as it is known; the steps that finish while a commit is under way go into the next one
+together (a commit per step costs about as much CPU as a third of an LLM call). Re-running is
+idempotent: steps already in the record for ``(model, packet, tossup, step)`` are skipped
+without asking the guesser, so a second run adds no rows and makes no calls, and an interrupted
+run resumes where it stopped (a step lost in the last commit comes from the response cache). A
+step whose guesser failed (after litellm's retries) is counted as an error and not stored, so
+the next run tries it again.
 
 ``would_buzz`` is stored per step for the policy given (default: logit confidence ≥ 0.5): it says
 whether that step alone passes; the buzz is at the first step that does.
@@ -113,10 +115,7 @@ def _done_steps(engine: Any, model: str, packet_id: str) -> set[tuple[str, int]]
     return {(t, s) for t, s in rows}
 
 
-def _store(engine: Any, model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> bool:
-    from sqlalchemy.exc import IntegrityError
-    from sqlmodel import Session
-
+def _row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
     from grace_arena.record.models import ModelStepRow
 
     correct, directive = is_correct(guess.guess, prefix.answer)
@@ -149,13 +148,26 @@ def _store(engine: Any, model: str, prefix: Prefix, guess: Guess, policy: BuzzPo
         },
     )
     row.would_buzz = policy.would_buzz(row)
+    return row
+
+
+def _store(
+    engine: Any, model: str, steps: Sequence[tuple[Prefix, Guess]], policy: BuzzPolicy
+) -> int:
+    """Commit ``steps`` in one transaction; the number stored. If another run stored one of
+    them meanwhile, each is tried on its own and that one is left out."""
+    from sqlalchemy.exc import IntegrityError
+    from sqlmodel import Session
+
     try:
         with Session(engine) as session:
-            session.add(row)
+            session.add_all([_row(model, p, g, policy) for p, g in steps])
             session.commit()
-    except IntegrityError:  # another run stored this step meanwhile
-        return False
-    return True
+        return len(steps)
+    except IntegrityError:
+        if len(steps) == 1:
+            return 0
+    return sum(_store(engine, model, [step], policy) for step in steps)
 
 
 async def precompute(
@@ -203,6 +215,22 @@ async def precompute(
     async def one(prefix: Prefix) -> tuple[Prefix, Guess]:
         return prefix, await guesser.guess(prefix)
 
+    finished: list[tuple[Prefix, Guess]] = []  # guessed, not yet committed
+
+    async def commit() -> None:
+        while finished:
+            batch = finished[:]
+            finished.clear()
+            # In a worker thread: a durable SQLite commit waits for the disk, the loop need not.
+            stats.stored += await asyncio.to_thread(_store, engine, name, batch, policy)
+            for prefix, _ in batch:
+                remaining[prefix.tossup_id] -= 1
+                if remaining[prefix.tossup_id] == 0:
+                    stats.questions_done += 1
+            if on_progress:
+                on_progress(stats)
+
+    committer: asyncio.Task | None = None
     try:
         for next_done in asyncio.as_completed([one(p) for p in todo]):
             prefix, guess = await next_done
@@ -214,14 +242,19 @@ async def precompute(
             if guess.error is not None:
                 stats.errors += 1
                 stats.error_messages.append(f"{prefix.tossup_id} step {prefix.step}: {guess.error}")
-            # In a worker thread: a durable SQLite commit waits for the disk, the loop need not.
-            elif await asyncio.to_thread(_store, engine, name, prefix, guess, policy):
-                stats.stored += 1
-            remaining[prefix.tossup_id] -= 1
-            if remaining[prefix.tossup_id] == 0:
-                stats.questions_done += 1
+                remaining[prefix.tossup_id] -= 1
+                if remaining[prefix.tossup_id] == 0:
+                    stats.questions_done += 1
+            else:
+                finished.append((prefix, guess))
+                if committer is None or committer.done():
+                    if committer is not None:
+                        committer.result()  # a failed commit stops the run
+                    committer = asyncio.create_task(commit())
             if on_progress:
                 on_progress(stats)
+        if committer is not None:
+            await committer  # it commits whatever finished while it ran
     finally:
         # The LLM guesser's HTTP session belongs to this event loop.
         if (aclose := getattr(guesser, "aclose", None)) is not None:

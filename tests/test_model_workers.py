@@ -1,0 +1,166 @@
+"""The LLM guesser split over worker processes, against the stub server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+from sqlmodel import Session, select
+from typer.testing import CliRunner
+
+from grace_arena.cli import app
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.model.base import Guess, packet_prefixes
+from grace_arena.model.cache import ResponseCache
+from grace_arena.model.corpus import load_corpus
+from grace_arena.model.llm import LLMGuesser
+from grace_arena.model.policy import BuzzPolicy
+from grace_arena.model.precompute import _store, precompute
+from grace_arena.model.stub_server import StubServer
+from grace_arena.model.tfidf import ExemplarRetriever
+from grace_arena.model.workers import WorkerPool
+from grace_arena.record.db import open_engine
+from grace_arena.record.models import ModelStepRow
+from grace_arena.record.store import MatchStore
+
+pytestmark = pytest.mark.slow  # each pool starts Python processes that import litellm
+
+ANSWERS = {"Melville": "Moby-Dick", "Geneva": "Frankenstein", "whal": "Moby-Dick"}
+TOSSUPS = ["lit-american-1", "lit-british-1", "sci-physics-1"]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRACE_ARENA_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_packet(SAMPLE_PACKET_PATH)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with StubServer(answers=ANSWERS, latency=0.05) as s:
+        yield s
+
+
+def _steps(engine) -> dict[tuple[str, int], tuple]:
+    with Session(engine) as session:
+        rows = session.exec(select(ModelStepRow)).all()
+    return {
+        (r.tossup_id, r.step): (
+            r.guess,
+            r.confidence_logit,
+            r.confidence_verbal,
+            r.correct,
+            tuple(e["id"] for e in r.exemplars),
+        )
+        for r in rows
+    }
+
+
+def test_a_pool_stores_what_one_process_stores_within_the_concurrency(sample, server, tmp_path):
+    in_process = open_engine(f"sqlite:///{tmp_path / 'one.db'}")
+    guesser = LLMGuesser(
+        "openai/stub",
+        retriever=ExemplarRetriever(load_corpus()),
+        api_base=server.api_base,
+        num_retries=0,
+        concurrency=3,
+    )
+    asyncio.run(precompute(in_process, sample, guesser, tossups=TOSSUPS))
+
+    cache = tmp_path / "pool-cache.sqlite"
+    with WorkerPool(
+        "openai/stub",
+        workers=2,
+        api_base=server.api_base,
+        concurrency=3,
+        num_retries=0,
+        cache=ResponseCache(cache),
+    ) as pool:
+        assert pool.shares == [2, 1] and pool.name == "openai/stub"
+        server.max_in_flight = 0
+        before = len(server.requests)
+        pooled = open_engine(f"sqlite:///{tmp_path / 'pool.db'}")
+        stats = asyncio.run(precompute(pooled, sample, pool, tossups=TOSSUPS))
+        steps = _steps(pooled)
+        assert stats.errors == 0 and stats.stored == len(steps) == stats.steps
+        assert stats.calls == 2 * stats.steps == len(server.requests) - before
+        assert server.max_in_flight == 3  # the limit is over all workers, and is used
+        assert steps == _steps(in_process)
+
+        # The same workers serve another event loop, from the cache they share.
+        again = open_engine(f"sqlite:///{tmp_path / 'again.db'}")
+        sent = len(server.requests)
+        stats = asyncio.run(precompute(again, sample, pool, tossups=TOSSUPS))
+        assert stats.calls == 0 and stats.cache_hits == 2 * stats.steps
+        assert len(server.requests) == sent and _steps(again) == steps
+    for worker in pool._workers:
+        assert worker.proc.returncode == 0  # closed, not killed
+
+
+def test_a_dead_worker_turns_its_prefixes_into_errors(sample, server, tmp_path):
+    engine = open_engine(f"sqlite:///{tmp_path / 'r.db'}")
+    with WorkerPool(
+        "openai/stub", workers=2, api_base=server.api_base, concurrency=2, num_retries=0
+    ) as pool:
+        os.kill(pool._workers[1].proc.pid, signal.SIGKILL)
+        pool._workers[1].proc.wait()
+        stats = asyncio.run(precompute(engine, sample, pool, tossups=TOSSUPS))
+    assert stats.errors > 0 and stats.stored == stats.steps - stats.errors > 0
+    assert all("worker exited" in m for m in stats.error_messages)
+    assert stats.questions_done == stats.questions  # every step was accounted for
+
+
+def test_a_worker_that_cannot_start_says_so(tmp_path, capfd):
+    with pytest.raises(RuntimeError, match="before it was ready"):
+        WorkerPool("openai/stub", workers=2, concurrency=2, corpus=tmp_path / "missing.jsonl")
+    assert "cannot build the guesser" in capfd.readouterr().err
+
+
+def test_each_worker_needs_a_request_in_flight():
+    with pytest.raises(ValueError, match="--concurrency 1 is less than --workers 2"):
+        WorkerPool("openai/stub", workers=2, concurrency=1)
+
+
+def test_precompute_command_with_workers(server, tmp_path):
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    result = CliRunner().invoke(
+        app,
+        [
+            "precompute",
+            "--packet",
+            str(SAMPLE_PACKET_PATH),
+            "--model",
+            "openai/stub",
+            "--api-base",
+            server.api_base,
+            "--workers",
+            "2",
+            "--concurrency",
+            "4",
+            "--retries",
+            "0",
+            "--tossup",
+            "lit-american-1",
+            "--db",
+            db,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "starting 2 worker processes" in result.output
+    assert "6 steps stored" in result.output and "12 calls" in result.output
+
+
+def test_a_batch_commit_skips_a_step_another_run_stored(sample, tmp_path):
+    engine = open_engine(f"sqlite:///{tmp_path / 'r.db'}")
+    MatchStore(engine).save_packet(sample, source=sample.path)
+    prefixes = [p for p in packet_prefixes(sample) if p.tossup_id == "lit-american-1"]
+    steps = [(p, Guess(guess="Moby-Dick", confidence_logit=0.9)) for p in prefixes]
+    assert _store(engine, "m", steps[2:3], BuzzPolicy()) == 1
+    assert _store(engine, "m", steps, BuzzPolicy()) == len(steps) - 1
+    assert len(_steps(engine)) == len(steps)
