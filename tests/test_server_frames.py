@@ -98,3 +98,25 @@ def test_a_real_server_writes_states_directly_and_in_order(server):
             assert len(positions) >= 30
             assert positions == sorted(positions)  # every word's state, none out of order
             assert positions[-1] - positions[0] + 1 == len(set(positions))
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_a_server_process_freezes_what_it_loaded_at_start(tmp_path, freeze):
+    """``grace-arena serve`` sets ``freeze_gc``: a full collection then skips what start-up
+    loaded, instead of stopping the event loop ~100 ms in the middle of a reveal."""
+    import gc
+
+    from fastapi.testclient import TestClient
+
+    from grace_arena.server.app import create_app
+
+    settings = Settings(
+        db_url=f"sqlite:///{tmp_path / 'r.db'}", packets=[SAMPLE_PACKET_PATH], freeze_gc=freeze
+    )
+    assert gc.get_freeze_count() == 0
+    try:
+        with TestClient(create_app(settings)) as client:
+            assert client.get("/api/health").status_code == 200
+            assert (gc.get_freeze_count() > 0) is freeze
+    finally:
+        gc.unfreeze()

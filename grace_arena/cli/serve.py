@@ -105,6 +105,7 @@ def serve(
         public_url=public,
         first_match=first,
         on_ready=ready,
+        freeze_gc=True,
     )
     uvicorn.run(
         create_app(settings),

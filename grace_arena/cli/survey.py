@@ -90,7 +90,12 @@ def survey(
         console.print(f"listening on {public} — Ctrl+C stops", soft_wrap=True, highlight=False)
 
     settings = Settings(
-        db_url=url, secret=secret, public_url=public, survey_packets=packet, on_ready=ready
+        db_url=url,
+        secret=secret,
+        public_url=public,
+        survey_packets=packet,
+        on_ready=ready,
+        freeze_gc=True,
     )
     web = create_app(settings)
     uvicorn.run(web, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
