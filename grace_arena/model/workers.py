@@ -13,8 +13,9 @@ is, and stores every step in the parent process, so the record has one writer.
   the next prefix waiting: a worker that is slower (or hits its cache less) gets less work.
 - The workers share the response cache file (SQLite, safe across processes).
 - Requests go to a worker's stdin and guesses come back on a pipe of their own, one JSON object
-  per line; whatever litellm prints goes to the worker's stderr. A worker that dies turns its
-  prefixes into errors (the steps are not stored, so the next run tries them again).
+  per line; whatever litellm prints goes to the worker's stderr. A worker that dies turns the
+  prefixes it holds into errors (the steps are not stored, so the next run tries them again);
+  the prefixes after them go to the workers still alive.
 
 The pool starts its processes when it is made and waits until each has built its guesser;
 ``close()`` (or leaving a ``with`` block) stops them.
@@ -208,19 +209,26 @@ class WorkerPool:
 
     async def guess(self, prefix: Prefix) -> Guess:
         free = await self._places()
-        i = await free.get()
-        worker = self._workers[i]
-        try:
-            if worker.dead is not None:
+        while True:
+            i = await free.get()
+            worker = self._workers[i]
+            if worker.dead is None:
+                break
+            if all(w.dead is not None for w in self._workers):
+                free.put_nowait(i)  # for the next prefix waiting, which fails the same way
                 return Guess(guess=None, error=worker.dead)
+            # A dead worker's place is dropped: the prefix goes to one that is alive.
+        try:
             self._ids += 1
+            ident = self._ids
             future: asyncio.Future[Guess] = asyncio.get_running_loop().create_future()
-            worker.pending[self._ids] = future
+            worker.pending[ident] = future
             try:
-                await worker.send({"id": self._ids, "prefix": dataclasses.asdict(prefix)})
+                await worker.send({"id": ident, "prefix": dataclasses.asdict(prefix)})
             except (ConnectionError, OSError) as exc:
-                worker.pending.pop(self._ids, None)
-                return Guess(guess=None, error=f"worker unreachable: {exc}")
+                worker.pending.pop(ident, None)
+                worker.dead = f"worker unreachable: {exc}"
+                return Guess(guess=None, error=worker.dead)
             return await future
         finally:
             free.put_nowait(i)
