@@ -94,7 +94,9 @@ def test_prompts_and_confidences_over_http(server, retriever, prefixes, provider
     guess = asyncio.run(guesser.guess(prefix))
     assert guess.error is None, guess.error
     assert len(server.requests) == 2 and guess.calls == 2
-    ask, verbal = server.requests
+    # Sent together, in either order: the guess is the one that asks for log-probabilities.
+    [ask] = [r for r in server.requests if "logprobs" in r]
+    [verbal] = [r for r in server.requests if "logprobs" not in r]
     # The guess: E.1 prompt, temperature 0, logprobs asked for.
     assert ask["model"] == "stub" and ask["temperature"] == 0
     assert ask["logprobs"] is True and ask["top_logprobs"] == 0
@@ -130,7 +132,29 @@ def test_retries_after_429_and_500(server, retriever, prefixes):
     guess = asyncio.run(_guesser(server, retriever).guess(prefixes[0]))
     assert guess.error is None, guess.error
     assert guess.guess is not None
-    assert len(server.requests) == 4  # 2 failures + the guess, then the verbal call
+    assert len(server.requests) == 4  # 2 failures, the guess and the verbal call
+    assert guess.calls == 2 and guess.confidence_verbal is not None
+
+
+def test_a_prefix_sends_its_two_calls_together(retriever, prefixes):
+    with StubServer(answers=ANSWERS, latency=0.1) as server:
+        guess = asyncio.run(_guesser(server, retriever, concurrency=2).guess(prefixes[0]))
+        assert guess.error is None and guess.calls == 2
+        assert server.max_in_flight == 2  # one round trip for the prefix, not two
+    with StubServer(answers=ANSWERS, latency=0.1) as server:
+        guess = asyncio.run(_guesser(server, retriever, concurrency=1).guess(prefixes[0]))
+        assert guess.error is None and guess.calls == 2
+        assert server.max_in_flight == 1  # the limit still holds
+
+
+def test_a_failed_call_fails_the_prefix(retriever, prefixes):
+    with StubServer(answers=ANSWERS, latency=0.1) as server:
+        server.fail_next = [500]  # the first request to arrive fails; no retries
+        guesser = _guesser(server, retriever, num_retries=0, cache=None)
+        guess = asyncio.run(guesser.guess(prefixes[0]))
+    assert guess.guess is None and guess.error is not None and "500" in guess.error
+    assert guess.calls == 1 and guess.confidence_verbal is None  # the other was cancelled
+    assert len(server.requests) == 2
 
 
 def test_an_error_after_the_retries_is_reported_not_raised(server, retriever, prefixes):

@@ -1,6 +1,6 @@
 """The LLM guesser: any litellm provider string, GRACE's prompts, two confidences per prefix.
 
-For each clue prefix it makes two calls, both at temperature 0:
+For each clue prefix it makes two independent calls, sent together, both at temperature 0:
 
 1. the guess (appendix E.1 prompt with ``k`` TF-IDF exemplars), asking for token
    log-probabilities (``logprobs=True, top_logprobs=0``); the logit confidences are computed over
@@ -352,31 +352,51 @@ class LLMGuesser:
         return [(e.id, e.text, e.page) for e in found]
 
     async def guess(self, prefix: Prefix) -> Guess:
+        """The guess call and the verbalized-confidence call, sent together: they are
+        independent, so a prefix takes one round trip, not two."""
         exemplars = self.exemplars_for(prefix)
         pairs = [(q, a) for _, q, a in exemplars]
         used = [{"id": i, "answer": a} for i, _, a in exemplars]
-        calls = 0
-        hits = 0
+        cached: list[bool] = []  # one per call answered, True when from the cache
+
+        async def answered(request: Any) -> dict[str, Any]:
+            body, hit = await request
+            cached.append(hit)
+            return body
+
         try:
-            answer_body, cached = await self._guess_call(guess_messages(prefix.text, pairs))
-            calls, hits = calls + (not cached), hits + cached
-            verbal_body = None
-            if self.verbal:
-                verbal_body, cached = await self._request(
-                    verbal_messages(prefix.text, pairs),
-                    self._params(logprobs=False, max_tokens=self.max_tokens + 16),
+            async with asyncio.TaskGroup() as group:
+                answer = group.create_task(
+                    answered(self._guess_call(guess_messages(prefix.text, pairs)))
                 )
-                calls, hits = calls + (not cached), hits + cached
-        except Exception as exc:  # after litellm's retries: record and move on
+                verbal = None
+                if self.verbal:
+                    verbal = group.create_task(
+                        answered(
+                            self._request(
+                                verbal_messages(prefix.text, pairs),
+                                self._params(logprobs=False, max_tokens=self.max_tokens + 16),
+                            )
+                        )
+                    )
+        except ExceptionGroup as failed:  # after litellm's retries: record and move on
+            exc = failed.exceptions[0]
             return Guess(
                 guess=None,
                 exemplars=used,
-                calls=calls + 1,
-                cache_hits=hits,
+                calls=cached.count(False) + 1,
+                cache_hits=cached.count(True),
                 error=f"{type(exc).__name__}: {str(exc)[:300]}",
             )
         refused = self.logprobs_supported is False
-        return _build_guess(answer_body, verbal_body, used, calls, hits, refused=refused)
+        return _build_guess(
+            answer.result(),
+            None if verbal is None else verbal.result(),
+            used,
+            cached.count(False),
+            cached.count(True),
+            refused=refused,
+        )
 
 
 def _prefix_key(prefix: Prefix) -> tuple[str, str, int]:

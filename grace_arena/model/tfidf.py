@@ -180,12 +180,20 @@ class ExemplarRetriever:
             self._vectorizer.fit_transform(e.text for e in self.entries) if self.entries else None
         )
 
-    def _excluded(self, question_text: str | None, exclude_ids: Sequence[str]) -> set[int]:
-        skip = {self._ids[i] for i in exclude_ids if i in self._ids}
-        if question_text and self._matrix is not None:
-            sims = (self._vectorizer.transform([question_text]) @ self._matrix.T).toarray()[0]
-            skip.update(np.flatnonzero(sims >= DUPLICATE_SIMILARITY).tolist())
-        return skip
+    def _excluded(self, keys: Sequence[tuple[str | None, tuple[str, ...]]]) -> list[set[int]]:
+        """The entries to skip for each ``(question_text, exclude_ids)``: those ids, and the
+        entries that are the question itself (by text). One sparse product for all of them."""
+        skips = [{self._ids[i] for i in ids if i in self._ids} for _, ids in keys]
+        texts = [(n, q) for n, (q, _) in enumerate(keys) if q]
+        if self._matrix is None:
+            return skips
+        for start in range(0, len(texts), _BATCH):
+            batch = texts[start : start + _BATCH]
+            sims = self._vectorizer.transform([q for _, q in batch]) @ self._matrix.T
+            rows, cols = (sims >= DUPLICATE_SIMILARITY).nonzero()
+            for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+                skips[batch[row][0]].add(col)
+        return skips
 
     def retrieve(
         self,
@@ -213,20 +221,18 @@ class ExemplarRetriever:
             return [[] for _ in texts]
         question_texts = question_texts or [None] * len(texts)
         exclude_ids = exclude_ids or [()] * len(texts)
-        skips_by_question = self._skips
+        keys = [(q, tuple(ids)) for q, ids in zip(question_texts, exclude_ids, strict=True)]
+        skips_by_question = self._skips  # every prefix of a question shares its skips
+        if len(skips_by_question) >= 4096:
+            skips_by_question.clear()
+        new = list(dict.fromkeys(key for key in keys if key not in skips_by_question))
+        skips_by_question.update(zip(new, self._excluded(new), strict=True))
         out: list[list[CorpusEntry]] = []
         for start in range(0, len(texts), _BATCH):
             batch = texts[start : start + _BATCH]
             sims = self._vectorizer.transform(batch) @ self._matrix.T
             sims = sims.toarray() if sparse.issparse(sims) else np.asarray(sims)
-            skips = []
-            for i in range(start, start + len(batch)):
-                key = (question_texts[i], tuple(exclude_ids[i]))
-                if key not in skips_by_question:
-                    if len(skips_by_question) >= 4096:  # every prefix of a question shares one
-                        skips_by_question.clear()
-                    skips_by_question[key] = self._excluded(*key)
-                skips.append(skips_by_question[key])
+            skips = [skips_by_question[key] for key in keys[start : start + len(batch)]]
             top = _top_k(sims, k + max(len(s) for s in skips))
             for order, skip in zip(top, skips, strict=True):
                 out.append([self.entries[j] for j in order if j not in skip][:k])
