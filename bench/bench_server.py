@@ -5,16 +5,20 @@
 
 1. Arbitration: N players connected on loopback; one buzzes; the time from sending the buzz
    to the lock-out (a state with the floor taken) reaching EVERY client. Measured in the same
-   run against a minimal raw-websockets server that broadcasts a lock-out message of the same
-   size to all its clients on a buzz (the floor for any websocket fan-out in Python: no
-   framework, no record, no state to build); the ratio is reported.
+   run against a minimal raw-websockets server that broadcasts the arena's lock-out message
+   (as a client got it in the same run) to all its clients on a buzz: the floor for any
+   websocket fan-out in Python (no framework, no record, no state to build). The ratio is
+   reported. A round starts once the clients (all in this process) have read everything sent
+   before it, and this process's garbage collector is held off during a round: it stands in
+   for N devices.
 2. Reveal fan-out: N clients in screen mode at 4 words/s, and the server process's CPU use over
    the run. The clients (``fanout_client.py``, in a few processes) measure each word's state
    against the ``server_time`` in it (same machine clock) twice: when its bytes reached the
    client's socket (the kernel's receive timestamp: the delivery) and when the client process
    got to read it (that plus the client's own wait for one of the two shared cores). The same
    clients against a bare websockets server broadcasting a message of the same size at the same
-   rate give the floor.
+   rate give the floor. Each reading starts once the client processes are idle: reading the
+   messages of 500 joins keeps them busy for about a second after the last one.
 3. Durable write: the latency of committing one buzz (SQLite, WAL, synchronous=FULL).
 
 The server runs in its own process (``grace-arena serve``); the arbitration clients run here on
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import statistics
@@ -43,14 +48,14 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 SECRET = "bench-secret"
-LOCKOUT_SIZE = [100]  # bytes of the arena's lock-out message, measured in the run
+LOCKOUT = ['{"type": "locked"}']  # the arena's lock-out message, as a client got it in the run
 
 RAW_SERVER = r"""
 import asyncio, json, sys
 from websockets.asyncio.server import serve, broadcast
 clients = set()
-# as many bytes as the arena's lock-out state, so that clients parse the same amount
-LOCKED = json.dumps({"type": "locked", "pad": "x" * max(0, int(sys.argv[2]) - 30)})
+# the arena's lock-out state, word for word, so that clients parse the same message
+LOCKED = sys.argv[2]
 async def handler(ws):
     clients.add(ws)
     try:
@@ -166,7 +171,7 @@ class Peer:
                 self.lateness.append(now - message["server_time"])
             if self.predicate(message) and not self.hit.is_set():
                 if message.get("type") == "state":
-                    LOCKOUT_SIZE[0] = len(raw)
+                    LOCKOUT[0] = raw
                 self.hit_at = now
                 self.hit.set()
 
@@ -211,6 +216,17 @@ async def arena_moderator(port: int, match: dict):
     return ws, Peer(ws, lambda m: False)
 
 
+async def idle(limit: float = 10.0) -> None:
+    """Wait until this process's clients have read what they were sent (under a fifth of a
+    core over a tenth of a second), so that a round measures the buzz alone."""
+    start = time.time()
+    while time.time() - start < limit:
+        cpu = time.process_time()
+        await asyncio.sleep(0.1)
+        if time.process_time() - cpu < 0.02:
+            return
+
+
 async def bench_arbitration_arena(port: int, n: int, rounds: int) -> list[float]:
     match = create_match(port, mode="read_aloud", wpm=120)
     peers = await arena_players(port, match["join_code"], n, locked)
@@ -220,11 +236,15 @@ async def bench_arbitration_arena(port: int, n: int, rounds: int) -> list[float]
         for command in ({"type": "start_tossup"}, {"type": "pause"}, {"type": "step"}):
             await mod.send(json.dumps(command))
         await asyncio.sleep(0.3)
+        await idle()  # the joins (at first) and these three states, read by every client
         for p in peers:
             p.hit.clear()
+        gc.collect()  # this process stands in for N devices: no pause of its own in a round
+        gc.disable()
         sent = time.time()
         await peers[0].ws.send(json.dumps({"type": "buzz", "client_time": sent}))
         await asyncio.wait_for(asyncio.gather(*(p.hit.wait() for p in peers)), 30)
+        gc.enable()
         latencies.append(max(p.hit_at for p in peers) - sent)
         await mod.send(json.dumps({"type": "rule", "ruling": "correct"}))
         await asyncio.sleep(0.2)
@@ -234,9 +254,9 @@ async def bench_arbitration_arena(port: int, n: int, rounds: int) -> list[float]
     return latencies
 
 
-async def bench_arbitration_raw(n: int, rounds: int, size: int) -> list[float]:
+async def bench_arbitration_raw(n: int, rounds: int, message: str) -> list[float]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", RAW_SERVER, str(port), str(size)])
+    proc = subprocess.Popen([sys.executable, "-c", RAW_SERVER, str(port), message])
     try:
         for _ in range(100):
             try:
@@ -254,11 +274,15 @@ async def bench_arbitration_raw(n: int, rounds: int, size: int) -> list[float]:
         latencies = []
         for _ in range(rounds):
             await asyncio.sleep(0.3)
+            await idle()
             for p in peers:
                 p.hit.clear()
+            gc.collect()  # this process stands in for N devices: no pause of its own in a round
+            gc.disable()
             sent = time.time()
             await peers[0].ws.send(json.dumps({"type": "buzz", "client_time": sent}))
             await asyncio.wait_for(asyncio.gather(*(p.hit.wait() for p in peers)), 30)
+            gc.enable()
             latencies.append(max(p.hit_at for p in peers) - sent)
         for p in peers:
             await p.ws.close()
@@ -320,35 +344,60 @@ def fanout_clients(port: int, code: str, n: int, procs: int, *, raw: bool) -> li
     return clients
 
 
-def collect(clients: list) -> dict[str, list]:
-    """Stop the client processes and merge what they measured."""
-    merged: dict[str, list] = {"arrival": [], "read": [], "sizes": []}
+def collect(clients: list) -> list[list]:
+    """Stop the client processes and merge their samples."""
+    samples: list[list] = []
     for c in clients:
         c.stdin.write("\n")
         c.stdin.flush()
-        for key, values in json.loads(c.stdout.readline()).items():
-            merged[key] += values
+        samples += json.loads(c.stdout.readline())["samples"]
         c.wait(30)
-    return merged
+    return samples
+
+
+def measures(samples: list[list]) -> dict[str, list]:
+    """The samples (``[server_time, arrival, read, size]``) as ``arrival``, ``read`` and
+    ``sizes`` lists."""
+    return {
+        "arrival": [a for _, a, _, _ in samples if a is not None],
+        "read": [r for _, _, r, _ in samples],
+        "sizes": [n for _, _, _, n in samples],
+    }
+
+
+async def settle(clients: list, limit: float = 10.0) -> float:
+    """Wait until the client processes are idle (under a fifth of a core each over a quarter
+    of a second): every join sends the new state to every client connected, so 500 joins
+    are about 125,000 messages for the client processes to read. Returns the seconds waited."""
+    start = time.time()
+    last = [cpu_seconds(c.pid) for c in clients]
+    while time.time() - start < limit:
+        await asyncio.sleep(0.25)
+        now = [cpu_seconds(c.pid) for c in clients]
+        if all(b - a < 0.05 for a, b in zip(last, now, strict=True)):
+            break
+        last = now
+    return time.time() - start
 
 
 async def bench_fanout(
     port: int, pid: int, n: int, seconds: float, procs: int
-) -> tuple[dict[str, list], float]:
+) -> tuple[dict[str, list], float, float]:
     """The arena reading a tossup in screen mode at 4 words/s to ``n`` players; returns the
-    clients' measures (``fanout_client.py``) and the server's CPU share of one core."""
+    clients' measures (``fanout_client.py``), the server's CPU share of one core, and how long
+    the clients took to settle after joining."""
     match = create_match(port, mode="screen", wpm=240)  # 4 words per second
     clients = fanout_clients(port, match["join_code"], n, procs, raw=False)
     mod, _ = await arena_moderator(port, match)
-    await asyncio.sleep(0.5)
+    settled = await settle(clients)
     cpu0, t0 = cpu_seconds(pid), time.time()
     await mod.send(json.dumps({"type": "start_tossup"}))
     await asyncio.sleep(seconds)
     cpu = (cpu_seconds(pid) - cpu0) / (time.time() - t0)
     await mod.send(json.dumps({"type": "pause"}))
-    measured = collect(clients)
+    measured = measures(collect(clients))
     await mod.close()
-    return measured, cpu
+    return measured, cpu, settled
 
 
 async def bench_fanout_raw(n: int, seconds: float, procs: int, size: int) -> dict[str, list]:
@@ -365,13 +414,13 @@ async def bench_fanout_raw(n: int, seconds: float, procs: int, size: int) -> dic
         assert server.stdout is not None and server.stdin is not None
         assert server.stdout.readline().strip() == "listening"
         clients = fanout_clients(port, "-", n, procs, raw=True)
-        await asyncio.sleep(0.5)
+        await settle(clients)
         server.stdin.write("start\n")
         server.stdin.flush()
         await asyncio.sleep(seconds)
         server.stdin.write("stop\n")
         server.stdin.flush()
-        return collect(clients)
+        return measures(collect(clients))
     finally:
         server.kill()
         server.wait()
@@ -420,7 +469,7 @@ async def main() -> None:
             )
             for n in args.clients:
                 arena = await bench_arbitration_arena(port, n, args.rounds)
-                raw = await bench_arbitration_raw(n, args.rounds, LOCKOUT_SIZE[0])
+                raw = await bench_arbitration_raw(n, args.rounds, LOCKOUT[0])
                 a50, a99 = statistics.median(arena) * 1e3, pct(arena, 99) * 1e3
                 r50, r99 = statistics.median(raw) * 1e3, pct(raw, 99) * 1e3
                 print(
@@ -430,7 +479,7 @@ async def main() -> None:
                 f"\n2. reveal fan-out: {args.fanout_clients} screen-mode clients at 4 words/s "
                 f"(in {args.fanout_procs} client processes)"
             )
-            arena, cpu = await bench_fanout(
+            arena, cpu, settled = await bench_fanout(
                 port, proc.pid, args.fanout_clients, args.fanout_seconds, args.fanout_procs
             )
             size = round(statistics.mean(arena["sizes"]))
@@ -438,6 +487,7 @@ async def main() -> None:
                 args.fanout_clients, args.fanout_seconds, args.fanout_procs, size
             )
             print(
+                f"   (the client processes took {settled:.1f} s to read the join messages)\n"
                 f"   word states delivered: {len(arena['read'])} (mean {size} bytes); "
                 f"server CPU {cpu * 100:.0f}% of one core\n"
                 f"   lateness (ms)            {'arena p50':>10} {'arena p99':>10} "

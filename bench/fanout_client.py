@@ -4,12 +4,15 @@
 
 Opens ``N`` player websockets (players ``FIRST`` … ``FIRST+N-1``; with ``--raw``, bare
 connections to the raw broadcast server), prints ``ready``, reads until a line arrives on
-stdin, then prints one JSON object with, for every state that carried tossup text, its
-length (``sizes``) and two latenesses:
+stdin, then prints one JSON object whose ``samples`` hold, for every state that carried
+tossup text, ``[server_time, arrival, read, size]``: the ``server_time`` in it, two latenesses
+and its length in bytes:
 
 - ``arrival``: when its bytes reached this client's socket (the kernel's receive timestamp,
   ``SO_TIMESTAMPNS``) minus the ``server_time`` in it: the delivery's lateness, whatever this
-  process was doing at the time;
+  process was doing at the time (``null`` if the kernel gave no time). A TCP read reports the
+  arrival of the newest data it takes (and the kernel merges data that waits to be read), so
+  a message read late together with the next one gets the next one's arrival: an upper bound;
 - ``read``: when this process got to read it minus ``server_time``: the above plus the wait of
   a client that shares two cores with the server and the other clients.
 
@@ -97,9 +100,7 @@ def main() -> None:
             p.wait_for("joined")
         p.sock.setblocking(False)
         players.append(p)
-    arrival: list[float] = []
-    read: list[float] = []
-    sizes: list[int] = []
+    samples: list[tuple[float, float | None, float, int]] = []
     selector = selectors.DefaultSelector()
     for p in players:
         selector.register(p.sock, selectors.EVENT_READ, p)
@@ -109,7 +110,7 @@ def main() -> None:
         for key, _ in selector.select():
             if key.data is None:
                 sys.stdin.readline()
-                print(json.dumps({"arrival": arrival, "read": read, "sizes": sizes}), flush=True)
+                print(json.dumps({"samples": samples}), flush=True)
                 return
             texts, arrived = key.data.receive()
             now = time.time()
@@ -119,10 +120,8 @@ def main() -> None:
                     key.data.send({"type": "pong", "sent": sent, "time": now})
                 elif text.startswith('{"type":"state"') and '"tossup":null' not in text:
                     server_time = float(SERVER_TIME.search(text).group(1))  # type: ignore[union-attr]
-                    read.append(now - server_time)
-                    sizes.append(len(text))
-                    if arrived is not None:
-                        arrival.append(arrived - server_time)
+                    late = None if arrived is None else arrived - server_time
+                    samples.append((server_time, late, now - server_time, len(text)))
 
 
 if __name__ == "__main__":
