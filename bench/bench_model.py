@@ -244,7 +244,8 @@ def bench_llm(
                 print(
                     f"  concurrency {concurrency:2d} in {workers} worker processes (precompute "
                     f"--workers {workers}): bound {bound:5.0f} calls/s, achieved {rate:6.1f} "
-                    f"calls/s (median of {runs}) = {rate / bound:.0%} of the bound; "
+                    f"calls/s (median of {runs}) = {rate / bound:.0%} of the bound (runs: "
+                    f"{', '.join(f'{r / bound:.0%}' for r in rates)}); "
                     f"a new pool's start-up (not counted) {statistics.median(starts):.1f} s"
                 )
             engine = open_engine(f"sqlite:///{Path(d) / 'again.db'}")
