@@ -379,8 +379,9 @@ class LLMGuesser:
                             )
                         )
                     )
-        except ExceptionGroup as failed:  # after litellm's retries: record and move on
-            exc = failed.exceptions[0]
+        except Exception as exc:  # after litellm's retries: record and move on
+            while isinstance(exc, ExceptionGroup):  # a call's error, from the task group
+                exc = exc.exceptions[0]
             return Guess(
                 guess=None,
                 exemplars=used,
