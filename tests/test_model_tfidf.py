@@ -185,3 +185,25 @@ def test_real_qanta_corpus():
 def test_real_grace_corpus():
     entries = load_corpus(SHARED / "grace_packet1_buzzpoints.json")
     assert len(entries) == 20 and entries[0].page == "Coltrane"
+
+
+def test_retrieve_many_skips_each_questions_own_copies(corpus, sample):
+    # Several questions in one batch, each with a copy in the corpus under another id: each
+    # prefix skips its own question's copy and only that.
+    prefixes = [p for p in packet_prefixes(sample) if p.step == 0][:4]
+    copies = [
+        CorpusEntry(f"copy-{i}", f"page-{i}", tossup.text.replace("(*) ", ""))
+        for i, tossup in enumerate(sample.tossups[:4])
+    ]
+    retriever = ExemplarRetriever([*corpus, *copies])
+    assert [retriever.retrieve(p.text, 1)[0].id for p in prefixes] == [c.id for c in copies]
+    many = retriever.retrieve_many(
+        [p.text for p in prefixes] + [sample.tossups[0].text],
+        len(corpus),
+        question_texts=[p.question_text for p in prefixes] + [None],
+    )
+    for i, found in enumerate(many[:4]):
+        ids = {e.id for e in found}
+        assert f"copy-{i}" not in ids
+        assert {c.id for c in copies} - {f"copy-{i}"} <= ids  # the others' copies stay
+    assert many[4][0].id == "copy-0"  # no question given: nothing skipped
