@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 
 import pytest
 from sqlmodel import Session, select
@@ -20,7 +21,7 @@ from grace_arena.model.policy import BuzzPolicy
 from grace_arena.model.precompute import _store, precompute
 from grace_arena.model.stub_server import StubServer
 from grace_arena.model.tfidf import ExemplarRetriever
-from grace_arena.model.workers import WorkerPool
+from grace_arena.model.workers import WorkerPool, _run
 from grace_arena.record.db import open_engine
 from grace_arena.record.models import ModelStepRow
 from grace_arena.record.store import MatchStore
@@ -173,3 +174,14 @@ def test_a_batch_commit_skips_a_step_another_run_stored(sample, tmp_path):
     assert _store(engine, "m", steps[2:3], BuzzPolicy()) == 1
     assert _store(engine, "m", steps, BuzzPolicy()) == len(steps) - 1
     assert len(_steps(engine)) == len(steps)
+
+
+async def _loop_module() -> str:
+    return type(asyncio.get_running_loop()).__module__
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uvloop is not installed on Windows")
+def test_a_worker_runs_on_uvloop_where_installed(monkeypatch):
+    assert _run(_loop_module()).startswith("uvloop")
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if it were not installed
+    assert _run(_loop_module()).startswith("asyncio")

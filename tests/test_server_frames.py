@@ -84,6 +84,9 @@ def test_a_real_server_writes_states_directly_and_in_order(server):
     with clients(mod, *players):
         conns = [c for c in server.room().connections if c.role is not None]
         assert conns and all(c._write_now is not None for c in conns)
+        # asyncio's own loop, even with uvloop installed (for the precompute workers)
+        loop = server.server.servers[0].get_loop()
+        assert type(loop).__module__.startswith("asyncio"), type(loop)
         mod.send(type="set_pace", wpm=3000)
         mod.send(type="start_tossup")
         mod.state(lambda s: s["tossup"] and s["tossup"]["position"] >= 30, timeout=10)

@@ -30,14 +30,15 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
 
 from grace_arena.model.base import Guess, Prefix
 
 __all__ = ["WorkerPool"]
 
 _READY = "ready"
+T = TypeVar("T")
 
 
 def _shares(total: int, parts: int) -> list[int]:
@@ -286,12 +287,22 @@ async def _serve(spec: dict[str, Any], out: Any) -> None:
         await aclose()
 
 
+def _run(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` on uvloop where it is installed, else on asyncio's loop. A worker is all
+    requests and replies, and uvloop takes less CPU for each (see ``bench/bench_model.py``)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
 def main() -> None:
     spec, fd = json.loads(sys.argv[1]), int(sys.argv[2])
     out = os.fdopen(fd, "wb")
     sys.stdout = sys.stderr  # anything printed goes to stderr, not into the results
     try:
-        asyncio.run(_serve(spec, out))
+        _run(_serve(spec, out))
     except (OSError, ValueError) as exc:  # e.g. a corpus that cannot be read
         print(f"grace-arena worker: cannot build the guesser: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -81,10 +81,13 @@ CLIENT_DIR = Path(__file__).resolve().parents[2] / "buzzer_client"
 #: per-message compression (small JSON on a LAN; compressing each message for each of
 #: hundreds of clients was the largest cost of a broadcast).
 #: The websocket protocol writes broadcast frames at once (:mod:`grace_arena.server.frames`).
+#: The server keeps asyncio's own event loop even where uvloop is installed (for the precompute
+#: workers): that is the loop its frame writing and its benchmarks were measured on.
 UVICORN_OPTIONS: dict[str, Any] = {
     "ws_max_size": 65536,
     "ws_per_message_deflate": False,
     "ws": FrameWritingProtocol,
+    "loop": "asyncio",
 }
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
