@@ -1,9 +1,11 @@
-"""Shared fixtures: a fresh migrated database per test."""
+"""Shared fixtures: a fresh migrated database per test, the sample packet, a private response
+cache, a live server with the sample match, and the browser."""
 
 from __future__ import annotations
 
 import pytest
 
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.store import MatchStore
 
@@ -19,6 +21,33 @@ def store(db_url) -> MatchStore:
     engine = make_engine(db_url)
     yield MatchStore(engine)
     engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def sample():
+    """The sample packet."""
+    return load_packet(SAMPLE_PACKET_PATH)
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """The LLM response cache in this test's folder (model test modules use it throughout)."""
+    monkeypatch.setenv("GRACE_ARENA_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def server(db_url):
+    """A live server with the sample packet and a two-team match (a module that needs another
+    server defines its own ``server``)."""
+    from live import LiveServer, two_teams
+
+    from grace_arena.server.app import Settings
+
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s3cret", first_match=two_teams()
+    )
+    with LiveServer(settings) as live:
+        yield live
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,7 @@ from grace_arena.model.tfidf import ExemplarRetriever
 
 ANSWERS = {"Melville": "Moby-Dick", "whal": "Moby-Dick", "Frankenstein": "Frankenstein"}
 
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("GRACE_ARENA_CACHE_DIR", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 @pytest.fixture(scope="module")

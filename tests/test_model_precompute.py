@@ -25,15 +25,7 @@ from grace_arena.record.models import ModelStepRow, TossupRow
 
 runner = CliRunner()
 
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("GRACE_ARENA_CACHE_DIR", str(tmp_path / "cache"))
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_packet(SAMPLE_PACKET_PATH)
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def _rows(engine, model=None) -> list[ModelStepRow]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.model.base import is_correct, packet_prefixes
 from grace_arena.model.corpus import (
     DEFAULT_CORPUS_PATH,
@@ -32,11 +32,6 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 @pytest.fixture(scope="module")
 def corpus() -> list[CorpusEntry]:
     return load_corpus()
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_packet(SAMPLE_PACKET_PATH)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from grace_arena.cli import app
-from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.model.base import Guess, packet_prefixes
 from grace_arena.model.cache import ResponseCache
 from grace_arena.model.corpus import load_corpus
@@ -26,20 +26,13 @@ from grace_arena.record.db import open_engine
 from grace_arena.record.models import ModelStepRow
 from grace_arena.record.store import MatchStore
 
-pytestmark = pytest.mark.slow  # each pool starts Python processes that import litellm
+pytestmark = [
+    pytest.mark.slow,  # each pool starts Python processes that import litellm
+    pytest.mark.usefixtures("private_cache"),
+]
 
 ANSWERS = {"Melville": "Moby-Dick", "Geneva": "Frankenstein", "whal": "Moby-Dick"}
 TOSSUPS = ["lit-american-1", "lit-british-1", "sci-physics-1"]
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("GRACE_ARENA_CACHE_DIR", str(tmp_path / "cache"))
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_packet(SAMPLE_PACKET_PATH)
 
 
 @pytest.fixture(scope="module")

@@ -19,15 +19,6 @@ FIRST = load_packet(SAMPLE_PACKET_PATH).tossups[0]
 FIRST_ANSWER = parse_answer_line(FIRST.answer).main
 
 
-@pytest.fixture
-def server(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s3cret", first_match=two_teams()
-    )
-    with LiveServer(settings) as live:
-        yield live
-
-
 def start_paused(mod: Client, steps: int = 0) -> None:
     mod.send(type="start_tossup")
     mod.state(lambda s: s["match"]["phase"] == "reading")

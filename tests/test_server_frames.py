@@ -6,7 +6,7 @@ import asyncio
 from types import SimpleNamespace
 
 import pytest
-from live import LiveServer, clients, moderator, player, two_teams
+from live import clients, moderator, player
 from websockets.frames import Frame
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -67,15 +67,6 @@ def test_text_frame_is_a_final_unmasked_text_frame():
     except StopIteration as done:
         parsed = done.value
     assert parsed.fin and parsed.opcode.name == "TEXT" and parsed.data == data and not frame
-
-
-@pytest.fixture
-def server(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s3cret", first_match=two_teams()
-    )
-    with LiveServer(settings) as live:
-        yield live
 
 
 def test_a_real_server_writes_states_directly_and_in_order(server):
