@@ -227,6 +227,24 @@ async def idle(limit: float = 10.0) -> None:
             return
 
 
+async def buzz_round(peers: list[Peer]) -> float:
+    """Once the clients have read what they were sent before (at first the joins, then the
+    round's set-up), the first buzzes; the seconds until the last client has the lock-out.
+    The garbage collector is held off meanwhile: this process stands in for N devices."""
+    await idle()
+    for p in peers:
+        p.hit.clear()
+    gc.collect()
+    gc.disable()
+    try:
+        sent = time.time()
+        await peers[0].ws.send(json.dumps({"type": "buzz", "client_time": sent}))
+        await asyncio.wait_for(asyncio.gather(*(p.hit.wait() for p in peers)), 30)
+    finally:
+        gc.enable()
+    return max(p.hit_at for p in peers) - sent
+
+
 async def bench_arbitration_arena(port: int, n: int, rounds: int) -> list[float]:
     match = create_match(port, mode="read_aloud", wpm=120)
     peers = await arena_players(port, match["join_code"], n, locked)
@@ -236,16 +254,7 @@ async def bench_arbitration_arena(port: int, n: int, rounds: int) -> list[float]
         for command in ({"type": "start_tossup"}, {"type": "pause"}, {"type": "step"}):
             await mod.send(json.dumps(command))
         await asyncio.sleep(0.3)
-        await idle()  # the joins (at first) and these three states, read by every client
-        for p in peers:
-            p.hit.clear()
-        gc.collect()  # this process stands in for N devices: no pause of its own in a round
-        gc.disable()
-        sent = time.time()
-        await peers[0].ws.send(json.dumps({"type": "buzz", "client_time": sent}))
-        await asyncio.wait_for(asyncio.gather(*(p.hit.wait() for p in peers)), 30)
-        gc.enable()
-        latencies.append(max(p.hit_at for p in peers) - sent)
+        latencies.append(await buzz_round(peers))
         await mod.send(json.dumps({"type": "rule", "ruling": "correct"}))
         await asyncio.sleep(0.2)
     for p in peers:
@@ -274,16 +283,7 @@ async def bench_arbitration_raw(n: int, rounds: int, message: str) -> list[float
         latencies = []
         for _ in range(rounds):
             await asyncio.sleep(0.3)
-            await idle()
-            for p in peers:
-                p.hit.clear()
-            gc.collect()  # this process stands in for N devices: no pause of its own in a round
-            gc.disable()
-            sent = time.time()
-            await peers[0].ws.send(json.dumps({"type": "buzz", "client_time": sent}))
-            await asyncio.wait_for(asyncio.gather(*(p.hit.wait() for p in peers)), 30)
-            gc.enable()
-            latencies.append(max(p.hit_at for p in peers) - sent)
+            latencies.append(await buzz_round(peers))
         for p in peers:
             await p.ws.close()
         return latencies
