@@ -112,7 +112,11 @@ def main() -> None:
                 sys.stdin.readline()
                 print(json.dumps({"samples": samples}), flush=True)
                 return
-            texts, arrived = key.data.receive()
+            try:
+                texts, arrived = key.data.receive()
+            except (ConnectionError, OSError):  # the server stopped first: nothing more to read
+                selector.unregister(key.fileobj)
+                continue
             now = time.time()
             for text in texts:
                 if text.startswith('{"type":"ping"'):
