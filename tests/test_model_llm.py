@@ -302,3 +302,33 @@ def test_litellm_is_not_imported_by_the_model_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_stub_server_takes_many_connections_at_once():
+    # A listen backlog of 5 dropped the connections beyond it, which the client's TCP stack
+    # retried only a second later: a benchmark at concurrency 8 would measure that second.
+    body = b'{"model": "stub", "messages": [{"role": "user", "content": "Melville?"}]}'
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: stub\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+    )
+
+    async def one(port: int) -> float:
+        start = time.perf_counter()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(request)
+        reply = await reader.read()
+        writer.close()
+        assert reply.startswith(b"HTTP/1.0 200") or reply.startswith(b"HTTP/1.1 200")
+        return time.perf_counter() - start
+
+    async def rounds(port: int) -> list[float]:
+        times: list[float] = []
+        for _ in range(5):
+            times += await asyncio.gather(*(one(port) for _ in range(32)))
+        return times
+
+    with StubServer(latency=0.05) as server:
+        times = asyncio.run(rounds(server.port))
+        assert len(server.requests) == 160
+    assert max(times) < 0.9  # a dropped connection is retried after 1 s

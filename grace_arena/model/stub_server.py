@@ -34,6 +34,12 @@ def split_tokens(text: str) -> list[str]:
     return tokens
 
 
+class _Server(ThreadingHTTPServer):
+    # The default backlog (5) drops the connections a client opens at once beyond it, and the
+    # client's TCP stack retries them only a second later.
+    request_queue_size = 128
+
+
 class StubServer:
     """Start with ``with StubServer(...) as server:``; ``server.api_base`` is the ``/v1`` URL."""
 
@@ -164,7 +170,7 @@ class StubServer:
         return Handler
 
     def start(self) -> StubServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
