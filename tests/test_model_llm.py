@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
 
 import pytest
@@ -332,3 +333,28 @@ def test_the_stub_server_takes_many_connections_at_once():
         times = asyncio.run(rounds(server.port))
         assert len(server.requests) == 160
     assert max(times) < 0.9  # a dropped connection is retried after 1 s
+
+
+def test_a_new_cache_file_opened_at_once_by_several_openers(tmp_path):
+    # A pool's workers open the same new cache file together; setting up WAL mode there can
+    # find the file locked without SQLite's busy timeout applying (a few % of tries here).
+    failures: list[str] = []
+    for trial in range(200):
+        path = tmp_path / f"cache-{trial}.sqlite"
+        start = threading.Barrier(4)
+
+        def open_and_put(path=path, start=start) -> None:
+            start.wait()
+            try:
+                cache = ResponseCache(path)
+                cache.put(cache_key("m", [], {}), "m", {"content": "x"})
+                cache.close()
+            except Exception as exc:
+                failures.append(f"{type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=open_and_put) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,29 @@ def default_cache_dir() -> Path:
     if env := os.environ.get(CACHE_ENV_VAR):
         return Path(env)
     return Path(user_cache_dir("grace-arena", appauthor=False))
+
+
+_SETUP_TIMEOUT_S = 30.0
+
+
+def _set_up(db: sqlite3.Connection) -> None:
+    """WAL mode and the table. Processes that open a new cache file at once (the workers of
+    a pool) can find it locked here without SQLite's busy timeout applying, so this retries."""
+    deadline = time.monotonic() + _SETUP_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # A cache may lose its last entries on power loss (they are fetched again), so it
+            # need not wait for the disk on every put, which would stall the event loop.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS response (key TEXT PRIMARY KEY, model TEXT, body TEXT)"
+            )
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -51,13 +75,7 @@ class ResponseCache:
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # A cache may lose its last entries on power loss (they are fetched again), so it need
-        # not wait for the disk on every put, which would stall the event loop.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS response (key TEXT PRIMARY KEY, model TEXT, body TEXT)"
-        )
+        _set_up(self._db)
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
