@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from sqlmodel import Session, select
@@ -233,3 +234,11 @@ def test_precompute_show_and_threshold_commands(db_url, tmp_path):
 def test_model_commands_have_help(args):
     result = runner.invoke(app, [*args, "--help"])
     assert result.exit_code == 0 and "Usage" in result.output
+
+
+def test_make_guesser_takes_a_cache_path(tmp_path):
+    for path in (tmp_path / "a.sqlite", str(tmp_path / "b.sqlite")):
+        guesser = make_guesser("openai/stub", cache=path)
+        assert isinstance(guesser, LLMGuesser) and isinstance(guesser.cache, ResponseCache)
+        assert guesser.cache.path == Path(path)
+    assert make_guesser("openai/stub", cache=None).cache is None

@@ -72,8 +72,9 @@ def make_guesser(
     """``tfidf`` → the TF-IDF guesser; anything else → the LLM guesser for that litellm model.
 
     ``corpus`` is the training corpus (TF-IDF) or the exemplar corpus (LLM), default the shipped
-    practice corpus. ``cache="default"`` uses the response cache in the user's cache folder;
-    ``None`` disables it.
+    practice corpus. ``cache="default"`` uses the response cache in the user's cache folder, a
+    path (``str`` or ``Path``) the cache file there, a :class:`ResponseCache` itself; ``None``
+    disables it.
     """
     from grace_arena.model.corpus import load_corpus
 
@@ -88,6 +89,8 @@ def make_guesser(
 
     if cache == "default":
         cache = ResponseCache()
+    elif isinstance(cache, (str, Path)):
+        cache = ResponseCache(cache)
     return LLMGuesser(
         model,
         retriever=ExemplarRetriever(entries),

@@ -246,12 +246,9 @@ class WorkerPool:
 
 
 async def _serve(spec: dict[str, Any], out: Any) -> None:
-    from grace_arena.model.cache import ResponseCache
     from grace_arena.model.llm import LLMGuesser
     from grace_arena.model.precompute import make_guesser
 
-    if isinstance(cache := spec.get("cache"), str) and cache != "default":
-        spec["cache"] = ResponseCache(cache)
     guesser = make_guesser(spec.pop("model"), **spec)
     if isinstance(guesser, LLMGuesser):
         await guesser.warm_up()  # litellm's first-call work now, not in the first guesses
