@@ -293,8 +293,8 @@ def main() -> None:
     parser.add_argument(
         "--pool",
         nargs="*",
-        default=["8x2"],
-        help="CONCURRENCYxWORKERS runs through worker processes (default 8x2)",
+        default=["4x2", "8x2"],
+        help="CONCURRENCYxWORKERS runs through worker processes (default 4x2 8x2)",
     )
     args = parser.parse_args()
     bench_sample_packet(args.runs)
