@@ -18,7 +18,13 @@ from grace_arena.model.cache import ResponseCache
 from grace_arena.model.corpus import load_corpus
 from grace_arena.model.llm import LLMGuesser
 from grace_arena.model.policy import BuzzPolicy, first_buzz, load_steps, model_team
-from grace_arena.model.precompute import ensure_precomputed, make_guesser, precompute
+from grace_arena.model.precompute import (
+    PrecomputeStats,
+    cost_text,
+    ensure_precomputed,
+    make_guesser,
+    precompute,
+)
 from grace_arena.model.stub_server import StubServer
 from grace_arena.model.tfidf import ExemplarRetriever
 from grace_arena.record.db import make_engine, open_engine
@@ -242,3 +248,12 @@ def test_make_guesser_takes_a_cache_path(tmp_path):
         assert isinstance(guesser, LLMGuesser) and isinstance(guesser.cache, ResponseCache)
         assert guesser.cache.path == Path(path)
     assert make_guesser("openai/stub", cache=None).cache is None
+
+
+def test_cost_text_says_when_the_price_is_unknown():
+    assert cost_text(PrecomputeStats()) == "cost $0.0000"  # e.g. TF-IDF: no calls
+    assert cost_text(PrecomputeStats(cost_usd=0.0123)) == "cost $0.0123"
+    assert cost_text(PrecomputeStats(unpriced=4)) == "cost unknown (no price for this model)"
+    assert cost_text(PrecomputeStats(cost_usd=0.5, unpriced=2)) == (
+        "cost $0.5000 + 2 steps with no known price"
+    )

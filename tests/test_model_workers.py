@@ -157,6 +157,7 @@ def test_precompute_command_with_workers(server, tmp_path):
     assert result.exit_code == 0, result.output
     assert "starting 2 worker processes" in result.output
     assert "6 steps stored" in result.output and "12 calls" in result.output
+    assert "cost unknown (no price for this model)" in result.output  # not "$0.0000"
 
 
 def test_a_batch_commit_skips_a_step_another_run_stored(sample, tmp_path):

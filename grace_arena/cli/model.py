@@ -94,7 +94,7 @@ def precompute(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from grace_arena.model.precompute import make_guesser
+    from grace_arena.model.precompute import cost_text, make_guesser
     from grace_arena.model.precompute import precompute as run
     from grace_arena.record.db import open_engine
 
@@ -151,7 +151,7 @@ def precompute(
                 detail=(
                     f"steps {stats.steps_done}/{stats.steps} · calls {stats.calls} · "
                     f"cache hits {stats.cache_hits} · errors {stats.errors} · "
-                    f"${stats.cost_usd:.4f}"
+                    + ("$?" if stats.unpriced and not stats.cost_usd else f"${stats.cost_usd:.4f}")
                 ),
             )
 
@@ -172,7 +172,7 @@ def precompute(
     console.print(
         f"{record_name} on {the_packet.packet.id}: {stats.stored} steps stored, "
         f"{stats.skipped} already in the record, {stats.errors} errors, {stats.calls} calls, "
-        f"{stats.cache_hits} cache hits, cost ${stats.cost_usd:.4f}"
+        f"{stats.cache_hits} cache hits, {cost_text(stats)}"
     )
     engine.dispose()
     if stats.errors:

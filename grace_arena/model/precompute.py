@@ -53,8 +53,19 @@ class PrecomputeStats:
     calls: int = 0
     cache_hits: int = 0
     errors: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # of the calls made in this run whose price litellm knows
+    unpriced: int = 0  # steps guessed with calls that have no known price (e.g. a local model)
     error_messages: list[str] = field(default_factory=list)
+
+
+def cost_text(stats: PrecomputeStats) -> str:
+    """The run's cost for people: unknown when no call had a price, never a made-up $0."""
+    if stats.unpriced and not stats.cost_usd:
+        return "cost unknown (no price for this model)"
+    text = f"cost ${stats.cost_usd:.4f}"
+    if stats.unpriced:
+        text += f" + {stats.unpriced} steps with no known price"
+    return text
 
 
 def make_guesser(
@@ -240,8 +251,11 @@ async def precompute(
             stats.steps_done += 1
             stats.calls += guess.calls
             stats.cache_hits += guess.cache_hits
-            if guess.calls and guess.cost_usd:
-                stats.cost_usd += guess.cost_usd
+            if guess.calls and guess.error is None:
+                if guess.cost_usd is None:
+                    stats.unpriced += 1
+                else:
+                    stats.cost_usd += guess.cost_usd
             if guess.error is not None:
                 stats.errors += 1
                 stats.error_messages.append(f"{prefix.tossup_id} step {prefix.step}: {guess.error}")
