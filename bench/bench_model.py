@@ -241,14 +241,15 @@ def bench_llm(
                 for label, pkt in (("sample packet", packet), ("practice corpus", long_packet)):
                     rates, starts, calls = [], [], 0
                     for run in range(runs):
-                        engine = open_engine(f"sqlite:///{Path(d) / f'w-{label}-{run}.db'}")
+                        tag = f"{concurrency}x{workers}-{label}-{run}"  # a new record and cache
+                        engine = open_engine(f"sqlite:///{Path(d) / f'w-{tag}.db'}")
                         start = time.perf_counter()
                         with WorkerPool(
                             "openai/stub",
                             workers=workers,
                             api_base=server.api_base,
                             concurrency=concurrency,
-                            cache=str(Path(d) / f"cache-w-{label}-{run}.sqlite"),
+                            cache=str(Path(d) / f"cache-w-{tag}.sqlite"),
                         ) as pool:
                             starts.append(time.perf_counter() - start)
                             start = time.perf_counter()
