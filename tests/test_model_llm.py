@@ -151,8 +151,9 @@ def test_a_failed_call_fails_the_prefix(retriever, prefixes):
         guesser = _guesser(server, retriever, num_retries=0, cache=None)
         guess = asyncio.run(guesser.guess(prefixes[0]))
     assert guess.guess is None and guess.error is not None and "500" in guess.error
-    assert guess.calls == 1 and guess.confidence_verbal is None  # the other was cancelled
-    assert len(server.requests) == 2
+    assert guess.confidence_verbal is None  # the other call was cancelled ...
+    # ... in flight, or it was answered first: either way both requests went to the server.
+    assert guess.calls == 2 and len(server.requests) == 2
 
 
 def test_an_error_after_the_retries_is_reported_not_raised(server, retriever, prefixes):

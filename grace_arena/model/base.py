@@ -49,7 +49,7 @@ class Guess:
     cost_usd: float | None = None
     exemplars: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-    calls: int = 0  # requests actually sent (cache misses)
+    calls: int = 0  # requests that went to the provider (cache misses; see LLMGuesser.guess)
     cache_hits: int = 0
     error: str | None = None  # set when no usable answer came back (the step is not stored)
 

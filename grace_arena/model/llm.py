@@ -234,20 +234,37 @@ class LLMGuesser:
         await session.close()
         _forget_litellm_clients()
 
-    async def _acompletion(self, litellm: Any, **kwargs: Any) -> tuple[Any, float]:
+    async def _acompletion(
+        self, litellm: Any, sent: list[bool] | None = None, **kwargs: Any
+    ) -> tuple[Any, float]:
         """``litellm.acompletion`` within this guesser's concurrency (module docstring), and
-        its latency in seconds, not counting the wait for a slot."""
+        its latency in seconds, not counting the wait for a slot.
+
+        Appends to ``sent`` if the call went to the provider: it was answered or failed there,
+        or it was cancelled after its request went out (the provider may still charge for it).
+        A call that litellm refused before sending (unsupported parameters) or that was
+        cancelled before its request went out does not count.
+        """
         limits = self._limits_here()
         call = _Call(limits)
         await limits.calls.acquire()
         call.holds_call_slot, call.started = True, time.perf_counter()
         token = _CURRENT_CALL.set(call)
+        went_out = True
         try:
             response = await litellm.acompletion(shared_session=limits.session, **kwargs)
             return response, time.perf_counter() - call.started
+        except asyncio.CancelledError:
+            went_out = call.sent
+            raise
+        except litellm.UnsupportedParamsError:
+            went_out = call.sent
+            raise
         finally:
             _CURRENT_CALL.reset(token)
             call.release_call_slot()
+            if sent is not None and went_out:
+                sent.append(True)
 
     async def warm_up(self) -> None:
         """One mock completion through litellm (no request is sent), so that the modules and
@@ -273,9 +290,13 @@ class LLMGuesser:
         return params
 
     async def _request(
-        self, messages: list[dict[str, str]], params: dict[str, Any]
+        self,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        sent: list[bool] | None = None,
     ) -> tuple[dict[str, Any], bool]:
-        """The normalised response and whether it came from the cache."""
+        """The normalised response and whether it came from the cache (``sent``: see
+        :meth:`_acompletion`)."""
         key = cache_key(self.model, messages, params)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             self.cache_hits += 1
@@ -284,6 +305,7 @@ class LLMGuesser:
         self.calls += 1
         response, latency = await self._acompletion(
             litellm,
+            sent,
             model=self.model,
             messages=messages,
             api_base=self.api_base,
@@ -301,12 +323,14 @@ class LLMGuesser:
             self.cache.put(key, self.model, body)
         return body, False
 
-    async def _guess_call(self, messages: list[dict[str, str]]) -> tuple[dict[str, Any], bool]:
+    async def _guess_call(
+        self, messages: list[dict[str, str]], sent: list[bool] | None = None
+    ) -> tuple[dict[str, Any], bool]:
         if self.logprobs_supported is not False:
             litellm = import_litellm()
             try:
                 body, cached = await self._request(
-                    messages, self._params(logprobs=True, max_tokens=self.max_tokens)
+                    messages, self._params(logprobs=True, max_tokens=self.max_tokens), sent
                 )
             except litellm.UnsupportedParamsError:
                 self.logprobs_supported = False
@@ -315,7 +339,7 @@ class LLMGuesser:
                     self.logprobs_supported = True
                 return body, cached
         return await self._request(
-            messages, self._params(logprobs=False, max_tokens=self.max_tokens)
+            messages, self._params(logprobs=False, max_tokens=self.max_tokens), sent
         )
 
     # -- one prefix --------------------------------------------------------------------------
@@ -358,6 +382,7 @@ class LLMGuesser:
         pairs = [(q, a) for _, q, a in exemplars]
         used = [{"id": i, "answer": a} for i, _, a in exemplars]
         cached: list[bool] = []  # one per call answered, True when from the cache
+        sent: list[bool] = []  # one per call that went to the provider (see _acompletion)
 
         async def answered(request: Any) -> dict[str, Any]:
             body, hit = await request
@@ -367,7 +392,7 @@ class LLMGuesser:
         try:
             async with asyncio.TaskGroup() as group:
                 answer = group.create_task(
-                    answered(self._guess_call(guess_messages(prefix.text, pairs)))
+                    answered(self._guess_call(guess_messages(prefix.text, pairs), sent))
                 )
                 verbal = None
                 if self.verbal:
@@ -376,6 +401,7 @@ class LLMGuesser:
                             self._request(
                                 verbal_messages(prefix.text, pairs),
                                 self._params(logprobs=False, max_tokens=self.max_tokens + 16),
+                                sent,
                             )
                         )
                     )
@@ -385,7 +411,7 @@ class LLMGuesser:
             return Guess(
                 guess=None,
                 exemplars=used,
-                calls=cached.count(False) + 1,
+                calls=len(sent),
                 cache_hits=cached.count(True),
                 error=f"{type(exc).__name__}: {str(exc)[:300]}",
             )
@@ -394,7 +420,7 @@ class LLMGuesser:
             answer.result(),
             None if verbal is None else verbal.result(),
             used,
-            cached.count(False),
+            len(sent),
             cached.count(True),
             refused=refused,
         )
