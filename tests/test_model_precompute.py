@@ -252,8 +252,26 @@ def test_make_guesser_takes_a_cache_path(tmp_path):
 
 def test_cost_text_says_when_the_price_is_unknown():
     assert cost_text(PrecomputeStats()) == "cost $0.0000"  # e.g. TF-IDF: no calls
-    assert cost_text(PrecomputeStats(cost_usd=0.0123)) == "cost $0.0123"
+    assert cost_text(PrecomputeStats(cost_usd=0.0123, priced=3)) == "cost $0.0123"
     assert cost_text(PrecomputeStats(unpriced=4)) == "cost unknown (no price for this model)"
-    assert cost_text(PrecomputeStats(cost_usd=0.5, unpriced=2)) == (
+    assert cost_text(PrecomputeStats(cost_usd=0.5, priced=1, unpriced=2)) == (
         "cost $0.5000 + 2 steps with no known price"
     )
+    assert cost_text(PrecomputeStats(priced=1, unpriced=2)) == (  # a free model, priced at 0
+        "cost $0.0000 + 2 steps with no known price"
+    )
+
+
+def test_a_priced_model_adds_up_its_cost(db_url, sample):
+    # mock_response: litellm answers without a request, and prices it as gpt-4o-mini.
+    guesser = LLMGuesser(
+        "openai/gpt-4o-mini",
+        retriever=ExemplarRetriever(load_corpus()),
+        cache=None,
+        completion_kwargs={"mock_response": "Moby-Dick. Probability: 0.9"},
+    )
+    stats = asyncio.run(
+        precompute(open_engine(db_url), sample, guesser, tossups=["lit-american-1"])
+    )
+    assert stats.errors == 0 and stats.priced == 6 and stats.unpriced == 0
+    assert stats.cost_usd > 0 and cost_text(stats) == f"cost ${stats.cost_usd:.4f}"

@@ -54,13 +54,14 @@ class PrecomputeStats:
     cache_hits: int = 0
     errors: int = 0
     cost_usd: float = 0.0  # of the calls made in this run whose price litellm knows
+    priced: int = 0  # steps guessed with calls whose price litellm knows
     unpriced: int = 0  # steps guessed with calls that have no known price (e.g. a local model)
     error_messages: list[str] = field(default_factory=list)
 
 
 def cost_text(stats: PrecomputeStats) -> str:
     """The run's cost for people: unknown when no call had a price, never a made-up $0."""
-    if stats.unpriced and not stats.cost_usd:
+    if stats.unpriced and not stats.priced:
         return "cost unknown (no price for this model)"
     text = f"cost ${stats.cost_usd:.4f}"
     if stats.unpriced:
@@ -83,9 +84,9 @@ def make_guesser(
     """``tfidf`` → the TF-IDF guesser; anything else → the LLM guesser for that litellm model.
 
     ``corpus`` is the training corpus (TF-IDF) or the exemplar corpus (LLM), default the shipped
-    practice corpus. ``cache="default"`` uses the response cache in the user's cache folder, a
-    path (``str`` or ``Path``) the cache file there, a :class:`ResponseCache` itself; ``None``
-    disables it.
+    practice corpus. ``cache="default"`` uses the response cache in the user's cache folder; a
+    path (``str`` or ``Path``) names the cache file to use; a :class:`ResponseCache` is used as
+    is; ``None`` disables the cache.
     """
     from grace_arena.model.corpus import load_corpus
 
@@ -255,6 +256,7 @@ async def precompute(
                 if guess.cost_usd is None:
                     stats.unpriced += 1
                 else:
+                    stats.priced += 1
                     stats.cost_usd += guess.cost_usd
             if guess.error is not None:
                 stats.errors += 1
