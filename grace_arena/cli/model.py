@@ -151,7 +151,7 @@ def precompute(
                 detail=(
                     f"steps {stats.steps_done}/{stats.steps} · calls {stats.calls} · "
                     f"cache hits {stats.cache_hits} · errors {stats.errors} · "
-                    + ("$?" if stats.unpriced and not stats.priced else f"${stats.cost_usd:.4f}")
+                    + ("$?" if stats.cost_unknown else f"${stats.cost_usd:.4f}")
                 ),
             )
 

@@ -254,10 +254,7 @@ class LLMGuesser:
         try:
             response = await litellm.acompletion(shared_session=limits.session, **kwargs)
             return response, time.perf_counter() - call.started
-        except asyncio.CancelledError:
-            went_out = call.sent
-            raise
-        except litellm.UnsupportedParamsError:
+        except (asyncio.CancelledError, litellm.UnsupportedParamsError):
             went_out = call.sent
             raise
         finally:

@@ -58,10 +58,15 @@ class PrecomputeStats:
     unpriced: int = 0  # steps guessed with calls that have no known price (e.g. a local model)
     error_messages: list[str] = field(default_factory=list)
 
+    @property
+    def cost_unknown(self) -> bool:
+        """Calls were made and none had a price: the cost is unknown, not $0."""
+        return bool(self.unpriced) and not self.priced
+
 
 def cost_text(stats: PrecomputeStats) -> str:
     """The run's cost for people: unknown when no call had a price, never a made-up $0."""
-    if stats.unpriced and not stats.priced:
+    if stats.cost_unknown:
         return "cost unknown (no price for this model)"
     text = f"cost ${stats.cost_usd:.4f}"
     if stats.unpriced:
