@@ -142,13 +142,21 @@ def test_summaries_match_summarize_steps(seed: int) -> None:
     assert_same(reference, got)
 
 
-def test_human_fraction_matches_the_reference_per_step() -> None:
+@pytest.mark.parametrize("definition", ["reference", "paper"])
+def test_human_fraction_matches_the_reference_per_step(definition: str) -> None:
     steps, buzzes = random_data(3)
+    # a team buzzing twice on one question (another room, or a neg then a correct answer)
+    buzzes = buzzes + [{**b, "correct": 1 - b["correct"], "word_index": b["word_index"] + 3}
+                       for b in buzzes[::4]]  # fmt: skip
     table = StepTable.from_rows(steps)
-    h = human_fraction_column(table, BuzzTable.from_rows(buzzes))
+    h = human_fraction_column(table, BuzzTable.from_rows(buzzes), definition=definition)
     hb = human_buzzes(buzzes)
     expected = [
-        float(human_fraction_by_step([r["word_index"]], hb.get(r["question_id"], ()))[0])
+        float(
+            human_fraction_by_step(
+                [r["word_index"]], hb.get(r["question_id"], ()), definition=definition
+            )[0]
+        )
         for r in steps
     ]
     np.testing.assert_allclose(h, expected)

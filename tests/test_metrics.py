@@ -509,10 +509,42 @@ def test_human_fraction_counts_a_buzz_on_the_last_word_of_the_prefix() -> None:
     assert human_fraction_by_step([11, 12], [("A", 12, True)]).tolist() == [0.0, 1.0]
 
 
-def test_human_fraction_counts_each_team_once() -> None:
-    # Team A negs at 3 then (another player) answers right at 8; B negs at 9.
+def test_human_fraction_reference_counts_each_teams_latest_buzz_over_all_buzzes() -> None:
+    # Team A negs at 3 then (another player) answers right at 8; B negs at 9: 3 buzzes.
     buzzes = [("A", 3, False), ("A", 8, True), ("B", 9, False)]
-    assert human_fraction_by_step([5, 10], buzzes).tolist() == [0.0, 0.5]
+    # step to word 5: A's latest is its neg → 0/3; to 10: A's latest is correct → 1/3
+    assert human_fraction_by_step([5, 10], buzzes) == pytest.approx([0.0, 1 / 3])
+    # a team that answers right and then (in another room) wrong counts its latest
+    assert human_fraction_by_step([8, 12], [("A", 4, True), ("A", 10, False)]).tolist() == [
+        0.5,
+        0.0,
+    ]
+
+
+def test_human_fraction_paper_divides_by_the_buzzes_so_far() -> None:
+    buzzes = [("A", 3, False), ("A", 8, True), ("B", 9, False)]
+    # to word 2: no buzz yet → 0; to 5: 0 of 1; to 8: 1 of 2; to 10: 1 of 3
+    assert human_fraction_by_step([2, 5, 8, 10], buzzes, definition="paper") == pytest.approx(
+        [0.0, 0.0, 0.5, 1 / 3]
+    )
+    with pytest.raises(ValueError, match="h_definition"):
+        human_fraction_by_step([1], buzzes, definition="text")  # type: ignore[arg-type]
+
+
+def test_human_fraction_pooled_over_rooms_hand_worked() -> None:
+    # GRACE-style pooling: a dozen rooms' buzzes on one tossup, several on one word.
+    buzzes = [("H6", 54, False), ("H1", 59, True), ("H12", 65, False), ("H7", 88, True),
+              ("H15", 89, True), ("H13", 94, True), ("H4", 94, True), ("H3", 103, True),
+              ("H14", 103, False), ("H17", 103, True), ("H5", 103, True)]  # fmt: skip
+    words = [50, 60, 90, 94, 103]
+    # reference: correct teams so far / 11 buzzes
+    assert human_fraction_by_step(words, buzzes) == pytest.approx(
+        [0 / 11, 1 / 11, 3 / 11, 5 / 11, 8 / 11]
+    )
+    # paper: correct buzzes so far / buzzes so far
+    assert human_fraction_by_step(words, buzzes, definition="paper") == pytest.approx(
+        [0.0, 1 / 2, 3 / 5, 5 / 7, 8 / 11]
+    )
 
 
 def test_human_fraction_is_zero_when_no_human_buzzed() -> None:

@@ -31,6 +31,7 @@ from grace_arena.analysis.metrics import (
     QUESTION_METRICS,
     UNCATEGORIZED,
     ConfidenceKind,
+    check_h_definition,
     summarize,
 )
 from grace_arena.analysis.tables import BuzzTable, StepTable
@@ -72,43 +73,57 @@ def _codes(values: NDArray[Any]) -> tuple[NDArray[Any], IntArray]:
 # ---------------------------------------------------------------------------------------
 
 
-def human_fraction_column(steps: StepTable, buzzes: BuzzTable) -> FloatArray:
-    """``h_t`` of every step row (:func:`~grace_arena.analysis.metrics.human_fraction_by_step`).
+def human_fraction_column(
+    steps: StepTable, buzzes: BuzzTable, *, definition: str = "reference"
+) -> FloatArray:
+    """``h_t`` of every step row (:func:`~grace_arena.analysis.metrics.human_fraction_by_step`,
+    either definition), from every human row of ``buzzes`` on the step's question: the
+    buzzes of every match (and every pooled buzzpoint) that heard it.
 
-    Human teams are told apart by (match, team); only human rows of ``buzzes`` count.
+    Human teams are told apart by (match, team). Each buzz changes a count by a step at its
+    word (reference: +1 when a team's latest buzz turns correct, −1 when it turns wrong;
+    paper: +1 per correct buzz and +1 per buzz), so h_t is a difference of cumulative sums
+    found with one ``searchsorted`` over (question, word) keys.
     """
+    check_h_definition(definition)
     n = len(steps)
     human = buzzes.team_kind == "human"
     if n == 0 or not human.any():
         return np.zeros(n)
     (q_rows, q_buzz), questions = factorize(steps.question_id, buzzes.question_id[human])
-    t_buzz, _ = _keys(
-        (buzzes.match[human], buzzes.match[:0]), (buzzes.team[human], buzzes.team[:0])
-    )
-    _, t_buzz = np.unique(t_buzz, return_inverse=True)
     n_q = len(questions)
-    n_teams_key = np.unique(q_buzz * (t_buzz.max() + 1) + t_buzz)
-    n_teams = np.bincount(n_teams_key // (t_buzz.max() + 1), minlength=n_q)
-
-    words = buzzes.word_index[human]
-    ok = buzzes.correct[human] == 1.0
+    words = buzzes.word_index[human].astype(np.int64)
+    ok = (buzzes.correct[human] == 1.0).astype(float)
     span = int(max(words.max(initial=0), steps.word_index.max(initial=0))) + 2
-    # first correct word per (question, team)
-    pair = q_buzz[ok] * (t_buzz.max() + 1) + t_buzz[ok]
-    order = np.lexsort((words[ok], pair))
-    pair_sorted = pair[order]
-    keep = np.ones(order.size, dtype=bool)
-    keep[1:] = pair_sorted[1:] != pair_sorted[:-1]
-    first_q = q_buzz[ok][order][keep]
-    first_w = words[ok][order][keep]
-    keys = np.sort(first_q.astype(np.int64) * span + first_w)
-    row_keys = q_rows.astype(np.int64) * span + steps.word_index
-    count = np.searchsorted(keys, row_keys, side="right") - np.searchsorted(
-        keys, q_rows.astype(np.int64) * span, side="left"
-    )
-    denom = n_teams[q_rows]
+    keys = q_buzz.astype(np.int64) * span + words
+    if definition == "paper":
+        num, den = ok, np.ones_like(ok)
+    else:
+        team, _ = _keys(
+            (buzzes.match[human], buzzes.match[:0]), (buzzes.team[human], buzzes.team[:0])
+        )
+        # each team's buzzes on a question in the order heard (ties: table order)
+        order = np.lexsort((np.arange(keys.size), words, team, q_buzz))
+        same = np.zeros(order.size, dtype=bool)
+        same[1:] = (q_buzz[order][1:] == q_buzz[order][:-1]) & (team[order][1:] == team[order][:-1])
+        before = np.zeros(order.size)
+        before[1:] = np.where(same[1:], ok[order][:-1], 0.0)
+        num = np.empty_like(ok)
+        num[order] = ok[order] - before
+        den = None
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    cum_num = np.concatenate([[0.0], np.cumsum(num[order])])
+    hi = np.searchsorted(sorted_keys, q_rows.astype(np.int64) * span + steps.word_index, "right")
+    lo = np.searchsorted(sorted_keys, q_rows.astype(np.int64) * span, "left")
+    count = cum_num[hi] - cum_num[lo]
+    if den is None:
+        total = np.bincount(q_buzz, minlength=n_q)[q_rows].astype(float)
+    else:
+        cum_den = np.concatenate([[0.0], np.cumsum(den[order])])
+        total = cum_den[hi] - cum_den[lo]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denom > 0, count / np.maximum(denom, 1), 0.0)
+        return np.where(total > 0, count / np.maximum(total, 1), 0.0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -255,14 +270,19 @@ def summarize_table(
     *,
     kinds: Sequence[ConfidenceKind] = CONFIDENCE_KINDS,
     models: list[ModelRows] | None = None,
+    h_definition: str = "reference",
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """:func:`~grace_arena.analysis.metrics.summarize_steps` on columns: the same dict.
 
-    ``buzzes`` supplies the human buzzes behind ``h_t``; pass ``models`` (from
-    :func:`model_rows`) to reuse a split already made.
+    ``buzzes`` supplies the human buzzes behind ``h_t`` (``h_definition`` picks its
+    definition); pass ``models`` (from :func:`model_rows`) to reuse a split already made.
     """
     if models is None:
-        h = human_fraction_column(steps, buzzes) if buzzes is not None else None
+        h = (
+            human_fraction_column(steps, buzzes, definition=h_definition)
+            if buzzes is not None
+            else None
+        )
         models = model_rows(steps, h)
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for m in models:

@@ -8,9 +8,10 @@
   ``analyze --buzzes`` input.
 * ``steps``: the model trajectories, the ``analyze --steps`` columns first, then the guess,
   the other confidences, latency, tokens, cost.
-* ``grace``: GRACE's public buzzpoint JSON, one file per packet, team codes ``H1…``/``M1…``
-  with the mapping written alongside (``<name>.teams.json``). A GRACE file imported with
-  ``grace-arena import grace`` comes back out as it went in.
+* ``grace``: GRACE's public buzzpoint JSON, one file per packet, every match of the events
+  (and their imported pooled buzzpoints) pooled per tossup, team codes ``H1…``/``M1…`` kept
+  per event team, with the mapping written alongside (``<name>.teams.json``). A GRACE file
+  imported with ``grace-arena import grace`` comes back out as it went in.
 * ``qbj``: one QBJ ``Match`` object per match (schema.quizbowl.technology), as MODAQ writes
   them; our own fields sit under ``_grace_arena`` (QBJ readers skip ``_`` keys).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,10 +39,12 @@ from grace_arena.analysis.record_io import (
     buzz_rows,
     dumps_cell,
     load_matches,
+    pooled_buzz_rows,
     step_rows,
     tossup_rows,
 )
 from grace_arena.record.models import PlayerRow, TossupRow
+from grace_arena.record.store import MatchStore
 
 __all__ = ["FORMATS", "export", "grace_export_data", "qbj_match"]
 
@@ -66,14 +70,28 @@ def _targets(out: Path, names: list[str], suffix: str) -> list[Path]:
 
 
 def export(
-    engine: Engine, fmt: str, out: str | Path, match_ids: Sequence[int] | None = None
+    engine: Engine,
+    fmt: str,
+    out: str | Path,
+    match_ids: Sequence[int] | None = None,
+    *,
+    events: Sequence[str] | None = None,
 ) -> list[Path]:
-    """Write the chosen matches (all when ``match_ids`` is empty) in ``fmt``; returns the
-    files written."""
+    """Write the chosen matches (those of ``events`` when named, ``match_ids`` when given,
+    else all) in ``fmt``; returns the files written. ``grace`` also writes the pooled
+    buzzpoints of the events in scope (all events when neither is given)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = Path(out)
-    matches = load_matches(engine, match_ids)
+    store = MatchStore(engine)
+    if events:
+        event_ids = [e.id for e in store.find_events(events) if e.id is not None]
+        matches = load_matches(engine, event_ids=event_ids)
+    else:
+        matches = load_matches(engine, match_ids)
+        event_ids = (
+            [] if match_ids else [e.id for e in store.events_of_record() if e.id is not None]
+        )
     if fmt in ("csv", "jsonl"):
         rows = buzz_rows(engine, matches)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -87,15 +105,16 @@ def export(
     if fmt == "steps":
         questions = (
             {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id}
-            if match_ids
+            if match_ids or events
             else None
         )
         _write_csv(out, STEP_EXPORT_COLUMNS, step_rows(engine, questions))
         return [out]
     if fmt == "grace":
-        packets, mapping = grace_export_data(engine, matches)
+        pooled = pooled_buzz_rows(engine, event_ids, {}).rows
+        packets, mapping = grace_export_data(engine, matches, pooled)
         if not packets:
-            raise ValueError("no match with a packet to export in GRACE's format")
+            raise ValueError("nothing to export in GRACE's format (no match with a packet)")
         files = _targets(out, list(packets), ".json")
         for path, tossups in zip(files, packets.values(), strict=True):
             path.write_text(json.dumps(tossups, indent=4, ensure_ascii=False) + "\n", "utf-8")
@@ -117,42 +136,77 @@ def export(
 # ---------------------------------------------------------------------------------------
 
 
-def _team_codes(matches: Sequence[MatchInfo]) -> tuple[dict[tuple[int, str], str], dict[str, Any]]:
-    """A GRACE code per (match, team): imported codes kept, others numbered H…/M…."""
+_CODE = re.compile(r"^([HM])\d+$")
+
+
+def _team_codes(
+    engine: Engine, matches: Sequence[MatchInfo], pooled: Sequence[dict[str, Any]]
+) -> tuple[dict[tuple[int, str], str], dict[str, Any]]:
+    """A GRACE code per (event, team): a team already coded ``H…``/``M…`` (imported, or
+    so named) keeps its code, the others are numbered after the codes in use. Teams keep
+    one code across the matches of their event."""
+    from grace_arena.record.models import ArenaEventRow, EventTeamRow
+
+    event_ids = sorted({m.event_id or 0 for m in matches} | {r["event_id"] for r in pooled})
+    with Session(engine) as session:
+        registered = {
+            (t.event_id, t.team_id): t
+            for t in session.exec(
+                select(EventTeamRow).where(EventTeamRow.event_id.in_(event_ids))  # type: ignore[attr-defined]
+            ).all()
+        }
+        names = {
+            e.id: e.name
+            for e in session.exec(
+                select(ArenaEventRow).where(ArenaEventRow.id.in_(event_ids))  # type: ignore[union-attr]
+            ).all()
+        }
+    teams: dict[tuple[int, str], dict[str, Any]] = {}
+    for r in pooled:
+        teams.setdefault((r["event_id"], r["team_id"]), {"kind": r["team_kind"], "matches": []})
+    for m in matches:
+        for team in m.config.teams:
+            entry = teams.setdefault(
+                (m.event_id or 0, team.id), {"kind": team.kind.value, "matches": []}
+            )
+            entry["matches"].append(m.id)
+            legacy = m.source_meta.get("team_codes", {}) if m.source == "grace" else {}
+            if team.id in legacy:
+                entry["code"] = legacy[team.id]
     codes: dict[tuple[int, str], str] = {}
     used: set[str] = set()
-    for m in matches:
-        kept = m.source_meta.get("team_codes", {}) if m.source == "grace" else {}
-        for team in m.config.teams:
-            if team.id in kept:
-                codes[(m.id, team.id)] = kept[team.id]
-                used.add(kept[team.id])
-    counters = {"H": 0, "M": 0}
-    for m in matches:
-        for team in m.config.teams:
-            if (m.id, team.id) in codes:
-                continue
-            letter = "M" if team.kind.value == "model" else "H"
-            while True:
-                counters[letter] += 1
-                code = f"{letter}{counters[letter]}"
-                if code not in used:
-                    break
+    for key, entry in teams.items():  # codes kept first, in order of appearance
+        code = entry.get("code") or key[1]
+        match = _CODE.match(code)
+        letter = "M" if entry["kind"] == "model" else "H"
+        if match and match.group(1) == letter and code not in used:
+            codes[key] = code
             used.add(code)
-            codes[(m.id, team.id)] = code
+    counters = {"H": 0, "M": 0}
+    for key, entry in teams.items():
+        if key in codes:
+            continue
+        letter = "M" if entry["kind"] == "model" else "H"
+        while True:
+            counters[letter] += 1
+            code = f"{letter}{counters[letter]}"
+            if code not in used:
+                break
+        used.add(code)
+        codes[key] = code
     mapping: dict[str, Any] = {}
-    for m in matches:
-        for team in m.config.teams:
-            mapping.setdefault(codes[(m.id, team.id)], []).append(
-                {
-                    "match": m.id,
-                    "match_title": m.title,
-                    "team_id": team.id,
-                    "team": team.name,
-                    "kind": team.kind.value,
-                    "model": team.model,
-                }
-            )
+    for key, entry in teams.items():
+        row = registered.get(key)
+        mapping.setdefault(codes[key], []).append(
+            {
+                "event": names.get(key[0]),
+                "team_id": key[1],
+                "team": row.name if row else key[1],
+                "kind": entry["kind"],
+                "model": row.model if row else None,
+                "matches": entry["matches"],
+            }
+        )
     return codes, mapping
 
 
@@ -167,18 +221,45 @@ def _with_markers(question: str, marks: dict[int, list[str]]) -> str:
     return " ".join(out)
 
 
+def _imported_tossups(engine: Engine, import_ids: set[int]) -> dict[tuple[str, str], dict]:
+    """The published form of every imported tossup, by (packet, tossup): the file's texts
+    and ids, and the ids of the imports it came from."""
+    from grace_arena.record.models import EventImportRow
+
+    if not import_ids:
+        return {}
+    with Session(engine) as session:
+        imports = session.exec(
+            select(EventImportRow).where(EventImportRow.id.in_(sorted(import_ids)))  # type: ignore[union-attr]
+        ).all()
+    out: dict[tuple[str, str], dict] = {}
+    for imp in imports:
+        for tossup_id, original in (imp.meta.get("tossups") or {}).items():
+            entry = out.setdefault((imp.packet_id or "", tossup_id), dict(original))
+            entry.setdefault("_imports", []).append(imp.id)
+    return out
+
+
 def grace_export_data(
-    engine: Engine, matches: Sequence[MatchInfo]
+    engine: Engine,
+    matches: Sequence[MatchInfo],
+    pooled: Sequence[dict[str, Any]] = (),
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """``{packet id: [GRACE tossup, ...]}`` and the team-code mapping.
 
-    A tossup is listed once per packet (in packet order) if any chosen match played it and
-    did not throw it out; its ``position`` holds every buzz that took the floor and was ruled
-    correct or incorrect, match by match in the order they happened.
+    Buzzes are pooled per tossup: first the pooled buzzpoints (imported data) in the order
+    they were imported, then every buzz of every match that took the floor and was ruled
+    correct or incorrect, match by match in the order they happened. A tossup is listed
+    (once per packet, in packet order) if a chosen match played it and did not throw it
+    out, or if it came in an imported file. An imported file whose tossups gained no other
+    buzz comes back exactly as it went in.
     """
-    codes, mapping = _team_codes(matches)
+    codes, mapping = _team_codes(engine, matches, pooled)
     with_packet = [m for m in matches if m.packet_id]
-    stored = tossup_rows(engine, {m.packet_id for m in with_packet if m.packet_id})
+    published = _imported_tossups(engine, {r["import_id"] for r in pooled})
+    stored = tossup_rows(
+        engine, {m.packet_id for m in with_packet if m.packet_id} | {k[0] for k in published}
+    )
     rows = buzz_rows(engine, with_packet)
     by_question: dict[tuple[str, str], list[tuple[MatchInfo, dict[str, Any]]]] = {}
     info = {m.id: m for m in with_packet}
@@ -186,10 +267,21 @@ def grace_export_data(
         if r["outcome"] != "won" or r["correct"] is None or r["thrown_out"]:
             continue
         by_question.setdefault((r["packet_id"], r["tossup_id"]), []).append((info[r["match"]], r))
+    pooled_by_question: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in pooled:
+        pooled_by_question.setdefault((r["packet_id"], r["tossup_id"]), []).append(r)
     played: dict[str, set[str]] = {}
     for m in with_packet:
         assert m.packet_id is not None
         played.setdefault(m.packet_id, set()).update(m.counted)
+    for packet_id, tossup_id in published:
+        played.setdefault(packet_id, set()).add(tossup_id)
+    legacy = {
+        (m.packet_id, t): original
+        for m in with_packet
+        if m.source == "grace"
+        for t, original in m.source_meta.get("tossups", {}).items()
+    }
     packets: dict[str, list[dict[str, Any]]] = {}
     for packet_id in sorted(played):
         order = sorted(
@@ -200,20 +292,23 @@ def grace_export_data(
         for tossup_id in order:
             row: TossupRow | None = stored.get((packet_id, tossup_id))
             text = row.text if row else ""
-            original = next(
-                (
-                    m.source_meta.get("tossups", {}).get(tossup_id)
-                    for m in with_packet
-                    if m.packet_id == packet_id and m.source == "grace"
-                    and tossup_id in m.source_meta.get("tossups", {})
-                ),
-                None,
-            )  # fmt: skip
+            original = published.get((packet_id, tossup_id)) or legacy.get((packet_id, tossup_id))
             question = text
             if original and " ".join(str(original.get("question") or "").split()) == text:
                 question = original["question"]  # the published text, spacing and all
             to_ours, to_grace = grace_word_maps(question)
-            found: list[tuple[tuple[int, int, int], GraceBuzz]] = []
+            found: list[GraceBuzz] = []
+            from_pool = sorted(
+                pooled_by_question.get((packet_id, tossup_id), []),
+                key=lambda r: (r["import_id"], r["seq"]),
+            )
+            for r in from_pool:
+                gw = r["source_word_index"]
+                if gw is None or not 0 <= gw < len(to_ours) or to_ours[gw] != r["word_index"]:
+                    gw = to_grace[min(r["word_index"], len(to_grace) - 1)] if to_grace else 0
+                code = codes[(r["event_id"], r["team_id"])]
+                found.append(GraceBuzz(gw, code, r["correct"] == 1))
+            played_buzzes: list[tuple[tuple[int, int, int], GraceBuzz]] = []
             for m, r in by_question.get((packet_id, tossup_id), []):
                 ours = int(r["word_index"])
                 gw = to_grace[min(ours, len(to_grace) - 1)] if to_grace else ours
@@ -221,14 +316,21 @@ def grace_export_data(
                 kept = m.source_meta.get("grace_word_index", {}).get(str(r["buzz_id"]))
                 if kept and 0 <= kept[0] < len(to_ours) and to_ours[kept[0]] == ours:
                     gw, order_key = kept[0], kept[1]
-                code = codes[(m.id, r["team_id"])]
-                found.append(
+                code = codes[(m.event_id or 0, r["team_id"])]
+                played_buzzes.append(
                     ((m.id, order_key, r["buzz_id"]), GraceBuzz(gw, code, r["correct"] == 1))
                 )
-            found.sort(key=lambda f: f[0])
+            found += [gb for _, gb in sorted(played_buzzes, key=lambda f: f[0])]
             marks: dict[int, list[str]] = {}
-            for _, gb in found:
+            for gb in found:
                 marks.setdefault(gb.word_index, []).append(gb.as_position()[str(gb.word_index)])
+            with_marks = _with_markers(question, marks)
+            unchanged = (
+                original is not None
+                and not played_buzzes
+                and len(original.get("_imports", [])) == 1
+                and isinstance(original.get("question_buzzpoints"), str)
+            )
             entries.append(
                 {
                     "tossup_index": original.get("tossup_index", tossup_id)
@@ -238,8 +340,10 @@ def grace_export_data(
                     or (row.subcategory or row.category if row else None),
                     "question": question,
                     "answer": (original or {}).get("answer") or (row.answer if row else None),
-                    "question_buzzpoints": _with_markers(question, marks),
-                    "position": [gb.as_position() for _, gb in found],
+                    "question_buzzpoints": original["question_buzzpoints"]
+                    if unchanged and original is not None
+                    else with_marks,
+                    "position": [gb.as_position() for gb in found],
                 }
             )
         packets[packet_id] = entries

@@ -1,22 +1,23 @@
 """Bringing public data into the record: GRACE buzzpoints and QANTA questions.
 
-**GRACE** (``grace-arena import grace FILE``): the public buzzpoint JSON is a list of tossups
-``{tossup_index, category, question, answer, question_buzzpoints, position}`` where
-``position`` lists ``{"<word index>": "[H3, +]"}`` (H = human team, M = model, ``+``/``-`` =
-correct / incorrect) and the word index counts the whitespace-separated words of
-``question``. One file becomes one packet (its tossups) and one match played through the real
-match engine: every team code becomes a team (``M…`` a model team), every buzz a buzz at the
-canonical word it falls on, ruled as the file says. GRACE counts power marks and
-pronunciation guides as words and we do not (:mod:`grace_arena.core.tokenize`), so positions
-are mapped with :func:`grace_word_maps`; the file's own word indices, texts and ids are kept
-in the match's ``source_meta`` so that exporting gives the file back exactly.
+**GRACE** (``grace-arena import grace FILE... --event NAME``): the public buzzpoint JSON is a
+list of tossups ``{tossup_index, category, question, answer, question_buzzpoints, position}``
+where ``position`` lists ``{"<word index>": "[H3, +]"}`` (H = human team, M = model, ``+``/``-``
+= correct / incorrect) and the word index counts the whitespace-separated words of
+``question``. The buzzpoints of a tossup are pooled over every room that played it (a dozen
+teams, several correct, several on one word), so they are not replayed through one match's
+rules: each file becomes a packet and each buzzpoint a pooled buzz of the event, its team
+registered in the event. GRACE counts power marks and pronunciation guides as words and we
+do not (:mod:`grace_arena.core.tokenize`), so positions are mapped with
+:func:`grace_word_maps`; the file's own word indices, order, texts and ids are kept so that
+exporting gives the file back exactly.
 
 **QANTA** (``grace-arena import qanta FILE``): questions (JSON, optionally gzipped) become
 packets of our format in the record, clues taken from QANTA's sentence spans, and optionally
 a corpus file (JSON lines ``{id, page, answer, category, text}``) for the guessers.
 
-Importing the same file twice changes nothing: a GRACE file is known by its SHA-256, a packet
-by its content.
+Importing the same file twice changes nothing: a GRACE file is known (per event) by its
+SHA-256, a packet by its content.
 """
 
 from __future__ import annotations
@@ -25,24 +26,18 @@ import gzip
 import hashlib
 import json
 import re
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from grace_arena.core.commands import Buzz, EndMatch, Join, Reveal, Rule, StartTossup, TimeUp
-from grace_arena.core.config import ModelBuzz, ScoringRules, TeamKind, TeamSpec
-from grace_arena.core.events import Ruling
 from grace_arena.core.packet import Packet, PacketMeta, Tossup
-from grace_arena.core.phases import HAS_FLOOR, Phase
-from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import tokenize
-from grace_arena.record.models import MatchRow
 from grace_arena.record.store import MatchStore
 
 __all__ = [
@@ -70,6 +65,10 @@ class ImportResult:
     buzzes: int = 0
     skipped: list[str] = field(default_factory=list)  # already imported
     warnings: list[str] = field(default_factory=list)
+    event: str | None = None  # the event imported into
+    per_file: list[tuple[str, str, int, int]] = field(
+        default_factory=list
+    )  # file, packet, tossups, buzzes
 
 
 def _identifier(value: Any, fallback: str) -> str:
@@ -227,28 +226,40 @@ def _grace_tossup(entry: dict[str, Any], index: int, file: str) -> Tossup:
             raise ValueError(f"{file}: tossup #{index + 1} ({tossup_id}): {exc}") from None
 
 
-def import_grace(engine: Engine, path: str | Path) -> ImportResult:
-    """Import one GRACE buzzpoint file: its packet and one match of its buzzes."""
-    path = Path(path)
-    result = ImportResult()
+@dataclass
+class _GraceFile:
+    """One GRACE file read and checked, ready to be written."""
+
+    path: Path
+    digest: str
+    packet: Packet
+    data: list[dict[str, Any]]
+    buzzes: dict[str, list[tuple[GraceBuzz, int]]]  # tossup id -> (buzzpoint, our word)
+
+
+def _position_error(path: Path, entry: dict[str, Any], index: int, j: int, raw: Any) -> str:
+    label = entry.get("tossup_index", f"#{index + 1}")
+    return f"{path}: tossup {label} (#{index + 1}): position {j + 1} {raw!r}"
+
+
+def _read_grace_file(path: Path) -> _GraceFile:
+    """Read and check one GRACE file: every tossup valid, every buzzpoint placeable. Raises
+    ``ValueError`` naming the file, the tossup and the position of the first problem."""
     raw = path.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
-    with Session(engine) as session:
-        known = session.exec(
-            select(MatchRow).where(MatchRow.source == "grace", MatchRow.source_key == digest)
-        ).first()
-    if known is not None:
-        result.skipped.append(f"{path}: already imported as match {known.id}")
-        return result
-    data = _read_json(path)
+    try:
+        data = json.loads((gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
+        raise ValueError(f"{path}: not JSON ({exc})") from None
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
         raise ValueError(f"{path}: not GRACE buzzpoints (expected a list of tossup objects)")
     if not data:
         raise ValueError(f"{path}: no tossups")
     for i, entry in enumerate(data):
-        if "question" not in entry:
-            raise ValueError(f"{path}: tossup #{i + 1} has no 'question'")
-
+        if not isinstance(entry.get("question"), str):
+            raise ValueError(f"{path}: tossup #{i + 1} has no 'question' text")
+        if not isinstance(entry.get("position") or [], list):
+            raise ValueError(f"{path}: tossup #{i + 1}: 'position' must be a list")
     tossups = [_grace_tossup(e, i, str(path)) for i, e in enumerate(data)]
     seen: dict[str, int] = {}
     for i, t in enumerate(tossups):  # make ids unique
@@ -267,118 +278,136 @@ def import_grace(engine: Engine, path: str | Path) -> ImportResult:
         ),
         tossups=tossups,
     )
-    store = MatchStore(engine)
-    store.save_packet(packet, source=path)
-    result.packets.append(packet_id)
-    result.tossups = len(tossups)
-
-    # every team code in the file, in order of first appearance
-    buzzes_by_tossup: dict[str, list[tuple[GraceBuzz, int]]] = {}
-    maps: dict[str, tuple[list[int], list[int]]] = {}
-    codes: dict[str, bool] = {}
-    for entry, tossup in zip(data, tossups, strict=True):
-        to_ours, _ = maps.setdefault(tossup.id, grace_word_maps(tossup.text))
+    buzzes: dict[str, list[tuple[GraceBuzz, int]]] = {}
+    for i, (entry, tossup) in enumerate(zip(data, tossups, strict=True)):
+        to_ours, _ = grace_word_maps(tossup.text)
+        n_tokens = len(entry["question"].split())
         found = []
-        for raw_pos in entry.get("position") or []:
+        for j, raw_pos in enumerate(entry.get("position") or []):
+            where = _position_error(path, entry, i, j, raw_pos)
             try:
                 gb = parse_grace_position(raw_pos)
             except ValueError as exc:
-                result.warnings.append(f"{tossup.id}: {exc}; skipped")
-                continue
-            codes.setdefault(gb.code, gb.is_model)
-            ours = to_ours[min(max(gb.word_index, 0), len(to_ours) - 1)]
-            found.append((gb, ours))
-        buzzes_by_tossup[tossup.id] = found
+                raise ValueError(f"{where}: {exc}") from None
+            if gb.code[:1].upper() not in ("H", "M"):
+                raise ValueError(
+                    f"{where}: unknown team mark {gb.code!r} (H… for a human team, M… a model)"
+                )
+            if not 0 <= gb.word_index < n_tokens:
+                raise ValueError(
+                    f"{where}: word {gb.word_index} is outside the question "
+                    f"(words 0..{n_tokens - 1})"
+                )
+            found.append((gb, to_ours[gb.word_index]))
+        buzzes[tossup.id] = found
+    return _GraceFile(path, digest, packet, data, buzzes)
 
-    model_buzzes: dict[str, dict[str, ModelBuzz]] = {c: {} for c, m in codes.items() if m}
-    for tossup_id, found in buzzes_by_tossup.items():
-        for gb, ours in found:
-            if gb.is_model and tossup_id not in model_buzzes[gb.code]:
-                model_buzzes[gb.code][tossup_id] = ModelBuzz(word_index=ours, guess="")
-    teams = [
-        TeamSpec(id=code, name=code, kind=TeamKind.MODEL, model=code, buzzes=model_buzzes[code])
-        if is_model
-        else TeamSpec(id=code, name=code)
-        for code, is_model in codes.items()
-    ]
-    if not teams:  # a file without buzzes still becomes a match (every tossup dead)
-        teams = [TeamSpec(id="H1", name="H1")]
-    config = match_config(
-        packet,
-        teams,
-        rules=ScoringRules(answer_time=None, buzz_window=0.0),
-        title=f"GRACE import: {path.name}",
+
+def import_grace(
+    engine: Engine, paths: str | Path | Sequence[str | Path], *, event: str = "grace"
+) -> ImportResult:
+    """Import GRACE buzzpoint files into ``event`` (made if new), in one transaction.
+
+    Each file becomes a packet (its tossups) and every buzzpoint a ``pooled_buzz`` row of the
+    event: its team (``H…`` human, ``M…`` model, registered in the event), the canonical word
+    it falls on, its clue and fraction, correct or not, and the file's own word index and
+    order (to write the file back exactly). Nothing is replayed through a match's rules:
+    the file pools many rooms. All or nothing: a file that cannot be read, or a buzzpoint
+    that cannot be placed, raises ``ValueError`` naming the file, the tossup and the
+    position, and nothing is written. A file already imported into the event is skipped.
+    """
+    from grace_arena.record.models import EventImportRow, PooledBuzzRow
+    from grace_arena.record.store import (
+        RecordError,
+        ensure_event,
+        register_team,
+        save_packet_in,
     )
-    now = time.time()
-    rm = store.create(config, now=now)
-    for team in teams:
-        if team.kind is TeamKind.HUMAN:
-            rm.handle(Join(team=team.id, player=team.id, name=team.id), now=now)
 
-    # buzz id -> [the file's word index, place in the file's position list]
-    grace_index: dict[str, list[int]] = {}
-    for tossup in tossups:
-        # the engine lets a model buzz the moment its word is read: models first on a tie
-        found = sorted(
-            enumerate(buzzes_by_tossup[tossup.id]), key=lambda b: (b[1][1], not b[1][0].is_model)
-        )
-        rm.handle(StartTossup(tossup_id=tossup.id), now=now)
-        for order, (gb, ours) in found:
-            label = (
-                f"{tossup.id}: [{gb.code}, {'+' if gb.correct else '-'}] at word {gb.word_index}"
-            )
-            floor = rm.match.game.floor
-            if floor is None or floor.team != gb.code:
-                if rm.match.phase not in (Phase.READING, Phase.AWAITING):
-                    result.warnings.append(f"{label} comes after the tossup ended; skipped")
-                    continue
-                if gb.code in rm.match.game.locked_out:
-                    result.warnings.append(f"{label}: the team already answered; skipped")
-                    continue
-                if ours > rm.match.game.position:
-                    rm.handle(Reveal(to=ours), now=now)
-                if not gb.is_model and rm.match.phase not in HAS_FLOOR:
-                    rm.handle(Buzz(team=gb.code, player=gb.code, word_index=ours), now=now)
-                floor = rm.match.game.floor
-                if floor is None or floor.team != gb.code:
-                    raise RuntimeError(f"{path}: {label} could not be replayed")
-            grace_index[str(floor.buzz_id)] = [gb.word_index, order]
-            rm.handle(Rule(ruling=Ruling.CORRECT if gb.correct else Ruling.INCORRECT), now=now)
-            result.buzzes += 1
-        if rm.match.phase is Phase.READING:
-            spec = rm.match.current_tossup
-            assert spec is not None
-            rm.handle(Reveal(to=spec.n_words), now=now)
-        if rm.match.phase in HAS_FLOOR:
-            raise RuntimeError(f"{path}: {tossup.id}: a model buzz was left without a ruling")
-        if rm.match.phase is Phase.AWAITING:
-            rm.handle(TimeUp(), now=now)
-    rm.handle(EndMatch(), now=now)
-
-    source_meta = {
-        "format": "grace",
-        "file": path.name,
-        "team_codes": {code: code for code in codes},
-        "tossups": {
-            t.id: {
-                "tossup_index": e.get("tossup_index"),
-                "category": e.get("category"),
-                "question": e.get("question"),
-                "answer": e.get("answer"),
-            }
-            for e, t in zip(data, tossups, strict=True)
-        },
-        "grace_word_index": grace_index,
-    }
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    files = [_read_grace_file(Path(p)) for p in paths]
+    result = ImportResult()
     with Session(engine) as session:
-        row = session.get(MatchRow, rm.id)
-        assert row is not None
-        row.source = "grace"
-        row.source_key = digest
-        row.source_meta = source_meta
-        session.add(row)
+        event_row = ensure_event(session, event, title=f"GRACE buzzpoints ({event})")
+        assert event_row.id is not None
+        done: set[str] = set()
+        for f in files:
+            known = session.exec(
+                select(EventImportRow).where(
+                    EventImportRow.event_id == event_row.id,
+                    EventImportRow.source == "grace",
+                    EventImportRow.source_key == f.digest,
+                )
+            ).first()
+            if known is not None or f.digest in done:
+                result.skipped.append(f"{f.path}: already imported into event {event!r}")
+                continue
+            done.add(f.digest)
+            try:
+                save_packet_in(session, f.packet, source=f.path, digest=f.digest)
+            except RecordError as exc:
+                raise ValueError(f"{f.path}: {exc}") from None
+            meta = {
+                "format": "grace",
+                "file": f.path.name,
+                "tossups": {
+                    t.id: {k: e.get(k) for k in ("tossup_index", "category", "question",
+                                                  "answer", "question_buzzpoints")}
+                    for e, t in zip(f.data, f.packet.tossups, strict=True)
+                },
+                "order": [t.id for t in f.packet.tossups],
+            }  # fmt: skip
+            imp = EventImportRow(
+                event_id=event_row.id,
+                source="grace",
+                source_key=f.digest,
+                name=f.path.name,
+                packet_id=f.packet.packet.id,
+                meta=meta,
+            )
+            session.add(imp)
+            session.flush()
+            assert imp.id is not None
+            rows = []
+            for tossup in f.packet.tossups:
+                tokens = tossup.tokens()
+                for seq, (gb, ours) in enumerate(f.buzzes[tossup.id]):
+                    kind = "model" if gb.is_model else "human"
+                    try:
+                        register_team(
+                            session, event_row.id, team_id=gb.code, name=gb.code, kind=kind,
+                            model=gb.code if gb.is_model else None,
+                        )  # fmt: skip
+                    except RecordError as exc:
+                        raise ValueError(f"{f.path}: tossup {tossup.id}: {exc}") from None
+                    rows.append(
+                        {
+                            "event_id": event_row.id,
+                            "import_id": imp.id,
+                            "packet_id": f.packet.packet.id,
+                            "tossup_id": tossup.id,
+                            "seq": seq,
+                            "team_id": gb.code,
+                            "team_kind": kind,
+                            "word_index": ours,
+                            "clue_index": tokens.clue_of(ours),
+                            "fraction_revealed": tokens.fraction_revealed(ours),
+                            "correct": gb.correct,
+                            "source_word_index": gb.word_index,
+                        }
+                    )
+            session.flush()
+            if rows:
+                session.execute(insert(PooledBuzzRow), rows)
+            result.packets.append(f.packet.packet.id)
+            result.tossups += len(f.packet.tossups)
+            result.buzzes += len(rows)
+            result.per_file.append(
+                (str(f.path), f.packet.packet.id, len(f.packet.tossups), len(rows))
+            )
         session.commit()
-    result.matches.append(rm.id)
+        result.event = event
     return result
 
 

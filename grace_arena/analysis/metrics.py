@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = [
     "CONFIDENCE_KINDS",
     "HEADLINE_METRICS",
+    "H_DEFINITIONS",
     "METRICS",
     "QUESTION_METRICS",
     "UNCATEGORIZED",
@@ -624,38 +625,69 @@ QUESTION_METRICS: dict[str, Callable[[FloatArray, FloatArray, FloatArray], float
 }
 
 
+#: The two definitions of ``h_t`` (PRODUCT.md): the reference code's (the default) and the
+#: paper's text.
+H_DEFINITIONS = ("reference", "paper")
+HDefinition = Literal["reference", "paper"]
+
+
+def check_h_definition(definition: str) -> str:
+    if definition not in H_DEFINITIONS:
+        raise ValueError(
+            f"h_definition must be one of {', '.join(H_DEFINITIONS)}, got {definition!r}"
+        )
+    return definition
+
+
 def human_fraction_by_step(
-    step_last_word_indices: ArrayLike, human_buzzes: Iterable[tuple[str, int, bool]]
+    step_last_word_indices: ArrayLike,
+    human_buzzes: Iterable[tuple[str, int, bool]],
+    *,
+    definition: HDefinition = "reference",
 ) -> FloatArray:
-    """``h_t`` for each step of one question.
+    """``h_t`` for each step of one question, from the human buzzes pooled over every room
+    that heard it. ``human_buzzes`` holds ``(team, word_index, correct)`` in the order they
+    happened; a team is whoever buzzed (told apart by match and team where that is known).
 
-    ``h_t = (#human teams with a correct buzz at word index ≤ the last word of prefix t)
-    / (#human teams that buzzed on the question)``, and 0 at every step when no human team
-    buzzed. ``human_buzzes`` holds ``(team, word_index, correct)`` for that question (a
-    team that negged and later buzzed correctly counts once, at its correct buzz).
+    * ``definition="reference"`` (GRACE's public code, the default): the number of human
+      teams whose latest buzz at a word index ≤ the last word of prefix t was correct,
+      divided by the number of human buzzes on the question (every room, every t).
+    * ``definition="paper"`` (GRACE §4.1's text): correct human buzzes at a word index ≤
+      the last word of prefix t divided by all human buzzes up to there (0 when none).
 
-    This follows PRODUCT.md. GRACE §4.1 words it as "correct buzzes up to t divided by total
-    buzzes up to t"; the reference code divides by the teams that saw the question. All
-    three agree when every team that heard the question buzzed by the first step.
+    Both are 0 at every step when no human buzzed.
 
     Example: teams A (correct at word 12), B (wrong at 5) and C (correct at 30), steps
-    ending at words 10, 20, 40: h = [0/3, 1/3, 2/3].
+    ending at words 10, 20, 40. Reference: [0/3, 1/3, 2/3]. Paper: [0/1, 1/2, 2/3].
 
-    >>> human_fraction_by_step([10, 20, 40], [("A", 12, True), ("B", 5, False),
-    ...                                       ("C", 30, True)]).round(4).tolist()
+    >>> hb = [("A", 12, True), ("B", 5, False), ("C", 30, True)]
+    >>> human_fraction_by_step([10, 20, 40], hb).round(4).tolist()
     [0.0, 0.3333, 0.6667]
+    >>> human_fraction_by_step([10, 20, 40], hb, definition="paper").round(4).tolist()
+    [0.0, 0.5, 0.6667]
     """
+    check_h_definition(definition)
     last_words = _as_1d("step_last_word_indices", step_last_word_indices)
-    teams: set[str] = set()
-    first_correct: dict[str, float] = {}
-    for team, word_index, is_correct in human_buzzes:
-        teams.add(team)
-        if is_correct:
-            first_correct[team] = min(first_correct.get(team, math.inf), float(word_index))
-    if not teams:
+    buzzes = list(human_buzzes)
+    if not buzzes:
         return np.zeros_like(last_words)
-    correct_at = np.fromiter(first_correct.values(), dtype=np.float64, count=len(first_correct))
-    return (correct_at[None, :] <= last_words[:, None]).sum(axis=1) / len(teams)
+    words = np.array([float(w) for _, w, _ in buzzes])
+    correct = np.array([bool(c) for _, _, c in buzzes])
+    heard = words[None, :] <= last_words[:, None]  # step x buzz
+    if definition == "paper":
+        n = heard.sum(axis=1)
+        hits = (heard & correct[None, :]).sum(axis=1)
+        return np.where(n > 0, hits / np.maximum(n, 1), 0.0)
+    out = np.zeros_like(last_words)
+    for t, w in enumerate(last_words):
+        latest: dict[str, bool] = {}
+        for (team, word, ok), _ in sorted(
+            zip(buzzes, range(len(buzzes)), strict=True), key=lambda b: (b[0][1], b[1])
+        ):
+            if word <= w:
+                latest[team] = bool(ok)
+        out[t] = sum(latest.values()) / len(buzzes)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -704,6 +736,7 @@ def _question_scores(
     question: Sequence[Step],
     human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]],
     kind: ConfidenceKind,
+    h_definition: HDefinition = "reference",
 ) -> dict[str, float] | None:
     """Every question metric for one question, or None if no step has a confidence."""
     conf = _confidences(question, kind)
@@ -711,7 +744,9 @@ def _question_scores(
     if not keep.any():
         return None
     h = human_fraction_by_step(
-        [s.word_index for s in question], human_buzzes.get(question[0].question_id, ())
+        [s.word_index for s in question],
+        human_buzzes.get(question[0].question_id, ()),
+        definition=h_definition,
     )
     correct = _correctness(question)
     return {name: fn(conf[keep], correct[keep], h[keep]) for name, fn in QUESTION_METRICS.items()}
@@ -721,8 +756,9 @@ def _summarize_questions(
     questions: Sequence[Sequence[Step]],
     human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]],
     kind: ConfidenceKind,
+    h_definition: HDefinition = "reference",
 ) -> dict[str, Any]:
-    per_question = [_question_scores(q, human_buzzes, kind) for q in questions]
+    per_question = [_question_scores(q, human_buzzes, kind, h_definition) for q in questions]
     scored = [s for s in per_question if s is not None]
     out: dict[str, Any] = {
         name: float(np.mean([s[name] for s in scored])) if scored else None
@@ -747,6 +783,7 @@ def summarize_steps(
     human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]] | None = None,
     *,
     kinds: Sequence[ConfidenceKind] = CONFIDENCE_KINDS,
+    h_definition: HDefinition = "reference",
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """All metrics for every model and confidence kind, JSON-ready.
 
@@ -764,7 +801,9 @@ def summarize_steps(
     it in ``n_missing``; CalScore drops it from the question's mean, and a question with no
     step left is skipped and counted. ``human_buzzes`` maps question id to that question's
     ``(team, word_index, correct)`` human buzzes; questions absent from it have h = 0.
+    ``h_definition`` picks h_t's definition (:func:`human_fraction_by_step`).
     """
+    check_h_definition(h_definition)
     hb: Mapping[QuestionId, Sequence[tuple[str, int, bool]]] = human_buzzes or {}
     by_model: dict[str, list[Step]] = {}
     for s in steps:
@@ -778,10 +817,11 @@ def summarize_steps(
             by_category.setdefault(_question_category(q), []).append(q)
         result[model] = {}
         for kind in kinds:
-            metrics = _summarize_questions(questions, hb, kind)
-            metrics["final"] = _summarize_questions(finals, hb, kind)
+            metrics = _summarize_questions(questions, hb, kind, h_definition)
+            metrics["final"] = _summarize_questions(finals, hb, kind, h_definition)
             metrics["by_category"] = {
-                cat: _summarize_questions(qs, hb, kind) for cat, qs in sorted(by_category.items())
+                cat: _summarize_questions(qs, hb, kind, h_definition)
+                for cat, qs in sorted(by_category.items())
             }
             result[model][kind] = metrics
     return result
@@ -799,6 +839,7 @@ def step_metric(
     *,
     kind: ConfidenceKind = "logit",
     human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]] | None = None,
+    h_definition: HDefinition = "reference",
 ) -> QuestionsMetric:
     """A metric over a list of questions (each a list of one model's steps), for bootstrapping.
 
@@ -833,7 +874,7 @@ def step_metric(
             values = []
             for q in questions:
                 check_one_model(q)
-                scores = cached(q, lambda q=q: _question_scores(q, hb, kind))
+                scores = cached(q, lambda q=q: _question_scores(q, hb, kind, h_definition))
                 if scores is not None:
                     values.append(scores[name])
             return float(np.mean(values)) if values else math.nan

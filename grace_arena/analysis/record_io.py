@@ -36,9 +36,13 @@ __all__ = [
     "BUZZ_EXPORT_COLUMNS",
     "STEP_EXPORT_COLUMNS",
     "MatchInfo",
+    "PooledSet",
+    "RecordData",
     "buzz_rows",
     "load_matches",
     "load_record",
+    "load_record_data",
+    "pooled_buzz_rows",
     "question_id",
     "step_rows",
     "survey_steps",
@@ -64,6 +68,8 @@ class MatchInfo:
     created_at: Any = None
     source: str | None = None
     source_meta: dict[str, Any] = field(default_factory=dict)
+    event_id: int | None = None
+    event: str | None = None  # the event's name
 
     @property
     def counted(self) -> list[str]:
@@ -82,12 +88,25 @@ class MatchInfo:
         return team.kind.value if team else "human"
 
 
-def load_matches(engine: Engine, match_ids: Sequence[int] | None = None) -> list[MatchInfo]:
-    """The chosen matches (all when ``match_ids`` is empty), by id. Unknown ids raise
-    :class:`~grace_arena.record.store.RecordError`."""
+def load_matches(
+    engine: Engine,
+    match_ids: Sequence[int] | None = None,
+    *,
+    event_ids: Sequence[int] | None = None,
+) -> list[MatchInfo]:
+    """The chosen matches (all when ``match_ids`` is empty; only those of ``event_ids`` when
+    given), by id. Unknown ids raise :class:`~grace_arena.record.store.RecordError`."""
     store = MatchStore(engine)
+    event_names = {e.id: e.name for e in store.events_of_record()}
     rows = {row.id: row for row in store.matches()}
-    wanted = list(match_ids) if match_ids else sorted(i for i in rows if i is not None)
+    if match_ids:
+        wanted = list(match_ids)
+    else:
+        wanted = sorted(
+            i
+            for i, r in rows.items()
+            if i is not None and (event_ids is None or r.event_id in event_ids)
+        )
     missing = [i for i in wanted if i not in rows]
     if missing:
         raise RecordError(f"no match {', '.join(map(str, missing))} in the record")
@@ -111,9 +130,78 @@ def load_matches(engine: Engine, match_ids: Sequence[int] | None = None) -> list
                 created_at=row.created_at,
                 source=getattr(row, "source", None),
                 source_meta=dict(getattr(row, "source_meta", None) or {}),
+                event_id=row.event_id,
+                event=event_names.get(row.event_id),
             )
         )
     return out
+
+
+@dataclass
+class PooledSet:
+    """The pooled buzzpoints of some events (imported data whose matches are unknown)."""
+
+    rows: list[dict[str, Any]]  # one per buzzpoint, BuzzTable columns + event, seq...
+    heard: list[tuple[str, str, str]]  # ("", team label, question id)
+
+
+def pooled_buzz_rows(
+    engine: Engine, event_ids: Sequence[int], labels: dict[tuple[int, str], str]
+) -> PooledSet:
+    """Every pooled buzzpoint of these events as analysis rows, in import order.
+
+    ``labels`` maps (event id, team id) to the team's name in the analysis. Which tossups a
+    team heard is not in pooled data; it is taken as every tossup of each packet in which
+    the team buzzed at least once (a team plays a whole packet in its round).
+    """
+    from grace_arena.record.models import PooledBuzzRow
+
+    if not event_ids:
+        return PooledSet([], [])
+    with Session(engine) as session:
+        rows = session.exec(
+            select(PooledBuzzRow)
+            .where(PooledBuzzRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
+            .order_by(PooledBuzzRow.id)  # type: ignore[arg-type]
+        ).all()
+    stored = tossup_rows(engine, {r.packet_id for r in rows})
+    by_packet: dict[str, list[str]] = {}
+    for (packet_id, tossup_id), _row in sorted(stored.items(), key=lambda kv: kv[1].position):
+        by_packet.setdefault(packet_id, []).append(tossup_id)
+    out = []
+    played: set[tuple[str, str]] = set()
+    for r in rows:
+        team = labels.get((r.event_id, r.team_id), r.team_id)
+        t = stored.get((r.packet_id, r.tossup_id))
+        played.add((team, r.packet_id))
+        out.append(
+            {
+                "event_id": r.event_id,
+                "match": "",
+                "packet_id": r.packet_id,
+                "tossup_id": r.tossup_id,
+                "question_id": question_id(r.packet_id, r.tossup_id),
+                "team_id": r.team_id,
+                "team": team,
+                "team_kind": r.team_kind,
+                "player": team,
+                "word_index": r.word_index,
+                "clue_index": r.clue_index,
+                "fraction_revealed": r.fraction_revealed,
+                "correct": int(r.correct),
+                "n_words": t.n_words if t else None,
+                "n_clues": len(t.clue_ends) if t else None,
+                "seq": r.seq,
+                "source_word_index": r.source_word_index,
+                "import_id": r.import_id,
+            }
+        )
+    heard = [
+        ("", team, question_id(packet_id, tossup_id))
+        for team, packet_id in sorted(played)
+        for tossup_id in by_packet.get(packet_id, [])
+    ]
+    return PooledSet(out, heard)
 
 
 def tossup_rows(engine: Engine, packet_ids: Iterable[str]) -> dict[tuple[str, str], TossupRow]:
@@ -328,37 +416,124 @@ def step_rows(
     return out
 
 
-def load_record(
-    engine: Engine, match_ids: Sequence[int] | None = None
-) -> tuple[StepTable, BuzzTable, list[MatchInfo]]:
-    """The analysis tables from the record.
+@dataclass
+class RecordData:
+    """What the analysis reads from the record: the two tables and where they came from."""
 
-    Buzzes: every buzz that took the floor and is ruled correct or incorrect, outside
-    thrown-out tossups. ``heard``: every team of each match heard every tossup played and
-    not thrown out. Steps: with ``match_ids``, those of the questions these matches played;
-    otherwise every model step in the record.
+    steps: StepTable
+    buzzes: BuzzTable
+    matches: list[MatchInfo]
+    events: list[str]  # names of the events in scope
+    n_pooled: int  # buzzes from pooled (imported) data, matches unknown
+    n_match_buzzes: int  # ruled buzzes from matches
+
+    @property
+    def normalised_by(self) -> str:
+        """How buzz rates are normalised: by matches played, or by tossups heard where the
+        matches are unknown (pooled data)."""
+        return "tossups heard" if self.n_pooled else "matches played"
+
+
+def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, str], str]:
+    """A team's name in the analysis: its registered name, followed by its event's name when
+    teams of several events in scope share that name (different events, different teams)."""
+    from grace_arena.record.models import ArenaEventRow, EventTeamRow
+
+    if not event_ids:
+        return {}
+    with Session(engine) as session:
+        teams = session.exec(
+            select(EventTeamRow).where(EventTeamRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
+        ).all()
+        names = {
+            e.id: e.name
+            for e in session.exec(
+                select(ArenaEventRow).where(ArenaEventRow.id.in_(list(event_ids)))  # type: ignore[union-attr]
+            ).all()
+        }
+    events_of: dict[str, set[int]] = {}
+    for t in teams:
+        events_of.setdefault(t.name, set()).add(t.event_id)
+    return {
+        (t.event_id, t.team_id): t.name
+        if len(events_of[t.name]) == 1
+        else f"{t.name} ({names.get(t.event_id, t.event_id)})"
+        for t in teams
+    }
+
+
+def load_record_data(
+    engine: Engine,
+    match_ids: Sequence[int] | None = None,
+    *,
+    events: Sequence[str] | None = None,
+) -> RecordData:
+    """The analysis tables of some events (by name or id; all of the record's when none is
+    named), or of some matches.
+
+    Buzzes, pooled per tossup over every match of the events that heard it: every buzz that
+    took the floor and is ruled correct or incorrect, outside thrown-out tossups, and every
+    pooled buzzpoint of the events (imported data; not with ``match_ids``). ``heard``: every
+    team of each match heard every tossup played and not thrown out there; for pooled data,
+    see :func:`pooled_buzz_rows`. Steps: every model step on the questions in scope (with
+    ``match_ids`` or ``events``), otherwise every model step in the record.
     """
-    matches = load_matches(engine, match_ids)
+    store = MatchStore(engine)
+    if events:
+        event_rows = store.find_events(events)
+        event_ids = [e.id for e in event_rows if e.id is not None]
+        matches = load_matches(engine, event_ids=event_ids)
+    else:
+        matches = load_matches(engine, match_ids)
+        if match_ids:
+            event_ids = sorted({m.event_id for m in matches if m.event_id is not None})
+        else:
+            event_ids = [e.id for e in store.events_of_record() if e.id is not None]
+    names = {e.id: e.name for e in store.events_of_record()}
+    labels = _team_labels(engine, event_ids)
     rows = buzz_rows(engine, matches)
+    event_of = {m.id: m.event_id or 0 for m in matches}
     kept = [
-        r
+        {
+            **r,
+            "match": str(r["match"]),
+            "team": labels.get((event_of[r["match"]], r["team_id"]), r["team"]),
+        }
         for r in rows
         if r["outcome"] == "won" and r["correct"] is not None and not r["thrown_out"]
     ]
     heard = [
-        (str(m.id), m.team_name(team.id), question_id(m.packet_id, t))
+        (str(m.id), labels.get((m.event_id or 0, team.id), m.team_name(team.id)),
+         question_id(m.packet_id, t))
         for m in matches
         for team in m.config.teams
         for t in m.counted
-    ]
-    buzzes = BuzzTable.from_rows(
-        [{**r, "match": str(r["match"]), "player": r["player"]} for r in kept], heard=heard
+    ]  # fmt: skip
+    pooled = PooledSet([], []) if match_ids else pooled_buzz_rows(engine, event_ids, labels)
+    buzzes = BuzzTable.from_rows([*kept, *pooled.rows], heard=[*heard, *pooled.heard])
+    scoped = match_ids or events
+    questions = {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id}
+    questions |= {(r["packet_id"], r["tossup_id"]) for r in pooled.rows}
+    steps = StepTable.from_rows(step_rows(engine, questions if scoped else None))
+    return RecordData(
+        steps=steps,
+        buzzes=buzzes,
+        matches=matches,
+        events=[names[i] for i in event_ids if i in names],
+        n_pooled=len(pooled.rows),
+        n_match_buzzes=len(kept),
     )
-    questions = (
-        {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id} if match_ids else None
-    )
-    steps = StepTable.from_rows(step_rows(engine, questions))
-    return steps, buzzes, matches
+
+
+def load_record(
+    engine: Engine,
+    match_ids: Sequence[int] | None = None,
+    *,
+    events: Sequence[str] | None = None,
+) -> tuple[StepTable, BuzzTable, list[MatchInfo]]:
+    """``(steps, buzzes, matches)`` of :func:`load_record_data`."""
+    data = load_record_data(engine, match_ids, events=events)
+    return data.steps, data.buzzes, data.matches
 
 
 def survey_steps(engine: Engine) -> list[SurveyStep]:

@@ -35,8 +35,20 @@ def export(
         list[int] | None,
         typer.Option("--match", help="Only these matches (repeatable; default: all)."),
     ] = None,
+    event: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--event",
+            help="Only the matches and imported buzzpoints of these events, by name or id "
+            "(repeatable; default: all).",
+        ),
+    ] = None,
 ) -> None:
-    """Export the record's buzzpoints (and model steps) in the formats the field uses."""
+    """Export the record's buzzpoints (and model steps) in the formats the field uses.
+
+    --format grace pools, per tossup, every match of the events and their imported
+    buzzpoints; a file imported with 'import grace' comes back out exactly.
+    """
     from grace_arena.analysis.exports import FORMATS
     from grace_arena.analysis.exports import export as run_export
     from grace_arena.record.db import open_engine
@@ -45,10 +57,13 @@ def export(
     if fmt not in FORMATS:
         typer.echo(f"error: --format must be one of {', '.join(FORMATS)}", err=True)
         raise typer.Exit(2)
+    if match and event:
+        typer.echo("error: give --match or --event, not both", err=True)
+        raise typer.Exit(2)
     url = resolve_db(db)
     typer.echo(f"record: {url}", err=True)
     try:
-        files = run_export(open_engine(url), fmt, out, match)
+        files = run_export(open_engine(url), fmt, out, match, events=event)
     except (RecordError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -60,36 +75,43 @@ def export(
 def import_grace(
     paths: Annotated[list[Path], typer.Argument(help="GRACE buzzpoint JSON files.")],
     db: DbOption = None,
+    event: Annotated[
+        str,
+        typer.Option(
+            help="The event to import into (made if new). Teams keep their codes (H3 is the "
+            "same team in every file of the event)."
+        ),
+    ] = "grace",
 ) -> None:
-    """Import GRACE's public buzzpoints: each file becomes a packet and a match of its buzzes.
+    """Import GRACE's public buzzpoints into an event: each file becomes a packet, every
+    buzzpoint a buzz of the event, pooled per tossup as the file lists them.
 
-    Importing a file again changes nothing.
+    All files in one transaction: if any buzzpoint cannot be placed, nothing is written.
+    Importing a file again into the same event changes nothing.
     """
+    from sqlalchemy.exc import SQLAlchemyError
+
     from grace_arena.analysis.imports import import_grace as run_import
     from grace_arena.record.db import open_engine
 
     url = resolve_db(db)
     typer.echo(f"record: {url}", err=True)
     engine = open_engine(url)
-    failed = False
-    for path in paths:
-        try:
-            result = run_import(engine, path)
-        except (OSError, ValueError) as exc:
-            typer.echo(f"error: {path}: {exc}", err=True)
-            failed = True
-            continue
-        for note in result.skipped:
-            typer.echo(note)
-        for warning in result.warnings:
-            typer.echo(f"warning: {warning}", err=True)
-        if result.matches:
-            typer.echo(
-                f"{path}: packet {result.packets[0]} ({result.tossups} tossups), match "
-                f"{result.matches[0]} with {result.buzzes} buzzes"
-            )
-    if failed:
-        raise typer.Exit(1)
+    try:
+        result = run_import(engine, paths, event=event)
+    except (OSError, ValueError, SQLAlchemyError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        typer.echo("nothing was imported", err=True)
+        raise typer.Exit(1) from None
+    for note in result.skipped:
+        typer.echo(note)
+    for file, packet, tossups, buzzes in result.per_file:
+        typer.echo(f"{file}: packet {packet}, {tossups} tossups, {buzzes} buzzpoints")
+    if result.per_file:
+        typer.echo(
+            f"event {event!r}: {result.tossups} tossups and {result.buzzes} buzzpoints added "
+            f"from {len(result.per_file)} file(s)"
+        )
 
 
 @import_app.command("qanta")

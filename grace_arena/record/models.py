@@ -1,5 +1,11 @@
 """The durable record's tables (SQLModel). The schema is created only by Alembic migrations.
 
+An **event** (``arena_event``: a competition, a club night, a study) groups matches; its teams
+(``event_team``) and players (``event_player``) keep their identity across its matches. Every
+match belongs to one event (a match created on its own gets an event of its own). Buzzpoints
+known only per tossup, pooled over rooms whose matches are unknown (GRACE's public data), are
+``pooled_buzz`` rows of the event, each from one ``event_import``.
+
 ``event`` is the source of truth: every event of every match, in order. ``buzz`` and
 ``ruling`` are projections of those events, written in the same transaction, so that exports
 and analysis can query buzzes directly. ``model_step`` holds every step of every model's
@@ -44,9 +50,83 @@ class TossupRow(SQLModel, table=True):
     power_index: int | None = None
 
 
+class ArenaEventRow(SQLModel, table=True):
+    """An event: the matches (and imported pooled buzzpoints) analysed as one body of data."""
+
+    __tablename__ = "arena_event"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=100, unique=True)  # what --event takes
+    title: str
+    created_at: datetime = Field(default_factory=utcnow)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class EventTeamRow(SQLModel, table=True):
+    """A team registered in an event: the same team in every match of the event."""
+
+    __tablename__ = "event_team"
+    event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
+    team_id: str = Field(primary_key=True, max_length=64)
+    name: str
+    kind: str = Field(max_length=16)  # human | model
+    model: str | None = None
+
+
+class EventPlayerRow(SQLModel, table=True):
+    """A player registered in an event (on one of its teams)."""
+
+    __tablename__ = "event_player"
+    event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
+    player_id: str = Field(primary_key=True, max_length=100)
+    team_id: str = Field(max_length=64)
+    name: str
+    kind: str = Field(max_length=16)
+
+
+class EventImportRow(SQLModel, table=True):
+    """One file (or other record's data) imported into an event; importing it again is a
+    no-op. ``meta`` keeps what is needed to write the file back exactly."""
+
+    __tablename__ = "event_import"
+    __table_args__ = (UniqueConstraint("event_id", "source", "source_key", name="uq_event_import"),)
+    id: int | None = Field(default=None, primary_key=True)
+    event_id: int = Field(foreign_key="arena_event.id", index=True)
+    source: str = Field(max_length=32)  # grace | record
+    source_key: str = Field(max_length=64)  # SHA-256 of the content
+    name: str  # the file's name
+    packet_id: str | None = Field(default=None, max_length=100)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    imported_at: datetime = Field(default_factory=utcnow)
+
+
+class PooledBuzzRow(SQLModel, table=True):
+    """A buzzpoint known per tossup only (no match, no race, no ruling history): imported
+    pooled data such as GRACE's, where every room's buzzes on a tossup are listed together."""
+
+    __tablename__ = "pooled_buzz"
+    __table_args__ = (Index("ix_pooled_buzz_question", "event_id", "packet_id", "tossup_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    event_id: int = Field(foreign_key="arena_event.id")
+    import_id: int = Field(foreign_key="event_import.id", index=True)
+    packet_id: str = Field(max_length=100)
+    tossup_id: str = Field(max_length=100)
+    seq: int  # place in the tossup's list of buzzpoints, as imported
+    team_id: str = Field(max_length=64)
+    team_kind: str = Field(max_length=16)  # human | model
+    word_index: int  # canonical word (grace_arena.core.tokenize)
+    clue_index: int
+    fraction_revealed: float
+    correct: bool
+    source_word_index: int | None = None  # the file's own word index
+
+
 class MatchRow(SQLModel, table=True):
     __tablename__ = "match"
     id: int | None = Field(default=None, primary_key=True)
+    #: The event the match belongs to (never None once stored).
+    event_id: int | None = Field(
+        default=None, foreign_key="arena_event.id", index=True, nullable=False
+    )
     title: str
     packet_id: str | None = Field(default=None, max_length=100)
     created_at: datetime = Field(default_factory=utcnow)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,8 +37,11 @@ from grace_arena.core.events import (
 )
 from grace_arena.core.match import Match
 from grace_arena.record.models import (
+    ArenaEventRow,
     BuzzRow,
+    EventPlayerRow,
     EventRow,
+    EventTeamRow,
     MatchRow,
     PacketRow,
     PlayerRow,
@@ -60,15 +64,57 @@ class MatchStore:
     # -- matches -------------------------------------------------------------------------------
 
     def create(
-        self, config: MatchConfig, *, now: float, join_code: str | None = None
+        self,
+        config: MatchConfig,
+        *,
+        now: float,
+        join_code: str | None = None,
+        event: str | None = None,
     ) -> RecordedMatch:
+        """Store a new match in the event named ``event`` (made if new; by default an event
+        of its own, ``match-<id>``); its teams are registered in the event."""
         match, events = Match.create(config, now=now)
         with Session(self.engine) as session:
-            row = MatchRow(title=config.title, packet_id=config.packet_id, join_code=join_code)
+            own = event is None
+            event_row = ensure_event(
+                session, event or f"new-match-{secrets.token_hex(8)}", title=config.title
+            )
+            assert event_row.id is not None
+            row = MatchRow(
+                title=config.title,
+                packet_id=config.packet_id,
+                join_code=join_code,
+                event_id=event_row.id,
+            )
             session.add(row)
             session.flush()
             assert row.id is not None
             match_id = row.id
+            if own:
+                name = f"match-{match_id}"
+                if session.exec(select(ArenaEventRow).where(ArenaEventRow.name == name)).first():
+                    name = f"match-{match_id}-{event_row.id}"
+                event_row.name = name
+                event_row.meta = {"created_for_match": match_id}
+                session.add(event_row)
+            for team in config.teams:
+                register_team(
+                    session,
+                    event_row.id,
+                    team_id=team.id,
+                    name=team.name,
+                    kind=team.kind.value,
+                    model=team.model,
+                )
+                if team.model:
+                    register_player(
+                        session,
+                        event_row.id,
+                        player_id=team.model_player,
+                        team_id=team.id,
+                        name=team.model,
+                        kind="model",
+                    )
             for team in config.teams:
                 session.add(
                     TeamRow(
@@ -115,9 +161,46 @@ class MatchStore:
                     f"match {match_id}: a stored event cannot be read: {exc}"
                 ) from exc
 
-    def matches(self) -> list[MatchRow]:
+    def matches(self, *, event_ids: Sequence[int] | None = None) -> list[MatchRow]:
+        """The record's matches by id (only those of these events, if given)."""
         with Session(self.engine) as session:
-            return list(session.exec(select(MatchRow).order_by(MatchRow.id)).all())
+            query = select(MatchRow).order_by(MatchRow.id)  # type: ignore[arg-type]
+            if event_ids is not None:
+                query = query.where(MatchRow.event_id.in_(list(event_ids)))  # type: ignore[union-attr]
+            return list(session.exec(query).all())
+
+    # -- events --------------------------------------------------------------------------------
+
+    def events_of_record(self) -> list[ArenaEventRow]:
+        """Every event of the record, by id."""
+        with Session(self.engine) as session:
+            return list(session.exec(select(ArenaEventRow).order_by(ArenaEventRow.id)).all())  # type: ignore[arg-type]
+
+    def find_events(self, names: Sequence[str]) -> list[ArenaEventRow]:
+        """The events with these names (or ids), in the order given; an unknown one raises
+        :class:`RecordError` listing the record's events."""
+        known = self.events_of_record()
+        by_name = {e.name: e for e in known}
+        by_id = {str(e.id): e for e in known}
+        out, missing = [], []
+        for name in names:
+            found = by_name.get(name) or by_id.get(name)
+            if found is None:
+                missing.append(name)
+            elif found not in out:
+                out.append(found)
+        if missing:
+            have = ", ".join(e.name for e in known) or "none"
+            raise RecordError(
+                f"no event {', '.join(map(repr, missing))} in the record (events: {have})"
+            )
+        return out
+
+    def event_teams(self, event_id: int) -> list[EventTeamRow]:
+        with Session(self.engine) as session:
+            return list(
+                session.exec(select(EventTeamRow).where(EventTeamRow.event_id == event_id)).all()
+            )
 
     def find_by_join_code(self, code: str) -> MatchRow | None:
         with Session(self.engine) as session:
@@ -154,49 +237,72 @@ class MatchStore:
     # -- packets -------------------------------------------------------------------------------
 
     def save_packet(self, packet, *, source: Path | None = None) -> None:
-        """Store a packet's tossups (as loaded by ``grace_arena.core.packet``); idempotent."""
+        """Store a packet's tossups (as loaded by ``grace_arena.core.packet``); idempotent.
+        A packet stored before under the same id with other content is replaced."""
+        with Session(self.engine) as session:
+            save_packet_in(session, packet, source=source, replace=True)
+            session.commit()
+
+
+def save_packet_in(
+    session: Session,
+    packet,
+    *,
+    source: Path | None = None,
+    digest: str | None = None,
+    replace: bool = False,
+) -> bool:
+    """Store ``packet`` in ``session`` (not committed); returns False when the same content
+    is there already. Another packet under the same id is replaced when ``replace``, else it
+    raises :class:`RecordError`."""
+    if digest is None:
         raw = source.read_bytes() if source is not None and source.exists() else b""
         digest = hashlib.sha256(
             raw or json.dumps(packet.model_dump(mode="json"), sort_keys=True).encode()
         ).hexdigest()
-        with Session(self.engine) as session:
-            row = session.get(PacketRow, packet.packet.id)
-            if row is not None and row.content_sha256 == digest:
-                return
-            if row is not None:
-                for old in session.exec(
-                    select(TossupRow).where(TossupRow.packet_id == packet.packet.id)
-                ).all():
-                    session.delete(old)
-                session.delete(row)
-                session.flush()
-            session.add(
-                PacketRow(
-                    id=packet.packet.id,
-                    title=packet.packet.title,
-                    source_path=str(source) if source else None,
-                    content_sha256=digest,
-                    meta=packet.packet.model_dump(mode="json"),
-                )
+    row = session.get(PacketRow, packet.packet.id)
+    if row is not None and row.content_sha256 == digest:
+        return False
+    if row is not None:
+        if not replace:
+            raise RecordError(
+                f"packet {packet.packet.id!r} is already in the record with other content "
+                f"(from {row.source_path or 'elsewhere'})"
             )
-            session.flush()
-            for i, tossup in enumerate(packet.tossups):
-                tokens = tossup.tokens()
-                session.add(
-                    TossupRow(
-                        packet_id=packet.packet.id,
-                        tossup_id=tossup.id,
-                        position=i,
-                        category=tossup.category,
-                        subcategory=tossup.subcategory,
-                        text=tossup.text,
-                        answer=tossup.answer,
-                        n_words=len(tokens.words),
-                        clue_ends=list(tokens.clue_ends),
-                        power_index=tokens.power_index,
-                    )
-                )
-            session.commit()
+        for old in session.exec(
+            select(TossupRow).where(TossupRow.packet_id == packet.packet.id)
+        ).all():
+            session.delete(old)
+        session.delete(row)
+        session.flush()
+    session.add(
+        PacketRow(
+            id=packet.packet.id,
+            title=packet.packet.title,
+            source_path=str(source) if source else None,
+            content_sha256=digest,
+            meta=packet.packet.model_dump(mode="json"),
+        )
+    )
+    session.flush()
+    for i, tossup in enumerate(packet.tossups):
+        tokens = tossup.tokens()
+        session.add(
+            TossupRow(
+                packet_id=packet.packet.id,
+                tossup_id=tossup.id,
+                position=i,
+                category=tossup.category,
+                subcategory=tossup.subcategory,
+                text=tossup.text,
+                answer=tossup.answer,
+                n_words=len(tokens.words),
+                clue_ends=list(tokens.clue_ends),
+                power_index=tokens.power_index,
+            )
+        )
+    session.flush()
+    return True
 
 
 class RecordedMatch:
@@ -216,6 +322,47 @@ class RecordedMatch:
     @property
     def seq(self) -> int:
         return self.match.state.seq
+
+
+# --------------------------------------------------------------------------------------------
+# Events: matches grouped, teams and players registered once per event.
+
+
+def ensure_event(session: Session, name: str, *, title: str | None = None) -> ArenaEventRow:
+    """The event named ``name``, made (and flushed) if the record has none."""
+    row = session.exec(select(ArenaEventRow).where(ArenaEventRow.name == name)).first()
+    if row is None:
+        row = ArenaEventRow(name=name, title=title or name)
+        session.add(row)
+        session.flush()
+    return row
+
+
+def register_team(
+    session: Session, event_id: int, *, team_id: str, name: str, kind: str, model: str | None
+) -> EventTeamRow:
+    """Register a team in an event, or check it against the team already registered under
+    that id (a human team cannot come back as a model)."""
+    row = session.get(EventTeamRow, (event_id, team_id))
+    if row is None:
+        row = EventTeamRow(event_id=event_id, team_id=team_id, name=name, kind=kind, model=model)
+        session.add(row)
+    elif row.kind != kind:
+        raise RecordError(
+            f"team {team_id!r} is registered in this event as a {row.kind} team, not {kind}"
+        )
+    return row
+
+
+def register_player(
+    session: Session, event_id: int, *, player_id: str, team_id: str, name: str, kind: str
+) -> None:
+    if session.get(EventPlayerRow, (event_id, player_id)) is None:
+        session.add(
+            EventPlayerRow(
+                event_id=event_id, player_id=player_id, team_id=team_id, name=name, kind=kind
+            )
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,6 +404,16 @@ def _project(session: Session, match_id: int, ev: Event) -> None:
     match ev:
         case PlayerJoined():
             if session.get(PlayerRow, (match_id, ev.player)) is None:
+                match_row = session.get(MatchRow, match_id)
+                if match_row is not None and match_row.event_id is not None:
+                    register_player(
+                        session,
+                        match_row.event_id,
+                        player_id=ev.player,
+                        team_id=ev.team,
+                        name=ev.name,
+                        kind=ev.kind.value,
+                    )
                 session.add(
                     PlayerRow(
                         match_id=match_id,
