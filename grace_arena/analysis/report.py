@@ -168,20 +168,34 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
             made["reliability"].append(name)
 
     curves = result["curves"]
-    if curves["buzz_rates"]:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for i, (team, c) in enumerate(sorted(curves["buzz_rates"].items())):
-            style = "-" if c["kind"] == "human" else "--"
-            ax.plot(c["grid"], c["correct"], style, color=f"C{i % 10}", label=f"{team} correct")
-            ax.plot(c["grid"], c["incorrect"], ":", color=f"C{i % 10}", label=f"{team} incorrect")
-        ax.set(
-            xlabel="fraction of the question revealed",
-            ylabel="cumulative buzz rate",
-            title="Buzzes against fraction revealed (GRACE fig. 4)",
-            xlim=(0, 1),
+    fig4 = curves.get("figure4") or {}
+    if fig4.get("groups"):
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+        per = "match played" if fig4["normalised_by"] == "matches played" else "tossup heard"
+        human_styles = {"Q1": "-", "Q2": "--", "Q3": "-.", "Q4": ":"}
+        human_colours = {"Q1": "#08306b", "Q2": "#2171b5", "Q3": "#4292c6", "Q4": "#6baed6"}
+        for i, (name, g) in enumerate(fig4["groups"].items()):
+            if g["kind"] == "human":
+                label = f"{name}: {', '.join(g['teams'])}" if len(g["teams"]) <= 4 else name
+                style = {
+                    "ls": human_styles.get(name, "-"),
+                    "color": human_colours.get(name, "C0"),
+                    "lw": 2,
+                }
+            else:
+                label, style = f"{name} (model)", {"ls": "-", "color": f"C{1 + i % 9}", "lw": 1.5}
+            for ax, key in zip(axes, ("correct", "incorrect"), strict=True):
+                ax.plot(fig4["grid"], g[key], label=label, **style)
+        for ax, key in zip(axes, ("Correct buzzes", "Incorrect buzzes"), strict=True):
+            ax.set(xlabel="fraction of the question revealed", title=key, xlim=(0, 1))
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel(f"cumulative buzzes per {per}")
+        axes[1].legend(fontsize=7, loc="upper left")
+        fig.suptitle(
+            "Human quartiles (Q1: most correct buzzes) and models (GRACE fig. 4), "
+            f"normalised by {fig4['normalised_by']}",
+            fontsize=10,
         )
-        if len(curves["buzz_rates"]) <= 8:
-            ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
         fig.savefig(out / "buzz_rates.png", dpi=100)
         plt.close(fig)
@@ -274,7 +288,12 @@ def markdown_report(result: dict[str, Any], images: dict[str, list[str]] | None 
         f"{counts.get('questions', 0):,} question(s). Intervals: {int(boot['level'] * 100)}% "
         f"percentile bootstrap over questions, {boot['n_resamples']} resamples. Ten equal-width "
         "bins [i/10, (i+1)/10), the last closed at 1. CalScore and MCE (GRACE): lower is "
-        "better; the reference-code variants use g ∈ {0, 1} and no normalisation.",
+        "better; the reference-code variants use g ∈ {0, 1} and no normalisation. "
+        + (
+            f"CalScore uses {result['settings']['h_definition_label']}."
+            if result["settings"].get("h_definition_label")
+            else ""
+        ),
         "",
     ]
     if result["models"]:
@@ -350,7 +369,10 @@ def markdown_report(result: dict[str, Any], images: dict[str, list[str]] | None 
             parts += ["## Reliability diagrams", ""]
             parts += [f"![{name}]({name})" for name in images["reliability"]]
             parts.append("")
+    if result.get("notes"):
+        parts += [f"**Note:** {note}." for note in result["notes"]] + [""]
     if result["teams"]:
+        parts += _data_scope_markdown(result)
         parts += ["## Teams", ""]
         rows = [
             [
@@ -443,6 +465,86 @@ def markdown_report(result: dict[str, Any], images: dict[str, list[str]] | None 
         parts += [f"![{name}]({name})" for name in images["curves"]]
         parts.append("")
     return "\n".join(parts)
+
+
+def _data_scope_markdown(result: dict[str, Any]) -> list[str]:
+    """What the buzzes in hand can show of GRACE's human-vs-model findings, with the numbers,
+    and plainly what they cannot."""
+    teams = result["teams"]
+    source = result.get("source", {})
+    fig4 = result["curves"].get("figure4") or {}
+    sides: dict[str, dict[str, float]] = {}
+    for t in teams.values():
+        side = sides.setdefault(t["kind"], {"buzzes": 0, "correct": 0, "teams": 0, "x": 0.0})
+        side["buzzes"] += t["buzzes"]
+        side["correct"] += t["correct"]
+        side["teams"] += 1
+        if t["mean_fraction_correct"] is not None:
+            side["x"] += t["mean_fraction_correct"] * t["correct"]
+    can = []
+    for kind in ("human", "model"):
+        side = sides.get(kind)
+        if not side or not side["buzzes"]:
+            continue
+        x = side["x"] / side["correct"] if side["correct"] else None
+        can.append(
+            f"{kind.capitalize()} teams ({int(side['teams'])}): {int(side['buzzes'])} buzzes, "
+            f"{side['correct'] / side['buzzes']:.0%} correct; correct buzzes at "
+            f"{_fmt(x, 2)} of the question on average."
+        )
+    groups = fig4.get("groups", {})
+    if groups:
+        final = {name: (g["correct"][-1], g["incorrect"][-1]) for name, g in groups.items()}
+        per = "match" if fig4.get("normalised_by") == "matches played" else "tossup heard"
+        can.append(
+            f"Figure 4, at the end of the question (correct / incorrect buzzes per {per}): "
+            + "; ".join(f"{n} {c:.2f} / {w:.2f}" for n, (c, w) in final.items())
+            + "."
+        )
+        mid = {
+            name: g["correct"][len(g["correct"]) // 2] for name, g in groups.items()
+        }  # at half the question
+        can.append(
+            "By half the question: "
+            + "; ".join(f"{n} {v:.2f}" for n, v in mid.items())
+            + " correct buzzes per "
+            + per
+            + "."
+        )
+    ew = result["expected_wins"]
+    if ew.get("teams"):
+        can.append(
+            "Expected wins of the model teams against the human curve fitted from these "
+            "buzzes: "
+            + "; ".join(f"{n} {_fmt(v['expected_wins'])}" for n, v in ew["teams"].items())
+            + "."
+        )
+    cannot = []
+    if not result["models"]:
+        cannot.append(
+            "Calibration (CalScore, MCE, ECE, Brier, reliability) and figures 5–6: there are "
+            "no model steps, only where models buzzed. GRACE's public buzzpoints do not carry "
+            "the models' confidences; precompute a model over these packets to add them."
+        )
+    if source.get("pooled_buzzes"):
+        cannot.append(
+            f"Per-match rates: {source['pooled_buzzes']:,} buzzpoints are pooled over rooms "
+            "whose matches are unknown, so rates are per tossup heard, not per match played, "
+            "and a team is taken to have heard every tossup of each packet it buzzed in "
+            "(the data lists who buzzed, not who heard)."
+        )
+        cannot.append(
+            "Who beat whom: the data does not say which teams met in which match, nor which "
+            "buzzes lost a race to an earlier one, so head-to-head results and the paper's "
+            "win rates cannot be rebuilt."
+        )
+    if not can and not cannot:
+        return []
+    out = ["## What this data can and cannot show", ""]
+    out += [f"- {line}" for line in can]
+    if cannot:
+        out += ["", "It cannot show:", ""] + [f"- {line}" for line in cannot]
+    return [*out, ""]
 
 
 def _survey_markdown(result: dict[str, Any]) -> list[str]:

@@ -21,6 +21,7 @@ Undefined values are ``None``.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
@@ -42,10 +43,23 @@ from grace_arena.analysis.columnar import (
     summarize_table,
 )
 from grace_arena.analysis.curves import expected_wins, fit_human_curve, quartiles
-from grace_arena.analysis.metrics import CONFIDENCE_KINDS, HEADLINE_METRICS, reliability_table
+from grace_arena.analysis.metrics import (
+    CONFIDENCE_KINDS,
+    HEADLINE_METRICS,
+    check_h_definition,
+    reliability_table,
+)
 from grace_arena.analysis.tables import BuzzTable, StepTable
 
-__all__ = ["LEADERBOARD_METRICS", "analyze"]
+__all__ = ["H_LABELS", "LEADERBOARD_METRICS", "analyze", "figure4", "natural_key"]
+
+#: How each definition of h_t is named in reports.
+H_LABELS = {
+    "reference": "h_t as GRACE's reference code: human teams whose latest buzz up to t was "
+    "correct, over all human buzzes on the question (every room)",
+    "paper": "h_t as the GRACE paper's text: correct human buzzes up to t over all human "
+    "buzzes up to t (every room)",
+}
 
 #: Leaderboard columns: metric key -> True when lower is better.
 LEADERBOARD_METRICS: dict[str, bool] = {"calscore": True, "ece": True, "brier": True}
@@ -68,9 +82,14 @@ def _reliability(conf: np.ndarray, correct: np.ndarray) -> list[dict[str, Any]]:
 
 
 def _model_section(
-    steps: StepTable, buzzes: BuzzTable, n_resamples: int, seed: int, level: float
+    steps: StepTable,
+    buzzes: BuzzTable,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    h_definition: str = "reference",
 ) -> tuple[dict[str, Any], list[Any]]:
-    h = human_fraction_column(steps, buzzes)
+    h = human_fraction_column(steps, buzzes, definition=h_definition)
     models = model_rows(steps, h)
     summary = summarize_table(steps, models=models)
     combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
@@ -119,11 +138,99 @@ def _leaderboard(models: dict[str, Any]) -> dict[str, dict[str, list[dict[str, A
     return board
 
 
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that puts numbers in order: H2 before H10.
+
+    >>> sorted(["H10", "H2", "M1", "H1"], key=natural_key)
+    ['H1', 'H2', 'H10', 'M1']
+    """
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+        for part in re.split(r"(\d+)", str(text))
+        if part
+    )
+
+
+#: The metrics that need a model's confidence at every clue, which buzzes alone lack.
+NEEDS_MODEL_STEPS = "CalScore, MCE, ECE, Brier, reliability and figures 5-6"
+
+
+def normalisation(buzzes: BuzzTable) -> str:
+    """How buzz rates are normalised: per match played (the paper) when every buzz comes
+    from a known match, else per tossup heard (pooled data, or files without matches)."""
+    hm = buzzes.heard_columns[0]
+    if hm.size and not (hm == "").any():
+        return "matches played"
+    return "tossups heard"
+
+
+def figure4(
+    buzzes: BuzzTable, curves: dict[str, dict[str, Any]], *, n_groups: int = 4
+) -> dict[str, Any]:
+    """GRACE figure 4: human teams grouped into quartiles Q1–Q4 by total correct buzzes
+    (Q1 the most), each group's mean cumulative correct and incorrect buzz rates against
+    the fraction of the question revealed, and each model team's own; normalised by the
+    matches each team played, or by the tossups it heard where matches are unknown."""
+    by = normalisation(buzzes)
+    hm, ht, _ = buzzes.heard_columns
+    matches: dict[str, set[str]] = {}
+    for m, t in zip(hm.tolist(), ht.tolist(), strict=True):
+        if m:
+            matches.setdefault(t, set()).add(m)
+    correct_totals = Counter(buzzes.team[buzzes.correct == 1.0].tolist())
+
+    def scaled(team: str, key: str) -> np.ndarray:
+        c = curves[team]
+        values = np.asarray(c[key], dtype=float)
+        if by == "matches played":  # rate per tossup heard → buzzes per match
+            values = values * c["n_questions"] / max(len(matches.get(team, ())), 1)
+        return values
+
+    humans = sorted(
+        (t for t, c in curves.items() if c["kind"] == "human"),
+        key=lambda t: (-correct_totals.get(t, 0), natural_key(t)),
+    )
+    groups: dict[str, Any] = {}
+    if humans:
+        n = min(n_groups, len(humans))
+        for i, members in enumerate(np.array_split(np.array(humans, dtype=object), n), start=1):
+            names = sorted(members.tolist(), key=natural_key)
+            groups[f"Q{i}"] = {
+                "kind": "human",
+                "teams": names,
+                "correct_buzzes": [int(correct_totals.get(t, 0)) for t in names],
+                "correct": np.mean([scaled(t, "correct") for t in names], axis=0).tolist(),
+                "incorrect": np.mean([scaled(t, "incorrect") for t in names], axis=0).tolist(),
+            }
+    for team in sorted((t for t, c in curves.items() if c["kind"] == "model"), key=natural_key):
+        groups[team] = {
+            "kind": "model",
+            "teams": [team],
+            "correct_buzzes": [int(correct_totals.get(team, 0))],
+            "correct": scaled(team, "correct").tolist(),
+            "incorrect": scaled(team, "incorrect").tolist(),
+        }
+    return {
+        "normalised_by": by,
+        "grouping": "human teams ranked by total correct buzzes, split into "
+        f"{min(n_groups, len(humans)) if humans else 0} groups of nearly equal size "
+        "(Q1: the most); model teams on their own",
+        "grid": GRID.tolist(),
+        "groups": groups,
+    }
+
+
 def _team_section(buzzes: BuzzTable) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per-team counts and the figure-4 curves."""
     kinds = buzzes.team_kinds()
     curves = buzz_rate_curves(buzzes, GRID)
+    curves = {t: curves[t] for t in sorted(curves, key=natural_key)}
     heard = Counter(buzzes.heard_columns[1].tolist())
+    hm, ht, _ = buzzes.heard_columns
+    played: dict[str, set[str]] = {}
+    for m, t in zip(hm.tolist(), ht.tolist(), strict=True):
+        if m:
+            played.setdefault(t, set()).add(m)
     fractions = np.where(
         buzzes.n_words > 0,
         np.minimum((buzzes.word_index + 1) / np.maximum(buzzes.n_words, 1), 1.0),
@@ -137,6 +244,7 @@ def _team_section(buzzes: BuzzTable) -> tuple[dict[str, Any], dict[str, Any]]:
         teams[team] = {
             "kind": kinds.get(team, curve["kind"]),
             "questions_heard": heard.get(team, 0),
+            "matches_played": len(played.get(team, ())) or None,
             "buzzes": int(rows.sum()),
             "correct": int((correct == 1).sum()),
             "incorrect": int((correct == 0).sum()),
@@ -207,18 +315,35 @@ def analyze(
     seed: int = 0,
     level: float = 0.95,
     source: dict[str, Any] | None = None,
+    h_definition: str = "reference",
 ) -> dict[str, Any]:
-    """Every metric, curve and ranking of GRACE Arena's analysis (see the module docstring)."""
-    models, rows = _model_section(steps, buzzes, n_resamples, seed, level)
+    """Every metric, curve and ranking of GRACE Arena's analysis (see the module docstring).
+
+    ``h_definition`` picks h_t's definition behind CalScore (``"reference"``: GRACE's code,
+    the default; ``"paper"``: the paper's text; see
+    :func:`~grace_arena.analysis.metrics.human_fraction_by_step`).
+    """
+    check_h_definition(h_definition)
+    models, rows = _model_section(steps, buzzes, n_resamples, seed, level, h_definition)
     teams, rate_curves = _team_section(buzzes)
     policy = buzz_given_correct_table(rows)
+    notes = []
+    if len(buzzes) and not len(steps):
+        notes.append(
+            f"no model steps: {NEEDS_MODEL_STEPS} need a model's confidence at every clue "
+            "(grace-arena precompute)"
+        )
     return {
+        "notes": notes,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "source": source or {},
         "settings": {
             "n_bins": 10,
             "bootstrap": {"n_resamples": n_resamples, "seed": seed, "level": level},
             "confidence_kinds": list(CONFIDENCE_KINDS),
+            "h_definition": h_definition,
+            "h_definition_label": H_LABELS[h_definition],
+            "buzz_rates_normalised_by": normalisation(buzzes),
         },
         "counts": {
             "steps": len(steps),
@@ -232,6 +357,7 @@ def analyze(
         "teams": teams,
         "curves": {
             "buzz_rates": rate_curves,
+            "figure4": figure4(buzzes, rate_curves),
             "accuracy": accuracy_curves(rows),
             "buzz_given_correct": {
                 model: {

@@ -55,13 +55,17 @@ def _print_tables(result: dict[str, Any]) -> None:
                 )
         console.print(table)
     if result["teams"]:
-        table = Table(title="Teams")
-        for col in ("team", "kind", "heard", "buzzes", "correct", "incorrect", "mean x correct"):
+        table = Table(
+            title="Teams",
+            caption="heard: tossups heard; x: fraction of the question revealed at a correct buzz",
+        )
+        for col in ("team", "kind", "matches", "heard", "buzzes", "correct", "wrong", "mean x"):
             table.add_column(col, justify="left" if col in ("team", "kind") else "right")
         for team, t in result["teams"].items():
             table.add_row(
                 team,
                 t["kind"],
+                str(t.get("matches_played") or "–"),
                 str(t["questions_heard"]),
                 str(t["buzzes"]),
                 str(t["correct"]),
@@ -69,8 +73,39 @@ def _print_tables(result: dict[str, Any]) -> None:
                 fmt(t["mean_fraction_correct"]),
             )
         console.print(table)
+        _print_figure4(console, result, fmt)
+    for note in result.get("notes", []):
+        console.print(f"note: {note}", highlight=False)
     if result.get("survey"):
         _print_survey(console, result, fmt)
+
+
+def _print_figure4(console: Any, result: dict[str, Any], fmt: Any) -> None:
+    """GRACE figure 4 in numbers: each human quartile and each model, correct and incorrect
+    cumulative buzz rates at a quarter, half, three quarters and all of the question."""
+    from rich.table import Table
+
+    fig = result["curves"].get("figure4") or {}
+    if not fig.get("groups"):
+        return
+    grid = fig["grid"]
+    at = [min(range(len(grid)), key=lambda i, x=x: abs(grid[i] - x)) for x in (0.25, 0.5, 0.75, 1)]
+    per = "match" if fig["normalised_by"] == "matches played" else "tossup heard"
+    table = Table(
+        title="Buzz rates against fraction revealed (GRACE fig. 4)",
+        caption=f"correct / incorrect buzzes per {per}, by x = fraction of the question revealed;"
+        " Q1: human teams with the most correct buzzes",
+    )
+    for col in ("group", "teams", "x≤.25", "x≤.5", "x≤.75", "all"):
+        table.add_column(col, justify="left" if col in ("group", "teams") else "right")
+    for name, g in fig["groups"].items():
+        teams = ", ".join(g["teams"]) if g["kind"] == "human" else "model"
+        table.add_row(
+            name,
+            teams,
+            *(f"{g['correct'][i]:.2f} / {g['incorrect'][i]:.2f}" for i in at),
+        )
+    console.print(table)
 
 
 def _print_survey(console: Any, result: dict[str, Any], fmt: Any) -> None:
@@ -124,6 +159,24 @@ def analyze(
         list[int] | None,
         typer.Option("--match", help="Only these matches of the record (repeatable)."),
     ] = None,
+    event: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--event",
+            help="Only these events, by name or id (repeatable; default: every event of the "
+            "record). Each tossup pools the buzzes of every match of the events that heard it, "
+            "and their imported buzzpoints.",
+        ),
+    ] = None,
+    h_definition: Annotated[
+        str,
+        typer.Option(
+            "--h",
+            help="h_t behind CalScore: 'reference' (GRACE's code: teams whose latest buzz up to "
+            "t was correct, over all human buzzes on the question) or 'paper' (correct human "
+            "buzzes up to t over human buzzes up to t).",
+        ),
+    ] = "reference",
     steps: Annotated[
         Path | None,
         typer.Option(
@@ -167,6 +220,7 @@ def analyze(
     files (--steps, --buzzes and/or --survey). Survey answers (grace-arena survey) add the
     human side of GRACE figures 5 and 6 and the survey ranking (appendix F.3).
     """
+    from grace_arena.analysis.metrics import H_DEFINITIONS
     from grace_arena.analysis.summary import analyze as run_analysis
     from grace_arena.analysis.survey import SurveyStep, analyze_survey, read_survey_csv
     from grace_arena.analysis.tables import (
@@ -177,10 +231,19 @@ def analyze(
         read_steps_csv,
     )
 
+    if h_definition not in H_DEFINITIONS:
+        typer.echo(f"error: --h must be one of {', '.join(H_DEFINITIONS)}", err=True)
+        raise typer.Exit(2)
+    if match and event:
+        typer.echo("error: give --match or --event, not both", err=True)
+        raise typer.Exit(2)
     survey_rows: list[SurveyStep] = []
     if steps is not None or buzzes is not None or survey is not None:
-        if db is not None or match:
-            typer.echo("give either --db/--match or --steps/--buzzes/--survey, not both", err=True)
+        if db is not None or match or event:
+            typer.echo(
+                "give either --db/--match/--event or --steps/--buzzes/--survey, not both",
+                err=True,
+            )
             raise typer.Exit(2)
         try:
             step_table = read_steps_csv(steps) if steps else StepTable.empty()
@@ -196,7 +259,7 @@ def analyze(
             "description": ", ".join(str(p) for p in (steps, buzzes, survey) if p),
         }
     else:
-        from grace_arena.analysis.record_io import load_record, survey_steps
+        from grace_arena.analysis.record_io import load_record_data, survey_steps
         from grace_arena.record.db import open_engine
         from grace_arena.record.store import RecordError
 
@@ -204,21 +267,36 @@ def analyze(
         typer.echo(f"record: {url}", err=True)
         try:
             engine = open_engine(url)
-            step_table, buzz_table, matches = load_record(engine, match)
+            data = load_record_data(engine, match, events=event)
+            step_table, buzz_table = data.steps, data.buzzes
             survey_rows = survey_steps(engine)
         except RecordError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
-        ids = [m.id for m in matches]
+        ids = [m.id for m in data.matches]
+        described = [f"record {url}"]
+        if data.events:
+            described.append(f"event(s) {', '.join(data.events)}")
+        described.append(f"matches {', '.join(map(str, ids)) or 'none'}")
+        if data.n_pooled:
+            described.append(f"{data.n_pooled:,} imported pooled buzzpoints (matches unknown)")
         source = {
             "kind": "record",
             "db": url,
+            "events": data.events,
             "matches": ids,
-            "description": f"record {url}, matches {', '.join(map(str, ids)) or 'none'}",
+            "pooled_buzzes": data.n_pooled,
+            "match_buzzes": data.n_match_buzzes,
+            "description": ", ".join(described),
         }
     try:
         result = run_analysis(
-            step_table, buzz_table, n_resamples=resamples, seed=seed, source=source
+            step_table,
+            buzz_table,
+            n_resamples=resamples,
+            seed=seed,
+            source=source,
+            h_definition=h_definition,
         )
         if survey_rows:
             result["survey"] = analyze_survey(survey_rows, model_steps=step_table)
