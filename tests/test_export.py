@@ -8,8 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from sqlmodel import Session
-from test_analyze_record import MODEL, PACKET_ID, TOSSUPS, play_synthetic_match
+from test_analyze_record import MODEL, PACKET_ID, play_synthetic_match
 from typer.testing import CliRunner
 
 from grace_arena.analysis.exports import export
@@ -17,7 +16,6 @@ from grace_arena.analysis.imports import grace_word_maps, import_grace
 from grace_arena.analysis.record_io import BUZZ_EXPORT_COLUMNS, STEP_EXPORT_COLUMNS
 from grace_arena.analysis.tables import STEP_COLUMNS
 from grace_arena.cli import app
-from grace_arena.record.models import MatchRow
 from grace_arena.record.store import MatchStore
 
 QBJ_SCHEMA = Path(__file__).parent / "fixtures" / "analysis" / "qbj_match.schema.json"
@@ -163,37 +161,3 @@ def test_export_command_and_folder_outputs(store, match_id, db_url, tmp_path) ->
         app, ["export", "--db", db_url, "--match", "99", "--format", "csv", "--out", "x.csv"]
     )
     assert result.exit_code == 1 and "no match 99" in result.output
-
-
-def test_grace_export_without_kept_source_positions_still_maps_words(store, tmp_path) -> None:
-    """Positions come from the canonical words when nothing was kept from an import."""
-    sample = Path("/work/shared/data/grace_packet1_buzzpoints.json")
-    if not sample.exists():
-        pytest.skip("the GRACE sample is not on this machine")
-    result = import_grace(store.engine, sample)
-    with Session(store.engine) as session:
-        row = session.get(MatchRow, result.matches[0])
-        assert row is not None
-        row.source_meta = None
-        row.source = None
-        session.add(row)
-        session.commit()
-    path = tmp_path / "g.json"
-    export(store.engine, "grace", path, result.matches)
-    original = json.loads(sample.read_text())
-    exported = json.loads(path.read_text())
-    # codes are renumbered (H1...), the mapping file says which team each one is
-    teams = json.loads((tmp_path / "g.teams.json").read_text())
-    back = {code: entries[0]["team"] for code, entries in teams.items()}
-
-    def renamed(position: list[dict[str, str]]) -> list[dict[str, str]]:
-        out = []
-        for entry in position:
-            ((word, mark),) = entry.items()
-            code, sign = mark.strip("[]").split(", ")
-            out.append({word: f"[{back[code]}, {sign}]"})
-        return out
-
-    assert [renamed(t["position"]) for t in exported] == [t["position"] for t in original]
-    assert [t["tossup_index"] for t in exported] == [t["tossup_index"] for t in original]
-    assert {t.id for t in TOSSUPS}.isdisjoint(t["tossup_index"] for t in exported)
