@@ -305,7 +305,10 @@ def _play(store: MatchStore, sample, event: str, teams: list[TeamSpec], plan) ->
     now = 1000.0
     rm = store.create(config, now=now, event=event)
     for team in teams:
-        rm.handle(Join(team=team.id, player=f"{team.id}-p", name=f"{team.name} player"), now=now)
+        if team.kind is TeamKind.HUMAN:
+            rm.handle(
+                Join(team=team.id, player=f"{team.id}-p", name=f"{team.name} player"), now=now
+            )
     for tossup, buzzes in plan:
         rm.handle(StartTossup(tossup_id=tossup), now=now)
         for team, word, correct in buzzes:
@@ -454,3 +457,80 @@ def test_an_old_record_migrates_with_an_event_per_match(tmp_path: Path) -> None:
     import_grace(engine, _hard_file(tmp_path), event="study")
     assert [e.name for e in store.events_of_record()] == ["match-1", "match-2", "study"]
     engine.dispose()
+
+
+# ---------------------------------------------------------------------------------------
+# Two records, one event
+# ---------------------------------------------------------------------------------------
+
+
+def _record(path: Path) -> MatchStore:
+    url = f"sqlite:///{path}"
+    upgrade(url)
+    return MatchStore(make_engine(url))
+
+
+def test_two_sites_merge_into_one_event(tmp_path: Path, sample) -> None:
+    from grace_arena.record.merge import merge_record
+
+    pooled = _hard_file(tmp_path)
+    t = sample.tossups[0].id
+    red, blue, green = (TeamSpec(id=c, name=c.title()) for c in ("red", "blue", "green"))
+    site_a, site_b = _record(tmp_path / "a.db"), _record(tmp_path / "b.db")
+    for site in (site_a, site_b):
+        site.save_packet(sample)
+        import_grace(site.engine, pooled, event="comp")
+    _play(site_a, sample, "comp", [red, blue], [(t, [("red", 4, True)])])
+    _play(site_b, sample, "site-b", [red, green], [(t, [("green", 2, False), ("red", 6, True)])])
+    with Session(site_b.engine) as session:
+        session.add(ModelStepRow(model="m", packet_id=sample.packet.id, tossup_id=t, step=0,
+                                 word_index=5, confidence_logit=0.5, correct=True))  # fmt: skip
+        session.commit()
+
+    merged = merge_record(site_a.engine, site_b.engine, event="comp")
+    assert len(merged.matches) == 1 and merged.skipped_imports == 1 and merged.model_steps == 1
+    again = merge_record(site_a.engine, site_b.engine, event="comp")
+    assert (again.matches, again.imports, again.model_steps) == ([], 0, 0)
+    assert again.skipped_matches == 1
+
+    data = load_record_data(site_a.engine, events=["comp"])
+    assert len(data.matches) == 2 and data.n_pooled == 17  # the shared file counted once
+    result = analyze(data.steps, data.buzzes, n_resamples=0)
+    assert result["teams"]["Red"]["matches_played"] == 2  # one team at both sites
+    assert result["teams"]["Red"]["correct"] == 2 and result["teams"]["Green"]["incorrect"] == 1
+    # every event, buzz and ruling came over: the merged match replays to the same state
+    (ours,) = [m for m in site_a.matches() if m.source == "record"]
+    replayed = site_a.open(ours.id).match
+    original = site_b.open(site_b.matches()[0].id).match
+    assert replayed.scores == original.scores and replayed.scores["green"] == -5
+
+    # a record holding the first one's matches adds nothing when merged back
+    back = merge_record(site_b.engine, site_a.engine, event="site-b")
+    assert back.skipped_matches == 1 and len(back.matches) == 1
+
+    # a team that is human at one site and a model at the other: nothing is written
+    bot = TeamSpec(id="blue", name="Blue", kind=TeamKind.MODEL, model="tfidf")
+    site_c = _record(tmp_path / "c.db")
+    site_c.save_packet(sample)
+    _play(site_c, sample, "x", [bot], [])
+    before = len(site_a.matches())
+    with pytest.raises(RecordError, match="'blue' is registered in this event as a human"):
+        merge_record(site_a.engine, site_c.engine, event="comp")
+    assert len(site_a.matches()) == before
+
+
+def test_import_record_command(tmp_path: Path, sample) -> None:
+    site_b = _record(tmp_path / "b.db")
+    site_b.save_packet(sample)
+    red = TeamSpec(id="red", name="Red")
+    _play(site_b, sample, "night", [red], [(sample.tossups[0].id, [("red", 3, True)])])
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    runner = CliRunner()
+    args = ["import", "record", str(tmp_path / "b.db"), "--event", "all", "--db", url]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "1 match(es)" in first.output and "their match 1 is match 1 here" in first.output
+    second = runner.invoke(app, args)
+    assert "already here: 1 match(es)" in second.output
+    missing = runner.invoke(app, ["import", "record", str(tmp_path / "nope.db"), "--event", "x"])
+    assert missing.exit_code == 1 and "no record at" in missing.output

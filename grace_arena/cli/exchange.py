@@ -114,6 +114,68 @@ def import_grace(
         )
 
 
+@import_app.command("record")
+def import_record(
+    other: Annotated[
+        str,
+        typer.Argument(
+            help="The other record: a SQLAlchemy URL (sqlite:///site-b.db, "
+            "postgresql+psycopg://...) or a SQLite file's path."
+        ),
+    ],
+    event: Annotated[
+        str, typer.Option(help="The event here that receives everything (made if new).")
+    ],
+    db: DbOption = None,
+    from_event: Annotated[
+        list[str] | None,
+        typer.Option("--from-event", help="Only these events of the other record (repeatable)."),
+    ] = None,
+) -> None:
+    """Merge another record into one event of this one: its matches (every event, buzz and
+    ruling), its imported buzzpoints, and the packets and model steps they use.
+
+    Teams keep their ids, so 'red' at both sites is one team of the event. All or nothing;
+    merging the same record again adds nothing. The other record is brought to the current
+    schema first (its data is not changed).
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.merge import merge_record
+    from grace_arena.record.store import RecordError
+
+    if "://" not in other:
+        path = Path(other)
+        if not path.is_file():
+            typer.echo(f"error: no record at {other}", err=True)
+            raise typer.Exit(1)
+        other = f"sqlite:///{path.resolve()}"
+    url = resolve_db(db)
+    if url == other:
+        typer.echo("error: that is this record", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"record: {url}", err=True)
+    try:
+        result = merge_record(open_engine(url), open_engine(other), event=event,
+                              from_events=from_event)  # fmt: skip
+    except (RecordError, SQLAlchemyError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        typer.echo("nothing was merged", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"event {event!r}: {len(result.matches)} match(es), {result.imports} import(s) with "
+        f"{result.pooled_buzzes} pooled buzzpoints, {len(result.packets)} packet(s) and "
+        f"{result.model_steps} model steps added"
+    )
+    if result.skipped_matches or result.skipped_imports:
+        typer.echo(
+            f"already here: {result.skipped_matches} match(es), {result.skipped_imports} import(s)"
+        )
+    for theirs, ours in result.matches:
+        typer.echo(f"  their match {theirs} is match {ours} here")
+
+
 @import_app.command("qanta")
 def import_qanta(
     path: Annotated[Path, typer.Argument(help="QANTA questions (.json or .json.gz).")],
