@@ -37,7 +37,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.core.packet import Packet, PacketMeta, Tossup
-from grace_arena.core.tokenize import tokenize
+from grace_arena.core.tokenize import Tokenized, tokenize
 from grace_arena.record.store import MatchStore
 
 __all__ = [
@@ -165,7 +165,7 @@ def parse_grace_position(entry: dict[str, str]) -> GraceBuzz:
     return GraceBuzz(int(key), m.group(1), m.group(2) == "+")
 
 
-def grace_word_maps(text: str) -> tuple[list[int], list[int]]:
+def grace_word_maps(text: str, tokenized: Tokenized | None = None) -> tuple[list[int], list[int]]:
     """Between GRACE's word indices (whitespace tokens of ``text``) and ours.
 
     Returns ``(to_ours, to_grace)``: ``to_ours[g]`` is the canonical word heard by the time
@@ -177,7 +177,7 @@ def grace_word_maps(text: str) -> tuple[list[int], list[int]]:
     ([0, 0, 1], [0, 2])
     """
     tokens = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
-    words = tokenize(text).words
+    words = (tokenized or tokenize(text)).words
     to_grace = []
     t = 0
     for w in words:
@@ -280,7 +280,7 @@ def _read_grace_file(path: Path) -> _GraceFile:
     )
     buzzes: dict[str, list[tuple[GraceBuzz, int]]] = {}
     for i, (entry, tossup) in enumerate(zip(data, tossups, strict=True)):
-        to_ours, _ = grace_word_maps(tossup.text)
+        to_ours, _ = grace_word_maps(tossup.text, tossup.tokens())
         n_tokens = len(entry["question"].split())
         found = []
         for j, raw_pos in enumerate(entry.get("position") or []):
@@ -332,6 +332,7 @@ def import_grace(
         event_row = ensure_event(session, event, title=f"GRACE buzzpoints ({event})")
         assert event_row.id is not None
         done: set[str] = set()
+        registered: set[tuple[str, str]] = set()
         for f in files:
             known = session.exec(
                 select(EventImportRow).where(
@@ -374,13 +375,15 @@ def import_grace(
                 tokens = tossup.tokens()
                 for seq, (gb, ours) in enumerate(f.buzzes[tossup.id]):
                     kind = "model" if gb.is_model else "human"
-                    try:
-                        register_team(
-                            session, event_row.id, team_id=gb.code, name=gb.code, kind=kind,
-                            model=gb.code if gb.is_model else None,
-                        )  # fmt: skip
-                    except RecordError as exc:
-                        raise ValueError(f"{f.path}: tossup {tossup.id}: {exc}") from None
+                    if (gb.code, kind) not in registered:
+                        try:
+                            register_team(
+                                session, event_row.id, team_id=gb.code, name=gb.code,
+                                kind=kind, model=gb.code if gb.is_model else None,
+                            )  # fmt: skip
+                        except RecordError as exc:
+                            raise ValueError(f"{f.path}: tossup {tossup.id}: {exc}") from None
+                        registered.add((gb.code, kind))
                     rows.append(
                         {
                             "event_id": event_row.id,
