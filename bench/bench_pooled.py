@@ -38,10 +38,7 @@ from grace_arena.analysis.summary import analyze
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.models import ModelStepRow, TossupRow
 
-WORDS = (
-    "this author wrote a novel in which a character travels across the sea and meets a "
-    "stranger who tells of an island where the king was once crowned under a red moon"
-).split()
+WORDS = ["this", "author", "wrote", "a", "novel", "in", "which", "a", "character", "travels", "across", "the", "sea", "and", "meets", "a", "stranger", "who", "tells", "of", "an", "island", "where", "the", "king", "was", "once", "crowned", "under", "a", "red", "moon"]
 
 
 def _question(rng: np.random.Generator, n_words: int) -> str:
