@@ -38,11 +38,14 @@ from grace_arena.analysis.summary import analyze
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.models import ModelStepRow, TossupRow
 
-WORDS = ["this", "author", "wrote", "a", "novel", "in", "which", "a", "character", "travels", "across", "the", "sea", "and", "meets", "a", "stranger", "who", "tells", "of", "an", "island", "where", "the", "king", "was", "once", "crowned", "under", "a", "red", "moon"]
+WORDS = (
+    "this author wrote a novel in which a character travels across the sea and meets a "
+    "stranger who tells of an island where the king was once crowned under a red moon"
+)
 
 
 def _question(rng: np.random.Generator, n_words: int) -> str:
-    words = rng.choice(WORDS, size=n_words).tolist()
+    words = rng.choice(WORDS.split(), size=n_words).tolist()
     words[int(n_words * 0.4)] += " (*)"  # a power mark: a token that is not a word
     words[5] += ' ("pro-NUN-see-AY-shun")'  # a pronunciation guide
     for i in range(14, n_words - 10, 15):
