@@ -534,3 +534,97 @@ def test_import_record_command(tmp_path: Path, sample) -> None:
     assert "already here: 1 match(es)" in second.output
     missing = runner.invoke(app, ["import", "record", str(tmp_path / "nope.db"), "--event", "x"])
     assert missing.exit_code == 1 and "no record at" in missing.output
+
+
+def test_matches_on_their_own_read_as_before_events(store: MatchStore, sample) -> None:
+    """Matches created without an event (the server's and the demo's, and every match of a
+    migrated record) are taken together by team name, as before events existed."""
+    t = sample.tossups[0].id
+    red, blue = TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")
+    config = match_config(sample, [red, blue], rules=ScoringRules(answer_time=None), title="A")
+    for _ in range(2):
+        rm = store.create(config, now=0.0)
+        rm.handle(Join(team="red", player="r", name="R"), now=0.0)
+        rm.handle(StartTossup(tossup_id=t), now=0.0)
+        rm.handle(Reveal(to=4), now=0.0)
+        rm.handle(Buzz(team="red", player="r"), now=0.0)
+        rm.handle(Rule(ruling=Ruling.CORRECT), now=0.0)
+    result = analyze(*load_record(store.engine)[:2], n_resamples=0)
+    assert set(result["teams"]) == {"Red", "Blue"}
+    assert result["teams"]["Red"]["matches_played"] == 2
+    assert result["teams"]["Red"]["correct"] == 2
+    _play(store, sample, "club", [red], [(t, [("red", 2, True)])])
+    labels = set(analyze(*load_record(store.engine)[:2], n_resamples=0)["teams"])
+    assert labels == {"Red (own matches)", "Red (club)", "Blue"}
+
+
+def test_a_match_merged_while_in_progress_is_brought_up_to_date(tmp_path: Path, sample) -> None:
+    from grace_arena.record.merge import merge_record
+
+    site_a, site_b = _record(tmp_path / "a.db"), _record(tmp_path / "b.db")
+    site_b.save_packet(sample)
+    red = TeamSpec(id="red", name="Red")
+    config = match_config(sample, [red], rules=ScoringRules(answer_time=None), title="Live")
+    rm = site_b.create(config, now=0.0, event="night")
+    rm.handle(Join(team="red", player="r", name="R"), now=0.0)
+    first, second = sample.tossups[0].id, sample.tossups[1].id
+    for tossup in (first, second):
+        rm.handle(StartTossup(tossup_id=tossup), now=1.0)
+        rm.handle(Reveal(to=3), now=1.0)
+        rm.handle(Buzz(team="red", player="r"), now=1.0)
+        rm.handle(Rule(ruling=Ruling.CORRECT), now=1.0)
+        merged = merge_record(site_a.engine, site_b.engine, event="comp")
+        if tossup == first:
+            assert len(merged.matches) == 1 and not merged.updated
+        else:
+            assert merged.matches == [] and len(merged.updated) == 1
+    assert len(site_a.matches()) == 1
+    _, buzzes, _ = load_record(site_a.engine, events=["comp"])
+    assert len(buzzes) == 2  # not three: the copy was refilled, not duplicated
+    assert site_a.open(site_a.matches()[0].id).match.scores == rm.match.scores
+    again = merge_record(site_a.engine, site_b.engine, event="comp")
+    assert (again.matches, again.updated, again.skipped_matches) == ([], [], 1)
+
+
+def test_a_record_is_not_merged_into_itself(tmp_path: Path, monkeypatch) -> None:
+    from grace_arena.record.merge import merge_record
+
+    site = _record(tmp_path / "self.db")
+    with pytest.raises(RecordError, match="that is this record"):
+        merge_record(site.engine, make_engine(f"sqlite:///{tmp_path / 'self.db'}"), event="x")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRACE_ARENA_DB", "sqlite:///self.db")
+    runner = CliRunner()
+    out = runner.invoke(app, ["import", "record", "self.db", "--event", "x"])
+    assert out.exit_code == 1 and "that is this record" in out.output
+    typo = runner.invoke(app, ["import", "record", f"sqlite:///{tmp_path / 'nope.db'}",
+                               "--event", "x"])  # fmt: skip
+    assert typo.exit_code == 1 and "no record at" in typo.output
+    assert not (tmp_path / "nope.db").exists()
+
+
+def test_a_file_without_buzzpoints_round_trips(store: MatchStore, tmp_path: Path) -> None:
+    path = tmp_path / "quiet.json"
+    data = json.loads(_hard_file(tmp_path).read_text())
+    for entry in data:
+        entry["position"] = []
+    path.write_text(json.dumps(data))
+    assert import_grace(store.engine, path, event="quiet").buzzes == 0
+    export(store.engine, "grace", tmp_path / "back.json", events=["quiet"])
+    assert json.loads((tmp_path / "back.json").read_text()) == data
+
+
+def test_precompute_takes_a_grace_file_and_calscore_uses_its_pooled_buzzes(
+    db_url: str, tmp_path: Path, private_cache
+) -> None:
+    path = _hard_file(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", "grace", str(path), "--db", db_url]).exit_code == 0
+    done = runner.invoke(app, ["precompute", "--packet", str(path), "--db", db_url])
+    assert done.exit_code == 0, done.output
+    data = load_record_data(make_engine(db_url), events=["grace"])
+    assert len(data.steps) > 0 and set(data.steps.question_id) <= set(data.buzzes.question_id)
+    result = analyze(data.steps, data.buzzes, n_resamples=0)
+    assert result["models"] and not result["notes"]
+    h = human_fraction_column(data.steps, data.buzzes)
+    assert (h > 0).any()  # the pooled human buzzes reach the model's steps

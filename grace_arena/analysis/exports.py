@@ -112,7 +112,9 @@ def export(
         return [out]
     if fmt == "grace":
         pooled = pooled_buzz_rows(engine, event_ids, {}).rows
-        packets, mapping = grace_export_data(engine, matches, pooled)
+        packets, mapping = grace_export_data(
+            engine, matches, pooled, import_ids=_import_ids(engine, event_ids)
+        )
         if not packets:
             raise ValueError("nothing to export in GRACE's format (no match with a packet)")
         files = _targets(out, list(packets), ".json")
@@ -134,6 +136,35 @@ def export(
 # ---------------------------------------------------------------------------------------
 # GRACE
 # ---------------------------------------------------------------------------------------
+
+
+def _import_ids(engine: Engine, event_ids: Sequence[int]) -> list[int]:
+    from grace_arena.record.models import EventImportRow
+
+    if not event_ids:
+        return []
+    with Session(engine) as session:
+        return [
+            i.id
+            for i in session.exec(
+                select(EventImportRow).where(EventImportRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
+            ).all()
+            if i.id is not None
+        ]
+
+
+def pooled_count(engine: Engine, event_ids: Sequence[int]) -> int:
+    """How many pooled buzzpoints these events hold."""
+    from grace_arena.record.models import PooledBuzzRow
+
+    if not event_ids:
+        return 0
+    with Session(engine) as session:
+        return len(
+            session.exec(
+                select(PooledBuzzRow.id).where(PooledBuzzRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined,union-attr]
+            ).all()
+        )
 
 
 _CODE = re.compile(r"^([HM])\d+$")
@@ -182,7 +213,11 @@ def _team_codes(
         if match and match.group(1) == letter and code not in used:
             codes[key] = code
             used.add(code)
+    # new codes follow the highest in use, so that a later import using a gap (GRACE has no
+    # H8 in the public packets) does not take another team's code
     counters = {"H": 0, "M": 0}
+    for code in used:
+        counters[code[0]] = max(counters[code[0]], int(code[1:]))
     for key, entry in teams.items():
         if key in codes:
             continue
@@ -244,6 +279,8 @@ def grace_export_data(
     engine: Engine,
     matches: Sequence[MatchInfo],
     pooled: Sequence[dict[str, Any]] = (),
+    *,
+    import_ids: Sequence[int] = (),
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """``{packet id: [GRACE tossup, ...]}`` and the team-code mapping.
 
@@ -256,7 +293,7 @@ def grace_export_data(
     """
     codes, mapping = _team_codes(engine, matches, pooled)
     with_packet = [m for m in matches if m.packet_id]
-    published = _imported_tossups(engine, {r["import_id"] for r in pooled})
+    published = _imported_tossups(engine, {r["import_id"] for r in pooled} | set(import_ids))
     stored = tossup_rows(
         engine, {m.packet_id for m in with_packet if m.packet_id} | {k[0] for k in published}
     )

@@ -436,7 +436,12 @@ class RecordData:
 
 def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, str], str]:
     """A team's name in the analysis: its registered name, followed by its event's name when
-    teams of several events in scope share that name (different events, different teams)."""
+    teams of several events in scope share that name (different events, different teams).
+
+    Matches created on their own (each in an event of its own, ``match-<id>``, as every match
+    was before events existed) are taken together, as before: a team name is one team across
+    them.
+    """
     from grace_arena.record.models import ArenaEventRow, EventTeamRow
 
     if not event_ids:
@@ -445,21 +450,30 @@ def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, st
         teams = session.exec(
             select(EventTeamRow).where(EventTeamRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
         ).all()
-        names = {
-            e.id: e.name
+        events = {
+            e.id: e
             for e in session.exec(
                 select(ArenaEventRow).where(ArenaEventRow.id.in_(list(event_ids)))  # type: ignore[union-attr]
             ).all()
         }
-    events_of: dict[str, set[int]] = {}
+
+    def group(event_id: int) -> int | None:
+        event = events.get(event_id)
+        return None if event is None or "created_for_match" in (event.meta or {}) else event_id
+
+    groups_of: dict[str, set[int | None]] = {}
     for t in teams:
-        events_of.setdefault(t.name, set()).add(t.event_id)
-    return {
-        (t.event_id, t.team_id): t.name
-        if len(events_of[t.name]) == 1
-        else f"{t.name} ({names.get(t.event_id, t.event_id)})"
-        for t in teams
-    }
+        groups_of.setdefault(t.name, set()).add(group(t.event_id))
+    labels = {}
+    for t in teams:
+        g = group(t.event_id)
+        if len(groups_of[t.name]) == 1:
+            labels[(t.event_id, t.team_id)] = t.name
+        elif g is None:
+            labels[(t.event_id, t.team_id)] = f"{t.name} (own matches)"
+        else:
+            labels[(t.event_id, t.team_id)] = f"{t.name} ({events[t.event_id].name})"
+    return labels
 
 
 def load_record_data(

@@ -173,7 +173,7 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
         per = "match played" if fig4["normalised_by"] == "matches played" else "tossup heard"
         human_styles = {"Q1": "-", "Q2": "--", "Q3": "-.", "Q4": ":"}
-        human_colours = {"Q1": "#08306b", "Q2": "#2171b5", "Q3": "#4292c6", "Q4": "#6baed6"}
+        human_colours = {"Q1": "#08306b", "Q2": "#1f78b4", "Q3": "#41ab5d", "Q4": "#969696"}
         for i, (name, g) in enumerate(fig4["groups"].items()):
             if g["kind"] == "human":
                 label = f"{name}: {', '.join(g['teams'])}" if len(g["teams"]) <= 4 else name
@@ -183,11 +183,14 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
                     "lw": 2,
                 }
             else:
-                label, style = f"{name} (model)", {"ls": "-", "color": f"C{1 + i % 9}", "lw": 1.5}
+                warm = ("#e31a1c", "#ff7f00", "#6a3d9a", "#b15928", "#e7298a", "#a6761d")
+                label = f"{name} (model)"
+                style = {"ls": "-", "color": warm[i % len(warm)], "lw": 1.5, "alpha": 0.9}
             for ax, key in zip(axes, ("correct", "incorrect"), strict=True):
                 ax.plot(fig4["grid"], g[key], label=label, **style)
         for ax, key in zip(axes, ("Correct buzzes", "Incorrect buzzes"), strict=True):
-            ax.set(xlabel="fraction of the question revealed", title=key, xlim=(0, 1))
+            # a little past 1: many buzzes come on the last word
+            ax.set(xlabel="fraction of the question revealed", title=key, xlim=(0, 1.02))
             ax.grid(alpha=0.3)
         axes[0].set_ylabel(f"cumulative buzzes per {per}")
         axes[1].legend(fontsize=7, loc="upper left")
@@ -442,7 +445,7 @@ def markdown_report(result: dict[str, Any], images: dict[str, list[str]] | None 
         parts += ["## Players (GRACE score 20 − 20c, −5 for a wrong buzz)", ""]
         parts += [
             _table(
-                ["#", "player", "team", "kind", "mean score", "questions", "quartile"],
+                ["#", "player", "team", "kind", "mean score", "questions", "quartile (4: top)"],
                 [
                     [
                         str(p["rank"]),
@@ -524,7 +527,8 @@ def _data_scope_markdown(result: dict[str, Any]) -> list[str]:
         cannot.append(
             "Calibration (CalScore, MCE, ECE, Brier, reliability) and figures 5–6: there are "
             "no model steps, only where models buzzed. GRACE's public buzzpoints do not carry "
-            "the models' confidences; precompute a model over these packets to add them."
+            "the models' confidences; precompute a model over these packets to add them "
+            "(`grace-arena precompute --packet FILE` takes a GRACE file as it is)."
         )
     if source.get("pooled_buzzes"):
         cannot.append(
@@ -616,6 +620,17 @@ def _survey_markdown(result: dict[str, Any]) -> list[str]:
     ]
 
 
+#: Figures shown at full width in the HTML report (two panels side by side).
+_WIDE_IMAGES = ("buzz_rates.png", "survey_buzz_given_correct.png")
+
+
+def _inline(text: str) -> str:
+    """Escaped text with ``**bold**`` and ```code``` spans."""
+    out = html.escape(text)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+
+
 def _markdown_to_html(markdown: str) -> str:
     """Just enough Markdown for this report: headings, paragraphs, tables, images."""
     out = [
@@ -625,6 +640,7 @@ def _markdown_to_html(markdown: str) -> str:
         "padding:0 1em}table{border-collapse:collapse;margin:1em 0;font-size:0.9em}"
         "td,th{border:1px solid #ccc;padding:0.25em 0.5em;text-align:right}"
         "td:first-child,th:first-child{text-align:left}img{max-width:48%;margin:0.5%}"
+        "img.wide{max-width:100%}"
         "</style></head><body>",
     ]
     lines = markdown.split("\n")
@@ -649,9 +665,17 @@ def _markdown_to_html(markdown: str) -> str:
                 )
             out.append("</table>")
         elif m := re.match(r"!\[([^\]]*)\]\(([^)]+)\)", line):
-            out.append(f'<img alt="{html.escape(m[1])}" src="{html.escape(m[2])}">')
+            wide = ' class="wide"' if m[2] in _WIDE_IMAGES else ""
+            out.append(f'<img alt="{html.escape(m[1])}" src="{html.escape(m[2])}"{wide}>')
+        elif line.startswith("- "):
+            out.append("<ul>")
+            while i < len(lines) and lines[i].startswith("- "):
+                out.append(f"<li>{_inline(lines[i][2:])}</li>")
+                i += 1
+            i -= 1
+            out.append("</ul>")
         elif line.strip():
-            out.append(f"<p>{html.escape(line)}</p>")
+            out.append(f"<p>{_inline(line)}</p>")
         i += 1
     out.append("</body></html>")
     return "\n".join(out)

@@ -331,7 +331,7 @@ def analyze(
     if len(buzzes) and not len(steps):
         notes.append(
             f"no model steps: {NEEDS_MODEL_STEPS} need a model's confidence at every clue "
-            "(grace-arena precompute)"
+            "(grace-arena precompute --packet FILE; a GRACE file works)"
         )
     return {
         "notes": notes,

@@ -11,7 +11,7 @@ from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, resolve_db
 
 import_app = typer.Typer(
-    help="Bring public data into the record: GRACE buzzpoints, QANTA questions.",
+    help="Bring data into the record: GRACE buzzpoints, another record, QANTA questions.",
     no_args_is_help=True,
 )
 app.add_typer(import_app, name="import")
@@ -63,12 +63,26 @@ def export(
     url = resolve_db(db)
     typer.echo(f"record: {url}", err=True)
     try:
-        files = run_export(open_engine(url), fmt, out, match, events=event)
+        engine = open_engine(url)
+        files = run_export(engine, fmt, out, match, events=event)
     except (RecordError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     for path in files:
         typer.echo(f"wrote {path}")
+    if fmt in ("csv", "jsonl", "qbj") and not match:
+        from grace_arena.analysis.exports import pooled_count
+        from grace_arena.record.store import MatchStore
+
+        store = MatchStore(engine)
+        scope = store.find_events(event) if event else store.events_of_record()
+        pooled = pooled_count(engine, [e.id for e in scope if e.id is not None])
+        if pooled:
+            typer.echo(
+                f"note: {pooled:,} imported pooled buzzpoints (matches unknown) are not in "
+                f"--format {fmt}, which lists match buzzes; --format grace has them",
+                err=True,
+            )
 
 
 @import_app.command("grace")
@@ -139,6 +153,7 @@ def import_record(
     merging the same record again adds nothing. The other record is brought to the current
     schema first (its data is not changed).
     """
+    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
 
     from grace_arena.record.db import open_engine
@@ -146,15 +161,18 @@ def import_record(
     from grace_arena.record.store import RecordError
 
     if "://" not in other:
-        path = Path(other)
-        if not path.is_file():
-            typer.echo(f"error: no record at {other}", err=True)
-            raise typer.Exit(1)
-        other = f"sqlite:///{path.resolve()}"
+        other = f"sqlite:///{Path(other).resolve()}"
+    try:
+        parsed = make_url(other)
+    except Exception:
+        typer.echo(f"error: not a database URL: {other}", err=True)
+        raise typer.Exit(2) from None
+    if parsed.get_backend_name() == "sqlite" and not (
+        parsed.database and Path(parsed.database).is_file()
+    ):
+        typer.echo(f"error: no record at {parsed.database or other}", err=True)
+        raise typer.Exit(1)
     url = resolve_db(db)
-    if url == other:
-        typer.echo("error: that is this record", err=True)
-        raise typer.Exit(2)
     typer.echo(f"record: {url}", err=True)
     try:
         result = merge_record(open_engine(url), open_engine(other), event=event,
@@ -168,6 +186,8 @@ def import_record(
         f"{result.pooled_buzzes} pooled buzzpoints, {len(result.packets)} packet(s) and "
         f"{result.model_steps} model steps added"
     )
+    for theirs, ours in result.updated:
+        typer.echo(f"  their match {theirs} had gone on: match {ours} here brought up to date")
     if result.skipped_matches or result.skipped_imports:
         typer.echo(
             f"already here: {result.skipped_matches} match(es), {result.skipped_imports} import(s)"

@@ -20,7 +20,12 @@ model_app = typer.Typer(
 )
 app.add_typer(model_app, name="model")
 
-PacketOption = Annotated[Path, typer.Option("--packet", "-p", help="Packet file (YAML or JSON).")]
+PacketOption = Annotated[
+    Path,
+    typer.Option(
+        "--packet", "-p", help="Packet file (YAML or JSON), or a GRACE buzzpoint file (JSON)."
+    ),
+]
 ConfidenceOption = Annotated[
     str,
     typer.Option(help="Confidence the policy thresholds: logit, logit_geo, sequence or verbal."),
@@ -33,8 +38,26 @@ def _load_packet(path: Path) -> Packet:
     try:
         return load_packet(path)
     except (PacketError, OSError) as exc:
+        grace = _grace_packet(path)
+        if grace is not None:
+            return grace
         typer.echo(f"cannot load packet {path}:\n{exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _grace_packet(path: Path) -> Packet | None:
+    """A GRACE buzzpoint file read as the packet ``import grace`` makes of it (same packet
+    and tossup ids), so that model steps join its pooled buzzes; None if it is not one."""
+    from grace_arena.analysis.imports import _read_grace_file
+
+    try:
+        if path.read_bytes().lstrip()[:1] != b"[":
+            return None
+        packet = _read_grace_file(path).packet
+    except (OSError, ValueError):
+        return None
+    packet._path = path
+    return packet
 
 
 def _policy(confidence: str, threshold: float, not_before: int) -> BuzzPolicy:

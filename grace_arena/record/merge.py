@@ -7,9 +7,11 @@ use come over into one event here, in one transaction:
 
 * a team keeps its id, so ``red`` at both sites is one team of the event (a team registered
   as human at one site and as a model at the other is an error, and nothing is written);
-* a match is known by the SHA-256 of its stored events, a pooled import by its own key, so
-  merging the same record again (or a copy of it, or a record that holds the first one's
-  matches) adds nothing;
+* a match is known by the SHA-256 of its first stored event (its creation: set-up, teams,
+  time), a pooled import by its own key, so merging the same record again (or a copy of it,
+  or a record that holds the first one's matches) adds nothing; a copy of a match that has
+  gone on since the last merge is brought up to date (its rows replaced by the longer
+  record), never duplicated;
 * match ids are renumbered here; where a match came from is kept in its ``source_meta``.
 """
 
@@ -19,6 +21,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import insert
@@ -51,6 +54,7 @@ class MergeResult:
 
     event: str
     matches: list[tuple[int, int]] = field(default_factory=list)  # (their id, our id)
+    updated: list[tuple[int, int]] = field(default_factory=list)  # copies brought up to date
     imports: int = 0
     pooled_buzzes: int = 0
     packets: list[str] = field(default_factory=list)
@@ -63,13 +67,33 @@ def _plain(row: Any, *, drop: Sequence[str] = ()) -> dict[str, Any]:
     return {k: v for k, v in row.model_dump().items() if k not in drop}
 
 
-def match_key(events: Sequence[EventRow]) -> str:
-    """A match's identity across records: the SHA-256 of its stored events, in order."""
-    digest = hashlib.sha256()
-    for ev in events:
-        digest.update(json.dumps([ev.seq, ev.type, ev.t, ev.payload], sort_keys=True).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
+def match_key(first: EventRow | None) -> str:
+    """A match's identity across records: the SHA-256 of its first stored event (its
+    creation), which stays the same however far the match goes on."""
+    if first is None:
+        return ""
+    payload = [first.seq, first.type, first.t, first.payload]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _first_event(session: Session, match_id: int | None) -> EventRow | None:
+    return session.exec(
+        select(EventRow).where(EventRow.match_id == match_id).order_by(EventRow.seq).limit(1)  # type: ignore[arg-type]
+    ).first()
+
+
+def _count_events(session: Session, match_id: int | None) -> int:
+    return len(session.exec(select(EventRow.seq).where(EventRow.match_id == match_id)).all())
+
+
+def same_database(one: Engine, other: Engine) -> bool:
+    """Whether two engines reach the same SQLite file (or the same server database)."""
+    a, b = one.url, other.url
+    if a.get_backend_name() == b.get_backend_name() == "sqlite":
+        if not a.database or not b.database or ":memory:" in (a.database, b.database):
+            return False
+        return Path(a.database).resolve() == Path(b.database).resolve()
+    return a.render_as_string(hide_password=False) == b.render_as_string(hide_password=False)
 
 
 def merge_record(
@@ -82,6 +106,8 @@ def merge_record(
     """Bring every match and pooled import of ``other`` (only those of ``from_events``, by
     name, when given) into the event named ``event`` of ``engine``'s record (made if new).
     All or nothing; a second merge of the same data adds nothing."""
+    if same_database(engine, other):
+        raise RecordError("that is this record: a record cannot be merged into itself")
     result = MergeResult(event=event)
     with Session(other) as theirs:
         their_events = theirs.exec(select(ArenaEventRow)).all()
@@ -107,32 +133,33 @@ def merge_record(
         with Session(engine) as ours:
             target = ensure_event(ours, event, title=event)
             assert target.id is not None
-            known_matches = set()
+            # our matches in the event by identity: (id, merged copy?, events stored)
+            known: dict[str, tuple[int, bool]] = {}
             for here in ours.exec(select(MatchRow).where(MatchRow.event_id == target.id)).all():
-                if here.source == "record" and here.source_key:
-                    known_matches.add(here.source_key)
-                else:  # played here, or merged from elsewhere into this one
-                    known_matches.add(
-                        match_key(
-                            ours.exec(
-                                select(EventRow)
-                                .where(EventRow.match_id == here.id)
-                                .order_by(EventRow.seq)  # type: ignore[arg-type]
-                            ).all()
-                        )
-                    )
+                assert here.id is not None
+                known[match_key(_first_event(ours, here.id))] = (
+                    here.id,
+                    "merged_from" in (here.source_meta or {}),
+                )
             packets_needed: set[str] = set()
             for m in their_matches:
                 assert m.id is not None
                 events = theirs.exec(
                     select(EventRow).where(EventRow.match_id == m.id).order_by(EventRow.seq)  # type: ignore[arg-type]
                 ).all()
-                key = match_key(events)
-                if key in known_matches:
-                    result.skipped_matches += 1
+                key = match_key(events[0] if events else None)
+                if key in known:
+                    here_id, is_copy = known[key]
+                    if is_copy and len(events) > _count_events(ours, here_id):
+                        _delete_match_rows(ours, here_id)
+                        _copy_match(theirs, ours, m, events, key, target.id, event_names,
+                                    into=here_id)  # fmt: skip
+                        result.updated.append((m.id, here_id))
+                    else:
+                        result.skipped_matches += 1
                     continue
-                known_matches.add(key)
                 new_id = _copy_match(theirs, ours, m, events, key, target.id, event_names)
+                known[key] = (new_id, True)
                 result.matches.append((m.id, new_id))
                 if m.packet_id:
                     packets_needed.add(m.packet_id)
@@ -167,7 +194,10 @@ def _copy_match(
     key: str,
     event_id: int,
     event_names: dict[int | None, str],
+    *,
+    into: int | None = None,
 ) -> int:
+    """Copy one match with all its rows; ``into``: the id of an outdated copy to refill."""
     meta = {
         "merged_from": {
             "match": m.id,
@@ -177,17 +207,24 @@ def _copy_match(
         },
         **(m.source_meta or {}),
     }
-    row = MatchRow(
-        title=m.title,
-        packet_id=m.packet_id,
-        created_at=m.created_at,
-        ended_at=m.ended_at,
-        join_code=None,  # a join code belongs to the server that made it
-        event_id=event_id,
-        source="record",
-        source_key=key,
-        source_meta=meta,
-    )
+    fields = {
+        "title": m.title,
+        "packet_id": m.packet_id,
+        "created_at": m.created_at,
+        "ended_at": m.ended_at,
+        "join_code": None,  # a join code belongs to the server that made it
+        "event_id": event_id,
+        # an imported GRACE file replayed as a match (before events) keeps what exports need
+        "source": m.source if m.source == "grace" else "record",
+        "source_key": key,
+        "source_meta": meta,
+    }
+    row = ours.get(MatchRow, into) if into is not None else None
+    if row is None:
+        row = MatchRow(**fields)
+    else:
+        for name, value in fields.items():
+            setattr(row, name, value)
     ours.add(row)
     ours.flush()
     assert row.id is not None
@@ -207,6 +244,13 @@ def _copy_match(
         ours.execute(insert(EventRow), [{**_plain(e), "match_id": new_id} for e in events])
     ours.flush()
     return new_id
+
+
+def _delete_match_rows(ours: Session, match_id: int) -> None:
+    for table in (EventRow, BuzzRow, RulingRow, PlayerRow, TeamRow):
+        for row in ours.exec(select(table).where(table.match_id == match_id)).all():  # type: ignore[attr-defined]
+            ours.delete(row)
+    ours.flush()
 
 
 def _copy_import(
