@@ -426,6 +426,7 @@ class RecordData:
     events: list[str]  # names of the events in scope
     n_pooled: int  # buzzes from pooled (imported) data, matches unknown
     n_match_buzzes: int  # ruled buzzes from matches
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def normalised_by(self) -> str:
@@ -536,7 +537,33 @@ def load_record_data(
         events=[names[i] for i in event_ids if i in names],
         n_pooled=len(pooled.rows),
         n_match_buzzes=len(kept),
+        warnings=[] if match_ids else _imported_twice(engine, event_ids, names),
     )
+
+
+def _imported_twice(
+    engine: Engine, event_ids: Sequence[int], names: dict[int | None, str]
+) -> list[str]:
+    """A warning for each file imported into several of these events: analysed together,
+    its buzzpoints count once per event."""
+    from grace_arena.record.models import EventImportRow
+
+    if len(event_ids) < 2:
+        return []
+    with Session(engine) as session:
+        imports = session.exec(
+            select(EventImportRow).where(EventImportRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
+        ).all()
+    where: dict[str, list[EventImportRow]] = {}
+    for imp in imports:
+        where.setdefault(imp.source_key, []).append(imp)
+    return [
+        f"{found[0].name} was imported into events "
+        f"{', '.join(sorted(names.get(i.event_id, str(i.event_id)) for i in found))}: analysed "
+        "together, its buzzpoints count once per event (name one with --event)"
+        for found in where.values()
+        if len({i.event_id for i in found}) > 1
+    ]
 
 
 def load_record(

@@ -97,9 +97,15 @@ def _print_figure4(console: Any, result: dict[str, Any], fmt: Any) -> None:
         " Q1: human teams with the most correct buzzes",
     )
     for col in ("group", "teams", "x≤.25", "x≤.5", "x≤.75", "all"):
-        table.add_column(col, justify="left" if col in ("group", "teams") else "right")
+        left = col in ("group", "teams")
+        table.add_column(col, justify="left" if left else "right", no_wrap=not left)
     for name, g in fig["groups"].items():
-        teams = ", ".join(g["teams"]) if g["kind"] == "human" else "model"
+        if g["kind"] == "model":
+            teams = "model"
+        elif len(g["teams"]) <= 4:
+            teams = ", ".join(g["teams"])
+        else:
+            teams = f"{len(g['teams'])} teams"
         table.add_row(
             name,
             teams,
@@ -216,7 +222,8 @@ def analyze(
     """Calibration metrics, human-vs-model curves, expected wins and player ranks.
 
     CalScore, GRACE's MCE, ECE, ACE, Brier and the rest, per model and confidence kind, with
-    bootstrap intervals over questions. Reads the record (--db, optionally --match) or plain
+    bootstrap intervals over questions. Reads the record (--db, optionally --event or --match;
+    each tossup pools every match and imported buzzpoint of the events) or plain
     files (--steps, --buzzes and/or --survey). Survey answers (grace-arena survey) add the
     human side of GRACE figures 5 and 6 and the survey ranking (appendix F.3).
     """
@@ -286,6 +293,7 @@ def analyze(
             "events": data.events,
             "matches": ids,
             "pooled_buzzes": data.n_pooled,
+            "warnings": data.warnings,
             "match_buzzes": data.n_match_buzzes,
             "description": ", ".join(described),
         }
@@ -300,6 +308,8 @@ def analyze(
         )
         if survey_rows:
             result["survey"] = analyze_survey(survey_rows, model_steps=step_table)
+        if source.get("warnings"):
+            result["notes"] = [*source["warnings"], *result.get("notes", [])]
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
