@@ -444,6 +444,7 @@ def test_an_old_record_migrates_with_an_event_per_match(tmp_path: Path) -> None:
     assert [e.name for e in events] == ["match-1", "match-2"]
     assert [m.event_id for m in matches] == [e.id for e in events]
     assert events[0].title == matches[0].title == "Demo match"
+    assert all("created_for_match" in e.meta for e in events)  # read as before events
     assert {t.team_id for t in store.event_teams(events[1].id)} == {"M1", "H9"}
     with Session(engine) as session:
         assert session.exec(select(func.count()).select_from(EventPlayerRow)).one() == 4

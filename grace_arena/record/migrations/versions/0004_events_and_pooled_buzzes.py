@@ -99,7 +99,7 @@ def upgrade() -> None:
     # every match already in the record gets an event of its own, with its teams and players
     for statement in (
         "INSERT INTO arena_event (name, title, created_at, meta) "
-        "SELECT 'match-' || id, title, created_at, '{}' FROM match",
+        "SELECT 'match-' || id, title, created_at, '{\"created_for_match\": true}' FROM match",
         "UPDATE match SET event_id = "
         "(SELECT e.id FROM arena_event e WHERE e.name = 'match-' || match.id)",
         "INSERT INTO event_team (event_id, team_id, name, kind, model) "
