@@ -629,3 +629,19 @@ def test_precompute_takes_a_grace_file_and_calscore_uses_its_pooled_buzzes(
     assert result["models"] and not result["notes"]
     h = human_fraction_column(data.steps, data.buzzes)
     assert (h > 0).any()  # the pooled human buzzes reach the model's steps
+
+
+def test_merging_an_old_record_reads_it_without_changing_it(tmp_path: Path) -> None:
+    import hashlib
+
+    old = tmp_path / "old.db"
+    shutil.copy(OLD_RECORD, old)
+    before = hashlib.sha256(old.read_bytes()).hexdigest()
+    url = f"sqlite:///{tmp_path / 'here.db'}"
+    runner = CliRunner()
+    out = runner.invoke(app, ["import", "record", str(old), "--event", "old", "--db", url])
+    assert out.exit_code == 0, out.output
+    assert "2 match(es)" in out.output
+    assert hashlib.sha256(old.read_bytes()).hexdigest() == before
+    again = runner.invoke(app, ["import", "record", str(old), "--event", "old", "--db", url])
+    assert "already here: 2 match(es)" in again.output

@@ -150,13 +150,16 @@ def import_record(
     ruling), its imported buzzpoints, and the packets and model steps they use.
 
     Teams keep their ids, so 'red' at both sites is one team of the event. All or nothing;
-    merging the same record again adds nothing. The other record is brought to the current
-    schema first (its data is not changed).
+    merging the same record again adds nothing. The other record is only read (one written
+    by an older version is read through an up-to-date copy).
     """
+    import sqlite3
+    import tempfile
+
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
 
-    from grace_arena.record.db import open_engine
+    from grace_arena.record.db import at_head, open_engine
     from grace_arena.record.merge import merge_record
     from grace_arena.record.store import RecordError
 
@@ -173,14 +176,36 @@ def import_record(
         typer.echo(f"error: no record at {parsed.database or other}", err=True)
         raise typer.Exit(1)
     url = resolve_db(db)
+    here = make_url(url)
+    if (
+        parsed.get_backend_name() == here.get_backend_name() == "sqlite"
+        and here.database
+        and Path(here.database).resolve() == Path(str(parsed.database)).resolve()
+    ):
+        typer.echo("error: that is this record: a record cannot be merged into itself", err=True)
+        raise typer.Exit(1)
     typer.echo(f"record: {url}", err=True)
-    try:
-        result = merge_record(open_engine(url), open_engine(other), event=event,
-                              from_events=from_event)  # fmt: skip
-    except (RecordError, SQLAlchemyError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        typer.echo("nothing was merged", err=True)
-        raise typer.Exit(1) from None
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            if not at_head(other):
+                if parsed.get_backend_name() != "sqlite":
+                    typer.echo(
+                        "error: the other record has an older schema; bring it up to date "
+                        f"first (grace-arena db upgrade --db {other})",
+                        err=True,
+                    )
+                    raise typer.Exit(1)
+                # merge from an up-to-date copy: the other record itself is left as it is
+                copy = Path(tmp) / "other.db"
+                with sqlite3.connect(str(parsed.database)) as src, sqlite3.connect(copy) as dst:
+                    src.backup(dst)
+                other = f"sqlite:///{copy}"
+            result = merge_record(open_engine(url), open_engine(other), event=event,
+                                  from_events=from_event)  # fmt: skip
+        except (RecordError, SQLAlchemyError, OSError, sqlite3.Error) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            typer.echo("nothing was merged", err=True)
+            raise typer.Exit(1) from None
     typer.echo(
         f"event {event!r}: {len(result.matches)} match(es), {result.imports} import(s) with "
         f"{result.pooled_buzzes} pooled buzzpoints, {len(result.packets)} packet(s) and "

@@ -68,3 +68,18 @@ def open_engine(url: str | None = None) -> Engine:
     """Migrate to head, then return an engine: what every command that uses the record calls."""
     url = upgrade(url)
     return make_engine(url)
+
+
+def at_head(url: str) -> bool:
+    """Whether the record at ``url`` is at the newest schema (without changing it)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import create_engine as plain_engine
+
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    engine = plain_engine(url)  # no pragmas: WAL mode would be written into the file
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision() == head
+    finally:
+        engine.dispose()
