@@ -255,8 +255,8 @@ def run_tui_demo(
     import uvicorn
     from platformdirs import user_log_dir
 
-    from grace_arena.cli.serve import lan_address
     from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+    from grace_arena.server.lan import lan_address
     from moderator_tui import make_tui
     from moderator_tui.app import SetupDefaults
 

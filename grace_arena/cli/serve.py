@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -12,16 +11,25 @@ from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, resolve_db
 
 
-def lan_address() -> str:
-    """This machine's address on the local network, as players' phones will reach it."""
-    try:
-        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            address = str(info[4][0])
-            if not address.startswith("127."):
-                return address
-    except OSError:
-        pass
-    return "127.0.0.1"
+def public_base(console, host: str, port: int, public_url: str | None) -> str:
+    """The base of the join URL, and a line saying which address was chosen and why."""
+    from grace_arena.server.lan import lan_address_choice
+
+    if public_url:
+        console.print(f"join URL from --public-url: {public_url}", soft_wrap=True, highlight=False)
+        return public_url
+    if host not in ("0.0.0.0", "::"):
+        return f"http://{host}:{port}"
+    choice = lan_address_choice()
+    if choice.loopback_only:
+        console.print(f"[bold yellow]warning:[/] {choice.reason}", soft_wrap=True, highlight=False)
+    else:
+        console.print(
+            f"join address {choice.address}: {choice.reason} (--public-url to choose another)",
+            soft_wrap=True,
+            highlight=False,
+        )
+    return f"http://{choice.address}:{port}"
 
 
 def print_join(console, url: str, code: str, moderator_token: str, match_id: int) -> None:
@@ -77,7 +85,7 @@ def serve(
     url = resolve_db(db)
     console.print(f"record: {url}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
-    public = public_url or f"http://{lan_address() if host == '0.0.0.0' else host}:{port}"
+    public = public_base(console, host, port, public_url)
     first = None
     if match:
         from grace_arena.core.packet import load_packet

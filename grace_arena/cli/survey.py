@@ -9,7 +9,7 @@ import typer
 
 from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, resolve_db
-from grace_arena.cli.serve import lan_address
+from grace_arena.server.lan import lan_address
 
 
 def print_survey_url(console, url: str, code: str) -> None:
