@@ -388,3 +388,14 @@ def test_a_restarted_server_restores_pace_arbitration_and_the_model_panel(db_url
             mod.send(type="start_tossup")
             st = mod.state(lambda s: s["tossup"] is not None)
             assert st["models"][0]["guess"]  # the moderator sees the model's current guess
+
+
+def test_the_packet_list_tells_no_answers(server, sample):
+    """Anyone who can reach the server can list packets: ids and categories, no answer line."""
+    with urllib.request.urlopen(f"{server.http_url}/api/packets", timeout=10) as response:
+        listed = json.load(response)
+    (packet,) = listed
+    assert [t["id"] for t in packet["tossups"]] == [t.id for t in sample.tossups]
+    text = json.dumps(listed)
+    assert all(t.answer not in text for t in sample.tossups)
+    assert all(set(t) == {"id", "category"} for t in packet["tossups"])

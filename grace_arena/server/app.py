@@ -379,13 +379,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/packets")
     def packets(arena: ArenaDep) -> list[dict[str, Any]]:
+        # Anyone on the network can ask: ids and categories for the set-up, never answers.
         return [
             {
                 "id": p.packet.id,
                 "title": p.packet.title,
-                "tossups": [
-                    {"id": t.id, "category": t.category, "answer": t.answer} for t in p.tossups
-                ],
+                "tossups": [{"id": t.id, "category": t.category} for t in p.tossups],
             }
             for p in arena.packets.values()
         ]
