@@ -21,7 +21,8 @@ Role = Literal["moderator", "player", "display"]
 
 
 class _Msg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # no NaN or infinity: 1e400 parses as inf, and neither has a place in the record or JSON
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -42,9 +43,11 @@ class Hello(_Msg):
 class JoinTeam(_Msg):
     """A new player picks a team and a name (after ``hello`` without a token)."""
 
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=True)
+
     type: Literal["join"] = "join"
     team: str = Field(min_length=1, max_length=64)
-    name: str = Field(min_length=1, max_length=40)
+    name: str = Field(min_length=1, max_length=40)  # a name of spaces is no name
 
 
 class BuzzMsg(_Msg):

@@ -209,6 +209,9 @@ def test_display_sees_no_answer_before_the_ruling(db_url):
         ("not json", "bad_message"),
         ('{"type": "launch_rockets"}', "bad_message"),
         ('{"type": "buzz", "client_time": "soon"}', "bad_message"),
+        ('{"type": "buzz", "client_time": 1e400}', "bad_message"),
+        ('{"type": "buzz", "client_time": NaN}', "bad_message"),
+        ('{"type": "ping", "sent": -Infinity}', "bad_message"),
         ('{"type": "rule", "ruling": "correct"}', "not_allowed"),
         ('{"type": "hello", "role": "player", "join_code": "ZZZZZ"}', "not_allowed"),
         ('{"type": "rule", "ruling": "maybe"}', "bad_message"),
@@ -399,3 +402,16 @@ def test_the_packet_list_tells_no_answers(server, sample):
     text = json.dumps(listed)
     assert all(t.answer not in text for t in sample.tossups)
     assert all(set(t) == {"id", "category"} for t in packet["tossups"])
+
+
+def test_a_name_of_spaces_is_refused_and_the_player_can_try_again(server):
+    room = server.room()
+    c = Client(server.ws_url)
+    with clients(c):
+        c.send(type="hello", role="player", join_code=room.join_code)
+        c.wait("welcome")
+        c.send(type="join", team="red", name="    ")
+        assert c.wait("error")["code"] == "bad_message"
+        c.send(type="join", team="red", name="  Ruth  ")
+        assert c.wait("joined")
+        assert "Ruth" in room.rm.match.state.players["red"].values()
