@@ -415,3 +415,23 @@ def test_a_name_of_spaces_is_refused_and_the_player_can_try_again(server):
         c.send(type="join", team="red", name="  Ruth  ")
         assert c.wait("joined")
         assert "Ruth" in room.rm.match.state.players["red"].values()
+
+
+def test_tokens_of_any_text_are_refused_cleanly(server):
+    """A non-ASCII token used to raise TypeError (HTTP 500, a dropped connection)."""
+    bad = urllib.request.Request(
+        f"{server.http_url}/api/matches",
+        headers={"Authorization": "Bearer t\u00f6ken-\u2603".encode().decode("latin-1")},
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(bad, timeout=10)
+    assert caught.value.code == 401
+    room = server.room()
+    c = Client(server.ws_url)
+    with clients(c):
+        c.send(type="hello", role="moderator", match_id=room.rm.id, token="m\u00f6d\u2603")
+        assert c.wait("error")["code"] == "unauthorized"
+        c.send(type="hello", role="player", join_code=room.join_code, token="p.\u00e9\u2603")
+        assert c.wait("error")["code"] == "unauthorized"
+        c.send(type="hello", role="player", join_code=room.join_code)  # the connection stays
+        assert c.wait("welcome")

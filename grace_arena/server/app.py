@@ -135,12 +135,20 @@ class Tokens:
 
     def player_id(self, match_id: int, token: str) -> str | None:
         player_id, _, _ = token.rpartition(".")
-        if player_id and hmac.compare_digest(self.player(match_id, player_id), token):
+        if player_id and _same(self.player(match_id, player_id), token):
             return player_id
         return None
 
     def check(self, given: str | None, expected: str) -> bool:
-        return given is not None and hmac.compare_digest(given, expected)
+        return given is not None and _same(given, expected)
+
+
+def _same(a: str, b: str) -> bool:
+    """Constant-time comparison of two tokens; any text may be given (``compare_digest``
+    refuses non-ASCII ``str``), so compare their UTF-8 bytes."""
+    return hmac.compare_digest(
+        a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass")
+    )
 
 
 class Arena:
