@@ -290,6 +290,7 @@ class ErrorMsg(_Msg):
         "not_allowed",
         "illegal",
         "not_found",
+        "timeout",
     ]
     message: str
     in_reply_to: str | None = None  # the ``type`` of the offending message, when known

@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 from live import Client, LiveServer, clients, moderator, player, two_teams
+from websockets.exceptions import ConnectionClosed
 
 from grace_arena.core.judge import parse_answer_line
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
@@ -435,3 +436,32 @@ def test_tokens_of_any_text_are_refused_cleanly(server):
         assert c.wait("error")["code"] == "unauthorized"
         c.send(type="hello", role="player", join_code=room.join_code)  # the connection stays
         assert c.wait("welcome")
+
+
+def test_binary_frames_and_deep_json_get_an_error_reply_and_the_connection_stays(server):
+    red = player(server, "red", "Ruth")
+    with clients(red):
+        red.ws.send(b"\x00\x01binary")
+        assert "binary" in red.wait("error")["message"]
+        red.send_raw("[" * 1000 + "]" * 1000)
+        assert red.wait("error")["code"] == "bad_message"
+        red.send_raw('{"type": "buzz", "client_time": ' + "[" * 1000 + "]" * 1000 + "}")
+        assert red.wait("error")["code"] == "bad_message"
+        red.send(type="ping", sent=3.0)
+        assert red.wait("pong")["sent"] == 3.0
+
+
+def test_no_hello_in_time_gets_a_reply_and_a_close_not_a_traceback(db_url, caplog):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
+        hello_timeout=0.5,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        c = Client(server.ws_url)
+        with clients(c):
+            error = c.wait("error", timeout=5)
+            assert error["code"] == "timeout"
+            with pytest.raises(ConnectionClosed):
+                c.ws.recv(timeout=5)
+            assert c.ws.close_code == 1008
+    assert "Traceback" not in caplog.text and "TimeoutError" not in caplog.text

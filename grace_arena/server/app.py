@@ -503,6 +503,12 @@ def create_app(settings: Settings) -> FastAPI:
                     await _dispatch(room, conn, received)
         except WebSocketDisconnect:
             pass
+        except TimeoutError:  # no hello in time: say so and close, without a traceback
+            _error(conn, "timeout", f"no hello within {settings.hello_timeout:g} s")
+            conn.queue.put_nowait(None)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer, 1.0)
+                await ws.close(code=1008)
         finally:
             conn.closed = True
             if room is not None:
@@ -527,8 +533,14 @@ async def _receive(
     arena: Arena, conn: Connection, timeout: float | None = None
 ) -> _Received | None:
     """The next message, parsed; None after an error reply (too large, a flood, malformed)."""
-    raw = await asyncio.wait_for(conn.ws.receive_text(), timeout)
+    frame = await asyncio.wait_for(conn.ws.receive(), timeout)
+    if frame["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(frame.get("code", 1000))
     wall, mono = time.time(), time.monotonic()
+    raw = frame.get("text")
+    if raw is None:  # a binary frame
+        _error(conn, "bad_message", "binary frames are not part of the protocol: send JSON text")
+        return None
     limit = arena.settings.max_message_bytes
     if len(raw.encode()) > limit:
         _error(conn, "too_large", f"message of {len(raw.encode())} bytes; the limit is {limit}")
@@ -550,7 +562,7 @@ def _error(conn: Connection, code: str, message: str, in_reply_to: str | None = 
 def _message_type(raw: str) -> str | None:
     import json
 
-    with contextlib.suppress(ValueError, AttributeError):
+    with contextlib.suppress(ValueError, AttributeError, RecursionError):
         value = json.loads(raw).get("type")
         return value if isinstance(value, str) else None
     return None
