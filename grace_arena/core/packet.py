@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
+from grace_arena.resources import shipped_file
 
 __all__ = [
     "CATEGORIES",
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 PACKET_FORMAT = "grace-arena-packet/1"
-SAMPLE_PACKET_PATH: Path = Path(__file__).resolve().parents[2] / "questions" / "sample_packet.yaml"
+SAMPLE_PACKET_PATH: Path = shipped_file("questions", "sample_packet.yaml")
 PACKET_SUFFIXES = (".yaml", ".yml", ".json")
 
 # GRACE appendix B.1 (the ACF distribution).

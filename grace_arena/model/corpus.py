@@ -24,6 +24,7 @@ from typing import Any
 
 from grace_arena.core.judge import parse_answer_line
 from grace_arena.core.packet import load_packet
+from grace_arena.resources import shipped_file
 
 __all__ = [
     "DEFAULT_CORPUS_PATH",
@@ -32,9 +33,7 @@ __all__ = [
     "load_corpus",
 ]
 
-DEFAULT_CORPUS_PATH: Path = (
-    Path(__file__).resolve().parents[2] / "questions" / "practice_corpus.jsonl"
-)
+DEFAULT_CORPUS_PATH: Path = shipped_file("questions", "practice_corpus.jsonl")
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,10 +72,11 @@ from grace_arena.protocol import (
 from grace_arena.record.db import open_engine
 from grace_arena.record.models import MatchRow, TossupRow
 from grace_arena.record.store import MatchStore, RecordedMatch
+from grace_arena.resources import shipped_folder
 from grace_arena.server.frames import FrameWritingProtocol
 from grace_arena.server.room import Connection, ModelTrajectory, RateLimit, Room
 
-CLIENT_DIR = Path(__file__).resolve().parents[2] / "buzzer_client"
+CLIENT_DIR = shipped_folder("buzzer_client")
 #: Options for ``uvicorn.run``/``uvicorn.Config`` wherever the app is served: frames over
 #: 64 KiB close the connection (smaller oversized messages get an error reply), and no
 #: per-message compression (small JSON on a LAN; compressing each message for each of
