@@ -465,3 +465,55 @@ def test_no_hello_in_time_gets_a_reply_and_a_close_not_a_traceback(db_url, caplo
                 c.ws.recv(timeout=5)
             assert c.ws.close_code == 1008
     assert "Traceback" not in caplog.text and "TimeoutError" not in caplog.text
+
+
+class ForgedPongClient(Client):
+    """A cheat: never answers pings honestly; claims pongs of pings sent 5 s ago."""
+
+    def _next(self, timeout: float) -> dict:
+        message = json.loads(self.ws.recv(timeout=timeout))
+        if message["type"] == "ping":
+            now = time.time()
+            self.send(type="pong", sent=message["sent"] - 5.0, time=now - 2.5)  # never sent
+            self.send(type="pong", sent=now - 5.0, time=now - 2.5)  # invented
+        self.received.append(message)
+        return message
+
+
+def test_a_forged_round_trip_buys_no_earlier_press(db_url):
+    """A pong counts only if it answers a ping the server sent, within a second: a client
+    claiming a 5 s round trip used to win races it lost (word 11 recorded instead of 29)."""
+    from grace_arena.server.room import MAX_RTT, ClockEstimate
+
+    clock = ClockEstimate()
+    clock.sent(100.0)
+    assert not clock.add(95.0, 0.0, 100.1)  # a ping never sent
+    assert not clock.add(100.0, 0.0, 100.0 + MAX_RTT + 0.5)  # held back too long
+    assert clock.add(100.0, 50.0, 100.2) and clock.rtt == pytest.approx(0.2)
+    assert not clock.add(100.0, 50.0, 100.3)  # the same ping answered twice
+    assert clock.ignored == 3
+
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x",
+        first_match=two_teams(compensated=True), race_window=0.4,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        room = server.room()
+        mod = moderator(server)
+        honest = player(server, "red", "Honest")
+        cheat = ForgedPongClient(server.ws_url)
+        with clients(mod, honest, cheat):
+            cheat.send(type="hello", role="player", join_code=room.join_code)
+            cheat.wait("welcome")
+            cheat.send(type="join", team="blue", name="Cheat")
+            cheat.wait("joined")
+            cheat.drain(1.0)
+            start_paused(mod, steps=5)
+            time.sleep(0.3)
+            honest.send(type="buzz", client_time=time.time())
+            time.sleep(0.1)  # the cheat presses later and claims it pressed 3 s ago
+            cheat.send(type="buzz", client_time=time.time() - 3.0)
+            assert honest.wait("buzz_result")["outcome"] == "won"
+            assert cheat.wait("buzz_result")["outcome"] == "lost_race"
+        refused = next(e for e in server.arena.store.events(room.rm.id) if e.type == "buzz_refused")
+        assert refused.timing.rtt is None and refused.timing.clock_offset is None

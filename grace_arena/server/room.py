@@ -57,20 +57,39 @@ _MODERATOR_EVENTS = frozenset(
 )
 
 
+#: A round trip longer than this is no sample of the clock (a phone on a bad network
+#: still answers within a second); a client could otherwise hold its pongs back to claim
+#: an early press in compensated races.
+MAX_RTT = 1.0
+
+
 @dataclass
 class ClockEstimate:
     """Offset (server - client) and round-trip time from server-initiated pings.
 
     The offset comes from the sample with the smallest round trip (the least queueing, so
-    the tightest bound); the round trip reported is the median of the recent samples.
+    the tightest bound); the round trip reported is the median of the recent samples. A pong
+    counts only if it echoes a ping this server sent on this connection and has not been
+    answered yet, within :data:`MAX_RTT`; others are ignored (and counted).
     """
 
     samples: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=16))
+    pending: deque[float] = field(default_factory=lambda: deque(maxlen=32))
+    ignored: int = 0
 
-    def add(self, sent: float, client_time: float, received: float) -> None:
+    def sent(self, at: float) -> None:
+        """A ping went out with ``sent = at``."""
+        self.pending.append(at)
+
+    def add(self, sent: float, client_time: float, received: float) -> bool:
+        """Take a pong; False when it does not count."""
         rtt = received - sent
-        if rtt >= 0:
-            self.samples.append((rtt, (sent + received) / 2 - client_time))
+        if sent not in self.pending or not 0 <= rtt <= MAX_RTT:
+            self.ignored += 1
+            return False
+        self.pending.remove(sent)
+        self.samples.append((rtt, (sent + received) / 2 - client_time))
+        return True
 
     @property
     def offset(self) -> float | None:
@@ -146,7 +165,9 @@ class Connection:
         """Pings for the clock estimate: a quick burst at first, then every ``interval``."""
         delays = [0.05] * 5
         while not self.closed:
-            self.send_model(Ping(sent=time.time()))
+            now = time.time()
+            self.clock.sent(now)
+            self.send_model(Ping(sent=now))
             await asyncio.sleep(delays.pop() if delays else interval)
 
 
