@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
+import os
+import socket
 import threading
 import time
 import urllib.request
@@ -517,3 +521,58 @@ def test_a_forged_round_trip_buys_no_earlier_press(db_url):
             assert cheat.wait("buzz_result")["outcome"] == "lost_race"
         refused = next(e for e in server.arena.store.events(room.rm.id) if e.type == "buzz_refused")
         assert refused.timing.rtt is None and refused.timing.clock_offset is None
+
+
+def _raw_player(server, join_code: str) -> socket.socket:
+    """A websocket client by hand that says hello, joins, and then never reads again."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", server.port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    assert b" 101 " in sock.recv(1024)
+
+    def send(message: dict) -> None:
+        payload, mask = json.dumps(message).encode(), os.urandom(4)
+        assert len(payload) < 126
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        sock.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + masked)
+
+    send({"type": "hello", "role": "player", "join_code": join_code})
+    send({"type": "join", "team": "red", "name": "Sleepy"})
+    return sock
+
+
+def test_a_client_that_stops_reading_is_closed_and_its_backlog_freed(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
+        max_queue_bytes=64 * 1024, rate_per_second=1000.0, rate_burst=1000,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        room = server.room()
+        mod = moderator(server)
+        sleepy = _raw_player(server, room.join_code)
+        with clients(mod), contextlib.closing(sleepy):
+            deadline = time.time() + 10
+            while not any(c.player for c in room.connections if c.role == "player"):
+                assert time.time() < deadline
+                time.sleep(0.05)
+            (conn,) = [c for c in room.connections if c.role == "player"]
+            start_paused(mod)
+            # full states to everyone, as every change sends them, on the server's own loop
+            loop = room._tasks[0].get_loop()
+            for _ in range(400):
+                for _ in range(10):
+                    loop.call_soon_threadsafe(room.broadcast_state)
+                mod.drain(0.01)
+                if conn.dropped_for_lag:
+                    break
+            assert conn.dropped_for_lag and conn.queue.qsize() <= 1 and conn.queued_bytes == 0
+            # the others go on as before
+            mod.send(type="step", unit="word")
+            assert mod.state(lambda s: s["tossup"]["position"] >= 0)

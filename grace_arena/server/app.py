@@ -105,6 +105,8 @@ class Settings:
     max_message_bytes: int = 4096  # a larger message gets a ``too_large`` error
     rate_per_second: float = 20.0  # sustained messages per connection...
     rate_burst: int = 40  # ...after a burst of this many; beyond: ``rate_limited``
+    #: Bytes waiting to go to one connection before it is closed (1013) as too far behind.
+    max_queue_bytes: int = 1 << 20
     #: A match to open on start-up when the record has no unfinished match.
     first_match: MatchSetup | None = None
     #: Called once the server is ready (e.g. to print the join URL).
@@ -489,7 +491,11 @@ def create_app(settings: Settings) -> FastAPI:
     @app.websocket("/ws")
     async def websocket(ws: WebSocket) -> None:
         await ws.accept()
-        conn = Connection(ws, rate=RateLimit(settings.rate_per_second, settings.rate_burst))
+        conn = Connection(
+            ws,
+            rate=RateLimit(settings.rate_per_second, settings.rate_burst),
+            max_queue_bytes=settings.max_queue_bytes,
+        )
         writer = asyncio.create_task(conn.writer())
         pinger: asyncio.Task | None = None
         room: Room | None = None

@@ -123,9 +123,17 @@ class RateLimit:
 class Connection:
     """One websocket: its role, identity, clock estimate, rate limit and outgoing queue."""
 
-    def __init__(self, ws: WebSocket, rate: RateLimit | None = None) -> None:
+    def __init__(
+        self, ws: WebSocket, rate: RateLimit | None = None, max_queue_bytes: int = 1 << 20
+    ) -> None:
         self.ws = ws
         self.rate = rate or RateLimit(20.0, 40)
+        #: Bytes waiting to be sent; past ``max_queue_bytes`` the client is too far behind
+        #: (it stopped reading, or its network cannot keep up): it is closed with 1013 and
+        #: what was waiting is freed, so that one client cannot grow the server's memory.
+        self.max_queue_bytes = max_queue_bytes
+        self.queued_bytes = 0
+        self.dropped_for_lag = False
         self.role: Role | None = None
         self.player: str | None = None
         self.team: str | None = None
@@ -136,8 +144,28 @@ class Connection:
         self._writing = False  # the writer task is sending a message
 
     def send(self, text: str) -> None:
-        if not self.closed:
-            self.queue.put_nowait(text)
+        if self.closed:
+            return
+        self.queued_bytes += len(text)
+        if self.queued_bytes > self.max_queue_bytes:
+            self._drop_for_lag()
+            return
+        self.queue.put_nowait(text)
+
+    def _drop_for_lag(self) -> None:
+        self.closed = self.dropped_for_lag = True
+        while not self.queue.empty():  # free what was waiting
+            self.queue.get_nowait()
+        self.queued_bytes = 0
+        self.queue.put_nowait(None)  # ends the writer
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to close
+            asyncio.get_running_loop().create_task(self._close_lagging())
+
+    async def _close_lagging(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self.ws.close(code=1013, reason="too far behind: reconnect"), timeout=5.0
+            )
 
     def write_now(self, data: bytes, frame: bytes | None = None) -> bool:
         """Write one text frame (UTF-8 ``data``; ``frame``: the frame already built) straight
@@ -158,6 +186,7 @@ class Connection:
                 self._writing = True
                 await self.ws.send_text(text)
                 self._writing = False
+                self.queued_bytes = max(0, self.queued_bytes - len(text))
         except Exception:  # the socket is gone; the reader side cleans up
             self.closed = True
 
