@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 from live import Client, LiveServer, clients, moderator, player, two_teams
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from grace_arena.core.judge import parse_answer_line
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
@@ -576,3 +576,30 @@ def test_a_client_that_stops_reading_is_closed_and_its_backlog_freed(db_url):
             # the others go on as before
             mod.send(type="step", unit="word")
             assert mod.state(lambda s: s["tossup"]["position"] >= 0)
+
+
+def test_players_per_match_and_connections_per_address_are_limited(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
+        max_players_per_match=2, max_connections_per_address=4,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        room = server.room()
+        first, second = player(server, "red", "One"), player(server, "blue", "Two")
+        third = Client(server.ws_url)
+        with clients(first, second, third):
+            third.send(type="hello", role="player", join_code=room.join_code)
+            third.wait("welcome")
+            third.send(type="join", team="red", name="Three")
+            error = third.wait("error")
+            assert error["code"] == "not_allowed" and "full (2 players)" in error["message"]
+            fourth = Client(server.ws_url)  # the fourth connection from 127.0.0.1
+            with clients(fourth), pytest.raises(InvalidStatus) as refused:
+                Client(server.ws_url)  # the fifth
+            assert refused.value.response.status_code == 403
+        deadline = time.time() + 10
+        while server.arena.connections_from:  # closed connections are counted out
+            assert time.time() < deadline, server.arena.connections_from
+            time.sleep(0.05)
+        with clients(Client(server.ws_url)):
+            pass

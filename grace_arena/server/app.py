@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,11 @@ class Settings:
     rate_burst: int = 40  # ...after a burst of this many; beyond: ``rate_limited``
     #: Bytes waiting to go to one connection before it is closed (1013) as too far behind.
     max_queue_bytes: int = 1 << 20
+    #: Players one match takes; a join past it gets a ``not_allowed`` reply.
+    max_players_per_match: int = 200
+    #: Websocket connections open at once from one address (a club's phones may share one
+    #: address behind its router, hence generous); past it the upgrade is refused (403).
+    max_connections_per_address: int = 300
     #: A match to open on start-up when the record has no unfinished match.
     first_match: MatchSetup | None = None
     #: Called once the server is ready (e.g. to print the join URL).
@@ -165,6 +171,7 @@ class Arena:
         self.packets: dict[str, Packet] = {}
         self.rooms: dict[int, Room] = {}
         self.by_code: dict[str, int] = {}
+        self.connections_from: Counter[str] = Counter()  # open websockets per address
 
     # -- packets and matches ---------------------------------------------------------------
 
@@ -490,6 +497,19 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.websocket("/ws")
     async def websocket(ws: WebSocket) -> None:
+        address = ws.client.host if ws.client else "?"
+        if arena.connections_from[address] >= settings.max_connections_per_address:
+            await ws.close(code=1008, reason="too many connections from this address")
+            return
+        arena.connections_from[address] += 1
+        try:
+            await _serve_socket(arena, ws)
+        finally:
+            arena.connections_from[address] -= 1
+            if arena.connections_from[address] <= 0:
+                del arena.connections_from[address]
+
+    async def _serve_socket(arena: Arena, ws: WebSocket) -> None:
         await ws.accept()
         conn = Connection(
             ws,
@@ -640,6 +660,10 @@ async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
         team = room.match.config.team(msg.team)
         if team is None or team.kind is not TeamKind.HUMAN:
             _error(conn, "not_found", f"no team {msg.team!r} to join", "join")
+            continue
+        limit = arena.settings.max_players_per_match
+        if sum(len(p) for p in room.match.state.players.values()) >= limit:
+            _error(conn, "not_allowed", f"this match is full ({limit} players)", "join")
             continue
         player = f"p-{secrets.token_hex(4)}"
         try:
