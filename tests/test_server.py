@@ -572,7 +572,13 @@ def test_a_client_that_stops_reading_is_closed_and_its_backlog_freed(db_url):
                 mod.drain(0.01)
                 if conn.dropped_for_lag:
                     break
-            assert conn.dropped_for_lag and conn.queue.qsize() <= 1 and conn.queued_bytes == 0
+            assert conn.dropped_for_lag and conn.queued_bytes == 0
+            assert all(item is None for item in list(conn.queue._queue))  # the backlog is freed
+            # the socket is dropped: the server lets go of the connection and its slot
+            deadline = time.time() + 10
+            while conn in room.connections or server.arena.connections_from["127.0.0.1"] > 1:
+                assert time.time() < deadline, "the lagging connection was kept"
+                time.sleep(0.05)
             # the others go on as before
             mod.send(type="step", unit="word")
             assert mod.state(lambda s: s["tossup"]["position"] >= 0)
@@ -603,3 +609,15 @@ def test_players_per_match_and_connections_per_address_are_limited(db_url):
             time.sleep(0.05)
         with clients(Client(server.ws_url)):
             pass
+
+
+def test_closing_a_room_with_clients_connected_raises_nothing(server):
+    """Shutting down with a client still in the room used to raise TypeError (a None sent
+    as a message), so the rooms after it were not closed."""
+    import asyncio
+
+    room = server.room()
+    red = player(server, "red", "Ruth")
+    with clients(red):
+        loop = room._tasks[0].get_loop()
+        asyncio.run_coroutine_threadsafe(room.close(), loop).result(timeout=10)

@@ -90,3 +90,21 @@ def test_the_installed_wheel_serves_its_pages_and_a_buzz(tmp_path: Path) -> None
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_questions_folder_in_the_current_directory_does_not_hide_the_shipped_one(
+    tmp_path: Path,
+) -> None:
+    """A folder named ``questions`` where the user works is a namespace package to Python;
+    the sample packet and the corpus must still be found."""
+    (tmp_path / "questions").mkdir()
+    (tmp_path / "questions" / "mine.yaml").write_text("format: grace-arena-packet/1\n")
+    code = (
+        "from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet; "
+        "from grace_arena.model.corpus import DEFAULT_CORPUS_PATH; "
+        "print(load_packet(SAMPLE_PACKET_PATH).packet.id, DEFAULT_CORPUS_PATH.is_file())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["grace-arena-sample-1", "True"], out.stderr

@@ -106,7 +106,7 @@ class Settings:
     max_message_bytes: int = 4096  # a larger message gets a ``too_large`` error
     rate_per_second: float = 20.0  # sustained messages per connection...
     rate_burst: int = 40  # ...after a burst of this many; beyond: ``rate_limited``
-    #: Bytes waiting to go to one connection before it is closed (1013) as too far behind.
+    #: Bytes waiting to go to one connection before it is dropped as too far behind.
     max_queue_bytes: int = 1 << 20
     #: Players one match takes; a join past it gets a ``not_allowed`` reply.
     max_players_per_match: int = 200
@@ -520,7 +520,15 @@ def create_app(settings: Settings) -> FastAPI:
         pinger: asyncio.Task | None = None
         room: Room | None = None
         try:
-            room = await _handshake(arena, conn)
+            try:
+                room = await _handshake(arena, conn)
+            except TimeoutError:  # no hello in time: say so and close, without a traceback
+                _error(conn, "timeout", f"no hello within {settings.hello_timeout:g} s")
+                conn.end()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(writer, 1.0)
+                    await ws.close(code=1008)
+                return
             if room is None:
                 return
             pinger = asyncio.create_task(conn.pinger(arena.settings.ping_interval))
@@ -530,12 +538,6 @@ def create_app(settings: Settings) -> FastAPI:
                     await _dispatch(room, conn, received)
         except WebSocketDisconnect:
             pass
-        except TimeoutError:  # no hello in time: say so and close, without a traceback
-            _error(conn, "timeout", f"no hello within {settings.hello_timeout:g} s")
-            conn.queue.put_nowait(None)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer, 1.0)
-                await ws.close(code=1008)
         finally:
             conn.closed = True
             if room is not None:

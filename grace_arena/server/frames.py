@@ -20,6 +20,7 @@ __all__ = [
     "DIRECT_WRITE_LIMIT",
     "WRITE_NOW",
     "FrameWritingProtocol",
+    "abort_of",
     "text_frame",
     "write_now_of",
 ]
@@ -35,7 +36,10 @@ class FrameWritingProtocol(WebSocketsSansIOProtocol):
     """uvicorn's sans-I/O ``websockets`` protocol, offering :meth:`write_now` in the scope."""
 
     async def run_asgi(self) -> None:
-        self.scope.setdefault("extensions", {})[WRITE_NOW] = {"write_text": self.write_now}
+        self.scope.setdefault("extensions", {})[WRITE_NOW] = {
+            "write_text": self.write_now,
+            "abort": self.abort,
+        }
         await super().run_asgi()
 
     def write_now(self, data: bytes, frame: bytes | None = None) -> bool:
@@ -67,6 +71,12 @@ class FrameWritingProtocol(WebSocketsSansIOProtocol):
         transport.write(b"".join(self.conn.data_to_send()))
         return True
 
+    def abort(self) -> None:
+        """Drop the connection at once, without a closing handshake: for a client that no
+        longer reads, whose socket would never take the close frame."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.abort()
+
 
 def text_frame(data: bytes) -> bytes:
     """One final, unmasked text frame (a server's) holding ``data``."""
@@ -76,3 +86,8 @@ def text_frame(data: bytes) -> bytes:
 def write_now_of(scope: dict[str, Any]) -> Any | None:
     """The scope's frame writer, or ``None`` when the server offers none."""
     return scope.get("extensions", {}).get(WRITE_NOW, {}).get("write_text")
+
+
+def abort_of(scope: dict[str, Any]) -> Any | None:
+    """The scope's way to drop the connection at once, or ``None``."""
+    return scope.get("extensions", {}).get(WRITE_NOW, {}).get("abort")

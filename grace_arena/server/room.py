@@ -46,7 +46,7 @@ from grace_arena.protocol import (
     TossupView,
 )
 from grace_arena.record.store import RecordedMatch
-from grace_arena.server.frames import text_frame, write_now_of
+from grace_arena.server.frames import abort_of, text_frame, write_now_of
 
 #: Keys of events that only the moderator may see.
 _SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
@@ -129,7 +129,7 @@ class Connection:
         self.ws = ws
         self.rate = rate or RateLimit(20.0, 40)
         #: Bytes waiting to be sent; past ``max_queue_bytes`` the client is too far behind
-        #: (it stopped reading, or its network cannot keep up): it is closed with 1013 and
+        #: (it stopped reading, or its network cannot keep up): its connection is dropped and
         #: what was waiting is freed, so that one client cannot grow the server's memory.
         self.max_queue_bytes = max_queue_bytes
         self.queued_bytes = 0
@@ -141,12 +141,13 @@ class Connection:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
         self._write_now = write_now_of(ws.scope)
+        self._abort = abort_of(ws.scope)
         self._writing = False  # the writer task is sending a message
 
     def send(self, text: str) -> None:
         if self.closed:
             return
-        self.queued_bytes += len(text)
+        self.queued_bytes += len(text.encode())
         if self.queued_bytes > self.max_queue_bytes:
             self._drop_for_lag()
             return
@@ -162,10 +163,20 @@ class Connection:
             asyncio.get_running_loop().create_task(self._close_lagging())
 
     async def _close_lagging(self) -> None:
+        # A client that does not read will not take a close frame either: drop the socket
+        # (the reader side then sees the disconnect and cleans up); without the extension,
+        # try the closing handshake.
+        if self._abort is not None:
+            self._abort()
+            return
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
                 self.ws.close(code=1013, reason="too far behind: reconnect"), timeout=5.0
             )
+
+    def end(self) -> None:
+        """Stop the writer after what is queued (the server is shutting down)."""
+        self.queue.put_nowait(None)
 
     def write_now(self, data: bytes, frame: bytes | None = None) -> bool:
         """Write one text frame (UTF-8 ``data``; ``frame``: the frame already built) straight
@@ -186,7 +197,7 @@ class Connection:
                 self._writing = True
                 await self.ws.send_text(text)
                 self._writing = False
-                self.queued_bytes = max(0, self.queued_bytes - len(text))
+                self.queued_bytes = max(0, self.queued_bytes - len(text.encode()))
         except Exception:  # the socket is gone; the reader side cleans up
             self.closed = True
 
@@ -254,7 +265,7 @@ class Room:
             if task is not None:
                 task.cancel()
         for conn in list(self.connections):
-            conn.send(None)  # type: ignore[arg-type]
+            conn.end()
 
     # -- commands ------------------------------------------------------------------------------
 
