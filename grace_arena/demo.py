@@ -255,14 +255,14 @@ def run_tui_demo(
     import uvicorn
     from platformdirs import user_log_dir
 
+    from grace_arena.cli.serve import public_base
     from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
-    from grace_arena.server.lan import lan_address
     from moderator_tui import make_tui
     from moderator_tui.app import SetupDefaults
 
     console = console or Console()
     port = _pick_port(host, port)
-    public = public_url or f"http://{lan_address() if host == '0.0.0.0' else host}:{port}"
+    public = public_base(console, host, port, public_url)
     log_path = log_path or Path(user_log_dir("grace-arena", appauthor=False)) / "demo-server.log"
     _log_to(log_path)
     console.print(f"record: {db_url}", soft_wrap=True, highlight=False)

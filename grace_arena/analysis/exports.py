@@ -38,13 +38,14 @@ from grace_arena.analysis.record_io import (
     MatchInfo,
     buzz_rows,
     dumps_cell,
-    load_matches,
+    event_imports,
+    event_teams,
+    load_scope,
     pooled_buzz_rows,
     step_rows,
     tossup_rows,
 )
 from grace_arena.record.models import PlayerRow, TossupRow
-from grace_arena.record.store import MatchStore
 
 __all__ = ["FORMATS", "export", "grace_export_data", "qbj_match"]
 
@@ -83,15 +84,9 @@ def export(
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = Path(out)
-    store = MatchStore(engine)
-    if events:
-        event_ids = [e.id for e in store.find_events(events) if e.id is not None]
-        matches = load_matches(engine, event_ids=event_ids)
-    else:
-        matches = load_matches(engine, match_ids)
-        event_ids = (
-            [] if match_ids else [e.id for e in store.events_of_record() if e.id is not None]
-        )
+    matches, event_ids = load_scope(engine, match_ids, events=events)
+    if match_ids:  # the matches alone: no pooled buzzpoints
+        event_ids = []
     if fmt in ("csv", "jsonl"):
         rows = buzz_rows(engine, matches)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -139,18 +134,7 @@ def export(
 
 
 def _import_ids(engine: Engine, event_ids: Sequence[int]) -> list[int]:
-    from grace_arena.record.models import EventImportRow
-
-    if not event_ids:
-        return []
-    with Session(engine) as session:
-        return [
-            i.id
-            for i in session.exec(
-                select(EventImportRow).where(EventImportRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
-            ).all()
-            if i.id is not None
-        ]
+    return [i.id for i in event_imports(engine, event_ids) if i.id is not None]
 
 
 def pooled_count(engine: Engine, event_ids: Sequence[int]) -> int:
@@ -176,22 +160,10 @@ def _team_codes(
     """A GRACE code per (event, team): a team already coded ``H…``/``M…`` (imported, or
     so named) keeps its code, the others are numbered after the codes in use. Teams keep
     one code across the matches of their event."""
-    from grace_arena.record.models import ArenaEventRow, EventTeamRow
-
     event_ids = sorted({m.event_id or 0 for m in matches} | {r["event_id"] for r in pooled})
-    with Session(engine) as session:
-        registered = {
-            (t.event_id, t.team_id): t
-            for t in session.exec(
-                select(EventTeamRow).where(EventTeamRow.event_id.in_(event_ids))  # type: ignore[attr-defined]
-            ).all()
-        }
-        names = {
-            e.id: e.name
-            for e in session.exec(
-                select(ArenaEventRow).where(ArenaEventRow.id.in_(event_ids))  # type: ignore[union-attr]
-            ).all()
-        }
+    registered_teams, events = event_teams(engine, event_ids)
+    registered = {(t.event_id, t.team_id): t for t in registered_teams}
+    names = {i: e.name for i, e in events.items()}
     teams: dict[tuple[int, str], dict[str, Any]] = {}
     for r in pooled:
         teams.setdefault((r["event_id"], r["team_id"]), {"kind": r["team_kind"], "matches": []})

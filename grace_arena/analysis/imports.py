@@ -42,6 +42,7 @@ from grace_arena.record.store import MatchStore
 
 __all__ = [
     "GraceBuzz",
+    "GraceFile",
     "ImportResult",
     "grace_category",
     "grace_word_maps",
@@ -49,6 +50,7 @@ __all__ = [
     "import_qanta",
     "parse_grace_position",
     "qanta_category",
+    "read_grace_file",
 ]
 
 _POSITION_RE = re.compile(r"^\[\s*([A-Za-z]+\d*)\s*,\s*([+-])\s*\]$")
@@ -198,11 +200,15 @@ def grace_word_maps(text: str, tokenized: Tokenized | None = None) -> tuple[list
 # ---------------------------------------------------------------------------------------
 
 
-def _read_json(path: Path) -> Any:
-    raw = path.read_bytes()
+def _decode_json(raw: bytes) -> Any:
+    """JSON from a file's bytes, gzipped or not."""
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     return json.loads(raw.decode("utf-8"))
+
+
+def _read_json(path: Path) -> Any:
+    return _decode_json(path.read_bytes())
 
 
 def _grace_tossup(entry: dict[str, Any], index: int, file: str) -> Tossup:
@@ -227,7 +233,7 @@ def _grace_tossup(entry: dict[str, Any], index: int, file: str) -> Tossup:
 
 
 @dataclass
-class _GraceFile:
+class GraceFile:
     """One GRACE file read and checked, ready to be written."""
 
     path: Path
@@ -242,13 +248,13 @@ def _position_error(path: Path, entry: dict[str, Any], index: int, j: int, raw: 
     return f"{path}: tossup {label} (#{index + 1}): position {j + 1} {raw!r}"
 
 
-def _read_grace_file(path: Path) -> _GraceFile:
+def read_grace_file(path: Path) -> GraceFile:
     """Read and check one GRACE file: every tossup valid, every buzzpoint placeable. Raises
     ``ValueError`` naming the file, the tossup and the position of the first problem."""
     raw = path.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
     try:
-        data = json.loads((gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8"))
+        data = _decode_json(raw)
     except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
         raise ValueError(f"{path}: not JSON ({exc})") from None
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
@@ -300,7 +306,7 @@ def _read_grace_file(path: Path) -> _GraceFile:
                 )
             found.append((gb, to_ours[gb.word_index]))
         buzzes[tossup.id] = found
-    return _GraceFile(path, digest, packet, data, buzzes)
+    return GraceFile(path, digest, packet, data, buzzes)
 
 
 def import_grace(
@@ -326,7 +332,7 @@ def import_grace(
 
     if isinstance(paths, str | Path):
         paths = [paths]
-    files = [_read_grace_file(Path(p)) for p in paths]
+    files = [read_grace_file(Path(p)) for p in paths]
     result = ImportResult()
     with Session(engine) as session:
         event_row = ensure_event(session, event, title=f"GRACE buzzpoints ({event})")

@@ -678,12 +678,11 @@ def human_fraction_by_step(
         n = heard.sum(axis=1)
         hits = (heard & correct[None, :]).sum(axis=1)
         return np.where(n > 0, hits / np.maximum(n, 1), 0.0)
+    heard_order = sorted(buzzes, key=lambda b: b[1])  # by word; a tie keeps the given order
     out = np.zeros_like(last_words)
     for t, w in enumerate(last_words):
         latest: dict[str, bool] = {}
-        for (team, word, ok), _ in sorted(
-            zip(buzzes, range(len(buzzes)), strict=True), key=lambda b: (b[0][1], b[1])
-        ):
+        for team, word, ok in heard_order:
             if word <= w:
                 latest[team] = bool(ok)
         out[t] = sum(latest.values()) / len(buzzes)

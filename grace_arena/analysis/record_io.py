@@ -22,7 +22,9 @@ from grace_arena.analysis.tables import BuzzTable, StepTable
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupOutcome, TossupStarted
 from grace_arena.record.models import (
+    ArenaEventRow,
     BuzzRow,
+    EventTeamRow,
     ModelStepRow,
     PlayerRow,
     RulingRow,
@@ -39,9 +41,12 @@ __all__ = [
     "PooledSet",
     "RecordData",
     "buzz_rows",
+    "event_imports",
+    "event_teams",
     "load_matches",
     "load_record",
     "load_record_data",
+    "load_scope",
     "pooled_buzz_rows",
     "question_id",
     "step_rows",
@@ -430,9 +435,11 @@ class RecordData:
 
     @property
     def normalised_by(self) -> str:
-        """How buzz rates are normalised: by matches played, or by tossups heard where the
-        matches are unknown (pooled data)."""
-        return "tossups heard" if self.n_pooled else "matches played"
+        """How buzz rates are normalised (:func:`~grace_arena.analysis.summary.normalisation`):
+        by matches played, or by tossups heard where the matches are unknown."""
+        from grace_arena.analysis.summary import normalisation
+
+        return normalisation(self.buzzes)
 
 
 def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, str], str]:
@@ -443,20 +450,7 @@ def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, st
     was before events existed) are taken together, as before: a team name is one team across
     them.
     """
-    from grace_arena.record.models import ArenaEventRow, EventTeamRow
-
-    if not event_ids:
-        return {}
-    with Session(engine) as session:
-        teams = session.exec(
-            select(EventTeamRow).where(EventTeamRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
-        ).all()
-        events = {
-            e.id: e
-            for e in session.exec(
-                select(ArenaEventRow).where(ArenaEventRow.id.in_(list(event_ids)))  # type: ignore[union-attr]
-            ).all()
-        }
+    teams, events = event_teams(engine, event_ids)
 
     def group(event_id: int) -> int | None:
         event = events.get(event_id)
@@ -477,6 +471,41 @@ def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, st
     return labels
 
 
+def load_scope(
+    engine: Engine,
+    match_ids: Sequence[int] | None = None,
+    *,
+    events: Sequence[str] | None = None,
+) -> tuple[list[MatchInfo], list[int]]:
+    """The matches an analysis or export covers, and the ids of their events: the events
+    named (by name or id) and all their matches; else the matches given and their events;
+    else every match and every event of the record."""
+    store = MatchStore(engine)
+    if events:
+        event_ids = [e.id for e in store.find_events(events) if e.id is not None]
+        return load_matches(engine, event_ids=event_ids), event_ids
+    matches = load_matches(engine, match_ids)
+    if match_ids:
+        return matches, sorted({m.event_id for m in matches if m.event_id is not None})
+    return matches, [e.id for e in store.events_of_record() if e.id is not None]
+
+
+def event_teams(
+    engine: Engine, event_ids: Sequence[int]
+) -> tuple[list[EventTeamRow], dict[int, ArenaEventRow]]:
+    """The teams registered in these events, and the events by id."""
+    if not event_ids:
+        return [], {}
+    with Session(engine) as session:
+        teams = session.exec(
+            select(EventTeamRow).where(EventTeamRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
+        ).all()
+        events = session.exec(
+            select(ArenaEventRow).where(ArenaEventRow.id.in_(list(event_ids)))  # type: ignore[union-attr]
+        ).all()
+    return list(teams), {e.id: e for e in events if e.id is not None}
+
+
 def load_record_data(
     engine: Engine,
     match_ids: Sequence[int] | None = None,
@@ -493,18 +522,8 @@ def load_record_data(
     see :func:`pooled_buzz_rows`. Steps: every model step on the questions in scope (with
     ``match_ids`` or ``events``), otherwise every model step in the record.
     """
-    store = MatchStore(engine)
-    if events:
-        event_rows = store.find_events(events)
-        event_ids = [e.id for e in event_rows if e.id is not None]
-        matches = load_matches(engine, event_ids=event_ids)
-    else:
-        matches = load_matches(engine, match_ids)
-        if match_ids:
-            event_ids = sorted({m.event_id for m in matches if m.event_id is not None})
-        else:
-            event_ids = [e.id for e in store.events_of_record() if e.id is not None]
-    names = {e.id: e.name for e in store.events_of_record()}
+    matches, event_ids = load_scope(engine, match_ids, events=events)
+    names = {e.id: e.name for e in MatchStore(engine).events_of_record()}
     labels = _team_labels(engine, event_ids)
     rows = buzz_rows(engine, matches)
     event_of = {m.id: m.event_id or 0 for m in matches}
@@ -541,6 +560,20 @@ def load_record_data(
     )
 
 
+def event_imports(engine: Engine, event_ids: Sequence[int]) -> list[Any]:
+    """The files (and other records' data) imported into these events."""
+    from grace_arena.record.models import EventImportRow
+
+    if not event_ids:
+        return []
+    with Session(engine) as session:
+        return list(
+            session.exec(
+                select(EventImportRow).where(EventImportRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
+            ).all()
+        )
+
+
 def _imported_twice(
     engine: Engine, event_ids: Sequence[int], names: dict[int | None, str]
 ) -> list[str]:
@@ -550,12 +583,8 @@ def _imported_twice(
 
     if len(event_ids) < 2:
         return []
-    with Session(engine) as session:
-        imports = session.exec(
-            select(EventImportRow).where(EventImportRow.event_id.in_(list(event_ids)))  # type: ignore[attr-defined]
-        ).all()
     where: dict[str, list[EventImportRow]] = {}
-    for imp in imports:
+    for imp in event_imports(engine, event_ids):
         where.setdefault(imp.source_key, []).append(imp)
     return [
         f"{found[0].name} was imported into events "

@@ -164,6 +164,16 @@ def normalisation(buzzes: BuzzTable) -> str:
     return "tossups heard"
 
 
+def matches_played(buzzes: BuzzTable) -> dict[str, int]:
+    """How many known matches each team heard questions in (teams of pooled data: none)."""
+    hm, ht, _ = buzzes.heard_columns
+    matches: dict[str, set[str]] = {}
+    for m, t in zip(hm.tolist(), ht.tolist(), strict=True):
+        if m:
+            matches.setdefault(t, set()).add(m)
+    return {t: len(ms) for t, ms in matches.items()}
+
+
 def figure4(
     buzzes: BuzzTable, curves: dict[str, dict[str, Any]], *, n_groups: int = 4
 ) -> dict[str, Any]:
@@ -172,18 +182,14 @@ def figure4(
     the fraction of the question revealed, and each model team's own; normalised by the
     matches each team played, or by the tossups it heard where matches are unknown."""
     by = normalisation(buzzes)
-    hm, ht, _ = buzzes.heard_columns
-    matches: dict[str, set[str]] = {}
-    for m, t in zip(hm.tolist(), ht.tolist(), strict=True):
-        if m:
-            matches.setdefault(t, set()).add(m)
+    matches = matches_played(buzzes)
     correct_totals = Counter(buzzes.team[buzzes.correct == 1.0].tolist())
 
     def scaled(team: str, key: str) -> np.ndarray:
         c = curves[team]
         values = np.asarray(c[key], dtype=float)
         if by == "matches played":  # rate per tossup heard → buzzes per match
-            values = values * c["n_questions"] / max(len(matches.get(team, ())), 1)
+            values = values * c["n_questions"] / max(matches.get(team, 0), 1)
         return values
 
     humans = sorted(
@@ -226,11 +232,7 @@ def _team_section(buzzes: BuzzTable) -> tuple[dict[str, Any], dict[str, Any]]:
     curves = buzz_rate_curves(buzzes, GRID)
     curves = {t: curves[t] for t in sorted(curves, key=natural_key)}
     heard = Counter(buzzes.heard_columns[1].tolist())
-    hm, ht, _ = buzzes.heard_columns
-    played: dict[str, set[str]] = {}
-    for m, t in zip(hm.tolist(), ht.tolist(), strict=True):
-        if m:
-            played.setdefault(t, set()).add(m)
+    played = matches_played(buzzes)
     fractions = np.where(
         buzzes.n_words > 0,
         np.minimum((buzzes.word_index + 1) / np.maximum(buzzes.n_words, 1), 1.0),
@@ -244,7 +246,7 @@ def _team_section(buzzes: BuzzTable) -> tuple[dict[str, Any], dict[str, Any]]:
         teams[team] = {
             "kind": kinds.get(team, curve["kind"]),
             "questions_heard": heard.get(team, 0),
-            "matches_played": len(played.get(team, ())) or None,
+            "matches_played": played.get(team) or None,
             "buzzes": int(rows.sum()),
             "correct": int((correct == 1).sum()),
             "incorrect": int((correct == 0).sum()),

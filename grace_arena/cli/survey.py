@@ -9,7 +9,7 @@ import typer
 
 from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, resolve_db
-from grace_arena.server.lan import lan_address
+from grace_arena.cli.serve import public_base
 
 
 def print_survey_url(console, url: str, code: str) -> None:
@@ -72,7 +72,7 @@ def survey(
             raise typer.Exit(1) from None
     url = resolve_db(db)
     console.print(f"record: {url}", soft_wrap=True, highlight=False)
-    public = public_url or f"http://{lan_address() if host == '0.0.0.0' else host}:{port}"
+    public = public_base(console, host, port, public_url)
 
     def ready(arena) -> None:
         console.print(

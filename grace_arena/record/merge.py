@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import func, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -83,7 +83,9 @@ def _first_event(session: Session, match_id: int | None) -> EventRow | None:
 
 
 def _count_events(session: Session, match_id: int | None) -> int:
-    return len(session.exec(select(EventRow.seq).where(EventRow.match_id == match_id)).all())
+    return session.exec(
+        select(func.count()).select_from(EventRow).where(EventRow.match_id == match_id)
+    ).one()
 
 
 def same_database(one: Engine, other: Engine) -> bool:
