@@ -291,6 +291,7 @@ class ErrorMsg(_Msg):
         "illegal",
         "not_found",
         "timeout",
+        "server_error",
     ]
     message: str
     in_reply_to: str | None = None  # the ``type`` of the offending message, when known

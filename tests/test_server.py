@@ -42,6 +42,7 @@ def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
         start_paused(mod, steps=3)
         for p in players:
             p.drain(0.05)
+        position = server.room().match.game.position  # paused: the reader may have got in first
         barrier = threading.Barrier(len(players))
 
         def press(p: Client) -> None:
@@ -64,7 +65,7 @@ def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
         assert len(buzzes) == 50
         assert sorted(b.outcome for b in buzzes).count("won") == 1
         winner = next(b for b in buzzes if b.outcome == "won")
-        assert winner.word_index == 2 and winner.received_mono is not None
+        assert winner.word_index == position >= 2 and winner.received_mono is not None
         assert all(b.holder_buzz_id == winner.buzz_id for b in buzzes if b is not winner)
 
 

@@ -74,12 +74,11 @@ def serve(
     ] = None,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
-    import uvicorn
     from rich.console import Console
 
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
     from grace_arena.protocol import MatchSetup, TeamSetup
-    from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+    from grace_arena.server.app import Settings, create_app, run
 
     console = Console()
     url = resolve_db(db)
@@ -115,10 +114,4 @@ def serve(
         on_ready=ready,
         freeze_gc=True,
     )
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        log_level="warning",
-        **UVICORN_OPTIONS,
-    )
+    run(create_app(settings), host=host, port=port)

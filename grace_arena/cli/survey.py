@@ -57,11 +57,10 @@ def survey(
     as they are given; players can stop and come back later. Running the command again on
     the same packet reopens the same survey (same code).
     """
-    import uvicorn
     from rich.console import Console
 
     from grace_arena.core.packet import PacketError, load_packet
-    from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+    from grace_arena.server.app import Settings, create_app, run
 
     console = Console()
     for path in packet:
@@ -98,4 +97,4 @@ def survey(
         freeze_gc=True,
     )
     web = create_app(settings)
-    uvicorn.run(web, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
+    run(web, host=host, port=port)

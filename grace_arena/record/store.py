@@ -21,6 +21,7 @@ from sqlmodel import Session, select
 
 from grace_arena.core.commands import Command
 from grace_arena.core.config import MatchConfig
+from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     AnswerGiven,
     BuzzAccepted,
@@ -318,6 +319,32 @@ class RecordedMatch:
         self.store.append(self.id, events)
         self.match.apply(events)
         return events
+
+    def handle_many(
+        self, commands: Sequence[Command], *, now: float
+    ) -> list[list[Event] | IllegalCommand]:
+        """Decide ``commands`` in order, each on the state the ones before it left, and commit
+        all their events in one transaction; then they take effect together.
+
+        Returns, per command, its events or the ``IllegalCommand`` that refused it (a refused
+        command stores nothing and does not stop the others). If the commit fails, nothing
+        takes effect and the error is raised.
+        """
+        scratch = Match(self.match.state)  # states are immutable: the live match is untouched
+        results: list[list[Event] | IllegalCommand] = []
+        for command in commands:
+            try:
+                events = scratch.decide(command, now=now)
+            except IllegalCommand as exc:
+                results.append(exc)
+                continue
+            scratch.apply(events)
+            results.append(events)
+        every = [ev for r in results if isinstance(r, list) for ev in r]
+        if every:
+            self.store.append(self.id, every)
+            self.match.state = scratch.state
+        return results
 
     @property
     def seq(self) -> int:

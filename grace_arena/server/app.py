@@ -115,7 +115,7 @@ class Settings:
     max_connections_per_address: int = 300
     #: A match to open on start-up when the record has no unfinished match.
     first_match: MatchSetup | None = None
-    #: Called once the server is ready (e.g. to print the join URL).
+    #: Called once the server listens (by :func:`run`; e.g. to print the join URL).
     on_ready: Callable[[Arena], None] | None = None
     #: Packets to host a per-clue survey of (``/survey``; grace_arena/server/survey.py).
     survey_packets: list[Path] = field(default_factory=list)
@@ -360,8 +360,6 @@ def create_app(settings: Settings) -> FastAPI:
         arena.restore()
         if settings.first_match is not None and not arena.rooms:
             await arena.open_match(settings.first_match)
-        if settings.on_ready is not None:
-            settings.on_ready(arena)
         if settings.freeze_gc:
             # Modules, packets and restored rooms live as long as the server. A full collection
             # would scan them all again (about 100 ms with the event loop stopped, so one word of
@@ -551,6 +549,24 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
+def run(app: FastAPI, *, host: str, port: int) -> None:
+    """Serve ``app`` until interrupted; its ``Settings.on_ready`` is called once the socket
+    listens (the lifespan's start-up runs before uvicorn binds: a URL printed there may be
+    refused for a moment)."""
+    import uvicorn
+
+    arena: Arena = app.state.arena
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and arena.settings.on_ready is not None:
+                arena.settings.on_ready(arena)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
+    _Server(config).run()
+
+
 @dataclass(frozen=True)
 class _Received:
     message: ClientMessage
@@ -582,6 +598,17 @@ async def _receive(
     except ValidationError as exc:
         _error(conn, "bad_message", _explain(exc), _message_type(raw))
         return None
+
+
+def _refused(conn: Connection, done: asyncio.Future, in_reply_to: str) -> None:
+    """Tell a player why a queued command of theirs was not taken, if it was not."""
+    if done.cancelled():
+        return
+    exc = done.exception()
+    if isinstance(exc, IllegalCommand):
+        _error(conn, "illegal", str(exc), in_reply_to)
+    elif exc is not None:
+        _error(conn, "server_error", "it could not be recorded: try again", in_reply_to)
 
 
 def _error(conn: Connection, code: str, message: str, in_reply_to: str | None = None) -> None:
@@ -722,11 +749,12 @@ async def _dispatch(room: Room, conn: Connection, received: _Received) -> None:
                 conn.clock.add(msg.sent, msg.time, received.wall)
             case BuzzMsg():
                 timing = room.timing_for(conn, msg.client_time, received.wall, received.mono)
-                await room.buzz(conn, timing)
+                room.buzz(conn, timing)  # queued: the socket goes on being read
             case AnswerMsg():
                 from grace_arena.core.commands import GiveAnswer
 
-                await room.command(GiveAnswer(team=conn.team, player=conn.player, text=msg.text))
+                future = room.submit(GiveAnswer(team=conn.team, player=conn.player, text=msg.text))
+                future.add_done_callback(lambda done: _refused(conn, done, "answer"))
             case StartTossupMsg():
                 await room.command(StartTossup(tossup_id=msg.tossup_id))
             case RuleMsg():
@@ -753,4 +781,4 @@ async def _dispatch(room: Room, conn: Connection, received: _Received) -> None:
         _error(conn, "illegal", str(exc), msg.type)
 
 
-__all__ = ["Arena", "Settings", "TeamView", "Tokens", "create_app"]
+__all__ = ["Arena", "Settings", "TeamView", "Tokens", "create_app", "run"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import statistics
 import time
 from collections import deque
@@ -35,6 +36,7 @@ from grace_arena.core.events import (
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
 from grace_arena.protocol import (
     BuzzResult,
+    ErrorMsg,
     FloorView,
     MatchView,
     ModelGuessView,
@@ -48,6 +50,8 @@ from grace_arena.protocol import (
 from grace_arena.record.store import RecordedMatch
 from grace_arena.server.frames import abort_of, text_frame, write_now_of
 
+log = logging.getLogger(__name__)
+
 #: Keys of events that only the moderator may see.
 _SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
 #: Events only the moderator gets; the others learn of these changes from the next state
@@ -55,6 +59,8 @@ _SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
 _MODERATOR_EVENTS = frozenset(
     {"words_revealed", "reading_paused", "reading_resumed", "player_joined", "match_created"}
 )
+#: Events that change nothing a player's screen shows.
+_QUIET_EVENTS = frozenset({"buzz_refused"})
 
 
 #: A round trip longer than this is no sample of the clock (a phone on a bad network
@@ -249,6 +255,8 @@ class Room:
         self._timer_deadline: float | None = None
         self._pending: list[tuple[Connection, BuzzTiming]] = []
         self._pending_task: asyncio.Task | None = None
+        self._queue: list[tuple[Command, asyncio.Future[list[Event]]]] = []
+        self._drainer: asyncio.Task | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -261,7 +269,7 @@ class Room:
         self._schedule_deadline()
 
     async def close(self) -> None:
-        for task in [*self._tasks, self._timer, self._pending_task]:
+        for task in [*self._tasks, self._timer, self._pending_task, self._drainer]:
             if task is not None:
                 task.cancel()
         for conn in list(self.connections):
@@ -271,10 +279,49 @@ class Room:
 
     async def command(self, command: Command) -> list[Event]:
         """Commit ``command``'s events, then tell everyone. Raises ``IllegalCommand``."""
-        async with self.lock:
-            events = await asyncio.to_thread(self.rm.handle, command, now=time.time())
-            self._after(events)
-        return events
+        return await self.submit(command)
+
+    def submit(self, command: Command) -> asyncio.Future[list[Event]]:
+        """Queue ``command``; the future gets its events once they are committed and sent
+        (or the ``IllegalCommand`` that refused it).
+
+        Commands queued while a batch is being committed are decided and committed together
+        in the next one (one transaction, one state to each client), so a storm of buzzes
+        costs a few commits, and a moderator's command or the answer timer waits for one
+        batch at most. The queue keeps the order commands arrived in.
+        """
+        future: asyncio.Future[list[Event]] = asyncio.get_running_loop().create_future()
+        self._queue.append((command, future))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.create_task(self._drain())
+        return future
+
+    async def _drain(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue, []
+            async with self.lock:
+                try:
+                    results = await asyncio.to_thread(
+                        self.rm.handle_many, [c for c, _ in batch], now=time.time()
+                    )
+                except Exception as exc:  # the record failed: nothing took effect
+                    log.exception("committing %d commands failed", len(batch))
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                events = [ev for r in results if isinstance(r, list) for ev in r]
+                try:
+                    if events:
+                        self._after(events)
+                finally:
+                    for (_, future), result in zip(batch, results, strict=True):
+                        if future.done():  # its caller went away
+                            continue
+                        if isinstance(result, IllegalCommand):
+                            future.set_exception(result)
+                        else:
+                            future.set_result(result)
 
     def _after(self, events: list[Event]) -> None:
         for ev in events:
@@ -285,7 +332,13 @@ class Room:
             elif ev.type == "words_revealed":
                 self.reveal_times.append((ev.t, ev.position))  # type: ignore[union-attr]
             self.tossup_log.append(event_to_dict(ev))
-        self.broadcast_state(self._events_for(events))
+        # Refused buzzes change nothing a player sees: the buzzer hears of its own buzz from
+        # its result, and only the moderator and the displays (which list lost races) get
+        # the new state, not every phone in the room.
+        quiet = all(ev.type in _QUIET_EVENTS for ev in events)
+        self.broadcast_state(
+            self._events_for(events), roles=("moderator", "display") if quiet else None
+        )
         self._schedule_deadline()
 
     def _events_for(self, events: list[Event]) -> dict[str, list[dict[str, Any]]]:
@@ -430,12 +483,17 @@ class Room:
             )
         return views
 
-    def broadcast_state(self, events: dict[str, list[dict[str, Any]]] | None = None) -> None:
-        """Send every client its role's state (encoded once per role), with the change's
-        events in it."""
+    def broadcast_state(
+        self,
+        events: dict[str, list[dict[str, Any]]] | None = None,
+        *,
+        roles: tuple[Role, ...] | None = None,
+    ) -> None:
+        """Send every client (of ``roles``, if given) its role's state, encoded once per role,
+        with the change's events in it."""
         encoded: dict[str, tuple[str, bytes, bytes]] = {}
         for conn in self.connections:
-            if conn.role is None:
+            if conn.role is None or (roles is not None and conn.role not in roles):
                 continue
             if conn.role not in encoded:
                 role_events = (events or {}).get(conn.role)
@@ -515,8 +573,13 @@ class Room:
             rtt=conn.clock.rtt,
         )
 
-    async def buzz(self, conn: Connection, timing: BuzzTiming) -> None:
-        """First come, first served; or, in compensated mode, hold the race for a window."""
+    def buzz(self, conn: Connection, timing: BuzzTiming) -> None:
+        """First come, first served; or, in compensated mode, hold the race for a window.
+
+        Returns at once: the buzz is queued (:meth:`submit`) and its player gets a
+        ``buzz_result`` once it is committed, so the player's socket keeps being read (and
+        rate-limited) while a storm is decided.
+        """
         game = self.match.game
         open_race = game.phase in (Phase.READING, Phase.AWAITING) and game.floor is None
         if self.compensated and (open_race or self._pending_task is not None):
@@ -524,7 +587,7 @@ class Room:
             if self._pending_task is None:
                 self._pending_task = asyncio.create_task(self._settle_race())
             return
-        await self._apply_buzz(conn, timing, None)
+        self._apply_buzz(conn, timing, None)
 
     def estimated_press(self, timing: BuzzTiming) -> float:
         """Server-clock press time: the client's press time corrected by the clock offset,
@@ -547,25 +610,45 @@ class Room:
         pending, self._pending = self._pending, []
         self._pending_task = None
         ordered = sorted(pending, key=lambda item: self.estimated_press(item[1]))
-        for conn, timing in ordered:
+        for conn, timing in ordered:  # queued together: decided in one batch, in this order
             press = self.estimated_press(timing)
             timing = timing.model_copy(
                 update={"estimated_press": press, "arbitration": "compensated"}
             )
-            await self._apply_buzz(conn, timing, self.position_at(press))
+            self._apply_buzz(conn, timing, self.position_at(press))
 
-    async def _apply_buzz(self, conn: Connection, timing: BuzzTiming, word: int | None) -> None:
+    def _apply_buzz(self, conn: Connection, timing: BuzzTiming, word: int | None) -> None:
         assert conn.team is not None and conn.player is not None
-        events = await self.command(
+        future = self.submit(
             Buzz(team=conn.team, player=conn.player, timing=timing, word_index=word)
         )
-        for ev in events:
-            if isinstance(ev, BuzzAccepted | BuzzRefused) and ev.player == conn.player:
-                outcome = "won" if isinstance(ev, BuzzAccepted) else ev.reason.value
-                margin = ev.margin if isinstance(ev, BuzzRefused) else None
-                conn.send_model(
-                    BuzzResult(
-                        buzz_id=ev.buzz_id, outcome=outcome, word_index=ev.word_index, margin=margin
-                    )
+        future.add_done_callback(lambda done: _tell_buzzer(conn, done))
+
+
+def _tell_buzzer(conn: Connection, done: asyncio.Future[list[Event]]) -> None:
+    """Send a buzz's player its outcome (or why it could not be taken)."""
+    if done.cancelled():
+        return
+    exc = done.exception()
+    if isinstance(exc, IllegalCommand):
+        conn.send_model(ErrorMsg(code="illegal", message=str(exc), in_reply_to="buzz"))
+        return
+    if exc is not None:
+        conn.send_model(
+            ErrorMsg(
+                code="server_error",
+                message="the buzz could not be recorded: buzz again",
+                in_reply_to="buzz",
+            )
+        )
+        return
+    for ev in done.result():
+        if isinstance(ev, BuzzAccepted | BuzzRefused):
+            outcome = "won" if isinstance(ev, BuzzAccepted) else ev.reason.value
+            margin = ev.margin if isinstance(ev, BuzzRefused) else None
+            conn.send_model(
+                BuzzResult(
+                    buzz_id=ev.buzz_id, outcome=outcome, word_index=ev.word_index, margin=margin
                 )
-                break
+            )
+            return

@@ -1,0 +1,261 @@
+"""Buzz storms and floods: many buzzes at once are decided and committed together, refused
+buzzes are answered to their players alone, and a flooding client is rate-limited while the
+moderator is still served."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+from live import LiveServer, two_teams
+from websockets.asyncio.client import connect
+
+from grace_arena.core.commands import Buzz, Join, Pause, Reveal, StartTossup
+from grace_arena.core.config import TeamSpec
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import BuzzTiming
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.core.specs import match_config
+from grace_arena.server.app import Settings
+from grace_arena.server.room import Room
+
+
+class Sink:
+    """Stands in for a connection in a room's broadcast: keeps what it is sent."""
+
+    def __init__(self, role: str) -> None:
+        self.role = role
+        self.sent: list[dict[str, Any]] = []
+
+    def write_now(self, data: bytes, frame: bytes | None = None) -> bool:
+        self.sent.append(json.loads(data))
+        return True
+
+    def send(self, text: str) -> None:
+        self.sent.append(json.loads(text))
+
+    def end(self) -> None:
+        pass
+
+
+def _room(store) -> Room:
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    config = match_config(
+        packet, [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")]
+    )
+    rm = store.create(config, now=time.time(), join_code="STORM")
+    return Room(rm, join_code="STORM")
+
+
+def test_commands_queued_together_are_committed_in_one_transaction(store):
+    async def scenario() -> None:
+        room = _room(store)
+        for i in range(300):
+            await room.command(Join(team="red" if i % 2 else "blue", player=f"p{i}", name=f"P{i}"))
+        await room.command(StartTossup())
+        await room.command(Pause())
+        await room.command(Reveal())
+        players, mod = Sink("player"), Sink("moderator")
+        room.connections.update({players, mod})  # type: ignore[arg-type]
+        commits: list[int] = []
+        append = store.append
+
+        def counted(match_id, events):
+            commits.append(len(events))
+            append(match_id, events)
+
+        store.append = counted
+        futures = [
+            room.submit(
+                Buzz(
+                    team="red" if i % 2 else "blue",
+                    player=f"p{i}",
+                    timing=BuzzTiming(received_wall=time.time(), received_mono=time.monotonic()),
+                )
+            )
+            for i in range(300)
+        ]
+        results = await asyncio.gather(*futures)
+        assert commits == [300]  # one transaction for the whole storm
+        kinds = [events[0].type for events in results]
+        assert kinds.count("buzz_accepted") == 1 and kinds.count("buzz_refused") == 299
+        assert len(players.sent) == 1 and len(mod.sent) == 1  # one state each, not 300
+        assert [e["type"] for e in mod.sent[0]["events"]].count("buzz_refused") == 299
+
+        # A storm of refused buzzes alone reaches the moderator, not every player.
+        more = [
+            room.submit(Buzz(team="blue", player=f"p{i}", timing=BuzzTiming()))
+            for i in range(0, 40, 2)
+        ]
+        await asyncio.gather(*more)
+        assert len(players.sent) == 1 and len(mod.sent) == 2
+
+        # A refused command in a batch refuses that command only.
+        bad = room.submit(StartTossup())
+        good = room.submit(Buzz(team="red", player="p1", timing=BuzzTiming()))
+        with pytest.raises(IllegalCommand):
+            await bad
+        assert (await good)[0].type == "buzz_refused"
+        await room.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_commit_takes_nothing_of_the_batch(store):
+    async def scenario() -> None:
+        room = _room(store)
+        await room.command(Join(team="red", player="p1", name="Ann"))
+        seq = room.rm.seq
+
+        def fail(match_id, events):
+            raise OSError("disk full")
+
+        store.append = fail
+        futures = [room.submit(StartTossup()), room.submit(Pause())]
+        for future in futures:
+            with pytest.raises(OSError):
+                await future
+        assert room.rm.seq == seq and room.match.game.phase.value == "idle"
+        await room.close()
+
+    asyncio.run(scenario())
+
+
+# -- against a live server ------------------------------------------------------------------
+
+
+async def _hello(ws, **hello: Any) -> None:
+    await ws.send(json.dumps({"type": "hello", **hello}))
+    while json.loads(await ws.recv())["type"] != "welcome":
+        pass
+
+
+async def _until(ws, predicate, timeout: float = 30.0) -> dict[str, Any]:
+    async with asyncio.timeout(timeout):
+        while True:
+            message = json.loads(await ws.recv())
+            if message["type"] == "ping":
+                await ws.send(
+                    json.dumps({"type": "pong", "sent": message["sent"], "time": time.time()})
+                )
+            if predicate(message):
+                return message
+
+
+async def _players(server: LiveServer, n: int) -> list:
+    room = server.room()
+
+    async def one(i: int):
+        ws = await connect(server.ws_url, max_queue=None, ping_interval=None, open_timeout=30)
+        await _hello(ws, role="player", join_code=room.join_code)
+        team = "red" if i % 2 else "blue"
+        await ws.send(json.dumps({"type": "join", "team": team, "name": f"P{i}"}))
+        await _until(ws, lambda m: m["type"] == "joined")
+        return ws
+
+    made = []
+    for start in range(0, n, 50):
+        made += await asyncio.gather(*(one(i) for i in range(start, min(n, start + 50))))
+    return made
+
+
+async def _moderator(server: LiveServer):
+    room = server.room()
+    ws = await connect(server.ws_url, max_queue=None, ping_interval=None)
+    await _hello(
+        ws, role="moderator", match_id=room.rm.id, token=server.arena.tokens.moderator(room.rm.id)
+    )
+    return ws
+
+
+def _at_first_word(m: dict[str, Any]) -> bool:
+    return m["type"] == "state" and (m["tossup"] or {}).get("position") == 0
+
+
+async def _quiet(ws, seconds: float = 0.3) -> list[dict[str, Any]]:
+    """What ``ws`` receives until it has been quiet for ``seconds``."""
+    got = []
+    while True:
+        try:
+            got.append(json.loads(await asyncio.wait_for(ws.recv(), seconds)))
+        except TimeoutError:
+            return got
+
+
+@pytest.mark.slow
+def test_a_storm_of_buzzes_has_one_winner_and_refusals_reach_only_their_players(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    n = 200
+
+    async def scenario(server: LiveServer) -> None:
+        players = await _players(server, n)
+        mod = await _moderator(server)
+        for command in ({"type": "start_tossup"}, {"type": "pause"}, {"type": "step"}):
+            await mod.send(json.dumps(command))
+        await _until(mod, _at_first_word)
+        await asyncio.gather(*(_quiet(ws) for ws in players))
+        await asyncio.gather(*(ws.send(json.dumps({"type": "buzz"})) for ws in players))
+        results = await asyncio.gather(
+            *(_until(ws, lambda m: m["type"] == "buzz_result") for ws in players)
+        )
+        assert sorted(r["outcome"] for r in results).count("won") == 1
+        # Each phone got one state for the storm (the floor taken), not one per buzz.
+        after = await asyncio.gather(*(_quiet(ws) for ws in players))
+        states = [sum(m["type"] == "state" for m in got) for got in after]
+        assert max(states) <= 1
+        await mod.send(json.dumps({"type": "rule", "ruling": "correct"}))
+        await _until(mod, lambda m: m["type"] == "state" and m["match"]["phase"] == "answered")
+        for ws in [*players, mod]:
+            await ws.close()
+
+    with LiveServer(settings) as server:
+        asyncio.run(scenario(server))
+        buzzes = server.arena.store.buzzes(server.room().rm.id)
+        assert len(buzzes) == n and sum(b.outcome == "won" for b in buzzes) == 1
+
+
+@pytest.mark.slow
+def test_a_flood_is_rate_limited_and_the_moderator_is_still_served(db_url):
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="s",
+        first_match=two_teams(),
+        rate_per_second=20.0,
+        rate_burst=40,
+    )
+    flooders, each = 20, 100
+
+    async def scenario(server: LiveServer) -> None:
+        players = await _players(server, flooders)
+        mod = await _moderator(server)
+        await mod.send(json.dumps({"type": "start_tossup"}))
+        await mod.send(json.dumps({"type": "pause"}))
+        await _until(mod, lambda m: m["type"] == "state" and m["match"]["paused"])
+
+        async def flood(ws) -> None:
+            for _ in range(each):
+                await ws.send(json.dumps({"type": "buzz"}))
+
+        await asyncio.gather(*(flood(ws) for ws in players))
+        await mod.send(json.dumps({"type": "rule", "ruling": "correct"}))
+        await _until(mod, lambda m: m["type"] == "state" and m["match"]["phase"] == "answered")
+        got = await asyncio.gather(*(_quiet(ws, 0.5) for ws in players))
+        for messages in got:
+            limited = sum(m.get("code") == "rate_limited" for m in messages)
+            answered = sum(m["type"] in ("buzz_result", "error") for m in messages)
+            assert limited >= each - 40 - 20  # past the burst, most are refused at the door
+            assert answered == each  # every buzz got its answer
+        for ws in players:  # every connection is still open
+            await ws.send(json.dumps({"type": "ping", "sent": 1.0}))
+            await _until(ws, lambda m: m["type"] == "pong", 10)
+        for ws in [*players, mod]:
+            await ws.close()
+
+    with LiveServer(settings) as server:
+        asyncio.run(scenario(server))
