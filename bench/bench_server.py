@@ -19,6 +19,9 @@
    clients against a bare websockets server broadcasting a message of the same size at the same
    rate give the floor. Each reading starts once the client processes are idle: reading the
    messages of 500 joins keeps them busy for about a second after the last one.
+1b. Storms: N players buzz at once: when the last of them has its outcome, how late the answer
+   timer fired, and how long the moderator's ruling took; 1c. a flood: 50 players sending 100
+   buzzes each as fast as they can, the moderator's pause and resume meanwhile.
 3. Durable write: the latency of committing one buzz (SQLite, WAL, synchronous=FULL).
 
 The server runs in its own process (``grace-arena serve``); the arbitration clients run here on
@@ -112,6 +115,10 @@ def start_arena(folder: Path) -> tuple[subprocess.Popen, int]:
             "--no-match",
             "--secret",
             SECRET,
+            "--max-players",
+            "1000",
+            "--max-connections-per-address",
+            "2000",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -120,7 +127,7 @@ def start_arena(folder: Path) -> tuple[subprocess.Popen, int]:
     return proc, port
 
 
-def create_match(port: int, *, mode: str, wpm: int) -> dict:
+def create_match(port: int, *, mode: str, wpm: int, answer_time: float | None = None) -> dict:
     from grace_arena.server.app import Tokens
 
     body = {
@@ -128,7 +135,7 @@ def create_match(port: int, *, mode: str, wpm: int) -> dict:
         "teams": [{"id": "red", "name": "Red"}, {"id": "blue", "name": "Blue"}],
         "reading_mode": mode,
         "wpm": wpm,
-        "answer_time": None,
+        "answer_time": answer_time,
     }
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/api/matches",
@@ -426,6 +433,168 @@ async def bench_fanout_raw(n: int, seconds: float, procs: int, size: int) -> dic
         server.wait()
 
 
+class Listener:
+    """One storm or flood client: reads everything, answers pings, notes when what we wait
+    for came."""
+
+    def __init__(self, ws) -> None:
+        self.ws = ws
+        self.results: list[float] = []  # arrival of each buzz_result
+        self.limited = 0
+        self.errors = 0
+        self.states: list[tuple[float, dict]] = []
+        self.closed_code: int | None = None
+        self.task = asyncio.create_task(self.read())
+
+    async def read(self) -> None:
+        try:
+            async for raw in self.ws:
+                now = time.time()
+                message = json.loads(raw)
+                kind = message["type"]
+                if kind == "ping":
+                    pong = {"type": "pong", "sent": message["sent"], "time": now}
+                    await self.ws.send(json.dumps(pong))
+                elif kind == "buzz_result":
+                    self.results.append(now)
+                elif kind == "error":
+                    self.errors += 1
+                    self.limited += message["code"] == "rate_limited"
+                elif kind == "state":
+                    self.states.append((now, message))
+        except ConnectionClosed as exc:
+            self.closed_code = exc.rcvd.code if exc.rcvd else 1006
+
+    async def until(self, predicate, since: int = 0, timeout: float = 120.0) -> tuple[float, dict]:
+        """The first state from the ``since``-th on that ``predicate`` holds for."""
+        deadline = time.time() + timeout
+        seen = since
+        while time.time() < deadline:
+            for when, state in self.states[seen:]:
+                if predicate(state):
+                    return when, state
+            seen = len(self.states)
+            await asyncio.sleep(0.005)
+        raise TimeoutError("no such state")
+
+
+async def storm_players(port: int, code: str, n: int) -> list[Listener]:
+    async def one(i: int) -> Listener:
+        ws = await connect(
+            f"ws://127.0.0.1:{port}/ws", max_queue=None, ping_interval=None, open_timeout=60
+        )
+        await ws.send(json.dumps({"type": "hello", "role": "player", "join_code": code}))
+        while json.loads(await ws.recv())["type"] != "welcome":
+            pass
+        team = "red" if i % 2 else "blue"
+        await ws.send(json.dumps({"type": "join", "team": team, "name": f"P{i}"}))
+        while (reply := json.loads(await ws.recv()))["type"] != "joined":
+            if reply["type"] == "error":
+                raise RuntimeError(f"join refused: {reply['message']}")
+        return Listener(ws)
+
+    peers = []
+    for start in range(0, n, 50):
+        peers += await asyncio.gather(*(one(i) for i in range(start, min(n, start + 50))))
+    return peers
+
+
+async def storm_moderator(port: int, match: dict) -> Listener:
+    ws = await connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, ping_interval=None)
+    hello = {"type": "hello", "role": "moderator", "match_id": match["match_id"]}
+    await ws.send(json.dumps({**hello, "token": match["moderator_token"]}))
+    return Listener(ws)
+
+
+async def bench_storm(port: int, n: int, answer_time: float = 2.0) -> dict[str, float]:
+    """``n`` players buzz at once, twice. First race: the seconds until every player has its
+    outcome, and how late the answer timer fired. Second race: the same, and the seconds from
+    the moderator's ruling (sent as soon as the floor is taken) to the state that shows it.
+    Also how many states each phone got for the whole race (one per buzz before batching)."""
+    match = create_match(port, mode="read_aloud", wpm=120, answer_time=answer_time)
+    peers = await storm_players(port, match["join_code"], n)
+    mod = await storm_moderator(port, match)
+    out: dict[str, float] = {}
+    for race in ("timer", "ruling"):
+        # The answer timer does not run while reading is paused: that race is read on.
+        paused = race == "ruling"
+        commands = ["start_tossup", "pause", "step"] if paused else ["start_tossup"]
+        mark = len(mod.states)
+        for command in commands:
+            await mod.ws.send(json.dumps({"type": command}))
+        await mod.until(
+            lambda s, p=paused: (
+                (s["tossup"] or {}).get("position", -1) >= 0 and s["match"]["paused"] is p
+            ),
+            mark,
+        )
+        await idle()
+        before = [len(p.states) for p in peers]
+        mark = len(mod.states)
+        for p in peers:
+            p.results.clear()
+        sent = time.time()
+        await asyncio.gather(*(p.ws.send(json.dumps({"type": "buzz"})) for p in peers))
+        _, floor = await mod.until(lambda s: s["floor"] is not None, mark)
+        mark = len(mod.states)
+        if race == "timer":
+            deadline = floor["deadline"]
+            fired, _ = await mod.until(lambda s: s["floor"] is None, mark)
+            out["timer_late"] = fired - deadline
+        else:
+            ruled = time.time()
+            await mod.ws.send(json.dumps({"type": "rule", "ruling": "correct"}))
+            done, _ = await mod.until(lambda s: s["match"]["phase"] == "answered", mark)
+            out["ruling"] = done - ruled
+        deadline_all = time.time() + 120
+        while any(not p.results for p in peers) and time.time() < deadline_all:
+            await asyncio.sleep(0.01)
+        out[f"{race}_all_results"] = max(p.results[0] for p in peers) - sent
+        out[f"{race}_states_per_phone"] = max(
+            len(p.states) - b for p, b in zip(peers, before, strict=True)
+        )
+    for p in [*peers, mod]:
+        await p.ws.close()
+    return out
+
+
+async def bench_flood(port: int, n: int, each: int) -> dict[str, float]:
+    """``n`` players each send ``each`` buzzes as fast as they can while the moderator pauses
+    and resumes reading: the moderator's waits, the buzzes refused at the door, and how many
+    connections the server closed."""
+    match = create_match(port, mode="read_aloud", wpm=120, answer_time=None)
+    peers = await storm_players(port, match["join_code"], n)
+    mod = await storm_moderator(port, match)
+    await mod.ws.send(json.dumps({"type": "start_tossup"}))
+    await mod.until(lambda s: s["match"]["phase"] == "reading")
+    await idle()
+
+    async def flood(p: Listener) -> None:
+        for _ in range(each):
+            await p.ws.send(json.dumps({"type": "buzz"}))
+
+    waits = []
+    flooding = asyncio.gather(*(flood(p) for p in peers))
+    for command, paused in (("pause", True), ("resume", False)) * 3:
+        sent, mark = time.time(), len(mod.states)
+        await mod.ws.send(json.dumps({"type": command}))
+        done, _ = await mod.until(lambda s, paused=paused: s["match"]["paused"] is paused, mark)
+        waits.append(done - sent)
+    await flooding
+    await asyncio.sleep(2.0)
+    out = {
+        "moderator_wait_max": max(waits),
+        "moderator_wait_p50": statistics.median(waits),
+        "rate_limited": sum(p.limited for p in peers),
+        "answered": sum(len(p.results) for p in peers),
+        "closed": sum(p.closed_code is not None for p in peers),
+        "sent": n * each,
+    }
+    for p in [*peers, mod]:
+        await p.ws.close()
+    return out
+
+
 def bench_commit(folder: Path, n: int) -> list[float]:
     from engine_helpers import config
 
@@ -453,6 +622,8 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description="GRACE Arena server benchmarks")
     parser.add_argument("--clients", type=int, nargs="*", default=[10, 100, 500])
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--storm", type=int, nargs="*", default=[100, 500], help="racers")
+    parser.add_argument("--flood", type=int, nargs=2, default=[50, 100], help="players, buzzes")
     parser.add_argument("--fanout-clients", type=int, default=500)
     parser.add_argument("--fanout-seconds", type=float, default=15.0)
     parser.add_argument("--fanout-procs", type=int, default=2, help="client processes")
@@ -475,6 +646,25 @@ async def main() -> None:
                 print(
                     f"{n:>8} {a50:>10.1f} {a99:>10.1f} {r50:>9.1f} {r99:>9.1f} {a50 / r50:>10.2f}"
                 )
+            print(f"\n1b. buzz storms: every player buzzes at once (answer timer {2.0:g} s)")
+            print(
+                f"{'players':>8} {'all outcomes s':>15} {'timer late s':>13} "
+                f"{'ruling s':>9} {'states/phone':>13}"
+            )
+            for n in args.storm:
+                storm = await bench_storm(port, n)
+                print(
+                    f"{n:>8} {storm['ruling_all_results']:>15.3f} {storm['timer_late']:>13.3f} "
+                    f"{storm['ruling']:>9.3f} {storm['ruling_states_per_phone']:>13.0f}"
+                )
+            flood = await bench_flood(port, args.flood[0], args.flood[1])
+            print(
+                f"\n1c. flood: {args.flood[0]} players x {args.flood[1]} buzzes at full speed: "
+                f"moderator's pause/resume p50 {flood['moderator_wait_p50']:.3f} s, "
+                f"max {flood['moderator_wait_max']:.3f} s; "
+                f"{flood['rate_limited']:.0f} of {flood['sent']:.0f} rate-limited, "
+                f"{flood['answered']:.0f} answered; {flood['closed']:.0f} connections closed"
+            )
             print(
                 f"\n2. reveal fan-out: {args.fanout_clients} screen-mode clients at 4 words/s "
                 f"(in {args.fanout_procs} client processes)"

@@ -38,6 +38,10 @@ class Hello(_Msg):
     match_id: int | None = None  # moderators
     token: str | None = None  # moderator token, or a player's token to come back as that player
     version: int = PROTOCOL_VERSION
+    #: Moderators: one controls a match at a time. ``take_over`` takes control from the one
+    #: connected (who then watches); ``watch`` follows the match without acting.
+    take_over: bool = False
+    watch: bool = False
 
 
 class JoinTeam(_Msg):
@@ -259,6 +263,7 @@ class Welcome(_Msg):
     role: Role
     match_id: int
     needs_join: bool = False  # a player without a token must send ``join`` next
+    watching: bool = False  # a moderator who may follow but not act
     teams: list[TeamView] = Field(default_factory=list)
 
 
@@ -292,6 +297,8 @@ class ErrorMsg(_Msg):
         "not_found",
         "timeout",
         "server_error",
+        "in_use",
+        "taken_over",
     ]
     message: str
     in_reply_to: str | None = None  # the ``type`` of the offending message, when known

@@ -63,6 +63,8 @@ class ServerTarget:
     record: str | None = None
     #: The app runs the server in its own process (the demo): quitting stops the server.
     hosts_server: bool = False
+    #: Take control of the match from a moderator already connected (who then watches).
+    take_over: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,9 @@ class ModeratorApp(App[None]):
         self._log: list[dict[str, Any]] = []
         self._log_seq = 0
         self._socket_up = False
+        #: "first" until the server welcomes this app, then "own" (it controls the match) or
+        #: "watching" (another moderator does).
+        self.control = "first"
 
     # -- start-up ------------------------------------------------------------------------------
 
@@ -212,9 +217,19 @@ class ModeratorApp(App[None]):
         first, cap = self.backoff
         delay = first
         url = api.ws_url(self.target.url)
-        hello = Hello(role="moderator", match_id=match_id, token=token).model_dump_json()
         while True:
             reason = "connection lost"
+            # One moderator controls a match at a time: the first hello takes over only if
+            # asked to (--take-over); a reconnection takes back the control this app had
+            # (its old connection may linger on the server), or watches again if another
+            # moderator took over meanwhile.
+            hello = Hello(
+                role="moderator",
+                match_id=match_id,
+                token=token,
+                take_over=self.control == "own" or self.target.take_over,
+                watch=self.control == "watching",
+            ).model_dump_json()
             try:
                 async with connect(url, open_timeout=10, close_timeout=2) as ws:
                     await ws.send(hello)
@@ -257,6 +272,7 @@ class ModeratorApp(App[None]):
         if isinstance(msg, Ping):
             await ws.send(Pong(sent=msg.sent, time=time.time()).model_dump_json())
         elif isinstance(msg, Welcome):
+            self.control = "watching" if msg.watching else "own"
             self._socket_up = True
             self.post_message(LinkChanged(True, "connected"))
             return "welcome"
@@ -265,6 +281,8 @@ class ModeratorApp(App[None]):
                 self.post_message(EventReceived(event))
             self.post_message(StateReceived(msg))
         elif isinstance(msg, ErrorMsg):
+            if msg.code == "taken_over":
+                self.control = "watching"
             self.post_message(ServerError(msg))
             if msg.in_reply_to == "hello":
                 return "refused"
@@ -371,6 +389,13 @@ class ModeratorApp(App[None]):
         )
         if err.in_reply_to == "hello" and err.code in ("unauthorized", "not_found"):
             self.link_detail = f"the server refused the moderator: {err.message}"
+        elif err.code == "in_use":
+            self.link_detail = (
+                "another moderator controls this match: run grace-arena moderate with "
+                "--take-over to take it"
+            )
+        elif err.code == "taken_over":
+            self.link_detail = "watching: another moderator took over this match"
 
     @on(LinkChanged)
     def _link(self, message: LinkChanged) -> None:
@@ -475,6 +500,7 @@ def make_tui(
     autostart: bool = True,
     backoff: tuple[float, float] = (0.5, 10.0),
     cursor_blink: bool = True,
+    take_over: bool = False,
 ) -> ModeratorApp:
     """Build the moderator's app for the server at ``server`` (``http://host:port``).
 
@@ -488,6 +514,7 @@ def make_tui(
         moderator_token=moderator_token,
         record=record,
         hosts_server=hosts_server,
+        take_over=take_over,
     )
     return ModeratorApp(
         target,

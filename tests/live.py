@@ -139,7 +139,7 @@ def moderator(server: LiveServer, match_id: int | None = None) -> Client:
         type="hello",
         role="moderator",
         match_id=room.rm.id,
-        token=server.arena.tokens.moderator(room.rm.id),
+        token=server.arena.moderator_token(room.rm.id),
     )
     client.wait("welcome")
     client.state()

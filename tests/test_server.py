@@ -622,3 +622,52 @@ def test_closing_a_room_with_clients_connected_raises_nothing(server):
     with clients(red):
         loop = room._tasks[0].get_loop()
         asyncio.run_coroutine_threadsafe(room.close(), loop).result(timeout=10)
+
+
+def test_moderator_tokens_are_random_per_match_and_stored_hashed(db_url, tmp_path):
+    from grace_arena.server.app import token_sha256
+
+    tokens = []
+    for url in (db_url, f"sqlite:///{tmp_path / 'other.db'}"):
+        settings = Settings(
+            db_url=url, packets=[SAMPLE_PACKET_PATH], secret="same", first_match=two_teams()
+        )
+        with LiveServer(settings) as server:
+            room = server.room()
+            token = server.arena.moderator_token(room.rm.id)
+            tokens.append((room.rm.id, token))
+            assert server.arena.store.moderator_tokens(room.rm.id) == [token_sha256(token)]
+            intruder = Client(server.ws_url)
+            with clients(intruder):
+                intruder.send(type="hello", role="moderator", match_id=room.rm.id, token="x" * 32)
+                assert intruder.wait("error")["code"] == "unauthorized"
+    # match 1 of two records with the same secret: two different tokens
+    assert tokens[0][0] == tokens[1][0] and tokens[0][1] != tokens[1][1]
+
+
+def test_one_moderator_at_a_time_a_second_watches_or_takes_over(server):
+    room = server.room()
+    token = server.arena.moderator_token(room.rm.id)
+    first = moderator(server)
+    second, watcher = Client(server.ws_url), Client(server.ws_url)
+    with clients(first, second, watcher):
+        hello = {"type": "hello", "role": "moderator", "match_id": room.rm.id, "token": token}
+        second.send(**hello)
+        refused = second.wait("error")
+        assert refused["code"] == "in_use" and refused["in_reply_to"] == "hello"
+
+        watcher.send(**hello, watch=True)
+        assert watcher.wait("welcome")["watching"] is True
+        watcher.state()
+        watcher.send(type="start_tossup")
+        assert watcher.wait("error")["code"] == "not_allowed"
+
+        second.send(**hello, take_over=True)
+        assert second.wait("welcome")["watching"] is False
+        assert first.wait(lambda m: m["type"] == "error")["code"] == "taken_over"
+        first.send(type="start_tossup")
+        assert first.wait("error")["code"] == "not_allowed"
+        second.send(type="start_tossup")
+        second.state(lambda s: s["match"]["phase"] == "reading")
+        # the watchers follow the match with the moderator's view
+        assert watcher.state(lambda s: s["match"]["phase"] == "reading")["tossup"]["answer"]

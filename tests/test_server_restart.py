@@ -14,7 +14,7 @@ from live import Client, clients, free_port
 
 from grace_arena.record.db import make_engine
 from grace_arena.record.store import MatchStore
-from grace_arena.server.app import Tokens
+from grace_arena.server.app import token_sha256
 
 SECRET = "restart-secret"
 
@@ -40,6 +40,7 @@ def start_server(db_url: str, port: int) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"},
     )
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -55,20 +56,27 @@ def start_server(db_url: str, port: int) -> subprocess.Popen:
     raise RuntimeError("server did not start")
 
 
+def moderator_token(proc: subprocess.Popen) -> str:
+    """The moderator token the server printed."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("moderator token:"):
+            return line.split(":", 1)[1].strip()
+    raise RuntimeError("the server printed no moderator token")
+
+
 @pytest.mark.slow
 def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
     port = free_port()
     url = f"ws://127.0.0.1:{port}/ws"
     proc = start_server(db_url, port)
-    tokens = Tokens(SECRET)
+    token = moderator_token(proc)
     try:
         store = MatchStore(make_engine(db_url))
         (row,) = store.matches()
         mod, red = Client(url), Client(url)
         with clients(mod, red):
-            mod.send(
-                type="hello", role="moderator", match_id=row.id, token=tokens.moderator(row.id)
-            )
+            mod.send(type="hello", role="moderator", match_id=row.id, token=token)
             mod.wait("welcome")
             red.send(type="hello", role="player", join_code=row.join_code)
             red.wait("welcome")
@@ -88,15 +96,17 @@ def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
             (result["buzz_id"], "won", joined["player"])
         ]
 
+        # The record has the token's hash, never the token.
+        assert store.moderator_tokens(row.id) == [token_sha256(token)]
         proc = start_server(db_url, port)
+        assert moderator_token(proc) != token  # the restarted server issued one of its own...
         assert len(store.matches()) == 1  # the unfinished match was reopened, not replaced
         mod, red = Client(url), Client(url)
         with clients(mod, red):
             red.send(type="hello", role="player", join_code=row.join_code, token=joined["token"])
             assert red.wait("joined")["player"] == joined["player"]
-            mod.send(
-                type="hello", role="moderator", match_id=row.id, token=tokens.moderator(row.id)
-            )
+            # ...and the moderator's own token still works after the restart.
+            mod.send(type="hello", role="moderator", match_id=row.id, token=token)
             st = mod.state()
             assert st["match"]["phase"] == "buzzed"
             assert st["floor"]["buzz_id"] == result["buzz_id"]

@@ -166,7 +166,7 @@ async def _moderator(server: LiveServer):
     room = server.room()
     ws = await connect(server.ws_url, max_queue=None, ping_interval=None)
     await _hello(
-        ws, role="moderator", match_id=room.rm.id, token=server.arena.tokens.moderator(room.rm.id)
+        ws, role="moderator", match_id=room.rm.id, token=server.arena.moderator_token(room.rm.id)
     )
     return ws
 

@@ -159,7 +159,7 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
             c.close()
 
     # The summary behind the end screen needs the server's or this match's moderator token.
-    summary = api.summary(server.http_url, server.arena.tokens.moderator(match_id), match_id)
+    summary = api.summary(server.http_url, server.arena.moderator_token(match_id), match_id)
     assert summary.ended and summary.scores == {"red": -5, "blue": 15, "green-giants": 0}
     with pytest.raises(api.ApiError, match="refused the token"):
         api.summary(server.http_url, "not-a-token", match_id)
@@ -203,7 +203,7 @@ async def test_reconnects_and_shows_what_happened_meanwhile(db_url):
     with LiveServer(settings) as server:
         room = server.room()
         match_id = room.rm.id
-        token = server.arena.tokens.moderator(match_id)
+        token = server.arena.moderator_token(match_id)
         app = make_tui(
             server.http_url, match_id=match_id, moderator_token=token, backoff=(0.3, 0.5)
         )
@@ -235,7 +235,7 @@ async def test_a_silent_link_is_dropped_and_reconnected(db_url, monkeypatch):
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        token = server.arena.tokens.moderator(match_id)
+        token = server.arena.moderator_token(match_id)
         app = make_tui(
             server.http_url, match_id=match_id, moderator_token=token, backoff=(0.1, 0.2)
         )
@@ -312,7 +312,7 @@ async def test_errors_from_the_server_are_notifications(db_url):
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        token = server.arena.tokens.moderator(match_id)
+        token = server.arena.moderator_token(match_id)
         app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.connected and app.state is not None, "connected")

@@ -25,6 +25,13 @@ def moderate(
     match: Annotated[
         int | None, typer.Option(help="Moderate this match now (skip the set-up screen).")
     ] = None,
+    take_over: Annotated[
+        bool,
+        typer.Option(
+            help="Take control of the match from a moderator connected to it (who then "
+            "watches). Without it, a second moderator is refused."
+        ),
+    ] = False,
 ) -> None:
     """Run a match from the terminal: set it up, read, rule on every buzz.
 
@@ -50,4 +57,10 @@ def moderate(
             open_matches(base, token)
         except ApiError:
             server_token, moderator_token = None, token
-    make_tui(base, token=server_token, match_id=match, moderator_token=moderator_token).run()
+    make_tui(
+        base,
+        token=server_token,
+        match_id=match,
+        moderator_token=moderator_token,
+        take_over=take_over,
+    ).run()

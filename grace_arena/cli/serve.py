@@ -72,6 +72,13 @@ def serve(
         str | None,
         typer.Option(help="URL players use to reach this server (default: LAN address)."),
     ] = None,
+    max_players: Annotated[
+        int, typer.Option(min=1, help="Players one match takes; later joins are refused.")
+    ] = 200,
+    max_connections_per_address: Annotated[
+        int,
+        typer.Option(min=1, help="Websockets open at once from one address (a club's router)."),
+    ] = 300,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
     from rich.console import Console
@@ -113,5 +120,7 @@ def serve(
         first_match=first,
         on_ready=ready,
         freeze_gc=True,
+        max_players_per_match=max_players,
+        max_connections_per_address=max_connections_per_address,
     )
     run(create_app(settings), host=host, port=port)

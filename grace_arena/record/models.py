@@ -138,6 +138,9 @@ class MatchRow(SQLModel, table=True):
     source_key: str | None = Field(default=None, index=True, max_length=64)
     #: What the import keeps to write the file back exactly (original ids, texts, positions).
     source_meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: SHA-256 (hex) of each moderator token issued for the match, newest last; the tokens
+    #: themselves are never stored.
+    moderator_tokens: list[str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class TeamRow(SQLModel, table=True):

@@ -51,6 +51,10 @@ from grace_arena.record.models import (
     TossupRow,
 )
 
+#: Moderator tokens a match keeps valid: each new one (a take-over, a server restarted without
+#: the old one in memory) is added, the oldest dropped.
+MODERATOR_TOKENS_KEPT = 4
+
 
 class RecordError(RuntimeError):
     """The record cannot do what was asked (unknown match, corrupt event...)."""
@@ -202,6 +206,26 @@ class MatchStore:
             return list(
                 session.exec(select(EventTeamRow).where(EventTeamRow.event_id == event_id)).all()
             )
+
+    def add_moderator_token(self, match_id: int, token_sha256: str) -> list[str]:
+        """Record one more moderator token's hash for the match (the last
+        :data:`MODERATOR_TOKENS_KEPT` stay valid); returns the valid hashes."""
+        with Session(self.engine) as session:
+            row = session.get(MatchRow, match_id)
+            if row is None:
+                raise RecordError(f"no match {match_id}")
+            row.moderator_tokens = [*(row.moderator_tokens or []), token_sha256][
+                -MODERATOR_TOKENS_KEPT:
+            ]
+            session.add(row)
+            session.commit()
+            return list(row.moderator_tokens)
+
+    def moderator_tokens(self, match_id: int) -> list[str]:
+        """The hashes of the match's valid moderator tokens."""
+        with Session(self.engine) as session:
+            row = session.get(MatchRow, match_id)
+            return list(row.moderator_tokens or []) if row is not None else []
 
     def find_by_join_code(self, code: str) -> MatchRow | None:
         with Session(self.engine) as session:

@@ -125,7 +125,9 @@ class Settings:
 
 
 class Tokens:
-    """Tokens are HMACs of what they grant, so nothing secret is stored in the record."""
+    """The server token and players' tokens are HMACs of what they grant, so nothing secret
+    is stored in the record. Moderator tokens are random per match (``Arena.moderator_token``)
+    and the record keeps only their SHA-256."""
 
     def __init__(self, secret: str) -> None:
         self._key = secret.encode()
@@ -135,9 +137,6 @@ class Tokens:
 
     def server(self) -> str:
         return self._sign("server")
-
-    def moderator(self, match_id: int) -> str:
-        return self._sign(f"moderator:{match_id}")
 
     def player(self, match_id: int, player_id: str) -> str:
         return f"{player_id}.{self._sign(f'player:{match_id}:{player_id}')}"
@@ -150,6 +149,10 @@ class Tokens:
 
     def check(self, given: str | None, expected: str) -> bool:
         return given is not None and _same(given, expected)
+
+
+def token_sha256(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _same(a: str, b: str) -> bool:
@@ -172,6 +175,8 @@ class Arena:
         self.rooms: dict[int, Room] = {}
         self.by_code: dict[str, int] = {}
         self.connections_from: Counter[str] = Counter()  # open websockets per address
+        #: Moderator tokens issued by this process (the record has only their hashes).
+        self._moderator_tokens: dict[int, str] = {}
 
     # -- packets and matches ---------------------------------------------------------------
 
@@ -254,6 +259,7 @@ class Arena:
         )
         code = self._new_join_code()
         rm = self.store.create(config, now=time.time(), join_code=code)
+        self.issue_moderator_token(rm.id)
         return self._room(rm, code)
 
     def _room(self, rm: RecordedMatch, join_code: str) -> Room:
@@ -292,6 +298,7 @@ class Arena:
     def _add(self, room: Room) -> None:
         self.rooms[room.rm.id] = room
         self.by_code[room.join_code] = room.rm.id
+        room.moderator_hashes = frozenset(self.store.moderator_tokens(room.rm.id))
         room.start()
 
     def restore(self) -> None:
@@ -312,6 +319,35 @@ class Arena:
                 room.tossup_log = [event_to_dict(ev) for ev in events[started[-1] :]]
             self._add(room)
 
+    def moderator_token(self, match_id: int) -> str:
+        """The match's moderator token as issued by this process; a new one (the older ones
+        stay valid) when this process has issued none, e.g. after a restart."""
+        token = self._moderator_tokens.get(match_id)
+        if token is None:
+            token = self.issue_moderator_token(match_id)
+        return token
+
+    def issue_moderator_token(self, match_id: int) -> str:
+        """A new random moderator token for the match; the record keeps its hash."""
+        token = secrets.token_urlsafe(24)
+        hashes = self.store.add_moderator_token(match_id, token_sha256(token))
+        self._moderator_tokens[match_id] = token
+        room = self.rooms.get(match_id)
+        if room is not None:
+            room.moderator_hashes = frozenset(hashes)
+        return token
+
+    def is_moderator(self, match_id: int, given: str | None) -> bool:
+        """Whether ``given`` is a valid moderator token of the match."""
+        if not given:
+            return False
+        room = self.rooms.get(match_id)
+        hashes = (
+            room.moderator_hashes if room is not None else self.store.moderator_tokens(match_id)
+        )
+        digest = token_sha256(given)
+        return any(_same(digest, h) for h in hashes)
+
     def join_url(self, code: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/?code={code}"
 
@@ -320,7 +356,7 @@ class Arena:
             match_id=room.rm.id,
             join_code=room.join_code,
             join_url=self.join_url(room.join_code),
-            moderator_token=self.tokens.moderator(room.rm.id),
+            moderator_token=self.moderator_token(room.rm.id),
         )
 
     async def close(self) -> None:
@@ -431,9 +467,8 @@ def create_app(settings: Settings) -> FastAPI:
     ) -> MatchSummary:
         """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
         given = authorization.removeprefix("Bearer ").strip() if authorization else None
-        tokens = arena.tokens
         if not (
-            tokens.check(given, tokens.server()) or tokens.check(given, tokens.moderator(match_id))
+            arena.tokens.check(given, arena.tokens.server()) or arena.is_moderator(match_id, given)
         ):
             raise HTTPException(status_code=401, detail="a server or moderator token is needed")
         with Session(arena.engine) as session:
@@ -540,6 +575,8 @@ def create_app(settings: Settings) -> FastAPI:
             conn.closed = True
             if room is not None:
                 room.connections.discard(conn)
+                if room.controller is conn:
+                    room.controller = None
             if pinger is not None:
                 pinger.cancel()
             conn.queue.put_nowait(None)
@@ -640,8 +677,10 @@ async def _handshake(arena: Arena, conn: Connection) -> Room | None:
             continue
         match_id = room.rm.id
         if msg.role == "moderator":
-            if not arena.tokens.check(msg.token, arena.tokens.moderator(match_id)):
+            if not arena.is_moderator(match_id, msg.token):
                 _error(conn, "unauthorized", "wrong moderator token", "hello")
+                continue
+            if not _take_control(room, conn, msg):
                 continue
         elif msg.role == "player" and msg.token:
             player = arena.tokens.player_id(match_id, msg.token)
@@ -657,6 +696,7 @@ async def _handshake(arena: Arena, conn: Connection) -> Room | None:
             Welcome(
                 role=msg.role,
                 match_id=match_id,
+                watching=conn.watching,
                 needs_join=needs_join,
                 teams=[t for t in teams if t.kind == "human"],
             )
@@ -712,6 +752,34 @@ async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
         return True
 
 
+def _take_control(room: Room, conn: Connection, hello: Hello) -> bool:
+    """One moderator controls a match at a time. A second one watches (``watch``), takes
+    over (``take_over``: the first then watches), or is refused (False)."""
+    current = room.controller
+    if current is None or current.closed:
+        room.controller = None
+        if hello.watch:
+            conn.watching = True
+        else:
+            room.controller = conn
+        return True
+    if hello.watch:
+        conn.watching = True
+    elif hello.take_over:
+        current.watching = True
+        room.controller = conn
+        _error(current, "taken_over", "another moderator took over this match: you are watching")
+    else:
+        _error(
+            conn,
+            "in_use",
+            "another moderator controls this match: take over (the other then watches) or watch",
+            "hello",
+        )
+        return False
+    return True
+
+
 def _room_for(arena: Arena, hello: Hello) -> Room | None:
     if hello.role == "moderator" and hello.match_id is not None:
         return arena.rooms.get(hello.match_id)
@@ -737,6 +805,10 @@ async def _dispatch(room: Room, conn: Connection, received: _Received) -> None:
     msg = received.message
     if msg.type in MODERATOR_ONLY and conn.role != "moderator":
         _error(conn, "not_allowed", f"only the moderator may send {msg.type}", msg.type)
+        return
+    if msg.type in MODERATOR_ONLY and conn.watching:
+        message = "you are watching: another moderator controls this match (take over to act)"
+        _error(conn, "not_allowed", message, msg.type)
         return
     if msg.type in PLAYER_ONLY and (conn.role != "player" or conn.player is None):
         _error(conn, "not_allowed", f"only a player who joined may send {msg.type}", msg.type)

@@ -141,6 +141,8 @@ class Connection:
         self.queued_bytes = 0
         self.dropped_for_lag = False
         self.role: Role | None = None
+        #: A moderator who follows the match but may not act (another one controls it).
+        self.watching = False
         self.player: str | None = None
         self.team: str | None = None
         self.clock = ClockEstimate()
@@ -246,6 +248,10 @@ class Room:
         self.trajectories = trajectories or {}
         self.words = words or {}  # tossup id -> its words as written
         self.connections: set[Connection] = set()
+        #: The moderator's connection that controls the match (one at a time).
+        self.controller: Connection | None = None
+        #: SHA-256 of the match's valid moderator tokens.
+        self.moderator_hashes: frozenset[str] = frozenset()
         self.lock = asyncio.Lock()
         self.running = False  # the reader advances the reveal position
         self.reveal_times: list[tuple[float, int]] = []  # (wall time, position) this tossup
