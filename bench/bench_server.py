@@ -21,7 +21,7 @@
    messages of 500 joins keeps them busy for about a second after the last one.
 1b. Storms: N players buzz at once: when the last of them has its outcome, how late the answer
    timer fired, and how long the moderator's ruling took; 1c. a flood: 50 players sending 100
-   buzzes each as fast as they can, the moderator's pause and resume meanwhile.
+   buzzes each as fast as they can, the moderator's rulings meanwhile.
 3. Durable write: the latency of committing one buzz (SQLite, WAL, synchronous=FULL).
 
 The server runs in its own process (``grace-arena serve``); the arbitration clients run here on
@@ -559,9 +559,9 @@ async def bench_storm(port: int, n: int, answer_time: float = 2.0) -> dict[str, 
 
 
 async def bench_flood(port: int, n: int, each: int) -> dict[str, float]:
-    """``n`` players each send ``each`` buzzes as fast as they can while the moderator pauses
-    and resumes reading: the moderator's waits, the buzzes refused at the door, and how many
-    connections the server closed."""
+    """``n`` players each send ``each`` buzzes as fast as they can while the moderator rules
+    on the buzzes that take the floor: the moderator's waits, the buzzes refused at the door,
+    and how many connections the server closed."""
     match = create_match(port, mode="read_aloud", wpm=120, answer_time=None)
     peers = await storm_players(port, match["join_code"], n)
     mod = await storm_moderator(port, match)
@@ -574,12 +574,16 @@ async def bench_flood(port: int, n: int, each: int) -> dict[str, float]:
             await p.ws.send(json.dumps({"type": "buzz"}))
 
     waits = []
+    mark = len(mod.states)
     flooding = asyncio.gather(*(flood(p) for p in peers))
-    for command, paused in (("pause", True), ("resume", False)) * 3:
+    for _ in range(2):  # rule each team's buzz incorrect as soon as it has the floor
+        _, state = await mod.until(lambda s: s["floor"] is not None, mark)
+        buzz_id = state["floor"]["buzz_id"]
         sent, mark = time.time(), len(mod.states)
-        await mod.ws.send(json.dumps({"type": command}))
-        done, _ = await mod.until(lambda s, paused=paused: s["match"]["paused"] is paused, mark)
+        await mod.ws.send(json.dumps({"type": "rule", "ruling": "incorrect"}))
+        done, _ = await mod.until(lambda s, b=buzz_id: (s["floor"] or {}).get("buzz_id") != b, mark)
         waits.append(done - sent)
+        mark = len(mod.states) - 1
     await flooding
     await asyncio.sleep(2.0)
     out = {
@@ -660,7 +664,7 @@ async def main() -> None:
             flood = await bench_flood(port, args.flood[0], args.flood[1])
             print(
                 f"\n1c. flood: {args.flood[0]} players x {args.flood[1]} buzzes at full speed: "
-                f"moderator's pause/resume p50 {flood['moderator_wait_p50']:.3f} s, "
+                f"moderator's rulings p50 {flood['moderator_wait_p50']:.3f} s, "
                 f"max {flood['moderator_wait_max']:.3f} s; "
                 f"{flood['rate_limited']:.0f} of {flood['sent']:.0f} rate-limited, "
                 f"{flood['answered']:.0f} answered; {flood['closed']:.0f} connections closed"

@@ -352,7 +352,12 @@ def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
             far.wait("welcome")
             far.send(type="join", team="blue", name="Far")
             far.wait("joined")
-            far.drain(1.5)  # a few delayed ping/pong rounds: the server measures a long RTT
+            # a few ping/pong rounds each (the far one's delayed: the server measures a long
+            # RTT); the near one answers its pings at once
+            answering = threading.Thread(target=near.drain, args=(1.5,))
+            answering.start()
+            far.drain(1.5)
+            answering.join()
             start_paused(mod, steps=5)
             time.sleep(0.5)  # both presses come well after word 4 was revealed
             near.send(type="buzz", client_time=time.time())
@@ -522,6 +527,34 @@ def test_a_forged_round_trip_buys_no_earlier_press(db_url):
             assert cheat.wait("buzz_result")["outcome"] == "lost_race"
         refused = next(e for e in server.arena.store.events(room.rm.id) if e.type == "buzz_refused")
         assert refused.timing.rtt is None and refused.timing.clock_offset is None
+        # the record says the cheat's buzz counted as it arrived, and why
+        assert refused.timing.arbitration == "arrival_fallback"
+        assert refused.timing.fallback == "no ping of the server was answered in time"
+
+
+def test_an_implausible_clock_estimate_falls_back_to_arrival_and_says_why():
+    from grace_arena.core.events import BuzzTiming
+    from grace_arena.server.room import Room
+
+    room = Room.__new__(Room)  # compensate() reads only the timing
+    honest = BuzzTiming(
+        received_wall=100.0, client_press=49.95, clock_offset=50.0, rtt=0.1,
+        clock_samples=8, clock_spread=0.004,
+    )  # fmt: skip
+    timed = room.compensate(honest)
+    assert timed.arbitration == "compensated" and timed.estimated_press == pytest.approx(99.95)
+    cases = {
+        "the client sent no press time": {"client_press": None},
+        "2 clock samples (fewer than 3)": {"clock_samples": 2},
+        "clock offsets spread over 0.900 s": {"clock_spread": 0.9},
+        "press +0.550 s before receipt, round trip 0.100 s": {"client_press": 49.45},
+        "press -0.300 s before receipt, round trip 0.100 s": {"client_press": 50.3},
+    }
+    for why, change in cases.items():
+        timed = room.compensate(honest.model_copy(update=change))
+        assert (timed.arbitration, timed.fallback, timed.estimated_press) == (
+            "arrival_fallback", why, 100.0,
+        )  # fmt: skip
 
 
 def _raw_player(server, join_code: str) -> socket.socket:

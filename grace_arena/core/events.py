@@ -97,9 +97,16 @@ class BuzzTiming(BaseModel):
     rtt: float | None = None  # estimated round-trip time
     #: How the race was decided: the first buzz to arrive, or (compensated mode) the earliest
     #: estimated press within a short window.
-    arbitration: Literal["first_arrival", "compensated"] = "first_arrival"
+    #: ``arrival_fallback``: compensated mode, but this client's clock estimate was not
+    #: plausible (``fallback`` says why), so its buzz counted as pressed when it arrived.
+    arbitration: Literal["first_arrival", "compensated", "arrival_fallback"] = "first_arrival"
     #: Compensated mode: the press time on the server clock used to order the race.
     estimated_press: float | None = None
+    #: The clock estimate behind it: how many ping/pong samples, and the spread (max - min)
+    #: of the offsets they gave.
+    clock_samples: int | None = None
+    clock_spread: float | None = None
+    fallback: str | None = None
 
 
 class _BuzzFields(_Event):

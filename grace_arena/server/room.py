@@ -63,6 +63,13 @@ _MODERATOR_EVENTS = frozenset(
 _QUIET_EVENTS = frozenset({"buzz_refused"})
 
 
+#: Compensated mode trusts a client's press time only with this many clock samples...
+MIN_CLOCK_SAMPLES = 3
+#: ...whose offsets agree within this (seconds)...
+MAX_OFFSET_SPREAD = 0.25
+#: ...and only if the corrected press falls within the buzz's round trip, give or take this.
+PRESS_SLACK = 0.05
+
 #: A round trip longer than this is no sample of the clock (a phone on a bad network
 #: still answers within a second); a client could otherwise hold its pongs back to claim
 #: an early press in compensated races.
@@ -104,6 +111,16 @@ class ClockEstimate:
     @property
     def rtt(self) -> float | None:
         return statistics.median(r for r, _ in self.samples) if self.samples else None
+
+    @property
+    def spread(self) -> float | None:
+        """Max - min of the offsets the samples gave: a steady clock on a steady network
+        gives a few milliseconds; a client whose answers do not agree with each other is no
+        clock to trust."""
+        if not self.samples:
+            return None
+        offsets = [o for _, o in self.samples]
+        return max(offsets) - min(offsets)
 
 
 @dataclass
@@ -577,6 +594,8 @@ class Room:
             client_press=client_time,
             clock_offset=conn.clock.offset,
             rtt=conn.clock.rtt,
+            clock_samples=len(conn.clock.samples),
+            clock_spread=conn.clock.spread,
         )
 
     def buzz(self, conn: Connection, timing: BuzzTiming) -> None:
@@ -595,14 +614,37 @@ class Room:
             return
         self._apply_buzz(conn, timing, None)
 
-    def estimated_press(self, timing: BuzzTiming) -> float:
-        """Server-clock press time: the client's press time corrected by the clock offset,
-        clamped between receipt minus the round trip and receipt."""
+    def compensate(self, timing: BuzzTiming) -> BuzzTiming:
+        """The buzz's timing with its server-clock press time: the client's press time
+        corrected by the clock offset, if the estimate is plausible (enough samples that
+        agree, and a press within the round trip before receipt); else its arrival, marked
+        ``arrival_fallback`` with the reason."""
         received = timing.received_wall or time.time()
-        if timing.client_press is None or timing.clock_offset is None:
-            return received
-        rtt = timing.rtt if timing.rtt is not None else 0.0
-        return min(received, max(received - rtt, timing.client_press + timing.clock_offset))
+        why = None
+        if timing.client_press is None:
+            why = "the client sent no press time"
+        elif timing.clock_offset is None or timing.rtt is None:
+            why = "no ping of the server was answered in time"
+        elif (timing.clock_samples or 0) < MIN_CLOCK_SAMPLES:
+            why = f"{timing.clock_samples} clock samples (fewer than {MIN_CLOCK_SAMPLES})"
+        elif (timing.clock_spread or 0.0) > MAX_OFFSET_SPREAD:
+            why = f"clock offsets spread over {timing.clock_spread:.3f} s"
+        else:
+            press = timing.client_press + timing.clock_offset
+            if not received - timing.rtt - PRESS_SLACK <= press <= received + PRESS_SLACK:
+                why = (
+                    f"press {received - press:+.3f} s before receipt, round trip {timing.rtt:.3f} s"
+                )
+            else:
+                return timing.model_copy(
+                    update={
+                        "estimated_press": min(received, max(received - timing.rtt, press)),
+                        "arbitration": "compensated",
+                    }
+                )
+        return timing.model_copy(
+            update={"estimated_press": received, "arbitration": "arrival_fallback", "fallback": why}
+        )
 
     def position_at(self, t: float) -> int:
         position = -1
@@ -615,13 +657,11 @@ class Room:
         await asyncio.sleep(self.race_window)
         pending, self._pending = self._pending, []
         self._pending_task = None
-        ordered = sorted(pending, key=lambda item: self.estimated_press(item[1]))
-        for conn, timing in ordered:  # queued together: decided in one batch, in this order
-            press = self.estimated_press(timing)
-            timing = timing.model_copy(
-                update={"estimated_press": press, "arbitration": "compensated"}
-            )
-            self._apply_buzz(conn, timing, self.position_at(press))
+        timed = [(conn, self.compensate(timing)) for conn, timing in pending]
+        timed.sort(key=lambda item: item[1].estimated_press or 0.0)
+        for conn, timing in timed:  # queued together: decided in one batch, in this order
+            assert timing.estimated_press is not None
+            self._apply_buzz(conn, timing, self.position_at(timing.estimated_press))
 
     def _apply_buzz(self, conn: Connection, timing: BuzzTiming, word: int | None) -> None:
         assert conn.team is not None and conn.player is not None
