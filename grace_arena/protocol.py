@@ -197,7 +197,7 @@ class ModelGuessView(_Msg):
 
 
 class TossupView(_Msg):
-    id: str
+    id: str  # the packet's id for the moderator; ``tossup-N`` for players and displays
     number: int  # 1-based number in the match
     category: str | None = None
     n_words: int
@@ -222,7 +222,7 @@ class MatchView(_Msg):
     paused: bool
     tossups_total: int
     tossups_played: int
-    tossup_ids: list[str]
+    tossup_ids: list[str]  # the match's tossups (the moderator's state only)
 
 
 class State(_Msg):

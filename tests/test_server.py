@@ -600,8 +600,8 @@ def test_a_client_that_stops_reading_is_closed_and_its_backlog_freed(db_url):
             start_paused(mod)
             # full states to everyone, as every change sends them, on the server's own loop
             loop = room._tasks[0].get_loop()
-            for _ in range(400):
-                for _ in range(10):
+            for _ in range(400):  # until the kernel's buffers and the backlog are full
+                for _ in range(50):
                     loop.call_soon_threadsafe(room.broadcast_state)
                 mod.drain(0.01)
                 if conn.dropped_for_lag:
@@ -704,3 +704,30 @@ def test_one_moderator_at_a_time_a_second_watches_or_takes_over(server):
         second.state(lambda s: s["match"]["phase"] == "reading")
         # the watchers follow the match with the moderator's view
         assert watcher.state(lambda s: s["match"]["phase"] == "reading")["tossup"]["answer"]
+
+
+def test_players_and_displays_never_see_a_packet_id(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        ids = [t.id for t in room.match.config.tossups]
+        mod = moderator(server)
+        red = player(server, "red", "Ruth")
+        display = Client(server.ws_url)
+        with clients(mod, red, display):
+            display.send(type="hello", role="display", join_code=room.join_code)
+            display.wait("welcome")
+            start_paused(mod, steps=2)
+            red.send(type="buzz")
+            red.wait("buzz_result")
+            mod.send(type="rule", ruling="correct")
+            for watcher in (red, display):
+                st = watcher.state(lambda s: s["match"]["phase"] == "answered")
+                assert st["tossup"]["id"] == "tossup-1" and st["match"]["tossup_ids"] == []
+                watcher.drain(0.2)
+                text = json.dumps(watcher.received)
+                assert not any(tossup_id in text for tossup_id in ids)
+            st = mod.state(lambda s: s["match"]["phase"] == "answered")
+            assert st["tossup"]["id"] == ids[0] and st["match"]["tossup_ids"] == ids

@@ -373,10 +373,21 @@ class Room:
             "display": public,
         }
 
+    def public_tossup_id(self, tossup_id: str | None) -> str | None:
+        """What players and displays know a tossup by: its number in the match (a packet's
+        ids may name the answer)."""
+        if tossup_id is None:
+            return None
+        played = self.match.game.played
+        number = played.index(tossup_id) + 1 if tossup_id in played else len(played) + 1
+        return f"tossup-{number}"
+
     def _public_event(self, ev: Event) -> dict[str, Any]:
         data = event_to_dict(ev)
         for key in _SECRET_KEYS:
             data.pop(key, None)
+        if "tossup_id" in data:
+            data["tossup_id"] = self.public_tossup_id(data["tossup_id"])
         if ev.type in ("buzz_accepted", "answer_given"):
             data.pop("answer", None)
             data.pop("text", None)
@@ -426,7 +437,7 @@ class Room:
             else:
                 shown = None
             tossup = TossupView(
-                id=spec.id,
+                id=spec.id if role == "moderator" else (self.public_tossup_id(spec.id) or ""),
                 number=len(game.played),
                 category=spec.category,
                 n_words=spec.n_words,
@@ -468,7 +479,7 @@ class Room:
                 paused=game.paused,
                 tossups_total=len(config.tossups),
                 tossups_played=len(game.played),
-                tossup_ids=[t.id for t in config.tossups],
+                tossup_ids=[t.id for t in config.tossups] if role == "moderator" else [],
             ),
             teams=teams,
             tossup=tossup,
