@@ -359,6 +359,40 @@ class MatchCreatedReply(_Msg):
     moderator_token: str
 
 
+class Health(_Msg):
+    """``GET /api/health``."""
+
+    ok: bool
+    matches: int  # live matches
+
+
+class TossupInfo(_Msg):
+    id: str
+    category: str | None = None
+
+
+class PacketInfo(_Msg):
+    """``GET /api/packets``: a loaded packet for the set-up, never its questions or answers."""
+
+    id: str
+    title: str | None = None
+    tossups: list[TossupInfo]
+
+
+class JoinInfo(_Msg):
+    """``GET /api/join/{code}``: the match a join code opens."""
+
+    match_id: int
+    title: str
+    join_code: str
+
+
+class ApiError(_Msg):
+    """An HTTP error's body: what went wrong, or (422) where each field is malformed."""
+
+    detail: str | list[dict[str, Any]]
+
+
 class BuzzRecord(_Msg):
     """One accepted or refused buzz of a match, as the record holds it (the end-of-match
     summary)."""
@@ -392,6 +426,15 @@ class MatchSummary(_Msg):
 
 # ---------------------------------------------------------------------------------------------
 # HTTP API bodies (the per-clue survey; see docs/survey.md)
+
+
+class SurveyProgress(_Msg):
+    """``GET /api/survey/{code}/progress`` (server token): one participant's progress."""
+
+    participant_id: str
+    name: str
+    answered: int
+    total: int
 
 
 class SurveyInfo(_Msg):

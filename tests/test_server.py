@@ -346,17 +346,16 @@ def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
         room = server.room()
         mod = moderator(server)
         near = player(server, "red", "Near")
+        # the near player answers its pings at once (its first ones come during its join)
+        answering = threading.Thread(target=near.drain, args=(1.5,))
+        answering.start()
         far = SlowPongClient(server.ws_url)
         with clients(mod, near, far):
             far.send(type="hello", role="player", join_code=room.join_code)
             far.wait("welcome")
             far.send(type="join", team="blue", name="Far")
             far.wait("joined")
-            # a few ping/pong rounds each (the far one's delayed: the server measures a long
-            # RTT); the near one answers its pings at once
-            answering = threading.Thread(target=near.drain, args=(1.5,))
-            answering.start()
-            far.drain(1.5)
+            far.drain(1.5)  # a few delayed ping/pong rounds: the server measures a long RTT
             answering.join()
             start_paused(mod, steps=5)
             time.sleep(0.5)  # both presses come well after word 4 was revealed

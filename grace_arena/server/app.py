@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+import fastapi
 from fastapi import (
     Depends,
     FastAPI,
@@ -45,17 +46,21 @@ from grace_arena.protocol import (
     MODERATOR_ONLY,
     PLAYER_ONLY,
     AnswerMsg,
+    ApiError,
     BuzzMsg,
     BuzzRecord,
     ClientMessage,
     EndMatchMsg,
     ErrorMsg,
+    Health,
     Hello,
     Joined,
+    JoinInfo,
     JoinTeam,
     MatchCreatedReply,
     MatchSetup,
     MatchSummary,
+    PacketInfo,
     PauseMsg,
     Ping,
     Pong,
@@ -66,6 +71,7 @@ from grace_arena.protocol import (
     StepMsg,
     TeamView,
     ThrowOutMsg,
+    TossupInfo,
     UndoMsg,
     Welcome,
     parse_client,
@@ -91,6 +97,11 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "ws": FrameWritingProtocol,
     "loop": "asyncio",
 }
+#: Error responses of the HTTP API, for its OpenAPI description.
+UNAUTHORIZED: dict[int | str, dict[str, Any]] = {401: {"model": ApiError}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ApiError}}
+#: A body that is not JSON (400) or not a valid request (422).
+BAD_BODY: dict[int | str, dict[str, Any]] = {400: {"model": ApiError}, 422: {"model": ApiError}}
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
 
@@ -426,18 +437,18 @@ def create_app(settings: Settings) -> FastAPI:
         app.mount("/static", StaticFiles(directory=CLIENT_DIR), name="static")
 
     @app.get("/api/health")
-    def health() -> dict[str, Any]:
-        return {"ok": True, "matches": len(arena.rooms)}
+    def health() -> Health:
+        return Health(ok=True, matches=len(arena.rooms))
 
     @app.get("/api/packets")
-    def packets(arena: ArenaDep) -> list[dict[str, Any]]:
+    def packets(arena: ArenaDep) -> list[PacketInfo]:
         # Anyone on the network can ask: ids and categories for the set-up, never answers.
         return [
-            {
-                "id": p.packet.id,
-                "title": p.packet.title,
-                "tossups": [{"id": t.id, "category": t.category} for t in p.tossups],
-            }
+            PacketInfo(
+                id=p.packet.id,
+                title=p.packet.title,
+                tossups=[TossupInfo(id=t.id, category=t.category) for t in p.tossups],
+            )
             for p in arena.packets.values()
         ]
 
@@ -449,21 +460,25 @@ def create_app(settings: Settings) -> FastAPI:
         with Session(arena.engine) as session:
             return sorted(session.exec(select(ModelStepRow.model).distinct()).all())
 
-    @app.post("/api/matches", status_code=201)
+    @app.post("/api/matches", status_code=201, responses=UNAUTHORIZED | NOT_FOUND | BAD_BODY)
     async def create_match(setup: MatchSetup, arena: ArenaDep, _: ServerAuth) -> MatchCreatedReply:
         try:
             room = await arena.open_match(setup)
-        except (LookupError, ValueError) as exc:
+        except LookupError as exc:  # no such packet loaded
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        except ValueError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         return arena.created_reply(room)
 
-    @app.get("/api/matches")
+    @app.get("/api/matches", responses=UNAUTHORIZED)
     def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
         return [arena.created_reply(room) for room in arena.rooms.values()]
 
-    @app.get("/api/matches/{match_id}/summary")
+    @app.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND)
     def match_summary(
-        match_id: int, arena: ArenaDep, authorization: Annotated[str | None, Header()] = None
+        match_id: Annotated[int, fastapi.Path(ge=1, le=2**63 - 1)],
+        arena: ArenaDep,
+        authorization: Annotated[str | None, Header()] = None,
     ) -> MatchSummary:
         """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
         given = authorization.removeprefix("Bearer ").strip() if authorization else None
@@ -505,16 +520,14 @@ def create_app(settings: Settings) -> FastAPI:
             record=arena.engine.url.render_as_string(hide_password=True),
         )
 
-    @app.get("/api/join/{code}")
-    def join_info(code: str, arena: ArenaDep) -> dict[str, Any]:
+    @app.get("/api/join/{code}", responses=NOT_FOUND)
+    def join_info(code: str, arena: ArenaDep) -> JoinInfo:
         room = arena.rooms.get(arena.by_code.get(code.upper(), -1))
         if room is None:
             raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
-        return {
-            "match_id": room.rm.id,
-            "title": room.match.config.title,
-            "join_code": room.join_code,
-        }
+        return JoinInfo(
+            match_id=room.rm.id, title=room.match.config.title, join_code=room.join_code
+        )
 
     @app.get("/api/join/{code}/qr.svg", include_in_schema=False)
     def join_qr(code: str, arena: ArenaDep) -> Response:

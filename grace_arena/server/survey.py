@@ -27,7 +27,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.responses import FileResponse
@@ -37,12 +37,14 @@ from sqlmodel import Session, func, select
 from grace_arena.core.judge import Directive, judge
 from grace_arena.core.packet import Packet
 from grace_arena.protocol import (
+    ApiError,
     SurveyAnswer,
     SurveyClue,
     SurveyGiven,
     SurveyInfo,
     SurveyJoin,
     SurveyJoined,
+    SurveyProgress,
     SurveyState,
 )
 from grace_arena.record.models import SurveyParticipantRow, SurveyRow, SurveyStepRow, utcnow
@@ -337,7 +339,7 @@ class Surveys:
                 return self._state(plan, who, rows)
         raise AssertionError("unreachable")
 
-    def progress(self, plan: SurveyPlan) -> list[dict[str, object]]:
+    def progress(self, plan: SurveyPlan) -> list[SurveyProgress]:
         with Session(self.engine) as session:
             people = session.exec(
                 select(SurveyParticipantRow)
@@ -352,12 +354,9 @@ class Surveys:
                 ).all()
             )
         return [
-            {
-                "participant_id": p.id,
-                "name": p.name,
-                "answered": counts.get(p.id, 0),
-                "total": plan.total,
-            }
+            SurveyProgress(
+                participant_id=p.id, name=p.name, answered=counts.get(p.id, 0), total=plan.total
+            )
             for p in people
         ]
 
@@ -387,12 +386,17 @@ def _refused(exc: SurveyRefused) -> HTTPException:
 router = APIRouter()
 
 
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The error responses of a route, for the OpenAPI description."""
+    return {status: {"model": ApiError} for status in statuses}
+
+
 @router.get("/survey", include_in_schema=False)
 def survey_page() -> FileResponse:
     return FileResponse(CLIENT_DIR / "survey.html", headers={"Cache-Control": "no-cache"})
 
 
-@router.get("/api/survey/{code}")
+@router.get("/api/survey/{code}", responses=_errors(404))
 def survey_info(code: str, surveys: SurveysDep) -> SurveyInfo:
     try:
         plan = surveys.plan(code)
@@ -403,7 +407,7 @@ def survey_info(code: str, surveys: SurveysDep) -> SurveyInfo:
     )
 
 
-@router.post("/api/survey/{code}/participants", status_code=201)
+@router.post("/api/survey/{code}/participants", status_code=201, responses=_errors(400, 404, 422))
 def survey_join(code: str, body: SurveyJoin, surveys: SurveysDep) -> SurveyJoined:
     try:
         return surveys.join(code, body.name)
@@ -411,7 +415,7 @@ def survey_join(code: str, body: SurveyJoin, surveys: SurveysDep) -> SurveyJoine
         raise _refused(exc) from None
 
 
-@router.get("/api/survey/{code}/state")
+@router.get("/api/survey/{code}/state", responses=_errors(401, 403, 404))
 def survey_state(code: str, surveys: SurveysDep, token: TokenDep) -> SurveyState:
     try:
         who = surveys.participant(code, token)
@@ -420,7 +424,7 @@ def survey_state(code: str, surveys: SurveysDep, token: TokenDep) -> SurveyState
         raise _refused(exc) from None
 
 
-@router.put("/api/survey/{code}/answer")
+@router.put("/api/survey/{code}/answer", responses=_errors(400, 401, 403, 404, 409, 422))
 def survey_answer(
     code: str, body: SurveyAnswer, surveys: SurveysDep, token: TokenDep
 ) -> SurveyState:
@@ -431,8 +435,8 @@ def survey_answer(
         raise _refused(exc) from None
 
 
-@router.get("/api/survey/{code}/progress")
-def survey_progress(code: str, surveys: SurveysDep, _: ServerAuth) -> list[dict[str, object]]:
+@router.get("/api/survey/{code}/progress", responses=_errors(401, 404))
+def survey_progress(code: str, surveys: SurveysDep, _: ServerAuth) -> list[SurveyProgress]:
     try:
         return surveys.progress(surveys.plan(code))
     except SurveyRefused as exc:
