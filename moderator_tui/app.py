@@ -239,7 +239,11 @@ class ModeratorApp(App[None]):
                             # The server pings every 2 s: silence means a dead link (a dropped
                             # network often closes nothing), so reconnect.
                             try:
-                                raw = await asyncio.wait_for(ws.recv(), SILENCE_LIMIT)
+                                # asyncio.timeout, not wait_for: on Python 3.11 wait_for
+                                # swallows a cancellation that comes as a message arrives,
+                                # and the app then waits for this worker forever on exit.
+                                async with asyncio.timeout(SILENCE_LIMIT):
+                                    raw = await ws.recv()
                             except TimeoutError:
                                 reason = "no word from the server"
                                 break

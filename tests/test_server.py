@@ -367,7 +367,10 @@ def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
         events = server.arena.store.events(room.rm.id)
         accepted = next(e for e in events if e.type == "buzz_accepted")
         refused = next(e for e in events if e.type == "buzz_refused")
-        assert accepted.timing.arbitration == "compensated" == refused.timing.arbitration
+        assert accepted.timing.arbitration == "compensated" == refused.timing.arbitration, (
+            accepted.timing,
+            refused.timing,
+        )
         assert accepted.timing.rtt >= 0.25  # measured by the server from the slow pongs
         assert accepted.timing.estimated_press < refused.timing.estimated_press
         assert (

@@ -14,8 +14,9 @@ import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -421,34 +422,72 @@ def register_player(
 
 
 def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> None:
+    # A refused buzz only adds its event and buzz rows, which nothing after it in the batch
+    # looks up: a storm of them is written with one multi-row INSERT per table.
+    refused: list[BuzzRefused] = []
     for ev in events:
+        if isinstance(ev, BuzzRefused):
+            refused.append(ev)
+            continue
+        _insert_refused(session, match_id, refused)
+        refused = []
         session.add(
             EventRow(match_id=match_id, seq=ev.seq, type=ev.type, t=ev.t, payload=event_to_dict(ev))
         )
         _project(session, match_id, ev)
         session.flush()
+    _insert_refused(session, match_id, refused)
+
+
+def _insert_refused(session: Session, match_id: int, events: list[BuzzRefused]) -> None:
+    if not events:
+        return
+    session.flush()
+    session.execute(
+        insert(EventRow),
+        [
+            {"match_id": match_id, "seq": ev.seq, "type": ev.type, "t": ev.t,
+             "payload": event_to_dict(ev)}
+            for ev in events
+        ],
+    )  # fmt: skip
+    session.execute(
+        insert(BuzzRow),
+        [
+            {
+                **_buzz_values(match_id, ev, ev.reason.value),
+                "holder_buzz_id": ev.holder_buzz_id,
+                "margin": ev.margin,
+            }
+            for ev in events
+        ],
+    )
+
+
+def _buzz_values(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) -> dict[str, Any]:
+    return {
+        "match_id": match_id,
+        "buzz_id": ev.buzz_id,
+        "event_seq": ev.seq,
+        "tossup_id": ev.tossup_id,
+        "team_id": ev.team,
+        "player_id": ev.player,
+        "player_kind": ev.kind.value,
+        "word_index": ev.word_index,
+        "clue_index": ev.clue_index,
+        "char_offset": ev.char_offset,
+        "fraction_revealed": ev.fraction,
+        "received_wall": ev.timing.received_wall,
+        "received_mono": ev.timing.received_mono,
+        "client_press": ev.timing.client_press,
+        "clock_offset": ev.timing.clock_offset,
+        "rtt": ev.timing.rtt,
+        "outcome": outcome,
+    }
 
 
 def _buzz_row(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) -> BuzzRow:
-    return BuzzRow(
-        match_id=match_id,
-        buzz_id=ev.buzz_id,
-        event_seq=ev.seq,
-        tossup_id=ev.tossup_id,
-        team_id=ev.team,
-        player_id=ev.player,
-        player_kind=ev.kind.value,
-        word_index=ev.word_index,
-        clue_index=ev.clue_index,
-        char_offset=ev.char_offset,
-        fraction_revealed=ev.fraction,
-        received_wall=ev.timing.received_wall,
-        received_mono=ev.timing.received_mono,
-        client_press=ev.timing.client_press,
-        clock_offset=ev.timing.clock_offset,
-        rtt=ev.timing.rtt,
-        outcome=outcome,
-    )
+    return BuzzRow(**_buzz_values(match_id, ev, outcome))
 
 
 def _project(session: Session, match_id: int, ev: Event) -> None:

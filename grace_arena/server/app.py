@@ -628,7 +628,8 @@ async def _receive(
     arena: Arena, conn: Connection, timeout: float | None = None
 ) -> _Received | None:
     """The next message, parsed; None after an error reply (too large, a flood, malformed)."""
-    frame = await asyncio.wait_for(conn.ws.receive(), timeout)
+    async with asyncio.timeout(timeout):  # (wait_for may swallow a cancellation on 3.11)
+        frame = await conn.ws.receive()
     if frame["type"] == "websocket.disconnect":
         raise WebSocketDisconnect(frame.get("code", 1000))
     wall, mono = time.time(), time.monotonic()
