@@ -22,43 +22,30 @@ from typing import Any
 from starlette.websockets import WebSocket
 
 from grace_arena.core.commands import Buzz, Command, Pause, Resume, Reveal, TimeUp
-from grace_arena.core.config import TeamKind
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
     BuzzRefused,
     BuzzTiming,
     Event,
-    Ruled,
     TossupStarted,
     event_to_dict,
 )
-from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
+from grace_arena.core.phases import HAS_FLOOR, Phase
 from grace_arena.protocol import (
     BuzzResult,
     ErrorMsg,
-    FloorView,
-    MatchView,
-    ModelGuessView,
     Ping,
-    ReadingView,
     Role,
     State,
-    TeamView,
-    TossupView,
 )
 from grace_arena.record.store import RecordedMatch
+from grace_arena.server import views
 from grace_arena.server.frames import abort_of, text_frame, write_now_of
+from grace_arena.server.views import ModelTrajectory
 
 log = logging.getLogger(__name__)
 
-#: Keys of events that only the moderator may see.
-_SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
-#: Events only the moderator gets; the others learn of these changes from the next state
-#: (keeps the per-word fan-out to one message per client).
-_MODERATOR_EVENTS = frozenset(
-    {"words_revealed", "reading_paused", "reading_resumed", "player_joined", "match_created"}
-)
 #: Events that change nothing a player's screen shows.
 _QUIET_EVENTS = frozenset({"buzz_refused"})
 
@@ -236,13 +223,6 @@ class Connection:
             await asyncio.sleep(delays.pop() if delays else interval)
 
 
-@dataclass(frozen=True)
-class ModelTrajectory:
-    """A model team's precomputed steps on one tossup: (last word, guess, confidence)."""
-
-    steps: tuple[tuple[int, str | None, float | None], ...]
-
-
 class Room:
     """A live match."""
 
@@ -366,156 +346,25 @@ class Room:
 
     def _events_for(self, events: list[Event]) -> dict[str, list[dict[str, Any]]]:
         """The events of one change as each role may see them."""
-        public = [self._public_event(ev) for ev in events if ev.type not in _MODERATOR_EVENTS]
-        return {
-            "moderator": [event_to_dict(ev) for ev in events],
-            "player": public,
-            "display": public,
-        }
+        return views.events_for(self.match, events, self.tossup_log)
 
     def public_tossup_id(self, tossup_id: str | None) -> str | None:
-        """What players and displays know a tossup by: its number in the match (a packet's
-        ids may name the answer)."""
-        if tossup_id is None:
-            return None
-        played = self.match.game.played
-        number = played.index(tossup_id) + 1 if tossup_id in played else len(played) + 1
-        return f"tossup-{number}"
-
-    def _public_event(self, ev: Event) -> dict[str, Any]:
-        data = event_to_dict(ev)
-        for key in _SECRET_KEYS:
-            data.pop(key, None)
-        if "tossup_id" in data:
-            data["tossup_id"] = self.public_tossup_id(data["tossup_id"])
-        if ev.type in ("buzz_accepted", "answer_given"):
-            data.pop("answer", None)
-            data.pop("text", None)
-        if isinstance(ev, Ruled):
-            # The guess or typed answer is revealed with the ruling.
-            buzz = next(
-                (
-                    e
-                    for e in reversed(self.tossup_log)
-                    if e.get("buzz_id") == ev.buzz_id
-                    and e["type"] in ("buzz_accepted", "answer_given")
-                ),
-                None,
-            )
-            if buzz is not None:
-                data["answer"] = buzz.get("answer", buzz.get("text"))
-        return data
+        return views.public_tossup_id(self.match, tossup_id)
 
     # -- views ---------------------------------------------------------------------------------
 
     def state_for(self, role: Role, events: list[dict[str, Any]] | None = None) -> State:
-        match = self.match
-        game = match.game
-        config = match.config
-        finished = game.phase in FINISHED or game.phase is Phase.ENDED
-        roster = match.state.players
-        teams = [
-            TeamView(
-                id=t.id,
-                name=t.name,
-                kind=t.kind.value,
-                players=dict(roster.get(t.id, {})) if role == "moderator" else {},
-                size=len(roster.get(t.id, {})),
-                score=game.scores[t.id],
-                locked_out=t.id in game.locked_out,
-            )
-            for t in config.teams
-        ]
-        tossup = None
-        spec = match.current_tossup
-        if spec is not None:
-            words = self.words.get(spec.id, [])
-            if role == "moderator":
-                shown = words
-            elif role == "display" or config.reading_mode == "screen" or finished:
-                shown = words[: game.position + 1]
-            else:
-                shown = None
-            tossup = TossupView(
-                id=spec.id if role == "moderator" else (self.public_tossup_id(spec.id) or ""),
-                number=len(game.played),
-                category=spec.category,
-                n_words=spec.n_words,
-                clue_ends=list(spec.clue_ends),
-                power_index=spec.power_index,
-                position=game.position,
-                words=shown,
-                answer=spec.answer if role == "moderator" or finished else None,
-            )
-        floor = None
-        if game.floor is not None and (game.phase in HAS_FLOOR or game.phase is Phase.ANSWERED):
-            f = game.floor
-            names = match.state.players.get(f.team, {})
-            secret = role == "moderator"
-            floor = FloorView(
-                buzz_id=f.buzz_id,
-                team=f.team,
-                player=f.player,
-                player_name=names.get(f.player, f.player),
-                kind=f.kind.value,
-                word_index=f.word_index,
-                clue_index=spec.clue_of(f.word_index) if spec else None,
-                answer=f.answer if secret or game.phase is Phase.ANSWERED else None,
-                suggestion=f.suggestion if secret else None,
-                confidence=None,
-            )
-        models = (
-            self._model_views(spec.id if spec else None, game.position)
-            if role == "moderator"
-            else []
+        """What ``role`` may see of the match now (:func:`views.state_view`)."""
+        facts = views.RoomFacts(
+            match_id=self.rm.id,
+            join_code=self.join_code,
+            words=self.words,
+            wpm=self.wpm,
+            running=self.running,
+            trajectories=self.trajectories,
+            tossup_log=self.tossup_log,
         )
-        return State(
-            role=role,
-            match=MatchView(
-                id=self.rm.id,
-                title=config.title,
-                join_code=self.join_code,
-                phase=game.phase.value,
-                paused=game.paused,
-                tossups_total=len(config.tossups),
-                tossups_played=len(game.played),
-                tossup_ids=[t.id for t in config.tossups] if role == "moderator" else [],
-            ),
-            teams=teams,
-            tossup=tossup,
-            floor=floor,
-            deadline=game.deadline,
-            reading=ReadingView(mode=config.reading_mode, wpm=self.wpm, running=self.running),
-            models=models,
-            last_events=self.tossup_log[-50:] if role == "moderator" else [],
-            events=events or [],
-            server_time=time.time(),
-        )
-
-    def _model_views(self, tossup_id: str | None, position: int) -> list[ModelGuessView]:
-        views = []
-        for team in self.match.config.teams:
-            if team.kind is not TeamKind.MODEL:
-                continue
-            buzz = team.buzzes.get(tossup_id) if tossup_id else None
-            guess = confidence = None
-            trajectory = self.trajectories.get(team.id, {}).get(tossup_id or "")
-            if trajectory is not None:
-                # the latest step whose prefix has been revealed (else the first one)
-                seen = [s for s in trajectory.steps if s[0] <= max(position, 0)]
-                step = seen[-1] if seen else (trajectory.steps[0] if trajectory.steps else None)
-                if step is not None:
-                    _, guess, confidence = step
-            views.append(
-                ModelGuessView(
-                    team=team.id,
-                    model=team.model or team.name,
-                    buzz_word=buzz.word_index if buzz else None,
-                    guess=guess,
-                    confidence=confidence,
-                )
-            )
-        return views
+        return views.state_view(self.match, facts, role, events, now=time.time())
 
     def broadcast_state(
         self,

@@ -48,7 +48,8 @@ from grace_arena.protocol import (
     SurveyState,
 )
 from grace_arena.record.models import SurveyParticipantRow, SurveyRow, SurveyStepRow, utcnow
-from grace_arena.server.app import CLIENT_DIR, JOIN_ALPHABET, Arena, ServerAuth
+from grace_arena.server.arena import CLIENT_DIR, JOIN_ALPHABET, Arena
+from grace_arena.server.deps import ServerAuth
 
 __all__ = ["SurveyPlan", "SurveyRefused", "Surveys", "router"]
 

@@ -1,0 +1,227 @@
+"""What each role may see: pure functions of a match (and a few facts about its room), with
+no sockets and no clock of their own, so that they are tested directly."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grace_arena.core.config import TeamKind
+from grace_arena.core.events import Event, Ruled, event_to_dict
+from grace_arena.core.match import Match
+from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
+from grace_arena.protocol import (
+    FloorView,
+    MatchView,
+    ModelGuessView,
+    ReadingView,
+    Role,
+    State,
+    TeamView,
+    TossupView,
+)
+
+#: Keys of events that only the moderator may see.
+SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
+#: Events only the moderator gets; the others learn of these changes from the next state
+#: (keeps the per-word fan-out to one message per client).
+MODERATOR_EVENTS = frozenset(
+    {"words_revealed", "reading_paused", "reading_resumed", "player_joined", "match_created"}
+)
+
+
+@dataclass(frozen=True)
+class ModelTrajectory:
+    """A model team's precomputed steps on one tossup: (last word, guess, confidence)."""
+
+    steps: tuple[tuple[int, str | None, float | None], ...]
+
+
+@dataclass(frozen=True)
+class RoomFacts:
+    """What a view needs of a live room besides its match."""
+
+    match_id: int
+    join_code: str
+    words: Mapping[str, list[str]]  # tossup id -> its words as written
+    wpm: int
+    running: bool
+    trajectories: Mapping[str, Mapping[str, ModelTrajectory]]
+    tossup_log: Sequence[dict[str, Any]]
+
+
+def events_for(
+    match: Match, events: Sequence[Event], tossup_log: Sequence[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """The events of one change as each role may see them (``tossup_log``: the tossup's
+    events so far, to reveal a guess with its ruling)."""
+    public = [
+        public_event(match, ev, tossup_log) for ev in events if ev.type not in MODERATOR_EVENTS
+    ]
+    return {
+        "moderator": [event_to_dict(ev) for ev in events],
+        "player": public,
+        "display": public,
+    }
+
+
+def public_tossup_id(match: Match, tossup_id: str | None) -> str | None:
+    """What players and displays know a tossup by: its number in the match (a packet's
+    ids may name the answer)."""
+    if tossup_id is None:
+        return None
+    played = match.game.played
+    number = played.index(tossup_id) + 1 if tossup_id in played else len(played) + 1
+    return f"tossup-{number}"
+
+
+def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``ev`` as players and displays may see it."""
+    data = event_to_dict(ev)
+    for key in SECRET_KEYS:
+        data.pop(key, None)
+    if "tossup_id" in data:
+        data["tossup_id"] = public_tossup_id(match, data["tossup_id"])
+    if ev.type in ("buzz_accepted", "answer_given"):
+        data.pop("answer", None)
+        data.pop("text", None)
+    if isinstance(ev, Ruled):
+        # The guess or typed answer is revealed with the ruling.
+        buzz = next(
+            (
+                e
+                for e in reversed(tossup_log)
+                if e.get("buzz_id") == ev.buzz_id and e["type"] in ("buzz_accepted", "answer_given")
+            ),
+            None,
+        )
+        if buzz is not None:
+            data["answer"] = buzz.get("answer", buzz.get("text"))
+    return data
+
+
+def state_view(
+    match: Match,
+    room: RoomFacts,
+    role: Role,
+    events: list[dict[str, Any]] | None = None,
+    *,
+    now: float,
+) -> State:
+    """What ``role`` may see of ``match`` now: the moderator everything; players and displays
+    no packet ids, no answer line before the tossup is over, no judge's suggestion, no model's
+    guess; players the words only in screen mode or once the tossup is over."""
+    game = match.game
+    config = match.config
+    finished = game.phase in FINISHED or game.phase is Phase.ENDED
+    roster = match.state.players
+    teams = [
+        TeamView(
+            id=t.id,
+            name=t.name,
+            kind=t.kind.value,
+            players=dict(roster.get(t.id, {})) if role == "moderator" else {},
+            size=len(roster.get(t.id, {})),
+            score=game.scores[t.id],
+            locked_out=t.id in game.locked_out,
+        )
+        for t in config.teams
+    ]
+    tossup = None
+    spec = match.current_tossup
+    if spec is not None:
+        words = room.words.get(spec.id, [])
+        if role == "moderator":
+            shown = words
+        elif role == "display" or config.reading_mode == "screen" or finished:
+            shown = words[: game.position + 1]
+        else:
+            shown = None
+        tossup = TossupView(
+            id=spec.id if role == "moderator" else (public_tossup_id(match, spec.id) or ""),
+            number=len(game.played),
+            category=spec.category,
+            n_words=spec.n_words,
+            clue_ends=list(spec.clue_ends),
+            power_index=spec.power_index,
+            position=game.position,
+            words=shown,
+            answer=spec.answer if role == "moderator" or finished else None,
+        )
+    floor = None
+    if game.floor is not None and (game.phase in HAS_FLOOR or game.phase is Phase.ANSWERED):
+        f = game.floor
+        names = match.state.players.get(f.team, {})
+        secret = role == "moderator"
+        floor = FloorView(
+            buzz_id=f.buzz_id,
+            team=f.team,
+            player=f.player,
+            player_name=names.get(f.player, f.player),
+            kind=f.kind.value,
+            word_index=f.word_index,
+            clue_index=spec.clue_of(f.word_index) if spec else None,
+            answer=f.answer if secret or game.phase is Phase.ANSWERED else None,
+            suggestion=f.suggestion if secret else None,
+            confidence=None,
+        )
+    models = (
+        model_views(match, room.trajectories, spec.id if spec else None, game.position)
+        if role == "moderator"
+        else []
+    )
+    return State(
+        role=role,
+        match=MatchView(
+            id=room.match_id,
+            title=config.title,
+            join_code=room.join_code,
+            phase=game.phase.value,
+            paused=game.paused,
+            tossups_total=len(config.tossups),
+            tossups_played=len(game.played),
+            tossup_ids=[t.id for t in config.tossups] if role == "moderator" else [],
+        ),
+        teams=teams,
+        tossup=tossup,
+        floor=floor,
+        deadline=game.deadline,
+        reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=room.running),
+        models=models,
+        last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
+        events=events or [],
+        server_time=now,
+    )
+
+
+def model_views(
+    match: Match,
+    trajectories: Mapping[str, Mapping[str, ModelTrajectory]],
+    tossup_id: str | None,
+    position: int,
+) -> list[ModelGuessView]:
+    """Each model team's buzz and latest revealed guess (the moderator's model panel)."""
+    views = []
+    for team in match.config.teams:
+        if team.kind is not TeamKind.MODEL:
+            continue
+        buzz = team.buzzes.get(tossup_id) if tossup_id else None
+        guess = confidence = None
+        trajectory = trajectories.get(team.id, {}).get(tossup_id or "")
+        if trajectory is not None:
+            # the latest step whose prefix has been revealed (else the first one)
+            seen = [s for s in trajectory.steps if s[0] <= max(position, 0)]
+            step = seen[-1] if seen else (trajectory.steps[0] if trajectory.steps else None)
+            if step is not None:
+                _, guess, confidence = step
+        views.append(
+            ModelGuessView(
+                team=team.id,
+                model=team.model or team.name,
+                buzz_word=buzz.word_index if buzz else None,
+                guess=guess,
+                confidence=confidence,
+            )
+        )
+    return views
