@@ -223,6 +223,8 @@ class MatchView(_Msg):
     tossups_total: int
     tossups_played: int
     tossup_ids: list[str]  # the match's tossups (the moderator's state only)
+    #: The moderator may undo a ruling now (the last one of this tossup not yet undone).
+    can_undo: bool = False
 
 
 class State(_Msg):

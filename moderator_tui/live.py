@@ -33,13 +33,6 @@ from moderator_tui.widgets import (
     TossupPane,
 )
 
-
-def rulings_in_force(events: list[dict[str, Any]]) -> int:
-    """How many rulings of the tossup's log have not been undone (what ``undo`` can take)."""
-    ruled = sum(ev.get("type") == "ruled" for ev in events)
-    return ruled - sum(ev.get("type") == "ruling_undone" for ev in events)
-
-
 PACE_STEP = 20  # words per minute per key press
 PACE_RANGE = (30, 1200)
 
@@ -180,7 +173,7 @@ class LiveScreen(Screen):
         if action == "resume":
             return "resume" in allowed and not (state.reading.running and not state.match.paused)
         if action == "undo":
-            return command in allowed and rulings_in_force(state.last_events) > 0
+            return state.match.can_undo
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more

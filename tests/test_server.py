@@ -733,3 +733,31 @@ def test_players_and_displays_never_see_a_packet_id(db_url):
                 assert not any(tossup_id in text for tossup_id in ids)
             st = mod.state(lambda s: s["match"]["phase"] == "answered")
             assert st["tossup"]["id"] == ids[0] and st["match"]["tossup_ids"] == ids
+
+
+def test_pace_changes_are_events_of_the_record_and_can_undo_is_in_the_state(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        mod = moderator(server)
+        red = player(server, "red", "Ruth")
+        with clients(mod, red):
+            mod.send(type="set_pace", wpm=240)
+            assert mod.state(lambda s: s["reading"]["wpm"] == 240)
+            start_paused(mod, steps=2)
+            red.send(type="buzz")
+            red.wait("buzz_result")
+            assert mod.state(lambda s: s["floor"] is not None)["match"]["can_undo"] is False
+            mod.send(type="rule", ruling="incorrect")
+            assert mod.state(lambda s: s["match"]["can_undo"])
+            mod.send(type="undo")
+            assert (
+                mod.state(lambda s: s["match"]["phase"] == "buzzed")["match"]["can_undo"] is False
+            )
+        events = server.arena.store.events(room.rm.id)
+        assert [e.wpm for e in events if e.type == "pace_changed"] == [240]
+    # A restarted server reads at the pace the record has.
+    with LiveServer(settings) as server:
+        assert server.room().wpm == 240

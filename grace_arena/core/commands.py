@@ -76,6 +76,13 @@ class Resume(Command):
     kind: ClassVar[str] = "resume"
 
 
+class SetPace(Command):
+    """The moderator changes the reading pace (words per minute)."""
+
+    kind: ClassVar[str] = "set_pace"
+    wpm: int = Field(ge=30, le=1200)
+
+
 class UndoRuling(Command):
     kind: ClassVar[str] = "undo"
 

@@ -86,6 +86,13 @@ class ReadingResumed(_Event):
     tossup_id: str
 
 
+class PaceChanged(_Event):
+    """The moderator changed the reading pace."""
+
+    type: Literal["pace_changed"] = "pace_changed"
+    wpm: int
+
+
 class BuzzTiming(BaseModel):
     """When a buzz happened, as the server saw it and as the client reported it."""
 
@@ -201,6 +208,7 @@ Event = Annotated[
     | ReadingFinished
     | ReadingPaused
     | ReadingResumed
+    | PaceChanged
     | BuzzAccepted
     | BuzzRefused
     | AnswerGiven

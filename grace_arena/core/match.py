@@ -24,6 +24,7 @@ from grace_arena.core.commands import (
     Resume,
     Reveal,
     Rule,
+    SetPace,
     StartTossup,
     ThrowOut,
     TimeUp,
@@ -39,6 +40,7 @@ from grace_arena.core.events import (
     Event,
     MatchCreated,
     MatchEnded,
+    PaceChanged,
     PlayerJoined,
     ReadingFinished,
     ReadingPaused,
@@ -110,6 +112,12 @@ class MatchState:
     seq: int = 0  # events applied
     buzzes: int = 0  # buzz ids handed out
     tossups_started: int = 0
+    wpm: int | None = None  # the reading pace, once the moderator changed it
+
+    @property
+    def pace(self) -> int:
+        """Words per minute the reader reads at now."""
+        return self.wpm if self.wpm is not None else self.config.wpm
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,6 +161,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             g = replace(g, paused=True)
         case ReadingResumed():
             g = replace(g, paused=False)
+        case PaceChanged():
+            return replace(s, wpm=ev.wpm)
         case BuzzAccepted():
             floor = Floor(
                 buzz_id=ev.buzz_id,
@@ -612,6 +622,10 @@ def _resume(run: _Decision, cmd: Resume) -> None:
     run.emit(ReadingResumed(tossup_id=run.tossup().id))
 
 
+def _set_pace(run: _Decision, cmd: SetPace) -> None:
+    run.emit(PaceChanged(wpm=cmd.wpm))
+
+
 def _undo(run: _Decision, cmd: UndoRuling) -> None:
     g = run.g
     if not g.history:
@@ -649,6 +663,7 @@ _HANDLERS = {
     Pause: _pause,
     Resume: _resume,
     UndoRuling: _undo,
+    SetPace: _set_pace,
     ThrowOut: _throw_out,
     EndMatch: _end_match,
 }

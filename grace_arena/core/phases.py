@@ -105,6 +105,12 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
 }
 
 
+# The reading pace may change at any time until the match ends; it changes no phase.
+for _phase in Phase:
+    if _phase is not Phase.ENDED:
+        TRANSITIONS[(_phase, "set_pace")] = frozenset({_phase})
+
+
 def allowed_commands(phase: Phase) -> frozenset[str]:
     """The commands that are legal in ``phase`` (for help screens and error messages)."""
     return frozenset(cmd for (p, cmd) in TRANSITIONS if p is phase)

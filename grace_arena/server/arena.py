@@ -223,7 +223,6 @@ class Arena:
         return Room(
             rm,
             join_code=join_code,
-            wpm=config.wpm,
             compensated=config.compensated,
             race_window=self.settings.race_window,
             trajectories=self._trajectories(config),

@@ -231,7 +231,6 @@ class Room:
         rm: RecordedMatch,
         *,
         join_code: str,
-        wpm: int = 180,
         compensated: bool = False,
         race_window: float = 0.15,
         trajectories: dict[str, dict[str, ModelTrajectory]] | None = None,
@@ -239,7 +238,6 @@ class Room:
     ) -> None:
         self.rm = rm
         self.join_code = join_code
-        self.wpm = wpm
         self.compensated = compensated
         self.race_window = race_window
         self.trajectories = trajectories or {}
@@ -266,6 +264,11 @@ class Room:
     @property
     def match(self):
         return self.rm.match
+
+    @property
+    def wpm(self) -> int:
+        """The reading pace, as the record has it (``set_pace`` events)."""
+        return self.rm.match.state.pace
 
     def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._reader()))

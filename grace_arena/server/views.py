@@ -10,7 +10,7 @@ from typing import Any
 from grace_arena.core.config import TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.match import Match
-from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
+from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase, allowed_commands
 from grace_arena.protocol import (
     FloorView,
     MatchView,
@@ -27,7 +27,14 @@ SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
 #: Events only the moderator gets; the others learn of these changes from the next state
 #: (keeps the per-word fan-out to one message per client).
 MODERATOR_EVENTS = frozenset(
-    {"words_revealed", "reading_paused", "reading_resumed", "player_joined", "match_created"}
+    {
+        "words_revealed",
+        "reading_paused",
+        "reading_resumed",
+        "pace_changed",
+        "player_joined",
+        "match_created",
+    }
 )
 
 
@@ -182,6 +189,9 @@ def state_view(
             tossups_total=len(config.tossups),
             tossups_played=len(game.played),
             tossup_ids=[t.id for t in config.tossups] if role == "moderator" else [],
+            can_undo=role == "moderator"
+            and bool(game.history)
+            and "undo" in allowed_commands(game.phase),
         ),
         teams=teams,
         tossup=tossup,

@@ -15,7 +15,15 @@ from fastapi import (
 )
 from pydantic import ValidationError
 
-from grace_arena.core.commands import EndMatch, Join, Rule, StartTossup, ThrowOut, UndoRuling
+from grace_arena.core.commands import (
+    EndMatch,
+    Join,
+    Rule,
+    SetPace,
+    StartTossup,
+    ThrowOut,
+    UndoRuling,
+)
 from grace_arena.core.config import TeamKind
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.protocol import (
@@ -345,8 +353,7 @@ async def _dispatch(room: Room, conn: Connection, received: _Received) -> None:
             case StepMsg():
                 await room.step(msg.unit)
             case SetPaceMsg():
-                room.wpm = msg.wpm
-                room.broadcast_state()
+                await room.command(SetPace(wpm=msg.wpm))
             case EndMatchMsg():
                 room.running = False
                 await room.command(EndMatch())
