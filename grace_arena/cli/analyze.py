@@ -266,7 +266,7 @@ def analyze(
             "description": ", ".join(str(p) for p in (steps, buzzes, survey) if p),
         }
     else:
-        from grace_arena.analysis.record_io import load_record_data, survey_steps
+        from grace_arena.io.record_io import load_record_data, survey_steps
         from grace_arena.record.db import open_engine
         from grace_arena.record.store import RecordError
 
