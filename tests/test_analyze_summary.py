@@ -140,3 +140,15 @@ def test_sh_and_accuracy() -> None:
     # q2 never right: 0 → mean 0.2
     assert m["sh"] == pytest.approx(0.2)
     assert not math.isnan(m["sh"])
+
+
+def test_report_tables_escape_pipes_in_headers_and_cells() -> None:
+    from grace_arena.analysis.report import _markdown_to_html, _table
+
+    markdown = _table(["model", "P(buzz | correct)", "P(buzz | incorrect)"], [["a|b", "1", "2"]])
+    html = _markdown_to_html(markdown)
+    header = html.split("<tr>")[1]
+    assert header.count("<th>") == 3
+    assert "<th>P(buzz | correct)</th>" in header
+    row = html.split("<tr>")[2]
+    assert row.count("<td>") == 3 and "<td>a|b</td>" in row
