@@ -187,16 +187,17 @@ def analyze(
         Path | None,
         typer.Option(
             "--steps",
-            help="Model steps CSV: model,question_id,step,word_index,correct,confidence_logit,"
-            "confidence_verbal[,category,n_words,would_buzz]. Reads files instead of the record.",
+            help="Model steps CSV or Parquet: model,question_id,step,word_index,correct,"
+            "confidence_logit,confidence_verbal[,category,n_words,would_buzz]. Reads files "
+            "instead of the record.",
         ),
     ] = None,
     buzzes: Annotated[
         Path | None,
         typer.Option(
             "--buzzes",
-            help="Buzzes CSV: question_id,team,team_kind,word_index,correct (an 'export "
-            "--format csv' file works too).",
+            help="Buzzes CSV or Parquet: question_id,team,team_kind,word_index,correct (an "
+            "'export --format csv' file works too).",
         ),
     ] = None,
     survey: Annotated[
