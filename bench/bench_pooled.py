@@ -32,9 +32,9 @@ import numpy as np
 from sqlalchemy import insert
 from sqlmodel import Session, select
 
-from grace_arena.analysis.imports import import_grace
-from grace_arena.analysis.record_io import load_record_data
 from grace_arena.analysis.summary import analyze
+from grace_arena.io.imports import import_grace
+from grace_arena.io.record_io import load_record_data
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.models import ModelStepRow, TossupRow
 

@@ -100,3 +100,32 @@ def test_the_column_reader_and_the_row_reader_agree(files, tmp_path: Path) -> No
     bad.write_text(STEPS.replace("m,q2,0,4,1,1.0", "m,q2,0,4,2,1.0"))
     with pytest.raises(ValueError, match="line 4: column 'correct' must be 0 or 1"):
         read_steps_csv(bad)
+
+
+def test_parquet_files_give_the_same_analysis_as_csv(files, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    steps_csv, buzzes_csv = files
+    # typed columns as a notebook would write them: floats with nulls, booleans
+    steps = pacsv.read_csv(steps_csv)
+    steps = steps.set_column(4, "correct", steps.column("correct").cast(pa.bool_()))
+    pq.write_table(steps, tmp_path / "steps.parquet")
+    pq.write_table(pacsv.read_csv(buzzes_csv), tmp_path / "buzzes.parquet")
+    out = {}
+    for suffix in ("csv", "parquet"):
+        target = tmp_path / f"{suffix}.json"
+        steps_file, buzzes_file = tmp_path / f"steps.{suffix}", tmp_path / f"buzzes.{suffix}"
+        args = ["analyze", "--steps", str(steps_file), "--buzzes", str(buzzes_file),
+                "--json", str(target), "--resamples", "50"]  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        data = json.loads(target.read_text())
+        out[suffix] = {k: v for k, v in data.items() if k not in ("generated_at", "source")}
+    assert out["parquet"] == out["csv"]
+    assert out["csv"]["counts"]["steps"] == 3 and out["csv"]["counts"]["buzzes"] == 3
+    # a Parquet file with a column missing is refused with the file named
+    pq.write_table(steps.drop_columns(["correct"]), tmp_path / "bad.parquet")
+    result = CliRunner().invoke(app, ["analyze", "--steps", str(tmp_path / "bad.parquet")])
+    assert result.exit_code == 1 and "missing column(s) correct" in result.output

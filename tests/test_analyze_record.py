@@ -17,7 +17,6 @@ import pytest
 from sqlmodel import Session
 from typer.testing import CliRunner
 
-from grace_arena.analysis.record_io import load_record, question_id
 from grace_arena.analysis.summary import analyze, comparable
 from grace_arena.cli import app
 from grace_arena.core.commands import (
@@ -35,6 +34,7 @@ from grace_arena.core.config import ModelBuzz, ScoringRules, TeamKind, TeamSpec
 from grace_arena.core.events import BuzzTiming, Ruling
 from grace_arena.core.packet import Packet, PacketMeta, Tossup
 from grace_arena.core.specs import match_config
+from grace_arena.io.record_io import load_record, question_id
 from grace_arena.record.models import ModelStepRow
 from grace_arena.record.store import MatchStore
 

@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 
 from grace_arena.analysis import curves as curves_module
 from grace_arena.analysis.curves import (
-    BuzzRecord,
-    PolicyStep,
     accuracy_by_fraction,
     buzz_given_correct,
     cumulative_buzz_rates,
@@ -23,10 +21,9 @@ from grace_arena.analysis.curves import (
     grace_player_score,
     quartiles,
     rank_players,
-    sh_question,
+    sh,
     win_probability,
 )
-from grace_arena.analysis.metrics import Step
 
 # ---------------------------------------------------------------------------------------
 # Positions and cumulative buzz rates (figure 4)
@@ -37,82 +34,59 @@ def test_fraction_revealed_counts_the_buzzed_word_as_heard() -> None:
     assert fraction_revealed(0, 10) == 0.1  # one word heard of ten
     assert fraction_revealed(9, 10) == 1.0
     assert fraction_revealed(12, 10) == 1.0  # buzz after the last word
-    with pytest.raises(ValueError, match="n_words = 0"):
-        fraction_revealed(0, 0)
+    # an unknown length (n_words < 1) gives NaN
+    assert math.isnan(fraction_revealed(0, 0))
     with pytest.raises(ValueError, match="word_index = -1"):
         fraction_revealed(-1, 10)
 
 
-BUZZES = [
-    # team, kind, question, word index, words, correct
-    BuzzRecord("H1", "human", "q1", 4, 10, True),  # x = 0.5
-    BuzzRecord("H1", "human", "q2", 1, 10, False),  # x = 0.2
-    BuzzRecord("H1", "human", "q3", 9, 10, True),  # x = 1.0
-    BuzzRecord("M1", "model", "q1", 2, 10, False),  # x = 0.3
-    BuzzRecord("M1", "model", "q2", 7, 10, True),  # x = 0.8
-]
+# H1: correct at x = 0.5 (q1), wrong at 0.2 (q2), correct at 1.0 (q3); heard 4 questions.
+H1 = {"fraction": [0.5, 0.2, 1.0], "correct": [1, 0, 1], "groups": ["q1", "q2", "q3"]}
 
 
 def test_cumulative_buzz_rates_hand_worked() -> None:
-    rates = cumulative_buzz_rates(
-        BUZZES, grid=[0.0, 0.25, 0.5, 0.75, 1.0], questions_played={"H1": 4, "M1": 4}
-    )
-    h1, m1 = rates["H1"], rates["M1"]
-    assert (h1.team_kind, h1.n_questions) == ("human", 4)
-    # H1 correct at 0.5 and 1.0, wrong at 0.2; four questions played.
+    h1 = cumulative_buzz_rates(**H1, grid=[0.0, 0.25, 0.5, 0.75, 1.0], n_questions=4)
+    assert h1.n_questions == 4
     assert h1.correct.tolist() == [0, 0, 0.25, 0.25, 0.5]
     assert h1.incorrect.tolist() == [0, 0.25, 0.25, 0.25, 0.25]
-    # M1 wrong at 0.3, correct at 0.8.
+    # M1: wrong at 0.3, correct at 0.8
+    m1 = cumulative_buzz_rates(
+        [0.3, 0.8], [0, 1], groups=["q1", "q2"], grid=[0.0, 0.25, 0.5, 0.75, 1.0], n_questions=4
+    )
     assert m1.correct.tolist() == [0, 0, 0, 0, 0.25]
     assert m1.incorrect.tolist() == [0, 0, 0.25, 0.25, 0.25]
 
 
-def test_cumulative_buzz_rates_default_denominator_is_questions_in_the_log() -> None:
-    rates = cumulative_buzz_rates(BUZZES, grid=[1.0])
-    # Three questions appear in the log: H1 2 correct / 3, M1 1 correct / 3.
-    assert rates["H1"].correct.tolist() == pytest.approx([2 / 3])
-    assert rates["M1"].correct.tolist() == pytest.approx([1 / 3])
-
-
 def test_cumulative_buzz_rates_counts_a_question_once_at_its_earliest_buzz() -> None:
-    twice = [
-        BuzzRecord("H1", "human", "q1", 8, 10, True),
-        BuzzRecord("H1", "human", "q1", 3, 10, True),
-    ]
-    rates = cumulative_buzz_rates(twice, grid=[0.4, 1.0], questions_played={"H1": 2})
-    assert rates["H1"].correct.tolist() == [0.5, 0.5]
+    rates = cumulative_buzz_rates([0.9, 0.4], [1, 1], groups=["q1", "q1"], grid=[0.4, 1.0],
+                                  n_questions=2)  # fmt: skip
+    assert rates.correct.tolist() == [0.5, 0.5]
 
 
 def test_cumulative_buzz_rates_checks_its_arguments() -> None:
-    with pytest.raises(ValueError, match="no entry for team = 'M1'"):
-        cumulative_buzz_rates(BUZZES, grid=[1.0], questions_played={"H1": 4})
-    with pytest.raises(ValueError, match="questions_played = 2"):
-        cumulative_buzz_rates(BUZZES, grid=[1.0], questions_played={"H1": 2, "M1": 2})
+    with pytest.raises(ValueError, match="n_questions = 2"):
+        cumulative_buzz_rates(**H1, grid=[1.0], n_questions=2)
     with pytest.raises(ValueError, match=r"grid\[0\] = 1\.5"):
-        cumulative_buzz_rates(BUZZES, grid=[1.5])
+        cumulative_buzz_rates(**H1, grid=[1.5], n_questions=4)
 
 
 @given(
     buzzes=st.lists(
-        st.tuples(
-            st.sampled_from(["A", "B"]), st.integers(0, 5), st.integers(0, 30), st.booleans()
-        ),
-        min_size=1,
-        max_size=40,
+        st.tuples(st.integers(0, 5), st.integers(0, 30), st.booleans()), min_size=1, max_size=40
     )
 )
 def test_cumulative_rates_are_nondecreasing_and_end_at_the_buzz_share(buzzes) -> None:
-    records = [BuzzRecord(t, "human", q, w, 20, ok) for t, q, w, ok in buzzes]
-    rates = cumulative_buzz_rates(records, grid=np.linspace(0, 1, 21))
-    for curve in rates.values():
-        for values in (curve.correct, curve.incorrect):
-            assert np.all(np.diff(values) >= 0)
-            assert values.min() >= 0 and values.max() <= 1
+    x = [fraction_revealed(w, 20) for _, w, _ in buzzes]
+    curve = cumulative_buzz_rates(
+        x, [int(ok) for *_, ok in buzzes], groups=[q for q, _, _ in buzzes],
+        grid=np.linspace(0, 1, 21), n_questions=6,
+    )  # fmt: skip
+    for is_correct, values in ((True, curve.correct), (False, curve.incorrect)):
+        assert np.all(np.diff(values) >= 0)
+        assert values.min() >= 0 and values.max() <= 1
         # At x = 1 every buzz has happened: the share of questions with such a buzz.
-        n_questions = len({q for _, q, _, _ in buzzes})
-        for is_correct, values in ((True, curve.correct), (False, curve.incorrect)):
-            hit = {q for t, q, _, ok in buzzes if t == curve.team and ok == is_correct}
-            assert values[-1] == pytest.approx(len(hit) / n_questions)
+        hit = {q for q, _, ok in buzzes if ok == is_correct}
+        assert values[-1] == pytest.approx(len(hit) / 6)
 
 
 # ---------------------------------------------------------------------------------------
@@ -120,19 +94,11 @@ def test_cumulative_rates_are_nondecreasing_and_end_at_the_buzz_share(buzzes) ->
 # ---------------------------------------------------------------------------------------
 
 
-def _step(model: str, question: str, step: int, word: int, correct: bool) -> Step:
-    return Step(model, question, step, word, correct, None, None)
-
-
 def test_accuracy_by_fraction_hand_worked() -> None:
-    steps = [
-        _step("m", "q1", 1, 1, False),  # 2/10 = 0.2 → bin [0, 0.5)
-        _step("m", "q1", 2, 4, True),  # 5/10 = 0.5 → bin [0.5, 1] (edge goes up)
-        _step("m", "q1", 3, 9, True),  # 1.0 → last bin, closed
-        _step("m", "q2", 1, 0, True),  # 1/4 = 0.25 → [0, 0.5)
-        _step("m", "q2", 2, 3, False),  # 1.0 → [0.5, 1]
-    ]
-    curve = accuracy_by_fraction(steps, {"q1": 10, "q2": 4}, bins=2)["m"]
+    # (word, words, correct): 2/10 = 0.2 → [0, 0.5); 5/10 = 0.5 → [0.5, 1] (edge goes up);
+    # 1.0 → last bin, closed; 1/4 = 0.25 → [0, 0.5); 4/4 → [0.5, 1]
+    x = fraction_revealed([1, 4, 9, 0, 3], [10, 10, 10, 4, 4])
+    curve = accuracy_by_fraction(x, [0, 1, 1, 1, 0], bins=2)
     assert curve.count.tolist() == [2, 3]
     # [0, 0.5): one right of two; [0.5, 1]: two right of three
     assert curve.accuracy.tolist() == pytest.approx([0.5, 2 / 3])
@@ -140,41 +106,39 @@ def test_accuracy_by_fraction_hand_worked() -> None:
 
 
 def test_accuracy_by_fraction_with_explicit_edges_and_empty_bins() -> None:
-    steps = [_step("m", "q", 1, 9, True)]
-    curve = accuracy_by_fraction(steps, {"q": 10}, bins=[0.0, 0.5, 0.9, 1.0])["m"]
-    assert curve.count.tolist() == [0, 0, 1]
+    curve = accuracy_by_fraction([1.0, math.nan], [1, 0], bins=[0.0, 0.5, 0.9, 1.0])
+    assert curve.count.tolist() == [0, 0, 1]  # the unknown (NaN) fraction is left out
     assert math.isnan(curve.accuracy[0]) and curve.accuracy[2] == 1.0
 
 
-def test_accuracy_by_fraction_needs_every_question_length() -> None:
-    with pytest.raises(ValueError, match="'q9'"):
-        accuracy_by_fraction([_step("m", "q9", 1, 0, True)], {"q1": 10})
-
-
 def test_buzz_given_correct_stops_at_the_first_buzz() -> None:
+    # (question, correct, would buzz) in step order within each question
     rows = [
-        # (question, step, correct, would buzz)
-        ("q1", 1, False, False),
-        ("q1", 2, True, False),
-        ("q1", 3, True, True),  # first buzz: later steps of q1 do not count
-        ("q1", 4, True, True),
-        ("q2", 2, False, True),  # out of order on purpose: q2's step 1 comes first
-        ("q2", 1, False, False),
+        ("q1", 0, 0),
+        ("q1", 1, 0),
+        ("q1", 1, 1),  # first buzz: later steps of q1 do not count
+        ("q1", 1, 1),
+        ("q2", 0, 0),
+        ("q2", 0, 1),
     ]
-    steps = [PolicyStep("m", q, t, ok, b) for q, t, ok, b in rows]
-    rates = buzz_given_correct(steps)["m"]
+    q, ok, b = zip(*rows, strict=True)
+    rates = buzz_given_correct(ok, b, groups=q)
     # correct steps used: q1/2 (no buzz), q1/3 (buzz) → 1/2
     # incorrect steps used: q1/1 (no), q2/1 (no), q2/2 (buzz) → 1/3
     assert (rates.n_correct, rates.n_incorrect) == (2, 3)
     assert rates.p_buzz_given_correct == pytest.approx(1 / 2)
     assert rates.p_buzz_given_incorrect == pytest.approx(1 / 3)
     # Without the cut, q1/4 is counted too: correct 3 steps, 2 buzzes.
-    everything = buzz_given_correct(steps, until_first_buzz=False)["m"]
+    everything = buzz_given_correct(ok, b, groups=q, until_first_buzz=False)
     assert everything.p_buzz_given_correct == pytest.approx(2 / 3)
+    # interleaved questions give the same numbers: groups, not adjacency, tell them apart
+    order = [4, 0, 1, 5, 2, 3]
+    mixed = buzz_given_correct(np.take(ok, order), np.take(b, order), groups=np.take(q, order))
+    assert mixed == rates
 
 
 def test_buzz_given_correct_is_nan_without_rows_of_a_kind() -> None:
-    rates = buzz_given_correct([PolicyStep("m", "q", 1, True, True)])["m"]
+    rates = buzz_given_correct([1], [1])
     assert rates.p_buzz_given_correct == 1.0
     assert math.isnan(rates.p_buzz_given_incorrect)
 
@@ -271,33 +235,33 @@ def sh_by_loops(c: list[float], g: list[int], h: list[float]) -> float:
     return sum(k) + (1 - sum(h)) * sum(b[t] * g[t] for t in range(len(c)))
 
 
-def test_sh_question_hand_worked() -> None:
+def test_sh_hand_worked() -> None:
     # c = [0.5, 0.5, 1.0], g = [0, 1, 1], h = [0, 0.25, 0.5]
     # b = [0.5, 0.5·0.5, 1·0.5·0.5] = [0.5, 0.25, 0.25]; b·g = [0, 0.25, 0.25]
     # K = [0·0, 0.25·0.25, 0.5·0.5] = [0, 0.0625, 0.25]  → Σ K = 0.3125
     # (1 − Σ h) Σ b·g = (1 − 0.75) · 0.5 = 0.125          → SH = 0.4375
-    assert sh_question([0.5, 0.5, 1.0], [0, 1, 1], [0.0, 0.25, 0.5]) == pytest.approx(0.4375)
+    assert sh([0.5, 0.5, 1.0], [0, 1, 1], [0.0, 0.25, 0.5]) == pytest.approx(0.4375)
 
 
-def test_sh_question_anchors() -> None:
+def test_sh_anchors() -> None:
     # Sure and right at the first step, no human answers: SH = b_0 g_0 = 1.
-    assert sh_question([1.0, 1.0], [1, 1], [0.0, 0.0]) == pytest.approx(1.0)
+    assert sh([1.0, 1.0], [1, 1], [0.0, 0.0]) == pytest.approx(1.0)
     # Sure and wrong at the first step: all buzz mass on a wrong answer → 0.
-    assert sh_question([1.0, 1.0], [0, 1], [0.0, 0.0]) == pytest.approx(0.0)
+    assert sh([1.0, 1.0], [0, 1], [0.0, 0.0]) == pytest.approx(0.0)
     # Never confident: no buzz mass anywhere → 0, unless the final buzz is assumed.
-    assert sh_question([0.0, 0.0], [1, 1], [0.0, 0.0]) == 0.0
-    assert sh_question([0.0, 0.0], [1, 1], [0.0, 0.0], assume_final_buzz=True) == 1.0
+    assert sh([0.0, 0.0], [1, 1], [0.0, 0.0]) == 0.0
+    assert sh([0.0, 0.0], [1, 1], [0.0, 0.0], assume_final_buzz=True) == 1.0
 
 
-def test_sh_question_is_not_confined_to_the_unit_interval_with_cumulative_h() -> None:
+def test_sh_is_not_confined_to_the_unit_interval_with_cumulative_h() -> None:
     # As printed: Σ h = 1.8 > 1 makes the second term negative.
     # b = [0.5, 0.5], g = [1, 0]: K = [0.9·0.5, 0.9·0.5] = 0.9; (1 − 1.8)·0.5 = −0.4 → 0.5
-    assert sh_question([0.5, 1.0], [1, 0], [0.9, 0.9]) == pytest.approx(0.5)
+    assert sh([0.5, 1.0], [1, 0], [0.9, 0.9]) == pytest.approx(0.5)
     # g = [0, 1]: K = [0, 0.9·0.5]; (1 − 1.8)·0.5 = −0.4 → 0.05
-    assert sh_question([0.5, 1.0], [0, 1], [0.9, 0.9]) == pytest.approx(0.05)
+    assert sh([0.5, 1.0], [0, 1], [0.9, 0.9]) == pytest.approx(0.05)
     # Buzz mass only on the last step (right there), humans right early and often:
     # b·g = [0, 0, 1], K = [0, 0, 1·1], Σ h = 2.4 → 1 + (1 − 2.4)·1 = −0.4 < 0.
-    assert sh_question([0.0, 0.0, 1.0], [0, 0, 1], [0.6, 0.8, 1.0]) == pytest.approx(-0.4)
+    assert sh([0.0, 0.0, 1.0], [0, 0, 1], [0.6, 0.8, 1.0]) == pytest.approx(-0.4)
 
 
 @given(
@@ -305,20 +269,20 @@ def test_sh_question_is_not_confined_to_the_unit_interval_with_cumulative_h() ->
         st.tuples(st.floats(0, 1), st.booleans(), st.floats(0, 1)), min_size=1, max_size=12
     )
 )
-def test_sh_question_matches_the_appendix_term_by_term(data) -> None:
+def test_sh_matches_the_appendix_term_by_term(data) -> None:
     c = [v for v, _, _ in data]
     g = [int(ok) for _, ok, _ in data]
     h = [v for _, _, v in data]
-    assert sh_question(c, g, h) == pytest.approx(sh_by_loops(c, g, h), abs=1e-9)
+    assert sh(c, g, h) == pytest.approx(sh_by_loops(c, g, h), abs=1e-9)
 
 
-def test_sh_question_checks_its_arguments() -> None:
+def test_sh_checks_its_arguments() -> None:
     with pytest.raises(ValueError, match="same length"):
-        sh_question([0.5], [1, 1], [0.0])
+        sh([0.5], [1, 1], [0.0])
     with pytest.raises(ValueError, match=r"conf\[0\] = 2\.0"):
-        sh_question([2.0], [1], [0.0])
+        sh([2.0], [1], [0.0])
     with pytest.raises(ValueError, match="at least one step"):
-        sh_question([], [], [])
+        sh([], [], [])
 
 
 # ---------------------------------------------------------------------------------------
@@ -355,7 +319,11 @@ def test_rank_players_by_mean_score() -> None:
         ("cy", 0.1, False),  # −5
         ("cy", 0.0, True),  # 20 → mean 7.5
     ]
-    ranks = rank_players(records)
+    ranks = rank_players(
+        [p for p, _, _ in records],
+        [math.nan if x is None else x for _, x, _ in records],
+        [ok for _, _, ok in records],
+    )
     assert [(r.player, r.mean_score, r.n) for r in ranks] == [
         ("cy", 7.5, 2),
         ("ann", 5.0, 2),
@@ -382,3 +350,13 @@ def test_docstring_examples_hold() -> None:
     result = doctest.testmod(curves_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 10
     assert result.failed == 0
+
+
+def test_sh_per_question_with_groups_hand_worked() -> None:
+    # q1 is the appendix example (0.25); q2 = [1.0] right with h = 0: b·g = [1], SH = 1.
+    # Rows of the two questions interleaved: each question keeps its own step order.
+    values = sh(
+        [0.5, 1.0, 0.5], [0, 1, 1], [0.0, 0.0, 0.5], groups=["q1", "q2", "q1"], per_question=True
+    )
+    assert values.tolist() == pytest.approx([0.25, 1.0])
+    assert sh([0.5, 1.0, 0.5], [0, 1, 1], [0.0, 0.0, 0.5], groups=["q1", "q2", "q1"]) == 0.625

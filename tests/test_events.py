@@ -17,16 +17,15 @@ import pytest
 from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
-from grace_arena.analysis.columnar import human_fraction_column
-from grace_arena.analysis.exports import export
-from grace_arena.analysis.imports import import_grace
-from grace_arena.analysis.record_io import load_record, load_record_data
-from grace_arena.analysis.summary import analyze, natural_key
+from grace_arena.analysis.summary import analyze, human_fraction_column, natural_key
 from grace_arena.cli import app
 from grace_arena.core.commands import Buzz, Join, Reveal, Rule, StartTossup
 from grace_arena.core.config import ScoringRules, TeamKind, TeamSpec
 from grace_arena.core.events import Ruling
 from grace_arena.core.specs import match_config
+from grace_arena.io.exports import export
+from grace_arena.io.imports import import_grace
+from grace_arena.io.record_io import load_record, load_record_data
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.models import (
     ArenaEventRow,

@@ -11,11 +11,11 @@ import pytest
 from test_analyze_record import MODEL, PACKET_ID, play_synthetic_match
 from typer.testing import CliRunner
 
-from grace_arena.analysis.exports import export
-from grace_arena.analysis.imports import grace_word_maps, import_grace
-from grace_arena.analysis.record_io import BUZZ_EXPORT_COLUMNS, STEP_EXPORT_COLUMNS
 from grace_arena.analysis.tables import STEP_COLUMNS
 from grace_arena.cli import app
+from grace_arena.io.exports import export
+from grace_arena.io.imports import grace_word_maps, import_grace
+from grace_arena.io.record_io import BUZZ_EXPORT_COLUMNS, STEP_EXPORT_COLUMNS
 from grace_arena.record.store import MatchStore
 
 QBJ_SCHEMA = Path(__file__).parent / "fixtures" / "analysis" / "qbj_match.schema.json"

@@ -10,17 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from grace_arena.analysis.exports import export
-from grace_arena.analysis.imports import (
+from grace_arena.cli import app
+from grace_arena.core.tokenize import tokenize
+from grace_arena.io.exports import export
+from grace_arena.io.imports import (
     grace_category,
     grace_word_maps,
     import_grace,
     import_qanta,
     parse_grace_position,
 )
-from grace_arena.analysis.record_io import load_record
-from grace_arena.cli import app
-from grace_arena.core.tokenize import tokenize
+from grace_arena.io.record_io import load_record
 from grace_arena.model.corpus import load_corpus
 from grace_arena.record.store import MatchStore
 

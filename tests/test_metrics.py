@@ -20,29 +20,24 @@ from grace_arena.analysis import metrics as metrics_module
 from grace_arena.analysis.metrics import (
     METRICS,
     QUESTION_METRICS,
-    HumanBuzz,
-    Step,
     ace,
     bootstrap_ci,
     brier,
     brier_skill_score,
-    calscore_question,
-    calscore_ref_question,
+    calscore,
+    calscore_ref,
     drop_missing,
     ece,
-    group_by_question,
-    human_fraction_by_step,
+    human_fraction,
     log_loss,
     max_calibration_error,
-    mce_grace_question,
-    mce_grace_ref_question,
+    mce_grace,
+    mce_grace_ref,
     mean_confidence_when,
     normalized_sigmoid,
     overconfidence_rate,
     reliability_table,
-    step_metric,
     summarize,
-    summarize_steps,
 )
 
 
@@ -445,28 +440,28 @@ def test_normalized_sigmoid_maps_minus_one_zero_one() -> None:
 def test_calscore_anchors(
     conf: list[float], correct: list[int], human: list[float], expected: float
 ) -> None:
-    assert calscore_question(conf, correct, human) == pytest.approx(expected, abs=1e-12)
+    assert calscore(conf, correct, human_frac=human) == pytest.approx(expected, abs=1e-12)
 
 
 def test_calscore_hand_worked() -> None:
     # wrong at 0.5 with h=0, right at 0.8 with h=0.5:
     # mean = (1·(−1)·0.5 + 0.5·(+1)·0.8) / 2 = (−0.5 + 0.4)/2 = −0.05 → 1 − r(−0.05)
-    value = calscore_question([0.5, 0.8], [0, 1], [0.0, 0.5])
+    value = calscore([0.5, 0.8], [0, 1], human_frac=[0.0, 0.5])
     assert value == pytest.approx(1 - r(-0.05))
     assert value == pytest.approx(0.52704, abs=1e-5)
     # MCE drops h: mean = (−0.5 + 0.8)/2 = 0.15 → 1 − r(0.15) = 0.41900
-    assert mce_grace_question([0.5, 0.8], [0, 1]) == pytest.approx(1 - r(0.15))
-    assert mce_grace_question([0.5, 0.8], [0, 1]) == pytest.approx(0.41900, abs=1e-5)
+    assert mce_grace([0.5, 0.8], [0, 1]) == pytest.approx(1 - r(0.15))
+    assert mce_grace([0.5, 0.8], [0, 1]) == pytest.approx(0.41900, abs=1e-5)
 
 
 def test_reference_code_variants_hand_worked() -> None:
     # g ∈ {0,1}, no r: 1 − (0·0.5 + 0.5·1·0.8)/2 = 1 − 0.2 = 0.8; without h: 1 − 0.4 = 0.6
-    assert calscore_ref_question([0.5, 0.8], [0, 1], [0.0, 0.5]) == pytest.approx(0.8)
-    assert mce_grace_ref_question([0.5, 0.8], [0, 1]) == pytest.approx(0.6)
+    assert calscore_ref([0.5, 0.8], [0, 1], human_frac=[0.0, 0.5]) == pytest.approx(0.8)
+    assert mce_grace_ref([0.5, 0.8], [0, 1]) == pytest.approx(0.6)
     # Anchors: always right at confidence 1 → 0; a wrong answer earns nothing → 1.
-    assert calscore_ref_question([1.0, 1.0], [1, 1], [0, 0]) == pytest.approx(0.0)
-    assert calscore_ref_question([1.0, 1.0], [0, 0], [0, 0]) == pytest.approx(1.0)
-    assert calscore_ref_question([1.0, 1.0], [1, 1], [1, 1]) == pytest.approx(1.0)
+    assert calscore_ref([1.0, 1.0], [1, 1], human_frac=[0, 0]) == pytest.approx(0.0)
+    assert calscore_ref([1.0, 1.0], [0, 0], human_frac=[0, 0]) == pytest.approx(1.0)
+    assert calscore_ref([1.0, 1.0], [1, 1], human_frac=[1, 1]) == pytest.approx(1.0)
 
 
 @given(
@@ -483,23 +478,51 @@ def test_question_metrics_are_in_unit_interval_and_mce_is_calscore_without_human
     correct = [int(g) for _, g, _ in data]
     human = [h for _, _, h in data]
     for fn in QUESTION_METRICS.values():
-        assert -1e-12 <= fn(np.array(conf), np.array(correct, float), np.array(human)) <= 1 + 1e-12
+        assert -1e-12 <= fn(np.array(conf), np.array(correct, float), human_frac=human) <= 1 + 1e-12
     zeros = [0.0] * len(conf)
-    assert same(mce_grace_question(conf, correct), calscore_question(conf, correct, zeros))
-    assert same(mce_grace_ref_question(conf, correct), calscore_ref_question(conf, correct, zeros))
+    assert same(mce_grace(conf, correct), calscore(conf, correct, human_frac=zeros))
+    assert same(mce_grace_ref(conf, correct), calscore_ref(conf, correct, human_frac=zeros))
 
 
 def test_question_metrics_check_their_inputs() -> None:
     with pytest.raises(ValueError, match="one value per step"):
-        calscore_question([0.5, 0.5], [1, 1], [0.0])
+        calscore([0.5, 0.5], [1, 1], human_frac=[0.0])
     with pytest.raises(ValueError, match=r"human_frac\[0\] = 1\.5"):
-        calscore_question([0.5], [1], [1.5])
+        calscore([0.5], [1], human_frac=[1.5])
     with pytest.raises(ValueError, match="empty"):
-        mce_grace_question([], [])
+        mce_grace([], [])
+
+
+def human_fraction_by_step(words, buzzes, *, definition="reference"):
+    """h_t of one question's steps from ``(team, word, correct)`` buzzes."""
+    return human_fraction(
+        words,
+        [w for _, w, _ in buzzes],
+        [int(c) for _, _, c in buzzes],
+        buzz_team=[t for t, _, _ in buzzes],
+        definition=definition,
+    )
+
+
+def test_human_fraction_groups_questions_hand_worked() -> None:
+    # q1: A right at 12, B wrong at 5; q2: C right at 3. Steps of q1 at words 10 and 20 and
+    # of q2 at word 4: reference q1 [0/2, 1/2], q2 [1/1]; a buzz never counts on another
+    # question.
+    h = human_fraction(
+        [10, 20, 4],
+        [12, 5, 3],
+        [1, 0, 1],
+        step_groups=["q1", "q1", "q2"],
+        buzz_groups=["q1", "q1", "q2"],
+        buzz_team=["A", "B", "C"],
+    )
+    assert h.tolist() == [0.0, 0.5, 1.0]
+    # a question without buzzes has h = 0
+    assert human_fraction([9], [3], [1], step_groups=["q9"], buzz_groups=["q1"]).tolist() == [0]
 
 
 def test_human_fraction_by_step_hand_worked() -> None:
-    buzzes = [HumanBuzz("A", 12, True), HumanBuzz("B", 5, False), HumanBuzz("C", 30, True)]
+    buzzes = [("A", 12, True), ("B", 5, False), ("C", 30, True)]
     # Three teams buzzed. Correct buzzes at words 12 (A) and 30 (C).
     # step ends at word 10 → 0/3; at 20 → 1/3; at 40 → 2/3
     assert human_fraction_by_step([10, 20, 40], buzzes) == pytest.approx([0, 1 / 3, 2 / 3])
@@ -552,158 +575,113 @@ def test_human_fraction_is_zero_when_no_human_buzzed() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Step records → per-model summaries
+# Per-question values with groups=
 # ---------------------------------------------------------------------------------------
 
-STEPS = [
-    # model, question, step, last word, correct, logit, verbal, category
-    Step("m1", "q1", 1, 9, False, 0.5, 0.3, "Science"),
-    Step("m1", "q1", 2, 19, True, 0.8, None, "Science"),
-    Step("m1", "q2", 1, 4, False, 0.9, None, "History"),
-    Step("m1", "q2", 2, 9, False, 0.2, None, "History"),
-    Step("m2", "q1", 1, 9, True, 1.0, 1.0, "Science"),
-    Step("m2", "q1", 2, 19, True, 1.0, 1.0, "Science"),
-]
-# q1: team A right at word 12, team B wrong at 3 → h = [0/2, 1/2] at words 9 and 19.
-HUMANS = {"q1": [HumanBuzz("A", 12, True), HumanBuzz("B", 3, False)]}
+# Two questions of one model: q1 (wrong at 0.5 with h = 0, right at 0.8 with h = ½) and
+# q2 (wrong at 0.9 and at 0.2, no humans).
+CONF = [0.5, 0.8, 0.9, 0.2]
+CORRECT = [0, 1, 0, 0]
+H = [0.0, 0.5, 0.0, 0.0]
+GROUPS = ["q1", "q1", "q2", "q2"]
 
 
-def test_summarize_steps_shape_and_json() -> None:
-    result = summarize_steps(STEPS, HUMANS)
-    assert set(result) == {"m1", "m2"}
-    assert set(result["m1"]) == {"logit", "verbal"}
-    flat = {*QUESTION_METRICS, *METRICS, "n", "n_missing", "n_questions", "n_questions_skipped"}
-    metrics = result["m1"]["logit"]
-    assert set(metrics) == flat | {"final", "by_category"}
-    assert set(metrics["final"]) == flat
-    assert set(metrics["by_category"]) == {"History", "Science"}
-    assert set(metrics["by_category"]["Science"]) == flat
-    json.dumps(result, allow_nan=False)
-
-
-def test_summarize_steps_logit_numbers() -> None:
-    m = summarize_steps(STEPS, HUMANS)["m1"]["logit"]
-    # q1: mean((1−0)(−1)(0.5), (1−½)(+1)(0.8)) = −0.05;  q2 (no humans): (−0.9 − 0.2)/2 = −0.55
-    assert m["calscore"] == pytest.approx(((1 - r(-0.05)) + (1 - r(-0.55))) / 2)
+def test_question_metrics_per_question_and_mean_hand_worked() -> None:
+    # q1: mean((1)(−1)(0.5), (½)(+1)(0.8)) = −0.05; q2: (−0.9 − 0.2)/2 = −0.55
+    per_q = calscore(CONF, CORRECT, human_frac=H, groups=GROUPS, per_question=True)
+    assert per_q == pytest.approx([1 - r(-0.05), 1 - r(-0.55)])
+    assert calscore(CONF, CORRECT, human_frac=H, groups=GROUPS) == pytest.approx(
+        ((1 - r(-0.05)) + (1 - r(-0.55))) / 2
+    )
     # MCE ignores humans: q1 (−0.5 + 0.8)/2 = 0.15; q2 −0.55
-    assert m["mce_grace"] == pytest.approx(((1 - r(0.15)) + (1 - r(-0.55))) / 2)
+    assert mce_grace(CONF, CORRECT, groups=GROUPS) == pytest.approx(
+        ((1 - r(0.15)) + (1 - r(-0.55))) / 2
+    )
     # reference code: q1 1 − (0 + ½·0.8)/2 = 0.8; q2 1 − 0 = 1 → 0.9
-    assert m["calscore_ref"] == pytest.approx(0.9)
-    # rows: (0.5,0) (0.8,1) (0.9,0) (0.2,0): Brier (0.25 + 0.04 + 0.81 + 0.04)/4 = 0.285
-    assert m["brier"] == pytest.approx(0.285)
-    assert (m["n"], m["n_missing"], m["n_questions"], m["n_questions_skipped"]) == (4, 0, 2, 0)
-    # final steps: (0.8, right, h=½) and (0.2, wrong, h=0); Brier (0.04 + 0.04)/2
-    final = m["final"]
-    assert final["brier"] == pytest.approx(0.04)
-    assert final["calscore"] == pytest.approx(((1 - r(0.4)) + (1 - r(-0.2))) / 2)
-    assert final["n"] == 2
-    # by category: History is q2 alone
-    assert m["by_category"]["History"]["calscore"] == pytest.approx(1 - r(-0.55))
-    assert m["by_category"]["History"]["n"] == 2
-
-
-def test_summarize_steps_leaves_out_missing_confidences() -> None:
-    m = summarize_steps(STEPS, HUMANS)["m1"]["verbal"]
-    # Only q1 step 1 has a verbal confidence: 0.3, wrong, h = 0 → 1 − r(−0.3)
-    assert m["calscore"] == pytest.approx(1 - r(-0.3))
-    assert (m["n"], m["n_missing"]) == (1, 3)
-    assert (m["n_questions"], m["n_questions_skipped"]) == (1, 1)
-    assert m["bss"] is None  # one row, one class
-    # Final steps: both verbal confidences missing → nothing defined, both questions skipped.
-    assert m["final"]["calscore"] is None
-    assert (m["final"]["n"], m["final"]["n_missing"], m["final"]["n_questions_skipped"]) == (
-        0,
-        2,
-        2,
+    assert calscore_ref(CONF, CORRECT, human_frac=H, groups=GROUPS) == pytest.approx(0.9)
+    assert mce_grace_ref(CONF, CORRECT, groups=GROUPS, per_question=True) == pytest.approx(
+        [0.6, 1.0]
     )
 
 
-def test_summarize_steps_perfect_model_before_any_human() -> None:
-    m = summarize_steps(STEPS, {})["m2"]["logit"]
-    assert m["calscore"] == pytest.approx(0.0, abs=1e-12)
-    assert m["ece"] == pytest.approx(0.0)
-    # With the humans of HUMANS, step 2 is weighted by ½: mean (1 + ½)/2 = ¾ → 1 − r(¾)
-    assert summarize_steps(STEPS, HUMANS)["m2"]["logit"]["calscore"] == pytest.approx(1 - r(0.75))
+def test_per_question_values_follow_the_sorted_labels_and_ignore_row_order() -> None:
+    order = [3, 1, 2, 0]
+    shuffled = calscore(
+        np.take(CONF, order),
+        np.take(CORRECT, order),
+        human_frac=np.take(H, order),
+        groups=np.take(GROUPS, order),
+        per_question=True,
+    )
+    assert shuffled == pytest.approx([1 - r(-0.05), 1 - r(-0.55)])
+    # integer codes are used as they are
+    codes = calscore(CONF, CORRECT, human_frac=H, groups=[0, 0, 1, 1], per_question=True)
+    assert codes == pytest.approx(shuffled)
 
 
-def test_duplicate_steps_are_rejected() -> None:
-    with pytest.raises(ValueError, match="duplicate step"):
-        summarize_steps([STEPS[0], STEPS[0]])
-
-
-def test_out_of_range_step_confidence_names_the_step() -> None:
-    bad = Step("m1", "q7", 3, 10, True, 1.7, None)
-    with pytest.raises(ValueError, match=r"confidence_logit .* 1\.7 at model='m1' question='q7'"):
-        summarize_steps([bad])
-
-
-def test_group_by_question_sorts_steps() -> None:
-    groups = group_by_question([STEPS[1], STEPS[0], STEPS[2]])
-    assert [s.step for s in groups["q1"]] == [1, 2]
+def test_groups_are_checked() -> None:
+    with pytest.raises(ValueError, match="groups must be a 1-D array of 4 labels"):
+        calscore(CONF, CORRECT, groups=["q1"])
 
 
 # ---------------------------------------------------------------------------------------
 # Bootstrap over questions
 # ---------------------------------------------------------------------------------------
 
-M1 = [s for s in STEPS if s.model == "m1"]
-
-
-def test_step_metric_matches_summarize_steps() -> None:
-    summary = summarize_steps(M1, HUMANS)["m1"]
-    questions = list(group_by_question(M1).values())
-    for kind in ("logit", "verbal"):
-        for name in ("calscore", "mce_grace", "ece", "brier"):
-            value = step_metric(name, kind=kind, human_buzzes=HUMANS)(questions)
-            assert same(value, summary[kind][name])
-
 
 def test_bootstrap_resamples_questions_not_rows() -> None:
     # One question with rows that disagree: every resample is that same question, so the
     # interval collapses onto the point value. Row resampling would spread it out.
-    one = [s for s in M1 if s.question_id == "q1"]
     point = brier([0.5, 0.8], [0, 1])
-    assert bootstrap_ci(one, step_metric("brier"), n_resamples=50) == pytest.approx((point, point))
-
-
-def test_bootstrap_passes_repeated_questions_separately() -> None:
-    sizes: list[int] = []
-    names: list[list[str]] = []
-
-    def spy(questions) -> float:
-        sizes.append(len(questions))
-        names.append([q[0].question_id for q in questions])
-        return 0.0
-
-    bootstrap_ci(M1, spy, n_resamples=30, seed=1)
-    assert sizes == [2] * 30
-    assert any(n[0] == n[1] for n in names)  # a question drawn twice stays two entries
+    for metric in ("brier", "log_loss"):
+        interval = bootstrap_ci([0.5, 0.8], [0, 1], groups=["q1", "q1"], metric=metric,
+                                n_resamples=50)  # fmt: skip
+        if metric == "brier":
+            assert interval == pytest.approx((point, point))
+        assert interval[0] == pytest.approx(interval[1])
 
 
 def test_bootstrap_interval_is_reproducible_and_brackets_the_questions() -> None:
-    metric = step_metric("calscore", human_buzzes=HUMANS)
-    low, high = bootstrap_ci(M1, metric, n_resamples=200, seed=3)
-    assert (low, high) == bootstrap_ci(M1, metric, n_resamples=200, seed=3)
+    kw = {"groups": GROUPS, "human_frac": H, "n_resamples": 200, "seed": 3}
+    low, high = bootstrap_ci(CONF, CORRECT, metric="calscore", **kw)
+    assert (low, high) == bootstrap_ci(CONF, CORRECT, metric="calscore", **kw)
     # Two questions: resamples range from "q1 twice" to "q2 twice".
     q1, q2 = 1 - r(-0.05), 1 - r(-0.55)
     assert low == pytest.approx(min(q1, q2)) and high == pytest.approx(max(q1, q2))
+    # the same through the generic path (a question metric not computed on sums)
+    low_ref, high_ref = bootstrap_ci(CONF, CORRECT, metric="calscore_ref", **kw)
+    assert (low_ref, high_ref) == pytest.approx((0.8, 1.0))
 
 
-def test_bootstrap_and_step_metric_check_arguments() -> None:
-    with pytest.raises(ValueError, match="unknown metric name = 'accuracy'"):
-        step_metric("accuracy")
-    with pytest.raises(ValueError, match="several models"):
-        bootstrap_ci(STEPS, step_metric("ece"), n_resamples=5)
+def test_bootstrap_of_ece_on_sums_equals_ece_of_the_rows_drawn() -> None:
+    # The sums path and the metric itself agree resample by resample: with every question
+    # drawn once (a single question) the interval is the ECE of the rows.
+    conf, correct = [0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1]
+    low, high = bootstrap_ci(conf, correct, groups=[7] * 4, metric="ece", n_resamples=20)
+    assert low == pytest.approx(0.2125) and high == pytest.approx(0.2125)
+    # row metrics outside the sums path run on the rows drawn
+    low, high = bootstrap_ci(conf, correct, groups=[7] * 4, metric="max_ce", n_resamples=5)
+    assert low == pytest.approx(0.4) and high == pytest.approx(0.4)
+
+
+def test_bootstrap_checks_arguments() -> None:
+    with pytest.raises(ValueError, match="unknown metric = 'accuracy'"):
+        bootstrap_ci(CONF, CORRECT, groups=GROUPS, metric="accuracy")
     with pytest.raises(ValueError, match="level"):
-        bootstrap_ci(M1, step_metric("ece"), level=1.5)
+        bootstrap_ci(CONF, CORRECT, groups=GROUPS, metric="ece", level=1.5)
     with pytest.raises(ValueError, match="empty"):
-        bootstrap_ci([], step_metric("ece"))
+        bootstrap_ci([], [], groups=[], metric="ece")
 
 
 def test_bootstrap_ignores_undefined_resamples() -> None:
     # BSS is undefined on q2 alone (all wrong); those resamples are skipped.
-    low, high = bootstrap_ci(M1, step_metric("bss"), n_resamples=100)
+    low, high = bootstrap_ci(CONF, CORRECT, groups=GROUPS, metric="bss", n_resamples=100)
     assert not math.isnan(low) and low <= high
+    # missing confidences are left out: q2 has none, so every resample is q1's rows
+    conf = [0.5, 0.8, math.nan, math.nan]
+    low, high = bootstrap_ci(conf, CORRECT, groups=GROUPS, metric="brier", n_resamples=50)
+    assert (low, high) != (math.nan, math.nan)
+    assert high >= brier([0.5, 0.8], [0, 1]) - 1e-12
 
 
 # ---------------------------------------------------------------------------------------
@@ -718,10 +696,13 @@ def test_docstring_examples_hold() -> None:
 
 
 def test_analysis_imports_no_framework() -> None:
+    # every module of the analysis package, not just its __init__
     code = (
-        "import sys, grace_arena.analysis\n"
-        "bad = [m for m in ('sqlmodel', 'sqlalchemy', 'fastapi', 'textual', 'litellm')"
-        " if m in sys.modules]\n"
+        "import importlib, pkgutil, sys, grace_arena.analysis as a\n"
+        "for m in pkgutil.iter_modules(a.__path__):\n"
+        "    importlib.import_module('grace_arena.analysis.' + m.name)\n"
+        "bad = [m for m in ('sqlmodel', 'sqlalchemy', 'fastapi', 'textual', 'litellm',"
+        " 'grace_arena.record', 'grace_arena.io') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -219,7 +219,7 @@ def test_the_record_and_the_file_give_the_same_human_numbers(tmp_path, db_url):
     scores = {p["name"]: p["mean_score"] for p in from_record["participants"]}
     assert scores == {"Ann": pytest.approx((20 - 20 / 3) / 2), "Bo": -5.0}
 
-    from grace_arena.analysis.record_io import survey_steps
+    from grace_arena.io.record_io import survey_steps
     from grace_arena.record.db import make_engine
 
     steps = survey_steps(make_engine(db_url))

@@ -10,23 +10,22 @@ Everything here computes numbers; plotting lives elsewhere.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NamedTuple, overload
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from grace_arena.analysis.metrics import QuestionId, Step
+from grace_arena.analysis.metrics import group_codes
 
 __all__ = [
     "AccuracyCurve",
     "BuzzRateCurve",
     "BuzzRates",
-    "BuzzRecord",
     "PlayerRank",
-    "PolicyStep",
     "accuracy_by_fraction",
+    "before_first_buzz",
     "buzz_given_correct",
     "cumulative_buzz_rates",
     "expected_wins",
@@ -35,40 +34,17 @@ __all__ = [
     "grace_player_score",
     "quartiles",
     "rank_players",
-    "sh_question",
+    "sh",
     "win_probability",
 ]
 
 FloatArray = NDArray[np.float64]
 
 
-class BuzzRecord(NamedTuple):
-    """One buzz by a team (human or model) on a question."""
-
-    team: str
-    team_kind: str
-    question_id: QuestionId
-    word_index: int
-    n_words: int
-    correct: bool
-
-
-class PolicyStep(NamedTuple):
-    """One model step with the buzz policy's decision (any object with these fields works)."""
-
-    model: str
-    question_id: QuestionId
-    step: int
-    correct: bool
-    would_buzz: bool
-
-
 @dataclass(frozen=True, slots=True)
 class BuzzRateCurve:
     """Cumulative correct / incorrect buzz rates of one team on ``grid``."""
 
-    team: str
-    team_kind: str
     n_questions: int
     grid: FloatArray
     correct: FloatArray
@@ -77,9 +53,8 @@ class BuzzRateCurve:
 
 @dataclass(frozen=True, slots=True)
 class AccuracyCurve:
-    """Accuracy of one model's guesses per bin of fraction revealed."""
+    """Accuracy of guesses per bin of fraction revealed."""
 
-    model: str
     lower: FloatArray
     upper: FloatArray
     accuracy: FloatArray
@@ -131,17 +106,39 @@ def _check_bool_array(name: str, values: ArrayLike) -> NDArray[np.bool_]:
     return arr == 1.0
 
 
-def fraction_revealed(word_index: int, n_words: int) -> float:
+def fraction_revealed(word_index: ArrayLike, n_words: ArrayLike) -> Any:
     """``(word_index + 1) / n_words`` capped at 1: the share of words heard at a buzz.
+
+    Elementwise; NaN where ``n_words`` is unknown (less than 1); a float for scalars.
 
     >>> fraction_revealed(0, 4), fraction_revealed(3, 4), fraction_revealed(7, 4)
     (0.25, 1.0, 1.0)
+    >>> fraction_revealed([0, 5], [4, -1]).tolist()
+    [0.25, nan]
     """
-    if n_words < 1:
-        raise ValueError(f"n_words must be at least 1, got n_words = {n_words!r}")
-    if word_index < 0:
-        raise ValueError(f"word_index must be >= 0, got word_index = {word_index!r}")
-    return min((word_index + 1) / n_words, 1.0)
+    w = np.asarray(word_index, dtype=np.float64)
+    n = np.asarray(n_words, dtype=np.float64)
+    if np.any(w < 0):
+        raise ValueError(f"word_index must be >= 0, got word_index = {int(w[w < 0].flat[0])}")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(n >= 1, np.minimum((w + 1) / np.maximum(n, 1), 1.0), np.nan)
+    return float(x) if x.ndim == 0 else x
+
+
+def _group_order(groups: ArrayLike | None, n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Row order that keeps each group's rows together (in the given order within it), and
+    each row's group code."""
+    if groups is None:
+        return np.arange(n), np.zeros(n, dtype=np.intp)
+    codes, _ = group_codes(groups, n)
+    return np.argsort(codes, kind="stable"), codes
+
+
+def _group_starts(codes: NDArray[np.intp]) -> NDArray[np.intp]:
+    """For rows sorted by group, the index of the first row of each row's group."""
+    start = np.ones(codes.size, dtype=bool)
+    start[1:] = codes[1:] != codes[:-1]
+    return np.maximum.accumulate(np.where(start, np.arange(codes.size), 0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,71 +147,53 @@ def fraction_revealed(word_index: int, n_words: int) -> float:
 
 
 def cumulative_buzz_rates(
-    buzzes: Iterable[BuzzRecord],
+    fraction: ArrayLike,
+    correct: ArrayLike,
     *,
+    groups: ArrayLike,
     grid: ArrayLike,
-    questions_played: Mapping[str, int] | None = None,
-) -> dict[str, BuzzRateCurve]:
-    """Per team, the share of its questions with a correct (incorrect) buzz by each ``x``.
+    n_questions: int,
+) -> BuzzRateCurve:
+    """One team's share of its questions with a correct (incorrect) buzz by each ``x``.
 
     ``correct(x) = #{questions with a correct buzz at fraction revealed ≤ x} / n_q`` and the
-    same for incorrect buzzes, where ``n_q`` is the number of questions the team played
-    (GRACE normalises by matches played; per question is the same thing at a finer grain).
-    A question counts once per team, at the team's earliest buzz of that kind.
+    same for incorrect buzzes, where ``n_q = n_questions`` is the number of questions the team
+    heard. ``groups`` labels each buzz's question (match and question where a team heard a
+    question in several matches); a question counts once per kind, at the team's earliest
+    buzz of that kind.
 
-    ``questions_played`` maps team → questions heard. Without it every team is taken to
-    have heard every question that appears in ``buzzes``; questions on which nobody buzzed
-    are then missing from the denominator, so pass it when the match record is at hand.
+    Example: a team buzzes correctly at x = 0.5 on q1 and wrongly at x = 0.5 on q2 and heard
+    4 questions: on grid [0.25, 0.5, 1.0] its correct rate is [0, 1/4, 1/4] and its
+    incorrect rate [0, 1/4, 1/4].
 
-    Example: team A buzzes correctly at word 4 of 10 on q1 (x = 0.5) and wrongly at word 1
-    of 4 on q2 (x = 0.5) and played 4 questions: on grid [0.25, 0.5, 1.0] its correct rate
-    is [0, 1/4, 1/4] and its incorrect rate [0, 1/4, 1/4].
-
-    >>> buzzes = [BuzzRecord("A", "human", "q1", 4, 10, True),
-    ...           BuzzRecord("A", "human", "q2", 1, 4, False)]
-    >>> rates = cumulative_buzz_rates(buzzes, grid=[0.25, 0.5, 1.0], questions_played={"A": 4})
-    >>> rates["A"].correct.tolist(), rates["A"].incorrect.tolist()
+    >>> r = cumulative_buzz_rates([0.5, 0.5], [1, 0], groups=["q1", "q2"],
+    ...                           grid=[0.25, 0.5, 1.0], n_questions=4)
+    >>> r.correct.tolist(), r.incorrect.tolist()
     ([0.0, 0.25, 0.25], [0.0, 0.25, 0.25])
     """
     grid_arr = _as_1d("grid", grid)
     _check_in_unit_interval("grid", grid_arr)
-    first: dict[tuple[str, QuestionId, bool], float] = {}
-    kinds: dict[str, str] = {}
-    all_questions: set[QuestionId] = set()
-    for b in buzzes:
-        x = fraction_revealed(b.word_index, b.n_words)
-        key = (b.team, b.question_id, bool(b.correct))
-        first[key] = min(first.get(key, math.inf), x)
-        kinds.setdefault(b.team, b.team_kind)
-        all_questions.add(b.question_id)
-
-    curves: dict[str, BuzzRateCurve] = {}
-    for team in sorted(kinds):
-        if questions_played is not None:
-            if team not in questions_played:
-                raise ValueError(f"questions_played has no entry for team = {team!r}")
-            n_q = int(questions_played[team])
-        else:
-            n_q = len(all_questions)
-        n_team_questions = len({q for (t, q, _) in first if t == team})
-        if n_q < n_team_questions:
-            raise ValueError(
-                f"team {team!r} buzzed on {n_team_questions} questions but questions_played = {n_q}"
-            )
-
-        def rate(is_correct: bool, team: str = team, n_q: int = n_q) -> FloatArray:
-            xs = np.array([x for (t, _, c), x in first.items() if t == team and c == is_correct])
-            return (xs[:, None] <= grid_arr[None, :]).sum(axis=0) / n_q
-
-        curves[team] = BuzzRateCurve(
-            team=team,
-            team_kind=kinds[team],
-            n_questions=n_q,
-            grid=grid_arr,
-            correct=rate(True),
-            incorrect=rate(False),
+    x = _as_1d("fraction", fraction)
+    ok = _check_bool_array("correct", correct)
+    codes, _ = group_codes(np.asarray(groups), x.size)
+    n_team_questions = np.unique(codes).size
+    if n_questions < max(n_team_questions, 1):
+        raise ValueError(
+            f"the team buzzed on {n_team_questions} questions but n_questions = {n_questions}"
         )
-    return curves
+
+    def rate(kind: bool) -> FloatArray:
+        mine = ok == kind
+        key, xs = codes[mine], x[mine]
+        order = np.lexsort((xs, key))
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = key[order][1:] != key[order][:-1]
+        earliest = np.sort(xs[order][first])
+        return np.searchsorted(earliest, grid_arr, side="right") / n_questions
+
+    return BuzzRateCurve(
+        n_questions=int(n_questions), grid=grid_arr, correct=rate(True), incorrect=rate(False)
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -234,49 +213,33 @@ def _bin_edges(bins: int | ArrayLike) -> FloatArray:
 
 
 def accuracy_by_fraction(
-    steps: Iterable[Step],
-    n_words_by_question: Mapping[QuestionId, int],
-    *,
-    bins: int | ArrayLike = 10,
-) -> dict[str, AccuracyCurve]:
-    """Per model, the accuracy of its guesses binned by fraction of the question revealed.
+    fraction: ArrayLike, correct: ArrayLike, *, bins: int | ArrayLike = 10
+) -> AccuracyCurve:
+    """Accuracy of guesses binned by the fraction of the question revealed.
 
-    A step's fraction is ``fraction_revealed(step.word_index, n_words)``. Bins follow the
-    ECE convention: ``[a, b)`` with the last closed; ``bins`` is a count of equal-width
-    bins on [0, 1] or explicit edges (fractions outside the edges are dropped). Empty bins
-    have NaN accuracy and count 0.
+    Bins follow the ECE convention: ``[a, b)`` with the last closed; ``bins`` is a count of
+    equal-width bins on [0, 1] or explicit edges. Fractions outside the edges, and NaN ones
+    (question length unknown), are left out. Empty bins have NaN accuracy and count 0.
 
-    Example: steps at fractions 0.25 (wrong), 0.5 (wrong), 1.0 (right) with ``bins=2``:
+    Example: guesses at fractions 0.25 (wrong), 0.5 (wrong), 1.0 (right) with ``bins=2``:
     [0, 0.5) holds one wrong guess → 0.0; [0.5, 1] holds one wrong and one right → 0.5.
 
-    >>> steps = [Step("m", "q", t, w, ok, None, None) for t, w, ok in
-    ...          [(1, 0, False), (2, 1, False), (3, 3, True)]]
-    >>> accuracy_by_fraction(steps, {"q": 4}, bins=2)["m"].accuracy.tolist()
+    >>> accuracy_by_fraction([0.25, 0.5, 1.0], [0, 0, 1], bins=2).accuracy.tolist()
     [0.0, 0.5]
     """
     edges = _bin_edges(bins)
     n_bins = edges.size - 1
-    by_model: dict[str, tuple[list[float], list[float]]] = {}
-    for s in steps:
-        if s.question_id not in n_words_by_question:
-            raise ValueError(f"n_words_by_question has no entry for question {s.question_id!r}")
-        xs, ys = by_model.setdefault(s.model, ([], []))
-        xs.append(fraction_revealed(s.word_index, n_words_by_question[s.question_id]))
-        ys.append(1.0 if s.correct else 0.0)
-    curves: dict[str, AccuracyCurve] = {}
-    for model in sorted(by_model):
-        x = np.asarray(by_model[model][0])
-        y = np.asarray(by_model[model][1])
-        inside = (x >= edges[0]) & (x <= edges[-1])
-        idx = np.minimum(np.searchsorted(edges, x[inside], side="right") - 1, n_bins - 1)
-        count = np.bincount(idx, minlength=n_bins)
-        hits = np.bincount(idx, weights=y[inside], minlength=n_bins)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            accuracy = hits / count
-        curves[model] = AccuracyCurve(
-            model=model, lower=edges[:-1], upper=edges[1:], accuracy=accuracy, count=count
-        )
-    return curves
+    x = _as_1d("fraction", fraction)
+    y = _check_bool_array("correct", correct).astype(np.float64)
+    if x.shape != y.shape:
+        raise ValueError(f"fraction and correct must have the same length, got {x.size}, {y.size}")
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    idx = np.minimum(np.searchsorted(edges, x[inside], side="right") - 1, n_bins - 1)
+    count = np.bincount(idx, minlength=n_bins)
+    hits = np.bincount(idx, weights=y[inside], minlength=n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = hits / count
+    return AccuracyCurve(lower=edges[:-1], upper=edges[1:], accuracy=accuracy, count=count)
 
 
 # ---------------------------------------------------------------------------------------
@@ -284,47 +247,64 @@ def accuracy_by_fraction(
 # ---------------------------------------------------------------------------------------
 
 
+def before_first_buzz(
+    would_buzz: ArrayLike, *, groups: ArrayLike | None = None
+) -> NDArray[np.bool_]:
+    """Which rows come up to and including their question's first row whose ``would_buzz``
+    is 1; rows are in step order within each question (``groups`` labels the question).
+
+    >>> before_first_buzz([0, 1, 1, 0, 0], groups=["a", "a", "a", "b", "b"]).tolist()
+    [True, True, False, True, True]
+    """
+    wb = _check_bool_array("would_buzz", would_buzz).astype(np.float64)
+    order, codes = _group_order(groups, wb.size)
+    w = wb[order]
+    csum = np.cumsum(w)
+    starts = _group_starts(codes[order])
+    before = csum - w - (csum[starts] - w[starts])  # buzzes earlier in the question
+    out = np.empty(wb.size, dtype=bool)
+    out[order] = before == 0
+    return out
+
+
 def buzz_given_correct(
-    steps_with_buzz: Iterable[PolicyStep], *, until_first_buzz: bool = True
-) -> dict[str, BuzzRates]:
-    """Per model, P(buzz | guess correct) and P(buzz | guess incorrect) over steps.
+    correct: ArrayLike,
+    would_buzz: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    until_first_buzz: bool = True,
+) -> BuzzRates:
+    """P(buzz | guess correct) and P(buzz | guess incorrect) over steps.
 
     ``P(b | g=1) = #{steps correct and would buzz} / #{steps correct}``, likewise for
     g = 0. With ``until_first_buzz`` (GRACE footnote 10: later guesses do not count in a
-    real game) only the steps of each question up to and including the first step whose
-    ``would_buzz`` is true are used.
+    real game) only the steps of each question (``groups``) up to and including the first
+    step whose ``would_buzz`` is 1 are used; rows are in step order within each question.
 
     Example: one question, steps (correct, would_buzz) = (0, 0), (1, 0), (1, 1), (1, 1):
     up to the first buzz there are 2 correct steps, 1 with a buzz → 0.5, and 1 incorrect
     step without a buzz → 0.0.
 
-    >>> rows = [PolicyStep("m", "q", t, c, b) for t, c, b in
-    ...         [(1, False, False), (2, True, False), (3, True, True), (4, True, True)]]
-    >>> r = buzz_given_correct(rows)["m"]
+    >>> r = buzz_given_correct([0, 1, 1, 1], [0, 0, 1, 1])
     >>> r.p_buzz_given_correct, r.p_buzz_given_incorrect
     (0.5, 0.0)
     """
-    by_question: dict[tuple[str, QuestionId], list[PolicyStep]] = {}
-    for s in steps_with_buzz:
-        by_question.setdefault((s.model, s.question_id), []).append(s)
-    counts: dict[str, list[int]] = {}  # model -> [n_correct, buzz_correct, n_wrong, buzz_wrong]
-    for (model, _), rows in by_question.items():
-        c = counts.setdefault(model, [0, 0, 0, 0])
-        for s in sorted(rows, key=lambda s: s.step):
-            offset = 0 if s.correct else 2
-            c[offset] += 1
-            c[offset + 1] += 1 if s.would_buzz else 0
-            if s.would_buzz and until_first_buzz:
-                break
-    return {
-        model: BuzzRates(
-            p_buzz_given_correct=c[1] / c[0] if c[0] else math.nan,
-            p_buzz_given_incorrect=c[3] / c[2] if c[2] else math.nan,
-            n_correct=c[0],
-            n_incorrect=c[2],
+    g = _check_bool_array("correct", correct)
+    b = _check_bool_array("would_buzz", would_buzz)
+    if g.shape != b.shape:
+        raise ValueError(
+            f"correct and would_buzz must have the same length, got {g.size}, {b.size}"
         )
-        for model, c in sorted(counts.items())
-    }
+    if until_first_buzz:
+        use = before_first_buzz(b, groups=groups)
+        g, b = g[use], b[use]
+    n_c, n_w = int(g.sum()), int((~g).sum())
+    return BuzzRates(
+        p_buzz_given_correct=float(b[g].sum() / n_c) if n_c else math.nan,
+        p_buzz_given_incorrect=float(b[~g].sum() / n_w) if n_w else math.nan,
+        n_correct=n_c,
+        n_incorrect=n_w,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -408,55 +388,77 @@ def expected_wins(buzz_fraction: ArrayLike, correct: ArrayLike, w: np.poly1d) ->
     return float(np.mean(np.where(hit, win_probability(w, np.nan_to_num(x)), 0.0)))
 
 
-def sh_question(
+def sh(
     conf: ArrayLike,
     correct: ArrayLike,
     human_frac: ArrayLike,
     *,
+    groups: ArrayLike | None = None,
+    per_question: bool = False,
     assume_final_buzz: bool = False,
-) -> float:
-    """GRACE appendix H's human-adjusted calibration score ``SH_q`` of one question.
+) -> Any:
+    """GRACE appendix H's human-adjusted calibration score SH, the mean over questions.
 
-    With steps t = 0..T, confidence ``c_t``, correctness ``g_t ∈ {0, 1}`` and ``h_t`` the
-    proportion of humans answering correctly by step t (appendix H, as printed):
+    Per question, with steps t = 0..T in order, confidence ``c_t``, correctness
+    ``g_t ∈ {0, 1}`` and ``h_t`` the proportion of humans answering correctly by step t
+    (appendix H, as printed):
 
     * buzz confidence ``b_t = c_t ∏_{i<t} (1 − c_i)``;
     * ``K_t = h_t Σ_{e≤t} b_e g_e``;
     * ``SH_q = Σ_t K_t + (1 − Σ_t h_t) Σ_t b_t g_t``.
 
+    ``groups`` labels each row's question (``None``: one question); rows are in step order
+    within each question. ``per_question`` returns ``SH_q`` in sorted order of the labels.
     Higher is better. Implemented exactly as printed (and as in the reference code's
     ``compute_human_adjusted_score``). Two consequences worth knowing: with a cumulative
     ``h_t``, ``Σ_t h_t`` can exceed 1 and the second term turns negative, so SH_q is not
     confined to [0, 1] (pass per-step increments ``np.diff(h, prepend=0)`` for the
     probability reading); and the appendix assumes ``Σ_t b_t = 1`` ("the system must
     reach full confidence at some point"), which holds only if some ``c_t = 1``. The
-    assumption is not imposed unless ``assume_final_buzz=True``, which sets ``c_T = 1``.
+    assumption is not imposed unless ``assume_final_buzz=True``, which sets each question's
+    last ``c_T = 1``.
 
     Example: c = [0.5, 0.5], g = [0, 1], h = [0, 0.5]: b = [0.5, 0.25], b·g = [0, 0.25],
     K = [0, 0.5 · 0.25] = [0, 0.125], SH = 0.125 + (1 − 0.5) · 0.25 = 0.25.
 
-    >>> sh_question([0.5, 0.5], [0, 1], [0.0, 0.5])
+    >>> sh([0.5, 0.5], [0, 1], [0.0, 0.5])
     0.25
     """
-    c = _as_1d("conf", conf)
-    g = _check_bool_array("correct", correct).astype(np.float64)
-    h = _as_1d("human_frac", human_frac)
-    if not (c.shape == g.shape == h.shape):
+    c0 = _as_1d("conf", conf)
+    g0 = _check_bool_array("correct", correct).astype(np.float64)
+    h0 = _as_1d("human_frac", human_frac)
+    if not (c0.shape == g0.shape == h0.shape):
         raise ValueError(
             f"conf, correct and human_frac must have the same length, got "
-            f"{c.size}, {g.size} and {h.size}"
+            f"{c0.size}, {g0.size} and {h0.size}"
         )
-    if c.size == 0:
+    if c0.size == 0:
         raise ValueError("a question needs at least one step")
-    _check_in_unit_interval("conf", c)
-    _check_in_unit_interval("human_frac", h)
+    _check_in_unit_interval("conf", c0)
+    _check_in_unit_interval("human_frac", h0)
+    order, codes = _group_order(groups, c0.size)
+    q, c, g, h = codes[order], c0[order], g0[order], h0[order]
+    starts = _group_starts(q)
     if assume_final_buzz:
-        c = c.copy()
-        c[-1] = 1.0
-    not_yet = np.concatenate(([1.0], np.cumprod(1.0 - c)[:-1]))
+        last = np.ones(q.size, dtype=bool)
+        last[:-1] = q[1:] != q[:-1]
+        c = np.where(last, 1.0, c)
+    # ∏_{i<t} (1 − c_i) within the question, robust to c = 1
+    ones = (c >= 1.0).astype(float)
+    logs = np.log1p(-np.where(c >= 1.0, 0.0, c))
+    cum_log = np.cumsum(logs) - logs
+    cum_ones = np.cumsum(ones) - ones
+    not_yet = np.where(cum_ones - cum_ones[starts] > 0, 0.0, np.exp(cum_log - cum_log[starts]))
     bg = c * not_yet * g
-    k = h * np.cumsum(bg)
-    return float(k.sum() + (1.0 - h.sum()) * bg.sum())
+    cum_bg = np.cumsum(bg)
+    within = cum_bg - (cum_bg[starts] - bg[starts])
+    k = int(q.max()) + 1
+    present = np.bincount(q, minlength=k) > 0
+    k_sum = np.bincount(q, weights=h * within, minlength=k)
+    h_sum = np.bincount(q, weights=h, minlength=k)
+    bg_sum = np.bincount(q, weights=bg, minlength=k)
+    per_q = (k_sum + (1.0 - h_sum) * bg_sum)[present]
+    return per_q if per_question else float(per_q.mean())
 
 
 # ---------------------------------------------------------------------------------------
@@ -484,21 +486,31 @@ def grace_player_score(clue_fraction: ArrayLike, correct: ArrayLike) -> float | 
     return float(score[0]) if scalar else score
 
 
-def rank_players(records: Iterable[tuple[str, float | None, bool]]) -> list[PlayerRank]:
+def rank_players(
+    player: ArrayLike, clue_fraction: ArrayLike, correct: ArrayLike
+) -> list[PlayerRank]:
     """Rank players by mean :func:`grace_player_score` per question, best first.
 
-    Each record is ``(player, clue_fraction, correct)`` for one question the player saw;
-    ``clue_fraction=None`` means no buzz and scores 0. Ties are broken by name.
+    One row per question a player saw: ``clue_fraction`` NaN means no buzz and scores 0.
+    Ties are broken by name.
 
     >>> [(r.player, r.mean_score) for r in rank_players(
-    ...     [("ann", 0.5, True), ("ann", None, False), ("bob", 0.1, False), ("bob", 0.0, True)])]
+    ...     ["ann", "ann", "bob", "bob"], [0.5, np.nan, 0.1, 0.0], [1, 0, 0, 1])]
     [('bob', 7.5), ('ann', 5.0)]
     """
-    totals: dict[str, list[float]] = {}
-    for player, fraction, is_correct in records:
-        score = 0.0 if fraction is None else grace_player_score(float(fraction), bool(is_correct))
-        totals.setdefault(player, []).append(score)
-    ranks = [PlayerRank(p, float(np.mean(s)), len(s)) for p, s in totals.items()]
+    names = np.asarray(player).astype(str)
+    x = _as_1d("clue_fraction", clue_fraction)
+    ok = _check_bool_array("correct", correct)
+    buzzed = ~np.isnan(x)
+    score = np.zeros(x.size)
+    if buzzed.any():
+        score[buzzed] = grace_player_score(x[buzzed], ok[buzzed])
+    labels, codes = np.unique(names, return_inverse=True)
+    n = np.bincount(codes, minlength=labels.size)
+    total = np.bincount(codes, weights=score, minlength=labels.size)
+    ranks = [
+        PlayerRank(str(p), float(t / c), int(c)) for p, t, c in zip(labels, total, n, strict=True)
+    ]
     return sorted(ranks, key=lambda r: (-r.mean_score, r.player))
 
 

@@ -24,51 +24,52 @@ Conventions (see PRODUCT.md, "Calibration metrics"):
   ``(a, b]`` with the first closed at 0, and from GRACE's code, which uses
   ``np.digitize(..., right=True) - 1`` and so puts a confidence of 0 in the last bin.
 * Undefined values are ``float("nan")`` in the functions and ``None`` in the JSON-ready
-  dicts returned by :func:`summarize` and :func:`summarize_steps`.
+  dicts returned by :func:`summarize` and the analysis (:mod:`grace_arena.analysis.summary`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "BOOTSTRAP_SUMS",
     "CONFIDENCE_KINDS",
     "HEADLINE_METRICS",
     "H_DEFINITIONS",
     "METRICS",
     "QUESTION_METRICS",
     "UNCATEGORIZED",
-    "HumanBuzz",
     "ReliabilityBin",
-    "Step",
     "ace",
     "bootstrap_ci",
     "brier",
     "brier_skill_score",
-    "calscore_question",
-    "calscore_ref_question",
+    "calscore",
+    "calscore_ref",
     "drop_missing",
     "ece",
-    "group_by_question",
-    "human_fraction_by_step",
+    "group_codes",
+    "human_fraction",
     "log_loss",
     "max_calibration_error",
-    "mce_grace_question",
-    "mce_grace_ref_question",
+    "mce_grace",
+    "mce_grace_ref",
     "mean_confidence_when",
     "normalized_sigmoid",
     "overconfidence_rate",
+    "percentile_interval",
+    "question_sums",
     "reliability_table",
-    "step_metric",
+    "resample_counts",
+    "stats_from_sums",
     "summarize",
-    "summarize_steps",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -88,33 +89,6 @@ UNCATEGORIZED = "uncategorized"
 # ---------------------------------------------------------------------------------------
 # Records
 # ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One model guess on one clue prefix of one question.
-
-    ``word_index`` is the 0-based index of the last word of the prefix. A confidence of
-    ``None`` (or NaN) means it is missing; it is left out of that kind's metrics and
-    counted.
-    """
-
-    model: str
-    question_id: QuestionId
-    step: int
-    word_index: int
-    correct: bool
-    confidence_logit: float | None
-    confidence_verbal: float | None
-    category: str | None = None
-
-
-class HumanBuzz(NamedTuple):
-    """A human team's buzz on a question (a plain ``(team, word_index, correct)`` works too)."""
-
-    team: str
-    word_index: int
-    correct: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +238,11 @@ def _bin_sums(
     return count, sum_conf, sum_correct
 
 
+def _ece_from_sums(sum_correct: FloatArray, sum_conf: FloatArray, n: Any) -> Any:
+    """``Σ_b |Σ_{t∈b} g_t − Σ_{t∈b} c_t| / N`` over the last axis (bins)."""
+    return np.abs(sum_correct - sum_conf).sum(axis=-1) / n
+
+
 def ece(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     """Expected calibration error over equal-width bins.
 
@@ -284,7 +263,7 @@ def ece(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     _, sum_conf, sum_correct = _bin_sums(
         _uniform_bin_index(conf_arr, n_bins), conf_arr, correct_arr, n_bins
     )
-    return float(np.abs(sum_correct - sum_conf).sum() / conf_arr.size)
+    return float(_ece_from_sums(sum_correct, sum_conf, conf_arr.size))
 
 
 def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -306,7 +285,7 @@ def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     n_bins = _check_n_bins(n_bins)
     idx = _quantile_bin_index(conf_arr, correct_arr, n_bins)
     _, sum_conf, sum_correct = _bin_sums(idx, conf_arr, correct_arr, n_bins)
-    return float(np.abs(sum_correct - sum_conf).sum() / conf_arr.size)
+    return float(_ece_from_sums(sum_correct, sum_conf, conf_arr.size))
 
 
 def max_calibration_error(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -515,25 +494,61 @@ def summarize(conf: ArrayLike, correct: ArrayLike) -> dict[str, float | int | No
 
 
 # ---------------------------------------------------------------------------------------
-# GRACE: CalScore and MCE per question
+# Groups: per-question quantities
 # ---------------------------------------------------------------------------------------
 
 
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x))
+def group_codes(groups: ArrayLike, n_rows: int) -> tuple[NDArray[np.intp], int]:
+    """Integer codes ``0..k-1`` of ``groups`` in sorted order of the labels, and ``k``.
+
+    Non-negative integer labels are used as they are (no sort: codes of absent labels are
+    simply empty), so callers that already hold question codes pay nothing.
+    """
+    arr = np.asarray(groups)
+    if arr.ndim != 1 or arr.shape[0] != n_rows:
+        raise ValueError(f"groups must be a 1-D array of {n_rows} labels, got shape {arr.shape}")
+    if arr.dtype.kind in "iu" and (arr.size == 0 or arr.min() >= 0):
+        return arr.astype(np.intp, copy=False), int(arr.max()) + 1 if arr.size else 0
+    labels, codes = np.unique(arr, return_inverse=True)
+    return codes.astype(np.intp), int(labels.size)
 
 
-_SIGMOID_MINUS_ONE = _sigmoid(-1.0)
-_SIGMOID_RANGE = _sigmoid(1.0) - _SIGMOID_MINUS_ONE
+def _per_group_mean(
+    values: FloatArray, groups: ArrayLike | None, *, per_question: bool
+) -> float | FloatArray:
+    """Mean of ``values`` within each group, then (unless ``per_question``) over groups.
+
+    ``per_question`` returns one value per group present, in sorted order of the labels.
+    """
+    if groups is None:
+        mean = float(np.mean(values))
+        return np.array([mean]) if per_question else mean
+    codes, k = group_codes(groups, values.size)
+    count = np.bincount(codes, minlength=k)
+    present = count > 0
+    means = np.bincount(codes, weights=values, minlength=k)[present] / count[present]
+    return means if per_question else float(np.mean(means))
 
 
-def normalized_sigmoid(x: float) -> float:
+# ---------------------------------------------------------------------------------------
+# GRACE: CalScore and MCE
+# ---------------------------------------------------------------------------------------
+
+_SIGMOID_MINUS_ONE = 1.0 / (1.0 + math.exp(1.0))
+_SIGMOID_RANGE = 1.0 / (1.0 + math.exp(-1.0)) - _SIGMOID_MINUS_ONE
+
+
+def normalized_sigmoid(x: ArrayLike) -> Any:
     """GRACE appendix K: ``r(x) = (σ(x) − σ(−1)) / (σ(1) − σ(−1))``, maps [−1, 1] to [0, 1].
+
+    Elementwise on arrays; a float for a scalar.
 
     >>> normalized_sigmoid(-1.0), normalized_sigmoid(0.0), normalized_sigmoid(1.0)
     (0.0, 0.5, 1.0)
     """
-    return (_sigmoid(x) - _SIGMOID_MINUS_ONE) / _SIGMOID_RANGE
+    arr = np.asarray(x, dtype=np.float64)
+    r = (1.0 / (1.0 + np.exp(-arr)) - _SIGMOID_MINUS_ONE) / _SIGMOID_RANGE
+    return float(r) if r.ndim == 0 else r
 
 
 def _check_question(
@@ -552,76 +567,112 @@ def _check_question(
     return conf_arr, correct_arr, h
 
 
-def calscore_question(conf: ArrayLike, correct: ArrayLike, human_frac: ArrayLike) -> float:
-    """CalScore of one question (GRACE eq. 1 with appendix K's normalisation).
+def calscore(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    human_frac: ArrayLike | None = None,
+    groups: ArrayLike | None = None,
+    per_question: bool = False,
+) -> Any:
+    """CalScore (GRACE eq. 1 with appendix K's normalisation), the mean over questions.
 
-    ``CalScore_q = 1 − r(mean_t[(1 − h_t) g±_t c_t])`` with ``g±_t = +1`` if the guess at
-    step t is correct and −1 otherwise, ``c_t`` the confidence, ``h_t`` the fraction of
-    human teams with a correct buzz by step t (:func:`human_fraction_by_step`) and ``r``
+    ``CalScore_q = 1 − r(mean_t[(1 − h_t) g±_t c_t])`` over the steps t of question q, with
+    ``g±_t = +1`` if the guess at step t is correct and −1 otherwise, ``c_t`` the
+    confidence, ``h_t`` the fraction of human teams with a correct buzz by step t
+    (:func:`human_fraction`; 0 when ``human_frac`` is not given) and ``r``
     :func:`normalized_sigmoid`. 0 is best (always right with confidence 1 before any
     human), 1 worst (always wrong with confidence 1); confidence 0 gives 0.5.
+
+    ``groups`` labels each row with its question (``None``: all rows are one question);
+    the result is the mean of ``CalScore_q`` over questions, or with ``per_question`` the
+    array of ``CalScore_q`` in sorted order of the labels.
 
     Example: two steps, wrong at 0.5 with h = 0, then right at 0.8 with h = 0.5:
     mean = ((1)(−1)(0.5) + (0.5)(+1)(0.8)) / 2 = −0.05; σ(−0.05) = 0.48750,
     σ(−1) = 0.26894, σ(1) = 0.73106, so r(−0.05) = 0.21856 / 0.46212 = 0.47296 and
     CalScore = 0.52704.
 
-    >>> round(calscore_question([0.5, 0.8], [0, 1], [0.0, 0.5]), 5)
+    >>> round(calscore([0.5, 0.8], [0, 1], human_frac=[0.0, 0.5]), 5)
     0.52704
     """
     conf_arr, correct_arr, h = _check_question(conf, correct, human_frac)
     signed = 2.0 * correct_arr - 1.0
-    return 1.0 - normalized_sigmoid(float(np.mean((1.0 - h) * signed * conf_arr)))
+    means = _per_group_mean((1.0 - h) * signed * conf_arr, groups, per_question=True)
+    scores = 1.0 - normalized_sigmoid(means)
+    return scores if per_question else float(np.mean(scores))
 
 
-def mce_grace_question(conf: ArrayLike, correct: ArrayLike) -> float:
-    """GRACE's MCE of one question: CalScore without human adjustment (§4.2).
+def mce_grace(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    per_question: bool = False,
+) -> Any:
+    """GRACE's MCE: CalScore without human adjustment (§4.2), the mean over questions.
 
-    ``MCE_q = 1 − r(mean_t[g±_t c_t])``. Not the maximum calibration error
-    (:func:`max_calibration_error`).
+    ``MCE_q = 1 − r(mean_t[g±_t c_t])``: :func:`calscore` with ``h_t = 0``. Not the maximum
+    calibration error (:func:`max_calibration_error`).
 
     Example: wrong at 0.5, right at 0.8: mean = (−0.5 + 0.8)/2 = 0.15; σ(0.15) = 0.53743,
     r(0.15) = (0.53743 − 0.26894) / 0.46212 = 0.58100; MCE = 0.41900.
 
-    >>> round(mce_grace_question([0.5, 0.8], [0, 1]), 5)
+    >>> round(mce_grace([0.5, 0.8], [0, 1]), 5)
     0.419
     """
-    conf_arr, correct_arr, _ = _check_question(conf, correct, None)
-    signed = 2.0 * correct_arr - 1.0
-    return 1.0 - normalized_sigmoid(float(np.mean(signed * conf_arr)))
+    return calscore(conf, correct, human_frac=None, groups=groups, per_question=per_question)
 
 
-def calscore_ref_question(conf: ArrayLike, correct: ArrayLike, human_frac: ArrayLike) -> float:
+def calscore_ref(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    human_frac: ArrayLike | None = None,
+    groups: ArrayLike | None = None,
+    per_question: bool = False,
+) -> Any:
     """CalScore as computed by the public reference code (yysung/advcalibration).
 
-    ``1 − mean_t[(1 − h_t) g_t c_t]`` with ``g_t ∈ {0, 1}`` and no normalisation ``r``.
+    ``1 − mean_t[(1 − h_t) g_t c_t]`` per question with ``g_t ∈ {0, 1}`` and no
+    normalisation ``r``; ``groups`` and ``per_question`` as in :func:`calscore`.
 
     Example: wrong at 0.5 with h = 0, right at 0.8 with h = 0.5:
     1 − (0 + 0.5 · 0.8) / 2 = 0.8.
 
-    >>> round(calscore_ref_question([0.5, 0.8], [0, 1], [0.0, 0.5]), 6)
+    >>> round(calscore_ref([0.5, 0.8], [0, 1], human_frac=[0.0, 0.5]), 6)
     0.8
     """
     conf_arr, correct_arr, h = _check_question(conf, correct, human_frac)
-    return float(1.0 - np.mean((1.0 - h) * correct_arr * conf_arr))
+    means = _per_group_mean((1.0 - h) * correct_arr * conf_arr, groups, per_question=True)
+    scores = 1.0 - means
+    return scores if per_question else float(np.mean(scores))
 
 
-def mce_grace_ref_question(conf: ArrayLike, correct: ArrayLike) -> float:
-    """Reference-code MCE: ``1 − mean_t[g_t c_t]`` with ``g_t ∈ {0, 1}`` (h = 0).
+def mce_grace_ref(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    per_question: bool = False,
+) -> Any:
+    """Reference-code MCE: ``1 − mean_t[g_t c_t]`` per question (:func:`calscore_ref`, h = 0).
 
-    >>> round(mce_grace_ref_question([0.5, 0.8], [0, 1]), 6)
+    >>> round(mce_grace_ref([0.5, 0.8], [0, 1]), 6)
     0.6
     """
-    conf_arr, correct_arr, _ = _check_question(conf, correct, None)
-    return float(1.0 - np.mean(correct_arr * conf_arr))
+    return calscore_ref(conf, correct, human_frac=None, groups=groups, per_question=per_question)
 
 
-#: Question metrics: name → function of one question's ``(conf, correct, human_frac)``.
-QUESTION_METRICS: dict[str, Callable[[FloatArray, FloatArray, FloatArray], float]] = {
-    "calscore": calscore_question,
-    "calscore_ref": calscore_ref_question,
-    "mce_grace": lambda conf, correct, _h: mce_grace_question(conf, correct),
-    "mce_grace_ref": lambda conf, correct, _h: mce_grace_ref_question(conf, correct),
+#: GRACE's question metrics: name → function of ``(conf, correct, *, human_frac, groups,
+#: per_question)`` (the MCEs ignore ``human_frac``).
+QUESTION_METRICS: dict[str, Callable[..., Any]] = {
+    "calscore": calscore,
+    "calscore_ref": calscore_ref,
+    "mce_grace": lambda conf, correct, *, human_frac=None, **kw: mce_grace(conf, correct, **kw),
+    "mce_grace_ref": lambda conf, correct, *, human_frac=None, **kw: mce_grace_ref(
+        conf, correct, **kw
+    ),
 }
 
 
@@ -639,302 +690,250 @@ def check_h_definition(definition: str) -> str:
     return definition
 
 
-def human_fraction_by_step(
-    step_last_word_indices: ArrayLike,
-    human_buzzes: Iterable[tuple[str, int, bool]],
+def human_fraction(
+    step_word_index: ArrayLike,
+    buzz_word_index: ArrayLike,
+    buzz_correct: ArrayLike,
     *,
+    step_groups: ArrayLike | None = None,
+    buzz_groups: ArrayLike | None = None,
+    buzz_team: ArrayLike | None = None,
     definition: HDefinition = "reference",
 ) -> FloatArray:
-    """``h_t`` for each step of one question, from the human buzzes pooled over every room
-    that heard it. ``human_buzzes`` holds ``(team, word_index, correct)`` in the order they
-    happened; a team is whoever buzzed (told apart by match and team where that is known).
+    """``h_t`` of every step, from the human buzzes pooled over every room that heard the
+    step's question.
+
+    A step is the last word index of its prefix and its question (``step_groups``); a buzz is
+    its word index, correctness, question (``buzz_groups``) and team (``buzz_team``: whoever
+    buzzed, told apart by match and team where that is known; default: every buzz its own
+    team). Buzzes are given in the order they happened (it breaks ties on a word).
 
     * ``definition="reference"`` (GRACE's public code, the default): the number of human
-      teams whose latest buzz at a word index ≤ the last word of prefix t was correct,
-      divided by the number of human buzzes on the question (every room, every t).
+      teams whose latest buzz at a word index ≤ the step's last word was correct, divided by
+      the number of human buzzes on the question (every room, every t).
     * ``definition="paper"`` (GRACE §4.1's text): correct human buzzes at a word index ≤
-      the last word of prefix t divided by all human buzzes up to there (0 when none).
+      the step's last word divided by all human buzzes up to there (0 when none).
 
-    Both are 0 at every step when no human buzzed.
+    Both are 0 on questions without human buzzes. Each buzz changes a count by a step at its
+    word (reference: +1 when a team's latest buzz turns correct, −1 when it turns wrong;
+    paper: +1 per correct buzz and +1 per buzz), so h_t is a difference of cumulative sums
+    found with one ``searchsorted`` over (question, word) keys.
 
     Example: teams A (correct at word 12), B (wrong at 5) and C (correct at 30), steps
     ending at words 10, 20, 40. Reference: [0/3, 1/3, 2/3]. Paper: [0/1, 1/2, 2/3].
 
-    >>> hb = [("A", 12, True), ("B", 5, False), ("C", 30, True)]
-    >>> human_fraction_by_step([10, 20, 40], hb).round(4).tolist()
+    >>> h = human_fraction([10, 20, 40], [12, 5, 30], [1, 0, 1], buzz_team=["A", "B", "C"])
+    >>> h.round(4).tolist()
     [0.0, 0.3333, 0.6667]
-    >>> human_fraction_by_step([10, 20, 40], hb, definition="paper").round(4).tolist()
+    >>> human_fraction([10, 20, 40], [12, 5, 30], [1, 0, 1], definition="paper").round(4).tolist()
     [0.0, 0.5, 0.6667]
     """
     check_h_definition(definition)
-    last_words = _as_1d("step_last_word_indices", step_last_word_indices)
-    buzzes = list(human_buzzes)
-    if not buzzes:
-        return np.zeros_like(last_words)
-    words = np.array([float(w) for _, w, _ in buzzes])
-    correct = np.array([bool(c) for _, _, c in buzzes])
-    heard = words[None, :] <= last_words[:, None]  # step x buzz
+    step_words = _as_1d("step_word_index", step_word_index)
+    words = _as_1d("buzz_word_index", buzz_word_index)
+    ok = _check_correct(buzz_correct, "buzz_correct")
+    if ok.shape != words.shape:
+        raise ValueError("buzz_word_index and buzz_correct must have the same length")
+    n = step_words.size
+    if n == 0 or words.size == 0:
+        return np.zeros(n)
+    sg = np.zeros(n, dtype=object) if step_groups is None else np.asarray(step_groups)
+    bg = np.zeros(words.size, dtype=object) if buzz_groups is None else np.asarray(buzz_groups)
+    if sg.shape != step_words.shape or bg.shape != words.shape:
+        raise ValueError("step_groups and buzz_groups must label every step and every buzz")
+    labels, codes = np.unique(np.concatenate([sg, bg]).astype(str), return_inverse=True)
+    q_rows, q_buzz = codes[:n].astype(np.int64), codes[n:].astype(np.int64)
+    words = words.astype(np.int64)
+    span = int(max(words.max(initial=0), step_words.max(initial=0))) + 2
+    keys = q_buzz * span + words
     if definition == "paper":
-        n = heard.sum(axis=1)
-        hits = (heard & correct[None, :]).sum(axis=1)
-        return np.where(n > 0, hits / np.maximum(n, 1), 0.0)
-    heard_order = sorted(buzzes, key=lambda b: b[1])  # by word; a tie keeps the given order
-    out = np.zeros_like(last_words)
-    for t, w in enumerate(last_words):
-        latest: dict[str, bool] = {}
-        for team, word, ok in heard_order:
-            if word <= w:
-                latest[team] = bool(ok)
-        out[t] = sum(latest.values()) / len(buzzes)
-    return out
-
-
-# ---------------------------------------------------------------------------------------
-# Step records → per-model summaries
-# ---------------------------------------------------------------------------------------
-
-
-def _confidences(steps: Sequence[Step], kind: ConfidenceKind) -> FloatArray:
-    if kind == "logit":
-        values = [s.confidence_logit for s in steps]
-    elif kind == "verbal":
-        values = [s.confidence_verbal for s in steps]
+        num, den = ok, np.ones_like(ok)
     else:
-        raise ValueError(f"kind must be 'logit' or 'verbal', got kind = {kind!r}")
-    return np.array([math.nan if v is None else v for v in values], dtype=np.float64)
-
-
-def _correctness(steps: Sequence[Step]) -> FloatArray:
-    return np.array([1.0 if s.correct else 0.0 for s in steps], dtype=np.float64)
-
-
-def group_by_question(steps: Iterable[Step]) -> dict[QuestionId, list[Step]]:
-    """Steps grouped by question id (first-seen order), each group sorted by step.
-
-    Raises ``ValueError`` if the same (model, question, step) appears twice or a
-    confidence lies outside [0, 1], naming the step.
-    """
-    groups: dict[QuestionId, list[Step]] = {}
-    seen: set[tuple[str, QuestionId, int]] = set()
-    for s in steps:
-        key = (s.model, s.question_id, s.step)
-        where = f"model={s.model!r} question={s.question_id!r} step={s.step!r}"
-        if key in seen:
-            raise ValueError(f"duplicate step: {where}")
-        seen.add(key)
-        for kind, value in (("logit", s.confidence_logit), ("verbal", s.confidence_verbal)):
-            if value is not None and not math.isnan(value) and not 0.0 <= value <= 1.0:
-                raise ValueError(f"confidence_{kind} must lie in [0, 1], got {value!r} at {where}")
-        groups.setdefault(s.question_id, []).append(s)
-    for group in groups.values():
-        group.sort(key=lambda s: s.step)
-    return groups
-
-
-def _question_scores(
-    question: Sequence[Step],
-    human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]],
-    kind: ConfidenceKind,
-    h_definition: HDefinition = "reference",
-) -> dict[str, float] | None:
-    """Every question metric for one question, or None if no step has a confidence."""
-    conf = _confidences(question, kind)
-    keep = ~np.isnan(conf)
-    if not keep.any():
-        return None
-    h = human_fraction_by_step(
-        [s.word_index for s in question],
-        human_buzzes.get(question[0].question_id, ()),
-        definition=h_definition,
-    )
-    correct = _correctness(question)
-    return {name: fn(conf[keep], correct[keep], h[keep]) for name, fn in QUESTION_METRICS.items()}
-
-
-def _summarize_questions(
-    questions: Sequence[Sequence[Step]],
-    human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]],
-    kind: ConfidenceKind,
-    h_definition: HDefinition = "reference",
-) -> dict[str, Any]:
-    per_question = [_question_scores(q, human_buzzes, kind, h_definition) for q in questions]
-    scored = [s for s in per_question if s is not None]
-    out: dict[str, Any] = {
-        name: float(np.mean([s[name] for s in scored])) if scored else None
-        for name in QUESTION_METRICS
-    }
-    rows = [s for q in questions for s in q]
-    out.update(summarize(_confidences(rows, kind), _correctness(rows)))
-    out["n_questions"] = len(scored)
-    out["n_questions_skipped"] = len(per_question) - len(scored)
-    return out
-
-
-def _question_category(question: Sequence[Step]) -> str:
-    for s in question:
-        if s.category is not None:
-            return s.category
-    return UNCATEGORIZED
-
-
-def summarize_steps(
-    steps: Iterable[Step],
-    human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]] | None = None,
-    *,
-    kinds: Sequence[ConfidenceKind] = CONFIDENCE_KINDS,
-    h_definition: HDefinition = "reference",
-) -> dict[str, dict[str, dict[str, Any]]]:
-    """All metrics for every model and confidence kind, JSON-ready.
-
-    Returns ``{model: {kind: metrics}}`` where ``metrics`` has
-
-    * ``calscore``, ``calscore_ref``, ``mce_grace``, ``mce_grace_ref``: means over
-      questions of the question metrics (:data:`QUESTION_METRICS`);
-    * every row metric of :data:`METRICS` over all steps, with ``n`` and ``n_missing``;
-    * ``n_questions`` (questions scored) and ``n_questions_skipped`` (no confidence left);
-    * ``final``: the same keys over each question's final step only;
-    * ``by_category``: ``{category: the same flat keys over all steps}`` (a question's
-      category is the first one its steps carry, else ``"uncategorized"``).
-
-    A missing confidence leaves its step out of that kind's metrics: the row metrics count
-    it in ``n_missing``; CalScore drops it from the question's mean, and a question with no
-    step left is skipped and counted. ``human_buzzes`` maps question id to that question's
-    ``(team, word_index, correct)`` human buzzes; questions absent from it have h = 0.
-    ``h_definition`` picks h_t's definition (:func:`human_fraction_by_step`).
-    """
-    check_h_definition(h_definition)
-    hb: Mapping[QuestionId, Sequence[tuple[str, int, bool]]] = human_buzzes or {}
-    by_model: dict[str, list[Step]] = {}
-    for s in steps:
-        by_model.setdefault(s.model, []).append(s)
-    result: dict[str, dict[str, dict[str, Any]]] = {}
-    for model in sorted(by_model):
-        questions = list(group_by_question(by_model[model]).values())
-        finals = [[q[-1]] for q in questions]
-        by_category: dict[str, list[list[Step]]] = {}
-        for q in questions:
-            by_category.setdefault(_question_category(q), []).append(q)
-        result[model] = {}
-        for kind in kinds:
-            metrics = _summarize_questions(questions, hb, kind, h_definition)
-            metrics["final"] = _summarize_questions(finals, hb, kind, h_definition)
-            metrics["by_category"] = {
-                cat: _summarize_questions(qs, hb, kind, h_definition)
-                for cat, qs in sorted(by_category.items())
-            }
-            result[model][kind] = metrics
-    return result
+        team = (
+            np.arange(words.size)
+            if buzz_team is None
+            else np.unique(np.asarray(buzz_team).astype(str), return_inverse=True)[1]
+        )
+        # each team's buzzes on a question in the order heard (ties: given order)
+        order = np.lexsort((np.arange(keys.size), words, team, q_buzz))
+        same = np.zeros(order.size, dtype=bool)
+        same[1:] = (q_buzz[order][1:] == q_buzz[order][:-1]) & (team[order][1:] == team[order][:-1])
+        before = np.zeros(order.size)
+        before[1:] = np.where(same[1:], ok[order][:-1], 0.0)
+        num = np.empty_like(ok)
+        num[order] = ok[order] - before
+        den = None
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    cum_num = np.concatenate([[0.0], np.cumsum(num[order])])
+    hi = np.searchsorted(sorted_keys, q_rows * span + step_words.astype(np.int64), "right")
+    lo = np.searchsorted(sorted_keys, q_rows * span, "left")
+    count = cum_num[hi] - cum_num[lo]
+    if den is None:
+        total = np.bincount(q_buzz, minlength=labels.size)[q_rows].astype(float)
+    else:
+        cum_den = np.concatenate([[0.0], np.cumsum(den[order])])
+        total = cum_den[hi] - cum_den[lo]
+    return np.where(total > 0, count / np.maximum(total, 1), 0.0)
 
 
 # ---------------------------------------------------------------------------------------
 # Bootstrap over questions
 # ---------------------------------------------------------------------------------------
 
-QuestionsMetric = Callable[[Sequence[Sequence[Step]]], float]
 
+def resample_counts(
+    n_groups: int, *, n_resamples: int, seed: int = 0, chunk: int = 50
+) -> Iterator[NDArray[np.float64]]:
+    """How often each of ``n_groups`` questions is drawn in each bootstrap resample.
 
-def step_metric(
-    name: str,
-    *,
-    kind: ConfidenceKind = "logit",
-    human_buzzes: Mapping[QuestionId, Sequence[tuple[str, int, bool]]] | None = None,
-    h_definition: HDefinition = "reference",
-) -> QuestionsMetric:
-    """A metric over a list of questions (each a list of one model's steps), for bootstrapping.
-
-    ``name`` is a question metric (``"calscore"``, ``"mce_grace"``, ...: mean over
-    questions with at least one confidence) or a row metric of :data:`METRICS` (over all
-    steps with a confidence). Returns NaN where the metric is undefined. Per-question work
-    is cached, so calling it on many resamples of the same question lists is cheap.
+    Yields ``(b, n_groups)`` matrices, ``b ≤ chunk``, ``n_resamples`` rows in all: resample i
+    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``), so a
+    resampled mean of per-question sums is a matrix product with these counts.
     """
-    if kind not in CONFIDENCE_KINDS:
-        raise ValueError(f"kind must be 'logit' or 'verbal', got kind = {kind!r}")
-    hb: Mapping[QuestionId, Sequence[tuple[str, int, bool]]] = human_buzzes or {}
-    # id(question) -> (question, value); keeping the question alive keeps its id unique.
-    cache: dict[int, tuple[Sequence[Step], Any]] = {}
-
-    def cached(question: Sequence[Step], compute: Callable[[], Any]) -> Any:
-        hit = cache.get(id(question))
-        if hit is None or hit[0] is not question:
-            hit = (question, compute())
-            cache[id(question)] = hit
-        return hit[1]
-
-    def check_one_model(question: Sequence[Step]) -> None:
-        if len({s.model for s in question}) > 1:
-            raise ValueError(
-                f"question {question[0].question_id!r} holds steps of several models; "
-                "bootstrap one model at a time"
-            )
-
-    if name in QUESTION_METRICS:
-
-        def question_metric(questions: Sequence[Sequence[Step]]) -> float:
-            values = []
-            for q in questions:
-                check_one_model(q)
-                scores = cached(q, lambda q=q: _question_scores(q, hb, kind, h_definition))
-                if scores is not None:
-                    values.append(scores[name])
-            return float(np.mean(values)) if values else math.nan
-
-        return question_metric
-
-    if name in METRICS:
-        fn = METRICS[name]
-
-        def row_metric(questions: Sequence[Sequence[Step]]) -> float:
-            for q in questions:
-                check_one_model(q)
-            parts = [
-                cached(q, lambda q=q: drop_missing(_confidences(q, kind), _correctness(q)))
-                for q in questions
-            ]
-            conf = np.concatenate([p[0] for p in parts]) if parts else np.empty(0)
-            correct = np.concatenate([p[1] for p in parts]) if parts else np.empty(0)
-            return fn(conf, correct) if conf.size else math.nan
-
-        return row_metric
-
-    known = ", ".join([*QUESTION_METRICS, *METRICS])
-    raise ValueError(f"unknown metric name = {name!r}; known: {known}")
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < n_resamples:
+        b = min(chunk, n_resamples - done)
+        draws = rng.integers(0, n_groups, size=(b, n_groups))
+        counts = np.empty((b, n_groups))
+        for i in range(b):
+            counts[i] = np.bincount(draws[i], minlength=n_groups)
+        yield counts
+        done += b
 
 
-def bootstrap_ci(
-    steps: Iterable[Step],
-    metric_fn: QuestionsMetric,
-    *,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval for ``metric_fn``, resampling questions, not rows.
+def percentile_interval(stats: ArrayLike, *, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of bootstrap statistics; NaN ones (the metric undefined on
+    that resample) are left out, and ``(nan, nan)`` when all are."""
+    values = np.asarray(stats, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return (math.nan, math.nan)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(values, [alpha, 1.0 - alpha])
+    return (float(low), float(high))
 
-    The steps are grouped by question (:func:`group_by_question`); each resample draws as
-    many questions as there are, with replacement, and passes the list of question groups
-    (a question drawn twice appears twice) to ``metric_fn``, e.g.
-    ``step_metric("calscore", kind="logit", human_buzzes=hb)``. Steps of one question are
-    correlated, so resampling rows would give intervals that are too narrow. Resamples on
-    which the metric is undefined (NaN) are ignored; if all are, ``(nan, nan)``.
 
-    >>> steps = [Step("m", q, 1, 9, q % 2 == 0, 0.7, None) for q in range(6)]
-    >>> low, high = bootstrap_ci(steps, step_metric("brier"), n_resamples=200)
-    >>> round(low, 3), round(high, 3)
-    (0.155, 0.423)
-    """
+def _check_bootstrap(n_resamples: int, level: float) -> None:
     if isinstance(n_resamples, bool) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got level = {level!r}")
-    questions = list(group_by_question(steps).values())
-    if not questions:
-        raise ValueError("steps are empty; nothing to resample")
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(questions), size=(n_resamples, len(questions)))
-    stats = np.array([metric_fn([questions[i] for i in row]) for row in draws], dtype=float)
-    stats = stats[~np.isnan(stats)]
-    if stats.size == 0:
-        return (math.nan, math.nan)
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(stats, [alpha, 1.0 - alpha])
-    return (float(low), float(high))
+
+
+#: The metrics whose bootstrap runs on per-question sums (one matrix product per chunk).
+BOOTSTRAP_SUMS = ("calscore", "ece", "brier")
+
+
+def question_sums(
+    conf: FloatArray,
+    correct: FloatArray,
+    human_frac: FloatArray,
+    codes: NDArray[np.intp],
+    n_groups: int,
+    *,
+    n_bins: int = 10,
+) -> FloatArray:
+    """Per question (rows) the sums behind CalScore, ECE and Brier (columns), so that a
+    resample's value is a function of ``counts @ sums`` (:func:`stats_from_sums`). Rows with
+    a missing (NaN) confidence are left out; a question left with none is unscored."""
+    keep = ~np.isnan(conf)
+    c, g, h, q = conf[keep], correct[keep], human_frac[keep], codes[keep]
+    n = np.bincount(q, minlength=n_groups).astype(float)
+    scored = n > 0
+    per_q = np.zeros(n_groups)
+    if scored.any():
+        per_q[scored] = calscore(c, g, human_frac=h, groups=q, per_question=True)
+    b = _uniform_bin_index(c, n_bins)
+    cell = q * n_bins + b
+    size = n_groups * n_bins
+    return np.column_stack(
+        [
+            per_q,
+            scored.astype(float),
+            n,
+            np.bincount(q, weights=(c - g) ** 2, minlength=n_groups),
+            np.bincount(cell, weights=g, minlength=size).reshape(n_groups, n_bins),
+            np.bincount(cell, weights=c, minlength=size).reshape(n_groups, n_bins),
+        ]
+    )
+
+
+def stats_from_sums(totals: FloatArray, *, n_bins: int = 10) -> dict[str, FloatArray]:
+    """CalScore, ECE and Brier from resampled totals of :func:`question_sums` columns
+    (one row per resample): the same formulas as :func:`calscore`, :func:`ece` and
+    :func:`brier`, written on sums."""
+    calscore_sum, scored, n, sse = (totals[:, j] for j in range(4))
+    bins = totals[:, 4:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            "calscore": calscore_sum / scored,
+            "brier": sse / n,
+            "ece": _ece_from_sums(bins[:, :n_bins], bins[:, n_bins:], n),
+        }
+
+
+def bootstrap_ci(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    groups: ArrayLike,
+    metric: str = "calscore",
+    human_frac: ArrayLike | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``metric``, resampling questions, not rows.
+
+    Steps of one question are correlated, so resampling rows would give intervals that are
+    too narrow. Each resample draws as many questions as there are (``groups`` labels each
+    row's question), with replacement, and computes ``metric`` on the rows drawn (a question
+    drawn twice counts twice). ``metric`` is a name of :data:`QUESTION_METRICS` (mean over
+    questions) or :data:`METRICS`. Missing (NaN) confidences are left out; resamples on
+    which the metric is undefined are ignored, and ``(nan, nan)`` when all are.
+
+    >>> low, high = bootstrap_ci([0.7] * 6, [1, 0, 1, 0, 1, 0], groups=range(6),
+    ...                          metric="brier", n_resamples=200)
+    >>> round(low, 3), round(high, 3)
+    (0.155, 0.423)
+    """
+    _check_bootstrap(n_resamples, level)
+    conf_arr, correct_arr = _check_rows(conf, correct, allow_missing=True)
+    h = np.zeros_like(conf_arr) if human_frac is None else _as_1d("human_frac", human_frac)
+    codes, k = group_codes(np.asarray(list(groups) if isinstance(groups, range) else groups),
+                           conf_arr.size)  # fmt: skip
+    present = np.bincount(codes, minlength=k) > 0
+    if not present.all():  # renumber so that every code is a question
+        codes = (np.cumsum(present) - 1)[codes]
+        k = int(present.sum())
+    counts = np.vstack(list(resample_counts(k, n_resamples=n_resamples, seed=seed)))
+    if metric in BOOTSTRAP_SUMS:
+        sums = question_sums(conf_arr, correct_arr, h, codes, k)
+        return percentile_interval(stats_from_sums(counts @ sums)[metric], level=level)
+    keep = ~np.isnan(conf_arr)
+    c, g, hk, q = conf_arr[keep], correct_arr[keep], h[keep], codes[keep]
+    if metric in QUESTION_METRICS:
+        scored = np.bincount(q, minlength=k) > 0
+        per_q = np.zeros(k)
+        if scored.any():
+            per_q[scored] = QUESTION_METRICS[metric](
+                c, g, human_frac=hk, groups=q, per_question=True
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stats = (counts @ per_q) / (counts @ scored.astype(float))
+        return percentile_interval(stats, level=level)
+    if metric not in METRICS:
+        known = ", ".join([*QUESTION_METRICS, *METRICS])
+        raise ValueError(f"unknown metric = {metric!r}; known: {known}")
+    fn = METRICS[metric]
+    order = np.argsort(q, kind="stable")
+    starts = np.searchsorted(q[order], np.arange(k + 1))
+    stats_list = []
+    for row in counts.astype(np.intp):
+        idx = np.concatenate(
+            [np.tile(order[starts[j] : starts[j + 1]], row[j]) for j in np.flatnonzero(row)]
+        )
+        stats_list.append(fn(c[idx], g[idx]) if idx.size else math.nan)
+    return percentile_interval(stats_list, level=level)

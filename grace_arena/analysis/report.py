@@ -64,9 +64,15 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
 
 
+def _cell(value: Any) -> str:
+    """A Markdown table cell: a pipe in the text is escaped so it does not split the cell."""
+    return str(value).replace("|", "\\|")
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -658,7 +664,9 @@ def _markdown_to_html(markdown: str) -> str:
             i -= 1
             out.append("<table>")
             for n, row in enumerate(r for r in rows if not r.startswith("|---")):
-                cells = [c.strip().replace("\\|", "|") for c in row.strip("|").split(" | ")]
+                cells = [
+                    c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip()[1:-1])
+                ]
                 tag = "th" if n == 0 else "td"
                 out.append(
                     "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"

@@ -31,14 +31,13 @@ from typing import Any
 import numpy as np
 
 from grace_arena.analysis.curves import (
-    PolicyStep,
     accuracy_by_fraction,
+    before_first_buzz,
     buzz_given_correct,
     fraction_revealed,
     quartiles,
     rank_players,
 )
-from grace_arena.analysis.metrics import Step
 from grace_arena.analysis.tables import FileFormatError, StepTable, _cell, _read_csv
 
 __all__ = [
@@ -185,28 +184,32 @@ def _rates_by_fraction(
     rows: Iterable[tuple[str, str, int, float, bool, bool]], edges: np.ndarray
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per player, P(b | g=1) and P(b | g=0) per bin of fraction revealed (NaN: no step),
-    over each question's steps up to and including the first buzz.
+    over each question's steps up to and including the first buzz
+    (:func:`~grace_arena.analysis.curves.before_first_buzz`).
 
     ``rows``: (player, question, step, fraction, correct, would_buzz).
     """
+    items = sorted(rows, key=lambda r: (r[0], r[1], r[2]))
+    if not items:
+        return {}
+    player = np.array([r[0] for r in items], dtype=str)
+    question = np.array([f"{r[0]}\x1f{r[1]}" for r in items], dtype=str)
+    x = np.array([r[3] for r in items], dtype=float)
+    ok = np.array([r[4] for r in items], dtype=bool)
+    buzz = np.array([r[5] for r in items], dtype=float)
+    use = before_first_buzz(buzz, groups=question)
     n_bins = edges.size - 1
-    by_question: dict[tuple[str, str], list[tuple[int, float, bool, bool]]] = {}
-    for player, question, step, x, ok, buzz in rows:
-        by_question.setdefault((player, question), []).append((step, x, ok, buzz))
-    counts: dict[str, np.ndarray] = {}  # player -> [[n_right, b_right, n_wrong, b_wrong] per bin]
-    for (player, _), items in by_question.items():
-        c = counts.setdefault(player, np.zeros((n_bins, 4)))
-        for _step, x, ok, buzz in sorted(items):
-            i = min(int(np.searchsorted(edges, x, side="right")) - 1, n_bins - 1)
-            col = 0 if ok else 2
-            c[i, col] += 1
-            c[i, col + 1] += 1 if buzz else 0
-            if buzz:
-                break
+    idx = np.minimum(np.searchsorted(edges, x, side="right") - 1, n_bins - 1)
     out = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        for player, c in counts.items():
-            out[player] = (c[:, 1] / c[:, 0], c[:, 3] / c[:, 2])
+        for p in np.unique(player):
+            counts = []
+            for kind in (True, False):
+                mine = use & (player == p) & (ok == kind)
+                n = np.bincount(idx[mine], minlength=n_bins)
+                hits = np.bincount(idx[mine], weights=buzz[mine], minlength=n_bins)
+                counts.append(hits / n)
+            out[str(p)] = (counts[0], counts[1])
     return out
 
 
@@ -231,15 +234,26 @@ def analyze_survey(
     n_words, n_clues = _sizes(steps)
     names = {s.participant: s.name or s.participant for s in steps}
 
-    ranked = rank_players(survey_scores(steps, n_clues))
+    records = survey_scores(steps, n_clues)
+    ranked = rank_players(
+        [p for p, _, _ in records],
+        [math.nan if c is None else c for _, c, _ in records],
+        [ok for _, _, ok in records],
+    )
     scores = {r.player: r.mean_score for r in ranked}
     quartile = quartiles(scores, n_groups=4)
     half = quartiles(scores, n_groups=2)
 
-    policy = [
-        PolicyStep(s.participant, s.question_id, s.step, s.correct, s.would_buzz) for s in steps
-    ]
-    per_player = buzz_given_correct(policy)
+    per_player = {}
+    for p in sorted(names):
+        mine = sorted(
+            (s for s in steps if s.participant == p), key=lambda s: (s.question_id, s.step)
+        )
+        per_player[p] = buzz_given_correct(
+            [s.correct for s in mine],
+            [s.would_buzz for s in mine],
+            groups=[s.question_id for s in mine],
+        )
 
     edges = np.arange(buzz_bins + 1) / buzz_bins
     by_fraction = _rates_by_fraction(
@@ -315,24 +329,23 @@ def analyze_survey(
         for model, curve in sorted(_rates_by_fraction(rows, edges).items()):
             buzz_curves[model] = _group_curve(edges, [curve], "model")
 
-    accuracy_steps = [
-        Step(label, s.question_id, s.step, s.word_index, s.correct, None, None)
-        for s in steps
-        for label in (
-            ALL,
-            f"humans Q{quartile[s.participant]}" if s.participant in quartile else None,
+    labels = sorted({ALL, *(f"humans Q{k}" for k in quartile.values())})
+    accuracy = {}
+    for label in labels:
+        mine = [
+            s for s in steps if label == ALL or f"humans Q{quartile.get(s.participant)}" == label
+        ]
+        c = accuracy_by_fraction(
+            [fraction_revealed(s.word_index, n_words[s.question_id]) for s in mine],
+            [s.correct for s in mine],
+            bins=accuracy_bins,
         )
-        if label is not None
-    ]
-    accuracy = {
-        label: {
+        accuracy[label] = {
             "lower": c.lower.tolist(),
             "upper": c.upper.tolist(),
             "accuracy": _listed(c.accuracy),
             "count": c.count.astype(int).tolist(),
         }
-        for label, c in accuracy_by_fraction(accuracy_steps, n_words, bins=accuracy_bins).items()
-    }
     return {
         "counts": {
             "steps": len(steps),

@@ -290,6 +290,46 @@ def _read_csv(path: Path, required: Sequence[str]) -> tuple[list[str], Iterable[
     return header, rows()
 
 
+def _read_parquet(
+    path: Path, required: Sequence[str]
+) -> tuple[list[str], Iterable[dict[str, str]]]:
+    """A Parquet file's rows as text cells (null: empty), checked like a CSV file's, so both
+    formats go through the same cell checks; row n is reported as line n + 1."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
+        raise FileFormatError(f"{path}: not a readable Parquet file ({exc})") from None
+    header = [str(name) for name in table.column_names]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise FileFormatError(
+            f"{path}: missing column(s) {', '.join(missing)} (header: {', '.join(header)})"
+        )
+    columns = [table.column(name).to_pylist() for name in header]
+
+    def text(value: Any) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ""
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        return str(value)
+
+    def rows() -> Iterable[dict[str, str]]:
+        for values in zip(*columns, strict=True):
+            yield {name: text(v) for name, v in zip(header, values, strict=True)}
+
+    return header, rows()
+
+
+def _read_rows(path: Path, required: Sequence[str]) -> tuple[list[str], Iterable[dict[str, str]]]:
+    """The rows of a CSV file, or of a Parquet file (``.parquet`` or ``.pq``)."""
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return _read_parquet(path, required)
+    return _read_csv(path, required)
+
+
 def _cell(path: Path, line: int, column: str, value: str | None, kind: str) -> Any:
     text = (value or "").strip()
     if text == "":
@@ -373,16 +413,18 @@ def _fast_steps(path: Path) -> StepTable | None:
 
 
 def read_steps_csv(path: str | Path) -> StepTable:
-    """Read a steps file (columns :data:`STEP_COLUMNS`, optional ``category``, ``n_words``,
-    ``would_buzz``). An empty confidence is missing; ``correct`` must be 0 or 1."""
+    """Read a steps file, CSV or Parquet (columns :data:`STEP_COLUMNS`, optional
+    ``category``, ``n_words``, ``would_buzz``). An empty confidence is missing; ``correct``
+    must be 0 or 1."""
     path = Path(path)
-    _, rows = _read_csv(path, STEP_COLUMNS)
-    for _ in rows:  # the header is right and there is at least one row: try the fast way
-        fast = _fast_steps(path)
-        if fast is not None:
-            return fast
-        break
-    _, rows = _read_csv(path, STEP_COLUMNS)
+    _, rows = _read_rows(path, STEP_COLUMNS)
+    if path.suffix.lower() not in (".parquet", ".pq"):
+        for _ in rows:  # the header is right and there is at least one row: try the fast way
+            fast = _fast_steps(path)
+            if fast is not None:
+                return fast
+            break
+        _, rows = _read_rows(path, STEP_COLUMNS)
     out = []
     for line, row in enumerate(rows, start=2):
         rec: dict[str, Any] = {"model": row["model"], "question_id": row["question_id"]}
@@ -408,10 +450,11 @@ def read_steps_csv(path: str | Path) -> StepTable:
 
 
 def read_buzzes_csv(path: str | Path) -> BuzzTable:
-    """Read a buzzes file (columns :data:`BUZZ_COLUMNS`, optional ``match``, ``player``,
-    ``n_words``, ``clue_index``, ``n_clues``, and the export's ``outcome``/``thrown_out``)."""
+    """Read a buzzes file, CSV or Parquet (columns :data:`BUZZ_COLUMNS`, optional
+    ``match``, ``player``, ``n_words``, ``clue_index``, ``n_clues``, and the export's
+    ``outcome``/``thrown_out``)."""
     path = Path(path)
-    _, rows = _read_csv(path, BUZZ_COLUMNS)
+    _, rows = _read_rows(path, BUZZ_COLUMNS)
     kept: list[dict[str, Any]] = []
     played: list[dict[str, Any]] = []
     for line, row in enumerate(rows, start=2):

@@ -187,16 +187,17 @@ def analyze(
         Path | None,
         typer.Option(
             "--steps",
-            help="Model steps CSV: model,question_id,step,word_index,correct,confidence_logit,"
-            "confidence_verbal[,category,n_words,would_buzz]. Reads files instead of the record.",
+            help="Model steps CSV or Parquet: model,question_id,step,word_index,correct,"
+            "confidence_logit,confidence_verbal[,category,n_words,would_buzz]. Reads files "
+            "instead of the record.",
         ),
     ] = None,
     buzzes: Annotated[
         Path | None,
         typer.Option(
             "--buzzes",
-            help="Buzzes CSV: question_id,team,team_kind,word_index,correct (an 'export "
-            "--format csv' file works too).",
+            help="Buzzes CSV or Parquet: question_id,team,team_kind,word_index,correct (an "
+            "'export --format csv' file works too).",
         ),
     ] = None,
     survey: Annotated[
@@ -266,7 +267,7 @@ def analyze(
             "description": ", ".join(str(p) for p in (steps, buzzes, survey) if p),
         }
     else:
-        from grace_arena.analysis.record_io import load_record_data, survey_steps
+        from grace_arena.io.record_io import load_record_data, survey_steps
         from grace_arena.record.db import open_engine
         from grace_arena.record.store import RecordError
 

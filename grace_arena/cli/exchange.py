@@ -49,8 +49,8 @@ def export(
     --format grace pools, per tossup, every match of the events and their imported
     buzzpoints; a file imported with 'import grace' comes back out exactly.
     """
-    from grace_arena.analysis.exports import FORMATS
-    from grace_arena.analysis.exports import export as run_export
+    from grace_arena.io.exports import FORMATS
+    from grace_arena.io.exports import export as run_export
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import RecordError
 
@@ -71,7 +71,7 @@ def export(
     for path in files:
         typer.echo(f"wrote {path}")
     if fmt in ("csv", "jsonl", "qbj") and not match:
-        from grace_arena.analysis.exports import pooled_count
+        from grace_arena.io.exports import pooled_count
         from grace_arena.record.store import MatchStore
 
         store = MatchStore(engine)
@@ -105,7 +105,7 @@ def import_grace(
     """
     from sqlalchemy.exc import SQLAlchemyError
 
-    from grace_arena.analysis.imports import import_grace as run_import
+    from grace_arena.io.imports import import_grace as run_import
     from grace_arena.record.db import open_engine
 
     url = resolve_db(db)
@@ -236,7 +236,7 @@ def import_qanta(
     ] = False,
 ) -> None:
     """Import QANTA questions as packets in the record (and/or as a corpus file)."""
-    from grace_arena.analysis.imports import import_qanta as run_import
+    from grace_arena.io.imports import import_qanta as run_import
 
     if no_record and corpus is None:
         typer.echo("error: --no-record needs --corpus", err=True)

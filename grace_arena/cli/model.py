@@ -48,7 +48,7 @@ def _load_packet(path: Path) -> Packet:
 def _grace_packet(path: Path) -> Packet | None:
     """A GRACE buzzpoint file read as the packet ``import grace`` makes of it (same packet
     and tossup ids), so that model steps join its pooled buzzes; None if it is not one."""
-    from grace_arena.analysis.imports import read_grace_file
+    from grace_arena.io.imports import read_grace_file
 
     try:
         if path.read_bytes().lstrip()[:1] != b"[":

@@ -3,7 +3,7 @@
 ``grace-arena export --format FORMAT --out PATH``:
 
 * ``csv`` / ``jsonl``: one row per buzz (won, lost the race, locked out, not live) with
-  every logged field (:data:`~grace_arena.analysis.record_io.BUZZ_EXPORT_COLUMNS`), the
+  every logged field (:data:`~grace_arena.io.record_io.BUZZ_EXPORT_COLUMNS`), the
   ruling in force and the history of rulings. A ``csv`` file is also a valid
   ``analyze --buzzes`` input.
 * ``steps``: the model trajectories, the ``analyze --steps`` columns first, then the guess,
@@ -31,8 +31,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from grace_arena.analysis.imports import GraceBuzz, grace_word_maps
-from grace_arena.analysis.record_io import (
+from grace_arena.io.imports import GraceBuzz, grace_word_maps
+from grace_arena.io.record_io import (
     BUZZ_EXPORT_COLUMNS,
     STEP_EXPORT_COLUMNS,
     MatchInfo,

@@ -1,0 +1,154 @@
+"""``analyze`` (what ``grace-arena analyze`` computes) against hand-worked numbers.
+
+The metrics are defined once (:mod:`grace_arena.analysis.metrics`, ``curves``); these tests
+check that the analysis feeds them the right rows: per model and confidence kind, all steps,
+final steps, per category, h_t from the human buzzes, missing confidences left out, and
+bootstrap intervals over questions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from grace_arena.analysis.metrics import METRICS, QUESTION_METRICS
+from grace_arena.analysis.metrics import normalized_sigmoid as r
+from grace_arena.analysis.summary import analyze
+from grace_arena.analysis.tables import BuzzTable, StepTable
+
+COLUMNS = ("model", "question_id", "step", "word_index", "correct", "confidence_logit",
+           "confidence_verbal", "category")  # fmt: skip
+STEPS = [
+    ("m1", "q1", 1, 9, False, 0.5, 0.3, "Science"),
+    ("m1", "q1", 2, 19, True, 0.8, None, "Science"),
+    ("m1", "q2", 1, 4, False, 0.9, None, "History"),
+    ("m1", "q2", 2, 9, False, 0.2, None, "History"),
+    ("m2", "q1", 1, 9, True, 1.0, 1.0, "Science"),
+    ("m2", "q1", 2, 19, True, 1.0, 1.0, "Science"),
+]
+# q1: team A right at word 12, team B wrong at 3 → h = [0/2, 1/2] at words 9 and 19.
+HUMANS = [
+    {"question_id": "q1", "team": "A", "team_kind": "human", "word_index": 12, "correct": 1},
+    {"question_id": "q1", "team": "B", "team_kind": "human", "word_index": 3, "correct": 0},
+]
+
+
+def run(steps=STEPS, humans=HUMANS, **kw):
+    table = StepTable.from_rows([dict(zip(COLUMNS, s, strict=True)) for s in steps])
+    return analyze(table, BuzzTable.from_rows(humans), n_resamples=kw.pop("n_resamples", 0), **kw)
+
+
+def test_shape_and_json() -> None:
+    result = run()
+    assert set(result["models"]) == {"m1", "m2"}
+    metrics = result["models"]["m1"]["logit"]
+    flat = {*QUESTION_METRICS, *METRICS, "n", "n_missing", "n_questions", "n_questions_skipped"}
+    assert flat <= set(metrics) and flat <= set(metrics["final"])
+    assert set(metrics["by_category"]) == {"History", "Science"}
+    assert set(metrics["by_category"]["Science"]) == flat
+    json.dumps(result, allow_nan=False)
+
+
+def test_logit_numbers() -> None:
+    m = run()["models"]["m1"]["logit"]
+    # q1: mean((1−0)(−1)(0.5), (1−½)(+1)(0.8)) = −0.05;  q2 (no humans): (−0.9 − 0.2)/2 = −0.55
+    assert m["calscore"] == pytest.approx(((1 - r(-0.05)) + (1 - r(-0.55))) / 2)
+    # MCE ignores humans: q1 (−0.5 + 0.8)/2 = 0.15; q2 −0.55
+    assert m["mce_grace"] == pytest.approx(((1 - r(0.15)) + (1 - r(-0.55))) / 2)
+    # reference code: q1 1 − (0 + ½·0.8)/2 = 0.8; q2 1 − 0 = 1 → 0.9
+    assert m["calscore_ref"] == pytest.approx(0.9)
+    # rows: (0.5,0) (0.8,1) (0.9,0) (0.2,0): Brier (0.25 + 0.04 + 0.81 + 0.04)/4 = 0.285
+    assert m["brier"] == pytest.approx(0.285)
+    assert (m["n"], m["n_missing"], m["n_questions"], m["n_questions_skipped"]) == (4, 0, 2, 0)
+    # final steps: (0.8, right, h=½) and (0.2, wrong, h=0); Brier (0.04 + 0.04)/2
+    final = m["final"]
+    assert final["brier"] == pytest.approx(0.04)
+    assert final["calscore"] == pytest.approx(((1 - r(0.4)) + (1 - r(-0.2))) / 2)
+    assert final["n"] == 2
+    # by category: History is q2 alone
+    assert m["by_category"]["History"]["calscore"] == pytest.approx(1 - r(-0.55))
+    assert m["by_category"]["History"]["n"] == 2
+
+
+def test_paper_h_definition() -> None:
+    # Add C right at word 15. At the last word of step 1 (9) only B's neg at 3 is heard:
+    # reference 0 correct teams / 3 buzzes, paper 0 / 1: both 0. At word 19 all three are
+    # heard: reference 2 / 3, paper 2 / 3. A neg heard early only moves the paper's
+    # denominator, so make the step end between B's neg and A's buzz to tell them apart.
+    humans = [*HUMANS, {"question_id": "q1", "team": "C", "team_kind": "human",
+                        "word_index": 15, "correct": 1}]  # fmt: skip
+    ref = run(humans=humans)["models"]["m1"]["logit"]["calscore"]
+    paper = run(humans=humans, h_definition="paper")["models"]["m1"]["logit"]["calscore"]
+    expected = ((1 - r((-0.5 + (1 - 2 / 3) * 0.8) / 2)) + (1 - r(-0.55))) / 2
+    assert ref == pytest.approx(expected) and paper == pytest.approx(expected)
+    # steps ending at word 13: reference h = 1 (A) / 3 buzzes; paper 1 correct / 2 heard
+    steps = [("m1", "q1", 1, 13, True, 1.0, None, None)]
+    ref = run(steps=steps, humans=humans)["models"]["m1"]["logit"]["calscore"]
+    paper = run(steps=steps, humans=humans, h_definition="paper")["models"]["m1"]["logit"]
+    assert ref == pytest.approx(1 - r(2 / 3))
+    assert paper["calscore"] == pytest.approx(1 - r(1 / 2))
+
+
+def test_missing_confidences_are_left_out() -> None:
+    m = run()["models"]["m1"]["verbal"]
+    # Only q1 step 1 has a verbal confidence: 0.3, wrong, h = 0 → 1 − r(−0.3)
+    assert m["calscore"] == pytest.approx(1 - r(-0.3))
+    assert (m["n"], m["n_missing"]) == (1, 3)
+    assert (m["n_questions"], m["n_questions_skipped"]) == (1, 1)
+    assert m["bss"] is None  # one row, one class
+    final = m["final"]
+    assert final["calscore"] is None
+    assert (final["n"], final["n_missing"], final["n_questions_skipped"]) == (0, 2, 2)
+
+
+def test_perfect_model_before_any_human() -> None:
+    m = run(humans=[])["models"]["m2"]["logit"]
+    assert m["calscore"] == pytest.approx(0.0, abs=1e-12)
+    assert m["ece"] == pytest.approx(0.0)
+    # With the humans, step 2 is weighted by ½: mean (1 + ½)/2 = ¾ → 1 − r(¾)
+    assert run()["models"]["m2"]["logit"]["calscore"] == pytest.approx(1 - r(0.75))
+
+
+def test_bootstrap_interval_brackets_the_two_questions() -> None:
+    m = run(n_resamples=200, seed=3)["models"]["m1"]["logit"]
+    low, high = m["ci"]["calscore"]
+    q1, q2 = 1 - r(-0.05), 1 - r(-0.55)
+    assert low == pytest.approx(min(q1, q2)) and high == pytest.approx(max(q1, q2))
+    # Brier: q1 twice (0.25 + 0.04)/2 = 0.145 ... q2 twice (0.81 + 0.04)/2 = 0.425
+    assert m["ci"]["brier"] == pytest.approx([0.145, 0.425])
+    # m2 has one question: the interval collapses onto the value
+    m2 = run(n_resamples=20)["models"]["m2"]["logit"]
+    assert m2["ci"]["ece"] == pytest.approx([m2["ece"], m2["ece"]])
+
+
+def test_duplicate_and_out_of_range_steps_are_rejected() -> None:
+    with pytest.raises(ValueError, match="duplicate step"):
+        run(steps=[STEPS[0], STEPS[0]])
+    bad = ("m1", "q7", 3, 10, True, 1.7, None, None)
+    with pytest.raises(ValueError, match=r"confidence_logit .* 1\.7 at model='m1' question='q7'"):
+        run(steps=[bad])
+
+
+def test_sh_and_accuracy() -> None:
+    m = run()["models"]["m1"]["logit"]
+    assert m["accuracy"] == pytest.approx(0.25)
+    assert m["final"]["accuracy"] == pytest.approx(0.5)
+    # SH per question (appendix H): q1 c = [0.5, 0.8], g = [0, 1], h = [0, ½]:
+    # b = [0.5, 0.4], b·g = [0, 0.4], K = [0, ½·0.4]; SH = 0.2 + (1 − ½)·0.4 = 0.4
+    # q2 never right: 0 → mean 0.2
+    assert m["sh"] == pytest.approx(0.2)
+    assert not math.isnan(m["sh"])
+
+
+def test_report_tables_escape_pipes_in_headers_and_cells() -> None:
+    from grace_arena.analysis.report import _markdown_to_html, _table
+
+    markdown = _table(["model", "P(buzz | correct)", "P(buzz | incorrect)"], [["a|b", "1", "2"]])
+    html = _markdown_to_html(markdown)
+    header = html.split("<tr>")[1]
+    assert header.count("<th>") == 3
+    assert "<th>P(buzz | correct)</th>" in header
+    row = html.split("<tr>")[2]
+    assert row.count("<td>") == 3 and "<td>a|b</td>" in row
