@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert
+from sqlalchemy import func, insert, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -41,9 +42,11 @@ from grace_arena.core.match import Match
 from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
+    EventGameRow,
     EventPlayerRow,
     EventRow,
     EventTeamRow,
+    MatchLeaseRow,
     MatchRow,
     PacketRow,
     PlayerRow,
@@ -52,6 +55,9 @@ from grace_arena.record.models import (
     TossupRow,
 )
 
+if TYPE_CHECKING:
+    from grace_arena.record.lease import Holder
+
 #: Moderator tokens a match keeps valid: each new one (a take-over, a server restarted without
 #: the old one in memory) is added, the oldest dropped.
 MODERATOR_TOKENS_KEPT = 4
@@ -59,6 +65,10 @@ MODERATOR_TOKENS_KEPT = 4
 
 class RecordError(RuntimeError):
     """The record cannot do what was asked (unknown match, corrupt event...)."""
+
+
+class GameTaken(RecordError):
+    """A scheduled match already has its match (another process created it first)."""
 
 
 class MatchStore:
@@ -76,9 +86,16 @@ class MatchStore:
         now: float,
         join_code: str | None = None,
         event: str | None = None,
+        game_id: int | None = None,
+        holder: Holder | None = None,
     ) -> RecordedMatch:
         """Store a new match in the event named ``event`` (made if new; by default an event
-        of its own, ``match-<id>``); its teams are registered in the event."""
+        of its own, ``match-<id>``); its teams are registered in the event.
+
+        With ``game_id`` the match plays that scheduled match of the event, linked in the same
+        transaction; if another process linked a match to it first, nothing is stored and
+        :class:`GameTaken` is raised. With ``holder`` that server process takes the match's
+        lease in the same transaction (:mod:`grace_arena.record.lease`)."""
         match, events = Match.create(config, now=now)
         with Session(self.engine) as session:
             own = event is None
@@ -143,15 +160,38 @@ class MatchStore:
                     )
             session.flush()
             _write_events(session, match_id, events)
+            if game_id is not None:
+                linked = session.execute(
+                    update(EventGameRow)
+                    .where(EventGameRow.id == game_id, EventGameRow.match_id.is_(None))  # type: ignore[union-attr]
+                    .values(match_id=match_id)
+                )
+                if linked.rowcount != 1:  # type: ignore[attr-defined]
+                    session.rollback()
+                    raise GameTaken(f"scheduled match {game_id} has a match already")
+            if holder is not None:
+                session.add(
+                    MatchLeaseRow(
+                        match_id=match_id,
+                        holder=holder.id,
+                        host=holder.host,
+                        pid=holder.pid,
+                        url=holder.url,
+                        acquired_at=now,
+                        renewed_at=time.time(),
+                    )
+                )
             session.commit()
-        return RecordedMatch(self, match_id, match)
+        return RecordedMatch(self, match_id, match, holder=holder)
 
-    def open(self, match_id: int) -> RecordedMatch:
-        """Rebuild a match from its stored events."""
+    def open(self, match_id: int, *, holder: Holder | None = None) -> RecordedMatch:
+        """Rebuild a match from its stored events. With ``holder``, that server process must
+        hold the match's lease (:func:`grace_arena.record.lease.acquire`) and every commit
+        checks it still does."""
         events = self.events(match_id)
         if not events:
             raise RecordError(f"no match {match_id} in the record")
-        return RecordedMatch(self, match_id, Match.replay(events))
+        return RecordedMatch(self, match_id, Match.replay(events), holder=holder)
 
     def events(self, match_id: int, *, after: int = 0) -> list[Event]:
         with Session(self.engine) as session:
@@ -228,6 +268,10 @@ class MatchStore:
             row = session.get(MatchRow, match_id)
             return list(row.moderator_tokens or []) if row is not None else []
 
+    def match_row(self, match_id: int) -> MatchRow | None:
+        with Session(self.engine) as session:
+            return session.get(MatchRow, match_id)
+
     def find_by_join_code(self, code: str) -> MatchRow | None:
         with Session(self.engine) as session:
             return session.exec(select(MatchRow).where(MatchRow.join_code == code)).first()
@@ -248,9 +292,16 @@ class MatchStore:
                 ).all()
             )
 
-    def append(self, match_id: int, events: Sequence[Event]) -> None:
-        """Commit ``events`` (and their projections) in one transaction."""
+    def append(
+        self, match_id: int, events: Sequence[Event], *, holder: Holder | None = None
+    ) -> None:
+        """Commit ``events`` (and their projections) in one transaction; with ``holder``, only
+        while that process holds the match's lease (else :class:`LeaseLost`, nothing stored)."""
         with Session(self.engine) as session:
+            if holder is not None:
+                from grace_arena.record.lease import fence
+
+                fence(session, match_id, holder)
             _write_events(session, match_id, events)
             session.commit()
 
@@ -307,7 +358,12 @@ def save_packet_in(
             title=packet.packet.title,
             source_path=str(source) if source else None,
             content_sha256=digest,
-            meta=packet.packet.model_dump(mode="json"),
+            # the header, and the whole packet so that a server sharing the record can read
+            # it without the file (grace_arena.record.packets)
+            meta={
+                **packet.packet.model_dump(mode="json"),
+                "document": packet.model_dump(mode="json", exclude_none=True),
+            },
         )
     )
     session.flush()
@@ -334,14 +390,18 @@ def save_packet_in(
 class RecordedMatch:
     """A live match whose every accepted command is committed before it takes effect."""
 
-    def __init__(self, store: MatchStore, match_id: int, match: Match) -> None:
+    def __init__(
+        self, store: MatchStore, match_id: int, match: Match, *, holder: Holder | None = None
+    ) -> None:
         self.store = store
         self.id = match_id
         self.match = match
+        #: The server process that serves the match (its commits check its lease), if any.
+        self.holder = holder
 
     def handle(self, command: Command, *, now: float) -> list[Event]:
         events = self.match.decide(command, now=now)  # raises IllegalCommand: nothing stored
-        self.store.append(self.id, events)
+        self.store.append(self.id, events, holder=self.holder)
         self.match.apply(events)
         return events
 
@@ -367,7 +427,7 @@ class RecordedMatch:
             results.append(events)
         every = [ev for r in results if isinstance(r, list) for ev in r]
         if every:
-            self.store.append(self.id, every)
+            self.store.append(self.id, every, holder=self.holder)
             self.match.state = scratch.state
         return results
 

@@ -8,6 +8,7 @@ being played when the server stopped are reopened from the record on start-up.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 from collections.abc import AsyncIterator
@@ -26,16 +27,21 @@ from sqlmodel import Session, select
 
 from grace_arena.protocol import (
     BuzzRecord,
+    EventRoomInfo,
     Health,
     JoinInfo,
     MatchCreatedReply,
     MatchSetup,
     MatchSummary,
     PacketInfo,
+    StandingsView,
     TeamView,
     TossupInfo,
 )
+from grace_arena.record.lease import LeaseHeld
 from grace_arena.record.models import MatchRow
+from grace_arena.record.schedule import load_plan
+from grace_arena.record.store import RecordError
 from grace_arena.server.arena import (
     CLIENT_DIR,
     UVICORN_OPTIONS,
@@ -55,7 +61,9 @@ def create_app(settings: Settings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         arena.restore()
-        if settings.first_match is not None and not arena.rooms:
+        if settings.event is not None:
+            await arena.events.open_event(settings.event, settings.event_rooms)
+        elif settings.first_match is not None and not arena.rooms:
             await arena.open_match(settings.first_match)
         if settings.freeze_gc:
             # Modules, packets and restored rooms live as long as the server. A full collection
@@ -169,6 +177,46 @@ def create_app(settings: Settings) -> FastAPI:
             buzzes=buzzes,
             record=arena.engine.url.render_as_string(hide_password=True),
         )
+
+    @app.get("/api/events/{name}/standings", responses=NOT_FOUND)
+    async def event_standings(name: str, arena: ArenaDep) -> StandingsView:
+        """The event's standings after every ruling so far, and what each room plays now
+        (nothing secret: the projector shows it)."""
+        try:
+            return await asyncio.to_thread(arena.events.compute_standings, name)
+        except RecordError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+
+    @app.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND)
+    async def event_rooms(name: str, arena: ArenaDep, _: ServerAuth) -> list[EventRoomInfo]:
+        """The event's rooms with their join codes and moderator tokens (server token): what
+        the moderator's terminal offers to pick from. A room no process serves now is opened
+        here."""
+        try:
+            plan = await asyncio.to_thread(load_plan, arena.engine, name)
+        except RecordError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        out = []
+        for r in plan.rooms:
+            with contextlib.suppress(LeaseHeld):
+                await arena.events.room_by_code(r.join_code)
+            er = arena.events.rooms.get(r.join_code)
+            live = er.live if er is not None else None
+            game = plan.current_game(r.id)
+            names = {t.id: t.name for t in plan.teams}
+            out.append(
+                EventRoomInfo(
+                    room=r.name,
+                    join_code=r.join_code,
+                    join_url=arena.join_url(r.join_code),
+                    moderator_token=arena.events.moderator_token(er) if er is not None else "",
+                    round=game.round if game else None,
+                    match_id=live.rm.id if live is not None else game.match_id if game else None,
+                    teams=[names.get(t, t) for t in game.teams] if game else [],
+                    served_here=live is not None and live.rm.id in arena.rooms,
+                )
+            )
+        return out
 
     @app.get("/api/join/{code}", responses=NOT_FOUND)
     def join_info(code: str, arena: ArenaDep) -> JoinInfo:

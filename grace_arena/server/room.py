@@ -16,6 +16,7 @@ import logging
 import statistics
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from grace_arena.core.phases import HAS_FLOOR, Phase
 from grace_arena.protocol import (
     BuzzResult,
     ErrorMsg,
+    EventView,
     Ping,
     Role,
     State,
@@ -149,6 +151,14 @@ class Connection:
         self.watching = False
         self.player: str | None = None
         self.team: str | None = None
+        #: The live match this connection follows (None before its hello, or while a player
+        #: waits for the team's next match in an event).
+        self.room: Room | None = None
+        #: The room moved on to its next match (``next_match`` was sent): the client's next
+        #: ``hello`` is a new handshake on this connection.
+        self.moved = False
+        #: A player of an event whose team has no match here yet.
+        self.waiting_event: int | None = None
         self.clock = ClockEstimate()
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
@@ -262,6 +272,11 @@ class Room:
         self._pending_task: asyncio.Task | None = None
         self._queue: list[tuple[Command, asyncio.Future[list[Event]]]] = []
         self._drainer: asyncio.Task | None = None
+        #: For a match of an event's schedule: the event, room and round (in every state).
+        self.event: EventView | None = None
+        #: Called with the events of every committed change, after everyone was told
+        #: (the event's rooms follow rulings and the end of the match this way).
+        self.on_events: Callable[[Room, list[Event]], None] | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -278,11 +293,20 @@ class Room:
         self._tasks.append(asyncio.create_task(self._reader()))
         self._schedule_deadline()
 
-    async def close(self) -> None:
+    async def stop(self) -> None:
+        """Stop the reader and timers (the match is no longer served here); the connections
+        are the caller's."""
         for task in [*self._tasks, self._timer, self._pending_task, self._drainer]:
             if task is not None:
                 task.cancel()
+
+    async def close(self, reason: str | None = None) -> None:
+        """Stop, and end every connection (after an ``elsewhere`` error saying ``reason``,
+        when given: another process serves the match now)."""
+        await self.stop()
         for conn in list(self.connections):
+            if reason:
+                conn.send_model(ErrorMsg(code="elsewhere", message=reason))
             conn.end()
 
     # -- commands ------------------------------------------------------------------------------
@@ -350,6 +374,11 @@ class Room:
             self._events_for(events), roles=("moderator", "display") if quiet else None
         )
         self._schedule_deadline()
+        if self.on_events is not None and not quiet:
+            try:
+                self.on_events(self, events)
+            except Exception:  # a follower's failure must not undo what was committed
+                log.exception("match %d: following its events failed", self.rm.id)
 
     def _events_for(self, events: list[Event]) -> dict[str, list[dict[str, Any]]]:
         """The events of one change as each role may see them."""
@@ -370,6 +399,7 @@ class Room:
             running=self.running,
             trajectories=self.trajectories,
             tossup_log=self.tossup_log,
+            event=self.event,
         )
         return views.state_view(self.match, facts, role, events, now=time.time())
 
