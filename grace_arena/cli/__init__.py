@@ -19,6 +19,7 @@ def _register() -> None:
         analyze,
         db,
         demo,
+        event,
         exchange,
         model,
         moderate,
