@@ -414,6 +414,7 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
             .where(EventGameRow.event_id == event_id)
             .order_by(EventGameRow.round, EventGameRow.room_id, EventGameRow.slot)  # type: ignore[arg-type]
         ).all()
+        position = {r.room_id: r.position for r in rooms}
         match_ids = [g.match_id for g in games if g.match_id is not None]
         ended = (
             set(
@@ -444,16 +445,22 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
                 for r in rounds
             ),
             games=tuple(
-                GamePlan(
-                    id=g.id,  # type: ignore[arg-type]
-                    round=g.round,
-                    room_id=g.room_id,
-                    slot=g.slot,
-                    teams=tuple(g.teams),
-                    match_id=g.match_id,
-                    ended=g.match_id in ended,
+                sorted(
+                    (
+                        GamePlan(
+                            id=g.id,  # type: ignore[arg-type]
+                            round=g.round,
+                            room_id=g.room_id,
+                            slot=g.slot,
+                            teams=tuple(g.teams),
+                            match_id=g.match_id,
+                            ended=g.match_id in ended,
+                        )
+                        for g in games
+                    ),
+                    # by round, then the rooms in their order, byes last
+                    key=lambda g: (g.round, g.slot, position.get(g.room_id, len(position))),
                 )
-                for g in games
             ),
             meta=dict(row.meta or {}),
         )

@@ -338,8 +338,11 @@ def save_packet_in(
             raw or json.dumps(packet.model_dump(mode="json"), sort_keys=True).encode()
         ).hexdigest()
     row = session.get(PacketRow, packet.packet.id)
-    if row is not None and row.content_sha256 == digest:
-        return False
+    document = packet.model_dump(mode="json", exclude_none=True)
+    if row is not None and (
+        row.content_sha256 == digest or (row.meta or {}).get("document") == document
+    ):
+        return False  # the same packet (read back from the record, or from another file)
     if row is not None:
         if not replace:
             raise RecordError(
@@ -350,6 +353,7 @@ def save_packet_in(
             select(TossupRow).where(TossupRow.packet_id == packet.packet.id)
         ).all():
             session.delete(old)
+        session.flush()  # the tossups first: they refer to the packet
         session.delete(row)
         session.flush()
     session.add(
@@ -360,10 +364,7 @@ def save_packet_in(
             content_sha256=digest,
             # the header, and the whole packet so that a server sharing the record can read
             # it without the file (grace_arena.record.packets)
-            meta={
-                **packet.packet.model_dump(mode="json"),
-                "document": packet.model_dump(mode="json", exclude_none=True),
-            },
+            meta={**packet.packet.model_dump(mode="json"), "document": document},
         )
     )
     session.flush()
