@@ -260,9 +260,15 @@ def client_process(port, rooms, players, seconds, start, buzz_at, out) -> None:
     asyncio.run(main())
 
 
-def run_phase(port, rooms, players, seconds, procs) -> dict[str, list[float]]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_phase(port, rooms, players, seconds, procs, pid) -> dict[str, list[float]]:
     """Play ``rooms`` (code, moderator token, team) at once for ``seconds``; one buzz a
-    second, the rooms taking turns."""
+    second, the rooms taking turns. Also the server's CPU seconds over the play."""
     start = time.time() + 5.0 + 0.05 * len(rooms) * players
     buzz_at: dict[str, list[float]] = {}
     for k in range(int(seconds) - 2):
@@ -279,7 +285,11 @@ def run_phase(port, rooms, players, seconds, procs) -> dict[str, list[float]]:
     ]
     for w in workers:
         w.start()
+    time.sleep(max(0.0, start - time.time()))
+    cpu_before = cpu_seconds(pid)
     merged: dict[str, list[float]] = {"delivery": [], "spacing": [], "lockout": [], "buzzes": []}
+    time.sleep(seconds)
+    merged["cpu"] = [cpu_seconds(pid) - cpu_before]
     for _ in workers:
         part = queue.get(timeout=seconds + 120)
         for key in ("delivery", "spacing", "lockout"):
@@ -297,14 +307,21 @@ def report(label: str, data: dict[str, list[float]]) -> dict[str, float]:
         "reader late p99": pct(data["spacing"], 99) * 1e3,
         "lock-out p50": statistics.median(data["lockout"]) * 1e3 if data["lockout"] else 0.0,
         "lock-out p99": pct(data["lockout"], 99) * 1e3,
+        # server CPU per word revealed in a room (each word is a commit and a state to all)
+        "cpu per word": data["cpu"][0] / max(1, len(data["spacing"]) / players_of(data)) * 1e3,
     }
     print(
         f"{label:<22} {row['delivery p50']:>9.1f} {row['delivery p99']:>9.1f} "
         f"{row['reader late p99']:>11.1f} {row['lock-out p50']:>9.1f} {row['lock-out p99']:>9.1f}"
-        f"   ({len(data['delivery'])} words, {len(data['lockout'])} of {sum(data['buzzes'])} "
-        "buzzes locked out)"
+        f" {row['cpu per word']:>9.2f}   ({len(data['delivery'])} word states, "
+        f"{len(data['lockout'])} of {sum(data['buzzes'])} buzzes locked out; "
+        f"server CPU {data['cpu'][0]:.1f} s)"
     )
     return row
+
+
+def players_of(data: dict) -> int:
+    return int(data.get("players", [8])[0])
 
 
 def main() -> None:
@@ -331,16 +348,19 @@ def main() -> None:
             print(
                 f"\n{args.players} players + a model player per room, {WPM} wpm, a buzz a second"
                 f"\n{'(ms)':<22} {'delivery':>9} {'delivery':>9} {'reader late':>11} "
-                f"{'lock-out':>9} {'lock-out':>9}\n{'':<22} {'p50':>9} {'p99':>9} {'p99':>11} "
-                f"{'p50':>9} {'p99':>9}"
+                f"{'lock-out':>9} {'lock-out':>9} {'CPU/word':>9}\n{'':<22} {'p50':>9} "
+                f"{'p99':>9} {'p99':>11} {'p50':>9} {'p99':>9} {'(server)':>9}"
             )
-            alone = report("1 room alone", run_phase(port, solo, args.players, args.seconds, 1))
-            many = report(
-                f"{args.rooms} rooms at once",
-                run_phase(port, full, args.players, args.seconds, args.client_procs),
+            solo_data = run_phase(port, solo, args.players, args.seconds, 1, proc.pid)
+            solo_data["players"] = [args.players]
+            alone = report("1 room alone", solo_data)
+            full_data = run_phase(
+                port, full, args.players, args.seconds, args.client_procs, proc.pid
             )
+            full_data["players"] = [args.players]
+            many = report(f"{args.rooms} rooms at once", full_data)
             print("\nratio (rooms at once / alone), goal <= 1.5:")
-            for key in ("delivery p99", "reader late p99", "lock-out p99"):
+            for key in ("delivery p99", "reader late p99", "lock-out p99", "cpu per word"):
                 base = max(alone[key], 1e-9)
                 print(f"  {key:<16} {many[key] / base:>6.2f}")
         finally:

@@ -148,9 +148,10 @@ def acquire(engine: Engine, match_id: int, holder: Holder, *, ttl: float = DEFAU
 def fence(session: Session, match_id: int, holder: Holder) -> None:
     """In a commit's transaction: renew the lease, or raise :class:`LeaseLost` (the commit is
     then rolled back by the caller) when another process holds it."""
-    renewed = session.execute(
-        update(MatchLeaseRow)
-        .where(MatchLeaseRow.match_id == match_id, MatchLeaseRow.holder == holder.id)
+    table = MatchLeaseRow.__table__  # Core, not the ORM's bulk update: this runs per commit
+    renewed = session.connection().execute(
+        update(table)  # type: ignore[arg-type]
+        .where(table.c.match_id == match_id, table.c.holder == holder.id)  # type: ignore[attr-defined]
         .values(renewed_at=time.time())
     )
     if renewed.rowcount != 1:  # type: ignore[attr-defined]

@@ -38,7 +38,7 @@ from grace_arena.core.events import (
     event_from_dict,
     event_to_dict,
 )
-from grace_arena.core.match import Match
+from grace_arena.core.match import Match, MatchState
 from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
@@ -53,6 +53,7 @@ from grace_arena.record.models import (
     RulingRow,
     TeamRow,
     TossupRow,
+    utcnow,
 )
 
 if TYPE_CHECKING:
@@ -305,6 +306,19 @@ class MatchStore:
             _write_events(session, match_id, events)
             session.commit()
 
+    def append_many(self, batch: Sequence[tuple[int, Sequence[Event], Holder | None]]) -> None:
+        """Commit the events of several matches in one transaction: one disk sync for all the
+        rooms a server is serving (a group commit). Each match's lease is checked as in
+        :meth:`append`; if anything fails, nothing of the batch is stored."""
+        with Session(self.engine) as session:
+            for match_id, events, holder in batch:
+                if holder is not None:
+                    from grace_arena.record.lease import fence
+
+                    fence(session, match_id, holder)
+                _write_events(session, match_id, events)
+            session.commit()
+
     def event_count(self, match_id: int) -> int:
         with Session(self.engine) as session:
             return session.exec(
@@ -416,6 +430,18 @@ class RecordedMatch:
         command stores nothing and does not stop the others). If the commit fails, nothing
         takes effect and the error is raised.
         """
+        results, state, every = self.decide_many(commands, now=now)
+        if every:
+            self.store.append(self.id, every, holder=self.holder)
+            self.match.state = state
+        return results
+
+    def decide_many(
+        self, commands: Sequence[Command], *, now: float
+    ) -> tuple[list[list[Event] | IllegalCommand], MatchState, list[Event]]:
+        """What :meth:`handle_many` decides, without storing or applying it: per command its
+        events or refusal, the state they all lead to, and all their events in order. The
+        caller commits the events, then sets ``self.match.state`` to that state."""
         scratch = Match(self.match.state)  # states are immutable: the live match is untouched
         results: list[list[Event] | IllegalCommand] = []
         for command in commands:
@@ -427,10 +453,7 @@ class RecordedMatch:
             scratch.apply(events)
             results.append(events)
         every = [ev for r in results if isinstance(r, list) for ev in r]
-        if every:
-            self.store.append(self.id, every, holder=self.holder)
-            self.match.state = scratch.state
-        return results
+        return results, scratch.state, every
 
     @property
     def seq(self) -> int:
@@ -483,46 +506,66 @@ def register_player(
 
 
 def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> None:
-    # A refused buzz only adds its event and buzz rows, which nothing after it in the batch
-    # looks up: a storm of them is written with one multi-row INSERT per table.
+    # Most events add only their ``event`` row (a word revealed, a pause...), and a refused
+    # buzz only its event and buzz rows, which nothing after it in the batch looks up: those
+    # are written with one multi-row INSERT per table, without the ORM's unit of work (a word
+    # revealed in each of many rooms, several times a second, is the commonest write). An
+    # event that changes other rows goes through the ORM, after what came before it.
+    plain: list[Event] = []
     refused: list[BuzzRefused] = []
     for ev in events:
         if isinstance(ev, BuzzRefused):
             refused.append(ev)
             continue
-        _insert_refused(session, match_id, refused)
-        refused = []
+        if not _projects(ev):
+            plain.append(ev)
+            continue
+        _insert_plain(session, match_id, plain, refused)
+        plain, refused = [], []
         session.add(
             EventRow(match_id=match_id, seq=ev.seq, type=ev.type, t=ev.t, payload=event_to_dict(ev))
         )
         _project(session, match_id, ev)
         session.flush()
-    _insert_refused(session, match_id, refused)
+    _insert_plain(session, match_id, plain, refused)
 
 
-def _insert_refused(session: Session, match_id: int, events: list[BuzzRefused]) -> None:
-    if not events:
+def _projects(ev: Event) -> bool:
+    """Whether ``ev`` changes rows other than its own ``event`` row (see :func:`_project`)."""
+    if isinstance(ev, TossupEnded):
+        return ev.outcome is TossupOutcome.THROWN_OUT
+    return isinstance(ev, PlayerJoined | BuzzAccepted | Ruled | RulingUndone | MatchEnded
+                      | AnswerGiven)  # fmt: skip
+
+
+def _insert_plain(
+    session: Session, match_id: int, plain: list[Event], refused: list[BuzzRefused]
+) -> None:
+    if not plain and not refused:
         return
     session.flush()
-    session.execute(
-        insert(EventRow),
+    connection = session.connection()
+    connection.execute(
+        insert(EventRow.__table__),  # type: ignore[attr-defined]
         [
             {"match_id": match_id, "seq": ev.seq, "type": ev.type, "t": ev.t,
-             "payload": event_to_dict(ev)}
-            for ev in events
+             "payload": event_to_dict(ev), "stored_at": utcnow()}
+            for ev in sorted([*plain, *refused], key=lambda e: e.seq)
         ],
     )  # fmt: skip
-    session.execute(
-        insert(BuzzRow),
-        [
-            {
-                **_buzz_values(match_id, ev, ev.reason.value),
-                "holder_buzz_id": ev.holder_buzz_id,
-                "margin": ev.margin,
-            }
-            for ev in events
-        ],
-    )
+    if refused:
+        connection.execute(
+            insert(BuzzRow.__table__),  # type: ignore[attr-defined]
+            [
+                {
+                    **_buzz_values(match_id, ev, ev.reason.value),
+                    "holder_buzz_id": ev.holder_buzz_id,
+                    "margin": ev.margin,
+                    "thrown_out": False,
+                }
+                for ev in refused
+            ],
+        )
 
 
 def _buzz_values(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
 from grace_arena.server.frames import FrameWritingProtocol
 from grace_arena.server.room import ModelTrajectory, Room
+from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,8 @@ class Arena:
         self._moderator_tokens: dict[int, str] = {}
         #: This process, as the holder of the leases of the matches it serves.
         self.holder = Holder.this_process(settings.public_url)
+        #: Every room's changes are committed through it, together (group commit).
+        self.writer = GroupWriter(self.store)
         self._renewer: asyncio.Task | None = None
         from grace_arena.server.event_rooms import EventHost
 
@@ -287,6 +290,7 @@ class Arena:
         config = rm.match.config
         return Room(
             rm,
+            writer=self.writer,
             join_code=join_code,
             compensated=config.compensated,
             race_window=self.settings.race_window,

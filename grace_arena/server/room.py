@@ -45,6 +45,7 @@ from grace_arena.record.store import RecordedMatch
 from grace_arena.server import views
 from grace_arena.server.frames import abort_of, text_frame, write_now_of
 from grace_arena.server.views import ModelTrajectory
+from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
 
@@ -249,8 +250,11 @@ class Room:
         race_window: float = 0.15,
         trajectories: dict[str, dict[str, ModelTrajectory]] | None = None,
         words: dict[str, list[str]] | None = None,
+        writer: GroupWriter | None = None,
     ) -> None:
         self.rm = rm
+        #: Commits this room's changes with the other rooms' (None: a transaction each).
+        self.writer = writer
         self.join_code = join_code
         self.compensated = compensated
         self.race_window = race_window
@@ -335,9 +339,7 @@ class Room:
             batch, self._queue = self._queue, []
             async with self.lock:
                 try:
-                    results = await asyncio.to_thread(
-                        self.rm.handle_many, [c for c, _ in batch], now=time.time()
-                    )
+                    results = await self._commit([c for c, _ in batch])
                 except Exception as exc:  # the record failed: nothing took effect
                     log.exception("committing %d commands failed", len(batch))
                     for _, future in batch:
@@ -356,6 +358,17 @@ class Room:
                             future.set_exception(result)
                         else:
                             future.set_result(result)
+
+    async def _commit(self, commands: list[Command]) -> list[list[Event] | IllegalCommand]:
+        """Decide ``commands`` and commit their events (with the other rooms' changes of the
+        moment, through the server's group writer), then let them take effect."""
+        if self.writer is None:
+            return await asyncio.to_thread(self.rm.handle_many, commands, now=time.time())
+        results, state, events = self.rm.decide_many(commands, now=time.time())
+        if events:
+            await self.writer.write(self.rm.id, events, self.rm.holder)
+            self.rm.match.state = state
+        return results
 
     def _after(self, events: list[Event]) -> None:
         for ev in events:
