@@ -23,6 +23,8 @@ from grace_arena.core.judge import (
     normalize,
     parse_answer_line,
 )
+from grace_arena.core.judge import lines as judge_lines
+from grace_arena.core.judge import text as judge_text
 
 REGRESSION_TABLE = Path(__file__).with_name("judge_regression.csv")
 SAMPLE_PACKET = Path(__file__).resolve().parents[1] / "questions" / "sample_packet.yaml"
@@ -315,9 +317,12 @@ def test_judgement_fields() -> None:
 
 
 def test_module_examples_hold() -> None:
-    results = doctest.testmod(judge_module)
-    assert results.attempted >= 3
-    assert results.failed == 0
+    attempted = 0
+    for module in (judge_module, judge_text, judge_lines):
+        results = doctest.testmod(module)
+        assert results.failed == 0, module.__name__
+        attempted += results.attempted
+    assert attempted >= 4
 
 
 def test_parser_marks_in_the_input_are_ignored() -> None:
@@ -441,8 +446,12 @@ def test_judge_never_raises(given_text: str, line: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(PHRASES, PHRASES)
 def test_extra_or_missing_words_are_never_accepted(first: str, extra: str) -> None:
+    # WORDS hold no title, no state's style and no "language": extra words may at most qualify
+    # the answer (a prompt), and a strict part is never accepted.
     base = normalize(first)
     longer = f"{first} {extra}"
     assume(normalize(longer) != base and len(normalize(longer).split()) > len(base.split()))
-    assert judge(longer, first).directive is Directive.REJECT  # superset of an unmarked answer
+    assert judge(longer, first).directive is not Directive.ACCEPT  # superset
+    assert judge(longer, f"<b>{first}</b>").directive is not Directive.ACCEPT
     assert judge(first, longer).directive is not Directive.ACCEPT  # subset of an unmarked answer
+    assert judge(first, f"<b>{longer}</b>").directive is not Directive.ACCEPT
