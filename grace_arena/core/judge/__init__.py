@@ -124,6 +124,7 @@ from rapidfuzz import fuzz
 
 from grace_arena.core.judge import lexicon
 from grace_arena.core.judge.forms import (
+    COMMON_ADJECTIVES,
     DISTINGUISHING,
     GENERIC,
     TITLES,
@@ -198,7 +199,11 @@ def _score(given: Prepared, target: str) -> float:
 
 def _verdict(form: Form, answer: Prepared, target: str, rule: str) -> Judgement:
     question = form.question if form.directive is Directive.PROMPT else None
-    return Judgement(form.directive, question, form.text, _score(answer, target), rule)
+    directive = form.directive
+    distinct = lexicon.distinct_pairs().get((answer.text, form.prepared.text))
+    if directive is Directive.ACCEPT and distinct is not None:  # "George Bush", "George W. Bush"
+        directive, rule = Directive.PROMPT, f"{rule}; but {distinct}"
+    return Judgement(directive, question, form.text, _score(answer, target), rule)
 
 
 def _describe(form: Form) -> str:
@@ -211,8 +216,6 @@ def _match_form(
     """(matched text, how) if ``answer`` matches ``form`` whole or its required part."""
     prepared = form.prepared
     typo = "" if strictness is None else ", allowing a typo"
-    if tokens_match(answer.joined, prepared.joined, strictness=None, word_forms=word_forms):
-        return prepared.text, f"is the form {_describe(form)} written as one word"
     if align(
         answer.tokens,
         prepared.tokens,
@@ -222,6 +225,8 @@ def _match_form(
         alts=form.alts,
     ):
         return prepared.text, f"matches the form {_describe(form)}{typo}"
+    if tokens_match(answer.joined, prepared.joined, strictness=None, word_forms=word_forms):
+        return prepared.text, f"is the form {_describe(form)} written as one word"
     if form.must is None:
         return None
     for must in (form.must, *form.parts):
@@ -330,7 +335,9 @@ def _given_variants(given: str, compiled: CompiledLine) -> list[tuple[str, Direc
         variants.append((m.group("rest"), Directive.ACCEPT, "the state's style before its name"))
     m = _GIVEN_NAME_SUFFIX.match(text)
     if m:
-        variants.append((m.group("rest"), Directive.ACCEPT, "what the name is named after it"))
+        variants.append(
+            (m.group("rest"), Directive.ACCEPT, "the word saying what the name is, after it")
+        )
     for pattern, why in (
         (_GIVEN_QUALIFIER_SUFFIX, "a word saying what it is after the answer"),
         (_GIVEN_OF, "a qualifier with 'of' after the answer"),
@@ -504,16 +511,23 @@ def _unformatted(
         if matched == [person.first]:
             return _prompt(form, answer, "a person's given name without the surname")
         return None
+    if not form.written or form.source.startswith("example"):
+        return None  # only a term the line writes is taken apart, not a derived one or an example
     words = {tokens[i].text for i in matched}
-    if not words - FILLER - GENERIC:
-        return None  # "war" of "Seven Years' War"
-    if tokens[0].text in DISTINGUISHING and 0 not in matched:
-        return None  # "Africa" is not "South Africa"
+    substance = words - FILLER - GENERIC - COMMON_ADJECTIVES
+    numbered = len(matched) > 1 and any(w.isdecimal() for w in substance)  # "Symphony No. 40"
+    if not numbered and not {w for w in substance if len(w) > 1 and not w.isdecimal()}:
+        return None  # "war" of "Seven Years' War", "Red" of "Red River", "I" of "Elizabeth I"
+    chosen = set(matched)
+    for i in chosen:
+        if i > 0 and i - 1 not in chosen and tokens[i - 1].text in DISTINGUISHING:
+            return None  # "Africa" is not "South Africa"
+    if min(matched) >= form.head_length:
+        return None  # "Georgia" of "Atlanta, Georgia": what qualifies the answer, alone
     if [t.text for t in tokens].count("and") == 1:
         split = [t.text for t in tokens].index("and")
         if all(i < split for i in matched) or all(i > split for i in matched):
             return None  # "Russia" of "Russia and Ukraine": one of two answers is not a part
-    chosen = set(matched)
     for i, token in enumerate(tokens):
         if token.linked and ((i in chosen) != (i - 1 in chosen)):
             return None  # "Dick" of "Moby-Dick"

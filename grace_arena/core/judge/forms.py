@@ -69,7 +69,7 @@ PARTICLES = _set(
 )
 # Adjectives that are the whole name once a designation is dropped ("Red River", "Rocky
 # Mountains"): the designation is then part of the name.
-_COMMON_ADJECTIVES = _set(
+COMMON_ADJECTIVES = _set(
     """
     red yellow black white green blue brown grey gray rocky great dead grand old new north
     south east west northern southern eastern western big long high low upper lower middle
@@ -88,6 +88,7 @@ _DESIGNATION_SUFFIX = re.compile(
     r"^(?P<rest>.+?)\s+(?:river|language|dynasty|mountains|desert|people|peoples)$", re.I
 )
 _HOUSE = re.compile(r"^(?:the\s+)?house\s+of\s+(?P<rest>\S.*)$", re.IGNORECASE)
+_REGNAL_OF = re.compile(r"^(?P<name>.+\s[IVX]+)\s+of\s+(?P<place>.+)$")  # Louis XIII of France
 _ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$|^(?:first|second|third|fourth|fifth)$", re.I)
 
 
@@ -113,6 +114,10 @@ class Form:
     source: str  # why the line has this form: "main answer", "accept clause", ...
     person: Person | None = None
     unformatted: bool = False  # the line marks no required part
+    # How many tokens come before a comma or colon that starts what only qualifies the form
+    # ("Atlanta, Georgia": 1); the number of tokens when there is none.
+    head_length: int = 10_000
+    written: bool = True  # as the line writes it, not derived by a looser rule
 
 
 @dataclass(frozen=True)
@@ -224,6 +229,9 @@ def _form(
         source=source,
         person=_person(text, prepared) if unformatted else None,
         unformatted=unformatted,
+        head_length=len(prepare(re.split(r"[,:]", text, maxsplit=1)[0]).tokens)
+        if re.search(r"[,:]", text)
+        else len(prepared.tokens),
     )
 
 
@@ -272,6 +280,7 @@ def _derived_form(form: Form, text: str, source: str) -> Form | None:
         source=f"{source} (from {form.text!r})",
         person=_person(text, prepared) if form.unformatted else None,
         unformatted=form.unformatted,
+        written=False,
     )
 
 
@@ -295,6 +304,9 @@ def _derived(form: Form, unformatted: bool) -> list[Form]:
         rest = " ".join(words[1:])
         if fold(words[1]) in lexicon.given_names():  # "Dom Pedro II", "Queen Gertrude"
             derived.append(_derived_form(form, rest, "the name without the title before it"))
+    regnal = _REGNAL_OF.match(text)
+    if regnal and prepare(regnal.group("place")).text in lexicon.places():
+        derived.append(_derived_form(form, regnal.group("name"), "a ruler without the realm"))
     if ":" in text:
         head = text.split(":", 1)[0].strip()
         if re.search(r"\w", head):
@@ -315,7 +327,7 @@ def _derived(form: Form, unformatted: bool) -> list[Form]:
 def _proper(text: str) -> bool:
     """Whether ``text`` reads as a proper name that stands alone ("Danube", not "Red")."""
     words = text.split()
-    return bool(words) and words[0][:1].isupper() and fold(words[0]) not in _COMMON_ADJECTIVES
+    return bool(words) and words[0][:1].isupper() and fold(words[0]) not in COMMON_ADJECTIVES
 
 
 def _equivalents(form: Form) -> list[Form]:
@@ -358,6 +370,7 @@ def _equivalents(form: Form) -> list[Form]:
                             question=form.question,
                             source=f"equivalent: {group.reason} (from {form.text!r})",
                             unformatted=form.unformatted,
+                            written=False,
                         )
                     )
     return derived
@@ -398,10 +411,14 @@ def _person(text: str, prepared: Prepared) -> Person | None:
         return None  # "Louis XIV", "Henry VIII": a regnal name has no surname
     if len(words) > 1 and len(words[-1].strip(".")) == 1:
         return None  # "Elizabeth I"
-    first = fold(words[0].rstrip("."))
+    first = fold(words[0].rstrip(".")).split("-")[0]  # "Jean-Paul"
     initials = bool(re.fullmatch(r"(?:[A-Z]\.\s?)+|[A-Z]{2,3}", words[0]))
     if first not in lexicon.given_names() and not initials:
         return None
+    if any(re.search(r"['’]s$", word) for word in words[:-1]):
+        return None  # "Hans Memling's The Last Judgment" is a work
+    if any(fold(word) in FILLER for word in words[1:] if word[:1].isupper()):
+        return None  # a capitalized "The" or "Of" inside: a title
     for word in words:
         bare = word.strip("'’.")
         if fold(bare) in PARTICLES or bare[:2].lower() in ("d'", "l'"):

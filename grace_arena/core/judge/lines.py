@@ -413,6 +413,7 @@ class _Builder:
     reject: list[str]
     flags: set[str]
     substitutions: list[tuple[str, str]]  # (new, old): accept "new" in place of "old"
+    marked: list[str] = field(default_factory=list)  # each accept form with its marks
 
     def add_accept(self, marked: str, source: str) -> None:
         for variant in _expand_optional(marked):
@@ -420,9 +421,11 @@ class _Builder:
             if text and all(text != existing for existing, *_ in self.accept):
                 required, partials = _required_runs(variant)
                 self.accept.append((text, required, partials, source))
+                self.marked.append(variant)
                 acronym = _underlined_initials(partials)
                 if acronym and all(acronym != existing for existing, *_ in self.accept):
                     self.accept.append((acronym, (), (), f"the underlined initials of {text!r}"))
+                    self.marked.append(acronym)
 
     def add_prompt(self, marked: str, question: str | None, source: str) -> None:
         for variant in _expand_optional(marked):
@@ -617,7 +620,7 @@ def _parse_cached(line: str) -> AnswerLine:
                 builder.add_accept(f"{halves[1]} and {halves[0]}", "accept in either order")
     for new, old in builder.substitutions:
         pattern = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)", re.IGNORECASE)
-        for form, *_ in list(builder.accept):
+        for form in list(builder.marked):
             if pattern.search(form):
                 replaced = pattern.sub(new.replace("\\", "\\\\"), form)
                 builder.add_accept(replaced, f"accept {new!r} in place of {old!r}")

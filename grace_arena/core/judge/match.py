@@ -33,6 +33,22 @@ def _inflection(rest: str, word: str, k: int) -> bool:
     return len(rest) > 1 and k > 0 and rest[0] == word[k - 1] and rest[1:] in INFLECTIONS
 
 
+_DERIVATIONS = ("isms", "ism", "ists", "ist", "ically", "ical", "ic", "ity", "ness", "ians", "ian")
+
+
+def _word_form_base(word: str) -> str:
+    """``word`` without derivational endings, for ``accept word forms``: ``romanticism``,
+    ``romantic`` -> ``romant``; ``impressionist`` -> ``impression``."""
+    changed = True
+    while changed:
+        changed = False
+        for ending in _DERIVATIONS:
+            if word.endswith(ending) and len(word) - len(ending) >= 4:
+                word, changed = word[: -len(ending)], True
+                break
+    return word
+
+
 def tokens_match(given: Token, ref: Token, *, strictness: float | None, word_forms: bool) -> bool:
     """Whether two tokens match; ``strictness`` None means the exact tier (no typo tolerance)."""
     g, r = given.text, ref.text
@@ -44,6 +60,8 @@ def tokens_match(given: Token, ref: Token, *, strictness: float | None, word_for
             return True
         # A lone roman letter for its value: "Type I error" is "Type 1 error".
         return SINGLE_ROMAN.get(g) == r or SINGLE_ROMAN.get(r) == g
+    if word_forms and g[:2] == r[:2] and _word_form_base(g) == _word_form_base(r):
+        return True
     # Snowball stems keep the first two letters, so words that differ there differ in stem.
     if g[:2] == r[:2] and given.stem == ref.stem:
         if word_forms:

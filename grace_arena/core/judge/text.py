@@ -278,7 +278,25 @@ def prepare(text: str) -> Prepared:
         words[0] = (words[0][0], False)
     words = _expand_world_wars(words)
     words = _merge_numbers([(canonical(w, i), linked) for i, (w, linked) in enumerate(words)])
-    return prepared_from(literal, [make_token(w, linked) for w, linked in words])
+    return prepared_from(literal, [make_token(w, linked) for w, linked in _regnal(words)])
+
+
+_ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+
+
+def _regnal(words: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """``Louis the Fourteenth`` -> ``louis 14``, as ``Louis XIV`` is."""
+    out: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(words):
+        m = _ORDINAL_DIGITS.match(words[i + 1][0]) if i + 1 < len(words) else None
+        if out and words[i][0] == "the" and m:
+            out.append((m.group(1), False))
+            i += 2
+        else:
+            out.append(words[i])
+            i += 1
+    return out
 
 
 def prepared_from(literal: str, toks: list[Token]) -> Prepared:
