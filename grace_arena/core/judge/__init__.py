@@ -356,12 +356,13 @@ def _given_variants(given: str, compiled: CompiledLine) -> list[tuple[str, Direc
     ]
     if len(untitled) < len(words) and not _GIVEN_TITLE.match(text):  # "... of Archduke Franz ..."
         variants.append((" ".join(untitled), Directive.ACCEPT, "a title before a name"))
+    places = lexicon.place_names()
     for k in (2, 1):  # "Thebes, Greece", "Atlanta Georgia"
-        if len(words) > k and prepare(" ".join(words[-k:])).text in lexicon.places():
+        if len(words) > k and " ".join(words[-k:]) in places:
             variants.append((" ".join(words[:-k]), Directive.PROMPT, "a place after the answer"))
             break
     for k in (3, 2, 1):  # "United States Secretary of the Interior"
-        if len(words) > k and prepare(" ".join(words[:k])).text in lexicon.places():
+        if len(words) > k and " ".join(words[:k]) in places:
             variants.append((" ".join(words[k:]), Directive.PROMPT, "a place before the answer"))
             break
     return variants
@@ -373,7 +374,8 @@ def _implicit(
     """Rules 6 to 9: what a judge reads into the line."""
     word_forms = "accept_word_forms" in compiled.line.flags
     reject_texts = {form.prepared.text for form in compiled.reject}
-    for rest, directive, why in _given_variants(given, compiled):
+    variants = _given_variants(given, compiled) if len(answer.tokens) > 1 else []
+    for rest, directive, why in variants:
         variant = prepare(rest)
         if not variant.tokens:
             continue

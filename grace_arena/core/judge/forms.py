@@ -112,12 +112,21 @@ class Form:
     alts: tuple[Token | None, ...]  # the underlined part of a word, where only part is
     question: str | None
     source: str  # why the line has this form: "main answer", "accept clause", ...
-    person: Person | None = None
     unformatted: bool = False  # the line marks no required part
-    # How many tokens come before a comma or colon that starts what only qualifies the form
-    # ("Atlanta, Georgia": 1); the number of tokens when there is none.
-    head_length: int = 10_000
     written: bool = True  # as the line writes it, not derived by a looser rule
+
+    @property
+    def person(self) -> Person | None:
+        """Where the names are, if the form (on a line without underlining) reads as a
+        person's name; computed when first needed, as most answers never ask."""
+        return _person(self.text, self.prepared) if self.unformatted else None
+
+    @property
+    def head_length(self) -> int:
+        """How many tokens come before a comma or colon that starts what only qualifies the
+        form ("Atlanta, Georgia": 1); all of them when there is none, or when the form is
+        derived."""
+        return _head_length(self.text) if self.written else len(self.prepared.tokens)
 
 
 @dataclass(frozen=True)
@@ -227,11 +236,7 @@ def _form(
         alts=tuple(alts) if any(alts) else (),
         question=question,
         source=source,
-        person=_person(text, prepared) if unformatted else None,
         unformatted=unformatted,
-        head_length=len(prepare(re.split(r"[,:]", text, maxsplit=1)[0]).tokens)
-        if re.search(r"[,:]", text)
-        else len(prepared.tokens),
     )
 
 
@@ -278,7 +283,6 @@ def _derived_form(form: Form, text: str, source: str) -> Form | None:
         alts=(),
         question=None,
         source=f"{source} (from {form.text!r})",
-        person=_person(text, prepared) if form.unformatted else None,
         unformatted=form.unformatted,
         written=False,
     )
@@ -395,6 +399,12 @@ def _initials_of(form: Form) -> list[str]:
 # People
 
 
+@lru_cache(maxsize=4096)
+def _head_length(text: str) -> int:
+    return len(prepare(re.split(r"[,:]", text, maxsplit=1)[0]).tokens)
+
+
+@lru_cache(maxsize=4096)
 def _person(text: str, prepared: Prepared) -> Person | None:
     """Where the given name and the surname are, if ``text`` reads as a person's name: a given
     name (or initials) first, then capitalized words, the last of which is not a word that

@@ -125,6 +125,14 @@ def given_names() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def place_names() -> frozenset[str]:
+    """The places in ``places.txt``, normalized (for answers, which are not made canonical)."""
+    from grace_arena.core.judge.text import normalize
+
+    return frozenset(normalize(place) for place in _words("places.txt"))
+
+
+@lru_cache(maxsize=1)
 def places() -> frozenset[str]:
     """Canonical texts of the places in ``places.txt``."""
     from grace_arena.core.judge.text import prepare

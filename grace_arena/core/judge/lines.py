@@ -77,6 +77,13 @@ _MOJIBAKE = re.compile(
 )
 
 
+_WORD = re.compile(r"\w")
+_QUOTED_SPAN = re.compile(r'"[^"]*"')
+_SPACES = re.compile(r"\s+")
+_FINAL_DOT = re.compile(r"(?<=\w\w)\.$")
+_EDGE_QUOTES = re.compile(r"^[\"']+|[\"']+$")
+
+
 def _mark_required(text: str) -> str:
     for reserved in (*_MARKS, _PLACEHOLDER):  # the parser's own marks, never the writer's
         text = text.replace(reserved, " ")
@@ -116,6 +123,8 @@ def _split_groups(text: str) -> tuple[str, list[_Group]]:
     Returns the main text, with a placeholder ``\\x00<n>\\x00`` where group ``n`` was (so optional
     words keep their place), and the groups.
     """
+    if "[" not in text and "(" not in text and "]" not in text and ")" not in text:
+        return text, []
     main: list[str] = []
     groups: list[tuple[str, str, int]] = []  # (content, bracket, end offset)
     i = 0
@@ -140,8 +149,7 @@ def _split_groups(text: str) -> tuple[str, list[_Group]]:
             main.append(char)
             i += 1
     parsed = [
-        _Group(content, bracket, not re.search(r"\w", text[end:]))
-        for content, bracket, end in groups
+        _Group(content, bracket, not _WORD.search(text[end:])) for content, bracket, end in groups
     ]
     return "".join(main), parsed
 
@@ -174,15 +182,17 @@ def _is_note(group: _Group) -> bool:
 
 def _clean_form(text: str) -> str:
     text = strip_marks(text)
-    text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"(?<=\w\w)\.$", "", text.strip(" ,;:")).strip()
-    text = re.sub(r"^[\"']+|[\"']+$", "", text).strip()
+    text = _SPACES.sub(" ", text).strip()
+    text = _FINAL_DOT.sub("", text.strip(" ,;:")).strip()
+    text = _EDGE_QUOTES.sub("", text).strip()
     return text
 
 
 def _required_runs(text: str) -> tuple[tuple[str, ...], Partials]:
     """The marked runs of ``text``, each widened to whole words (``<b>fir</b>es`` -> ``fires``),
     and the runs that mark only part of one word, with that word (``("fir", "fires")``)."""
+    if _OPEN not in text:
+        return (), ()
     plain: list[str] = []
     mask: list[bool] = []
     depth = 0
@@ -214,7 +224,7 @@ def _required_runs(text: str) -> tuple[tuple[str, ...], Partials]:
     if current:
         runs.append("".join(current))
     cleaned = (_clean_form(run) for run in runs)
-    return tuple(run for run in cleaned if re.search(r"\w", run)), tuple(partials)
+    return tuple(run for run in cleaned if _WORD.search(run)), tuple(partials)
 
 
 _OPTIONAL_GROUP = re.compile(r"\(([^()]*)\)")
@@ -244,7 +254,7 @@ def _expand_optional(text: str) -> list[str]:
 def _protected_spans(text: str) -> list[tuple[int, int]]:
     """Spans where a comma or an "or" belongs to one answer: quotes, marked runs, italics,
     parentheses."""
-    spans = [m.span() for m in re.finditer(r'"[^"]*"', text)]
+    spans = [m.span() for m in _QUOTED_SPAN.finditer(text)]
     for opener, closer in ((_OPEN, _CLOSE), (_ITALIC_OPEN, _ITALIC_CLOSE), ("(", ")")):
         start = None
         for i, char in enumerate(text):
@@ -260,7 +270,7 @@ def _split_outside(text: str, pattern: re.Pattern[str], *, quotes_only: bool = T
     """Split on ``pattern`` except inside double quotes (and, unless ``quotes_only``, inside
     marked runs, italics and parentheses)."""
     spans = (
-        [m.span() for m in re.finditer(r'"[^"]*"', text)] if quotes_only else _protected_spans(text)
+        [m.span() for m in _QUOTED_SPAN.finditer(text)] if quotes_only else _protected_spans(text)
     )
     pieces: list[str] = []
     start = 0
@@ -332,16 +342,13 @@ _DIRECTED = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _QUOTED = re.compile(r"\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)")
-_QUALIFIERS = (
-    re.compile(r"\s+(?:before|until)\b.*$", re.IGNORECASE | re.DOTALL),
-    re.compile(
-        r"\s+after\s+(?:it|they|that|mention|[\"']|the\s+word|\S+\s+(?:is|are)\s+)\b.*$",
-        re.IGNORECASE | re.DOTALL,
-    ),
-    re.compile(
-        r"\s+(?:alone|by\s+itself|by\s+themselves|on\s+its\s+own|specifically)\s*$", re.IGNORECASE
-    ),
-    re.compile(r"\s+(?:even\s+though|as\s+long\s+as|if|unless)\s+.*$", re.IGNORECASE | re.DOTALL),
+# What cuts an answer short: "before X is read", "after it is read", "alone", "even though ...".
+_QUALIFIER = re.compile(
+    r"\s+(?:(?:before|until)\b.*"
+    r"|after\s+(?:it|they|that|mention|[\"']|the\s+word|\S+\s+(?:is|are)\s+)\b.*"
+    r"|(?:alone|by\s+itself|by\s+themselves|on\s+its\s+own|specifically)\s*"
+    r"|(?:even\s+though|as\s+long\s+as|if|unless)\s+.*)$",
+    re.IGNORECASE | re.DOTALL,
 )
 _ONLY_QUALIFIER = re.compile(r"^\s*(?:after|before|until|alone|afterwards?)\b", re.IGNORECASE)
 # Where a clause holds a second directive: "accept X, prompt on Y", "prompt on X but reject Y".
@@ -365,19 +372,19 @@ _EITHER_SPLIT = re.compile(r"\s+(?:and|&)\s+|\s*,\s*|\s*/\s*", re.IGNORECASE)
 def _subclauses(clause: str) -> list[str]:
     """A clause cut where a second directive starts without a ``;`` before it."""
     plain = clause
-    quoted = [m.span() for m in re.finditer(r'"[^"]*"', plain)]
+    quoted = [m.span() for m in _QUOTED_SPAN.finditer(plain)]
     pieces: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(plain):
         if any(a < m.start() < b for a, b in quoted):
             continue
         before = plain[start : m.start()]
-        if not re.search(r"\w", strip_marks(before)) or _NEGATED_BEFORE.search(before):
+        if not _WORD.search(strip_marks(before)) or _NEGATED_BEFORE.search(before):
             continue
         pieces.append(before)
         start = m.end()
     pieces.append(plain[start:])
-    return [piece for piece in pieces if re.search(r"\w", strip_marks(piece))]
+    return [piece for piece in pieces if _WORD.search(strip_marks(piece))]
 
 
 def _answers(body: str) -> list[str]:
@@ -399,9 +406,8 @@ def _answers(body: str) -> list[str]:
     for answer in answers:
         if _SUCH_AS.match(answer):  # "specific groups of Africans such as Igbo"
             answer = _SUCH_AS.sub("", answer, count=1)
-        for qualifier in _QUALIFIERS:
-            answer = qualifier.sub("", answer)
-        if re.search(r"\w", strip_marks(answer)) and not _ONLY_QUALIFIER.match(answer):
+        answer = _QUALIFIER.sub("", answer)
+        if _WORD.search(strip_marks(answer)) and not _ONLY_QUALIFIER.match(answer):
             kept.append(answer)
     return kept
 
@@ -465,7 +471,7 @@ def _parse_subclause(clause: str, builder: _Builder) -> None:
         builder.flags.add("accept_either_order")
         clause = re.sub(r"\s*\bin\s+(?:either|any)\s+order\b", "", clause, flags=re.I)
         plain = strip_marks(clause)
-        if not re.search(r"\w", re.sub(r"^\s*(?:accept|allow)\b", "", plain, flags=re.I)):
+        if not _WORD.search(re.sub(r"^\s*(?:accept|allow)\b", "", plain, flags=re.I)):
             return
     m = _PARTIAL_FLAG.match(plain)
     if m:
@@ -595,9 +601,7 @@ def _parse_cached(line: str) -> AnswerLine:
     main_text = re.sub(f"{_PLACEHOLDER}(\\d+){_PLACEHOLDER}", restore, main_text)
     builder = _Builder([], [], [], set(), [])
     alternatives = [
-        alt
-        for alt in _split_outside(main_text, _MAIN_OR_SPLIT)
-        if re.search(r"\w", strip_marks(alt))
+        alt for alt in _split_outside(main_text, _MAIN_OR_SPLIT) if _WORD.search(strip_marks(alt))
     ]
     for index, alternative in enumerate(alternatives):
         builder.add_accept(alternative, "main answer" if index == 0 else "alternative")
@@ -608,7 +612,7 @@ def _parse_cached(line: str) -> AnswerLine:
 
     for group in directive_groups:
         for clause in _split_outside(group.content, re.compile(r";")):
-            if re.search(r"\w", strip_marks(clause)):
+            if _WORD.search(strip_marks(clause)):
                 _parse_clause(clause, builder)
 
     if "accept_either" in builder.flags and main:
@@ -646,7 +650,7 @@ def _add_either_parts(main: str, required: tuple[str, ...], builder: _Builder) -
         parts: list[str] = list(required)
     else:
         source = required[0] if required else main
-        parts = [p for p in _EITHER_SPLIT.split(source) if re.search(r"\w", p)]
+        parts = [p for p in _EITHER_SPLIT.split(source) if _WORD.search(p)]
         if len(parts) < 2:  # one run for a whole name ("<u>Ada Lovelace</u>"), or none at all
             parts = [w for w in source.split() if normalize(w) not in FILLER]
         if len(parts) < 2:

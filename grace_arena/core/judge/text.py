@@ -46,6 +46,8 @@ _HYPHENS = frozenset("-‐‑‒–—")
 
 def fold(text: str) -> str:
     """Casefold and strip accents, repeated until nothing changes (NFKD can expose new cases)."""
+    if text.isascii():  # most answers: nothing to decompose
+        return text.lower()
     for _ in range(5):
         folded = unicodedata.normalize("NFKD", text.casefold().translate(_LETTERS))
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
@@ -247,10 +249,12 @@ class Token:
         return stem(self.text)
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def make_token(text: str, linked: bool = False) -> Token:
-    return Token(
-        text, any(c.isdigit() for c in text), linked, lexicon.word_variants().get(text, text)
-    )
+    has_digit = _DIGIT.search(text) is not None
+    return Token(text, has_digit, linked, lexicon.word_variants().get(text, text))
 
 
 @dataclass(frozen=True, slots=True)
