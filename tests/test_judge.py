@@ -525,3 +525,17 @@ def test_a_bad_equivalents_row_is_refused(monkeypatch: pytest.MonkeyPatch) -> No
     finally:
         monkeypatch.undo()
         lexicon.equivalence_groups.cache_clear()
+
+
+@settings(max_examples=200, deadline=None)
+@given(answer_lines(), PHRASES)
+def test_an_explicit_reject_always_wins(line: str, phrase: str) -> None:
+    rejecting = f'{line} [do not accept "{phrase}"]'
+    parsed = parse_answer_line(rejecting)
+    literal = " ".join(judge_text.tokens(phrase, drop_articles=False))
+    accepts = {" ".join(judge_text.tokens(form, drop_articles=False)) for form in parsed.accept}
+    assume(normalize(phrase) and literal not in accepts)
+    assert judge(phrase, rejecting).directive is Directive.REJECT
+    # Nor does saying more turn a rejected answer into an accepted one.
+    assert judge(f"{phrase} of France", rejecting).directive is not Directive.ACCEPT
+    assert judge(f"Republic of {phrase}", rejecting).directive is not Directive.ACCEPT

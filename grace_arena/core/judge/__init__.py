@@ -134,7 +134,14 @@ from grace_arena.core.judge.forms import (
 )
 from grace_arena.core.judge.lines import AnswerLine, Directive, PromptRule, parse_answer_line
 from grace_arena.core.judge.match import align, tokens_match
-from grace_arena.core.judge.text import FILLER, Prepared, normalize, prepare, prepared_from
+from grace_arena.core.judge.text import (
+    FILLER,
+    Prepared,
+    make_token,
+    normalize,
+    prepare,
+    prepared_from,
+)
 
 __all__ = [
     "DEFAULT_STRICTNESS",
@@ -238,9 +245,12 @@ def _match_form(
             word_forms=word_forms,
             alts=form.alts,
         )
+        part = " ".join(prepared.tokens[i].text for i in sorted(must))
         if matched is not None:
-            part = " ".join(prepared.tokens[i].text for i in sorted(must))
             return part, f"gives the required part {part!r} of {_describe(form)}{typo}"
+        joined = make_token("".join(prepared.tokens[i].text for i in sorted(must)))
+        if tokens_match(answer.joined, joined, strictness=None, word_forms=word_forms):
+            return part, f"gives the required part {part!r} of {_describe(form)} as one word"
     return None
 
 

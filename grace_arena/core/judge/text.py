@@ -136,6 +136,14 @@ _ABBREVIATIONS = {
     "sr": "senior",
     "vs": "versus",
     "no": "number",  # "Symphony No. 9"; a lone "no" is rare in an answer
+    # Units, as a player may spell them out ("21 centimeter" for "21 cm line").
+    "mm": "millimeter",
+    "cm": "centimeter",
+    "km": "kilometer",
+    "nm": "nanometer",
+    "mg": "milligram",
+    "kg": "kilogram",
+    "ml": "milliliter",
 }
 # Only numerals of two letters or more: a lone "i" or "v" is as often an initial or a word
 # ("Maria V. Sabina", "Prestupleniye i nakazaniye"); matching lets it stand for 1 or 5 instead.
