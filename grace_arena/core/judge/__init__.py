@@ -45,16 +45,19 @@ apostrophes deleted (``40's`` -> ``40s``), other punctuation -> space, runs of s
 joined (``U. S.`` -> ``us``), leading articles dropped. For comparison each word is canonical:
 number words and ordinals as digits (``twenty-five`` -> ``25``, ``the sixties`` -> ``60s``),
 roman numerals of two letters or more after the first word as digits (a lone ``I`` or ``V`` is
-as often an initial; it still matches 1 or 5), ``Dr St Mt Ft Jr Sr No`` spelled out, ``WWII``
-as ``world war 2``, British ``-our`` and ``-ise`` as ``-or`` and ``-ize``, and the one-word
-``same`` groups of ``data/equivalents.csv`` (British spellings, transliterations such as
-``Chaikovsky``, irregular plurals such as ``geese``) as their first member.
+as often an initial; it still matches 1 or 5), ``Louis the Fourteenth`` as ``louis 14``, ``Dr
+St Mt Ft Jr Sr No`` and units (``cm``, ``kg``) spelled out, ``WWII`` as ``world war 2``,
+British ``-our`` and ``-ise`` as ``-or`` and ``-ize``. Each word also carries the first member
+of its one-word ``same`` group in ``data/equivalents.csv`` (British spellings,
+transliterations such as ``Chaikovsky``, irregular plurals such as ``geese``): two words with
+the same one match.
 
 Two words *match exactly* when their canonical forms are equal; when their stems (Snowball
 English) are equal and what remains after their common prefix is an inflection (``'' s es ies
 y e ed d a on um is ing ings``, after a doubled consonant too: ``tunnelling``); when the answer
 gives a decade's first year or drops its ``s`` (``1960`` for ``1960s``, ``80`` for ``80s``);
-with ``accept word forms``, when their stems are equal. They *match with tolerance* when they
+with ``accept word forms``, when their stems are equal or they differ only by derivational
+endings (``Romantic``, ``Romanticism``). They *match with tolerance* when they
 may also differ by a few typing errors: no digits, the same first letter, a Damerau-Levenshtein
 distance of at most ``floor(len(reference) / strictness)``, and an ending spared by the typo
 (``chloride`` is not ``chlorine``). With the default ``strictness=7`` a word needs seven letters
@@ -64,7 +67,9 @@ An answer *matches a form* when its words match the form's one to one, in order,
 middle initial may be left out and a short word may stand for the initials of consecutive words
 (``J. S. Bach``); or when both, run together, match as one word (``space walk``); or, for one
 word, when it is the form's initials (``wto``, ``ww2``). It *matches a form's required part*
-when its words match, in order, a subsequence of the form's words holding every required word.
+when its words match, in order, a subsequence of the form's words holding every required word
+(or the required words run together: ``antivax``). A pair of forms the data marks ``distinct``
+(``George Bush``, ``George W. Bush``) is never accepted one for the other unless equal.
 
 Forms a judge takes although the line does not write them (``forms.py``)
 -------------------------------------------------------------------------
@@ -104,9 +109,12 @@ The ruling is the first of these that applies:
    given name in ``data/given_names.txt``, its words are capitalized, its last word does not
    make it a thing or a place), the surname alone or with given names -> ACCEPT (``Atwood``,
    ``Margaret Atwood`` for ``Margaret Eleanor Atwood``) and a given name alone -> PROMPT;
-   otherwise a strict part of a form that keeps a word of substance, does not split a
-   hyphenated word and does not drop a leading ``North`` / ``New`` / ... -> PROMPT
-   (``uncertainty principle`` for ``Heisenberg uncertainty principle``).
+   otherwise a strict part of a form the line writes that keeps a word of substance (not only
+   generic words, common adjectives or numerals), does not split a hyphenated word, does not
+   drop a distinguishing word before it (``South`` of ``South Africa``), is not one side of an
+   ``and`` and is not only the qualifier after a comma -> PROMPT (``uncertainty principle`` for
+   ``Heisenberg uncertainty principle``); and a word or two before a one-word common noun
+   (``electric current`` for ``current``) -> PROMPT.
 10. Otherwise -> REJECT.
 
 The judge never accepts by subset on a formatted line and never accepts a superset except by
