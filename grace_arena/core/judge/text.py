@@ -41,6 +41,7 @@ _LETTERS = str.maketrans(
 )
 _APOSTROPHES = re.compile(r"['’‘`´ʻʼʹ′]")
 _NON_WORD = re.compile(r"[\W_]+")
+_SEPARATED = re.compile(r"([\W_]+)")
 _HYPHENS = frozenset("-‐‑‒–—")
 
 
@@ -67,13 +68,12 @@ def split_words(text: str) -> list[tuple[str, bool]]:
     text = text.replace("&", " and ")
     words: list[tuple[str, bool]] = []
     in_run = False  # the last word is built from single letters
-    position, separator = 0, ""
-    for match in _NON_WORD.finditer(text + " "):
-        word, before = text[position : match.start()], separator
-        position, separator = match.end(), match.group()
+    parts = _SEPARATED.split(text)  # word, separator, word, ...: separators at odd indices
+    for index in range(0, len(parts), 2):
+        word = parts[index]
         if not word:
             continue
-        linked = bool(words) and before in _HYPHENS
+        linked = bool(words) and index > 0 and parts[index - 1] in _HYPHENS
         single = len(word) == 1 and word.isalpha()
         if single and in_run:
             words[-1] = (words[-1][0] + word, words[-1][1])
