@@ -21,6 +21,7 @@ def _register() -> None:
         demo,
         event,
         exchange,
+        judge,
         model,
         moderate,
         packet,
