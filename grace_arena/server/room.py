@@ -249,6 +249,7 @@ class Room:
         race_window: float = 0.15,
         trajectories: dict[str, dict[str, ModelTrajectory]] | None = None,
         words: dict[str, list[str]] | None = None,
+        guides: dict[str, dict[int, str]] | None = None,
     ) -> None:
         self.rm = rm
         self.join_code = join_code
@@ -256,6 +257,7 @@ class Room:
         self.race_window = race_window
         self.trajectories = trajectories or {}
         self.words = words or {}  # tossup id -> its words as written
+        self.guides = guides or {}  # tossup id -> word index -> pronunciation guide after it
         self.connections: set[Connection] = set()
         #: The moderator's connection that controls the match (one at a time).
         self.controller: Connection | None = None
@@ -395,6 +397,7 @@ class Room:
             match_id=self.rm.id,
             join_code=self.join_code,
             words=self.words,
+            guides=self.guides,
             wpm=self.wpm,
             running=self.running,
             trajectories=self.trajectories,
