@@ -232,7 +232,15 @@ def summary() -> MatchSummary:
 
 
 def offline_app(**kwargs):
-    return make_tui(URL, token="server-token", autostart=False, cursor_blink=False, **kwargs)
+    # the end screen's commands as the README writes them (not as this test runs)
+    return make_tui(
+        URL,
+        token="server-token",
+        autostart=False,
+        cursor_blink=False,
+        command=".venv/bin/grace-arena",
+        **kwargs,
+    )
 
 
 def catalog() -> CatalogLoaded:
@@ -317,8 +325,8 @@ def test_end_screen(snap_compare):
     async def run_before(pilot):
         app.connected = True
         app.summary = summary()
-        await app.push_screen(EndScreen())
         app.state = ended_state()
+        await app.push_screen(EndScreen(ended_state()))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
