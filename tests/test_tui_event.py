@@ -9,13 +9,12 @@ rounds in 2 rooms, 2 tossups a round); it is built once per module and copied fo
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from event_helpers import code_of, event_server, make_event, room_player
+from event_helpers import code_of, copy_record, event_server, make_event, room_player
 from live import LiveServer, clients
 from test_tui import SIZE, phase, text_of, until
 from textual.widgets import OptionList
@@ -48,10 +47,7 @@ def event_template(tmp_path_factory) -> tuple[Path, EventPlan]:
 def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
     """A live server on a fresh copy of the event: nothing played yet."""
     template, plan = event_template
-    for suffix in ("", "-wal", "-shm"):
-        if Path(f"{template}{suffix}").exists():
-            shutil.copy(f"{template}{suffix}", tmp_path / f"record.db{suffix}")
-    with event_server(f"sqlite:///{tmp_path / 'record.db'}") as server:
+    with event_server(copy_record(template, tmp_path)) as server:
         yield server, plan
 
 
