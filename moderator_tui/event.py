@@ -140,11 +140,13 @@ def rooms_table(view: StandingsView) -> Table:
         if r.round is None:
             table.add_row(room_label(r.room), r.join_code, "—", "every match played", "")
             continue
-        match = (
-            "  ".join(f"{name} {r.scores[name]}" for name in r.teams if name in r.scores)
-            if r.scores
-            else " vs ".join(r.teams)
-        )
+        if r.scores and len(r.teams) == 2:
+            a, b = r.teams
+            match = f"{a} {r.scores.get(a, 0)} – {r.scores.get(b, 0)} {b}"
+        elif r.scores:
+            match = " · ".join(f"{name} {r.scores.get(name, 0)}" for name in r.teams)
+        else:
+            match = " vs ".join(r.teams)
         table.add_row(
             room_label(r.room),
             r.join_code,
