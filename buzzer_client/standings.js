@@ -46,6 +46,9 @@
         "–" + Math.max(...rounds) : "") + " of " + view.rounds + " · standings after every ruling" :
       "Every match played · final standings";
 
+    // W–L, or W–L–T once a match ended level
+    const ties = view.rows.some((r) => r.tied);
+    $("record-head").textContent = ties ? "W–L–T" : "W–L";
     const body = $("standings").tBodies[0];
     body.textContent = "";
     for (const row of view.rows) {
@@ -66,7 +69,7 @@
         tag.textContent = "model";
         team.appendChild(tag);
       }
-      cell(tr, row.won + "–" + row.lost + (row.tied ? "–" + row.tied : ""), "num");
+      cell(tr, row.won + "–" + row.lost + (ties ? "–" + row.tied : ""), "num");
       cell(tr, String(row.points), "num pts");
       cell(tr, String(row.tossups_heard), "num");
       cell(tr, row.points_per_tossup == null ? "—" : row.points_per_tossup.toFixed(2), "num");

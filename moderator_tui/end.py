@@ -137,7 +137,7 @@ def next_text(final: State, now: State | None, standings: StandingsView | None) 
     if now is not None and now.match.id != final.match.id and now.event is not None:
         teams = " vs ".join(t.name for t in now.teams)
         text.append(f"{room} moves on to round {now.event.round}: {teams}. ", style="bold")
-        text.append("The players' phones are there already. Press ")
+        text.append("The players' phones follow by themselves. Press ")
         text.append("enter", style="bold reverse")
         text.append(" for its lobby.")
         return text

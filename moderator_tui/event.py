@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from grace_arena.protocol import EventRoomInfo, StandingsView
 from moderator_tui.messages import HttpFailed, RoomsLoaded
-from moderator_tui.widgets import room_label
+from moderator_tui.widgets import PHASE_LABEL, room_label
 
 
 def room_option(room: EventRoomInfo) -> Option:
@@ -55,8 +55,8 @@ class RoomPickerScreen(Screen):
         yield Static(f" GRACE Arena — {self.event}: pick your room ", id="title")
         with Vertical(id="picker-body"):
             yield Static(
-                "Each room has its own moderator. Pick yours: this screen then follows the "
-                "room from round to round.",
+                "Each room has its own moderator. Pick yours (arrows, then enter): this screen "
+                "then follows the room from round to round.",
                 classes="hint",
             )
             yield OptionList(Option("loading the rooms…", disabled=True), id="rooms")
@@ -152,7 +152,7 @@ def rooms_table(view: StandingsView) -> Table:
             r.join_code,
             f"{r.round} of {view.rounds}",
             Text(match),
-            (r.phase or "").replace("_", " "),
+            PHASE_LABEL.get(r.phase or "", (r.phase or "").replace("_", " ")),
         )
     return table
 
