@@ -208,6 +208,10 @@ class TossupView(_Msg):
     position: int  # last revealed word, -1 before the first
     words: list[str] | None = None  # the revealed words (all words for the moderator)
     answer: str | None = None  # the answer line: moderator always, others once it is over
+    #: Moderator only: word index -> what the packet has after that word that is not a word,
+    #: for reading aloud: a pronunciation guide with the punctuation after it
+    #: (``("ras-KOHL-nee-kuff"),``), a lone dash. The power mark is ``power_index``.
+    guides: dict[int, str] = Field(default_factory=dict)
 
 
 class ReadingView(_Msg):
@@ -422,6 +426,7 @@ class JoinInfo(_Msg):
     match_id: int
     title: str
     join_code: str
+    join_url: str = ""  # what players open (the server's public address)
 
 
 class ApiError(_Msg):
@@ -462,6 +467,7 @@ class RoomStatus(_Msg):
     teams: list[str] = Field(default_factory=list)  # names
     scores: dict[str, int] = Field(default_factory=dict)  # name -> points
     phase: str | None = None
+    join_url: str = ""  # what players open (the server's public address)
 
 
 class StandingsView(_Msg):

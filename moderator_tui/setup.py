@@ -361,6 +361,7 @@ class LobbyScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "go_live", "Start: go to the tossups"),
         Binding("enter", "go_live", "Start", show=False),
+        Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
         Binding("question_mark", "app.help", "Help"),
         Binding("q", "app.leave", "Quit"),
     ]
@@ -404,6 +405,16 @@ class LobbyScreen(Screen):
             self.query_one(QRCode).show(join.join_url)
         if state is not None:
             self.query_one("#roster", Static).update(roster(state))
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "standings":
+            state = self.app.state  # type: ignore[attr-defined]
+            return state is not None and state.event is not None
+        return True
+
+    def action_standings(self) -> None:
+        self.app.show_standings()  # type: ignore[attr-defined]
 
     def action_go_live(self) -> None:
         from moderator_tui.live import LiveScreen

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 from live import Client, LiveServer
@@ -126,3 +128,12 @@ def code_of(plan: EventPlan, room: str) -> str:
     found = plan.room(room)
     assert found is not None
     return found.join_code
+
+
+def copy_record(template: Path, folder: Path) -> str:
+    """A copy of a SQLite record (an event made once per module by ``make_event``) in
+    ``folder``, as a database URL: each test plays the event from the start."""
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{template}{suffix}").exists():
+            shutil.copy(f"{template}{suffix}", folder / f"{template.name}{suffix}")
+    return f"sqlite:///{folder / template.name}"

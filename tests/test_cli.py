@@ -105,3 +105,31 @@ def test_judge_refuses_a_strictness_that_is_not_positive():
     result = runner.invoke(app, ["judge", "<b>Iraq</b>", "Iran", "--strictness", "0"])
     assert result.exit_code == 2
     assert "must be > 0" in result.output
+
+
+def test_commands_printed_for_the_user_run_from_where_they_are(tmp_path):
+    from grace_arena.resources import command_prefix
+
+    bin_dir = tmp_path / "project" / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    script = bin_dir / "grace-arena"
+    script.write_text("#!/bin/sh\n")
+    # not on the PATH: by its path from where the user is, as the README writes it
+    nowhere = lambda name: None  # noqa: E731
+    project = tmp_path / "project"
+    assert command_prefix(cwd=project, bin_dir=bin_dir, which=nowhere) == ".venv/bin/grace-arena"
+    assert command_prefix(cwd=tmp_path / "elsewhere", bin_dir=bin_dir, which=nowhere) == str(script)
+    # on the PATH (an activated environment, pipx): the bare name
+    found = lambda name: str(script)  # noqa: E731
+    assert command_prefix(cwd=project, bin_dir=bin_dir, which=found) == "grace-arena"
+    # another grace-arena first on the PATH: this one, by its path
+    other = lambda name: "/usr/bin/grace-arena"  # noqa: E731
+    assert command_prefix(cwd=project, bin_dir=bin_dir, which=other) == ".venv/bin/grace-arena"
+    # a folder name with a space is quoted for the shell
+    spaced = tmp_path / "my project" / "bin"
+    spaced.mkdir(parents=True)
+    (spaced / "grace-arena").write_text("#!/bin/sh\n")
+    assert (
+        command_prefix(cwd=tmp_path, bin_dir=spaced, which=nowhere)
+        == "'my project/bin/grace-arena'"
+    )

@@ -169,3 +169,29 @@ def test_a_player_whose_team_has_no_match_yet_waits_and_is_sent_on(db_url):
             rehello(bob, room1)
             bob.wait("joined")
             assert bob.state()["event"]["round"] == 2
+
+
+def test_a_rooms_join_code_has_its_join_url_qr_code_and_summaries_for_its_moderator(db_url):
+    plan = make_event(db_url)
+    room1 = code_of(plan, "1")
+    with event_server(db_url) as server:
+        base = server.http_url
+        info = json.load(urllib.request.urlopen(f"{base}/api/join/{room1.lower()}"))
+        assert info["join_code"] == room1 and info["join_url"] == f"{base}/?code={room1}"
+        with urllib.request.urlopen(f"{base}/api/join/{room1}/qr.svg") as reply:
+            assert reply.headers["Content-Type"] == "image/svg+xml"
+        standings = json.load(urllib.request.urlopen(f"{base}/api/events/night/standings"))
+        assert {r["join_code"]: r["join_url"] for r in standings["rooms"]} == {
+            r.join_code: f"{base}/?code={r.join_code}" for r in plan.rooms
+        }
+        # the room's moderator token opens the summary of a match the room has moved on from
+        mod = room_moderator(server, room1)
+        with clients(mod):
+            first = mod.received[-1]["match"]["id"]
+            end_match(mod)
+        token = server.arena.events.moderator_token(server.arena.events.rooms[room1])
+        request = urllib.request.Request(
+            f"{base}/api/matches/{first}/summary", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert json.load(urllib.request.urlopen(request))["ended"] is True
+        assert server.arena.events.rooms[room1].live.rm.id != first

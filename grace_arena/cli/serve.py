@@ -64,8 +64,10 @@ def print_room(console, arena, er) -> None:
         arena.events.moderator_token(er),
         live.rm.id,
     )
+    from grace_arena.resources import command_prefix
+
     console.print(
-        f"moderator: grace-arena moderate --server {arena.settings.public_url} "
+        f"moderator: {command_prefix()} moderate --server {arena.settings.public_url} "
         f"--room {er.join_code} --token {arena.events.moderator_token(er)}",
         soft_wrap=True,
         highlight=False,

@@ -51,6 +51,7 @@ from grace_arena.server.arena import (
     token_sha256,
 )
 from grace_arena.server.deps import BAD_BODY, NOT_FOUND, UNAUTHORIZED, ArenaDep, ServerAuth
+from grace_arena.server.room import Room
 from grace_arena.server.ws import serve_websocket
 
 
@@ -132,6 +133,17 @@ def create_app(settings: Settings) -> FastAPI:
     def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
         return [arena.created_reply(room) for room in arena.rooms.values()]
 
+    def room_moderator(match_id: int, given: str | None) -> bool:
+        """An event room's moderator token opens the summaries of the room's matches too: the
+        room has moved on to its next match by the time its moderator's screen asks."""
+        for er in arena.events.rooms.values():
+            plan = arena.events.plans.get(er.event_id)
+            if er.live is None or plan is None:
+                continue
+            if any(g.match_id == match_id and g.room_id == er.room_id for g in plan.games):
+                return arena.is_moderator(er.live.rm.id, given)
+        return False
+
     @app.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND)
     def match_summary(
         match_id: Annotated[int, fastapi.Path(ge=1, le=2**63 - 1)],
@@ -141,7 +153,9 @@ def create_app(settings: Settings) -> FastAPI:
         """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
         given = authorization.removeprefix("Bearer ").strip() if authorization else None
         if not (
-            arena.tokens.check(given, arena.tokens.server()) or arena.is_moderator(match_id, given)
+            arena.tokens.check(given, arena.tokens.server())
+            or arena.is_moderator(match_id, given)
+            or room_moderator(match_id, given)
         ):
             raise HTTPException(status_code=401, detail="a server or moderator token is needed")
         with Session(arena.engine) as session:
@@ -183,9 +197,11 @@ def create_app(settings: Settings) -> FastAPI:
         """The event's standings after every ruling so far, and what each room plays now
         (nothing secret: the projector shows it)."""
         try:
-            return await asyncio.to_thread(arena.events.compute_standings, name)
+            view = await asyncio.to_thread(arena.events.compute_standings, name)
         except RecordError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
+        rooms = [r.model_copy(update={"join_url": arena.join_url(r.join_code)}) for r in view.rooms]
+        return view.model_copy(update={"rooms": rooms})
 
     @app.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND)
     async def event_rooms(name: str, arena: ArenaDep, _: ServerAuth) -> list[EventRoomInfo]:
@@ -218,13 +234,25 @@ def create_app(settings: Settings) -> FastAPI:
             )
         return out
 
+    def served(code: str) -> Room | None:
+        """The live match a join code opens here: a match's own code, or an event room's."""
+        code = code.strip().upper()
+        room = arena.rooms.get(arena.by_code.get(code, -1))
+        if room is None:
+            er = arena.events.rooms.get(code)
+            room = er.live if er is not None and er.live is not None else None
+        return room if room is not None and room.rm.id in arena.rooms else None
+
     @app.get("/api/join/{code}", responses=NOT_FOUND)
     def join_info(code: str, arena: ArenaDep) -> JoinInfo:
-        room = arena.rooms.get(arena.by_code.get(code.upper(), -1))
+        room = served(code)
         if room is None:
             raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
         return JoinInfo(
-            match_id=room.rm.id, title=room.match.config.title, join_code=room.join_code
+            match_id=room.rm.id,
+            title=room.match.config.title,
+            join_code=room.join_code,
+            join_url=arena.join_url(room.join_code),
         )
 
     @app.get("/api/join/{code}/qr.svg", include_in_schema=False)
@@ -233,7 +261,7 @@ def create_app(settings: Settings) -> FastAPI:
 
         import segno
 
-        if code.upper() not in arena.by_code:
+        if served(code) is None:
             raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
         out = io.BytesIO()
         segno.make(arena.join_url(code.upper()), error="m").save(out, kind="svg", scale=8)

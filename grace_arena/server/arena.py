@@ -23,6 +23,7 @@ from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpe
 from grace_arena.core.events import event_to_dict
 from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.specs import match_config
+from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
 from grace_arena.protocol import (
     MatchCreatedReply,
     MatchSetup,
@@ -123,6 +124,21 @@ class Tokens:
         return given is not None and _same(given, expected)
 
 
+def reading_guides(tossup: Tokenized) -> dict[int, str]:
+    """Word index -> what the text has between that word and the next one that is not a word
+    (a pronunciation guide and the punctuation after it, a lone dash), for the moderator who
+    reads aloud: ``Raskolnikov ("ras-KOHL-nee-kuff"), uses`` -> ``{0: '("ras-KOHL-nee-kuff"),'}``.
+    The power mark is left out (the moderator's screen marks it from ``power_index``)."""
+    out: dict[int, str] = {}
+    words = tossup.words
+    for i, word in enumerate(words):
+        end = words[i + 1].start if i + 1 < len(words) else len(tossup.text)
+        between = " ".join(tossup.text[word.end : end].replace(POWER_MARK, " ").split())
+        if between:
+            out[i] = between
+    return out
+
+
 def token_sha256(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -167,16 +183,13 @@ class Arena:
             self.store.save_packet(packet, source=path)
             self.packets[packet.packet.id] = packet
 
-    def _words(self, packet_id: str | None) -> dict[str, list[str]]:
+    def _tokenized(self, packet_id: str | None) -> dict[str, Tokenized]:
+        """Each tossup of the packet, split into its canonical words."""
         if packet_id in self.packets:
-            return {
-                t.id: [w.text for w in t.tokens().words] for t in self.packets[packet_id].tossups
-            }
-        from grace_arena.core.tokenize import tokenize
-
+            return {t.id: t.tokens() for t in self.packets[packet_id].tossups}
         with Session(self.engine) as session:
             rows = session.exec(select(TossupRow).where(TossupRow.packet_id == packet_id)).all()
-            return {r.tossup_id: [w.text for w in tokenize(r.text).words] for r in rows}
+            return {r.tossup_id: tokenize(r.text) for r in rows}
 
     def _new_join_code(self) -> str:
         from grace_arena.record.schedule import find_room_by_code
@@ -288,6 +301,7 @@ class Arena:
     def _room(self, rm: RecordedMatch, join_code: str) -> Room:
         """The room of a recorded match, with what the moderator sees of its model teams."""
         config = rm.match.config
+        tossups = self._tokenized(config.packet_id)
         return Room(
             rm,
             writer=self.writer,
@@ -295,7 +309,8 @@ class Arena:
             compensated=config.compensated,
             race_window=self.settings.race_window,
             trajectories=self._trajectories(config),
-            words=self._words(config.packet_id),
+            words={tid: [w.text for w in t.words] for tid, t in tossups.items()},
+            guides={tid: reading_guides(t) for tid, t in tossups.items()},
         )
 
     def _trajectories(self, config: MatchConfig) -> dict[str, dict[str, ModelTrajectory]]:

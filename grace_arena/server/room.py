@@ -251,6 +251,7 @@ class Room:
         trajectories: dict[str, dict[str, ModelTrajectory]] | None = None,
         words: dict[str, list[str]] | None = None,
         writer: GroupWriter | None = None,
+        guides: dict[str, dict[int, str]] | None = None,
     ) -> None:
         self.rm = rm
         #: Commits this room's changes with the other rooms' (None: a transaction each).
@@ -260,6 +261,7 @@ class Room:
         self.race_window = race_window
         self.trajectories = trajectories or {}
         self.words = words or {}  # tossup id -> its words as written
+        self.guides = guides or {}  # tossup id -> word index -> pronunciation guide after it
         self.connections: set[Connection] = set()
         #: The moderator's connection that controls the match (one at a time).
         self.controller: Connection | None = None
@@ -408,6 +410,7 @@ class Room:
             match_id=self.rm.id,
             join_code=self.join_code,
             words=self.words,
+            guides=self.guides,
             wpm=self.wpm,
             running=self.running,
             trajectories=self.trajectories,

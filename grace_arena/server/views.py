@@ -4,7 +4,7 @@ no sockets and no clock of their own, so that they are tested directly."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from grace_arena.core.config import TeamKind
@@ -62,6 +62,9 @@ class RoomFacts:
     trajectories: Mapping[str, Mapping[str, ModelTrajectory]]
     tossup_log: Sequence[dict[str, Any]]
     event: EventView | None = None  # the event, room and round of a scheduled match
+    #: tossup id -> word index -> what follows the word that is not a word (pronunciation
+    #: guides): the moderator reads them aloud
+    guides: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
 
 
 def events_for(
@@ -161,6 +164,7 @@ def state_view(
             position=game.position,
             words=shown,
             answer=spec.answer if role == "moderator" or finished else None,
+            guides=dict(room.guides.get(spec.id, {})) if role == "moderator" else {},
         )
     floor = None
     if game.floor is not None and (game.phase in HAS_FLOOR or game.phase is Phase.ANSWERED):
