@@ -15,7 +15,25 @@ from grace_arena.record.store import MatchStore
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("args", [[], ["db"], ["packet"], ["demo"], ["db", "upgrade"], ["judge"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["db"],
+        ["packet"],
+        ["demo"],
+        ["db", "upgrade"],
+        ["judge"],
+        ["event"],
+        ["event", "create"],
+        ["event", "schedule"],
+        ["event", "show"],
+        ["event", "standings"],
+        ["serve"],
+        ["moderate"],
+        ["export"],
+    ],
+)
 def test_every_command_has_help(args):
     result = runner.invoke(app, [*args, "--help"])
     assert result.exit_code == 0, result.output

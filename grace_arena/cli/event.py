@@ -10,6 +10,7 @@ import typer
 
 from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.resources import command_prefix
 
 event_app = typer.Typer(
     help="Run an event: teams, rounds and rooms, a schedule of matches, standings.",
@@ -18,8 +19,8 @@ event_app = typer.Typer(
 app.add_typer(event_app, name="event")
 
 MODEL_TEAM_HELP = (
-    "A model player as a team: MODEL[@THRESHOLD][/CONFIDENCE][=NAME], e.g. 'tfidf@0.6' or "
-    "'gpt-4o-mini@0.8/verbal=GPT' (repeatable; CONFIDENCE: logit or verbal)."
+    "A model player as a team: MODEL, then optionally @THRESHOLD, /CONFIDENCE (logit or "
+    "verbal) and =NAME, e.g. 'tfidf@0.6' or 'gpt-4o-mini@0.8/verbal=GPT' (repeatable)."
 )
 _MODEL_TEAM = re.compile(
     r"^(?P<model>[^@/=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
@@ -147,7 +148,7 @@ def create(
         )
         console.print(f"  {t.id}: {t.name}{policy}", highlight=False, markup=False)
     console.print(
-        f"next: grace-arena event schedule {plan.name} --rooms 2 --packet PACKET ...",
+        f"next: {command_prefix()} event schedule {plan.name} --rooms 2 --packet PACKET ...",
         highlight=False,
         markup=False,
     )
@@ -292,7 +293,7 @@ def _check_models(console, url: str, plan, packets) -> None:
             except LookupError:
                 console.print(
                     f"[yellow]note:[/] {t.name} needs its guesses on {p.packet.id} before its "
-                    f"matches: grace-arena precompute --packet {p.path or p.packet.id} "
+                    f"matches: {command_prefix()} precompute --packet {p.path or p.packet.id} "
                     f"--model {t.model}",
                     soft_wrap=True,
                     highlight=False,
@@ -359,7 +360,8 @@ def show(name: Annotated[str, typer.Argument(help="The event.")], db: DbOption =
     console.print(teams)
     if not plan.games:
         console.print(
-            f"no schedule yet: grace-arena event schedule {plan.name} --rooms N --packet ...",
+            f"no schedule yet: {command_prefix()} event schedule {plan.name} --rooms N "
+            "--packet ...",
             highlight=False,
             markup=False,
         )
