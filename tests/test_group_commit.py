@@ -4,6 +4,7 @@ transaction; one room's failure is that room's only."""
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
 
 import pytest
 from engine_helpers import config
@@ -50,3 +51,35 @@ def test_one_rooms_failure_is_its_own(store):
     assert store.open(lost.id).match.state.tossups_started == 0
     with pytest.raises(Exception, match="served by"):
         acquire(store.engine, lost.id, ours)
+
+
+def test_a_slow_commit_delays_one_word_not_the_pace(store):
+    """The reader keeps a schedule from the first word: with every commit taking 0.1 s at a
+    pace of 4 words a second, the words still come 0.25 s apart on average (a reader that
+    waited a word's time after each commit would take 0.35 s a word)."""
+    from grace_arena.core.config import TeamSpec
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+    from grace_arena.core.specs import match_config
+    from grace_arena.server.room import Room
+
+    class SlowWriter(GroupWriter):
+        async def write(self, match_id, events, holder):
+            await asyncio.sleep(0.1)
+            await super().write(match_id, events, holder)
+
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    teams = [TeamSpec(id="red", name="Red")]
+    rm = store.create(match_config(packet, teams, wpm=240), now=0.0)
+
+    async def scenario() -> list[float]:
+        room = Room(rm, join_code="SLOW", writer=SlowWriter(store))
+        room.start()
+        await room.command(StartTossup())
+        await asyncio.sleep(2.6)
+        await room.close()
+        return [ev["t"] for ev in room.tossup_log if ev["type"] == "words_revealed"]
+
+    times = asyncio.run(scenario())
+    assert len(times) >= 8
+    gaps = [b - a for a, b in pairwise(times)]
+    assert sum(gaps) / len(gaps) < 0.29

@@ -442,13 +442,34 @@ class Room:
 
     # -- reading -------------------------------------------------------------------------------
 
+    def _reading(self) -> bool:
+        game = self.match.game
+        return self.running and game.phase is Phase.READING and not game.paused
+
     async def _reader(self) -> None:
+        """Reveal the next word every 60/wpm seconds while the room reads. The words keep a
+        schedule from the first one: a slow commit makes one word late, not every word after
+        it (a room among many others on one server keeps its pace). When the reading stops (a
+        buzz, a pause), the schedule starts again a word after it resumes; a reader that fell
+        more than a word behind skips the backlog rather than reveal a burst of words."""
+        loop = asyncio.get_running_loop()
+        next_at: float | None = None
         while True:
-            await asyncio.sleep(60.0 / self.wpm)
-            game = self.match.game
-            if self.running and game.phase is Phase.READING and not game.paused:
+            spacing = 60.0 / self.wpm
+            if not self._reading():
+                next_at = None
+                await asyncio.sleep(min(spacing, 0.05))
+                continue
+            now = loop.time()
+            if next_at is None:
+                next_at = now + spacing
+            elif next_at < now - spacing:
+                next_at = now
+            await asyncio.sleep(max(0.0, next_at - now))
+            if self._reading():
                 with contextlib.suppress(IllegalCommand):
                     await self.command(Reveal())
+            next_at += spacing
 
     async def step(self, unit: str) -> list[Event]:
         game = self.match.game
