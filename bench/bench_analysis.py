@@ -22,9 +22,9 @@ import time
 import tracemalloc
 
 import numpy as np
+import pandas as pd
 
 from grace_arena.analysis.summary import analyze
-from grace_arena.analysis.tables import BuzzTable, StepTable
 
 CATEGORIES = np.array(
     ["Literature", "History", "Science", "Fine Arts", "Religion", "Mythology", "Philosophy",
@@ -33,15 +33,13 @@ CATEGORIES = np.array(
 )  # fmt: skip
 
 
-def _obj(values: np.ndarray) -> np.ndarray:
-    out = np.empty(values.size, dtype=object)
-    out[:] = values.tolist()
-    return out
-
-
-def synthetic(n_steps: int, n_buzzes: int, n_models: int, seed: int) -> tuple[StepTable, BuzzTable]:
+def synthetic(
+    n_steps: int, n_buzzes: int, n_models: int, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Questions of 8 steps each (clue prefixes of a 120-word tossup), shared by the models;
-    confidences rise with the step, correctness follows them; 10% of verbal ones missing."""
+    confidences rise with the step, correctness follows them; 10% of verbal ones missing.
+    Buzzes: human and model teams over matches of 20 questions each. DataFrames in the
+    dtypes ``grace_arena.analysis.load`` gives (names as categoricals)."""
     rng = np.random.default_rng(seed)
     steps_per_q = 8
     n_q = n_steps // (n_models * steps_per_q)
@@ -55,36 +53,40 @@ def synthetic(n_steps: int, n_buzzes: int, n_models: int, seed: int) -> tuple[St
     correct = (rng.random(q.size) < base * 0.9).astype(float)
     verbal = np.round(np.clip(conf + rng.normal(0, 0.1, q.size), 0, 1), 1)
     verbal[rng.random(q.size) < 0.1] = np.nan
-    qid = np.char.add("p/q", q.astype(str))
-    steps = StepTable(
-        model=_obj(np.char.add("model-", model.astype(str))),
-        question_id=_obj(qid),
-        step=step.astype(np.int64),
-        word_index=word_index.astype(np.int64),
-        correct=correct,
-        confidence_logit=conf,
-        confidence_verbal=verbal,
-        category=_obj(CATEGORIES[q % CATEGORIES.size]),
-        n_words=np.full(q.size, n_words, dtype=np.int64),
-        would_buzz=(conf > 0.8).astype(float),
+    qnames = np.char.add("p/q", np.arange(n_q).astype(str))
+    steps = pd.DataFrame(
+        {
+            "model": pd.Categorical.from_codes(model, [f"model-{i}" for i in range(n_models)]),
+            "question_id": pd.Categorical(qnames[q]),
+            "step": step.astype(np.int64),
+            "word_index": word_index.astype(np.int64),
+            "correct": correct,
+            "confidence_logit": conf,
+            "confidence_verbal": verbal,
+            "category": pd.Categorical(CATEGORIES[q % CATEGORIES.size]),
+            "n_words": pd.array(np.full(q.size, n_words), dtype="Int64"),
+            "would_buzz": (conf > 0.8).astype(float),
+        }
     )
-    # buzzes: human and model teams over matches of 20 questions each
     bq = rng.integers(0, n_q, n_buzzes)
     team_no = rng.integers(0, 40, n_buzzes)
-    kind = np.where(team_no < 32, "human", "model")
-    buzzes = BuzzTable.from_rows(
+    human = team_no < 32
+    team = np.char.add(np.where(human, "H", "M"), team_no.astype(str))
+    buzzes = pd.DataFrame(
         {
-            "question_id": f"p/q{bq[i]}",
-            "team": f"{'H' if kind[i] == 'human' else 'M'}{team_no[i]}",
-            "team_kind": kind[i],
-            "match": str(bq[i] // 20),
-            "word_index": int(rng.integers(0, n_words)),
-            "correct": int(rng.random() < 0.6),
-            "n_words": n_words,
-            "clue_index": int(rng.integers(0, steps_per_q)),
-            "n_clues": steps_per_q,
+            "match": pd.Categorical((bq // 20).astype(str)),
+            "question_id": pd.Categorical(qnames[bq]),
+            "team": pd.Categorical(team),
+            "team_kind": pd.Categorical(
+                np.where(human, "human", "model"), categories=["human", "model"]
+            ),
+            "player": pd.Categorical(team),
+            "word_index": rng.integers(0, n_words, n_buzzes),
+            "correct": (rng.random(n_buzzes) < 0.6).astype(float),
+            "n_words": pd.array(np.full(n_buzzes, n_words), dtype="Int64"),
+            "clue_index": pd.array(rng.integers(0, steps_per_q, n_buzzes), dtype="Int64"),
+            "n_clues": pd.array(np.full(n_buzzes, steps_per_q), dtype="Int64"),
         }
-        for i in range(n_buzzes)
     )
     return steps, buzzes
 
@@ -102,11 +104,11 @@ def main() -> None:
     t0 = time.perf_counter()
     steps, buzzes = synthetic(args.steps, args.buzzes, args.models, args.seed)
     t_gen = time.perf_counter() - t0
-    n_q = len(set(steps.question_id.tolist()))
+    n_q = steps.question_id.nunique()
     print(f"machine: {platform.node()} {platform.machine()} {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, numpy {np.__version__}")  # fmt: skip
     print(f"data: {len(steps):,} steps ({args.models} models x {n_q:,} questions), "
-          f"{len(buzzes):,} buzzes, {len(buzzes.heard):,} team-question records "
+          f"{len(buzzes):,} buzzes "
           f"(generated in {t_gen:.1f} s)")  # fmt: skip
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -131,7 +133,7 @@ def main() -> None:
     from sklearn.calibration import calibration_curve
     from sklearn.metrics import brier_score_loss
 
-    conf, y = steps.confidence_logit, steps.correct
+    conf, y = steps.confidence_logit.to_numpy(), steps.correct.to_numpy()
     t0 = time.perf_counter()
     brier = brier_score_loss(y, conf)
     calibration_curve(y, conf, n_bins=10)

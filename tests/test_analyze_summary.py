@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import math
 
+import pandas as pd
 import pytest
 
 from grace_arena.analysis.metrics import METRICS, QUESTION_METRICS
 from grace_arena.analysis.metrics import normalized_sigmoid as r
 from grace_arena.analysis.summary import analyze
-from grace_arena.analysis.tables import BuzzTable, StepTable
 
 COLUMNS = ("model", "question_id", "step", "word_index", "correct", "confidence_logit",
            "confidence_verbal", "category")  # fmt: skip
@@ -36,8 +36,8 @@ HUMANS = [
 
 
 def run(steps=STEPS, humans=HUMANS, **kw):
-    table = StepTable.from_rows([dict(zip(COLUMNS, s, strict=True)) for s in steps])
-    return analyze(table, BuzzTable.from_rows(humans), n_resamples=kw.pop("n_resamples", 0), **kw)
+    table = pd.DataFrame([dict(zip(COLUMNS, s, strict=True)) for s in steps])
+    return analyze(table, pd.DataFrame(humans), n_resamples=kw.pop("n_resamples", 0), **kw)
 
 
 def test_shape_and_json() -> None:

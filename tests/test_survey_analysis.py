@@ -13,8 +13,8 @@ from live import LiveServer
 from test_survey import write_packet
 from typer.testing import CliRunner
 
+from grace_arena.analysis.frames import FileFormatError
 from grace_arena.analysis.survey import SurveyStep, analyze_survey, read_survey_csv, survey_scores
-from grace_arena.analysis.tables import FileFormatError
 from grace_arena.cli import app
 from grace_arena.server.app import Settings
 

@@ -238,9 +238,9 @@ def _bin_sums(
     return count, sum_conf, sum_correct
 
 
-def _ece_from_sums(sum_correct: FloatArray, sum_conf: FloatArray, n: Any) -> Any:
-    """``Σ_b |Σ_{t∈b} g_t − Σ_{t∈b} c_t| / N`` over the last axis (bins)."""
-    return np.abs(sum_correct - sum_conf).sum(axis=-1) / n
+def _ece_from_gaps(gap: Any, n: Any) -> Any:
+    """``Σ_b |Σ_{t∈b} g_t − Σ_{t∈b} c_t| / N`` from the per-bin gaps (last axis: bins)."""
+    return np.abs(gap).sum(axis=-1) / n
 
 
 def ece(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -263,7 +263,7 @@ def ece(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     _, sum_conf, sum_correct = _bin_sums(
         _uniform_bin_index(conf_arr, n_bins), conf_arr, correct_arr, n_bins
     )
-    return float(_ece_from_sums(sum_correct, sum_conf, conf_arr.size))
+    return float(_ece_from_gaps(sum_correct - sum_conf, conf_arr.size))
 
 
 def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -285,7 +285,7 @@ def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     n_bins = _check_n_bins(n_bins)
     idx = _quantile_bin_index(conf_arr, correct_arr, n_bins)
     _, sum_conf, sum_correct = _bin_sums(idx, conf_arr, correct_arr, n_bins)
-    return float(_ece_from_sums(sum_correct, sum_conf, conf_arr.size))
+    return float(_ece_from_gaps(sum_correct - sum_conf, conf_arr.size))
 
 
 def max_calibration_error(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -682,6 +682,11 @@ H_DEFINITIONS = ("reference", "paper")
 HDefinition = Literal["reference", "paper"]
 
 
+def _labels(values: NDArray[Any]) -> NDArray[Any]:
+    """Group labels as they are when integers, else as text (so mixed types compare)."""
+    return values if values.dtype.kind in "iu" else values.astype(str)
+
+
 def check_h_definition(definition: str) -> str:
     if definition not in H_DEFINITIONS:
         raise ValueError(
@@ -741,7 +746,7 @@ def human_fraction(
     bg = np.zeros(words.size, dtype=object) if buzz_groups is None else np.asarray(buzz_groups)
     if sg.shape != step_words.shape or bg.shape != words.shape:
         raise ValueError("step_groups and buzz_groups must label every step and every buzz")
-    labels, codes = np.unique(np.concatenate([sg, bg]).astype(str), return_inverse=True)
+    labels, codes = np.unique(_labels(np.concatenate([sg, bg])), return_inverse=True)
     q_rows, q_buzz = codes[:n].astype(np.int64), codes[n:].astype(np.int64)
     words = words.astype(np.int64)
     span = int(max(words.max(initial=0), step_words.max(initial=0))) + 2
@@ -752,7 +757,7 @@ def human_fraction(
         team = (
             np.arange(words.size)
             if buzz_team is None
-            else np.unique(np.asarray(buzz_team).astype(str), return_inverse=True)[1]
+            else np.unique(_labels(np.asarray(buzz_team)), return_inverse=True)[1]
         )
         # each team's buzzes on a question in the order heard (ties: given order)
         order = np.lexsort((np.arange(keys.size), words, team, q_buzz))
@@ -783,21 +788,21 @@ def human_fraction(
 
 
 def resample_counts(
-    n_groups: int, *, n_resamples: int, seed: int = 0, chunk: int = 50
+    n_groups: int, *, n_resamples: int, seed: int = 0, chunk: int = 100
 ) -> Iterator[NDArray[np.float64]]:
     """How often each of ``n_groups`` questions is drawn in each bootstrap resample.
 
     Yields ``(b, n_groups)`` matrices, ``b ≤ chunk``, ``n_resamples`` rows in all: resample i
-    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``), so a
-    resampled mean of per-question sums is a matrix product with these counts.
+    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``, 32-bit
+    draws), so a resampled mean of per-question sums is a matrix product with these counts.
     """
     rng = np.random.default_rng(seed)
     done = 0
     while done < n_resamples:
         b = min(chunk, n_resamples - done)
-        draws = rng.integers(0, n_groups, size=(b, n_groups))
+        draws = rng.integers(0, max(n_groups, 1), size=(b, n_groups), dtype=np.int32)
         counts = np.empty((b, n_groups))
-        for i in range(b):
+        for i in range(b):  # one bincount per row: faster than one over the whole block
             counts[i] = np.bincount(draws[i], minlength=n_groups)
         yield counts
         done += b
@@ -836,8 +841,10 @@ def question_sums(
     n_bins: int = 10,
 ) -> FloatArray:
     """Per question (rows) the sums behind CalScore, ECE and Brier (columns), so that a
-    resample's value is a function of ``counts @ sums`` (:func:`stats_from_sums`). Rows with
-    a missing (NaN) confidence are left out; a question left with none is unscored."""
+    resample's value is a function of ``counts @ sums`` (:func:`stats_from_sums`): the
+    question's CalScore, whether it is scored, its rows, its squared errors, and per bin
+    ``Σ g_t − Σ c_t`` (ECE's numerator is linear in the counts bin by bin). Rows with a
+    missing (NaN) confidence are left out; a question left with none is unscored."""
     keep = ~np.isnan(conf)
     c, g, h, q = conf[keep], correct[keep], human_frac[keep], codes[keep]
     n = np.bincount(q, minlength=n_groups).astype(float)
@@ -845,8 +852,7 @@ def question_sums(
     per_q = np.zeros(n_groups)
     if scored.any():
         per_q[scored] = calscore(c, g, human_frac=h, groups=q, per_question=True)
-    b = _uniform_bin_index(c, n_bins)
-    cell = q * n_bins + b
+    cell = q * n_bins + _uniform_bin_index(c, n_bins)
     size = n_groups * n_bins
     return np.column_stack(
         [
@@ -854,8 +860,7 @@ def question_sums(
             scored.astype(float),
             n,
             np.bincount(q, weights=(c - g) ** 2, minlength=n_groups),
-            np.bincount(cell, weights=g, minlength=size).reshape(n_groups, n_bins),
-            np.bincount(cell, weights=c, minlength=size).reshape(n_groups, n_bins),
+            np.bincount(cell, weights=g - c, minlength=size).reshape(n_groups, n_bins),
         ]
     )
 
@@ -865,12 +870,12 @@ def stats_from_sums(totals: FloatArray, *, n_bins: int = 10) -> dict[str, FloatA
     (one row per resample): the same formulas as :func:`calscore`, :func:`ece` and
     :func:`brier`, written on sums."""
     calscore_sum, scored, n, sse = (totals[:, j] for j in range(4))
-    bins = totals[:, 4:]
+    gap = totals[:, 4 : 4 + n_bins]
     with np.errstate(invalid="ignore", divide="ignore"):
         return {
             "calscore": calscore_sum / scored,
             "brier": sse / n,
-            "ece": _ece_from_sums(bins[:, :n_bins], bins[:, n_bins:], n),
+            "ece": _ece_from_gaps(gap, n),
         }
 
 

@@ -3,7 +3,6 @@ from files."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -228,16 +227,9 @@ def analyze(
     files (--steps, --buzzes and/or --survey). Survey answers (grace-arena survey) add the
     human side of GRACE figures 5 and 6 and the survey ranking (appendix F.3).
     """
+    from grace_arena.analysis import analyze as run_analysis
+    from grace_arena.analysis import load
     from grace_arena.analysis.metrics import H_DEFINITIONS
-    from grace_arena.analysis.summary import analyze as run_analysis
-    from grace_arena.analysis.survey import SurveyStep, analyze_survey, read_survey_csv
-    from grace_arena.analysis.tables import (
-        BuzzTable,
-        FileFormatError,
-        StepTable,
-        read_buzzes_csv,
-        read_steps_csv,
-    )
 
     if h_definition not in H_DEFINITIONS:
         typer.echo(f"error: --h must be one of {', '.join(H_DEFINITIONS)}", err=True)
@@ -245,82 +237,34 @@ def analyze(
     if match and event:
         typer.echo("error: give --match or --event, not both", err=True)
         raise typer.Exit(2)
-    survey_rows: list[SurveyStep] = []
-    if steps is not None or buzzes is not None or survey is not None:
-        if db is not None or match or event:
-            typer.echo(
-                "give either --db/--match/--event or --steps/--buzzes/--survey, not both",
-                err=True,
-            )
-            raise typer.Exit(2)
-        try:
-            step_table = read_steps_csv(steps) if steps else StepTable.empty()
-            buzz_table = read_buzzes_csv(buzzes) if buzzes else BuzzTable.empty()
-            survey_rows = read_survey_csv(survey) if survey else []
-        except (OSError, FileFormatError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
-        source = {
-            "kind": "files",
-            "steps": str(steps) if steps else None,
-            "buzzes": str(buzzes) if buzzes else None,
-            "description": ", ".join(str(p) for p in (steps, buzzes, survey) if p),
-        }
-    else:
-        from grace_arena.io.record_io import load_record_data, survey_steps
-        from grace_arena.record.db import open_engine
-        from grace_arena.record.store import RecordError
-
-        url = resolve_db(db)
-        typer.echo(f"record: {url}", err=True)
-        try:
-            engine = open_engine(url)
-            data = load_record_data(engine, match, events=event)
-            step_table, buzz_table = data.steps, data.buzzes
-            survey_rows = survey_steps(engine)
-        except RecordError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
-        ids = [m.id for m in data.matches]
-        described = [f"record {url}"]
-        if data.events:
-            described.append(f"event(s) {', '.join(data.events)}")
-        described.append(f"matches {', '.join(map(str, ids)) or 'none'}")
-        if data.n_pooled:
-            described.append(f"{data.n_pooled:,} imported pooled buzzpoints (matches unknown)")
-        source = {
-            "kind": "record",
-            "db": url,
-            "events": data.events,
-            "matches": ids,
-            "pooled_buzzes": data.n_pooled,
-            "warnings": data.warnings,
-            "match_buzzes": data.n_match_buzzes,
-            "description": ", ".join(described),
-        }
-    try:
-        result = run_analysis(
-            step_table,
-            buzz_table,
-            n_resamples=resamples,
-            seed=seed,
-            source=source,
-            h_definition=h_definition,
+    files = steps is not None or buzzes is not None or survey is not None
+    if files and (db is not None or match or event):
+        typer.echo(
+            "give either --db/--match/--event or --steps/--buzzes/--survey, not both", err=True
         )
-        if survey_rows:
-            result["survey"] = analyze_survey(survey_rows, model_steps=step_table)
-        if source.get("warnings"):
-            result["notes"] = [*source["warnings"], *result.get("notes", [])]
-    except ValueError as exc:
+        raise typer.Exit(2)
+    try:
+        if files:
+            data = load(steps=steps, buzzes=buzzes, survey=survey)
+        else:
+            from grace_arena.record.store import RecordError
+
+            url = resolve_db(db)
+            typer.echo(f"record: {url}", err=True)
+            try:
+                data = load(url, event=event, match=match)
+            except RecordError as exc:
+                raise ValueError(str(exc)) from None
+        result = run_analysis(data, n_resamples=resamples, seed=seed, h_definition=h_definition)
+    except (OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     _print_tables(result)
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        result.to_json(json_out)
         typer.echo(f"wrote {json_out}", err=True)
     if report is not None:
         from grace_arena.analysis.report import write_report
 
-        files = write_report(result, report)
-        typer.echo(f"wrote {len(files)} files in {report}", err=True)
+        written = write_report(result.to_dict(), report)
+        typer.echo(f"wrote {len(written)} files in {report}", err=True)
