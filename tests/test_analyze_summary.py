@@ -44,7 +44,9 @@ def test_shape_and_json() -> None:
     result = run()
     assert set(result["models"]) == {"m1", "m2"}
     metrics = result["models"]["m1"]["logit"]
-    flat = {*QUESTION_METRICS, *METRICS, "n", "n_missing", "n_questions", "n_questions_skipped"}
+    decomposition = {f"brier_{p}" for p in ("reliability", "resolution", "uncertainty", "binned")}
+    flat = {*QUESTION_METRICS, *METRICS, *decomposition, "n", "n_missing", "n_questions",
+            "n_questions_skipped"}  # fmt: skip
     assert flat <= set(metrics) and flat <= set(metrics["final"])
     assert set(metrics["by_category"]) == {"History", "Science"}
     assert set(metrics["by_category"]["Science"]) == flat

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from grace_arena.analysis.metrics import group_codes
@@ -498,14 +499,14 @@ def rank_players(
     ...     ["ann", "ann", "bob", "bob"], [0.5, np.nan, 0.1, 0.0], [1, 0, 0, 1])]
     [('bob', 7.5), ('ann', 5.0)]
     """
-    names = np.asarray(player).astype(str)
+    names = np.asarray(player, dtype=object).astype(str).astype(object)
     x = _as_1d("clue_fraction", clue_fraction)
     ok = _check_bool_array("correct", correct)
     buzzed = ~np.isnan(x)
     score = np.zeros(x.size)
     if buzzed.any():
         score[buzzed] = grace_player_score(x[buzzed], ok[buzzed])
-    labels, codes = np.unique(names, return_inverse=True)
+    codes, labels = pd.factorize(names)
     n = np.bincount(codes, minlength=labels.size)
     total = np.bincount(codes, weights=score, minlength=labels.size)
     ranks = [

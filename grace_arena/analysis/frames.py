@@ -333,15 +333,19 @@ def _buzzes_frame(df: pd.DataFrame, where: _Where) -> pd.DataFrame:
 
 
 def heard_frame(data: pd.DataFrame | Iterable[Sequence[str]] | None = None) -> pd.DataFrame:
-    """``match, team, question_id`` rows (categoricals), without duplicates, sorted."""
+    """``match, team, question_id`` rows (categoricals), without duplicates."""
     if data is None:
         df = pd.DataFrame({c: [] for c in HEARD_COLUMNS})
     elif isinstance(data, pd.DataFrame):
         df = data[list(HEARD_COLUMNS)]
     else:
         df = pd.DataFrame(list(data), columns=list(HEARD_COLUMNS))
-    df = df.astype(str).drop_duplicates().sort_values(list(HEARD_COLUMNS), ignore_index=True)
-    return df.astype("category")
+    df = df.astype({c: str for c in HEARD_COLUMNS if not _is_categorical(df[c])})
+    return df.astype("category").drop_duplicates(ignore_index=True)
+
+
+def _is_categorical(series: pd.Series) -> bool:
+    return isinstance(series.dtype, pd.CategoricalDtype)
 
 
 def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
@@ -352,7 +356,8 @@ def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
     ...                            "question_id": ["q1", "q2"]})).shape
     (4, 3)
     """
-    df = played[list(HEARD_COLUMNS)].astype(str)
+    df = played[list(HEARD_COLUMNS)]
+    df = df.astype({c: "category" for c in HEARD_COLUMNS if not _is_categorical(df[c])})
     teams = df[["match", "team"]].drop_duplicates()
     questions = df[["match", "question_id"]].drop_duplicates()
     return heard_frame(teams.merge(questions, on="match"))

@@ -57,6 +57,7 @@ from grace_arena.analysis.metrics import (
     CONFIDENCE_KINDS,
     HEADLINE_METRICS,
     QUESTION_METRICS,
+    SMOOTH_GRID,
     UNCATEGORIZED,
     ConfidenceKind,
     check_h_definition,
@@ -65,9 +66,13 @@ from grace_arena.analysis.metrics import (
     question_sums,
     reliability_table,
     resample_counts,
+    risk_coverage_curve,
+    smooth_band_sums,
+    smooth_reliability,
     stats_from_sums,
     summarize,
 )
+from grace_arena.analysis.recalibration import recalibration_report
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -93,7 +98,12 @@ H_LABELS = {
 }
 
 #: Leaderboard columns: metric key -> True when lower is better.
-LEADERBOARD_METRICS: dict[str, bool] = {"calscore": True, "ece": True, "brier": True}
+LEADERBOARD_METRICS: dict[str, bool] = {
+    "calscore": True,
+    "ece": True,
+    "brier": True,
+    "auroc": False,
+}
 #: Points of the buzz-rate curves (figure 4).
 GRID = np.linspace(0.0, 1.0, 101)
 
@@ -408,7 +418,7 @@ def _summarize_rows(m: ModelRows, rows: IntArray, kind: ConfidenceKind) -> dict[
     conf, correct = m.conf[kind][rows], m.correct[rows]
     keep = ~np.isnan(conf)
     q = m.q[rows][keep]
-    scored = np.unique(q)
+    n_scored = int(np.count_nonzero(np.bincount(q, minlength=m.n_questions)))
     out: dict[str, Any] = {
         name: float(fn(conf[keep], correct[keep], human_frac=m.h[rows][keep], groups=q))
         if keep.any()
@@ -416,8 +426,9 @@ def _summarize_rows(m: ModelRows, rows: IntArray, kind: ConfidenceKind) -> dict[
         for name, fn in QUESTION_METRICS.items()
     }
     out.update(summarize(conf, correct))
-    out["n_questions"] = int(scored.size)
-    out["n_questions_skipped"] = int(np.unique(m.q[rows]).size - scored.size)
+    out["n_questions"] = n_scored
+    n_all = int(np.count_nonzero(np.bincount(m.q[rows], minlength=m.n_questions)))
+    out["n_questions_skipped"] = n_all - n_scored
     return out
 
 
@@ -444,59 +455,90 @@ def summarize_models(
     return result
 
 
+#: Grid cells where the smoothed reliability curve gets its bootstrap band (t ≈ 0, 0.1, … 1).
+BAND_POINTS = np.minimum(np.arange(11) * SMOOTH_GRID // 10, SMOOTH_GRID - 1)
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """What :func:`bootstrap_models` gives for one model: the intervals per ``(kind,
+    final)`` and the band of the smoothed reliability curve per kind (low, high at
+    :data:`BAND_POINTS`)."""
+
+    intervals: dict[tuple[str, bool], dict[str, tuple[float, float]]]
+    bands: dict[str, tuple[FloatArray, FloatArray]]
+
+
 def bootstrap_models(
     models: Sequence[ModelRows],
     combos: Sequence[tuple[ConfidenceKind, bool]],
     *,
+    bandwidths: dict[tuple[str, str], float] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
     n_bins: int = 10,
-) -> dict[str, dict[tuple[str, bool], dict[str, tuple[float, float]]]]:
+) -> dict[str, Bootstrapped]:
     """Per model, percentile intervals of CalScore, ECE and Brier over question resamples for
-    each ``(kind, final)`` of ``combos``: what
-    :func:`~grace_arena.analysis.metrics.bootstrap_ci` gives for each, computed at once.
+    each ``(kind, final)`` of ``combos`` (what :func:`~grace_arena.analysis.metrics.
+    bootstrap_ci` gives for each), and for each ``(model, kind)`` of ``bandwidths`` the
+    pointwise band of the smoothed reliability curve at that bandwidth, all at once.
 
     The draws depend only on the seed and the number of questions, so they are made once
     per number of questions and shared by every model and combination: one matrix product
-    of per-question sums (:func:`~grace_arena.analysis.metrics.question_sums`) per chunk of
-    resamples."""
-    out: dict[str, dict[tuple[str, bool], dict[str, tuple[float, float]]]] = {}
+    of per-question sums (:func:`~grace_arena.analysis.metrics.question_sums`,
+    :func:`~grace_arena.analysis.metrics.smooth_band_sums`) per chunk of resamples."""
+    bandwidths = bandwidths or {}
+    out: dict[str, Bootstrapped] = {}
     by_size: dict[int, list[ModelRows]] = {}
     for m in models:
         if m.n_questions:
             by_size.setdefault(m.n_questions, []).append(m)
+    points = BAND_POINTS.size
     for n_questions, group in by_size.items():
-        # (columns x questions): OpenBLAS is far faster with this orientation than the other
-        matrices = [
-            np.ascontiguousarray(
-                np.hstack(
-                    [
-                        question_sums(
-                            m.conf[kind][rows], m.correct[rows], m.h[rows], m.q[rows],
-                            n_questions, n_bins=n_bins,
-                        )
-                        for kind, final in combos
-                        for rows in [m.final if final else np.arange(m.q.size)]
-                    ]
-                ).T
-            )
-            for m in group
-        ]  # fmt: skip
+        matrices, banded = [], []
+        for m in group:
+            blocks = [
+                question_sums(
+                    m.conf[kind][rows], m.correct[rows], m.h[rows], m.q[rows], n_questions,
+                    n_bins=n_bins,
+                )
+                for kind, final in combos
+                for rows in [m.final if final else np.arange(m.q.size)]
+            ]  # fmt: skip
+            kinds = [k for k in CONFIDENCE_KINDS if (m.model, k) in bandwidths]
+            blocks += [
+                smooth_band_sums(
+                    m.conf[k], m.correct, m.q, n_questions,
+                    bandwidth=bandwidths[(m.model, k)], points=BAND_POINTS,
+                )
+                for k in kinds
+            ]  # fmt: skip
+            banded.append(kinds)
+            # (columns x questions): OpenBLAS is far faster with this orientation
+            matrices.append(np.ascontiguousarray(np.hstack(blocks).T))
         totals: list[list[FloatArray]] = [[] for _ in group]
         for counts in resample_counts(n_questions, n_resamples=n_resamples, seed=seed):
-            counts_t = np.ascontiguousarray(counts.T)
             for i, matrix in enumerate(matrices):
-                totals[i].append((matrix @ counts_t).T)
-        width = matrices[0].shape[0] // len(combos)
-        for m, parts in zip(group, totals, strict=True):
+                totals[i].append((matrix @ counts.T).T)  # BLAS reads the transpose as is
+        width = 4 + n_bins
+        for m, parts, kinds in zip(group, totals, banded, strict=True):
             stacked = np.vstack(parts)
-            out[m.model] = {}
+            intervals = {}
             for i, combo in enumerate(combos):
                 stats = stats_from_sums(stacked[:, i * width : (i + 1) * width], n_bins=n_bins)
-                out[m.model][combo] = {
+                intervals[combo] = {
                     name: percentile_interval(stats[name], level=level) for name in HEADLINE_METRICS
                 }
+            bands = {}
+            start = len(combos) * width
+            for j, kind in enumerate(kinds):
+                block = stacked[:, start + 2 * points * j : start + 2 * points * (j + 1)]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    accuracy = block[:, :points] / block[:, points:]
+                ends = [percentile_interval(accuracy[:, k], level=level) for k in range(points)]
+                bands[kind] = (np.array([e[0] for e in ends]), np.array([e[1] for e in ends]))
+            out[m.model] = Bootstrapped(intervals, bands)
     return out
 
 
@@ -559,6 +601,39 @@ def sh_by_model(m: ModelRows, kind: ConfidenceKind) -> tuple[float | None, int]:
     return float(per_q.mean()), int(per_q.size)
 
 
+def _listed(values: FloatArray) -> list[float | None]:
+    return [None if math.isnan(v) else float(v) for v in values]
+
+
+def _risk_coverage(conf: FloatArray, correct: FloatArray, points: int = 101) -> dict[str, Any]:
+    """The risk–coverage curve, at most ``points`` of its points (for the plot)."""
+    curve = risk_coverage_curve(conf, correct)
+    keep = np.arange(curve.coverage.size)
+    if keep.size > points:
+        keep = np.unique(
+            np.searchsorted(curve.coverage, np.linspace(0, 1, points) - 1e-12).clip(
+                0, keep.size - 1
+            )
+        )
+    return {
+        "coverage": curve.coverage[keep].tolist(),
+        "risk": curve.risk[keep].tolist(),
+        "threshold": curve.threshold[keep].tolist(),
+    }
+
+
+def _smooth_section(conf: FloatArray, correct: FloatArray) -> dict[str, Any]:
+    curve = smooth_reliability(conf, correct)
+    return {
+        "bandwidth": curve.bandwidth,
+        "smooth_ece": curve.smooth_ece,
+        "t": curve.t.tolist(),
+        "accuracy": _listed(curve.accuracy),
+        "density": curve.density.tolist(),
+        "band": None,
+    }
+
+
 def _model_section(
     steps: Steps,
     buzzes: Buzzes,
@@ -572,13 +647,35 @@ def _model_section(
     models = model_rows(steps, questions, h)
     summary = summarize_models(models)
     combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
-    intervals = (
-        bootstrap_models(models, combos, n_resamples=n_resamples, seed=seed, level=level)
+    for m in models:  # the analyses of all steps that need more than one number
+        for kind in CONFIDENCE_KINDS:
+            metrics = summary[m.model][kind]
+            conf = m.conf[kind]
+            keep = ~np.isnan(conf)
+            has_rows = bool(keep.any())
+            metrics["smooth_reliability"] = (
+                _smooth_section(conf[keep], m.correct[keep]) if has_rows else None
+            )
+            metrics["risk_coverage"] = (
+                _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
+            )
+            metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
+    bandwidths = {
+        (m.model, kind): summary[m.model][kind]["smooth_reliability"]["bandwidth"]
+        for m in models
+        for kind in CONFIDENCE_KINDS
+        if summary[m.model][kind]["smooth_reliability"]
+    }
+    boot = (
+        bootstrap_models(
+            models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level
+        )
         if n_resamples > 0
         else {}
     )
     for m in models:
-        cis = intervals.get(m.model, {})
+        done = boot.get(m.model)
+        cis = done.intervals if done else {}
         for kind in CONFIDENCE_KINDS:
             metrics = summary[m.model][kind]
             for final in (False, True):
@@ -587,6 +684,14 @@ def _model_section(
                 target["ci"] = {
                     name: [_none(ci[name][0]), _none(ci[name][1])] if name in ci else [None, None]
                     for name in HEADLINE_METRICS
+                }
+            if done and kind in done.bands and metrics["smooth_reliability"]:
+                low, high = done.bands[kind]
+                metrics["smooth_reliability"]["band"] = {
+                    "t": ((BAND_POINTS + 0.5) / SMOOTH_GRID).tolist(),
+                    "low": _listed(low),
+                    "high": _listed(high),
+                    "level": level,
                 }
             rows = m.final
             metrics["accuracy"] = _none(float(m.correct.mean())) if m.q.size else None
@@ -665,7 +770,8 @@ def matches_played(buzzes: Buzzes) -> dict[str, int]:
     """How many known matches each team heard questions in (teams of pooled data: none)."""
     n_teams = max(buzzes.teams.size, 1)
     known = buzzes.heard_match != _no_match(buzzes)
-    pairs = np.unique(buzzes.heard_match[known] * n_teams + buzzes.heard_team[known])
+    pair = buzzes.heard_match[known] * n_teams + buzzes.heard_team[known]
+    pairs = np.flatnonzero(np.bincount(pair)) if pair.size else pair
     counts = np.bincount(pairs % n_teams, minlength=buzzes.teams.size)
     return {str(buzzes.teams[t]): int(c) for t, c in enumerate(counts) if c}
 
@@ -765,7 +871,9 @@ def first_buzzes(buzzes: Buzzes, n_questions: int) -> FirstBuzzes:
 
 
 def _teams_present(buzzes: Buzzes) -> list[int]:
-    return sorted(set(np.unique(buzzes.team).tolist()) | set(np.unique(buzzes.heard_team).tolist()))
+    size = buzzes.teams.size
+    seen = np.bincount(buzzes.team, minlength=size) + np.bincount(buzzes.heard_team, minlength=size)
+    return np.flatnonzero(seen).tolist()
 
 
 def buzz_rate_curves(
@@ -833,7 +941,7 @@ def player_scores(buzzes: Buzzes, n_questions: int) -> list[Any]:
     records = np.zeros(buzzes.players.size, dtype=np.int64)
     records[n_records.index.to_numpy()] = n_records.to_numpy()
     silent = np.repeat(np.arange(buzzes.players.size), np.maximum(records - buzzed, 0))
-    names = buzzes.players.astype(str)
+    names = buzzes.players
     ranked = rank_players(
         np.concatenate([names[buzzes.player[rows]], names[silent]]),
         np.concatenate([clue[rows], np.full(silent.size, np.nan)]),
@@ -968,7 +1076,7 @@ def analyze(
             f"no model steps: {NEEDS_MODEL_STEPS} need a model's confidence at every clue "
             "(grace-arena precompute --packet FILE; a GRACE file works)"
         )
-    used = np.unique(np.concatenate([step_arrays.q, buzz_arrays.q]))
+    used = np.flatnonzero(np.bincount(np.concatenate([step_arrays.q, buzz_arrays.q])))
     return {
         "notes": notes,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
