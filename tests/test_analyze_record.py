@@ -309,7 +309,10 @@ def test_analyze_writes_the_report_and_the_kalshibench_summary(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["benchmark"] == "GRACE Arena" and summary["num_models"] == 1
     assert set(summary["leaderboard"]["logit"]) == {
-        "by_calscore", "by_ece", "by_brier_score", "by_auroc"
+        "by_calscore",
+        "by_ece",
+        "by_brier_score",
+        "by_auroc",
     }
     assert summary["leaderboard"]["logit"]["by_calscore"] == [MODEL]
     md = (out / "report.md").read_text()

@@ -203,7 +203,10 @@ class _Distinct:
         used = np.flatnonzero(count)
         index = np.zeros(count.size, dtype=np.intp)
         index[used] = np.arange(used.size)
-        values = np.bincount(cell, weights=conf)[used] / count[used]
+        first = np.zeros(count.size)
+        first[cell[::-1]] = conf[::-1]  # a row of each cell: the mean as an offset from it
+        offset = np.bincount(cell, weights=conf - first[cell]) / np.maximum(count, 1)
+        values = (first + offset)[used]  # exactly the value where a cell holds one
         return cls(values, logit(values), index[cell])
 
     def totals(
