@@ -133,7 +133,7 @@ def test_the_report_before_and_after() -> None:
             "ece": ece(conf, correct),
             "brier": brier(conf, correct),
             "log_loss": log_loss(conf, correct),
-        }  # fmt: skip
+        }
     )
     platt = cross_val_predict(conf, correct, groups=groups, method="platt")
     assert report["platt"]["after"]["brier"] == pytest.approx(brier(platt, correct))

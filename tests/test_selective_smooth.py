@@ -139,7 +139,7 @@ def _steps(n_questions: int = 40, seed: int = 5) -> pd.DataFrame:
                     "correct": int(rng.random() < c * 0.8),
                     "confidence_logit": c,
                     "confidence_verbal": round(c, 1),
-                }  # fmt: skip
+                }
             )
     return pd.DataFrame(rows)
 
