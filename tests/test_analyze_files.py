@@ -138,3 +138,16 @@ def test_parquet_files_give_the_same_analysis_as_csv(files, tmp_path: Path) -> N
     pq.write_table(steps.drop_columns(["correct"]), tmp_path / "bad.parquet")
     result = CliRunner().invoke(app, ["analyze", "--steps", str(tmp_path / "bad.parquet")])
     assert result.exit_code == 1 and "missing column(s) correct" in result.output
+
+
+def test_the_terminal_tables_fit_80_columns(files) -> None:
+    steps_path, buzzes_path = files
+    args = ["analyze", "--steps", str(steps_path), "--buzzes", str(buzzes_path),
+            "--resamples", "20"]  # fmt: skip
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in result.stdout  # no header or number cut short
+    for header in ("CalScore", "AUROC", "acc@80%", "smECE", "Platt", "isot."):
+        assert header in result.stdout

@@ -144,13 +144,35 @@ def test_sh_and_accuracy() -> None:
     assert not math.isnan(m["sh"])
 
 
-def test_report_tables_escape_pipes_in_headers_and_cells() -> None:
-    from grace_arena.analysis.report import _markdown_to_html, _table
+def test_report_tables_escape_what_markdown_and_html_would_read() -> None:
+    """Every table of report.md parses (markdown-it, as report.html is made) into rows of as
+    many cells as its header, and names with pipes, markup or HTML come out as text."""
+    from markdown_it import MarkdownIt
 
-    markdown = _table(["model", "P(buzz | correct)", "P(buzz | incorrect)"], [["a|b", "1", "2"]])
-    html = _markdown_to_html(markdown)
-    header = html.split("<tr>")[1]
-    assert header.count("<th>") == 3
-    assert "<th>P(buzz | correct)</th>" in header
-    row = html.split("<tr>")[2]
-    assert row.count("<td>") == 3 and "<td>a|b</td>" in row
+    from grace_arena.analysis.report import html_report, markdown_report
+
+    hostile = "a|b *c* <script>x</script> [l](u) _d_"
+    steps = pd.DataFrame([dict(zip(COLUMNS, s, strict=True)) for s in STEPS])
+    steps["model"] = steps["model"].replace("m2", hostile)
+    steps["would_buzz"] = (steps["confidence_logit"] > 0.6).astype(int)  # figure 6's table
+    humans = pd.DataFrame([{**h, "team": "Red | *bold*"} for h in HUMANS])
+    result = analyze(steps, humans, n_resamples=20)
+    markdown = markdown_report(result)
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    tables = 0
+    widths: list[int] = []
+    for token in tokens:
+        if token.type == "table_open":
+            tables, widths = tables + 1, []
+        elif token.type == "tr_open":
+            widths.append(0)
+        elif token.type in ("th_open", "td_open"):
+            widths[-1] += 1
+        elif token.type == "table_close":
+            assert len(set(widths)) == 1, widths  # header and every row alike
+    assert tables >= 8
+    assert "P(buzz \\| correct)" in markdown
+    html = html_report(markdown)
+    assert "<script>" not in html and "<em>" not in html
+    assert "a|b *c* &lt;script&gt;x&lt;/script&gt; [l](u) _d_" in html
+    assert "<th>P(buzz | correct)</th>" in html and "<td>Red | *bold*</td>" in html

@@ -40,11 +40,13 @@ from grace_arena.analysis.curves import (
     rank_players,
 )
 from grace_arena.analysis.frames import FileFormatError, column_values, read_table
+from grace_arena.analysis.metrics import reliability_table
 
 __all__ = [
     "SURVEY_COLUMNS",
     "SurveyStep",
     "analyze_survey",
+    "crowd_reliability",
     "read_survey_csv",
     "survey_frame",
     "survey_scores",
@@ -385,7 +387,29 @@ def analyze_survey(
         "groups": groups,
         "accuracy": accuracy,
         "buzz_by_fraction": buzz_curves,
+        "reliability": {ALL: crowd_reliability(steps)} if steps else {},
     }
+
+
+def crowd_reliability(steps: Sequence[SurveyStep], *, n_bins: int = 10) -> list[dict[str, Any]]:
+    """The humans' reliability table, to lay beside the models'.
+
+    A participant states no probability; the crowd does: at each clue of each question, the
+    share of the participants answering there who would buzz is the humans' confidence at
+    that clue, and each participant's answer there is a row with that confidence and its
+    correctness (:func:`~grace_arena.analysis.metrics.reliability_table`, the models' bins).
+    A calibrated crowd is right in 70 % of the answers given where 70 % would buzz."""
+    frame = pd.DataFrame(
+        {
+            "question": [s.question_id for s in steps],
+            "step": [s.step for s in steps],
+            "buzz": [float(s.would_buzz) for s in steps],
+            "correct": [float(s.correct) for s in steps],
+        }
+    )
+    share = frame.groupby(["question", "step"])["buzz"].transform("mean").to_numpy()
+    table = reliability_table(share, frame["correct"].to_numpy(), n_bins=n_bins)
+    return [b.as_dict() for b in table]
 
 
 def _none(value: float | None) -> float | None:

@@ -31,28 +31,7 @@ def _print_tables(result: dict[str, Any]) -> None:
         return fmt(m.get(key)) + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
 
     if result["models"]:
-        table = Table(
-            title="Models", caption="all steps; [95% bootstrap interval, resampling questions]"
-        )
-        for col in ("model", "confidence", "CalScore", "MCE (GRACE)", "ECE", "Brier", "accuracy",
-                    "final CalScore", "steps", "missing"):  # fmt: skip
-            left = col in ("model", "confidence")
-            table.add_column(col, justify="left" if left else "right", no_wrap=left)
-        for model, kinds in result["models"].items():
-            for kind, m in kinds.items():
-                table.add_row(
-                    model,
-                    kind,
-                    with_ci(m, "calscore"),
-                    fmt(m["mce_grace"]),
-                    with_ci(m, "ece"),
-                    with_ci(m, "brier"),
-                    fmt(m.get("accuracy")),
-                    fmt(m["final"]["calscore"]),
-                    str(m["n"]),
-                    str(m["n_missing"]),
-                )
-        console.print(table)
+        _print_models(console, result, fmt)
     if result["teams"]:
         table = Table(
             title="Teams",
@@ -77,6 +56,55 @@ def _print_tables(result: dict[str, Any]) -> None:
         console.print(f"note: {note}", highlight=False)
     if result.get("survey"):
         _print_survey(console, result, fmt)
+
+
+def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
+    """The models in three narrow tables (each fits 80 columns): headline metrics, their
+    bootstrap intervals, and selective prediction with recalibration."""
+    from rich.table import Table
+
+    def table(title: str, columns: list[str], caption: str | None = None) -> Table:
+        t = Table(title=title, caption=caption)
+        for col in columns:
+            left = col in ("model", "conf.")
+            t.add_column(
+                col, justify="left" if left else "right", no_wrap=not left or col == "conf."
+            )
+        return t
+
+    def interval(m: dict[str, Any], key: str) -> str:
+        low, high = m.get("ci", {}).get(key, [None, None])
+        return "–" if low is None else f"{low:.3f}–{high:.3f}"
+
+    rows = [(model, kind, m) for model, kinds in result["models"].items()
+            for kind, m in kinds.items()]  # fmt: skip
+    headline = table("Models", ["model", "conf.", "CalScore", "MCE", "ECE", "Brier", "AUROC",
+                                "acc.", "steps"],
+                     "all steps; MCE: GRACE's; conf.: confidence kind")  # fmt: skip
+    for model, kind, m in rows:
+        headline.add_row(model, kind, fmt(m["calscore"]), fmt(m["mce_grace"]), fmt(m["ece"]),
+                         fmt(m["brier"]), fmt(m.get("auroc")), fmt(m.get("accuracy")),
+                         str(m["n"]))  # fmt: skip
+    console.print(headline)
+    level = int(result["settings"]["bootstrap"]["level"] * 100)
+    spread = table(f"{level}% bootstrap intervals (resampling questions)",
+                   ["model", "conf.", "CalScore", "ECE", "Brier", "final CalScore"])  # fmt: skip
+    for model, kind, m in rows:
+        spread.add_row(model, kind, interval(m, "calscore"), interval(m, "ece"),
+                       interval(m, "brier"), fmt(m["final"]["calscore"]))  # fmt: skip
+    console.print(spread)
+    more = table("Selective prediction and recalibration",
+                 ["model", "conf.", "AURC", "acc@80%", "smECE", "ECE", "temp.", "Platt",
+                  "isot."],
+                 "ECE before, then out-of-fold after each map (cross-validated by question); "
+                 "smECE: smooth ECE")  # fmt: skip
+    for model, kind, m in rows:
+        r = m.get("recalibration") or {}
+        after = [fmt(r[k]["after"]["ece"]) if k in r else "–"
+                 for k in ("temperature", "platt", "isotonic")]  # fmt: skip
+        more.add_row(model, kind, fmt(m.get("aurc")), fmt(m.get("acc_at_80")),
+                     fmt(m.get("smooth_ece")), fmt(m["ece"]), *after)  # fmt: skip
+    console.print(more)
 
 
 def _print_figure4(console: Any, result: dict[str, Any], fmt: Any) -> None:
