@@ -291,6 +291,34 @@ def test_analyze_on_the_record_and_on_its_exported_files_gives_the_same_numbers(
     assert [p["player"] for p in a["players"]][:1] == ["Bo"]  # power buzz at clue 1 of 3
 
 
+def test_the_parquet_export_is_the_analysis_data_set(record, db_url: str, tmp_path: Path) -> None:
+    """export --format parquet writes the tables the analysis reads; analysed from the
+    folder (analyze --data, or analysis.load in a notebook) they give the record's numbers."""
+    from grace_arena.analysis import analyze as analyze_api
+    from grace_arena.analysis import load
+
+    runner = CliRunner()
+    folder = tmp_path / "tables"
+    result = runner.invoke(
+        app, ["export", "--db", db_url, "--format", "parquet", "--out", str(folder)]
+    )
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["buzzes.parquet", "heard.parquet", "steps.parquet", "tossups.parquet"]
+    from_db, from_folder = tmp_path / "db.json", tmp_path / "folder.json"
+    for source, out in ((["--db", db_url], from_db), (["--data", str(folder)], from_folder)):
+        done = runner.invoke(app, ["analyze", *source, "--json", str(out), "--resamples", "100"])
+        assert done.exit_code == 0, done.output
+    a, b = json.loads(from_db.read_text()), json.loads(from_folder.read_text())
+    assert _diff(comparable(a), comparable(b)) == []
+    data = load(folder)
+    assert len(data.steps) == a["counts"]["steps"] and len(data.buzzes) == a["counts"]["buzzes"]
+    assert set(data.tossups.columns) >= {"question_id", "category", "n_words", "n_clues"}
+    assert "guess" in data.steps.columns  # every logged field of a step comes along
+    from_api = analyze_api(load(db_url), n_resamples=100).to_dict()
+    assert _diff(comparable(a), comparable(json.loads(json.dumps(from_api)))) == []
+
+
 def test_analyze_writes_the_report_and_the_kalshibench_summary(
     record, db_url: str, tmp_path: Path
 ) -> None:

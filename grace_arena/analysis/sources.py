@@ -22,6 +22,7 @@ from grace_arena.analysis.frames import (
     FileFormatError,
     buzzes_frame,
     derive_heard,
+    heard_frame,
     read_buzzes,
     read_steps,
     read_table,
@@ -76,7 +77,8 @@ def load(
       file (``.db``, ``.sqlite``): the record, optionally only some events (``event``, by
       name or id) or matches (``match``), as ``grace-arena analyze --db`` reads it;
     * a folder written by ``grace-arena export --format parquet`` (``steps.parquet``,
-      ``buzzes.parquet``, ``tossups.parquet``; CSV files of those names work too);
+      ``buzzes.parquet``, ``tossups.parquet``, ``heard.parquet``; CSV files of those names
+      work too);
     * a file or a list of files, CSV or Parquet, each told apart by its columns (steps have
       ``confidence_logit``, buzzes ``team_kind``, survey answers ``participant``).
 
@@ -114,7 +116,7 @@ def _paths(source: PathLike | Sequence[PathLike] | None) -> list[Path]:
         if path.is_dir():
             found = [
                 path / f"{name}{suffix}"
-                for name in ("steps", "buzzes", "tossups", "survey")
+                for name in ("steps", "buzzes", "tossups", "heard", "survey")
                 for suffix in _SUFFIXES
                 if (path / f"{name}{suffix}").is_file()
             ]
@@ -136,6 +138,8 @@ def _kind_of(path: Path) -> str:
         return "survey"
     if {"question_id", "n_clues"} <= columns:
         return "tossups"
+    if columns == {"match", "team", "question_id"}:
+        return "heard"
     raise FileFormatError(
         f"{path}: neither steps (model, confidence_logit...), buzzes (team_kind...), survey "
         f"answers (participant...) nor tossups (question_id, n_clues): {', '.join(columns)}"
@@ -149,6 +153,8 @@ def _load_files(files: dict[str, Path]) -> Dataset:
     else:
         buzz_frame = buzzes_frame()
         heard = derive_heard(buzz_frame)
+    if "heard" in files:  # written by export --format parquet: exact, also silent teams
+        heard = heard_frame(read_table(files["heard"], ("match", "team", "question_id")))
     survey_steps = read_survey_csv(files["survey"]) if "survey" in files else []
     tossups = (
         tossups_frame(read_table(files["tossups"], ("question_id",)))

@@ -227,6 +227,15 @@ def analyze(
             "'export --format csv' file works too).",
         ),
     ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="A folder written by 'export --format parquet' (steps, buzzes, tossups and "
+            "heard tables; CSV files of those names work too). Reads files instead of the "
+            "record.",
+        ),
+    ] = None,
     survey: Annotated[
         Path | None,
         typer.Option(
@@ -265,25 +274,26 @@ def analyze(
     if match and event:
         typer.echo("error: give --match or --event, not both", err=True)
         raise typer.Exit(2)
-    files = steps is not None or buzzes is not None or survey is not None
+    files = any(p is not None for p in (steps, buzzes, survey, data))
     if files and (db is not None or match or event):
         typer.echo(
-            "give either --db/--match/--event or --steps/--buzzes/--survey, not both", err=True
+            "give either --db/--match/--event or --data/--steps/--buzzes/--survey, not both",
+            err=True,
         )
         raise typer.Exit(2)
     try:
         if files:
-            data = load(steps=steps, buzzes=buzzes, survey=survey)
+            dataset = load(data, steps=steps, buzzes=buzzes, survey=survey)
         else:
             from grace_arena.record.store import RecordError
 
             url = resolve_db(db)
             typer.echo(f"record: {url}", err=True)
             try:
-                data = load(url, event=event, match=match)
+                dataset = load(url, event=event, match=match)
             except RecordError as exc:
                 raise ValueError(str(exc)) from None
-        result = run_analysis(data, n_resamples=resamples, seed=seed, h_definition=h_definition)
+        result = run_analysis(dataset, n_resamples=resamples, seed=seed, h_definition=h_definition)
     except (OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
