@@ -29,6 +29,7 @@ policy).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -50,6 +51,7 @@ __all__ = [
     "fit_calibrator",
     "logit",
     "question_folds",
+    "read_calibration",
     "recalibration_report",
 ]
 
@@ -397,3 +399,17 @@ def recalibration_report(
             params = {"points": len(params["x"])}
         out[method] = {"after": _scores(after[method], y), "params": params}
     return out
+
+
+def read_calibration(path: str | Path) -> Calibrator:
+    """A map written by ``grace-arena model calibrate`` (JSON: ``method``, ``params`` and
+    what it was fitted on: ``model``, ``confidence``, ``cv``...)."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a calibration map ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a calibration map (a JSON object is expected)")
+    return Calibrator.from_dict(data)
