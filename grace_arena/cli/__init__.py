@@ -20,6 +20,7 @@ def _register() -> None:
         db,
         demo,
         exchange,
+        leaderboard,
         model,
         moderate,
         packet,

@@ -67,9 +67,11 @@ def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
         t = Table(title=title, caption=caption)
         for col in columns:
             left = col in ("model", "conf.")
-            t.add_column(
-                col, justify="left" if left else "right", no_wrap=not left or col == "conf."
-            )
+            justify = "left" if left else "right"
+            if col == "model":  # a long name folds onto more lines; never cut short
+                t.add_column(col, justify=justify, overflow="fold")
+            else:
+                t.add_column(col, justify=justify, no_wrap=True)
         return t
 
     def interval(m: dict[str, Any], key: str) -> str:

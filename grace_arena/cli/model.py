@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -136,14 +136,8 @@ def precompute(
     db: DbOption = None,
 ) -> None:
     """Guess every clue prefix of a packet and store each step in the record (idempotent)."""
-    import asyncio
-    import contextlib
-
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from grace_arena.model.precompute import cost_text, make_guesser
-    from grace_arena.model.precompute import precompute as run
     from grace_arena.record.db import open_engine
 
     console = Console()
@@ -152,6 +146,46 @@ def precompute(
     url = resolve_db(db)
     console.print(f"record: {url}")
     engine = open_engine(url)
+    stats = run_precompute_command(
+        console, engine, the_packet, model, name=name, policy=policy, corpus=corpus, k=k,
+        concurrency=concurrency, workers=workers, retries=retries, api_base=api_base,
+        no_cache=no_cache, tossup=tossup,
+    )  # fmt: skip
+    engine.dispose()
+    if stats.errors:
+        raise typer.Exit(1)
+
+
+def run_precompute_command(
+    console: Any,
+    engine: Any,
+    the_packet: Packet,
+    model: str,
+    *,
+    name: str | None = None,
+    policy: BuzzPolicy | None = None,
+    corpus: Path | None = None,
+    k: int = 3,
+    concurrency: int = 4,
+    workers: int = 1,
+    retries: int = 3,
+    api_base: str | None = None,
+    no_cache: bool = False,
+    tossup: list[str] | None = None,
+) -> Any:
+    """Precompute ``model`` on a packet with a progress bar (``precompute`` and
+    ``leaderboard``); ``local-smollm2`` starts its local server for the run. Returns the
+    run's statistics, after printing them."""
+    import asyncio
+    import contextlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from grace_arena.model.policy import BuzzPolicy
+    from grace_arena.model.precompute import cost_text, make_guesser
+    from grace_arena.model.precompute import precompute as run
+
+    policy = policy or BuzzPolicy()
     with contextlib.ExitStack() as stack:
         litellm_model, record_name = model, name or model
         if model == "local-smollm2":
@@ -222,9 +256,7 @@ def precompute(
         f"{stats.skipped} already in the record, {stats.errors} errors, {stats.calls} calls, "
         f"{stats.cache_hits} cache hits, {cost_text(stats)}"
     )
-    engine.dispose()
-    if stats.errors:
-        raise typer.Exit(1)
+    return stats
 
 
 def _fmt(value: float | None) -> str:
