@@ -69,7 +69,7 @@ def test_two_models_ranked_with_intervals(db_url: str, tmp_path: Path, private_c
                         metric="auroc",
                         n_resamples=200,
                     )
-                )  # fmt: skip
+                )
             )
         x = fraction_revealed(mine.word_index.to_numpy(), mine.n_words.to_numpy(dtype=float))
         curve = accuracy_by_fraction(x, right, bins=np.linspace(0, 1, 5))
