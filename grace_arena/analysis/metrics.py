@@ -732,10 +732,16 @@ def _grid_mass(conf: FloatArray, weights: FloatArray, grid: int = SMOOTH_GRID) -
 
 def _smooth(mass: FloatArray, bandwidth: float, grid: int = SMOOTH_GRID) -> FloatArray:
     """Gaussian smoothing (standard deviation ``bandwidth``) of cell masses, reflected at 0
-    and 1 so that no mass leaves [0, 1]."""
-    from scipy.ndimage import gaussian_filter1d
+    and 1 so that no mass leaves [0, 1] (every image, not just the nearest: the heat kernel
+    with reflecting ends). In the cosine basis of the cells this is exact and cheap: the
+    k-th coefficient is multiplied by ``exp(−(π k σ)² / 2)``."""
+    from scipy.fft import dct, idct
 
-    return gaussian_filter1d(mass, bandwidth * grid, mode="reflect", truncate=4.0, axis=-1)
+    return idct(dct(mass, norm="ortho", axis=-1) * _damping(bandwidth, grid), norm="ortho", axis=-1)
+
+
+def _damping(bandwidth: float, grid: int = SMOOTH_GRID) -> FloatArray:
+    return np.exp(-0.5 * (np.pi * np.arange(grid) * bandwidth) ** 2)
 
 
 def _smooth_ece_at(residual: FloatArray, bandwidth: float) -> float:
@@ -746,12 +752,19 @@ def smooth_ece_bandwidth(residual_mass: FloatArray) -> float:
     """The bandwidth σ* with ``smECE_σ* = σ*`` (Błasiok and Nakkiran's rule), by bisection
     on [1/grid, 1] (``smECE_σ`` falls as σ grows, so the fixed point is unique); σ* = 1/grid
     when even there ``smECE_σ < σ``. ``residual_mass`` is ``(g − c)/N`` binned on the grid."""
+    from scipy.fft import dct, idct
+
+    coefficients = dct(residual_mass, norm="ortho")  # once: each σ only damps them
+
+    def error(sigma: float) -> float:
+        return float(np.abs(idct(coefficients * _damping(sigma), norm="ortho")).sum())
+
     lo, hi = 1.0 / SMOOTH_GRID, 1.0
-    if _smooth_ece_at(residual_mass, lo) <= lo:
+    if error(lo) <= lo:
         return lo
     for _ in range(30):  # to within 1e-9
         mid = 0.5 * (lo + hi)
-        if _smooth_ece_at(residual_mass, mid) > mid:
+        if error(mid) > mid:
             lo = mid
         else:
             hi = mid
@@ -763,8 +776,8 @@ def smooth_ece(conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None =
     reliability curve, without bins.
 
     ``smECE_σ = ∫₀¹ |(1/N) Σ_i K_σ(t, c_i)(g_i − c_i)| dt`` with ``K_σ`` the Gaussian kernel
-    of standard deviation σ reflected at 0 and 1. The bandwidth is, unless given, their
-    rule: the σ* with ``smECE_σ* = σ*`` (:func:`smooth_ece_bandwidth`), which is large
+    of standard deviation σ reflected at 0 and 1 (all its images). The bandwidth is, unless
+    given, their rule: the σ* with ``smECE_σ* = σ*`` (:func:`smooth_ece_bandwidth`), which is large
     enough to average noise on small samples and small enough to keep real miscalibration.
     Computed on a grid of :data:`SMOOTH_GRID` cells (width 0.005) with linear binning.
 
@@ -853,10 +866,18 @@ METRICS: dict[str, Callable[[ArrayLike, ArrayLike], float]] = {
 }
 
 
-def summarize(conf: ArrayLike, correct: ArrayLike) -> dict[str, float | int | None]:
+def summarize(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    human_frac: ArrayLike | None = None,
+) -> dict[str, float | int | None]:
     """Every row metric in :data:`METRICS`, the Brier decomposition
     (:func:`brier_decomposition`: ``brier_reliability``, ``brier_resolution``,
-    ``brier_uncertainty``, ``brier_binned``), plus ``n`` and ``n_missing``, JSON-ready.
+    ``brier_uncertainty``, ``brier_binned``), plus ``n`` and ``n_missing``, JSON-ready; with
+    ``groups`` (each row's question) also every question metric of :data:`QUESTION_METRICS`
+    (``human_frac``: h_t of each row, for CalScore).
 
     Missing confidences (NaN or ``None``) are left out and counted in ``n_missing``; ``n``
     is the number of rows used. Undefined values (no rows, BSS with one class, OCR with no
@@ -870,6 +891,16 @@ def summarize(conf: ArrayLike, correct: ArrayLike) -> dict[str, float | int | No
     out: dict[str, float | int | None] = {}
     token = _SHARED.set(_Shared(conf_arr, correct_arr))  # one check, sort, binning for all
     try:
+        if groups is not None:
+            keep = ~np.isnan(_as_1d("conf", conf))
+            g = np.asarray(groups)[keep]
+            h = None if human_frac is None else _as_1d("human_frac", human_frac)[keep]
+            for name, question_fn in QUESTION_METRICS.items():
+                out[name] = (
+                    _none_if_nan(question_fn(conf_arr, correct_arr, human_frac=h, groups=g))
+                    if conf_arr.size
+                    else None
+                )
         for name, fn in METRICS.items():
             out[name] = _none_if_nan(fn(conf_arr, correct_arr)) if conf_arr.size else None
         parts = brier_decomposition(conf_arr, correct_arr) if conf_arr.size else None

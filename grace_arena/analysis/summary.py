@@ -56,7 +56,6 @@ from grace_arena.analysis.frames import (
 from grace_arena.analysis.metrics import (
     CONFIDENCE_KINDS,
     HEADLINE_METRICS,
-    QUESTION_METRICS,
     SMOOTH_GRID,
     UNCATEGORIZED,
     ConfidenceKind,
@@ -415,17 +414,9 @@ def model_rows(
 
 def _summarize_rows(m: ModelRows, rows: IntArray, kind: ConfidenceKind) -> dict[str, Any]:
     """Every metric of one model and confidence kind on some of its rows."""
-    conf, correct = m.conf[kind][rows], m.correct[rows]
-    keep = ~np.isnan(conf)
-    q = m.q[rows][keep]
-    n_scored = int(np.count_nonzero(np.bincount(q, minlength=m.n_questions)))
-    out: dict[str, Any] = {
-        name: float(fn(conf[keep], correct[keep], human_frac=m.h[rows][keep], groups=q))
-        if keep.any()
-        else None
-        for name, fn in QUESTION_METRICS.items()
-    }
-    out.update(summarize(conf, correct))
+    conf, correct, q = m.conf[kind][rows], m.correct[rows], m.q[rows]
+    out: dict[str, Any] = summarize(conf, correct, groups=q, human_frac=m.h[rows])
+    n_scored = int(np.count_nonzero(np.bincount(q[~np.isnan(conf)], minlength=m.n_questions)))
     out["n_questions"] = n_scored
     n_all = int(np.count_nonzero(np.bincount(m.q[rows], minlength=m.n_questions)))
     out["n_questions_skipped"] = n_all - n_scored
