@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -176,3 +177,54 @@ def test_report_tables_escape_what_markdown_and_html_would_read() -> None:
     assert "<script>" not in html and "<em>" not in html
     assert "a|b *c* &lt;script&gt;x&lt;/script&gt; [l](u) _d_" in html
     assert "<th>P(buzz | correct)</th>" in html and "<td>Red | *bold*</td>" in html
+
+
+def test_the_analysis_intervals_are_bootstrap_ci_s() -> None:
+    """analyze computes every interval in one matrix product per chunk of resamples; each is
+    what bootstrap_ci gives for that model, confidence kind and set of steps."""
+    from grace_arena.analysis.metrics import bootstrap_ci, human_fraction
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for model in ("a", "b"):
+        for q in range(30):
+            for step in range(5):
+                c = float(np.clip((step + 1) / 5 * rng.uniform(0.5, 1.3), 0, 1))
+                right = bool(rng.random() < c * 0.8)
+                verbal = round(c, 1) if rng.random() > 0.1 else None
+                rows.append((model, f"q{q:02d}", step, 10 * step + 9, right, c, verbal, "Science"))
+    steps = pd.DataFrame([dict(zip(COLUMNS, r, strict=True)) for r in rows])
+    humans = pd.DataFrame(
+        [
+            {
+                "question_id": f"q{q:02d}",
+                "team": f"T{t}",
+                "team_kind": "human",
+                "word_index": int(rng.integers(0, 50)),
+                "correct": int(rng.random() < 0.6),
+            }
+            for q in range(30)
+            for t in range(3)
+        ]
+    )
+    result = analyze(steps, humans, n_resamples=300, seed=4)
+    for model in ("a", "b"):
+        mine = steps[steps.model == model].sort_values(["question_id", "step"])
+        h = human_fraction(mine.word_index, humans.word_index, humans.correct,
+                           step_groups=mine.question_id, buzz_groups=humans.question_id,
+                           buzz_team=humans.team)  # fmt: skip
+        last = mine.groupby("question_id").step.transform("max") == mine.step
+        for kind in ("logit", "verbal"):
+            conf = mine[f"confidence_{kind}"].to_numpy(dtype=float)
+            for scope, use in (("all", np.ones(len(mine), bool)), ("final", last.to_numpy())):
+                m = result["models"][model][kind]
+                block = m if scope == "all" else m["final"]
+                for metric in ("calscore", "ece", "brier"):
+                    expected = bootstrap_ci(
+                        conf[use], mine.correct.to_numpy(float)[use],
+                        groups=mine.question_id.to_numpy()[use], metric=metric,
+                        human_frac=h[use], n_resamples=300, seed=4,
+                    )  # fmt: skip
+                    assert block["ci"][metric] == pytest.approx(list(expected), abs=1e-6), (
+                        model, kind, scope, metric,
+                    )  # fmt: skip
