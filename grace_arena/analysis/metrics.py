@@ -1213,8 +1213,13 @@ def human_fraction(
 
 
 def resample_counts(
-    n_groups: int, *, n_resamples: int, seed: int = 0, chunk: int = 100
-) -> Iterator[NDArray[np.float64]]:
+    n_groups: int,
+    *,
+    n_resamples: int,
+    seed: int = 0,
+    chunk: int = 100,
+    dtype: type = np.float64,
+) -> Iterator[NDArray[Any]]:
     """How often each of ``n_groups`` questions is drawn in each bootstrap resample.
 
     Yields ``(b, n_groups)`` matrices, ``b ≤ chunk``, ``n_resamples`` rows in all: resample i
@@ -1226,7 +1231,7 @@ def resample_counts(
     while done < n_resamples:
         b = min(chunk, n_resamples - done)
         draws = rng.integers(0, max(n_groups, 1), size=(b, n_groups), dtype=np.int32)
-        counts = np.empty((b, n_groups))
+        counts = np.empty((b, n_groups), dtype=dtype)  # small integers: exact in float32
         for i in range(b):  # one bincount per row: faster than one over the whole block
             counts[i] = np.bincount(draws[i], minlength=n_groups)
         yield counts
