@@ -2,12 +2,13 @@
 
 Prints wall time and peak memory of ``grace_arena.analysis.summary.analyze`` (every metric for
 both confidences, over all steps, final steps and per category, with 1,000 bootstrap
-resamples, plus the human-vs-model curves, expected wins, SH and player ranks), and, for
-scale, the time of scikit-learn's ``brier_score_loss`` + ``calibration_curve`` on the same
-rows in the same run.
+resamples, recalibration with 5-fold cross-validation, selective prediction, smooth ECE with
+its bootstrap band, the Brier decomposition, plus the human-vs-model curves, expected wins,
+SH and player ranks), and, for scale, the time of scikit-learn's ``brier_score_loss`` +
+``calibration_curve`` on the same rows in the same run (the two take turns; medians).
 
     .venv/bin/python bench/bench_analysis.py [--steps 1000000] [--buzzes 100000]
-        [--models 5] [--resamples 1000] [--seed 0]
+        [--models 5] [--resamples 1000] [--seed 0] [--repeat 3] [--no-tracemalloc]
 
 Not a timed test: it prints numbers.
 """
@@ -18,6 +19,7 @@ import argparse
 import os
 import platform
 import resource
+import statistics
 import time
 import tracemalloc
 
@@ -98,6 +100,7 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=5)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs (median reported)")
     parser.add_argument("--no-tracemalloc", action="store_true", help="skip the traced run")
     args = parser.parse_args()
 
@@ -116,14 +119,37 @@ def main() -> None:
     analyze(*synthetic(4000, 400, 2, args.seed), n_resamples=10, seed=args.seed)
     print(f"warm-up (imports) on small data: {time.perf_counter() - t0:.2f} s")
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    result = analyze(steps, buzzes, n_resamples=args.resamples, seed=args.seed)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    from sklearn.calibration import calibration_curve
+    from sklearn.metrics import brier_score_loss
+
+    conf, y = steps.confidence_logit.to_numpy(), steps.correct.to_numpy()
+
+    def sklearn_once() -> tuple[float, float]:
+        t0 = time.perf_counter()
+        brier = brier_score_loss(y, conf)
+        calibration_curve(y, conf, n_bins=10)
+        return time.perf_counter() - t0, brier
+
+    # analyze and scikit-learn take turns, so that both meet the same load on a shared
+    # machine; medians of --repeat runs, and the ratio of the medians
+    walls, cpus, sk_times = [], [], []
+    for _ in range(args.repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = analyze(steps, buzzes, n_resamples=args.resamples, seed=args.seed)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        sk_times += [sklearn_once()[0] for _ in range(3)]
+    wall, cpu, t_sk = statistics.median(walls), statistics.median(cpus), statistics.median(sk_times)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load = os.getloadavg()[0]
     print(f"analyze: {wall:.2f} s wall, {cpu:.2f} s CPU (all threads), process peak RSS "
-          f"{rss:,.0f} MiB ({args.resamples} bootstrap resamples; "
-          f"load average {load:.1f})")  # fmt: skip
+          f"{rss:,.0f} MiB ({args.resamples} bootstrap resamples; median of {args.repeat} "
+          f"runs: {', '.join(f'{w:.2f}' for w in walls)} s; load average {load:.1f})")  # fmt: skip
+    brier = sklearn_once()[1]
+    print(f"scikit-learn brier_score_loss + calibration_curve on the same {conf.size:,} rows "
+          f"(one confidence, no grouping): {t_sk:.2f} s (median of {len(sk_times)}: "
+          f"{', '.join(f'{t:.3f}' for t in sk_times)})")  # fmt: skip
+    print(f"ratio: analyze / scikit-learn = {wall / t_sk:.1f}x (medians, same run)")
 
     if not args.no_tracemalloc:
         tracemalloc.start()
@@ -135,16 +161,6 @@ def main() -> None:
         print(f"analyze under tracemalloc: {traced_wall:.2f} s, peak traced memory "
               f"{peak / 2**20:,.0f} MiB")  # fmt: skip
 
-    from sklearn.calibration import calibration_curve
-    from sklearn.metrics import brier_score_loss
-
-    conf, y = steps.confidence_logit.to_numpy(), steps.correct.to_numpy()
-    t0 = time.perf_counter()
-    brier = brier_score_loss(y, conf)
-    calibration_curve(y, conf, n_bins=10)
-    t_sk = time.perf_counter() - t0
-    print(f"scikit-learn brier_score_loss + calibration_curve on the same {conf.size:,} rows "
-          f"(one confidence, no grouping): {t_sk:.2f} s")  # fmt: skip
     first = next(iter(result["models"]))
     print(f"check: {first} logit Brier {result['models'][first]['logit']['brier']:.4f}; "
           f"scikit-learn Brier over all models {brier:.4f}")  # fmt: skip
