@@ -31,6 +31,7 @@ __all__ = [
     "cumulative_buzz_rates",
     "expected_wins",
     "fit_human_curve",
+    "fraction_bin",
     "fraction_revealed",
     "grace_player_score",
     "quartiles",
@@ -213,6 +214,19 @@ def _bin_edges(bins: int | ArrayLike) -> FloatArray:
     return edges
 
 
+def fraction_bin(fraction: ArrayLike, edges: ArrayLike) -> NDArray[np.intp]:
+    """The bin of each fraction: bins ``[a, b)`` between ``edges``, the last closed; −1 for
+    a fraction outside the edges or NaN (length unknown).
+
+    >>> fraction_bin([0.0, 0.5, 1.0, float("nan")], [0, 0.5, 1]).tolist()
+    [0, 1, 1, -1]
+    """
+    x = _as_1d("fraction", fraction)
+    e = _as_1d("edges", edges)
+    idx = np.minimum(np.searchsorted(e, x, side="right") - 1, e.size - 2)
+    return np.where((x >= e[0]) & (x <= e[-1]), idx, -1)
+
+
 def accuracy_by_fraction(
     fraction: ArrayLike, correct: ArrayLike, *, bins: int | ArrayLike = 10
 ) -> AccuracyCurve:
@@ -234,8 +248,9 @@ def accuracy_by_fraction(
     y = _check_bool_array("correct", correct).astype(np.float64)
     if x.shape != y.shape:
         raise ValueError(f"fraction and correct must have the same length, got {x.size}, {y.size}")
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    idx = np.minimum(np.searchsorted(edges, x[inside], side="right") - 1, n_bins - 1)
+    idx = fraction_bin(x, edges)
+    inside = idx >= 0
+    idx = idx[inside]
     count = np.bincount(idx, minlength=n_bins)
     hits = np.bincount(idx, weights=y[inside], minlength=n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):

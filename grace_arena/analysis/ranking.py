@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from grace_arena.analysis.curves import accuracy_by_fraction, fraction_revealed
+from grace_arena.analysis.curves import accuracy_by_fraction, fraction_bin, fraction_revealed
 from grace_arena.analysis.metrics import (
     bootstrap_ci,
     group_codes,
@@ -51,10 +51,11 @@ def _accuracy_by_fraction_ci(
     level: float,
 ) -> list[tuple[float, float]]:
     """Per fraction bin, the percentile interval of the accuracy over question resamples."""
-    known = ~np.isnan(fraction)
+    bins = fraction_bin(fraction, edges)
+    known = bins >= 0
+    bins = bins[known]
     codes, k = group_codes(questions[known], int(known.sum()))
     n_bins = edges.size - 1
-    bins = np.minimum(np.searchsorted(edges, fraction[known], side="right") - 1, n_bins - 1)
     cell = codes * n_bins + bins
     hits = np.bincount(cell, weights=correct[known], minlength=k * n_bins).reshape(k, n_bins)
     rows = np.bincount(cell, minlength=k * n_bins).reshape(k, n_bins).astype(float)

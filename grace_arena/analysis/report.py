@@ -362,14 +362,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, An
     return {"header": list(header), "rows": [[str(c) for c in row] for row in rows]}
 
 
-def _interval(metrics: dict[str, Any], key: str) -> str:
-    ci = metrics.get("ci", {}).get(key)
-    value = _fmt(metrics.get(key))
-    if ci and ci[0] is not None:
-        return f"{value} [{ci[0]:.3f}, {ci[1]:.3f}]"
-    return value
-
-
 def _leaderboards(result: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for kind, by in result["leaderboard"].items():
@@ -381,9 +373,9 @@ def _leaderboards(result: dict[str, Any]) -> list[dict[str, Any]]:
                 [
                     ranks["by_calscore"].get(e["model"], "–"),
                     e["model"],
-                    _interval(m, "calscore"),
-                    f"{_interval(m, 'ece')} (#{ranks['by_ece'].get(e['model'], '–')})",
-                    f"{_interval(m, 'brier')} (#{ranks['by_brier'].get(e['model'], '–')})",
+                    _ci(m, "calscore"),
+                    f"{_ci(m, 'ece')} (#{ranks['by_ece'].get(e['model'], '–')})",
+                    f"{_ci(m, 'brier')} (#{ranks['by_brier'].get(e['model'], '–')})",
                     f"{_fmt(m.get('auroc'))} (#{ranks.get('by_auroc', {}).get(e['model'], '–')})",
                     _fmt(m.get("accuracy")),
                     f"{m['n']} / {m['n_missing']}",

@@ -300,6 +300,11 @@ def analyze(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     _print_tables(result)
+    write_outputs(result, json_out, report)
+
+
+def write_outputs(result: Any, json_out: Path | None, report: Path | None) -> None:
+    """The result's JSON and report, where asked (``analyze`` and ``leaderboard``)."""
     if json_out is not None:
         result.to_json(json_out)
         typer.echo(f"wrote {json_out}", err=True)

@@ -105,6 +105,7 @@ def leaderboard(
     from grace_arena.analysis import analyze, load
     from grace_arena.analysis.metrics import CONFIDENCE_KINDS
     from grace_arena.analysis.ranking import rank_models
+    from grace_arena.cli.analyze import write_outputs
     from grace_arena.cli.model import _load_packet, run_precompute_command
     from grace_arena.io.record_io import question_id
     from grace_arena.record.db import open_engine
@@ -147,11 +148,4 @@ def leaderboard(
     result = analyze(data, n_resamples=resamples, seed=seed)
     result["ranking"] = rank_models(result, data.steps, confidence=confidence)
     _print_ranking(result["ranking"])
-    if json_out is not None:
-        result.to_json(json_out)
-        typer.echo(f"wrote {json_out}", err=True)
-    if report is not None:
-        from grace_arena.analysis.report import write_report
-
-        written = write_report(result.to_dict(), report)
-        typer.echo(f"wrote {len(written)} files in {report}", err=True)
+    write_outputs(result, json_out, report)

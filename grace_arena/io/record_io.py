@@ -21,6 +21,8 @@ from sqlmodel import Session, select
 from grace_arena.analysis.frames import (
     BUZZ_COLUMNS,
     BUZZ_OPTIONAL,
+    STEP_COLUMNS,
+    STEP_OPTIONAL,
     buzzes_frame,
     heard_frame,
     steps_frame,
@@ -353,16 +355,8 @@ def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, An
 
 #: Columns of ``export --format steps``: the ``--steps`` columns first, then the rest.
 STEP_EXPORT_COLUMNS = (
-    "model",
-    "question_id",
-    "step",
-    "word_index",
-    "correct",
-    "confidence_logit",
-    "confidence_verbal",
-    "category",
-    "n_words",
-    "would_buzz",
+    *STEP_COLUMNS,
+    *STEP_OPTIONAL,
     "packet_id",
     "tossup_id",
     "guess",
