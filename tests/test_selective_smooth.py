@@ -181,3 +181,17 @@ def test_the_analysis_reports_them_per_model_and_confidence() -> None:
     table = result.metrics
     row = table[(table.confidence == "logit") & (table.steps == "all")].iloc[0]
     assert row["auroc"] == m["auroc"] and row["smooth_ece"] == m["smooth_ece"]
+
+
+def test_the_result_gives_each_new_analysis_as_a_dataframe() -> None:
+    result = analyze(_steps(), n_resamples=0)
+    m = result["models"]["m"]["logit"]
+    recal = result.recalibration
+    platt = recal[(recal.confidence == "logit") & (recal["map"] == "platt")].iloc[0]
+    assert platt["ece"] == m["recalibration"]["platt"]["after"]["ece"]
+    assert set(recal["map"]) == {"none", "temperature", "platt", "isotonic"}
+    rc = result.risk_coverage
+    assert rc[rc.confidence == "logit"].coverage.tolist() == m["risk_coverage"]["coverage"]
+    smooth = result.smooth_reliability
+    assert len(smooth[smooth.confidence == "logit"]) == SMOOTH_GRID
+    assert result.ranking.empty  # only the leaderboard ranks

@@ -17,7 +17,15 @@ from grace_arena.analysis.survey import analyze_survey, survey_steps_from
 __all__ = ["AnalysisResult", "analyze"]
 
 #: Keys of a METRICS block that are not one number.
-_NOT_SCALAR = ("ci", "final", "by_category", "reliability")
+_NOT_SCALAR = (
+    "ci",
+    "final",
+    "by_category",
+    "reliability",
+    "recalibration",
+    "risk_coverage",
+    "smooth_reliability",
+)
 
 
 class AnalysisResult(Mapping[str, Any]):
@@ -136,6 +144,73 @@ class AnalysisResult(Mapping[str, Any]):
             for model, c in self._data["curves"]["accuracy"].items()
             for lo, hi, a, n in zip(c["lower"], c["upper"], c["accuracy"], c["count"], strict=True)
         ]
+        return pd.DataFrame(rows)
+
+    def _per_model(self, key: str) -> list[tuple[str, str, Any]]:
+        return [
+            (model, kind, m[key])
+            for model, kinds in self._data["models"].items()
+            for kind, m in kinds.items()
+            if m.get(key)
+        ]
+
+    @property
+    def recalibration(self) -> pd.DataFrame:
+        """ECE, Brier and log loss before (``map`` none) and after each recalibration map,
+        out of fold: model, confidence, map, ece, brier, log_loss."""
+        rows = []
+        for model, kind, r in self._per_model("recalibration"):
+            rows.append({"model": model, "confidence": kind, "map": "none", **r["before"]})
+            for method in ("temperature", "platt", "isotonic"):
+                if method in r:
+                    rows.append(
+                        {"model": model, "confidence": kind, "map": method, **r[method]["after"]}
+                    )
+        return pd.DataFrame(rows)
+
+    @property
+    def risk_coverage(self) -> pd.DataFrame:
+        """The risk–coverage curves: model, confidence, threshold, coverage, risk."""
+        rows = [
+            {"model": model, "confidence": kind, "threshold": t, "coverage": c, "risk": r}
+            for model, kind, curve in self._per_model("risk_coverage")
+            for t, c, r in zip(curve["threshold"], curve["coverage"], curve["risk"], strict=True)
+        ]
+        return pd.DataFrame(rows)
+
+    @property
+    def smooth_reliability(self) -> pd.DataFrame:
+        """The smoothed reliability curves: model, confidence, bandwidth, t, accuracy,
+        density."""
+        rows = [
+            {
+                "model": model,
+                "confidence": kind,
+                "bandwidth": curve["bandwidth"],
+                "t": t,
+                "accuracy": a,
+                "density": d,
+            }
+            for model, kind, curve in self._per_model("smooth_reliability")
+            for t, a, d in zip(curve["t"], curve["accuracy"], curve["density"], strict=True)
+        ]
+        return pd.DataFrame(rows)
+
+    @property
+    def ranking(self) -> pd.DataFrame:
+        """``grace-arena leaderboard``'s ranking (empty when there is none): rank, model, and
+        per column its value and interval."""
+        ranking = self._data.get("ranking")
+        if not ranking:
+            return pd.DataFrame()
+        rows = []
+        for r in ranking["rows"]:
+            row = {"rank": r["rank"], "model": r["model"]}
+            for c in ranking["columns"]:
+                entry = r[c["key"]]
+                row[c["key"]] = entry["value"]
+                row[f"{c['key']}_low"], row[f"{c['key']}_high"] = entry["ci"]
+            rows.append(row)
         return pd.DataFrame(rows)
 
 
