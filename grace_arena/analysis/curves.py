@@ -514,7 +514,7 @@ def rank_players(
     ...     ["ann", "ann", "bob", "bob"], [0.5, np.nan, 0.1, 0.0], [1, 0, 0, 1])]
     [('bob', 7.5), ('ann', 5.0)]
     """
-    names = np.asarray(player, dtype=object).astype(str).astype(object)
+    names = np.asarray(player, dtype=object)
     x = _as_1d("clue_fraction", clue_fraction)
     ok = _check_bool_array("correct", correct)
     buzzed = ~np.isnan(x)
@@ -522,6 +522,9 @@ def rank_players(
     if buzzed.any():
         score[buzzed] = grace_player_score(x[buzzed], ok[buzzed])
     codes, labels = pd.factorize(names)
+    # a name given as text and as a number is one player, as in the text of the name
+    labels = pd.Index([str(p) for p in labels])
+    codes, labels = pd.Index(labels).factorize()[0][codes], labels.unique()
     n = np.bincount(codes, minlength=labels.size)
     total = np.bincount(codes, weights=score, minlength=labels.size)
     ranks = [
