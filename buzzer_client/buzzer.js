@@ -1,4 +1,5 @@
-// The buzzer page: join a match, pick a team and a name, buzz.
+// The buzzer page: join a match, pick a team and a name, buzz. In an event's room the page
+// follows the room from round to round (next_match), and waits while the team has no match.
 //
 // Plain script, no build step, no network access beyond this server. The messages are the ones
 // in docs/protocol.md (grace_arena/protocol.py on the server). Everything shown that came from
@@ -43,6 +44,7 @@
     answerSent: null,
     pendingBuzzAt: null, // when our unanswered buzz was sent (performance.now())
     notice: null, // {text, until}
+    waiting: null, // the server's message while the team has no match here yet
   };
 
   // -- connection (common.js: reconnects by itself, answers pings) -------------------------
@@ -83,7 +85,13 @@
         app.me = { player: msg.player, team: msg.team, name: msg.name };
         store.set(tokenKey(app.code), msg.token);
         store.set("name", msg.name);
-        showView("play");
+        if (!app.waiting) showView("play");
+        return;
+      case "next_match":
+        onNextMatch(msg);
+        return;
+      case "waiting":
+        onWaiting(msg);
         return;
       case "state":
         // a change's events come inside the state that follows from them
@@ -108,8 +116,43 @@
     }
   }
 
+  // The room moved on (or the team's match opened in another room): hello again on this same
+  // connection, with the same token. A player's token is valid in every room and round of
+  // the event, so it is kept under the new code too (a reload then comes back there).
+  function onNextMatch(msg) {
+    const code = normaliseCode(msg.join_code);
+    const token = store.get(tokenKey(app.code));
+    if (token) store.set(tokenKey(code), token);
+    const last = app.state;
+    if (last && last.match.phase === "ended") {
+      const scores = last.teams.map((t) => t.name + " " + t.score).join(" · ");
+      const round = last.event ? "Round " + last.event.round : "Last match";
+      notify(round + ": " + scores, 10000);
+    }
+    app.state = null;
+    app.waiting = null;
+    app.tossupId = null;
+    app.lastResult = null;
+    app.lastRuling = null;
+    app.answerSent = null;
+    app.pendingBuzzAt = null;
+    setCode(code);
+    $("status-title").textContent = "Moving to " + roomLabel(msg.room) + "…";
+    $("status-detail").textContent = "";
+    send(helloMessage());
+  }
+
+  function onWaiting(msg) {
+    app.waiting = msg.message || "Your team has no match here yet.";
+    app.state = null;
+    link.entered();
+    showView("wait");
+    render();
+  }
+
   function onState(state) {
     app.state = state;
+    app.waiting = null;
     link.entered();
     learnNames(state);
     app.serverOffset = state.server_time - Date.now() / 1000;
@@ -184,9 +227,10 @@
     const me = app.me;
     if (!s || !me || !link.isOpen()) return false;
     if (!LIVE.has(s.match.phase)) return false;
+    // someone has the floor: nobody can take it until the ruling (a press would be refused)
+    if (HAS_FLOOR.has(s.match.phase) && s.floor) return false;
     const team = s.teams.find((t) => t.id === me.team);
     if (team && team.locked_out) return false;
-    if (s.floor && (s.floor.player === me.player || s.floor.team === me.team)) return false;
     return true;
   }
 
@@ -249,7 +293,7 @@
   // -- views ---------------------------------------------------------------------------------
 
   function showView(name) {
-    for (const view of ["code", "join", "play"]) $(view + "-view").hidden = view !== name;
+    for (const view of ["code", "join", "play", "wait"]) $(view + "-view").hidden = view !== name;
   }
 
   function showError(id, text) {
@@ -264,8 +308,13 @@
     el.hidden = !text;
   }
 
-  function notify(text) {
-    app.notice = { text: text, until: Date.now() + 4000 };
+  function notify(text, ms) {
+    app.notice = { text: text, until: Date.now() + (ms || 4000) };
+  }
+
+  // An event's room as said aloud: "1" -> "Room 1"; a named room keeps its name.
+  function roomLabel(name) {
+    return /^\d+$/.test(String(name)) ? "Room " + name : String(name || "the next room");
   }
 
   function renderTeams() {
@@ -294,8 +343,21 @@
 
   function teamName(id) {
     const s = app.state;
-    const team = s && s.teams.find((t) => t.id === id);
+    const team = (s && s.teams.find((t) => t.id === id)) || app.teams.find((t) => t.id === id);
     return team ? team.name : id;
+  }
+
+  function isModel(id) {
+    const s = app.state;
+    const team = s && s.teams.find((t) => t.id === id);
+    return Boolean(team && team.kind === "model");
+  }
+
+  // "Red (Ann)" for a person; a model player's team alone ("Model (tfidf)"), whose player
+  // is the model itself.
+  function whoOf(teamId, playerId, sep) {
+    if (isModel(teamId)) return teamName(teamId);
+    return teamName(teamId) + sep + playerName(teamId, playerId);
   }
 
   // Players' names reach non-moderators with the floor (player_name) and with player_joined
@@ -345,6 +407,7 @@
       if (phase === "thrown_out") return { state: "dead", title: "Tossup thrown out", detail: next };
       if (phase === "answered" && ruling && ruling.ruling === "correct") {
         const who = ruling.player === me.player ? "You got it!" :
+          isModel(ruling.team) ? teamName(ruling.team) + " got it" :
           teamName(ruling.team) + " got it (" + playerName(ruling.team, ruling.player) + ")";
         const answered = ruling.answer ? "“" + ruling.answer + "” · " : "";
         return { state: ruling.team === me.team ? "ready" : "dead", title: who,
@@ -369,7 +432,8 @@
                  title: phase === "prompted" ? "Prompt — say more" : "You have the floor!",
                  detail: detail };
       }
-      const who = teamName(floor.team) + ": " + floor.player_name + " buzzed";
+      const who = (isModel(floor.team) ? teamName(floor.team) :
+        teamName(floor.team) + ": " + floor.player_name) + " buzzed";
       const res = app.lastResult;
       if (res && res.outcome === "lost_race" && res.floorBuzzId === floor.buzz_id) {
         const margin = res.margin != null ? "by " + formatMs(res.margin) + " " : "";
@@ -401,7 +465,6 @@
   }
 
   function render() {
-    if ($("play-view").hidden) return;
     const s = app.state;
     const me = app.me;
 
@@ -412,6 +475,17 @@
     } else {
       meEl.hidden = true;
     }
+    if (app.waiting) {
+      $("wait-message").textContent = app.waiting;
+      return;
+    }
+    if ($("play-view").hidden) return;
+
+    // an event's match: which round, which room (the join code stays the room's)
+    const where = $("event-info");
+    const ev = s && s.event;
+    where.hidden = !ev;
+    where.textContent = ev ? "Round " + ev.round + " of " + ev.rounds + " · " + roomLabel(ev.room) : "";
 
     const info = $("tossup-info");
     if (s && s.tossup) {
@@ -495,16 +569,21 @@
 
   // -- start ---------------------------------------------------------------------------------
 
-  function start(code) {
+  function setCode(code) {
     app.code = code;
-    app.me = null;
-    app.state = null;
-    showError("code-error", null);
     const url = new URL(location.href);
     if (url.searchParams.get("code") !== code) {
       url.searchParams.set("code", code);
       history.replaceState(null, "", url.toString());
     }
+  }
+
+  function start(code) {
+    app.me = null;
+    app.state = null;
+    app.waiting = null;
+    showError("code-error", null);
+    setCode(code);
     showView(store.get(tokenKey(code)) ? "play" : "join");
     $("status-title").textContent = "Connecting…";
     link.start();

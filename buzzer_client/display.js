@@ -2,6 +2,8 @@
 //
 // Connects as role "display" (docs/protocol.md): the server hides answers and model guesses
 // from this role until they are ruled on. All text from players goes through textContent.
+// An event's room is followed from round to round (next_match). /display?event=NAME is the
+// event's projector view instead (standings.js).
 "use strict";
 
 (function () {
@@ -12,6 +14,8 @@
 
   const app = {
     code: null,
+    joinUrl: null, // the server's join URL for this code (GET /api/join/{code})
+    joinUrlFor: null,
     state: null,
     tossupId: null,
     buzzes: new Map(), // buzz_id -> {team, player, word_index, ruling, points, answer}
@@ -40,6 +44,15 @@
         // a change's events come inside the state that follows from them
         (msg.events || []).forEach(onEvent);
         onState(msg);
+        return;
+      case "next_match":
+        // the room moved on: hello again on this connection, into its next match
+        app.code = normaliseCode(msg.join_code);
+        app.state = null;
+        resetTossup(null);
+        setBanner("", "On to the next match", "");
+        $("tossup-info").textContent = "";
+        link.send({ type: "hello", role: "display", join_code: app.code });
         return;
       case "error":
         if (msg.in_reply_to === "hello" && msg.code === "not_found") {
@@ -158,15 +171,43 @@
     }
   }
 
+  // The join URL as the server gives it (its public address: the page itself may have been
+  // opened on the server's own machine, by 127.0.0.1), shown as text beside the QR code.
+  function loadJoinUrl(code) {
+    if (app.joinUrlFor === code) return;
+    app.joinUrlFor = code;
+    fetch("/api/join/" + encodeURIComponent(code), { cache: "no-store" })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((info) => {
+        if (!info || app.joinUrlFor !== code) return;
+        app.joinUrl = info.join_url || null;
+        render();
+      })
+      .catch(() => { app.joinUrlFor = null; }); // tried again with the next state
+  }
+
+  function shortUrl(url) {
+    return String(url).replace(/^http:\/\//, "");
+  }
+
+  function roomLabel(name) {
+    return /^\d+$/.test(String(name)) ? "Room " + name : String(name);
+  }
+
   function render() {
     const s = app.state;
     if (!s) return;
-    $("title").textContent = s.match.title;
+    $("title").textContent = s.event ?
+      s.event.title + " · Round " + s.event.round + " of " + s.event.rounds + " · " +
+        roomLabel(s.event.room) :
+      s.match.title;
     $("join-code").textContent = s.match.join_code;
     const qrSrc = "/api/join/" + encodeURIComponent(s.match.join_code) + "/qr.svg";
     if ($("qr").getAttribute("src") !== qrSrc) $("qr").setAttribute("src", qrSrc);
-    const loopback = /^(localhost|127\.|\[::1\])/.test(location.hostname);
-    $("join-url").textContent = loopback ? "" : location.host + "/?code=" + s.match.join_code;
+    loadJoinUrl(s.match.join_code);
+    const url = app.joinUrlFor === s.match.join_code && app.joinUrl ? shortUrl(app.joinUrl) :
+      location.host + "/?code=" + s.match.join_code;
+    $("join-url").textContent = url;
 
     const phase = s.match.phase;
     const tossup = s.tossup;
@@ -177,6 +218,9 @@
       if (s.match.paused) info += " · paused";
     } else if (phase === "idle") {
       info = "Waiting for the first tossup";
+    }
+    if (s.event && (phase === "idle" || !tossup)) {
+      info = s.teams.map((t) => t.name).join(" vs ") + (info ? " · " + info : "");
     }
     if (phase === "ended") info = "Match over";
     $("tossup-info").textContent = info;
@@ -256,6 +300,7 @@
     }
 
     $("log-section").hidden = log.childElementCount === 0;
+    $("log-section").scrollTop = $("log-section").scrollHeight; // the latest buzzes in sight
     text.scrollTop = text.scrollHeight; // the newest words, once the layout is settled
 
     const list = $("scores");
@@ -298,7 +343,8 @@
     if (code) start(code);
   });
 
-  const fromUrl = normaliseCode(new URLSearchParams(location.search).get("code"));
+  const params = new URLSearchParams(location.search);
+  const fromUrl = normaliseCode(params.get("code"));
   if (fromUrl) start(fromUrl);
-  else $("code-form").hidden = false;
+  else if (!params.get("event")) $("code-form").hidden = false; // ?event=: standings.js
 })();

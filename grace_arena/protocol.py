@@ -34,7 +34,9 @@ class Hello(_Msg):
 
     type: Literal["hello"] = "hello"
     role: Role
-    join_code: str | None = None  # players and displays
+    #: Players and displays; a moderator of an event's room may give the room's code instead
+    #: of a match id (and then follows the room from match to match).
+    join_code: str | None = Field(default=None, max_length=32)
     match_id: int | None = None  # moderators
     token: str | None = None  # moderator token, or a player's token to come back as that player
     version: int = PROTOCOL_VERSION
@@ -206,12 +208,27 @@ class TossupView(_Msg):
     position: int  # last revealed word, -1 before the first
     words: list[str] | None = None  # the revealed words (all words for the moderator)
     answer: str | None = None  # the answer line: moderator always, others once it is over
+    #: Moderator only: word index -> what the packet has after that word that is not a word,
+    #: for reading aloud: a pronunciation guide with the punctuation after it
+    #: (``("ras-KOHL-nee-kuff"),``), a lone dash. The power mark is ``power_index``.
+    guides: dict[int, str] = Field(default_factory=dict)
 
 
 class ReadingView(_Msg):
     mode: Literal["read_aloud", "screen"]
     wpm: int
     running: bool  # the server is advancing the reveal position
+
+
+class EventView(_Msg):
+    """Where a match of an event stands in it (players, displays and the moderator)."""
+
+    name: str
+    title: str
+    room: str
+    join_code: str  # the room's: the same from round to round
+    round: int
+    rounds: int
 
 
 class MatchView(_Msg):
@@ -239,6 +256,7 @@ class State(_Msg):
     floor: FloorView | None = None
     deadline: float | None = None
     reading: ReadingView
+    event: EventView | None = None  # a match of an event's schedule
     models: list[ModelGuessView] = Field(default_factory=list)  # moderator only
     last_events: list[dict[str, Any]] = Field(default_factory=list)  # this tossup's log (moderator)
     #: The events of the change this state follows, as this role may see them (empty in the
@@ -279,6 +297,26 @@ class Joined(_Msg):
     token: str
 
 
+class NextMatch(_Msg):
+    """The room moved on to its next match (or, for a player, the team plays elsewhere now):
+    say ``hello`` again on this connection, to ``join_code`` with the same token."""
+
+    type: Literal["next_match"] = "next_match"
+    join_code: str
+    room: str
+    message: str
+
+
+class Waiting(_Msg):
+    """A player whose team has no match in this room now (it plays elsewhere later, or has a
+    bye): the connection stays open and gets ``next_match`` when the team's next match opens
+    on this server."""
+
+    type: Literal["waiting"] = "waiting"
+    team: str
+    message: str
+
+
 class EventMsg(_Msg):
     """One event of the record, as this client may see it. The server sends events inside
     ``state.events``; this standalone form is kept for clients that read a stored log."""
@@ -301,13 +339,14 @@ class ErrorMsg(_Msg):
         "server_error",
         "in_use",
         "taken_over",
+        "elsewhere",  # the match is served by another server process (the message says where)
     ]
     message: str
     in_reply_to: str | None = None  # the ``type`` of the offending message, when known
 
 
 ServerMessage = Annotated[
-    Welcome | Joined | State | BuzzResult | EventMsg | ErrorMsg | Ping | Pong,
+    Welcome | Joined | State | BuzzResult | NextMatch | Waiting | EventMsg | ErrorMsg | Ping | Pong,
     Field(discriminator="type"),
 ]
 SERVER_MESSAGE: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
@@ -387,12 +426,71 @@ class JoinInfo(_Msg):
     match_id: int
     title: str
     join_code: str
+    join_url: str = ""  # what players open (the server's public address)
 
 
 class ApiError(_Msg):
     """An HTTP error's body: what went wrong, or (422) where each field is malformed."""
 
     detail: str | list[dict[str, Any]]
+
+
+class StandingRow(_Msg):
+    """One team in an event's standings (``grace_arena.core.standings``)."""
+
+    rank: int
+    team: str
+    name: str
+    kind: Literal["human", "model"]
+    played: int
+    won: int
+    lost: int
+    tied: int
+    live: int  # matches under way
+    points: int
+    points_against: int
+    tossups_heard: int
+    points_per_tossup: float | None
+    correct: int
+    powers: int
+    incorrect: int
+    negs: int
+
+
+class RoomStatus(_Msg):
+    """What an event's room is playing now."""
+
+    room: str
+    join_code: str
+    round: int | None  # None: the room has played all its matches
+    match_id: int | None = None
+    teams: list[str] = Field(default_factory=list)  # names
+    scores: dict[str, int] = Field(default_factory=dict)  # name -> points
+    phase: str | None = None
+    join_url: str = ""  # what players open (the server's public address)
+
+
+class StandingsView(_Msg):
+    """``GET /api/events/{name}/standings``: the standings after every ruling so far."""
+
+    event: str
+    title: str
+    rounds: int
+    rows: list[StandingRow]
+    rooms: list[RoomStatus] = Field(default_factory=list)
+
+
+class EventRoomInfo(_Msg):
+    """``GET /api/events/{name}/rooms`` (server token): a room and how to moderate it."""
+
+    room: str
+    join_code: str
+    join_url: str
+    moderator_token: str
+    round: int | None
+    match_id: int | None
+    teams: list[str]
+    served_here: bool  # this process serves the room now
 
 
 class BuzzRecord(_Msg):

@@ -4,10 +4,15 @@ install or a wheel in any virtual environment."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["shipped_file", "shipped_folder"]
+__all__ = ["command_prefix", "shipped_file", "shipped_folder"]
 
 
 def shipped_folder(package: str) -> Path:
@@ -33,3 +38,31 @@ def shipped_folder(package: str) -> Path:
 def shipped_file(package: str, name: str) -> Path:
     """One shipped file, by package and name."""
     return shipped_folder(package) / name
+
+
+def command_prefix(
+    *,
+    cwd: Path | None = None,
+    bin_dir: Path | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> str:
+    """How to write ``grace-arena`` in a command printed for the user, so that it runs as
+    printed from ``cwd`` (default: here): the bare name when the ``PATH`` finds this
+    installation's script; else that script by its path from ``cwd`` (``.venv/bin/grace-arena``
+    after ``python3 dev.py setup``, as the README writes it), or by its absolute path when it
+    lies elsewhere. ``bin_dir``: where this installation's scripts are (default: beside the
+    running Python)."""
+    bin_dir = bin_dir if bin_dir is not None else Path(sys.executable).parent
+    script = bin_dir / ("grace-arena.exe" if os.name == "nt" else "grace-arena")
+    if not script.is_file():
+        return "grace-arena"
+    found = which("grace-arena")
+    if found and Path(found).resolve() == script.resolve():
+        return "grace-arena"
+    here = Path(os.path.abspath(cwd if cwd is not None else Path.cwd()))
+    absolute = Path(os.path.abspath(script))
+    try:
+        shown = str(absolute.relative_to(here))
+    except ValueError:
+        shown = str(absolute)
+    return shlex.quote(shown)

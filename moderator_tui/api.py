@@ -1,16 +1,24 @@
 """The server's HTTP API, as blocking calls (the app runs them in workers).
 
-Plain ``urllib``: the API is four small JSON calls, not worth another dependency.
+Plain ``urllib``: the API is a few small JSON calls, not worth another dependency.
 """
 
 from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
-from grace_arena.protocol import MatchCreatedReply, MatchSetup, MatchSummary
+from grace_arena.protocol import (
+    EventRoomInfo,
+    JoinInfo,
+    MatchCreatedReply,
+    MatchSetup,
+    MatchSummary,
+    StandingsView,
+)
 
 TIMEOUT = 60.0  # creating a match may precompute the offline model player first
 
@@ -63,6 +71,23 @@ def create_match(base: str, server_token: str, setup: MatchSetup) -> MatchCreate
 
 def summary(base: str, token: str, match_id: int) -> MatchSummary:
     return MatchSummary.model_validate(_call(f"{base}/api/matches/{match_id}/summary", token=token))
+
+
+def join_info(base: str, code: str) -> JoinInfo:
+    """The match a join code opens now, with the join URL players use."""
+    return JoinInfo.model_validate(_call(f"{base}/api/join/{urllib.parse.quote(code)}"))
+
+
+def event_rooms(base: str, server_token: str, event: str) -> list[EventRoomInfo]:
+    """The event's rooms, each with its moderator token (the server token is needed)."""
+    listed = _call(f"{base}/api/events/{urllib.parse.quote(event)}/rooms", token=server_token)
+    return [EventRoomInfo.model_validate(r) for r in listed]
+
+
+def standings(base: str, event: str) -> StandingsView:
+    return StandingsView.model_validate(
+        _call(f"{base}/api/events/{urllib.parse.quote(event)}/standings")
+    )
 
 
 def ws_url(base: str) -> str:

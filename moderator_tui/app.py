@@ -1,9 +1,15 @@
 """The moderator's app: owns the connection to the server; screens render what it holds.
 
 All network I/O runs in workers and comes back as messages (``moderator_tui.messages``):
-the HTTP calls (catalog, create a match, summary) and one websocket as the ``moderator``
-role, which reconnects with backoff and re-syncs from the server's ``state`` snapshot. The
-server holds the match: closing this app (or losing the network) ends nothing.
+the HTTP calls (catalog, create a match, summary, an event's rooms and standings) and one
+websocket as the ``moderator`` role, which reconnects with backoff and re-syncs from the
+server's ``state`` snapshot. The server holds the match: closing this app (or losing the
+network) ends nothing.
+
+An event's room is moderated by its join code, which stays the same all event: when the
+room's match ends the server sends ``next_match`` and the link says ``hello`` again on the
+same socket, into the room's next match; after a drop it says hello to the room's code and
+lands in whatever the room plays now.
 """
 
 from __future__ import annotations
@@ -23,28 +29,39 @@ from textual.reactive import reactive
 
 from grace_arena.protocol import (
     ErrorMsg,
+    EventRoomInfo,
     Hello,
     MatchCreatedReply,
     MatchSummary,
+    NextMatch,
     Ping,
     Pong,
+    StandingsView,
     State,
     Welcome,
     parse_server,
 )
+from grace_arena.resources import command_prefix
 from moderator_tui import api
 from moderator_tui.messages import (
     CatalogLoaded,
     EventReceived,
     HttpFailed,
+    JoinLoaded,
     LinkChanged,
     MatchChosen,
+    RoomMovedOn,
+    RoomsLoaded,
     ServerError,
+    StandingsLoaded,
     StateReceived,
     SummaryLoaded,
+    Welcomed,
 )
 
 SILENCE_LIMIT = 9.0  # seconds without any message (not even a ping) before reconnecting
+#: Events after which an event's standings change.
+STANDINGS_EVENTS = frozenset({"ruled", "ruling_undone", "tossup_ended", "match_ended"})
 
 
 @dataclass(frozen=True)
@@ -52,7 +69,10 @@ class ServerTarget:
     """Where the server is and what the moderator may do there.
 
     ``server_token`` lets the app create matches and list the open ones (with their
-    moderator tokens); a ``moderator_token`` with a ``match_id`` is enough to run one match.
+    moderator tokens); a ``moderator_token`` with a ``match_id`` is enough to run one match,
+    and one with a ``room_code`` to run an event's room from match to match. ``event`` with
+    the server token offers the event's rooms to pick from (``room_code`` then picks one by
+    its code or name).
     """
 
     url: str  # http://host:port
@@ -65,6 +85,8 @@ class ServerTarget:
     hosts_server: bool = False
     #: Take control of the match from a moderator already connected (who then watches).
     take_over: bool = False
+    room_code: str | None = None
+    event: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +113,8 @@ class ModeratorApp(App[None]):
     #: The websocket is up (a ``welcome`` arrived on it).
     connected: reactive[bool] = reactive(False)
     link_detail: reactive[str] = reactive("not connected")
+    #: The event's standings (a match of an event's schedule), refreshed after each ruling.
+    standings: reactive[StandingsView | None] = reactive(None, always_update=True)
 
     def __init__(
         self,
@@ -100,6 +124,7 @@ class ModeratorApp(App[None]):
         autostart: bool = True,
         backoff: tuple[float, float] = (0.5, 10.0),
         cursor_blink: bool = True,
+        command: str | None = None,
     ) -> None:
         super().__init__()
         self.cursor_blink = cursor_blink  # off in snapshot tests
@@ -109,6 +134,14 @@ class ModeratorApp(App[None]):
         self.backoff = backoff
         self.join: MatchCreatedReply | None = None  # the match being moderated
         self.summary: MatchSummary | None = None
+        #: How the end screen writes ``grace-arena`` so that its commands run as printed.
+        self.command = command or command_prefix()
+        #: The event room being moderated (its join code), if any: hellos go to it.
+        self.room_code: str | None = target.room_code if target.moderator_token else None
+        #: A match other than the one shown began (the room moved on, or a reconnection
+        #: found it further on): the next state picks the screen afresh.
+        self._fresh_match = False
+        self._standings_of: str | None = None  # the event whose standings were asked for
         self.state_received = 0.0  # local monotonic time of the latest state
         self._outbox: asyncio.Queue[str] = asyncio.Queue()
         # The current tossup's log as seen so far (see ``_with_whole_log``).
@@ -128,7 +161,14 @@ class ModeratorApp(App[None]):
         if not self.autostart:
             return
         t = self.target
-        if t.match_id is not None and t.moderator_token:
+        if t.room_code and t.moderator_token:
+            self.open_room(t.room_code, t.moderator_token)
+        elif t.event and t.server_token:
+            from moderator_tui.event import RoomPickerScreen
+
+            self.push_screen(RoomPickerScreen(t.event))
+            self.load_rooms(t.event)
+        elif t.match_id is not None and t.moderator_token:
             self.join = MatchCreatedReply(
                 match_id=t.match_id, join_code="", join_url="", moderator_token=t.moderator_token
             )
@@ -185,17 +225,45 @@ class ModeratorApp(App[None]):
         self.post_message(HttpFailed("find", f"the server has no open match {match_id}"))
 
     @work(exclusive=True, group="summary", exit_on_error=False)
-    async def load_summary(self) -> None:
-        join = self.join
-        if join is None:
-            return
-        token = join.moderator_token or self.target.server_token or ""
+    async def load_summary(self, match_id: int, token: str) -> None:
         try:
-            summary = await asyncio.to_thread(api.summary, self.target.url, token, join.match_id)
+            summary = await asyncio.to_thread(api.summary, self.target.url, token, match_id)
         except api.ApiError as exc:
             self.post_message(HttpFailed("summary", str(exc)))
             return
         self.post_message(SummaryLoaded(summary))
+
+    @work(exclusive=True, group="rooms", exit_on_error=False)
+    async def load_rooms(self, event: str) -> None:
+        """The event's rooms, for the picker (the server token is needed)."""
+        assert self.target.server_token
+        try:
+            rooms = await asyncio.to_thread(
+                api.event_rooms, self.target.url, self.target.server_token, event
+            )
+        except api.ApiError as exc:
+            self.post_message(HttpFailed("rooms", str(exc)))
+            return
+        self.post_message(RoomsLoaded(event, rooms))
+
+    @work(exclusive=True, group="join", exit_on_error=False)
+    async def load_join(self, code: str) -> None:
+        """The join URL players use (the server's public address, not necessarily the one
+        this screen reaches it by)."""
+        try:
+            info = await asyncio.to_thread(api.join_info, self.target.url, code)
+        except api.ApiError:
+            return  # the URL built from the server's address stays
+        self.post_message(JoinLoaded(info))
+
+    @work(exclusive=True, group="standings", exit_on_error=False)
+    async def load_standings(self, event: str) -> None:
+        try:
+            standings = await asyncio.to_thread(api.standings, self.target.url, event)
+        except api.ApiError as exc:
+            self.post_message(HttpFailed("standings", str(exc)))
+            return
+        self.post_message(StandingsLoaded(standings))
 
     # -- the websocket -------------------------------------------------------------------------
 
@@ -205,8 +273,39 @@ class ModeratorApp(App[None]):
         self.state = None
         self.run_link(reply.match_id, reply.moderator_token)
 
+    def open_room(self, code: str, token: str, join_url: str = "") -> None:
+        """Moderate an event's room (its join code and moderator token): its current match,
+        then each next one as the room moves on."""
+        self.room_code = code.strip().upper()
+        self.join = MatchCreatedReply(
+            match_id=0,  # known from the welcome
+            join_code=self.room_code,
+            join_url=join_url or f"{self.target.url}/?code={self.room_code}",
+            moderator_token=token,
+        )
+        self.state = None
+        self.run_link(None, token)
+        if not join_url:
+            self.load_join(self.room_code)
+
+    def _hello(self, match_id: int | None, token: str) -> Hello:
+        """The moderator's hello: to the event room's code if there is one (it opens the
+        room's current match), else to the match."""
+        # One moderator controls a match at a time: the first hello takes over only if
+        # asked to (--take-over); a reconnection takes back the control this app had
+        # (its old connection may linger on the server), or watches again if another
+        # moderator took over meanwhile.
+        return Hello(
+            role="moderator",
+            join_code=self.room_code,
+            match_id=None if self.room_code else match_id,
+            token=token,
+            take_over=self.control == "own" or self.target.take_over,
+            watch=self.control == "watching",
+        )
+
     @work(exclusive=True, group="link", exit_on_error=False)
-    async def run_link(self, match_id: int, token: str) -> None:
+    async def run_link(self, match_id: int | None, token: str) -> None:
         """The moderator's websocket, for as long as the app runs: reconnects with
         exponential backoff (with jitter) and re-syncs from the ``state`` snapshot that
         follows every ``welcome``. Commands sent while the link is down are not queued
@@ -219,17 +318,7 @@ class ModeratorApp(App[None]):
         url = api.ws_url(self.target.url)
         while True:
             reason = "connection lost"
-            # One moderator controls a match at a time: the first hello takes over only if
-            # asked to (--take-over); a reconnection takes back the control this app had
-            # (its old connection may linger on the server), or watches again if another
-            # moderator took over meanwhile.
-            hello = Hello(
-                role="moderator",
-                match_id=match_id,
-                token=token,
-                take_over=self.control == "own" or self.target.take_over,
-                watch=self.control == "watching",
-            ).model_dump_json()
+            hello = self._hello(match_id, token).model_dump_json()
             try:
                 async with connect(url, open_timeout=10, close_timeout=2) as ws:
                     await ws.send(hello)
@@ -247,7 +336,7 @@ class ModeratorApp(App[None]):
                             except TimeoutError:
                                 reason = "no word from the server"
                                 break
-                            handled = await self._handle(ws, raw)
+                            handled = await self._handle(ws, raw, token)
                             if handled == "refused":
                                 reason = "the server refused the moderator"
                                 delay = cap  # the token will not get better by retrying fast
@@ -266,7 +355,7 @@ class ModeratorApp(App[None]):
             await asyncio.sleep(wait)
             delay = min(delay * 2, cap)
 
-    async def _handle(self, ws: Any, raw: str | bytes) -> str | None:
+    async def _handle(self, ws: Any, raw: str | bytes, token: str = "") -> str | None:
         """Handle one server message; ``"welcome"`` when the link is (again) up,
         ``"refused"`` when the server refused the ``hello``."""
         try:
@@ -278,8 +367,22 @@ class ModeratorApp(App[None]):
         elif isinstance(msg, Welcome):
             self.control = "watching" if msg.watching else "own"
             self._socket_up = True
+            self.post_message(Welcomed(msg.match_id))
             self.post_message(LinkChanged(True, "connected"))
             return "welcome"
+        elif isinstance(msg, NextMatch):
+            # The room moved on: hello again on this socket, into its next match. Commands
+            # wait for the welcome (a late "correct" must not reach the new match).
+            self._socket_up = False
+            self.room_code = msg.join_code
+            self.post_message(RoomMovedOn(msg))
+            hello = Hello(
+                role="moderator",
+                join_code=msg.join_code,
+                token=token,
+                watch=self.control == "watching",
+            )
+            await ws.send(hello.model_dump_json())
         elif isinstance(msg, State):
             for event in msg.events:  # the change's events, then the state they led to
                 self.post_message(EventReceived(event))
@@ -324,8 +427,85 @@ class ModeratorApp(App[None]):
         if self.join is not None and not self.join.join_code:
             # Connected with --match and a moderator token only: learn the join code.
             self.join = replace_join(self.join, state.match.join_code, self.target.url)
+        if state.event is not None and (
+            self._standings_of != state.event.name
+            or any(ev.get("type") in STANDINGS_EVENTS for ev in state.events)
+        ):
+            self._standings_of = state.event.name
+            self.load_standings(state.event.name)
         self.state = self._with_whole_log(state)
         self._follow_phase(state)
+
+    @on(Welcomed)
+    def _welcomed(self, message: Welcomed) -> None:
+        join = self.join
+        if join is None or join.match_id == message.match_id:
+            return
+        if join.match_id:  # another match than the one shown: forget the old one's things
+            self._fresh_match = True
+            self.summary = None
+            self._log_tossup, self._log, self._log_seq = None, [], 0
+        self.join = join.model_copy(update={"match_id": message.match_id})
+
+    @on(RoomMovedOn)
+    def _moved_on(self, message: RoomMovedOn) -> None:
+        self.notify(message.next_match.message, title="The room moves on", markup=False)
+
+    @on(JoinLoaded)
+    def _join_loaded(self, message: JoinLoaded) -> None:
+        info = message.info
+        if self.join is not None and self.join.join_code == info.join_code and info.join_url:
+            self.join = self.join.model_copy(update={"join_url": info.join_url})
+            if self.state is not None:
+                self.state = self.state  # the lobby shows the join URL again
+
+    @on(StandingsLoaded)
+    def _standings(self, message: StandingsLoaded) -> None:
+        self.standings = message.standings
+
+    @on(RoomsLoaded)
+    def _rooms(self, message: RoomsLoaded) -> None:
+        wanted = self.target.room_code
+        if wanted:
+            key = wanted.strip()
+            room = next(
+                (r for r in message.rooms if key.upper() == r.join_code or key == r.room), None
+            )
+            if room is None:
+                have = ", ".join(f"{r.room} ({r.join_code})" for r in message.rooms)
+                self.notify(
+                    f"event {message.event} has no room {key}: {have}",
+                    title="No such room",
+                    severity="error",
+                    markup=False,
+                )
+            else:
+                self.choose_room(room)
+                return
+        self.screen.post_message(RoomsLoaded(message.event, message.rooms))
+
+    def choose_room(self, room: EventRoomInfo) -> None:
+        """Moderate the room picked (the room picker, or --event with --room)."""
+        self.open_room(room.join_code, room.moderator_token, room.join_url)
+
+    def show_standings(self) -> None:
+        from moderator_tui.event import StandingsScreen
+
+        state = self.state
+        if state is None or state.event is None:
+            self.notify("This match is not part of an event: there are no standings.")
+            return
+        if not isinstance(self.screen, StandingsScreen):
+            self.push_screen(StandingsScreen())
+        self.load_standings(state.event.name)
+
+    def enter_current_match(self) -> None:
+        """From the end screen: the lobby (or the tossups) of the match the room plays now."""
+        state = self.state
+        if state is None:
+            return
+        self._fresh_match = False
+        self._switch(self._screen_for(state))
 
     def _with_whole_log(self, state: State) -> State:
         """``state`` with the whole log of its tossup: the server sends only its last events
@@ -349,24 +529,51 @@ class ModeratorApp(App[None]):
         return state.model_copy(update={"last_events": list(self._log)})
 
     def _follow_phase(self, state: State) -> None:
-        """Show the screen that fits the match: live while it runs, the summary at the end."""
+        """Show the screen that fits the match: live while it runs, the summary at the end.
+        The end screen of an event's match stays when the room moves on: the moderator goes
+        on to the next match's lobby with a key (the end screen says so)."""
         from moderator_tui.end import EndScreen
+        from moderator_tui.event import RoomPickerScreen
         from moderator_tui.live import LiveScreen
         from moderator_tui.setup import LobbyScreen, SetupScreen
 
-        top = self.screen
+        base = self._base_screen()
+        if base is None:
+            return  # the app is closing
         if state.match.phase == "ended":
-            if not isinstance(top, EndScreen):
-                self._switch(EndScreen())
-                self.load_summary()
-        elif isinstance(top, SetupScreen) or (
-            not isinstance(top, LiveScreen | LobbyScreen) and self._is_base(top)
+            if not (isinstance(base, EndScreen) and base.final.match.id == state.match.id):
+                self._fresh_match = False
+                self._switch(EndScreen(state))
+                token = self.join.moderator_token if self.join else ""
+                self.load_summary(state.match.id, token or self.target.server_token or "")
+        elif isinstance(base, EndScreen):
+            return
+        elif (
+            isinstance(base, SetupScreen | RoomPickerScreen)
+            or (self._fresh_match and isinstance(base, LiveScreen | LobbyScreen))
+            or (not isinstance(base, LiveScreen | LobbyScreen) and self._is_base(base))
         ):
-            started = state.match.tossups_played > 0 or state.match.phase != "idle"
-            self._switch(LiveScreen() if started else LobbyScreen())
+            self._fresh_match = False
+            self._switch(self._screen_for(state))
+
+    def _screen_for(self, state: State) -> Any:
+        from moderator_tui.live import LiveScreen
+        from moderator_tui.setup import LobbyScreen
+
+        started = state.match.tossups_played > 0 or state.match.phase != "idle"
+        return LiveScreen() if started else LobbyScreen()
+
+    def _base_screen(self) -> Any:
+        """The screen under any dialogs (help, a confirmation, the standings)."""
+        from textual.screen import ModalScreen
+
+        for screen in reversed(self.screen_stack):
+            if not isinstance(screen, ModalScreen):
+                return screen
+        return None
 
     def _is_base(self, screen: Any) -> bool:
-        return len(self.screen_stack) <= 1
+        return len(self.screen_stack) <= 1 or screen is self.screen_stack[0]
 
     def _switch(self, screen: Any) -> None:
         from textual.screen import ModalScreen
@@ -416,12 +623,15 @@ class ModeratorApp(App[None]):
 
     @on(SummaryLoaded)
     def _summary(self, message: SummaryLoaded) -> None:
-        self.summary = message.summary
-        self.screen.post_message(message)
+        if self.join is None or self.join.match_id == message.summary.match_id:
+            self.summary = message.summary
+        self._base_screen().post_message(SummaryLoaded(message.summary))
 
     @on(HttpFailed)
     def _http_failed(self, message: HttpFailed) -> None:
         self.notify(message.detail, title=f"Could not {_WHAT[message.what]}", severity="error")
+        if message.what == "standings":
+            return  # the standings screen shows the last ones it had
         if message.what == "find" and self._is_base(self.screen):
             from moderator_tui.setup import SetupScreen
 
@@ -470,6 +680,8 @@ _WHAT = {
     "create": "create the match",
     "find": "find the match",
     "summary": "load the summary",
+    "rooms": "load the event's rooms",
+    "standings": "load the standings",
 }
 
 
@@ -505,11 +717,16 @@ def make_tui(
     backoff: tuple[float, float] = (0.5, 10.0),
     cursor_blink: bool = True,
     take_over: bool = False,
+    room: str | None = None,
+    event: str | None = None,
+    command: str | None = None,
 ) -> ModeratorApp:
     """Build the moderator's app for the server at ``server`` (``http://host:port``).
 
-    ``token`` is the server token (set up new matches, list open ones); ``moderator_token``
-    with ``match_id`` runs one match without it.
+    ``token`` is the server token (set up new matches, list open ones, pick a room of
+    ``event``); ``moderator_token`` with ``match_id`` runs one match without it, and with
+    ``room`` (an event room's join code) runs that room from match to match. ``command``:
+    how the end screen writes ``grace-arena`` (default: as it runs from here).
     """
     target = ServerTarget(
         url=server.rstrip("/"),
@@ -519,6 +736,8 @@ def make_tui(
         record=record,
         hosts_server=hosts_server,
         take_over=take_over,
+        room_code=room,
+        event=event,
     )
     return ModeratorApp(
         target,
@@ -526,6 +745,7 @@ def make_tui(
         autostart=autostart,
         backoff=backoff,
         cursor_blink=cursor_blink,
+        command=command,
     )
 
 

@@ -1,5 +1,5 @@
 """The end of the match: scores, buzzes per team, the model players' buzzes, where the record
-and the exports are."""
+and the exports are; for a match of an event, where the room goes next."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from grace_arena.protocol import MatchSummary, State
+from grace_arena.protocol import EventView, MatchSummary, StandingsView, State
 from moderator_tui.messages import SummaryLoaded
-from moderator_tui.widgets import StatusLine, team_name
+from moderator_tui.widgets import StatusLine, room_label, team_name
 
 
 def scores_table(state: State, summary: MatchSummary | None) -> Table:
@@ -92,8 +92,15 @@ def model_buzzes(state: State, summary: MatchSummary | None) -> RenderableType:
     return Group(table, Text(f"{right} of {counted} model buzzes ruled correct."))
 
 
-def record_text(match_id: int, record: str | None) -> Text:
-    """Where the record is, and the commands that export and analyse this match."""
+def record_text(
+    match_id: int,
+    record: str | None,
+    *,
+    command: str = "grace-arena",
+    event: EventView | None = None,
+) -> Text:
+    """Where the record is, and the commands that export and analyse this match (and its
+    event's standings), with ``command`` for ``grace-arena`` so that they run as printed."""
     text = Text()
     text.append("The record", style="bold")
     if record:
@@ -103,34 +110,102 @@ def record_text(match_id: int, record: str | None) -> Text:
     else:
         text.append("  the server's database (grace-arena serve prints where it is)\n")
         text.append("Exports and analysis (add --db URL, or set GRACE_ARENA_DB):\n")
-    for line in (
-        f"grace-arena export --format csv --out match-{match_id}.csv --match {match_id}",
-        f"grace-arena export --format qbj --out match-{match_id}-qbj --match {match_id}",
-        f"grace-arena export --format grace --out match-{match_id}-grace --match {match_id}",
-        f"grace-arena analyze --match {match_id} --report report-{match_id}",
-    ):
+    lines = [
+        f"{command} export --format csv --out match-{match_id}.csv --match {match_id}",
+        f"{command} export --format qbj --out match-{match_id}-qbj --match {match_id}",
+        f"{command} export --format grace --out match-{match_id}-grace --match {match_id}",
+        f"{command} analyze --match {match_id} --report report-{match_id}",
+    ]
+    if event is not None:
+        name = shlex.quote(event.name)
+        lines.append(f"{command} event standings {name}")
+    for line in lines:
         text.append(f"  {line}\n", style="bold cyan")
     return text
 
 
+def next_text(final: State, now: State | None, standings: StandingsView | None) -> Text | None:
+    """For a match of an event: where its room goes next. ``now``: the state the app holds
+    (the room's next match once it moved on); ``standings``: what each room plays now."""
+    event = final.event
+    if event is None:
+        return None
+    room = room_label(event.room)
+    text = Text()
+    text.append(f" {room} · round {event.round} of {event.rounds} is over ", style="bold reverse")
+    text.append("\n")
+    if now is not None and now.match.id != final.match.id and now.event is not None:
+        teams = " vs ".join(t.name for t in now.teams)
+        text.append(f"{room} moves on to round {now.event.round}: {teams}. ", style="bold")
+        text.append("The players' phones follow by themselves. Press ")
+        text.append("enter", style="bold reverse")
+        text.append(" for its lobby.")
+        return text
+    status = None
+    if standings is not None and standings.event == event.name:
+        status = next((r for r in standings.rooms if r.join_code == event.join_code), None)
+    if status is not None and status.round is None:
+        text.append(f"{room} has played all its matches. ", style="bold")
+    else:
+        text.append(f"{room} moves on to its next match", style="bold")
+        text.append(" (it opens in a moment; the players' phones follow by themselves). ")
+    text.append("Press ")
+    text.append("r", style="bold reverse")
+    text.append(" for the standings.")
+    return text
+
+
 class EndScreen(Screen):
+    """The match that ended (``final``): it stays on screen when an event's room moves on to
+    its next match, until the moderator goes there (enter)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "next_match", "Next match", tooltip="The lobby of the room's next match"),
+        Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
         Binding("question_mark", "app.help", "Help", key_display="?"),
         Binding("q", "app.quit", "Quit"),
     ]
+
+    def __init__(self, final: State) -> None:
+        super().__init__()
+        self.final = final
+        self.summary: MatchSummary | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         with VerticalScroll(id="end-body"):
             yield Static("", id="end-title")
+            yield Static("", id="end-next")
             yield Static("", id="end-scores")
             yield Static("", id="end-models")
             yield Static("", id="end-record")
         yield Footer()
 
     def on_mount(self) -> None:
+        app_summary = self.app.summary  # type: ignore[attr-defined]
+        if app_summary is not None and app_summary.match_id == self.final.match.id:
+            self.summary = app_summary
         self.watch(self.app, "state", self.show)
+        self.watch(self.app, "standings", self.show)
         self.watch(self.app, "connected", self._link)
+
+    def _moved_on(self) -> bool:
+        now = self.app.state  # type: ignore[attr-defined]
+        return now is not None and now.match.id != self.final.match.id
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_match":
+            return self._moved_on()
+        if action == "standings":
+            return self.final.event is not None
+        return True
+
+    def action_next_match(self) -> None:
+        if self._moved_on():
+            self.app.enter_current_match()  # type: ignore[attr-defined]
+
+    def action_standings(self) -> None:
+        self.app.show_standings()  # type: ignore[attr-defined]
 
     def _link(self, _: Any = None) -> None:
         status = self.query_one(StatusLine)
@@ -138,22 +213,33 @@ class EndScreen(Screen):
         status.detail = self.app.link_detail  # type: ignore[attr-defined]
 
     @on(SummaryLoaded)
-    def _loaded(self, _: SummaryLoaded) -> None:
-        self.show(self.app.state)  # type: ignore[attr-defined]
+    def _loaded(self, message: SummaryLoaded) -> None:
+        if message.summary.match_id == self.final.match.id:
+            self.summary = message.summary
+            self.show()
 
-    def show(self, state: State | None) -> None:
+    def show(self, _: Any = None) -> None:
         if self not in self.app.screen_stack:
             return  # replaced by another screen meanwhile
-        if state is None:
-            return
-        summary: MatchSummary | None = self.app.summary  # type: ignore[attr-defined]
+        now: State | None = self.app.state  # type: ignore[attr-defined]
+        if now is not None and now.match.id == self.final.match.id:
+            self.final = now
+        state = self.final
+        summary = self.summary
         self.query_one(StatusLine).state = state
+        self.refresh_bindings()
         m = state.match
         title = Text()
         title.append(f" Match over — {m.title} ", style="bold reverse")
         title.append(f"  match {m.id} · {m.tossups_played} of {m.tossups_total} tossups played")
         self.query_one("#end-title", Static).update(title)
+        going = next_text(state, now, self.app.standings)  # type: ignore[attr-defined]
+        self.query_one("#end-next", Static).display = going is not None
+        self.query_one("#end-next", Static).update(going or "")
         self.query_one("#end-scores", Static).update(scores_table(state, summary))
         self.query_one("#end-models", Static).update(model_buzzes(state, summary))
         record = self.app.target.record or (summary.record if summary else None)  # type: ignore[attr-defined]
-        self.query_one("#end-record", Static).update(record_text(m.id, record))
+        command = self.app.command  # type: ignore[attr-defined]
+        self.query_one("#end-record", Static).update(
+            record_text(m.id, record, command=command, event=state.event)
+        )

@@ -75,6 +75,7 @@ class LiveScreen(Screen):
         Binding("minus", "slower", "Slower", key_display="-", tooltip=f"Pace -{PACE_STEP} wpm"),
         Binding("t", "throw_out", "Throw out", tooltip="Discard this tossup (asks first)"),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
+        Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
         Binding(
             "E", "end_match", "End match", key_display="E", tooltip="End the match (asks first)"
         ),
@@ -160,6 +161,8 @@ class LiveScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the keys that the match does not allow now (the footer shows what works)."""
+        if action == "standings":
+            return self.current is not None and self.current.event is not None
         command = COMMAND_OF.get(action)
         if command is None:
             return True
@@ -251,6 +254,9 @@ class LiveScreen(Screen):
                 self._send(EndMatchMsg())
 
         self.app.push_screen(ConfirmScreen(f"End the match now?{more}"), answer)
+
+    def action_standings(self) -> None:
+        self.app.show_standings()  # type: ignore[attr-defined]
 
     def action_join_info(self) -> None:
         from moderator_tui.dialogs import JoinScreen

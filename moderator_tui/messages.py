@@ -6,7 +6,16 @@ from typing import Any
 
 from textual.message import Message
 
-from grace_arena.protocol import ErrorMsg, MatchCreatedReply, MatchSummary, State
+from grace_arena.protocol import (
+    ErrorMsg,
+    EventRoomInfo,
+    JoinInfo,
+    MatchCreatedReply,
+    MatchSummary,
+    NextMatch,
+    StandingsView,
+    State,
+)
 
 
 class StateReceived(Message):
@@ -79,3 +88,46 @@ class HttpFailed(Message, bubble=False):  # the app hands it on to the screen
         super().__init__()
         self.what = what
         self.detail = detail
+
+
+class Welcomed(Message):
+    """The server took the moderator's ``hello``: into ``match_id`` (a new match when an
+    event's room moved on)."""
+
+    def __init__(self, match_id: int) -> None:
+        super().__init__()
+        self.match_id = match_id
+
+
+class RoomMovedOn(Message):
+    """The event's room moved on to its next match (``next_match``): the link says hello
+    there."""
+
+    def __init__(self, next_match: NextMatch) -> None:
+        super().__init__()
+        self.next_match = next_match
+
+
+class JoinLoaded(Message):
+    """What the join code opens, with the join URL players use."""
+
+    def __init__(self, info: JoinInfo) -> None:
+        super().__init__()
+        self.info = info
+
+
+class RoomsLoaded(Message, bubble=False):  # the app hands it on to the screen
+    """An event's rooms, to pick the one to moderate."""
+
+    def __init__(self, event: str, rooms: list[EventRoomInfo]) -> None:
+        super().__init__()
+        self.event = event
+        self.rooms = rooms
+
+
+class StandingsLoaded(Message):
+    """An event's standings, fetched after a ruling."""
+
+    def __init__(self, standings: StandingsView) -> None:
+        super().__init__()
+        self.standings = standings

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
@@ -28,46 +27,13 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from grace_arena.core.specs import parse_tossups, team_id
 from grace_arena.protocol import MatchSetup, State, TeamSetup
 from moderator_tui.messages import CatalogLoaded, HttpFailed
 from moderator_tui.widgets import QRCode, StatusLine
 
 HUMAN = "human"
 OFFLINE_MODEL = "tfidf"
-
-
-def parse_tossups(spec: str, total: int) -> list[int]:
-    """``"all"``, ``"1-8"``, ``"1,3,5-7"`` -> 0-based indices (in packet order, no repeats).
-
-    Raises ``ValueError`` naming the part it cannot read.
-    """
-    spec = spec.strip().lower()
-    if spec in ("", "all", "*"):
-        return list(range(total))
-    chosen: set[int] = set()
-    for part in re.split(r"[,\s]+", spec):
-        if not part:
-            continue
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if m is None:
-            raise ValueError(f"cannot read {part!r}: use numbers and ranges like 1-8,10")
-        lo = int(m.group(1))
-        hi = int(m.group(2) or lo)
-        if not 1 <= lo <= hi <= total:
-            raise ValueError(f"{part!r} is outside 1-{total}")
-        chosen.update(range(lo - 1, hi))
-    if not chosen:
-        raise ValueError("choose at least one tossup")
-    return sorted(chosen)
-
-
-def team_id(name: str, taken: set[str]) -> str:
-    """A team id (``[A-Za-z0-9_-]``) from its name, unique among ``taken``."""
-    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "team"
-    candidate, n = base, 2
-    while candidate in taken:
-        candidate, n = f"{base}-{n}", n + 1
-    return candidate
 
 
 class SetupScreen(Screen):
@@ -395,6 +361,7 @@ class LobbyScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "go_live", "Start: go to the tossups"),
         Binding("enter", "go_live", "Start", show=False),
+        Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
         Binding("question_mark", "app.help", "Help"),
         Binding("q", "app.leave", "Quit"),
     ]
@@ -438,6 +405,16 @@ class LobbyScreen(Screen):
             self.query_one(QRCode).show(join.join_url)
         if state is not None:
             self.query_one("#roster", Static).update(roster(state))
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "standings":
+            state = self.app.state  # type: ignore[attr-defined]
+            return state is not None and state.event is not None
+        return True
+
+    def action_standings(self) -> None:
+        self.app.show_standings()  # type: ignore[attr-defined]
 
     def action_go_live(self) -> None:
         from moderator_tui.live import LiveScreen

@@ -70,6 +70,11 @@ def team_name(teams: list[TeamView], team: str) -> str:
     return next((t.name for t in teams if t.id == team), team)
 
 
+def room_label(name: str) -> str:
+    """An event's room as said aloud: ``1`` -> ``Room 1``; a named room keeps its name."""
+    return f"Room {name}" if name.isdigit() else name
+
+
 @dataclass(frozen=True)
 class BuzzMark:
     buzz_id: int
@@ -102,7 +107,9 @@ def tossup_text(
     """The tossup with the reading cursor, clue boundaries, the power mark and buzz marks.
 
     Revealed words are bright, the word under the cursor is highlighted, unread words are dim.
-    ``upto``: render only the words up to that index (to find the cursor's line).
+    A pronunciation guide follows its word, in italics (``tossup.guides``: the moderator
+    reads it aloud). ``upto``: render only the words up to that index (to find the cursor's
+    line).
     """
     words = tossup.words or []
     starts = {end + 1 for end in tossup.clue_ends[:-1]}
@@ -124,6 +131,10 @@ def tossup_text(
         else:
             style = "dim"
         text.append(words[i], style=style)
+        guide = tossup.guides.get(i)
+        if guide:
+            text.append(" ")
+            text.append(guide, style=f"{'dim ' if i > tossup.position else ''}italic cyan")
         for m in by_word.get(i, []):
             colour = {"correct": "green", "incorrect": "red"}.get(m.ruling or "", "yellow")
             mark = RULING_MARK.get(m.ruling or "", "…")
@@ -223,6 +234,9 @@ class StatusLine(StateView):
         if state is None:
             return line.append(" GRACE Arena", style="bold")
         m = state.match
+        if state.event is not None:
+            e = state.event
+            line.append(f" {room_label(e.room)} · round {e.round}/{e.rounds} ", style="bold")
         phase = PHASE_LABEL.get(m.phase, m.phase)
         if m.paused and m.phase in ("reading", "awaiting"):
             phase = "PAUSED"

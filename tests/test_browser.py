@@ -195,24 +195,105 @@ def test_a_neg_locks_the_team_out(server, phone):
         mod.close()
 
 
+# Test instrumentation: hold the messages the server sends to the page (``__hold()``) and hand
+# them over later (``__release()``), as a slow network would: a press made before the page
+# heard of a rival's buzz.
+HOLD_MESSAGES = """
+(() => {
+  const Native = window.WebSocket;
+  let held = null;
+  window.__hold = () => { held = held || []; };
+  window.__release = () => { const q = held || []; held = null; q.forEach((f) => f()); };
+  window.WebSocket = class extends Native {
+    set onmessage(handler) {
+      super.onmessage = (ev) => {
+        if (held) held.push(() => handler.call(this, ev));
+        else handler.call(this, ev);
+      };
+    }
+    get onmessage() { return super.onmessage; }
+  };
+})();
+"""
+
+
 def test_losing_the_race_shows_the_margin(server, phone):
     match_id, code = new_match(server)
     mod = moderator(server, match_id)
     rival = player(server, "red", "Rex", match_id)
+    phone.add_init_script(HOLD_MESSAGES)
     try:
         join(phone, server, code, "Blue", "Bea")
         start_paused(mod)
         expect(status(phone)).to_have_text("Ready")
+        phone.evaluate("window.__hold()")  # the rival's buzz has not reached the phone ...
         rival.send(type="buzz", client_time=time.time())
         wait_for_floor(mod, rival.joined["player"])
-        expect(status(phone)).to_have_text("Red: Rex buzzed")
-        buzz_button(phone).tap()
+        buzz_button(phone).tap()  # ... when Bea presses
+        mod.wait(
+            lambda m: (
+                m["type"] == "event"
+                and m["event"]["type"] == "buzz_refused"
+                and m["event"]["reason"] == "lost_race"
+            )
+        )
+        phone.evaluate("window.__release()")
         expect(status(phone)).to_have_text("Lost the race")
         expect(phone.locator("#status-detail")).to_contain_text(re.compile(r"by [\d,]+ ms"))
         expect(phone.locator("#status")).to_have_attribute("data-state", "lost")
         shot(phone, "buzzer-lost-race")
     finally:
         rival.close()
+        mod.close()
+
+
+def test_the_other_teams_button_is_off_while_a_ruling_is_awaited(server, phone):
+    match_id, code = new_match(server)
+    mod = moderator(server, match_id)
+    rival = player(server, "red", "Rex", match_id)
+    try:
+        join(phone, server, code, "Blue", "Bea")
+        start_paused(mod)
+        expect(buzz_button(phone)).to_be_enabled()
+        rival.send(type="buzz", client_time=time.time())
+        wait_for_floor(mod, rival.joined["player"])
+        expect(status(phone)).to_have_text("Red: Rex buzzed")
+        expect(phone.locator("#status-detail")).to_have_text("Wait for the ruling")
+        expect(buzz_button(phone)).to_be_disabled()  # not a red button nobody may press
+        shot(phone, "buzzer-other-team-buzzed")
+        mod.send(type="rule", ruling="incorrect")
+        expect(status(phone)).to_have_text("Ready")  # the floor is open again
+        expect(buzz_button(phone)).to_be_enabled()
+    finally:
+        rival.close()
+        mod.close()
+
+
+def test_the_phone_names_a_model_player_once(server, phone):
+    teams = [
+        TeamSetup(id="red", name="Red"),
+        TeamSetup(id="model", name="Model (tfidf)", kind="model", model="tfidf"),
+    ]
+    match_id, code = new_match(server, teams=teams)
+    model_team = server.room(match_id).match.config.team("model")
+    tossup_id = next(tid for tid, buzz in model_team.buzzes.items() if buzz.word_index > 3)
+    mod = moderator(server, match_id)
+    try:
+        join(phone, server, code, "Red", "Ann")
+        start_paused(mod, tossup_id, clues=0)
+        floor = None
+        for _ in range(40):  # clue by clue until the model buzzes
+            mod.send(type="step", unit="clue")
+            state = mod.wait(lambda m: m["type"] in ("state", "error"))
+            if state["type"] == "state" and state["floor"] and state["floor"]["kind"] == "model":
+                floor = state["floor"]
+                break
+        assert floor is not None, "the model never buzzed"
+        expect(status(phone)).to_have_text("Model (tfidf) buzzed")
+        mod.send(type="rule", ruling="correct")
+        expect(status(phone)).to_have_text("Model (tfidf) got it")
+        expect(phone.locator("#status-detail")).to_contain_text(f"“{floor['answer']}”")
+    finally:
         mod.close()
 
 
@@ -354,5 +435,55 @@ def test_display_shows_the_banner_and_the_model_guess_after_the_ruling(server, b
         page.screenshot(path=str(SCREENSHOTS / "grace-arena-display.png"))
     finally:
         red.close()
+        mod.close()
+        context.close()
+
+
+def test_display_keeps_the_join_url_and_qr_code_in_sight_at_1280x720(server, browser):
+    colours = ("Red", "Blue", "Green", "Gold")
+    teams = [TeamSetup(id=c.lower(), name=c) for c in colours]
+    match_id, code = new_match(server, teams=teams)
+    mod = moderator(server, match_id)
+    players = [player(server, c.lower(), f"{c} player", match_id) for c in colours]
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        page.goto(f"{server.http_url}/display?code={code}")
+        # the join URL as text, the server's (here its loopback address: the test's server)
+        expect(page.locator("#join-url")).to_have_text(f"{server.http_url[7:]}/?code={code}")
+        start_paused(mod, clues=0)
+        mod.send(type="step", unit="word")
+        mod.state(lambda s: s["tossup"]["position"] >= 0)
+        # every team buzzes and negs in turn; the three others lose a race to the first
+        first, *others = players
+        first.send(type="buzz", client_time=time.time())
+        wait_for_floor(mod, first.joined["player"])
+        for rival in others:
+            rival.send(type="buzz", client_time=time.time())
+        for _ in others:
+            mod.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "buzz_refused")
+        mod.send(type="rule", ruling="incorrect")
+        for rival in others:
+            mod.state(lambda s: s["floor"] is None)
+            rival.send(type="buzz", client_time=time.time())
+            wait_for_floor(mod, rival.joined["player"])
+            mod.send(type="rule", ruling="incorrect")
+        expect(page.locator("#log li")).to_have_count(7)
+        page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-many-buzzes.png"))
+        stage = page.locator(".stage").bounding_box()  # what is below it is cut off
+        assert stage["y"] + stage["height"] <= 720
+        for element in ("#qr", "#join-code", "#join-url"):
+            box = page.locator(element).bounding_box()
+            assert box is not None and box["height"] > 0, element
+            assert box["y"] >= 0 and box["y"] + box["height"] <= stage["y"] + stage["height"], (
+                element,
+                box,
+            )
+        qr = page.locator("#qr").bounding_box()
+        assert qr["width"] >= 120  # still scannable from the room
+    finally:
+        for p in players:
+            p.close()
         mod.close()
         context.close()

@@ -15,7 +15,7 @@ from grace_arena.record.store import MatchStore
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("args", [[], ["db"], ["packet"], ["demo"], ["db", "upgrade"]])
+@pytest.mark.parametrize("args", [[], ["db"], ["packet"], ["demo"], ["db", "upgrade"], ["judge"]])
 def test_every_command_has_help(args):
     result = runner.invoke(app, [*args, "--help"])
     assert result.exit_code == 0, result.output
@@ -66,3 +66,70 @@ def test_demo_plays_a_match_into_the_record(db_url):
     assert len(replayed.match.game.played) == 3
     listed = runner.invoke(app, ["db", "matches", "--db", db_url])
     assert "Demo match" in listed.output
+
+
+def test_judge_prints_the_directive_and_why():
+    result = runner.invoke(app, ["judge", "Margaret Eleanor Atwood", "Atwood"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "accept"
+    assert lines[1].startswith("why: a person's surname")
+    assert "form: Margaret Eleanor Atwood" in lines
+    assert "similarity: 1.00" in lines
+
+
+def test_judge_prints_a_directed_prompt_and_a_reject():
+    line = '<b>Battle of Hastings</b> [prompt on Hastings by asking "which battle?"]'
+    prompt = runner.invoke(app, ["judge", line, "hastings"])
+    assert prompt.output.splitlines()[:2] == [
+        'prompt (ask: "which battle?")',
+        "why: is the form 'Hastings' (prompt clause)",
+    ]
+    reject = runner.invoke(app, ["judge", line, "Stamford Bridge"])
+    assert reject.output.splitlines()[:2] == ["reject", "why: matches no form of the line"]
+
+
+def test_judge_lists_the_forms_it_reads():
+    result = runner.invoke(
+        app, ["judge", "Atlanta, Georgia [do not accept Georgia]", "Georgia", "--forms"]
+    )
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.splitlines()[0] == "reject"
+    assert "  Atlanta  <- 'Georgia' after a comma qualifies it (from 'Atlanta, Georgia')" in out
+    assert "reject forms:\n  Georgia  <- reject clause" in out
+    assert "underlining: none (the looser conventions apply)" in out
+
+
+def test_judge_refuses_a_strictness_that_is_not_positive():
+    result = runner.invoke(app, ["judge", "<b>Iraq</b>", "Iran", "--strictness", "0"])
+    assert result.exit_code == 2
+    assert "must be > 0" in result.output
+
+
+def test_commands_printed_for_the_user_run_from_where_they_are(tmp_path):
+    from grace_arena.resources import command_prefix
+
+    bin_dir = tmp_path / "project" / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    script = bin_dir / "grace-arena"
+    script.write_text("#!/bin/sh\n")
+    # not on the PATH: by its path from where the user is, as the README writes it
+    nowhere = lambda name: None  # noqa: E731
+    project = tmp_path / "project"
+    assert command_prefix(cwd=project, bin_dir=bin_dir, which=nowhere) == ".venv/bin/grace-arena"
+    assert command_prefix(cwd=tmp_path / "elsewhere", bin_dir=bin_dir, which=nowhere) == str(script)
+    # on the PATH (an activated environment, pipx): the bare name
+    found = lambda name: str(script)  # noqa: E731
+    assert command_prefix(cwd=project, bin_dir=bin_dir, which=found) == "grace-arena"
+    # another grace-arena first on the PATH: this one, by its path
+    other = lambda name: "/usr/bin/grace-arena"  # noqa: E731
+    assert command_prefix(cwd=project, bin_dir=bin_dir, which=other) == ".venv/bin/grace-arena"
+    # a folder name with a space is quoted for the shell
+    spaced = tmp_path / "my project" / "bin"
+    spaced.mkdir(parents=True)
+    (spaced / "grace-arena").write_text("#!/bin/sh\n")
+    assert (
+        command_prefix(cwd=tmp_path, bin_dir=spaced, which=nowhere)
+        == "'my project/bin/grace-arena'"
+    )

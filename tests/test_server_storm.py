@@ -63,9 +63,9 @@ def test_commands_queued_together_are_committed_in_one_transaction(store):
         commits: list[int] = []
         append = store.append
 
-        def counted(match_id, events):
+        def counted(match_id, events, **options):
             commits.append(len(events))
-            append(match_id, events)
+            append(match_id, events, **options)
 
         store.append = counted
         futures = [
@@ -110,7 +110,7 @@ def test_a_failed_commit_takes_nothing_of_the_batch(store):
         await room.command(Join(team="red", player="p1", name="Ann"))
         seq = room.rm.seq
 
-        def fail(match_id, events):
+        def fail(match_id, events, **options):
             raise OSError("disk full")
 
         store.append = fail

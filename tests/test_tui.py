@@ -11,6 +11,7 @@ import asyncio
 import io
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from live import Client, LiveServer, moderator, player, two_teams
@@ -24,7 +25,7 @@ from moderator_tui.dialogs import ConfirmScreen, HelpScreen
 from moderator_tui.end import EndScreen
 from moderator_tui.live import LiveScreen
 from moderator_tui.setup import LobbyScreen, SetupScreen, parse_tossups, team_id
-from moderator_tui.widgets import BuzzBanner, answer_markup, buzz_marks, qr_text
+from moderator_tui.widgets import BuzzBanner, TossupPane, answer_markup, buzz_marks, qr_text
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
@@ -414,3 +415,70 @@ def test_the_app_keeps_the_whole_tossup_log_when_the_server_window_slides():
         }
     )
     assert [e["seq"] for e in app._with_whole_log(nxt).last_events] == [200]
+
+
+# ---------------------------------------------------------------------------------------------
+# What the moderator reads aloud
+
+
+async def test_the_moderator_sees_pronunciation_guides_and_the_punctuation_after_them(db_url):
+    # The sample packet's lit-european-1: 'Raskolnikov ("ras-KOHL-nee-kuff"), uses an axe'
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="s",
+        first_match=two_teams(tossup_ids=["lit-european-1"]),
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.arena.moderator_token(match_id)
+        ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+            await pilot.press("s", "n")
+            await until(pilot, lambda: phase(app) == "reading", "reading")
+            await pilot.press("space")
+            await until(pilot, lambda: not app.state.reading.running, "paused")
+            live = app.screen
+            text = " ".join(text_of(live.query_one(TossupPane)).split())
+            assert 'Raskolnikov ("ras-KOHL-nee-kuff"), uses an axe' in text
+            assert 'Dostoevsky ("duss-tuh-YEF-skee").' in text
+            # positions are still the canonical words': a buzz on "uses" is at "uses"
+            words = app.state.tossup.words
+            uses = words.index("uses")
+            assert words[uses - 1] == "Raskolnikov"
+            await pilot.press(*["w"] * (uses - app.state.tossup.position))
+            await until(pilot, lambda: app.state.tossup.position == uses, "the word 'uses'")
+            ann.send(type="buzz", client_time=time.time())
+            await until(pilot, lambda: phase(app) == "buzzed", "the buzz")
+            assert "(“uses”)" in text_of(live.query_one(BuzzBanner))
+        ann.close()
+    (buzz,) = server.arena.store.buzzes(match_id)
+    assert buzz.word_index == uses
+
+
+@pytest.mark.slow
+async def test_the_end_screens_commands_run_as_printed_from_where_the_user_is(
+    tmp_path, monkeypatch
+):
+    import shlex
+    import subprocess
+
+    from test_tui_snapshots import ended_state
+
+    for where in (Path.cwd(), tmp_path):
+        monkeypatch.chdir(where)
+        app = make_tui("http://127.0.0.1:9", autostart=False, cursor_blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            app.state = ended_state()
+            await app.push_screen(EndScreen(ended_state()))
+            await pilot.pause()
+            shown = text_of(app.screen.query_one("#end-record"))
+        line = next(line.strip() for line in shown.splitlines() if " export --format csv" in line)
+        argv = shlex.split(line)
+        program = argv[: argv.index("export")]
+        done = subprocess.run(
+            [*program, "export", "--help"], cwd=where, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0 and "--format" in done.stdout, (line, done.stderr)

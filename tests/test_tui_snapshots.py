@@ -13,17 +13,22 @@ import pytest
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.protocol import (
     BuzzRecord,
+    EventView,
     FloorView,
     MatchSummary,
     MatchView,
     ModelGuessView,
     ReadingView,
+    RoomStatus,
+    StandingRow,
+    StandingsView,
     State,
     TeamView,
     TossupView,
 )
 from moderator_tui import make_tui
 from moderator_tui.end import EndScreen
+from moderator_tui.event import StandingsScreen
 from moderator_tui.live import LiveScreen
 from moderator_tui.messages import CatalogLoaded
 from moderator_tui.setup import LobbyScreen, SetupScreen
@@ -232,7 +237,15 @@ def summary() -> MatchSummary:
 
 
 def offline_app(**kwargs):
-    return make_tui(URL, token="server-token", autostart=False, cursor_blink=False, **kwargs)
+    # the end screen's commands as the README writes them (not as this test runs)
+    return make_tui(
+        URL,
+        token="server-token",
+        autostart=False,
+        cursor_blink=False,
+        command=".venv/bin/grace-arena",
+        **kwargs,
+    )
 
 
 def catalog() -> CatalogLoaded:
@@ -317,8 +330,8 @@ def test_end_screen(snap_compare):
     async def run_before(pilot):
         app.connected = True
         app.summary = summary()
-        await app.push_screen(EndScreen())
         app.state = ended_state()
+        await app.push_screen(EndScreen(ended_state()))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
@@ -334,3 +347,76 @@ def test_help_screen(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before, press=["?"])
+
+
+def event_state(round_: int = 1, *, phase: str = "ended", teams_: tuple[str, ...] = ()) -> State:
+    """A match of an event's room 1, as the moderator sees it."""
+    state = ended_state() if phase == "ended" else live_state()
+    event = EventView(
+        name="club-night", title="Club Night", room="1", join_code="K7QXM", round=round_, rounds=3
+    )
+    update: dict = {"event": event}
+    if teams_:
+        update["teams"] = [t for t in teams() if t.id in teams_]
+        update["match"] = state.match.model_copy(
+            update={"id": 8, "phase": "idle", "tossups_played": 0, "join_code": "K7QXM"}
+        )
+    return state.model_copy(update=update)
+
+
+def standings() -> StandingsView:
+    def row(rank, team, name, kind, won, lost, points, heard, correct, powers, negs, live=0):
+        return StandingRow(
+            rank=rank, team=team, name=name, kind=kind, played=won + lost, won=won, lost=lost,
+            tied=0, live=live, points=points, points_against=0, tossups_heard=heard,
+            points_per_tossup=points / heard if heard else None, correct=correct, powers=powers,
+            incorrect=negs, negs=negs,
+        )  # fmt: skip
+
+    return StandingsView(
+        event="club-night",
+        title="Club Night",
+        rounds=3,
+        rows=[
+            row(1, "blue", "Blue", "human", 1, 0, 25, 8, 2, 1, 0, live=1),
+            row(2, "model", "Model (tfidf)", "model", 1, 0, 10, 8, 1, 0, 1, live=1),
+            row(3, "red", "Red", "human", 0, 1, -5, 8, 0, 0, 1),
+            row(4, "gold", "Gold", "human", 0, 1, 0, 8, 0, 0, 0),
+        ],
+        rooms=[
+            RoomStatus(
+                room="1", join_code="K7QXM", round=2, match_id=8, teams=["Blue", "Model (tfidf)"],
+                scores={"Blue": 25, "Model (tfidf)": 10}, phase="buzzed",
+            ),
+            RoomStatus(room="2", join_code="RPRM9", round=2, match_id=9, teams=["Red", "Gold"]),
+        ],
+    )  # fmt: skip
+
+
+def test_standings_screen(snap_compare):
+    app = offline_app()
+
+    async def run_before(pilot):
+        app.connected = True
+        await app.push_screen(LiveScreen())
+        app.state = event_state(2, phase="buzzed")
+        app.standings = standings()
+        await app.push_screen(StandingsScreen())
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_end_screen_of_an_events_match_once_the_room_moved_on(snap_compare):
+    app = offline_app(record="sqlite:////home/moderator/.local/share/grace-arena/grace_arena.db")
+
+    async def run_before(pilot):
+        app.connected = True
+        app.summary = summary()
+        final = event_state(1)
+        app.state = final
+        await app.push_screen(EndScreen(final))
+        app.state = event_state(2, teams_=("red", "blue"))  # the room's next match
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

@@ -58,3 +58,26 @@ def test_a_public_tossup_id_is_its_number_in_the_match():
     assert public_tossup_id(match, "t2") == "tossup-1"  # not played yet: the next number
     match.handle(StartTossup(tossup_id="t2"), now=1.0)
     assert public_tossup_id(match, "t2") == "tossup-1"
+
+
+def test_the_moderator_gets_the_pronunciation_guides_to_read_aloud():
+    from grace_arena.core.tokenize import tokenize
+    from grace_arena.server.arena import reading_guides
+
+    text = 'Raskolnikov ("ras-KOHL-nee-kuff"), uses an (*) axe — twice. For 10 points, name it.'
+    tossup = tokenize(text)
+    words = [w.text for w in tossup.words]
+    assert words[:4] == ["Raskolnikov", "uses", "an", "axe"]  # the canonical words
+    guides = reading_guides(tossup)
+    assert guides == {0: '("ras-KOHL-nee-kuff"),', 3: "—"}  # no power mark: power_index
+
+    match, _ = started_match(config(), now=0.0)
+    match.handle(StartTossup(), now=1.0)
+    facts = RoomFacts(
+        match_id=7, join_code="ABCDE", words={"t0": words}, wpm=180, running=True,
+        trajectories={}, tossup_log=[], guides={"t0": guides},
+    )  # fmt: skip
+    assert state_view(match, facts, "moderator", now=2.0).tossup.guides == guides
+    assert state_view(match, facts, "moderator", now=2.0).tossup.words == words
+    for role in ("player", "display"):
+        assert state_view(match, facts, role, now=2.0).tossup.guides == {}

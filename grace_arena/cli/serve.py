@@ -46,6 +46,35 @@ def print_join(console, url: str, code: str, moderator_token: str, match_id: int
     console.print(out.getvalue(), highlight=False, markup=False, soft_wrap=True)
 
 
+def print_room(console, arena, er) -> None:
+    """One room of an event: who plays there now, its join URL and QR, its moderator token."""
+    live = er.live
+    if live is None:
+        console.print(f"room {er.name}: every match played", highlight=False)
+        return
+    teams = " vs ".join(t.name for t in live.match.config.teams)
+    console.print(
+        f"\nroom [bold]{er.name}[/] — round {live.event.round if live.event else '?'}: {teams}",
+        highlight=False,
+    )
+    print_join(
+        console,
+        arena.join_url(er.join_code),
+        er.join_code,
+        arena.events.moderator_token(er),
+        live.rm.id,
+    )
+    from grace_arena.resources import command_prefix
+
+    console.print(
+        f"moderator: {command_prefix()} moderate --server {arena.settings.public_url} "
+        f"--room {er.join_code} --token {arena.events.moderator_token(er)}",
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
+
+
 @app.command("serve")
 def serve(
     db: DbOption = None,
@@ -79,6 +108,21 @@ def serve(
         int,
         typer.Option(min=1, help="Websockets open at once from one address (a club's router)."),
     ] = 300,
+    event: Annotated[
+        str | None,
+        typer.Option(
+            help="Serve the rooms of this event (grace-arena event schedule): each room plays "
+            "its matches one after another; no match of its own is opened."
+        ),
+    ] = None,
+    room: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--room",
+            help="With --event: serve only these rooms (repeatable; default: every room that "
+            "no other server process sharing the record serves).",
+        ),
+    ] = None,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
     from rich.console import Console
@@ -93,7 +137,7 @@ def serve(
     packets = packet or [SAMPLE_PACKET_PATH]
     public = public_base(console, host, port, public_url)
     first = None
-    if match:
+    if match and event is None:
         from grace_arena.core.packet import load_packet
 
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
@@ -105,10 +149,20 @@ def serve(
         console.print(
             f"server token (for the moderator's set-up): {arena.tokens.server()}", soft_wrap=True
         )
-        for room in arena.rooms.values():
-            reply = arena.created_reply(room)
+        for er in arena.events.rooms.values():
+            print_room(console, arena, er)
+        for live in arena.rooms.values():
+            if live.event is not None:
+                continue
+            reply = arena.created_reply(live)
             print_join(
                 console, reply.join_url, reply.join_code, reply.moderator_token, reply.match_id
+            )
+        if event is not None:
+            console.print(
+                f"standings on a projector: {public.rstrip('/')}/display?event={event}",
+                soft_wrap=True,
+                highlight=False,
             )
         console.print(f"listening on {public} — Ctrl+C stops", soft_wrap=True, highlight=False)
 
@@ -122,5 +176,7 @@ def serve(
         freeze_gc=True,
         max_players_per_match=max_players,
         max_connections_per_address=max_connections_per_address,
+        event=event,
+        event_rooms=room,
     )
     run(create_app(settings), host=host, port=port)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from grace_arena.core.config import MatchConfig, ScoringRules, TeamSpec, TossupSpec
@@ -47,3 +48,39 @@ def match_config(
         wpm=wpm,
         compensated=compensated,
     )
+
+
+def parse_tossups(spec: str, total: int) -> list[int]:
+    """``"all"``, ``"1-8"``, ``"1,3,5-7"`` -> 0-based indices (in packet order, no repeats).
+
+    Raises ``ValueError`` naming the part it cannot read.
+    """
+    spec = spec.strip().lower()
+    if spec in ("", "all", "*"):
+        return list(range(total))
+    chosen: set[int] = set()
+    for part in re.split(r"[,\s]+", spec):
+        if not part:
+            continue
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if m is None:
+            raise ValueError(f"cannot read {part!r}: use numbers and ranges like 1-8,10")
+        lo = int(m.group(1))
+        hi = int(m.group(2) or lo)
+        if not 1 <= lo <= hi <= total:
+            raise ValueError(f"{part!r} is outside 1-{total}")
+        chosen.update(range(lo - 1, hi))
+    if not chosen:
+        raise ValueError("choose at least one tossup")
+    return sorted(chosen)
+
+
+def team_id(name: str, taken: Iterable[str] = ()) -> str:
+    """A team id (``[A-Za-z0-9_-]``) from its name, unique among ``taken``
+    (``"Model (tfidf)"`` -> ``"model-tfidf"``)."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "team"
+    taken = set(taken)
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate

@@ -13,7 +13,10 @@
   per event team, with the mapping written alongside (``<name>.teams.json``). A GRACE file
   imported with ``grace-arena import grace`` comes back out as it went in.
 * ``qbj``: one QBJ ``Match`` object per match (schema.quizbowl.technology), as MODAQ writes
-  them; our own fields sit under ``_grace_arena`` (QBJ readers skip ``_`` keys).
+  them; our own fields sit under ``_grace_arena`` (QBJ readers skip ``_`` keys). With
+  ``--event``, an event run with a schedule also gets a QBJ tournament file
+  (``<event>.qbj``: registrations, rounds with their packet and matches, the scoring rules),
+  as tournament statistics programs read them.
 
 With several packets (``grace``) or matches (``qbj``), ``PATH`` is a folder.
 """
@@ -47,7 +50,14 @@ from grace_arena.io.record_io import (
 )
 from grace_arena.record.models import PlayerRow, TossupRow
 
-__all__ = ["FORMATS", "export", "export_parquet", "grace_export_data", "qbj_match"]
+__all__ = [
+    "FORMATS",
+    "export",
+    "export_parquet",
+    "grace_export_data",
+    "qbj_match",
+    "qbj_tournament",
+]
 
 FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet")
 
@@ -124,9 +134,24 @@ def export(
         )
         teams_file.write_text(json.dumps(mapping, indent=2, ensure_ascii=False) + "\n", "utf-8")
         return [*files, teams_file]
-    files = _targets(out, [f"match-{m.id}" for m in matches], ".qbj")
+    plans = _scheduled_events(engine, event_ids) if events else []
+    if plans and out.suffix:
+        raise ValueError(
+            f"--out {out}: an event's QBJ export is a folder (a file per match and the "
+            "tournament file); give a folder"
+        )
+    files = _targets(out, [f"match-{m.id}" for m in matches], ".qbj") if matches else []
     for path, m in zip(files, matches, strict=True):
         path.write_text(json.dumps(qbj_match(engine, m), indent=2, ensure_ascii=False) + "\n")
+    for plan in plans:
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"{_safe_name(plan.name)}.qbj"
+        mine = [m for m in matches if m.event_id == plan.id]
+        data = qbj_tournament(engine, plan, mine)
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        files.append(path)
+    if not files:
+        raise ValueError("nothing to export in QBJ: no match in scope")
     return files
 
 
@@ -481,6 +506,117 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         },
     }
+
+
+# ---------------------------------------------------------------------------------------
+# QBJ tournament (an event run with a schedule)
+# ---------------------------------------------------------------------------------------
+
+#: The version of the QBJ tournament file format (schema.quizbowl.technology/serialization).
+QBJ_VERSION = "1.3"
+
+
+def _scheduled_events(engine: Engine, event_ids: Sequence[int]) -> list[Any]:
+    from grace_arena.record.schedule import load_plan
+
+    plans = [load_plan(engine, event_id) for event_id in event_ids]
+    return [p for p in plans if p.rooms]
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "event"
+
+
+def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
+    """An event run with a schedule as a QBJ tournament file: a ``Registration`` per team
+    (its players those of the event), every played match as a ``Match`` (the per-match export,
+    its teams referring to the registrations), and the ``Tournament``: one phase whose rounds
+    list their packet and matches, and the scoring rules of the event's matches."""
+    by_match = {m.id: m for m in matches}
+    team_ref = {t.id: f"team_{t.id}" for t in plan.teams}
+    players: dict[str, list[str]] = {t.id: [] for t in plan.teams}
+    for p in plan.players:
+        players[p.team].append(p.name)
+    objects: list[dict[str, Any]] = []
+    for t in plan.teams:
+        names = players[t.id] or ([t.model] if t.model else [])
+        objects.append(
+            {
+                "type": "Registration",
+                "id": f"registration_{t.id}",
+                "name": t.name,
+                "teams": [
+                    {
+                        "id": team_ref[t.id],
+                        "name": t.name,
+                        "players": [{"name": n} for n in names],
+                    }
+                ],
+            }
+        )
+    rounds: dict[int, list[dict[str, str]]] = {}
+    rules = None
+    for game in plan.games:
+        m = by_match.get(game.match_id) if game.match_id is not None else None
+        if m is None or not m.played:
+            continue
+        match = qbj_match(engine, m)
+        for team_entry, team in zip(match["match_teams"], m.config.teams, strict=True):
+            team_entry["team"] = {"$ref": team_ref[team.id]}
+        room = plan.room(game.room_id or "")
+        match_id = f"match_{m.id}"
+        objects.append(
+            {
+                "type": "Match",
+                "id": match_id,
+                **({"location": f"Room {room.name}"} if room else {}),
+                "serial": f"{game.round}-{room.name if room else game.slot}",
+                **match,
+            }
+        )
+        rounds.setdefault(game.round, []).append({"$ref": match_id})
+        rules = rules or m.config.rules
+    answer_types = [{"value": 10}, {"value": -5}]
+    if rules is not None:
+        values = {rules.correct_points, rules.neg_points, *([rules.power_points] if
+                  rules.power_points else [])}  # fmt: skip
+        answer_types = [{"value": v} for v in sorted(values, reverse=True) if v]
+    objects.append(
+        {
+            "type": "Tournament",
+            "name": plan.title,
+            "short_name": plan.name,
+            "scoring_rules": {
+                "name": "GRACE Arena tossups",
+                "teams_per_match": 2,
+                "regulation_tossup_count": max(
+                    (len(r.tossup_ids) for r in plan.rounds if r.tossup_ids), default=20
+                ),
+                "answer_types": answer_types,
+            },
+            "registrations": [{"$ref": f"registration_{t.id}"} for t in plan.teams],
+            "phases": [
+                {
+                    "name": "Rounds",
+                    "rounds": [
+                        {
+                            "name": f"Round {r.number}",
+                            "packets": [{"name": r.packet_id}],
+                            "matches": rounds.get(r.number, []),
+                        }
+                        for r in plan.rounds
+                    ],
+                }
+            ],
+            "_grace_arena": {
+                "event": plan.name,
+                "team_kinds": {t.name: t.kind for t in plan.teams},
+                "models": {t.name: t.model for t in plan.teams if t.model},
+                "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            },
+        }
+    )
+    return {"version": QBJ_VERSION, "objects": objects}
 
 
 # ---------------------------------------------------------------------------------------

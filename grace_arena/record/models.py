@@ -4,7 +4,10 @@ An **event** (``arena_event``: a competition, a club night, a study) groups matc
 (``event_team``) and players (``event_player``) keep their identity across its matches. Every
 match belongs to one event (a match created on its own gets an event of its own). Buzzpoints
 known only per tossup, pooled over rooms whose matches are unknown (GRACE's public data), are
-``pooled_buzz`` rows of the event, each from one ``event_import``.
+``pooled_buzz`` rows of the event, each from one ``event_import``. An event run live has
+rooms (``event_room``), rounds (``event_round``, a packet each) and a schedule of matches
+(``event_game``: which teams meet in which round and room, and the match once created).
+``match_lease`` says which server process serves a match, when several share one record.
 
 ``event`` is the source of truth: every event of every match, in order. ``buzz`` and
 ``ruling`` are projections of those events, written in the same transaction, so that exports
@@ -70,6 +73,11 @@ class EventTeamRow(SQLModel, table=True):
     name: str
     kind: str = Field(max_length=16)  # human | model
     model: str | None = None
+    #: A model team's buzz policy in the event's matches (None: the defaults).
+    threshold: float | None = None
+    confidence: str | None = Field(default=None, max_length=16)
+    #: Order of registration (the order teams are listed and paired in).
+    position: int = 0
 
 
 class EventPlayerRow(SQLModel, table=True):
@@ -81,6 +89,62 @@ class EventPlayerRow(SQLModel, table=True):
     team_id: str = Field(max_length=64)
     name: str
     kind: str = Field(max_length=16)
+
+
+class EventRoomRow(SQLModel, table=True):
+    """A room of an event: where its matches are read, one after another. Its join code and
+    moderator tokens stay the same from round to round, so that a phone or a moderator's
+    terminal that reconnects comes back to the room's next match."""
+
+    __tablename__ = "event_room"
+    event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
+    room_id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=100)
+    position: int
+    join_code: str = Field(max_length=32, unique=True)
+    #: SHA-256 of the room's valid moderator tokens, newest last.
+    moderator_tokens: list[str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class EventRoundRow(SQLModel, table=True):
+    """A round of an event: the packet its matches are read from."""
+
+    __tablename__ = "event_round"
+    event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
+    number: int = Field(primary_key=True)  # 1-based
+    packet_id: str = Field(max_length=100)
+    #: The tossups to read, in order (None: the whole packet).
+    tossup_ids: list[str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class EventGameRow(SQLModel, table=True):
+    """A scheduled match of an event (or a bye: one team, no room). ``match_id`` is set when
+    the match is created in the record; from then on its round can no longer change."""
+
+    __tablename__ = "event_game"
+    __table_args__ = (Index("ix_event_game_room", "event_id", "room_id", "round", "slot"),)
+    id: int | None = Field(default=None, primary_key=True)
+    event_id: int = Field(foreign_key="arena_event.id")
+    round: int
+    room_id: str | None = Field(default=None, max_length=64)
+    slot: int = 0  # order of the room's matches within the round
+    teams: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    match_id: int | None = Field(default=None, foreign_key="match.id", unique=True)
+
+
+class MatchLeaseRow(SQLModel, table=True):
+    """Which server process serves a match: one at a time. The holder renews its lease while
+    it serves the match and with every commit; another process takes the match over only once
+    the lease has lapsed or its holder is known to be dead."""
+
+    __tablename__ = "match_lease"
+    match_id: int = Field(primary_key=True, foreign_key="match.id")
+    holder: str = Field(max_length=200)  # host:pid:nonce of the serving process
+    host: str = Field(max_length=200)
+    pid: int
+    url: str | None = Field(default=None, max_length=500)  # where that process serves
+    acquired_at: float
+    renewed_at: float
 
 
 class EventImportRow(SQLModel, table=True):

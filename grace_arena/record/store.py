@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert
+from sqlalchemy import func, insert, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -37,20 +38,26 @@ from grace_arena.core.events import (
     event_from_dict,
     event_to_dict,
 )
-from grace_arena.core.match import Match
+from grace_arena.core.match import Match, MatchState
 from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
+    EventGameRow,
     EventPlayerRow,
     EventRow,
     EventTeamRow,
+    MatchLeaseRow,
     MatchRow,
     PacketRow,
     PlayerRow,
     RulingRow,
     TeamRow,
     TossupRow,
+    utcnow,
 )
+
+if TYPE_CHECKING:
+    from grace_arena.record.lease import Holder
 
 #: Moderator tokens a match keeps valid: each new one (a take-over, a server restarted without
 #: the old one in memory) is added, the oldest dropped.
@@ -59,6 +66,10 @@ MODERATOR_TOKENS_KEPT = 4
 
 class RecordError(RuntimeError):
     """The record cannot do what was asked (unknown match, corrupt event...)."""
+
+
+class GameTaken(RecordError):
+    """A scheduled match already has its match (another process created it first)."""
 
 
 class MatchStore:
@@ -76,9 +87,16 @@ class MatchStore:
         now: float,
         join_code: str | None = None,
         event: str | None = None,
+        game_id: int | None = None,
+        holder: Holder | None = None,
     ) -> RecordedMatch:
         """Store a new match in the event named ``event`` (made if new; by default an event
-        of its own, ``match-<id>``); its teams are registered in the event."""
+        of its own, ``match-<id>``); its teams are registered in the event.
+
+        With ``game_id`` the match plays that scheduled match of the event, linked in the same
+        transaction; if another process linked a match to it first, nothing is stored and
+        :class:`GameTaken` is raised. With ``holder`` that server process takes the match's
+        lease in the same transaction (:mod:`grace_arena.record.lease`)."""
         match, events = Match.create(config, now=now)
         with Session(self.engine) as session:
             own = event is None
@@ -143,15 +161,38 @@ class MatchStore:
                     )
             session.flush()
             _write_events(session, match_id, events)
+            if game_id is not None:
+                linked = session.execute(
+                    update(EventGameRow)
+                    .where(EventGameRow.id == game_id, EventGameRow.match_id.is_(None))  # type: ignore[union-attr]
+                    .values(match_id=match_id)
+                )
+                if linked.rowcount != 1:  # type: ignore[attr-defined]
+                    session.rollback()
+                    raise GameTaken(f"scheduled match {game_id} has a match already")
+            if holder is not None:
+                session.add(
+                    MatchLeaseRow(
+                        match_id=match_id,
+                        holder=holder.id,
+                        host=holder.host,
+                        pid=holder.pid,
+                        url=holder.url,
+                        acquired_at=now,
+                        renewed_at=time.time(),
+                    )
+                )
             session.commit()
-        return RecordedMatch(self, match_id, match)
+        return RecordedMatch(self, match_id, match, holder=holder)
 
-    def open(self, match_id: int) -> RecordedMatch:
-        """Rebuild a match from its stored events."""
+    def open(self, match_id: int, *, holder: Holder | None = None) -> RecordedMatch:
+        """Rebuild a match from its stored events. With ``holder``, that server process must
+        hold the match's lease (:func:`grace_arena.record.lease.acquire`) and every commit
+        checks it still does."""
         events = self.events(match_id)
         if not events:
             raise RecordError(f"no match {match_id} in the record")
-        return RecordedMatch(self, match_id, Match.replay(events))
+        return RecordedMatch(self, match_id, Match.replay(events), holder=holder)
 
     def events(self, match_id: int, *, after: int = 0) -> list[Event]:
         with Session(self.engine) as session:
@@ -228,6 +269,10 @@ class MatchStore:
             row = session.get(MatchRow, match_id)
             return list(row.moderator_tokens or []) if row is not None else []
 
+    def match_row(self, match_id: int) -> MatchRow | None:
+        with Session(self.engine) as session:
+            return session.get(MatchRow, match_id)
+
     def find_by_join_code(self, code: str) -> MatchRow | None:
         with Session(self.engine) as session:
             return session.exec(select(MatchRow).where(MatchRow.join_code == code)).first()
@@ -248,10 +293,30 @@ class MatchStore:
                 ).all()
             )
 
-    def append(self, match_id: int, events: Sequence[Event]) -> None:
-        """Commit ``events`` (and their projections) in one transaction."""
+    def append(
+        self, match_id: int, events: Sequence[Event], *, holder: Holder | None = None
+    ) -> None:
+        """Commit ``events`` (and their projections) in one transaction; with ``holder``, only
+        while that process holds the match's lease (else :class:`LeaseLost`, nothing stored)."""
         with Session(self.engine) as session:
+            if holder is not None:
+                from grace_arena.record.lease import fence
+
+                fence(session, match_id, holder)
             _write_events(session, match_id, events)
+            session.commit()
+
+    def append_many(self, batch: Sequence[tuple[int, Sequence[Event], Holder | None]]) -> None:
+        """Commit the events of several matches in one transaction: one disk sync for all the
+        rooms a server is serving (a group commit). Each match's lease is checked as in
+        :meth:`append`; if anything fails, nothing of the batch is stored."""
+        with Session(self.engine) as session:
+            for match_id, events, holder in batch:
+                if holder is not None:
+                    from grace_arena.record.lease import fence
+
+                    fence(session, match_id, holder)
+                _write_events(session, match_id, events)
             session.commit()
 
     def event_count(self, match_id: int) -> int:
@@ -287,8 +352,11 @@ def save_packet_in(
             raw or json.dumps(packet.model_dump(mode="json"), sort_keys=True).encode()
         ).hexdigest()
     row = session.get(PacketRow, packet.packet.id)
-    if row is not None and row.content_sha256 == digest:
-        return False
+    document = packet.model_dump(mode="json", exclude_none=True)
+    if row is not None and (
+        row.content_sha256 == digest or (row.meta or {}).get("document") == document
+    ):
+        return False  # the same packet (read back from the record, or from another file)
     if row is not None:
         if not replace:
             raise RecordError(
@@ -299,6 +367,7 @@ def save_packet_in(
             select(TossupRow).where(TossupRow.packet_id == packet.packet.id)
         ).all():
             session.delete(old)
+        session.flush()  # the tossups first: they refer to the packet
         session.delete(row)
         session.flush()
     session.add(
@@ -307,7 +376,9 @@ def save_packet_in(
             title=packet.packet.title,
             source_path=str(source) if source else None,
             content_sha256=digest,
-            meta=packet.packet.model_dump(mode="json"),
+            # the header, and the whole packet so that a server sharing the record can read
+            # it without the file (grace_arena.record.packets)
+            meta={**packet.packet.model_dump(mode="json"), "document": document},
         )
     )
     session.flush()
@@ -334,14 +405,18 @@ def save_packet_in(
 class RecordedMatch:
     """A live match whose every accepted command is committed before it takes effect."""
 
-    def __init__(self, store: MatchStore, match_id: int, match: Match) -> None:
+    def __init__(
+        self, store: MatchStore, match_id: int, match: Match, *, holder: Holder | None = None
+    ) -> None:
         self.store = store
         self.id = match_id
         self.match = match
+        #: The server process that serves the match (its commits check its lease), if any.
+        self.holder = holder
 
     def handle(self, command: Command, *, now: float) -> list[Event]:
         events = self.match.decide(command, now=now)  # raises IllegalCommand: nothing stored
-        self.store.append(self.id, events)
+        self.store.append(self.id, events, holder=self.holder)
         self.match.apply(events)
         return events
 
@@ -355,6 +430,18 @@ class RecordedMatch:
         command stores nothing and does not stop the others). If the commit fails, nothing
         takes effect and the error is raised.
         """
+        results, state, every = self.decide_many(commands, now=now)
+        if every:
+            self.store.append(self.id, every, holder=self.holder)
+            self.match.state = state
+        return results
+
+    def decide_many(
+        self, commands: Sequence[Command], *, now: float
+    ) -> tuple[list[list[Event] | IllegalCommand], MatchState, list[Event]]:
+        """What :meth:`handle_many` decides, without storing or applying it: per command its
+        events or refusal, the state they all lead to, and all their events in order. The
+        caller commits the events, then sets ``self.match.state`` to that state."""
         scratch = Match(self.match.state)  # states are immutable: the live match is untouched
         results: list[list[Event] | IllegalCommand] = []
         for command in commands:
@@ -366,10 +453,7 @@ class RecordedMatch:
             scratch.apply(events)
             results.append(events)
         every = [ev for r in results if isinstance(r, list) for ev in r]
-        if every:
-            self.store.append(self.id, every)
-            self.match.state = scratch.state
-        return results
+        return results, scratch.state, every
 
     @property
     def seq(self) -> int:
@@ -422,46 +506,66 @@ def register_player(
 
 
 def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> None:
-    # A refused buzz only adds its event and buzz rows, which nothing after it in the batch
-    # looks up: a storm of them is written with one multi-row INSERT per table.
+    # Most events add only their ``event`` row (a word revealed, a pause...), and a refused
+    # buzz only its event and buzz rows, which nothing after it in the batch looks up: those
+    # are written with one multi-row INSERT per table, without the ORM's unit of work (a word
+    # revealed in each of many rooms, several times a second, is the commonest write). An
+    # event that changes other rows goes through the ORM, after what came before it.
+    plain: list[Event] = []
     refused: list[BuzzRefused] = []
     for ev in events:
         if isinstance(ev, BuzzRefused):
             refused.append(ev)
             continue
-        _insert_refused(session, match_id, refused)
-        refused = []
+        if not _projects(ev):
+            plain.append(ev)
+            continue
+        _insert_plain(session, match_id, plain, refused)
+        plain, refused = [], []
         session.add(
             EventRow(match_id=match_id, seq=ev.seq, type=ev.type, t=ev.t, payload=event_to_dict(ev))
         )
         _project(session, match_id, ev)
         session.flush()
-    _insert_refused(session, match_id, refused)
+    _insert_plain(session, match_id, plain, refused)
 
 
-def _insert_refused(session: Session, match_id: int, events: list[BuzzRefused]) -> None:
-    if not events:
+def _projects(ev: Event) -> bool:
+    """Whether ``ev`` changes rows other than its own ``event`` row (see :func:`_project`)."""
+    if isinstance(ev, TossupEnded):
+        return ev.outcome is TossupOutcome.THROWN_OUT
+    return isinstance(ev, PlayerJoined | BuzzAccepted | Ruled | RulingUndone | MatchEnded
+                      | AnswerGiven)  # fmt: skip
+
+
+def _insert_plain(
+    session: Session, match_id: int, plain: list[Event], refused: list[BuzzRefused]
+) -> None:
+    if not plain and not refused:
         return
     session.flush()
-    session.execute(
-        insert(EventRow),
+    connection = session.connection()
+    connection.execute(
+        insert(EventRow.__table__),  # type: ignore[attr-defined]
         [
             {"match_id": match_id, "seq": ev.seq, "type": ev.type, "t": ev.t,
-             "payload": event_to_dict(ev)}
-            for ev in events
+             "payload": event_to_dict(ev), "stored_at": utcnow()}
+            for ev in sorted([*plain, *refused], key=lambda e: e.seq)
         ],
     )  # fmt: skip
-    session.execute(
-        insert(BuzzRow),
-        [
-            {
-                **_buzz_values(match_id, ev, ev.reason.value),
-                "holder_buzz_id": ev.holder_buzz_id,
-                "margin": ev.margin,
-            }
-            for ev in events
-        ],
-    )
+    if refused:
+        connection.execute(
+            insert(BuzzRow.__table__),  # type: ignore[attr-defined]
+            [
+                {
+                    **_buzz_values(match_id, ev, ev.reason.value),
+                    "holder_buzz_id": ev.holder_buzz_id,
+                    "margin": ev.margin,
+                    "thrown_out": False,
+                }
+                for ev in refused
+            ],
+        )
 
 
 def _buzz_values(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) -> dict[str, Any]:

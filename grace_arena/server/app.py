@@ -8,6 +8,7 @@ being played when the server stopped are reopened from the record on start-up.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 from collections.abc import AsyncIterator
@@ -26,16 +27,21 @@ from sqlmodel import Session, select
 
 from grace_arena.protocol import (
     BuzzRecord,
+    EventRoomInfo,
     Health,
     JoinInfo,
     MatchCreatedReply,
     MatchSetup,
     MatchSummary,
     PacketInfo,
+    StandingsView,
     TeamView,
     TossupInfo,
 )
+from grace_arena.record.lease import LeaseHeld
 from grace_arena.record.models import MatchRow
+from grace_arena.record.schedule import load_plan
+from grace_arena.record.store import RecordError
 from grace_arena.server.arena import (
     CLIENT_DIR,
     UVICORN_OPTIONS,
@@ -45,6 +51,7 @@ from grace_arena.server.arena import (
     token_sha256,
 )
 from grace_arena.server.deps import BAD_BODY, NOT_FOUND, UNAUTHORIZED, ArenaDep, ServerAuth
+from grace_arena.server.room import Room
 from grace_arena.server.ws import serve_websocket
 
 
@@ -55,7 +62,9 @@ def create_app(settings: Settings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         arena.restore()
-        if settings.first_match is not None and not arena.rooms:
+        if settings.event is not None:
+            await arena.events.open_event(settings.event, settings.event_rooms)
+        elif settings.first_match is not None and not arena.rooms:
             await arena.open_match(settings.first_match)
         if settings.freeze_gc:
             # Modules, packets and restored rooms live as long as the server. A full collection
@@ -124,6 +133,17 @@ def create_app(settings: Settings) -> FastAPI:
     def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
         return [arena.created_reply(room) for room in arena.rooms.values()]
 
+    def room_moderator(match_id: int, given: str | None) -> bool:
+        """An event room's moderator token opens the summaries of the room's matches too: the
+        room has moved on to its next match by the time its moderator's screen asks."""
+        for er in arena.events.rooms.values():
+            plan = arena.events.plans.get(er.event_id)
+            if er.live is None or plan is None:
+                continue
+            if any(g.match_id == match_id and g.room_id == er.room_id for g in plan.games):
+                return arena.is_moderator(er.live.rm.id, given)
+        return False
+
     @app.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND)
     def match_summary(
         match_id: Annotated[int, fastapi.Path(ge=1, le=2**63 - 1)],
@@ -133,7 +153,9 @@ def create_app(settings: Settings) -> FastAPI:
         """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
         given = authorization.removeprefix("Bearer ").strip() if authorization else None
         if not (
-            arena.tokens.check(given, arena.tokens.server()) or arena.is_moderator(match_id, given)
+            arena.tokens.check(given, arena.tokens.server())
+            or arena.is_moderator(match_id, given)
+            or room_moderator(match_id, given)
         ):
             raise HTTPException(status_code=401, detail="a server or moderator token is needed")
         with Session(arena.engine) as session:
@@ -170,13 +192,67 @@ def create_app(settings: Settings) -> FastAPI:
             record=arena.engine.url.render_as_string(hide_password=True),
         )
 
+    @app.get("/api/events/{name}/standings", responses=NOT_FOUND)
+    async def event_standings(name: str, arena: ArenaDep) -> StandingsView:
+        """The event's standings after every ruling so far, and what each room plays now
+        (nothing secret: the projector shows it)."""
+        try:
+            view = await asyncio.to_thread(arena.events.compute_standings, name)
+        except RecordError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        rooms = [r.model_copy(update={"join_url": arena.join_url(r.join_code)}) for r in view.rooms]
+        return view.model_copy(update={"rooms": rooms})
+
+    @app.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND)
+    async def event_rooms(name: str, arena: ArenaDep, _: ServerAuth) -> list[EventRoomInfo]:
+        """The event's rooms with their join codes and moderator tokens (server token): what
+        the moderator's terminal offers to pick from. A room no process serves now is opened
+        here."""
+        try:
+            plan = await asyncio.to_thread(load_plan, arena.engine, name)
+        except RecordError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        out = []
+        for r in plan.rooms:
+            with contextlib.suppress(LeaseHeld):
+                await arena.events.room_by_code(r.join_code)
+            er = arena.events.rooms.get(r.join_code)
+            live = er.live if er is not None else None
+            game = plan.current_game(r.id)
+            names = {t.id: t.name for t in plan.teams}
+            out.append(
+                EventRoomInfo(
+                    room=r.name,
+                    join_code=r.join_code,
+                    join_url=arena.join_url(r.join_code),
+                    moderator_token=arena.events.moderator_token(er) if er is not None else "",
+                    round=game.round if game else None,
+                    match_id=live.rm.id if live is not None else game.match_id if game else None,
+                    teams=[names.get(t, t) for t in game.teams] if game else [],
+                    served_here=live is not None and live.rm.id in arena.rooms,
+                )
+            )
+        return out
+
+    def served(code: str) -> Room | None:
+        """The live match a join code opens here: a match's own code, or an event room's."""
+        code = code.strip().upper()
+        room = arena.rooms.get(arena.by_code.get(code, -1))
+        if room is None:
+            er = arena.events.rooms.get(code)
+            room = er.live if er is not None and er.live is not None else None
+        return room if room is not None and room.rm.id in arena.rooms else None
+
     @app.get("/api/join/{code}", responses=NOT_FOUND)
     def join_info(code: str, arena: ArenaDep) -> JoinInfo:
-        room = arena.rooms.get(arena.by_code.get(code.upper(), -1))
+        room = served(code)
         if room is None:
             raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
         return JoinInfo(
-            match_id=room.rm.id, title=room.match.config.title, join_code=room.join_code
+            match_id=room.rm.id,
+            title=room.match.config.title,
+            join_code=room.join_code,
+            join_url=arena.join_url(room.join_code),
         )
 
     @app.get("/api/join/{code}/qr.svg", include_in_schema=False)
@@ -185,7 +261,7 @@ def create_app(settings: Settings) -> FastAPI:
 
         import segno
 
-        if code.upper() not in arena.by_code:
+        if served(code) is None:
             raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
         out = io.BytesIO()
         segno.make(arena.join_url(code.upper()), error="m").save(out, kind="svg", scale=8)

@@ -4,8 +4,10 @@ rooms (``Arena``). No HTTP or websocket handling here (``app.py``, ``ws.py``).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
+import logging
 import secrets
 import time
 from collections import Counter
@@ -21,16 +23,23 @@ from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpe
 from grace_arena.core.events import event_to_dict
 from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.specs import match_config
+from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
 from grace_arena.protocol import (
     MatchCreatedReply,
     MatchSetup,
 )
+from grace_arena.record import lease
 from grace_arena.record.db import open_engine
+from grace_arena.record.lease import Holder, LeaseHeld
 from grace_arena.record.models import MatchRow, TossupRow
+from grace_arena.record.schedule import JOIN_ALPHABET
 from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
 from grace_arena.server.frames import FrameWritingProtocol
 from grace_arena.server.room import ModelTrajectory, Room
+from grace_arena.server.writer import GroupWriter
+
+log = logging.getLogger(__name__)
 
 CLIENT_DIR = shipped_folder("buzzer_client")
 #: Options for ``uvicorn.run``/``uvicorn.Config`` wherever the app is served: frames over
@@ -46,7 +55,6 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "ws": FrameWritingProtocol,
     "loop": "asyncio",
 }
-JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
 
 @dataclass
@@ -77,6 +85,14 @@ class Settings:
     #: Once started, leave what is loaded out of the garbage collector's full passes
     #: (``gc.freeze``). For a server process of its own; off where the app shares a process.
     freeze_gc: bool = False
+    #: An event whose rooms this server serves (``grace-arena event``), and which of its rooms
+    #: (None: every room no other live server process serves).
+    event: str | None = None
+    event_rooms: list[str] | None = None
+    #: Seconds a match's lease lasts without renewal (grace_arena.record.lease): how long
+    #: another process sharing the record waits before it takes over a match of a process on
+    #: another host that stopped answering.
+    lease_ttl: float = 15.0
 
 
 class Tokens:
@@ -93,17 +109,34 @@ class Tokens:
     def server(self) -> str:
         return self._sign("server")
 
-    def player(self, match_id: int, player_id: str) -> str:
-        return f"{player_id}.{self._sign(f'player:{match_id}:{player_id}')}"
+    def player(self, scope: int | str, player_id: str) -> str:
+        """A player's token, valid in ``scope``: a match (its id), or every match of an event
+        (``"event:<id>"``: the player of an event's rooms comes back in every round)."""
+        return f"{player_id}.{self._sign(f'player:{scope}:{player_id}')}"
 
-    def player_id(self, match_id: int, token: str) -> str | None:
+    def player_id(self, scope: int | str, token: str) -> str | None:
         player_id, _, _ = token.rpartition(".")
-        if player_id and _same(self.player(match_id, player_id), token):
+        if player_id and _same(self.player(scope, player_id), token):
             return player_id
         return None
 
     def check(self, given: str | None, expected: str) -> bool:
         return given is not None and _same(given, expected)
+
+
+def reading_guides(tossup: Tokenized) -> dict[int, str]:
+    """Word index -> what the text has between that word and the next one that is not a word
+    (a pronunciation guide and the punctuation after it, a lone dash), for the moderator who
+    reads aloud: ``Raskolnikov ("ras-KOHL-nee-kuff"), uses`` -> ``{0: '("ras-KOHL-nee-kuff"),'}``.
+    The power mark is left out (the moderator's screen marks it from ``power_index``)."""
+    out: dict[int, str] = {}
+    words = tossup.words
+    for i, word in enumerate(words):
+        end = words[i + 1].start if i + 1 < len(words) else len(tossup.text)
+        between = " ".join(tossup.text[word.end : end].replace(POWER_MARK, " ").split())
+        if between:
+            out[i] = between
+    return out
 
 
 def token_sha256(token: str) -> str:
@@ -132,6 +165,15 @@ class Arena:
         self.connections_from: Counter[str] = Counter()  # open websockets per address
         #: Moderator tokens issued by this process (the record has only their hashes).
         self._moderator_tokens: dict[int, str] = {}
+        #: This process, as the holder of the leases of the matches it serves.
+        self.holder = Holder.this_process(settings.public_url)
+        #: Every room's changes are committed through it, together (group commit).
+        self.writer = GroupWriter(self.store)
+        self._renewer: asyncio.Task | None = None
+        from grace_arena.server.event_rooms import EventHost
+
+        #: The rooms of events this process serves.
+        self.events = EventHost(self)
 
     # -- packets and matches ---------------------------------------------------------------
 
@@ -141,21 +183,24 @@ class Arena:
             self.store.save_packet(packet, source=path)
             self.packets[packet.packet.id] = packet
 
-    def _words(self, packet_id: str | None) -> dict[str, list[str]]:
+    def _tokenized(self, packet_id: str | None) -> dict[str, Tokenized]:
+        """Each tossup of the packet, split into its canonical words."""
         if packet_id in self.packets:
-            return {
-                t.id: [w.text for w in t.tokens().words] for t in self.packets[packet_id].tossups
-            }
-        from grace_arena.core.tokenize import tokenize
-
+            return {t.id: t.tokens() for t in self.packets[packet_id].tossups}
         with Session(self.engine) as session:
             rows = session.exec(select(TossupRow).where(TossupRow.packet_id == packet_id)).all()
-            return {r.tossup_id: [w.text for w in tokenize(r.text).words] for r in rows}
+            return {r.tossup_id: tokenize(r.text) for r in rows}
 
     def _new_join_code(self) -> str:
+        from grace_arena.record.schedule import find_room_by_code
+
         while True:
             code = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(5))
-            if code not in self.by_code and self.store.find_by_join_code(code) is None:
+            if (
+                code not in self.by_code
+                and self.store.find_by_join_code(code) is None
+                and find_room_by_code(self.engine, code) is None
+            ):
                 return code
 
     async def open_match(self, setup: MatchSetup) -> Room:
@@ -164,8 +209,48 @@ class Arena:
         self._add(room)
         return room
 
-    def create_match(self, setup: MatchSetup) -> Room:
-        """Create a match in the record and its room (not started: see ``open_match``)."""
+    def create_match(
+        self,
+        setup: MatchSetup,
+        *,
+        event: str | None = None,
+        game_id: int | None = None,
+        join_code: str | None = None,
+    ) -> Room:
+        """Create a match in the record and its room (not started: see ``open_match``); this
+        process takes its lease. With ``event``/``game_id``/``join_code``, the match plays a
+        scheduled match of an event in the room with that code."""
+        config = self.match_config(setup)
+        code = join_code or self._new_join_code()
+        rm = self.store.create(
+            config,
+            now=time.time(),
+            join_code=code,
+            event=event,
+            game_id=game_id,
+            holder=self.holder,
+        )
+        if event is None:
+            self.issue_moderator_token(rm.id)
+        return self._room(rm, code)
+
+    def open_recorded(self, match_id: int, join_code: str) -> Room:
+        """A match of the record, rebuilt, with this process holding its lease (raises
+        :class:`~grace_arena.record.lease.LeaseHeld` when another live process serves it)."""
+        took_over = lease.acquire(self.engine, match_id, self.holder, ttl=self.settings.lease_ttl)
+        if took_over:
+            log.warning("match %d: taken over from a server process that stopped", match_id)
+        room = self._room(self.store.open(match_id, holder=self.holder), join_code)
+        # The moderator's log of the tossup being played, as it was before.
+        events = self.store.events(match_id)
+        started = [i for i, ev in enumerate(events) if ev.type == "tossup_started"]
+        if started:
+            room.tossup_log = [event_to_dict(ev) for ev in events[started[-1] :]]
+        return room
+
+    def match_config(self, setup: MatchSetup) -> MatchConfig:
+        """What the engine plays for ``setup``: its packet's tossups, its teams (model teams
+        with their buzzes from the precomputed record), its rules."""
         packet = self.packets.get(setup.packet_id)
         if packet is None:
             raise LookupError(
@@ -202,7 +287,7 @@ class Arena:
             answer_time=setup.answer_time,
             buzz_window=setup.buzz_window,
         )
-        config = match_config(
+        return match_config(
             packet,
             teams,
             rules=rules,
@@ -212,21 +297,20 @@ class Arena:
             wpm=setup.wpm,
             compensated=setup.compensated,
         )
-        code = self._new_join_code()
-        rm = self.store.create(config, now=time.time(), join_code=code)
-        self.issue_moderator_token(rm.id)
-        return self._room(rm, code)
 
     def _room(self, rm: RecordedMatch, join_code: str) -> Room:
         """The room of a recorded match, with what the moderator sees of its model teams."""
         config = rm.match.config
+        tossups = self._tokenized(config.packet_id)
         return Room(
             rm,
+            writer=self.writer,
             join_code=join_code,
             compensated=config.compensated,
             race_window=self.settings.race_window,
             trajectories=self._trajectories(config),
-            words=self._words(config.packet_id),
+            words={tid: [w.text for w in t.words] for tid, t in tossups.items()},
+            guides={tid: reading_guides(t) for tid, t in tossups.items()},
         )
 
     def _trajectories(self, config: MatchConfig) -> dict[str, dict[str, ModelTrajectory]]:
@@ -249,29 +333,91 @@ class Arena:
             }
         return out
 
-    def _add(self, room: Room) -> None:
+    def _add(self, room: Room, *, extra_hashes: frozenset[str] = frozenset()) -> None:
+        """Serve ``room`` (its match's lease is this process's): start its reader and timers.
+        A match of an event's room is found by the room's code (``self.events``), any other
+        by its own."""
         self.rooms[room.rm.id] = room
-        self.by_code[room.join_code] = room.rm.id
-        room.moderator_hashes = frozenset(self.store.moderator_tokens(room.rm.id))
+        if room.event is None:
+            self.by_code[room.join_code] = room.rm.id
+        room.moderator_hashes = frozenset(self.store.moderator_tokens(room.rm.id)) | extra_hashes
         room.start()
+        if self._renewer is None or self._renewer.done():
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing to renew yet
+                self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
+
+    def drop(self, match_id: int) -> Room | None:
+        """Stop serving a match (it ended and its room moved on, or another process took it
+        over); its connections are left to the caller."""
+        room = self.rooms.pop(match_id, None)
+        if room is not None and self.by_code.get(room.join_code) == match_id:
+            del self.by_code[room.join_code]
+        return room
 
     def restore(self) -> None:
-        """Reopen every unfinished match in the record (after a crash or a restart)."""
+        """Reopen every unfinished match in the record that no other live server process
+        serves (after a crash or a restart). Matches of an event's rooms are opened by the
+        event's rooms (``serve --event``), not here."""
+        from grace_arena.record.models import EventGameRow
+
         with Session(self.engine) as session:
+            scheduled = set(
+                session.exec(
+                    select(EventGameRow.match_id).where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
+                ).all()
+            )
             rows = session.exec(
                 select(MatchRow).where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
             ).all()
         for row in rows:
             assert row.id is not None and row.join_code is not None
-            if row.id in self.rooms:
+            if row.id in self.rooms or row.id in scheduled:
                 continue
-            room = self._room(self.store.open(row.id), row.join_code)
-            # The moderator's log of the tossup being played, as it was before the restart.
-            events = self.store.events(row.id)
-            started = [i for i, ev in enumerate(events) if ev.type == "tossup_started"]
-            if started:
-                room.tossup_log = [event_to_dict(ev) for ev in events[started[-1] :]]
-            self._add(room)
+            try:
+                self._add(self.open_recorded(row.id, row.join_code))
+            except LeaseHeld as exc:
+                log.warning("not reopened here: %s", exc)
+
+    async def open_by_code(self, code: str) -> Room | None:
+        """The live match a join code opens: served here already, or an unfinished match of
+        the record that this process takes over (its server stopped). Raises
+        :class:`~grace_arena.record.lease.LeaseHeld` when another live process serves it."""
+        code = code.strip().upper()
+        match_id = self.by_code.get(code)
+        if match_id is not None:
+            return self.rooms.get(match_id)
+        room = await self.events.room_by_code(code)
+        if room is not None:
+            return room
+        row = await asyncio.to_thread(self.store.find_by_join_code, code)
+        if row is None or row.id is None or row.ended_at is not None:
+            return None
+        if row.id in self.rooms:
+            return self.rooms[row.id]
+        room = await asyncio.to_thread(self.open_recorded, row.id, code)
+        if row.id in self.rooms:  # opened meanwhile by another request
+            return self.rooms[row.id]
+        self._add(room)
+        return room
+
+    async def _renew_leases(self) -> None:
+        """Renew the leases of the matches served here; stop serving any that another process
+        took over (this one was too slow to renew: a hang, a suspended laptop)."""
+        interval = max(0.5, self.settings.lease_ttl / 3)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                lost = await asyncio.to_thread(
+                    lease.renew, self.engine, self.holder, list(self.rooms)
+                )
+            except Exception:  # the record is unreachable for now: try again
+                log.exception("renewing the leases of %d matches failed", len(self.rooms))
+                continue
+            for match_id in lost:
+                room = self.drop(match_id)
+                if room is not None:
+                    log.warning("match %d: another server process took it over", match_id)
+                    await room.close(reason="another server process serves this match now")
 
     def moderator_token(self, match_id: int) -> str:
         """The match's moderator token as issued by this process; a new one (the older ones
@@ -314,6 +460,11 @@ class Arena:
         )
 
     async def close(self) -> None:
+        if self._renewer is not None:
+            self._renewer.cancel()
+        await self.events.close()
         for room in self.rooms.values():
             await room.close()
+        with contextlib.suppress(Exception):  # give the matches up: another process may go on
+            await asyncio.to_thread(lease.release, self.engine, self.holder, list(self.rooms))
         self.engine.dispose()

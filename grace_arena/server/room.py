@@ -16,6 +16,7 @@ import logging
 import statistics
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from grace_arena.core.phases import HAS_FLOOR, Phase
 from grace_arena.protocol import (
     BuzzResult,
     ErrorMsg,
+    EventView,
     Ping,
     Role,
     State,
@@ -43,6 +45,7 @@ from grace_arena.record.store import RecordedMatch
 from grace_arena.server import views
 from grace_arena.server.frames import abort_of, text_frame, write_now_of
 from grace_arena.server.views import ModelTrajectory
+from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +152,14 @@ class Connection:
         self.watching = False
         self.player: str | None = None
         self.team: str | None = None
+        #: The live match this connection follows (None before its hello, or while a player
+        #: waits for the team's next match in an event).
+        self.room: Room | None = None
+        #: The room moved on to its next match (``next_match`` was sent): the client's next
+        #: ``hello`` is a new handshake on this connection.
+        self.moved = False
+        #: A player of an event whose team has no match here yet.
+        self.waiting_event: int | None = None
         self.clock = ClockEstimate()
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
@@ -201,7 +212,11 @@ class Connection:
         return bool(self._write_now(data, frame))
 
     def send_model(self, message: Any) -> None:
-        self.send(message.model_dump_json())
+        """Send one message: straight to the socket when nothing is waiting before it (a
+        storm's hundreds of buzz results then cost no writer-task wake-up each), else queued."""
+        text = message.model_dump_json()
+        if not self.write_now(text.encode()):
+            self.send(text)
 
     async def writer(self) -> None:
         try:
@@ -235,13 +250,18 @@ class Room:
         race_window: float = 0.15,
         trajectories: dict[str, dict[str, ModelTrajectory]] | None = None,
         words: dict[str, list[str]] | None = None,
+        writer: GroupWriter | None = None,
+        guides: dict[str, dict[int, str]] | None = None,
     ) -> None:
         self.rm = rm
+        #: Commits this room's changes with the other rooms' (None: a transaction each).
+        self.writer = writer
         self.join_code = join_code
         self.compensated = compensated
         self.race_window = race_window
         self.trajectories = trajectories or {}
         self.words = words or {}  # tossup id -> its words as written
+        self.guides = guides or {}  # tossup id -> word index -> pronunciation guide after it
         self.connections: set[Connection] = set()
         #: The moderator's connection that controls the match (one at a time).
         self.controller: Connection | None = None
@@ -258,6 +278,11 @@ class Room:
         self._pending_task: asyncio.Task | None = None
         self._queue: list[tuple[Command, asyncio.Future[list[Event]]]] = []
         self._drainer: asyncio.Task | None = None
+        #: For a match of an event's schedule: the event, room and round (in every state).
+        self.event: EventView | None = None
+        #: Called with the events of every committed change, after everyone was told
+        #: (the event's rooms follow rulings and the end of the match this way).
+        self.on_events: Callable[[Room, list[Event]], None] | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -274,11 +299,20 @@ class Room:
         self._tasks.append(asyncio.create_task(self._reader()))
         self._schedule_deadline()
 
-    async def close(self) -> None:
+    async def stop(self) -> None:
+        """Stop the reader and timers (the match is no longer served here); the connections
+        are the caller's."""
         for task in [*self._tasks, self._timer, self._pending_task, self._drainer]:
             if task is not None:
                 task.cancel()
+
+    async def close(self, reason: str | None = None) -> None:
+        """Stop, and end every connection (after an ``elsewhere`` error saying ``reason``,
+        when given: another process serves the match now)."""
+        await self.stop()
         for conn in list(self.connections):
+            if reason:
+                conn.send_model(ErrorMsg(code="elsewhere", message=reason))
             conn.end()
 
     # -- commands ------------------------------------------------------------------------------
@@ -307,9 +341,7 @@ class Room:
             batch, self._queue = self._queue, []
             async with self.lock:
                 try:
-                    results = await asyncio.to_thread(
-                        self.rm.handle_many, [c for c, _ in batch], now=time.time()
-                    )
+                    results = await self._commit([c for c, _ in batch])
                 except Exception as exc:  # the record failed: nothing took effect
                     log.exception("committing %d commands failed", len(batch))
                     for _, future in batch:
@@ -329,6 +361,17 @@ class Room:
                         else:
                             future.set_result(result)
 
+    async def _commit(self, commands: list[Command]) -> list[list[Event] | IllegalCommand]:
+        """Decide ``commands`` and commit their events (with the other rooms' changes of the
+        moment, through the server's group writer), then let them take effect."""
+        if self.writer is None:
+            return await asyncio.to_thread(self.rm.handle_many, commands, now=time.time())
+        results, state, events = self.rm.decide_many(commands, now=time.time())
+        if events:
+            await self.writer.write(self.rm.id, events, self.rm.holder)
+            self.rm.match.state = state
+        return results
+
     def _after(self, events: list[Event]) -> None:
         for ev in events:
             if isinstance(ev, TossupStarted):
@@ -346,6 +389,11 @@ class Room:
             self._events_for(events), roles=("moderator", "display") if quiet else None
         )
         self._schedule_deadline()
+        if self.on_events is not None and not quiet:
+            try:
+                self.on_events(self, events)
+            except Exception:  # a follower's failure must not undo what was committed
+                log.exception("match %d: following its events failed", self.rm.id)
 
     def _events_for(self, events: list[Event]) -> dict[str, list[dict[str, Any]]]:
         """The events of one change as each role may see them."""
@@ -362,10 +410,12 @@ class Room:
             match_id=self.rm.id,
             join_code=self.join_code,
             words=self.words,
+            guides=self.guides,
             wpm=self.wpm,
             running=self.running,
             trajectories=self.trajectories,
             tossup_log=self.tossup_log,
+            event=self.event,
         )
         return views.state_view(self.match, facts, role, events, now=time.time())
 

@@ -4,19 +4,24 @@ no sockets and no clock of their own, so that they are tested directly."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from grace_arena.core.config import TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.match import Match
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase, allowed_commands
+from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
+    EventView,
     FloorView,
     MatchView,
     ModelGuessView,
     ReadingView,
     Role,
+    RoomStatus,
+    StandingRow,
+    StandingsView,
     State,
     TeamView,
     TossupView,
@@ -56,6 +61,10 @@ class RoomFacts:
     running: bool
     trajectories: Mapping[str, Mapping[str, ModelTrajectory]]
     tossup_log: Sequence[dict[str, Any]]
+    event: EventView | None = None  # the event, room and round of a scheduled match
+    #: tossup id -> word index -> what follows the word that is not a word (pronunciation
+    #: guides): the moderator reads them aloud
+    guides: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
 
 
 def events_for(
@@ -155,6 +164,7 @@ def state_view(
             position=game.position,
             words=shown,
             answer=spec.answer if role == "moderator" or finished else None,
+            guides=dict(room.guides.get(spec.id, {})) if role == "moderator" else {},
         )
     floor = None
     if game.floor is not None and (game.phase in HAS_FLOOR or game.phase is Phase.ANSWERED):
@@ -198,6 +208,7 @@ def state_view(
         floor=floor,
         deadline=game.deadline,
         reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=room.running),
+        event=room.event,
         models=models,
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
         events=events or [],
@@ -235,3 +246,41 @@ def model_views(
             )
         )
     return views
+
+
+def standings_view(
+    event: str,
+    title: str,
+    rounds: int,
+    rows: Sequence[Standing],
+    rooms: Sequence[RoomStatus] = (),
+) -> StandingsView:
+    """An event's standings as everyone may see them (nothing in them is secret)."""
+    return StandingsView(
+        event=event,
+        title=title,
+        rounds=rounds,
+        rows=[
+            StandingRow(
+                rank=s.rank,
+                team=s.team,
+                name=s.name,
+                kind="model" if s.kind == "model" else "human",
+                played=s.played,
+                won=s.won,
+                lost=s.lost,
+                tied=s.tied,
+                live=s.live,
+                points=s.points,
+                points_against=s.points_against,
+                tossups_heard=s.tossups_heard,
+                points_per_tossup=s.points_per_tossup,
+                correct=s.correct,
+                powers=s.powers,
+                incorrect=s.incorrect,
+                negs=s.negs,
+            )
+            for s in rows
+        ],
+        rooms=list(rooms),
+    )

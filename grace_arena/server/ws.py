@@ -37,19 +37,24 @@ from grace_arena.protocol import (
     Hello,
     Joined,
     JoinTeam,
+    NextMatch,
     PauseMsg,
     Ping,
     Pong,
     ResumeMsg,
+    Role,
     RuleMsg,
     SetPaceMsg,
     StartTossupMsg,
     StepMsg,
+    TeamView,
     ThrowOutMsg,
     UndoMsg,
+    Waiting,
     Welcome,
     parse_client,
 )
+from grace_arena.record.lease import LeaseHeld
 from grace_arena.server.arena import Arena
 from grace_arena.server.room import Connection, RateLimit, Room
 
@@ -81,10 +86,9 @@ async def _serve_socket(arena: Arena, ws: WebSocket) -> None:
     )
     writer = asyncio.create_task(conn.writer())
     pinger: asyncio.Task | None = None
-    room: Room | None = None
     try:
         try:
-            room = await _handshake(arena, conn)
+            await _handshake(arena, conn)
         except TimeoutError:  # no hello in time: say so and close, without a traceback
             _error(conn, "timeout", f"no hello within {settings.hello_timeout:g} s")
             conn.end()
@@ -92,26 +96,53 @@ async def _serve_socket(arena: Arena, ws: WebSocket) -> None:
                 await asyncio.wait_for(writer, 1.0)
                 await ws.close(code=1008)
             return
-        if room is None:
+        if conn.room is None and conn.waiting_event is None:
             return
         pinger = asyncio.create_task(conn.pinger(arena.settings.ping_interval))
         while True:
             received = await _receive(arena, conn)
-            if received is not None:
-                await _dispatch(room, conn, received)
+            if received is None:
+                continue
+            msg = received.message
+            if isinstance(msg, Hello) and (conn.moved or conn.waiting_event is not None):
+                # the room moved on (``next_match``): a new handshake on the same connection
+                await _handshake(arena, conn, first=received)
+            elif conn.room is None:  # a player waiting for the team's next match
+                _while_waiting(conn, received)
+            else:
+                await _dispatch(conn.room, conn, received)
     except WebSocketDisconnect:
         pass
     finally:
         conn.closed = True
-        if room is not None:
-            room.connections.discard(conn)
-            if room.controller is conn:
-                room.controller = None
+        _leave(arena, conn)
         if pinger is not None:
             pinger.cancel()
         conn.queue.put_nowait(None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(writer, 1.0)
+
+
+def _leave(arena: Arena, conn: Connection) -> None:
+    """Take the connection out of its room (and out of the players waiting)."""
+    room = conn.room
+    if room is not None:
+        room.connections.discard(conn)
+        if room.controller is conn:
+            room.controller = None
+    arena.events.unwait(conn)
+    conn.room = None
+    conn.waiting_event = None
+
+
+def _while_waiting(conn: Connection, received: _Received) -> None:
+    msg = received.message
+    if isinstance(msg, Ping):
+        conn.send_model(Pong(sent=msg.sent, time=time.time()))
+    elif isinstance(msg, Pong):
+        conn.clock.add(msg.sent, msg.time, received.wall)
+    else:
+        _error(conn, "not_allowed", "your team has no match here yet: wait for it", msg.type)
 
 
 @dataclass(frozen=True)
@@ -172,21 +203,37 @@ def _message_type(raw: str) -> str | None:
     return None
 
 
-async def _handshake(arena: Arena, conn: Connection) -> Room | None:
-    """Read messages until a valid ``hello`` (and, for a new player, ``join``)."""
+async def _handshake(arena: Arena, conn: Connection, first: _Received | None = None) -> None:
+    """Read messages until a valid ``hello`` (and, for a new player, ``join``); then the
+    connection follows its room (``conn.room``), or, for a player of an event whose team
+    plays elsewhere, waits (``conn.waiting_event``). ``first``: a ``hello`` already read (a
+    connection whose room moved on). The hello timeout applies to a new connection only."""
+    fresh = first is None and conn.role is None
+    _leave(arena, conn)
+    conn.moved = False
+    received = first
     while True:
-        received = await _receive(arena, conn, arena.settings.hello_timeout)
         if received is None:
+            received = await _receive(arena, conn, arena.settings.hello_timeout if fresh else None)
+            if received is None:
+                continue
+        msg, received = received.message, None
+        if isinstance(msg, Ping):
+            conn.send_model(Pong(sent=msg.sent, time=time.time()))
             continue
-        msg = received.message
         if not isinstance(msg, Hello):
             _error(conn, "not_allowed", "say hello first", msg.type)
             continue
-        room = _room_for(arena, msg)
+        try:
+            room = await _room_for(arena, msg)
+        except LeaseHeld as exc:
+            _error(conn, "elsewhere", str(exc), "hello")
+            continue
         if room is None:
             _error(conn, "not_found", "no live match with that join code or id", "hello")
             continue
         match_id = room.rm.id
+        er = arena.events.event_room(room)
         if msg.role == "moderator":
             if not arena.is_moderator(match_id, msg.token):
                 _error(conn, "unauthorized", "wrong moderator token", "hello")
@@ -194,14 +241,20 @@ async def _handshake(arena: Arena, conn: Connection) -> Room | None:
             if not _take_control(room, conn, msg):
                 continue
         elif msg.role == "player" and msg.token:
-            player = arena.tokens.player_id(match_id, msg.token)
-            team = _team_of(room, player)
+            if er is not None:
+                record = arena.events.player(
+                    er.event_id,
+                    arena.tokens.player_id(arena.events.token_scope(er), msg.token) or "",
+                )
+                player, team = (record.id, record.team) if record else (None, None)
+            else:
+                player = arena.tokens.player_id(match_id, msg.token)
+                team = _team_of(room, player)
             if player is None or team is None:
                 _error(conn, "unauthorized", "unknown player token; join again", "hello")
                 continue
             conn.player, conn.team = player, team
         conn.role = msg.role
-        teams = room.state_for(msg.role).teams
         needs_join = msg.role == "player" and conn.player is None
         conn.send_model(
             Welcome(
@@ -209,23 +262,72 @@ async def _handshake(arena: Arena, conn: Connection) -> Room | None:
                 match_id=match_id,
                 watching=conn.watching,
                 needs_join=needs_join,
-                teams=[t for t in teams if t.kind == "human"],
+                teams=_joinable(arena, room),
             )
         )
         if needs_join:
             if not await _join(arena, room, conn):
-                return None
-        elif conn.player is not None:
-            name = room.match.state.players[conn.team or ""].get(conn.player, conn.player)
-            conn.send_model(
-                Joined(player=conn.player, team=conn.team or "", name=name, token=msg.token or "")
-            )
-        room.connections.add(conn)
-        conn.send_model(room.state_for(msg.role))
-        return room
+                return
+        elif conn.player is not None and not await _seat(arena, room, conn, msg.token or ""):
+            return
+        _attach(room, conn, msg.role)
+        return
+
+
+def _attach(room: Room, conn: Connection, role: Role) -> None:
+    conn.room = room
+    room.connections.add(conn)
+    conn.send_model(room.state_for(role))
+
+
+def _joinable(arena: Arena, room: Room) -> list[TeamView]:
+    """The teams a new player may join: the match's human teams, or, in an event's room,
+    every human team of the event (a player who comes to the wrong room is sent on)."""
+    teams = [t for t in room.state_for("player").teams if t.kind == "human"]
+    er = arena.events.event_room(room)
+    if er is None:
+        return teams
+    here = {t.id: t for t in teams}
+    return [
+        here.get(tid) or TeamView(id=tid, name=name, kind="human")
+        for tid, name in arena.events.human_teams(er.event_id)
+    ]
+
+
+async def _seat(arena: Arena, room: Room, conn: Connection, token: str) -> bool:
+    """A known player (``conn.player`` of ``conn.team``) takes their seat: in this match
+    (joined to it if they were not yet: a player of an event in a new round), or, when the
+    team does not play here now, in the wait for its next match. False: waiting."""
+    assert conn.player is not None and conn.team is not None
+    er = arena.events.event_room(room)
+    name = room.match.state.players.get(conn.team, {}).get(conn.player)
+    if name is None and er is not None:
+        record = arena.events.player(er.event_id, conn.player)
+        name = record.name if record else conn.player
+    conn.send_model(Joined(player=conn.player, team=conn.team, name=name or "", token=token))
+    if er is not None:
+        seat, where = await arena.events.seat_of(er.event_id, conn.team)
+        if seat is not er:
+            conn.waiting_event = er.event_id
+            if seat is not None:  # the team's match is open in another room: go there
+                conn.moved = True
+                conn.send_model(NextMatch(join_code=seat.join_code, room=seat.name, message=where))
+            else:
+                conn.send_model(Waiting(team=conn.team, message=where))
+                arena.events.wait(er.event_id, conn)
+            return False
+    if conn.player not in room.match.state.players.get(conn.team, {}):
+        try:
+            await room.command(Join(team=conn.team, player=conn.player, name=name or "player"))
+        except IllegalCommand as exc:
+            _error(conn, "illegal", str(exc), "hello")
+            return False
+    return True
 
 
 async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
+    """A new player picks a team and a name; False when the connection waits or ended."""
+    er = arena.events.event_room(room)
     while True:
         received = await _receive(arena, conn)
         if received is None:
@@ -237,6 +339,15 @@ async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
         if not isinstance(msg, JoinTeam):
             _error(conn, "not_allowed", "choose a team and a name first (join)", msg.type)
             continue
+        name = msg.name.strip()
+        if er is not None:
+            if msg.team not in {tid for tid, _ in arena.events.human_teams(er.event_id)}:
+                _error(conn, "not_found", f"no team {msg.team!r} to join", "join")
+                continue
+            record = await arena.events.register_player(er.event_id, msg.team, name)
+            conn.player, conn.team = record.id, msg.team
+            token = arena.tokens.player(arena.events.token_scope(er), record.id)
+            return await _seat(arena, room, conn, token)
         team = room.match.config.team(msg.team)
         if team is None or team.kind is not TeamKind.HUMAN:
             _error(conn, "not_found", f"no team {msg.team!r} to join", "join")
@@ -247,7 +358,7 @@ async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
             continue
         player = f"p-{secrets.token_hex(4)}"
         try:
-            await room.command(Join(team=msg.team, player=player, name=msg.name.strip()))
+            await room.command(Join(team=msg.team, player=player, name=name))
         except IllegalCommand as exc:
             _error(conn, "illegal", str(exc), "join")
             continue
@@ -256,7 +367,7 @@ async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
             Joined(
                 player=player,
                 team=msg.team,
-                name=msg.name.strip(),
+                name=name,
                 token=arena.tokens.player(room.rm.id, player),
             )
         )
@@ -291,11 +402,18 @@ def _take_control(room: Room, conn: Connection, hello: Hello) -> bool:
     return True
 
 
-def _room_for(arena: Arena, hello: Hello) -> Room | None:
+async def _room_for(arena: Arena, hello: Hello) -> Room | None:
+    """The live match a hello asks for: a moderator's match id, or a join code (a match's, or
+    an event room's: its current match). A match of the record that no live process serves
+    any more is opened here; one that another live process serves raises ``LeaseHeld``."""
     if hello.role == "moderator" and hello.match_id is not None:
-        return arena.rooms.get(hello.match_id)
+        room = arena.rooms.get(hello.match_id)
+        if room is not None:
+            return room
+        row = await asyncio.to_thread(arena.store.match_row, hello.match_id)
+        return await arena.open_by_code(row.join_code) if row and row.join_code else None
     if hello.join_code:
-        return arena.rooms.get(arena.by_code.get(hello.join_code.strip().upper(), -1))
+        return await arena.open_by_code(hello.join_code)
     return None
 
 

@@ -1,0 +1,162 @@
+// The event's projector view (/display?event=NAME): the standings, and each room's current
+// match with its join code and join URL, readable from the back of the room.
+//
+// Polls GET /api/events/{name}/standings (docs/protocol.md, "Events") every POLL_MS and
+// redraws only when the answer changed. Team names go through textContent, never innerHTML.
+"use strict";
+
+(function () {
+  const POLL_MS = 2000;
+  const $ = (id) => document.getElementById(id);
+  const name = new URLSearchParams(location.search).get("event");
+  if (!name || new URLSearchParams(location.search).get("code")) return; // a room's display
+
+  let shown = null; // the last answer drawn, as text
+  let timer = null;
+
+  function setConn(text) {
+    $("event-conn").textContent = text || "";
+    $("event-conn").hidden = !text;
+  }
+
+  function roomLabel(room) {
+    return /^\d+$/.test(String(room)) ? "Room " + room : String(room);
+  }
+
+  function cell(row, text, className) {
+    const td = document.createElement("td");
+    td.textContent = text;
+    if (className) td.className = className;
+    row.appendChild(td);
+    return td;
+  }
+
+  const PHASES = {
+    idle: "between tossups", reading: "reading", awaiting: "buzz window", buzzed: "buzz",
+    prompted: "prompt", answered: "answered", dead: "dead tossup", thrown_out: "thrown out",
+    ended: "match over",
+  };
+
+  function render(view) {
+    $("event-title").textContent = view.title;
+    document.title = view.title + " — standings";
+    const rounds = view.rooms.map((r) => r.round).filter((r) => r != null);
+    $("event-info").textContent = rounds.length ?
+      "Round " + Math.min(...rounds) + (Math.max(...rounds) !== Math.min(...rounds) ?
+        "–" + Math.max(...rounds) : "") + " of " + view.rounds + " · standings after every ruling" :
+      "Every match played · final standings";
+
+    // W–L, or W–L–T once a match ended level
+    const ties = view.rows.some((r) => r.tied);
+    $("record-head").textContent = ties ? "W–L–T" : "W–L";
+    const body = $("standings").tBodies[0];
+    body.textContent = "";
+    for (const row of view.rows) {
+      const tr = document.createElement("tr");
+      if (row.live) tr.className = "live";
+      cell(tr, String(row.rank), "rank");
+      const team = cell(tr, row.name, "team");
+      if (row.live) {
+        const dot = document.createElement("span");
+        dot.className = "live-dot";
+        dot.textContent = " ●";
+        dot.title = "playing now";
+        team.appendChild(dot);
+      }
+      if (row.kind === "model") {
+        const tag = document.createElement("span");
+        tag.className = "kind";
+        tag.textContent = "model";
+        team.appendChild(tag);
+      }
+      cell(tr, row.won + "–" + row.lost + (ties ? "–" + row.tied : ""), "num");
+      cell(tr, String(row.points), "num pts");
+      cell(tr, String(row.tossups_heard), "num");
+      cell(tr, row.points_per_tossup == null ? "—" : row.points_per_tossup.toFixed(2), "num");
+      body.appendChild(tr);
+    }
+
+    const list = $("rooms");
+    list.textContent = "";
+    // a QR code per room while there is room for one (a few rooms); the codes always
+    list.classList.toggle("many", view.rooms.length > 4);
+    for (const room of view.rooms) {
+      const li = document.createElement("li");
+      li.className = "room" + (room.round == null ? " done" : "");
+      const text = document.createElement("div");
+      text.className = "room-text";
+      const head = document.createElement("p");
+      head.className = "room-name";
+      head.textContent = roomLabel(room.room) +
+        (room.round != null ? " · Round " + room.round : "");
+      const match = document.createElement("p");
+      match.className = "room-match";
+      if (room.round == null) {
+        match.textContent = "Every match played";
+      } else if (Object.keys(room.scores || {}).length) {
+        const score = (t) => String(room.scores[t] ?? 0);
+        const [a, b] = room.teams;
+        match.textContent = room.teams.length === 2 ?
+          a + " " + score(a) + " – " + score(b) + " " + b :
+          room.teams.map((t) => t + " " + score(t)).join(" · ");
+      } else {
+        match.textContent = room.teams.join(" vs ");
+      }
+      li.appendChild(text);
+      text.append(head, match);
+      if (room.round != null) {
+        if (room.phase) {
+          const phase = document.createElement("p");
+          phase.className = "room-phase";
+          phase.textContent = PHASES[room.phase] || room.phase;
+          text.appendChild(phase);
+        }
+        const code = document.createElement("p");
+        code.className = "room-code";
+        code.textContent = "Code ";
+        const strong = document.createElement("strong");
+        strong.textContent = room.join_code;
+        code.appendChild(strong);
+        const url = document.createElement("p");
+        url.className = "room-url";
+        url.textContent = String(room.join_url || location.host + "/?code=" + room.join_code)
+          .replace(/^http:\/\//, "");
+        text.appendChild(code);
+        const qr = document.createElement("img");
+        qr.className = "room-qr";
+        qr.alt = "QR code of " + roomLabel(room.room) + "'s join link";
+        qr.src = "/api/join/" + encodeURIComponent(room.join_code) + "/qr.svg";
+        li.append(qr, url);
+      }
+      list.appendChild(li);
+    }
+  }
+
+  async function poll() {
+    clearTimeout(timer);
+    try {
+      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings",
+                                { cache: "no-store" });
+      if (reply.status === 404) {
+        setConn("No event called “" + name + "” on this server.");
+      } else if (!reply.ok) {
+        setConn("The server answered " + reply.status + " — retrying…");
+      } else {
+        const text = await reply.text();
+        setConn(null);
+        if (text !== shown) { // redraw only what changed: no flicker every two seconds
+          shown = text;
+          render(JSON.parse(text));
+        }
+      }
+    } catch (e) {
+      setConn("Cannot reach the server — retrying…");
+    }
+    timer = setTimeout(poll, POLL_MS);
+  }
+
+  $("code-form").hidden = true;
+  $("event-screen").hidden = false;
+  $("event-title").textContent = name;
+  poll();
+})();

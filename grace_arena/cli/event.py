@@ -1,0 +1,429 @@
+"""``grace-arena event ...``: an event run live: its teams, schedule and standings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from grace_arena.cli import app
+from grace_arena.cli.options import DbOption, resolve_db
+
+event_app = typer.Typer(
+    help="Run an event: teams, rounds and rooms, a schedule of matches, standings.",
+    no_args_is_help=True,
+)
+app.add_typer(event_app, name="event")
+
+MODEL_TEAM_HELP = (
+    "A model player as a team: MODEL[@THRESHOLD][/CONFIDENCE][=NAME], e.g. 'tfidf@0.6' or "
+    "'gpt-4o-mini@0.8/verbal=GPT' (repeatable; CONFIDENCE: logit or verbal)."
+)
+_MODEL_TEAM = re.compile(
+    r"^(?P<model>[^@/=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
+    r"(?:=(?P<name>.+))?$"
+)
+
+
+def parse_model_team(spec: str) -> dict[str, Any]:
+    """``'tfidf@0.6/logit=Robo'`` -> model, threshold, confidence and team name."""
+    found = _MODEL_TEAM.match(spec.strip())
+    if not found:
+        raise typer.BadParameter(f"{spec!r}: expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]")
+    threshold = found["threshold"]
+    try:
+        value = float(threshold) if threshold is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(f"{spec!r}: threshold {threshold!r} is not a number") from exc
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise typer.BadParameter(f"{spec!r}: the threshold must be between 0 and 1")
+    model = found["model"].strip()
+    return {
+        "model": model,
+        "threshold": value,
+        "confidence": found["confidence"],
+        "name": (found["name"] or model).strip(),
+    }
+
+
+def _console():
+    from rich.console import Console
+
+    return Console()
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(1)
+
+
+@event_app.command("create")
+def create(
+    name: Annotated[str, typer.Argument(help="The event's name (what --event takes).")],
+    team: Annotated[
+        list[str] | None, typer.Option("--team", help="A human team by its name (repeatable).")
+    ] = None,
+    model_team: Annotated[
+        list[str] | None, typer.Option("--model-team", help=MODEL_TEAM_HELP)
+    ] = None,
+    player: Annotated[
+        list[str] | None,
+        typer.Option("--player", help="A player registered on a team: 'TEAM:NAME' (repeatable)."),
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="A longer title (default: the name).")] = None,
+    reading_mode: Annotated[
+        str, typer.Option(help="read_aloud (the moderator reads) or screen (text on phones).")
+    ] = "read_aloud",
+    wpm: Annotated[int, typer.Option(min=30, max=1200, help="Reading pace.")] = 180,
+    replace: Annotated[
+        bool, typer.Option(help="Redefine the teams of an event that has not started.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Register an event and its teams: human teams, and model players with their threshold.
+
+    Example: grace-arena event create club-night --team Red --team Blue --model-team tfidf@0.6
+    """
+    from grace_arena.core.specs import team_id
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.schedule import TeamEntry, create_event
+    from grace_arena.record.store import RecordError
+
+    if reading_mode not in ("read_aloud", "screen"):
+        raise typer.BadParameter("--reading-mode must be read_aloud or screen")
+    entries: list[TeamEntry] = []
+    for human in team or []:
+        if not human.strip():
+            raise typer.BadParameter("a --team needs a name")
+        entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human.strip()))
+    for spec in model_team or []:
+        parsed = parse_model_team(spec)
+        entries.append(
+            TeamEntry(
+                team_id(parsed["name"], [t.id for t in entries]),
+                parsed["name"],
+                "model",
+                parsed["model"],
+                parsed["threshold"],
+                parsed["confidence"],
+            )
+        )
+    players = []
+    for entry in player or []:
+        team_name, sep, player_name = entry.partition(":")
+        found = next(
+            (t for t in entries if team_name.strip().casefold() in (t.id, t.name.casefold())),
+            None,
+        )
+        if not sep or found is None or not player_name.strip():
+            raise typer.BadParameter(f"--player {entry!r}: expected TEAM:NAME of a team above")
+        players.append((found.id, player_name.strip()))
+    url = resolve_db(db)
+    console = _console()
+    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    try:
+        plan = create_event(
+            open_engine(url),
+            name,
+            title=title,
+            teams=entries,
+            players=players,
+            defaults={"reading_mode": reading_mode, "wpm": wpm},
+            replace=replace,
+        )
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    console.print(
+        f"event [bold]{plan.name}[/]: {len(plan.teams)} teams, {len(plan.players)} players",
+        highlight=False,
+    )
+    for t in plan.teams:
+        policy = (
+            f" — model {t.model}, threshold {t.threshold if t.threshold is not None else 0.5}"
+            if t.kind == "model"
+            else ""
+        )
+        console.print(f"  {t.id}: {t.name}{policy}", highlight=False, markup=False)
+    console.print(
+        f"next: grace-arena event schedule {plan.name} --rooms 2 --packet PACKET ...",
+        highlight=False,
+        markup=False,
+    )
+
+
+@event_app.command("schedule")
+def schedule_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    packet: Annotated[
+        list[str],
+        typer.Option(
+            "--packet",
+            help="A packet file (or the id of one in the record) for each round, in order "
+            "(repeatable; the last one is used again if there are more rounds than packets).",
+        ),
+    ],
+    rooms: Annotated[
+        int | None, typer.Option(min=1, help="How many rooms read at once (named 1, 2, ...).")
+    ] = None,
+    room: Annotated[
+        list[str] | None, typer.Option("--room", help="A room by its name (repeatable).")
+    ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option(min=1, help="Rounds (default: one per packet given)."),
+    ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="round-robin (every team meets every other) or grace (human teams meet a model "
+            "player in the model rounds and each other in the others).",
+        ),
+    ] = "round-robin",
+    model_rounds: Annotated[
+        str | None,
+        typer.Option(help="grace format: the rounds against models, e.g. '1,3' (default odd)."),
+    ] = None,
+    tossups: Annotated[
+        str,
+        typer.Option(help="Tossups read in each round: all, a range '1-8' or a list '1,3,5'."),
+    ] = "all",
+    db: DbOption = None,
+) -> None:
+    """Pair the teams in rounds and rooms, a packet per round. Refused once a round started."""
+    from grace_arena.core import schedule as pairing
+    from grace_arena.core.packet import PacketError, load_packet
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.schedule import RoundPlan, load_plan, set_schedule
+    from grace_arena.record.store import MatchStore, RecordError
+
+    url = resolve_db(db)
+    console = _console()
+    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    engine = open_engine(url)
+    try:
+        plan = load_plan(engine, name)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    if room and rooms:
+        raise typer.BadParameter("give --rooms N or --room NAME ..., not both")
+    room_names = list(room or [str(i) for i in range(1, (rooms or 1) + 1)])
+    n_rounds = rounds or len(packet)
+    # packets: files are loaded into the record; anything else names a packet already there
+    store = MatchStore(engine)
+    packets = []
+    for given in packet:
+        path = Path(given)
+        if path.exists():
+            try:
+                loaded = load_packet(path)
+            except PacketError as exc:
+                raise _fail(str(exc)) from exc
+            store.save_packet(loaded, source=path)
+            packets.append(loaded)
+        else:
+            from grace_arena.record.packets import packet_from_record
+
+            try:
+                packets.append(packet_from_record(engine, given))
+            except LookupError as exc:
+                raise _fail(f"--packet {given}: no such file, and {exc}") from exc
+    per_round = [packets[min(i, len(packets) - 1)] for i in range(n_rounds)]
+    try:
+        chosen = [_tossup_ids(p, tossups) for p in per_round]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    humans = [t.id for t in plan.teams if t.kind == "human"]
+    models = [t.id for t in plan.teams if t.kind == "model"]
+    try:
+        games = pairing.schedule(
+            humans,
+            models,
+            rounds=n_rounds,
+            rooms=room_names,
+            format=fmt.replace("-", "_"),  # type: ignore[arg-type]
+            model_rounds=_numbers(model_rounds) if model_rounds else None,
+        )
+        plan = set_schedule(
+            engine,
+            plan.name,
+            rooms=room_names,
+            rounds=[
+                RoundPlan(i + 1, p.packet.id, ids)
+                for i, (p, ids) in enumerate(zip(per_round, chosen, strict=True))
+            ],
+            games=games,
+            meta={"format": fmt, "model_rounds": model_rounds},
+        )
+    except (pairing.ScheduleError, RecordError) as exc:
+        raise _fail(str(exc)) from exc
+    _check_models(console, url, plan, per_round)
+    _print_plan(console, plan)
+
+
+def _numbers(text: str) -> list[int]:
+    try:
+        return [int(x) for x in re.split(r"[,\s]+", text.strip()) if x]
+    except ValueError as exc:
+        raise typer.BadParameter(f"{text!r}: expected round numbers like '1,3'") from exc
+
+
+def _tossup_ids(packet, spec: str) -> tuple[str, ...] | None:
+    """``all`` -> None (the whole packet); ``1-8`` / ``1,3,5`` -> those tossups' ids."""
+    if spec.strip() in ("", "all"):
+        return None
+    from grace_arena.core.specs import parse_tossups
+
+    return tuple(packet.tossups[i].id for i in parse_tossups(spec, len(packet.tossups)))
+
+
+def _check_models(console, url: str, plan, packets) -> None:
+    """Precompute the offline model where needed; say which other models still need it."""
+    from grace_arena.model.precompute import ensure_precomputed
+
+    for t in plan.teams:
+        if t.kind != "model" or not t.model:
+            continue
+        for p in {p.packet.id: p for p in packets}.values():
+            try:
+                ensure_precomputed(url, p, t.model)
+            except LookupError:
+                console.print(
+                    f"[yellow]note:[/] {t.name} needs its guesses on {p.packet.id} before its "
+                    f"matches: grace-arena precompute --packet {p.path or p.packet.id} "
+                    f"--model {t.model}",
+                    soft_wrap=True,
+                    highlight=False,
+                )
+
+
+def _print_plan(console, plan) -> None:
+    from rich.table import Table
+
+    names = {t.id: t.name for t in plan.teams}
+    console.print(f"event [bold]{plan.name}[/] — {plan.title}", highlight=False)
+    rooms = Table("room", "join code", title="rooms", title_justify="left")
+    for r in plan.rooms:
+        rooms.add_row(r.name, r.join_code)
+    console.print(rooms)
+    games = Table("round", "room", "match", "status", title="schedule", title_justify="left")
+    for g in sorted(plan.games, key=lambda g: (g.round, g.room_id is None, g.room_id, g.slot)):
+        if g.bye:
+            games.add_row(str(g.round), "-", f"{names.get(g.teams[0], g.teams[0])}: bye", "")
+            continue
+        status = (
+            "not started"
+            if g.match_id is None
+            else f"match {g.match_id} ended"
+            if g.ended
+            else f"match {g.match_id} under way"
+        )
+        rnd = plan.round_(g.round)
+        room = plan.room(g.room_id or "")
+        games.add_row(
+            f"{g.round} ({rnd.packet_id})" if rnd else str(g.round),
+            room.name if room else "-",
+            " vs ".join(names.get(t, t) for t in g.teams),
+            status,
+        )
+    console.print(games)
+
+
+@event_app.command("show")
+def show(name: Annotated[str, typer.Argument(help="The event.")], db: DbOption = None) -> None:
+    """The event's teams, players, rooms (with their join codes) and schedule."""
+    from rich.table import Table
+
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.schedule import load_plan
+    from grace_arena.record.store import RecordError
+
+    url = resolve_db(db)
+    console = _console()
+    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    try:
+        plan = load_plan(open_engine(url), name)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    teams = Table("team", "name", "kind", "players", title="teams", title_justify="left")
+    for t in plan.teams:
+        kind = (
+            f"model {t.model} @ {t.threshold if t.threshold is not None else 0.5}"
+            if t.kind == "model"
+            else "human"
+        )
+        members = ", ".join(p.name for p in plan.players if p.team == t.id)
+        teams.add_row(t.id, t.name, kind, members)
+    console.print(teams)
+    if not plan.games:
+        console.print(
+            f"no schedule yet: grace-arena event schedule {plan.name} --rooms N --packet ...",
+            highlight=False,
+            markup=False,
+        )
+        return
+    _print_plan(console, plan)
+
+
+@event_app.command("standings")
+def standings_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print JSON instead of a table.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Won/lost, points, tossups heard and buzzes per team, after every ruling so far."""
+    import json
+
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.schedule import event_standings
+    from grace_arena.record.store import RecordError
+
+    url = resolve_db(db)
+    try:
+        plan, rows = event_standings(open_engine(url), name)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    if json_out:
+        from grace_arena.server.views import standings_view
+
+        view = standings_view(plan.name, plan.title, len(plan.rounds), rows)
+        typer.echo(json.dumps(view.model_dump(mode="json"), indent=2))
+        return
+    console = _console()
+    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    console.print(standings_table(plan.title, rows))
+
+
+def standings_table(title: str, rows) -> Any:
+    """The standings as a rich table that stays readable at 80 columns."""
+    from rich.table import Table
+
+    table = Table(title=f"{title}: standings", title_justify="left", pad_edge=False)
+    for header, justify in (
+        ("#", "right"),
+        ("team", "left"),
+        ("W-L", "center"),
+        ("pts", "right"),
+        ("TUH", "right"),
+        ("P/TUH", "right"),
+        ("15/10/-5", "right"),
+        ("live", "right"),
+    ):
+        table.add_column(header, justify=justify, no_wrap=header != "team")  # type: ignore[arg-type]
+    for s in rows:
+        record = f"{s.won}-{s.lost}" + (f"-{s.tied}" if s.tied else "")
+        table.add_row(
+            str(s.rank),
+            s.name,
+            record,
+            str(s.points),
+            str(s.tossups_heard),
+            f"{s.points_per_tossup:.2f}" if s.points_per_tossup is not None else "-",
+            f"{s.powers}/{s.correct - s.powers}/{s.negs}",
+            str(s.live) if s.live else "",
+        )
+    return table

@@ -1,0 +1,216 @@
+"""An event's pages in a real browser (headless Chromium via Playwright): phones that follow
+their room from round to round, a phone that waits for its team's match and is sent on, a
+room's display that follows the room, and the event's projector view at 1280x720.
+
+The event is ``event_helpers.make_event``'s (Red, Blue and two model teams; 3 rounds in 2
+rooms; in round 1 room 1 plays Red vs Robo and room 2 Blue vs Careful, in round 2 room 1
+plays Red vs Blue); it is built once per module and copied for each test. The moderators are
+websocket clients.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from browser import PHONE, SCREENSHOTS
+from event_helpers import code_of, copy_record, event_server, make_event, room_moderator
+from live import Client, LiveServer, clients
+from playwright.sync_api import Browser, Page, expect
+
+from grace_arena.record.schedule import EventPlan
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def event_template(tmp_path_factory):
+    path = tmp_path_factory.mktemp("event") / "record.db"
+    return path, make_event(f"sqlite:///{path}")
+
+
+@pytest.fixture
+def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
+    template, plan = event_template
+    with event_server(copy_record(template, tmp_path)) as server:
+        yield server, plan
+
+
+@pytest.fixture
+def pages(browser: Browser) -> Iterator:
+    """New pages (each in a context of its own: its own localStorage), failing the test on a
+    JavaScript error."""
+    contexts, errors = [], []
+
+    def new(viewport=PHONE, **options) -> Page:
+        context = browser.new_context(viewport=viewport, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        return page
+
+    yield new
+    for context in contexts:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def phone(pages) -> Page:
+    return pages(PHONE, is_mobile=True, has_touch=True)
+
+
+def join(page: Page, server: LiveServer, code: str, team: str, name: str) -> None:
+    page.goto(f"{server.http_url}/?code={code}")
+    page.get_by_label("Your name").fill(name)
+    page.get_by_role("button", name=team, exact=True).click()
+    page.get_by_role("button", name="Join").click()
+    expect(page.locator("#me")).to_have_text(f"{name} · {team}")
+
+
+def token(page: Page, code: str) -> str | None:
+    return page.evaluate(f"localStorage.getItem('grace-arena:token:{code}')")
+
+
+def buzz_and_rule_correct(mod: Client, page: Page) -> None:
+    mod.send(type="start_tossup")
+    mod.state(lambda s: s["match"]["phase"] == "reading")
+    mod.send(type="pause")
+    mod.state(lambda s: s["match"]["paused"])
+    button = page.get_by_role("button", name="Buzz", exact=True)
+    expect(button).to_be_enabled()
+    button.tap()
+    mod.state(lambda s: s["floor"] is not None)
+    mod.send(type="rule", ruling="correct")
+    mod.state(lambda s: s["match"]["phase"] == "answered")
+
+
+def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
+    server, plan = event
+    room1 = code_of(plan, "1")
+    mod = room_moderator(server, room1)
+    alice = phone(pages)
+    display = pages({"width": 1280, "height": 720})
+    with clients(mod):
+        join(alice, server, room1, "Red", "Alice")
+        expect(alice.locator("#event-info")).to_have_text("Round 1 of 3 · Room 1")
+        expect(alice.locator("#scores")).to_contain_text("Robo")
+        display.goto(f"{server.http_url}/display?code={room1}")
+        expect(display.locator("#title")).to_contain_text("Round 1 of 3 · Room 1")
+        expect(display.locator("#join-url")).to_have_text(
+            re.compile(rf"^127\.0\.0\.1:\d+/\?code={room1}$")
+        )
+        player = token(alice, room1).rpartition(".")[0]
+
+        buzz_and_rule_correct(mod, alice)
+        expect(alice.locator("#status-title")).to_have_text("You got it!")
+        mod.send(type="end_match")
+        mod.wait("next_match")
+
+        # the phone says hello again on its connection: round 2, Red vs Blue, the same Alice
+        expect(alice.locator("#event-info")).to_have_text("Round 2 of 3 · Room 1")
+        expect(alice.locator("#scores")).to_contain_text("Blue")
+        expect(alice.locator("#me")).to_have_text("Alice · Red")
+        expect(alice.locator("#status-title")).to_have_text("Waiting for the first tossup")
+        expect(alice.locator("#status-detail")).to_contain_text("Round 1: Red")
+        expect(display.locator("#title")).to_contain_text("Round 2 of 3 · Room 1")
+        expect(display.locator("#tossup-info")).to_contain_text("Red vs Blue")
+        alice.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-round-2.png"))
+        second = server.arena.events.rooms[room1].live
+        assert second.event.round == 2
+        assert second.match.state.players["red"] == {player: "Alice"}
+
+        # and it plays on there
+        mod.send(type="hello", role="moderator", join_code=room1, token=mod_token(server, room1))
+        mod.wait("welcome")
+        buzz_and_rule_correct(mod, alice)
+        expect(alice.locator("#status-title")).to_have_text("You got it!")
+
+
+def mod_token(server: LiveServer, code: str) -> str:
+    return server.arena.events.moderator_token(server.arena.events.rooms[code])
+
+
+def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
+    server, plan = event
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    mod1, mod2 = room_moderator(server, room1), room_moderator(server, room2)
+    bob = phone(pages)
+    with clients(mod1, mod2):
+        # Blue plays round 1 in room 2; Bob scans room 1's code: the page is sent on
+        join(bob, server, room1, "Blue", "Bob")
+        expect(bob.locator("#event-info")).to_have_text("Round 1 of 3 · Room 2")
+        assert re.search(rf"code={room2}", bob.url)
+        assert token(bob, room2) == token(bob, room1)  # one token for the whole event
+
+        # room 2 ends round 1; Blue's round 2 is in room 1, still playing round 1: Bob waits
+        mod2.send(type="end_match")
+        mod2.wait("next_match")
+        expect(bob.locator("#wait-view")).to_be_visible()
+        expect(bob.locator("#wait-message")).to_have_text(
+            "Blue plays round 2 in room 1 once the match there now ends."
+        )
+        expect(bob.locator("#me")).to_have_text("Bob · Blue")
+        bob.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-waiting.png"))
+
+        # room 1 ends round 1 and opens round 2, Red vs Blue: the waiting page goes there
+        mod1.send(type="end_match")
+        mod1.wait("next_match")
+        expect(bob.locator("#event-info")).to_have_text("Round 2 of 3 · Room 1")
+        expect(bob.locator("#wait-view")).to_be_hidden()
+        expect(bob.locator("#status-title")).to_have_text("Waiting for the first tossup")
+        live = server.arena.events.rooms[room1].live
+        assert [t.id for t in live.match.config.teams] == ["red", "blue"]
+        assert list(live.match.state.players["blue"].values()) == ["Bob"]
+
+
+def test_the_event_projector_view_shows_standings_and_join_codes(event, pages):
+    server, plan = event
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    mod = room_moderator(server, room1)
+    alice = phone(pages)
+    projector = pages({"width": 1280, "height": 720})
+    with clients(mod):
+        projector.goto(f"{server.http_url}/display?event=night")
+        rows = projector.locator("#standings tbody tr")
+        expect(rows).to_have_count(4)
+        expect(projector.locator("#standings")).to_contain_text("Careful")
+        rooms = projector.locator("#rooms li")
+        expect(rooms).to_have_count(2)
+        expect(rooms.nth(0)).to_contain_text("Room 1 · Round 1")
+        expect(rooms.nth(0).locator(".room-match")).to_have_text("Red 0 – 0 Robo")
+        for i, code in enumerate((room1, room2)):
+            expect(rooms.nth(i).locator(".room-code")).to_have_text(f"Code {code}")
+            expect(rooms.nth(i).locator(".room-url")).to_have_text(
+                re.compile(rf"^127\.0\.0\.1:\d+/\?code={code}$")
+            )
+
+        # a ruling in room 1: the standings follow (the page polls every 2 s)
+        join(alice, server, room1, "Red", "Alice")
+        buzz_and_rule_correct(mod, alice)
+        red = projector.locator("#standings tbody tr").first
+        expect(red).to_contain_text("Red", timeout=8000)
+        expect(red.locator("td.pts")).to_have_text(re.compile(r"^1[05]$"), timeout=8000)
+        room1_match = rooms.nth(0).locator(".room-match")
+        expect(room1_match).to_have_text(re.compile(r"^Red 1[05] – 0 Robo$"))
+
+        # readable from the back of the room: everything inside the 1280x720 screen, big type
+        for element in (
+            *[rows.nth(i) for i in range(4)],
+            *[rooms.nth(i).locator(".room-url") for i in range(2)],
+        ):
+            box = element.bounding_box()
+            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 720, box
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 1280, box
+        size = projector.evaluate(
+            "parseFloat(getComputedStyle(document.querySelector('#standings td.team')).fontSize)"
+        )
+        assert size >= 28
+        projector.screenshot(path=str(SCREENSHOTS / "grace-arena-event-projector.png"))
+        # a page that re-renders only on change: the same rows stay the same nodes
+        projector.evaluate("window.__firstRow = document.querySelector('#standings tbody tr')")
+        projector.wait_for_timeout(2500)
+        assert projector.evaluate(
+            "window.__firstRow === document.querySelector('#standings tbody tr')"
+        )

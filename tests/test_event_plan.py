@@ -1,0 +1,283 @@
+"""An event's teams, schedule and standings in the record; packets read back; match leases;
+the ``grace-arena event`` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from event_helpers import HUMANS, make_event
+from typer.testing import CliRunner
+
+from grace_arena.cli import app
+from grace_arena.core import schedule as pairing
+from grace_arena.core.commands import Buzz as BuzzCommand
+from grace_arena.core.commands import EndMatch, Join, Reveal, Rule, StartTossup
+from grace_arena.core.events import Ruling
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, parse_packet
+from grace_arena.core.specs import match_config
+from grace_arena.record import lease
+from grace_arena.record.db import make_engine
+from grace_arena.record.packets import packet_from_record
+from grace_arena.record.schedule import (
+    RoundPlan,
+    TeamEntry,
+    create_event,
+    event_standings,
+    load_plan,
+    set_schedule,
+)
+from grace_arena.record.store import GameTaken, MatchStore, RecordError
+
+runner = CliRunner()
+
+
+def test_an_event_keeps_its_teams_players_and_schedule(db_url) -> None:
+    plan = make_event(db_url, players=[("red", "Alice"), ("blue", "Bob")])
+    assert [t.id for t in plan.teams] == ["red", "blue", "robo", "careful"]
+    assert plan.team("robo") == TeamEntry("robo", "Robo", "model", "tfidf", 0.5, None)
+    assert {(p.team, p.name) for p in plan.players} == {("red", "Alice"), ("blue", "Bob")}
+    assert [r.name for r in plan.rooms] == ["1", "2"]
+    assert len({r.join_code for r in plan.rooms}) == 2
+    assert [(g.round, g.room_id, g.teams) for g in plan.games] == [
+        (1, "1", ("red", "robo")),
+        (1, "2", ("blue", "careful")),
+        (2, "1", ("red", "blue")),
+        (3, "1", ("red", "careful")),
+        (3, "2", ("blue", "robo")),
+    ]
+    assert plan.current_game("2").round == 1
+    assert plan.next_game_of("blue").round == 1
+
+
+def test_teams_must_be_well_formed(db_url) -> None:
+    make_event(db_url)
+    engine = make_engine(db_url)
+    cases = [
+        ([TeamEntry("a", "A")], "at least two teams"),
+        ([TeamEntry("a", "A"), TeamEntry("a", "B")], "ids must differ"),
+        ([TeamEntry("a", "Red"), TeamEntry("b", "red")], "names must differ"),
+        ([TeamEntry("a", "A"), TeamEntry("m", "M", "model")], "names its model"),
+        ([TeamEntry("a", "A"), TeamEntry("m", "M", "model", "tfidf", 1.5)], "not in \\[0, 1\\]"),
+        ([TeamEntry("a b", "A"), TeamEntry("b", "B")], "letters, digits"),
+    ]
+    for teams, message in cases:
+        with pytest.raises(RecordError, match=message):
+            create_event(engine, "other", teams=teams)
+    with pytest.raises(RecordError, match="exists already"):
+        create_event(engine, "night", teams=HUMANS)
+
+
+def test_the_schedule_cannot_change_once_a_round_has_started(db_url, sample) -> None:
+    plan = make_event(db_url)
+    engine = make_engine(db_url)
+    codes = {r.name: r.join_code for r in plan.rooms}
+    # before any match: a new schedule replaces the old, and rooms keep their codes
+    again = set_schedule(
+        engine,
+        "night",
+        rooms=["1", "2", "3"],
+        rounds=[RoundPlan(1, sample.packet.id)],
+        games=pairing.schedule(["red", "blue"], ["robo"], rounds=1, rooms=["1", "2", "3"]),
+    )
+    assert {r.name: r.join_code for r in again.rooms if r.name in codes} == codes
+    assert len(again.games) == 2
+    # a match of round 1 is created: no more changes, and the message says why
+    game = next(g for g in again.games if not g.bye)
+    _create_game_match(engine, again, game.id, sample)
+    with pytest.raises(RecordError, match=r"round 1 has started \(match \d+ in room 1\)"):
+        set_schedule(engine, "night", rooms=["1"], rounds=again.rounds, games=[])
+    with pytest.raises(RecordError, match="can no longer be replaced"):
+        create_event(engine, "night", teams=HUMANS, replace=True)
+
+
+def test_one_scheduled_match_gets_one_match_even_when_two_processes_race(db_url, sample) -> None:
+    plan = make_event(db_url)
+    engine = make_engine(db_url)
+    game = plan.games[0]
+    first = _create_game_match(engine, plan, game.id, sample)
+    with pytest.raises(GameTaken):
+        _create_game_match(engine, plan, game.id, sample)
+    assert load_plan(engine, "night").games[0].match_id == first.id
+    assert len(MatchStore(engine).matches()) == 1  # the loser stored nothing
+
+
+def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
+    plan = make_event(db_url, rounds=2)
+    engine = make_engine(db_url)
+    # round 2, room 1: Red vs Blue. Tossup 1: Red negs, Blue gets it; tossup 2: Red gets it.
+    game = next(g for g in plan.games if g.teams == ("red", "blue"))
+    match = _create_game_match(engine, plan, game.id, sample)
+    match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
+    match.handle(Join(team="blue", player="p2", name="Bob"), now=1.0)
+    match.handle(StartTossup(), now=2.0)
+    match.handle(Reveal(to=5), now=3.0)
+    match.handle(BuzzCommand(team="red", player="p1"), now=4.0)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=5.0)
+    match.handle(BuzzCommand(team="blue", player="p2"), now=6.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=7.0)
+    match.handle(StartTossup(), now=8.0)
+    match.handle(Reveal(to=30), now=8.5)
+    match.handle(BuzzCommand(team="red", player="p1"), now=9.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=10.0)
+    _, live = event_standings(engine, "night")
+    assert {s.team: s.live for s in live} == {"red": 1, "blue": 1, "robo": 0, "careful": 0}
+    match.handle(EndMatch(), now=11.0)
+    _, rows = event_standings(engine, "night")
+    by = {s.team: s for s in rows}
+    scores = match.match.scores
+    assert by["red"].points == scores["red"] and by["blue"].points == scores["blue"]
+    assert (by["red"].correct, by["red"].incorrect, by["red"].negs) == (1, 1, 1)
+    assert (by["blue"].correct, by["blue"].incorrect) == (1, 0)
+    assert by["red"].points == by["red"].powers * 15 + (1 - by["red"].powers) * 10 - 5
+    assert by["red"].tossups_heard == by["blue"].tossups_heard == 2
+    winner, loser = ("red", "blue") if scores["red"] > scores["blue"] else ("blue", "red")
+    assert (by[winner].won, by[loser].lost, by[winner].rank) == (1, 1, 1)
+    assert by["robo"].played == 0 and by["robo"].points_per_tossup is None
+
+
+def test_a_packet_is_read_back_from_the_record(db_url, sample) -> None:
+    make_event(db_url)
+    engine = make_engine(db_url)
+    assert packet_from_record(engine, sample.packet.id) == sample
+    with pytest.raises(LookupError, match="no packet 'nope'"):
+        packet_from_record(engine, "nope")
+
+
+def test_an_older_record_rebuilds_a_packet_from_its_tossups(db_url) -> None:
+    """A packet stored before whole packets were kept: clue boundaries given explicitly come
+    back as clues."""
+    packet = parse_packet(
+        """
+format: grace-arena-packet/1
+packet: {id: clues-1, title: Clues}
+tossups:
+  - id: t1
+    category: Science
+    clues: ["This gas is inert. It glows red", "in signs. Name it."]
+    answer: <b>neon</b>
+"""
+    )
+    make_event(db_url)
+    engine = make_engine(db_url)
+    MatchStore(engine).save_packet(packet)
+    from sqlmodel import Session
+
+    from grace_arena.record.models import PacketRow
+
+    with Session(engine) as session:
+        row = session.get(PacketRow, "clues-1")
+        row.meta = {k: v for k, v in row.meta.items() if k != "document"}
+        session.add(row)
+        session.commit()
+    back = packet_from_record(engine, "clues-1")
+    assert back.tossups[0].clues == packet.tossups[0].clues
+    assert back.tossups[0].tokens().clue_ends == packet.tossups[0].tokens().clue_ends
+
+
+def test_a_lease_is_held_renewed_taken_over_and_fenced(db_url, sample) -> None:
+    plan = make_event(db_url)
+    engine = make_engine(db_url)
+    match = _create_game_match(engine, plan, plan.games[0].id, sample)
+    mine = lease.Holder.this_process("http://a:1")
+    # another live process of this host (the test's parent) holds it
+    theirs = lease.Holder(f"{mine.host}:{os.getppid()}:x", mine.host, os.getppid(), "http://b:2")
+    assert lease.acquire(engine, match.id, theirs) is False
+    with pytest.raises(lease.LeaseHeld, match=r"served by process \d+ on .* at http://b:2"):
+        lease.acquire(engine, match.id, mine)
+    # a lapsed lease is taken over
+    assert lease.acquire(engine, match.id, mine, ttl=0.0) is True
+    assert lease.renew(engine, theirs, [match.id]) == {match.id}  # theirs no more
+    # and the process that lost it can no longer commit to the match
+    fenced = MatchStore(engine).open(match.id, holder=theirs)
+    with pytest.raises(lease.LeaseLost):
+        fenced.handle(Join(team="red", player="p9", name="Eve"), now=1.0)
+    ours = MatchStore(engine).open(match.id, holder=mine)
+    ours.handle(Join(team="red", player="p9", name="Eve"), now=1.0)
+    assert "p9" in MatchStore(engine).open(match.id).match.state.players["red"]
+
+
+def test_a_dead_process_of_this_host_loses_its_lease_at_once(db_url, sample) -> None:
+    plan = make_event(db_url)
+    engine = make_engine(db_url)
+    match = _create_game_match(engine, plan, plan.games[0].id, sample)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    pid = int(gone.stdout)
+    me = lease.Holder.this_process()
+    dead = lease.Holder(f"{me.host}:{pid}:y", me.host, pid, None)
+    lease.acquire(engine, match.id, dead)
+    started = time.monotonic()
+    assert lease.acquire(engine, match.id, me, ttl=60.0) is True
+    assert time.monotonic() - started < 5  # no waiting out the 60 s
+
+
+def test_event_commands(db_url, tmp_path) -> None:
+    result = runner.invoke(
+        app,
+        ["event", "create", "club", "--team", "Red", "--team", "Blue", "--team", "Green",
+         "--model-team", "tfidf@0.6=Robo", "--player", "Red:Alice", "--db", db_url],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "robo: Robo — model tfidf, threshold 0.6" in result.output
+    result = runner.invoke(
+        app,
+        ["event", "schedule", "club", "--packet", str(SAMPLE_PACKET_PATH), "--rooms", "2",
+         "--rounds", "3", "--tossups", "1-4", "--db", db_url],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    plan = load_plan(make_engine(db_url), "club")
+    assert len(plan.rounds) == 3 and plan.rounds[0].tossup_ids is not None
+    assert len(plan.rounds[0].tossup_ids) == 4
+    assert len([g for g in plan.games if not g.bye]) == 6  # 4 teams: each pair once
+    for code in (r.join_code for r in plan.rooms):
+        assert code in result.output
+    shown = runner.invoke(app, ["event", "show", "club", "--db", db_url])
+    assert shown.exit_code == 0 and "Alice" in shown.output and "not started" in shown.output
+    standings = runner.invoke(app, ["event", "standings", "club", "--json", "--db", db_url])
+    assert standings.exit_code == 0, standings.output
+    data = json.loads(standings.output)
+    assert [r["team"] for r in data["rows"]] == ["blue", "green", "red", "robo"]
+    table = runner.invoke(app, ["event", "standings", "club", "--db", db_url])
+    assert "standings" in table.output and "Robo" in table.output
+    # the packet given by its id (already in the record) works as well as its file
+    again = runner.invoke(
+        app, ["event", "schedule", "club", "--packet", plan.rounds[0].packet_id, "--db", db_url]
+    )
+    assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["event", "create", "x", "--team", "Red"], "at least two teams"),
+        (["event", "create", "x", "--team", "A", "--model-team", "tfidf@2"], "between 0 and 1"),
+        (["event", "create", "x", "--team", "A", "--player", "Z:Bo"], "TEAM:NAME"),
+        (["event", "show", "nope"], "no event 'nope'"),
+        (["event", "schedule", "nope", "--packet", "x"], "no event 'nope'"),
+    ],
+)
+def test_event_commands_say_what_is_wrong(db_url, args, message) -> None:
+    result = runner.invoke(app, [*args, "--db", db_url])
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def _create_game_match(engine, plan, game_id, packet):
+    """The scheduled match ``game_id`` created in the record, as a server does."""
+    from grace_arena.core.config import TeamKind, TeamSpec
+
+    game = next(g for g in plan.games if g.id == game_id)
+    teams = [
+        TeamSpec(id=t.id, name=t.name)
+        if t.kind == "human"
+        else TeamSpec(id=t.id, name=t.name, kind=TeamKind.MODEL, model=t.model)
+        for t in (plan.team(tid) for tid in game.teams)
+    ]
+    rnd = plan.round_(game.round)
+    config = match_config(packet, teams, tossup_ids=rnd.tossup_ids)
+    return MatchStore(engine).create(config, now=0.0, event=plan.name, game_id=game_id)

@@ -1,0 +1,197 @@
+"""An event's rooms served live: room codes, rounds, players who come back, standings."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+from event_helpers import code_of, event_server, make_event, rehello, room_moderator, room_player
+from live import Client, clients
+
+from grace_arena.record.schedule import event_standings, load_plan
+
+
+def play_a_correct_buzz(mod: Client, buzzer: Client) -> None:
+    """The moderator starts a tossup and pauses it; the player buzzes; ruled correct."""
+    mod.send(type="start_tossup")
+    mod.state(lambda s: s["match"]["phase"] == "reading")
+    mod.send(type="pause")
+    mod.state(lambda s: s["match"]["paused"])
+    buzzer.drain(0.05)
+    buzzer.send(type="buzz")
+    assert buzzer.wait("buzz_result")["outcome"] == "won"
+    mod.state(lambda s: s["floor"] is not None)
+    mod.send(type="rule", ruling="correct")
+    mod.state(lambda s: s["match"]["phase"] == "answered")
+
+
+def end_match(mod: Client) -> None:
+    mod.send(type="end_match")
+    mod.wait("next_match")
+
+
+def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
+    plan = make_event(db_url)
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    with event_server(db_url) as server:
+        # round 1 (grace format): room 1 Red vs Robo, room 2 Blue vs Careful
+        mod1 = room_moderator(server, room1)
+        mod2 = room_moderator(server, room2)
+        alice = room_player(server, room1, "red", "Alice")
+        bob = room_player(server, room2, "blue", "Bob")
+        with clients(mod1, mod2, alice, bob):
+            assert [t["id"] for t in alice.welcome["teams"]] == ["red", "blue"]
+            first = alice.state()
+            assert first["event"] == {
+                "name": "night",
+                "title": "Night",
+                "room": "1",
+                "join_code": room1,
+                "round": 1,
+                "rounds": 3,
+            }
+            assert [t["name"] for t in first["teams"]] == ["Red", "Robo"]
+            bob.state()
+            play_a_correct_buzz(mod1, alice)
+
+            # room 1 ends its match: everyone there goes on to round 2 (Red vs Blue)
+            end_match(mod1)
+            moved = alice.wait("next_match")
+            assert moved["join_code"] == room1
+            rehello(alice, room1)
+            assert alice.wait("joined")["name"] == "Alice"
+            second = alice.state()
+            assert second["event"]["round"] == 2
+            assert [t["name"] for t in second["teams"]] == ["Red", "Blue"]
+            rehello(
+                mod1,
+                room1,
+                role="moderator",
+                token=server.arena.events.moderator_token(server.arena.events.rooms[room1]),
+            )
+            mod1.wait("welcome")
+            assert mod1.state()["match"]["id"] == second["match"]["id"]
+
+            # room 2 ends round 1 and opens its round-3 match; Bob's team plays round 2 in
+            # room 1 first, so his phone is sent there
+            end_match(mod2)
+            bob.wait("next_match")
+            rehello(bob, room2)
+            bob.wait("joined")
+            sent_on = bob.wait(lambda m: m["type"] in ("next_match", "waiting", "state"))
+            assert sent_on["type"] == "next_match" and sent_on["join_code"] == room1
+            rehello(bob, room1)
+            bob.wait("joined")
+            assert bob.state()["match"]["id"] == second["match"]["id"]
+
+            # standings after the rulings so far: Red 15 (a power: the buzz came on the first
+            # words), a win over Robo
+            standings = json.load(
+                urllib.request.urlopen(f"{server.http_url}/api/events/night/standings")
+            )
+            rows = {r["team"]: r for r in standings["rows"]}
+            assert (rows["red"]["points"], rows["red"]["correct"], rows["red"]["powers"]) == (
+                15,
+                1,
+                1,
+            )
+            assert (rows["red"]["won"], rows["robo"]["lost"]) == (1, 1)
+            # round 2 has begun no tossup: nothing under way; Blue and Careful ended level
+            assert rows["red"]["live"] == 0 and rows["blue"]["tied"] == 1
+            assert standings["rows"][0]["team"] == "red"
+            assert {r["room"]: r["round"] for r in standings["rooms"]} == {"1": 2, "2": 3}
+
+    # the record agrees with the server
+    _, rows = event_standings(server.arena.engine, "night")
+    assert {s.team: s.points for s in rows}["red"] == 15
+    games = load_plan(server.arena.engine, "night").games
+    assert sum(g.match_id is not None for g in games) == 4  # round 1 x2, round 2, round 3 room 2
+
+
+def test_a_player_who_drops_between_rounds_comes_back_to_the_rooms_next_match(db_url):
+    plan = make_event(db_url)
+    room1 = code_of(plan, "1")
+    with event_server(db_url) as server:
+        mod = room_moderator(server, room1)
+        alice = room_player(server, room1, "red", "Alice")
+        token = alice.joined["token"]
+        alice.state()
+        alice.close()  # the phone drops ...
+        with clients(mod):
+            end_match(mod)  # ... while the round ends
+            back = Client(server.ws_url)
+            with clients(back):
+                back.send(type="hello", role="player", join_code=room1, token=token)
+                back.wait("welcome")
+                assert back.wait("joined")["name"] == "Alice"
+                state = back.state()
+                assert state["event"]["round"] == 2
+                roster = server.arena.rooms[state["match"]["id"]].match.state.players["red"]
+                assert list(roster.values()) == ["Alice"]
+
+
+def test_the_same_name_on_another_phone_is_the_same_player(db_url):
+    plan = make_event(db_url, players=[("red", "Alice")])
+    room1 = code_of(plan, "1")
+    registered = next(p.id for p in plan.players if p.name == "Alice")
+    with event_server(db_url) as server:
+        phone = room_player(server, room1, "red", "alice")
+        with clients(phone):
+            assert phone.joined["player"] == registered
+            assert phone.joined["name"] == "Alice"
+
+
+def test_a_player_whose_team_has_no_match_yet_waits_and_is_sent_on(db_url):
+    plan = make_event(db_url)
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    with event_server(db_url) as server:
+        mod1 = room_moderator(server, room1)
+        # Blue's first match is in room 2; Bob scans room 1's code by mistake
+        bob = room_player(server, room1, "blue", "Bob")
+        with clients(mod1, bob):
+            sent = bob.wait(lambda m: m["type"] in ("next_match", "waiting", "state"))
+            assert sent["type"] == "next_match" and sent["join_code"] == room2
+            # back in room 1 after round 1 there: Blue's round-2 match is in room 1 but room 2
+            # has not finished round 1, so Bob waits
+            rehello(bob, room2)
+            bob.wait("joined")
+            bob.state()
+            end_match(room_moderator(server, room2))
+            bob.wait("next_match")
+            rehello(bob, room2)
+            bob.wait("joined")
+            sent = bob.wait(lambda m: m["type"] in ("next_match", "waiting", "state"))
+            assert sent["type"] == "waiting"
+            assert "round 2 in room 1 once the match there now ends" in sent["message"]
+            end_match(mod1)  # room 1 opens round 2: Bob is sent there
+            sent = bob.wait("next_match")
+            assert sent["join_code"] == room1
+            rehello(bob, room1)
+            bob.wait("joined")
+            assert bob.state()["event"]["round"] == 2
+
+
+def test_a_rooms_join_code_has_its_join_url_qr_code_and_summaries_for_its_moderator(db_url):
+    plan = make_event(db_url)
+    room1 = code_of(plan, "1")
+    with event_server(db_url) as server:
+        base = server.http_url
+        info = json.load(urllib.request.urlopen(f"{base}/api/join/{room1.lower()}"))
+        assert info["join_code"] == room1 and info["join_url"] == f"{base}/?code={room1}"
+        with urllib.request.urlopen(f"{base}/api/join/{room1}/qr.svg") as reply:
+            assert reply.headers["Content-Type"] == "image/svg+xml"
+        standings = json.load(urllib.request.urlopen(f"{base}/api/events/night/standings"))
+        assert {r["join_code"]: r["join_url"] for r in standings["rooms"]} == {
+            r.join_code: f"{base}/?code={r.join_code}" for r in plan.rooms
+        }
+        # the room's moderator token opens the summary of a match the room has moved on from
+        mod = room_moderator(server, room1)
+        with clients(mod):
+            first = mod.received[-1]["match"]["id"]
+            end_match(mod)
+        token = server.arena.events.moderator_token(server.arena.events.rooms[room1])
+        request = urllib.request.Request(
+            f"{base}/api/matches/{first}/summary", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert json.load(urllib.request.urlopen(request))["ended"] is True
+        assert server.arena.events.rooms[room1].live.rm.id != first

@@ -1,0 +1,172 @@
+"""An event's pairings and rooms (grace_arena.core.schedule): examples and properties."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grace_arena.core.schedule import (
+    Game,
+    Pairing,
+    ScheduleError,
+    assign_rooms,
+    grace,
+    round_robin,
+    schedule,
+)
+
+
+def teams(n: int, prefix: str = "T") -> list[str]:
+    return [f"{prefix}{i}" for i in range(1, n + 1)]
+
+
+def by_round(pairings: list[Pairing]) -> dict[int, list[tuple[str, ...]]]:
+    out: dict[int, list[tuple[str, ...]]] = {}
+    for p in pairings:
+        out.setdefault(p.round, []).append(p.teams)
+    return out
+
+
+def test_four_teams_meet_each_other_once_in_three_rounds() -> None:
+    rounds = by_round(round_robin(["A", "B", "C", "D"]))
+    assert rounds == {
+        1: [("A", "D"), ("B", "C")],
+        2: [("A", "C"), ("D", "B")],
+        3: [("A", "B"), ("C", "D")],
+    }
+
+
+def test_five_teams_take_turns_at_the_bye() -> None:
+    pairings = round_robin(["A", "B", "C", "D", "E"])
+    byes = [p.teams[0] for p in pairings if p.bye]
+    assert sorted(byes) == ["A", "B", "C", "D", "E"]
+    assert max(p.round for p in pairings) == 5
+    for games in by_round(pairings).values():
+        assert len(games[-1]) == 1  # the bye is listed last
+
+
+@given(n=st.integers(2, 13))
+def test_a_round_robin_pairs_every_two_teams_exactly_once(n: int) -> None:
+    names = teams(n)
+    pairings = round_robin(names)
+    met = Counter(frozenset(p.teams) for p in pairings if not p.bye)
+    assert set(met) == {frozenset(pair) for pair in combinations(names, 2)}
+    assert set(met.values()) == {1}
+    for games in by_round(pairings).values():
+        playing = [t for g in games for t in g]
+        assert sorted(playing) == sorted(names)  # each team once a round, bye included
+
+
+@given(n=st.integers(2, 9), cycles=st.integers(2, 3))
+def test_more_rounds_start_a_second_cycle_with_sides_swapped(n: int, cycles: int) -> None:
+    names = teams(n)
+    cycle = n - 1 if n % 2 == 0 else n
+    pairings = round_robin(names, cycle * cycles)
+    first = [p.teams for p in pairings if p.round <= cycle and not p.bye]
+    second = [p.teams for p in pairings if cycle < p.round <= 2 * cycle and not p.bye]
+    assert second == [(b, a) for a, b in first]
+
+
+def test_grace_by_default_alternates_model_and_human_rounds() -> None:
+    pairings = grace(["H1", "H2"], ["M1", "M2"], 3)
+    assert by_round(pairings) == {
+        1: [("H1", "M1"), ("H2", "M2")],
+        2: [("H1", "H2")],
+        3: [("H1", "M2"), ("H2", "M1")],
+    }
+
+
+@given(
+    n_humans=st.integers(2, 9),
+    n_models=st.integers(1, 3),
+    rounds=st.integers(2, 8),
+    data=st.data(),
+)
+def test_grace_pairings_mix_human_and_model_opponents(
+    n_humans: int, n_models: int, rounds: int, data
+) -> None:
+    humans, models = teams(n_humans, "H"), teams(n_models, "M")
+    model_rounds = data.draw(
+        st.sets(st.integers(1, rounds), min_size=1, max_size=rounds - 1), label="model rounds"
+    )
+    pairings = grace(humans, models, rounds, model_rounds=model_rounds)
+    for r, games in by_round(pairings).items():
+        human_slots = Counter(t for g in games for t in g if t in humans)
+        assert set(human_slots) == set(humans) or any(len(g) == 1 for g in games)
+        assert max(human_slots.values()) == 1  # a human team plays once a round
+        for g in games:
+            assert not all(t in models for t in g)  # never two models
+            if r in model_rounds:
+                assert len(g) == 2 and sum(t in models for t in g) == 1
+    # every human team meets a model in some round and a human team in another (with an odd
+    # number of human teams, the one left over in a human round plays a model: it takes two
+    # human rounds to be sure every team has met a human one)
+    human_rounds = rounds - len(model_rounds)
+    for h in humans:
+        opponents = [t for p in pairings if h in p.teams for t in p.teams if t != h]
+        assert any(o in models for o in opponents)
+        if n_humans % 2 == 0 or human_rounds >= 2:
+            assert any(o in humans for o in opponents)
+
+
+@given(n_humans=st.integers(1, 8), n_models=st.integers(1, 4))
+def test_models_take_turns_across_model_rounds(n_humans: int, n_models: int) -> None:
+    humans, models = teams(n_humans, "H"), teams(n_models, "M")
+    pairings = grace(humans, models, n_models, model_rounds=range(1, n_models + 1))
+    for h in humans:
+        met = [t for p in pairings if h in p.teams for t in p.teams if t != h]
+        assert sorted(met) == sorted(models)  # each model once before any twice
+
+
+def test_an_odd_human_team_out_plays_a_model_rather_than_sit_out() -> None:
+    pairings = grace(["H1", "H2", "H3"], ["M1"], 2, model_rounds={1})
+    round_two = by_round(pairings)[2]
+    assert [g for g in round_two if "M1" in g] and not [g for g in round_two if len(g) == 1]
+
+
+@given(n=st.integers(2, 12), n_rooms=st.integers(1, 5))
+def test_rooms_hold_one_match_at_a_time(n: int, n_rooms: int) -> None:
+    rooms = [f"room-{i}" for i in range(1, n_rooms + 1)]
+    pairings = round_robin(teams(n))
+    games = assign_rooms(pairings, rooms)
+    assert [(g.round, g.teams) for g in games] == [(p.round, p.teams) for p in pairings]
+    places = Counter((g.round, g.room, g.slot) for g in games if not g.bye)
+    assert set(places.values()) == {1}
+    assert all(g.room is None for g in games if g.bye)
+    for g in games:
+        if not g.bye:  # rooms fill in order, slot by slot
+            assert g.room in rooms
+
+
+def test_more_matches_than_rooms_are_played_one_after_another() -> None:
+    games = schedule(teams(6), [], rounds=1, rooms=["A", "B"])
+    assert [(g.room, g.slot) for g in games] == [("A", 0), ("B", 0), ("A", 1)]
+
+
+def test_a_bye_gets_no_room() -> None:
+    games = schedule(["A", "B", "C"], [], rounds=1, rooms=["1"])
+    assert games == [Game(1, "1", 0, ("B", "C")), Game(1, None, 0, ("A",))]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: round_robin(["A"]), "at least 2 teams"),
+        (lambda: round_robin(["A", "A"]), "must differ"),
+        (lambda: round_robin(["A", "B"], 0), "at least 1"),
+        (lambda: grace(["H1"], [], 2), "at least one model team"),
+        (lambda: grace(["H1", "H2"], ["M"], 2, model_rounds={3}), "outside rounds 1-2"),
+        (lambda: grace(["H1"], ["M"], 2, model_rounds={1}), "needs two human teams"),
+        (lambda: assign_rooms([], []), "at least one room"),
+        (lambda: assign_rooms([], ["1", "1"]), "must differ"),
+        (lambda: schedule(["A", "B"], [], rounds=1, rooms=["1"], format="swiss"), "swiss"),
+        (lambda: schedule(["A"], ["M"], rounds=None, rooms=["1"], format="grace"), "rounds"),
+    ],
+)
+def test_impossible_schedules_say_why(call, message: str) -> None:
+    with pytest.raises(ScheduleError, match=message):
+        call()

@@ -1,0 +1,64 @@
+"""An event's standings (grace_arena.core.standings), worked by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from grace_arena.core.standings import MatchResult, TeamInfo, TeamLine, standings
+
+TEAMS = [
+    TeamInfo("red", "Red"),
+    TeamInfo("blue", "Blue"),
+    TeamInfo("green", "Green"),
+    TeamInfo("tfidf", "Model (tfidf)", "model"),
+]
+
+
+def line(points: int, correct: int = 0, incorrect: int = 0, negs: int = 0, powers: int = 0):
+    return TeamLine(points, correct, powers, incorrect, negs)
+
+
+def test_wins_then_points_per_tossup_heard_decide_the_order() -> None:
+    results = [
+        # round 1: Red 35 (a power and two tens) beats Blue 5 (a ten and a neg)
+        MatchResult(1, {"red": line(35, 3, powers=1), "blue": line(5, 1, 1, 1)}, 4, True, 1),
+        # Green 20 vs the model 20: a tie
+        MatchResult(2, {"green": line(20, 2), "tfidf": line(20, 2)}, 4, True, 1),
+        # round 2, under way: Red 10, the model 0
+        MatchResult(3, {"red": line(10, 1), "tfidf": line(0)}, 2, False, 2),
+    ]
+    rows = {s.team: s for s in standings(TEAMS, results)}
+    red, blue, green, model = rows["red"], rows["blue"], rows["green"], rows["tfidf"]
+    assert (red.played, red.won, red.lost, red.live) == (1, 1, 0, 1)
+    assert (red.points, red.points_against, red.tossups_heard) == (45, 5, 6)
+    assert (red.correct, red.powers, red.incorrect) == (4, 1, 0)
+    assert (blue.won, blue.lost, blue.negs, blue.incorrect) == (0, 1, 1, 1)
+    assert (green.tied, model.tied, model.live, model.points_against) == (1, 1, 1, 30)
+    assert red.points_per_tossup == pytest.approx(45 / 6)
+    assert green.win_share == 0.5
+    # Red 1 win; Green and the model half a win each, Green ahead on 20/4 against 20/6
+    assert [s.team for s in standings(TEAMS, results)] == ["red", "green", "tfidf", "blue"]
+    assert [s.rank for s in standings(TEAMS, results)] == [1, 2, 3, 4]
+
+
+def test_equal_teams_share_a_rank_and_a_team_without_matches_is_listed() -> None:
+    results = [MatchResult(1, {"red": line(10, 1), "blue": line(10, 1)}, 2, True)]
+    rows = standings(TEAMS, results)
+    assert [(s.team, s.rank) for s in rows] == [
+        ("blue", 1),
+        ("red", 1),
+        ("green", 3),
+        ("tfidf", 3),
+    ]
+    assert rows[2].played == 0 and rows[2].points_per_tossup is None
+
+
+def test_a_live_match_moves_points_but_not_the_record() -> None:
+    live = [MatchResult(1, {"red": line(30, 3), "blue": line(0)}, 3, False)]
+    red = standings(TEAMS, live)[0]
+    assert (red.team, red.won, red.played, red.live, red.points) == ("red", 0, 0, 1, 30)
+
+
+def test_a_team_not_in_the_event_is_an_error() -> None:
+    with pytest.raises(ValueError, match=r"match 7: teams \['gold'\]"):
+        standings(TEAMS, [MatchResult(7, {"gold": line(0)}, 0, True)])

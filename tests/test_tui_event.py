@@ -1,0 +1,184 @@
+"""The moderator's terminal UI on an event's rooms, driven with keys (``App.run_test`` +
+``Pilot``) against a real server: a room moderated from round 1 into round 2, the room
+picker, the standings, a reconnection between rounds.
+
+The event is the one of ``event_helpers.make_event`` (Red, Blue and two model teams, 3
+rounds in 2 rooms, 2 tossups a round); it is built once per module and copied for each test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from event_helpers import code_of, copy_record, event_server, make_event, room_player
+from live import LiveServer, clients
+from test_tui import SIZE, phase, text_of, until
+from textual.widgets import OptionList
+
+from grace_arena.core.commands import EndMatch
+from grace_arena.record.schedule import EventPlan
+from moderator_tui import make_tui
+from moderator_tui.end import EndScreen
+from moderator_tui.event import RoomPickerScreen, StandingsScreen
+from moderator_tui.live import LiveScreen
+from moderator_tui.setup import LobbyScreen
+from moderator_tui.widgets import StatusLine
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def event_template(tmp_path_factory) -> tuple[Path, EventPlan]:
+    path = tmp_path_factory.mktemp("event") / "record.db"
+    plan = make_event(f"sqlite:///{path}")
+    return path, plan
+
+
+@pytest.fixture
+def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
+    """A live server on a fresh copy of the event: nothing played yet."""
+    template, plan = event_template
+    with event_server(copy_record(template, tmp_path)) as server:
+        yield server, plan
+
+
+def room_token(server: LiveServer, code: str) -> str:
+    return server.arena.events.moderator_token(server.arena.events.rooms[code])
+
+
+async def test_a_room_is_moderated_from_round_1_into_round_2(event):
+    server, plan = event
+    room1 = code_of(plan, "1")
+    app = make_tui(
+        server.http_url, room=room1, moderator_token=room_token(server, room1), backoff=(0.1, 0.5)
+    )
+    alice = await asyncio.to_thread(room_player, server, room1, "red", "Alice")
+    with clients(alice):
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = await until(
+                pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "the lobby"
+            )
+            first = app.state.match.id
+            assert app.join.match_id == first and app.join.join_code == room1
+            # the join URL is the server's (from /api/join), and the room and round show
+            await until(pilot, lambda: "Alice" in text_of(lobby.query_one("#roster")), "Alice")
+            assert f"?code={room1}" in text_of(lobby.query_one("#join-text"))
+            status = text_of(lobby.query_one(StatusLine))
+            assert "Room 1 · round 1/3" in status
+
+            await pilot.press("s", "n")
+            await until(pilot, lambda: phase(app) == "reading", "reading")
+            await pilot.press("space")
+            await until(pilot, lambda: not app.state.reading.running, "paused")
+            alice.send(type="buzz", client_time=time.time())
+            await until(pilot, lambda: phase(app) == "buzzed", "Alice's buzz")
+            await pilot.press("c")
+            await until(pilot, lambda: phase(app) == "answered", "the ruling")
+
+            # the standings follow the ruling, on a screen of their own
+            red = lambda: next(  # noqa: E731
+                (r for r in app.standings.rows if r.team == "red"), None
+            )
+            await until(pilot, lambda: app.standings and red() and red().points > 0, "standings")
+            await pilot.press("r")
+            standings = await until(
+                pilot, lambda: isinstance(app.screen, StandingsScreen) and app.screen, "standings"
+            )
+            shown = text_of(standings.query_one("#standings"))
+            assert "Red" in shown and str(red().points) in shown and room1 in shown
+            await pilot.press("escape")
+            assert isinstance(app.screen, LiveScreen)
+
+            # the match ends: the end screen says where the room goes, then the room moves on
+            await pilot.press("E", "y")
+            end = await until(
+                pilot, lambda: isinstance(app.screen, EndScreen) and app.screen, "the end"
+            )
+            await until(pilot, lambda: end.summary is not None, "the summary (room token)")
+            await until(pilot, lambda: app.state.match.id != first, "the next match")
+            going = await until(
+                pilot, lambda: "round 2" in text_of(end.query_one("#end-next")), "where it goes"
+            )
+            assert going
+            text = text_of(end.query_one("#end-next"))
+            assert "Room 1 moves on to round 2: Red vs Blue" in text and "enter" in text
+            assert "Red" in text_of(end.query_one("#end-scores"))  # still round 1's match
+            assert app.summary is None  # what belonged to the old match is gone
+            await pilot.press("enter")
+            lobby = await until(
+                pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "round 2"
+            )
+            second = app.state.match.id
+            assert app.join.match_id == second and app.join.join_code == room1
+            assert app.state.event.round == 2 and app.state.last_events == []
+            assert "Room 1 · round 2/3" in text_of(lobby.query_one(StatusLine))
+            assert [t.name for t in app.state.teams] == ["Red", "Blue"]
+
+            # and the new match is this screen's to run
+            await pilot.press("s", "n")
+            await until(pilot, lambda: phase(app) == "reading", "round 2 reading")
+    assert server.arena.rooms[second].match.game.phase == "reading"
+    ended = server.arena.store.events(first)
+    assert ended[-1].type == "match_ended"
+
+
+async def test_the_room_picker_moderates_the_room_chosen(event):
+    server, plan = event
+    app = make_tui(server.http_url, token=server.arena.tokens.server(), event="night")
+    async with app.run_test(size=SIZE) as pilot:
+        picker = await until(
+            pilot, lambda: isinstance(app.screen, RoomPickerScreen) and app.screen, "the picker"
+        )
+        await until(pilot, lambda: len(picker.rooms) == 2, "the rooms")
+        rooms = picker.query_one("#rooms", OptionList)
+        shown = [str(rooms.get_option_at_index(i).prompt) for i in range(rooms.option_count)]
+        assert shown == [
+            f"Room 1  join {code_of(plan, '1')}  round 1: Red vs Robo",
+            f"Room 2  join {code_of(plan, '2')}  round 1: Blue vs Careful",
+        ]
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        assert app.state.event.room == "2" and app.join.join_code == code_of(plan, "2")
+        assert app.control == "own"
+
+
+async def test_event_and_room_by_name_skip_the_picker(event):
+    server, _ = event
+    app = make_tui(server.http_url, token=server.arena.tokens.server(), event="night", room="2")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        assert app.state.event.room == "2"
+
+
+async def test_after_a_drop_between_rounds_the_screen_comes_back_to_the_rooms_next_match(event):
+    server, plan = event
+    room1 = code_of(plan, "1")
+    token = room_token(server, room1)
+    app = make_tui(server.http_url, room=room1, moderator_token=token, backoff=(2.0, 2.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, LiveScreen), "live")
+        first = app.state.match.id
+        room = server.arena.rooms[first]
+        loop = room._tasks[0].get_loop()
+        for conn in [c for c in room.connections if c.role == "moderator"]:
+            asyncio.run_coroutine_threadsafe(conn.ws.close(), loop).result(5)
+        # while the screen is away, the match ends (as another moderator of the room would)
+        asyncio.run_coroutine_threadsafe(room.command(EndMatch()), loop).result(5)
+        await until(pilot, lambda: not app.connected, "the drop")
+        await until(pilot, lambda: app.connected and app.state.match.id != first, "round 2")
+        if isinstance(app.screen, EndScreen):  # it came back just before the room moved on
+            await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "round 2's lobby")
+        assert app.state.event.round == 2 and app.control == "own"
+        assert app.join.match_id == app.state.match.id
