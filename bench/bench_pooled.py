@@ -164,7 +164,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 data = load_record_data(engine, events=["bench"])
                 t1 = time.perf_counter()
-                analyze(data.steps, data.buzzes, n_resamples=args.resamples)
+                analyze(data, n_resamples=args.resamples)
                 t2 = time.perf_counter()
                 loads.append(t1 - t0)
                 runs.append(t2 - t1)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from grace_arena.analysis.frames import read_buzzes, read_steps
 from grace_arena.analysis.metrics import normalized_sigmoid
-from grace_arena.analysis.tables import read_buzzes_csv, read_steps_csv
 from grace_arena.cli import app
 
 STEPS = """model,question_id,step,word_index,correct,confidence_logit,confidence_verbal,category
@@ -36,9 +36,9 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_files_read_as_documented(files) -> None:
     steps_path, buzzes_path = files
-    steps = read_steps_csv(steps_path)
+    steps = read_steps(steps_path)
     assert steps.confidence_verbal[1] != steps.confidence_verbal[1]  # empty = missing (NaN)
-    buzzes = read_buzzes_csv(buzzes_path)
+    buzzes, heard = read_buzzes(buzzes_path)
     # the lost race and the thrown-out row are not ruled buzzes
     assert sorted(zip(buzzes.question_id, buzzes.team, strict=True)) == [
         ("q1", "A"),
@@ -47,7 +47,8 @@ def test_files_read_as_documented(files) -> None:
     ]
     # every team seen in the file (C lost a race) heard every question seen (A's only q2 buzz
     # was thrown out, Bot's counts)
-    assert len(buzzes.heard) == 8 and ("", "C", "q1") in buzzes.heard
+    triples = set(heard.astype(str).itertuples(index=False, name=None))
+    assert len(heard) == 8 and ("", "C", "q1") in triples
 
 
 def test_calscore_from_files_by_hand(files, tmp_path: Path) -> None:
@@ -86,20 +87,28 @@ def test_calscore_from_files_by_hand(files, tmp_path: Path) -> None:
     assert data["expected_wins"]["human_curve"] is None  # needs question lengths
 
 
-def test_the_column_reader_and_the_row_reader_agree(files, tmp_path: Path) -> None:
-    from grace_arena.analysis.tables import _fast_steps
-
+def test_bad_cells_are_named_by_line_and_column(files, tmp_path: Path) -> None:
     steps_path, _ = files
-    fast = _fast_steps(steps_path)
-    assert fast is not None
-    slow_file = tmp_path / "slow.csv"  # "true" sends the file down the row-by-row path
-    slow_file.write_text(STEPS.replace("m,q2,0,4,1,1.0,1.0", "m,q2,0,4,true,1.0,1.0"))
-    assert _fast_steps(slow_file) is None
-    assert read_steps_csv(slow_file).rows() == fast.rows() == read_steps_csv(steps_path).rows()
+    ok = tmp_path / "true.csv"  # true/false read as 1/0
+    ok.write_text(STEPS.replace("m,q2,0,4,1,1.0,1.0", "m,q2,0,4,true,1.0,1.0"))
+    assert read_steps(ok).correct.tolist() == read_steps(steps_path).correct.tolist()
     bad = tmp_path / "bad.csv"
     bad.write_text(STEPS.replace("m,q2,0,4,1,1.0", "m,q2,0,4,2,1.0"))
     with pytest.raises(ValueError, match="line 4: column 'correct' must be 0 or 1"):
-        read_steps_csv(bad)
+        read_steps(bad)
+    bad.write_text(STEPS.replace("m,q1,1,19,1,0.8", "m,q1,1,19.5,1,0.8"))
+    with pytest.raises(ValueError, match="line 3: column 'word_index' must be an integer"):
+        read_steps(bad)
+    bad.write_text(STEPS.replace("m,q1,1,19,1,0.8", "m,q1,1,19,1,1.8"))
+    with pytest.raises(ValueError, match=r"line 3: confidence_logit must lie in \[0, 1\]"):
+        read_steps(bad)
+    # in a buzz file the line counts every row, also those that are not ruled buzzes
+    bad.write_text(BUZZES.replace("q2,Bot,model,3,1", "q2,Bot,model,x,1"))
+    with pytest.raises(ValueError, match="line 6: column 'word_index' must be an integer"):
+        read_buzzes(bad)
+    bad.write_text(BUZZES.replace("q1,C,human", "q1,C,robot"))
+    with pytest.raises(ValueError, match="line 4: team_kind must be 'human' or 'model'"):
+        read_buzzes(bad)
 
 
 def test_parquet_files_give_the_same_analysis_as_csv(files, tmp_path: Path) -> None:
@@ -129,3 +138,16 @@ def test_parquet_files_give_the_same_analysis_as_csv(files, tmp_path: Path) -> N
     pq.write_table(steps.drop_columns(["correct"]), tmp_path / "bad.parquet")
     result = CliRunner().invoke(app, ["analyze", "--steps", str(tmp_path / "bad.parquet")])
     assert result.exit_code == 1 and "missing column(s) correct" in result.output
+
+
+def test_the_terminal_tables_fit_80_columns(files) -> None:
+    steps_path, buzzes_path = files
+    args = ["analyze", "--steps", str(steps_path), "--buzzes", str(buzzes_path),
+            "--resamples", "20"]  # fmt: skip
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in result.stdout  # no header or number cut short
+    for header in ("CalScore", "AUROC", "acc@80%", "smECE", "Platt", "isot."):
+        assert header in result.stdout

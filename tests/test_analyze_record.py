@@ -34,7 +34,7 @@ from grace_arena.core.config import ModelBuzz, ScoringRules, TeamKind, TeamSpec
 from grace_arena.core.events import BuzzTiming, Ruling
 from grace_arena.core.packet import Packet, PacketMeta, Tossup
 from grace_arena.core.specs import match_config
-from grace_arena.io.record_io import load_record, question_id
+from grace_arena.io.record_io import load_record, load_record_data, question_id
 from grace_arena.record.models import ModelStepRow
 from grace_arena.record.store import MatchStore
 
@@ -196,7 +196,8 @@ def record(store: MatchStore) -> tuple[MatchStore, int]:
 
 def test_the_record_reads_as_ruled_buzzes_outside_thrown_out_tossups(record) -> None:
     store, match_id = record
-    steps, buzzes, matches = load_record(store.engine, [match_id])
+    data = load_record_data(store.engine, [match_id])
+    steps, buzzes, matches = data.steps, data.buzzes, data.matches
     got = sorted(
         zip(
             buzzes.question_id.tolist(),
@@ -219,8 +220,8 @@ def test_the_record_reads_as_ruled_buzzes_outside_thrown_out_tossups(record) -> 
         ]
     )
     # three tossups counted (his-1 thrown out), three teams heard each
-    assert len(buzzes.heard) == 9
-    assert {h[2] for h in buzzes.heard} == {q["fa-1"], q["sci-1"], q["lit-1"]}
+    assert len(data.heard) == 9
+    assert set(data.heard.question_id.astype(str)) == {q["fa-1"], q["sci-1"], q["lit-1"]}
     assert matches[0].counted == ["fa-1", "sci-1", "lit-1"]
     # steps of the three counted tossups only (his-1 was thrown out)
     assert set(steps.question_id.tolist()) == {q["fa-1"], q["sci-1"], q["lit-1"]}
@@ -290,6 +291,34 @@ def test_analyze_on_the_record_and_on_its_exported_files_gives_the_same_numbers(
     assert [p["player"] for p in a["players"]][:1] == ["Bo"]  # power buzz at clue 1 of 3
 
 
+def test_the_parquet_export_is_the_analysis_data_set(record, db_url: str, tmp_path: Path) -> None:
+    """export --format parquet writes the tables the analysis reads; analysed from the
+    folder (analyze --data, or analysis.load in a notebook) they give the record's numbers."""
+    from grace_arena.analysis import analyze as analyze_api
+    from grace_arena.analysis import load
+
+    runner = CliRunner()
+    folder = tmp_path / "tables"
+    result = runner.invoke(
+        app, ["export", "--db", db_url, "--format", "parquet", "--out", str(folder)]
+    )
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["buzzes.parquet", "heard.parquet", "steps.parquet", "tossups.parquet"]
+    from_db, from_folder = tmp_path / "db.json", tmp_path / "folder.json"
+    for source, out in ((["--db", db_url], from_db), (["--data", str(folder)], from_folder)):
+        done = runner.invoke(app, ["analyze", *source, "--json", str(out), "--resamples", "100"])
+        assert done.exit_code == 0, done.output
+    a, b = json.loads(from_db.read_text()), json.loads(from_folder.read_text())
+    assert _diff(comparable(a), comparable(b)) == []
+    data = load(folder)
+    assert len(data.steps) == a["counts"]["steps"] and len(data.buzzes) == a["counts"]["buzzes"]
+    assert set(data.tossups.columns) >= {"question_id", "category", "n_words", "n_clues"}
+    assert "guess" in data.steps.columns  # every logged field of a step comes along
+    from_api = analyze_api(load(db_url), n_resamples=100).to_dict()
+    assert _diff(comparable(a), comparable(json.loads(json.dumps(from_api)))) == []
+
+
 def test_analyze_writes_the_report_and_the_kalshibench_summary(
     record, db_url: str, tmp_path: Path
 ) -> None:
@@ -307,7 +336,12 @@ def test_analyze_writes_the_report_and_the_kalshibench_summary(
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["benchmark"] == "GRACE Arena" and summary["num_models"] == 1
-    assert set(summary["leaderboard"]["logit"]) == {"by_calscore", "by_ece", "by_brier_score"}
+    assert set(summary["leaderboard"]["logit"]) == {
+        "by_calscore",
+        "by_ece",
+        "by_brier_score",
+        "by_auroc",
+    }
     assert summary["leaderboard"]["logit"]["by_calscore"] == [MODEL]
     md = (out / "report.md").read_text()
     assert "## Leaderboard" in md and "Per category" in md and "Fine Arts" in md

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from grace_arena.analysis.metrics import METRICS, QUESTION_METRICS
 from grace_arena.analysis.metrics import normalized_sigmoid as r
 from grace_arena.analysis.summary import analyze
-from grace_arena.analysis.tables import BuzzTable, StepTable
 
 COLUMNS = ("model", "question_id", "step", "word_index", "correct", "confidence_logit",
            "confidence_verbal", "category")  # fmt: skip
@@ -36,15 +37,17 @@ HUMANS = [
 
 
 def run(steps=STEPS, humans=HUMANS, **kw):
-    table = StepTable.from_rows([dict(zip(COLUMNS, s, strict=True)) for s in steps])
-    return analyze(table, BuzzTable.from_rows(humans), n_resamples=kw.pop("n_resamples", 0), **kw)
+    table = pd.DataFrame([dict(zip(COLUMNS, s, strict=True)) for s in steps])
+    return analyze(table, pd.DataFrame(humans), n_resamples=kw.pop("n_resamples", 0), **kw)
 
 
 def test_shape_and_json() -> None:
     result = run()
     assert set(result["models"]) == {"m1", "m2"}
     metrics = result["models"]["m1"]["logit"]
-    flat = {*QUESTION_METRICS, *METRICS, "n", "n_missing", "n_questions", "n_questions_skipped"}
+    decomposition = {f"brier_{p}" for p in ("reliability", "resolution", "uncertainty", "binned")}
+    flat = {*QUESTION_METRICS, *METRICS, *decomposition, "n", "n_missing", "n_questions",
+            "n_questions_skipped"}  # fmt: skip
     assert flat <= set(metrics) and flat <= set(metrics["final"])
     assert set(metrics["by_category"]) == {"History", "Science"}
     assert set(metrics["by_category"]["Science"]) == flat
@@ -142,13 +145,86 @@ def test_sh_and_accuracy() -> None:
     assert not math.isnan(m["sh"])
 
 
-def test_report_tables_escape_pipes_in_headers_and_cells() -> None:
-    from grace_arena.analysis.report import _markdown_to_html, _table
+def test_report_tables_escape_what_markdown_and_html_would_read() -> None:
+    """Every table of report.md parses (markdown-it, as report.html is made) into rows of as
+    many cells as its header, and names with pipes, markup or HTML come out as text."""
+    from markdown_it import MarkdownIt
 
-    markdown = _table(["model", "P(buzz | correct)", "P(buzz | incorrect)"], [["a|b", "1", "2"]])
-    html = _markdown_to_html(markdown)
-    header = html.split("<tr>")[1]
-    assert header.count("<th>") == 3
-    assert "<th>P(buzz | correct)</th>" in header
-    row = html.split("<tr>")[2]
-    assert row.count("<td>") == 3 and "<td>a|b</td>" in row
+    from grace_arena.analysis.report import html_report, markdown_report
+
+    hostile = "a|b *c* <script>x</script> [l](u) _d_"
+    steps = pd.DataFrame([dict(zip(COLUMNS, s, strict=True)) for s in STEPS])
+    steps["model"] = steps["model"].replace("m2", hostile)
+    steps["would_buzz"] = (steps["confidence_logit"] > 0.6).astype(int)  # figure 6's table
+    humans = pd.DataFrame([{**h, "team": "Red | *bold*"} for h in HUMANS])
+    result = analyze(steps, humans, n_resamples=20)
+    markdown = markdown_report(result)
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    tables = 0
+    widths: list[int] = []
+    for token in tokens:
+        if token.type == "table_open":
+            tables, widths = tables + 1, []
+        elif token.type == "tr_open":
+            widths.append(0)
+        elif token.type in ("th_open", "td_open"):
+            widths[-1] += 1
+        elif token.type == "table_close":
+            assert len(set(widths)) == 1, widths  # header and every row alike
+    assert tables >= 8
+    assert "P(buzz \\| correct)" in markdown
+    html = html_report(markdown)
+    assert "<script>" not in html and "<em>" not in html
+    assert "a|b *c* &lt;script&gt;x&lt;/script&gt; [l](u) _d_" in html
+    assert "<th>P(buzz | correct)</th>" in html and "<td>Red | *bold*</td>" in html
+
+
+def test_the_analysis_intervals_are_bootstrap_ci_s() -> None:
+    """analyze computes every interval in one matrix product per chunk of resamples; each is
+    what bootstrap_ci gives for that model, confidence kind and set of steps."""
+    from grace_arena.analysis.metrics import bootstrap_ci, human_fraction
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for model in ("a", "b"):
+        for q in range(30):
+            for step in range(5):
+                c = float(np.clip((step + 1) / 5 * rng.uniform(0.5, 1.3), 0, 1))
+                right = bool(rng.random() < c * 0.8)
+                verbal = round(c, 1) if rng.random() > 0.1 else None
+                rows.append((model, f"q{q:02d}", step, 10 * step + 9, right, c, verbal, "Science"))
+    steps = pd.DataFrame([dict(zip(COLUMNS, r, strict=True)) for r in rows])
+    humans = pd.DataFrame(
+        [
+            {
+                "question_id": f"q{q:02d}",
+                "team": f"T{t}",
+                "team_kind": "human",
+                "word_index": int(rng.integers(0, 50)),
+                "correct": int(rng.random() < 0.6),
+            }
+            for q in range(30)
+            for t in range(3)
+        ]
+    )
+    result = analyze(steps, humans, n_resamples=300, seed=4)
+    for model in ("a", "b"):
+        mine = steps[steps.model == model].sort_values(["question_id", "step"])
+        h = human_fraction(mine.word_index, humans.word_index, humans.correct,
+                           step_groups=mine.question_id, buzz_groups=humans.question_id,
+                           buzz_team=humans.team)  # fmt: skip
+        last = mine.groupby("question_id").step.transform("max") == mine.step
+        for kind in ("logit", "verbal"):
+            conf = mine[f"confidence_{kind}"].to_numpy(dtype=float)
+            for scope, use in (("all", np.ones(len(mine), bool)), ("final", last.to_numpy())):
+                m = result["models"][model][kind]
+                block = m if scope == "all" else m["final"]
+                for metric in ("calscore", "ece", "brier"):
+                    expected = bootstrap_ci(
+                        conf[use], mine.correct.to_numpy(float)[use],
+                        groups=mine.question_id.to_numpy()[use], metric=metric,
+                        human_frac=h[use], n_resamples=300, seed=4,
+                    )  # fmt: skip
+                    assert block["ci"][metric] == pytest.approx(list(expected), abs=1e-6), (
+                        model, kind, scope, metric,
+                    )  # fmt: skip

@@ -329,7 +329,7 @@ def test_matches_of_an_event_pool_per_tossup_and_keep_team_identity(
     data = load_record_data(store.engine, events=["club"])
     assert sorted(m.id for m in data.matches) == [m1, m2] and data.events == ["club"]
     assert data.normalised_by == "matches played"
-    result = analyze(data.steps, data.buzzes, n_resamples=0)
+    result = analyze(data, n_resamples=0)
     assert result["teams"]["Red"]["matches_played"] == 2
     assert result["teams"]["Red"]["questions_heard"] == 2
     # all three buzzes of the event are on the tossup's pooled list, one per team-match
@@ -340,7 +340,7 @@ def test_matches_of_an_event_pool_per_tossup_and_keep_team_identity(
         "Red",
     ]
     # the event's Red and the other event's Red are different teams
-    everything = analyze(*load_record(store.engine)[:2], n_resamples=0)
+    everything = analyze(load_record_data(store.engine), n_resamples=0)
     assert {"Red (club)", "Red (elsewhere)", "Blue", "Green"} <= set(everything["teams"])
     with Session(store.engine) as session:
         row = session.get(MatchRow, lone)
@@ -367,7 +367,7 @@ def test_figure_4_of_grace_packet_3(store: MatchStore) -> None:
     import_grace(store.engine, PACKET3)
     data = load_record_data(store.engine, events=["grace"])
     assert data.n_pooled == 207 and data.normalised_by == "tossups heard"
-    result = analyze(data.steps, data.buzzes, n_resamples=0)
+    result = analyze(data, n_resamples=0)
     assert list(result["teams"]) == sorted(result["teams"], key=natural_key)
     assert list(result["teams"])[:3] == ["H1", "H2", "H3"]
     fig = result["curves"]["figure4"]
@@ -495,7 +495,7 @@ def test_two_sites_merge_into_one_event(tmp_path: Path, sample) -> None:
 
     data = load_record_data(site_a.engine, events=["comp"])
     assert len(data.matches) == 2 and data.n_pooled == 17  # the shared file counted once
-    result = analyze(data.steps, data.buzzes, n_resamples=0)
+    result = analyze(data, n_resamples=0)
     assert result["teams"]["Red"]["matches_played"] == 2  # one team at both sites
     assert result["teams"]["Red"]["correct"] == 2 and result["teams"]["Green"]["incorrect"] == 1
     # every event, buzz and ruling came over: the merged match replays to the same state
@@ -549,12 +549,12 @@ def test_matches_on_their_own_read_as_before_events(store: MatchStore, sample) -
         rm.handle(Reveal(to=4), now=0.0)
         rm.handle(Buzz(team="red", player="r"), now=0.0)
         rm.handle(Rule(ruling=Ruling.CORRECT), now=0.0)
-    result = analyze(*load_record(store.engine)[:2], n_resamples=0)
+    result = analyze(load_record_data(store.engine), n_resamples=0)
     assert set(result["teams"]) == {"Red", "Blue"}
     assert result["teams"]["Red"]["matches_played"] == 2
     assert result["teams"]["Red"]["correct"] == 2
     _play(store, sample, "club", [red], [(t, [("red", 2, True)])])
-    labels = set(analyze(*load_record(store.engine)[:2], n_resamples=0)["teams"])
+    labels = set(analyze(load_record_data(store.engine), n_resamples=0)["teams"])
     assert labels == {"Red (own matches)", "Red (club)", "Blue"}
 
 
@@ -624,7 +624,7 @@ def test_precompute_takes_a_grace_file_and_calscore_uses_its_pooled_buzzes(
     assert done.exit_code == 0, done.output
     data = load_record_data(make_engine(db_url), events=["grace"])
     assert len(data.steps) > 0 and set(data.steps.question_id) <= set(data.buzzes.question_id)
-    result = analyze(data.steps, data.buzzes, n_resamples=0)
+    result = analyze(data, n_resamples=0)
     assert result["models"] and not result["notes"]
     h = human_fraction_column(data.steps, data.buzzes)
     assert (h > 0).any()  # the pooled human buzzes reach the model's steps

@@ -11,7 +11,7 @@ import pytest
 from test_analyze_record import MODEL, PACKET_ID, play_synthetic_match
 from typer.testing import CliRunner
 
-from grace_arena.analysis.tables import STEP_COLUMNS
+from grace_arena.analysis.frames import STEP_COLUMNS
 from grace_arena.cli import app
 from grace_arena.io.exports import export
 from grace_arena.io.imports import grace_word_maps, import_grace

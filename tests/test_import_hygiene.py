@@ -27,3 +27,25 @@ def test_cli_help_is_fast_to_import():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+def test_every_computing_module_of_the_analysis_is_under_the_import_contract():
+    """Only ``sources`` (``load`` from a database) and the package's ``__init__`` may reach
+    the record; the contract in pyproject.toml must name every other analysis module, so a
+    new one cannot slip out of it."""
+    import pkgutil
+    import tomllib
+    from pathlib import Path
+
+    import grace_arena.analysis as analysis
+
+    config = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    contract = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"].startswith("The analysis computes")
+    )
+    modules = {f"grace_arena.analysis.{m.name}" for m in pkgutil.iter_modules(analysis.__path__)}
+    assert set(contract["source_modules"]) == modules - {"grace_arena.analysis.sources"}
+    assert "grace_arena.analysis.sources" in contract["forbidden_modules"]
+    assert "grace_arena.io" in contract["forbidden_modules"]

@@ -207,7 +207,8 @@ def test_drop_missing_counts_none_and_nan() -> None:
 
 def test_summarize_is_json_ready_and_counts_missing() -> None:
     s = summarize([0.9, None, 0.2], [True, True, False])
-    assert set(s) == {*METRICS, "n", "n_missing"}
+    decomposition = {f"brier_{p}" for p in ("reliability", "resolution", "uncertainty", "binned")}
+    assert set(s) == {*METRICS, *decomposition, "n", "n_missing"}
     assert (s["n"], s["n_missing"]) == (2, 1)
     # Brier (0.01 + 0.04)/2 = 0.025; nothing above 0.9 → OCR@0.9 undefined → None
     assert s["brier"] == pytest.approx(0.025)
@@ -322,6 +323,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "ocr_0.9": (0.0, 1.0),
     "conf_right": (0.0, 1.0),
     "conf_wrong": (0.0, 1.0),
+    "smooth_ece": (0.0, 1.0),
+    "auroc": (0.0, 1.0),
+    "aurc": (0.0, 1.0),
+    "acc_at_80": (0.0, 1.0),
 }
 #: Metrics that measure miscalibration and must vanish on perfectly calibrated data.
 CALIBRATION_ERRORS = ("ece", "max_ce")

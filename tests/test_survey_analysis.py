@@ -13,8 +13,8 @@ from live import LiveServer
 from test_survey import write_packet
 from typer.testing import CliRunner
 
+from grace_arena.analysis.frames import FileFormatError
 from grace_arena.analysis.survey import SurveyStep, analyze_survey, read_survey_csv, survey_scores
-from grace_arena.analysis.tables import FileFormatError
 from grace_arena.cli import app
 from grace_arena.server.app import Settings
 
@@ -236,3 +236,23 @@ def test_the_record_and_the_file_give_the_same_human_numbers(tmp_path, db_url):
             q["name"] for q in from_record["participants"] if q["participant"] == p["participant"]
         )
     assert from_file == from_record
+
+
+def test_the_crowds_reliability_by_hand() -> None:
+    from grace_arena.analysis.survey import SurveyStep, analyze_survey, crowd_reliability
+
+    steps = [
+        SurveyStep("A", "q1", 0, 4, correct=True, would_buzz=True),
+        SurveyStep("B", "q1", 0, 4, correct=False, would_buzz=False),
+        SurveyStep("A", "q1", 1, 9, correct=True, would_buzz=True),
+        SurveyStep("B", "q1", 1, 9, correct=True, would_buzz=True),
+    ]
+    # clue 0: half the crowd would buzz (confidence 0.5), half of the answers are right;
+    # clue 1: all would buzz (1.0) and all are right
+    filled = [b for b in crowd_reliability(steps) if b["count"]]
+    assert [(b["lower"], b["accuracy"], b["count"]) for b in filled] == [
+        (0.5, 0.5, 2),
+        (0.9, 1.0, 2),
+    ]
+    assert filled[0]["gap"] == 0.0 and filled[1]["gap"] == 0.0
+    assert analyze_survey(steps)["reliability"]["humans (all)"][5]["count"] == 2

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from grace_arena.analysis.metrics import group_codes
@@ -30,6 +31,7 @@ __all__ = [
     "cumulative_buzz_rates",
     "expected_wins",
     "fit_human_curve",
+    "fraction_bin",
     "fraction_revealed",
     "grace_player_score",
     "quartiles",
@@ -212,6 +214,19 @@ def _bin_edges(bins: int | ArrayLike) -> FloatArray:
     return edges
 
 
+def fraction_bin(fraction: ArrayLike, edges: ArrayLike) -> NDArray[np.intp]:
+    """The bin of each fraction: bins ``[a, b)`` between ``edges``, the last closed; −1 for
+    a fraction outside the edges or NaN (length unknown).
+
+    >>> fraction_bin([0.0, 0.5, 1.0, float("nan")], [0, 0.5, 1]).tolist()
+    [0, 1, 1, -1]
+    """
+    x = _as_1d("fraction", fraction)
+    e = _as_1d("edges", edges)
+    idx = np.minimum(np.searchsorted(e, x, side="right") - 1, e.size - 2)
+    return np.where((x >= e[0]) & (x <= e[-1]), idx, -1)
+
+
 def accuracy_by_fraction(
     fraction: ArrayLike, correct: ArrayLike, *, bins: int | ArrayLike = 10
 ) -> AccuracyCurve:
@@ -233,8 +248,9 @@ def accuracy_by_fraction(
     y = _check_bool_array("correct", correct).astype(np.float64)
     if x.shape != y.shape:
         raise ValueError(f"fraction and correct must have the same length, got {x.size}, {y.size}")
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    idx = np.minimum(np.searchsorted(edges, x[inside], side="right") - 1, n_bins - 1)
+    idx = fraction_bin(x, edges)
+    inside = idx >= 0
+    idx = idx[inside]
     count = np.bincount(idx, minlength=n_bins)
     hits = np.bincount(idx, weights=y[inside], minlength=n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -498,14 +514,17 @@ def rank_players(
     ...     ["ann", "ann", "bob", "bob"], [0.5, np.nan, 0.1, 0.0], [1, 0, 0, 1])]
     [('bob', 7.5), ('ann', 5.0)]
     """
-    names = np.asarray(player).astype(str)
+    names = np.asarray(player, dtype=object)
     x = _as_1d("clue_fraction", clue_fraction)
     ok = _check_bool_array("correct", correct)
     buzzed = ~np.isnan(x)
     score = np.zeros(x.size)
     if buzzed.any():
         score[buzzed] = grace_player_score(x[buzzed], ok[buzzed])
-    labels, codes = np.unique(names, return_inverse=True)
+    codes, labels = pd.factorize(names)
+    # a name given as text and as a number is one player, as in the text of the name
+    labels = pd.Index([str(p) for p in labels])
+    codes, labels = pd.Index(labels).factorize()[0][codes], labels.unique()
     n = np.bincount(codes, minlength=labels.size)
     total = np.bincount(codes, weights=score, minlength=labels.size)
     ranks = [

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -45,11 +46,18 @@ __all__ = [
     "H_DEFINITIONS",
     "METRICS",
     "QUESTION_METRICS",
+    "SMOOTH_GRID",
     "UNCATEGORIZED",
+    "BrierDecomposition",
     "ReliabilityBin",
+    "RiskCoverage",
+    "SmoothReliability",
     "ace",
+    "aurc",
+    "auroc",
     "bootstrap_ci",
     "brier",
+    "brier_decomposition",
     "brier_skill_score",
     "calscore",
     "calscore_ref",
@@ -68,6 +76,12 @@ __all__ = [
     "question_sums",
     "reliability_table",
     "resample_counts",
+    "risk_coverage_curve",
+    "selective_accuracy",
+    "smooth_band_sums",
+    "smooth_ece",
+    "smooth_ece_bandwidth",
+    "smooth_reliability",
     "stats_from_sums",
     "summarize",
 ]
@@ -159,6 +173,9 @@ def _check_unit_interval(name: str, arr: FloatArray, *, allow_nan: bool) -> None
 def _check_rows(
     conf: ArrayLike, correct: ArrayLike, *, allow_missing: bool = False, allow_empty: bool = False
 ) -> tuple[FloatArray, FloatArray]:
+    shared = _SHARED.get()
+    if shared is not None and shared.owns(conf, correct):
+        return shared.conf, shared.correct  # checked by summarize()
     conf_arr = _as_1d("conf", conf)
     correct_arr = _check_correct(correct)
     if conf_arr.shape != correct_arr.shape:
@@ -213,7 +230,63 @@ def drop_missing(conf: ArrayLike, correct: ArrayLike) -> tuple[FloatArray, Float
 def _uniform_bin_index(conf: FloatArray, n_bins: int) -> NDArray[np.intp]:
     """Bin i = [i/n, (i+1)/n), the last bin closed at 1.0."""
     edges = np.arange(n_bins + 1) / n_bins
-    return np.minimum(np.searchsorted(edges, conf, side="right") - 1, n_bins - 1)
+    return _memo(
+        ("bins", n_bins),
+        conf,
+        None,
+        lambda: np.minimum(np.searchsorted(edges, conf, side="right") - 1, n_bins - 1),
+    )
+
+
+def _uniform_sums(
+    conf: FloatArray, correct: FloatArray, n_bins: int
+) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
+    """Rows, confidence and correct rows per equal-width bin (:func:`_bin_sums`)."""
+    return _memo(
+        ("sums", n_bins),
+        conf,
+        correct,
+        lambda: _bin_sums(_uniform_bin_index(conf, n_bins), conf, correct, n_bins),
+    )
+
+
+class _Shared:
+    """What the metrics of one :func:`summarize` call share: its rows (checked once), and
+    their sort order, bins and ranking, each computed on first use."""
+
+    def __init__(self, conf: FloatArray, correct: FloatArray) -> None:
+        self.conf, self.correct = conf, correct
+        self.cache: dict[Any, Any] = {}
+
+    def owns(self, conf: Any, correct: Any = None) -> bool:
+        return conf is self.conf and (correct is None or correct is self.correct)
+
+
+_SHARED: ContextVar[_Shared | None] = ContextVar("_SHARED", default=None)
+
+
+def _memo(key: Any, conf: Any, correct: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, once per :func:`summarize` call for its rows (every time elsewhere)."""
+    shared = _SHARED.get()
+    if shared is None or not shared.owns(conf, correct):
+        return compute()
+    if key not in shared.cache:
+        shared.cache[key] = compute()
+    return shared.cache[key]
+
+
+def _ascending(conf: FloatArray, correct: FloatArray) -> NDArray[np.intp]:
+    """Rows by confidence, ties broken by correctness (incorrect first).
+
+    One sort of an int64 key: the bits of a float in [0, 1] order like the float, with room
+    for the correctness as a last bit (``(conf + 0.0)`` turns −0.0 into 0.0). Rows equal in
+    both may come in any order, which no metric can see."""
+
+    def compute() -> NDArray[np.intp]:
+        key = ((conf + 0.0).view(np.int64) << 1) | correct.astype(np.int64)
+        return np.argsort(key)
+
+    return _memo("order", conf, correct, compute)
 
 
 def _quantile_bin_index(conf: FloatArray, correct: FloatArray, n_bins: int) -> NDArray[np.intp]:
@@ -222,7 +295,7 @@ def _quantile_bin_index(conf: FloatArray, correct: FloatArray, n_bins: int) -> N
     Ties in confidence are broken by correctness (incorrect first), so the groups, and
     hence ACE, depend only on the multiset of rows and not on their order.
     """
-    order = np.lexsort((correct, conf))
+    order = _ascending(conf, correct)
     sizes = [len(part) for part in np.array_split(order, n_bins)]
     idx = np.empty(conf.size, dtype=np.intp)
     idx[order] = np.repeat(np.arange(n_bins), sizes)
@@ -238,9 +311,9 @@ def _bin_sums(
     return count, sum_conf, sum_correct
 
 
-def _ece_from_sums(sum_correct: FloatArray, sum_conf: FloatArray, n: Any) -> Any:
-    """``Σ_b |Σ_{t∈b} g_t − Σ_{t∈b} c_t| / N`` over the last axis (bins)."""
-    return np.abs(sum_correct - sum_conf).sum(axis=-1) / n
+def _ece_from_gaps(gap: Any, n: Any) -> Any:
+    """``Σ_b |Σ_{t∈b} g_t − Σ_{t∈b} c_t| / N`` from the per-bin gaps (last axis: bins)."""
+    return np.abs(gap).sum(axis=-1) / n
 
 
 def ece(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -260,10 +333,8 @@ def ece(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     """
     conf_arr, correct_arr = _check_rows(conf, correct)
     n_bins = _check_n_bins(n_bins)
-    _, sum_conf, sum_correct = _bin_sums(
-        _uniform_bin_index(conf_arr, n_bins), conf_arr, correct_arr, n_bins
-    )
-    return float(_ece_from_sums(sum_correct, sum_conf, conf_arr.size))
+    _, sum_conf, sum_correct = _uniform_sums(conf_arr, correct_arr, n_bins)
+    return float(_ece_from_gaps(sum_correct - sum_conf, conf_arr.size))
 
 
 def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -285,7 +356,7 @@ def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     n_bins = _check_n_bins(n_bins)
     idx = _quantile_bin_index(conf_arr, correct_arr, n_bins)
     _, sum_conf, sum_correct = _bin_sums(idx, conf_arr, correct_arr, n_bins)
-    return float(_ece_from_sums(sum_correct, sum_conf, conf_arr.size))
+    return float(_ece_from_gaps(sum_correct - sum_conf, conf_arr.size))
 
 
 def max_calibration_error(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
@@ -302,9 +373,7 @@ def max_calibration_error(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 
     """
     conf_arr, correct_arr = _check_rows(conf, correct)
     n_bins = _check_n_bins(n_bins)
-    count, sum_conf, sum_correct = _bin_sums(
-        _uniform_bin_index(conf_arr, n_bins), conf_arr, correct_arr, n_bins
-    )
+    count, sum_conf, sum_correct = _uniform_sums(conf_arr, correct_arr, n_bins)
     filled = count > 0
     return float(np.max(np.abs(sum_correct[filled] - sum_conf[filled]) / count[filled]))
 
@@ -417,7 +486,8 @@ def log_loss(conf: ArrayLike, correct: ArrayLike, *, eps: float = LOG_LOSS_EPS) 
     if not 0.0 < eps < 0.5:
         raise ValueError(f"eps must lie in (0, 0.5), got eps = {eps!r}")
     p = np.clip(conf_arr, eps, 1.0 - eps)
-    return float(-np.mean(correct_arr * np.log(p) + (1.0 - correct_arr) * np.log1p(-p)))
+    # g log p + (1 − g) log(1 − p) is the log of the probability given to what happened
+    return float(-np.mean(np.log(np.where(correct_arr == 1.0, p, 1.0 - p))))
 
 
 def overconfidence_rate(conf: ArrayLike, correct: ArrayLike, *, threshold: float) -> float:
@@ -457,6 +527,325 @@ def mean_confidence_when(conf: ArrayLike, correct: ArrayLike, *, correct_value: 
     return float(conf_arr[chosen].mean())
 
 
+# ---------------------------------------------------------------------------------------
+# Brier decomposition (Murphy 1973)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BrierDecomposition:
+    """Murphy's decomposition of the binned Brier score: ``binned = reliability −
+    resolution + uncertainty`` (exactly; ``brier`` is the score of the confidences as they
+    are, ``brier − binned`` what binning moves)."""
+
+    reliability: float
+    resolution: float
+    uncertainty: float
+    binned: float
+    brier: float
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {k: _none_if_nan(getattr(self, k)) for k in self.__slots__}
+
+
+def brier_decomposition(
+    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10
+) -> BrierDecomposition:
+    """Reliability, resolution and uncertainty of the Brier score (Murphy 1973), over the
+    equal-width bins of :func:`ece`.
+
+    With ``n_b`` rows in bin b, mean confidence ``c̄_b``, accuracy ``ō_b`` and overall
+    accuracy ``ō``: ``REL = Σ_b (n_b/N)(c̄_b − ō_b)²``, ``RES = Σ_b (n_b/N)(ō_b − ō)²``,
+    ``UNC = ō(1 − ō)``. ``REL − RES + UNC`` equals the Brier score of the confidences
+    replaced by their bin's mean (``binned``), since within a bin
+    ``Σ (c̄_b − g)² = n_b (c̄_b − ō_b)² + n_b ō_b (1 − ō_b)``.
+
+    Example: confidences 0.1, 0.1 (right, wrong) and 0.95, 1.0 (both right): ō = 3/4,
+    UNC = 3/16; REL = ½(0.1 − ½)² + ½(0.975 − 1)² = 0.0803125; RES = ½(½ − ¾)² +
+    ½(1 − ¾)² = 0.0625; binned = 0.0803125 − 0.0625 + 0.1875 = 0.2053125.
+
+    >>> d = brier_decomposition([0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1])
+    >>> round(d.reliability, 7), round(d.resolution, 4), round(d.binned, 7)
+    (0.0803125, 0.0625, 0.2053125)
+    """
+    conf_arr, correct_arr = _check_rows(conf, correct)
+    n_bins = _check_n_bins(n_bins)
+    count, sum_conf, sum_correct = _uniform_sums(conf_arr, correct_arr, n_bins)
+    filled = count > 0
+    n, base = conf_arr.size, float(correct_arr.mean())
+    c_bar, o_bar = sum_conf[filled] / count[filled], sum_correct[filled] / count[filled]
+    weight = count[filled] / n
+    reliability = float(np.sum(weight * (c_bar - o_bar) ** 2))
+    resolution = float(np.sum(weight * (o_bar - base) ** 2))
+    uncertainty = base * (1.0 - base)
+    return BrierDecomposition(
+        reliability=reliability,
+        resolution=resolution,
+        uncertainty=uncertainty,
+        binned=reliability - resolution + uncertainty,
+        brier=brier(conf_arr, correct_arr),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Selective prediction: ranking by confidence
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RiskCoverage:
+    """The risk–coverage curve: keeping the rows with confidence ≥ ``threshold[j]`` covers
+    ``coverage[j]`` of them with error rate ``risk[j]`` (thresholds decreasing)."""
+
+    threshold: FloatArray
+    coverage: FloatArray
+    risk: FloatArray
+
+
+def _ranked(conf: FloatArray, correct: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Distinct confidences in decreasing order, with the rows and correct rows at each."""
+
+    def compute() -> tuple[FloatArray, FloatArray, FloatArray]:
+        order = _ascending(conf, correct)[::-1]
+        c, y = conf[order], correct[order]
+        start = np.ones(c.size, dtype=bool)
+        start[1:] = c[1:] != c[:-1]
+        starts = np.flatnonzero(start)
+        rows = np.diff(np.append(starts, c.size)).astype(float)
+        return c[starts], rows, np.add.reduceat(y, starts) if c.size else np.zeros(0)
+
+    return _memo("ranked", conf, correct, compute)
+
+
+def risk_coverage_curve(conf: ArrayLike, correct: ArrayLike) -> RiskCoverage:
+    """Coverage and risk (share incorrect) of the rows kept at each confidence threshold.
+
+    A buzz is a selective prediction: answering only when the confidence is at least τ
+    covers ``#{c ≥ τ}/N`` of the rows with risk ``#{c ≥ τ, wrong}/#{c ≥ τ}``. One point per
+    distinct confidence, so tied rows are kept or dropped together.
+
+    >>> r = risk_coverage_curve([0.9, 0.8, 0.8, 0.3], [1, 1, 0, 0])
+    >>> r.coverage.tolist(), r.risk.round(4).tolist()
+    ([0.25, 0.75, 1.0], [0.0, 0.3333, 0.5])
+    """
+    c, y = _check_rows(conf, correct)
+    threshold, rows, hits = _ranked(c, y)
+    kept, right = np.cumsum(rows), np.cumsum(hits)
+    return RiskCoverage(threshold=threshold, coverage=kept / c.size, risk=1.0 - right / kept)
+
+
+def aurc(conf: ArrayLike, correct: ArrayLike) -> float:
+    """Area under the risk–coverage curve: ``(1/N) Σ_k risk(k)`` over the rows ranked by
+    confidence, where ``risk(k)`` is the error rate of the k most confident; tied rows all
+    take the risk of their whole tie group (so the value does not depend on how ties are
+    ordered). Lower is better; a ranking that puts every correct row first reaches the
+    minimum for its accuracy.
+
+    Example: confidences 0.9 (right), 0.8, 0.8 (right, wrong), 0.3 (wrong): risks 0 for
+    the first row, 1/3 for the tied pair, 1/2 for the last: (0 + 2/3 + 1/2)/4 = 0.29167.
+
+    >>> round(aurc([0.9, 0.8, 0.8, 0.3], [1, 1, 0, 0]), 5)
+    0.29167
+    """
+    c, y = _check_rows(conf, correct)
+    _, rows, hits = _ranked(c, y)
+    kept = np.cumsum(rows)
+    return float(np.sum(rows * (1.0 - np.cumsum(hits) / kept)) / c.size)
+
+
+def selective_accuracy(conf: ArrayLike, correct: ArrayLike, *, coverage: float = 0.8) -> float:
+    """Accuracy of the most confident rows at ``coverage``: the rows with confidence at least
+    the highest threshold whose coverage reaches ``coverage`` (ties at that threshold are all
+    kept, so slightly more may be covered).
+
+    >>> selective_accuracy([0.9, 0.8, 0.8, 0.3], [1, 1, 0, 0], coverage=0.5)
+    0.6666666666666666
+    """
+    c, y = _check_rows(conf, correct)
+    if not 0.0 < coverage <= 1.0:
+        raise ValueError(f"coverage must lie in (0, 1], got coverage = {coverage!r}")
+    _, rows, hits = _ranked(c, y)
+    kept = np.cumsum(rows)
+    j = int(np.searchsorted(kept / c.size, coverage - 1e-12))
+    return float(np.cumsum(hits)[j] / kept[j])
+
+
+def auroc(conf: ArrayLike, correct: ArrayLike) -> float:
+    """Area under the ROC curve of the confidence as a score for correctness: the chance that
+    a correct row has a higher confidence than an incorrect one, ties counting one half
+    (agrees with ``sklearn.metrics.roc_auc_score(correct, conf)``). ``float("nan")`` when
+    all rows are correct or all wrong.
+
+    Example: correct rows at 0.9 and 0.8, wrong ones at 0.8 and 0.3: of the 4 pairs, 3 are
+    ordered right and one tied: (3 + ½)/4 = 0.875.
+
+    >>> auroc([0.9, 0.8, 0.8, 0.3], [1, 1, 0, 0])
+    0.875
+    """
+    c, y = _check_rows(conf, correct)
+    _, rows, hits = _ranked(c, y)
+    misses = rows - hits
+    n_pos, n_neg = hits.sum(), misses.sum()
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    below = n_neg - np.cumsum(misses)  # wrong rows with a lower confidence
+    return float(np.sum(hits * (below + 0.5 * misses)) / (n_pos * n_neg))
+
+
+# ---------------------------------------------------------------------------------------
+# Smooth ECE (Błasiok and Nakkiran 2023)
+# ---------------------------------------------------------------------------------------
+
+#: Cells of the grid the smooth ECE is computed on (width 1/200 = 0.005).
+SMOOTH_GRID = 200
+
+
+@dataclass(frozen=True, slots=True)
+class SmoothReliability:
+    """The kernel-smoothed reliability curve: at each ``t`` (cell centres of the grid), the
+    smoothed accuracy and the smoothed density of confidences, with the bandwidth used and
+    the smooth ECE at that bandwidth."""
+
+    t: FloatArray
+    accuracy: FloatArray
+    density: FloatArray
+    bandwidth: float
+    smooth_ece: float
+
+
+def _grid_cells(conf: FloatArray, grid: int = SMOOTH_GRID) -> tuple[NDArray[np.intp], FloatArray]:
+    """Linear binning: each row's weight goes ``1 − frac`` to cell ``lo`` and ``frac`` to
+    cell ``lo + 1``, the two cell centres ``(i + ½)/grid`` around its confidence (all to the
+    end cell beyond the first or last centre)."""
+    pos = np.clip(conf * grid - 0.5, 0.0, grid - 1.0)
+    lo = np.minimum(pos.astype(np.intp), grid - 2)
+    return lo, pos - lo
+
+
+def _grid_mass(conf: FloatArray, weights: FloatArray, grid: int = SMOOTH_GRID) -> FloatArray:
+    """Each row's weight binned linearly on the grid (:func:`_grid_cells`)."""
+    lo, frac = _grid_cells(conf, grid)
+    return np.bincount(lo, weights=(1.0 - frac) * weights, minlength=grid) + np.bincount(
+        lo + 1, weights=frac * weights, minlength=grid
+    )
+
+
+def _smooth(mass: FloatArray, bandwidth: float, grid: int = SMOOTH_GRID) -> FloatArray:
+    """Gaussian smoothing (standard deviation ``bandwidth``) of cell masses, reflected at 0
+    and 1 so that no mass leaves [0, 1] (every image, not just the nearest: the heat kernel
+    with reflecting ends). In the cosine basis of the cells this is exact and cheap: the
+    k-th coefficient is multiplied by ``exp(−(π k σ)² / 2)``."""
+    from scipy.fft import dct, idct
+
+    return idct(dct(mass, norm="ortho", axis=-1) * _damping(bandwidth, grid), norm="ortho", axis=-1)
+
+
+def _damping(bandwidth: float, grid: int = SMOOTH_GRID) -> FloatArray:
+    return np.exp(-0.5 * (np.pi * np.arange(grid) * bandwidth) ** 2)
+
+
+def _smooth_ece_at(residual: FloatArray, bandwidth: float) -> float:
+    return float(np.abs(_smooth(residual, bandwidth)).sum())
+
+
+def smooth_ece_bandwidth(residual_mass: FloatArray) -> float:
+    """The bandwidth σ* with ``smECE_σ* = σ*`` (Błasiok and Nakkiran's rule), by bisection
+    on [1/grid, 1] (``smECE_σ`` falls as σ grows, so the fixed point is unique); σ* = 1/grid
+    when even there ``smECE_σ < σ``. ``residual_mass`` is ``(g − c)/N`` binned on the grid."""
+    from scipy.fft import dct, idct
+
+    coefficients = dct(residual_mass, norm="ortho")  # once: each σ only damps them
+
+    def error(sigma: float) -> float:
+        return float(np.abs(idct(coefficients * _damping(sigma), norm="ortho")).sum())
+
+    lo, hi = 1.0 / SMOOTH_GRID, 1.0
+    if error(lo) <= lo:
+        return lo
+    for _ in range(30):  # to within 1e-9
+        mid = 0.5 * (lo + hi)
+        if error(mid) > mid:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def smooth_ece(conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None = None) -> float:
+    """Smooth ECE (Błasiok and Nakkiran 2023): the calibration error of the kernel-smoothed
+    reliability curve, without bins.
+
+    ``smECE_σ = ∫₀¹ |(1/N) Σ_i K_σ(t, c_i)(g_i − c_i)| dt`` with ``K_σ`` the Gaussian kernel
+    of standard deviation σ reflected at 0 and 1 (all its images). The bandwidth is, unless
+    given, their rule: the σ* with ``smECE_σ* = σ*`` (:func:`smooth_ece_bandwidth`), which is large
+    enough to average noise on small samples and small enough to keep real miscalibration.
+    Computed on a grid of :data:`SMOOTH_GRID` cells (width 0.005) with linear binning.
+
+    Example: every row at confidence 0.9 and correct: the residual 0.1 sits at 0.9, and
+    smoothing keeps its mass, so smECE_σ = 0.1 at any σ, and σ* = 0.1.
+
+    >>> round(smooth_ece([0.9] * 10, [1] * 10), 6)
+    0.1
+    """
+    c, y = _check_rows(conf, correct)
+    residual = _grid_mass(c, y - c) / c.size
+    sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
+    if not sigma > 0.0:
+        raise ValueError(f"bandwidth must be positive, got bandwidth = {bandwidth!r}")
+    return _smooth_ece_at(residual, sigma)
+
+
+def smooth_reliability(
+    conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None = None
+) -> SmoothReliability:
+    """The smoothed reliability curve behind :func:`smooth_ece`: at each grid point t, the
+    kernel regression of correctness on confidence ``Σ K(t, c_i) g_i / Σ K(t, c_i)`` (NaN
+    where no confidence is near) and the density of confidences ``(1/N) Σ K(t, c_i)``."""
+    c, y = _check_rows(conf, correct)
+    residual = _grid_mass(c, y - c) / c.size
+    sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
+    mass = _smooth(_grid_mass(c, np.ones_like(c)), sigma)
+    hits = _smooth(_grid_mass(c, y), sigma)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = np.where(mass > 1e-9 * c.size, hits / mass, np.nan)
+    return SmoothReliability(
+        t=(np.arange(SMOOTH_GRID) + 0.5) / SMOOTH_GRID,
+        accuracy=accuracy,
+        density=mass / c.size * SMOOTH_GRID,
+        bandwidth=sigma,
+        smooth_ece=_smooth_ece_at(residual, sigma),
+    )
+
+
+def smooth_band_sums(
+    conf: FloatArray,
+    correct: FloatArray,
+    codes: NDArray[np.intp],
+    n_groups: int,
+    *,
+    bandwidth: float,
+    points: NDArray[np.intp],
+) -> FloatArray:
+    """Per question (rows), the smoothed correct-row mass and row mass of
+    :func:`smooth_reliability` at the grid cells ``points`` (columns: the hits at each
+    point, then the masses): both are linear in the rows, so a question resample's smoothed
+    accuracy at ``points`` is ``(counts @ hits) / (counts @ masses)``, which gives the
+    bootstrap band of the reliability plot. Missing (NaN) confidences are left out."""
+    from scipy.sparse import csr_matrix
+
+    keep = ~np.isnan(conf)
+    c, y, q = conf[keep], correct[keep], codes[keep]
+    lo, frac = _grid_cells(c)
+    rows = np.concatenate([q, q])
+    cells = np.concatenate([lo, lo + 1])
+    share = np.concatenate([1.0 - frac, frac])
+    operator = _smooth(np.eye(SMOOTH_GRID), bandwidth)[:, points]  # cell -> smoothed at points
+    shape = (n_groups, SMOOTH_GRID)
+    hits = csr_matrix((share * np.concatenate([y, y]), (rows, cells)), shape=shape) @ operator
+    mass = csr_matrix((share, (rows, cells)), shape=shape) @ operator
+    return np.hstack([np.asarray(hits), np.asarray(mass)])
+
+
 #: Row metrics: name → function of already-cleaned ``(conf, correct)`` arrays.
 METRICS: dict[str, Callable[[ArrayLike, ArrayLike], float]] = {
     "ece": ece,
@@ -470,11 +859,25 @@ METRICS: dict[str, Callable[[ArrayLike, ArrayLike], float]] = {
     "ocr_0.9": partial(overconfidence_rate, threshold=0.9),
     "conf_right": partial(mean_confidence_when, correct_value=1),
     "conf_wrong": partial(mean_confidence_when, correct_value=0),
+    "smooth_ece": smooth_ece,
+    "auroc": auroc,
+    "aurc": aurc,
+    "acc_at_80": partial(selective_accuracy, coverage=0.8),
 }
 
 
-def summarize(conf: ArrayLike, correct: ArrayLike) -> dict[str, float | int | None]:
-    """Every row metric in :data:`METRICS`, plus ``n`` and ``n_missing``, JSON-ready.
+def summarize(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    human_frac: ArrayLike | None = None,
+) -> dict[str, float | int | None]:
+    """Every row metric in :data:`METRICS`, the Brier decomposition
+    (:func:`brier_decomposition`: ``brier_reliability``, ``brier_resolution``,
+    ``brier_uncertainty``, ``brier_binned``), plus ``n`` and ``n_missing``, JSON-ready; with
+    ``groups`` (each row's question) also every question metric of :data:`QUESTION_METRICS`
+    (``human_frac``: h_t of each row, for CalScore).
 
     Missing confidences (NaN or ``None``) are left out and counted in ``n_missing``; ``n``
     is the number of rows used. Undefined values (no rows, BSS with one class, OCR with no
@@ -486,8 +889,25 @@ def summarize(conf: ArrayLike, correct: ArrayLike) -> dict[str, float | int | No
     """
     conf_arr, correct_arr, n_missing = drop_missing(conf, correct)
     out: dict[str, float | int | None] = {}
-    for name, fn in METRICS.items():
-        out[name] = _none_if_nan(fn(conf_arr, correct_arr)) if conf_arr.size else None
+    token = _SHARED.set(_Shared(conf_arr, correct_arr))  # one check, sort, binning for all
+    try:
+        if groups is not None:
+            keep = ~np.isnan(_as_1d("conf", conf))
+            g = np.asarray(groups)[keep]
+            h = None if human_frac is None else _as_1d("human_frac", human_frac)[keep]
+            for name, question_fn in QUESTION_METRICS.items():
+                out[name] = (
+                    _none_if_nan(question_fn(conf_arr, correct_arr, human_frac=h, groups=g))
+                    if conf_arr.size
+                    else None
+                )
+        for name, fn in METRICS.items():
+            out[name] = _none_if_nan(fn(conf_arr, correct_arr)) if conf_arr.size else None
+        parts = brier_decomposition(conf_arr, correct_arr) if conf_arr.size else None
+    finally:
+        _SHARED.reset(token)
+    for part in ("reliability", "resolution", "uncertainty", "binned"):
+        out[f"brier_{part}"] = _none_if_nan(getattr(parts, part)) if parts else None
     out["n"] = int(conf_arr.size)
     out["n_missing"] = n_missing
     return out
@@ -682,6 +1102,11 @@ H_DEFINITIONS = ("reference", "paper")
 HDefinition = Literal["reference", "paper"]
 
 
+def _labels(values: NDArray[Any]) -> NDArray[Any]:
+    """Group labels as they are when integers, else as text (so mixed types compare)."""
+    return values if values.dtype.kind in "iu" else values.astype(str)
+
+
 def check_h_definition(definition: str) -> str:
     if definition not in H_DEFINITIONS:
         raise ValueError(
@@ -741,7 +1166,12 @@ def human_fraction(
     bg = np.zeros(words.size, dtype=object) if buzz_groups is None else np.asarray(buzz_groups)
     if sg.shape != step_words.shape or bg.shape != words.shape:
         raise ValueError("step_groups and buzz_groups must label every step and every buzz")
-    labels, codes = np.unique(np.concatenate([sg, bg]).astype(str), return_inverse=True)
+    both = np.concatenate([sg, bg])
+    if both.dtype.kind in "iu" and both.min() >= 0:  # question codes already
+        codes, n_labels = both.astype(np.int64), int(both.max()) + 1
+    else:
+        labels, codes = np.unique(_labels(both), return_inverse=True)
+        n_labels = labels.size
     q_rows, q_buzz = codes[:n].astype(np.int64), codes[n:].astype(np.int64)
     words = words.astype(np.int64)
     span = int(max(words.max(initial=0), step_words.max(initial=0))) + 2
@@ -752,7 +1182,7 @@ def human_fraction(
         team = (
             np.arange(words.size)
             if buzz_team is None
-            else np.unique(np.asarray(buzz_team).astype(str), return_inverse=True)[1]
+            else group_codes(_labels(np.asarray(buzz_team)), words.size)[0]
         )
         # each team's buzzes on a question in the order heard (ties: given order)
         order = np.lexsort((np.arange(keys.size), words, team, q_buzz))
@@ -770,7 +1200,7 @@ def human_fraction(
     lo = np.searchsorted(sorted_keys, q_rows * span, "left")
     count = cum_num[hi] - cum_num[lo]
     if den is None:
-        total = np.bincount(q_buzz, minlength=labels.size)[q_rows].astype(float)
+        total = np.bincount(q_buzz, minlength=n_labels)[q_rows].astype(float)
     else:
         cum_den = np.concatenate([[0.0], np.cumsum(den[order])])
         total = cum_den[hi] - cum_den[lo]
@@ -783,21 +1213,26 @@ def human_fraction(
 
 
 def resample_counts(
-    n_groups: int, *, n_resamples: int, seed: int = 0, chunk: int = 50
-) -> Iterator[NDArray[np.float64]]:
+    n_groups: int,
+    *,
+    n_resamples: int,
+    seed: int = 0,
+    chunk: int = 100,
+    dtype: type = np.float64,
+) -> Iterator[NDArray[Any]]:
     """How often each of ``n_groups`` questions is drawn in each bootstrap resample.
 
     Yields ``(b, n_groups)`` matrices, ``b ≤ chunk``, ``n_resamples`` rows in all: resample i
-    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``), so a
-    resampled mean of per-question sums is a matrix product with these counts.
+    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``, 32-bit
+    draws), so a resampled mean of per-question sums is a matrix product with these counts.
     """
     rng = np.random.default_rng(seed)
     done = 0
     while done < n_resamples:
         b = min(chunk, n_resamples - done)
-        draws = rng.integers(0, n_groups, size=(b, n_groups))
-        counts = np.empty((b, n_groups))
-        for i in range(b):
+        draws = rng.integers(0, max(n_groups, 1), size=(b, n_groups), dtype=np.int32)
+        counts = np.empty((b, n_groups), dtype=dtype)  # small integers: exact in float32
+        for i in range(b):  # one bincount per row: faster than one over the whole block
             counts[i] = np.bincount(draws[i], minlength=n_groups)
         yield counts
         done += b
@@ -836,8 +1271,10 @@ def question_sums(
     n_bins: int = 10,
 ) -> FloatArray:
     """Per question (rows) the sums behind CalScore, ECE and Brier (columns), so that a
-    resample's value is a function of ``counts @ sums`` (:func:`stats_from_sums`). Rows with
-    a missing (NaN) confidence are left out; a question left with none is unscored."""
+    resample's value is a function of ``counts @ sums`` (:func:`stats_from_sums`): the
+    question's CalScore, whether it is scored, its rows, its squared errors, and per bin
+    ``Σ g_t − Σ c_t`` (ECE's numerator is linear in the counts bin by bin). Rows with a
+    missing (NaN) confidence are left out; a question left with none is unscored."""
     keep = ~np.isnan(conf)
     c, g, h, q = conf[keep], correct[keep], human_frac[keep], codes[keep]
     n = np.bincount(q, minlength=n_groups).astype(float)
@@ -845,8 +1282,7 @@ def question_sums(
     per_q = np.zeros(n_groups)
     if scored.any():
         per_q[scored] = calscore(c, g, human_frac=h, groups=q, per_question=True)
-    b = _uniform_bin_index(c, n_bins)
-    cell = q * n_bins + b
+    cell = q * n_bins + _uniform_bin_index(c, n_bins)
     size = n_groups * n_bins
     return np.column_stack(
         [
@@ -854,8 +1290,7 @@ def question_sums(
             scored.astype(float),
             n,
             np.bincount(q, weights=(c - g) ** 2, minlength=n_groups),
-            np.bincount(cell, weights=g, minlength=size).reshape(n_groups, n_bins),
-            np.bincount(cell, weights=c, minlength=size).reshape(n_groups, n_bins),
+            np.bincount(cell, weights=g - c, minlength=size).reshape(n_groups, n_bins),
         ]
     )
 
@@ -865,12 +1300,12 @@ def stats_from_sums(totals: FloatArray, *, n_bins: int = 10) -> dict[str, FloatA
     (one row per resample): the same formulas as :func:`calscore`, :func:`ece` and
     :func:`brier`, written on sums."""
     calscore_sum, scored, n, sse = (totals[:, j] for j in range(4))
-    bins = totals[:, 4:]
+    gap = totals[:, 4 : 4 + n_bins]
     with np.errstate(invalid="ignore", divide="ignore"):
         return {
             "calscore": calscore_sum / scored,
             "brier": sse / n,
-            "ece": _ece_from_sums(bins[:, :n_bins], bins[:, n_bins:], n),
+            "ece": _ece_from_gaps(gap, n),
         }
 
 

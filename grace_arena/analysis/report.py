@@ -17,14 +17,20 @@ the Agg backend (no display needed).
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["kalshibench_summary", "markdown_report", "write_report"]
+__all__ = [
+    "html_report",
+    "kalshibench_summary",
+    "markdown_report",
+    "md_escape",
+    "report_context",
+    "write_report",
+]
 
 _KIND_LABEL = {"logit": "logit confidence", "verbal": "verbalized confidence"}
 _HEADLINE = (
@@ -166,6 +172,21 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
                 ylabel="accuracy",
                 title=f"{model}\n{_KIND_LABEL[kind]} (ECE {_fmt(metrics.get('ece'))})",
             )
+            smooth = metrics.get("smooth_reliability")
+            if smooth:
+                pts = [(t, a) for t, a in zip(smooth["t"], smooth["accuracy"], strict=True)
+                       if a is not None]  # fmt: skip
+                if pts:
+                    ax.plot(*zip(*pts, strict=True), "-", color="C2", lw=1.5,
+                            label=f"smoothed (σ* = {smooth['bandwidth']:.3f})")  # fmt: skip
+                band = smooth.get("band")
+                if band:
+                    lo_hi = [(t, lo, hi) for t, lo, hi in zip(band["t"], band["low"],
+                             band["high"], strict=True) if lo is not None]  # fmt: skip
+                    if lo_hi:
+                        t, lo, hi = zip(*lo_hi, strict=True)
+                        ax.fill_between(t, lo, hi, color="C2", alpha=0.2,
+                                        label=f"{int(band['level'] * 100)}% band")  # fmt: skip
             ax.legend(loc="upper left", fontsize=8)
             name = f"reliability_{_slug(model)}_{kind}.png"
             fig.tight_layout()
@@ -173,6 +194,8 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
             plt.close(fig)
             made["reliability"].append(name)
 
+    made["curves"] += _risk_coverage_plot(result, out, plt)
+    made["curves"] += _humans_and_models_plot(result, out, plt)
     curves = result["curves"]
     fig4 = curves.get("figure4") or {}
     if fig4.get("groups"):
@@ -276,209 +299,329 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
     return made
 
 
-# ---------------------------------------------------------------------------------------
-# Markdown
-# ---------------------------------------------------------------------------------------
-
-
-def markdown_report(result: dict[str, Any], images: dict[str, list[str]] | None = None) -> str:
-    """The report as Markdown (images referenced by file name)."""
-    images = images or {"reliability": [], "curves": []}
-    counts = result.get("counts", {})
-    boot = result["settings"]["bootstrap"]
-    parts = [
-        "# GRACE Arena calibration report",
-        "",
-        f"Generated {result.get('generated_at')}. Source: "
-        f"{result.get('source', {}).get('description', 'n/a')}.",
-        "",
-        f"{counts.get('steps', 0):,} model steps from {counts.get('models', 0)} model(s), "
-        f"{counts.get('buzzes', 0):,} ruled buzzes by {counts.get('teams', 0)} team(s), "
-        f"{counts.get('questions', 0):,} question(s). Intervals: {int(boot['level'] * 100)}% "
-        f"percentile bootstrap over questions, {boot['n_resamples']} resamples. Ten equal-width "
-        "bins [i/10, (i+1)/10), the last closed at 1. CalScore and MCE (GRACE): lower is "
-        "better; the reference-code variants use g ∈ {0, 1} and no normalisation. "
-        + (
-            f"CalScore uses {result['settings']['h_definition_label']}."
-            if result["settings"].get("h_definition_label")
-            else ""
-        ),
-        "",
+def _risk_coverage_plot(result: dict[str, Any], out: Path, plt: Any) -> list[str]:
+    """Risk against coverage, one line per model, a panel per confidence kind."""
+    kinds = [
+        k for k in _KIND_LABEL if any(v[k].get("risk_coverage") for v in result["models"].values())
     ]
-    if result["models"]:
-        parts += ["## Leaderboard", ""]
-        for kind, by in result["leaderboard"].items():
-            rows = []
-            cal = {e["model"]: e["rank"] for e in by["by_calscore"]}
-            ece = {e["model"]: e["rank"] for e in by["by_ece"]}
-            bri = {e["model"]: e["rank"] for e in by["by_brier"]}
-            for e in by["by_calscore"] or by["by_brier"]:
-                m = result["models"][e["model"]][kind]
-                rows.append(
-                    [
-                        str(cal.get(e["model"], "–")),
-                        e["model"],
-                        _ci(m, "calscore"),
-                        f"{_ci(m, 'ece')} (#{ece.get(e['model'], '–')})",
-                        f"{_ci(m, 'brier')} (#{bri.get(e['model'], '–')})",
-                        _fmt(m.get("accuracy")),
-                        f"{m['n']} / {m['n_missing']}",
-                    ]
-                )
-            parts += [
-                f"### {_KIND_LABEL[kind].capitalize()}",
-                "",
-                _table(
-                    [
-                        "#",
-                        "model",
-                        "CalScore",
-                        "ECE (rank)",
-                        "Brier (rank)",
-                        "accuracy",
-                        "steps / missing",
-                    ],
-                    rows,
-                ),
-                "",
-            ]
-        parts += ["## Metrics over all steps and over each question's final step", ""]
-        for kind in ("logit", "verbal"):
-            rows = []
-            for model, kinds in result["models"].items():
-                m = kinds[kind]
-                rows.append([model, "all", *(_fmt(m.get(k)) for k, _ in _HEADLINE)])
-                rows.append([model, "final", *(_fmt(m["final"].get(k)) for k, _ in _HEADLINE)])
-            parts += [
-                f"### {_KIND_LABEL[kind].capitalize()}",
-                "",
-                _table(["model", "steps", *(label for _, label in _HEADLINE)], rows),
-                "",
-            ]
-        parts += ["## Per category (logit confidence, all steps)", ""]
+    if not kinds:
+        return []
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5.5 * len(kinds), 4), squeeze=False)
+    for ax, kind in zip(axes[0], kinds, strict=True):
+        for i, (model, v) in enumerate(result["models"].items()):
+            rc = v[kind].get("risk_coverage")
+            if rc:
+                label = f"{model} (AURC {_fmt(v[kind].get('aurc'))})"
+                ax.step(rc["coverage"], rc["risk"], where="post", color=f"C{i % 10}", label=label)
+        ax.set(xlabel="coverage (share of guesses kept)", ylabel="risk (share wrong)",
+               title=f"Risk–coverage, {_KIND_LABEL[kind]}", xlim=(0, 1), ylim=(0, 1))  # fmt: skip
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "risk_coverage.png", dpi=100)
+    plt.close(fig)
+    return ["risk_coverage.png"]
+
+
+def _humans_and_models_plot(result: dict[str, Any], out: Path, plt: Any) -> list[str]:
+    """The survey crowd's reliability and each model's (logit, all steps) on one diagram."""
+    humans = (result.get("survey") or {}).get("reliability") or {}
+    if not humans:
+        return []
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
+    lines = [(f"{name} (crowd)", bins, "s-") for name, bins in humans.items()]
+    lines += [(f"{model} (logit)", v["logit"].get("reliability", []), "o--")
+              for model, v in result["models"].items()]  # fmt: skip
+    for i, (label, bins, style) in enumerate(lines):
+        pts = [(b["mean_confidence"], b["accuracy"]) for b in bins if b["count"]]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), style, color=f"C{i % 10}", label=label)
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="confidence (humans: share who would buzz)",
+           ylabel="accuracy", title="Reliability: humans (survey) and models")  # fmt: skip
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out / "reliability_humans_models.png", dpi=100)
+    plt.close(fig)
+    return ["reliability_humans_models.png"]
+
+
+# ---------------------------------------------------------------------------------------
+# The report's content, laid out by templates/report.md.j2
+# ---------------------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[<>|])")
+
+
+def md_escape(value: Any) -> str:
+    """Text as Markdown shows it literally: punctuation that Markdown reads (``|`` above all,
+    which would split a table cell) backslash-escaped, line breaks as spaces."""
+    return _MD_SPECIAL.sub(r"\\\1", str(value)).replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    return {"header": list(header), "rows": [[str(c) for c in row] for row in rows]}
+
+
+def _leaderboards(result: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for kind, by in result["leaderboard"].items():
+        ranks = {key: {e["model"]: e["rank"] for e in entries} for key, entries in by.items()}
+        rows = []
+        for e in by["by_calscore"] or by["by_brier"]:
+            m = result["models"][e["model"]][kind]
+            rows.append(
+                [
+                    ranks["by_calscore"].get(e["model"], "–"),
+                    e["model"],
+                    _ci(m, "calscore"),
+                    f"{_ci(m, 'ece')} (#{ranks['by_ece'].get(e['model'], '–')})",
+                    f"{_ci(m, 'brier')} (#{ranks['by_brier'].get(e['model'], '–')})",
+                    f"{_fmt(m.get('auroc'))} (#{ranks.get('by_auroc', {}).get(e['model'], '–')})",
+                    _fmt(m.get("accuracy")),
+                    f"{m['n']} / {m['n_missing']}",
+                ]
+            )
+        header = ["#", "model", "CalScore", "ECE (rank)", "Brier (rank)", "AUROC (rank)",
+                  "accuracy", "steps / missing"]  # fmt: skip
+        out.append({"title": _KIND_LABEL[kind].capitalize(), **_table(header, rows)})
+    return out
+
+
+def _per_kind_rows(result: dict[str, Any], make: Any) -> list[list[Any]]:
+    return [
+        row
+        for model, kinds in result["models"].items()
+        for kind, m in kinds.items()
+        for row in make(model, kind, m)
+    ]
+
+
+def _model_sections(result: dict[str, Any]) -> dict[str, Any]:
+    metric_tables = []
+    for kind in ("logit", "verbal"):
         rows = []
         for model, kinds in result["models"].items():
-            for cat, m in kinds["logit"]["by_category"].items():
-                rows.append(
-                    [
-                        model,
-                        cat,
-                        str(m["n_questions"]),
-                        _fmt(m.get("calscore")),
-                        _fmt(m.get("ece")),
-                        _fmt(m.get("brier")),
-                        str(m["n"]),
-                    ]
+            m = kinds[kind]
+            rows.append([model, "all", *(_fmt(m.get(k)) for k, _ in _HEADLINE)])
+            rows.append([model, "final", *(_fmt(m["final"].get(k)) for k, _ in _HEADLINE)])
+        header = ["model", "steps", *(label for _, label in _HEADLINE)]
+        metric_tables.append({"title": _KIND_LABEL[kind].capitalize(), **_table(header, rows)})
+
+    def selective(model: str, kind: str, m: dict[str, Any]) -> list[list[Any]]:
+        return [[model, kind, _fmt(m.get("auroc")), _fmt(m.get("aurc")),
+                 _fmt(m.get("acc_at_80")), _fmt(m.get("accuracy"))]]  # fmt: skip
+
+    def recalibrated(model: str, kind: str, m: dict[str, Any]) -> list[list[Any]]:
+        r = m.get("recalibration")
+        if not r:
+            return [[model, kind, "–", "too few questions or one class", "", "", ""]]
+        rows = [[model, kind, "none", "",
+                 _fmt(r["before"]["ece"]), _fmt(r["before"]["brier"]),
+                 _fmt(r["before"]["log_loss"])]]  # fmt: skip
+        for method in ("temperature", "platt", "isotonic"):
+            if method in r:
+                after = r[method]["after"]
+                params = ", ".join(
+                    f"{k} {_fmt(v) if not isinstance(v, int) else v}"
+                    for k, v in r[method]["params"].items()
                 )
-        parts += [
-            _table(["model", "category", "questions", "CalScore", "ECE", "Brier", "steps"], rows),
-            "",
+                rows.append([model, kind, method, params, _fmt(after["ece"]),
+                             _fmt(after["brier"]), _fmt(after["log_loss"])])  # fmt: skip
+        return rows
+
+    def decomposed(model: str, kind: str, m: dict[str, Any]) -> list[list[Any]]:
+        return [[model, kind] + [_fmt(m.get(f"brier_{p}"), 4)
+                                 for p in ("reliability", "resolution", "uncertainty", "binned")]
+                + [_fmt(m.get("brier"), 4)]]  # fmt: skip
+
+    def smoothed(model: str, kind: str, m: dict[str, Any]) -> list[list[Any]]:
+        curve = m.get("smooth_reliability") or {}
+        return [[model, kind, _fmt(m.get("smooth_ece")), _fmt(m.get("ece")),
+                 _fmt(curve.get("bandwidth")), _fmt(m["final"].get("smooth_ece"))]]  # fmt: skip
+
+    categories = [
+        [
+            model,
+            cat,
+            m["n_questions"],
+            _fmt(m.get("calscore")),
+            _fmt(m.get("ece")),
+            _fmt(m.get("smooth_ece")),
+            _fmt(m.get("brier")),
+            m["n"],
         ]
-        if images["reliability"]:
-            parts += ["## Reliability diagrams", ""]
-            parts += [f"![{name}]({name})" for name in images["reliability"]]
-            parts.append("")
-    if result.get("notes"):
-        parts += [f"**Note:** {note}." for note in result["notes"]] + [""]
-    if result["teams"]:
-        parts += _data_scope_markdown(result)
-        parts += ["## Teams", ""]
-        rows = [
+        for model, kinds in result["models"].items()
+        for cat, m in kinds["logit"]["by_category"].items()
+    ]
+    folds = next(
+        (m["recalibration"]["n_splits"] for kinds in result["models"].values()
+         for m in kinds.values() if m.get("recalibration")),
+        5,
+    )  # fmt: skip
+    return {
+        "leaderboards": _leaderboards(result),
+        "metric_tables": metric_tables,
+        "selective": _table(
+            ["model", "confidence", "AUROC", "AURC", "accuracy at 80 % coverage", "accuracy"],
+            _per_kind_rows(result, selective),
+        ),
+        "recalibration_folds": folds,
+        "recalibration": _table(
+            ["model", "confidence", "map", "fitted on all steps", "ECE", "Brier", "log loss"],
+            _per_kind_rows(result, recalibrated),
+        ),
+        "decomposition": _table(
             [
-                team,
-                t["kind"],
-                str(t["questions_heard"]),
-                str(t["buzzes"]),
-                str(t["correct"]),
-                str(t["incorrect"]),
-                _fmt(t["mean_fraction_correct"]),
-            ]
-            for team, t in result["teams"].items()
-        ]
-        parts += [
-            _table(
+                "model",
+                "confidence",
+                "reliability",
+                "resolution",
+                "uncertainty",
+                "binned",
+                "Brier",
+            ],
+            _per_kind_rows(result, decomposed),
+        ),
+        "smooth": _table(
+            [
+                "model",
+                "confidence",
+                "smooth ECE",
+                "ECE (10 bins)",
+                "bandwidth σ*",
+                "smooth ECE, final steps",
+            ],
+            _per_kind_rows(result, smoothed),
+        ),
+        "categories": _table(
+            ["model", "category", "questions", "CalScore", "ECE", "smooth ECE", "Brier", "steps"],
+            categories,
+        ),
+    }
+
+
+def _buzz_sections(result: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if result["teams"]:
+        out["teams"] = _table(
+            [
+                "team",
+                "kind",
+                "questions heard",
+                "buzzes",
+                "correct",
+                "incorrect",
+                "mean fraction at a correct buzz",
+            ],
+            [
                 [
-                    "team",
-                    "kind",
-                    "questions heard",
-                    "buzzes",
-                    "correct",
-                    "incorrect",
-                    "mean fraction at a correct buzz",
-                ],
-                rows,
-            ),
-            "",
-        ]
+                    team,
+                    t["kind"],
+                    t["questions_heard"],
+                    t["buzzes"],
+                    t["correct"],
+                    t["incorrect"],
+                    _fmt(t["mean_fraction_correct"]),
+                ]
+                for team, t in result["teams"].items()
+            ],
+        )
     ew = result["expected_wins"]
     if ew.get("human_curve"):
-        parts += [
-            "## Expected wins",
-            "",
-            f"Human curve w(x) fitted from {ew['n_human_records']} human team-question records "
-            f"(cubic, coefficients highest power first: "
-            f"{', '.join(f'{c:.4f}' for c in ew['human_curve'])}).",
-            "",
-        ]
-        rows = [
-            ["team (buzzes)", name, _fmt(v["expected_wins"]), str(v["n_questions"])]
-            for name, v in ew["teams"].items()
-        ] + [
-            ["model (policy)", name, _fmt(v["expected_wins"]), str(v["n_questions"])]
-            for name, v in ew["models"].items()
-        ]
-        if rows:
-            parts += [_table(["from", "name", "expected wins", "questions"], rows), ""]
+        rows = [["team (buzzes)", n, _fmt(v["expected_wins"]), v["n_questions"]]
+                for n, v in ew["teams"].items()]  # fmt: skip
+        rows += [["model (policy)", n, _fmt(v["expected_wins"]), v["n_questions"]]
+                 for n, v in ew["models"].items()]  # fmt: skip
+        out["expected_wins"] = {
+            "records": ew["n_human_records"],
+            "coefficients": ", ".join(f"{c:.4f}" for c in ew["human_curve"]),
+            **_table(["from", "name", "expected wins", "questions"], rows),
+        }
     bgc = result["curves"]["buzz_given_correct"]
     if bgc:
-        parts += ["## Buzz policy against correctness", ""]
-        parts += [
-            _table(
-                ["model", "P(buzz | correct)", "P(buzz | incorrect)", "steps correct / wrong"],
+        out["policy"] = _table(
+            ["model", "P(buzz | correct)", "P(buzz | incorrect)", "steps correct / wrong"],
+            [
                 [
-                    [
-                        model,
-                        _fmt(v["p_buzz_given_correct"]),
-                        _fmt(v["p_buzz_given_incorrect"]),
-                        f"{v['n_correct']} / {v['n_incorrect']}",
-                    ]
-                    for model, v in bgc.items()
-                ],
-            ),
-            "",
-        ]
+                    model,
+                    _fmt(v["p_buzz_given_correct"]),
+                    _fmt(v["p_buzz_given_incorrect"]),
+                    f"{v['n_correct']} / {v['n_incorrect']}",
+                ]
+                for model, v in bgc.items()
+            ],
+        )
     if result["players"]:
-        parts += ["## Players (GRACE score 20 − 20c, −5 for a wrong buzz)", ""]
-        parts += [
-            _table(
-                ["#", "player", "team", "kind", "mean score", "questions", "quartile (4: top)"],
+        out["players"] = _table(
+            ["#", "player", "team", "kind", "mean score", "questions", "quartile (4: top)"],
+            [
                 [
-                    [
-                        str(p["rank"]),
-                        p["player"],
-                        str(p["team"]),
-                        p["kind"],
-                        _fmt(p["mean_score"], 2),
-                        str(p["n_questions"]),
-                        str(p["quartile"]),
-                    ]
-                    for p in result["players"][:50]
-                ],
-            ),
-            "",
-        ]
+                    p["rank"],
+                    p["player"],
+                    p["team"],
+                    p["kind"],
+                    _fmt(p["mean_score"], 2),
+                    p["n_questions"],
+                    p["quartile"],
+                ]
+                for p in result["players"][:50]
+            ],
+        )
     if result.get("survey"):
-        parts += _survey_markdown(result)
-    if images["curves"]:
-        parts += ["## Curves", ""]
-        parts += [f"![{name}]({name})" for name in images["curves"]]
-        parts.append("")
-    return "\n".join(parts)
+        out["survey"] = _survey_section(result)
+    return out
 
 
-def _data_scope_markdown(result: dict[str, Any]) -> list[str]:
+def _ranking_section(result: dict[str, Any]) -> dict[str, Any] | None:
+    ranking = result.get("ranking")
+    if not ranking:
+        return None
+
+    def cell(entry: dict[str, Any]) -> str:
+        value, ci = entry.get("value"), entry.get("ci") or [None, None]
+        if value is None:
+            return "–"
+        return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci[0] is not None else "")
+
+    columns = ranking["columns"]
+    rows = [[r["rank"], r["model"], *(cell(r[c["key"]]) for c in columns)] for r in ranking["rows"]]
+    return {
+        "caption": ranking["caption"],
+        **_table(["#", "model", *(c["label"] for c in columns)], rows),
+    }
+
+
+def report_context(result: dict[str, Any], images: dict[str, list[str]]) -> dict[str, Any]:
+    """What report.md.j2 lays out: counts and settings, and each section's tables as
+    formatted cells (nothing here computes a metric)."""
+    counts = result.get("counts", {})
+    boot = result["settings"]["bootstrap"]
+    context: dict[str, Any] = {
+        "generated_at": result.get("generated_at"),
+        "source": result.get("source", {}).get("description", "n/a"),
+        "counts": {
+            k: f"{counts.get(k, 0):,}" for k in ("steps", "models", "buzzes", "teams", "questions")
+        },
+        "level": int(boot["level"] * 100),
+        "resamples": boot["n_resamples"],
+        "h_label": result["settings"].get("h_definition_label"),
+        "notes": result.get("notes", []),
+        "ranking": _ranking_section(result),
+        "reliability_images": images.get("reliability", []),
+        "curve_images": images.get("curves", []),
+        "scope": _data_scope(result),
+    }
+    optional = ("leaderboards", "teams", "expected_wins", "policy", "players", "survey")
+    context.update(dict.fromkeys(optional))
+    if result["models"]:
+        context.update(_model_sections(result))
+    context.update(_buzz_sections(result))
+    return context
+
+
+def _data_scope(result: dict[str, Any]) -> dict[str, list[str]]:
     """What the buzzes in hand can show of GRACE's human-vs-model findings, with the numbers,
-    and plainly what they cannot."""
+    and plainly what they cannot (Markdown lines; names in them escaped)."""
     teams = result["teams"]
     source = result.get("source", {})
     fig4 = result["curves"].get("figure4") or {}
@@ -503,29 +646,26 @@ def _data_scope_markdown(result: dict[str, Any]) -> list[str]:
         )
     groups = fig4.get("groups", {})
     if groups:
-        final = {name: (g["correct"][-1], g["incorrect"][-1]) for name, g in groups.items()}
         per = "match" if fig4.get("normalised_by") == "matches played" else "tossup heard"
-        can.append(
-            f"Figure 4, at the end of the question (correct / incorrect buzzes per {per}): "
-            + "; ".join(f"{n} {c:.2f} / {w:.2f}" for n, (c, w) in final.items())
-            + "."
+        final = "; ".join(
+            f"{md_escape(n)} {g['correct'][-1]:.2f} / {g['incorrect'][-1]:.2f}"
+            for n, g in groups.items()
         )
-        mid = {
-            name: g["correct"][len(g["correct"]) // 2] for name, g in groups.items()
-        }  # at half the question
         can.append(
-            "By half the question: "
-            + "; ".join(f"{n} {v:.2f}" for n, v in mid.items())
-            + " correct buzzes per "
-            + per
-            + "."
+            f"Figure 4, at the end of the question (correct / incorrect buzzes per {per}): {final}."
         )
+        mid = "; ".join(
+            f"{md_escape(n)} {g['correct'][len(g['correct']) // 2]:.2f}" for n, g in groups.items()
+        )
+        can.append(f"By half the question: {mid} correct buzzes per {per}.")
     ew = result["expected_wins"]
     if ew.get("teams"):
         can.append(
             "Expected wins of the model teams against the human curve fitted from these "
             "buzzes: "
-            + "; ".join(f"{n} {_fmt(v['expected_wins'])}" for n, v in ew["teams"].items())
+            + "; ".join(
+                f"{md_escape(n)} {_fmt(v['expected_wins'])}" for n, v in ew["teams"].items()
+            )
             + "."
         )
     cannot = []
@@ -548,20 +688,16 @@ def _data_scope_markdown(result: dict[str, Any]) -> list[str]:
             "buzzes lost a race to an earlier one, so head-to-head results and the paper's "
             "win rates cannot be rebuilt."
         )
-    if not can and not cannot:
-        return []
-    out = ["## What this data can and cannot show", ""]
-    out += [f"- {line}" for line in can]
-    if cannot:
-        out += ["", "It cannot show:", ""] + [f"- {line}" for line in cannot]
-    return [*out, ""]
+    if not result["teams"]:
+        can, cannot = [], [c for c in cannot if not c.startswith("Calibration")]
+    return {"can": can, "cannot": cannot}
 
 
-def _survey_markdown(result: dict[str, Any]) -> list[str]:
+def _survey_section(result: dict[str, Any]) -> dict[str, Any]:
     """The per-clue survey's humans beside the models (GRACE §3.2.1, figure 6, appendix F.3)."""
     s = result["survey"]
     counts = s["counts"]
-    rows = [
+    groups = [
         [
             group,
             "human",
@@ -581,33 +717,17 @@ def _survey_markdown(result: dict[str, Any]) -> list[str]:
         for model, v in result["curves"]["buzz_given_correct"].items()
     ]
     people = [
-        [
-            str(p["rank"] or "–"),
-            p["name"],
-            _fmt(p["mean_score"], 2),
-            str(p["n_questions"]),
-            str(p["quartile"] or "–"),
-            str(p["half"] or "–"),
-            _fmt(p["accuracy"]),
-            _fmt(p["p_buzz_given_correct"]),
-            _fmt(p["p_buzz_given_incorrect"]),
-            str(p["n_steps"]),
-        ]
+        [p["rank"] or "–", p["name"], _fmt(p["mean_score"], 2), p["n_questions"],
+         p["quartile"] or "–", p["half"] or "–", _fmt(p["accuracy"]),
+         _fmt(p["p_buzz_given_correct"]), _fmt(p["p_buzz_given_incorrect"]), p["n_steps"]]
         for p in s["participants"]
-    ]
-    return [
-        "## Survey: human trajectories",
-        "",
-        f"{counts['steps']:,} answers by {counts['participants']} participant(s) on "
-        f"{counts['questions']} question(s), one after every clue (GRACE §3.2.1). P(buzz | ·) "
-        "counts each question's steps up to the first buzz; a group's value is the mean over "
-        "its participants (GRACE figure 6). Participants are ranked by the mean of 20 − 20c "
-        "per question (c: share of clues seen at the first buzz; −5 if that guess is wrong, 0 "
-        "for a finished question without a buzz).",
-        "",
-        _table(["who", "kind", "P(buzz | correct)", "P(buzz | incorrect)", "n"], rows),
-        "",
-        _table(
+    ]  # fmt: skip
+    return {
+        "counts": f"{counts['steps']:,}",
+        "participants": counts["participants"],
+        "questions": counts["questions"],
+        "groups": _table(["who", "kind", "P(buzz | correct)", "P(buzz | incorrect)", "n"], groups),
+        "people": _table(
             [
                 "#",
                 "participant",
@@ -622,71 +742,48 @@ def _survey_markdown(result: dict[str, Any]) -> list[str]:
             ],
             people,
         ),
-        "",
-    ]
+    }
 
 
 #: Figures shown at full width in the HTML report (two panels side by side).
 _WIDE_IMAGES = ("buzz_rates.png", "survey_buzz_given_correct.png")
 
 
-def _inline(text: str) -> str:
-    """Escaped text with ``**bold**`` and ```code``` spans."""
-    out = html.escape(text)
-    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+def _templates() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("grace_arena.analysis", "templates"),
+        autoescape=jinja2.select_autoescape(["html.j2"]),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["md"] = md_escape
+    return env
 
 
-def _markdown_to_html(markdown: str) -> str:
-    """Just enough Markdown for this report: headings, paragraphs, tables, images."""
-    out = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>GRACE Arena calibration report'
-        "</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;"
-        "padding:0 1em}table{border-collapse:collapse;margin:1em 0;font-size:0.9em}"
-        "td,th{border:1px solid #ccc;padding:0.25em 0.5em;text-align:right}"
-        "td:first-child,th:first-child{text-align:left}img{max-width:48%;margin:0.5%}"
-        "img.wide{max-width:100%}"
-        "</style></head><body>",
-    ]
-    lines = markdown.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
-        elif line.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append(lines[i])
-                i += 1
-            i -= 1
-            out.append("<table>")
-            for n, row in enumerate(r for r in rows if not r.startswith("|---")):
-                cells = [
-                    c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip()[1:-1])
-                ]
-                tag = "th" if n == 0 else "td"
-                out.append(
-                    "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
-                )
-            out.append("</table>")
-        elif m := re.match(r"!\[([^\]]*)\]\(([^)]+)\)", line):
-            wide = ' class="wide"' if m[2] in _WIDE_IMAGES else ""
-            out.append(f'<img alt="{html.escape(m[1])}" src="{html.escape(m[2])}"{wide}>')
-        elif line.startswith("- "):
-            out.append("<ul>")
-            while i < len(lines) and lines[i].startswith("- "):
-                out.append(f"<li>{_inline(lines[i][2:])}</li>")
-                i += 1
-            i -= 1
-            out.append("</ul>")
-        elif line.strip():
-            out.append(f"<p>{_inline(line)}</p>")
-        i += 1
-    out.append("</body></html>")
-    return "\n".join(out)
+def markdown_report(result: dict[str, Any], images: dict[str, list[str]] | None = None) -> str:
+    """The report as Markdown (images referenced by file name), from report.md.j2."""
+    context = report_context(result, images or {"reliability": [], "curves": []})
+    text = _templates().get_template("report.md.j2").render(**context)
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def html_report(markdown: str) -> str:
+    """The Markdown report as HTML: markdown-it (CommonMark and tables; raw HTML in the text
+    is escaped, not passed through) inside report.html.j2."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    default_image = md.renderer.rules["image"]
+
+    def image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        if tokens[idx].attrGet("src") in _WIDE_IMAGES:
+            tokens[idx].attrSet("class", "wide")
+        return default_image(tokens, idx, options, env)
+
+    md.add_render_rule("image", image)
+    return _templates().get_template("report.html.j2").render(body=md.render(markdown))
 
 
 def write_report(result: dict[str, Any], out: str | Path, *, plots: bool = True) -> list[Path]:
@@ -697,7 +794,7 @@ def write_report(result: dict[str, Any], out: str | Path, *, plots: bool = True)
     markdown = markdown_report(result, images)
     files = {
         "report.md": markdown,
-        "report.html": _markdown_to_html(markdown),
+        "report.html": html_report(markdown),
         "summary.json": json.dumps(kalshibench_summary(result), indent=2) + "\n",
         "analysis.json": json.dumps(result, indent=2) + "\n",
     }

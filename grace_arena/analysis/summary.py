@@ -1,7 +1,8 @@
 """The whole analysis of a set of steps and buzzes, as one JSON-ready dict.
 
 :func:`analyze` is what ``grace-arena analyze`` computes, whatever the source (the record or
-plain files):
+plain files); :func:`grace_arena.analysis.analyze` wraps it in a result object whose tables are
+DataFrames. The JSON holds:
 
 * ``models``: ``{model: {"logit": METRICS, "verbal": METRICS}}`` where METRICS holds every
   question and row metric of :mod:`~grace_arena.analysis.metrics` (over all steps, ``final``
@@ -15,20 +16,22 @@ plain files):
   model team (from its buzzes) and of every model's policy (from its steps);
 * ``players``: players ranked by GRACE's 20 − 20c score (appendix F.3), with quartiles.
 
-Undefined values are ``None``.
+Inputs are the DataFrames of :mod:`~grace_arena.analysis.frames`; names (models, questions,
+teams, matches, players) become integer codes once, in sorted order of the names, and
+everything after that runs on numpy arrays. Undefined values are ``None``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from grace_arena.analysis.curves import (
@@ -42,10 +45,18 @@ from grace_arena.analysis.curves import (
     rank_players,
     sh,
 )
+from grace_arena.analysis.frames import (
+    BUZZ_COLUMNS,
+    STEP_COLUMNS,
+    buzzes_frame,
+    derive_heard,
+    heard_frame,
+    steps_frame,
+)
 from grace_arena.analysis.metrics import (
     CONFIDENCE_KINDS,
     HEADLINE_METRICS,
-    QUESTION_METRICS,
+    SMOOTH_GRID,
     UNCATEGORIZED,
     ConfidenceKind,
     check_h_definition,
@@ -54,15 +65,28 @@ from grace_arena.analysis.metrics import (
     question_sums,
     reliability_table,
     resample_counts,
+    risk_coverage_curve,
+    smooth_band_sums,
+    smooth_reliability,
     stats_from_sums,
     summarize,
 )
-from grace_arena.analysis.tables import BuzzTable, StepTable
+from grace_arena.analysis.recalibration import recalibration_report
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-__all__ = ["H_LABELS", "LEADERBOARD_METRICS", "analyze", "figure4", "natural_key"]
+__all__ = [
+    "H_LABELS",
+    "LEADERBOARD_METRICS",
+    "Buzzes",
+    "Steps",
+    "analyze",
+    "code_buzzes",
+    "code_steps",
+    "figure4",
+    "natural_key",
+]
 
 #: How each definition of h_t is named in reports.
 H_LABELS = {
@@ -73,7 +97,12 @@ H_LABELS = {
 }
 
 #: Leaderboard columns: metric key -> True when lower is better.
-LEADERBOARD_METRICS: dict[str, bool] = {"calscore": True, "ece": True, "brier": True}
+LEADERBOARD_METRICS: dict[str, bool] = {
+    "calscore": True,
+    "ece": True,
+    "brier": True,
+    "auroc": False,
+}
 #: Points of the buzz-rate curves (figure 4).
 GRID = np.linspace(0.0, 1.0, 101)
 
@@ -92,31 +121,216 @@ def _reliability(conf: np.ndarray, correct: np.ndarray) -> list[dict[str, Any]]:
     return [b.as_dict() for b in reliability_table(conf[keep], correct[keep])]
 
 
+# ---------------------------------------------------------------------------------------
+# From DataFrames to integer codes
+# ---------------------------------------------------------------------------------------
+
+
+def _labels_and_codes(column: pd.Series) -> tuple[NDArray[Any], IntArray]:
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        labels = np.asarray(column.cat.categories.astype(str), dtype=object)
+        codes = column.cat.codes.to_numpy().astype(np.int64)
+        if (codes < 0).any():  # a missing name reads as ""
+            labels = np.append(labels, "")
+            codes = np.where(codes < 0, labels.size - 1, codes)
+        return labels, codes
+    codes, labels = pd.factorize(column.astype(str))
+    return np.asarray(labels, dtype=object), codes.astype(np.int64)
+
+
+def shared_codes(*columns: pd.Series) -> tuple[list[IntArray], NDArray[Any]]:
+    """Integer codes of several columns in one space, in sorted order of the names, and the
+    names by code (categoricals cost nothing; other columns are factorized once)."""
+    parts = [_labels_and_codes(c) for c in columns]
+    names = np.unique(np.concatenate([p[0] for p in parts]).astype(str)) if parts else []
+    names = np.asarray(names, dtype=object)
+    codes = [
+        np.searchsorted(names.astype(str), labels.astype(str))[c] if c.size else c
+        for labels, c in parts
+    ]
+    return [np.asarray(c, dtype=np.int64) for c in codes], names
+
+
+def _canonical(df: pd.DataFrame, columns: Sequence[str], names: Sequence[str]) -> bool:
+    return all(c in df for c in columns) and all(
+        isinstance(df[c].dtype, pd.CategoricalDtype) for c in names
+    )
+
+
+def _ints(column: pd.Series | None, n: int) -> IntArray:
+    if column is None:
+        return np.full(n, -1, dtype=np.int64)
+    return column.astype("Float64").to_numpy(dtype=float, na_value=-1.0).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Model steps as arrays; models and questions as codes (names by code alongside)."""
+
+    model: IntArray
+    models: NDArray[Any]
+    q: IntArray  # question code (shared with the buzzes)
+    step: IntArray
+    word_index: IntArray
+    correct: FloatArray
+    conf: dict[str, FloatArray]  # kind -> confidences (NaN = missing)
+    category: NDArray[Any]  # per row: category or None
+    n_words: IntArray  # -1 when unknown
+    would_buzz: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.step.size)
+
+
+@dataclass(frozen=True)
+class Buzzes:
+    """Ruled buzzes and who heard what, as arrays; names as codes."""
+
+    q: IntArray
+    team: IntArray
+    match: IntArray
+    player: IntArray
+    word_index: IntArray
+    correct: FloatArray
+    n_words: IntArray
+    clue_index: IntArray
+    n_clues: IntArray
+    teams: NDArray[Any]
+    team_kind: dict[str, str]  # team name -> human | model
+    matches: NDArray[Any]
+    players: NDArray[Any]
+    heard_match: IntArray
+    heard_team: IntArray
+    heard_q: IntArray
+
+    def __len__(self) -> int:
+        return int(self.q.size)
+
+    @property
+    def fraction(self) -> FloatArray:
+        """Fraction revealed at each buzz (NaN when the question's length is unknown)."""
+        return fraction_revealed(self.word_index, self.n_words)
+
+
+def code_steps(steps: pd.DataFrame, q: IntArray) -> Steps:
+    """``steps`` (checked by :func:`~grace_arena.analysis.frames.steps_frame` unless already
+    in its dtypes) as arrays, with question codes ``q``."""
+    n = len(steps)
+    (model,), models = shared_codes(steps["model"])
+    category = steps["category"] if "category" in steps else pd.Series([None] * n)
+    cat = category.astype(object).where(category.notna(), None).to_numpy()
+    for kind in CONFIDENCE_KINDS:
+        vals = steps[f"confidence_{kind}"].to_numpy(dtype=float)
+        bad = ~np.isnan(vals) & ((vals < 0.0) | (vals > 1.0))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"confidence_{kind} must lie in [0, 1], got {float(vals[i])!r}")
+    return Steps(
+        model=model,
+        models=models,
+        q=q,
+        step=steps["step"].to_numpy(dtype=np.int64),
+        word_index=steps["word_index"].to_numpy(dtype=np.int64),
+        correct=steps["correct"].to_numpy(dtype=float),
+        conf={kind: steps[f"confidence_{kind}"].to_numpy(dtype=float) for kind in CONFIDENCE_KINDS},
+        category=cat,
+        n_words=_ints(steps.get("n_words"), n),
+        would_buzz=steps["would_buzz"].to_numpy(dtype=float)
+        if "would_buzz" in steps
+        else np.full(n, np.nan),
+    )
+
+
+def code_buzzes(buzzes: pd.DataFrame, heard: pd.DataFrame, q: IntArray, hq: IntArray) -> Buzzes:
+    """``buzzes`` and ``heard`` as arrays, with question codes ``q`` and ``hq``."""
+    n = len(buzzes)
+    (team, h_team), teams = shared_codes(buzzes["team"], heard["team"])
+    (match, h_match), matches = shared_codes(buzzes["match"], heard["match"])
+    (player,), players = shared_codes(buzzes["player"])
+    kind_of = dict(
+        zip(
+            buzzes["team"].astype(str).tolist(),
+            buzzes["team_kind"].astype(str).tolist(),
+            strict=True,
+        )
+    )
+    return Buzzes(
+        q=q,
+        team=team,
+        match=match,
+        player=player,
+        word_index=buzzes["word_index"].to_numpy(dtype=np.int64),
+        correct=buzzes["correct"].to_numpy(dtype=float),
+        n_words=_ints(buzzes.get("n_words"), n),
+        clue_index=_ints(buzzes.get("clue_index"), n),
+        n_clues=_ints(buzzes.get("n_clues"), n),
+        teams=teams,
+        team_kind=kind_of,
+        matches=matches,
+        players=players,
+        heard_match=h_match,
+        heard_team=h_team,
+        heard_q=hq,
+    )
+
+
+def _as_inputs(
+    steps: pd.DataFrame | None, buzzes: pd.DataFrame | None, heard: pd.DataFrame | None
+) -> tuple[Steps, Buzzes, NDArray[Any]]:
+    if steps is None or not len(steps.columns):
+        steps = steps_frame()
+    elif not _canonical(steps, STEP_COLUMNS, ("model", "question_id")):
+        steps = steps_frame(steps)
+    if buzzes is None or not len(buzzes.columns):
+        buzzes = buzzes_frame()
+    elif not _canonical(buzzes, (*BUZZ_COLUMNS, "match", "player"), ("team", "question_id")):
+        buzzes = buzzes_frame(buzzes)
+    heard = derive_heard(buzzes) if heard is None else heard_frame(heard)
+    (sq, bq, hq), questions = shared_codes(
+        steps["question_id"], buzzes["question_id"], heard["question_id"]
+    )
+    return code_steps(steps, sq), code_buzzes(buzzes, heard, bq, hq), questions
+
+
+# ---------------------------------------------------------------------------------------
+# Model steps
+# ---------------------------------------------------------------------------------------
+
+
 def human_fraction_column(
-    steps: StepTable, buzzes: BuzzTable, *, definition: str = "reference"
+    steps: Steps | pd.DataFrame,
+    buzzes: Buzzes | pd.DataFrame,
+    *,
+    definition: str = "reference",
 ) -> FloatArray:
     """``h_t`` of every step row (:func:`~grace_arena.analysis.metrics.human_fraction`) from
     every human buzz on the step's question: the buzzes of every match (and every pooled
     buzzpoint) that heard it. Human teams are told apart by (match, team)."""
-    human = buzzes.team_kind == "human"
+    if isinstance(steps, pd.DataFrame) or isinstance(buzzes, pd.DataFrame):
+        steps, buzzes, _ = _as_inputs(
+            steps if isinstance(steps, pd.DataFrame) else None,
+            buzzes if isinstance(buzzes, pd.DataFrame) else None,
+            None,
+        )
+    kinds = np.array([buzzes.team_kind.get(t, "human") for t in buzzes.teams], dtype=object)
+    human = kinds[buzzes.team] == "human" if len(buzzes) else np.zeros(0, dtype=bool)
     if not len(steps) or not human.any():
         return np.zeros(len(steps))
     return human_fraction(
         steps.word_index,
         buzzes.word_index[human],
         buzzes.correct[human],
-        step_groups=steps.question_id,
-        buzz_groups=buzzes.question_id[human],
-        buzz_team=np.char.add(
-            np.char.add(buzzes.match[human].astype(str), "\x1f"), buzzes.team[human].astype(str)
-        ),
+        step_groups=steps.q,
+        buzz_groups=buzzes.q[human],
+        buzz_team=buzzes.match[human] * max(buzzes.teams.size, 1) + buzzes.team[human],
         definition=definition,
     )
 
 
 @dataclass(frozen=True)
 class ModelRows:
-    """One model's steps sorted by (question, step); questions coded in first-seen order."""
+    """One model's steps sorted by (question, step); its questions coded 0..n-1 in sorted
+    order of their names."""
 
     model: str
     question_ids: NDArray[Any]  # code -> question id
@@ -136,41 +350,38 @@ class ModelRows:
         return int(self.question_ids.size)
 
 
-def model_rows(steps: StepTable, h: FloatArray | None = None) -> list[ModelRows]:
+def model_rows(
+    steps: Steps, questions: NDArray[Any], h: FloatArray | None = None
+) -> list[ModelRows]:
     """Split ``steps`` by model (sorted by name); ``h`` defaults to all zeros.
 
-    Raises ``ValueError`` on a duplicate (model, question, step), like
-    :func:`~grace_arena.analysis.metrics.group_by_question`.
+    Raises ``ValueError`` on a duplicate (model, question, step).
     """
     if h is None:
         h = np.zeros(len(steps))
     out = []
-    (model_codes,), names = factorize(steps.model)
-    for code, model in sorted(enumerate(names), key=lambda item: str(item[1])):
-        idx = np.flatnonzero(model_codes == code)
-        qids, q = _codes(steps.question_id[idx])
-        order = np.lexsort((steps.step[idx], q))
-        idx, q = idx[order], q[order]
+    order = np.lexsort((steps.step, steps.q, steps.model))
+    model_sorted = steps.model[order]
+    bounds = np.searchsorted(model_sorted, np.arange(steps.models.size + 1))
+    for code, model in enumerate(steps.models):
+        idx = order[bounds[code] : bounds[code + 1]]
+        if not idx.size:
+            continue
+        qg = steps.q[idx]
         step = steps.step[idx]
-        dup = (q[1:] == q[:-1]) & (step[1:] == step[:-1])
+        new_q = np.ones(idx.size, dtype=bool)
+        new_q[1:] = qg[1:] != qg[:-1]
+        q = np.cumsum(new_q) - 1
+        qids = questions[qg[new_q]]
+        dup = ~new_q[1:] & (step[1:] == step[:-1])
         if dup.any():
             i = int(np.argmax(dup))
             raise ValueError(
                 f"duplicate step: model={model!r} question={qids[q[i]]!r} step={int(step[i])!r}"
             )
-        for kind, col in (("logit", steps.confidence_logit), ("verbal", steps.confidence_verbal)):
-            vals = col[idx]
-            bad = ~np.isnan(vals) & ((vals < 0.0) | (vals > 1.0))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(
-                    f"confidence_{kind} must lie in [0, 1], got {float(vals[i])!r} at "
-                    f"model={model!r} question={qids[q[i]]!r} step={int(step[i])!r}"
-                )
         n_q = qids.size
         last = np.ones(idx.size, dtype=bool)
-        last[:-1] = q[1:] != q[:-1]
-        final = np.flatnonzero(last)
+        last[:-1] = new_q[1:]
         # a question's category: the first one its steps carry, in step order
         cats = steps.category[idx]
         has = np.array([c is not None for c in cats], dtype=bool)
@@ -184,49 +395,31 @@ def model_rows(steps: StepTable, h: FloatArray | None = None) -> list[ModelRows]
         n_words[q[known]] = nw[known]
         out.append(
             ModelRows(
-                model=model,
+                model=str(model),
                 question_ids=qids,
                 q=q,
                 step=step,
                 word_index=steps.word_index[idx],
                 correct=steps.correct[idx],
-                conf={
-                    "logit": steps.confidence_logit[idx],
-                    "verbal": steps.confidence_verbal[idx],
-                },
+                conf={kind: steps.conf[kind][idx] for kind in CONFIDENCE_KINDS},
                 h=h[idx],
                 category=category,
                 n_words=n_words,
                 would_buzz=steps.would_buzz[idx],
-                final=final,
+                final=np.flatnonzero(last),
             )
         )
     return out
 
 
-def _codes(values: NDArray[Any]) -> tuple[NDArray[Any], IntArray]:
-    """Unique values in first-seen order and each row's code into them."""
-    (codes,), uniques = factorize(values)
-    out = np.empty(len(uniques), dtype=object)
-    out[:] = uniques
-    return out, codes
-
-
 def _summarize_rows(m: ModelRows, rows: IntArray, kind: ConfidenceKind) -> dict[str, Any]:
     """Every metric of one model and confidence kind on some of its rows."""
-    conf, correct = m.conf[kind][rows], m.correct[rows]
-    keep = ~np.isnan(conf)
-    q = m.q[rows][keep]
-    scored = np.unique(q)
-    out: dict[str, Any] = {
-        name: float(fn(conf[keep], correct[keep], human_frac=m.h[rows][keep], groups=q))
-        if keep.any()
-        else None
-        for name, fn in QUESTION_METRICS.items()
-    }
-    out.update(summarize(conf, correct))
-    out["n_questions"] = int(scored.size)
-    out["n_questions_skipped"] = int(np.unique(m.q[rows]).size - scored.size)
+    conf, correct, q = m.conf[kind][rows], m.correct[rows], m.q[rows]
+    out: dict[str, Any] = summarize(conf, correct, groups=q, human_frac=m.h[rows])
+    n_scored = int(np.count_nonzero(np.bincount(q[~np.isnan(conf)], minlength=m.n_questions)))
+    out["n_questions"] = n_scored
+    n_all = int(np.count_nonzero(np.bincount(m.q[rows], minlength=m.n_questions)))
+    out["n_questions_skipped"] = n_all - n_scored
     return out
 
 
@@ -239,7 +432,7 @@ def summarize_models(
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for m in models:
         all_rows = np.arange(m.q.size)
-        (cat_codes,), cats = factorize(m.category)
+        cat_codes, cats = pd.factorize(m.category)
         row_cat = cat_codes[m.q]
         by_cat = {cat: np.flatnonzero(row_cat == i) for i, cat in enumerate(cats)}
         result[m.model] = {}
@@ -253,44 +446,95 @@ def summarize_models(
     return result
 
 
-def bootstrap_model(
-    m: ModelRows,
+#: Grid cells where the smoothed reliability curve gets its bootstrap band (t ≈ 0, 0.1, … 1).
+BAND_POINTS = np.minimum(np.arange(11) * SMOOTH_GRID // 10, SMOOTH_GRID - 1)
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """What :func:`bootstrap_models` gives for one model: the intervals per ``(kind,
+    final)`` and the band of the smoothed reliability curve per kind (low, high at
+    :data:`BAND_POINTS`)."""
+
+    intervals: dict[tuple[str, bool], dict[str, tuple[float, float]]]
+    bands: dict[str, tuple[FloatArray, FloatArray]]
+
+
+def bootstrap_models(
+    models: Sequence[ModelRows],
     combos: Sequence[tuple[ConfidenceKind, bool]],
     *,
+    bandwidths: dict[tuple[str, str], float] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
     n_bins: int = 10,
-) -> dict[tuple[str, bool], dict[str, tuple[float, float]]]:
-    """Percentile intervals of CalScore, ECE and Brier over question resamples for each
-    ``(kind, final)`` of ``combos``: what :func:`~grace_arena.analysis.metrics.bootstrap_ci`
-    gives for each, computed at once. The draws depend only on the seed and the number of
-    questions, so they are made once and shared by every combination: one matrix product
-    of per-question sums (:func:`~grace_arena.analysis.metrics.question_sums`) per chunk of
-    resamples."""
-    blocks = [
-        question_sums(
-            m.conf[kind][rows], m.correct[rows], m.h[rows], m.q[rows], m.n_questions,
-            n_bins=n_bins,
-        )
-        for kind, final in combos
-        for rows in [m.final if final else np.arange(m.q.size)]
-    ]  # fmt: skip
-    width = blocks[0].shape[1]
-    # (columns x questions): OpenBLAS is far faster with this orientation than the other
-    matrix_t = np.ascontiguousarray(np.hstack(blocks).T)
-    totals = np.vstack(
-        [
-            (matrix_t @ counts.T).T
-            for counts in resample_counts(m.n_questions, n_resamples=n_resamples, seed=seed)
-        ]
-    )
-    out: dict[tuple[str, bool], dict[str, tuple[float, float]]] = {}
-    for i, combo in enumerate(combos):
-        stats = stats_from_sums(totals[:, i * width : (i + 1) * width], n_bins=n_bins)
-        out[combo] = {
-            name: percentile_interval(stats[name], level=level) for name in HEADLINE_METRICS
-        }
+) -> dict[str, Bootstrapped]:
+    """Per model, percentile intervals of CalScore, ECE and Brier over question resamples for
+    each ``(kind, final)`` of ``combos`` (what :func:`~grace_arena.analysis.metrics.
+    bootstrap_ci` gives for each), and for each ``(model, kind)`` of ``bandwidths`` the
+    pointwise band of the smoothed reliability curve at that bandwidth, all at once.
+
+    The draws depend only on the seed and the number of questions, so they are made once
+    per number of questions and shared by every model and combination: one matrix product
+    of per-question sums (:func:`~grace_arena.analysis.metrics.question_sums`,
+    :func:`~grace_arena.analysis.metrics.smooth_band_sums`) per chunk of resamples."""
+    bandwidths = bandwidths or {}
+    out: dict[str, Bootstrapped] = {}
+    by_size: dict[int, list[ModelRows]] = {}
+    for m in models:
+        if m.n_questions:
+            by_size.setdefault(m.n_questions, []).append(m)
+    points = BAND_POINTS.size
+    for n_questions, group in by_size.items():
+        matrices, banded = [], []
+        for m in group:
+            blocks = [
+                question_sums(
+                    m.conf[kind][rows], m.correct[rows], m.h[rows], m.q[rows], n_questions,
+                    n_bins=n_bins,
+                )
+                for kind, final in combos
+                for rows in [m.final if final else np.arange(m.q.size)]
+            ]  # fmt: skip
+            kinds = [k for k in CONFIDENCE_KINDS if (m.model, k) in bandwidths]
+            blocks += [
+                smooth_band_sums(
+                    m.conf[k], m.correct, m.q, n_questions,
+                    bandwidth=bandwidths[(m.model, k)], points=BAND_POINTS,
+                )
+                for k in kinds
+            ]  # fmt: skip
+            banded.append(kinds)
+            # (columns x questions): OpenBLAS is far faster with this orientation. Single
+            # precision halves the memory traffic of the one big product (and more than halves
+            # its time on a busy machine); the counts are exact in it, and the sums move the
+            # intervals by less than 1e-6 (a test compares them with bootstrap_ci's)
+            matrices.append(np.ascontiguousarray(np.hstack(blocks).T, dtype=np.float32))
+        totals: list[list[FloatArray]] = [[] for _ in group]
+        draws = resample_counts(n_questions, n_resamples=n_resamples, seed=seed, dtype=np.float32)
+        for counts in draws:
+            for i, matrix in enumerate(matrices):
+                # BLAS reads the transpose as is
+                totals[i].append((matrix @ counts.T).T.astype(np.float64))
+        width = 4 + n_bins
+        for m, parts, kinds in zip(group, totals, banded, strict=True):
+            stacked = np.vstack(parts)
+            intervals = {}
+            for i, combo in enumerate(combos):
+                stats = stats_from_sums(stacked[:, i * width : (i + 1) * width], n_bins=n_bins)
+                intervals[combo] = {
+                    name: percentile_interval(stats[name], level=level) for name in HEADLINE_METRICS
+                }
+            bands = {}
+            start = len(combos) * width
+            for j, kind in enumerate(kinds):
+                block = stacked[:, start + 2 * points * j : start + 2 * points * (j + 1)]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    accuracy = block[:, :points] / block[:, points:]
+                ends = [percentile_interval(accuracy[:, k], level=level) for k in range(points)]
+                bands[kind] = (np.array([e[0] for e in ends]), np.array([e[1] for e in ends]))
+            out[m.model] = Bootstrapped(intervals, bands)
     return out
 
 
@@ -353,24 +597,81 @@ def sh_by_model(m: ModelRows, kind: ConfidenceKind) -> tuple[float | None, int]:
     return float(per_q.mean()), int(per_q.size)
 
 
+def _listed(values: FloatArray) -> list[float | None]:
+    return [None if math.isnan(v) else float(v) for v in values]
+
+
+def _risk_coverage(conf: FloatArray, correct: FloatArray, points: int = 101) -> dict[str, Any]:
+    """The risk–coverage curve, at most ``points`` of its points (for the plot)."""
+    curve = risk_coverage_curve(conf, correct)
+    keep = np.arange(curve.coverage.size)
+    if keep.size > points:
+        keep = np.unique(
+            np.searchsorted(curve.coverage, np.linspace(0, 1, points) - 1e-12).clip(
+                0, keep.size - 1
+            )
+        )
+    return {
+        "coverage": curve.coverage[keep].tolist(),
+        "risk": curve.risk[keep].tolist(),
+        "threshold": curve.threshold[keep].tolist(),
+    }
+
+
+def _smooth_section(conf: FloatArray, correct: FloatArray) -> dict[str, Any]:
+    curve = smooth_reliability(conf, correct)
+    return {
+        "bandwidth": curve.bandwidth,
+        "smooth_ece": curve.smooth_ece,
+        "t": curve.t.tolist(),
+        "accuracy": _listed(curve.accuracy),
+        "density": curve.density.tolist(),
+        "band": None,
+    }
+
+
 def _model_section(
-    steps: StepTable,
-    buzzes: BuzzTable,
+    steps: Steps,
+    buzzes: Buzzes,
+    questions: NDArray[Any],
     n_resamples: int,
     seed: int,
     level: float,
     h_definition: str = "reference",
 ) -> tuple[dict[str, Any], list[Any]]:
     h = human_fraction_column(steps, buzzes, definition=h_definition)
-    models = model_rows(steps, h)
+    models = model_rows(steps, questions, h)
     summary = summarize_models(models)
     combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
-    for m in models:
-        cis = (
-            bootstrap_model(m, combos, n_resamples=n_resamples, seed=seed, level=level)
-            if n_resamples > 0 and m.n_questions
-            else {}
+    for m in models:  # the analyses of all steps that need more than one number
+        for kind in CONFIDENCE_KINDS:
+            metrics = summary[m.model][kind]
+            conf = m.conf[kind]
+            keep = ~np.isnan(conf)
+            has_rows = bool(keep.any())
+            metrics["smooth_reliability"] = (
+                _smooth_section(conf[keep], m.correct[keep]) if has_rows else None
+            )
+            metrics["risk_coverage"] = (
+                _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
+            )
+            metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
+    bandwidths = {
+        (m.model, kind): summary[m.model][kind]["smooth_reliability"]["bandwidth"]
+        for m in models
+        for kind in CONFIDENCE_KINDS
+        if summary[m.model][kind]["smooth_reliability"]
+    }
+    boot = (
+        bootstrap_models(
+            models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level
         )
+        if n_resamples > 0
+        else {}
+    )
+    for m in models:
+        done = boot.get(m.model)
+        cis = done.intervals if done else {}
         for kind in CONFIDENCE_KINDS:
             metrics = summary[m.model][kind]
             for final in (False, True):
@@ -379,6 +680,14 @@ def _model_section(
                 target["ci"] = {
                     name: [_none(ci[name][0]), _none(ci[name][1])] if name in ci else [None, None]
                     for name in HEADLINE_METRICS
+                }
+            if done and kind in done.bands and metrics["smooth_reliability"]:
+                low, high = done.bands[kind]
+                metrics["smooth_reliability"]["band"] = {
+                    "t": ((BAND_POINTS + 0.5) / SMOOTH_GRID).tolist(),
+                    "low": _listed(low),
+                    "high": _listed(high),
+                    "level": level,
                 }
             rows = m.final
             metrics["accuracy"] = _none(float(m.correct.mean())) if m.q.size else None
@@ -427,27 +736,49 @@ def natural_key(text: str) -> tuple[Any, ...]:
 NEEDS_MODEL_STEPS = "CalScore, MCE, ECE, Brier, reliability and figures 5-6"
 
 
-def normalisation(buzzes: BuzzTable) -> str:
-    """How buzz rates are normalised: per match played (the paper) when every buzz comes
-    from a known match, else per tossup heard (pooled data, or files without matches)."""
-    hm = buzzes.heard_columns[0]
-    if hm.size and not (hm == "").any():
-        return "matches played"
-    return "tossups heard"
+# ---------------------------------------------------------------------------------------
+# Buzzes: teams, figure 4, expected wins, players
+# ---------------------------------------------------------------------------------------
+
+#: The metrics that need a model's confidence at every clue, which buzzes alone lack.
+NEEDS_MODEL_STEPS = "CalScore, MCE, ECE, Brier, reliability and figures 5-6"
 
 
-def matches_played(buzzes: BuzzTable) -> dict[str, int]:
+def _no_match(b: Buzzes) -> int:
+    """The code of the empty match name (a buzz or record without a known match), or -1."""
+    hits = np.flatnonzero(b.matches == "")
+    return int(hits[0]) if hits.size else -1
+
+
+def normalisation(buzzes: Buzzes | pd.DataFrame) -> str:
+    """How buzz rates are normalised: per match played (the paper) when every question heard
+    was heard in a known match, else per tossup heard (pooled data, or files without
+    matches). ``buzzes`` is the coded buzzes or a ``heard`` DataFrame."""
+    if isinstance(buzzes, pd.DataFrame):
+        matches = buzzes["match"].astype(str).to_numpy()
+        known = matches != ""
+    else:
+        known = buzzes.heard_match != _no_match(buzzes)
+    return "matches played" if known.size and known.all() else "tossups heard"
+
+
+def matches_played(buzzes: Buzzes) -> dict[str, int]:
     """How many known matches each team heard questions in (teams of pooled data: none)."""
-    hm, ht, _ = buzzes.heard_columns
-    matches: dict[str, set[str]] = {}
-    for m, t in zip(hm.tolist(), ht.tolist(), strict=True):
-        if m:
-            matches.setdefault(t, set()).add(m)
-    return {t: len(ms) for t, ms in matches.items()}
+    n_teams = max(buzzes.teams.size, 1)
+    known = buzzes.heard_match != _no_match(buzzes)
+    pair = buzzes.heard_match[known] * n_teams + buzzes.heard_team[known]
+    pairs = np.flatnonzero(np.bincount(pair)) if pair.size else pair
+    counts = np.bincount(pairs % n_teams, minlength=buzzes.teams.size)
+    return {str(buzzes.teams[t]): int(c) for t, c in enumerate(counts) if c}
+
+
+def _correct_totals(buzzes: Buzzes) -> dict[str, int]:
+    counts = np.bincount(buzzes.team[buzzes.correct == 1.0], minlength=buzzes.teams.size)
+    return {str(buzzes.teams[t]): int(c) for t, c in enumerate(counts) if c}
 
 
 def figure4(
-    buzzes: BuzzTable, curves: dict[str, dict[str, Any]], *, n_groups: int = 4
+    buzzes: Buzzes, curves: dict[str, dict[str, Any]], *, n_groups: int = 4
 ) -> dict[str, Any]:
     """GRACE figure 4: human teams grouped into quartiles Q1–Q4 by total correct buzzes
     (Q1 the most), each group's mean cumulative correct and incorrect buzz rates against
@@ -455,7 +786,7 @@ def figure4(
     matches each team played, or by the tossups it heard where matches are unknown."""
     by = normalisation(buzzes)
     matches = matches_played(buzzes)
-    correct_totals = Counter(buzzes.team[buzzes.correct == 1.0].tolist())
+    correct_totals = _correct_totals(buzzes)
 
     def scaled(team: str, key: str) -> np.ndarray:
         c = curves[team]
@@ -500,104 +831,70 @@ def figure4(
 
 @dataclass(frozen=True)
 class FirstBuzzes:
-    """The first ruled buzz of each (match, team, question) heard, aligned with ``heard``."""
+    """The first ruled buzz of each (match, team, question) heard, aligned with the heard
+    rows (codes as in :class:`Buzzes`)."""
 
-    match: NDArray[Any]
-    team: NDArray[Any]
-    question_id: NDArray[Any]
+    team: IntArray
     fraction: FloatArray  # NaN: no buzz, or question length unknown
     correct: NDArray[np.bool_]  # False when there was no buzz
 
 
-def factorize(*arrays: NDArray[Any]) -> tuple[list[IntArray], list[Any]]:
-    """Integer codes of the values of ``arrays`` in one shared space, and the values by code.
-
-    A dict lookup per value: faster than ``np.unique`` on object arrays of strings.
-    """
-    index: dict[Any, int] = {}
-    codes = [
-        np.fromiter((index.setdefault(v, len(index)) for v in arr.tolist()), np.int64, arr.size)
-        for arr in arrays
-    ]
-    return codes, list(index)
+def _first_rows(keys: IntArray, word_index: IntArray) -> pd.Series:
+    """Per key, the row of its earliest buzz (lowest word index; the first row on a tie),
+    as a Series from key to row."""
+    frame = pd.DataFrame({"key": keys, "word": word_index, "row": np.arange(keys.size)})
+    first = frame.sort_values(["key", "word", "row"]).drop_duplicates("key")
+    return pd.Series(first["row"].to_numpy(), index=first["key"].to_numpy())
 
 
-def _keys(*columns: tuple[NDArray[Any], NDArray[Any]]) -> tuple[IntArray, IntArray]:
-    """One int64 key per row for two tables sharing the same key columns.
-
-    Each argument is one key column as ``(values in table 1, values in table 2)``.
-    """
-    key1 = np.zeros(columns[0][0].size, dtype=np.int64)
-    key2 = np.zeros(columns[0][1].size, dtype=np.int64)
-    for first, second in columns:
-        (c1, c2), values = factorize(first, second)
-        size = max(len(values), 1)
-        key1, key2 = key1 * size + c1, key2 * size + c2
-    return key1, key2
-
-
-def _heard_arrays(buzzes: BuzzTable) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
-    return buzzes.heard_columns
-
-
-def _fractions(buzzes: BuzzTable) -> FloatArray:
-    nw = buzzes.n_words
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(
-            nw > 0, np.minimum((buzzes.word_index + 1) / np.maximum(nw, 1), 1.0), np.nan
-        )
-
-
-def first_buzzes(buzzes: BuzzTable, *, by: str = "team") -> FirstBuzzes:
-    """Each heard (match, team, question) with the team's earliest ruled buzz on it.
-
-    ``by="team"`` as stated; the earliest buzz is the one at the lowest word index (the
-    first in the table on a tie).
-    """
-    hm, ht, hq = _heard_arrays(buzzes)
-    n = hm.size
+def first_buzzes(buzzes: Buzzes, n_questions: int) -> FirstBuzzes:
+    """Each heard (match, team, question) with the team's earliest ruled buzz on it (the
+    one at the lowest word index, the first in the table on a tie)."""
+    n = buzzes.heard_team.size
     fraction = np.full(n, np.nan)
     correct = np.zeros(n, dtype=bool)
     if len(buzzes) and n:
-        bkey, hkey = _keys((buzzes.match, hm), (getattr(buzzes, by), ht), (buzzes.question_id, hq))
-        order = np.lexsort((np.arange(bkey.size), buzzes.word_index, bkey))
-        sorted_key = bkey[order]
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = sorted_key[1:] != sorted_key[:-1]
-        rows = order[first]
-        fkeys = bkey[rows]
-        pos = np.searchsorted(fkeys, hkey)
-        pos = np.minimum(pos, max(fkeys.size - 1, 0))
-        found = fkeys[pos] == hkey
-        fraction[found] = _fractions(buzzes)[rows[pos[found]]]
-        correct[found] = buzzes.correct[rows[pos[found]]] == 1.0
-    return FirstBuzzes(hm, ht, hq, fraction, correct)
+        n_teams = max(buzzes.teams.size, 1)
+        bkey = (buzzes.match * n_teams + buzzes.team) * n_questions + buzzes.q
+        hkey = (buzzes.heard_match * n_teams + buzzes.heard_team) * n_questions + buzzes.heard_q
+        first = _first_rows(bkey, buzzes.word_index)
+        where = pd.Index(first.index).get_indexer(hkey)
+        found = where >= 0
+        rows = first.to_numpy()[where[found]]
+        fraction[found] = buzzes.fraction[rows]
+        correct[found] = buzzes.correct[rows] == 1.0
+    return FirstBuzzes(buzzes.heard_team, fraction, correct)
 
 
-def buzz_rate_curves(buzzes: BuzzTable, grid: FloatArray) -> dict[str, dict[str, Any]]:
+def _teams_present(buzzes: Buzzes) -> list[int]:
+    size = buzzes.teams.size
+    seen = np.bincount(buzzes.team, minlength=size) + np.bincount(buzzes.heard_team, minlength=size)
+    return np.flatnonzero(seen).tolist()
+
+
+def buzz_rate_curves(
+    buzzes: Buzzes, grid: FloatArray, n_questions: int
+) -> dict[str, dict[str, Any]]:
     """Per team, cumulative correct / incorrect buzz rates on ``grid`` (GRACE figure 4,
     :func:`~grace_arena.analysis.curves.cumulative_buzz_rates`), over the questions each team
     heard; a question is a (match, question) pair."""
-    kinds = buzzes.team_kinds()
-    _, ht, _ = _heard_arrays(buzzes)
-    teams_heard, n_heard = np.unique(ht.astype(str), return_counts=True) if ht.size else ([], [])
-    heard = dict(zip(list(teams_heard), [int(n) for n in n_heard], strict=True))
-    x = _fractions(buzzes)
+    heard = np.bincount(buzzes.heard_team, minlength=buzzes.teams.size)
+    x = buzzes.fraction
     known = ~np.isnan(x)
-    key, _ = _keys((buzzes.match, buzzes.match[:0]), (buzzes.question_id, buzzes.question_id[:0]))
-    team = buzzes.team.astype(str)
+    key = buzzes.match * max(n_questions, 1) + buzzes.q
     out: dict[str, dict[str, Any]] = {}
-    for t in sorted(set(kinds) | set(heard)):
-        mine = known & (team == t)
+    for t in _teams_present(buzzes):
+        name = str(buzzes.teams[t])
+        mine = known & (buzzes.team == t)
         curve = cumulative_buzz_rates(
             x[mine],
             buzzes.correct[mine],
             groups=key[mine],
             grid=grid,
-            n_questions=max(heard.get(t, 0), 1),
+            n_questions=max(int(heard[t]), 1),
         )
-        out[t] = {
-            "kind": kinds.get(t, "human"),
+        out[name] = {
+            "kind": buzzes.team_kind.get(name, "human"),
             "n_questions": curve.n_questions,
             "grid": grid.tolist(),
             "correct": curve.correct.tolist(),
@@ -606,7 +903,7 @@ def buzz_rate_curves(buzzes: BuzzTable, grid: FloatArray) -> dict[str, dict[str,
     return out
 
 
-def player_scores(buzzes: BuzzTable) -> list[Any]:
+def player_scores(buzzes: Buzzes, n_questions: int) -> list[Any]:
     """GRACE appendix F.3 per player (:func:`~grace_arena.analysis.curves.rank_players`),
     best first, with each player's team.
 
@@ -616,79 +913,76 @@ def player_scores(buzzes: BuzzTable) -> list[Any]:
     """
     if not len(buzzes):
         return []
-    hm, ht, _hq = _heard_arrays(buzzes)
-    heard_per_team: dict[tuple[str, str], int] = {}
-    for mt in zip(hm.tolist(), ht.tolist(), strict=True):
-        heard_per_team[mt] = heard_per_team.get(mt, 0) + 1
-    roster = set(
-        zip(buzzes.match.tolist(), buzzes.team.tolist(), buzzes.player.tolist(), strict=True)
-    )
-    n_records: dict[str, int] = {}
-    team_of: dict[str, str] = {}
-    for m, t, p in sorted(roster):
-        n_records[p] = n_records.get(p, 0) + heard_per_team.get((m, t), 0)
-        team_of.setdefault(p, t)
+    n_teams, n_players = max(buzzes.teams.size, 1), max(buzzes.players.size, 1)
+    heard_per_team = pd.Series(buzzes.heard_match * n_teams + buzzes.heard_team).value_counts()
+    # (match, team, player) once each, in sorted order of the names (codes are sorted)
+    roster = pd.DataFrame({"match": buzzes.match, "team": buzzes.team, "player": buzzes.player})
+    roster = roster.drop_duplicates().sort_values(["match", "team", "player"])
+    pair = roster["match"].to_numpy() * n_teams + roster["team"].to_numpy()
+    roster["records"] = heard_per_team.reindex(pair).fillna(0).to_numpy(dtype=np.int64)
+    per_player = roster.groupby("player", sort=True)
+    n_records = per_player["records"].sum()
+    team_of = per_player["team"].first()
     clue = np.where(
         (buzzes.clue_index >= 0) & (buzzes.n_clues > 0),
         fraction_revealed(np.maximum(buzzes.clue_index, 0), buzzes.n_clues),
-        _fractions(buzzes),
+        buzzes.fraction,
     )
-    usable = ~np.isnan(clue)
-    key, _ = _keys(
-        (buzzes.match, buzzes.match[:0]),
-        (buzzes.player, buzzes.player[:0]),
-        (buzzes.question_id, buzzes.question_id[:0]),
-    )
-    key = key[usable]
-    order = np.lexsort((np.arange(key.size), buzzes.word_index[usable], key))
-    first = np.ones(order.size, dtype=bool)
-    first[1:] = key[order][1:] != key[order][:-1]
-    rows = np.flatnonzero(usable)[order[first]]
-    buzzed = dict(zip(*np.unique(buzzes.player[rows].astype(str), return_counts=True), strict=True))
-    silent = [p for p, n in n_records.items() for _ in range(max(n - buzzed.get(p, 0), 0))]
+    usable = np.flatnonzero(~np.isnan(clue))
+    key = (buzzes.match[usable] * n_players + buzzes.player[usable]) * n_questions + buzzes.q[
+        usable
+    ]
+    rows = usable[_first_rows(key, buzzes.word_index[usable]).to_numpy()]
+    buzzed = np.bincount(buzzes.player[rows], minlength=buzzes.players.size)
+    records = np.zeros(buzzes.players.size, dtype=np.int64)
+    records[n_records.index.to_numpy()] = n_records.to_numpy()
+    silent = np.repeat(np.arange(buzzes.players.size), np.maximum(records - buzzed, 0))
+    names = buzzes.players
     ranked = rank_players(
-        np.concatenate([buzzes.player[rows].astype(str), np.array(silent, dtype=str)]),
-        np.concatenate([clue[rows], np.full(len(silent), np.nan)]),
-        np.concatenate([buzzes.correct[rows], np.zeros(len(silent))]),
+        np.concatenate([names[buzzes.player[rows]], names[silent]]),
+        np.concatenate([clue[rows], np.full(silent.size, np.nan)]),
+        np.concatenate([buzzes.correct[rows], np.zeros(silent.size)]),
     )
-    return [(r.player, team_of[r.player], r.mean_score, r.n) for r in ranked if r.n > 0]
+    team_name = {
+        str(names[p]): str(buzzes.teams[t]) for p, t in zip(team_of.index, team_of, strict=True)
+    }
+    return [(r.player, team_name[r.player], r.mean_score, r.n) for r in ranked if r.n > 0]
 
 
-def _team_section(buzzes: BuzzTable) -> tuple[dict[str, Any], dict[str, Any]]:
+def _team_section(buzzes: Buzzes, n_questions: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per-team counts and the figure-4 curves."""
-    kinds = buzzes.team_kinds()
-    curves = buzz_rate_curves(buzzes, GRID)
+    curves = buzz_rate_curves(buzzes, GRID, n_questions)
     curves = {t: curves[t] for t in sorted(curves, key=natural_key)}
-    heard = Counter(buzzes.heard_columns[1].tolist())
+    size = buzzes.teams.size
+    heard = np.bincount(buzzes.heard_team, minlength=size)
     played = matches_played(buzzes)
-    fractions = np.where(
-        buzzes.n_words > 0,
-        np.minimum((buzzes.word_index + 1) / np.maximum(buzzes.n_words, 1), 1.0),
-        np.nan,
-    )
+    n_buzzes = np.bincount(buzzes.team, minlength=size)
+    right = buzzes.correct == 1.0
+    n_right = np.bincount(buzzes.team[right], minlength=size)
+    x = buzzes.fraction
+    placed = right & ~np.isnan(x)
+    n_placed = np.bincount(buzzes.team[placed], minlength=size)
+    sum_x = np.bincount(buzzes.team[placed], weights=x[placed], minlength=size)
+    code = {str(name): i for i, name in enumerate(buzzes.teams)}
     teams: dict[str, Any] = {}
     for team, curve in curves.items():
-        rows = buzzes.team == team
-        correct = buzzes.correct[rows]
-        fr = fractions[rows][(correct == 1) & ~np.isnan(fractions[rows])]
+        t = code[team]
         teams[team] = {
-            "kind": kinds.get(team, curve["kind"]),
-            "questions_heard": heard.get(team, 0),
+            "kind": buzzes.team_kind.get(team, curve["kind"]),
+            "questions_heard": int(heard[t]),
             "matches_played": played.get(team) or None,
-            "buzzes": int(rows.sum()),
-            "correct": int((correct == 1).sum()),
-            "incorrect": int((correct == 0).sum()),
-            "mean_fraction_correct": _none(float(fr.mean())) if fr.size else None,
+            "buzzes": int(n_buzzes[t]),
+            "correct": int(n_right[t]),
+            "incorrect": int(n_buzzes[t] - n_right[t]),
+            "mean_fraction_correct": _none(sum_x[t] / n_placed[t]) if n_placed[t] else None,
         }
     return teams, curves
 
 
-def _expected_wins(buzzes: BuzzTable, models: list[Any]) -> dict[str, Any]:
-    kinds = buzzes.team_kinds()
-    first = first_buzzes(buzzes)
-    (team_codes,), teams_seen = factorize(first.team)
-    model_team = np.array([kinds.get(t) == "model" for t in teams_seen], dtype=bool)
-    is_model = model_team[team_codes] if team_codes.size else np.zeros(0, dtype=bool)
+def _expected_wins(buzzes: Buzzes, models: list[Any], n_questions: int) -> dict[str, Any]:
+    kinds = np.array([buzzes.team_kind.get(str(t), "human") for t in buzzes.teams], dtype=object)
+    first = first_buzzes(buzzes, n_questions)
+    is_model = kinds[first.team] == "model" if first.team.size else np.zeros(0, dtype=bool)
     # a buzz whose position is unknown (no question length) cannot be placed on the curve
     usable = ~(first.correct & np.isnan(first.fraction))
     human = ~is_model & usable
@@ -701,11 +995,14 @@ def _expected_wins(buzzes: BuzzTable, models: list[Any]) -> dict[str, Any]:
     w = fit_human_curve(first.fraction[hit], n_human)
     out["human_curve"] = [float(c) for c in w.coefficients]
     teams: dict[str, Any] = {}
-    for team in sorted({t for t, k in kinds.items() if k == "model"}):
-        rows = is_model & usable & (first.team == team)
+    for t in sorted(np.flatnonzero(kinds == "model"), key=lambda t: str(buzzes.teams[t])):
+        rows = is_model & usable & (first.team == t)
         if rows.any():
             value = expected_wins(first.fraction[rows], first.correct[rows], w)
-            teams[team] = {"expected_wins": value, "n_questions": int(rows.sum())}
+            teams[str(buzzes.teams[t])] = {
+                "expected_wins": value,
+                "n_questions": int(rows.sum()),
+            }
     out["teams"] = teams
     policy: dict[str, Any] = {}
     for m in models:
@@ -718,17 +1015,16 @@ def _expected_wins(buzzes: BuzzTable, models: list[Any]) -> dict[str, Any]:
     return out
 
 
-def _players(buzzes: BuzzTable) -> list[dict[str, Any]]:
+def _players(buzzes: Buzzes, n_questions: int) -> list[dict[str, Any]]:
     """GRACE appendix F.3: players ranked by mean 20 − 20c score, with quartiles."""
-    kinds = buzzes.team_kinds()
-    ranked = player_scores(buzzes)
+    ranked = player_scores(buzzes, n_questions)
     groups = quartiles({p: score for p, _, score, _ in ranked}) if ranked else {}
     return [
         {
             "rank": i,
             "player": player,
             "team": team,
-            "kind": kinds.get(team, "human"),
+            "kind": buzzes.team_kind.get(team, "human"),
             "mean_score": score,
             "n_questions": n,
             "quartile": groups.get(player),
@@ -738,31 +1034,45 @@ def _players(buzzes: BuzzTable) -> list[dict[str, Any]]:
 
 
 def analyze(
-    steps: StepTable,
-    buzzes: BuzzTable,
+    steps: pd.DataFrame | Any | None = None,
+    buzzes: pd.DataFrame | None = None,
     *,
+    heard: pd.DataFrame | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
     source: dict[str, Any] | None = None,
     h_definition: str = "reference",
 ) -> dict[str, Any]:
-    """Every metric, curve and ranking of GRACE Arena's analysis (see the module docstring).
+    """Every metric, curve and ranking of GRACE Arena's analysis (see the module docstring),
+    as the JSON-ready dict ``grace-arena analyze --json`` writes.
 
+    ``steps`` and ``buzzes`` are DataFrames of :mod:`~grace_arena.analysis.frames` (any
+    frame with their columns is checked and converted), or ``steps`` is a loaded data set
+    (anything with ``steps``, ``buzzes`` and ``heard``). ``heard`` lists who heard which
+    question (default: every team seen in a match heard every question seen in it).
     ``h_definition`` picks h_t's definition behind CalScore (``"reference"``: GRACE's code,
     the default; ``"paper"``: the paper's text; see
     :func:`~grace_arena.analysis.metrics.human_fraction`).
     """
     check_h_definition(h_definition)
-    models, rows = _model_section(steps, buzzes, n_resamples, seed, level, h_definition)
-    teams, rate_curves = _team_section(buzzes)
+    if steps is not None and not isinstance(steps, pd.DataFrame):
+        data = steps
+        steps, buzzes, heard = data.steps, data.buzzes, data.heard
+    step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard)
+    n_q = max(questions.size, 1)
+    models, rows = _model_section(
+        step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition
+    )
+    teams, rate_curves = _team_section(buzz_arrays, n_q)
     policy = buzz_given_correct_table(rows)
     notes = []
-    if len(buzzes) and not len(steps):
+    if len(buzz_arrays) and not len(step_arrays):
         notes.append(
             f"no model steps: {NEEDS_MODEL_STEPS} need a model's confidence at every clue "
             "(grace-arena precompute --packet FILE; a GRACE file works)"
         )
+    used = np.flatnonzero(np.bincount(np.concatenate([step_arrays.q, buzz_arrays.q])))
     return {
         "notes": notes,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -773,13 +1083,13 @@ def analyze(
             "confidence_kinds": list(CONFIDENCE_KINDS),
             "h_definition": h_definition,
             "h_definition_label": H_LABELS[h_definition],
-            "buzz_rates_normalised_by": normalisation(buzzes),
+            "buzz_rates_normalised_by": normalisation(buzz_arrays),
         },
         "counts": {
-            "steps": len(steps),
+            "steps": len(step_arrays),
             "models": len(models),
-            "questions": len(set(steps.question_id.tolist()) | set(buzzes.question_id.tolist())),
-            "buzzes": len(buzzes),
+            "questions": int(used.size),
+            "buzzes": len(buzz_arrays),
             "teams": len(teams),
         },
         "models": models,
@@ -787,7 +1097,7 @@ def analyze(
         "teams": teams,
         "curves": {
             "buzz_rates": rate_curves,
-            "figure4": figure4(buzzes, rate_curves),
+            "figure4": figure4(buzz_arrays, rate_curves),
             "accuracy": accuracy_curves(rows),
             "buzz_given_correct": {
                 model: {
@@ -799,8 +1109,8 @@ def analyze(
                 for model, r in policy.items()
             },
         },
-        "expected_wins": _expected_wins(buzzes, rows),
-        "players": _players(buzzes),
+        "expected_wins": _expected_wins(buzz_arrays, rows, n_q),
+        "players": _players(buzz_arrays, n_q),
     }
 
 

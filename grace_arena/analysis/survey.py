@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from grace_arena.analysis.curves import (
     accuracy_by_fraction,
@@ -38,14 +39,18 @@ from grace_arena.analysis.curves import (
     quartiles,
     rank_players,
 )
-from grace_arena.analysis.tables import FileFormatError, StepTable, _cell, _read_csv
+from grace_arena.analysis.frames import FileFormatError, column_values, read_table
+from grace_arena.analysis.metrics import reliability_table
 
 __all__ = [
     "SURVEY_COLUMNS",
     "SurveyStep",
     "analyze_survey",
+    "crowd_reliability",
     "read_survey_csv",
+    "survey_frame",
     "survey_scores",
+    "survey_steps_from",
 ]
 
 #: Required columns of a ``--survey`` file, in order (optional: ``name``, ``n_words``,
@@ -80,41 +85,56 @@ class SurveyStep:
 
 
 def read_survey_csv(path: str | Path) -> list[SurveyStep]:
-    """Read a survey file (:data:`SURVEY_COLUMNS`, optional ``name``, ``n_words``,
-    ``n_clues``). ``correct`` and ``would_buzz`` are 0/1 (a prompt is 0)."""
+    """Read a survey file, CSV or Parquet (:data:`SURVEY_COLUMNS`, optional ``name``,
+    ``n_words``, ``n_clues``). ``correct`` and ``would_buzz`` are 0/1 (a prompt is 0)."""
     path = Path(path)
-    _, rows = _read_csv(path, SURVEY_COLUMNS)
-    out = []
-    for line, row in enumerate(rows, start=2):
-        values: dict[str, Any] = {}
+    return survey_steps_from(read_table(path, SURVEY_COLUMNS), path=path)
+
+
+def survey_steps_from(df: pd.DataFrame, *, path: Path | None = None) -> list[SurveyStep]:
+    """Survey steps from a DataFrame with the :data:`SURVEY_COLUMNS` (checked; a bad cell
+    raises :class:`~grace_arena.analysis.frames.FileFormatError` naming its line)."""
+    values = {
+        name: column_values(df, name, kind, path=path, name="survey", required=True)
         for name, kind in (
-            ("step", "int"),
-            ("word_index", "int"),
-            ("correct", "bool"),
-            ("would_buzz", "bool"),
-        ):
-            values[name] = _cell(path, line, name, row[name], kind)
-            if values[name] is None:
-                raise FileFormatError(f"{path}, line {line}: column {name!r} is empty")
-        participant = (row["participant"] or "").strip()
-        question = (row["question_id"] or "").strip()
+            ("step", "int"), ("word_index", "int"), ("correct", "bool"), ("would_buzz", "bool")
+        )
+    }  # fmt: skip
+    optional = {
+        name: column_values(df, name, "int", path=path, name="survey")
+        for name in ("n_words", "n_clues")
+    }
+    rows = df.astype(object).where(df.notna(), None).to_dict("records")
+    out = []
+    for i, row in enumerate(rows):
+        participant = str(row["participant"] or "").strip()
+        question = str(row["question_id"] or "").strip()
         if not participant or not question:
-            raise FileFormatError(f"{path}, line {line}: participant and question_id are needed")
+            at = f"{path}, line {i + 2}" if path is not None else f"survey row {i}"
+            raise FileFormatError(f"{at}: participant and question_id are needed")
+        n_words, n_clues = optional["n_words"][i], optional["n_clues"][i]
         out.append(
             SurveyStep(
                 participant=participant,
                 question_id=question,
-                step=values["step"],
-                word_index=values["word_index"],
-                correct=bool(values["correct"]),
-                would_buzz=bool(values["would_buzz"]),
-                guess=row.get("guess") or "",
-                name=(row.get("name") or "").strip() or None,
-                n_words=_cell(path, line, "n_words", row.get("n_words"), "int"),
-                n_clues=_cell(path, line, "n_clues", row.get("n_clues"), "int"),
+                step=int(values["step"][i]),
+                word_index=int(values["word_index"][i]),
+                correct=bool(values["correct"][i]),
+                would_buzz=bool(values["would_buzz"][i]),
+                guess=str(row.get("guess") or ""),
+                name=str(row.get("name") or "").strip() or None,
+                n_words=None if np.isnan(n_words) else int(n_words),
+                n_clues=None if np.isnan(n_clues) else int(n_clues),
             )
         )
     return out
+
+
+def survey_frame(steps: Sequence[SurveyStep]) -> pd.DataFrame:
+    """Survey steps as a DataFrame (one row per answer; the :data:`SURVEY_COLUMNS` first)."""
+    columns = [*SURVEY_COLUMNS, "name", "n_words", "n_clues"]
+    frame = pd.DataFrame([{c: getattr(s, c) for c in columns} for s in steps], columns=columns)
+    return frame.astype({"n_words": "Int64", "n_clues": "Int64"})
 
 
 def _sizes(steps: Sequence[SurveyStep]) -> tuple[dict[str, int], dict[str, int]]:
@@ -220,7 +240,7 @@ def _listed(values: np.ndarray) -> list[float | None]:
 def analyze_survey(
     steps: Sequence[SurveyStep],
     *,
-    model_steps: StepTable | None = None,
+    model_steps: pd.DataFrame | None = None,
     accuracy_bins: int = 10,
     buzz_bins: int = 4,
 ) -> dict[str, Any]:
@@ -314,20 +334,29 @@ def analyze_survey(
         buzz_curves[group] = _group_curve(edges, [by_fraction[p] for p in people], "human")
 
     if model_steps is not None and len(model_steps):
-        known = ~np.isnan(model_steps.would_buzz) & (model_steps.n_words > 0)
-        rows = [
-            (
-                str(model_steps.model[i]),
-                str(model_steps.question_id[i]),
-                int(model_steps.step[i]),
-                fraction_revealed(int(model_steps.word_index[i]), int(model_steps.n_words[i])),
-                bool(model_steps.correct[i]),
-                bool(model_steps.would_buzz[i]),
+        ms = model_steps
+        n_words_col = (
+            ms["n_words"].astype("Float64").to_numpy(dtype=float, na_value=-1.0)
+            if "n_words" in ms
+            else np.full(len(ms), -1.0)
+        )
+        would = ms["would_buzz"].to_numpy(dtype=float) if "would_buzz" in ms else None
+        if would is not None:
+            known = np.flatnonzero(~np.isnan(would) & (n_words_col > 0))
+            fractions = fraction_revealed(ms["word_index"].to_numpy()[known], n_words_col[known])
+            rows = list(
+                zip(
+                    ms["model"].astype(str).to_numpy()[known].tolist(),
+                    ms["question_id"].astype(str).to_numpy()[known].tolist(),
+                    ms["step"].to_numpy()[known].tolist(),
+                    fractions.tolist(),
+                    (ms["correct"].to_numpy()[known] == 1).tolist(),
+                    (would[known] == 1).tolist(),
+                    strict=True,
+                )
             )
-            for i in np.flatnonzero(known)
-        ]
-        for model, curve in sorted(_rates_by_fraction(rows, edges).items()):
-            buzz_curves[model] = _group_curve(edges, [curve], "model")
+            for model, curve in sorted(_rates_by_fraction(rows, edges).items()):
+                buzz_curves[model] = _group_curve(edges, [curve], "model")
 
     labels = sorted({ALL, *(f"humans Q{k}" for k in quartile.values())})
     accuracy = {}
@@ -358,7 +387,29 @@ def analyze_survey(
         "groups": groups,
         "accuracy": accuracy,
         "buzz_by_fraction": buzz_curves,
+        "reliability": {ALL: crowd_reliability(steps)} if steps else {},
     }
+
+
+def crowd_reliability(steps: Sequence[SurveyStep], *, n_bins: int = 10) -> list[dict[str, Any]]:
+    """The humans' reliability table, to lay beside the models'.
+
+    A participant states no probability; the crowd does: at each clue of each question, the
+    share of the participants answering there who would buzz is the humans' confidence at
+    that clue, and each participant's answer there is a row with that confidence and its
+    correctness (:func:`~grace_arena.analysis.metrics.reliability_table`, the models' bins).
+    A calibrated crowd is right in 70 % of the answers given where 70 % would buzz."""
+    frame = pd.DataFrame(
+        {
+            "question": [s.question_id for s in steps],
+            "step": [s.step for s in steps],
+            "buzz": [float(s.would_buzz) for s in steps],
+            "correct": [float(s.correct) for s in steps],
+        }
+    )
+    share = frame.groupby(["question", "step"])["buzz"].transform("mean").to_numpy()
+    table = reliability_table(share, frame["correct"].to_numpy(), n_bins=n_bins)
+    return [b.as_dict() for b in table]
 
 
 def _none(value: float | None) -> float | None:

@@ -22,6 +22,7 @@ def _register() -> None:
         event,
         exchange,
         judge,
+        leaderboard,
         model,
         moderate,
         packet,

@@ -3,7 +3,6 @@ from files."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,28 +31,7 @@ def _print_tables(result: dict[str, Any]) -> None:
         return fmt(m.get(key)) + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
 
     if result["models"]:
-        table = Table(
-            title="Models", caption="all steps; [95% bootstrap interval, resampling questions]"
-        )
-        for col in ("model", "confidence", "CalScore", "MCE (GRACE)", "ECE", "Brier", "accuracy",
-                    "final CalScore", "steps", "missing"):  # fmt: skip
-            left = col in ("model", "confidence")
-            table.add_column(col, justify="left" if left else "right", no_wrap=left)
-        for model, kinds in result["models"].items():
-            for kind, m in kinds.items():
-                table.add_row(
-                    model,
-                    kind,
-                    with_ci(m, "calscore"),
-                    fmt(m["mce_grace"]),
-                    with_ci(m, "ece"),
-                    with_ci(m, "brier"),
-                    fmt(m.get("accuracy")),
-                    fmt(m["final"]["calscore"]),
-                    str(m["n"]),
-                    str(m["n_missing"]),
-                )
-        console.print(table)
+        _print_models(console, result, fmt)
     if result["teams"]:
         table = Table(
             title="Teams",
@@ -78,6 +56,57 @@ def _print_tables(result: dict[str, Any]) -> None:
         console.print(f"note: {note}", highlight=False)
     if result.get("survey"):
         _print_survey(console, result, fmt)
+
+
+def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
+    """The models in three narrow tables (each fits 80 columns): headline metrics, their
+    bootstrap intervals, and selective prediction with recalibration."""
+    from rich.table import Table
+
+    def table(title: str, columns: list[str], caption: str | None = None) -> Table:
+        t = Table(title=title, caption=caption)
+        for col in columns:
+            left = col in ("model", "conf.")
+            justify = "left" if left else "right"
+            if col == "model":  # a long name folds onto more lines; never cut short
+                t.add_column(col, justify=justify, overflow="fold")
+            else:
+                t.add_column(col, justify=justify, no_wrap=True)
+        return t
+
+    def interval(m: dict[str, Any], key: str) -> str:
+        low, high = m.get("ci", {}).get(key, [None, None])
+        return "–" if low is None else f"{low:.3f}–{high:.3f}"
+
+    rows = [(model, kind, m) for model, kinds in result["models"].items()
+            for kind, m in kinds.items()]  # fmt: skip
+    headline = table("Models", ["model", "conf.", "CalScore", "MCE", "ECE", "Brier", "AUROC",
+                                "acc.", "steps"],
+                     "all steps; MCE: GRACE's; conf.: confidence kind")  # fmt: skip
+    for model, kind, m in rows:
+        headline.add_row(model, kind, fmt(m["calscore"]), fmt(m["mce_grace"]), fmt(m["ece"]),
+                         fmt(m["brier"]), fmt(m.get("auroc")), fmt(m.get("accuracy")),
+                         str(m["n"]))  # fmt: skip
+    console.print(headline)
+    level = int(result["settings"]["bootstrap"]["level"] * 100)
+    spread = table(f"{level}% bootstrap intervals (resampling questions)",
+                   ["model", "conf.", "CalScore", "ECE", "Brier", "final CalScore"])  # fmt: skip
+    for model, kind, m in rows:
+        spread.add_row(model, kind, interval(m, "calscore"), interval(m, "ece"),
+                       interval(m, "brier"), fmt(m["final"]["calscore"]))  # fmt: skip
+    console.print(spread)
+    more = table("Selective prediction and recalibration",
+                 ["model", "conf.", "AURC", "acc@80%", "smECE", "ECE", "temp.", "Platt",
+                  "isot."],
+                 "ECE before, then out-of-fold after each map (cross-validated by question); "
+                 "smECE: smooth ECE")  # fmt: skip
+    for model, kind, m in rows:
+        r = m.get("recalibration") or {}
+        after = [fmt(r[k]["after"]["ece"]) if k in r else "–"
+                 for k in ("temperature", "platt", "isotonic")]  # fmt: skip
+        more.add_row(model, kind, fmt(m.get("aurc")), fmt(m.get("acc_at_80")),
+                     fmt(m.get("smooth_ece")), fmt(m["ece"]), *after)  # fmt: skip
+    console.print(more)
 
 
 def _print_figure4(console: Any, result: dict[str, Any], fmt: Any) -> None:
@@ -200,6 +229,15 @@ def analyze(
             "'export --format csv' file works too).",
         ),
     ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="A folder written by 'export --format parquet' (steps, buzzes, tossups and "
+            "heard tables; CSV files of those names work too). Reads files instead of the "
+            "record.",
+        ),
+    ] = None,
     survey: Annotated[
         Path | None,
         typer.Option(
@@ -228,16 +266,9 @@ def analyze(
     files (--steps, --buzzes and/or --survey). Survey answers (grace-arena survey) add the
     human side of GRACE figures 5 and 6 and the survey ranking (appendix F.3).
     """
+    from grace_arena.analysis import analyze as run_analysis
+    from grace_arena.analysis import load
     from grace_arena.analysis.metrics import H_DEFINITIONS
-    from grace_arena.analysis.summary import analyze as run_analysis
-    from grace_arena.analysis.survey import SurveyStep, analyze_survey, read_survey_csv
-    from grace_arena.analysis.tables import (
-        BuzzTable,
-        FileFormatError,
-        StepTable,
-        read_buzzes_csv,
-        read_steps_csv,
-    )
 
     if h_definition not in H_DEFINITIONS:
         typer.echo(f"error: --h must be one of {', '.join(H_DEFINITIONS)}", err=True)
@@ -245,82 +276,40 @@ def analyze(
     if match and event:
         typer.echo("error: give --match or --event, not both", err=True)
         raise typer.Exit(2)
-    survey_rows: list[SurveyStep] = []
-    if steps is not None or buzzes is not None or survey is not None:
-        if db is not None or match or event:
-            typer.echo(
-                "give either --db/--match/--event or --steps/--buzzes/--survey, not both",
-                err=True,
-            )
-            raise typer.Exit(2)
-        try:
-            step_table = read_steps_csv(steps) if steps else StepTable.empty()
-            buzz_table = read_buzzes_csv(buzzes) if buzzes else BuzzTable.empty()
-            survey_rows = read_survey_csv(survey) if survey else []
-        except (OSError, FileFormatError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
-        source = {
-            "kind": "files",
-            "steps": str(steps) if steps else None,
-            "buzzes": str(buzzes) if buzzes else None,
-            "description": ", ".join(str(p) for p in (steps, buzzes, survey) if p),
-        }
-    else:
-        from grace_arena.io.record_io import load_record_data, survey_steps
-        from grace_arena.record.db import open_engine
-        from grace_arena.record.store import RecordError
-
-        url = resolve_db(db)
-        typer.echo(f"record: {url}", err=True)
-        try:
-            engine = open_engine(url)
-            data = load_record_data(engine, match, events=event)
-            step_table, buzz_table = data.steps, data.buzzes
-            survey_rows = survey_steps(engine)
-        except RecordError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
-        ids = [m.id for m in data.matches]
-        described = [f"record {url}"]
-        if data.events:
-            described.append(f"event(s) {', '.join(data.events)}")
-        described.append(f"matches {', '.join(map(str, ids)) or 'none'}")
-        if data.n_pooled:
-            described.append(f"{data.n_pooled:,} imported pooled buzzpoints (matches unknown)")
-        source = {
-            "kind": "record",
-            "db": url,
-            "events": data.events,
-            "matches": ids,
-            "pooled_buzzes": data.n_pooled,
-            "warnings": data.warnings,
-            "match_buzzes": data.n_match_buzzes,
-            "description": ", ".join(described),
-        }
-    try:
-        result = run_analysis(
-            step_table,
-            buzz_table,
-            n_resamples=resamples,
-            seed=seed,
-            source=source,
-            h_definition=h_definition,
+    files = any(p is not None for p in (steps, buzzes, survey, data))
+    if files and (db is not None or match or event):
+        typer.echo(
+            "give either --db/--match/--event or --data/--steps/--buzzes/--survey, not both",
+            err=True,
         )
-        if survey_rows:
-            result["survey"] = analyze_survey(survey_rows, model_steps=step_table)
-        if source.get("warnings"):
-            result["notes"] = [*source["warnings"], *result.get("notes", [])]
-    except ValueError as exc:
+        raise typer.Exit(2)
+    try:
+        if files:
+            dataset = load(data, steps=steps, buzzes=buzzes, survey=survey)
+        else:
+            from grace_arena.record.store import RecordError
+
+            url = resolve_db(db)
+            typer.echo(f"record: {url}", err=True)
+            try:
+                dataset = load(url, event=event, match=match)
+            except RecordError as exc:
+                raise ValueError(str(exc)) from None
+        result = run_analysis(dataset, n_resamples=resamples, seed=seed, h_definition=h_definition)
+    except (OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     _print_tables(result)
+    write_outputs(result, json_out, report)
+
+
+def write_outputs(result: Any, json_out: Path | None, report: Path | None) -> None:
+    """The result's JSON and report, where asked (``analyze`` and ``leaderboard``)."""
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        result.to_json(json_out)
         typer.echo(f"wrote {json_out}", err=True)
     if report is not None:
         from grace_arena.analysis.report import write_report
 
-        files = write_report(result, report)
-        typer.echo(f"wrote {len(files)} files in {report}", err=True)
+        written = write_report(result.to_dict(), report)
+        typer.echo(f"wrote {len(written)} files in {report}", err=True)

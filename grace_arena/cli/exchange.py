@@ -24,7 +24,8 @@ def export(
         typer.Option(
             "--format",
             help="csv | jsonl (one row per buzz, every field), steps (model trajectories), "
-            "grace (GRACE's buzzpoint JSON + team codes), qbj (QBJ match files).",
+            "grace (GRACE's buzzpoint JSON + team codes), qbj (QBJ match files), "
+            "parquet (a folder: the analysis' steps, buzzes, tossups and heard tables).",
         ),
     ],
     out: Annotated[

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -60,11 +60,35 @@ def _grace_packet(path: Path) -> Packet | None:
     return packet
 
 
-def _policy(confidence: str, threshold: float, not_before: int) -> BuzzPolicy:
+CalibrationOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration",
+        help="A map from 'grace-arena model calibrate': the threshold applies to the "
+        "recalibrated confidence.",
+    ),
+]
+
+
+def _policy(
+    confidence: str, threshold: float, not_before: int, calibration: Path | None = None
+) -> BuzzPolicy:
+    from grace_arena.analysis.recalibration import read_calibration
     from grace_arena.model.policy import BuzzPolicy
 
     try:
-        return BuzzPolicy(confidence=confidence, threshold=threshold, not_before_word=not_before)  # type: ignore[arg-type]
+        fitted = read_calibration(calibration) if calibration is not None else None
+        if fitted is not None and fitted.meta.get("confidence") not in (None, confidence):
+            raise ValueError(
+                f"{calibration} recalibrates the {fitted.meta['confidence']} confidence, "
+                f"not {confidence} (--confidence)"
+            )
+        return BuzzPolicy(
+            confidence=confidence,  # type: ignore[arg-type]
+            threshold=threshold,
+            not_before_word=not_before,
+            calibration=fitted,
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -108,25 +132,60 @@ def precompute(
     confidence: ConfidenceOption = "logit",
     threshold: Annotated[float, typer.Option(help="Threshold for the stored would_buzz.")] = 0.5,
     not_before: Annotated[int, typer.Option(help="No buzz before this word index.")] = 0,
+    calibration: CalibrationOption = None,
     db: DbOption = None,
 ) -> None:
     """Guess every clue prefix of a packet and store each step in the record (idempotent)."""
-    import asyncio
-    import contextlib
-
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from grace_arena.model.precompute import cost_text, make_guesser
-    from grace_arena.model.precompute import precompute as run
     from grace_arena.record.db import open_engine
 
     console = Console()
     the_packet = _load_packet(packet)
-    policy = _policy(confidence, threshold, not_before)
+    policy = _policy(confidence, threshold, not_before, calibration)
     url = resolve_db(db)
     console.print(f"record: {url}")
     engine = open_engine(url)
+    stats = run_precompute_command(
+        console, engine, the_packet, model, name=name, policy=policy, corpus=corpus, k=k,
+        concurrency=concurrency, workers=workers, retries=retries, api_base=api_base,
+        no_cache=no_cache, tossup=tossup,
+    )  # fmt: skip
+    engine.dispose()
+    if stats.errors:
+        raise typer.Exit(1)
+
+
+def run_precompute_command(
+    console: Any,
+    engine: Any,
+    the_packet: Packet,
+    model: str,
+    *,
+    name: str | None = None,
+    policy: BuzzPolicy | None = None,
+    corpus: Path | None = None,
+    k: int = 3,
+    concurrency: int = 4,
+    workers: int = 1,
+    retries: int = 3,
+    api_base: str | None = None,
+    no_cache: bool = False,
+    tossup: list[str] | None = None,
+) -> Any:
+    """Precompute ``model`` on a packet with a progress bar (``precompute`` and
+    ``leaderboard``); ``local-smollm2`` starts its local server for the run. Returns the
+    run's statistics, after printing them."""
+    import asyncio
+    import contextlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from grace_arena.model.policy import BuzzPolicy
+    from grace_arena.model.precompute import cost_text, make_guesser
+    from grace_arena.model.precompute import precompute as run
+
+    policy = policy or BuzzPolicy()
     with contextlib.ExitStack() as stack:
         litellm_model, record_name = model, name or model
         if model == "local-smollm2":
@@ -197,9 +256,7 @@ def precompute(
         f"{stats.skipped} already in the record, {stats.errors} errors, {stats.calls} calls, "
         f"{stats.cache_hits} cache hits, {cost_text(stats)}"
     )
-    engine.dispose()
-    if stats.errors:
-        raise typer.Exit(1)
+    return stats
 
 
 def _fmt(value: float | None) -> str:
@@ -216,6 +273,7 @@ def show(
     tossup: Annotated[
         list[str] | None, typer.Option(help="Only these tossup ids (repeatable).")
     ] = None,
+    calibration: CalibrationOption = None,
     db: DbOption = None,
 ) -> None:
     """Print each tossup's trajectory, clue by clue, and where the model would buzz."""
@@ -227,7 +285,7 @@ def show(
 
     console = Console()
     the_packet = _load_packet(packet)
-    policy = _policy(confidence, threshold, not_before)
+    policy = _policy(confidence, threshold, not_before, calibration)
     engine = open_engine(resolve_db(db))
     steps = load_steps(engine, model, the_packet.packet.id)
     engine.dispose()
@@ -377,3 +435,113 @@ def threshold(
         engine.dispose()
         raise typer.BadParameter(f"method must be 'ew' or 'ltt', not {method!r}")
     engine.dispose()
+
+
+@model_app.command("calibrate")
+def calibrate(
+    model: Annotated[str, typer.Argument(help="Model name as stored in the record.")],
+    method: Annotated[
+        str, typer.Option(help="temperature, platt or isotonic (see docs/analysis.md).")
+    ] = "isotonic",
+    packet: Annotated[
+        list[Path] | None,
+        typer.Option("--packet", "-p", help="Only steps on these packets (repeatable)."),
+    ] = None,
+    confidence: ConfidenceOption = "logit",
+    folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds (by question).")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the folds.")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where to store the map (JSON). Default: calibration/<model>-<confidence>.json "
+            "in the user data folder.",
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Fit a recalibration map of a model's confidence on its recorded steps and store it.
+
+    Prints ECE, Brier and log loss before and after each method, cross-validated by question
+    (a question's steps are never split), and stores the chosen method's map fitted on every
+    step; 'precompute --calibration' and 'model show --calibration' apply it to the buzz
+    policy's threshold.
+    """
+    import json
+    import re
+    from datetime import UTC, datetime
+
+    import numpy as np
+    from platformdirs import user_data_dir
+    from rich.console import Console
+    from rich.table import Table
+
+    from grace_arena.analysis import load
+    from grace_arena.analysis.recalibration import (
+        METHODS,
+        fit_calibrator,
+        recalibration_report,
+    )
+    from grace_arena.model.policy import CONFIDENCE_FIELDS
+
+    if method not in METHODS:
+        raise typer.BadParameter(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    _policy(confidence, 0.5, 0)  # validates the confidence name
+    console = Console()
+    url = resolve_db(db)
+    console.print(f"record: {url}")
+    steps = load(url).steps
+    steps = steps[steps["model"].astype(str) == model]
+    if packet:
+        ids = {_load_packet(p).packet.id for p in packet}
+        steps = steps[steps["packet_id"].astype(str).isin(ids)]
+    column = CONFIDENCE_FIELDS[confidence]
+    conf = steps[column].to_numpy(dtype=float) if column in steps else np.array([])
+    known = ~np.isnan(conf)
+    if not known.any():
+        typer.echo(f"no {confidence} confidences of {model!r} in the record", err=True)
+        raise typer.Exit(1)
+    correct = steps["correct"].to_numpy(dtype=float)
+    groups = steps["question_id"].astype(str).to_numpy()
+    report = recalibration_report(conf, correct, groups=groups, n_splits=folds, seed=seed)
+    if report is None:
+        typer.echo(
+            f"cannot fit: {model!r} needs at least {folds} questions and both right and wrong "
+            "guesses",
+            err=True,
+        )
+        raise typer.Exit(1)
+    table = Table(
+        title=f"{model}, {confidence} confidence: {report['n']} steps",
+        caption=f"after: out of fold, {folds}-fold cross-validation by question",
+    )
+    for col in ("map", "ECE", "Brier", "log loss"):
+        table.add_column(col, justify="left" if col == "map" else "right")
+    table.add_row("none", *(f"{report['before'][k]:.4f}" for k in ("ece", "brier", "log_loss")))
+    for name in METHODS:
+        after = report[name]["after"]
+        label = f"[bold]{name}[/bold]" if name == method else name
+        table.add_row(label, *(f"{after[k]:.4f}" for k in ("ece", "brier", "log_loss")))
+    console.print(table)
+    fitted = fit_calibrator(conf[known], correct[known], method=method)  # type: ignore[arg-type]
+    if out is None:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
+        out = (
+            Path(user_data_dir("grace-arena", appauthor=False))
+            / "calibration"
+            / (f"{slug}-{confidence}.json")
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stored = {
+        **fitted.to_dict(),
+        "model": model,
+        "confidence": confidence,
+        "packets": sorted(set(steps["packet_id"].astype(str))) if "packet_id" in steps else [],
+        "fitted_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cv": report,
+    }
+    out.write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
+    console.print(f"wrote the {method} map to {out}")
+    console.print(
+        f"apply it: grace-arena precompute ... --confidence {confidence} --calibration {out}"
+    )

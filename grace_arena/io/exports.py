@@ -50,9 +50,16 @@ from grace_arena.io.record_io import (
 )
 from grace_arena.record.models import PlayerRow, TossupRow
 
-__all__ = ["FORMATS", "export", "grace_export_data", "qbj_match", "qbj_tournament"]
+__all__ = [
+    "FORMATS",
+    "export",
+    "export_parquet",
+    "grace_export_data",
+    "qbj_match",
+    "qbj_tournament",
+]
 
-FORMATS = ("csv", "jsonl", "steps", "grace", "qbj")
+FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet")
 
 
 def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
@@ -87,6 +94,8 @@ def export(
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = Path(out)
+    if fmt == "parquet":
+        return export_parquet(engine, out, match_ids, events=events)
     matches, event_ids = load_scope(engine, match_ids, events=events)
     if match_ids:  # the matches alone: no pooled buzzpoints
         event_ids = []
@@ -608,3 +617,47 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         }
     )
     return {"version": QBJ_VERSION, "objects": objects}
+
+
+# ---------------------------------------------------------------------------------------
+# Parquet: the analysis' tables
+# ---------------------------------------------------------------------------------------
+
+#: The files ``export --format parquet`` writes, one per table of the analysis.
+PARQUET_TABLES = ("steps", "buzzes", "tossups", "heard")
+
+
+def export_parquet(
+    engine: Engine,
+    out: str | Path,
+    match_ids: Sequence[int] | None = None,
+    *,
+    events: Sequence[str] | None = None,
+) -> list[Path]:
+    """``--format parquet``: the tables the analysis reads from the record
+    (:func:`~grace_arena.io.record_io.load_record_data`), as Parquet files in folder
+    ``out``: ``steps.parquet`` (every model step in scope, all its logged fields),
+    ``buzzes.parquet`` (ruled buzzes that took the floor, outside thrown-out tossups, and
+    the events' pooled buzzpoints), ``tossups.parquet`` and ``heard.parquet`` (which team
+    heard which question). ``grace_arena.analysis.load(out)`` reads the folder back and
+    gives the same analysis as the record."""
+    from grace_arena.io.record_io import load_record_data
+
+    data = load_record_data(engine, match_ids, events=events)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name in PARQUET_TABLES:
+        frame = getattr(data, name).copy()
+        for column in frame.columns:  # nested values (exemplars, extra) as JSON text
+            if frame[column].dtype == object and any(
+                isinstance(v, list | dict) for v in frame[column].tolist()
+            ):
+                frame[column] = [
+                    None if v is None else json.dumps(v, ensure_ascii=False, default=str)
+                    for v in frame[column].tolist()
+                ]
+        path = out / f"{name}.parquet"
+        frame.to_parquet(path, index=False)
+        files.append(path)
+    return files

@@ -14,11 +14,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from grace_arena.analysis.frames import (
+    BUZZ_COLUMNS,
+    BUZZ_OPTIONAL,
+    STEP_COLUMNS,
+    STEP_OPTIONAL,
+    buzzes_frame,
+    heard_frame,
+    steps_frame,
+    tossups_frame,
+)
 from grace_arena.analysis.survey import SurveyStep
-from grace_arena.analysis.tables import BuzzTable, StepTable
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupOutcome, TossupStarted
 from grace_arena.record.models import (
@@ -345,16 +355,8 @@ def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, An
 
 #: Columns of ``export --format steps``: the ``--steps`` columns first, then the rest.
 STEP_EXPORT_COLUMNS = (
-    "model",
-    "question_id",
-    "step",
-    "word_index",
-    "correct",
-    "confidence_logit",
-    "confidence_verbal",
-    "category",
-    "n_words",
-    "would_buzz",
+    *STEP_COLUMNS,
+    *STEP_OPTIONAL,
     "packet_id",
     "tossup_id",
     "guess",
@@ -423,10 +425,13 @@ def step_rows(
 
 @dataclass
 class RecordData:
-    """What the analysis reads from the record: the two tables and where they came from."""
+    """What the analysis reads from the record: its tables (DataFrames of
+    :mod:`grace_arena.analysis.frames`) and where they came from."""
 
-    steps: StepTable
-    buzzes: BuzzTable
+    steps: pd.DataFrame
+    buzzes: pd.DataFrame
+    heard: pd.DataFrame
+    tossups: pd.DataFrame
     matches: list[MatchInfo]
     events: list[str]  # names of the events in scope
     n_pooled: int  # buzzes from pooled (imported) data, matches unknown
@@ -439,7 +444,7 @@ class RecordData:
         by matches played, or by tossups heard where the matches are unknown."""
         from grace_arena.analysis.summary import normalisation
 
-        return normalisation(self.buzzes)
+        return normalisation(self.heard)
 
 
 def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, str], str]:
@@ -544,14 +549,33 @@ def load_record_data(
         for t in m.counted
     ]  # fmt: skip
     pooled = PooledSet([], []) if match_ids else pooled_buzz_rows(engine, event_ids, labels)
-    buzzes = BuzzTable.from_rows([*kept, *pooled.rows], heard=[*heard, *pooled.heard])
+    columns = [*BUZZ_COLUMNS, *BUZZ_OPTIONAL, "packet_id", "tossup_id"]
+    buzzes = buzzes_frame(pd.DataFrame([*kept, *pooled.rows], columns=columns))
     scoped = match_ids or events
     questions = {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id}
     questions |= {(r["packet_id"], r["tossup_id"]) for r in pooled.rows}
-    steps = StepTable.from_rows(step_rows(engine, questions if scoped else None))
+    step_list = step_rows(engine, questions if scoped else None)
+    steps = steps_frame(pd.DataFrame(step_list) if step_list else None)
+    packets = {p for p, _ in questions} | {r["packet_id"] for r in step_list}
+    stored = tossup_rows(engine, {p for p in packets if p})
+    tossups = tossups_frame(
+        [
+            {
+                "question_id": question_id(packet_id, tossup_id),
+                "packet_id": packet_id,
+                "tossup_id": tossup_id,
+                "category": t.category,
+                "n_words": t.n_words,
+                "n_clues": len(t.clue_ends),
+            }
+            for (packet_id, tossup_id), t in stored.items()
+        ]
+    )
     return RecordData(
         steps=steps,
         buzzes=buzzes,
+        heard=heard_frame([*heard, *pooled.heard]),
+        tossups=tossups,
         matches=matches,
         events=[names[i] for i in event_ids if i in names],
         n_pooled=len(pooled.rows),
@@ -600,7 +624,7 @@ def load_record(
     match_ids: Sequence[int] | None = None,
     *,
     events: Sequence[str] | None = None,
-) -> tuple[StepTable, BuzzTable, list[MatchInfo]]:
+) -> tuple[pd.DataFrame, pd.DataFrame, list[MatchInfo]]:
     """``(steps, buzzes, matches)`` of :func:`load_record_data`."""
     data = load_record_data(engine, match_ids, events=events)
     return data.steps, data.buzzes, data.matches

@@ -42,11 +42,17 @@ class StepLike(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BuzzPolicy:
-    """Buzz when ``confidence`` (logit, logit_geo, sequence or verbal) ≥ ``threshold``."""
+    """Buzz when ``confidence`` (logit, logit_geo, sequence or verbal) ≥ ``threshold``.
+
+    With ``calibration`` (a map fitted by ``grace-arena model calibrate``,
+    :class:`~grace_arena.analysis.recalibration.Calibrator`), the threshold applies to the
+    recalibrated confidence.
+    """
 
     confidence: ConfidenceKind = "logit"
     threshold: float = 0.5
     not_before_word: int = 0
+    calibration: Any = None
 
     def __post_init__(self) -> None:
         if self.confidence not in CONFIDENCE_FIELDS:
@@ -57,7 +63,11 @@ class BuzzPolicy:
             raise ValueError(f"not_before_word must be >= 0, got {self.not_before_word!r}")
 
     def confidence_of(self, step: Any) -> float | None:
-        return getattr(step, CONFIDENCE_FIELDS[self.confidence], None)
+        """The step's confidence of this kind, recalibrated when the policy has a map."""
+        value = getattr(step, CONFIDENCE_FIELDS[self.confidence], None)
+        if value is None or self.calibration is None:
+            return value
+        return float(self.calibration.predict([value])[0])
 
     def would_buzz(self, step: Any) -> bool:
         """Whether this one step passes the policy (the buzz is the first step that does)."""

@@ -164,6 +164,12 @@ def _row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
                 "confidence": policy.confidence,
                 "threshold": policy.threshold,
                 "not_before_word": policy.not_before_word,
+                "calibration": None
+                if policy.calibration is None
+                else {
+                    "method": policy.calibration.method,
+                    "fitted_at": policy.calibration.meta.get("fitted_at"),
+                },
             },
         },
     )
