@@ -647,6 +647,25 @@ def test_a_record_is_not_merged_into_itself(tmp_path: Path, monkeypatch) -> None
     assert not (tmp_path / "nope.db").exists()
 
 
+def test_a_server_record_is_not_merged_into_itself_under_another_url(
+    postgres_url: str, sample
+) -> None:
+    """One PostgreSQL database reached by two URLs that differ (here in an option) is one
+    record: merging it into itself would copy every match again."""
+    from grace_arena.record.merge import merge_record
+
+    site = _record(postgres_url)
+    site.save_packet(sample)
+    _play(site, sample, "night", [TeamSpec(id="red", name="Red")], [])
+    spelled = make_url(postgres_url).update_query_dict({"application_name": "site-b"})
+    other = make_engine(spelled.render_as_string(hide_password=False))
+    with pytest.raises(RecordError, match="that is this record"):
+        merge_record(site.engine, other, event="night-again")
+    assert len(site.matches()) == 1
+    other.dispose()
+    site.engine.dispose()
+
+
 def test_a_file_without_buzzpoints_round_trips(store: MatchStore, tmp_path: Path) -> None:
     path = tmp_path / "quiet.json"
     data = json.loads(_hard_file(tmp_path).read_text())
