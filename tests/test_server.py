@@ -12,6 +12,7 @@ import time
 import urllib.request
 
 import pytest
+from backends import on_both_backends
 from live import Client, LiveServer, clients, moderator, player, two_teams
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -404,6 +405,35 @@ def test_a_restarted_server_restores_pace_arbitration_and_the_model_panel(db_url
             mod.send(type="start_tossup")
             st = mod.state(lambda s: s["tossup"] is not None)
             assert st["models"][0]["guess"]  # the moderator sees the model's current guess
+
+
+def _api(server: LiveServer, path: str, body: object = None) -> object:
+    """A call of the HTTP API with the server token; the reply's JSON."""
+    request = urllib.request.Request(
+        f"{server.http_url}{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {server.arena.tokens.server()}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+@on_both_backends
+def test_a_restarted_server_reopens_its_matches_in_the_order_they_were_made(db_url):
+    def settings(first=None) -> Settings:
+        return Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=first)
+
+    with LiveServer(settings(two_teams(title="First"))) as server:
+        second = _api(server, "/api/matches", two_teams(title="Second").model_dump())
+        made = [server.room().rm.id, second["match_id"]]
+        # a new moderator token for the first match: its row is written after the second's
+        server.arena.issue_moderator_token(made[0])
+    with LiveServer(settings()) as server:
+        assert list(server.arena.rooms) == made
+        assert [m["match_id"] for m in _api(server, "/api/matches")] == made
 
 
 def test_the_packet_list_tells_no_answers(server, sample):
