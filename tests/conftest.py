@@ -5,12 +5,10 @@ sample match, and the browser."""
 from __future__ import annotations
 
 import os
-import uuid
 
 import pytest
 import sqlalchemy
-from backends import BACKENDS, POSTGRES_ENV
-from sqlalchemy.engine import make_url
+from backends import BACKENDS, POSTGRES_ENV, postgres_database
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.record.db import make_engine, upgrade
@@ -46,28 +44,8 @@ def postgres_server() -> sqlalchemy.Engine:
 @pytest.fixture
 def postgres_url(postgres_server: sqlalchemy.Engine) -> str:
     """The URL of a new, empty PostgreSQL database, dropped after the test."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    name = f"grace_test_{worker}_{uuid.uuid4().hex[:16]}"
-    with postgres_server.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(postgres_server.url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        _drop_database(postgres_server, name)
-
-
-def _drop_database(server: sqlalchemy.Engine, name: str) -> None:
-    """Drop a test's database. ``WITH (FORCE)`` ends the sessions the test left open, but a
-    role outside ``pg_signal_backend`` may not end an autovacuum worker that is in the
-    database: a plain DROP DATABASE ends it (and waits for the others), then FORCE again."""
-    for force in (" WITH (FORCE)", "", " WITH (FORCE)"):
-        try:
-            with server.connect() as conn:
-                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}"{force}')
-            return
-        except sqlalchemy.exc.DBAPIError as exc:
-            error = exc
-    raise error
+    with postgres_database(postgres_server) as url:
+        yield url
 
 
 def _url(request: pytest.FixtureRequest, backend: str, tmp_path) -> str:

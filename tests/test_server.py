@@ -436,6 +436,16 @@ def test_a_restarted_server_reopens_its_matches_in_the_order_they_were_made(db_u
         assert [m["match_id"] for m in _api(server, "/api/matches")] == made
 
 
+@on_both_backends
+def test_a_match_id_past_the_records_integers_is_a_client_error(server):
+    """Match ids are 32-bit integers in a PostgreSQL record: a larger one is refused as such,
+    not looked up (which PostgreSQL answers with an error)."""
+    for match_id, status in ((2**31 - 1, 404), (2**31, 422), (2**63 - 1, 422)):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            _api(server, f"/api/matches/{match_id}/summary")
+        assert err.value.code == status, match_id
+
+
 def test_the_packet_list_tells_no_answers(server, sample):
     """Anyone who can reach the server can list packets: ids and categories, no answer line."""
     with urllib.request.urlopen(f"{server.http_url}/api/packets", timeout=10) as response:
