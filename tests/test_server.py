@@ -446,6 +446,49 @@ def test_a_match_id_past_the_records_integers_is_a_client_error(server):
         assert err.value.code == status, match_id
 
 
+@on_both_backends
+def test_text_holding_a_nul_character_is_refused_and_the_connection_stays(db_url):
+    """PostgreSQL's text columns cannot hold NUL: a name, an answer, a reason or a match set-up
+    with one is a bad message on every backend, and what follows is recorded as usual."""
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="x",
+        first_match=two_teams(reading_mode="screen"),
+    )
+    with LiveServer(settings) as server:
+        mod, red = moderator(server), Client(server.ws_url)
+        with clients(mod, red):
+            red.send(type="hello", role="player", join_code=server.room().join_code)
+            red.wait("welcome")
+            red.send(type="join", team="red", name="Ru\x00th")
+            assert red.wait(lambda m: m["type"] in ("error", "joined"))["code"] == "bad_message"
+            red.send(type="join", team="red", name="Ruth")
+            red.wait("joined")
+            start_paused(mod, steps=4)
+            red.send(type="buzz")
+            assert red.wait("buzz_result")["outcome"] == "won"
+            red.send(type="answer", text="Oko\x00nkwo")
+            assert red.wait("error")["code"] == "bad_message"
+            red.send(type="answer", text="Okonkwo")
+            ev = mod.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "answer_given")
+            assert ev["event"]["text"] == "Okonkwo"
+            mod.send(type="throw_out", reason="mis\x00read")
+            assert mod.wait("error")["code"] == "bad_message"
+        (buzz,) = server.arena.store.buzzes(server.room().rm.id)
+        assert buzz.answer == "Okonkwo"
+        setup = two_teams().model_dump()
+        for bad in (
+            {"title": "Night\x00"},
+            {"teams": [{"id": "red", "name": "R\x00"}]},
+            {"teams": [{"id": "bot", "name": "Bot", "kind": "model", "model": "tf\x00idf"}]},
+        ):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                _api(server, "/api/matches", {**setup, **bad})
+            assert err.value.code == 422
+        assert len(server.arena.store.matches()) == 1
+
+
 def test_the_packet_list_tells_no_answers(server, sample):
     """Anyone who can reach the server can list packets: ids and categories, no answer line."""
     with urllib.request.urlopen(f"{server.http_url}/api/packets", timeout=10) as response:
