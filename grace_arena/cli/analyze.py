@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 
 
 def _print_tables(result: dict[str, Any]) -> None:
@@ -272,7 +272,7 @@ def analyze(
         from grace_arena.record.store import RecordError
 
         url = resolve_db(db)
-        typer.echo(f"record: {url}", err=True)
+        typer.echo(f"record: {redacted(url)}", err=True)
         try:
             engine = open_engine(url)
             data = load_record_data(engine, match, events=event)
@@ -282,7 +282,7 @@ def analyze(
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
         ids = [m.id for m in data.matches]
-        described = [f"record {url}"]
+        described = [f"record {redacted(url)}"]
         if data.events:
             described.append(f"event(s) {', '.join(data.events)}")
         described.append(f"matches {', '.join(map(str, ids)) or 'none'}")
@@ -290,7 +290,7 @@ def analyze(
             described.append(f"{data.n_pooled:,} imported pooled buzzpoints (matches unknown)")
         source = {
             "kind": "record",
-            "db": url,
+            "db": redacted(url),
             "events": data.events,
             "matches": ids,
             "pooled_buzzes": data.n_pooled,

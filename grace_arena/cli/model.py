@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Packet
@@ -125,7 +125,7 @@ def precompute(
     the_packet = _load_packet(packet)
     policy = _policy(confidence, threshold, not_before)
     url = resolve_db(db)
-    console.print(f"record: {url}")
+    console.print(f"record: {redacted(url)}")
     engine = open_engine(url)
     with contextlib.ExitStack() as stack:
         litellm_model, record_name = model, name or model

@@ -21,3 +21,14 @@ def resolve_db(url: str | None) -> str:
     from grace_arena.record.db import default_db_url
 
     return url or default_db_url()
+
+
+def redacted(url: str) -> str:
+    """``url`` as commands print it and reports keep it: a server record's password hidden."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not a URL: opening it will say so
+        return url
