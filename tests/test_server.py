@@ -36,6 +36,7 @@ def start_paused(mod: Client, steps: int = 0) -> None:
         mod.state(lambda s: s["tossup"]["position"] >= steps - 1)
 
 
+@on_both_backends
 def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
     mod = moderator(server)
     players = [player(server, "red" if i % 2 else "blue", f"P{i}") for i in range(50)]
@@ -70,6 +71,7 @@ def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
         assert all(b.holder_buzz_id == winner.buzz_id for b in buzzes if b is not winner)
 
 
+@on_both_backends
 def test_neg_locks_the_team_out_and_the_other_team_can_answer(server):
     mod = moderator(server)
     red, blue = player(server, "red", "Ruth"), player(server, "blue", "Bo")
@@ -157,6 +159,7 @@ def test_reading_advances_by_itself_and_the_moderator_controls_pace(server):
         assert st["tossup"]["position"] in st["tossup"]["clue_ends"]
 
 
+@on_both_backends
 def test_reconnect_with_token_comes_back_as_the_same_player(server):
     red = player(server, "red", "Ruth")
     token, player_id = red.joined["token"], red.joined["player"]
@@ -335,6 +338,7 @@ class SlowPongClient(Client):
         return message
 
 
+@on_both_backends
 def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
     settings = Settings(
         db_url=db_url,
@@ -380,6 +384,7 @@ def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
         assert accepted.word_index == 4
 
 
+@on_both_backends
 def test_a_restarted_server_restores_pace_arbitration_and_the_model_panel(db_url):
     setup = two_teams(
         wpm=333,
@@ -742,6 +747,7 @@ def test_closing_a_room_with_clients_connected_raises_nothing(server):
         asyncio.run_coroutine_threadsafe(room.close(), loop).result(timeout=10)
 
 
+@on_both_backends
 def test_moderator_tokens_are_random_per_match_and_stored_hashed(db_url, tmp_path):
     from grace_arena.server.app import token_sha256
 
@@ -818,6 +824,7 @@ def test_players_and_displays_never_see_a_packet_id(db_url):
             assert st["tossup"]["id"] == ids[0] and st["match"]["tossup_ids"] == ids
 
 
+@on_both_backends
 def test_pace_changes_are_events_of_the_record_and_can_undo_is_in_the_state(db_url):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
