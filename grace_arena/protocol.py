@@ -32,8 +32,9 @@ def _no_nul(text: str) -> str:
 
 
 #: Text from a client that the record keeps or looks up (names, answers, titles...). A record
-#: in PostgreSQL cannot hold NUL characters, so they are refused on every backend alike.
-Text = Annotated[str, AfterValidator(_no_nul)]
+#: in PostgreSQL cannot hold NUL characters, so they are refused on every backend alike (the
+#: pattern tells the OpenAPI description; the validator says why).
+Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": r"^[^\x00]*$"})]
 
 
 # ---------------------------------------------------------------------------------------------
