@@ -666,6 +666,24 @@ def test_a_server_record_is_not_merged_into_itself_under_another_url(
     site.engine.dispose()
 
 
+@on_both_backends
+def test_an_event_name_too_long_for_the_record_is_refused_clearly(
+    db_url: str, store: MatchStore, tmp_path: Path
+) -> None:
+    """PostgreSQL keeps an event's name to 100 characters where SQLite would take more: the
+    name is refused alike on both, saying so, and nothing is written."""
+    from grace_arena.record.merge import merge_record
+
+    long = "x" * 101
+    args = ["import", "grace", str(_hard_file(tmp_path)), "--event", long, "--db", db_url]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 1 and "at most 100 characters" in out.output, out.output
+    with pytest.raises(RecordError, match="at most 100 characters"):
+        merge_record(store.engine, _record(tmp_path / "other.db").engine, event=long)
+    assert store.events_of_record() == []
+    import_grace(store.engine, _hard_file(tmp_path), event="x" * 100)  # at the limit: fine
+
+
 def test_a_file_without_buzzpoints_round_trips(store: MatchStore, tmp_path: Path) -> None:
     path = tmp_path / "quiet.json"
     data = json.loads(_hard_file(tmp_path).read_text())
