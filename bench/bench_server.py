@@ -22,7 +22,12 @@
 1b. Storms: N players buzz at once: when the last of them has its outcome, how late the answer
    timer fired, and how long the moderator's ruling took; 1c. a flood: 50 players sending 100
    buzzes each at 50 a second, the moderator's rulings meanwhile.
-3. Durable write: the latency of committing one buzz (SQLite, WAL, synchronous=FULL).
+3. Durable write: the latency of committing one buzz, on SQLite (WAL, synchronous=FULL) and on
+   PostgreSQL when a server is given (``--postgres URL`` or ``$GRACE_ARENA_TEST_POSTGRES``, as
+   for the tests: the run makes a database and drops it), runs alternating between the two so
+   that both meet the same noise; ``--only-commits`` runs this section alone:
+
+       .venv/bin/python bench/bench_server.py --only-commits --postgres postgresql+psycopg://...
 
 The server runs in its own process (``grace-arena serve``); the arbitration clients run here on
 asyncio.
@@ -51,6 +56,7 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 SECRET = "bench-secret"
+POSTGRES_ENV = "GRACE_ARENA_TEST_POSTGRES"
 LOCKOUT = ['{"type": "locked"}']  # the arena's lock-out message, as a client got it in the run
 
 RAW_SERVER = r"""
@@ -601,7 +607,8 @@ async def bench_flood(port: int, n: int, each: int) -> dict[str, float]:
     return out
 
 
-def bench_commit(folder: Path, n: int) -> list[float]:
+def bench_commit(url: str, n: int) -> list[float]:
+    """The time to commit each of ``n`` buzzes (each in a tossup of its own) to a new record."""
     from engine_helpers import config
 
     from grace_arena.core.commands import Buzz, Join, Reveal, Rule, StartTossup
@@ -609,9 +616,9 @@ def bench_commit(folder: Path, n: int) -> list[float]:
     from grace_arena.record.db import make_engine, upgrade
     from grace_arena.record.store import MatchStore
 
-    url = f"sqlite:///{folder / 'commit.db'}"
     upgrade(url)
-    rm = MatchStore(make_engine(url)).create(config(n_tossups=n), now=0.0)
+    engine = make_engine(url)
+    rm = MatchStore(engine).create(config(n_tossups=n), now=0.0)
     rm.handle(Join(team="red", player="r", name="R"), now=0.0)
     times = []
     for _ in range(n):
@@ -621,7 +628,120 @@ def bench_commit(folder: Path, n: int) -> list[float]:
         rm.handle(Buzz(team="red", player="r"), now=0.0)
         times.append(time.perf_counter() - t0)
         rm.handle(Rule(ruling=Ruling.CORRECT), now=0.0)
+    engine.dispose()
     return times
+
+
+def bench_commits(folder: Path, n: int, runs: int, postgres: str | None) -> None:
+    """3. Durable buzz commits on SQLite and on PostgreSQL, runs alternating between them."""
+    import sqlalchemy
+    from backends import postgres_database
+
+    results: dict[str, list[tuple[float, float]]] = {"SQLite (WAL, synchronous=FULL)": []}
+    admin = None
+    if postgres:
+        admin = sqlalchemy.create_engine(postgres, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            version = str(conn.exec_driver_sql("SHOW server_version").scalar()).split()[0]
+            durable = ", ".join(
+                f"{name}={conn.exec_driver_sql(f'SHOW {name}').scalar()}"
+                for name in ("synchronous_commit", "fsync")
+            )
+        results[f"PostgreSQL {version} ({durable})"] = []
+    for run in range(runs):
+        for name in results:
+            if name.startswith("SQLite"):
+                times = bench_commit(f"sqlite:///{folder / f'commit-{run}.db'}", n)
+            else:
+                assert admin is not None
+                with postgres_database(admin) as url:
+                    times = bench_commit(url, n)
+            results[name].append((statistics.median(times), pct(times, 99)))
+    if admin is not None:
+        admin.dispose()
+    print(
+        f"\n3. durable buzz commit: {n} buzzes per run, {runs} runs per backend alternating;"
+        " the median over runs of each run's p50 and p99 (ms)"
+    )
+    print(f"   {'backend':<52} {'p50':>7} {'p99':>7}")
+    for name, per_run in results.items():
+        p50 = statistics.median(r[0] for r in per_run) * 1e3
+        p99 = statistics.median(r[1] for r in per_run) * 1e3
+        print(f"   {name:<52} {p50:>7.2f} {p99:>7.2f}")
+    if not postgres:
+        print(
+            f"   PostgreSQL: not measured; give a server with --postgres URL or ${POSTGRES_ENV}"
+            " (postgresql+psycopg://USER:PASSWORD@HOST/postgres, a role that may create a"
+            " database)"
+        )
+
+
+async def bench_live(args: argparse.Namespace, folder: Path) -> None:
+    """Sections 1, 1b, 1c and 2: against a real server."""
+    proc, port = start_arena(folder)
+    try:
+        print("\n1. buzz -> lock-out on every client (ms)")
+        print(
+            f"{'clients':>8} {'arena p50':>10} {'arena p99':>10} {'raw p50':>9} "
+            f"{'raw p99':>9} {'ratio p50':>10}"
+        )
+        for n in args.clients:
+            arena = await bench_arbitration_arena(port, n, args.rounds)
+            raw = await bench_arbitration_raw(n, args.rounds, LOCKOUT[0])
+            a50, a99 = statistics.median(arena) * 1e3, pct(arena, 99) * 1e3
+            r50, r99 = statistics.median(raw) * 1e3, pct(raw, 99) * 1e3
+            print(f"{n:>8} {a50:>10.1f} {a99:>10.1f} {r50:>9.1f} {r99:>9.1f} {a50 / r50:>10.2f}")
+        print(f"\n1b. buzz storms: every player buzzes at once (answer timer {2.0:g} s)")
+        print(
+            f"{'players':>8} {'outcomes p50':>11} {'max':>9} {'timer late':>13} "
+            f"{'ruling p50':>11} {'max':>10} {'states/phone':>13}   (seconds)"
+        )
+        for n in args.storm:
+            storm = await bench_storm(port, n, args.storm_rounds)
+            print(
+                f"{n:>8} {statistics.median(storm['all']):>11.3f} {max(storm['all']):>9.3f} "
+                f"{storm['timer'][0]:>13.3f} {statistics.median(storm['ruling']):>11.3f} "
+                f"{max(storm['ruling']):>10.3f} {max(storm['states']):>13.0f}"
+            )
+        flood = await bench_flood(port, args.flood[0], args.flood[1])
+        print(
+            f"\n1c. flood: {args.flood[0]} players x {args.flood[1]} buzzes at 50/s each: "
+            f"moderator's rulings p50 {flood['moderator_wait_p50']:.3f} s, "
+            f"max {flood['moderator_wait_max']:.3f} s; "
+            f"{flood['rate_limited']:.0f} messages rate-limited "
+            f"({flood['sent']:.0f} buzzes sent), "
+            f"{flood['answered']:.0f} answered; {flood['closed']:.0f} connections closed"
+        )
+        print(
+            f"\n2. reveal fan-out: {args.fanout_clients} screen-mode clients at 4 words/s "
+            f"(in {args.fanout_procs} client processes)"
+        )
+        arena, cpu, settled = await bench_fanout(
+            port, proc.pid, args.fanout_clients, args.fanout_seconds, args.fanout_procs
+        )
+        size = round(statistics.mean(arena["sizes"]))
+        raw = await bench_fanout_raw(
+            args.fanout_clients, args.fanout_seconds, args.fanout_procs, size
+        )
+        print(
+            f"   (the client processes took {settled:.1f} s to read the join messages)\n"
+            f"   word states delivered: {len(arena['read'])} (mean {size} bytes); "
+            f"server CPU {cpu * 100:.0f}% of one core\n"
+            f"   lateness (ms)            {'arena p50':>10} {'arena p99':>10} "
+            f"{'raw p50':>9} {'raw p99':>9}"
+        )
+        for key, label in (
+            ("arrival", "arrival at the socket"),
+            ("read", "read by the client"),
+        ):
+            a, r = arena[key], raw[key]
+            print(
+                f"   {label:<24} {statistics.median(a) * 1e3:>10.1f} {pct(a, 99) * 1e3:>10.1f}"
+                f" {statistics.median(r) * 1e3:>9.1f} {pct(r, 99) * 1e3:>9.1f}"
+            )
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 async def main() -> None:
@@ -634,81 +754,22 @@ async def main() -> None:
     parser.add_argument("--fanout-clients", type=int, default=500)
     parser.add_argument("--fanout-seconds", type=float, default=15.0)
     parser.add_argument("--fanout-procs", type=int, default=2, help="client processes")
+    parser.add_argument("--commits", type=int, default=300, help="buzzes per commit run")
+    parser.add_argument("--commit-runs", type=int, default=5, help="commit runs per backend")
+    parser.add_argument(
+        "--postgres",
+        default=os.environ.get(POSTGRES_ENV),
+        help=f"a PostgreSQL server for section 3 (default: ${POSTGRES_ENV}), as the tests take"
+        " it: a role that may create a database, which the run makes and drops",
+    )
+    parser.add_argument("--only-commits", action="store_true", help="section 3 alone")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        proc, port = start_arena(folder)
-        try:
-            print("\n1. buzz -> lock-out on every client (ms)")
-            print(
-                f"{'clients':>8} {'arena p50':>10} {'arena p99':>10} {'raw p50':>9} "
-                f"{'raw p99':>9} {'ratio p50':>10}"
-            )
-            for n in args.clients:
-                arena = await bench_arbitration_arena(port, n, args.rounds)
-                raw = await bench_arbitration_raw(n, args.rounds, LOCKOUT[0])
-                a50, a99 = statistics.median(arena) * 1e3, pct(arena, 99) * 1e3
-                r50, r99 = statistics.median(raw) * 1e3, pct(raw, 99) * 1e3
-                print(
-                    f"{n:>8} {a50:>10.1f} {a99:>10.1f} {r50:>9.1f} {r99:>9.1f} {a50 / r50:>10.2f}"
-                )
-            print(f"\n1b. buzz storms: every player buzzes at once (answer timer {2.0:g} s)")
-            print(
-                f"{'players':>8} {'outcomes p50':>11} {'max':>9} {'timer late':>13} "
-                f"{'ruling p50':>11} {'max':>10} {'states/phone':>13}   (seconds)"
-            )
-            for n in args.storm:
-                storm = await bench_storm(port, n, args.storm_rounds)
-                print(
-                    f"{n:>8} {statistics.median(storm['all']):>11.3f} {max(storm['all']):>9.3f} "
-                    f"{storm['timer'][0]:>13.3f} {statistics.median(storm['ruling']):>11.3f} "
-                    f"{max(storm['ruling']):>10.3f} {max(storm['states']):>13.0f}"
-                )
-            flood = await bench_flood(port, args.flood[0], args.flood[1])
-            print(
-                f"\n1c. flood: {args.flood[0]} players x {args.flood[1]} buzzes at 50/s each: "
-                f"moderator's rulings p50 {flood['moderator_wait_p50']:.3f} s, "
-                f"max {flood['moderator_wait_max']:.3f} s; "
-                f"{flood['rate_limited']:.0f} messages rate-limited "
-                f"({flood['sent']:.0f} buzzes sent), "
-                f"{flood['answered']:.0f} answered; {flood['closed']:.0f} connections closed"
-            )
-            print(
-                f"\n2. reveal fan-out: {args.fanout_clients} screen-mode clients at 4 words/s "
-                f"(in {args.fanout_procs} client processes)"
-            )
-            arena, cpu, settled = await bench_fanout(
-                port, proc.pid, args.fanout_clients, args.fanout_seconds, args.fanout_procs
-            )
-            size = round(statistics.mean(arena["sizes"]))
-            raw = await bench_fanout_raw(
-                args.fanout_clients, args.fanout_seconds, args.fanout_procs, size
-            )
-            print(
-                f"   (the client processes took {settled:.1f} s to read the join messages)\n"
-                f"   word states delivered: {len(arena['read'])} (mean {size} bytes); "
-                f"server CPU {cpu * 100:.0f}% of one core\n"
-                f"   lateness (ms)            {'arena p50':>10} {'arena p99':>10} "
-                f"{'raw p50':>9} {'raw p99':>9}"
-            )
-            for key, label in (
-                ("arrival", "arrival at the socket"),
-                ("read", "read by the client"),
-            ):
-                a, r = arena[key], raw[key]
-                print(
-                    f"   {label:<24} {statistics.median(a) * 1e3:>10.1f} {pct(a, 99) * 1e3:>10.1f}"
-                    f" {statistics.median(r) * 1e3:>9.1f} {pct(r, 99) * 1e3:>9.1f}"
-                )
-        finally:
-            proc.terminate()
-            proc.wait(10)
-        commits = bench_commit(folder, 300)
-        print(
-            "\n3. durable buzz commit (SQLite WAL, synchronous=FULL), 300 buzzes: "
-            f"p50 {statistics.median(commits) * 1e3:.2f} ms, p99 {pct(commits, 99) * 1e3:.2f} ms"
-        )
+        if not args.only_commits:
+            await bench_live(args, folder)
+        bench_commits(folder, args.commits, args.commit_runs, args.postgres)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from grace_arena.cli.options import redacted
 from grace_arena.core.commands import (
     Buzz,
     EndMatch,
@@ -113,7 +114,7 @@ def run_scripted_demo(
     """Play the scripted match; returns the match id in the record."""
     console = console or Console()
     rng = random.Random(seed)
-    console.print(f"[bold]GRACE Arena demo[/] — record: {db_url}", soft_wrap=True)
+    console.print(f"[bold]GRACE Arena demo[/] — record: {redacted(db_url)}", soft_wrap=True)
     packet = load_packet(packet_path)
     store = MatchStore(open_engine(db_url))
     store.save_packet(packet, source=Path(packet_path))
@@ -192,10 +193,12 @@ def run_scripted_demo(
     buzzes = store.buzzes(rm.id)
     console.print(
         f"Match {rm.id}: {store.event_count(rm.id)} events and {len(buzzes)} buzzes stored in "
-        f"{db_url}",
+        f"{redacted(db_url)}",
         soft_wrap=True,
     )
-    console.print(f"List matches with: grace-arena db matches --db {db_url}", soft_wrap=True)
+    console.print(
+        f"List matches with: grace-arena db matches --db {redacted(db_url)}", soft_wrap=True
+    )
     return rm.id
 
 
@@ -265,7 +268,7 @@ def run_tui_demo(
     public = public_base(console, host, port, public_url)
     log_path = log_path or Path(user_log_dir("grace-arena", appauthor=False)) / "demo-server.log"
     _log_to(log_path)
-    console.print(f"record: {db_url}", soft_wrap=True, highlight=False)
+    console.print(f"record: {redacted(db_url)}", soft_wrap=True, highlight=False)
     console.print(f"starting the server on {public} …", soft_wrap=True, highlight=False)
     app = create_app(Settings(db_url=db_url, packets=[packet_path], public_url=public))
     arena = app.state.arena
@@ -284,7 +287,7 @@ def run_tui_demo(
     tui = make_tui(
         local,
         token=arena.tokens.server(),
-        record=db_url,
+        record=redacted(db_url),
         hosts_server=True,
         defaults=SetupDefaults(tossups=tossups, wpm=wpm),
     )
@@ -293,7 +296,7 @@ def run_tui_demo(
     finally:
         server.should_exit = True
         thread.join(10)
-    console.print(f"The record is in {db_url}", soft_wrap=True, highlight=False)
+    console.print(f"The record is in {redacted(db_url)}", soft_wrap=True, highlight=False)
     console.print(
         "Unfinished matches carry on when you run `grace-arena demo` again. "
         f"Server log: {log_path}",

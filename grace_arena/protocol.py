@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from grace_arena.core.events import Ruling
 
@@ -23,6 +23,18 @@ Role = Literal["moderator", "player", "display"]
 class _Msg(BaseModel):
     # no NaN or infinity: 1e400 parses as inf, and neither has a place in the record or JSON
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _no_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError("text may not contain NUL (U+0000) characters")
+    return text
+
+
+#: Text from a client that the record keeps or looks up (names, answers, titles...). A record
+#: in PostgreSQL cannot hold NUL characters, so they are refused on every backend alike (the
+#: pattern tells the OpenAPI description; the validator says why).
+Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": r"^[^\x00]*$"})]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,7 +65,7 @@ class JoinTeam(_Msg):
 
     type: Literal["join"] = "join"
     team: str = Field(min_length=1, max_length=64)
-    name: str = Field(min_length=1, max_length=40)  # a name of spaces is no name
+    name: Text = Field(min_length=1, max_length=40)  # a name of spaces is no name
 
 
 class BuzzMsg(_Msg):
@@ -63,7 +75,7 @@ class BuzzMsg(_Msg):
 
 class AnswerMsg(_Msg):
     type: Literal["answer"] = "answer"
-    text: str = Field(max_length=300)
+    text: Text = Field(max_length=300)
 
 
 class Ping(_Msg):
@@ -98,7 +110,7 @@ class UndoMsg(_Msg):
 
 class ThrowOutMsg(_Msg):
     type: Literal["throw_out"] = "throw_out"
-    reason: str = Field(default="thrown out by the moderator", max_length=200)
+    reason: Text = Field(default="thrown out by the moderator", max_length=200)
 
 
 class PauseMsg(_Msg):
@@ -367,9 +379,9 @@ def parse_server(raw: str | bytes) -> ServerMessage:
 
 class TeamSetup(_Msg):
     id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
-    name: str = Field(min_length=1, max_length=100)
+    name: Text = Field(min_length=1, max_length=100)
     kind: Literal["human", "model"] = "human"
-    model: str | None = None  # a precomputed model in the record
+    model: Text | None = None  # a precomputed model in the record
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence: Literal["logit", "verbal"] = "logit"
 
@@ -378,7 +390,7 @@ class MatchSetup(_Msg):
     """``POST /api/matches`` (server token): a new match on a loaded packet."""
 
     packet_id: str
-    title: str | None = None
+    title: Text | None = None
     tossup_ids: list[str] | None = None
     teams: list[TeamSetup] = Field(min_length=1)
     reading_mode: Literal["read_aloud", "screen"] = "read_aloud"
@@ -549,7 +561,7 @@ class SurveyInfo(_Msg):
 class SurveyJoin(_Msg):
     """``POST /api/survey/{code}/participants``: a new participant gives a name."""
 
-    name: str = Field(min_length=1, max_length=40)
+    name: Text = Field(min_length=1, max_length=40)
 
 
 class SurveyJoined(_Msg):
@@ -567,7 +579,7 @@ class SurveyAnswer(_Msg):
 
     tossup_id: str = Field(min_length=1, max_length=100)
     step: int = Field(ge=0, le=1000)
-    guess: str = Field(max_length=200)  # empty: no idea yet
+    guess: Text = Field(max_length=200)  # empty: no idea yet
     would_buzz: bool
     client_latency_s: float | None = Field(default=None, ge=0.0, le=86400.0)
 

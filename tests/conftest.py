@@ -1,18 +1,71 @@
-"""Shared fixtures: a fresh migrated database per test, the sample packet, a private response
-cache, a live server with the sample match, and the browser."""
+"""Shared fixtures: a fresh migrated database per test (SQLite, or PostgreSQL too where the
+record's SQL is exercised), the sample packet, a private response cache, a live server with the
+sample match, and the browser."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+import sqlalchemy
+from backends import BACKENDS, POSTGRES_ENV, postgres_database
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.store import MatchStore
 
 
+def _no_postgres(reason: str) -> None:
+    """PostgreSQL tests skip where there is no server for them, but not in CI (see backends.py)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI must run the PostgreSQL tests: .ci/run sets it up)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> sqlalchemy.Engine:
+    """An AUTOCOMMIT engine on ``$GRACE_ARENA_TEST_POSTGRES``, to create and drop databases."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        _no_postgres(
+            f"${POSTGRES_ENV} is not set (postgresql+psycopg://USER:PASSWORD@HOST/postgres, "
+            "a role with CREATEDB)"
+        )
+    try:
+        engine = sqlalchemy.create_engine(url, isolation_level="AUTOCOMMIT")
+        with engine.connect():
+            pass
+    except Exception as exc:  # the driver missing, the server down, a wrong password...
+        _no_postgres(f"cannot reach PostgreSQL at ${POSTGRES_ENV}: {str(exc).splitlines()[0]}")
+    yield engine
+    engine.dispose()
+
+
 @pytest.fixture
-def db_url(tmp_path) -> str:
-    return f"sqlite:///{tmp_path / 'record.db'}"
+def postgres_url(postgres_server: sqlalchemy.Engine) -> str:
+    """The URL of a new, empty PostgreSQL database, dropped after the test."""
+    with postgres_database(postgres_server) as url:
+        yield url
+
+
+def _url(request: pytest.FixtureRequest, backend: str, tmp_path) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'record.db'}"
+    if backend == "postgresql":
+        return request.getfixturevalue("postgres_url")
+    raise ValueError(f"no backend {backend!r}; known: {', '.join(BACKENDS)}")
+
+
+@pytest.fixture
+def db_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A fresh, empty record: a SQLite file, or a backend named by an indirect parameter."""
+    return _url(request, getattr(request, "param", "sqlite"), tmp_path)
+
+
+@pytest.fixture(params=BACKENDS)
+def record_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A fresh, empty record on each backend in turn: for the tests of the record's SQL."""
+    return _url(request, request.param, tmp_path)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import on_both_backends
 from sqlmodel import Session
 from typer.testing import CliRunner
 
@@ -194,6 +195,7 @@ def record(store: MatchStore) -> tuple[MatchStore, int]:
     return store, play_synthetic_match(store)
 
 
+@on_both_backends
 def test_the_record_reads_as_ruled_buzzes_outside_thrown_out_tossups(record) -> None:
     store, match_id = record
     data = load_record_data(store.engine, [match_id])
@@ -246,6 +248,7 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
+@on_both_backends
 def test_analyze_on_the_record_and_on_its_exported_files_gives_the_same_numbers(
     record, db_url: str, tmp_path: Path
 ) -> None:

@@ -6,9 +6,12 @@ import subprocess
 import sys
 
 import pytest
+from backends import on_both_backends
+from sqlalchemy.engine import make_url
 from typer.testing import CliRunner
 
 from grace_arena.cli import app
+from grace_arena.cli.options import redacted
 from grace_arena.record.db import make_engine
 from grace_arena.record.store import MatchStore
 
@@ -55,6 +58,7 @@ def test_default_db_comes_from_the_environment(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@on_both_backends
 def test_demo_plays_a_match_into_the_record(db_url):
     out = subprocess.run(
         [
@@ -75,7 +79,8 @@ def test_demo_plays_a_match_into_the_record(db_url):
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "Final scores" in out.stdout and db_url in out.stdout
+    assert "Final scores" in out.stdout and redacted(db_url) in out.stdout
+    assert f":{make_url(db_url).password}@" not in out.stdout
     store = MatchStore(make_engine(db_url))
     (match,) = store.matches()
     assert match.ended_at is not None

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlalchemy
+from backends import on_both_backends
+from sqlalchemy.engine import make_url
 from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
@@ -99,6 +102,7 @@ def _count(engine, table) -> int:
 # ---------------------------------------------------------------------------------------
 
 
+@on_both_backends
 def test_a_pooled_file_keeps_every_buzzpoint(store: MatchStore, tmp_path: Path) -> None:
     path = _hard_file(tmp_path)
     result = import_grace(store.engine, path, event="study")
@@ -126,6 +130,7 @@ def test_a_pooled_file_keeps_every_buzzpoint(store: MatchStore, tmp_path: Path) 
     assert store.matches() == []  # pooled data is not a match
 
 
+@on_both_backends
 def test_a_second_import_changes_nothing(store: MatchStore, tmp_path: Path) -> None:
     path = _hard_file(tmp_path)
     import_grace(store.engine, path, event="study")
@@ -139,6 +144,7 @@ def test_a_second_import_changes_nothing(store: MatchStore, tmp_path: Path) -> N
     assert _count(store.engine, PacketRow) == 1
 
 
+@on_both_backends
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
@@ -162,6 +168,7 @@ def test_a_bad_buzzpoint_is_named_and_nothing_is_written(
         assert _count(store.engine, table) == 0, table
 
 
+@on_both_backends
 def test_a_malformed_grace_file_writes_nothing(store: MatchStore, tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     for content, message in (
@@ -175,6 +182,7 @@ def test_a_malformed_grace_file_writes_nothing(store: MatchStore, tmp_path: Path
     assert _count(store.engine, ArenaEventRow) == 0
 
 
+@on_both_backends
 def test_a_team_cannot_change_kind_within_an_event(store: MatchStore, tmp_path: Path) -> None:
     import_grace(store.engine, _hard_file(tmp_path, name="a.json"), event="study")
     path = _hard_file(tmp_path, extra=[{"1": "[M1, +]"}], name="b.json")
@@ -190,6 +198,7 @@ def test_a_team_cannot_change_kind_within_an_event(store: MatchStore, tmp_path: 
     assert _count(store.engine, EventImportRow) == 3
 
 
+@on_both_backends
 def test_the_round_trip_is_exact(store: MatchStore, tmp_path: Path) -> None:
     path = _hard_file(tmp_path)
     import_grace(store.engine, path, event="study")
@@ -317,6 +326,7 @@ def _play(store: MatchStore, sample, event: str, teams: list[TeamSpec], plan) ->
     return rm.id
 
 
+@on_both_backends
 def test_matches_of_an_event_pool_per_tossup_and_keep_team_identity(
     store: MatchStore, sample
 ) -> None:
@@ -387,6 +397,7 @@ def test_figure_4_of_grace_packet_3(store: MatchStore) -> None:
     assert result["notes"] and "no model steps" in result["notes"][0]
 
 
+@on_both_backends
 def test_analyze_and_export_commands_take_an_event(db_url: str, tmp_path: Path) -> None:
     path = _hard_file(tmp_path)
     runner = CliRunner()
@@ -426,10 +437,38 @@ def test_analyze_and_export_commands_take_an_event(db_url: str, tmp_path: Path) 
 # ---------------------------------------------------------------------------------------
 
 
-def test_an_old_record_migrates_with_an_event_per_match(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    shutil.copy(OLD_RECORD, path)
-    url = f"sqlite:///{path}"
+def _old_record_at(url: str) -> None:
+    """The record of migration 0003 (before events) at ``url``: a copy of the file on SQLite;
+    on a server, the schema of 0003 and the file's rows (ids kept, sequences moved past them)."""
+    if make_url(url).get_backend_name() == "sqlite":
+        shutil.copy(OLD_RECORD, str(make_url(url).database))
+        return
+    upgrade(url, "0003")
+    source = sqlalchemy.create_engine(f"sqlite:///file:{OLD_RECORD}?mode=ro&uri=true")
+    target = make_engine(url)
+    theirs, ours = sqlalchemy.MetaData(), sqlalchemy.MetaData()
+    theirs.reflect(source)
+    ours.reflect(target)
+    with source.connect() as read, target.begin() as write:
+        for table in ours.sorted_tables:
+            if table.name == "alembic_version":
+                continue
+            rows = [dict(r._mapping) for r in read.execute(theirs.tables[table.name].select())]
+            if rows:
+                write.execute(table.insert(), rows)
+            if "id" in table.c and isinstance(table.c.id.type, sqlalchemy.Integer):
+                write.exec_driver_sql(
+                    f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), max(id)) "
+                    f'FROM "{table.name}"'
+                )
+    source.dispose()
+    target.dispose()
+
+
+@on_both_backends
+def test_an_old_record_migrates_with_an_event_per_match(db_url: str, tmp_path: Path) -> None:
+    _old_record_at(db_url)
+    url = db_url
     engine = make_engine(url)
     with engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0003"
@@ -464,19 +503,21 @@ def test_an_old_record_migrates_with_an_event_per_match(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def _record(path: Path) -> MatchStore:
-    url = f"sqlite:///{path}"
+def _record(where: Path | str) -> MatchStore:
+    """A migrated record: a SQLite file, or a database URL."""
+    url = where if isinstance(where, str) else f"sqlite:///{where}"
     upgrade(url)
     return MatchStore(make_engine(url))
 
 
-def test_two_sites_merge_into_one_event(tmp_path: Path, sample) -> None:
+def test_two_sites_merge_into_one_event(record_url: str, tmp_path: Path, sample) -> None:
+    """Site A's record on each backend; site B's a SQLite file, merged into A and back."""
     from grace_arena.record.merge import merge_record
 
     pooled = _hard_file(tmp_path)
     t = sample.tossups[0].id
     red, blue, green = (TeamSpec(id=c, name=c.title()) for c in ("red", "blue", "green"))
-    site_a, site_b = _record(tmp_path / "a.db"), _record(tmp_path / "b.db")
+    site_a, site_b = _record(record_url), _record(tmp_path / "b.db")
     for site in (site_a, site_b):
         site.save_packet(sample)
         import_grace(site.engine, pooled, event="comp")
@@ -519,12 +560,12 @@ def test_two_sites_merge_into_one_event(tmp_path: Path, sample) -> None:
     assert len(site_a.matches()) == before
 
 
-def test_import_record_command(tmp_path: Path, sample) -> None:
+def test_import_record_command(record_url: str, tmp_path: Path, sample) -> None:
     site_b = _record(tmp_path / "b.db")
     site_b.save_packet(sample)
     red = TeamSpec(id="red", name="Red")
     _play(site_b, sample, "night", [red], [(sample.tossups[0].id, [("red", 3, True)])])
-    url = f"sqlite:///{tmp_path / 'a.db'}"
+    url = record_url
     runner = CliRunner()
     args = ["import", "record", str(tmp_path / "b.db"), "--event", "all", "--db", url]
     first = runner.invoke(app, args)
@@ -536,6 +577,7 @@ def test_import_record_command(tmp_path: Path, sample) -> None:
     assert missing.exit_code == 1 and "no record at" in missing.output
 
 
+@on_both_backends
 def test_matches_on_their_own_read_as_before_events(store: MatchStore, sample) -> None:
     """Matches created without an event (the server's and the demo's, and every match of a
     migrated record) are taken together by team name, as before events existed."""
@@ -558,10 +600,12 @@ def test_matches_on_their_own_read_as_before_events(store: MatchStore, sample) -
     assert labels == {"Red (own matches)", "Red (club)", "Blue"}
 
 
-def test_a_match_merged_while_in_progress_is_brought_up_to_date(tmp_path: Path, sample) -> None:
+def test_a_match_merged_while_in_progress_is_brought_up_to_date(
+    record_url: str, tmp_path: Path, sample
+) -> None:
     from grace_arena.record.merge import merge_record
 
-    site_a, site_b = _record(tmp_path / "a.db"), _record(tmp_path / "b.db")
+    site_a, site_b = _record(record_url), _record(tmp_path / "b.db")
     site_b.save_packet(sample)
     red = TeamSpec(id="red", name="Red")
     config = match_config(sample, [red], rules=ScoringRules(answer_time=None), title="Live")
@@ -603,6 +647,43 @@ def test_a_record_is_not_merged_into_itself(tmp_path: Path, monkeypatch) -> None
     assert not (tmp_path / "nope.db").exists()
 
 
+def test_a_server_record_is_not_merged_into_itself_under_another_url(
+    postgres_url: str, sample
+) -> None:
+    """One PostgreSQL database reached by two URLs that differ (here in an option) is one
+    record: merging it into itself would copy every match again."""
+    from grace_arena.record.merge import merge_record
+
+    site = _record(postgres_url)
+    site.save_packet(sample)
+    _play(site, sample, "night", [TeamSpec(id="red", name="Red")], [])
+    spelled = make_url(postgres_url).update_query_dict({"application_name": "site-b"})
+    other = make_engine(spelled.render_as_string(hide_password=False))
+    with pytest.raises(RecordError, match="that is this record"):
+        merge_record(site.engine, other, event="night-again")
+    assert len(site.matches()) == 1
+    other.dispose()
+    site.engine.dispose()
+
+
+@on_both_backends
+def test_an_event_name_too_long_for_the_record_is_refused_clearly(
+    db_url: str, store: MatchStore, tmp_path: Path
+) -> None:
+    """PostgreSQL keeps an event's name to 100 characters where SQLite would take more: the
+    name is refused alike on both, saying so, and nothing is written."""
+    from grace_arena.record.merge import merge_record
+
+    long = "x" * 101
+    args = ["import", "grace", str(_hard_file(tmp_path)), "--event", long, "--db", db_url]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 1 and "at most 100 characters" in out.output, out.output
+    with pytest.raises(RecordError, match="at most 100 characters"):
+        merge_record(store.engine, _record(tmp_path / "other.db").engine, event=long)
+    assert store.events_of_record() == []
+    import_grace(store.engine, _hard_file(tmp_path), event="x" * 100)  # at the limit: fine
+
+
 def test_a_file_without_buzzpoints_round_trips(store: MatchStore, tmp_path: Path) -> None:
     path = tmp_path / "quiet.json"
     data = json.loads(_hard_file(tmp_path).read_text())
@@ -630,13 +711,15 @@ def test_precompute_takes_a_grace_file_and_calscore_uses_its_pooled_buzzes(
     assert (h > 0).any()  # the pooled human buzzes reach the model's steps
 
 
-def test_merging_an_old_record_reads_it_without_changing_it(tmp_path: Path) -> None:
+def test_merging_an_old_record_reads_it_without_changing_it(
+    record_url: str, tmp_path: Path
+) -> None:
     import hashlib
 
     old = tmp_path / "old.db"
     shutil.copy(OLD_RECORD, old)
     before = hashlib.sha256(old.read_bytes()).hexdigest()
-    url = f"sqlite:///{tmp_path / 'here.db'}"
+    url = record_url
     runner = CliRunner()
     out = runner.invoke(app, ["import", "record", str(old), "--event", "old", "--db", url])
     assert out.exit_code == 0, out.output

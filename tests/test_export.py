@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from backends import on_both_backends
 from test_analyze_record import MODEL, PACKET_ID, play_synthetic_match
 from typer.testing import CliRunner
 
@@ -19,6 +20,8 @@ from grace_arena.io.record_io import BUZZ_EXPORT_COLUMNS, STEP_EXPORT_COLUMNS
 from grace_arena.record.store import MatchStore
 
 QBJ_SCHEMA = Path(__file__).parent / "fixtures" / "analysis" / "qbj_match.schema.json"
+
+pytestmark = on_both_backends
 
 
 @pytest.fixture

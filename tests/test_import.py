@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from backends import on_both_backends
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -109,6 +110,7 @@ def test_grace_import_is_idempotent_and_analysable(store: MatchStore) -> None:
     assert buzzes.word_index[m1].tolist() == [68] and buzzes.correct[m1].tolist() == [1.0]
 
 
+@on_both_backends
 def test_grace_file_with_negs_and_several_teams(store: MatchStore, tmp_path: Path) -> None:
     text = "This (*) man crossed the Delaware. He was the first president. For 10 points, name him."
     data = [
@@ -162,6 +164,7 @@ def test_a_malformed_grace_file_is_refused(store: MatchStore, tmp_path: Path) ->
 # ---------------------------------------------------------------------------------------
 
 
+@on_both_backends
 def test_qanta_questions_become_packets_and_a_corpus(store: MatchStore, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     result = import_qanta(store.engine, QANTA_SMALL, packet_size=3, corpus_out=corpus)
@@ -194,6 +197,7 @@ def test_the_qanta_sample_imports(tmp_path: Path) -> None:
     assert not any("left out" in w for w in result.warnings)
 
 
+@on_both_backends
 def test_import_commands(db_url: str, tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["import", "qanta", str(QANTA_SMALL), "--db", db_url])

@@ -21,8 +21,8 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("seed", "kill_after"), [(1, 40), (2, 150), (3, 333)])
-def test_kill_minus_nine_then_replay(tmp_path, seed, kill_after):
-    url = f"sqlite:///{tmp_path / 'record.db'}"
+def test_kill_minus_nine_then_replay(record_url, seed, kill_after):
+    url = record_url
     upgrade(url)
     env = {
         **os.environ,

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from backends import on_both_backends
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
@@ -43,6 +44,7 @@ def _rows(engine, model=None) -> list[ModelStepRow]:
         return list(session.exec(query).all())
 
 
+@on_both_backends
 def test_tfidf_precompute_stores_every_step_and_is_idempotent(db_url, sample):
     first = ensure_precomputed(db_url, sample)
     n = len(packet_prefixes(sample))
@@ -156,6 +158,7 @@ def test_a_fresh_record_is_filled_from_the_cache(sample, tmp_path):
     assert all(r.extra["cached"] for r in _rows(engine))
 
 
+@on_both_backends
 def test_failed_steps_are_not_stored_and_a_rerun_fills_them(db_url, sample):
     engine = open_engine(db_url)
     with StubServer(answers={"Melville": "Moby-Dick"}) as server:

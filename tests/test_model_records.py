@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from backends import on_both_backends
 from engine_helpers import config
 from typer.testing import CliRunner
 
@@ -33,6 +34,7 @@ def play_one_tossup(store) -> None:
     rm.handle(Rule(ruling=Ruling.CORRECT), now=T + 3)
 
 
+@on_both_backends
 def test_human_records_from_the_record(store):
     play_one_tossup(store)
     fractions, n_records = human_records_from_db(store.engine)
@@ -40,6 +42,7 @@ def test_human_records_from_the_record(store):
     assert n_records == 2  # two human teams on the one tossup started
 
 
+@on_both_backends
 def test_threshold_ew_from_the_record(store, db_url):
     play_one_tossup(store)
     ensure_precomputed(db_url, load_packet(SAMPLE_PACKET_PATH))

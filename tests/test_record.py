@@ -1,10 +1,13 @@
-"""The durable record: migrations, events before effects, projections, replay."""
+"""The durable record: migrations, events before effects, projections, replay; on SQLite and
+on PostgreSQL."""
 
 from __future__ import annotations
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from backends import on_both_backends
 from engine_helpers import config
 from sqlalchemy import inspect, text
 from sqlmodel import SQLModel
@@ -14,10 +17,12 @@ from grace_arena.core.commands import Buzz, Join, Reveal, Rule, StartTossup, Und
 from grace_arena.core.config import ModelBuzz
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import BuzzTiming, Ruling
-from grace_arena.record.db import make_engine, upgrade
+from grace_arena.record.db import alembic_config, make_engine, upgrade
 from grace_arena.record.store import MatchStore, RecordError
 
 T = 1_700_000_000.0
+
+pytestmark = on_both_backends
 
 
 def test_upgrade_head_on_an_empty_database_matches_the_models(db_url):
@@ -28,12 +33,25 @@ def test_upgrade_head_on_an_empty_database_matches_the_models(db_url):
         assert diff == []
         tables = set(inspect(conn).get_table_names())
         assert {"event", "buzz", "ruling", "match", "team", "player", "model_step"} <= tables
-        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        if conn.dialect.name == "sqlite":
+            assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
 
 
 def test_upgrade_is_idempotent(db_url):
     upgrade(db_url)
     upgrade(db_url)
+
+
+def test_every_migration_downgrades_and_the_record_upgrades_again(db_url):
+    upgrade(db_url)
+    command.downgrade(alembic_config(db_url), "base")
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        assert set(inspect(conn).get_table_names()) == {"alembic_version"}
+    upgrade(db_url)
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+    engine.dispose()
 
 
 def play_some(store: MatchStore):

@@ -12,6 +12,7 @@ import time
 import urllib.request
 
 import pytest
+from backends import on_both_backends
 from live import Client, LiveServer, clients, moderator, player, two_teams
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -35,6 +36,7 @@ def start_paused(mod: Client, steps: int = 0) -> None:
         mod.state(lambda s: s["tossup"]["position"] >= steps - 1)
 
 
+@on_both_backends
 def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
     mod = moderator(server)
     players = [player(server, "red" if i % 2 else "blue", f"P{i}") for i in range(50)]
@@ -69,6 +71,7 @@ def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
         assert all(b.holder_buzz_id == winner.buzz_id for b in buzzes if b is not winner)
 
 
+@on_both_backends
 def test_neg_locks_the_team_out_and_the_other_team_can_answer(server):
     mod = moderator(server)
     red, blue = player(server, "red", "Ruth"), player(server, "blue", "Bo")
@@ -156,6 +159,7 @@ def test_reading_advances_by_itself_and_the_moderator_controls_pace(server):
         assert st["tossup"]["position"] in st["tossup"]["clue_ends"]
 
 
+@on_both_backends
 def test_reconnect_with_token_comes_back_as_the_same_player(server):
     red = player(server, "red", "Ruth")
     token, player_id = red.joined["token"], red.joined["player"]
@@ -334,6 +338,7 @@ class SlowPongClient(Client):
         return message
 
 
+@on_both_backends
 def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
     settings = Settings(
         db_url=db_url,
@@ -379,6 +384,7 @@ def test_compensated_mode_awards_the_earliest_estimated_press(db_url):
         assert accepted.word_index == 4
 
 
+@on_both_backends
 def test_a_restarted_server_restores_pace_arbitration_and_the_model_panel(db_url):
     setup = two_teams(
         wpm=333,
@@ -404,6 +410,88 @@ def test_a_restarted_server_restores_pace_arbitration_and_the_model_panel(db_url
             mod.send(type="start_tossup")
             st = mod.state(lambda s: s["tossup"] is not None)
             assert st["models"][0]["guess"]  # the moderator sees the model's current guess
+
+
+def _api(server: LiveServer, path: str, body: object = None) -> object:
+    """A call of the HTTP API with the server token; the reply's JSON."""
+    request = urllib.request.Request(
+        f"{server.http_url}{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {server.arena.tokens.server()}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+@on_both_backends
+def test_a_restarted_server_reopens_its_matches_in_the_order_they_were_made(db_url):
+    def settings(first=None) -> Settings:
+        return Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=first)
+
+    with LiveServer(settings(two_teams(title="First"))) as server:
+        second = _api(server, "/api/matches", two_teams(title="Second").model_dump())
+        made = [server.room().rm.id, second["match_id"]]
+        # a new moderator token for the first match: its row is written after the second's
+        server.arena.issue_moderator_token(made[0])
+    with LiveServer(settings()) as server:
+        assert list(server.arena.rooms) == made
+        assert [m["match_id"] for m in _api(server, "/api/matches")] == made
+
+
+@on_both_backends
+def test_a_match_id_past_the_records_integers_is_a_client_error(server):
+    """Match ids are 32-bit integers in a PostgreSQL record: a larger one is refused as such,
+    not looked up (which PostgreSQL answers with an error)."""
+    for match_id, status in ((2**31 - 1, 404), (2**31, 422), (2**63 - 1, 422)):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            _api(server, f"/api/matches/{match_id}/summary")
+        assert err.value.code == status, match_id
+
+
+@on_both_backends
+def test_text_holding_a_nul_character_is_refused_and_the_connection_stays(db_url):
+    """PostgreSQL's text columns cannot hold NUL: a name, an answer, a reason or a match set-up
+    with one is a bad message on every backend, and what follows is recorded as usual."""
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="x",
+        first_match=two_teams(reading_mode="screen"),
+    )
+    with LiveServer(settings) as server:
+        mod, red = moderator(server), Client(server.ws_url)
+        with clients(mod, red):
+            red.send(type="hello", role="player", join_code=server.room().join_code)
+            red.wait("welcome")
+            red.send(type="join", team="red", name="Ru\x00th")
+            assert red.wait(lambda m: m["type"] in ("error", "joined"))["code"] == "bad_message"
+            red.send(type="join", team="red", name="Ruth")
+            red.wait("joined")
+            start_paused(mod, steps=4)
+            red.send(type="buzz")
+            assert red.wait("buzz_result")["outcome"] == "won"
+            red.send(type="answer", text="Oko\x00nkwo")
+            assert red.wait("error")["code"] == "bad_message"
+            red.send(type="answer", text="Okonkwo")
+            ev = mod.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "answer_given")
+            assert ev["event"]["text"] == "Okonkwo"
+            mod.send(type="throw_out", reason="mis\x00read")
+            assert mod.wait("error")["code"] == "bad_message"
+        (buzz,) = server.arena.store.buzzes(server.room().rm.id)
+        assert buzz.answer == "Okonkwo"
+        setup = two_teams().model_dump()
+        for bad in (
+            {"title": "Night\x00"},
+            {"teams": [{"id": "red", "name": "R\x00"}]},
+            {"teams": [{"id": "bot", "name": "Bot", "kind": "model", "model": "tf\x00idf"}]},
+        ):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                _api(server, "/api/matches", {**setup, **bad})
+            assert err.value.code == 422
+        assert len(server.arena.store.matches()) == 1
 
 
 def test_the_packet_list_tells_no_answers(server, sample):
@@ -659,6 +747,7 @@ def test_closing_a_room_with_clients_connected_raises_nothing(server):
         asyncio.run_coroutine_threadsafe(room.close(), loop).result(timeout=10)
 
 
+@on_both_backends
 def test_moderator_tokens_are_random_per_match_and_stored_hashed(db_url, tmp_path):
     from grace_arena.server.app import token_sha256
 
@@ -735,6 +824,7 @@ def test_players_and_displays_never_see_a_packet_id(db_url):
             assert st["tossup"]["id"] == ids[0] and st["match"]["tossup_ids"] == ids
 
 
+@on_both_backends
 def test_pace_changes_are_events_of_the_record_and_can_undo_is_in_the_state(db_url):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()

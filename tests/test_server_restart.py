@@ -10,6 +10,7 @@ import time
 import urllib.request
 
 import pytest
+from backends import on_both_backends
 from live import Client, clients, free_port
 
 from grace_arena.record.db import make_engine
@@ -66,6 +67,7 @@ def moderator_token(proc: subprocess.Popen) -> str:
 
 
 @pytest.mark.slow
+@on_both_backends
 def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
     port = free_port()
     url = f"ws://127.0.0.1:{port}/ws"

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from backends import on_both_backends
 from live import LiveServer, two_teams
 from websockets.asyncio.client import connect
 
@@ -50,6 +51,7 @@ def _room(store) -> Room:
     return Room(rm, join_code="STORM")
 
 
+@on_both_backends
 def test_commands_queued_together_are_committed_in_one_transaction(store):
     async def scenario() -> None:
         room = _room(store)
@@ -104,6 +106,7 @@ def test_commands_queued_together_are_committed_in_one_transaction(store):
     asyncio.run(scenario())
 
 
+@on_both_backends
 def test_a_failed_commit_takes_nothing_of_the_batch(store):
     async def scenario() -> None:
         room = _room(store)
@@ -186,6 +189,7 @@ async def _quiet(ws, seconds: float = 0.3) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
+@on_both_backends
 def test_a_storm_of_buzzes_has_one_winner_and_refusals_reach_only_their_players(db_url):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()

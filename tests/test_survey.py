@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from backends import on_both_backends
 from live import LiveServer
 from sqlmodel import Session, select
 
@@ -135,6 +136,7 @@ EXPECTED = {
 }
 
 
+@on_both_backends
 def test_several_players_answer_clue_by_clue_and_every_step_lands_in_the_record(server, packets):
     code = codes(server)["survey-a"]
     info = httpx.get(f"{server.http_url}/api/survey/{code.lower()}").json()
@@ -181,6 +183,7 @@ def test_several_players_answer_clue_by_clue_and_every_step_lands_in_the_record(
         me.close()
 
 
+@on_both_backends
 def test_a_player_resumes_where_they_stopped_also_after_a_restart(db_url, packets):
     settings = Settings(db_url=db_url, secret="first", survey_packets=packets)
     with LiveServer(settings) as server:
@@ -218,6 +221,7 @@ def test_a_player_resumes_where_they_stopped_also_after_a_restart(db_url, packet
         back.close()
 
 
+@on_both_backends
 def test_answering_again_updates_the_step_and_never_duplicates_it(server):
     code = codes(server)["survey-a"]
     me = Participant(server, code, "Eve")
@@ -241,6 +245,7 @@ def test_answering_again_updates_the_step_and_never_duplicates_it(server):
     me.close()
 
 
+@on_both_backends
 def test_the_same_answer_sent_at_once_from_many_connections_is_stored_once(server):
     code = codes(server)["survey-a"]
     me = Participant(server, code, "Ida")
@@ -266,6 +271,7 @@ def test_the_same_answer_sent_at_once_from_many_connections_is_stored_once(serve
     me.close()
 
 
+@on_both_backends
 def test_bad_input_gets_a_clear_error_and_stores_nothing(server):
     code_a, code_b = codes(server)["survey-a"], codes(server)["survey-b"]
     http = httpx.Client(base_url=server.http_url, timeout=20)
@@ -326,6 +332,20 @@ def test_bad_input_gets_a_clear_error_and_stores_nothing(server):
     for client in (me, other, anonymous, forged, borrowed):
         client.close()
     http.close()
+
+
+@on_both_backends
+def test_a_name_or_a_guess_holding_a_nul_character_is_refused(server):
+    """PostgreSQL's text columns cannot hold NUL: refused on every backend, nothing stored."""
+    code = codes(server)["survey-a"]
+    with httpx.Client(base_url=server.http_url, timeout=20) as http:
+        reply = http.post(f"/api/survey/{code}/participants", json={"name": "Z\x00ed"})
+        assert reply.status_code == 422, reply.text
+    me = Participant(server, code, "Zed")
+    assert me.answer("whale", 0, "Ah\x00ab", False).status_code == 422
+    assert stored(server) == []
+    assert me.answer("whale", 0, "Ahab", False).status_code == 200
+    me.close()
 
 
 def test_progress_needs_the_server_token(server):

@@ -182,7 +182,7 @@ def _load_record(url: str, *, events: list[str], matches: list[int]) -> Dataset:
     # The record's reader lives with the record I/O; it is imported here only, when a
     # database is asked for (see the module docstring).
     from grace_arena.io.record_io import load_record_data, survey_steps
-    from grace_arena.record.db import open_engine
+    from grace_arena.record.db import open_engine, redacted_url
 
     if events and matches:
         raise ValueError("give match= or event=, not both")
@@ -193,7 +193,7 @@ def _load_record(url: str, *, events: list[str], matches: list[int]) -> Dataset:
     finally:
         engine.dispose()
     ids = [m.id for m in data.matches]
-    described = [f"record {url}"]
+    described = [f"record {redacted_url(url)}"]
     if data.events:
         described.append(f"event(s) {', '.join(data.events)}")
     described.append(f"matches {', '.join(map(str, ids)) or 'none'}")
@@ -207,7 +207,7 @@ def _load_record(url: str, *, events: list[str], matches: list[int]) -> Dataset:
         survey=survey_frame(answers),
         source={
             "kind": "record",
-            "db": url,
+            "db": redacted_url(url),
             "events": data.events,
             "matches": ids,
             "pooled_buzzes": data.n_pooled,

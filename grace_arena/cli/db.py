@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 
 db_app = typer.Typer(
     help="The record: migrate its schema and list what it holds.", no_args_is_help=True
@@ -23,7 +23,7 @@ def upgrade(
     from grace_arena.record.db import upgrade as run_upgrade
 
     url = resolve_db(db)
-    typer.echo(f"record: {url}")
+    typer.echo(f"record: {redacted(url)}")
     run_upgrade(url, revision)
     typer.echo(f"schema at {revision}")
 
@@ -36,7 +36,7 @@ def matches(db: DbOption = None) -> None:
 
     url = resolve_db(db)
     console = Console()
-    console.print(f"record: {url}")
+    console.print(f"record: {redacted(url)}")
     store = MatchStore(open_engine(url))
     names = {e.id: e.name for e in store.events_of_record()}
     table = Table("id", "title", "event", "created", "ended", "events", "buzzes")
@@ -66,7 +66,7 @@ def events(db: DbOption = None) -> None:
 
     url = resolve_db(db)
     console = Console()
-    console.print(f"record: {url}")
+    console.print(f"record: {redacted(url)}")
     engine = open_engine(url)
     store = MatchStore(engine)
     matches: dict[int | None, int] = {}

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 
 import_app = typer.Typer(
     help="Bring data into the record: GRACE buzzpoints, another record, QANTA questions.",
@@ -62,7 +62,7 @@ def export(
         typer.echo("error: give --match or --event, not both", err=True)
         raise typer.Exit(2)
     url = resolve_db(db)
-    typer.echo(f"record: {url}", err=True)
+    typer.echo(f"record: {redacted(url)}", err=True)
     try:
         engine = open_engine(url)
         files = run_export(engine, fmt, out, match, events=event)
@@ -110,7 +110,7 @@ def import_grace(
     from grace_arena.record.db import open_engine
 
     url = resolve_db(db)
-    typer.echo(f"record: {url}", err=True)
+    typer.echo(f"record: {redacted(url)}", err=True)
     engine = open_engine(url)
     try:
         result = run_import(engine, paths, event=event)
@@ -185,7 +185,7 @@ def import_record(
     ):
         typer.echo("error: that is this record: a record cannot be merged into itself", err=True)
         raise typer.Exit(1)
-    typer.echo(f"record: {url}", err=True)
+    typer.echo(f"record: {redacted(url)}", err=True)
     with tempfile.TemporaryDirectory() as tmp:
         try:
             if not at_head(other):
@@ -247,7 +247,7 @@ def import_qanta(
         from grace_arena.record.db import open_engine
 
         url = resolve_db(db)
-        typer.echo(f"record: {url}", err=True)
+        typer.echo(f"record: {redacted(url)}", err=True)
         engine = open_engine(url)
     try:
         result = run_import(engine, path, packet_size=packet_size, limit=limit, corpus_out=corpus)

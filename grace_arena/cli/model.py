@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Packet
@@ -144,7 +144,7 @@ def precompute(
     the_packet = _load_packet(packet)
     policy = _policy(confidence, threshold, not_before, calibration)
     url = resolve_db(db)
-    console.print(f"record: {url}")
+    console.print(f"record: {redacted(url)}")
     engine = open_engine(url)
     stats = run_precompute_command(
         console, engine, the_packet, model, name=name, policy=policy, corpus=corpus, k=k,

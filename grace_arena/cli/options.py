@@ -21,3 +21,10 @@ def resolve_db(url: str | None) -> str:
     from grace_arena.record.db import default_db_url
 
     return url or default_db_url()
+
+
+def redacted(url: str) -> str:
+    """``url`` as commands print it: a server record's password hidden."""
+    from grace_arena.record.db import redacted_url
+
+    return redacted_url(url)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 
 
 def public_base(console, host: str, port: int, public_url: str | None) -> str:
@@ -133,7 +133,7 @@ def serve(
 
     console = Console()
     url = resolve_db(db)
-    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
     public = public_base(console, host, port, public_url)
     first = None

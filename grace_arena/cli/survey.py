@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 from grace_arena.cli.serve import public_base
 
 
@@ -70,7 +70,7 @@ def survey(
             console.print(f"error: {exc}", highlight=False, markup=False)
             raise typer.Exit(1) from None
     url = resolve_db(db)
-    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     public = public_base(console, host, port, public_url)
 
     def ready(arena) -> None:

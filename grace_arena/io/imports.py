@@ -335,7 +335,10 @@ def import_grace(
     files = [read_grace_file(Path(p)) for p in paths]
     result = ImportResult()
     with Session(engine) as session:
-        event_row = ensure_event(session, event, title=f"GRACE buzzpoints ({event})")
+        try:
+            event_row = ensure_event(session, event, title=f"GRACE buzzpoints ({event})")
+        except RecordError as exc:
+            raise ValueError(str(exc)) from None
         assert event_row.id is not None
         done: set[str] = set()
         registered: set[tuple[str, str]] = set()

@@ -83,3 +83,13 @@ def at_head(url: str) -> bool:
             return MigrationContext.configure(conn).get_current_revision() == head
     finally:
         engine.dispose()
+
+
+def redacted_url(url: str) -> str:
+    """``url`` as commands print it and reports keep it: a server record's password hidden."""
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not a URL: opening it will say so
+        return url

@@ -89,13 +89,30 @@ def _count_events(session: Session, match_id: int | None) -> int:
 
 
 def same_database(one: Engine, other: Engine) -> bool:
-    """Whether two engines reach the same SQLite file (or the same server database)."""
+    """Whether two engines reach the same SQLite file or the same server database, however
+    their URLs are spelled (a PostgreSQL database is asked who it is)."""
     a, b = one.url, other.url
-    if a.get_backend_name() == b.get_backend_name() == "sqlite":
+    if a.get_backend_name() != b.get_backend_name():
+        return False
+    if a.get_backend_name() == "sqlite":
         if not a.database or not b.database or ":memory:" in (a.database, b.database):
             return False
         return Path(a.database).resolve() == Path(b.database).resolve()
+    if a.get_backend_name() == "postgresql":
+        return _postgres_identity(one) == _postgres_identity(other)
     return a.render_as_string(hide_password=False) == b.render_as_string(hide_password=False)
+
+
+def _postgres_identity(engine: Engine) -> tuple[Any, ...]:
+    """The server's system identifier and the database's oid: the same for every host name,
+    address, driver and option that reaches the database."""
+    with engine.connect() as conn:
+        return tuple(
+            conn.exec_driver_sql(
+                "SELECT (SELECT system_identifier FROM pg_control_system()), "
+                "(SELECT oid FROM pg_database WHERE datname = current_database())"
+            ).one()
+        )
 
 
 def merge_record(

@@ -466,6 +466,9 @@ class RecordedMatch:
 
 def ensure_event(session: Session, name: str, *, title: str | None = None) -> ArenaEventRow:
     """The event named ``name``, made (and flushed) if the record has none."""
+    limit = ArenaEventRow.__table__.c.name.type.length  # type: ignore[attr-defined]
+    if len(name) > limit:  # PostgreSQL would refuse it, SQLite keep it: refused on both
+        raise RecordError(f"an event's name has at most {limit} characters ({len(name)} given)")
     row = session.exec(select(ArenaEventRow).where(ArenaEventRow.name == name)).first()
     if row is None:
         row = ArenaEventRow(name=name, title=title or name)

@@ -54,6 +54,10 @@ from grace_arena.server.deps import BAD_BODY, NOT_FOUND, UNAUTHORIZED, ArenaDep,
 from grace_arena.server.room import Room
 from grace_arena.server.ws import serve_websocket
 
+#: The largest match id: ids are INTEGER columns, 32-bit on PostgreSQL (which refuses to
+#: compare them with a larger number), 64-bit on SQLite.
+MAX_MATCH_ID = 2**31 - 1
+
 
 def create_app(settings: Settings) -> FastAPI:
     arena = Arena(settings)
@@ -146,7 +150,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND)
     def match_summary(
-        match_id: Annotated[int, fastapi.Path(ge=1, le=2**63 - 1)],
+        match_id: Annotated[int, fastapi.Path(ge=1, le=MAX_MATCH_ID)],
         arena: ArenaDep,
         authorization: Annotated[str | None, Header()] = None,
     ) -> MatchSummary:

@@ -367,7 +367,9 @@ class Arena:
                 ).all()
             )
             rows = session.exec(
-                select(MatchRow).where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
+                select(MatchRow)
+                .where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
+                .order_by(MatchRow.id)  # type: ignore[arg-type]  (PostgreSQL has no order unless asked)
             ).all()
         for row in rows:
             assert row.id is not None and row.join_code is not None

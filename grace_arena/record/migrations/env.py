@@ -10,6 +10,9 @@ from grace_arena.record.db import default_db_url, make_engine
 
 config = context.config
 target_metadata = SQLModel.metadata
+#: The PostgreSQL advisory lock held while migrating: the bytes of "grace", a key no other
+#: code takes.
+MIGRATION_LOCK = 0x67_7261_6365
 
 
 def _url() -> str:
@@ -38,6 +41,10 @@ def run_migrations_online() -> None:
             render_as_batch=connection.dialect.name == "sqlite",
         )
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                # Servers started at once on one record would each create the tables: one
+                # migrates, the others wait here and then find the record at head.
+                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
             context.run_migrations()
         if sqlite:
             connection.exec_driver_sql("PRAGMA foreign_keys=ON")
