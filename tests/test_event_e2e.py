@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from backends import on_both_backends
 from event_helpers import code_of, event_server, make_event, rehello, room_moderator, room_player
 from live import Client, clients
 from sqlmodel import Session, select
@@ -62,6 +63,7 @@ def play_match(mod: Client, phones: dict[str, Client], teams: list[str]) -> None
     mod.send(type="end_match")
 
 
+@on_both_backends
 @pytest.mark.slow
 def test_a_scripted_event_of_three_rounds_in_two_rooms(db_url, tmp_path) -> None:
     plan = make_event(

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from backends import on_both_backends
 from event_helpers import HUMANS, make_event
 from typer.testing import CliRunner
 
@@ -36,6 +37,7 @@ from grace_arena.record.store import GameTaken, MatchStore, RecordError
 runner = CliRunner()
 
 
+@on_both_backends
 def test_an_event_keeps_its_teams_players_and_schedule(db_url) -> None:
     plan = make_event(db_url, players=[("red", "Alice"), ("blue", "Bob")])
     assert [t.id for t in plan.teams] == ["red", "blue", "robo", "careful"]
@@ -72,6 +74,7 @@ def test_teams_must_be_well_formed(db_url) -> None:
         create_event(engine, "night", teams=HUMANS)
 
 
+@on_both_backends
 def test_the_schedule_cannot_change_once_a_round_has_started(db_url, sample) -> None:
     plan = make_event(db_url)
     engine = make_engine(db_url)
@@ -95,6 +98,7 @@ def test_the_schedule_cannot_change_once_a_round_has_started(db_url, sample) -> 
         create_event(engine, "night", teams=HUMANS, replace=True)
 
 
+@on_both_backends
 def test_one_scheduled_match_gets_one_match_even_when_two_processes_race(db_url, sample) -> None:
     plan = make_event(db_url)
     engine = make_engine(db_url)
@@ -106,6 +110,7 @@ def test_one_scheduled_match_gets_one_match_even_when_two_processes_race(db_url,
     assert len(MatchStore(engine).matches()) == 1  # the loser stored nothing
 
 
+@on_both_backends
 def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
     plan = make_event(db_url, rounds=2)
     engine = make_engine(db_url)
@@ -140,6 +145,7 @@ def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
     assert by["robo"].played == 0 and by["robo"].points_per_tossup is None
 
 
+@on_both_backends
 def test_a_packet_is_read_back_from_the_record(db_url, sample) -> None:
     make_event(db_url)
     engine = make_engine(db_url)
@@ -179,6 +185,7 @@ tossups:
     assert back.tossups[0].tokens().clue_ends == packet.tossups[0].tokens().clue_ends
 
 
+@on_both_backends
 def test_a_lease_is_held_renewed_taken_over_and_fenced(db_url, sample) -> None:
     plan = make_event(db_url)
     engine = make_engine(db_url)
@@ -201,6 +208,7 @@ def test_a_lease_is_held_renewed_taken_over_and_fenced(db_url, sample) -> None:
     assert "p9" in MatchStore(engine).open(match.id).match.state.players["red"]
 
 
+@on_both_backends
 def test_a_dead_process_of_this_host_loses_its_lease_at_once(db_url, sample) -> None:
     plan = make_event(db_url)
     engine = make_engine(db_url)

@@ -12,6 +12,7 @@ import time
 import urllib.request
 
 import pytest
+from backends import on_both_backends
 from event_helpers import code_of, make_event
 from live import Client, clients, free_port
 
@@ -60,6 +61,7 @@ def health(port: int) -> bool:
         return False
 
 
+@on_both_backends
 @pytest.mark.slow
 def test_a_killed_process_rooms_reopen_on_the_other_with_nothing_lost(db_url) -> None:
     plan = make_event(db_url)

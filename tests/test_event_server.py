@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.request
 
+from backends import on_both_backends
 from event_helpers import code_of, event_server, make_event, rehello, room_moderator, room_player
 from live import Client, clients
 
@@ -30,6 +31,7 @@ def end_match(mod: Client) -> None:
     mod.wait("next_match")
 
 
+@on_both_backends
 def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
     plan = make_event(db_url)
     room1, room2 = code_of(plan, "1"), code_of(plan, "2")
@@ -108,6 +110,7 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
     assert sum(g.match_id is not None for g in games) == 4  # round 1 x2, round 2, round 3 room 2
 
 
+@on_both_backends
 def test_a_player_who_drops_between_rounds_comes_back_to_the_rooms_next_match(db_url):
     plan = make_event(db_url)
     room1 = code_of(plan, "1")

@@ -7,6 +7,7 @@ import asyncio
 from itertools import pairwise
 
 import pytest
+from backends import on_both_backends
 from engine_helpers import config
 
 from grace_arena.core.commands import Join, StartTossup
@@ -14,6 +15,7 @@ from grace_arena.record.lease import Holder, LeaseLost, acquire
 from grace_arena.server.writer import GroupWriter
 
 
+@on_both_backends
 def test_changes_of_several_rooms_are_written_in_one_transaction(store):
     matches = [store.create(config(), now=0.0) for _ in range(5)]
 
@@ -31,6 +33,7 @@ def test_changes_of_several_rooms_are_written_in_one_transaction(store):
         assert f"p{i}" in store.open(rm.id).match.state.players["red"]
 
 
+@on_both_backends
 def test_one_rooms_failure_is_its_own(store):
     ours, theirs = Holder.this_process(), Holder("elsewhere:1:x", "elsewhere", 1)
     kept = store.create(config(), now=0.0, holder=ours)
