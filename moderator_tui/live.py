@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -139,8 +140,11 @@ class LiveScreen(Screen):
     def _follow_cursor(self) -> None:
         if self not in self.app.screen_stack:
             return  # the match moved on to another screen meanwhile
-        scroll = self.query_one("#text-scroll", VerticalScroll)
-        pane = self.query_one(TossupPane)
+        try:
+            scroll = self.query_one("#text-scroll", VerticalScroll)
+            pane = self.query_one(TossupPane)
+        except NoMatches:  # the app is closing: its widgets are being removed
+            return
         line = pane.cursor_line(pane.content_region.width)
         height = scroll.scrollable_content_region.height
         if not scroll.scroll_y <= line < scroll.scroll_y + height - 1:
