@@ -91,17 +91,7 @@ def acquire(engine: Engine, match_id: int, holder: Holder, *, ttl: float = DEFAU
     with Session(engine) as session:
         row = session.get(MatchLeaseRow, match_id)
         if row is None:
-            session.add(
-                MatchLeaseRow(
-                    match_id=match_id,
-                    holder=holder.id,
-                    host=holder.host,
-                    pid=holder.pid,
-                    url=holder.url,
-                    acquired_at=now,
-                    renewed_at=now,
-                )
-            )
+            session.add(MatchLeaseRow(match_id=match_id, **MatchLeaseRow.values_for(holder, now)))
             try:
                 session.commit()
                 return False
@@ -126,14 +116,7 @@ def acquire(engine: Engine, match_id: int, holder: Holder, *, ttl: float = DEFAU
                 MatchLeaseRow.holder == row.holder,
                 MatchLeaseRow.renewed_at == row.renewed_at,
             )
-            .values(
-                holder=holder.id,
-                host=holder.host,
-                pid=holder.pid,
-                url=holder.url,
-                acquired_at=now,
-                renewed_at=now,
-            )
+            .values(**MatchLeaseRow.values_for(holder, now))
         )
         if taken.rowcount != 1:  # type: ignore[attr-defined]
             session.rollback()

@@ -146,6 +146,19 @@ class MatchLeaseRow(SQLModel, table=True):
     acquired_at: float
     renewed_at: float
 
+    @staticmethod
+    def values_for(holder: Any, now: float) -> dict[str, Any]:
+        """The columns that say ``holder`` (a ``grace_arena.record.lease.Holder``) took the
+        lease at ``now``."""
+        return {
+            "holder": holder.id,
+            "host": holder.host,
+            "pid": holder.pid,
+            "url": holder.url,
+            "acquired_at": now,
+            "renewed_at": now,
+        }
+
 
 class EventImportRow(SQLModel, table=True):
     """One file (or other record's data) imported into an event; importing it again is a

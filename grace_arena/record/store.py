@@ -173,13 +173,7 @@ class MatchStore:
             if holder is not None:
                 session.add(
                     MatchLeaseRow(
-                        match_id=match_id,
-                        holder=holder.id,
-                        host=holder.host,
-                        pid=holder.pid,
-                        url=holder.url,
-                        acquired_at=now,
-                        renewed_at=time.time(),
+                        match_id=match_id, **MatchLeaseRow.values_for(holder, time.time())
                     )
                 )
             session.commit()

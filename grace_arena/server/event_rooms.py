@@ -290,14 +290,7 @@ class EventHost:
         if ended.controller is not None:
             ended.controller = None
         for conn in moved:
-            conn.moved = True
-            conn.send_model(
-                NextMatch(
-                    join_code=er.join_code,
-                    room=er.name,
-                    message=f"{er.name}: on to round {new.event.round if new.event else '?'}",
-                )
-            )
+            send_on(conn, er, f"{_room_name(er)}: on to round {er.game.round if er.game else '?'}")
         self.arena.drop(ended.rm.id)
         await ended.stop()
         with contextlib.suppress(Exception):
@@ -386,14 +379,7 @@ class EventHost:
             er, _ = self._seat_in(plan, conn.team or "")
             if er is not None:
                 self.waiting[event_id].discard(conn)
-                conn.moved = True
-                conn.send_model(
-                    NextMatch(
-                        join_code=er.join_code,
-                        room=er.name,
-                        message=f"your team's match is open in {_room_name(er)}",
-                    )
-                )
+                send_on(conn, er, f"your team's match is open in {_room_name(er)}")
 
     # -- moderators -------------------------------------------------------------------------------
 
@@ -474,6 +460,13 @@ class EventHost:
     async def close(self) -> None:
         for task in self._refreshing.values():
             task.cancel()
+
+
+def send_on(conn: Connection, er: EventRoom, message: str) -> None:
+    """Tell a connection to say hello again, to ``er``'s code: its room moved on, or its
+    team's match is open there."""
+    conn.moved = True
+    conn.send_model(NextMatch(join_code=er.join_code, room=er.name, message=message))
 
 
 def _room_name(room: Any) -> str:

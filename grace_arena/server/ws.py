@@ -37,7 +37,6 @@ from grace_arena.protocol import (
     Hello,
     Joined,
     JoinTeam,
-    NextMatch,
     PauseMsg,
     Ping,
     Pong,
@@ -56,6 +55,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.record.lease import LeaseHeld
 from grace_arena.server.arena import Arena
+from grace_arena.server.event_rooms import send_on
 from grace_arena.server.room import Connection, RateLimit, Room
 
 
@@ -310,8 +310,7 @@ async def _seat(arena: Arena, room: Room, conn: Connection, token: str) -> bool:
         if seat is not er:
             conn.waiting_event = er.event_id
             if seat is not None:  # the team's match is open in another room: go there
-                conn.moved = True
-                conn.send_model(NextMatch(join_code=seat.join_code, room=seat.name, message=where))
+                send_on(conn, seat, where)
             else:
                 conn.send_model(Waiting(team=conn.team, message=where))
                 arena.events.wait(er.event_id, conn)
