@@ -18,6 +18,9 @@ from grace_arena.core.events import Ruling
 
 PROTOCOL_VERSION = 1
 Role = Literal["moderator", "player", "display"]
+#: The largest id of a match: ids are INTEGER columns, 32-bit on PostgreSQL (which refuses to
+#: compare them with a larger number), 64-bit on SQLite.
+MAX_MATCH_ID = 2**31 - 1
 
 
 class _Msg(BaseModel):
@@ -48,8 +51,8 @@ class Hello(_Msg):
     role: Role
     #: Players and displays; a moderator of an event's room may give the room's code instead
     #: of a match id (and then follows the room from match to match).
-    join_code: str | None = Field(default=None, max_length=32)
-    match_id: int | None = None  # moderators
+    join_code: Text | None = Field(default=None, max_length=32)
+    match_id: int | None = Field(default=None, ge=1, le=MAX_MATCH_ID)  # moderators
     token: str | None = None  # moderator token, or a player's token to come back as that player
     version: int = PROTOCOL_VERSION
     #: Moderators: one controls a match at a time. ``take_over`` takes control from the one

@@ -480,6 +480,30 @@ def test_a_match_id_past_the_records_integers_is_a_client_error(server):
 
 
 @on_both_backends
+def test_a_hello_the_record_could_not_look_up_is_a_bad_message_and_the_connection_stays(server):
+    """A match id past the record's integers, or a join code holding NUL (which PostgreSQL
+    cannot compare), used to reach the record: the error it raised dropped the connection
+    with a traceback. The same goes for an event's name in the standings' address."""
+    c = Client(server.ws_url)
+    with clients(c):
+        for hello in (
+            {"role": "moderator", "match_id": 2**31, "token": "x"},
+            {"role": "moderator", "match_id": 2**70, "token": "x"},
+            {"role": "moderator", "match_id": 0, "token": "x"},
+            {"role": "player", "join_code": "AB\x00CD"},
+        ):
+            c.send(type="hello", **hello)
+            reply = c.wait("error")
+            assert (reply["code"], reply["in_reply_to"]) == ("bad_message", "hello"), hello
+        c.send(type="hello", role="player", join_code=server.room().join_code)
+        assert c.wait("welcome")
+    for name in ("a%00b", "%00", "99999999999", "%C2%B2"):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{server.http_url}/api/events/{name}/standings", timeout=10)
+        assert err.value.code == 404, name
+
+
+@on_both_backends
 def test_text_holding_a_nul_character_is_refused_and_the_connection_stays(db_url):
     """PostgreSQL's text columns cannot hold NUL: a name, an answer, a reason or a match set-up
     with one is a bad message on every backend, and what follows is recorded as usual."""

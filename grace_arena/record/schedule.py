@@ -371,9 +371,12 @@ def _room_label(plan: EventPlan, room_id: str | None) -> str:
 def find_event_row(session: Session, key: str | int) -> ArenaEventRow:
     """The event with this name or id; an unknown one raises :class:`RecordError`."""
     row = None
-    if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
+    # An id is a 32-bit integer on PostgreSQL, and no name holds NUL: what cannot be either is
+    # no event, not a question the record would answer with an error.
+    number = isinstance(key, int) or (isinstance(key, str) and key.isascii() and key.isdigit())
+    if number and 1 <= int(key) < 2**31:
         row = session.get(ArenaEventRow, int(key))
-    if row is None and isinstance(key, str):
+    if row is None and isinstance(key, str) and "\x00" not in key:
         row = session.exec(select(ArenaEventRow).where(ArenaEventRow.name == key)).first()
     if row is None:
         live = session.exec(select(ArenaEventRow.name).order_by(ArenaEventRow.id)).all()

@@ -26,6 +26,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session, select
 
 from grace_arena.protocol import (
+    MAX_MATCH_ID,
     BuzzRecord,
     EventRoomInfo,
     Health,
@@ -53,10 +54,6 @@ from grace_arena.server.arena import (
 from grace_arena.server.deps import BAD_BODY, NOT_FOUND, UNAUTHORIZED, ArenaDep, ServerAuth
 from grace_arena.server.room import Room
 from grace_arena.server.ws import serve_websocket
-
-#: The largest match id: ids are INTEGER columns, 32-bit on PostgreSQL (which refuses to
-#: compare them with a larger number), 64-bit on SQLite.
-MAX_MATCH_ID = 2**31 - 1
 
 
 def create_app(settings: Settings) -> FastAPI:
