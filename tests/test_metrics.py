@@ -23,6 +23,7 @@ from grace_arena.analysis.metrics import (
     ace,
     bootstrap_ci,
     brier,
+    brier_decomposition,
     brier_skill_score,
     calscore,
     calscore_ref,
@@ -419,6 +420,90 @@ def test_missing_confidences_are_left_out_and_counted(
         if holes.any():  # metric functions take cleaned arrays and refuse NaN
             with pytest.raises(ValueError, match="NaN"):
                 fn(with_holes, correct)
+
+
+# ---------------------------------------------------------------------------------------
+# groups=: one value per group, equal to the metric of each group's rows
+# ---------------------------------------------------------------------------------------
+
+#: Confidences on bin edges (and 0), with ties.
+EDGES = [0.0, 0.1, 0.5, 0.9, 1.0]
+
+
+def grouped_rows(seed: int, n: int, n_groups: int) -> tuple[np.ndarray, ...]:
+    """Random rows in groups 0..n_groups-1 with one label left empty, half the confidences
+    on bin edges (many ties), the rest rounded to two decimals (more ties)."""
+    rng = np.random.default_rng(seed)
+    conf = np.where(rng.random(n) < 0.5, rng.choice(EDGES, n), np.round(rng.random(n), 2))
+    correct = (rng.random(n) < conf).astype(float)
+    groups = rng.integers(0, n_groups, n)
+    groups[groups == 1] = 0  # label 1 has no rows
+    return conf, correct, groups
+
+
+def per_group(fn, conf, correct, groups, k):
+    return [fn(conf[groups == g], correct[groups == g]) if (groups == g).any() else math.nan
+            for g in range(k)]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_metrics_equal_the_metric_of_each_group(seed: int) -> None:
+    conf, correct, groups = grouped_rows(seed, n=40 + 60 * seed, n_groups=5)
+    names = np.array(["b", "a", "c", "d", "e"])[groups]  # "a" (group 1) has no rows
+    for name, fn in METRICS.items():
+        expected = per_group(fn, conf, correct, groups, 5)
+        grouped = fn(conf, correct, groups=groups)
+        assert grouped.shape == (5,) and math.isnan(grouped[1]), name
+        assert all(same(a, b, tol=1e-12) for a, b in zip(grouped, expected, strict=True)), name
+        # other labels: one value per label present, in sorted order of the labels
+        by_name = fn(conf, correct, groups=names)
+        present = [expected[g] for g in (0, 2, 3, 4)]  # b, c, d, e
+        assert all(same(a, b, tol=1e-12) for a, b in zip(by_name, present, strict=True)), name
+    parts = brier_decomposition(conf, correct, groups=groups)
+    for g in (0, 2, 3, 4):
+        alone = brier_decomposition(conf[groups == g], correct[groups == g])
+        for field in ("reliability", "resolution", "uncertainty", "binned", "brier"):
+            assert same(getattr(parts, field)[g], getattr(alone, field), tol=1e-12), field
+    assert math.isnan(parts.reliability[1]) and math.isnan(parts.brier[1])
+
+
+grouped_data = st.lists(
+    st.tuples(confidences, st.booleans(), st.integers(0, 3)), min_size=0, max_size=60
+)
+
+
+@given(data=grouped_data)
+def test_grouped_metrics_equal_per_group_calls_on_any_rows(
+    data: list[tuple[float, bool, int]],
+) -> None:
+    conf = np.array([c for c, _, _ in data], dtype=float)
+    correct = np.array([g for _, g, _ in data], dtype=float)
+    groups = np.array([k for _, _, k in data], dtype=np.int64)
+    k = int(groups.max()) + 1 if groups.size else 0
+    for name, fn in METRICS.items():
+        grouped = fn(conf, correct, groups=groups)
+        expected = per_group(fn, conf, correct, groups, k)
+        assert len(grouped) == k
+        assert all(same(a, b, tol=1e-12) for a, b in zip(grouped, expected, strict=True)), name
+
+
+@given(data=grouped_data, missing=st.lists(st.booleans(), min_size=60, max_size=60))
+def test_summarize_by_label_equals_summarize_of_each_label(
+    data: list[tuple[float, bool, int]], missing: list[bool]
+) -> None:
+    conf = np.array([c for c, _, _ in data], dtype=float)
+    conf[np.array(missing[: conf.size], dtype=bool)] = np.nan
+    correct = np.array([g for _, g, _ in data], dtype=float)
+    labels = np.array([["x", "y", "z", "w"][k] for _, _, k in data], dtype=object)
+    questions = np.arange(conf.size) // 3  # three steps a question, across labels
+    h = np.linspace(0, 1, conf.size)
+    per_label = summarize(conf, correct, groups=questions, human_frac=h, by=labels)
+    assert list(per_label) == sorted(set(labels))
+    for label, s in per_label.items():
+        mine = labels == label
+        alone = summarize(conf[mine], correct[mine], groups=questions[mine], human_frac=h[mine])
+        assert set(s) == set(alone)
+        assert all(same(s[key], alone[key], tol=1e-12) for key in s), label
 
 
 # ---------------------------------------------------------------------------------------

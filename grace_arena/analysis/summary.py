@@ -412,36 +412,25 @@ def model_rows(
     return out
 
 
-def _summarize_rows(m: ModelRows, rows: IntArray, kind: ConfidenceKind) -> dict[str, Any]:
-    """Every metric of one model and confidence kind on some of its rows."""
-    conf, correct, q = m.conf[kind][rows], m.correct[rows], m.q[rows]
-    out: dict[str, Any] = summarize(conf, correct, groups=q, human_frac=m.h[rows])
-    n_scored = int(np.count_nonzero(np.bincount(q[~np.isnan(conf)], minlength=m.n_questions)))
-    out["n_questions"] = n_scored
-    n_all = int(np.count_nonzero(np.bincount(m.q[rows], minlength=m.n_questions)))
-    out["n_questions_skipped"] = n_all - n_scored
-    return out
-
-
 def summarize_models(
     models: list[ModelRows], *, kinds: Sequence[ConfidenceKind] = CONFIDENCE_KINDS
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{model: {kind: metrics}}``: every question metric and row metric over all steps, with
     ``final`` (each question's last step) and ``by_category`` (a question's category is the
-    first one its steps carry, else ``"uncategorized"``)."""
+    first one its steps carry, else ``"uncategorized"``; every category in one
+    :func:`~grace_arena.analysis.metrics.summarize` call)."""
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for m in models:
-        all_rows = np.arange(m.q.size)
         cat_codes, cats = pd.factorize(m.category)
         row_cat = cat_codes[m.q]
-        by_cat = {cat: np.flatnonzero(row_cat == i) for i, cat in enumerate(cats)}
+        f = m.final
         result[m.model] = {}
         for kind in kinds:
-            metrics = _summarize_rows(m, all_rows, kind)
-            metrics["final"] = _summarize_rows(m, m.final, kind)
-            metrics["by_category"] = {
-                cat: _summarize_rows(m, by_cat[cat], kind) for cat in sorted(by_cat)
-            }
+            conf = m.conf[kind]
+            metrics = summarize(conf, m.correct, groups=m.q, human_frac=m.h)
+            metrics["final"] = summarize(conf[f], m.correct[f], groups=m.q[f], human_frac=m.h[f])
+            by_cat = summarize(conf, m.correct, groups=m.q, human_frac=m.h, by=row_cat)
+            metrics["by_category"] = {cats[i]: by_cat[i] for i in np.argsort(cats)}
             result[m.model][kind] = metrics
     return result
 
