@@ -155,6 +155,8 @@ def _as_1d(name: str, values: ArrayLike) -> FloatArray:
 
 def _check_correct(correct: ArrayLike, name: str = "correct") -> FloatArray:
     arr = _as_1d(name, correct)
+    if np.count_nonzero(arr) == np.count_nonzero(arr == 1.0):  # every non-zero is a 1
+        return arr
     bad = (arr != 0.0) & (arr != 1.0)  # NaN is bad too
     if bad.any():
         i = int(np.argmax(bad))
@@ -163,6 +165,10 @@ def _check_correct(correct: ArrayLike, name: str = "correct") -> FloatArray:
 
 
 def _check_unit_interval(name: str, arr: FloatArray, *, allow_nan: bool) -> None:
+    if arr.size:  # the usual case in two reductions; NaN fails min/max, fmin/fmax skip it
+        low, high = (np.fmin, np.fmax) if allow_nan else (np.minimum, np.maximum)
+        if low.reduce(arr) >= 0.0 and high.reduce(arr) <= 1.0:
+            return
     nan = np.isnan(arr)
     if not allow_nan and nan.any():
         i = int(np.argmax(nan))
@@ -1051,19 +1057,27 @@ def smooth_band_sums(
     :func:`smooth_reliability` at the grid cells ``points`` (columns: the hits at each
     point, then the masses): both are linear in the rows, so a question resample's smoothed
     accuracy at ``points`` is ``(counts @ hits) / (counts @ masses)``, which gives the
-    bootstrap band of the reliability plot. Missing (NaN) confidences are left out."""
+    bootstrap band of the reliability plot. Missing (NaN) confidences are left out.
+
+    A question's rows put their linear-binning weights on its grid cells (a sparse row of
+    question × cell, built in question order), and one sparse product with the smoothing
+    operator at ``points`` gives every question's sums."""
     from scipy.sparse import csr_matrix
 
     keep = ~np.isnan(conf)
     c, y, q = conf[keep], correct[keep], codes[keep]
+    if q.size and np.any(q[1:] < q[:-1]):  # questions together (stable: rows keep their order)
+        order = np.argsort(q, kind="stable")
+        c, y, q = c[order], y[order], q[order]
     lo, frac = _grid_cells(c)
-    rows = np.concatenate([q, q])
-    cells = np.concatenate([lo, lo + 1])
-    share = np.concatenate([1.0 - frac, frac])
+    cells = np.column_stack([lo, lo + 1]).ravel()  # each row's two cells, side by side
+    share = np.column_stack([1.0 - frac, frac]).ravel()
+    bounds = np.zeros(n_groups + 1, dtype=np.intp)
+    np.cumsum(2 * np.bincount(q, minlength=n_groups), out=bounds[1:])
     operator = _smooth(np.eye(SMOOTH_GRID), bandwidth)[:, points]  # cell -> smoothed at points
     shape = (n_groups, SMOOTH_GRID)
-    hits = csr_matrix((share * np.concatenate([y, y]), (rows, cells)), shape=shape) @ operator
-    mass = csr_matrix((share, (rows, cells)), shape=shape) @ operator
+    hits = csr_matrix((share * np.repeat(y, 2), cells, bounds), shape=shape) @ operator
+    mass = csr_matrix((share, cells, bounds), shape=shape) @ operator
     return np.hstack([np.asarray(hits), np.asarray(mass)])
 
 
@@ -1514,14 +1528,23 @@ def resample_counts(
         done += b
 
 
-def percentile_interval(stats: ArrayLike, *, level: float = 0.95) -> tuple[float, float]:
+def percentile_interval(stats: ArrayLike, *, level: float = 0.95) -> Any:
     """The percentile interval of bootstrap statistics; NaN ones (the metric undefined on
-    that resample) are left out, and ``(nan, nan)`` when all are."""
+    that resample) are left out, and ``(nan, nan)`` when all are. A 2-D ``stats`` (one
+    column per statistic) gives the two arrays of the columns' lows and highs."""
     values = np.asarray(stats, dtype=np.float64)
+    alpha = (1.0 - level) / 2.0
+    if values.ndim == 2:
+        low, high = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+        whole = ~np.isnan(values).any(axis=0)
+        if values.shape[0] and whole.any():
+            low[whole], high[whole] = np.quantile(values[:, whole], [alpha, 1.0 - alpha], axis=0)
+        for j in np.flatnonzero(~whole):
+            low[j], high[j] = percentile_interval(values[:, j], level=level)
+        return low, high
     values = values[~np.isnan(values)]
     if values.size == 0:
         return (math.nan, math.nan)
-    alpha = (1.0 - level) / 2.0
     low, high = np.quantile(values, [alpha, 1.0 - alpha])
     return (float(low), float(high))
 

@@ -465,9 +465,10 @@ def bootstrap_models(
     pointwise band of the smoothed reliability curve at that bandwidth, all at once.
 
     The draws depend only on the seed and the number of questions, so they are made once
-    per number of questions and shared by every model and combination: one matrix product
-    of per-question sums (:func:`~grace_arena.analysis.metrics.question_sums`,
-    :func:`~grace_arena.analysis.metrics.smooth_band_sums`) per chunk of resamples."""
+    per number of questions and shared by every model and combination: the per-question
+    sums of all those models (:func:`~grace_arena.analysis.metrics.question_sums`,
+    :func:`~grace_arena.analysis.metrics.smooth_band_sums`) stand in one matrix, and each
+    chunk of resamples is one matrix product with it."""
     bandwidths = bandwidths or {}
     out: dict[str, Bootstrapped] = {}
     by_size: dict[int, list[ModelRows]] = {}
@@ -475,8 +476,9 @@ def bootstrap_models(
         if m.n_questions:
             by_size.setdefault(m.n_questions, []).append(m)
     points = BAND_POINTS.size
+    width = 4 + n_bins
     for n_questions, group in by_size.items():
-        matrices, banded = [], []
+        matrices, layout = [], []
         for m in group:
             blocks = [
                 question_sums(
@@ -484,7 +486,7 @@ def bootstrap_models(
                     n_bins=n_bins,
                 )
                 for kind, final in combos
-                for rows in [m.final if final else np.arange(m.q.size)]
+                for rows in [m.final if final else slice(None)]
             ]  # fmt: skip
             kinds = [k for k in CONFIDENCE_KINDS if (m.model, k) in bandwidths]
             blocks += [
@@ -494,35 +496,47 @@ def bootstrap_models(
                 )
                 for k in kinds
             ]  # fmt: skip
-            banded.append(kinds)
+            layout.append(kinds)
             # (columns x questions): OpenBLAS is far faster with this orientation. Single
-            # precision halves the memory traffic of the one big product (and more than halves
-            # its time on a busy machine); the counts are exact in it, and the sums move the
-            # intervals by less than 1e-6 (a test compares them with bootstrap_ci's)
-            matrices.append(np.ascontiguousarray(np.hstack(blocks).T, dtype=np.float32))
-        totals: list[list[FloatArray]] = [[] for _ in group]
+            # precision halves the memory traffic of the products (and more than halves their
+            # time on a busy machine); the counts are exact in it, and the sums move the
+            # intervals by less than 1e-6 (a test compares them with bootstrap_ci's). One
+            # matrix per model: a few MB each, where all of them in one would be a fresh
+            # allocation of tens of MB (page faults cost more than the product gains)
+            matrix = np.empty((sum(b.shape[1] for b in blocks), n_questions), dtype=np.float32)
+            np.concatenate([b.T for b in blocks], out=matrix, casting="same_kind")
+            matrices.append(matrix)
+        totals = np.empty((n_resamples, sum(x.shape[0] for x in matrices)))
+        done = 0
         draws = resample_counts(n_questions, n_resamples=n_resamples, seed=seed, dtype=np.float32)
         for counts in draws:
-            for i, matrix in enumerate(matrices):
-                # BLAS reads the transpose as is
-                totals[i].append((matrix @ counts.T).T.astype(np.float64))
-        width = 4 + n_bins
-        for m, parts, kinds in zip(group, totals, banded, strict=True):
-            stacked = np.vstack(parts)
-            intervals = {}
-            for i, combo in enumerate(combos):
-                stats = stats_from_sums(stacked[:, i * width : (i + 1) * width], n_bins=n_bins)
-                intervals[combo] = {
-                    name: percentile_interval(stats[name], level=level) for name in HEADLINE_METRICS
-                }
-            bands = {}
-            start = len(combos) * width
-            for j, kind in enumerate(kinds):
-                block = stacked[:, start + 2 * points * j : start + 2 * points * (j + 1)]
+            start = 0
+            for matrix in matrices:  # BLAS reads the transpose as is
+                totals[done : done + counts.shape[0], start : start + matrix.shape[0]] = (
+                    matrix @ counts.T
+                ).T
+                start += matrix.shape[0]
+            done += counts.shape[0]
+        start = 0
+        for m, kinds in zip(group, layout, strict=True):
+            stats = []
+            for _ in combos:
+                by_metric = stats_from_sums(totals[:, start : start + width], n_bins=n_bins)
+                stats += [by_metric[name] for name in HEADLINE_METRICS]
+                start += width
+            for _ in kinds:
+                hits = totals[:, start : start + points]
+                mass = totals[:, start + points : start + 2 * points]
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    accuracy = block[:, :points] / block[:, points:]
-                ends = [percentile_interval(accuracy[:, k], level=level) for k in range(points)]
-                bands[kind] = (np.array([e[0] for e in ends]), np.array([e[1] for e in ends]))
+                    stats += list((hits / mass).T)
+                start += 2 * points
+            low, high = percentile_interval(np.column_stack(stats), level=level)
+            ends = iter(zip(low.tolist(), high.tolist(), strict=True))
+            intervals = {combo: {name: next(ends) for name in HEADLINE_METRICS} for combo in combos}
+            bands = {}
+            for kind in kinds:
+                band = np.array([next(ends) for _ in range(points)])
+                bands[kind] = (band[:, 0], band[:, 1])
             out[m.model] = Bootstrapped(intervals, bands)
     return out
 
