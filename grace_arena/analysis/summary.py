@@ -142,13 +142,9 @@ def shared_codes(*columns: pd.Series) -> tuple[list[IntArray], NDArray[Any]]:
     """Integer codes of several columns in one space, in sorted order of the names, and the
     names by code (categoricals cost nothing; other columns are factorized once)."""
     parts = [_labels_and_codes(c) for c in columns]
-    names = np.unique(np.concatenate([p[0] for p in parts]).astype(str)) if parts else []
-    names = np.asarray(names, dtype=object)
-    codes = [
-        np.searchsorted(names.astype(str), labels.astype(str))[c] if c.size else c
-        for labels, c in parts
-    ]
-    return [np.asarray(c, dtype=np.int64) for c in codes], names
+    text = np.unique(np.concatenate([p[0] for p in parts]).astype(str)) if parts else []
+    codes = [np.searchsorted(text, labels.astype(str))[c] if c.size else c for labels, c in parts]
+    return [np.asarray(c, dtype=np.int64) for c in codes], np.asarray(text, dtype=object)
 
 
 def _canonical(df: pd.DataFrame, columns: Sequence[str], names: Sequence[str]) -> bool:
@@ -174,7 +170,8 @@ class Steps:
     word_index: IntArray
     correct: FloatArray
     conf: dict[str, FloatArray]  # kind -> confidences (NaN = missing)
-    category: NDArray[Any]  # per row: category or None
+    category: IntArray  # per row: code of its category (-1: none)
+    categories: NDArray[Any]  # category by code
     n_words: IntArray  # -1 when unknown
     would_buzz: FloatArray
 
@@ -218,7 +215,7 @@ def code_steps(steps: pd.DataFrame, q: IntArray) -> Steps:
     n = len(steps)
     (model,), models = shared_codes(steps["model"])
     category = steps["category"] if "category" in steps else pd.Series([None] * n)
-    cat = category.astype(object).where(category.notna(), None).to_numpy()
+    cat_codes, categories = pd.factorize(category)  # no category: -1
     for kind in CONFIDENCE_KINDS:
         vals = steps[f"confidence_{kind}"].to_numpy(dtype=float)
         bad = ~np.isnan(vals) & ((vals < 0.0) | (vals > 1.0))
@@ -233,7 +230,8 @@ def code_steps(steps: pd.DataFrame, q: IntArray) -> Steps:
         word_index=steps["word_index"].to_numpy(dtype=np.int64),
         correct=steps["correct"].to_numpy(dtype=float),
         conf={kind: steps[f"confidence_{kind}"].to_numpy(dtype=float) for kind in CONFIDENCE_KINDS},
-        category=cat,
+        category=cat_codes.astype(np.int64),
+        categories=np.asarray(categories, dtype=object),
         n_words=_ints(steps.get("n_words"), n),
         would_buzz=steps["would_buzz"].to_numpy(dtype=float)
         if "would_buzz" in steps
@@ -247,10 +245,12 @@ def code_buzzes(buzzes: pd.DataFrame, heard: pd.DataFrame, q: IntArray, hq: IntA
     (team, h_team), teams = shared_codes(buzzes["team"], heard["team"])
     (match, h_match), matches = shared_codes(buzzes["match"], heard["match"])
     (player,), players = shared_codes(buzzes["player"])
+    _, last = np.unique(team[::-1], return_index=True)  # each team's last row names its kind
+    last = n - 1 - last
     kind_of = dict(
         zip(
-            buzzes["team"].astype(str).tolist(),
-            buzzes["team_kind"].astype(str).tolist(),
+            teams[team[last]].tolist(),
+            buzzes["team_kind"].to_numpy()[last].astype(str).tolist(),
             strict=True,
         )
     )
@@ -350,6 +350,26 @@ class ModelRows:
         return int(self.question_ids.size)
 
 
+def _step_order(steps: Steps) -> IntArray:
+    """The rows by (model, question, step). Where the three fit in one key of a few times
+    as many values as rows, a counting sort (every (model, question, step) once, as it must
+    be); otherwise, and with a duplicate, a stable lexicographic sort."""
+    n = len(steps)
+    if n and steps.step.min() >= 0:
+        n_steps = int(steps.step.max()) + 1
+        n_q = int(steps.q.max()) + 1
+        span = (int(steps.model.max()) + 1) * n_q * n_steps
+        if span <= 4 * n + 1024:
+            key = (steps.model * n_q + steps.q) * n_steps + steps.step
+            count = np.bincount(key, minlength=span)
+            if count.max() == 1:
+                slot = np.cumsum(count) - 1  # the rank of each key present
+                order = np.empty(n, dtype=np.int64)
+                order[slot[key]] = np.arange(n)
+                return order
+    return np.lexsort((steps.step, steps.q, steps.model))
+
+
 def model_rows(
     steps: Steps, questions: NDArray[Any], h: FloatArray | None = None
 ) -> list[ModelRows]:
@@ -360,7 +380,7 @@ def model_rows(
     if h is None:
         h = np.zeros(len(steps))
     out = []
-    order = np.lexsort((steps.step, steps.q, steps.model))
+    order = _step_order(steps)
     model_sorted = steps.model[order]
     bounds = np.searchsorted(model_sorted, np.arange(steps.models.size + 1))
     for code, model in enumerate(steps.models):
@@ -384,11 +404,12 @@ def model_rows(
         last[:-1] = new_q[1:]
         # a question's category: the first one its steps carry, in step order
         cats = steps.category[idx]
-        has = np.array([c is not None for c in cats], dtype=bool)
+        has = cats >= 0
         category = np.full(n_q, UNCATEGORIZED, dtype=object)
-        if has.any():
-            qs, first = np.unique(q[has], return_index=True)
-            category[qs] = cats[has][first]
+        if has.any():  # rows are in step order within a question: its first category
+            q_has = q[has]
+            first = np.flatnonzero(np.r_[True, q_has[1:] != q_has[:-1]])
+            category[q_has[first]] = steps.categories[cats[has][first]]
         n_words = np.full(n_q, -1, dtype=np.int64)
         nw = steps.n_words[idx]
         known = nw >= 0
