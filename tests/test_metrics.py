@@ -494,16 +494,25 @@ def test_summarize_by_label_equals_summarize_of_each_label(
     conf = np.array([c for c, _, _ in data], dtype=float)
     conf[np.array(missing[: conf.size], dtype=bool)] = np.nan
     correct = np.array([g for _, g, _ in data], dtype=float)
-    labels = np.array([["x", "y", "z", "w"][k] for _, _, k in data], dtype=object)
-    questions = np.arange(conf.size) // 3  # three steps a question, across labels
     h = np.linspace(0, 1, conf.size)
-    per_label = summarize(conf, correct, groups=questions, human_frac=h, by=labels)
-    assert list(per_label) == sorted(set(labels))
-    for label, s in per_label.items():
-        mine = labels == label
-        alone = summarize(conf[mine], correct[mine], groups=questions[mine], human_frac=h[mine])
-        assert set(s) == set(alone)
-        assert all(same(s[key], alone[key], tol=1e-12) for key in s), label
+    questions = np.arange(conf.size) // 3  # three steps a question
+    everything = summarize(conf, correct, groups=questions, human_frac=h)
+    by_row = np.array([["x", "y", "z", "w"][k] for _, _, k in data], dtype=object)
+    by_question = np.array(["x", "y", "z", "w"], dtype=object)[questions % 4]
+    for labels in (by_row, by_question):  # a question's rows under one label or several
+        per_label = summarize(conf, correct, groups=questions, human_frac=h, by=labels)
+        assert list(per_label) == sorted(set(labels))
+        for label, s in per_label.items():
+            mine = labels == label
+            alone = summarize(conf[mine], correct[mine], groups=questions[mine], human_frac=h[mine])
+            assert set(s) == set(alone)
+            assert all(same(s[key], alone[key], tol=1e-12) for key in s), label
+        total, again = summarize(
+            conf, correct, groups=questions, human_frac=h, by=labels, total=True
+        )
+        assert again == per_label
+        assert set(total) == set(everything)
+        assert all(same(total[key], everything[key], tol=1e-12) for key in total)
 
 
 # ---------------------------------------------------------------------------------------

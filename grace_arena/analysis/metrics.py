@@ -185,8 +185,8 @@ def _check_unit_interval(name: str, arr: FloatArray, *, allow_nan: bool) -> None
 def _check_rows(
     conf: ArrayLike, correct: ArrayLike, *, allow_missing: bool = False, allow_empty: bool = False
 ) -> tuple[FloatArray, FloatArray]:
-    shared = _SHARED.get()
-    if shared is not None and shared.owns(conf, correct):
+    shared = _shared(conf, correct)
+    if shared is not None:
         return shared.conf, shared.correct  # checked by summarize()
     conf_arr = _as_1d("conf", conf)
     correct_arr = _check_correct(correct)
@@ -270,7 +270,9 @@ class _Rows:
     group when the metric is called without ``groups``), and what several metrics need of
     them (bin sums, the order by confidence, tie blocks), each computed on first use. A
     metric called alone computes them for itself; :func:`summarize` makes one for all its
-    metrics, so that the rows are checked, sorted and binned once."""
+    metrics, so that the rows are checked, sorted and binned once. What depends on the rows
+    alone (their bins, their order by confidence, ...) is kept in ``per_row``, which the
+    groupings of the same rows share (:meth:`regroup`)."""
 
     def __init__(
         self,
@@ -281,10 +283,22 @@ class _Rows:
         *,
         grouped: bool,
         groups: Any = None,
+        per_row: dict[Any, Any] | None = None,
     ) -> None:
         self.conf, self.correct, self.codes, self.k = conf, correct, codes, k
         self.grouped, self.groups = grouped, groups
         self.cache: dict[Any, Any] = {}
+        self.per_row: dict[Any, Any] = {} if per_row is None else per_row
+
+    def regroup(self, codes: NDArray[np.intp], k: int) -> _Rows:
+        """The same rows in other groups, sharing what depends on the rows alone."""
+        return _Rows(self.conf, self.correct, codes, k, grouped=True, groups=codes,
+                     per_row=self.per_row)  # fmt: skip
+
+    def row_memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        if key not in self.per_row:
+            self.per_row[key] = compute()
+        return self.per_row[key]
 
     def owns(self, conf: Any, correct: Any = None, groups: Any = None) -> bool:
         return (
@@ -320,7 +334,8 @@ class _Rows:
         """Rows, confidence and correct rows per group and equal-width bin, ``(k, n_bins)``."""
 
         def compute() -> tuple[FloatArray, FloatArray, FloatArray]:
-            cell = self.codes * n_bins + _uniform_bin_index(self.conf, n_bins)
+            bins = self.row_memo(("bins", n_bins), lambda: _uniform_bin_index(self.conf, n_bins))
+            cell = self.codes * n_bins + bins if self.k > 1 else bins
             return _cell_sums(cell, self.conf, self.correct, self.k * n_bins, n_bins)
 
         return self.memo(("uniform", n_bins), compute)
@@ -334,9 +349,12 @@ class _Rows:
         a stable sort by group (a radix sort of small integers). Rows equal in all three may
         come in any order, which no metric can see."""
 
-        def compute() -> NDArray[np.intp]:
+        def by_confidence() -> NDArray[np.intp]:
             key = ((self.conf + 0.0).view(np.int64) << 1) | self.correct.astype(np.int64)
-            order = np.argsort(key)
+            return np.argsort(key)
+
+        def compute() -> NDArray[np.intp]:
+            order = self.row_memo("order", by_confidence)
             if self.k > 1:
                 small = np.int16 if self.k <= np.iinfo(np.int16).max else np.int64
                 order = order[np.argsort(self.codes[order].astype(small), kind="stable")]
@@ -407,14 +425,23 @@ class _TieBlocks:
         )  # fmt: skip
 
 
-_SHARED: ContextVar[_Rows | None] = ContextVar("_SHARED", default=None)
+#: The groupings of the rows of the running :func:`summarize` (one or two).
+_SHARED: ContextVar[tuple[_Rows, ...]] = ContextVar("_SHARED", default=())
+
+
+def _shared(conf: Any, correct: Any, groups: Any = None) -> _Rows | None:
+    """The grouping of the running :func:`summarize` that these arrays are, if any."""
+    for rows in _SHARED.get():
+        if rows.owns(conf, correct, groups):
+            return rows
+    return None
 
 
 def _rows(conf: ArrayLike, correct: ArrayLike, groups: ArrayLike | None = None) -> _Rows:
     """The checked rows of a row metric with their groups (the rows of the running
     :func:`summarize` when they are its own)."""
-    shared = _SHARED.get()
-    if shared is not None and groups is not None and shared.owns(conf, correct, groups):
+    shared = _shared(conf, correct, groups) if groups is not None else None
+    if shared is not None:
         return shared
     if groups is None:
         conf_arr, correct_arr = _check_rows(conf, correct)
@@ -633,7 +660,7 @@ def brier(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = Non
 
 
 def _squared_errors(r: _Rows) -> FloatArray:
-    return r.memo("sse", lambda: r.sum((r.conf - r.correct) ** 2))
+    return r.memo("sse", lambda: r.sum(r.row_memo("squared", lambda: (r.conf - r.correct) ** 2)))
 
 
 def brier_skill_score(
@@ -680,9 +707,13 @@ def log_loss(
     r = _rows(conf, correct, groups)
     if not 0.0 < eps < 0.5:
         raise ValueError(f"eps must lie in (0, 0.5), got eps = {eps!r}")
-    p = np.clip(r.conf, eps, 1.0 - eps)
-    # g log p + (1 − g) log(1 − p) is the log of the probability given to what happened
-    return r.result(-_divide(r.sum(np.log(np.where(r.correct == 1.0, p, 1.0 - p))), r.count))
+
+    def log_likelihood() -> FloatArray:
+        p = np.clip(r.conf, eps, 1.0 - eps)
+        # g log p + (1 − g) log(1 − p) is the log of the probability given to what happened
+        return np.log(np.where(r.correct == 1.0, p, 1.0 - p))
+
+    return r.result(-_divide(r.sum(r.row_memo(("log", eps), log_likelihood)), r.count))
 
 
 def overconfidence_rate(
@@ -927,11 +958,12 @@ def _grid_mass(
     *,
     codes: NDArray[np.intp] | None = None,
     k: int = 1,
+    cells: tuple[NDArray[np.intp], FloatArray] | None = None,
 ) -> FloatArray:
-    """Each row's weight binned linearly on the grid (:func:`_grid_cells`); with ``codes``,
-    per group: ``(k, grid)``."""
-    lo, frac = _grid_cells(conf, grid)
-    if codes is not None:
+    """Each row's weight binned linearly on the grid (:func:`_grid_cells`, or ``cells`` as
+    it gave them); with ``codes``, per group: ``(k, grid)``."""
+    lo, frac = _grid_cells(conf, grid) if cells is None else cells
+    if codes is not None and k > 1:
         lo = lo + codes * grid
     size = k * grid
     mass = np.bincount(lo, weights=(1.0 - frac) * weights, minlength=size) + np.bincount(
@@ -1014,7 +1046,8 @@ def smooth_ece(
     if bandwidth is not None and not float(bandwidth) > 0.0:
         raise ValueError(f"bandwidth must be positive, got bandwidth = {bandwidth!r}")
     filled = r.count > 0
-    residual = _grid_mass(r.conf, r.correct - r.conf, codes=r.codes, k=r.k)[filled]
+    cells = r.row_memo("grid", lambda: _grid_cells(r.conf))
+    residual = _grid_mass(r.conf, r.correct - r.conf, codes=r.codes, k=r.k, cells=cells)[filled]
     residual /= r.count[filled, None]
     sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
     value = np.full(r.k, np.nan)
@@ -1122,6 +1155,7 @@ def summarize(
     groups: ArrayLike | None = None,
     human_frac: ArrayLike | None = None,
     by: ArrayLike | None = None,
+    total: bool = False,
 ) -> Any:
     """Every row metric in :data:`METRICS`, the Brier decomposition
     (:func:`brier_decomposition`: ``brier_reliability``, ``brier_resolution``,
@@ -1136,9 +1170,12 @@ def summarize(
 
     ``by`` (a label for each row) gives the same for each label's rows, as a dict from
     label to summary in sorted order of the labels (non-negative integers: each label
-    from 0 to the largest). Every metric runs once over all the labels (its ``groups=``),
-    and the question metrics once over every (label, question); the rows are checked,
-    sorted and binned once for all the metrics.
+    from 0 to the largest). Every metric runs once over all the labels (its ``groups=``);
+    each question is scored once and a label's question metrics are means over its
+    questions (over its (label, question) pairs where a question's rows carry several
+    labels). With ``total=True`` the summary of all the rows comes too, as
+    ``(summary, {label: summary})``; both share the rows' checks, order by confidence,
+    bins and question scores.
 
     >>> s = summarize([0.9, None, 0.2], [1, 1, 0])
     >>> s["n"], s["n_missing"], round(s["brier"], 6), s["ocr_0.9"]
@@ -1149,78 +1186,110 @@ def summarize(
     """
     conf_all, correct_all = _check_rows(conf, correct, allow_missing=True, allow_empty=True)
     n_all = conf_all.size
+    whole = np.zeros(n_all, dtype=np.intp)
     if by is None:
-        by_codes, labels = np.zeros(n_all, dtype=np.intp), np.zeros(1, dtype=np.intp)
+        by_codes, labels = whole, np.zeros(1, dtype=np.intp)
     else:
         by_codes, labels = _group_labels(by, n_all)
-    k = labels.size
     keep = ~np.isnan(conf_all)
-    c, y, b = conf_all[keep], correct_all[keep], by_codes[keep]
-    rows = _Rows(c, y, b, k, grouped=True, groups=b)
-    table: dict[str, Any] = {}
-    token = _SHARED.set(rows)  # one check, sort and binning for every metric
+    c, y = conf_all[keep], correct_all[keep]
+    b = by_codes[keep]
+    groupings = [_Rows(c, y, b, labels.size, grouped=True, groups=b)]
+    if by is not None and total:
+        groupings.append(groupings[0].regroup(whole[keep], 1))
+    all_codes = [by_codes, whole]
+    questions = None
+    if groups is not None:
+        q_codes, n_q = group_codes(groups, n_all)
+        h = None if human_frac is None else _as_1d("human_frac", human_frac)[keep]
+        questions = _Questions(q_codes, n_q, keep, h)
+    tables = []
+    token = _SHARED.set(tuple(groupings))  # one check, sort and binning for every metric
     try:
-        if groups is not None:
-            table.update(_question_summary(rows, groups, human_frac, keep, by_codes, k))
-        for name, fn in METRICS.items():
-            table[name] = fn(c, y, groups=b)
-        parts = brier_decomposition(c, y, groups=b)
+        for rows, codes in zip(groupings, all_codes, strict=False):
+            table: dict[str, Any] = {}
+            if questions is not None:
+                table.update(questions.summary(rows, codes))
+            for name, fn in METRICS.items():
+                table[name] = fn(c, y, groups=rows.groups)
+            parts = brier_decomposition(c, y, groups=rows.groups)
+            for part in ("reliability", "resolution", "uncertainty", "binned"):
+                table[f"brier_{part}"] = getattr(parts, part)
+            table["n"] = rows.count
+            table["n_missing"] = np.bincount(codes[~keep], minlength=rows.k)
+            for name in ("n_questions", "n_questions_skipped"):  # after the others
+                if name in table:
+                    table[name] = table.pop(name)
+            tables.append(table)
     finally:
         _SHARED.reset(token)
-    for part in ("reliability", "resolution", "uncertainty", "binned"):
-        table[f"brier_{part}"] = getattr(parts, part)
-    table["n"] = rows.count
-    table["n_missing"] = np.bincount(by_codes[~keep], minlength=k)
-    for name in ("n_questions", "n_questions_skipped"):  # after the others, when there
-        if name in table:
-            table[name] = table.pop(name)
     summaries = [
-        {
-            name: int(values[i]) if name in _COUNTS else _none_if_nan(values[i])
-            for name, values in table.items()
-        }
-        for i in range(k)
+        [
+            {
+                name: int(values[i]) if name in _COUNTS else _none_if_nan(values[i])
+                for name, values in table.items()
+            }
+            for i in range(len(table["n"]))
+        ]
+        for table in tables
     ]
     if by is None:
-        return summaries[0]
-    return {label.item() if hasattr(label, "item") else label: s
-            for label, s in zip(labels, summaries, strict=True)}  # fmt: skip
+        return summaries[0][0]
+    per_label = {label.item() if hasattr(label, "item") else label: s
+                 for label, s in zip(labels, summaries[0], strict=True)}  # fmt: skip
+    return (summaries[1][0], per_label) if total else per_label
 
 
-def _question_summary(
-    rows: _Rows,
-    groups: ArrayLike,
-    human_frac: ArrayLike | None,
-    keep: NDArray[np.bool_],
-    by_codes: NDArray[np.intp],
-    k: int,
-) -> dict[str, FloatArray]:
-    """The question metrics of :func:`summarize` per label: each (label, question) is scored
-    once (``per_question=True``) and a label's value is the mean over its questions."""
-    n_all = keep.size
-    questions, n_q = group_codes(groups, n_all)
-    h = None if human_frac is None else _as_1d("human_frac", human_frac)[keep]
-    cells = by_codes * max(n_q, 1) + questions
-    seen = np.zeros(k)
-    if n_all:
-        _, all_cells = _compact(cells, k * max(n_q, 1))
-        seen = np.bincount(all_cells // max(n_q, 1), minlength=k).astype(float)
-    out: dict[str, FloatArray] = {}
-    kept_cells = cells[keep]
-    if kept_cells.size:
-        codes, used = _compact(kept_cells, k * max(n_q, 1))
-        label = used // max(n_q, 1)
-        scored = np.bincount(label, minlength=k).astype(float)
-        for name, question_fn in QUESTION_METRICS.items():
-            per_q = question_fn(rows.conf, rows.correct, human_frac=h, groups=codes,
-                                per_question=True)  # fmt: skip
-            out[name] = _divide(_group_sum(label, per_q, k), scored)
-    else:
-        scored = np.zeros(k)
-        out = {name: np.full(k, np.nan) for name in QUESTION_METRICS}
-    out["n_questions"] = scored
-    out["n_questions_skipped"] = seen - scored
-    return out
+class _Questions:
+    """The questions of :func:`summarize`'s rows: each question (or (label, question) pair)
+    scored once by every question metric, and a group's value the mean over its
+    questions."""
+
+    def __init__(
+        self,
+        codes: NDArray[np.intp],
+        n_q: int,
+        keep: NDArray[np.bool_],
+        human_frac: FloatArray | None,
+    ) -> None:
+        self.codes, self.n_q, self.keep, self.h = codes, max(n_q, 1), keep, human_frac
+        self.scores: dict[Any, Any] = {}
+
+    def _scored(self, rows: _Rows, cells: NDArray[np.intp], size: int) -> Any:
+        """Each cell's score by every question metric, for the cells that have rows."""
+        if not cells.size:
+            return np.zeros(0, dtype=np.intp), {name: np.zeros(0) for name in QUESTION_METRICS}
+        codes, used = _compact(cells, size)
+        conf, correct, h = rows.conf, rows.correct, self.h
+        return used, {
+            name: question_fn(conf, correct, human_frac=h, groups=codes, per_question=True)
+            for name, question_fn in QUESTION_METRICS.items()
+        }
+
+    def summary(self, rows: _Rows, group_of_row: NDArray[np.intp]) -> dict[str, FloatArray]:
+        """Per group of ``rows``: each question metric's mean over the group's questions,
+        ``n_questions`` (questions with a confidence) and ``n_questions_skipped``."""
+        k, n_q, keep = rows.k, self.n_q, self.keep
+        if "questions" not in self.scores:  # every question once, on its kept rows
+            self.scores["questions"] = self._scored(rows, self.codes[keep], n_q)
+        group_of_q = np.full(n_q, -1, dtype=np.intp)
+        group_of_q[self.codes] = group_of_row
+        if np.array_equal(group_of_q[self.codes], group_of_row):  # a question, one group
+            used, per_q = self.scores["questions"]
+            group, seen_q = group_of_q[used], np.flatnonzero(np.bincount(self.codes, minlength=n_q))
+            seen = np.bincount(group_of_q[seen_q], minlength=k).astype(float)
+        else:  # a question's rows in several groups: score each (group, question)
+            cells = group_of_row * n_q + self.codes
+            used, per_q = self._scored(rows, cells[keep], k * n_q)
+            group = used // n_q
+            seen = np.bincount(_compact(cells, k * n_q)[1] // n_q, minlength=k).astype(float)
+        scored = np.bincount(group, minlength=k).astype(float)
+        out = {
+            name: _divide(_group_sum(group, values, k), scored) for name, values in per_q.items()
+        }
+        out["n_questions"] = scored
+        out["n_questions_skipped"] = seen - scored
+        return out
 
 
 def _per_group_mean(

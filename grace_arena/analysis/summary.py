@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from grace_arena.analysis.curves import (
     accuracy_by_fraction,
@@ -438,8 +439,8 @@ def summarize_models(
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{model: {kind: metrics}}``: every question metric and row metric over all steps, with
     ``final`` (each question's last step) and ``by_category`` (a question's category is the
-    first one its steps carry, else ``"uncategorized"``; every category in one
-    :func:`~grace_arena.analysis.metrics.summarize` call)."""
+    first one its steps carry, else ``"uncategorized"``; all steps and every category in
+    one :func:`~grace_arena.analysis.metrics.summarize` call)."""
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for m in models:
         cat_codes, cats = pd.factorize(m.category)
@@ -448,9 +449,10 @@ def summarize_models(
         result[m.model] = {}
         for kind in kinds:
             conf = m.conf[kind]
-            metrics = summarize(conf, m.correct, groups=m.q, human_frac=m.h)
+            metrics, by_cat = summarize(
+                conf, m.correct, groups=m.q, human_frac=m.h, by=row_cat, total=True
+            )
             metrics["final"] = summarize(conf[f], m.correct[f], groups=m.q[f], human_frac=m.h[f])
-            by_cat = summarize(conf, m.correct, groups=m.q, human_frac=m.h, by=row_cat)
             metrics["by_category"] = {cats[i]: by_cat[i] for i in np.argsort(cats)}
             result[m.model][kind] = metrics
     return result
@@ -530,14 +532,18 @@ def bootstrap_models(
         totals = np.empty((n_resamples, sum(x.shape[0] for x in matrices)))
         done = 0
         draws = resample_counts(n_questions, n_resamples=n_resamples, seed=seed, dtype=np.float32)
-        for counts in draws:
-            start = 0
-            for matrix in matrices:  # BLAS reads the transpose as is
-                totals[done : done + counts.shape[0], start : start + matrix.shape[0]] = (
-                    matrix @ counts.T
-                ).T
-                start += matrix.shape[0]
-            done += counts.shape[0]
+        # BLAS on one thread: the products are many and short, and OpenBLAS's threads spin
+        # between them, which on a machine whose cores are busy with other work costs
+        # several times what they save (docs/analysis.md, "Speed")
+        with threadpool_limits(limits=1, user_api="blas"):
+            for counts in draws:
+                start = 0
+                for matrix in matrices:  # BLAS reads the transpose as is
+                    totals[done : done + counts.shape[0], start : start + matrix.shape[0]] = (
+                        matrix @ counts.T
+                    ).T
+                    start += matrix.shape[0]
+                done += counts.shape[0]
         start = 0
         for m, kinds in zip(group, layout, strict=True):
             stats = []
