@@ -363,10 +363,11 @@ class _Rows:
         return self.memo("order", compute)
 
     @property
-    def first(self) -> NDArray[np.intp]:
-        """Position of each group's first row in :attr:`order`."""
+    def sorted(self) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
+        """Confidence, correctness and group of the rows in :attr:`order`."""
+        order = self.order
         return self.memo(
-            "first", lambda: np.searchsorted(self.codes[self.order], np.arange(self.k))
+            "sorted", lambda: (self.conf[order], self.correct[order], self.codes[order])
         )
 
     @property
@@ -404,8 +405,7 @@ class _TieBlocks:
 
     @classmethod
     def of(cls, r: _Rows) -> _TieBlocks:
-        order = r.order
-        c, y, g = r.conf[order], r.correct[order], r.codes[order]
+        c, y, g = r.sorted
         start = np.ones(c.size, dtype=bool)
         start[1:] = (c[1:] != c[:-1]) | (g[1:] != g[:-1])
         starts = np.flatnonzero(start)
@@ -472,21 +472,14 @@ def _uniform_bin_index(conf: FloatArray, n_bins: int) -> NDArray[np.intp]:
     return idx
 
 
-def _quantile_bins(r: _Rows, n_bins: int) -> NDArray[np.intp]:
-    """Each row's equal-mass group within its group, in :attr:`_Rows.order`: the group's
-    rows by confidence (ties: incorrect first) split as ``np.array_split`` splits them into
-    ``n_bins`` (the first ``n mod n_bins`` one row larger)."""
+def _quantile_cells(r: _Rows, n_bins: int) -> NDArray[np.intp]:
+    """Each row's cell, ``group · n_bins + equal-mass bin``, for the rows in
+    :attr:`_Rows.order`: each group's rows by confidence (ties: incorrect first) split as
+    ``np.array_split`` splits them into ``n_bins`` (the first ``n mod n_bins`` one row
+    larger)."""
     size = r.count.astype(np.intp)
-    codes = r.codes[r.order]
-    position = np.arange(codes.size) - r.first[codes]
-    small, extra = size // n_bins, size % n_bins
-    small, extra = small[codes], extra[codes]
-    large_rows = extra * (small + 1)  # the first `extra` bins hold small + 1 rows
-    return np.where(
-        position < large_rows,
-        position // (small + 1),
-        extra + (position - large_rows) // np.maximum(small, 1),
-    )
+    sizes = (size // n_bins)[:, None] + (np.arange(n_bins) < (size % n_bins)[:, None])
+    return np.repeat(np.arange(r.k * n_bins), sizes.ravel())
 
 
 def _ece_from_gaps(gap: Any, n: Any) -> Any:
@@ -545,10 +538,10 @@ def ace(
     n_bins = _check_n_bins(n_bins)
 
     def compute() -> FloatArray:
-        order = r.order
-        cell = r.codes[order] * n_bins + _quantile_bins(r, n_bins)
+        conf_sorted, correct_sorted, _ = r.sorted
+        cell = _quantile_cells(r, n_bins)
         size = r.k * n_bins
-        _, sum_conf, sum_correct = _cell_sums(cell, r.conf[order], r.correct[order], size, n_bins)
+        _, sum_conf, sum_correct = _cell_sums(cell, conf_sorted, correct_sorted, size, n_bins)
         with np.errstate(invalid="ignore", divide="ignore"):
             return _ece_from_gaps(sum_correct - sum_conf, r.count)
 
@@ -606,7 +599,7 @@ def reliability_table(
         count, sum_conf, sum_correct = (s[0] for s in r.uniform_sums(n_bins))
     elif strategy == "quantile":
         idx = np.empty(r.conf.size, dtype=np.intp)
-        idx[r.order] = _quantile_bins(r, n_bins)
+        idx[r.order] = _quantile_cells(r, n_bins)
         count, sum_conf, sum_correct = (
             s[0] for s in _cell_sums(idx, r.conf, r.correct, n_bins, n_bins)
         )

@@ -24,8 +24,10 @@ everything after that runs on numpy arrays. Undefined values are ``None``.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -106,6 +108,17 @@ LEADERBOARD_METRICS: dict[str, bool] = {
 }
 #: Points of the buzz-rate curves (figure 4).
 GRID = np.linspace(0.0, 1.0, 101)
+#: Threads the analysis runs its independent parts on.
+WORKERS = min(4, os.cpu_count() or 1)
+
+
+class _Inline(Executor):
+    """Runs each task as it is submitted (an executor without threads)."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
 
 
 def _none(value: float | None) -> float | None:
@@ -648,8 +661,11 @@ def _risk_coverage(conf: FloatArray, correct: FloatArray, points: int = 101) -> 
     }
 
 
-def _smooth_section(conf: FloatArray, correct: FloatArray) -> dict[str, Any]:
-    curve = smooth_reliability(conf, correct)
+def _smooth_section(m: ModelRows, kind: ConfidenceKind) -> dict[str, Any] | None:
+    keep = ~np.isnan(m.conf[kind])
+    if not keep.any():
+        return None
+    curve = smooth_reliability(m.conf[kind][keep], m.correct[keep])
     return {
         "bandwidth": curve.bandwidth,
         "smooth_ece": curve.smooth_ece,
@@ -660,6 +676,35 @@ def _smooth_section(conf: FloatArray, correct: FloatArray) -> dict[str, Any]:
     }
 
 
+def _analyse_model(
+    m: ModelRows, smooth: dict[str, dict[str, Any] | None]
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Everything of one model but the bootstrap, per confidence kind: the summary (with the
+    curves of all steps that need more than one number, ``smooth`` among them), and what
+    the JSON lists after the intervals (accuracy, reliability tables, SH)."""
+    summary = summarize_models([m])[m.model]
+    after: dict[str, dict[str, Any]] = {}
+    final = m.final
+    for kind in CONFIDENCE_KINDS:
+        metrics = summary[kind]
+        conf = m.conf[kind]
+        keep = ~np.isnan(conf)
+        has_rows = bool(keep.any())
+        metrics["smooth_reliability"] = smooth[kind]
+        metrics["risk_coverage"] = _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
+        metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
+        sh_mean, n_sh = sh_by_model(m, kind)
+        after[kind] = {
+            "accuracy": _none(float(m.correct.mean())) if m.q.size else None,
+            "final_accuracy": _none(float(m.correct[final].mean())) if final.size else None,
+            "reliability": _reliability(conf, m.correct),
+            "final_reliability": _reliability(conf[final], m.correct[final]),
+            "sh": _none(sh_mean),
+            "n_questions_sh": n_sh,
+        }
+    return summary, after
+
+
 def _model_section(
     steps: Steps,
     buzzes: Buzzes,
@@ -668,38 +713,34 @@ def _model_section(
     seed: int,
     level: float,
     h_definition: str = "reference",
+    pool: Executor | None = None,
 ) -> tuple[dict[str, Any], list[Any]]:
+    """Every model's metrics, curves and intervals. With ``pool``, the models' analyses and
+    the bootstrap run as its tasks (each computes numbers of its own, so the result does
+    not depend on how they are scheduled)."""
+    pool = pool or _Inline()
     h = human_fraction_column(steps, buzzes, definition=h_definition)
     models = model_rows(steps, questions, h)
-    summary = summarize_models(models)
     combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
-    for m in models:  # the analyses of all steps that need more than one number
-        for kind in CONFIDENCE_KINDS:
-            metrics = summary[m.model][kind]
-            conf = m.conf[kind]
-            keep = ~np.isnan(conf)
-            has_rows = bool(keep.any())
-            metrics["smooth_reliability"] = (
-                _smooth_section(conf[keep], m.correct[keep]) if has_rows else None
-            )
-            metrics["risk_coverage"] = (
-                _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
-            )
-            metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
-    bandwidths = {
-        (m.model, kind): summary[m.model][kind]["smooth_reliability"]["bandwidth"]
-        for m in models
-        for kind in CONFIDENCE_KINDS
-        if summary[m.model][kind]["smooth_reliability"]
+    # the smoothed reliability curves first: the bootstrap's band needs their bandwidths
+    smooth = {
+        m.model: {kind: _smooth_section(m, kind) for kind in CONFIDENCE_KINDS} for m in models
     }
-    boot = (
-        bootstrap_models(
-            models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level
-        )
-        if n_resamples > 0
-        else {}
-    )
-    for m in models:
+    bandwidths = {
+        (model, kind): curve["bandwidth"]
+        for model, curves in smooth.items()
+        for kind, curve in curves.items()
+        if curve
+    }
+    boot_task = pool.submit(
+        bootstrap_models,
+        models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level,
+    ) if n_resamples > 0 else None  # fmt: skip
+    tasks = [pool.submit(_analyse_model, m, smooth[m.model]) for m in models]
+    boot = boot_task.result() if boot_task else {}
+    summary = {}
+    for m, task in zip(models, tasks, strict=True):
+        summary[m.model], after = task.result()
         done = boot.get(m.model)
         cis = done.intervals if done else {}
         for kind in CONFIDENCE_KINDS:
@@ -719,16 +760,13 @@ def _model_section(
                     "high": _listed(high),
                     "level": level,
                 }
-            rows = m.final
-            metrics["accuracy"] = _none(float(m.correct.mean())) if m.q.size else None
-            metrics["final"]["accuracy"] = (
-                _none(float(m.correct[rows].mean())) if rows.size else None
-            )
-            metrics["reliability"] = _reliability(m.conf[kind], m.correct)
-            metrics["final"]["reliability"] = _reliability(m.conf[kind][rows], m.correct[rows])
-            sh_mean, n_sh = sh_by_model(m, kind)
-            metrics["sh"] = _none(sh_mean)
-            metrics["n_questions_sh"] = n_sh
+            late = after[kind]
+            metrics["accuracy"] = late["accuracy"]
+            metrics["final"]["accuracy"] = late["final_accuracy"]
+            metrics["reliability"] = late["reliability"]
+            metrics["final"]["reliability"] = late["final_reliability"]
+            metrics["sh"] = late["sh"]
+            metrics["n_questions_sh"] = late["n_questions_sh"]
     return summary, models
 
 
@@ -1089,13 +1127,24 @@ def analyze(
     if steps is not None and not isinstance(steps, pd.DataFrame):
         data = steps
         steps, buzzes, heard = data.steps, data.buzzes, data.heard
-    step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard)
-    n_q = max(questions.size, 1)
-    models, rows = _model_section(
-        step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition
-    )
-    teams, rate_curves = _team_section(buzz_arrays, n_q)
-    policy = buzz_given_correct_table(rows)
+    # the analysis' independent parts run as tasks of a pool of threads (numpy leaves the
+    # interpreter free while it computes), BLAS on one thread (see bootstrap_models)
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(max_workers=WORKERS) as pool,
+    ):
+        step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard)
+        n_q = max(questions.size, 1)
+        team_task = pool.submit(_team_section, buzz_arrays, n_q)
+        players_task = pool.submit(_players, buzz_arrays, n_q)
+        models, rows = _model_section(
+            step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition, pool
+        )
+        wins_task = pool.submit(_expected_wins, buzz_arrays, rows, n_q)
+        policy = buzz_given_correct_table(rows)
+        accuracy = accuracy_curves(rows)
+        teams, rate_curves = team_task.result()
+        wins, players = wins_task.result(), players_task.result()
     notes = []
     if len(buzz_arrays) and not len(step_arrays):
         notes.append(
@@ -1128,7 +1177,7 @@ def analyze(
         "curves": {
             "buzz_rates": rate_curves,
             "figure4": figure4(buzz_arrays, rate_curves),
-            "accuracy": accuracy_curves(rows),
+            "accuracy": accuracy,
             "buzz_given_correct": {
                 model: {
                     "p_buzz_given_correct": _none(r.p_buzz_given_correct),
@@ -1139,8 +1188,8 @@ def analyze(
                 for model, r in policy.items()
             },
         },
-        "expected_wins": _expected_wins(buzz_arrays, rows, n_q),
-        "players": _players(buzz_arrays, n_q),
+        "expected_wins": wins,
+        "players": players,
     }
 
 
