@@ -299,6 +299,32 @@ def test_reliability_table_agrees_with_sklearn_calibration_curve_off_edges(seed:
     assert ece(conf, correct) == pytest.approx(sum(b.count / n * abs(b.gap) for b in filled))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_sample_weight_counts_a_row_that_many_times(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    conf = rng.choice([0.0, 0.1, 0.5, 0.9, 1.0, *np.round(rng.random(6), 2)], size=40)
+    correct = (rng.random(40) < conf).astype(float)
+    weight = rng.integers(0, 4, size=40)  # zero weights too
+    groups = rng.integers(0, 3, size=40)
+    repeated = np.repeat(np.arange(40), weight)
+    for fn in (ece, brier, log_loss):
+        expected = fn(conf[repeated], correct[repeated])
+        assert fn(conf, correct, sample_weight=weight) == pytest.approx(expected, rel=1e-12)
+        by_group = fn(conf[repeated], correct[repeated], groups=groups[repeated])
+        assert fn(conf, correct, groups=groups, sample_weight=weight) == pytest.approx(by_group)
+    # scikit-learn's weighted Brier score and log loss (any non-negative weights)
+    real = rng.random(40) * weight
+    assert brier(conf, correct, sample_weight=real) == pytest.approx(
+        brier_score_loss(correct, conf, sample_weight=real), rel=1e-12
+    )
+    clipped = np.clip(conf, 1e-6, 1 - 1e-6)
+    assert log_loss(conf, correct, sample_weight=real) == pytest.approx(
+        sklearn_log_loss(correct, clipped, sample_weight=real, labels=[0, 1]), rel=1e-9
+    )
+    with pytest.raises(ValueError, match=r"sample_weight\[1\] = -1\.0"):
+        brier([0.5, 0.5], [1, 0], sample_weight=[1.0, -1.0])
+
+
 def test_sklearn_calibration_curve_bins_edges_differently() -> None:
     # Documented difference: sklearn puts 0.1 in (0, 0.1], we put it in [0.1, 0.2).
     prob_true, _ = calibration_curve([0, 1], [0.1, 0.15], n_bins=10)

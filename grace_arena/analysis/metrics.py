@@ -284,9 +284,10 @@ class _Rows:
         grouped: bool,
         groups: Any = None,
         per_row: dict[Any, Any] | None = None,
+        weight: FloatArray | None = None,
     ) -> None:
         self.conf, self.correct, self.codes, self.k = conf, correct, codes, k
-        self.grouped, self.groups = grouped, groups
+        self.grouped, self.groups, self.weight = grouped, groups, weight
         self.cache: dict[Any, Any] = {}
         self.per_row: dict[Any, Any] = {} if per_row is None else per_row
 
@@ -317,8 +318,10 @@ class _Rows:
         values = np.asarray(values, dtype=np.float64)
         return values if self.grouped else float(values[0])
 
-    def sum(self, weights: Any) -> FloatArray:
-        return _group_sum(self.codes, weights, self.k)
+    def sum(self, values: Any) -> FloatArray:
+        """``Σ values`` per group, each row counted by its sample weight."""
+        weighted = values if self.weight is None else values * self.weight
+        return _group_sum(self.codes, weighted, self.k)
 
     @property
     def count(self) -> FloatArray:
@@ -336,7 +339,8 @@ class _Rows:
         def compute() -> tuple[FloatArray, FloatArray, FloatArray]:
             bins = self.row_memo(("bins", n_bins), lambda: _uniform_bin_index(self.conf, n_bins))
             cell = self.codes * n_bins + bins if self.k > 1 else bins
-            return _cell_sums(cell, self.conf, self.correct, self.k * n_bins, n_bins)
+            size = self.k * n_bins
+            return _cell_sums(cell, self.conf, self.correct, size, n_bins, self.weight)
 
         return self.memo(("uniform", n_bins), compute)
 
@@ -377,12 +381,19 @@ class _Rows:
 
 
 def _cell_sums(
-    cell: NDArray[np.intp], conf: FloatArray, correct: FloatArray, size: int, n_bins: int
+    cell: NDArray[np.intp],
+    conf: FloatArray,
+    correct: FloatArray,
+    size: int,
+    n_bins: int,
+    weight: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Rows, confidence and correct rows per cell (group × bin), as ``(k, n_bins)`` arrays."""
+    """Rows, confidence and correct rows per cell (group × bin), as ``(k, n_bins)`` arrays
+    (rows counted by their ``weight``)."""
+    values = (None, conf, correct) if weight is None else (weight, conf * weight, correct * weight)
     return tuple(  # type: ignore[return-value]
         np.bincount(cell, weights=w, minlength=size).astype(float, copy=False).reshape(-1, n_bins)
-        for w in (None, conf, correct)
+        for w in values
     )
 
 
@@ -437,18 +448,38 @@ def _shared(conf: Any, correct: Any, groups: Any = None) -> _Rows | None:
     return None
 
 
-def _rows(conf: ArrayLike, correct: ArrayLike, groups: ArrayLike | None = None) -> _Rows:
-    """The checked rows of a row metric with their groups (the rows of the running
-    :func:`summarize` when they are its own)."""
-    shared = _shared(conf, correct, groups) if groups is not None else None
-    if shared is not None:
+def _rows(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> _Rows:
+    """The checked rows of a row metric with their groups and weights (the rows of the
+    running :func:`summarize` when they are its own)."""
+    if sample_weight is None and groups is not None and (shared := _shared(conf, correct, groups)):
         return shared
+    conf_arr, correct_arr = _check_rows(conf, correct, allow_empty=groups is not None)
+    weight = None if sample_weight is None else _check_weight(sample_weight, conf_arr.size)
     if groups is None:
-        conf_arr, correct_arr = _check_rows(conf, correct)
-        return _Rows(conf_arr, correct_arr, np.zeros(conf_arr.size, np.intp), 1, grouped=False)
-    conf_arr, correct_arr = _check_rows(conf, correct, allow_empty=True)
-    codes, k = group_codes(groups, conf_arr.size)
-    return _Rows(conf_arr, correct_arr, codes, k, grouped=True, groups=groups)
+        codes, k = np.zeros(conf_arr.size, np.intp), 1
+    else:
+        codes, k = group_codes(groups, conf_arr.size)
+    grouped = groups is not None
+    return _Rows(conf_arr, correct_arr, codes, k, grouped=grouped, groups=groups, weight=weight)
+
+
+def _check_weight(sample_weight: ArrayLike, n: int) -> FloatArray:
+    weight = _as_1d("sample_weight", sample_weight)
+    if weight.size != n:
+        raise ValueError(f"sample_weight must have one value per row, got {weight.size} for {n}")
+    bad = ~((weight >= 0.0) & np.isfinite(weight))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            "sample_weight must be finite and non-negative, got "
+            f"sample_weight[{i}] = {float(weight[i])!r}"
+        )
+    return weight
 
 
 def _divide(numerator: Any, denominator: Any) -> FloatArray:
@@ -488,14 +519,19 @@ def _ece_from_gaps(gap: Any, n: Any) -> Any:
 
 
 def ece(
-    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    n_bins: int = 10,
+    groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
 ) -> Any:
     """Expected calibration error over equal-width bins.
 
     ``ECE = Σ_b (n_b / N) |acc_b − conf_b|`` with bin b = ``[b/n, (b+1)/n)`` and the last
     bin closed at 1.0; equivalently ``(1/N) Σ_b |Σ_{t∈b} g_t − Σ_{t∈b} c_t|`` (GRACE
-    appendix G).
-    With ``groups``, one value per group (see the module docstring).
+    appendix G). With ``groups``, one value per group (see the module docstring);
+    ``sample_weight`` counts each row as that many rows (every count and sum weighted).
 
     Example: confidences 0.1, 0.1, 0.95, 1.0 with correctness 0, 1, 1, 1. Rows 1–2 sit on
     the edge 0.1 and fall in bin [0.1, 0.2): accuracy 0.5, confidence 0.1, gap 0.4. Rows 3–4
@@ -508,7 +544,7 @@ def ece(
     >>> ece([0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1], groups=["a", "a", "b", "b"]).round(6).tolist()
     [0.4, 0.025]
     """
-    r = _rows(conf, correct, groups)
+    r = _rows(conf, correct, groups, sample_weight)
     n_bins = _check_n_bins(n_bins)
     _, sum_conf, sum_correct = r.uniform_sums(n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -635,9 +671,15 @@ def reliability_table(
 # ---------------------------------------------------------------------------------------
 
 
-def brier(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None) -> Any:
-    """Brier score ``(1/N) Σ (c − g)²``; agrees with ``sklearn.metrics.brier_score_loss``.
-
+def brier(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> Any:
+    """Brier score ``(1/N) Σ (c − g)²``; agrees with ``sklearn.metrics.brier_score_loss``,
+    with ``sample_weight`` too (``Σ w (c − g)² / Σ w``).
     With ``groups``, one value per group (see the module docstring).
 
     Example: (0.9 − 1)² + (0.6 − 0)² + (0.2 − 0)² = 0.01 + 0.36 + 0.04 = 0.41; /3 = 0.13667.
@@ -648,12 +690,13 @@ def brier(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = Non
     >>> brier([0.9, 0.6, 0.2], [1, 0, 0], groups=[0, 1, 1]).round(5).tolist()
     [0.01, 0.2]
     """
-    r = _rows(conf, correct, groups)
+    r = _rows(conf, correct, groups, sample_weight)
     return r.result(_divide(_squared_errors(r), r.count))
 
 
 def _squared_errors(r: _Rows) -> FloatArray:
-    return r.memo("sse", lambda: r.sum(r.row_memo("squared", lambda: (r.conf - r.correct) ** 2)))
+    squared = r.row_memo("squared", lambda: (r.conf - r.correct) ** 2)
+    return r.memo("sse", lambda: r.sum(squared))
 
 
 def brier_skill_score(
@@ -685,19 +728,20 @@ def log_loss(
     *,
     eps: float = LOG_LOSS_EPS,
     groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
 ) -> Any:
     """Log loss ``−(1/N) Σ [g log p + (1 − g) log(1 − p)]``, ``p = clip(c, eps, 1 − eps)``.
 
     Clipping keeps a confidence of exactly 0 or 1 finite (at most −log(1e-6) ≈ 13.8 per
-    row). Agrees with ``sklearn.metrics.log_loss`` given the clipped probabilities.
-    With ``groups``, one value per group (see the module docstring).
+    row). Agrees with ``sklearn.metrics.log_loss`` given the clipped probabilities (with
+    ``sample_weight`` too). With ``groups``, one value per group (see the module docstring).
 
     Example: −(log 0.8 + log(1 − 0.4)) / 2 = (0.223144 + 0.510826) / 2 = 0.366985.
 
     >>> round(log_loss([0.8, 0.4], [1, 0]), 6)
     0.366985
     """
-    r = _rows(conf, correct, groups)
+    r = _rows(conf, correct, groups, sample_weight)
     if not 0.0 < eps < 0.5:
         raise ValueError(f"eps must lie in (0, 0.5), got eps = {eps!r}")
 
