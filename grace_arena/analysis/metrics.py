@@ -370,8 +370,10 @@ class _Rows:
     def sorted(self) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
         """Confidence, correctness and group of the rows in :attr:`order`."""
         order = self.order
+        codes = self.codes  # one group: all zeros, in any order
         return self.memo(
-            "sorted", lambda: (self.conf[order], self.correct[order], self.codes[order])
+            "sorted",
+            lambda: (self.conf[order], self.correct[order], codes[order] if self.k > 1 else codes),
         )
 
     @property
@@ -418,7 +420,9 @@ class _TieBlocks:
     def of(cls, r: _Rows) -> _TieBlocks:
         c, y, g = r.sorted
         start = np.ones(c.size, dtype=bool)
-        start[1:] = (c[1:] != c[:-1]) | (g[1:] != g[:-1])
+        np.not_equal(c[1:], c[:-1], out=start[1:])
+        if r.k > 1:
+            start[1:] |= g[1:] != g[:-1]
         starts = np.flatnonzero(start)
         group = g[starts]
         rows = np.diff(np.append(starts, c.size)).astype(float)
@@ -427,7 +431,7 @@ class _TieBlocks:
 
         def below(values: FloatArray) -> FloatArray:
             before = np.cumsum(values) - values  # over every earlier block, all groups
-            return before - before[first][group] if values.size else before
+            return before - before[first][group] if values.size and r.k > 1 else before
 
         rows_below, hits_below = below(rows), below(hits)
         return cls(
@@ -503,14 +507,12 @@ def _uniform_bin_index(conf: FloatArray, n_bins: int) -> NDArray[np.intp]:
     return idx
 
 
-def _quantile_cells(r: _Rows, n_bins: int) -> NDArray[np.intp]:
-    """Each row's cell, ``group · n_bins + equal-mass bin``, for the rows in
-    :attr:`_Rows.order`: each group's rows by confidence (ties: incorrect first) split as
-    ``np.array_split`` splits them into ``n_bins`` (the first ``n mod n_bins`` one row
-    larger)."""
+def _quantile_sizes(r: _Rows, n_bins: int) -> NDArray[np.intp]:
+    """Rows per group and equal-mass bin, ``(k, n_bins)``: each group's rows by confidence
+    (ties: incorrect first, as in :attr:`_Rows.order`) split as ``np.array_split`` splits
+    them into ``n_bins`` (the first ``n mod n_bins`` one row larger)."""
     size = r.count.astype(np.intp)
-    sizes = (size // n_bins)[:, None] + (np.arange(n_bins) < (size % n_bins)[:, None])
-    return np.repeat(np.arange(r.k * n_bins), sizes.ravel())
+    return (size // n_bins)[:, None] + (np.arange(n_bins) < (size % n_bins)[:, None])
 
 
 def _ece_from_gaps(gap: Any, n: Any) -> Any:
@@ -575,11 +577,14 @@ def ace(
 
     def compute() -> FloatArray:
         conf_sorted, correct_sorted, _ = r.sorted
-        cell = _quantile_cells(r, n_bins)
-        size = r.k * n_bins
-        _, sum_conf, sum_correct = _cell_sums(cell, conf_sorted, correct_sorted, size, n_bins)
+        sizes = _quantile_sizes(r, n_bins).ravel()  # the cells are runs of the sorted rows
+        filled = sizes > 0
+        starts = (np.cumsum(sizes) - sizes)[filled]
+        gap = np.zeros(sizes.size)
+        if starts.size:
+            gap[filled] = np.add.reduceat(correct_sorted - conf_sorted, starts)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return _ece_from_gaps(sum_correct - sum_conf, r.count)
+            return _ece_from_gaps(gap.reshape(r.k, n_bins), r.count)
 
     return r.result(r.memo(("ace", n_bins), compute))
 
@@ -635,7 +640,7 @@ def reliability_table(
         count, sum_conf, sum_correct = (s[0] for s in r.uniform_sums(n_bins))
     elif strategy == "quantile":
         idx = np.empty(r.conf.size, dtype=np.intp)
-        idx[r.order] = _quantile_cells(r, n_bins)
+        idx[r.order] = np.repeat(np.arange(n_bins), _quantile_sizes(r, n_bins)[0])
         count, sum_conf, sum_correct = (
             s[0] for s in _cell_sums(idx, r.conf, r.correct, n_bins, n_bins)
         )
@@ -1145,10 +1150,12 @@ def smooth_band_sums(
     bounds = np.zeros(n_groups + 1, dtype=np.intp)
     np.cumsum(2 * np.bincount(q, minlength=n_groups), out=bounds[1:])
     operator = _smooth(np.eye(SMOOTH_GRID), bandwidth)[:, points]  # cell -> smoothed at points
-    shape = (n_groups, SMOOTH_GRID)
-    hits = csr_matrix((share * np.repeat(y, 2), cells, bounds), shape=shape) @ operator
-    mass = csr_matrix((share, cells, bounds), shape=shape) @ operator
-    return np.hstack([np.asarray(hits), np.asarray(mass)])
+    # one sparse matrix: the questions' correct rows, then the same questions' rows
+    weights = np.concatenate([share * np.repeat(y, 2), share])
+    rows = np.concatenate([bounds, bounds[1:] + bounds[-1]])
+    both = csr_matrix((weights, np.tile(cells, 2), rows), shape=(2 * n_groups, SMOOTH_GRID))
+    sums = np.asarray(both @ operator)
+    return np.hstack([sums[:n_groups], sums[n_groups:]])
 
 
 #: Row metrics: name → function of already-cleaned ``(conf, correct)`` arrays (and
@@ -1593,7 +1600,7 @@ def human_fraction(
     sorted_keys = keys[order]
     cum_num = np.concatenate([[0.0], np.cumsum(num[order])])
     hi = np.searchsorted(sorted_keys, q_rows * span + step_words.astype(np.int64), "right")
-    lo = np.searchsorted(sorted_keys, q_rows * span, "left")
+    lo = np.searchsorted(sorted_keys, np.arange(n_labels) * span, "left")[q_rows]
     count = cum_num[hi] - cum_num[lo]
     if den is None:
         total = np.bincount(q_buzz, minlength=n_labels)[q_rows].astype(float)
