@@ -23,6 +23,7 @@ from grace_arena.analysis.metrics import (
     ace,
     bootstrap_ci,
     brier,
+    brier_decomposition,
     brier_skill_score,
     calscore,
     calscore_ref,
@@ -298,6 +299,32 @@ def test_reliability_table_agrees_with_sklearn_calibration_curve_off_edges(seed:
     assert ece(conf, correct) == pytest.approx(sum(b.count / n * abs(b.gap) for b in filled))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_sample_weight_counts_a_row_that_many_times(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    conf = rng.choice([0.0, 0.1, 0.5, 0.9, 1.0, *np.round(rng.random(6), 2)], size=40)
+    correct = (rng.random(40) < conf).astype(float)
+    weight = rng.integers(0, 4, size=40)  # zero weights too
+    groups = rng.integers(0, 3, size=40)
+    repeated = np.repeat(np.arange(40), weight)
+    for fn in (ece, brier, log_loss):
+        expected = fn(conf[repeated], correct[repeated])
+        assert fn(conf, correct, sample_weight=weight) == pytest.approx(expected, rel=1e-12)
+        by_group = fn(conf[repeated], correct[repeated], groups=groups[repeated])
+        assert fn(conf, correct, groups=groups, sample_weight=weight) == pytest.approx(by_group)
+    # scikit-learn's weighted Brier score and log loss (any non-negative weights)
+    real = rng.random(40) * weight
+    assert brier(conf, correct, sample_weight=real) == pytest.approx(
+        brier_score_loss(correct, conf, sample_weight=real), rel=1e-12
+    )
+    clipped = np.clip(conf, 1e-6, 1 - 1e-6)
+    assert log_loss(conf, correct, sample_weight=real) == pytest.approx(
+        sklearn_log_loss(correct, clipped, sample_weight=real, labels=[0, 1]), rel=1e-9
+    )
+    with pytest.raises(ValueError, match=r"sample_weight\[1\] = -1\.0"):
+        brier([0.5, 0.5], [1, 0], sample_weight=[1.0, -1.0])
+
+
 def test_sklearn_calibration_curve_bins_edges_differently() -> None:
     # Documented difference: sklearn puts 0.1 in (0, 0.1], we put it in [0.1, 0.2).
     prob_true, _ = calibration_curve([0, 1], [0.1, 0.15], n_bins=10)
@@ -419,6 +446,99 @@ def test_missing_confidences_are_left_out_and_counted(
         if holes.any():  # metric functions take cleaned arrays and refuse NaN
             with pytest.raises(ValueError, match="NaN"):
                 fn(with_holes, correct)
+
+
+# ---------------------------------------------------------------------------------------
+# groups=: one value per group, equal to the metric of each group's rows
+# ---------------------------------------------------------------------------------------
+
+#: Confidences on bin edges (and 0), with ties.
+EDGES = [0.0, 0.1, 0.5, 0.9, 1.0]
+
+
+def grouped_rows(seed: int, n: int, n_groups: int) -> tuple[np.ndarray, ...]:
+    """Random rows in groups 0..n_groups-1 with one label left empty, half the confidences
+    on bin edges (many ties), the rest rounded to two decimals (more ties)."""
+    rng = np.random.default_rng(seed)
+    conf = np.where(rng.random(n) < 0.5, rng.choice(EDGES, n), np.round(rng.random(n), 2))
+    correct = (rng.random(n) < conf).astype(float)
+    groups = rng.integers(0, n_groups, n)
+    groups[groups == 1] = 0  # label 1 has no rows
+    return conf, correct, groups
+
+
+def per_group(fn, conf, correct, groups, k):
+    return [fn(conf[groups == g], correct[groups == g]) if (groups == g).any() else math.nan
+            for g in range(k)]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_metrics_equal_the_metric_of_each_group(seed: int) -> None:
+    conf, correct, groups = grouped_rows(seed, n=40 + 60 * seed, n_groups=5)
+    names = np.array(["b", "a", "c", "d", "e"])[groups]  # "a" (group 1) has no rows
+    for name, fn in METRICS.items():
+        expected = per_group(fn, conf, correct, groups, 5)
+        grouped = fn(conf, correct, groups=groups)
+        assert grouped.shape == (5,) and math.isnan(grouped[1]), name
+        assert all(same(a, b, tol=1e-12) for a, b in zip(grouped, expected, strict=True)), name
+        # other labels: one value per label present, in sorted order of the labels
+        by_name = fn(conf, correct, groups=names)
+        present = [expected[g] for g in (0, 2, 3, 4)]  # b, c, d, e
+        assert all(same(a, b, tol=1e-12) for a, b in zip(by_name, present, strict=True)), name
+    parts = brier_decomposition(conf, correct, groups=groups)
+    for g in (0, 2, 3, 4):
+        alone = brier_decomposition(conf[groups == g], correct[groups == g])
+        for field in ("reliability", "resolution", "uncertainty", "binned", "brier"):
+            assert same(getattr(parts, field)[g], getattr(alone, field), tol=1e-12), field
+    assert math.isnan(parts.reliability[1]) and math.isnan(parts.brier[1])
+
+
+grouped_data = st.lists(
+    st.tuples(confidences, st.booleans(), st.integers(0, 3)), min_size=0, max_size=60
+)
+
+
+@given(data=grouped_data)
+def test_grouped_metrics_equal_per_group_calls_on_any_rows(
+    data: list[tuple[float, bool, int]],
+) -> None:
+    conf = np.array([c for c, _, _ in data], dtype=float)
+    correct = np.array([g for _, g, _ in data], dtype=float)
+    groups = np.array([k for _, _, k in data], dtype=np.int64)
+    k = int(groups.max()) + 1 if groups.size else 0
+    for name, fn in METRICS.items():
+        grouped = fn(conf, correct, groups=groups)
+        expected = per_group(fn, conf, correct, groups, k)
+        assert len(grouped) == k
+        assert all(same(a, b, tol=1e-12) for a, b in zip(grouped, expected, strict=True)), name
+
+
+@given(data=grouped_data, missing=st.lists(st.booleans(), min_size=60, max_size=60))
+def test_summarize_by_label_equals_summarize_of_each_label(
+    data: list[tuple[float, bool, int]], missing: list[bool]
+) -> None:
+    conf = np.array([c for c, _, _ in data], dtype=float)
+    conf[np.array(missing[: conf.size], dtype=bool)] = np.nan
+    correct = np.array([g for _, g, _ in data], dtype=float)
+    h = np.linspace(0, 1, conf.size)
+    questions = np.arange(conf.size) // 3  # three steps a question
+    everything = summarize(conf, correct, groups=questions, human_frac=h)
+    by_row = np.array([["x", "y", "z", "w"][k] for _, _, k in data], dtype=object)
+    by_question = np.array(["x", "y", "z", "w"], dtype=object)[questions % 4]
+    for labels in (by_row, by_question):  # a question's rows under one label or several
+        per_label = summarize(conf, correct, groups=questions, human_frac=h, by=labels)
+        assert list(per_label) == sorted(set(labels))
+        for label, s in per_label.items():
+            mine = labels == label
+            alone = summarize(conf[mine], correct[mine], groups=questions[mine], human_frac=h[mine])
+            assert set(s) == set(alone)
+            assert all(same(s[key], alone[key], tol=1e-12) for key in s), label
+        total, again = summarize(
+            conf, correct, groups=questions, human_frac=h, by=labels, total=True
+        )
+        assert again == per_label
+        assert set(total) == set(everything)
+        assert all(same(total[key], everything[key], tol=1e-12) for key in total)
 
 
 # ---------------------------------------------------------------------------------------

@@ -127,12 +127,16 @@ def fraction_revealed(word_index: ArrayLike, n_words: ArrayLike) -> Any:
     return float(x) if x.ndim == 0 else x
 
 
-def _group_order(groups: ArrayLike | None, n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+def _group_order(
+    groups: ArrayLike | None, n: int
+) -> tuple[NDArray[np.intp] | slice, NDArray[np.intp]]:
     """Row order that keeps each group's rows together (in the given order within it), and
-    each row's group code."""
+    each row's group code; the order is ``slice(None)`` when they are together already."""
     if groups is None:
-        return np.arange(n), np.zeros(n, dtype=np.intp)
+        return slice(None), np.zeros(n, dtype=np.intp)
     codes, _ = group_codes(groups, n)
+    if not np.any(codes[1:] < codes[:-1]):
+        return slice(None), codes
     return np.argsort(codes, kind="stable"), codes
 
 

@@ -356,11 +356,30 @@ def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
     ...                            "question_id": ["q1", "q2"]})).shape
     (4, 3)
     """
-    df = played[list(HEARD_COLUMNS)]
-    df = df.astype({c: "category" for c in HEARD_COLUMNS if not _is_categorical(df[c])})
-    teams = df[["match", "team"]].drop_duplicates()
-    questions = df[["match", "question_id"]].drop_duplicates()
-    return heard_frame(teams.merge(questions, on="match"))
+    columns = {
+        c: played[c] if _is_categorical(played[c]) else played[c].astype("category")
+        for c in HEARD_COLUMNS
+    }
+    # codes + 1, so that a missing value (code -1) is a value of its own
+    match, team, question = (columns[c].cat.codes.to_numpy(np.int64) + 1 for c in HEARD_COLUMNS)
+    n_teams, n_questions = int(team.max(initial=0)) + 1, int(question.max(initial=0)) + 1
+    pairs = np.unique(match * n_teams + team)  # each (match, team) once, by match
+    t_match, t_team = pairs // n_teams, pairs % n_teams
+    pairs = np.unique(match * n_questions + question)  # each (match, question) once, by match
+    q_match, q_question = pairs // n_questions, pairs % n_questions
+    # every team of a match with every question of it
+    per_match = np.bincount(q_match, minlength=int(match.max(initial=0)) + 1)
+    first = np.cumsum(per_match) - per_match
+    times = per_match[t_match]
+    within = np.arange(times.sum()) - np.repeat(np.cumsum(times) - times, times)
+    codes = {
+        "match": np.repeat(t_match, times),
+        "team": np.repeat(t_team, times),
+        "question_id": q_question[np.repeat(first[t_match], times) + within],
+    }
+    return pd.DataFrame(
+        {c: pd.Categorical.from_codes(codes[c] - 1, dtype=columns[c].dtype) for c in HEARD_COLUMNS}
+    )
 
 
 def tossups_frame(data: pd.DataFrame | Iterable[Mapping[str, Any]] | None = None) -> pd.DataFrame:

@@ -23,6 +23,12 @@ Conventions (see PRODUCT.md, "Calibration metrics"):
   bin). This differs from ``sklearn.calibration.calibration_curve``, whose bins are
   ``(a, b]`` with the first closed at 0, and from GRACE's code, which uses
   ``np.digitize(..., right=True) - 1`` and so puts a confidence of 0 in the last bin.
+* Per-group values come from the same function: every row metric takes ``groups=``, a
+  label for each row, and then returns an array with the metric of each group's rows, one
+  value per label in sorted order (non-negative integer labels are used as they are: one
+  value for each of 0 to the largest label, NaN for a label without rows). Without
+  ``groups`` it returns a float, the metric of all the rows (one group). The question
+  metrics' ``groups=`` labels each row's question, over which they average.
 * Undefined values are ``float("nan")`` in the functions and ``None`` in the JSON-ready
   dicts returned by :func:`summarize` and the analysis (:mod:`grace_arena.analysis.summary`).
 """
@@ -133,7 +139,7 @@ class ReliabilityBin:
 
 
 # ---------------------------------------------------------------------------------------
-# Input checking
+# Input checking and groups
 # ---------------------------------------------------------------------------------------
 
 
@@ -149,6 +155,8 @@ def _as_1d(name: str, values: ArrayLike) -> FloatArray:
 
 def _check_correct(correct: ArrayLike, name: str = "correct") -> FloatArray:
     arr = _as_1d(name, correct)
+    if np.count_nonzero(arr) == np.count_nonzero(arr == 1.0):  # every non-zero is a 1
+        return arr
     bad = (arr != 0.0) & (arr != 1.0)  # NaN is bad too
     if bad.any():
         i = int(np.argmax(bad))
@@ -157,6 +165,10 @@ def _check_correct(correct: ArrayLike, name: str = "correct") -> FloatArray:
 
 
 def _check_unit_interval(name: str, arr: FloatArray, *, allow_nan: bool) -> None:
+    if arr.size:  # the usual case in two reductions; NaN fails min/max, fmin/fmax skip it
+        low, high = (np.fmin, np.fmax) if allow_nan else (np.minimum, np.maximum)
+        if low.reduce(arr) >= 0.0 and high.reduce(arr) <= 1.0:
+            return
     nan = np.isnan(arr)
     if not allow_nan and nan.any():
         i = int(np.argmax(nan))
@@ -173,8 +185,8 @@ def _check_unit_interval(name: str, arr: FloatArray, *, allow_nan: bool) -> None
 def _check_rows(
     conf: ArrayLike, correct: ArrayLike, *, allow_missing: bool = False, allow_empty: bool = False
 ) -> tuple[FloatArray, FloatArray]:
-    shared = _SHARED.get()
-    if shared is not None and shared.owns(conf, correct):
+    shared = _shared(conf, correct)
+    if shared is not None:
         return shared.conf, shared.correct  # checked by summarize()
     conf_arr = _as_1d("conf", conf)
     correct_arr = _check_correct(correct)
@@ -222,93 +234,285 @@ def drop_missing(conf: ArrayLike, correct: ArrayLike) -> tuple[FloatArray, Float
     return conf_arr[keep], correct_arr[keep], int(conf_arr.size - keep.sum())
 
 
+def group_codes(groups: ArrayLike, n_rows: int) -> tuple[NDArray[np.intp], int]:
+    """Integer codes ``0..k-1`` of ``groups`` in sorted order of the labels, and ``k``.
+
+    Non-negative integer labels are used as they are (no sort: codes of absent labels are
+    simply empty), so callers that already hold question codes pay nothing.
+    """
+    arr = np.asarray(groups)
+    if arr.ndim != 1 or arr.shape[0] != n_rows:
+        raise ValueError(f"groups must be a 1-D array of {n_rows} labels, got shape {arr.shape}")
+    if arr.dtype.kind in "iu" and (arr.size == 0 or arr.min() >= 0):
+        return arr.astype(np.intp, copy=False), int(arr.max()) + 1 if arr.size else 0
+    labels, codes = np.unique(arr, return_inverse=True)
+    return codes.astype(np.intp), int(labels.size)
+
+
+def _group_labels(groups: ArrayLike, n_rows: int) -> tuple[NDArray[np.intp], NDArray[Any]]:
+    """:func:`group_codes` with the label of each code (``0..k-1`` for integer labels)."""
+    arr = np.asarray(groups)
+    codes, k = group_codes(arr, n_rows)
+    if arr.dtype.kind in "iu" and (arr.size == 0 or arr.min() >= 0):
+        return codes, np.arange(k)
+    return codes, np.unique(arr)
+
+
+def _group_sum(codes: NDArray[np.intp], weights: Any, k: int) -> FloatArray:
+    """``Σ weights`` per group (the plain sum when there is one group)."""
+    if k == 1:
+        return np.array([np.sum(weights, dtype=np.float64)])
+    return np.bincount(codes, weights=weights, minlength=k).astype(np.float64, copy=False)
+
+
+class _Rows:
+    """The checked rows of a row metric, the group of each row (codes ``0..k-1``; one
+    group when the metric is called without ``groups``), and what several metrics need of
+    them (bin sums, the order by confidence, tie blocks), each computed on first use. A
+    metric called alone computes them for itself; :func:`summarize` makes one for all its
+    metrics, so that the rows are checked, sorted and binned once. What depends on the rows
+    alone (their bins, their order by confidence, ...) is kept in ``per_row``, which the
+    groupings of the same rows share (:meth:`regroup`)."""
+
+    def __init__(
+        self,
+        conf: FloatArray,
+        correct: FloatArray,
+        codes: NDArray[np.intp],
+        k: int,
+        *,
+        grouped: bool,
+        groups: Any = None,
+        per_row: dict[Any, Any] | None = None,
+        weight: FloatArray | None = None,
+    ) -> None:
+        self.conf, self.correct, self.codes, self.k = conf, correct, codes, k
+        self.grouped, self.groups, self.weight = grouped, groups, weight
+        self.cache: dict[Any, Any] = {}
+        self.per_row: dict[Any, Any] = {} if per_row is None else per_row
+
+    def regroup(self, codes: NDArray[np.intp], k: int) -> _Rows:
+        """The same rows in other groups, sharing what depends on the rows alone."""
+        return _Rows(self.conf, self.correct, codes, k, grouped=True, groups=codes,
+                     per_row=self.per_row)  # fmt: skip
+
+    def row_memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        if key not in self.per_row:
+            self.per_row[key] = compute()
+        return self.per_row[key]
+
+    def owns(self, conf: Any, correct: Any = None, groups: Any = None) -> bool:
+        return (
+            conf is self.conf
+            and (correct is None or correct is self.correct)
+            and (groups is None or groups is self.groups)
+        )
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return self.cache[key]
+
+    def result(self, values: Any) -> Any:
+        """A float without groups, else an array with one value per group."""
+        values = np.asarray(values, dtype=np.float64)
+        return values if self.grouped else float(values[0])
+
+    def sum(self, values: Any) -> FloatArray:
+        """``Σ values`` per group, each row counted by its sample weight."""
+        weighted = values if self.weight is None else values * self.weight
+        return _group_sum(self.codes, weighted, self.k)
+
+    @property
+    def count(self) -> FloatArray:
+        """Rows per group."""
+        return self.memo("count", lambda: self.sum(np.ones(self.conf.size)))
+
+    @property
+    def hits(self) -> FloatArray:
+        """Correct rows per group."""
+        return self.memo("hits", lambda: self.sum(self.correct))
+
+    def uniform_sums(self, n_bins: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Rows, confidence and correct rows per group and equal-width bin, ``(k, n_bins)``."""
+
+        def compute() -> tuple[FloatArray, FloatArray, FloatArray]:
+            bins = self.row_memo(("bins", n_bins), lambda: _uniform_bin_index(self.conf, n_bins))
+            cell = self.codes * n_bins + bins if self.k > 1 else bins
+            size = self.k * n_bins
+            return _cell_sums(cell, self.conf, self.correct, size, n_bins, self.weight)
+
+        return self.memo(("uniform", n_bins), compute)
+
+    @property
+    def order(self) -> NDArray[np.intp]:
+        """Rows by group, then confidence, ties broken by correctness (incorrect first).
+
+        One sort of an int64 key: the bits of a float in [0, 1] order like the float, with
+        room for the correctness as a last bit (``(conf + 0.0)`` turns −0.0 into 0.0); then
+        a stable sort by group (a radix sort of small integers). Rows equal in all three may
+        come in any order, which no metric can see."""
+
+        def by_confidence() -> NDArray[np.intp]:
+            key = ((self.conf + 0.0).view(np.int64) << 1) | self.correct.astype(np.int64)
+            return np.argsort(key)
+
+        def compute() -> NDArray[np.intp]:
+            order = self.row_memo("order", by_confidence)
+            if self.k > 1:
+                small = np.int16 if self.k <= np.iinfo(np.int16).max else np.int64
+                order = order[np.argsort(self.codes[order].astype(small), kind="stable")]
+            return order
+
+        return self.memo("order", compute)
+
+    @property
+    def sorted(self) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
+        """Confidence, correctness and group of the rows in :attr:`order`."""
+        order = self.order
+        codes = self.codes  # one group: all zeros, in any order
+        return self.memo(
+            "sorted",
+            lambda: (self.conf[order], self.correct[order], codes[order] if self.k > 1 else codes),
+        )
+
+    @property
+    def blocks(self) -> _TieBlocks:
+        """Tie blocks: within each group, the distinct confidences in increasing order."""
+        return self.memo("blocks", lambda: _TieBlocks.of(self))
+
+
+def _cell_sums(
+    cell: NDArray[np.intp],
+    conf: FloatArray,
+    correct: FloatArray,
+    size: int,
+    n_bins: int,
+    weight: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Rows, confidence and correct rows per cell (group × bin), as ``(k, n_bins)`` arrays
+    (rows counted by their ``weight``)."""
+    values = (None, conf, correct) if weight is None else (weight, conf * weight, correct * weight)
+    return tuple(  # type: ignore[return-value]
+        np.bincount(cell, weights=w, minlength=size).astype(float, copy=False).reshape(-1, n_bins)
+        for w in values
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _TieBlocks:
+    """Rows of equal confidence within a group: the blocks in increasing order of
+    confidence within each group, the groups in order. Per block: its group, confidence,
+    rows and correct rows, and the rows and correct rows of its group at or above its
+    confidence (what a threshold at it keeps) and strictly below. Counts are whole
+    numbers, so every sum of them is exact."""
+
+    group: NDArray[np.intp]
+    conf: FloatArray
+    rows: FloatArray
+    hits: FloatArray
+    rows_kept: FloatArray
+    hits_kept: FloatArray
+    rows_below: FloatArray
+    hits_below: FloatArray
+
+    @classmethod
+    def of(cls, r: _Rows) -> _TieBlocks:
+        c, y, g = r.sorted
+        start = np.ones(c.size, dtype=bool)
+        np.not_equal(c[1:], c[:-1], out=start[1:])
+        if r.k > 1:
+            start[1:] |= g[1:] != g[:-1]
+        starts = np.flatnonzero(start)
+        group = g[starts]
+        rows = np.diff(np.append(starts, c.size)).astype(float)
+        hits = np.add.reduceat(y, starts) if c.size else np.zeros(0)
+        first = np.minimum(np.searchsorted(group, np.arange(r.k)), max(group.size - 1, 0))
+
+        def below(values: FloatArray) -> FloatArray:
+            before = np.cumsum(values) - values  # over every earlier block, all groups
+            return before - before[first][group] if values.size and r.k > 1 else before
+
+        rows_below, hits_below = below(rows), below(hits)
+        return cls(
+            group, c[starts], rows, hits,
+            r.count[group] - rows_below, r.hits[group] - hits_below, rows_below, hits_below,
+        )  # fmt: skip
+
+
+#: The groupings of the rows of the running :func:`summarize` (one or two).
+_SHARED: ContextVar[tuple[_Rows, ...]] = ContextVar("_SHARED", default=())
+
+
+def _shared(conf: Any, correct: Any, groups: Any = None) -> _Rows | None:
+    """The grouping of the running :func:`summarize` that these arrays are, if any."""
+    for rows in _SHARED.get():
+        if rows.owns(conf, correct, groups):
+            return rows
+    return None
+
+
+def _rows(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> _Rows:
+    """The checked rows of a row metric with their groups and weights (the rows of the
+    running :func:`summarize` when they are its own)."""
+    if sample_weight is None and groups is not None and (shared := _shared(conf, correct, groups)):
+        return shared
+    conf_arr, correct_arr = _check_rows(conf, correct, allow_empty=groups is not None)
+    weight = None if sample_weight is None else _check_weight(sample_weight, conf_arr.size)
+    if groups is None:
+        codes, k = np.zeros(conf_arr.size, np.intp), 1
+    else:
+        codes, k = group_codes(groups, conf_arr.size)
+    grouped = groups is not None
+    return _Rows(conf_arr, correct_arr, codes, k, grouped=grouped, groups=groups, weight=weight)
+
+
+def _check_weight(sample_weight: ArrayLike, n: int) -> FloatArray:
+    weight = _as_1d("sample_weight", sample_weight)
+    if weight.size != n:
+        raise ValueError(f"sample_weight must have one value per row, got {weight.size} for {n}")
+    bad = ~((weight >= 0.0) & np.isfinite(weight))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            "sample_weight must be finite and non-negative, got "
+            f"sample_weight[{i}] = {float(weight[i])!r}"
+        )
+    return weight
+
+
+def _divide(numerator: Any, denominator: Any) -> FloatArray:
+    """``numerator / denominator``, NaN where the denominator is 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / denominator, np.nan)
+
+
 # ---------------------------------------------------------------------------------------
 # Binned calibration errors
 # ---------------------------------------------------------------------------------------
 
 
 def _uniform_bin_index(conf: FloatArray, n_bins: int) -> NDArray[np.intp]:
-    """Bin i = [i/n, (i+1)/n), the last bin closed at 1.0."""
+    """Bin i = [i/n, (i+1)/n), the last bin closed at 1.0: ``floor(c · n)``, moved by one
+    where rounding put a confidence on the wrong side of an edge ``i / n``."""
     edges = np.arange(n_bins + 1) / n_bins
-    return _memo(
-        ("bins", n_bins),
-        conf,
-        None,
-        lambda: np.minimum(np.searchsorted(edges, conf, side="right") - 1, n_bins - 1),
-    )
-
-
-def _uniform_sums(
-    conf: FloatArray, correct: FloatArray, n_bins: int
-) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
-    """Rows, confidence and correct rows per equal-width bin (:func:`_bin_sums`)."""
-    return _memo(
-        ("sums", n_bins),
-        conf,
-        correct,
-        lambda: _bin_sums(_uniform_bin_index(conf, n_bins), conf, correct, n_bins),
-    )
-
-
-class _Shared:
-    """What the metrics of one :func:`summarize` call share: its rows (checked once), and
-    their sort order, bins and ranking, each computed on first use."""
-
-    def __init__(self, conf: FloatArray, correct: FloatArray) -> None:
-        self.conf, self.correct = conf, correct
-        self.cache: dict[Any, Any] = {}
-
-    def owns(self, conf: Any, correct: Any = None) -> bool:
-        return conf is self.conf and (correct is None or correct is self.correct)
-
-
-_SHARED: ContextVar[_Shared | None] = ContextVar("_SHARED", default=None)
-
-
-def _memo(key: Any, conf: Any, correct: Any, compute: Callable[[], Any]) -> Any:
-    """``compute()``, once per :func:`summarize` call for its rows (every time elsewhere)."""
-    shared = _SHARED.get()
-    if shared is None or not shared.owns(conf, correct):
-        return compute()
-    if key not in shared.cache:
-        shared.cache[key] = compute()
-    return shared.cache[key]
-
-
-def _ascending(conf: FloatArray, correct: FloatArray) -> NDArray[np.intp]:
-    """Rows by confidence, ties broken by correctness (incorrect first).
-
-    One sort of an int64 key: the bits of a float in [0, 1] order like the float, with room
-    for the correctness as a last bit (``(conf + 0.0)`` turns −0.0 into 0.0). Rows equal in
-    both may come in any order, which no metric can see."""
-
-    def compute() -> NDArray[np.intp]:
-        key = ((conf + 0.0).view(np.int64) << 1) | correct.astype(np.int64)
-        return np.argsort(key)
-
-    return _memo("order", conf, correct, compute)
-
-
-def _quantile_bin_index(conf: FloatArray, correct: FloatArray, n_bins: int) -> NDArray[np.intp]:
-    """Equal-mass groups: sort, then ``np.array_split`` into ``n_bins`` groups.
-
-    Ties in confidence are broken by correctness (incorrect first), so the groups, and
-    hence ACE, depend only on the multiset of rows and not on their order.
-    """
-    order = _ascending(conf, correct)
-    sizes = [len(part) for part in np.array_split(order, n_bins)]
-    idx = np.empty(conf.size, dtype=np.intp)
-    idx[order] = np.repeat(np.arange(n_bins), sizes)
+    idx = np.minimum((conf * n_bins).astype(np.intp), n_bins - 1)
+    idx -= conf < edges[idx]
+    idx += (idx < n_bins - 1) & (conf >= edges[np.minimum(idx + 1, n_bins)])
     return idx
 
 
-def _bin_sums(
-    idx: NDArray[np.intp], conf: FloatArray, correct: FloatArray, n_bins: int
-) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
-    count = np.bincount(idx, minlength=n_bins)
-    sum_conf = np.bincount(idx, weights=conf, minlength=n_bins)
-    sum_correct = np.bincount(idx, weights=correct, minlength=n_bins)
-    return count, sum_conf, sum_correct
+def _quantile_sizes(r: _Rows, n_bins: int) -> NDArray[np.intp]:
+    """Rows per group and equal-mass bin, ``(k, n_bins)``: each group's rows by confidence
+    (ties: incorrect first, as in :attr:`_Rows.order`) split as ``np.array_split`` splits
+    them into ``n_bins`` (the first ``n mod n_bins`` one row larger)."""
+    size = r.count.astype(np.intp)
+    return (size // n_bins)[:, None] + (np.arange(n_bins) < (size % n_bins)[:, None])
 
 
 def _ece_from_gaps(gap: Any, n: Any) -> Any:
@@ -316,34 +520,50 @@ def _ece_from_gaps(gap: Any, n: Any) -> Any:
     return np.abs(gap).sum(axis=-1) / n
 
 
-def ece(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
+def ece(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    n_bins: int = 10,
+    groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> Any:
     """Expected calibration error over equal-width bins.
 
     ``ECE = Σ_b (n_b / N) |acc_b − conf_b|`` with bin b = ``[b/n, (b+1)/n)`` and the last
     bin closed at 1.0; equivalently ``(1/N) Σ_b |Σ_{t∈b} g_t − Σ_{t∈b} c_t|`` (GRACE
-    appendix G).
+    appendix G). With ``groups``, one value per group (see the module docstring);
+    ``sample_weight`` counts each row as that many rows (every count and sum weighted).
 
     Example: confidences 0.1, 0.1, 0.95, 1.0 with correctness 0, 1, 1, 1. Rows 1–2 sit on
     the edge 0.1 and fall in bin [0.1, 0.2): accuracy 0.5, confidence 0.1, gap 0.4. Rows 3–4
     fall in the last bin [0.9, 1.0]: accuracy 1, confidence 0.975, gap 0.025.
-    ECE = 2/4 · 0.4 + 2/4 · 0.025 = 0.2125.
+    ECE = 2/4 · 0.4 + 2/4 · 0.025 = 0.2125. Per group, the first two rows alone and the
+    last two alone: 0.4 and 0.025.
 
     >>> round(ece([0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1]), 6)
     0.2125
+    >>> ece([0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1], groups=["a", "a", "b", "b"]).round(6).tolist()
+    [0.4, 0.025]
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups, sample_weight)
     n_bins = _check_n_bins(n_bins)
-    _, sum_conf, sum_correct = _uniform_sums(conf_arr, correct_arr, n_bins)
-    return float(_ece_from_gaps(sum_correct - sum_conf, conf_arr.size))
+    _, sum_conf, sum_correct = r.uniform_sums(n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return r.result(_ece_from_gaps(sum_correct - sum_conf, r.count))
 
 
-def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
+def ace(
+    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None
+) -> Any:
     """Adaptive calibration error: ECE over equal-mass bins.
 
     Rows are sorted by confidence (ties: incorrect before correct) and split with
     ``np.array_split`` into ``n_bins`` nearly equal groups (the first ``N mod n_bins``
     groups have one row more); then ``ACE = Σ_b (n_b / N) |acc_b − conf_b|``. Empty groups
     (when N < n_bins) contribute nothing. Not netcal's "ACE", which is an *average* error.
+
+    With ``groups``, one value per group (see the module docstring).
 
     Example with ``n_bins=2``: confidences 0.2, 0.4, 0.6, 0.8 and correctness 0, 1, 1, 1
     give groups {0.2, 0.4} (accuracy 0.5, confidence 0.3, gap 0.2) and {0.6, 0.8}
@@ -352,18 +572,32 @@ def ace(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
     >>> round(ace([0.8, 0.2, 0.6, 0.4], [1, 0, 1, 1], n_bins=2), 6)
     0.25
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups)
     n_bins = _check_n_bins(n_bins)
-    idx = _quantile_bin_index(conf_arr, correct_arr, n_bins)
-    _, sum_conf, sum_correct = _bin_sums(idx, conf_arr, correct_arr, n_bins)
-    return float(_ece_from_gaps(sum_correct - sum_conf, conf_arr.size))
+
+    def compute() -> FloatArray:
+        conf_sorted, correct_sorted, _ = r.sorted
+        sizes = _quantile_sizes(r, n_bins).ravel()  # the cells are runs of the sorted rows
+        filled = sizes > 0
+        starts = (np.cumsum(sizes) - sizes)[filled]
+        gap = np.zeros(sizes.size)
+        if starts.size:
+            gap[filled] = np.add.reduceat(correct_sorted - conf_sorted, starts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return _ece_from_gaps(gap.reshape(r.k, n_bins), r.count)
+
+    return r.result(r.memo(("ace", n_bins), compute))
 
 
-def max_calibration_error(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10) -> float:
+def max_calibration_error(
+    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None
+) -> Any:
     """Maximum calibration error: the largest ``|acc_b − conf_b|`` over non-empty bins.
 
     Same equal-width bins as :func:`ece`. Called "MCE" in KalshiBench (eq. 5); named in
     full here because GRACE uses "MCE" for something else (:func:`mce_grace_question`).
+
+    With ``groups``, one value per group (see the module docstring).
 
     Example: confidences 0.1, 0.1, 0.95, 1.0 with correctness 0, 1, 1, 1 have gaps 0.4 in
     [0.1, 0.2) and 0.025 in [0.9, 1.0], so the maximum is 0.4.
@@ -371,11 +605,11 @@ def max_calibration_error(conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 
     >>> round(max_calibration_error([0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1]), 6)
     0.4
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups)
     n_bins = _check_n_bins(n_bins)
-    count, sum_conf, sum_correct = _uniform_sums(conf_arr, correct_arr, n_bins)
-    filled = count > 0
-    return float(np.max(np.abs(sum_correct[filled] - sum_conf[filled]) / count[filled]))
+    count, sum_conf, sum_correct = r.uniform_sums(n_bins)
+    gap = np.where(count > 0, np.abs(sum_correct - sum_conf) / np.maximum(count, 1), -np.inf)
+    return r.result(np.where(r.count > 0, gap.max(axis=-1, initial=-np.inf), np.nan))
 
 
 def reliability_table(
@@ -400,15 +634,18 @@ def reliability_table(
     ...  if b.count]
     [(0.1, 2), (0.9, 2)]
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct)
     n_bins = _check_n_bins(n_bins)
     if strategy == "uniform":
-        idx = _uniform_bin_index(conf_arr, n_bins)
+        count, sum_conf, sum_correct = (s[0] for s in r.uniform_sums(n_bins))
     elif strategy == "quantile":
-        idx = _quantile_bin_index(conf_arr, correct_arr, n_bins)
+        idx = np.empty(r.conf.size, dtype=np.intp)
+        idx[r.order] = np.repeat(np.arange(n_bins), _quantile_sizes(r, n_bins)[0])
+        count, sum_conf, sum_correct = (
+            s[0] for s in _cell_sums(idx, r.conf, r.correct, n_bins, n_bins)
+        )
     else:
         raise ValueError(f"strategy must be 'uniform' or 'quantile', got strategy = {strategy!r}")
-    count, sum_conf, sum_correct = _bin_sums(idx, conf_arr, correct_arr, n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_conf = sum_conf / count
         accuracy = sum_correct / count
@@ -419,7 +656,7 @@ def reliability_table(
         elif count[b] == 0:
             continue
         else:
-            in_bin = conf_arr[idx == b]
+            in_bin = r.conf[idx == b]
             lower, upper = float(in_bin.min()), float(in_bin.max())
         table.append(
             ReliabilityBin(
@@ -439,23 +676,42 @@ def reliability_table(
 # ---------------------------------------------------------------------------------------
 
 
-def brier(conf: ArrayLike, correct: ArrayLike) -> float:
-    """Brier score ``(1/N) Σ (c − g)²``; agrees with ``sklearn.metrics.brier_score_loss``.
+def brier(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> Any:
+    """Brier score ``(1/N) Σ (c − g)²``; agrees with ``sklearn.metrics.brier_score_loss``,
+    with ``sample_weight`` too (``Σ w (c − g)² / Σ w``).
+    With ``groups``, one value per group (see the module docstring).
 
     Example: (0.9 − 1)² + (0.6 − 0)² + (0.2 − 0)² = 0.01 + 0.36 + 0.04 = 0.41; /3 = 0.13667.
+    The first row alone scores 0.01, the other two (0.36 + 0.04)/2 = 0.2.
 
     >>> round(brier([0.9, 0.6, 0.2], [1, 0, 0]), 5)
     0.13667
+    >>> brier([0.9, 0.6, 0.2], [1, 0, 0], groups=[0, 1, 1]).round(5).tolist()
+    [0.01, 0.2]
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
-    return float(np.mean((conf_arr - correct_arr) ** 2))
+    r = _rows(conf, correct, groups, sample_weight)
+    return r.result(_divide(_squared_errors(r), r.count))
 
 
-def brier_skill_score(conf: ArrayLike, correct: ArrayLike) -> float:
+def _squared_errors(r: _Rows) -> FloatArray:
+    squared = r.row_memo("squared", lambda: (r.conf - r.correct) ** 2)
+    return r.memo("sse", lambda: r.sum(squared))
+
+
+def brier_skill_score(
+    conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None
+) -> Any:
     """Brier skill score ``1 − Brier / (ȳ (1 − ȳ))``, ȳ the accuracy of the same rows.
 
     Positive means better than always predicting the base rate ȳ. Undefined, and returned
     as ``float("nan")``, when ȳ is 0 or 1 (the reference Brier score is then 0).
+    With ``groups``, one value per group (see the module docstring).
 
     Example: Brier 0.41/3 as in :func:`brier`; ȳ = 1/3 so ȳ(1 − ȳ) = 2/9;
     BSS = 1 − (0.41/3)/(2/9) = 1 − 0.615 = 0.385.
@@ -463,38 +719,53 @@ def brier_skill_score(conf: ArrayLike, correct: ArrayLike) -> float:
     >>> round(brier_skill_score([0.9, 0.6, 0.2], [1, 0, 0]), 6)
     0.385
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
-    base_rate = float(correct_arr.mean())
+    r = _rows(conf, correct, groups)
+    base_rate = _divide(r.hits, r.count)
     reference = base_rate * (1.0 - base_rate)
-    if reference == 0.0:
-        return math.nan
-    return float(1.0 - np.mean((conf_arr - correct_arr) ** 2) / reference)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = 1.0 - (_squared_errors(r) / r.count) / reference
+    return r.result(np.where(reference > 0.0, score, np.nan))
 
 
-def log_loss(conf: ArrayLike, correct: ArrayLike, *, eps: float = LOG_LOSS_EPS) -> float:
+def log_loss(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    eps: float = LOG_LOSS_EPS,
+    groups: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> Any:
     """Log loss ``−(1/N) Σ [g log p + (1 − g) log(1 − p)]``, ``p = clip(c, eps, 1 − eps)``.
 
     Clipping keeps a confidence of exactly 0 or 1 finite (at most −log(1e-6) ≈ 13.8 per
-    row). Agrees with ``sklearn.metrics.log_loss`` given the clipped probabilities.
+    row). Agrees with ``sklearn.metrics.log_loss`` given the clipped probabilities (with
+    ``sample_weight`` too). With ``groups``, one value per group (see the module docstring).
 
     Example: −(log 0.8 + log(1 − 0.4)) / 2 = (0.223144 + 0.510826) / 2 = 0.366985.
 
     >>> round(log_loss([0.8, 0.4], [1, 0]), 6)
     0.366985
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups, sample_weight)
     if not 0.0 < eps < 0.5:
         raise ValueError(f"eps must lie in (0, 0.5), got eps = {eps!r}")
-    p = np.clip(conf_arr, eps, 1.0 - eps)
-    # g log p + (1 − g) log(1 − p) is the log of the probability given to what happened
-    return float(-np.mean(np.log(np.where(correct_arr == 1.0, p, 1.0 - p))))
+
+    def log_likelihood() -> FloatArray:
+        p = np.clip(r.conf, eps, 1.0 - eps)
+        # g log p + (1 − g) log(1 − p) is the log of the probability given to what happened
+        return np.log(np.where(r.correct == 1.0, p, 1.0 - p))
+
+    return r.result(-_divide(r.sum(r.row_memo(("log", eps), log_likelihood)), r.count))
 
 
-def overconfidence_rate(conf: ArrayLike, correct: ArrayLike, *, threshold: float) -> float:
+def overconfidence_rate(
+    conf: ArrayLike, correct: ArrayLike, *, threshold: float, groups: ArrayLike | None = None
+) -> Any:
     """Share of incorrect rows among rows with confidence strictly above ``threshold``.
 
     KalshiBench eq. 6, ``OCR@τ = |{c > τ ∧ wrong}| / |{c > τ}|``. ``float("nan")`` when no
     row has confidence above τ. A confidence equal to τ does not count.
+    With ``groups``, one value per group (see the module docstring).
 
     Example (τ = 0.8): rows with confidence 0.9, 0.85, 0.8 (correct 1, 0, 0) — 0.8 is not
     above τ, so 1 wrong out of 2 rows: 0.5.
@@ -502,29 +773,29 @@ def overconfidence_rate(conf: ArrayLike, correct: ArrayLike, *, threshold: float
     >>> overconfidence_rate([0.9, 0.85, 0.8], [1, 0, 0], threshold=0.8)
     0.5
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups)
     threshold = _check_probability("threshold", threshold)
-    above = conf_arr > threshold
-    if not above.any():
-        return math.nan
-    return float(1.0 - correct_arr[above].mean())
+    above = (r.conf > threshold).astype(np.float64)
+    return r.result(1.0 - _divide(r.sum(above * r.correct), r.sum(above)))
 
 
-def mean_confidence_when(conf: ArrayLike, correct: ArrayLike, *, correct_value: int) -> float:
+def mean_confidence_when(
+    conf: ArrayLike, correct: ArrayLike, *, correct_value: int, groups: ArrayLike | None = None
+) -> Any:
     """Mean confidence over rows whose correctness equals ``correct_value`` (0 or 1).
 
     ``float("nan")`` when there is no such row.
+    With ``groups``, one value per group (see the module docstring).
 
     >>> mean_confidence_when([0.9, 0.7, 0.2], [1, 1, 0], correct_value=1)
     0.8
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups)
     if correct_value not in (0, 1):
         raise ValueError(f"correct_value must be 0 or 1, got correct_value = {correct_value!r}")
-    chosen = correct_arr == float(correct_value)
-    if not chosen.any():
-        return math.nan
-    return float(conf_arr[chosen].mean())
+    chosen = r.correct if correct_value == 1 else 1.0 - r.correct
+    chosen_rows = r.hits if correct_value == 1 else r.count - r.hits
+    return r.result(_divide(r.sum(chosen * r.conf), chosen_rows))
 
 
 # ---------------------------------------------------------------------------------------
@@ -536,20 +807,21 @@ def mean_confidence_when(conf: ArrayLike, correct: ArrayLike, *, correct_value: 
 class BrierDecomposition:
     """Murphy's decomposition of the binned Brier score: ``binned = reliability −
     resolution + uncertainty`` (exactly; ``brier`` is the score of the confidences as they
-    are, ``brier − binned`` what binning moves)."""
+    are, ``brier − binned`` what binning moves). Floats, or arrays (one value per group)
+    from a call with ``groups``."""
 
-    reliability: float
-    resolution: float
-    uncertainty: float
-    binned: float
-    brier: float
+    reliability: Any
+    resolution: Any
+    uncertainty: Any
+    binned: Any
+    brier: Any
 
     def as_dict(self) -> dict[str, float | None]:
         return {k: _none_if_nan(getattr(self, k)) for k in self.__slots__}
 
 
 def brier_decomposition(
-    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10
+    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None
 ) -> BrierDecomposition:
     """Reliability, resolution and uncertainty of the Brier score (Murphy 1973), over the
     equal-width bins of :func:`ece`.
@@ -559,6 +831,7 @@ def brier_decomposition(
     ``UNC = ō(1 − ō)``. ``REL − RES + UNC`` equals the Brier score of the confidences
     replaced by their bin's mean (``binned``), since within a bin
     ``Σ (c̄_b − g)² = n_b (c̄_b − ō_b)² + n_b ō_b (1 − ō_b)``.
+    With ``groups``, one value per group (see the module docstring).
 
     Example: confidences 0.1, 0.1 (right, wrong) and 0.95, 1.0 (both right): ō = 3/4,
     UNC = 3/16; REL = ½(0.1 − ½)² + ½(0.975 − 1)² = 0.0803125; RES = ½(½ − ¾)² +
@@ -568,22 +841,25 @@ def brier_decomposition(
     >>> round(d.reliability, 7), round(d.resolution, 4), round(d.binned, 7)
     (0.0803125, 0.0625, 0.2053125)
     """
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups)
     n_bins = _check_n_bins(n_bins)
-    count, sum_conf, sum_correct = _uniform_sums(conf_arr, correct_arr, n_bins)
+    count, sum_conf, sum_correct = r.uniform_sums(n_bins)
+    base = _divide(r.hits, r.count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c_bar, o_bar = sum_conf / count, sum_correct / count
+        weight = count / r.count[:, None]
     filled = count > 0
-    n, base = conf_arr.size, float(correct_arr.mean())
-    c_bar, o_bar = sum_conf[filled] / count[filled], sum_correct[filled] / count[filled]
-    weight = count[filled] / n
-    reliability = float(np.sum(weight * (c_bar - o_bar) ** 2))
-    resolution = float(np.sum(weight * (o_bar - base) ** 2))
+    reliability = np.where(filled, weight * (c_bar - o_bar) ** 2, 0.0).sum(axis=-1)
+    resolution = np.where(filled, weight * (o_bar - base[:, None]) ** 2, 0.0).sum(axis=-1)
+    empty = r.count == 0
+    reliability[empty] = resolution[empty] = np.nan
     uncertainty = base * (1.0 - base)
     return BrierDecomposition(
-        reliability=reliability,
-        resolution=resolution,
-        uncertainty=uncertainty,
-        binned=reliability - resolution + uncertainty,
-        brier=brier(conf_arr, correct_arr),
+        reliability=r.result(reliability),
+        resolution=r.result(resolution),
+        uncertainty=r.result(uncertainty),
+        binned=r.result(reliability - resolution + uncertainty),
+        brier=r.result(_divide(_squared_errors(r), r.count)),
     )
 
 
@@ -602,21 +878,6 @@ class RiskCoverage:
     risk: FloatArray
 
 
-def _ranked(conf: FloatArray, correct: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Distinct confidences in decreasing order, with the rows and correct rows at each."""
-
-    def compute() -> tuple[FloatArray, FloatArray, FloatArray]:
-        order = _ascending(conf, correct)[::-1]
-        c, y = conf[order], correct[order]
-        start = np.ones(c.size, dtype=bool)
-        start[1:] = c[1:] != c[:-1]
-        starts = np.flatnonzero(start)
-        rows = np.diff(np.append(starts, c.size)).astype(float)
-        return c[starts], rows, np.add.reduceat(y, starts) if c.size else np.zeros(0)
-
-    return _memo("ranked", conf, correct, compute)
-
-
 def risk_coverage_curve(conf: ArrayLike, correct: ArrayLike) -> RiskCoverage:
     """Coverage and risk (share incorrect) of the rows kept at each confidence threshold.
 
@@ -628,18 +889,21 @@ def risk_coverage_curve(conf: ArrayLike, correct: ArrayLike) -> RiskCoverage:
     >>> r.coverage.tolist(), r.risk.round(4).tolist()
     ([0.25, 0.75, 1.0], [0.0, 0.3333, 0.5])
     """
-    c, y = _check_rows(conf, correct)
-    threshold, rows, hits = _ranked(c, y)
-    kept, right = np.cumsum(rows), np.cumsum(hits)
-    return RiskCoverage(threshold=threshold, coverage=kept / c.size, risk=1.0 - right / kept)
+    r = _rows(conf, correct)
+    b = r.blocks
+    kept, right = b.rows_kept[::-1], b.hits_kept[::-1]
+    return RiskCoverage(
+        threshold=b.conf[::-1], coverage=kept / r.conf.size, risk=1.0 - right / kept
+    )
 
 
-def aurc(conf: ArrayLike, correct: ArrayLike) -> float:
+def aurc(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None) -> Any:
     """Area under the risk–coverage curve: ``(1/N) Σ_k risk(k)`` over the rows ranked by
     confidence, where ``risk(k)`` is the error rate of the k most confident; tied rows all
     take the risk of their whole tie group (so the value does not depend on how ties are
     ordered). Lower is better; a ranking that puts every correct row first reaches the
     minimum for its accuracy.
+    With ``groups``, one value per group (see the module docstring).
 
     Example: confidences 0.9 (right), 0.8, 0.8 (right, wrong), 0.3 (wrong): risks 0 for
     the first row, 1/3 for the tied pair, 1/2 for the last: (0 + 2/3 + 1/2)/4 = 0.29167.
@@ -647,34 +911,43 @@ def aurc(conf: ArrayLike, correct: ArrayLike) -> float:
     >>> round(aurc([0.9, 0.8, 0.8, 0.3], [1, 1, 0, 0]), 5)
     0.29167
     """
-    c, y = _check_rows(conf, correct)
-    _, rows, hits = _ranked(c, y)
-    kept = np.cumsum(rows)
-    return float(np.sum(rows * (1.0 - np.cumsum(hits) / kept)) / c.size)
+    r = _rows(conf, correct, groups)
+    b = r.blocks
+    risk = b.rows * (1.0 - b.hits_kept / b.rows_kept)
+    return r.result(_divide(_group_sum(b.group, risk, r.k), r.count))
 
 
-def selective_accuracy(conf: ArrayLike, correct: ArrayLike, *, coverage: float = 0.8) -> float:
+def selective_accuracy(
+    conf: ArrayLike, correct: ArrayLike, *, coverage: float = 0.8, groups: ArrayLike | None = None
+) -> Any:
     """Accuracy of the most confident rows at ``coverage``: the rows with confidence at least
     the highest threshold whose coverage reaches ``coverage`` (ties at that threshold are all
     kept, so slightly more may be covered).
+    With ``groups``, one value per group (see the module docstring).
 
     >>> selective_accuracy([0.9, 0.8, 0.8, 0.3], [1, 1, 0, 0], coverage=0.5)
     0.6666666666666666
     """
-    c, y = _check_rows(conf, correct)
+    r = _rows(conf, correct, groups)
     if not 0.0 < coverage <= 1.0:
         raise ValueError(f"coverage must lie in (0, 1], got coverage = {coverage!r}")
-    _, rows, hits = _ranked(c, y)
-    kept = np.cumsum(rows)
-    j = int(np.searchsorted(kept / c.size, coverage - 1e-12))
-    return float(np.cumsum(hits)[j] / kept[j])
+    b = r.blocks
+    # within a group the coverage falls as the threshold rises: the blocks that reach it
+    # are the group's lowest ones, and the highest of those is the threshold
+    reaches = b.rows_kept / r.count[b.group] >= coverage - 1e-12
+    last = np.searchsorted(b.group, np.arange(r.k)) + _group_sum(b.group, reaches, r.k) - 1
+    last = np.clip(last, 0, None).astype(np.intp)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = b.hits_kept[last] / b.rows_kept[last] if b.group.size else np.zeros(r.k)
+    return r.result(np.where(r.count > 0, value, np.nan))
 
 
-def auroc(conf: ArrayLike, correct: ArrayLike) -> float:
+def auroc(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None) -> Any:
     """Area under the ROC curve of the confidence as a score for correctness: the chance that
     a correct row has a higher confidence than an incorrect one, ties counting one half
     (agrees with ``sklearn.metrics.roc_auc_score(correct, conf)``). ``float("nan")`` when
     all rows are correct or all wrong.
+    With ``groups``, one value per group (see the module docstring).
 
     Example: correct rows at 0.9 and 0.8, wrong ones at 0.8 and 0.3: of the 4 pairs, 3 are
     ordered right and one tied: (3 + ½)/4 = 0.875.
@@ -682,14 +955,12 @@ def auroc(conf: ArrayLike, correct: ArrayLike) -> float:
     >>> auroc([0.9, 0.8, 0.8, 0.3], [1, 1, 0, 0])
     0.875
     """
-    c, y = _check_rows(conf, correct)
-    _, rows, hits = _ranked(c, y)
-    misses = rows - hits
-    n_pos, n_neg = hits.sum(), misses.sum()
-    if n_pos == 0 or n_neg == 0:
-        return math.nan
-    below = n_neg - np.cumsum(misses)  # wrong rows with a lower confidence
-    return float(np.sum(hits * (below + 0.5 * misses)) / (n_pos * n_neg))
+    r = _rows(conf, correct, groups)
+    b = r.blocks
+    misses = b.rows - b.hits
+    misses_below = b.rows_below - b.hits_below  # wrong rows with a lower confidence
+    pairs = _group_sum(b.group, b.hits * (misses_below + 0.5 * misses), r.k)
+    return r.result(_divide(pairs, r.hits * (r.count - r.hits)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -722,56 +993,80 @@ def _grid_cells(conf: FloatArray, grid: int = SMOOTH_GRID) -> tuple[NDArray[np.i
     return lo, pos - lo
 
 
-def _grid_mass(conf: FloatArray, weights: FloatArray, grid: int = SMOOTH_GRID) -> FloatArray:
-    """Each row's weight binned linearly on the grid (:func:`_grid_cells`)."""
-    lo, frac = _grid_cells(conf, grid)
-    return np.bincount(lo, weights=(1.0 - frac) * weights, minlength=grid) + np.bincount(
-        lo + 1, weights=frac * weights, minlength=grid
+def _grid_mass(
+    conf: FloatArray,
+    weights: FloatArray,
+    grid: int = SMOOTH_GRID,
+    *,
+    codes: NDArray[np.intp] | None = None,
+    k: int = 1,
+    cells: tuple[NDArray[np.intp], FloatArray] | None = None,
+) -> FloatArray:
+    """Each row's weight binned linearly on the grid (:func:`_grid_cells`, or ``cells`` as
+    it gave them); with ``codes``, per group: ``(k, grid)``."""
+    lo, frac = _grid_cells(conf, grid) if cells is None else cells
+    if codes is not None and k > 1:
+        lo = lo + codes * grid
+    size = k * grid
+    mass = np.bincount(lo, weights=(1.0 - frac) * weights, minlength=size) + np.bincount(
+        lo + 1, weights=frac * weights, minlength=size
     )
+    mass = mass.astype(np.float64, copy=False)  # (bincount gives integers on no rows)
+    return mass if codes is None else mass.reshape(k, grid)
 
 
-def _smooth(mass: FloatArray, bandwidth: float, grid: int = SMOOTH_GRID) -> FloatArray:
-    """Gaussian smoothing (standard deviation ``bandwidth``) of cell masses, reflected at 0
-    and 1 so that no mass leaves [0, 1] (every image, not just the nearest: the heat kernel
-    with reflecting ends). In the cosine basis of the cells this is exact and cheap: the
-    k-th coefficient is multiplied by ``exp(−(π k σ)² / 2)``."""
+def _smooth(mass: FloatArray, bandwidth: Any, grid: int = SMOOTH_GRID) -> FloatArray:
+    """Gaussian smoothing (standard deviation ``bandwidth``, one per row of ``mass`` or one
+    for all) of cell masses, reflected at 0 and 1 so that no mass leaves [0, 1] (every
+    image, not just the nearest: the heat kernel with reflecting ends). In the cosine basis
+    of the cells this is exact and cheap: the k-th coefficient is multiplied by
+    ``exp(−(π k σ)² / 2)``."""
     from scipy.fft import dct, idct
 
     return idct(dct(mass, norm="ortho", axis=-1) * _damping(bandwidth, grid), norm="ortho", axis=-1)
 
 
-def _damping(bandwidth: float, grid: int = SMOOTH_GRID) -> FloatArray:
-    return np.exp(-0.5 * (np.pi * np.arange(grid) * bandwidth) ** 2)
+def _damping(bandwidth: Any, grid: int = SMOOTH_GRID) -> FloatArray:
+    sigma = np.asarray(bandwidth, dtype=np.float64)[..., None]
+    return np.exp(-0.5 * (np.pi * np.arange(grid) * sigma) ** 2)
 
 
-def _smooth_ece_at(residual: FloatArray, bandwidth: float) -> float:
-    return float(np.abs(_smooth(residual, bandwidth)).sum())
+def _smooth_ece_at(residual: FloatArray, bandwidth: Any) -> Any:
+    return np.abs(_smooth(residual, bandwidth)).sum(axis=-1)
 
 
-def smooth_ece_bandwidth(residual_mass: FloatArray) -> float:
+def smooth_ece_bandwidth(residual_mass: FloatArray) -> Any:
     """The bandwidth σ* with ``smECE_σ* = σ*`` (Błasiok and Nakkiran's rule), by bisection
     on [1/grid, 1] (``smECE_σ`` falls as σ grows, so the fixed point is unique); σ* = 1/grid
-    when even there ``smECE_σ < σ``. ``residual_mass`` is ``(g − c)/N`` binned on the grid."""
+    when even there ``smECE_σ < σ``. ``residual_mass`` is ``(g − c)/N`` binned on the grid;
+    a ``(k, grid)`` array gives the k bandwidths of its rows (the bisections run side by
+    side)."""
     from scipy.fft import dct, idct
 
-    coefficients = dct(residual_mass, norm="ortho")  # once: each σ only damps them
+    mass = np.asarray(residual_mass, dtype=np.float64)
+    coefficients = dct(mass, norm="ortho", axis=-1)  # once: each σ only damps them
 
-    def error(sigma: float) -> float:
-        return float(np.abs(idct(coefficients * _damping(sigma), norm="ortho")).sum())
+    def error(sigma: FloatArray) -> FloatArray:
+        return np.abs(idct(coefficients * _damping(sigma), norm="ortho", axis=-1)).sum(axis=-1)
 
-    lo, hi = 1.0 / SMOOTH_GRID, 1.0
-    if error(lo) <= lo:
-        return lo
+    shape = mass.shape[:-1]
+    lo, hi = np.full(shape, 1.0 / SMOOTH_GRID), np.ones(shape)
+    settled = error(lo) <= lo
     for _ in range(30):  # to within 1e-9
         mid = 0.5 * (lo + hi)
-        if error(mid) > mid:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+        above = error(mid) > mid
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    sigma = np.where(settled, 1.0 / SMOOTH_GRID, 0.5 * (lo + hi))
+    return float(sigma) if sigma.ndim == 0 else sigma
 
 
-def smooth_ece(conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None = None) -> float:
+def smooth_ece(
+    conf: ArrayLike,
+    correct: ArrayLike,
+    *,
+    bandwidth: float | None = None,
+    groups: ArrayLike | None = None,
+) -> Any:
     """Smooth ECE (Błasiok and Nakkiran 2023): the calibration error of the kernel-smoothed
     reliability curve, without bins.
 
@@ -780,6 +1075,8 @@ def smooth_ece(conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None =
     given, their rule: the σ* with ``smECE_σ* = σ*`` (:func:`smooth_ece_bandwidth`), which is large
     enough to average noise on small samples and small enough to keep real miscalibration.
     Computed on a grid of :data:`SMOOTH_GRID` cells (width 0.005) with linear binning.
+    With ``groups``, one value per group (see the module docstring), each at its own
+    bandwidth unless ``bandwidth`` is given.
 
     Example: every row at confidence 0.9 and correct: the residual 0.1 sits at 0.9, and
     smoothing keeps its mass, so smECE_σ = 0.1 at any σ, and σ* = 0.1.
@@ -787,12 +1084,17 @@ def smooth_ece(conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None =
     >>> round(smooth_ece([0.9] * 10, [1] * 10), 6)
     0.1
     """
-    c, y = _check_rows(conf, correct)
-    residual = _grid_mass(c, y - c) / c.size
-    sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
-    if not sigma > 0.0:
+    r = _rows(conf, correct, groups)
+    if bandwidth is not None and not float(bandwidth) > 0.0:
         raise ValueError(f"bandwidth must be positive, got bandwidth = {bandwidth!r}")
-    return _smooth_ece_at(residual, sigma)
+    filled = r.count > 0
+    cells = r.row_memo("grid", lambda: _grid_cells(r.conf))
+    residual = _grid_mass(r.conf, r.correct - r.conf, codes=r.codes, k=r.k, cells=cells)[filled]
+    residual /= r.count[filled, None]
+    sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
+    value = np.full(r.k, np.nan)
+    value[filled] = _smooth_ece_at(residual, sigma)
+    return r.result(value)
 
 
 def smooth_reliability(
@@ -813,7 +1115,7 @@ def smooth_reliability(
         accuracy=accuracy,
         density=mass / c.size * SMOOTH_GRID,
         bandwidth=sigma,
-        smooth_ece=_smooth_ece_at(residual, sigma),
+        smooth_ece=float(_smooth_ece_at(residual, sigma)),
     )
 
 
@@ -830,24 +1132,35 @@ def smooth_band_sums(
     :func:`smooth_reliability` at the grid cells ``points`` (columns: the hits at each
     point, then the masses): both are linear in the rows, so a question resample's smoothed
     accuracy at ``points`` is ``(counts @ hits) / (counts @ masses)``, which gives the
-    bootstrap band of the reliability plot. Missing (NaN) confidences are left out."""
+    bootstrap band of the reliability plot. Missing (NaN) confidences are left out.
+
+    A question's rows put their linear-binning weights on its grid cells (a sparse row of
+    question × cell, built in question order), and one sparse product with the smoothing
+    operator at ``points`` gives every question's sums."""
     from scipy.sparse import csr_matrix
 
     keep = ~np.isnan(conf)
     c, y, q = conf[keep], correct[keep], codes[keep]
+    if q.size and np.any(q[1:] < q[:-1]):  # questions together (stable: rows keep their order)
+        order = np.argsort(q, kind="stable")
+        c, y, q = c[order], y[order], q[order]
     lo, frac = _grid_cells(c)
-    rows = np.concatenate([q, q])
-    cells = np.concatenate([lo, lo + 1])
-    share = np.concatenate([1.0 - frac, frac])
+    cells = np.column_stack([lo, lo + 1]).ravel()  # each row's two cells, side by side
+    share = np.column_stack([1.0 - frac, frac]).ravel()
+    bounds = np.zeros(n_groups + 1, dtype=np.intp)
+    np.cumsum(2 * np.bincount(q, minlength=n_groups), out=bounds[1:])
     operator = _smooth(np.eye(SMOOTH_GRID), bandwidth)[:, points]  # cell -> smoothed at points
-    shape = (n_groups, SMOOTH_GRID)
-    hits = csr_matrix((share * np.concatenate([y, y]), (rows, cells)), shape=shape) @ operator
-    mass = csr_matrix((share, (rows, cells)), shape=shape) @ operator
-    return np.hstack([np.asarray(hits), np.asarray(mass)])
+    # one sparse matrix: the questions' correct rows, then the same questions' rows
+    weights = np.concatenate([share * np.repeat(y, 2), share])
+    rows = np.concatenate([bounds, bounds[1:] + bounds[-1]])
+    both = csr_matrix((weights, np.tile(cells, 2), rows), shape=(2 * n_groups, SMOOTH_GRID))
+    sums = np.asarray(both @ operator)
+    return np.hstack([sums[:n_groups], sums[n_groups:]])
 
 
-#: Row metrics: name → function of already-cleaned ``(conf, correct)`` arrays.
-METRICS: dict[str, Callable[[ArrayLike, ArrayLike], float]] = {
+#: Row metrics: name → function of already-cleaned ``(conf, correct)`` arrays (and
+#: ``groups=`` for one value per group).
+METRICS: dict[str, Callable[..., Any]] = {
     "ece": ece,
     "ace": ace,
     "max_ce": max_calibration_error,
@@ -866,71 +1179,161 @@ METRICS: dict[str, Callable[[ArrayLike, ArrayLike], float]] = {
 }
 
 
+def _compact(cells: NDArray[np.intp], size: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Codes ``0..m-1`` of the cells present (in increasing order of cell), and those cells."""
+    if size <= 4 * cells.size + 1024:
+        present = np.bincount(cells, minlength=size) > 0
+        return (np.cumsum(present) - 1)[cells], np.flatnonzero(present)
+    used, codes = np.unique(cells, return_inverse=True)
+    return codes.astype(np.intp), used
+
+
+#: The entries of a summary that count rows or questions (integers).
+_COUNTS = ("n", "n_missing", "n_questions", "n_questions_skipped")
+
+
 def summarize(
     conf: ArrayLike,
     correct: ArrayLike,
     *,
     groups: ArrayLike | None = None,
     human_frac: ArrayLike | None = None,
-) -> dict[str, float | int | None]:
+    by: ArrayLike | None = None,
+    total: bool = False,
+) -> Any:
     """Every row metric in :data:`METRICS`, the Brier decomposition
     (:func:`brier_decomposition`: ``brier_reliability``, ``brier_resolution``,
     ``brier_uncertainty``, ``brier_binned``), plus ``n`` and ``n_missing``, JSON-ready; with
     ``groups`` (each row's question) also every question metric of :data:`QUESTION_METRICS`
-    (``human_frac``: h_t of each row, for CalScore).
+    (``human_frac``: h_t of each row, for CalScore), ``n_questions`` (questions with a
+    confidence) and ``n_questions_skipped`` (questions whose every confidence is missing).
 
     Missing confidences (NaN or ``None``) are left out and counted in ``n_missing``; ``n``
     is the number of rows used. Undefined values (no rows, BSS with one class, OCR with no
     row above τ, ...) are ``None``.
 
+    ``by`` (a label for each row) gives the same for each label's rows, as a dict from
+    label to summary in sorted order of the labels (non-negative integers: each label
+    from 0 to the largest). Every metric runs once over all the labels (its ``groups=``);
+    each question is scored once and a label's question metrics are means over its
+    questions (over its (label, question) pairs where a question's rows carry several
+    labels). With ``total=True`` the summary of all the rows comes too, as
+    ``(summary, {label: summary})``; both share the rows' checks, order by confidence,
+    bins and question scores.
+
     >>> s = summarize([0.9, None, 0.2], [1, 1, 0])
     >>> s["n"], s["n_missing"], round(s["brier"], 6), s["ocr_0.9"]
     (2, 1, 0.025, None)
+    >>> per = summarize([0.9, None, 0.2], [1, 1, 0], by=["x", "x", "y"])
+    >>> [(label, s["n"], s["n_missing"], round(s["brier"], 6)) for label, s in per.items()]
+    [('x', 1, 1, 0.01), ('y', 1, 0, 0.04)]
     """
-    conf_arr, correct_arr, n_missing = drop_missing(conf, correct)
-    out: dict[str, float | int | None] = {}
-    token = _SHARED.set(_Shared(conf_arr, correct_arr))  # one check, sort, binning for all
+    conf_all, correct_all = _check_rows(conf, correct, allow_missing=True, allow_empty=True)
+    n_all = conf_all.size
+    whole = np.zeros(n_all, dtype=np.intp)
+    if by is None:
+        by_codes, labels = whole, np.zeros(1, dtype=np.intp)
+    else:
+        by_codes, labels = _group_labels(by, n_all)
+    keep = ~np.isnan(conf_all)
+    c, y = conf_all[keep], correct_all[keep]
+    b = by_codes[keep]
+    groupings = [_Rows(c, y, b, labels.size, grouped=True, groups=b)]
+    if by is not None and total:
+        groupings.append(groupings[0].regroup(whole[keep], 1))
+    all_codes = [by_codes, whole]
+    questions = None
+    if groups is not None:
+        q_codes, n_q = group_codes(groups, n_all)
+        h = None if human_frac is None else _as_1d("human_frac", human_frac)[keep]
+        questions = _Questions(q_codes, n_q, keep, h)
+    tables = []
+    token = _SHARED.set(tuple(groupings))  # one check, sort and binning for every metric
     try:
-        if groups is not None:
-            keep = ~np.isnan(_as_1d("conf", conf))
-            g = np.asarray(groups)[keep]
-            h = None if human_frac is None else _as_1d("human_frac", human_frac)[keep]
-            for name, question_fn in QUESTION_METRICS.items():
-                out[name] = (
-                    _none_if_nan(question_fn(conf_arr, correct_arr, human_frac=h, groups=g))
-                    if conf_arr.size
-                    else None
-                )
-        for name, fn in METRICS.items():
-            out[name] = _none_if_nan(fn(conf_arr, correct_arr)) if conf_arr.size else None
-        parts = brier_decomposition(conf_arr, correct_arr) if conf_arr.size else None
+        for rows, codes in zip(groupings, all_codes, strict=False):
+            table: dict[str, Any] = {}
+            if questions is not None:
+                table.update(questions.summary(rows, codes))
+            for name, fn in METRICS.items():
+                table[name] = fn(c, y, groups=rows.groups)
+            parts = brier_decomposition(c, y, groups=rows.groups)
+            for part in ("reliability", "resolution", "uncertainty", "binned"):
+                table[f"brier_{part}"] = getattr(parts, part)
+            table["n"] = rows.count
+            table["n_missing"] = np.bincount(codes[~keep], minlength=rows.k)
+            for name in ("n_questions", "n_questions_skipped"):  # after the others
+                if name in table:
+                    table[name] = table.pop(name)
+            tables.append(table)
     finally:
         _SHARED.reset(token)
-    for part in ("reliability", "resolution", "uncertainty", "binned"):
-        out[f"brier_{part}"] = _none_if_nan(getattr(parts, part)) if parts else None
-    out["n"] = int(conf_arr.size)
-    out["n_missing"] = n_missing
-    return out
+    summaries = [
+        [
+            {
+                name: int(values[i]) if name in _COUNTS else _none_if_nan(values[i])
+                for name, values in table.items()
+            }
+            for i in range(len(table["n"]))
+        ]
+        for table in tables
+    ]
+    if by is None:
+        return summaries[0][0]
+    per_label = {label.item() if hasattr(label, "item") else label: s
+                 for label, s in zip(labels, summaries[0], strict=True)}  # fmt: skip
+    return (summaries[1][0], per_label) if total else per_label
 
 
-# ---------------------------------------------------------------------------------------
-# Groups: per-question quantities
-# ---------------------------------------------------------------------------------------
+class _Questions:
+    """The questions of :func:`summarize`'s rows: each question (or (label, question) pair)
+    scored once by every question metric, and a group's value the mean over its
+    questions."""
 
+    def __init__(
+        self,
+        codes: NDArray[np.intp],
+        n_q: int,
+        keep: NDArray[np.bool_],
+        human_frac: FloatArray | None,
+    ) -> None:
+        self.codes, self.n_q, self.keep, self.h = codes, max(n_q, 1), keep, human_frac
+        self.scores: dict[Any, Any] = {}
 
-def group_codes(groups: ArrayLike, n_rows: int) -> tuple[NDArray[np.intp], int]:
-    """Integer codes ``0..k-1`` of ``groups`` in sorted order of the labels, and ``k``.
+    def _scored(self, rows: _Rows, cells: NDArray[np.intp], size: int) -> Any:
+        """Each cell's score by every question metric, for the cells that have rows."""
+        if not cells.size:
+            return np.zeros(0, dtype=np.intp), {name: np.zeros(0) for name in QUESTION_METRICS}
+        codes, used = _compact(cells, size)
+        conf, correct, h = rows.conf, rows.correct, self.h
+        return used, {
+            name: question_fn(conf, correct, human_frac=h, groups=codes, per_question=True)
+            for name, question_fn in QUESTION_METRICS.items()
+        }
 
-    Non-negative integer labels are used as they are (no sort: codes of absent labels are
-    simply empty), so callers that already hold question codes pay nothing.
-    """
-    arr = np.asarray(groups)
-    if arr.ndim != 1 or arr.shape[0] != n_rows:
-        raise ValueError(f"groups must be a 1-D array of {n_rows} labels, got shape {arr.shape}")
-    if arr.dtype.kind in "iu" and (arr.size == 0 or arr.min() >= 0):
-        return arr.astype(np.intp, copy=False), int(arr.max()) + 1 if arr.size else 0
-    labels, codes = np.unique(arr, return_inverse=True)
-    return codes.astype(np.intp), int(labels.size)
+    def summary(self, rows: _Rows, group_of_row: NDArray[np.intp]) -> dict[str, FloatArray]:
+        """Per group of ``rows``: each question metric's mean over the group's questions,
+        ``n_questions`` (questions with a confidence) and ``n_questions_skipped``."""
+        k, n_q, keep = rows.k, self.n_q, self.keep
+        if "questions" not in self.scores:  # every question once, on its kept rows
+            self.scores["questions"] = self._scored(rows, self.codes[keep], n_q)
+        group_of_q = np.full(n_q, -1, dtype=np.intp)
+        group_of_q[self.codes] = group_of_row
+        if np.array_equal(group_of_q[self.codes], group_of_row):  # a question, one group
+            used, per_q = self.scores["questions"]
+            group, seen_q = group_of_q[used], np.flatnonzero(np.bincount(self.codes, minlength=n_q))
+            seen = np.bincount(group_of_q[seen_q], minlength=k).astype(float)
+        else:  # a question's rows in several groups: score each (group, question)
+            cells = group_of_row * n_q + self.codes
+            used, per_q = self._scored(rows, cells[keep], k * n_q)
+            group = used // n_q
+            seen = np.bincount(_compact(cells, k * n_q)[1] // n_q, minlength=k).astype(float)
+        scored = np.bincount(group, minlength=k).astype(float)
+        out = {
+            name: _divide(_group_sum(group, values, k), scored) for name, values in per_q.items()
+        }
+        out["n_questions"] = scored
+        out["n_questions_skipped"] = seen - scored
+        return out
 
 
 def _per_group_mean(
@@ -1197,7 +1600,7 @@ def human_fraction(
     sorted_keys = keys[order]
     cum_num = np.concatenate([[0.0], np.cumsum(num[order])])
     hi = np.searchsorted(sorted_keys, q_rows * span + step_words.astype(np.int64), "right")
-    lo = np.searchsorted(sorted_keys, q_rows * span, "left")
+    lo = np.searchsorted(sorted_keys, np.arange(n_labels) * span, "left")[q_rows]
     count = cum_num[hi] - cum_num[lo]
     if den is None:
         total = np.bincount(q_buzz, minlength=n_labels)[q_rows].astype(float)
@@ -1238,14 +1641,23 @@ def resample_counts(
         done += b
 
 
-def percentile_interval(stats: ArrayLike, *, level: float = 0.95) -> tuple[float, float]:
+def percentile_interval(stats: ArrayLike, *, level: float = 0.95) -> Any:
     """The percentile interval of bootstrap statistics; NaN ones (the metric undefined on
-    that resample) are left out, and ``(nan, nan)`` when all are."""
+    that resample) are left out, and ``(nan, nan)`` when all are. A 2-D ``stats`` (one
+    column per statistic) gives the two arrays of the columns' lows and highs."""
     values = np.asarray(stats, dtype=np.float64)
+    alpha = (1.0 - level) / 2.0
+    if values.ndim == 2:
+        low, high = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+        whole = ~np.isnan(values).any(axis=0)
+        if values.shape[0] and whole.any():
+            low[whole], high[whole] = np.quantile(values[:, whole], [alpha, 1.0 - alpha], axis=0)
+        for j in np.flatnonzero(~whole):
+            low[j], high[j] = percentile_interval(values[:, j], level=level)
+        return low, high
     values = values[~np.isnan(values)]
     if values.size == 0:
         return (math.nan, math.nan)
-    alpha = (1.0 - level) / 2.0
     low, high = np.quantile(values, [alpha, 1.0 - alpha])
     return (float(low), float(high))
 

@@ -304,27 +304,42 @@ def question_folds(groups: ArrayLike, *, n_splits: int = 5, seed: int = 0) -> ND
     return fold_of[codes]
 
 
+@dataclass(frozen=True)
+class _Folds:
+    """Rows and correct rows per fold and entry of :class:`_Distinct`: what every fit on
+    the other folds needs, and what the metrics of its out-of-fold predictions need."""
+
+    cell: NDArray[np.intp]  # each row's (fold, entry), as fold · entries + entry
+    rows: FloatArray  # (folds, entries)
+    hits: FloatArray
+
+    @classmethod
+    def of(cls, d: _Distinct, correct: FloatArray, folds: NDArray[np.intp], n: int) -> _Folds:
+        size = d.conf.size
+        cell = folds * size + d.row
+        rows = np.bincount(cell, minlength=n * size).astype(float).reshape(n, size)
+        hits = np.bincount(cell, weights=correct, minlength=n * size).reshape(n, size)
+        return cls(cell, rows, hits)
+
+
 def _out_of_fold(
     d: _Distinct,
-    correct: FloatArray,
-    folds: NDArray[np.intp],
-    n_splits: int,
+    f: _Folds,
     methods: tuple[Method, ...],
     starts: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, FloatArray]:
-    """Out-of-fold predictions of each method; a fold's training totals are the totals of
-    all rows less the fold's own."""
-    weight, hits = d.totals(slice(None), correct)
-    out = {method: np.empty(correct.size) for method in methods}
-    for k in range(n_splits):
-        test = folds == k
-        rows = d.row[test]
-        w_test = np.bincount(rows, minlength=d.conf.size)
-        h_test = np.bincount(rows, weights=correct[test], minlength=d.conf.size)
-        for method in methods:
-            start = (starts or {}).get(method)
-            fitted = _fit(d, weight - w_test, hits - h_test, method, start)
-            out[method][test] = fitted.predict(d.conf)[rows]  # the map at each entry, per row
+    """Each method's maps fitted out of fold, ``(folds, entries)``: row k is the map fitted
+    on every fold but k (the totals of all rows less fold k's), at each entry."""
+    weight, hits = f.rows.sum(axis=0), f.hits.sum(axis=0)
+    out = {}
+    for method in methods:
+        start = (starts or {}).get(method)
+        out[method] = np.array(
+            [
+                _fit(d, weight - f.rows[k], hits - f.hits[k], method, start).predict(d.conf)
+                for k in range(f.rows.shape[0])
+            ]
+        ).reshape(f.rows.shape)
     return out
 
 
@@ -343,14 +358,18 @@ def cross_val_predict(
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got method = {method!r}")
     folds = question_folds(groups, n_splits=n_splits, seed=seed)
-    return _out_of_fold(_Distinct.of(c), y, folds, n_splits, (method,))[method]
+    d = _Distinct.of(c)
+    f = _Folds.of(d, y, folds, n_splits)
+    return _out_of_fold(d, f, (method,))[method].ravel()[f.cell]
 
 
-def _scores(conf: FloatArray, correct: FloatArray) -> dict[str, float]:
+def _scores(
+    conf: FloatArray, correct: FloatArray, sample_weight: FloatArray | None = None
+) -> dict[str, float]:
     return {
-        "ece": ece(conf, correct),
-        "brier": brier(conf, correct),
-        "log_loss": log_loss(conf, correct),
+        "ece": ece(conf, correct, sample_weight=sample_weight),
+        "brier": brier(conf, correct, sample_weight=sample_weight),
+        "log_loss": log_loss(conf, correct, sample_weight=sample_weight),
     }
 
 
@@ -370,7 +389,9 @@ def recalibration_report(
 
     The distinct confidences are sorted once and every fit runs on them, weighted by their
     rows; the folds' fits start from the fit on all rows (so Newton's method needs a step or
-    two)."""
+    two). The rows of one fold at one distinct confidence get the same recalibrated
+    confidence, so the "after" metrics run on those (fold, confidence, correct) cells, each
+    weighted by its rows."""
     c, y = _check_rows(conf, correct, allow_missing=True, allow_empty=True)
     g = np.asarray(groups)
     keep = ~np.isnan(c)
@@ -382,22 +403,25 @@ def recalibration_report(
         return None
     folds = question_folds(g, n_splits=n_splits, seed=seed)
     d = _Distinct.of(c)
-    weight, hits = d.totals(slice(None), y)
+    f = _Folds.of(d, y, folds, n_splits)
     out: dict[str, Any] = {
         "n_splits": n_splits,
         "seed": seed,
         "n": int(c.size),
         "before": _scores(c, y),
     }
-    fitted = {method: _fit(d, weight, hits, method) for method in methods}
-    after = _out_of_fold(
-        d, y, folds, n_splits, methods, starts={m: f.params for m, f in fitted.items()}
-    )
+    fitted = {method: _fit(d, f.rows.sum(axis=0), f.hits.sum(axis=0), method) for method in methods}
+    after = _out_of_fold(d, f, methods, starts={m: fit.params for m, fit in fitted.items()})
+    # every (fold, entry) twice: its correct rows, then its wrong ones
+    hits, rows = f.hits.ravel(), f.rows.ravel()
+    correct_cells = np.repeat([1.0, 0.0], hits.size)
+    weight = np.concatenate([hits, rows - hits])
     for method in methods:
         params = fitted[method].params
         if method == "isotonic":
             params = {"points": len(params["x"])}
-        out[method] = {"after": _scores(after[method], y), "params": params}
+        cells = np.tile(after[method].ravel(), 2)
+        out[method] = {"after": _scores(cells, correct_cells, weight), "params": params}
     return out
 
 

@@ -24,8 +24,10 @@ everything after that runs on numpy arrays. Undefined values are ``None``.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from grace_arena.analysis.curves import (
     accuracy_by_fraction,
@@ -105,6 +108,17 @@ LEADERBOARD_METRICS: dict[str, bool] = {
 }
 #: Points of the buzz-rate curves (figure 4).
 GRID = np.linspace(0.0, 1.0, 101)
+#: Threads the analysis runs its independent parts on.
+WORKERS = min(4, os.cpu_count() or 1)
+
+
+class _Inline(Executor):
+    """Runs each task as it is submitted (an executor without threads)."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
 
 
 def _none(value: float | None) -> float | None:
@@ -142,13 +156,9 @@ def shared_codes(*columns: pd.Series) -> tuple[list[IntArray], NDArray[Any]]:
     """Integer codes of several columns in one space, in sorted order of the names, and the
     names by code (categoricals cost nothing; other columns are factorized once)."""
     parts = [_labels_and_codes(c) for c in columns]
-    names = np.unique(np.concatenate([p[0] for p in parts]).astype(str)) if parts else []
-    names = np.asarray(names, dtype=object)
-    codes = [
-        np.searchsorted(names.astype(str), labels.astype(str))[c] if c.size else c
-        for labels, c in parts
-    ]
-    return [np.asarray(c, dtype=np.int64) for c in codes], names
+    text = np.unique(np.concatenate([p[0] for p in parts]).astype(str)) if parts else []
+    codes = [np.searchsorted(text, labels.astype(str))[c] if c.size else c for labels, c in parts]
+    return [np.asarray(c, dtype=np.int64) for c in codes], np.asarray(text, dtype=object)
 
 
 def _canonical(df: pd.DataFrame, columns: Sequence[str], names: Sequence[str]) -> bool:
@@ -174,7 +184,8 @@ class Steps:
     word_index: IntArray
     correct: FloatArray
     conf: dict[str, FloatArray]  # kind -> confidences (NaN = missing)
-    category: NDArray[Any]  # per row: category or None
+    category: IntArray  # per row: code of its category (-1: none)
+    categories: NDArray[Any]  # category by code
     n_words: IntArray  # -1 when unknown
     would_buzz: FloatArray
 
@@ -218,7 +229,7 @@ def code_steps(steps: pd.DataFrame, q: IntArray) -> Steps:
     n = len(steps)
     (model,), models = shared_codes(steps["model"])
     category = steps["category"] if "category" in steps else pd.Series([None] * n)
-    cat = category.astype(object).where(category.notna(), None).to_numpy()
+    cat_codes, categories = pd.factorize(category)  # no category: -1
     for kind in CONFIDENCE_KINDS:
         vals = steps[f"confidence_{kind}"].to_numpy(dtype=float)
         bad = ~np.isnan(vals) & ((vals < 0.0) | (vals > 1.0))
@@ -233,7 +244,8 @@ def code_steps(steps: pd.DataFrame, q: IntArray) -> Steps:
         word_index=steps["word_index"].to_numpy(dtype=np.int64),
         correct=steps["correct"].to_numpy(dtype=float),
         conf={kind: steps[f"confidence_{kind}"].to_numpy(dtype=float) for kind in CONFIDENCE_KINDS},
-        category=cat,
+        category=cat_codes.astype(np.int64),
+        categories=np.asarray(categories, dtype=object),
         n_words=_ints(steps.get("n_words"), n),
         would_buzz=steps["would_buzz"].to_numpy(dtype=float)
         if "would_buzz" in steps
@@ -247,10 +259,12 @@ def code_buzzes(buzzes: pd.DataFrame, heard: pd.DataFrame, q: IntArray, hq: IntA
     (team, h_team), teams = shared_codes(buzzes["team"], heard["team"])
     (match, h_match), matches = shared_codes(buzzes["match"], heard["match"])
     (player,), players = shared_codes(buzzes["player"])
+    _, last = np.unique(team[::-1], return_index=True)  # each team's last row names its kind
+    last = n - 1 - last
     kind_of = dict(
         zip(
-            buzzes["team"].astype(str).tolist(),
-            buzzes["team_kind"].astype(str).tolist(),
+            teams[team[last]].tolist(),
+            buzzes["team_kind"].to_numpy()[last].astype(str).tolist(),
             strict=True,
         )
     )
@@ -350,6 +364,26 @@ class ModelRows:
         return int(self.question_ids.size)
 
 
+def _step_order(steps: Steps) -> IntArray:
+    """The rows by (model, question, step). Where the three fit in one key of a few times
+    as many values as rows, a counting sort (every (model, question, step) once, as it must
+    be); otherwise, and with a duplicate, a stable lexicographic sort."""
+    n = len(steps)
+    if n and steps.step.min() >= 0:
+        n_steps = int(steps.step.max()) + 1
+        n_q = int(steps.q.max()) + 1
+        span = (int(steps.model.max()) + 1) * n_q * n_steps
+        if span <= 4 * n + 1024:
+            key = (steps.model * n_q + steps.q) * n_steps + steps.step
+            count = np.bincount(key, minlength=span)
+            if count.max() == 1:
+                slot = np.cumsum(count) - 1  # the rank of each key present
+                order = np.empty(n, dtype=np.int64)
+                order[slot[key]] = np.arange(n)
+                return order
+    return np.lexsort((steps.step, steps.q, steps.model))
+
+
 def model_rows(
     steps: Steps, questions: NDArray[Any], h: FloatArray | None = None
 ) -> list[ModelRows]:
@@ -360,7 +394,7 @@ def model_rows(
     if h is None:
         h = np.zeros(len(steps))
     out = []
-    order = np.lexsort((steps.step, steps.q, steps.model))
+    order = _step_order(steps)
     model_sorted = steps.model[order]
     bounds = np.searchsorted(model_sorted, np.arange(steps.models.size + 1))
     for code, model in enumerate(steps.models):
@@ -384,11 +418,12 @@ def model_rows(
         last[:-1] = new_q[1:]
         # a question's category: the first one its steps carry, in step order
         cats = steps.category[idx]
-        has = np.array([c is not None for c in cats], dtype=bool)
+        has = cats >= 0
         category = np.full(n_q, UNCATEGORIZED, dtype=object)
-        if has.any():
-            qs, first = np.unique(q[has], return_index=True)
-            category[qs] = cats[has][first]
+        if has.any():  # rows are in step order within a question: its first category
+            q_has = q[has]
+            first = np.flatnonzero(np.r_[True, q_has[1:] != q_has[:-1]])
+            category[q_has[first]] = steps.categories[cats[has][first]]
         n_words = np.full(n_q, -1, dtype=np.int64)
         nw = steps.n_words[idx]
         known = nw >= 0
@@ -412,36 +447,26 @@ def model_rows(
     return out
 
 
-def _summarize_rows(m: ModelRows, rows: IntArray, kind: ConfidenceKind) -> dict[str, Any]:
-    """Every metric of one model and confidence kind on some of its rows."""
-    conf, correct, q = m.conf[kind][rows], m.correct[rows], m.q[rows]
-    out: dict[str, Any] = summarize(conf, correct, groups=q, human_frac=m.h[rows])
-    n_scored = int(np.count_nonzero(np.bincount(q[~np.isnan(conf)], minlength=m.n_questions)))
-    out["n_questions"] = n_scored
-    n_all = int(np.count_nonzero(np.bincount(m.q[rows], minlength=m.n_questions)))
-    out["n_questions_skipped"] = n_all - n_scored
-    return out
-
-
 def summarize_models(
     models: list[ModelRows], *, kinds: Sequence[ConfidenceKind] = CONFIDENCE_KINDS
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{model: {kind: metrics}}``: every question metric and row metric over all steps, with
     ``final`` (each question's last step) and ``by_category`` (a question's category is the
-    first one its steps carry, else ``"uncategorized"``)."""
+    first one its steps carry, else ``"uncategorized"``; all steps and every category in
+    one :func:`~grace_arena.analysis.metrics.summarize` call)."""
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for m in models:
-        all_rows = np.arange(m.q.size)
         cat_codes, cats = pd.factorize(m.category)
         row_cat = cat_codes[m.q]
-        by_cat = {cat: np.flatnonzero(row_cat == i) for i, cat in enumerate(cats)}
+        f = m.final
         result[m.model] = {}
         for kind in kinds:
-            metrics = _summarize_rows(m, all_rows, kind)
-            metrics["final"] = _summarize_rows(m, m.final, kind)
-            metrics["by_category"] = {
-                cat: _summarize_rows(m, by_cat[cat], kind) for cat in sorted(by_cat)
-            }
+            conf = m.conf[kind]
+            metrics, by_cat = summarize(
+                conf, m.correct, groups=m.q, human_frac=m.h, by=row_cat, total=True
+            )
+            metrics["final"] = summarize(conf[f], m.correct[f], groups=m.q[f], human_frac=m.h[f])
+            metrics["by_category"] = {cats[i]: by_cat[i] for i in np.argsort(cats)}
             result[m.model][kind] = metrics
     return result
 
@@ -476,9 +501,10 @@ def bootstrap_models(
     pointwise band of the smoothed reliability curve at that bandwidth, all at once.
 
     The draws depend only on the seed and the number of questions, so they are made once
-    per number of questions and shared by every model and combination: one matrix product
-    of per-question sums (:func:`~grace_arena.analysis.metrics.question_sums`,
-    :func:`~grace_arena.analysis.metrics.smooth_band_sums`) per chunk of resamples."""
+    per number of questions and shared by every model and combination: the per-question
+    sums of all those models (:func:`~grace_arena.analysis.metrics.question_sums`,
+    :func:`~grace_arena.analysis.metrics.smooth_band_sums`) stand in one matrix, and each
+    chunk of resamples is one matrix product with it."""
     bandwidths = bandwidths or {}
     out: dict[str, Bootstrapped] = {}
     by_size: dict[int, list[ModelRows]] = {}
@@ -486,8 +512,9 @@ def bootstrap_models(
         if m.n_questions:
             by_size.setdefault(m.n_questions, []).append(m)
     points = BAND_POINTS.size
+    width = 4 + n_bins
     for n_questions, group in by_size.items():
-        matrices, banded = [], []
+        matrices, layout = [], []
         for m in group:
             blocks = [
                 question_sums(
@@ -495,7 +522,7 @@ def bootstrap_models(
                     n_bins=n_bins,
                 )
                 for kind, final in combos
-                for rows in [m.final if final else np.arange(m.q.size)]
+                for rows in [m.final if final else slice(None)]
             ]  # fmt: skip
             kinds = [k for k in CONFIDENCE_KINDS if (m.model, k) in bandwidths]
             blocks += [
@@ -505,35 +532,51 @@ def bootstrap_models(
                 )
                 for k in kinds
             ]  # fmt: skip
-            banded.append(kinds)
+            layout.append(kinds)
             # (columns x questions): OpenBLAS is far faster with this orientation. Single
-            # precision halves the memory traffic of the one big product (and more than halves
-            # its time on a busy machine); the counts are exact in it, and the sums move the
-            # intervals by less than 1e-6 (a test compares them with bootstrap_ci's)
-            matrices.append(np.ascontiguousarray(np.hstack(blocks).T, dtype=np.float32))
-        totals: list[list[FloatArray]] = [[] for _ in group]
+            # precision halves the memory traffic of the products (and more than halves their
+            # time on a busy machine); the counts are exact in it, and the sums move the
+            # intervals by less than 1e-6 (a test compares them with bootstrap_ci's). One
+            # matrix per model: a few MB each, where all of them in one would be a fresh
+            # allocation of tens of MB (page faults cost more than the product gains)
+            matrix = np.empty((sum(b.shape[1] for b in blocks), n_questions), dtype=np.float32)
+            np.concatenate([b.T for b in blocks], out=matrix, casting="same_kind")
+            matrices.append(matrix)
+        totals = np.empty((n_resamples, sum(x.shape[0] for x in matrices)))
+        done = 0
         draws = resample_counts(n_questions, n_resamples=n_resamples, seed=seed, dtype=np.float32)
-        for counts in draws:
-            for i, matrix in enumerate(matrices):
-                # BLAS reads the transpose as is
-                totals[i].append((matrix @ counts.T).T.astype(np.float64))
-        width = 4 + n_bins
-        for m, parts, kinds in zip(group, totals, banded, strict=True):
-            stacked = np.vstack(parts)
-            intervals = {}
-            for i, combo in enumerate(combos):
-                stats = stats_from_sums(stacked[:, i * width : (i + 1) * width], n_bins=n_bins)
-                intervals[combo] = {
-                    name: percentile_interval(stats[name], level=level) for name in HEADLINE_METRICS
-                }
-            bands = {}
-            start = len(combos) * width
-            for j, kind in enumerate(kinds):
-                block = stacked[:, start + 2 * points * j : start + 2 * points * (j + 1)]
+        # BLAS on one thread: the products are many and short, and OpenBLAS's threads spin
+        # between them, which on a machine whose cores are busy with other work costs
+        # several times what they save (docs/analysis.md, "Speed")
+        with threadpool_limits(limits=1, user_api="blas"):
+            for counts in draws:
+                start = 0
+                for matrix in matrices:  # BLAS reads the transpose as is
+                    totals[done : done + counts.shape[0], start : start + matrix.shape[0]] = (
+                        matrix @ counts.T
+                    ).T
+                    start += matrix.shape[0]
+                done += counts.shape[0]
+        start = 0
+        for m, kinds in zip(group, layout, strict=True):
+            stats = []
+            for _ in combos:
+                by_metric = stats_from_sums(totals[:, start : start + width], n_bins=n_bins)
+                stats += [by_metric[name] for name in HEADLINE_METRICS]
+                start += width
+            for _ in kinds:
+                hits = totals[:, start : start + points]
+                mass = totals[:, start + points : start + 2 * points]
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    accuracy = block[:, :points] / block[:, points:]
-                ends = [percentile_interval(accuracy[:, k], level=level) for k in range(points)]
-                bands[kind] = (np.array([e[0] for e in ends]), np.array([e[1] for e in ends]))
+                    stats += list((hits / mass).T)
+                start += 2 * points
+            low, high = percentile_interval(np.column_stack(stats), level=level)
+            ends = iter(zip(low.tolist(), high.tolist(), strict=True))
+            intervals = {combo: {name: next(ends) for name in HEADLINE_METRICS} for combo in combos}
+            bands = {}
+            for kind in kinds:
+                band = np.array([next(ends) for _ in range(points)])
+                bands[kind] = (band[:, 0], band[:, 1])
             out[m.model] = Bootstrapped(intervals, bands)
     return out
 
@@ -618,8 +661,11 @@ def _risk_coverage(conf: FloatArray, correct: FloatArray, points: int = 101) -> 
     }
 
 
-def _smooth_section(conf: FloatArray, correct: FloatArray) -> dict[str, Any]:
-    curve = smooth_reliability(conf, correct)
+def _smooth_section(m: ModelRows, kind: ConfidenceKind) -> dict[str, Any] | None:
+    keep = ~np.isnan(m.conf[kind])
+    if not keep.any():
+        return None
+    curve = smooth_reliability(m.conf[kind][keep], m.correct[keep])
     return {
         "bandwidth": curve.bandwidth,
         "smooth_ece": curve.smooth_ece,
@@ -630,6 +676,35 @@ def _smooth_section(conf: FloatArray, correct: FloatArray) -> dict[str, Any]:
     }
 
 
+def _analyse_model(
+    m: ModelRows, smooth: dict[str, dict[str, Any] | None]
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Everything of one model but the bootstrap, per confidence kind: the summary (with the
+    curves of all steps that need more than one number, ``smooth`` among them), and what
+    the JSON lists after the intervals (accuracy, reliability tables, SH)."""
+    summary = summarize_models([m])[m.model]
+    after: dict[str, dict[str, Any]] = {}
+    final = m.final
+    for kind in CONFIDENCE_KINDS:
+        metrics = summary[kind]
+        conf = m.conf[kind]
+        keep = ~np.isnan(conf)
+        has_rows = bool(keep.any())
+        metrics["smooth_reliability"] = smooth[kind]
+        metrics["risk_coverage"] = _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
+        metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
+        sh_mean, n_sh = sh_by_model(m, kind)
+        after[kind] = {
+            "accuracy": _none(float(m.correct.mean())) if m.q.size else None,
+            "final_accuracy": _none(float(m.correct[final].mean())) if final.size else None,
+            "reliability": _reliability(conf, m.correct),
+            "final_reliability": _reliability(conf[final], m.correct[final]),
+            "sh": _none(sh_mean),
+            "n_questions_sh": n_sh,
+        }
+    return summary, after
+
+
 def _model_section(
     steps: Steps,
     buzzes: Buzzes,
@@ -638,38 +713,34 @@ def _model_section(
     seed: int,
     level: float,
     h_definition: str = "reference",
+    pool: Executor | None = None,
 ) -> tuple[dict[str, Any], list[Any]]:
+    """Every model's metrics, curves and intervals. With ``pool``, the models' analyses and
+    the bootstrap run as its tasks (each computes numbers of its own, so the result does
+    not depend on how they are scheduled)."""
+    pool = pool or _Inline()
     h = human_fraction_column(steps, buzzes, definition=h_definition)
     models = model_rows(steps, questions, h)
-    summary = summarize_models(models)
     combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
-    for m in models:  # the analyses of all steps that need more than one number
-        for kind in CONFIDENCE_KINDS:
-            metrics = summary[m.model][kind]
-            conf = m.conf[kind]
-            keep = ~np.isnan(conf)
-            has_rows = bool(keep.any())
-            metrics["smooth_reliability"] = (
-                _smooth_section(conf[keep], m.correct[keep]) if has_rows else None
-            )
-            metrics["risk_coverage"] = (
-                _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
-            )
-            metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
-    bandwidths = {
-        (m.model, kind): summary[m.model][kind]["smooth_reliability"]["bandwidth"]
-        for m in models
-        for kind in CONFIDENCE_KINDS
-        if summary[m.model][kind]["smooth_reliability"]
+    # the smoothed reliability curves first: the bootstrap's band needs their bandwidths
+    smooth = {
+        m.model: {kind: _smooth_section(m, kind) for kind in CONFIDENCE_KINDS} for m in models
     }
-    boot = (
-        bootstrap_models(
-            models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level
-        )
-        if n_resamples > 0
-        else {}
-    )
-    for m in models:
+    bandwidths = {
+        (model, kind): curve["bandwidth"]
+        for model, curves in smooth.items()
+        for kind, curve in curves.items()
+        if curve
+    }
+    boot_task = pool.submit(
+        bootstrap_models,
+        models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level,
+    ) if n_resamples > 0 else None  # fmt: skip
+    tasks = [pool.submit(_analyse_model, m, smooth[m.model]) for m in models]
+    boot = boot_task.result() if boot_task else {}
+    summary = {}
+    for m, task in zip(models, tasks, strict=True):
+        summary[m.model], after = task.result()
         done = boot.get(m.model)
         cis = done.intervals if done else {}
         for kind in CONFIDENCE_KINDS:
@@ -689,16 +760,13 @@ def _model_section(
                     "high": _listed(high),
                     "level": level,
                 }
-            rows = m.final
-            metrics["accuracy"] = _none(float(m.correct.mean())) if m.q.size else None
-            metrics["final"]["accuracy"] = (
-                _none(float(m.correct[rows].mean())) if rows.size else None
-            )
-            metrics["reliability"] = _reliability(m.conf[kind], m.correct)
-            metrics["final"]["reliability"] = _reliability(m.conf[kind][rows], m.correct[rows])
-            sh_mean, n_sh = sh_by_model(m, kind)
-            metrics["sh"] = _none(sh_mean)
-            metrics["n_questions_sh"] = n_sh
+            late = after[kind]
+            metrics["accuracy"] = late["accuracy"]
+            metrics["final"]["accuracy"] = late["final_accuracy"]
+            metrics["reliability"] = late["reliability"]
+            metrics["final"]["reliability"] = late["final_reliability"]
+            metrics["sh"] = late["sh"]
+            metrics["n_questions_sh"] = late["n_questions_sh"]
     return summary, models
 
 
@@ -1059,13 +1127,24 @@ def analyze(
     if steps is not None and not isinstance(steps, pd.DataFrame):
         data = steps
         steps, buzzes, heard = data.steps, data.buzzes, data.heard
-    step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard)
-    n_q = max(questions.size, 1)
-    models, rows = _model_section(
-        step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition
-    )
-    teams, rate_curves = _team_section(buzz_arrays, n_q)
-    policy = buzz_given_correct_table(rows)
+    # the analysis' independent parts run as tasks of a pool of threads (numpy leaves the
+    # interpreter free while it computes), BLAS on one thread (see bootstrap_models)
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(max_workers=WORKERS) as pool,
+    ):
+        step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard)
+        n_q = max(questions.size, 1)
+        team_task = pool.submit(_team_section, buzz_arrays, n_q)
+        players_task = pool.submit(_players, buzz_arrays, n_q)
+        models, rows = _model_section(
+            step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition, pool
+        )
+        wins_task = pool.submit(_expected_wins, buzz_arrays, rows, n_q)
+        policy = buzz_given_correct_table(rows)
+        accuracy = accuracy_curves(rows)
+        teams, rate_curves = team_task.result()
+        wins, players = wins_task.result(), players_task.result()
     notes = []
     if len(buzz_arrays) and not len(step_arrays):
         notes.append(
@@ -1098,7 +1177,7 @@ def analyze(
         "curves": {
             "buzz_rates": rate_curves,
             "figure4": figure4(buzz_arrays, rate_curves),
-            "accuracy": accuracy_curves(rows),
+            "accuracy": accuracy,
             "buzz_given_correct": {
                 model: {
                     "p_buzz_given_correct": _none(r.p_buzz_given_correct),
@@ -1109,8 +1188,8 @@ def analyze(
                 for model, r in policy.items()
             },
         },
-        "expected_wins": _expected_wins(buzz_arrays, rows, n_q),
-        "players": _players(buzz_arrays, n_q),
+        "expected_wins": wins,
+        "players": players,
     }
 
 
