@@ -211,6 +211,37 @@ def test_no_rebuzz_rule_kills_the_tossup_after_a_neg():
     assert ended.reason == "no_rebuzz" and match.phase is Phase.DEAD
 
 
+def test_a_buzz_on_the_last_word_comes_after_the_question_and_costs_nothing():
+    """Hearing part of a word counts as hearing it (PRODUCT.md): once the last word is out,
+    an incorrect answer is not a neg, whether the reader's end of the question came yet or
+    not, for a person and for a model whose buzz position is the last word."""
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 19)  # the last of 20 words: reading not yet finished
+    assert match.phase is Phase.READING
+    (accepted,) = match.handle(Buzz(team="red", player="red-1"), now=T)
+    assert isinstance(accepted, BuzzAccepted) and not accepted.interrupt
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert match.scores["red"] == 0
+    assert match.phase is Phase.AWAITING  # the others may still buzz in the window
+    (accepted,) = match.handle(Buzz(team="blue", player="blue-1"), now=T)
+    assert isinstance(accepted, BuzzAccepted)
+
+    buzzes = {"t0": ModelBuzz(word_index=19, guess="Booker T. Washington", confidence=0.6)}
+    match, _ = started_match(config(model_buzzes=buzzes))
+    match.handle(StartTossup(), now=T)
+    play_to(match, 18)
+    (accepted,) = match.handle(Buzz(team="red", player="red-1"), now=T)
+    assert accepted.interrupt  # the word before the last: a neg
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert match.scores["red"] == -5
+    events = match.handle(Reveal(to=25), now=T)
+    acc = next(e for e in events if isinstance(e, BuzzAccepted))
+    assert (acc.team, acc.word_index, acc.interrupt) == ("bot", 19, False)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert match.scores["bot"] == 0
+
+
 def test_model_buzzes_when_reading_reaches_its_position():
     buzzes = {"t0": ModelBuzz(word_index=6, guess="George Washington Carver", confidence=0.8)}
     match, _ = started_match(config(model_buzzes=buzzes))

@@ -438,7 +438,9 @@ class _Decision:
             self.emit(
                 BuzzAccepted(
                     **where,
-                    interrupt=g.phase is Phase.READING,
+                    # Hearing part of a word counts as hearing it: a buzz once the last word is
+                    # out comes after the whole question (an incorrect answer costs nothing).
+                    interrupt=g.phase is Phase.READING and g.position < spec.n_words - 1,
                     answer=answer,
                     suggestion=suggestion,
                     prompt_question=question,
