@@ -42,6 +42,16 @@ def test_upgrade_is_idempotent(db_url):
     upgrade(db_url)
 
 
+def test_threads_of_one_process_may_upgrade_at_once(db_url):
+    """A server opening two rooms' matches at once checks the record's schema from two
+    threads; Alembic's process-wide state made one of them fail (KeyError: 'script')."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    upgrade(db_url)
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(lambda _: upgrade(db_url), range(16))) == [db_url] * 16
+
+
 def test_every_migration_downgrades_and_the_record_upgrades_again(db_url):
     upgrade(db_url)
     command.downgrade(alembic_config(db_url), "base")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from alembic import command
@@ -56,11 +57,17 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
+#: Alembic's commands use process-wide state (the environment module it loads): two threads of
+#: one process migrating at once fail (a server opening two rooms' matches together).
+_MIGRATING = threading.Lock()
+
+
 def upgrade(url: str | None = None, revision: str = "head") -> str:
     """Bring the database at ``url`` to ``revision`` with the migrations; returns the URL."""
     url = url or default_db_url()
     make_engine(url).dispose()  # creates the SQLite folder
-    command.upgrade(alembic_config(url), revision)
+    with _MIGRATING:
+        command.upgrade(alembic_config(url), revision)
     return url
 
 
