@@ -397,7 +397,10 @@
     const answer = s.tossup && s.tossup.answer;
     const ruling = app.lastRuling;
 
-    if (phase === "ended") return { state: "waiting", title: "Match over", detail: "Thanks for playing!" };
+    if (phase === "ended") {
+      const next = s.event && s.event.waiting;
+      return { state: "waiting", title: "Match over", detail: next || "Thanks for playing!" };
+    }
     if (phase === "idle") {
       return { state: "waiting", title: "Waiting for the first tossup", detail: "Get ready to buzz." };
     }

@@ -222,7 +222,7 @@
     if (s.event && (phase === "idle" || !tossup)) {
       info = s.teams.map((t) => t.name).join(" vs ") + (info ? " · " + info : "");
     }
-    if (phase === "ended") info = "Match over";
+    if (phase === "ended") info = "Match over" + (s.event && s.event.waiting ? " · " + s.event.waiting : "");
     $("tossup-info").textContent = info;
 
     // the question text, with buzz positions marked

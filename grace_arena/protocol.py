@@ -244,6 +244,9 @@ class EventView(_Msg):
     join_code: str  # the room's: the same from round to round
     round: int
     rounds: int
+    #: The match is over and the room's next one cannot start yet: a team of it still plays
+    #: an earlier round elsewhere (what it waits for, in words).
+    waiting: str | None = None
 
 
 class MatchView(_Msg):

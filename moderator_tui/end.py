@@ -141,6 +141,12 @@ def next_text(final: State, now: State | None, standings: StandingsView | None) 
         text.append("enter", style="bold reverse")
         text.append(" for its lobby.")
         return text
+    if event.waiting:
+        text.append(event.waiting, style="bold")
+        text.append(" The room goes on by itself then, and the players' phones with it. Press ")
+        text.append("r", style="bold reverse")
+        text.append(" for the standings.")
+        return text
     status = None
     if standings is not None and standings.event == event.name:
         status = next((r for r in standings.rooms if r.join_code == event.join_code), None)

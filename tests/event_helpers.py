@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from live import Client, LiveServer
+from live import Client, LiveServer, clients
 
 from grace_arena.core import schedule as pairing
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
@@ -116,6 +116,20 @@ def room_player(server: LiveServer, code: str, team: str, name: str) -> Client:
     client.send(type="join", team=team, name=name)
     client.joined = client.wait("joined")  # type: ignore[attr-defined]
     return client
+
+
+def end_round_in(server: LiveServer, code: str) -> None:
+    """End the live match of the room with join code ``code`` as its moderator does: another
+    room's round, so that the teams of the next round are free (a room's match starts only
+    once its teams have played their earlier rounds)."""
+    with clients(room_moderator(server, code)) as (mod,):
+        mod.send(type="end_match")
+        mod.wait(
+            lambda m: (
+                m["type"] == "next_match"
+                or (m["type"] == "state" and m["match"]["phase"] == "ended")
+            )
+        )
 
 
 def rehello(client: Client, code: str, role: str = "player", **hello: Any) -> None:

@@ -15,7 +15,14 @@ from collections.abc import Iterator
 
 import pytest
 from browser import PHONE, SCREENSHOTS
-from event_helpers import code_of, copy_record, event_server, make_event, room_moderator
+from event_helpers import (
+    code_of,
+    copy_record,
+    end_round_in,
+    event_server,
+    make_event,
+    room_moderator,
+)
 from live import Client, LiveServer, clients
 from playwright.sync_api import Browser, Page, expect
 
@@ -105,6 +112,7 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
 
         buzz_and_rule_correct(mod, alice)
         expect(alice.locator("#status-title")).to_have_text("You got it!")
+        end_round_in(server, code_of(plan, "2"))  # Blue's round 1, before its round 2 here
         mod.send(type="end_match")
         mod.wait("next_match")
 
@@ -145,8 +153,10 @@ def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
         assert token(bob, room2) == token(bob, room1)  # one token for the whole event
 
         # room 2 ends round 1; Blue's round 2 is in room 1, still playing round 1: Bob waits
+        # (room 2's own next match, round 3's, waits for Blue's round 2: its screens say so)
         mod2.send(type="end_match")
-        mod2.wait("next_match")
+        waits = mod2.state(lambda s: s["event"]["waiting"] is not None)["event"]["waiting"]
+        assert waits.startswith("Room 2's round 3 match, Blue vs Robo, starts when")
         expect(bob.locator("#wait-view")).to_be_visible()
         expect(bob.locator("#wait-message")).to_have_text(
             "Blue plays round 2 in room 1 once the match there now ends."

@@ -6,7 +6,15 @@ import json
 import urllib.request
 
 from backends import on_both_backends
-from event_helpers import code_of, event_server, make_event, rehello, room_moderator, room_player
+from event_helpers import (
+    code_of,
+    end_round_in,
+    event_server,
+    make_event,
+    rehello,
+    room_moderator,
+    room_player,
+)
 from live import Client, clients
 
 from grace_arena.record.schedule import event_standings, load_plan
@@ -51,20 +59,42 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
                 "join_code": room1,
                 "round": 1,
                 "rounds": 3,
+                "waiting": None,
             }
             assert [t["name"] for t in first["teams"]] == ["Red", "Robo"]
             bob.state()
             play_a_correct_buzz(mod1, alice)
 
-            # room 1 ends its match: everyone there goes on to round 2 (Red vs Blue)
-            end_match(mod1)
-            moved = alice.wait("next_match")
-            assert moved["join_code"] == room1
-            rehello(alice, room1)
+            # room 1 ends its match; its next one, round 2's Red vs Blue, waits for Blue's
+            # round-1 match in room 2: the moderator sees why, Alice waits
+            mod1.send(type="end_match")
+            ended = mod1.state(lambda s: s["event"]["waiting"] is not None)
+            assert ended["match"]["phase"] == "ended"
+            assert ended["event"]["waiting"] == (
+                "Room 1's round 2 match, Red vs Blue, starts when round 1 in room 2 (Blue) is over."
+            )
+            assert alice.wait("waiting")["message"] == ended["event"]["waiting"]
+
+            # room 2 ends round 1: room 1 goes on to round 2, and Alice and Bob with it; room
+            # 2's next match is round 3's (Blue vs Robo), after Blue's round 2: room 2 waits
+            mod2.send(type="end_match")
+            ended = mod2.state(lambda s: s["event"]["waiting"] is not None)
+            assert ended["match"]["phase"] == "ended"
+            assert ended["event"]["waiting"] == (
+                "Room 2's round 3 match, Blue vs Robo, starts when round 2 in room 1 (Blue) "
+                "is over."
+            )
+            for phone in (alice, bob):
+                moved = phone.wait("next_match")
+                assert moved["join_code"] == room1
+                rehello(phone, room1)
             assert alice.wait("joined")["name"] == "Alice"
             second = alice.state()
             assert second["event"]["round"] == 2
             assert [t["name"] for t in second["teams"]] == ["Red", "Blue"]
+            bob.wait("joined")
+            assert bob.state()["match"]["id"] == second["match"]["id"]
+            assert mod1.wait("next_match")["join_code"] == room1
             rehello(
                 mod1,
                 room1,
@@ -73,18 +103,6 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
             )
             mod1.wait("welcome")
             assert mod1.state()["match"]["id"] == second["match"]["id"]
-
-            # room 2 ends round 1 and opens its round-3 match; Bob's team plays round 2 in
-            # room 1 first, so his phone is sent there
-            end_match(mod2)
-            bob.wait("next_match")
-            rehello(bob, room2)
-            bob.wait("joined")
-            sent_on = bob.wait(lambda m: m["type"] in ("next_match", "waiting", "state"))
-            assert sent_on["type"] == "next_match" and sent_on["join_code"] == room1
-            rehello(bob, room1)
-            bob.wait("joined")
-            assert bob.state()["match"]["id"] == second["match"]["id"]
 
             # standings after the rulings so far: Red 15 (a power: the buzz came on the first
             # words), a win over Robo
@@ -102,12 +120,28 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
             assert rows["red"]["live"] == 0 and rows["blue"]["tied"] == 1
             assert standings["rows"][0]["team"] == "red"
             assert {r["room"]: r["round"] for r in standings["rooms"]} == {"1": 2, "2": 3}
+            assert standings["rooms"][1]["match_id"] is None  # waits: not started
+
+            # room 1's round 2 ends: both rooms go on to round 3, room 2's moderator too
+            end_match(mod1)
+            assert mod2.wait("next_match")["join_code"] == room2
+            rehello(
+                mod2,
+                room2,
+                role="moderator",
+                token=server.arena.events.moderator_token(server.arena.events.rooms[room2]),
+            )
+            mod2.wait("welcome")
+            third = mod2.state()
+            assert third["event"]["round"] == 3 and third["event"]["waiting"] is None
+            assert [t["name"] for t in third["teams"]] == ["Blue", "Robo"]
 
     # the record agrees with the server
     _, rows = event_standings(server.arena.engine, "night")
     assert {s.team: s.points for s in rows}["red"] == 15
     games = load_plan(server.arena.engine, "night").games
-    assert sum(g.match_id is not None for g in games) == 4  # round 1 x2, round 2, round 3 room 2
+    # round 1 x2, round 2, round 3 x2
+    assert sum(g.match_id is not None for g in games) == 5
 
 
 @on_both_backends
@@ -120,13 +154,20 @@ def test_a_player_who_drops_between_rounds_comes_back_to_the_rooms_next_match(db
         token = alice.joined["token"]
         alice.state()
         alice.close()  # the phone drops ...
-        with clients(mod):
-            end_match(mod)  # ... while the round ends
+        mod2 = room_moderator(server, code_of(plan, "2"))
+        with clients(mod, mod2):
+            mod.send(type="end_match")  # ... while the round ends; round 2 waits for room 2
+            mod.state(lambda s: s["event"]["waiting"] is not None)
             back = Client(server.ws_url)
             with clients(back):
                 back.send(type="hello", role="player", join_code=room1, token=token)
                 back.wait("welcome")
                 assert back.wait("joined")["name"] == "Alice"
+                assert back.wait("waiting")["message"].startswith("Room 1's round 2 match")
+                mod2.send(type="end_match")  # room 1's round 2 opens: the phone is sent there
+                assert back.wait("next_match")["join_code"] == room1
+                back.send(type="hello", role="player", join_code=room1, token=token)
+                back.wait("joined")
                 state = back.state()
                 assert state["event"]["round"] == 2
                 roster = server.arena.rooms[state["match"]["id"]].match.state.players["red"]
@@ -159,11 +200,12 @@ def test_a_player_whose_team_has_no_match_yet_waits_and_is_sent_on(db_url):
             rehello(bob, room2)
             bob.wait("joined")
             bob.state()
-            end_match(room_moderator(server, room2))
-            bob.wait("next_match")
-            rehello(bob, room2)
-            bob.wait("joined")
-            sent = bob.wait(lambda m: m["type"] in ("next_match", "waiting", "state"))
+            # room 2's next match (round 3) waits for round 2 (Blue): the room stays, Bob waits
+            mod2 = room_moderator(server, room2)
+            mod2.send(type="end_match")
+            mod2.state(lambda s: s["event"]["waiting"] is not None)
+            mod2.close()
+            sent = bob.wait(lambda m: m["type"] in ("next_match", "waiting"))
             assert sent["type"] == "waiting"
             assert "round 2 in room 1 once the match there now ends" in sent["message"]
             end_match(mod1)  # room 1 opens round 2: Bob is sent there
@@ -191,6 +233,7 @@ def test_a_rooms_join_code_has_its_join_url_qr_code_and_summaries_for_its_modera
         mod = room_moderator(server, room1)
         with clients(mod):
             first = mod.received[-1]["match"]["id"]
+            end_round_in(server, code_of(plan, "2"))  # Blue's round 1, before its round 2
             end_match(mod)
         token = server.arena.events.moderator_token(server.arena.events.rooms[room1])
         request = urllib.request.Request(

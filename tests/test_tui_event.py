@@ -14,7 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from event_helpers import code_of, copy_record, event_server, make_event, room_player
+from event_helpers import (
+    code_of,
+    copy_record,
+    end_round_in,
+    event_server,
+    make_event,
+    room_player,
+)
 from live import LiveServer, clients
 from test_tui import SIZE, phase, text_of, until
 from textual.widgets import OptionList
@@ -104,6 +111,11 @@ async def test_a_room_is_moderated_from_round_1_into_round_2(event):
                 pilot, lambda: isinstance(app.screen, EndScreen) and app.screen, "the end"
             )
             await until(pilot, lambda: end.summary is not None, "the summary (room token)")
+            # round 2's match is Red vs Blue, and Blue still plays round 1 in room 2: it waits
+            waits = "Room 1's round 2 match, Red vs Blue, starts when round 1 in room 2 (Blue)"
+            await until(pilot, lambda: waits in text_of(end.query_one("#end-next")), "waiting")
+            assert app.state.match.id == first
+            await asyncio.to_thread(end_round_in, server, code_of(plan, "2"))
             await until(pilot, lambda: app.state.match.id != first, "the next match")
             going = await until(
                 pilot, lambda: "round 2" in text_of(end.query_one("#end-next")), "where it goes"
@@ -164,6 +176,9 @@ async def test_after_a_drop_between_rounds_the_screen_comes_back_to_the_rooms_ne
     room1 = code_of(plan, "1")
     token = room_token(server, room1)
     app = make_tui(server.http_url, room=room1, moderator_token=token, backoff=(2.0, 2.0))
+    # Blue's round 1 in room 2 is over: room 1's round 2 (Red vs Blue) can start when its
+    # round 1 ends
+    await asyncio.to_thread(end_round_in, server, code_of(plan, "2"))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
         await pilot.press("s")

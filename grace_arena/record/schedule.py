@@ -141,6 +141,21 @@ class EventPlan:
             None,
         )
 
+    def blockers(self, game: GamePlan) -> list[GamePlan]:
+        """The matches of earlier rounds not over yet that share a team with ``game``: it
+        starts only after them, so that no team plays two matches at once or out of order."""
+        return sorted(
+            (
+                g
+                for g in self.games
+                if not g.bye
+                and not g.ended
+                and g.round < game.round
+                and set(g.teams) & set(game.teams)
+            ),
+            key=lambda g: (g.round, g.slot),
+        )
+
     def started_rounds(self) -> list[int]:
         return sorted({g.round for g in self.games if g.match_id is not None})
 

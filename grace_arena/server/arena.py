@@ -420,6 +420,8 @@ class Arena:
                 if room is not None:
                     log.warning("match %d: another server process took it over", match_id)
                     await room.close(reason="another server process serves this match now")
+            # A room waiting for a match of another process to end moves on when it has.
+            await self.events.recheck_waiting()
 
     def moderator_token(self, match_id: int) -> str:
         """The match's moderator token as issued by this process; a new one (the older ones

@@ -28,6 +28,7 @@ from grace_arena.protocol import (
     RoomStatus,
     StandingsView,
     TeamSetup,
+    Waiting,
 )
 from grace_arena.record import lease
 from grace_arena.record.schedule import (
@@ -68,6 +69,8 @@ class EventRoom:
     live: Room | None = None  # the match it plays now
     game: GamePlan | None = None
     done: bool = False  # every match of its schedule has ended
+    #: Its next match cannot start yet (a team of it plays an earlier round elsewhere): why.
+    waiting: str | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -94,6 +97,7 @@ class EventHost:
         self.standings_version: dict[int, int] = {}  # bumped with every recomputation
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
+        self._tasks: set[asyncio.Task] = set()  # moving rooms on
 
     @property
     def engine(self):
@@ -190,6 +194,10 @@ class EventHost:
             live = er.live
             if live is not None and live.rm.id == game.match_id and live.rm.id in self.arena.rooms:
                 return live
+            if game.match_id is None and (blockers := plan.blockers(game)):
+                er.game, er.done = game, False
+                er.waiting = _waiting_text(plan, er, game, blockers)
+                return None
             room = await self._open_game(er, plan, game)
             room.event = EventView(
                 name=plan.name,
@@ -203,7 +211,7 @@ class EventHost:
             hashes = await asyncio.to_thread(
                 room_moderator_hashes, self.engine, er.event_id, er.room_id
             )
-            er.live, er.game, er.done = room, game, False
+            er.live, er.game, er.done, er.waiting = room, game, False, None
             self.arena._add(room, extra_hashes=frozenset(hashes))
         self._send_on_waiting(er.event_id)
         self.refresh_standings(er.event_id)
@@ -270,7 +278,13 @@ class EventHost:
         if "match_ended" in types:
             er = next((r for r in self.rooms.values() if r.live is room), None)
             if er is not None:
-                asyncio.get_running_loop().create_task(self._move_on(er, room))
+                self._spawn(self._move_on(er, room))
+            self._spawn(self.recheck_waiting(event_id, but=er))
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _event_of(self, room: Room) -> int | None:
         return next((r.event_id for r in self.rooms.values() if r.live is room), None)
@@ -283,7 +297,10 @@ class EventHost:
             log.exception("room %s of %s: its next match did not open", er.name, er.event_name)
             return
         if new is None:
-            log.info("room %s of %s has played all its matches", er.name, er.event_name)
+            if er.waiting is None:
+                log.info("room %s of %s has played all its matches", er.name, er.event_name)
+            else:
+                self._wait_in(er, ended)
             return
         moved = list(ended.connections)
         ended.connections.clear()
@@ -295,6 +312,49 @@ class EventHost:
         await ended.stop()
         with contextlib.suppress(Exception):
             await asyncio.to_thread(lease.release, self.engine, self.arena.holder, [ended.rm.id])
+
+    def _wait_in(self, er: EventRoom, ended: Room) -> None:
+        """The room's next match cannot start yet: its ended match stays on the moderator's
+        and displays' screens, saying what it waits for; each player is sent to the team's
+        match if it is open in another room, or waits for it."""
+        if ended.event is not None:
+            ended.event = ended.event.model_copy(update={"waiting": er.waiting})
+            ended.broadcast_state()
+        plan = self.plans.get(er.event_id)
+        for conn in list(ended.connections):
+            if conn.role != "player" or not conn.team or plan is None:
+                continue
+            seat, where = self._seat_in(plan, conn.team)
+            if seat is not None:
+                send_on(conn, seat, where)
+                continue
+            ended.connections.discard(conn)
+            conn.room, conn.waiting_event = None, er.event_id
+            conn.send_model(Waiting(team=conn.team, message=where))
+            self.wait(er.event_id, conn)
+
+    async def recheck_waiting(
+        self, event_id: int | None = None, but: EventRoom | None = None
+    ) -> None:
+        """Move on the rooms (of the event, or of every event) whose next match waited for
+        teams of an earlier round: a match that held them may have ended, here or in another
+        process sharing the record."""
+        for er in list(self.rooms.values()):
+            other = event_id is not None and er.event_id != event_id
+            if er is but or er.waiting is None or other:
+                continue
+            try:
+                if er.live is not None and er.live.rm.id in self.arena.rooms:
+                    await self._move_on(er, er.live)
+                else:
+                    await self.advance(er)
+            except Exception:
+                log.exception("room %s of %s: its next match did not open", er.name, er.event_name)
+
+    def waiting_text(self, code: str) -> str | None:
+        """Why the event room with this join code has no match open now, if it waits."""
+        er = self.rooms.get(code.strip().upper())
+        return er.waiting if er is not None else None
 
     # -- players ---------------------------------------------------------------------------------
 
@@ -361,8 +421,11 @@ class EventHost:
             return None, f"{name} has played all its matches: thank you!"
         room = plan.room(game.room_id or "")
         er = self.rooms.get(room.join_code) if room else None
-        if er is not None and er.game is not None and er.game.id == game.id and er.live:
+        here = er is not None and er.game is not None and er.game.id == game.id
+        if here and er.live is not None and er.waiting is None:  # type: ignore[union-attr]
             return er, f"{name} plays round {game.round} in {_room_name(room)}"
+        if here and er.waiting is not None:  # type: ignore[union-attr]
+            return None, er.waiting  # type: ignore[union-attr]
         current = plan.current_game(room.id) if room else None
         before = " once the match there now ends" if current and current.id != game.id else ""
         return None, f"{name} plays round {game.round} in {_room_name(room)}{before}."
@@ -467,6 +530,22 @@ def send_on(conn: Connection, er: EventRoom, message: str) -> None:
     team's match is open there."""
     conn.moved = True
     conn.send_model(NextMatch(join_code=er.join_code, room=er.name, message=message))
+
+
+def _waiting_text(plan: EventPlan, er: EventRoom, game: GamePlan, blockers: list[GamePlan]) -> str:
+    """``Room 2's round 3 match, Blue vs Robo, starts when round 2 in Room 1 (Blue) is over.``"""
+    names = {t.id: t.name for t in plan.teams}
+    teams = " vs ".join(names.get(t, t) for t in game.teams)
+    held = []
+    for g in blockers:
+        room = plan.room(g.room_id or "")
+        who = ", ".join(names.get(t, t) for t in g.teams if t in game.teams)
+        held.append(f"round {g.round} in {_room_name(room)} ({who})")
+    text = (
+        f"{_room_name(er)}'s round {game.round} match, {teams}, starts when "
+        f"{' and '.join(held)} {'is' if len(held) == 1 else 'are'} over."
+    )
+    return text[0].upper() + text[1:]
 
 
 def _room_name(room: Any) -> str:

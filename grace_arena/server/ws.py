@@ -230,7 +230,8 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
             _error(conn, "elsewhere", str(exc), "hello")
             continue
         if room is None:
-            _error(conn, "not_found", "no live match with that join code or id", "hello")
+            waiting = arena.events.waiting_text(msg.join_code or "")
+            _error(conn, "not_found", waiting or "no live match with that join code or id", "hello")
             continue
         match_id = room.rm.id
         er = arena.events.event_room(room)
