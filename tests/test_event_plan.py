@@ -19,7 +19,7 @@ from grace_arena.core import schedule as pairing
 from grace_arena.core.commands import Buzz as BuzzCommand
 from grace_arena.core.commands import EndMatch, Join, Reveal, Rule, StartTossup
 from grace_arena.core.events import Ruling
-from grace_arena.core.packet import SAMPLE_PACKET_PATH, parse_packet
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet, parse_packet
 from grace_arena.core.specs import match_config
 from grace_arena.record import lease
 from grace_arena.record.db import make_engine
@@ -257,6 +257,20 @@ def test_event_commands(db_url, tmp_path) -> None:
         app, ["event", "schedule", "club", "--packet", plan.rounds[0].packet_id, "--db", db_url]
     )
     assert again.exit_code == 0, again.output
+    # the same tossups every round: said, as teams would hear them again; one range per round
+    assert "round 2 reads tossups that round 1 read too" in result.output
+    per_round = runner.invoke(
+        app,
+        ["event", "schedule", "club", "--packet", str(SAMPLE_PACKET_PATH), "--rounds", "3",
+         "--tossups", "1-4", "--tossups", "5-8", "--tossups", "9-12", "--db", db_url],
+    )  # fmt: skip
+    assert per_round.exit_code == 0, per_round.output
+    assert "warning" not in per_round.output
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    rounds = load_plan(make_engine(db_url), "club").rounds
+    assert [r.tossup_ids for r in rounds] == [
+        tuple(t.id for t in packet.tossups[i : i + 4]) for i in (0, 4, 8)
+    ]
 
 
 @pytest.mark.parametrize(

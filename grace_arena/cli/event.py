@@ -188,9 +188,13 @@ def schedule_cmd(
         typer.Option(help="grace format: the rounds against models, e.g. '1,3' (default odd)."),
     ] = None,
     tossups: Annotated[
-        str,
-        typer.Option(help="Tossups read in each round: all, a range '1-8' or a list '1,3,5'."),
-    ] = "all",
+        list[str] | None,
+        typer.Option(
+            "--tossups",
+            help="The tossups of its packet each round reads: all, a range '1-8' or a list "
+            "'1,3,5' (repeatable, one per round like --packet; the last one is used again).",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Pair the teams in rounds and rooms, a packet per round. Refused once a round started."""
@@ -232,10 +236,12 @@ def schedule_cmd(
             except LookupError as exc:
                 raise _fail(f"--packet {given}: no such file, and {exc}") from exc
     per_round = [packets[min(i, len(packets) - 1)] for i in range(n_rounds)]
+    specs = tossups or ["all"]
     try:
-        chosen = [_tossup_ids(p, tossups) for p in per_round]
+        chosen = [_tossup_ids(p, specs[min(i, len(specs) - 1)]) for i, p in enumerate(per_round)]
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
+    _warn_repeats(console, per_round, chosen)
     humans = [t.id for t in plan.teams if t.kind == "human"]
     models = [t.id for t in plan.teams if t.kind == "model"]
     try:
@@ -269,6 +275,26 @@ def _numbers(text: str) -> list[int]:
         return [int(x) for x in re.split(r"[,\s]+", text.strip()) if x]
     except ValueError as exc:
         raise typer.BadParameter(f"{text!r}: expected round numbers like '1,3'") from exc
+
+
+def _warn_repeats(console: Any, packets: list[Any], chosen: list[tuple[str, ...] | None]) -> None:
+    """Say which rounds read tossups an earlier round read (a team would hear them again)."""
+    seen: dict[tuple[str, str], int] = {}
+    for number, (packet, ids) in enumerate(zip(packets, chosen, strict=True), start=1):
+        tossup_ids = ids if ids is not None else tuple(t.id for t in packet.tossups)
+        again = sorted(
+            {seen[(packet.packet.id, t)] for t in tossup_ids if (packet.packet.id, t) in seen}
+        )
+        if again:
+            earlier = ", ".join(str(r) for r in again)
+            console.print(
+                f"warning: round {number} reads tossups that round {earlier} read too: a team "
+                "playing both hears them again (give a --packet or --tossups per round)",
+                style="yellow",
+                highlight=False,
+            )
+        for t in tossup_ids:
+            seen.setdefault((packet.packet.id, t), number)
 
 
 def _tossup_ids(packet, spec: str) -> tuple[str, ...] | None:
