@@ -158,6 +158,40 @@ def test_undo_restarts_the_answer_clock():
         match.decide(TimeUp(), now=T + 61)
 
 
+def test_an_answer_given_stops_the_answer_clock():
+    """The answer time is for answering: once the answer is in (typed by a player, or a model's
+    guess, which comes with its buzz), the moderator's ruling may take its time; an undo of
+    that ruling does not start the clock again, an undo of a prompt's ruling does."""
+    rules = ScoringRules(answer_time=5.0)
+    buzzes = {"t0": ModelBuzz(word_index=6, guess="George Washington Carver", confidence=0.8)}
+    match, _ = started_match(config(rules=rules, model_buzzes=buzzes))
+    match.handle(StartTossup(), now=T)
+    match.handle(Reveal(to=10), now=T)
+    assert match.game.floor.team == "bot" and match.game.deadline is None
+    with pytest.raises(IllegalCommand, match="no time limit"):
+        match.decide(TimeUp(), now=T + 60)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T + 60)
+    match.handle(UndoRuling(), now=T + 61)
+    assert match.phase is Phase.BUZZED and match.game.deadline is None
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T + 62)
+    assert match.scores["bot"] == 15
+
+    match, _ = started_match(config(rules=rules))
+    match.handle(StartTossup(), now=T)
+    play_to(match, 4)
+    match.handle(Buzz(team="red", player="red-1"), now=T)
+    assert match.game.deadline == T + 5  # no answer yet: the clock runs
+    match.handle(GiveAnswer(team="red", player="red-1", text="Carver"), now=T + 2)
+    assert match.game.deadline is None
+    match.handle(Rule(ruling=Ruling.PROMPT), now=T + 30)
+    assert match.game.deadline == T + 35  # an answer to the prompt is awaited
+    match.handle(GiveAnswer(team="red", player="red-1", text="George Carver"), now=T + 31)
+    assert match.game.deadline is None
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T + 40)
+    match.handle(UndoRuling(), now=T + 41)  # back to the prompt: its clock starts again
+    assert match.phase is Phase.PROMPTED and match.game.deadline == T + 46
+
+
 def test_undo_is_refused_while_a_newer_buzz_waits():
     match, _ = started_match(config())
     match.handle(StartTossup(), now=T)

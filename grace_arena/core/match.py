@@ -181,7 +181,9 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             return replace(s, buzzes=max(s.buzzes, ev.buzz_id))
         case AnswerGiven():
             assert g.floor is not None
-            g = replace(g, floor=replace(g.floor, answer=ev.text, suggestion=ev.suggestion))
+            # an answer stops the answer clock: the moderator's ruling may take its time
+            floor = replace(g.floor, answer=ev.text, suggestion=ev.suggestion)
+            g = replace(g, floor=floor, deadline=None)
         case Ruled():
             before = g
             scores = dict(g.scores)
@@ -445,7 +447,8 @@ class _Decision:
                     suggestion=suggestion,
                     prompt_question=question,
                     confidence=confidence,
-                    deadline=self.deadline(self.config.rules.answer_time),
+                    # the answer clock runs until an answer is given: a model's comes with it
+                    deadline=None if answer else self.deadline(self.config.rules.answer_time),
                 )
             )
 
@@ -633,12 +636,15 @@ def _undo(run: _Decision, cmd: UndoRuling) -> None:
     if not g.history:
         raise IllegalCommand("there is no ruling on this tossup to undo")
     last = g.ledger[-1]  # the ledger is restored with the state, so its tail is that ruling
+    restored = g.history[-1]
+    answered = restored.phase is Phase.BUZZED and restored.floor and restored.floor.answer
     run.emit(
         RulingUndone(
             ruled_seq=last.seq,
             buzz_id=last.buzz_id,
             tossup_id=last.tossup_id,
-            deadline=run.deadline(run.config.rules.answer_time),
+            # the clock starts again for an answer still to come, not for one given
+            deadline=None if answered else run.deadline(run.config.rules.answer_time),
         )
     )
 
