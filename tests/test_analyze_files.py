@@ -47,8 +47,14 @@ def test_files_read_as_documented(files) -> None:
     ]
     # every team seen in the file (C lost a race) heard every question seen (A's only q2 buzz
     # was thrown out, Bot's counts)
-    triples = set(heard.astype(str).itertuples(index=False, name=None))
-    assert len(heard) == 8 and ("", "C", "q1") in triples
+    rows = set(heard.astype(str).itertuples(index=False, name=None))
+    assert len(heard) == 8 and ("", "C", "q1", "human") in rows
+    assert {team: kind for _, team, _, kind in rows} == {
+        "A": "human",
+        "B": "human",
+        "C": "human",
+        "Bot": "model",
+    }
 
 
 def test_calscore_from_files_by_hand(files, tmp_path: Path) -> None:

@@ -377,3 +377,44 @@ def test_analyze_reports_bad_files_and_mixed_sources(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "line 2" in result.output
     result = runner.invoke(app, ["analyze", "--steps", str(bad), "--db", "sqlite://"])
     assert result.exit_code == 2
+
+
+@on_both_backends
+def test_a_model_team_that_never_buzzed_is_still_a_model_team(
+    store: MatchStore, db_url: str, tmp_path: Path
+) -> None:
+    """Who heard what carries each team's kind: a model player whose threshold was never
+    crossed is listed as a model, not as a human team among the human quartiles, whether the
+    analysis reads the record or the Parquet files exported from it."""
+    from grace_arena.analysis import analyze as analyze_api
+    from grace_arena.analysis import load
+
+    store.save_packet(PACKET)
+    teams = [
+        TeamSpec(id="red", name="Red"),
+        TeamSpec(id="quiet", name="Quiet", kind=TeamKind.MODEL, model=MODEL, buzzes={}),
+    ]
+    config = match_config(PACKET, teams, rules=ScoringRules(answer_time=None), title="Quiet")
+    clock = [T0]
+    rm = store.create(config, now=clock[0])
+    rm.handle(Join(team="red", player="r1", name="Ruth"), now=_now(clock))
+    rm.handle(StartTossup(tossup_id="fa-1"), now=_now(clock))
+    rm.handle(Reveal(to=4), now=_now(clock))
+    rm.handle(Buzz(team="red", player="r1"), now=_now(clock))
+    rm.handle(Rule(ruling=Ruling.CORRECT), now=_now(clock))
+    rm.handle(EndMatch(), now=_now(clock))
+
+    data = load_record_data(store.engine, [rm.id])
+    kinds = dict(zip(data.heard.team.astype(str), data.heard.team_kind.astype(str), strict=True))
+    assert kinds == {"Red": "human", "Quiet": "model"}
+    folder = tmp_path / "tables"
+    result = CliRunner().invoke(
+        app, ["export", "--db", db_url, "--format", "parquet", "--out", str(folder)]
+    )
+    assert result.exit_code == 0, result.output
+    for source in (db_url, folder):
+        teams_table = analyze_api(load(source), n_resamples=10).to_dict()["teams"]
+        assert {name: t["kind"] for name, t in teams_table.items()} == {
+            "Red": "human",
+            "Quiet": "model",
+        }

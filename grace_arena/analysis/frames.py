@@ -12,8 +12,10 @@ Four tables, whichever source they come from (the record, or files):
   thrown-out tossups (``thrown_out`` true) and rows without a correct/incorrect ruling are
   skipped.
 * **heard**: ``match, team, question_id`` for every question a team heard (the denominator
-  of the buzz-rate curves and of the player scores). Files do not say it; it is derived:
-  every team seen in a match heard every question seen in it (:func:`derive_heard`).
+  of the buzz-rate curves and of the player scores), and ``team_kind`` where it is known (a
+  team that heard questions but never buzzed is still a model or a human team). Files do not
+  say it; it is derived: every team seen in a match heard every question seen in it
+  (:func:`derive_heard`).
 * **tossups**: one row per question: ``question_id`` and what is known of it
   (``packet_id``, ``tossup_id``, ``category``, ``n_words``, ``n_clues``).
 
@@ -42,6 +44,7 @@ __all__ = [
     "BUZZ_COLUMNS",
     "BUZZ_OPTIONAL",
     "HEARD_COLUMNS",
+    "HEARD_OPTIONAL",
     "STEP_COLUMNS",
     "STEP_OPTIONAL",
     "TOSSUP_COLUMNS",
@@ -75,6 +78,8 @@ BUZZ_COLUMNS = ("question_id", "team", "team_kind", "word_index", "correct")
 #: Optional columns of a buzzes file.
 BUZZ_OPTIONAL = ("match", "player", "n_words", "clue_index", "n_clues")
 HEARD_COLUMNS = ("match", "team", "question_id")
+#: Optional column of the heard table: the team's kind, for teams that never buzzed too.
+HEARD_OPTIONAL = ("team_kind",)
 TOSSUP_COLUMNS = ("question_id", "packet_id", "tossup_id", "category", "n_words", "n_clues")
 
 
@@ -333,14 +338,17 @@ def _buzzes_frame(df: pd.DataFrame, where: _Where) -> pd.DataFrame:
 
 
 def heard_frame(data: pd.DataFrame | Iterable[Sequence[str]] | None = None) -> pd.DataFrame:
-    """``match, team, question_id`` rows (categoricals), without duplicates."""
+    """``match, team, question_id`` rows (categoricals), with ``team_kind`` where the data
+    has it (a column, or a fourth value in each row), without duplicates."""
     if data is None:
         df = pd.DataFrame({c: [] for c in HEARD_COLUMNS})
     elif isinstance(data, pd.DataFrame):
-        df = data[list(HEARD_COLUMNS)]
+        df = data[[*HEARD_COLUMNS, *(c for c in HEARD_OPTIONAL if c in data.columns)]]
     else:
-        df = pd.DataFrame(list(data), columns=list(HEARD_COLUMNS))
-    df = df.astype({c: str for c in HEARD_COLUMNS if not _is_categorical(df[c])})
+        rows = list(data)
+        width = len(rows[0]) if rows else len(HEARD_COLUMNS)
+        df = pd.DataFrame(rows, columns=[*HEARD_COLUMNS, *HEARD_OPTIONAL][:width])
+    df = df.astype({c: str for c in df.columns if not _is_categorical(df[c])})
     return df.astype("category").drop_duplicates(ignore_index=True)
 
 
@@ -377,9 +385,13 @@ def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
         "team": np.repeat(t_team, times),
         "question_id": q_question[np.repeat(first[t_match], times) + within],
     }
-    return pd.DataFrame(
+    heard = pd.DataFrame(
         {c: pd.Categorical.from_codes(codes[c] - 1, dtype=columns[c].dtype) for c in HEARD_COLUMNS}
     )
+    if "team_kind" in played.columns:  # each team's kind, as its last row gives it
+        kinds = played.drop_duplicates("team", keep="last").set_index("team")["team_kind"]
+        heard["team_kind"] = heard["team"].map(kinds).astype("category")
+    return heard
 
 
 def tossups_frame(data: pd.DataFrame | Iterable[Mapping[str, Any]] | None = None) -> pd.DataFrame:
@@ -504,6 +516,7 @@ def read_buzzes(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
             "match": _text(played.get("match"), len(played)),
             "team": _text(played["team"], len(played)),
             "question_id": _text(played["question_id"], len(played)),
+            "team_kind": kinds,
         }
     )
     return buzzes, derive_heard(seen)

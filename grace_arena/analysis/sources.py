@@ -19,6 +19,8 @@ from typing import Any
 import pandas as pd
 
 from grace_arena.analysis.frames import (
+    HEARD_COLUMNS,
+    HEARD_OPTIONAL,
     FileFormatError,
     buzzes_frame,
     derive_heard,
@@ -132,14 +134,14 @@ def _kind_of(path: Path) -> str:
     columns = set(read_table(path).columns)
     if {"model", "confidence_logit"} <= columns:
         return "steps"
+    if {"match", "team", "question_id"} <= columns <= {*HEARD_COLUMNS, *HEARD_OPTIONAL}:
+        return "heard"
     if "team_kind" in columns:
         return "buzzes"
     if "participant" in columns:
         return "survey"
     if {"question_id", "n_clues"} <= columns:
         return "tossups"
-    if columns == {"match", "team", "question_id"}:
-        return "heard"
     raise FileFormatError(
         f"{path}: neither steps (model, confidence_logit...), buzzes (team_kind...), survey "
         f"answers (participant...) nor tossups (question_id, n_clues): {', '.join(columns)}"
@@ -154,7 +156,7 @@ def _load_files(files: dict[str, Path]) -> Dataset:
         buzz_frame = buzzes_frame()
         heard = derive_heard(buzz_frame)
     if "heard" in files:  # written by export --format parquet: exact, also silent teams
-        heard = heard_frame(read_table(files["heard"], ("match", "team", "question_id")))
+        heard = heard_frame(read_table(files["heard"], HEARD_COLUMNS))
     survey_steps = read_survey_csv(files["survey"]) if "survey" in files else []
     tossups = (
         tossups_frame(read_table(files["tossups"], ("question_id",)))

@@ -268,6 +268,11 @@ def code_buzzes(buzzes: pd.DataFrame, heard: pd.DataFrame, q: IntArray, hq: IntA
             strict=True,
         )
     )
+    if "team_kind" in heard.columns:  # teams that heard questions but never buzzed
+        known = heard[["team", "team_kind"]].drop_duplicates("team")
+        for name, kind in zip(known["team"].astype(str), known["team_kind"], strict=True):
+            if pd.notna(kind):
+                kind_of.setdefault(name, str(kind))
     return Buzzes(
         q=q,
         team=team,

@@ -157,7 +157,7 @@ class PooledSet:
     """The pooled buzzpoints of some events (imported data whose matches are unknown)."""
 
     rows: list[dict[str, Any]]  # one per buzzpoint, BuzzTable columns + event, seq...
-    heard: list[tuple[str, str, str]]  # ("", team label, question id)
+    heard: list[tuple[str, str, str, str]]  # ("", team label, question id, team kind)
 
 
 def pooled_buzz_rows(
@@ -184,11 +184,11 @@ def pooled_buzz_rows(
     for (packet_id, tossup_id), _row in sorted(stored.items(), key=lambda kv: kv[1].position):
         by_packet.setdefault(packet_id, []).append(tossup_id)
     out = []
-    played: set[tuple[str, str]] = set()
+    played: set[tuple[str, str, str]] = set()
     for r in rows:
         team = labels.get((r.event_id, r.team_id), r.team_id)
         t = stored.get((r.packet_id, r.tossup_id))
-        played.add((team, r.packet_id))
+        played.add((team, r.packet_id, r.team_kind))
         out.append(
             {
                 "event_id": r.event_id,
@@ -212,8 +212,8 @@ def pooled_buzz_rows(
             }
         )
     heard = [
-        ("", team, question_id(packet_id, tossup_id))
-        for team, packet_id in sorted(played)
+        ("", team, question_id(packet_id, tossup_id), kind)
+        for team, packet_id, kind in sorted(played)
         for tossup_id in by_packet.get(packet_id, [])
     ]
     return PooledSet(out, heard)
@@ -543,7 +543,7 @@ def load_record_data(
     ]
     heard = [
         (str(m.id), labels.get((m.event_id or 0, team.id), m.team_name(team.id)),
-         question_id(m.packet_id, t))
+         question_id(m.packet_id, t), str(team.kind))
         for m in matches
         for team in m.config.teams
         for t in m.counted
