@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from grace_arena.core.events import (
+    RulingUndone,
+    TossupEnded,
+    TossupOutcome,
+    TossupStarted,
+    tossups_heard,
+)
 from grace_arena.core.standings import MatchResult, TeamInfo, TeamLine, standings
 
 TEAMS = [
@@ -62,3 +69,20 @@ def test_a_live_match_moves_points_but_not_the_record() -> None:
 def test_a_team_not_in_the_event_is_an_error() -> None:
     with pytest.raises(ValueError, match=r"match 7: teams \['gold'\]"):
         standings(TEAMS, [MatchResult(7, {"gold": line(0)}, 0, True)])
+
+
+def test_a_tossup_ended_again_after_an_undo_is_heard_once() -> None:
+    dead, answered, out = TossupOutcome.DEAD, TossupOutcome.ANSWERED, TossupOutcome.THROWN_OUT
+    events = [
+        TossupStarted(tossup_id="t1", index=0),
+        TossupEnded(tossup_id="t1", outcome=dead, reason="all_locked_out"),
+        RulingUndone(ruled_seq=0, buzz_id=2, tossup_id="t1"),  # reopened ...
+        TossupEnded(tossup_id="t1", outcome=answered, reason="correct_answer"),  # ... and over
+        TossupStarted(tossup_id="t2", index=1),
+        TossupEnded(tossup_id="t2", outcome=answered, reason="correct_answer"),
+        TossupEnded(tossup_id="t2", outcome=out, reason="misread"),  # thrown out once over
+        TossupStarted(tossup_id="t3", index=2),
+        TossupEnded(tossup_id="t3", outcome=out, reason="misread"),
+        TossupStarted(tossup_id="t4", index=3),  # being read
+    ]
+    assert tossups_heard(events) == ["t1", "t4"]
