@@ -17,10 +17,20 @@ from typer.testing import CliRunner
 from grace_arena.cli import app
 from grace_arena.core import schedule as pairing
 from grace_arena.core.commands import Buzz as BuzzCommand
-from grace_arena.core.commands import EndMatch, Join, Reveal, Rule, StartTossup
+from grace_arena.core.commands import (
+    EndMatch,
+    Join,
+    Reveal,
+    Rule,
+    StartTossup,
+    ThrowOut,
+    UndoRuling,
+)
 from grace_arena.core.events import Ruling
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet, parse_packet
 from grace_arena.core.specs import match_config
+from grace_arena.io.exports import qbj_match
+from grace_arena.io.record_io import load_matches
 from grace_arena.record import lease
 from grace_arena.record.db import make_engine
 from grace_arena.record.packets import packet_from_record
@@ -143,6 +153,72 @@ def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
     winner, loser = ("red", "blue") if scores["red"] > scores["blue"] else ("blue", "red")
     assert (by[winner].won, by[loser].lost, by[winner].rank) == (1, 1, 1)
     assert by["robo"].played == 0 and by["robo"].points_per_tossup is None
+
+
+@on_both_backends
+def test_a_tossup_ruled_again_after_an_undo_is_heard_once(db_url, sample) -> None:
+    plan = make_event(db_url, rounds=2)
+    engine = make_engine(db_url)
+    game = next(g for g in plan.games if g.teams == ("red", "blue"))
+    match = _create_game_match(engine, plan, game.id, sample)
+    last_word = match.match.config.tossups[0].n_words - 1
+    match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
+    match.handle(Join(team="blue", player="p2", name="Bob"), now=1.0)
+    # tossup 1: Blue negs; Red buzzes on the last word, is ruled incorrect (no penalty) and
+    # the tossup is dead; the moderator takes that ruling back and rules Red correct
+    match.handle(StartTossup(), now=2.0)
+    match.handle(Reveal(to=5), now=3.0)
+    match.handle(BuzzCommand(team="blue", player="p2"), now=4.0)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=5.0)
+    match.handle(Reveal(to=last_word), now=6.0)
+    match.handle(BuzzCommand(team="red", player="p1"), now=7.0)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=8.0)
+    assert match.match.game.phase == "dead"
+    match.handle(UndoRuling(), now=9.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=10.0)
+    _, rows = event_standings(engine, "night")
+    by = {s.team: s for s in rows}
+    assert by["red"].tossups_heard == by["blue"].tossups_heard == 1
+    assert (by["red"].points, by["red"].correct, by["red"].incorrect) == (10, 1, 0)
+    assert (by["blue"].points, by["blue"].incorrect, by["blue"].negs) == (-5, 1, 1)
+    assert by["red"].points_per_tossup == 10.0
+    # tossup 2: Blue gets it, then the moderator throws it out: it was not heard, and
+    # Blue's points on it go with it
+    match.handle(StartTossup(), now=11.0)
+    match.handle(Reveal(to=5), now=12.0)
+    match.handle(BuzzCommand(team="blue", player="p2"), now=13.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=14.0)
+    match.handle(ThrowOut(), now=15.0)
+    match.handle(EndMatch(), now=16.0)
+    _, rows = event_standings(engine, "night")
+    by = {s.team: s for s in rows}
+    assert by["red"].tossups_heard == by["blue"].tossups_heard == 1
+    assert (by["blue"].points, by["blue"].correct, by["blue"].incorrect) == (-5, 0, 1)
+    assert {t: by[t].points for t in ("red", "blue")} == match.match.scores
+    assert (by["red"].won, by["blue"].lost) == (1, 1)
+    # the QBJ export of the match says as much
+    (info,) = load_matches(engine, [match.id])
+    assert qbj_match(engine, info)["tossups_read"] == 1
+
+
+@on_both_backends
+def test_a_neg_on_the_first_tossup_ranks_below_teams_on_nothing(db_url, sample) -> None:
+    plan = make_event(db_url, rounds=2)
+    engine = make_engine(db_url)
+    game = next(g for g in plan.games if g.teams == ("red", "blue"))
+    match = _create_game_match(engine, plan, game.id, sample)
+    match.handle(Join(team="blue", player="p2", name="Bob"), now=1.0)
+    match.handle(StartTossup(), now=2.0)
+    match.handle(Reveal(to=5), now=3.0)
+    match.handle(BuzzCommand(team="blue", player="p2"), now=4.0)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=5.0)  # the tossup is read on
+    _, rows = event_standings(engine, "night")
+    assert [(s.team, s.rank, s.points, s.tossups_heard) for s in rows] == [
+        ("careful", 1, 0, 0),
+        ("red", 1, 0, 1),
+        ("robo", 1, 0, 0),
+        ("blue", 4, -5, 1),
+    ]
 
 
 @on_both_backends

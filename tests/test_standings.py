@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from grace_arena.core.events import (
+    RulingUndone,
+    TossupEnded,
+    TossupOutcome,
+    TossupStarted,
+    tossups_heard,
+)
 from grace_arena.core.standings import MatchResult, TeamInfo, TeamLine, standings
 
 TEAMS = [
@@ -62,3 +69,37 @@ def test_a_live_match_moves_points_but_not_the_record() -> None:
 def test_a_team_not_in_the_event_is_an_error() -> None:
     with pytest.raises(ValueError, match=r"match 7: teams \['gold'\]"):
         standings(TEAMS, [MatchResult(7, {"gold": line(0)}, 0, True)])
+
+
+def test_points_break_a_tie_on_wins_and_points_per_tossup_heard() -> None:
+    results = [
+        # Red 10 in 2 tossups and Green 20 in 4: 5 a tossup each, Green with more points
+        MatchResult(1, {"red": line(10, 1), "green": line(0)}, 2, False),
+        MatchResult(2, {"green": line(20, 2), "tfidf": line(0)}, 2, False),
+        # Blue -5 and no tossup heard (none per tossup): below the model's 0 in 2 tossups
+        MatchResult(3, {"blue": line(-5, 0, 1, 1), "tfidf": line(0)}, 0, False),
+    ]
+    rows = standings(TEAMS, results)
+    assert [(s.team, s.rank) for s in rows] == [
+        ("green", 1),
+        ("red", 2),
+        ("tfidf", 3),
+        ("blue", 4),
+    ]
+
+
+def test_a_tossup_ended_again_after_an_undo_is_heard_once() -> None:
+    dead, answered, out = TossupOutcome.DEAD, TossupOutcome.ANSWERED, TossupOutcome.THROWN_OUT
+    events = [
+        TossupStarted(tossup_id="t1", index=0),
+        TossupEnded(tossup_id="t1", outcome=dead, reason="all_locked_out"),
+        RulingUndone(ruled_seq=0, buzz_id=2, tossup_id="t1"),  # reopened ...
+        TossupEnded(tossup_id="t1", outcome=answered, reason="correct_answer"),  # ... and over
+        TossupStarted(tossup_id="t2", index=1),
+        TossupEnded(tossup_id="t2", outcome=answered, reason="correct_answer"),
+        TossupEnded(tossup_id="t2", outcome=out, reason="misread"),  # thrown out once over
+        TossupStarted(tossup_id="t3", index=2),
+        TossupEnded(tossup_id="t3", outcome=out, reason="misread"),
+        TossupStarted(tossup_id="t4", index=3),  # being read
+    ]
+    assert tossups_heard(events) == ["t1", "t4"]

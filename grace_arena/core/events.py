@@ -11,6 +11,7 @@ command was handled with, seconds since the epoch).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -220,6 +221,29 @@ Event = Annotated[
 ]
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def tossups_heard(events: Iterable[Event]) -> list[str]:
+    """The tossups a match's teams heard, in the order they were started, each once: every
+    tossup started and not thrown out (one being read counts: it is being heard).
+
+    A tossup may end more than once: a ruling that ended it can be taken back and another
+    made (a second ``TossupEnded``), and a tossup that ended may then be thrown out. Its
+    last end is the one in force (nothing undoes a throw-out), so the tossup counts once, or
+    not at all once thrown out. The standings, the QBJ export and the analysis all count
+    tossups heard (read) by this.
+    """
+    started: dict[str, None] = {}
+    thrown_out: set[str] = set()
+    for ev in events:
+        if isinstance(ev, TossupStarted):
+            started[ev.tossup_id] = None
+        elif isinstance(ev, TossupEnded):
+            if ev.outcome is TossupOutcome.THROWN_OUT:
+                thrown_out.add(ev.tossup_id)
+            else:
+                thrown_out.discard(ev.tossup_id)
+    return [t for t in started if t not in thrown_out]
 
 
 def event_to_dict(event: Event) -> dict:

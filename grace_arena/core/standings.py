@@ -3,8 +3,10 @@
 The input is one :class:`MatchResult` per match of the event (finished or not); the output
 one :class:`Standing` per team, ranked. A match counts towards won/lost/tied once it has
 ended; its points, tossups heard and buzzes count as they happen, so that the standings move
-after every ruling. A team's rank is by wins (a tie counts half), then points per tossup
-heard, then name.
+after every ruling (the tossups heard are those of
+:func:`grace_arena.core.events.tossups_heard`, as in the QBJ export). A team's rank is by wins
+(a tie counts half), then points per tossup heard, then points; teams equal on all three
+share a rank, listed by name.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class TeamInfo:
 
 def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list[Standing]:
     """Every team of ``teams`` with its totals over ``results``, ranked (1 = first; teams
-    equal on wins and points per tossup heard share a rank).
+    equal on wins, points per tossup heard and points share a rank).
 
     >>> from grace_arena.core.standings import MatchResult, TeamInfo, TeamLine, standings
     >>> rows = standings(
@@ -126,8 +128,10 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
         for info in teams
     ]
 
-    def key(s: Standing) -> tuple[float, float]:
-        return (-(s.won + 0.5 * s.tied), -(s.points_per_tossup or 0.0))
+    def key(s: Standing) -> tuple[float, float, int]:
+        # points decide between teams equal on points per tossup heard; a team that heard no
+        # tossup counts 0 per tossup, and any points it has still place it
+        return (-(s.won + 0.5 * s.tied), -(s.points_per_tossup or 0.0), -s.points)
 
     rows.sort(key=lambda s: (*key(s), s.name.casefold(), s.team))
     ranked: list[Standing] = []

@@ -30,7 +30,7 @@ from grace_arena.analysis.frames import (
 )
 from grace_arena.analysis.survey import SurveyStep
 from grace_arena.core.config import MatchConfig, TossupSpec
-from grace_arena.core.events import MatchCreated, TossupEnded, TossupOutcome, TossupStarted
+from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
 from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
@@ -79,17 +79,15 @@ class MatchInfo:
     packet_id: str | None
     config: MatchConfig
     played: list[str]  # tossup ids started, in order
-    outcomes: dict[str, str]  # tossup id -> answered | dead | thrown_out
+    outcomes: dict[str, str]  # tossup id -> answered | dead | thrown_out (the last end)
+    #: Tossups played and not thrown out, in order, each once (the teams heard them:
+    #: :func:`grace_arena.core.events.tossups_heard`).
+    counted: list[str] = field(default_factory=list)
     created_at: Any = None
     source: str | None = None
     source_meta: dict[str, Any] = field(default_factory=dict)
     event_id: int | None = None
     event: str | None = None  # the event's name
-
-    @property
-    def counted(self) -> list[str]:
-        """Tossups played and not thrown out, in order."""
-        return [t for t in self.played if self.outcomes.get(t) != TossupOutcome.THROWN_OUT.value]
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -142,6 +140,7 @@ def load_matches(
                 config=created.config,
                 played=played,
                 outcomes=outcomes,
+                counted=tossups_heard(events),
                 created_at=row.created_at,
                 source=getattr(row, "source", None),
                 source_meta=dict(getattr(row, "source_meta", None) or {}),

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.core import schedule as pairing
-from grace_arena.core.events import TossupOutcome
+from grace_arena.core.events import Event, event_from_dict, tossups_heard
 from grace_arena.core.standings import MatchResult, Standing, TeamInfo, TeamLine, standings
 from grace_arena.record.models import (
     ArenaEventRow,
@@ -537,17 +537,18 @@ def match_results(engine: Engine, plan: EventPlan) -> list[MatchResult]:
             )
         ).all()
         tossup_events = session.exec(
-            select(EventRow.match_id, EventRow.type, EventRow.payload).where(
+            select(EventRow.match_id, EventRow.payload)
+            .where(
                 EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
                 EventRow.type.in_(("tossup_started", "tossup_ended")),  # type: ignore[attr-defined]
             )
+            .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
         ).all()
-    heard: dict[int, int] = dict.fromkeys(ids, 0)
-    started: set[int] = set()
-    for match_id, kind, payload in tossup_events:
-        started.add(match_id)
-        if kind == "tossup_ended" and payload.get("outcome") != TossupOutcome.THROWN_OUT.value:
-            heard[match_id] += 1
+    events: dict[int, list[Event]] = {}
+    for match_id, payload in tossup_events:
+        events.setdefault(match_id, []).append(event_from_dict(payload))
+    # each tossup once, however often it ended (an undone ruling and a new one end it again)
+    heard = {match_id: len(tossups_heard(evs)) for match_id, evs in events.items()}
     lines: dict[int, dict[str, dict[str, int]]] = {i: {} for i in ids}
     for b in buzzes:
         line = lines[b.match_id].setdefault(b.team_id, {})
@@ -563,13 +564,13 @@ def match_results(engine: Engine, plan: EventPlan) -> list[MatchResult]:
         if game.match_id is None or game.match_id not in matches:
             continue
         m = matches[game.match_id]
-        if game.match_id not in started and m.ended_at is None:
+        if game.match_id not in events and m.ended_at is None:
             continue  # created, not begun: nothing to stand on yet
         results.append(
             MatchResult(
                 match_id=game.match_id,
                 teams={t: TeamLine(**lines[game.match_id].get(t, {})) for t in game.teams},
-                tossups_heard=heard[game.match_id],
+                tossups_heard=heard.get(game.match_id, 0),
                 ended=m.ended_at is not None,
                 round=game.round,
             )

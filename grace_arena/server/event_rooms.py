@@ -49,8 +49,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Events after which the standings change.
-_STANDINGS_EVENTS = frozenset({"ruled", "ruling_undone", "tossup_ended", "match_ended"})
+#: Events after which the standings change (a tossup started is a tossup heard).
+_STANDINGS_EVENTS = frozenset(
+    {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
+)
 #: Settings of a scheduled match that the event's defaults may give.
 _SETUP_DEFAULTS = frozenset(MatchSetup.model_fields) - {"packet_id", "title", "tossup_ids", "teams"}
 
