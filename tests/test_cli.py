@@ -156,3 +156,37 @@ def test_commands_printed_for_the_user_run_from_where_they_are(tmp_path):
         command_prefix(cwd=tmp_path, bin_dir=spaced, which=nowhere)
         == "'my project/bin/grace-arena'"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["analyze"],
+        ["export", "--format", "csv", "--out", "out.csv"],
+        ["db", "matches"],
+        ["db", "events"],
+        ["event", "show", "club"],
+        ["event", "standings", "club"],
+        ["event", "schedule", "club", "--packet", "questions/sample_packet.yaml"],
+    ],
+)
+def test_commands_that_only_read_refuse_a_record_that_is_not_there(args, tmp_path, monkeypatch):
+    """A mistyped --db (or the README's file before the demo wrote it) is an error that says
+    where the default record is, not an empty record made on the spot and reported on."""
+    monkeypatch.setenv("GRACE_ARENA_DB", f"sqlite:///{tmp_path / 'default.db'}")
+    missing = tmp_path / "missing.db"
+    result = CliRunner().invoke(app, [*args, "--db", f"sqlite:///{missing}"])
+    assert result.exit_code == 1, result.output
+    assert f"no record at {missing}" in result.output
+    assert f"without --db, commands use sqlite:///{tmp_path / 'default.db'}" in result.output
+    assert not missing.exists()
+
+
+def test_event_create_names_the_record_in_its_next_command(tmp_path):
+    url = f"sqlite:///{tmp_path / 'club.db'}"
+    result = CliRunner().invoke(
+        app, ["event", "create", "club", "--team", "Red", "--team", "Blue", "--db", url]
+    )
+    assert result.exit_code == 0, result.output
+    (hint,) = [line for line in result.output.splitlines() if line.startswith("next:")]
+    assert hint.endswith(f"--db {url}") and "event schedule club" in hint

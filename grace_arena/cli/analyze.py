@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, redacted, resolve_db
+from grace_arena.cli.options import DbOption, existing_db, redacted
 
 
 def _print_tables(result: dict[str, Any]) -> None:
@@ -289,7 +289,7 @@ def analyze(
         else:
             from grace_arena.record.store import RecordError
 
-            url = resolve_db(db)
+            url = existing_db(db)
             typer.echo(f"record: {redacted(url)}", err=True)
             try:
                 dataset = load(url, event=event, match=match)

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, redacted, resolve_db
+from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
 
 db_app = typer.Typer(
     help="The record: migrate its schema and list what it holds.", no_args_is_help=True
@@ -34,7 +34,7 @@ def matches(db: DbOption = None) -> None:
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import MatchStore
 
-    url = resolve_db(db)
+    url = existing_db(db)
     console = Console()
     console.print(f"record: {redacted(url)}")
     store = MatchStore(open_engine(url))
@@ -64,7 +64,7 @@ def events(db: DbOption = None) -> None:
     from grace_arena.record.models import EventImportRow, PooledBuzzRow
     from grace_arena.record.store import MatchStore
 
-    url = resolve_db(db)
+    url = existing_db(db)
     console = Console()
     console.print(f"record: {redacted(url)}")
     engine = open_engine(url)

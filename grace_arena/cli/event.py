@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
 from grace_arena.resources import command_prefix
 
 event_app = typer.Typer(
@@ -123,7 +124,7 @@ def create(
         players.append((found.id, player_name.strip()))
     url = resolve_db(db)
     console = _console()
-    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     try:
         plan = create_event(
             open_engine(url),
@@ -147,10 +148,13 @@ def create(
             else ""
         )
         console.print(f"  {t.id}: {t.name}{policy}", highlight=False, markup=False)
+    where = f" --db {shlex.quote(redacted(db))}" if db else ""
     console.print(
-        f"next: {command_prefix()} event schedule {plan.name} --rooms 2 --packet PACKET ...",
+        f"next: {command_prefix()} event schedule {shlex.quote(plan.name)} --rooms 2 "
+        f"--packet PACKET ...{where}",
         highlight=False,
         markup=False,
+        soft_wrap=True,
     )
 
 
@@ -204,9 +208,9 @@ def schedule_cmd(
     from grace_arena.record.schedule import RoundPlan, load_plan, set_schedule
     from grace_arena.record.store import MatchStore, RecordError
 
-    url = resolve_db(db)
+    url = existing_db(db)
     console = _console()
-    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     engine = open_engine(url)
     try:
         plan = load_plan(engine, name)
@@ -367,9 +371,9 @@ def show(name: Annotated[str, typer.Argument(help="The event.")], db: DbOption =
     from grace_arena.record.schedule import load_plan
     from grace_arena.record.store import RecordError
 
-    url = resolve_db(db)
+    url = existing_db(db)
     console = _console()
-    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     try:
         plan = load_plan(open_engine(url), name)
     except RecordError as exc:
@@ -410,7 +414,7 @@ def standings_cmd(
     from grace_arena.record.schedule import event_standings
     from grace_arena.record.store import RecordError
 
-    url = resolve_db(db)
+    url = existing_db(db)
     try:
         plan, rows = event_standings(open_engine(url), name)
     except RecordError as exc:
@@ -422,7 +426,7 @@ def standings_cmd(
         typer.echo(json.dumps(view.model_dump(mode="json"), indent=2))
         return
     console = _console()
-    console.print(f"record: {url}", soft_wrap=True, highlight=False)
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     console.print(standings_table(plan.title, rows))
 
 

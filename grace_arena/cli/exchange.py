@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, redacted, resolve_db
+from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
 
 import_app = typer.Typer(
     help="Bring data into the record: GRACE buzzpoints, another record, QANTA questions.",
@@ -61,7 +61,7 @@ def export(
     if match and event:
         typer.echo("error: give --match or --event, not both", err=True)
         raise typer.Exit(2)
-    url = resolve_db(db)
+    url = existing_db(db)
     typer.echo(f"record: {redacted(url)}", err=True)
     try:
         engine = open_engine(url)

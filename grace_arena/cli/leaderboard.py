@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, redacted, resolve_db
 
 
 def _print_ranking(ranking: dict[str, Any]) -> None:
@@ -116,7 +116,7 @@ def leaderboard(
     console = Console(stderr=True)
     the_packet = _load_packet(packet)
     url = resolve_db(db)
-    console.print(f"record: {url}")
+    console.print(f"record: {redacted(url)}")
     engine = open_engine(url)
     failed = []
     for name in names:

@@ -489,7 +489,7 @@ def calibrate(
     _policy(confidence, 0.5, 0)  # validates the confidence name
     console = Console()
     url = resolve_db(db)
-    console.print(f"record: {url}")
+    console.print(f"record: {redacted(url)}")
     steps = load(url).steps
     steps = steps[steps["model"].astype(str) == model]
     if packet:
