@@ -56,7 +56,8 @@ class Hello(_Msg):
     token: str | None = None  # moderator token, or a player's token to come back as that player
     version: int = PROTOCOL_VERSION
     #: Moderators: one controls a match at a time. ``take_over`` takes control from the one
-    #: connected (who then watches); ``watch`` follows the match without acting.
+    #: connected (who then watches); ``watch`` follows the match without acting. A moderator
+    #: may say hello again on its connection: with ``take_over`` to take control (back).
     take_over: bool = False
     watch: bool = False
 
@@ -335,6 +336,17 @@ class Waiting(_Msg):
     message: str
 
 
+class Control(_Msg):
+    """To a moderator who watches a match: whether another moderator controls it. Sent after
+    the watcher's ``welcome`` and ``state``, and again whenever that changes (another
+    moderator takes control, or the one in control leaves). A ``hello`` with ``take_over``,
+    on the same connection, takes control."""
+
+    type: Literal["control"] = "control"
+    controlled: bool  # False: no moderator controls the match now
+    message: str
+
+
 class EventMsg(_Msg):
     """One event of the record, as this client may see it. The server sends events inside
     ``state.events``; this standalone form is kept for clients that read a stored log."""
@@ -364,7 +376,17 @@ class ErrorMsg(_Msg):
 
 
 ServerMessage = Annotated[
-    Welcome | Joined | State | BuzzResult | NextMatch | Waiting | EventMsg | ErrorMsg | Ping | Pong,
+    Welcome
+    | Joined
+    | State
+    | BuzzResult
+    | NextMatch
+    | Waiting
+    | Control
+    | EventMsg
+    | ErrorMsg
+    | Ping
+    | Pong,
     Field(discriminator="type"),
 ]
 SERVER_MESSAGE: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)

@@ -10,6 +10,10 @@ An event's room is moderated by its join code, which stays the same all event: w
 room's match ends the server sends ``next_match`` and the link says ``hello`` again on the
 same socket, into the room's next match; after a drop it says hello to the room's code and
 lands in whatever the room plays now.
+
+One moderator controls a match at a time: when another one does, the app asks whether to
+take over, watch, or quit (``InUseScreen``); while it watches (by choice, or because another
+moderator took over) every screen says so, the keys that act are off, and ``T`` takes control.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 
 from grace_arena.protocol import (
+    Control,
     ErrorMsg,
     EventRoomInfo,
     Hello,
@@ -45,6 +50,8 @@ from grace_arena.resources import command_prefix
 from moderator_tui import api
 from moderator_tui.messages import (
     CatalogLoaded,
+    ControlChanged,
+    ControlRefused,
     EventReceived,
     HttpFailed,
     JoinLoaded,
@@ -105,7 +112,14 @@ class ModeratorApp(App[None]):
     TITLE = "GRACE Arena — moderator"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", show=False, priority=True)
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding(
+            "T",
+            "take_control",
+            "Take control",
+            key_display="T",
+            tooltip="Control the match you watch (another moderator then watches)",
+        ),
     ]
 
     #: The latest snapshot of the match (None before the first one).
@@ -115,6 +129,10 @@ class ModeratorApp(App[None]):
     link_detail: reactive[str] = reactive("not connected")
     #: The event's standings (a match of an event's schedule), refreshed after each ruling.
     standings: reactive[StandingsView | None] = reactive(None, always_update=True)
+    #: This moderator only watches the match (another one controls it, or none does now).
+    watching: reactive[bool] = reactive(False)
+    #: While watching: another moderator controls the match (False: none does now).
+    controlled: reactive[bool] = reactive(True)
 
     def __init__(
         self,
@@ -152,6 +170,10 @@ class ModeratorApp(App[None]):
         #: "first" until the server welcomes this app, then "own" (it controls the match) or
         #: "watching" (another moderator does).
         self.control = "first"
+        #: Set when the moderator answers the question of ``InUseScreen``.
+        self._decided = asyncio.Event()
+        #: The server said (``control``) that another moderator controls the match.
+        self._told_controlled = False
 
     # -- start-up ------------------------------------------------------------------------------
 
@@ -318,6 +340,7 @@ class ModeratorApp(App[None]):
         url = api.ws_url(self.target.url)
         while True:
             reason = "connection lost"
+            in_use = False
             hello = self._hello(match_id, token).model_dump_json()
             try:
                 async with connect(url, open_timeout=10, close_timeout=2) as ws:
@@ -337,6 +360,9 @@ class ModeratorApp(App[None]):
                                 reason = "no word from the server"
                                 break
                             handled = await self._handle(ws, raw, token)
+                            if handled == "in_use":
+                                in_use = True
+                                break
                             if handled == "refused":
                                 reason = "the server refused the moderator"
                                 delay = cap  # the token will not get better by retrying fast
@@ -350,6 +376,15 @@ class ModeratorApp(App[None]):
                 reason = _why(exc)
             self._socket_up = False
             self._drain_outbox()
+            if in_use:
+                # Another moderator controls the match: ask whether to take over or watch
+                # (or quit), then say hello again at once.
+                self._decided.clear()
+                self.post_message(LinkChanged(False, "another moderator controls this match"))
+                self.post_message(ControlRefused())
+                await self._decided.wait()
+                delay = first
+                continue
             wait = delay * random.uniform(0.75, 1.25)
             self.post_message(LinkChanged(False, f"{reason}; reconnecting in {wait:.1f} s"))
             await asyncio.sleep(wait)
@@ -357,7 +392,8 @@ class ModeratorApp(App[None]):
 
     async def _handle(self, ws: Any, raw: str | bytes, token: str = "") -> str | None:
         """Handle one server message; ``"welcome"`` when the link is (again) up,
-        ``"refused"`` when the server refused the ``hello``."""
+        ``"refused"`` when the server refused the ``hello``, ``"in_use"`` when it did because
+        another moderator controls the match."""
         try:
             msg = parse_server(raw)
         except ValidationError:
@@ -366,6 +402,9 @@ class ModeratorApp(App[None]):
             await ws.send(Pong(sent=msg.sent, time=time.time()).model_dump_json())
         elif isinstance(msg, Welcome):
             self.control = "watching" if msg.watching else "own"
+            # a watcher learns who controls the match from the ``control`` that follows
+            self._told_controlled = False
+            self.post_message(ControlChanged(msg.watching, True))
             self._socket_up = True
             self.post_message(Welcomed(msg.match_id))
             self.post_message(LinkChanged(True, "connected"))
@@ -387,12 +426,17 @@ class ModeratorApp(App[None]):
             for event in msg.events:  # the change's events, then the state they led to
                 self.post_message(EventReceived(event))
             self.post_message(StateReceived(msg))
+        elif isinstance(msg, Control):
+            left = self._told_controlled and not msg.controlled
+            self._told_controlled = msg.controlled
+            self.post_message(ControlChanged(self.control == "watching", msg.controlled, left=left))
         elif isinstance(msg, ErrorMsg):
             if msg.code == "taken_over":
                 self.control = "watching"
+                self.post_message(ControlChanged(True, True, taken_over=True))
             self.post_message(ServerError(msg))
             if msg.in_reply_to == "hello":
-                return "refused"
+                return "in_use" if msg.code == "in_use" else "refused"
         return None
 
     async def _writer(self, ws: Any) -> None:
@@ -418,7 +462,52 @@ class ModeratorApp(App[None]):
         self._outbox.put_nowait(message.model_dump_json())
         return True
 
+    def take_control(self) -> None:
+        """Control the match this app watches: hello again with ``take_over`` on the link
+        (or, while it is down, when it is back up). The other moderator then watches."""
+        self.control = "own"
+        if not self._socket_up or self.join is None:
+            self.notify("Not connected: control is taken when the link is back.")
+            return
+        hello = self._hello(self.join.match_id or None, self.join.moderator_token)
+        self._socket_up = False  # commands wait for the welcome
+        self._outbox.put_nowait(hello.model_dump_json())
+
     # -- messages from the workers -------------------------------------------------------------
+
+    @on(ControlChanged)
+    def _control(self, message: ControlChanged) -> None:
+        self.watching = message.watching
+        self.controlled = message.controlled
+        if message.taken_over:
+            self.notify(
+                "Another moderator took over this match: you are watching now. "
+                "T takes control back.",
+                title="Taken over",
+                severity="warning",
+            )
+        elif message.watching and message.left:
+            self.notify(
+                "No moderator controls this match now: T takes control.",
+                title="The moderator in control left",
+            )
+
+    @on(ControlRefused)
+    def _refused(self, _: ControlRefused) -> None:
+        from moderator_tui.dialogs import InUseScreen
+
+        if isinstance(self.screen, InUseScreen):
+            return
+        if self.room_code:
+            where = f"room {self.room_code}"
+        else:
+            where = f"match {self.join.match_id}" if self.join else "this match"
+
+        def answer(choice: str | None) -> None:
+            self.control = "own" if choice == "take_over" else "watching"
+            self._decided.set()
+
+        self.push_screen(InUseScreen(where), answer)
 
     @on(StateReceived)
     def _state(self, message: StateReceived) -> None:
@@ -594,19 +683,14 @@ class ModeratorApp(App[None]):
     @on(ServerError)
     def _server_error(self, message: ServerError) -> None:
         err = message.error
+        if err.code in ("in_use", "taken_over"):
+            return  # the question (InUseScreen), or the banner and a notification, say it
         about = f" ({err.in_reply_to})" if err.in_reply_to else ""
         self.notify(
             err.message, title=f"The server refused it{about}", severity="warning", markup=False
         )
         if err.in_reply_to == "hello" and err.code in ("unauthorized", "not_found"):
             self.link_detail = f"the server refused the moderator: {err.message}"
-        elif err.code == "in_use":
-            self.link_detail = (
-                "another moderator controls this match: run grace-arena moderate with "
-                "--take-over to take it"
-            )
-        elif err.code == "taken_over":
-            self.link_detail = "watching: another moderator took over this match"
 
     @on(LinkChanged)
     def _link(self, message: LinkChanged) -> None:
@@ -644,6 +728,15 @@ class ModeratorApp(App[None]):
         self.screen.post_message(CatalogLoaded(message.packets, message.models, message.matches))
 
     # -- actions shared by every screen --------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "take_control":
+            return self.watching  # the footer shows T only while this moderator watches
+        return True
+
+    def action_take_control(self) -> None:
+        if self.watching:
+            self.take_control()
 
     def action_help(self) -> None:
         from moderator_tui.dialogs import HelpScreen

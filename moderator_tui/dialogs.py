@@ -1,4 +1,5 @@
-"""Modal screens: help (every key), yes/no confirmations, and the join QR code."""
+"""Modal screens: help (every key), yes/no confirmations, the join QR code, and the question
+when another moderator controls the match."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def keys_table(screen: Screen) -> Table:
     table.add_column("does")
     table.add_column("now", no_wrap=True)
     seen: set[str] = set()
+    watching = bool(getattr(screen.app, "watching", False))
     for binding in screen.BINDINGS:
         if isinstance(binding, tuple):
             continue
@@ -32,11 +34,23 @@ def keys_table(screen: Screen) -> Table:
         does = binding.tooltip or binding.description
         action = binding.action.removeprefix("app.")
         enabled = screen.check_action(action, ()) if not binding.action.startswith("app.") else True
+        if enabled:
+            now = Text("yes", style="green")
+        elif enabled is None and watching:  # the match allows it, but another moderator acts
+            now = Text("no: watching", style="yellow")
+        else:
+            now = Text("not now", style="dim")
         table.add_row(
             key,
             f"{binding.description}" + (f" — {does}" if does != binding.description else ""),
-            Text("yes", style="green") if enabled else Text("not now", style="dim"),
+            now,
         )
+    for binding in screen.app.BINDINGS:  # the app's keys that work here now
+        if isinstance(binding, tuple) or not binding.show:
+            continue
+        if screen.app.check_action(binding.action, ()):
+            key = binding.key_display or binding.key
+            table.add_row(key, f"{binding.description} — {binding.tooltip}", "yes")
     if not any(getattr(b, "key", "") == "ctrl+q" for b in screen.BINDINGS):
         table.add_row("ctrl+q", "Quit at once (the match goes on on the server)", "yes")
     return table
@@ -69,9 +83,66 @@ class HelpScreen(ModalScreen[None]):
             "is closed or the network drops, reconnecting shows the match as it is.",
             classes="hint",
         )
+        if getattr(self.app, "watching", False):
+            yield Static(
+                "You are watching: another moderator controls this match (or none does now), "
+                "so the keys that act on it are off ('no: watching'). T takes control.",
+                classes="hint",
+            )
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
+
+
+class InUseScreen(ModalScreen[str]):
+    """Another moderator controls the match (the server refused this one's ``hello``): take
+    over, watch, or quit. Dismissed with ``"take_over"`` or ``"watch"``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "t",
+            "choose('take_over')",
+            "Take over",
+            tooltip="Control the match; the other moderator then watches",
+        ),
+        Binding(
+            "w",
+            "choose('watch')",
+            "Watch",
+            tooltip="Follow the match without acting (T: take over later)",
+        ),
+        Binding("question_mark", "app.help", "Help", key_display="?"),
+        Binding("q", "app.leave", "Quit", tooltip="Close this screen; the match goes on"),
+    ]
+
+    def __init__(self, where: str) -> None:
+        super().__init__()
+        self.where = where  # "match 3", "room ABCDE"
+
+    def compose(self) -> ComposeResult:
+        def key(k: str) -> tuple[str, str]:
+            return (f" {k} ", "bold reverse")
+
+        with Vertical(id="in-use-box"):
+            yield Static(
+                Text.assemble(
+                    ("Another moderator controls this match", "bold"),
+                    f" ({self.where}): one moderator controls a match at a time.\n\n",
+                    key("t"),
+                    " take over: you control the match, the other moderator then watches\n",
+                    key("w"),
+                    " watch: follow the match without acting (T takes control later)\n",
+                    key("q"),
+                    " quit: the match goes on on the server\n\n",
+                    ("grace-arena moderate ... --take-over", "bold"),
+                    " takes over at once.",
+                ),
+                id="in-use-text",
+            )
+        yield Footer()
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -19,7 +19,7 @@ from textual.widgets import Footer, Static
 
 from grace_arena.protocol import EventView, MatchSummary, StandingsView, State
 from moderator_tui.messages import SummaryLoaded
-from moderator_tui.widgets import StatusLine, room_label, team_name
+from moderator_tui.widgets import ControlBanner, StatusLine, room_label, team_name
 
 
 def scores_table(state: State, summary: MatchSummary | None) -> Table:
@@ -179,6 +179,7 @@ class EndScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
+        yield ControlBanner(id="control")
         with VerticalScroll(id="end-body"):
             yield Static("", id="end-title")
             yield Static("", id="end-next")
@@ -194,6 +195,8 @@ class EndScreen(Screen):
         self.watch(self.app, "state", self.show)
         self.watch(self.app, "standings", self.show)
         self.watch(self.app, "connected", self._link)
+        self.watch(self.app, "watching", self._link)
+        self.watch(self.app, "controlled", self._link)
 
     def _moved_on(self) -> bool:
         now = self.app.state  # type: ignore[attr-defined]
@@ -217,6 +220,10 @@ class EndScreen(Screen):
         status = self.query_one(StatusLine)
         status.connected = self.app.connected  # type: ignore[attr-defined]
         status.detail = self.app.link_detail  # type: ignore[attr-defined]
+        banner = self.query_one(ControlBanner)
+        banner.watching = self.app.watching  # type: ignore[attr-defined]
+        banner.controlled = self.app.controlled  # type: ignore[attr-defined]
+        self.refresh_bindings()
 
     @on(SummaryLoaded)
     def _loaded(self, message: SummaryLoaded) -> None:

@@ -27,6 +27,7 @@ from grace_arena.protocol import (
 from moderator_tui.widgets import (
     AnswerLine,
     BuzzBanner,
+    ControlBanner,
     EventLog,
     ModelPanel,
     Scoreboard,
@@ -51,6 +52,8 @@ COMMAND_OF = {
     "step_word": "reveal",
     "step_clue": "reveal",
 }
+#: The actions that act on the match (not for a moderator who watches).
+ACTS = frozenset(COMMAND_OF) | {"faster", "slower"}
 
 
 class LiveScreen(Screen):
@@ -88,6 +91,7 @@ class LiveScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
+        yield ControlBanner(id="control")
         with Horizontal(id="live-body"):
             with Vertical(id="live-main"):
                 with VerticalScroll(id="text-scroll"):
@@ -108,6 +112,8 @@ class LiveScreen(Screen):
         self.watch(self.app, "state", self.show_state)
         self.watch(self.app, "connected", self._link)
         self.watch(self.app, "link_detail", self._link)
+        self.watch(self.app, "watching", self._link)
+        self.watch(self.app, "controlled", self._link)
         self.set_interval(0.5, self._tick)
 
     # -- rendering -----------------------------------------------------------------------------
@@ -155,6 +161,10 @@ class LiveScreen(Screen):
         status = self.query_one(StatusLine)
         status.connected = self.app.connected  # type: ignore[attr-defined]
         status.detail = self.app.link_detail  # type: ignore[attr-defined]
+        banner = self.query_one(ControlBanner)
+        banner.watching = self.app.watching  # type: ignore[attr-defined]
+        banner.controlled = self.app.controlled  # type: ignore[attr-defined]
+        self.refresh_bindings()
 
     def _tick(self) -> None:
         state = self.current
@@ -164,7 +174,14 @@ class LiveScreen(Screen):
     # -- which keys work now -------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide the keys that the match does not allow now (the footer shows what works)."""
+        """Hide the keys that the match does not allow now (the footer shows what works); a
+        moderator who watches sees the keys the match allows, greyed out (None)."""
+        allowed = self._allowed(action)
+        if allowed and action in ACTS and self.app.watching:  # type: ignore[attr-defined]
+            return None
+        return allowed
+
+    def _allowed(self, action: str) -> bool:
         if action == "standings":
             return self.current is not None and self.current.event is not None
         command = COMMAND_OF.get(action)

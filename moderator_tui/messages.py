@@ -131,3 +131,22 @@ class StandingsLoaded(Message):
     def __init__(self, standings: StandingsView) -> None:
         super().__init__()
         self.standings = standings
+
+
+class ControlChanged(Message):
+    """Whether this moderator controls the match or watches it (``watching``), and, when it
+    watches, whether another moderator controls the match (``controlled``) or none does."""
+
+    def __init__(
+        self, watching: bool, controlled: bool, *, taken_over: bool = False, left: bool = False
+    ) -> None:
+        super().__init__()
+        self.watching = watching
+        self.controlled = controlled
+        self.taken_over = taken_over  # another moderator just took over from this one
+        self.left = left  # the moderator in control just left
+
+
+class ControlRefused(Message):
+    """Another moderator controls the match (``in_use``): the link waits for the moderator
+    to take over, watch, or quit."""

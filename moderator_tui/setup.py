@@ -30,7 +30,7 @@ from textual.widgets.option_list import Option
 from grace_arena.core.specs import parse_tossups, team_id
 from grace_arena.protocol import MatchSetup, State, TeamSetup
 from moderator_tui.messages import CatalogLoaded, HttpFailed
-from moderator_tui.widgets import QRCode, StatusLine
+from moderator_tui.widgets import ControlBanner, QRCode, StatusLine
 
 HUMAN = "human"
 OFFLINE_MODEL = "tfidf"
@@ -368,6 +368,7 @@ class LobbyScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
+        yield ControlBanner(id="control")
         with Horizontal(id="lobby-body"):
             with Vertical(id="lobby-join"):
                 yield Static("", id="join-text")
@@ -389,11 +390,17 @@ class LobbyScreen(Screen):
         self.watch(self.app, "state", self.show_state)
         self.watch(self.app, "connected", self._link)
         self.watch(self.app, "link_detail", self._link)
+        self.watch(self.app, "watching", self._link)
+        self.watch(self.app, "controlled", self._link)
 
     def _link(self, _: Any = None) -> None:
         status = self.query_one(StatusLine)
         status.connected = self.app.connected  # type: ignore[attr-defined]
         status.detail = self.app.link_detail  # type: ignore[attr-defined]
+        banner = self.query_one(ControlBanner)
+        banner.watching = self.app.watching  # type: ignore[attr-defined]
+        banner.controlled = self.app.controlled  # type: ignore[attr-defined]
+        self.refresh_bindings()
 
     def show_state(self, state: State | None) -> None:
         if self not in self.app.screen_stack:

@@ -252,6 +252,30 @@ class StatusLine(StateView):
         return line
 
 
+class ControlBanner(Widget):
+    """Says that this moderator only watches the match (another one controls it, or none does
+    now) and which key takes control; hidden while this moderator controls the match."""
+
+    watching: reactive[bool] = reactive(False)
+    controlled: reactive[bool] = reactive(True)  # another moderator controls the match
+
+    def watch_watching(self, watching: bool) -> None:
+        self.set_class(watching, "-watching")
+
+    def render(self) -> RenderableType:
+        line = Text()
+        line.append(" WATCHING ", style="bold reverse")
+        if self.controlled:
+            line.append(" another moderator controls this match: your keys are off. ")
+            line.append(" T ", style="bold reverse")
+            line.append(" takes control (the other then watches).")
+        else:
+            line.append(" no moderator controls this match now. ")
+            line.append(" T ", style="bold reverse")
+            line.append(" takes control.")
+        return line
+
+
 class TossupPane(StateView):
     """The tossup text with the reading cursor; scrolls to keep the cursor in sight."""
 

@@ -872,6 +872,45 @@ def test_one_moderator_at_a_time_a_second_watches_or_takes_over(server):
         assert watcher.state(lambda s: s["match"]["phase"] == "reading")["tossup"]["answer"]
 
 
+def test_watchers_learn_who_controls_and_a_moderator_takes_control_back_on_its_socket(server):
+    room = server.room()
+    token = server.arena.moderator_token(room.rm.id)
+    hello = {"type": "hello", "role": "moderator", "match_id": room.rm.id, "token": token}
+    first = moderator(server)
+    second, watcher = Client(server.ws_url), Client(server.ws_url)
+    with clients(first, second, watcher):
+        watcher.send(**hello, watch=True)
+        assert watcher.wait("welcome")["watching"] is True
+        assert watcher.wait("control")["controlled"] is True  # someone controls it now
+
+        second.send(**hello, take_over=True)
+        assert second.wait("welcome")["watching"] is False
+        assert first.wait("error")["code"] == "taken_over"
+        assert first.wait("control")["controlled"] is True
+        assert watcher.wait("control")["controlled"] is True
+
+        # the one taken over takes control back on the same connection
+        first.send(**hello, take_over=True)
+        assert first.wait("welcome")["watching"] is False
+        first.state()
+        assert second.wait("error")["code"] == "taken_over"
+        assert second.wait("control")["controlled"] is True
+        assert watcher.wait("control")["controlled"] is True
+        first.send(type="start_tossup")
+        first.state(lambda s: s["match"]["phase"] == "reading")
+
+        # the one in control leaves: the watchers learn at once that nobody controls it
+        first.close()
+        left = second.wait("control")
+        assert left["controlled"] is False and "no moderator" in left["message"]
+        assert watcher.wait("control")["controlled"] is False
+        second.send(**hello)  # nobody controls the match: a plain hello takes control
+        assert second.wait("welcome")["watching"] is False
+        assert watcher.wait("control")["controlled"] is True
+        second.send(type="pause")
+        second.state(lambda s: s["match"]["paused"])
+
+
 def test_players_and_displays_never_see_a_packet_id(db_url):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()

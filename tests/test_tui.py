@@ -21,11 +21,18 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.protocol import RuleMsg
 from grace_arena.server.app import Settings
 from moderator_tui import api, make_tui
-from moderator_tui.dialogs import ConfirmScreen, HelpScreen
+from moderator_tui.dialogs import ConfirmScreen, HelpScreen, InUseScreen
 from moderator_tui.end import EndScreen
 from moderator_tui.live import LiveScreen
 from moderator_tui.setup import LobbyScreen, SetupScreen, parse_tossups, team_id
-from moderator_tui.widgets import BuzzBanner, TossupPane, answer_markup, buzz_marks, qr_text
+from moderator_tui.widgets import (
+    BuzzBanner,
+    ControlBanner,
+    TossupPane,
+    answer_markup,
+    buzz_marks,
+    qr_text,
+)
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
@@ -331,6 +338,140 @@ async def test_errors_from_the_server_are_notifications(db_url):
             assert "Correct" in help_text and "not now" in help_text
             await pilot.press("escape")
             assert isinstance(app.screen, LiveScreen)
+
+
+# ---------------------------------------------------------------------------------------------
+# One moderator controls a match at a time
+
+
+def footer_keys(screen) -> dict[str, bool]:
+    """The keys the footer shows (key -> usable now)."""
+    return {b.binding.key: b.enabled for b in screen.active_bindings.values() if b.binding.show}
+
+
+async def test_a_second_moderator_is_asked_to_take_over_watch_or_quit(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.arena.moderator_token(match_id)
+        first: Client = await asyncio.to_thread(moderator, server, match_id)
+
+        # q quits the question
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, InUseScreen) and app.screen, "the question"
+            )
+            said = text_of(dialog.query_one("#in-use-text"))
+            assert "Another moderator controls this match" in said and "--take-over" in said
+            assert {"t", "w", "q"} <= set(footer_keys(dialog))
+            await pilot.press("q")
+        assert app.return_code == 0
+
+        # t takes over: the other moderator then watches
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, InUseScreen), "the question")
+            await pilot.press("t")
+            await until(
+                pilot,
+                lambda: app.connected and isinstance(app.screen, LobbyScreen),
+                "in control",
+            )
+            assert not app.watching
+            assert not app.screen.query_one(ControlBanner).display
+            told = await asyncio.to_thread(first.wait, "error")
+            assert told["code"] == "taken_over"
+            await pilot.press("s", "n")
+            await until(pilot, lambda: phase(app) == "reading", "the tossup it started")
+        first.close()
+
+
+async def test_a_moderator_who_watches_sees_so_and_takes_control_with_a_key(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.arena.moderator_token(match_id)
+        first: Client = await asyncio.to_thread(moderator, server, match_id)
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, InUseScreen), "the question")
+            await pilot.press("w")
+            lobby = await until(
+                pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "the lobby"
+            )
+            assert app.watching
+            banner = lobby.query_one(ControlBanner)
+            assert banner.display and "another moderator controls" in text_of(banner)
+            assert footer_keys(lobby).get("T") is True  # take control
+
+            first.send(type="start_tossup")  # the one in control acts; this screen follows
+            await pilot.press("s")
+            live = await until(
+                pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live"
+            )
+            await until(pilot, lambda: phase(app) == "reading", "the other's tossup")
+            assert live.query_one(ControlBanner).display
+            # the moderator's keys are shown, but as unusable
+            assert live.check_action("pause", ()) is None
+            assert footer_keys(live)["space"] is False and footer_keys(live)["T"] is True
+            await pilot.press("question_mark")
+            help_text = text_of(app.screen.query_one("#help-keys"))
+            assert "Take control" in help_text and "watching" in help_text
+            await pilot.press("escape")
+
+            await pilot.press("T")
+            await until(pilot, lambda: app.connected and not app.watching, "control")
+            told = await asyncio.to_thread(first.wait, "error")
+            assert told["code"] == "taken_over"
+            assert not live.query_one(ControlBanner).display
+            assert live.check_action("pause", ()) is True and "T" not in footer_keys(live)
+            await pilot.press("space")
+            await until(pilot, lambda: app.state.match.paused, "its pause")
+        first.close()
+
+
+async def test_a_moderator_taken_over_is_told_at_once_and_takes_control_back(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.arena.moderator_token(match_id)
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.connected, "connected")
+            await pilot.press("s")
+            live = await until(
+                pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live"
+            )
+            assert not live.query_one(ControlBanner).display
+
+            other = Client(server.ws_url)
+            hello = {"role": "moderator", "match_id": match_id, "token": token}
+            other.send(type="hello", **hello, take_over=True)
+            await asyncio.to_thread(other.wait, "welcome")
+            await until(pilot, lambda: app.watching, "told it was taken over")
+            banner = live.query_one(ControlBanner)
+            assert banner.display and "another moderator controls" in text_of(banner)
+            assert any("took over" in n.message for n in app._notifications)
+            assert live.check_action("next_tossup", ()) is None
+            assert footer_keys(live)["n"] is False
+
+            # the other moderator quits: this one learns that nobody controls the match
+            other.close()
+            await until(
+                pilot, lambda: "no moderator controls" in text_of(banner), "nobody in control"
+            )
+            await pilot.press("T")
+            await until(pilot, lambda: app.connected and not app.watching, "control back")
+            assert not banner.display
+            await pilot.press("n")
+            await until(pilot, lambda: phase(app) == "reading", "its tossup")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,13 +22,14 @@ from event_helpers import (
     make_event,
     room_player,
 )
-from live import LiveServer, clients
+from live import Client, LiveServer, clients
 from test_tui import SIZE, phase, text_of, until
 from textual.widgets import OptionList
 
 from grace_arena.core.commands import EndMatch
 from grace_arena.record.schedule import EventPlan
 from moderator_tui import make_tui
+from moderator_tui.dialogs import InUseScreen
 from moderator_tui.end import EndScreen
 from moderator_tui.event import RoomPickerScreen, StandingsScreen
 from moderator_tui.live import LiveScreen
@@ -197,3 +198,27 @@ async def test_after_a_drop_between_rounds_the_screen_comes_back_to_the_rooms_ne
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "round 2's lobby")
         assert app.state.event.round == 2 and app.control == "own"
         assert app.join.match_id == app.state.match.id
+
+
+async def test_a_second_moderator_of_a_room_is_asked_and_takes_over_with_t(event):
+    server, plan = event
+    room1 = code_of(plan, "1")
+    token = room_token(server, room1)
+    first = Client(server.ws_url)  # the room's moderator, in control
+    with clients(first):
+        first.send(type="hello", role="moderator", join_code=room1, token=token)
+        await asyncio.to_thread(first.wait, "welcome")
+        app = make_tui(server.http_url, room=room1, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            dialog = await until(
+                pilot, lambda: isinstance(app.screen, InUseScreen) and app.screen, "the question"
+            )
+            assert f"room {room1}" in text_of(dialog.query_one("#in-use-text"))
+            await pilot.press("t")
+            await until(
+                pilot,
+                lambda: app.connected and not app.watching and isinstance(app.screen, LobbyScreen),
+                "in control",
+            )
+            told = await asyncio.to_thread(first.wait, "control")
+            assert told["controlled"] is True  # the first now watches

@@ -45,7 +45,7 @@ def moderate(
         bool,
         typer.Option(
             help="Take control of the match from a moderator connected to it (who then "
-            "watches). Without it, a second moderator is refused."
+            "watches). Without it, a second moderator is asked: take over, watch or quit."
         ),
     ] = False,
 ) -> None:

@@ -32,6 +32,7 @@ from grace_arena.protocol import (
     AnswerMsg,
     BuzzMsg,
     ClientMessage,
+    Control,
     EndMatchMsg,
     ErrorMsg,
     Hello,
@@ -104,8 +105,11 @@ async def _serve_socket(arena: Arena, ws: WebSocket) -> None:
             if received is None:
                 continue
             msg = received.message
-            if isinstance(msg, Hello) and (conn.moved or conn.waiting_event is not None):
-                # the room moved on (``next_match``): a new handshake on the same connection
+            if isinstance(msg, Hello) and (
+                conn.moved or conn.waiting_event is not None or conn.role == "moderator"
+            ):
+                # the room moved on (``next_match``), or a moderator takes control (back):
+                # a new handshake on the same connection
                 await _handshake(arena, conn, first=received)
             elif conn.room is None:  # a player waiting for the team's next match
                 _while_waiting(conn, received)
@@ -130,6 +134,8 @@ def _leave(arena: Arena, conn: Connection) -> None:
         room.connections.discard(conn)
         if room.controller is conn:
             room.controller = None
+            if conn.closed and not conn.moved:  # the watchers may take control now
+                _tell_watchers(room, controlled=False)
     arena.events.unwait(conn)
     conn.room = None
     conn.waiting_event = None
@@ -272,6 +278,9 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
         elif conn.player is not None and not await _seat(arena, room, conn, msg.token or ""):
             return
         _attach(room, conn, msg.role)
+        if conn.watching:
+            controller = room.controller
+            _tell(conn, controlled=controller is not None and not controller.closed)
         return
 
 
@@ -376,7 +385,9 @@ async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
 
 def _take_control(room: Room, conn: Connection, hello: Hello) -> bool:
     """One moderator controls a match at a time. A second one watches (``watch``), takes
-    over (``take_over``: the first then watches), or is refused (False)."""
+    over (``take_over``: the first then watches), or is refused (False). The watchers are
+    told when the match gets a moderator in control (``control``)."""
+    conn.watching = False  # (a moderator's hello again on its connection)
     current = room.controller
     if current is None or current.closed:
         room.controller = None
@@ -384,6 +395,7 @@ def _take_control(room: Room, conn: Connection, hello: Hello) -> bool:
             conn.watching = True
         else:
             room.controller = conn
+            _tell_watchers(room, controlled=True)
         return True
     if hello.watch:
         conn.watching = True
@@ -391,6 +403,7 @@ def _take_control(room: Room, conn: Connection, hello: Hello) -> bool:
         current.watching = True
         room.controller = conn
         _error(current, "taken_over", "another moderator took over this match: you are watching")
+        _tell_watchers(room, controlled=True)
     else:
         _error(
             conn,
@@ -400,6 +413,21 @@ def _take_control(room: Room, conn: Connection, hello: Hello) -> bool:
         )
         return False
     return True
+
+
+def _tell(conn: Connection, *, controlled: bool) -> None:
+    if controlled:
+        message = "another moderator controls this match: you are watching (take over to act)"
+    else:
+        message = "no moderator controls this match now: take over to act"
+    conn.send_model(Control(controlled=controlled, message=message))
+
+
+def _tell_watchers(room: Room, *, controlled: bool) -> None:
+    """Tell the moderators who watch ``room`` whether another moderator controls it now."""
+    for other in list(room.connections):
+        if other.role == "moderator" and other.watching and not other.closed:
+            _tell(other, controlled=controlled)
 
 
 async def _room_for(arena: Arena, hello: Hello) -> Room | None:
