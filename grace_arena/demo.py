@@ -9,6 +9,7 @@ record, exactly as the server will drive it.
 from __future__ import annotations
 
 import random
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from grace_arena.core.phases import HAS_FLOOR, Phase
 from grace_arena.core.specs import match_config
 from grace_arena.record.db import open_engine
 from grace_arena.record.store import MatchStore, RecordedMatch
+from moderator_tui.widgets import answer_markup
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,8 @@ def _render(packet: Packet, rm: RecordedMatch, tossup_id: str | None, banner: st
             style = "bold" if word.clue % 2 == 0 else "cyan"
             text.append(word.text + " ", style=style)
         title = f"{tossup.category} — {tossup.id} — word {game.position + 1}/{len(tokens.words)}"
-        parts.append(Panel(text, title=title, subtitle=f"ANSWER: {tossup.answer}"))
+        answer = Text.assemble("ANSWER: ", answer_markup(tossup.answer))
+        parts.append(Panel(text, title=title, subtitle=answer))
     if banner:
         parts.append(Text(banner, style="bold yellow"))
     scores = Table(title="Scores", show_header=True)
@@ -85,6 +88,15 @@ def _render(packet: Packet, rm: RecordedMatch, tossup_id: str | None, banner: st
     scores.add_row(*(str(game.scores[t.id]) for t in rm.match.config.teams))
     parts.append(scores)
     return Group(*parts)
+
+
+#: How a tossup ended, in words (a throw-out's reason is the moderator's own).
+ENDINGS = {
+    "correct_answer": "answered correctly",
+    "all_locked_out": "every team answered incorrectly",
+    "no_rebuzz": "no second buzz on this tossup",
+    "time_up": "time ran out",
+}
 
 
 def _describe(events: list[Event]) -> str:
@@ -98,7 +110,7 @@ def _describe(events: list[Event]) -> str:
         elif isinstance(ev, Ruled):
             lines.append(f"{ev.ruling.upper()} → {ev.points:+d} for {ev.team}")
         elif isinstance(ev, TossupEnded):
-            lines.append(f"tossup {ev.outcome} ({ev.reason})")
+            lines.append(f"tossup {ev.outcome}: {ENDINGS.get(ev.reason, ev.reason)}")
     return "\n".join(lines)
 
 
@@ -196,10 +208,23 @@ def run_scripted_demo(
         f"{redacted(db_url)}",
         soft_wrap=True,
     )
-    console.print(
-        f"List matches with: grace-arena db matches --db {redacted(db_url)}", soft_wrap=True
-    )
+    for line in _record_commands(db_url):
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
     return rm.id
+
+
+def _record_commands(db_url: str) -> list[str]:
+    """The commands that list, export and analyse the record, as they run from here."""
+    from grace_arena.record.db import default_db_url
+    from grace_arena.resources import command_prefix
+
+    command = command_prefix()
+    db = "" if db_url == default_db_url() else f" --db {shlex.quote(redacted(db_url))}"
+    return [
+        f"Its matches:    {command} db matches{db}",
+        f"Export:         {command} export --format csv --out matches.csv{db}",
+        f"Analyse:        {command} analyze --report report{db}",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,9 +322,15 @@ def run_tui_demo(
         server.should_exit = True
         thread.join(10)
     console.print(f"The record is in {redacted(db_url)}", soft_wrap=True, highlight=False)
-    console.print(
-        "Unfinished matches carry on when you run `grace-arena demo` again. "
-        f"Server log: {log_path}",
-        soft_wrap=True,
-        highlight=False,
-    )
+    for line in _record_commands(db_url):
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
+    unfinished = sum(row.ended_at is None for row in arena.store.matches())
+    if unfinished:
+        console.print(
+            f"{unfinished} unfinished "
+            f"{'matches carry' if unfinished > 1 else 'match carries'} on when you "
+            "run the demo again on this record (ctrl+r on the set-up screen).",
+            soft_wrap=True,
+            highlight=False,
+        )
+    console.print(f"Server log: {log_path}", soft_wrap=True, highlight=False)

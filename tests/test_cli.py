@@ -81,6 +81,10 @@ def test_demo_plays_a_match_into_the_record(db_url):
     assert out.returncode == 0, out.stderr
     assert "Final scores" in out.stdout and redacted(db_url) in out.stdout
     assert f":{make_url(db_url).password}@" not in out.stdout
+    # answer lines shown with their marks as styles, endings in words, next steps as commands
+    assert "<b>" not in out.stdout and "correct_answer" not in out.stdout
+    assert f"db matches --db {redacted(db_url)}" in out.stdout
+    assert f"analyze --report report --db {redacted(db_url)}" in out.stdout
     store = MatchStore(make_engine(db_url))
     (match,) = store.matches()
     assert match.ended_at is not None

@@ -132,7 +132,10 @@ def test_demo_starts_shows_the_join_url_and_quits_cleanly(terminal_factory, db_u
     assert term.exit_code() == 0
     after = term.screen()
     # a long temporary path wraps at the terminal's edge: read the lines joined
-    assert "Traceback" not in after and f"The record is in {db_url}" in after.replace("\n", "")
+    joined = after.replace("\n", "")
+    assert "Traceback" not in after and f"The record is in {db_url}" in joined
+    assert f"analyze --report report --db {db_url}" in joined
+    assert "1 unfinished match carries on when you run the demo again" in joined
     store = MatchStore(make_engine(db_url))
     (row,) = store.matches()
     assert row.join_code == match.group(1) and row.ended_at is None  # the match goes on
