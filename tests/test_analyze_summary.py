@@ -143,6 +143,11 @@ def test_sh_and_accuracy() -> None:
     # q2 never right: 0 → mean 0.2
     assert m["sh"] == pytest.approx(0.2)
     assert not math.isnan(m["sh"])
+    # accuracy over the rows each confidence kind scores: m1 has one verbal confidence
+    # (q1 step 1, wrong), which is not a final step
+    verbal = run()["models"]["m1"]["verbal"]
+    assert verbal["n"] == 1 and verbal["accuracy"] == 0.0
+    assert verbal["final"]["accuracy"] is None
 
 
 def test_report_tables_escape_what_markdown_and_html_would_read() -> None:

@@ -695,13 +695,17 @@ def _analyse_model(
         conf = m.conf[kind]
         keep = ~np.isnan(conf)
         has_rows = bool(keep.any())
+        keep_final = keep[final]
         metrics["smooth_reliability"] = smooth[kind]
         metrics["risk_coverage"] = _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
         metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
         sh_mean, n_sh = sh_by_model(m, kind)
         after[kind] = {
-            "accuracy": _none(float(m.correct.mean())) if m.q.size else None,
-            "final_accuracy": _none(float(m.correct[final].mean())) if final.size else None,
+            # over the rows the other metrics of this confidence kind score (``n``)
+            "accuracy": _none(float(m.correct[keep].mean())) if has_rows else None,
+            "final_accuracy": _none(float(m.correct[final][keep_final].mean()))
+            if keep_final.any()
+            else None,
             "reliability": _reliability(conf, m.correct),
             "final_reliability": _reliability(conf[final], m.correct[final]),
             "sh": _none(sh_mean),
