@@ -194,3 +194,16 @@ def test_event_create_names_the_record_in_its_next_command(tmp_path):
     assert result.exit_code == 0, result.output
     (hint,) = [line for line in result.output.splitlines() if line.startswith("next:")]
     assert hint.endswith(f"--db {url}") and "event schedule club" in hint
+
+
+def test_serve_says_so_when_its_port_is_taken():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(app, ["serve", "--host", "127.0.0.1", "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in result.output
+    assert "--port" in result.output

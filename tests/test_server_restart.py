@@ -58,11 +58,20 @@ def start_server(db_url: str, port: int) -> subprocess.Popen:
 
 
 def moderator_token(proc: subprocess.Popen) -> str:
-    """The moderator token the server printed."""
+    """The moderator token the server printed, checked against the moderator's command line
+    and the projector's address it prints after the QR code."""
     assert proc.stdout is not None
+    token = None
     for line in proc.stdout:
         if line.startswith("moderator token:"):
-            return line.split(":", 1)[1].strip()
+            token = line.split(":", 1)[1].strip()
+        elif line.startswith("moderator:"):
+            assert token and line.rstrip().endswith(f"--match 1 --token {token}"), line
+            assert " moderate --server http://127.0.0.1:" in line, line
+        elif line.startswith("projector:"):
+            assert "/display?code=" in line, line
+            assert token
+            return token
     raise RuntimeError("the server printed no moderator token")
 
 

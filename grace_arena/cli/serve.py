@@ -75,6 +75,26 @@ def print_room(console, arena, er) -> None:
     )
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Say so plainly when another program listens on the port (a server already running)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            why = "is in use (another server?)" if exc.errno == errno.EADDRINUSE else str(exc)
+            typer.echo(
+                f"error: cannot listen on {host}:{port}: the port {why}; choose another with "
+                "--port",
+                err=True,
+            )
+            raise typer.Exit(1) from None
+
+
 @app.command("serve")
 def serve(
     db: DbOption = None,
@@ -129,9 +149,11 @@ def serve(
 
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
     from grace_arena.protocol import MatchSetup, TeamSetup
+    from grace_arena.resources import command_prefix
     from grace_arena.server.app import Settings, create_app, run
 
     console = Console()
+    _check_port_free(host, port)
     url = resolve_db(db)
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
@@ -157,6 +179,14 @@ def serve(
             reply = arena.created_reply(live)
             print_join(
                 console, reply.join_url, reply.join_code, reply.moderator_token, reply.match_id
+            )
+            console.print(
+                f"moderator: {command_prefix()} moderate --server {public} "
+                f"--match {reply.match_id} --token {reply.moderator_token}\n"
+                f"projector: {public.rstrip('/')}/display?code={reply.join_code}",
+                soft_wrap=True,
+                highlight=False,
+                markup=False,
             )
         if event is not None:
             console.print(
