@@ -32,7 +32,7 @@ from grace_arena.core.specs import match_config
 from grace_arena.io.exports import qbj_match
 from grace_arena.io.record_io import load_matches
 from grace_arena.record import lease
-from grace_arena.record.db import make_engine
+from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.packets import packet_from_record
 from grace_arena.record.schedule import (
     RoundPlan,
@@ -360,6 +360,7 @@ def test_event_commands(db_url, tmp_path) -> None:
     ],
 )
 def test_event_commands_say_what_is_wrong(db_url, args, message) -> None:
+    upgrade(db_url)  # a record without that event (one not there at all: test_cli.py)
     result = runner.invoke(app, [*args, "--db", db_url])
     assert result.exit_code != 0
     assert message in result.output
