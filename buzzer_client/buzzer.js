@@ -378,7 +378,9 @@
   }
 
   function formatMs(seconds) {
-    return Math.max(0, Math.round(seconds * 1000)).toLocaleString("en-US") + " ms";
+    const ms = Math.round(seconds * 1000);
+    if (ms < 1) return "under 1 ms"; // two presses within the same millisecond
+    return ms.toLocaleString("en-US") + " ms";
   }
 
   function secondsLeft(deadline) {
