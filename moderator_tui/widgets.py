@@ -159,6 +159,8 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
         return Text("reading paused", style="dim")
     if kind == "reading_resumed":
         return Text("reading resumed", style="dim")
+    if kind == "pace_changed":
+        return Text(f"pace {ev.get('wpm')} words a minute", style="dim")
     if kind == "player_joined":
         return Text(f"{ev.get('name')} joined {team_name(teams, ev.get('team', ''))}", style="dim")
     if kind == "buzz_accepted":
@@ -466,7 +468,18 @@ class EventLog(StateView):
     """The current tossup's log, newest last."""
 
     def render_state(self, state: State) -> RenderableType:
-        lines = [describe_event(ev, state.teams) for ev in state.last_events]
+        events = state.last_events
+        # a run of pace changes (+ + + -) is one line: the pace it ended at
+        kept = [
+            ev
+            for i, ev in enumerate(events)
+            if not (
+                ev.get("type") == "pace_changed"
+                and i + 1 < len(events)
+                and events[i + 1].get("type") == "pace_changed"
+            )
+        ]
+        lines = [describe_event(ev, state.teams) for ev in kept]
         shown = [line for line in lines if line is not None]
         if not shown:
             return Text("Nothing has happened on this tossup yet.", style="dim")

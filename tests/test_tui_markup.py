@@ -67,3 +67,15 @@ async def test_a_server_error_with_brackets_is_a_notification_not_a_crash():
         await pilot.pause(0.3)  # the toast is rendered
         assert any(HOSTILE in n.message for n in app._notifications)
         assert app.is_running
+
+
+def test_the_log_says_the_pace_once_for_a_run_of_pace_changes():
+    from moderator_tui.widgets import EventLog
+
+    state = live_state()
+    paces = [{"type": "pace_changed", "wpm": w} for w in (200, 220, 240)]
+    events = [*paces, {"type": "reading_paused"}, {"type": "pace_changed", "wpm": 220}]
+    text = render(EventLog().render_state(state.model_copy(update={"last_events": events})))
+    assert "pace_changed" not in text
+    assert text.count("pace 240 words a minute") == 1 and "pace 200" not in text
+    assert "pace 220 words a minute" in text.split("reading paused")[1]
