@@ -105,10 +105,11 @@
       li.appendChild(text);
       text.append(head, match);
       if (room.round != null) {
-        if (room.phase) {
+        if (room.waiting || room.phase) {
           const phase = document.createElement("p");
           phase.className = "room-phase";
-          phase.textContent = PHASES[room.phase] || room.phase;
+          phase.textContent = room.waiting ?
+            "Waiting: " + room.waiting : PHASES[room.phase] || room.phase;
           text.appendChild(phase);
         }
         const code = document.createElement("p");

@@ -508,6 +508,9 @@ class RoomStatus(_Msg):
     scores: dict[str, int] = Field(default_factory=dict)  # name -> points
     phase: str | None = None
     join_url: str = ""  # what players open (the server's public address)
+    #: Why its next match has not started, while it waits for teams still playing elsewhere
+    #: (known where this process serves the room).
+    waiting: str | None = None
 
 
 class StandingsView(_Msg):

@@ -163,6 +163,12 @@ def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
         )
         expect(bob.locator("#me")).to_have_text("Bob · Blue")
         bob.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-waiting.png"))
+        # the event's projector view says so too
+        projector = pages({"width": 1280, "height": 720})
+        projector.goto(f"{server.http_url}/display?event=night")
+        waiting_room = projector.locator("#rooms li").nth(1)
+        expect(waiting_room.locator(".room-phase")).to_have_text(f"Waiting: {waits}")
+        projector.screenshot(path=str(SCREENSHOTS / "grace-arena-event-projector-waiting.png"))
 
         # room 1 ends round 1 and opens round 2, Red vs Blue: the waiting page goes there
         mod1.send(type="end_match")

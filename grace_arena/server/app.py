@@ -201,7 +201,15 @@ def create_app(settings: Settings) -> FastAPI:
             view = await asyncio.to_thread(arena.events.compute_standings, name)
         except RecordError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
-        rooms = [r.model_copy(update={"join_url": arena.join_url(r.join_code)}) for r in view.rooms]
+        rooms = [
+            r.model_copy(
+                update={
+                    "join_url": arena.join_url(r.join_code),
+                    "waiting": arena.events.waiting_text(r.join_code),
+                }
+            )
+            for r in view.rooms
+        ]
         return view.model_copy(update={"rooms": rooms})
 
     @app.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND)
