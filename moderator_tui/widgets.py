@@ -227,7 +227,7 @@ class StatusLine(StateView):
     detail: reactive[str] = reactive("connecting…")
 
     def render(self) -> RenderableType:
-        line = Text()
+        line = Text(no_wrap=True, overflow="ellipsis")  # a narrow terminal cuts the title: …
         if self.connected:
             line.append(" ● ", style="bold green")
         else:
