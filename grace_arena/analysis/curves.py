@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from grace_arena.analysis.metrics import group_codes
+from grace_arena.analysis.metrics import _as_1d, group_codes
 
 __all__ = [
     "AccuracyCurve",
@@ -80,16 +80,6 @@ class PlayerRank:
     player: str
     mean_score: float
     n: int
-
-
-def _as_1d(name: str, values: ArrayLike) -> FloatArray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric: {exc}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
-    return arr
 
 
 def _check_in_unit_interval(name: str, arr: FloatArray) -> None:
