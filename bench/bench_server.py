@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_server.py [--clients 10 100 500] [--rounds 15]
     .venv/bin/python bench/bench_server.py --clients      # no arbitration rounds
+    .venv/bin/python bench/bench_server.py --only-storms  # sections 1b and 1c alone
 
 1. Arbitration: N players connected on loopback; one buzzes; the time from sending the buzz
    to the lock-out (a state with the floor taken) reaching EVERY client. Measured in the same
@@ -685,7 +686,7 @@ async def bench_live(args: argparse.Namespace, folder: Path) -> None:
             f"{'clients':>8} {'arena p50':>10} {'arena p99':>10} {'raw p50':>9} "
             f"{'raw p99':>9} {'ratio p50':>10}"
         )
-        for n in args.clients:
+        for n in [] if args.only_storms else args.clients:
             arena = await bench_arbitration_arena(port, n, args.rounds)
             raw = await bench_arbitration_raw(n, args.rounds, LOCKOUT[0])
             a50, a99 = statistics.median(arena) * 1e3, pct(arena, 99) * 1e3
@@ -703,6 +704,9 @@ async def bench_live(args: argparse.Namespace, folder: Path) -> None:
                 f"{storm['timer'][0]:>13.3f} {statistics.median(storm['ruling']):>11.3f} "
                 f"{max(storm['ruling']):>10.3f} {max(storm['states']):>13.0f}"
             )
+            races = " ".join(f"{x:.3f}" for x in storm["all"])
+            rulings = " ".join(f"{x:.3f}" for x in storm["ruling"])
+            print(f"{'':>8} every race's last outcome: {races}; rulings: {rulings}")
         flood = await bench_flood(port, args.flood[0], args.flood[1])
         print(
             f"\n1c. flood: {args.flood[0]} players x {args.flood[1]} buzzes at 50/s each: "
@@ -712,6 +716,8 @@ async def bench_live(args: argparse.Namespace, folder: Path) -> None:
             f"({flood['sent']:.0f} buzzes sent), "
             f"{flood['answered']:.0f} answered; {flood['closed']:.0f} connections closed"
         )
+        if args.only_storms:
+            return
         print(
             f"\n2. reveal fan-out: {args.fanout_clients} screen-mode clients at 4 words/s "
             f"(in {args.fanout_procs} client processes)"
@@ -763,13 +769,17 @@ async def main() -> None:
         " it: a role that may create a database, which the run makes and drops",
     )
     parser.add_argument("--only-commits", action="store_true", help="section 3 alone")
+    parser.add_argument(
+        "--only-storms", action="store_true", help="sections 1b and 1c alone (storms, flood)"
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if not args.only_commits:
             await bench_live(args, folder)
-        bench_commits(folder, args.commits, args.commit_runs, args.postgres)
+        if not args.only_storms:
+            bench_commits(folder, args.commits, args.commit_runs, args.postgres)
 
 
 if __name__ == "__main__":

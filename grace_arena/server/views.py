@@ -77,7 +77,9 @@ def events_for(
     ]
     return {
         "moderator": [event_to_dict(ev) for ev in events],
-        "player": public,
+        # a phone learns of its own refused buzz from its buzz_result; the others' refusals
+        # (hundreds in a storm, decided with the buzz that takes the floor) are not its business
+        "player": [e for e in public if e["type"] != "buzz_refused"],
         "display": public,
     }
 
