@@ -5,16 +5,21 @@
 
 An event of ``--rooms`` rooms, each playing a human team of ``--players`` players against the
 offline model player (GRACE's format: human team vs model), all rooms reading in screen mode
-at 4 words/s (240 wpm) on one ``grace-arena serve --event`` process. Every second a player in
+at 4 words/s (240 wpm) on one ``grace-arena serve --event`` process. Each room's moderator
+starts its first tossup at a moment of its own within a word's time, as the moderators of an
+event do; ``--in-phase`` starts them all at the same instant instead (the worst case: every
+room's words fall due together, 16 commits and 144 states at once). Every second a player in
 some room (the rooms take turns) buzzes; its moderator rules the buzz correct as soon as it
 sees it and starts the next tossup; a model player's own buzzes are ruled the same way.
 
 Measured at the clients, on the machine's clock (server and clients share it):
 
 - **word lateness**: each revealed word, as a player's state, from the ``server_time`` in it to
-  its arrival at the player (the delivery); and the reader's own lateness: each gap between
-  two consecutive words at a player minus the 0.25 s the pace asks for (a server too busy to
-  keep time shows here);
+  its arrival at the player (the delivery); the reveal's lateness: each gap between the
+  ``server_time`` of two consecutive words (when the server had the word committed and its
+  state built) minus the 0.25 s the pace asks for (a server too busy to keep time shows here);
+  and the same gap as the player read it (the gap at the client: the client processes' own
+  waits for the two cores they share with the server add to it);
 - **buzz → lock-out**: from the moment a player sends ``buzz`` to the moment the last client of
   the room (its 8 players and its moderator) has the state with the floor taken.
 
@@ -170,7 +175,8 @@ class Conn:
                         room["delivery"].append(now - msg["server_time"])
                         if prev and prev["key"][0] == key[0] and key[1] == prev["key"][1] + 1:
                             room["spacing"].append(now - prev["at"] - SPACING)
-                        self.last = {"key": key, "at": now}
+                            room["reveal"].append(msg["server_time"] - prev["server"] - SPACING)
+                        self.last = {"key": key, "at": now, "server": msg["server_time"]}
                 if self.role == "moderator":
                     await moderate(self, msg)
         except ConnectionClosed:
@@ -188,14 +194,19 @@ async def moderate(mod: Conn, msg: dict) -> None:
         phase in ("idle", "answered", "dead", "thrown_out")
         and room.get("started") != msg["match"]["tossups_played"]
     ):
+        if "started" not in room:  # rooms start their first tossup at their own moment
+            await asyncio.sleep(room["offset"])
         room["started"] = msg["match"]["tossups_played"]
         await mod.ws.send(json.dumps({"type": "start_tossup"}))
 
 
-async def open_room(port: int, code: str, token: str, players: int, team: str) -> dict:
+async def open_room(
+    port: int, code: str, token: str, players: int, team: str, offset: float
+) -> dict:
     url = f"ws://127.0.0.1:{port}/ws"
-    room: dict = {"code": code, "delivery": [], "spacing": [], "lockouts": {}, "lockout_seen": {},
-                  "buzzes": [], "players": []}  # fmt: skip
+    room: dict = {"code": code, "delivery": [], "spacing": [], "reveal": [], "lockouts": {},
+                  "lockout_seen": {},
+                  "buzzes": [], "players": [], "offset": offset}  # fmt: skip
     ws = await connect(url, max_queue=None, ping_interval=None)
     await ws.send(json.dumps({"type": "hello", "role": "moderator", "join_code": code,
                               "token": token}))  # fmt: skip
@@ -244,14 +255,20 @@ def lockout_times(room: dict, clients: int) -> list[float]:
     return out
 
 
-def client_process(port, rooms, players, seconds, start, buzz_at, out) -> None:
+def client_process(port, rooms, players, seconds, start, buzz_at, out, in_phase) -> None:
     async def main() -> None:
-        opened = [await open_room(port, code, token, players, team) for code, token, team in rooms]
+        opened = [
+            await open_room(
+                port, code, token, players, team, 0.0 if in_phase else random.uniform(0, SPACING)
+            )
+            for code, token, team in rooms
+        ]
         await asyncio.sleep(max(0.0, start - time.time()))
         await play(opened, seconds, buzz_at)
         results = {
             "delivery": [x for r in opened for x in r["delivery"]],
             "spacing": [x for r in opened for x in r["spacing"]],
+            "reveal": [x for r in opened for x in r["reveal"]],
             "lockout": [x for r in opened for x in lockout_times(r, players + 1)],
             "buzzes": sum(len(r["buzzes"]) for r in opened),
         }
@@ -266,9 +283,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_phase(port, rooms, players, seconds, procs, pid) -> dict[str, list[float]]:
+def run_phase(port, rooms, players, seconds, procs, pid, in_phase) -> dict[str, list[float]]:
     """Play ``rooms`` (code, moderator token, team) at once for ``seconds``; one buzz a
-    second, the rooms taking turns. Also the server's CPU seconds over the play."""
+    second, the rooms taking turns. Also the server's CPU seconds over the play. Each room
+    starts its first tossup at a moment of its own within a word's time, as moderators do
+    (``in_phase``: all at the same instant, so that every room's words fall due together)."""
     start = time.time() + 5.0 + 0.05 * len(rooms) * players
     buzz_at: dict[str, list[float]] = {}
     for k in range(int(seconds) - 2):
@@ -278,7 +297,8 @@ def run_phase(port, rooms, players, seconds, procs, pid) -> dict[str, list[float
     shares = [rooms[i::procs] for i in range(procs)]
     workers = [
         multiprocessing.Process(
-            target=client_process, args=(port, share, players, seconds, start, buzz_at, queue)
+            target=client_process,
+            args=(port, share, players, seconds, start, buzz_at, queue, in_phase),
         )
         for share in shares
         if share
@@ -287,12 +307,14 @@ def run_phase(port, rooms, players, seconds, procs, pid) -> dict[str, list[float
         w.start()
     time.sleep(max(0.0, start - time.time()))
     cpu_before = cpu_seconds(pid)
-    merged: dict[str, list[float]] = {"delivery": [], "spacing": [], "lockout": [], "buzzes": []}
+    merged: dict[str, list[float]] = {
+        "delivery": [], "spacing": [], "reveal": [], "lockout": [], "buzzes": []
+    }  # fmt: skip
     time.sleep(seconds)
     merged["cpu"] = [cpu_seconds(pid) - cpu_before]
     for _ in workers:
         part = queue.get(timeout=seconds + 120)
-        for key in ("delivery", "spacing", "lockout"):
+        for key in ("delivery", "spacing", "reveal", "lockout"):
             merged[key].extend(part[key])
         merged["buzzes"].append(part["buzzes"])
     for w in workers:
@@ -304,7 +326,8 @@ def report(label: str, data: dict[str, list[float]]) -> dict[str, float]:
     row = {
         "delivery p50": statistics.median(data["delivery"]) * 1e3,
         "delivery p99": pct(data["delivery"], 99) * 1e3,
-        "reader late p99": pct(data["spacing"], 99) * 1e3,
+        "reveal late p99": pct(data["reveal"], 99) * 1e3,
+        "gap at client p99": pct(data["spacing"], 99) * 1e3,
         "lock-out p50": statistics.median(data["lockout"]) * 1e3 if data["lockout"] else 0.0,
         "lock-out p99": pct(data["lockout"], 99) * 1e3,
         # server CPU per word revealed in a room (each word is a commit and a state to all)
@@ -312,7 +335,8 @@ def report(label: str, data: dict[str, list[float]]) -> dict[str, float]:
     }
     print(
         f"{label:<22} {row['delivery p50']:>9.1f} {row['delivery p99']:>9.1f} "
-        f"{row['reader late p99']:>11.1f} {row['lock-out p50']:>9.1f} {row['lock-out p99']:>9.1f}"
+        f"{row['reveal late p99']:>11.1f} {row['gap at client p99']:>9.1f} "
+        f"{row['lock-out p50']:>9.1f} {row['lock-out p99']:>9.1f}"
         f" {row['cpu per word']:>9.2f}   ({len(data['delivery'])} word states, "
         f"{len(data['lockout'])} of {sum(data['buzzes'])} buzzes locked out; "
         f"server CPU {data['cpu'][0]:.1f} s)"
@@ -331,6 +355,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--db", help="the record (default: a SQLite file in a temporary folder)")
+    parser.add_argument(
+        "--in-phase",
+        action="store_true",
+        help="every room starts reading at the same instant (the worst case: all the rooms' "
+        "words fall due together); by default each starts at its own moment within a word",
+    )
     args = parser.parse_args()
     from live import free_port
 
@@ -347,20 +377,29 @@ def main() -> None:
             full = [(c, tokens[c], f"h{i}") for i, c in enumerate(codes["full"], start=1)]
             print(
                 f"\n{args.players} players + a model player per room, {WPM} wpm, a buzz a second"
-                f"\n{'(ms)':<22} {'delivery':>9} {'delivery':>9} {'reader late':>11} "
-                f"{'lock-out':>9} {'lock-out':>9} {'CPU/word':>9}\n{'':<22} {'p50':>9} "
-                f"{'p99':>9} {'p99':>11} {'p50':>9} {'p99':>9} {'(server)':>9}"
+                f"\n{'(ms)':<22} {'delivery':>9} {'delivery':>9} {'reveal late':>11} "
+                f"{'gap late':>9} {'lock-out':>9} {'lock-out':>9} {'CPU/word':>9}\n{'':<22} "
+                f"{'p50':>9} {'p99':>9} {'p99':>11} {'(client)':>9} {'p50':>9} {'p99':>9} "
+                f"{'(server)':>9}"
             )
-            solo_data = run_phase(port, solo, args.players, args.seconds, 1, proc.pid)
+            solo_data = run_phase(
+                port, solo, args.players, args.seconds, 1, proc.pid, args.in_phase
+            )
             solo_data["players"] = [args.players]
             alone = report("1 room alone", solo_data)
             full_data = run_phase(
-                port, full, args.players, args.seconds, args.client_procs, proc.pid
+                port, full, args.players, args.seconds, args.client_procs, proc.pid, args.in_phase
             )
             full_data["players"] = [args.players]
             many = report(f"{args.rooms} rooms at once", full_data)
             print("\nratio (rooms at once / alone), goal <= 1.5:")
-            for key in ("delivery p99", "reader late p99", "lock-out p99", "cpu per word"):
+            for key in (
+                "delivery p99",
+                "reveal late p99",
+                "gap at client p99",
+                "lock-out p99",
+                "cpu per word",
+            ):
                 base = max(alone[key], 1e-9)
                 print(f"  {key:<16} {many[key] / base:>6.2f}")
         finally:
