@@ -910,6 +910,44 @@ def test_watchers_learn_who_controls_and_a_moderator_takes_control_back_on_its_s
         second.send(type="pause")
         second.state(lambda s: s["match"]["paused"])
 
+        # a watcher's plain hello again while another controls the match is refused, and it
+        # goes on watching: it still gets the match's states
+        watcher.send(**hello)
+        assert watcher.wait("error")["code"] == "in_use"
+        second.send(type="resume")
+        watcher.state(lambda s: not s["match"]["paused"])
+
+        # the one in control says hello again to watch: the others learn nobody controls it
+        second.send(**hello, watch=True)
+        assert second.wait("welcome")["watching"] is True
+        assert watcher.wait("control")["controlled"] is False
+        assert room.controller is None
+
+
+def test_a_moderator_token_controls_its_own_match_only(server):
+    room = server.room()
+    request = urllib.request.Request(
+        f"{server.http_url}/api/matches",
+        data=json.dumps(two_teams(title="Second room").model_dump()).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {server.arena.tokens.server()}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        other = json.load(response)["match_id"]
+    token = server.arena.moderator_token(room.rm.id)
+    mod = moderator(server)
+    with clients(mod):
+        # a hello again with this match's token for the other match is refused ...
+        mod.send(type="hello", role="moderator", match_id=other, token=token)
+        assert mod.wait("error")["code"] == "unauthorized"
+        assert server.arena.rooms[other].controller is None
+        # ... and the moderator still controls its own match
+        mod.send(type="start_tossup")
+        mod.state(lambda s: s["match"]["phase"] == "reading")
+
 
 def test_players_and_displays_never_see_a_packet_id(db_url):
     settings = Settings(

@@ -127,14 +127,16 @@ async def _serve_socket(arena: Arena, ws: WebSocket) -> None:
             await asyncio.wait_for(writer, 1.0)
 
 
-def _leave(arena: Arena, conn: Connection) -> None:
-    """Take the connection out of its room (and out of the players waiting)."""
+def _leave(arena: Arena, conn: Connection, *, tell: bool = True) -> None:
+    """Take the connection out of its room (and out of the players waiting). A moderator in
+    control gives it up: the room's watchers are told (``tell``), unless the room moved on
+    with everyone in it."""
     room = conn.room
     if room is not None:
         room.connections.discard(conn)
         if room.controller is conn:
             room.controller = None
-            if conn.closed and not conn.moved:  # the watchers may take control now
+            if tell and not conn.moved:  # the watchers may take control now
                 _tell_watchers(room, controlled=False)
     arena.events.unwait(conn)
     conn.room = None
@@ -213,10 +215,15 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
     """Read messages until a valid ``hello`` (and, for a new player, ``join``); then the
     connection follows its room (``conn.room``), or, for a player of an event whose team
     plays elsewhere, waits (``conn.waiting_event``). ``first``: a ``hello`` already read (a
-    connection whose room moved on). The hello timeout applies to a new connection only."""
+    connection whose room moved on, or a moderator's hello again: one refused leaves it in
+    its room as it was). The hello timeout applies to a new connection only."""
     fresh = first is None and conn.role is None
-    _leave(arena, conn)
-    conn.moved = False
+    # A moderator's hello again in its room (to take control back, or to watch) that does
+    # not hold leaves it where it was; any other connection leaves its room at once.
+    staying = conn.role == "moderator" and conn.room is not None and not conn.moved
+    if not staying:
+        _leave(arena, conn)
+        conn.moved = False
     received = first
     while True:
         if received is None:
@@ -234,18 +241,33 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
             room = await _room_for(arena, msg)
         except LeaseHeld as exc:
             _error(conn, "elsewhere", str(exc), "hello")
+            if staying:
+                return
             continue
         if room is None:
             waiting = arena.events.waiting_text(msg.join_code or "")
             _error(conn, "not_found", waiting or "no live match with that join code or id", "hello")
+            if staying:
+                return
             continue
         match_id = room.rm.id
         er = arena.events.event_room(room)
         if msg.role == "moderator":
             if not arena.is_moderator(match_id, msg.token):
                 _error(conn, "unauthorized", "wrong moderator token", "hello")
+                if staying:
+                    return
                 continue
-            if not _take_control(room, conn, msg):
+            if _controlled_by_another(room, conn) and not (msg.watch or msg.take_over):
+                _error(
+                    conn,
+                    "in_use",
+                    "another moderator controls this match: take over (the other then "
+                    "watches) or watch",
+                    "hello",
+                )
+                if staying:
+                    return
                 continue
         elif msg.role == "player" and msg.token:
             if er is not None:
@@ -259,8 +281,17 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
                 team = _team_of(room, player)
             if player is None or team is None:
                 _error(conn, "unauthorized", "unknown player token; join again", "hello")
+                if staying:
+                    return
                 continue
             conn.player, conn.team = player, team
+        # the hello holds: leave the room this connection was in (a hello again, or a room
+        # that moved on); its watchers hear of a controller that left here, unless it is the
+        # room this hello takes control of again (they hear of that below)
+        _leave(arena, conn, tell=conn.room is not room)
+        conn.moved = False
+        if msg.role == "moderator":
+            _take_control(room, conn, msg)
         conn.role = msg.role
         needs_join = msg.role == "player" and conn.player is None
         conn.send_model(
@@ -383,36 +414,34 @@ async def _join(arena: Arena, room: Room, conn: Connection) -> bool:
         return True
 
 
-def _take_control(room: Room, conn: Connection, hello: Hello) -> bool:
-    """One moderator controls a match at a time. A second one watches (``watch``), takes
-    over (``take_over``: the first then watches), or is refused (False). The watchers are
-    told when the match gets a moderator in control (``control``)."""
+def _controlled_by_another(room: Room, conn: Connection) -> bool:
+    current = room.controller
+    return current is not None and current is not conn and not current.closed
+
+
+def _take_control(room: Room, conn: Connection, hello: Hello) -> None:
+    """One moderator controls a match at a time. A second one watches (``watch``) or takes
+    over (``take_over``: the first then watches); a plain hello was refused before, while
+    another controls the match. The watchers are told who controls it (``control``)."""
     conn.watching = False  # (a moderator's hello again on its connection)
     current = room.controller
-    if current is None or current.closed:
+    if not _controlled_by_another(room, conn):
         room.controller = None
         if hello.watch:
             conn.watching = True
+            _tell_watchers(room, controlled=False)
         else:
             room.controller = conn
             _tell_watchers(room, controlled=True)
-        return True
+        return
+    assert current is not None
     if hello.watch:
         conn.watching = True
-    elif hello.take_over:
+    else:  # take_over
         current.watching = True
         room.controller = conn
         _error(current, "taken_over", "another moderator took over this match: you are watching")
         _tell_watchers(room, controlled=True)
-    else:
-        _error(
-            conn,
-            "in_use",
-            "another moderator controls this match: take over (the other then watches) or watch",
-            "hello",
-        )
-        return False
-    return True
 
 
 def _tell(conn: Connection, *, controlled: bool) -> None:
