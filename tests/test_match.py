@@ -185,11 +185,18 @@ def test_an_answer_given_stops_the_answer_clock():
     assert match.game.deadline is None
     match.handle(Rule(ruling=Ruling.PROMPT), now=T + 30)
     assert match.game.deadline == T + 35  # an answer to the prompt is awaited
-    match.handle(GiveAnswer(team="red", player="red-1", text="George Carver"), now=T + 31)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T + 32)
+    match.handle(UndoRuling(), now=T + 33)  # back to the prompt, unanswered: the clock runs
+    assert match.phase is Phase.PROMPTED and match.game.deadline == T + 38
+    with pytest.raises(IllegalCommand, match="answer time ran out"):  # a late answer
+        match.decide(GiveAnswer(team="red", player="red-1", text="George Carver"), now=T + 38)
+    match.handle(GiveAnswer(team="red", player="red-1", text="George Carver"), now=T + 34)
     assert match.game.deadline is None
-    match.handle(Rule(ruling=Ruling.INCORRECT), now=T + 40)
-    match.handle(UndoRuling(), now=T + 41)  # back to the prompt: its clock starts again
-    assert match.phase is Phase.PROMPTED and match.game.deadline == T + 46
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T + 40)
+    match.handle(UndoRuling(), now=T + 41)  # back to the prompt, answered: no clock
+    assert match.phase is Phase.PROMPTED and match.game.deadline is None
+    with pytest.raises(IllegalCommand, match="no time limit"):
+        match.decide(TimeUp(), now=T + 60)
 
 
 def test_undo_is_refused_while_a_newer_buzz_waits():

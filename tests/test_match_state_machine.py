@@ -111,11 +111,11 @@ class MatchMachine(RuleBasedStateMachine):
             self.undo_stack.append(before_game)
         if isinstance(command, UndoRuling):
             # undo restores the exact previous state, except that the answer clock restarts
-            # for an answer still to come (not for one given: a model's, or a typed one)
+            # where it ran (not where an answer given had stopped it)
             restored = self.undo_stack.pop()
             answer_time = self.cfg.rules.answer_time
-            answered = restored.phase is Phase.BUZZED and restored.floor.answer
-            expected_deadline = None if answer_time is None or answered else self.now + answer_time
+            stopped = answer_time is None or restored.deadline is None
+            expected_deadline = None if stopped else self.now + answer_time
             assert self.match.game == replace(restored, deadline=expected_deadline)
         if any(isinstance(ev, TossupEnded) and ev.outcome == "thrown_out" for ev in events):
             self.undo_stack.clear()

@@ -175,7 +175,10 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
                 answer=ev.answer,
                 suggestion=ev.suggestion,
             )
-            g = replace(g, phase=Phase.BUZZED, floor=floor, deadline=ev.deadline)
+            # a guess given with the buzz stops the answer clock (also in a record written
+            # before the clock stopped for one)
+            deadline = None if ev.answer else ev.deadline
+            g = replace(g, phase=Phase.BUZZED, floor=floor, deadline=deadline)
             return replace(s, game=g, buzzes=max(s.buzzes, ev.buzz_id))
         case BuzzRefused():
             return replace(s, buzzes=max(s.buzzes, ev.buzz_id))
@@ -584,6 +587,9 @@ def _answer(run: _Decision, cmd: GiveAnswer) -> None:
     assert floor is not None
     if (cmd.team, cmd.player) != (floor.team, floor.player):
         raise IllegalCommand(f"player {cmd.player!r} of team {cmd.team!r} does not have the floor")
+    deadline = run.g.deadline
+    if deadline is not None and run.now >= deadline:
+        raise IllegalCommand("the answer time ran out before this answer came")
     suggestion, question = _suggest(cmd.text, run.tossup().answer)
     run.emit(
         AnswerGiven(
@@ -637,14 +643,16 @@ def _undo(run: _Decision, cmd: UndoRuling) -> None:
         raise IllegalCommand("there is no ruling on this tossup to undo")
     last = g.ledger[-1]  # the ledger is restored with the state, so its tail is that ruling
     restored = g.history[-1]
-    answered = restored.phase is Phase.BUZZED and restored.floor and restored.floor.answer
     run.emit(
         RulingUndone(
             ruled_seq=last.seq,
             buzz_id=last.buzz_id,
             tossup_id=last.tossup_id,
-            # the clock starts again for an answer still to come, not for one given
-            deadline=None if answered else run.deadline(run.config.rules.answer_time),
+            # the clock starts again where it ran (an answer, or an answer to a prompt, still
+            # to come), not where an answer was given and had stopped it
+            deadline=None
+            if restored.deadline is None
+            else run.deadline(run.config.rules.answer_time),
         )
     )
 
