@@ -174,6 +174,9 @@ def test_commands_printed_for_the_user_run_from_where_they_are(tmp_path):
         ["event", "show", "club"],
         ["event", "standings", "club"],
         ["event", "schedule", "club", "--packet", "questions/sample_packet.yaml"],
+        ["model", "show", "tfidf", "--packet", "questions/sample_packet.yaml"],
+        ["model", "threshold", "tfidf", "--packet", "questions/sample_packet.yaml"],
+        ["model", "calibrate", "tfidf"],
     ],
 )
 def test_commands_that_only_read_refuse_a_record_that_is_not_there(args, tmp_path, monkeypatch):

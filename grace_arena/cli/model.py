@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, redacted, resolve_db
+from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Packet
@@ -286,7 +286,7 @@ def show(
     console = Console()
     the_packet = _load_packet(packet)
     policy = _policy(confidence, threshold, not_before, calibration)
-    engine = open_engine(resolve_db(db))
+    engine = open_engine(existing_db(db))
     steps = load_steps(engine, model, the_packet.packet.id)
     engine.dispose()
     if not steps:
@@ -377,7 +377,7 @@ def threshold(
 
     console = Console()
     _policy(confidence, 0.5, not_before)  # validates the confidence name
-    engine = open_engine(resolve_db(db))
+    engine = open_engine(existing_db(db))
     packet_ids = [_load_packet(p).packet.id for p in packet] if packet else None
     trajectories = trajectories_from_db(engine, model, packet_ids=packet_ids, confidence=confidence)
     if not trajectories:
@@ -488,7 +488,7 @@ def calibrate(
         raise typer.BadParameter(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     _policy(confidence, 0.5, 0)  # validates the confidence name
     console = Console()
-    url = resolve_db(db)
+    url = existing_db(db)
     console.print(f"record: {redacted(url)}")
     steps = load(url).steps
     steps = steps[steps["model"].astype(str) == model]

@@ -42,6 +42,7 @@ def existing_db(url: str | None) -> str:
         parsed.get_backend_name() == "sqlite"
         and database
         and database != ":memory:"
+        and not database.startswith("file:")  # a URI filename: SQLite's own options
         and not Path(database).is_file()
     ):
         default = default_db_url()
