@@ -227,6 +227,8 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
     received = first
     while True:
         if received is None:
+            if staying:  # its hello again did not hold: it stays in its room as it was
+                return
             received = await _receive(arena, conn, arena.settings.hello_timeout if fresh else None)
             if received is None:
                 continue
@@ -241,22 +243,16 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
             room = await _room_for(arena, msg)
         except LeaseHeld as exc:
             _error(conn, "elsewhere", str(exc), "hello")
-            if staying:
-                return
             continue
         if room is None:
             waiting = arena.events.waiting_text(msg.join_code or "")
             _error(conn, "not_found", waiting or "no live match with that join code or id", "hello")
-            if staying:
-                return
             continue
         match_id = room.rm.id
         er = arena.events.event_room(room)
         if msg.role == "moderator":
             if not arena.is_moderator(match_id, msg.token):
                 _error(conn, "unauthorized", "wrong moderator token", "hello")
-                if staying:
-                    return
                 continue
             if _controlled_by_another(room, conn) and not (msg.watch or msg.take_over):
                 _error(
@@ -266,8 +262,6 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
                     "watches) or watch",
                     "hello",
                 )
-                if staying:
-                    return
                 continue
         elif msg.role == "player" and msg.token:
             if er is not None:
@@ -281,8 +275,6 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
                 team = _team_of(room, player)
             if player is None or team is None:
                 _error(conn, "unauthorized", "unknown player token; join again", "hello")
-                if staying:
-                    return
                 continue
             conn.player, conn.team = player, team
         # the hello holds: leave the room this connection was in (a hello again, or a room
@@ -310,8 +302,7 @@ async def _handshake(arena: Arena, conn: Connection, first: _Received | None = N
             return
         _attach(room, conn, msg.role)
         if conn.watching:
-            controller = room.controller
-            _tell(conn, controlled=controller is not None and not controller.closed)
+            _tell(conn, controlled=_controlled_by_another(room, conn))
         return
 
 
