@@ -14,11 +14,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from grace_arena.protocol import EventView, MatchSummary, StandingsView, State
 from moderator_tui.messages import SummaryLoaded
+from moderator_tui.screens import MatchScreen
 from moderator_tui.widgets import ControlBanner, StatusLine, room_label, team_name
 
 
@@ -161,7 +161,7 @@ def next_text(final: State, now: State | None, standings: StandingsView | None) 
     return text
 
 
-class EndScreen(Screen):
+class EndScreen(MatchScreen):
     """The match that ended (``final``): it stays on screen when an event's room moves on to
     its next match, until the moderator goes there (enter)."""
 
@@ -194,9 +194,7 @@ class EndScreen(Screen):
             self.summary = app_summary
         self.watch(self.app, "state", self.show)
         self.watch(self.app, "standings", self.show)
-        self.watch(self.app, "connected", self._link)
-        self.watch(self.app, "watching", self._link)
-        self.watch(self.app, "controlled", self._link)
+        self.follow_link()
 
     def _moved_on(self) -> bool:
         now = self.app.state  # type: ignore[attr-defined]
@@ -216,15 +214,6 @@ class EndScreen(Screen):
     def action_standings(self) -> None:
         self.app.show_standings()  # type: ignore[attr-defined]
 
-    def _link(self, _: Any = None) -> None:
-        status = self.query_one(StatusLine)
-        status.connected = self.app.connected  # type: ignore[attr-defined]
-        status.detail = self.app.link_detail  # type: ignore[attr-defined]
-        banner = self.query_one(ControlBanner)
-        banner.watching = self.app.watching  # type: ignore[attr-defined]
-        banner.controlled = self.app.controlled  # type: ignore[attr-defined]
-        self.refresh_bindings()
-
     @on(SummaryLoaded)
     def _loaded(self, message: SummaryLoaded) -> None:
         if message.summary.match_id == self.final.match.id:
@@ -232,7 +221,7 @@ class EndScreen(Screen):
             self.show()
 
     def show(self, _: Any = None) -> None:
-        if self not in self.app.screen_stack:
+        if not self.showing:
             return  # replaced by another screen meanwhile
         now: State | None = self.app.state  # type: ignore[attr-defined]
         if now is not None and now.match.id == self.final.match.id:

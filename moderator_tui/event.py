@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from grace_arena.protocol import EventRoomInfo, StandingsView
 from moderator_tui.messages import HttpFailed, RoomsLoaded
+from moderator_tui.screens import showing
 from moderator_tui.widgets import PHASE_LABEL, room_label
 
 
@@ -63,7 +64,8 @@ class RoomPickerScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#rooms", OptionList).focus()
+        if showing(self):
+            self.query_one("#rooms", OptionList).focus()
 
     @on(RoomsLoaded)
     def show_rooms(self, message: RoomsLoaded) -> None:
@@ -192,6 +194,8 @@ class StandingsScreen(ModalScreen[None]):
         self.watch(self.app, "standings", self.show)
 
     def show(self, _: Any = None) -> None:
+        if not showing(self):
+            return
         view: StandingsView | None = self.app.standings  # type: ignore[attr-defined]
         state = self.app.state  # type: ignore[attr-defined]
         playing = {t.id for t in state.teams} if state is not None else None

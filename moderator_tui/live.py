@@ -8,7 +8,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from grace_arena.core.phases import Phase, allowed_commands
@@ -24,6 +23,7 @@ from grace_arena.protocol import (
     ThrowOutMsg,
     UndoMsg,
 )
+from moderator_tui.screens import MatchScreen
 from moderator_tui.widgets import (
     AnswerLine,
     BuzzBanner,
@@ -56,7 +56,7 @@ COMMAND_OF = {
 ACTS = frozenset(COMMAND_OF) | {"faster", "slower"}
 
 
-class LiveScreen(Screen):
+class LiveScreen(MatchScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "correct", "Correct", tooltip="Rule the buzz correct"),
         Binding(
@@ -110,10 +110,7 @@ class LiveScreen(Screen):
 
     def on_mount(self) -> None:
         self.watch(self.app, "state", self.show_state)
-        self.watch(self.app, "connected", self._link)
-        self.watch(self.app, "link_detail", self._link)
-        self.watch(self.app, "watching", self._link)
-        self.watch(self.app, "controlled", self._link)
+        self.follow_link()
         self.set_interval(0.5, self._tick)
 
     # -- rendering -----------------------------------------------------------------------------
@@ -125,7 +122,7 @@ class LiveScreen(Screen):
     _pace_target: int | None = None
 
     def show_state(self, state: State | None) -> None:
-        if state is None or self not in self.app.screen_stack:
+        if state is None or not self.showing:
             return
         if self._pace_target == state.reading.wpm:
             self._pace_target = None
@@ -144,7 +141,7 @@ class LiveScreen(Screen):
         self.call_after_refresh(self._follow_cursor)
 
     def _follow_cursor(self) -> None:
-        if self not in self.app.screen_stack:
+        if not self.showing:
             return  # the match moved on to another screen meanwhile
         try:
             scroll = self.query_one("#text-scroll", VerticalScroll)
@@ -156,15 +153,6 @@ class LiveScreen(Screen):
         if not scroll.scroll_y <= line < scroll.scroll_y + height - 1:
             scroll.scroll_to(y=max(line - height // 3, 0), animate=False)
         self.query_one("#log-scroll", VerticalScroll).scroll_end(animate=False)
-
-    def _link(self, _: Any = None) -> None:
-        status = self.query_one(StatusLine)
-        status.connected = self.app.connected  # type: ignore[attr-defined]
-        status.detail = self.app.link_detail  # type: ignore[attr-defined]
-        banner = self.query_one(ControlBanner)
-        banner.watching = self.app.watching  # type: ignore[attr-defined]
-        banner.controlled = self.app.controlled  # type: ignore[attr-defined]
-        self.refresh_bindings()
 
     def _tick(self) -> None:
         state = self.current

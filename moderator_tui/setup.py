@@ -30,6 +30,7 @@ from textual.widgets.option_list import Option
 from grace_arena.core.specs import parse_tossups, team_id
 from grace_arena.protocol import MatchSetup, State, TeamSetup
 from moderator_tui.messages import CatalogLoaded, HttpFailed
+from moderator_tui.screens import MatchScreen, showing
 from moderator_tui.widgets import ControlBanner, QRCode, StatusLine
 
 HUMAN = "human"
@@ -144,6 +145,8 @@ class SetupScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if not showing(self):
+            return
         table = self.query_one("#teams", DataTable)
         table.add_columns("team", "kind", "threshold")
         self.teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
@@ -355,7 +358,7 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
-class LobbyScreen(Screen):
+class LobbyScreen(MatchScreen):
     """The join URL, code and QR code, and who has joined which team (live)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -388,22 +391,10 @@ class LobbyScreen(Screen):
 
     def on_mount(self) -> None:
         self.watch(self.app, "state", self.show_state)
-        self.watch(self.app, "connected", self._link)
-        self.watch(self.app, "link_detail", self._link)
-        self.watch(self.app, "watching", self._link)
-        self.watch(self.app, "controlled", self._link)
-
-    def _link(self, _: Any = None) -> None:
-        status = self.query_one(StatusLine)
-        status.connected = self.app.connected  # type: ignore[attr-defined]
-        status.detail = self.app.link_detail  # type: ignore[attr-defined]
-        banner = self.query_one(ControlBanner)
-        banner.watching = self.app.watching  # type: ignore[attr-defined]
-        banner.controlled = self.app.controlled  # type: ignore[attr-defined]
-        self.refresh_bindings()
+        self.follow_link()
 
     def show_state(self, state: State | None) -> None:
-        if self not in self.app.screen_stack:
+        if not self.showing:
             return  # replaced by another screen meanwhile
         join = self.app.join  # type: ignore[attr-defined]
         self.query_one(StatusLine).state = state

@@ -23,6 +23,7 @@ from grace_arena.server.app import Settings
 from moderator_tui import api, make_tui
 from moderator_tui.dialogs import ConfirmScreen, HelpScreen, InUseScreen
 from moderator_tui.end import EndScreen
+from moderator_tui.event import RoomPickerScreen, StandingsScreen
 from moderator_tui.live import LiveScreen
 from moderator_tui.setup import LobbyScreen, SetupScreen, parse_tossups, team_id
 from moderator_tui.widgets import (
@@ -50,6 +51,18 @@ def server(db_url) -> Iterator[LiveServer]:
         yield live
 
 
+@pytest.fixture
+def open_match(db_url) -> Iterator[tuple[LiveServer, str, str]]:
+    """A server whose first match (two human teams) is open: the server, the match's id and its
+    moderator token."""
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        yield server, match_id, server.arena.moderator_token(match_id)
+
+
 async def until(pilot, check: Callable[[], object], what: str, timeout: float = 15.0):
     """Let the app run until ``check()`` is truthy (the server is in another thread)."""
     deadline = time.monotonic() + timeout
@@ -60,6 +73,13 @@ async def until(pilot, check: Callable[[], object], what: str, timeout: float = 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await pilot.pause(0.05)
+
+
+def shown(app, kind: type) -> object:
+    """The app's screen if it is a ``kind`` whose widgets are up (a screen is on the stack
+    before they are), else None: for ``until``."""
+    screen = app.screen
+    return screen if isinstance(screen, kind) and screen.is_mounted else None
 
 
 def phase(app) -> str | None:
@@ -86,9 +106,7 @@ def text_of(widget) -> str:
 async def test_a_whole_match_with_keys_is_in_the_record(server):
     app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
     async with app.run_test(size=SIZE) as pilot:
-        setup = await until(
-            pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen, "set-up"
-        )
+        setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
         await until(pilot, lambda: setup.packets, "the packets")
         # Two tossups, human teams only (the model team of the defaults is removed).
         tossups = setup.query_one("#tossups", Input)
@@ -102,9 +120,7 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
         assert setup.teams[-1].id == "green-giants"
         await pilot.press("ctrl+s")
 
-        lobby = await until(
-            pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "the lobby"
-        )
+        lobby = await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
         match_id = app.join.match_id
         room = server.room(match_id)
         assert room.match.config.tossups[1].id == "lit-british-1"
@@ -117,7 +133,7 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
         assert room.join_code in text_of(lobby.query_one("#join-text"))
 
         await pilot.press("s")
-        live = await until(pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live")
+        live = await until(pilot, lambda: shown(app, LiveScreen), "live")
         await pilot.press("n")
         await until(pilot, lambda: phase(app) == "reading", "reading")
         await pilot.press("space")  # pause: the test steps by hand
@@ -157,7 +173,7 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
         await until(pilot, lambda: phase(app) == "thrown_out", "the throw-out")
         await pilot.press("E")
         await pilot.press("y")
-        end = await until(pilot, lambda: isinstance(app.screen, EndScreen) and app.screen, "end")
+        end = await until(pilot, lambda: shown(app, EndScreen), "end")
         await until(pilot, lambda: app.summary is not None, "the summary")
         await pilot.pause()
         scores = text_of(end.query_one("#end-scores"))
@@ -217,7 +233,7 @@ async def test_reconnects_and_shows_what_happened_meanwhile(db_url):
         )
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.connected and app.state is not None, "connected")
-            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+            await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
             _drop_connections(server, match_id)
             await until(pilot, lambda: not app.connected, "the drop")
             assert "reconnecting" in app.link_detail
@@ -302,9 +318,7 @@ async def test_after_a_server_restart_the_tossup_log_and_undo_are_back(db_url):
     with LiveServer(Settings(**settings)) as again:  # the same record, a new process
         app = make_tui(again.http_url, token=again.arena.tokens.server(), match_id=match_id)
         async with app.run_test(size=SIZE) as pilot:
-            live = await until(
-                pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live"
-            )
+            live = await until(pilot, lambda: shown(app, LiveScreen), "live")
             kinds = [ev["type"] for ev in app.state.last_events]
             assert kinds[0] == "tossup_started" and "ruled" in kinds
             assert live.check_action("undo", ()) is True
@@ -314,30 +328,25 @@ async def test_after_a_server_restart_the_tossup_log_and_undo_are_back(db_url):
     assert ruling.undone_seq is not None
 
 
-async def test_errors_from_the_server_are_notifications(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
-    )
-    with LiveServer(settings) as server:
-        match_id = server.room().rm.id
-        token = server.arena.moderator_token(match_id)
-        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
-        async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.connected and app.state is not None, "connected")
-            await pilot.press("s")
-            await until(pilot, lambda: isinstance(app.screen, LiveScreen), "live")
-            # ``c`` is hidden while nobody has the floor; the command itself is refused too.
-            assert app.screen.check_action("correct", ()) is False
-            app.send_command(RuleMsg(ruling="correct"))
-            await until(pilot, lambda: app._notifications, "a notification")
-            (note,) = list(app._notifications)
-            assert "cannot rule" in note.message and note.severity == "warning"
-            await pilot.press("question_mark")
-            assert isinstance(app.screen, HelpScreen)
-            help_text = text_of(app.screen.query_one("#help-keys"))
-            assert "Correct" in help_text and "not now" in help_text
-            await pilot.press("escape")
-            assert isinstance(app.screen, LiveScreen)
+async def test_errors_from_the_server_are_notifications(open_match):
+    server, match_id, token = open_match
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.connected and app.state is not None, "connected")
+        await pilot.press("s")
+        await until(pilot, lambda: shown(app, LiveScreen), "live")
+        # ``c`` is hidden while nobody has the floor; the command itself is refused too.
+        assert app.screen.check_action("correct", ()) is False
+        app.send_command(RuleMsg(ruling="correct"))
+        await until(pilot, lambda: app._notifications, "a notification")
+        (note,) = list(app._notifications)
+        assert "cannot rule" in note.message and note.severity == "warning"
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        help_text = text_of(app.screen.query_one("#help-keys"))
+        assert "Correct" in help_text and "not now" in help_text
+        await pilot.press("escape")
+        assert isinstance(app.screen, LiveScreen)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,129 +358,104 @@ def footer_keys(screen) -> dict[str, bool]:
     return {b.binding.key: b.enabled for b in screen.active_bindings.values() if b.binding.show}
 
 
-async def test_a_second_moderator_is_asked_to_take_over_watch_or_quit(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
-    )
-    with LiveServer(settings) as server:
-        match_id = server.room().rm.id
-        token = server.arena.moderator_token(match_id)
-        first: Client = await asyncio.to_thread(moderator, server, match_id)
+async def test_a_second_moderator_is_asked_to_take_over_watch_or_quit(open_match):
+    server, match_id, token = open_match
+    first: Client = await asyncio.to_thread(moderator, server, match_id)
 
-        # q quits the question
-        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
-        async with app.run_test(size=SIZE) as pilot:
-            dialog = await until(
-                pilot, lambda: isinstance(app.screen, InUseScreen) and app.screen, "the question"
-            )
-            said = text_of(dialog.query_one("#in-use-text"))
-            assert "Another moderator controls this match" in said and "--take-over" in said
-            assert {"t", "w", "q"} <= set(footer_keys(dialog))
-            await pilot.press("q")
-        assert app.return_code == 0
+    # q quits the question
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await until(pilot, lambda: shown(app, InUseScreen), "the question")
+        said = text_of(dialog.query_one("#in-use-text"))
+        assert "Another moderator controls this match" in said and "--take-over" in said
+        assert {"t", "w", "q"} <= set(footer_keys(dialog))
+        await pilot.press("q")
+    assert app.return_code == 0
 
-        # t takes over: the other moderator then watches
-        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
-        async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, InUseScreen), "the question")
-            await pilot.press("t")
-            await until(
-                pilot,
-                lambda: app.connected and isinstance(app.screen, LobbyScreen),
-                "in control",
-            )
-            assert not app.watching
-            assert not app.screen.query_one(ControlBanner).display
-            told = await asyncio.to_thread(first.wait, "error")
-            assert told["code"] == "taken_over"
-            await pilot.press("s", "n")
-            await until(pilot, lambda: phase(app) == "reading", "the tossup it started")
-        first.close()
+    # t takes over: the other moderator then watches
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, InUseScreen), "the question")
+        await pilot.press("t")
+        await until(
+            pilot,
+            lambda: app.connected and shown(app, LobbyScreen),
+            "in control",
+        )
+        assert not app.watching
+        assert not app.screen.query_one(ControlBanner).display
+        told = await asyncio.to_thread(first.wait, "error")
+        assert told["code"] == "taken_over"
+        await pilot.press("s", "n")
+        await until(pilot, lambda: phase(app) == "reading", "the tossup it started")
+    first.close()
 
 
-async def test_a_moderator_who_watches_sees_so_and_takes_control_with_a_key(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
-    )
-    with LiveServer(settings) as server:
-        match_id = server.room().rm.id
-        token = server.arena.moderator_token(match_id)
-        first: Client = await asyncio.to_thread(moderator, server, match_id)
-        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
-        async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, InUseScreen), "the question")
-            await pilot.press("w")
-            lobby = await until(
-                pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "the lobby"
-            )
-            assert app.watching
-            banner = lobby.query_one(ControlBanner)
-            assert banner.display and "another moderator controls" in text_of(banner)
-            assert footer_keys(lobby).get("T") is True  # take control
+async def test_a_moderator_who_watches_sees_so_and_takes_control_with_a_key(open_match):
+    server, match_id, token = open_match
+    first: Client = await asyncio.to_thread(moderator, server, match_id)
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, InUseScreen), "the question")
+        await pilot.press("w")
+        lobby = await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
+        assert app.watching
+        banner = lobby.query_one(ControlBanner)
+        assert banner.display and "another moderator controls" in text_of(banner)
+        assert footer_keys(lobby).get("T") is True  # take control
 
-            first.send(type="start_tossup")  # the one in control acts; this screen follows
-            await pilot.press("s")
-            live = await until(
-                pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live"
-            )
-            await until(pilot, lambda: phase(app) == "reading", "the other's tossup")
-            assert live.query_one(ControlBanner).display
-            # the moderator's keys are shown, but as unusable
-            assert live.check_action("pause", ()) is None
-            assert footer_keys(live)["space"] is False and footer_keys(live)["T"] is True
-            await pilot.press("question_mark")
-            help_text = text_of(app.screen.query_one("#help-keys"))
-            assert "Take control" in help_text and "watching" in help_text
-            await pilot.press("escape")
+        first.send(type="start_tossup")  # the one in control acts; this screen follows
+        await pilot.press("s")
+        live = await until(pilot, lambda: shown(app, LiveScreen), "live")
+        await until(pilot, lambda: phase(app) == "reading", "the other's tossup")
+        assert live.query_one(ControlBanner).display
+        # the moderator's keys are shown, but as unusable
+        assert live.check_action("pause", ()) is None
+        assert footer_keys(live)["space"] is False and footer_keys(live)["T"] is True
+        await pilot.press("question_mark")
+        help_text = text_of(app.screen.query_one("#help-keys"))
+        assert "Take control" in help_text and "watching" in help_text
+        await pilot.press("escape")
 
-            await pilot.press("T")
-            await until(pilot, lambda: app.connected and not app.watching, "control")
-            told = await asyncio.to_thread(first.wait, "error")
-            assert told["code"] == "taken_over"
-            assert not live.query_one(ControlBanner).display
-            assert live.check_action("pause", ()) is True and "T" not in footer_keys(live)
-            await pilot.press("space")
-            await until(pilot, lambda: app.state.match.paused, "its pause")
-        first.close()
+        await pilot.press("T")
+        await until(pilot, lambda: app.connected and not app.watching, "control")
+        told = await asyncio.to_thread(first.wait, "error")
+        assert told["code"] == "taken_over"
+        assert not live.query_one(ControlBanner).display
+        assert live.check_action("pause", ()) is True and "T" not in footer_keys(live)
+        await pilot.press("space")
+        await until(pilot, lambda: app.state.match.paused, "its pause")
+    first.close()
 
 
-async def test_a_moderator_taken_over_is_told_at_once_and_takes_control_back(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
-    )
-    with LiveServer(settings) as server:
-        match_id = server.room().rm.id
-        token = server.arena.moderator_token(match_id)
-        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
-        async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.connected, "connected")
-            await pilot.press("s")
-            live = await until(
-                pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live"
-            )
-            assert not live.query_one(ControlBanner).display
+async def test_a_moderator_taken_over_is_told_at_once_and_takes_control_back(open_match):
+    server, match_id, token = open_match
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.connected, "connected")
+        await pilot.press("s")
+        live = await until(pilot, lambda: shown(app, LiveScreen), "live")
+        assert not live.query_one(ControlBanner).display
 
-            other = Client(server.ws_url)
-            hello = {"role": "moderator", "match_id": match_id, "token": token}
-            other.send(type="hello", **hello, take_over=True)
-            await asyncio.to_thread(other.wait, "welcome")
-            await until(pilot, lambda: app.watching, "told it was taken over")
-            banner = live.query_one(ControlBanner)
-            assert banner.display and "another moderator controls" in text_of(banner)
-            assert any("took over" in n.message for n in app._notifications)
-            assert live.check_action("next_tossup", ()) is None
-            assert footer_keys(live)["n"] is False
+        other = Client(server.ws_url)
+        hello = {"role": "moderator", "match_id": match_id, "token": token}
+        other.send(type="hello", **hello, take_over=True)
+        await asyncio.to_thread(other.wait, "welcome")
+        await until(pilot, lambda: app.watching, "told it was taken over")
+        banner = live.query_one(ControlBanner)
+        assert banner.display and "another moderator controls" in text_of(banner)
+        assert any("took over" in n.message for n in app._notifications)
+        assert live.check_action("next_tossup", ()) is None
+        assert footer_keys(live)["n"] is False
 
-            # the other moderator quits: this one learns that nobody controls the match
-            other.close()
-            await until(
-                pilot, lambda: "no moderator controls" in text_of(banner), "nobody in control"
-            )
-            await pilot.press("T")
-            await until(pilot, lambda: app.connected and not app.watching, "control back")
-            assert not banner.display
-            await pilot.press("n")
-            await until(pilot, lambda: phase(app) == "reading", "its tossup")
+        # the other moderator quits: this one learns that nobody controls the match
+        other.close()
+        await until(pilot, lambda: "no moderator controls" in text_of(banner), "nobody in control")
+        await pilot.press("T")
+        await until(pilot, lambda: app.connected and not app.watching, "control back")
+        assert not banner.display
+        await pilot.press("n")
+        await until(pilot, lambda: phase(app) == "reading", "its tossup")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -576,7 +560,7 @@ async def test_the_moderator_sees_pronunciation_guides_and_the_punctuation_after
         ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
         app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+            await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
             await pilot.press("s", "n")
             await until(pilot, lambda: phase(app) == "reading", "reading")
             await pilot.press("space")
@@ -623,3 +607,28 @@ async def test_the_end_screens_commands_run_as_printed_from_where_the_user_is(
             [*program, "export", "--help"], cwd=where, capture_output=True, text=True, timeout=60
         )
         assert done.returncode == 0 and "--format" in done.stdout, (line, done.stderr)
+
+
+@pytest.mark.parametrize("screen", ["lobby", "live", "end", "standings", "set-up", "rooms"])
+async def test_quitting_while_a_screen_is_being_put_up_raises_nothing(open_match, screen):
+    # The screen is on the stack before its widgets are: quitting then (or a screen replaced at
+    # once) prunes the widgets its first drawing looks for.
+    server, match_id, token = open_match
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
+        new = {
+            "lobby": LobbyScreen,
+            "live": LiveScreen,
+            "end": lambda: EndScreen(app.state),
+            "standings": StandingsScreen,
+            "set-up": SetupScreen,
+            "rooms": lambda: RoomPickerScreen("night"),
+        }[screen]
+        if screen in ("lobby", "live", "end"):
+            app._switch(new())  # replaced at once by the next one
+            app._switch(new())
+        else:
+            app.push_screen(new())
+    # (run_test raises what the app raised)
+    assert app.return_code in (0, None)

@@ -23,7 +23,7 @@ from event_helpers import (
     room_player,
 )
 from live import Client, LiveServer, clients
-from test_tui import SIZE, phase, text_of, until
+from test_tui import SIZE, phase, shown, text_of, until
 from textual.widgets import OptionList
 
 from grace_arena.core.commands import EndMatch
@@ -72,9 +72,7 @@ async def test_a_room_is_moderated_from_round_1_into_round_2(event):
     alice = await asyncio.to_thread(room_player, server, room1, "red", "Alice")
     with clients(alice):
         async with app.run_test(size=SIZE) as pilot:
-            lobby = await until(
-                pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "the lobby"
-            )
+            lobby = await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
             first = app.state.match.id
             assert app.join.match_id == first and app.join.join_code == room1
             # the join URL is the server's (from /api/join), and the room and round show
@@ -98,19 +96,15 @@ async def test_a_room_is_moderated_from_round_1_into_round_2(event):
             )
             await until(pilot, lambda: app.standings and red() and red().points > 0, "standings")
             await pilot.press("r")
-            standings = await until(
-                pilot, lambda: isinstance(app.screen, StandingsScreen) and app.screen, "standings"
-            )
-            shown = text_of(standings.query_one("#standings"))
-            assert "Red" in shown and str(red().points) in shown and room1 in shown
+            standings = await until(pilot, lambda: shown(app, StandingsScreen), "standings")
+            listed = text_of(standings.query_one("#standings"))
+            assert "Red" in listed and str(red().points) in listed and room1 in listed
             await pilot.press("escape")
             assert isinstance(app.screen, LiveScreen)
 
             # the match ends: the end screen says where the room goes, then the room moves on
             await pilot.press("E", "y")
-            end = await until(
-                pilot, lambda: isinstance(app.screen, EndScreen) and app.screen, "the end"
-            )
+            end = await until(pilot, lambda: shown(app, EndScreen), "the end")
             await until(pilot, lambda: end.summary is not None, "the summary (room token)")
             # round 2's match is Red vs Blue, and Blue still plays round 1 in room 2: it waits
             waits = "Room 1's round 2 match, Red vs Blue, starts when round 1 in room 2 (Blue)"
@@ -127,9 +121,7 @@ async def test_a_room_is_moderated_from_round_1_into_round_2(event):
             assert "Red" in text_of(end.query_one("#end-scores"))  # still round 1's match
             assert app.summary is None  # what belonged to the old match is gone
             await pilot.press("enter")
-            lobby = await until(
-                pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen, "round 2"
-            )
+            lobby = await until(pilot, lambda: shown(app, LobbyScreen), "round 2")
             second = app.state.match.id
             assert app.join.match_id == second and app.join.join_code == room1
             assert app.state.event.round == 2 and app.state.last_events == []
@@ -148,18 +140,16 @@ async def test_the_room_picker_moderates_the_room_chosen(event):
     server, plan = event
     app = make_tui(server.http_url, token=server.arena.tokens.server(), event="night")
     async with app.run_test(size=SIZE) as pilot:
-        picker = await until(
-            pilot, lambda: isinstance(app.screen, RoomPickerScreen) and app.screen, "the picker"
-        )
+        picker = await until(pilot, lambda: shown(app, RoomPickerScreen), "the picker")
         await until(pilot, lambda: len(picker.rooms) == 2, "the rooms")
         rooms = picker.query_one("#rooms", OptionList)
-        shown = [str(rooms.get_option_at_index(i).prompt) for i in range(rooms.option_count)]
-        assert shown == [
+        listed = [str(rooms.get_option_at_index(i).prompt) for i in range(rooms.option_count)]
+        assert listed == [
             f"Room 1  join {code_of(plan, '1')}  round 1: Red vs Robo",
             f"Room 2  join {code_of(plan, '2')}  round 1: Blue vs Careful",
         ]
         await pilot.press("down", "enter")
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
         assert app.state.event.room == "2" and app.join.join_code == code_of(plan, "2")
         assert app.control == "own"
 
@@ -168,7 +158,7 @@ async def test_event_and_room_by_name_skip_the_picker(event):
     server, _ = event
     app = make_tui(server.http_url, token=server.arena.tokens.server(), event="night", room="2")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
         assert app.state.event.room == "2"
 
 
@@ -181,9 +171,9 @@ async def test_after_a_drop_between_rounds_the_screen_comes_back_to_the_rooms_ne
     # round 1 ends
     await asyncio.to_thread(end_round_in, server, code_of(plan, "2"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, LiveScreen), "live")
+        await until(pilot, lambda: shown(app, LiveScreen), "live")
         first = app.state.match.id
         room = server.arena.rooms[first]
         loop = room._tasks[0].get_loop()
@@ -195,7 +185,7 @@ async def test_after_a_drop_between_rounds_the_screen_comes_back_to_the_rooms_ne
         await until(pilot, lambda: app.connected and app.state.match.id != first, "round 2")
         if isinstance(app.screen, EndScreen):  # it came back just before the room moved on
             await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "round 2's lobby")
+        await until(pilot, lambda: shown(app, LobbyScreen), "round 2's lobby")
         assert app.state.event.round == 2 and app.control == "own"
         assert app.join.match_id == app.state.match.id
 
@@ -210,14 +200,12 @@ async def test_a_second_moderator_of_a_room_is_asked_and_takes_over_with_t(event
         await asyncio.to_thread(first.wait, "welcome")
         app = make_tui(server.http_url, room=room1, moderator_token=token)
         async with app.run_test(size=SIZE) as pilot:
-            dialog = await until(
-                pilot, lambda: isinstance(app.screen, InUseScreen) and app.screen, "the question"
-            )
+            dialog = await until(pilot, lambda: shown(app, InUseScreen), "the question")
             assert f"room {room1}" in text_of(dialog.query_one("#in-use-text"))
             await pilot.press("t")
             await until(
                 pilot,
-                lambda: app.connected and not app.watching and isinstance(app.screen, LobbyScreen),
+                lambda: app.connected and not app.watching and shown(app, LobbyScreen),
                 "in control",
             )
             told = await asyncio.to_thread(first.wait, "control")
