@@ -9,10 +9,16 @@ import os
 import pytest
 import sqlalchemy
 from backends import BACKENDS, POSTGRES_ENV, postgres_database
+from hypothesis import settings
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.store import MatchStore
+
+# Property tests: new random examples on every run here; in CI the same examples each run, so
+# that a run's verdict is the code's (a failure found here becomes an @example).
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 def _no_postgres(reason: str) -> None:

@@ -388,10 +388,13 @@ def _initials_of(form: Form) -> list[str]:
     if form.must is not None:
         tokens = tuple(t for i, t in enumerate(tokens) if i in form.must)
     content = [t for t in tokens if t.text not in FILLER]
+    own = {t.text for t in tokens}
     found: list[str] = []
     for words in (tokens, content):
         if len(words) >= 2 and sum(not t.has_digit for t in words) >= 2:
-            found.append("".join(t.text if t.has_digit else t.text[:1] for t in words))
+            letters = "".join(t.text if t.has_digit else t.text[:1] for t in words)
+            if letters not in own:  # a word of the form itself is a part of it, not initials
+                found.append(letters)
     return found
 
 
