@@ -838,3 +838,38 @@ def test_analysis_imports_no_framework() -> None:
 def test_registry_metrics_return_plain_floats(data: list[tuple[float, bool]]) -> None:
     conf, correct = as_arrays(data)
     assert all(type(fn(conf, correct)) is float for fn in METRICS.values())
+
+
+def test_shared_rows_sorts_equal_rows_once_and_changes_no_number(monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    conf = rng.random(5000)
+    correct = (rng.random(5000) < conf).astype(float)
+    other = conf[::-1].copy()  # the same shape, other rows
+    alone = (
+        metrics_module.summarize(conf, correct, groups=np.arange(5000) // 10),
+        metrics_module.risk_coverage_curve(conf, correct),
+        metrics_module.risk_coverage_curve(other, correct),
+        metrics_module.ece(conf, correct),
+    )
+    sorts = []
+    real_argsort = np.argsort
+    monkeypatch.setattr(
+        np, "argsort", lambda a, *k, **kw: sorts.append(a.size) or real_argsort(a, *k, **kw)
+    )
+    with metrics_module.shared_rows():
+        shared = (
+            metrics_module.summarize(conf, correct, groups=np.arange(5000) // 10),
+            metrics_module.risk_coverage_curve(conf.copy(), correct.copy()),  # equal copies
+            metrics_module.risk_coverage_curve(other, correct),
+            metrics_module.ece(conf, correct),
+        )
+    assert json.dumps(shared[0], sort_keys=True) == json.dumps(alone[0], sort_keys=True)
+    for a, b in zip(alone[1:3], shared[1:3], strict=True):
+        assert np.array_equal(a.coverage, b.coverage) and np.array_equal(a.risk, b.risk)
+    assert shared[3] == alone[3]
+    # one sort of the rows by confidence for the summary and the first curve, one for the other
+    assert sorts.count(5000) == 2
+    # outside the block nothing is kept
+    sorts.clear()
+    metrics_module.risk_coverage_curve(conf, correct)
+    assert sorts.count(5000) == 1

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
@@ -84,6 +85,7 @@ __all__ = [
     "resample_counts",
     "risk_coverage_curve",
     "selective_accuracy",
+    "shared_rows",
     "smooth_band_sums",
     "smooth_ece",
     "smooth_ece_bandwidth",
@@ -289,6 +291,8 @@ class _Rows:
         self.conf, self.correct, self.codes, self.k = conf, correct, codes, k
         self.grouped, self.groups, self.weight = grouped, groups, weight
         self.cache: dict[Any, Any] = {}
+        if per_row is None:
+            per_row = _same_rows(conf, correct)
         self.per_row: dict[Any, Any] = {} if per_row is None else per_row
 
     def regroup(self, codes: NDArray[np.intp], k: int) -> _Rows:
@@ -378,7 +382,10 @@ class _Rows:
 
     @property
     def blocks(self) -> _TieBlocks:
-        """Tie blocks: within each group, the distinct confidences in increasing order."""
+        """Tie blocks: within each group, the distinct confidences in increasing order (of
+        the rows alone when they are one group without weights)."""
+        if self.k == 1 and self.weight is None:
+            return self.row_memo("blocks", lambda: _TieBlocks.of(self))
         return self.memo("blocks", lambda: _TieBlocks.of(self))
 
 
@@ -442,6 +449,39 @@ class _TieBlocks:
 
 #: The groupings of the rows of the running :func:`summarize` (one or two).
 _SHARED: ContextVar[tuple[_Rows, ...]] = ContextVar("_SHARED", default=())
+#: Within :func:`shared_rows`: the rows seen, each with what depends on them alone.
+_SEEN: ContextVar[list[tuple[FloatArray, FloatArray, dict[Any, Any]]] | None] = ContextVar(
+    "_SEEN", default=None
+)
+
+
+@contextmanager
+def shared_rows() -> Iterator[None]:
+    """Within the block, metrics and curves called on the same rows (equal confidences and
+    correctness, in the same order, whether or not the same arrays) sort and bin them once:
+    for a caller that runs :func:`summarize` and curves such as
+    :func:`risk_coverage_curve` over one set of rows. Each context (each thread) has its
+    own."""
+    token = _SEEN.set([])
+    try:
+        yield
+    finally:
+        _SEEN.reset(token)
+
+
+def _same_rows(conf: FloatArray, correct: FloatArray) -> dict[Any, Any] | None:
+    """What depends on these rows alone, shared within :func:`shared_rows` (else None)."""
+    seen = _SEEN.get()
+    if seen is None:
+        return None
+    for c, y, per_row in seen:
+        if (c is conf and y is correct) or (
+            c.shape == conf.shape and np.array_equal(c, conf) and np.array_equal(y, correct)
+        ):
+            return per_row
+    per_row: dict[Any, Any] = {}
+    seen.append((conf, correct, per_row))
+    return per_row
 
 
 def _shared(conf: Any, correct: Any, groups: Any = None) -> _Rows | None:
@@ -1149,7 +1189,8 @@ def smooth_band_sums(
     share = np.column_stack([1.0 - frac, frac]).ravel()
     bounds = np.zeros(n_groups + 1, dtype=np.intp)
     np.cumsum(2 * np.bincount(q, minlength=n_groups), out=bounds[1:])
-    operator = _smooth(np.eye(SMOOTH_GRID), bandwidth)[:, points]  # cell -> smoothed at points
+    # cell -> smoothed at points: the smoothing is symmetric, so the points' own rows
+    operator = _smooth(np.eye(SMOOTH_GRID)[points], bandwidth).T
     # one sparse matrix: the questions' correct rows, then the same questions' rows
     weights = np.concatenate([share * np.repeat(y, 2), share])
     rows = np.concatenate([bounds, bounds[1:] + bounds[-1]])
@@ -1626,14 +1667,15 @@ def resample_counts(
     """How often each of ``n_groups`` questions is drawn in each bootstrap resample.
 
     Yields ``(b, n_groups)`` matrices, ``b ≤ chunk``, ``n_resamples`` rows in all: resample i
-    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``, 32-bit
-    draws), so a resampled mean of per-question sums is a matrix product with these counts.
+    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``, 64-bit
+    draws: numpy makes them faster than 32-bit ones), so a resampled mean of per-question
+    sums is a matrix product with these counts.
     """
     rng = np.random.default_rng(seed)
     done = 0
     while done < n_resamples:
         b = min(chunk, n_resamples - done)
-        draws = rng.integers(0, max(n_groups, 1), size=(b, n_groups), dtype=np.int32)
+        draws = rng.integers(0, max(n_groups, 1), size=(b, n_groups), dtype=np.int64)
         counts = np.empty((b, n_groups), dtype=dtype)  # small integers: exact in float32
         for i in range(b):  # one bincount per row: faster than one over the whole block
             counts[i] = np.bincount(draws[i], minlength=n_groups)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -69,6 +69,7 @@ from grace_arena.analysis.metrics import (
     reliability_table,
     resample_counts,
     risk_coverage_curve,
+    shared_rows,
     smooth_band_sums,
     smooth_reliability,
     stats_from_sums,
@@ -681,26 +682,25 @@ def _smooth_section(m: ModelRows, kind: ConfidenceKind) -> dict[str, Any] | None
     }
 
 
-def _analyse_model(
-    m: ModelRows, smooth: dict[str, dict[str, Any] | None]
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Everything of one model but the bootstrap, per confidence kind: the summary (with the
-    curves of all steps that need more than one number, ``smooth`` among them), and what
-    the JSON lists after the intervals (accuracy, reliability tables, SH)."""
-    summary = summarize_models([m])[m.model]
-    after: dict[str, dict[str, Any]] = {}
+def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Everything of one model's confidence ``kind`` but the bootstrap and the smoothed
+    reliability curve: the summary (with the curves of all steps that need more than one
+    number), and what the JSON lists after the intervals (accuracy, reliability tables,
+    SH)."""
     final = m.final
-    for kind in CONFIDENCE_KINDS:
-        metrics = summary[kind]
-        conf = m.conf[kind]
-        keep = ~np.isnan(conf)
-        has_rows = bool(keep.any())
-        keep_final = keep[final]
-        metrics["smooth_reliability"] = smooth[kind]
+    conf = m.conf[kind]
+    keep = ~np.isnan(conf)
+    has_rows = bool(keep.any())
+    keep_final = keep[final]
+    # the summary, the curves, the recalibration's scores and the reliability tables sort and
+    # bin the same rows once
+    with shared_rows():
+        metrics = summarize_models([m], kinds=(kind,))[m.model][kind]
+        metrics["smooth_reliability"] = None  # (with the bootstrap's band, when it is done)
         metrics["risk_coverage"] = _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
         metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
         sh_mean, n_sh = sh_by_model(m, kind)
-        after[kind] = {
+        after = {
             # over the rows the other metrics of this confidence kind score (``n``)
             "accuracy": _none(float(m.correct[keep].mean())) if has_rows else None,
             "final_accuracy": _none(float(m.correct[final][keep_final].mean()))
@@ -711,7 +711,7 @@ def _analyse_model(
             "sh": _none(sh_mean),
             "n_questions_sh": n_sh,
         }
-    return summary, after
+    return metrics, after
 
 
 def _model_section(
@@ -723,14 +723,17 @@ def _model_section(
     level: float,
     h_definition: str = "reference",
     pool: Executor | None = None,
-) -> tuple[dict[str, Any], list[Any]]:
-    """Every model's metrics, curves and intervals. With ``pool``, the models' analyses and
-    the bootstrap run as its tasks (each computes numbers of its own, so the result does
-    not depend on how they are scheduled)."""
+    then: Callable[[list[ModelRows]], Any] | None = None,
+) -> tuple[dict[str, Any], Any]:
+    """Every model's metrics, curves and intervals, and what ``then(rows)`` gives (the
+    models' rows): it runs once the models' tasks are queued, to queue more behind them.
+    With ``pool``, the models' analyses and the bootstrap run as its tasks (each computes
+    numbers of its own, so the result does not depend on how they are scheduled)."""
     pool = pool or _Inline()
     h = human_fraction_column(steps, buzzes, definition=h_definition)
     models = model_rows(steps, questions, h)
     combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
+
     # the smoothed reliability curves first: the bootstrap's band needs their bandwidths
     smooth = {
         m.model: {kind: _smooth_section(m, kind) for kind in CONFIDENCE_KINDS} for m in models
@@ -745,15 +748,23 @@ def _model_section(
         bootstrap_models,
         models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level,
     ) if n_resamples > 0 else None  # fmt: skip
-    tasks = [pool.submit(_analyse_model, m, smooth[m.model]) for m in models]
+    # a task per model and kind: short tasks keep both cores busy until the bootstrap ends
+    tasks = {
+        (m.model, kind): pool.submit(_analyse_model, m, kind)
+        for m in models
+        for kind in CONFIDENCE_KINDS
+    }
+    extra = then(models) if then is not None else None
     boot = boot_task.result() if boot_task else {}
-    summary = {}
-    for m, task in zip(models, tasks, strict=True):
-        summary[m.model], after = task.result()
+    summary: dict[str, Any] = {}
+    for m in models:
+        summary[m.model] = {}
         done = boot.get(m.model)
         cis = done.intervals if done else {}
         for kind in CONFIDENCE_KINDS:
-            metrics = summary[m.model][kind]
+            metrics, late = tasks[(m.model, kind)].result()
+            metrics["smooth_reliability"] = smooth[m.model][kind]
+            summary[m.model][kind] = metrics
             for final in (False, True):
                 target = metrics["final"] if final else metrics
                 ci = cis.get((kind, final), {})
@@ -769,14 +780,13 @@ def _model_section(
                     "high": _listed(high),
                     "level": level,
                 }
-            late = after[kind]
             metrics["accuracy"] = late["accuracy"]
             metrics["final"]["accuracy"] = late["final_accuracy"]
             metrics["reliability"] = late["reliability"]
             metrics["final"]["reliability"] = late["final_reliability"]
             metrics["sh"] = late["sh"]
             metrics["n_questions_sh"] = late["n_questions_sh"]
-    return summary, models
+    return summary, extra
 
 
 def _leaderboard(models: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
@@ -1146,14 +1156,21 @@ def analyze(
         n_q = max(questions.size, 1)
         team_task = pool.submit(_team_section, buzz_arrays, n_q)
         players_task = pool.submit(_players, buzz_arrays, n_q)
-        models, rows = _model_section(
-            step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition, pool
-        )
-        wins_task = pool.submit(_expected_wins, buzz_arrays, rows, n_q)
-        policy = buzz_given_correct_table(rows)
-        accuracy = accuracy_curves(rows)
+
+        def queue_curves(rows: list[ModelRows]) -> list[Future[Any]]:
+            return [
+                pool.submit(_expected_wins, buzz_arrays, rows, n_q),
+                pool.submit(buzz_given_correct_table, rows),
+                pool.submit(accuracy_curves, rows),
+            ]
+
+        models, curve_tasks = _model_section(
+            step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition, pool,
+            queue_curves,
+        )  # fmt: skip
+        wins, policy, accuracy = (task.result() for task in curve_tasks)
         teams, rate_curves = team_task.result()
-        wins, players = wins_task.result(), players_task.result()
+        players = players_task.result()
     notes = []
     if len(buzz_arrays) and not len(step_arrays):
         notes.append(
