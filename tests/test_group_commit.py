@@ -66,9 +66,9 @@ def test_a_slow_commit_delays_one_word_not_the_pace(store):
     from grace_arena.server.room import Room
 
     class SlowWriter(GroupWriter):
-        async def write(self, match_id, events, holder):
+        async def write(self, match_id, events, holder, **kwargs):
             await asyncio.sleep(0.1)
-            await super().write(match_id, events, holder)
+            await super().write(match_id, events, holder, **kwargs)
 
     packet = load_packet(SAMPLE_PACKET_PATH)
     teams = [TeamSpec(id="red", name="Red")]
@@ -86,3 +86,113 @@ def test_a_slow_commit_delays_one_word_not_the_pace(store):
     assert len(times) >= 8
     gaps = [b - a for a, b in pairwise(times)]
     assert sum(gaps) / len(gaps) < 0.29
+
+
+def _sync_setting(session) -> str:
+    """How the transaction of ``session`` commits: SQLite's synchronous (2 FULL, 1 NORMAL),
+    PostgreSQL's synchronous_commit."""
+    from sqlalchemy import text
+
+    if session.get_bind().dialect.name == "sqlite":
+        return str(session.execute(text("PRAGMA synchronous")).scalar())
+    return str(session.execute(text("SHOW synchronous_commit")).scalar())
+
+
+@on_both_backends
+def test_words_revealed_alone_commit_without_a_sync_of_their_own(store, monkeypatch):
+    """A batch of words revealed is stored (a process's crash loses nothing) without waiting
+    for a disk sync; a batch holding anything else syncs, and the connection goes back to
+    syncing after an unsynced commit."""
+    import grace_arena.record.store as store_module
+    from grace_arena.core.commands import Reveal
+
+    synced, unsynced = ("2", "1") if store.engine.dialect.name == "sqlite" else ("on", "off")
+    seen: list[str] = []
+    write_events = store_module._write_events
+
+    def spying(session, match_id, events):
+        seen.append(_sync_setting(session))
+        write_events(session, match_id, events)
+
+    monkeypatch.setattr(store_module, "_write_events", spying)
+    rooms = [store.create(config(), now=0.0) for _ in range(2)]
+    for rm in rooms:
+        rm.handle(StartTossup(), now=1)
+    seen.clear()
+
+    async def scenario() -> None:
+        writer = GroupWriter(store)
+        words = []
+        for rm in rooms:
+            _, state, events = rm.decide_many([Reveal()], now=2)
+            assert [ev.type for ev in events] == ["words_revealed"]
+            words.append((rm, state, events))
+        await asyncio.gather(*(writer.write(rm.id, ev, None, synced=False) for rm, _, ev in words))
+        assert seen == [unsynced, unsynced] and writer.transactions == 1
+        for rm, state, _ in words:
+            rm.match.state = state
+        # a word with a change that syncs, in one batch: the batch syncs
+        seen.clear()
+        _, _, word = rooms[0].decide_many([Reveal()], now=3)
+        _, _, join = rooms[1].decide_many([Join(team="red", player="p", name="P")], now=3)
+        await asyncio.gather(
+            writer.write(rooms[0].id, word, None, synced=False),
+            writer.write(rooms[1].id, join, None),
+        )
+        assert seen == [synced, synced]
+
+    asyncio.run(scenario())
+    reopened = store.open(rooms[0].id).match.state
+    assert reopened.game.position == rooms[0].match.state.game.position + 1
+    # the pooled connections sync again
+    from sqlmodel import Session
+
+    for _ in range(3):
+        with Session(store.engine) as session:
+            assert _sync_setting(session) == synced
+
+
+def test_an_in_memory_sqlite_record_commits_as_it_always_does():
+    """Without WAL (an in-memory database) an unsynced commit is an ordinary one."""
+    from sqlalchemy import text
+
+    from grace_arena.record.db import make_engine
+    from grace_arena.record.store import unsynced_session
+
+    engine = make_engine("sqlite:///:memory:")
+    with unsynced_session(engine) as session:
+        assert str(session.execute(text("PRAGMA synchronous")).scalar()) == "2"
+        session.execute(text("CREATE TABLE t (a INTEGER)"))
+        session.execute(text("INSERT INTO t VALUES (1)"))
+        session.commit()
+
+
+def test_a_room_hands_in_its_words_unsynced_and_everything_else_synced(store):
+    from grace_arena.core.config import TeamSpec
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+    from grace_arena.core.specs import match_config
+    from grace_arena.server.room import Room
+
+    handed: list[tuple[list[str], bool]] = []
+
+    class Recording(GroupWriter):
+        async def write(self, match_id, events, holder, *, synced=True):
+            handed.append(([ev.type for ev in events], synced))
+            await super().write(match_id, events, holder, synced=synced)
+
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    rm = store.create(match_config(packet, [TeamSpec(id="red", name="Red")], wpm=600), now=0.0)
+
+    async def scenario() -> None:
+        room = Room(rm, join_code="SYNC", writer=Recording(store))
+        room.start()
+        await room.command(StartTossup())
+        await asyncio.sleep(0.5)
+        await room.command(Join(team="red", player="p", name="P"))
+        await room.close()
+
+    asyncio.run(scenario())
+    words = [synced for types, synced in handed if types == ["words_revealed"]]
+    others = [synced for types, synced in handed if "words_revealed" not in types]
+    assert len(words) >= 3 and not any(words)
+    assert len(others) == 2 and all(others)

@@ -12,12 +12,13 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, update
+from sqlalchemy import func, insert, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -288,23 +289,33 @@ class MatchStore:
             )
 
     def append(
-        self, match_id: int, events: Sequence[Event], *, holder: Holder | None = None
+        self,
+        match_id: int,
+        events: Sequence[Event],
+        *,
+        holder: Holder | None = None,
+        synced: bool = True,
     ) -> None:
         """Commit ``events`` (and their projections) in one transaction; with ``holder``, only
-        while that process holds the match's lease (else :class:`LeaseLost`, nothing stored)."""
-        with Session(self.engine) as session:
-            if holder is not None:
-                from grace_arena.record.lease import fence
+        while that process holds the match's lease (else :class:`LeaseLost`, nothing stored).
+        ``synced``: see :meth:`append_many`."""
+        self.append_many([(match_id, events, holder)], synced=synced)
 
-                fence(session, match_id, holder)
-            _write_events(session, match_id, events)
-            session.commit()
-
-    def append_many(self, batch: Sequence[tuple[int, Sequence[Event], Holder | None]]) -> None:
+    def append_many(
+        self,
+        batch: Sequence[tuple[int, Sequence[Event], Holder | None]],
+        *,
+        synced: bool = True,
+    ) -> None:
         """Commit the events of several matches in one transaction: one disk sync for all the
         rooms a server is serving (a group commit). Each match's lease is checked as in
-        :meth:`append`; if anything fails, nothing of the batch is stored."""
-        with Session(self.engine) as session:
+        :meth:`append`; if anything fails, nothing of the batch is stored.
+
+        ``synced=False`` commits without a disk sync of its own (:func:`unsynced_session`):
+        the events are stored, and survive the crash of any process, but a power cut may lose
+        them, together with every commit after them that was not synced either; the next
+        synced commit makes them durable too. The server commits words revealed this way."""
+        with unsynced_session(self.engine) if not synced else Session(self.engine) as session:
             for match_id, events, holder in batch:
                 if holder is not None:
                     from grace_arena.record.lease import fence
@@ -500,6 +511,47 @@ def register_player(
 
 # --------------------------------------------------------------------------------------------
 # Projections: what each event adds to the queryable tables, in the event's own transaction.
+
+
+@contextmanager
+def unsynced_session(engine: Engine) -> Iterator[Session]:
+    """A session whose transaction commits without waiting for a disk sync of its own.
+
+    The record's logs are written in order, and every synced commit syncs the log up to it:
+    what is durable is always a prefix of the commits. An unsynced commit is therefore
+    durable no later than the next synced one, a power cut can lose it only with every
+    commit after it, and the crash of a process (this one, or another) loses nothing.
+    SQLite in WAL mode: ``PRAGMA synchronous=NORMAL`` for this transaction, ``FULL`` again
+    after it (outside a transaction both times; the connection is dropped if it cannot be
+    set back). PostgreSQL: ``SET LOCAL synchronous_commit TO OFF``. Anything else (SQLite
+    without WAL: an in-memory database): a synced session."""
+    name = engine.dialect.name
+    if name == "postgresql":
+        with Session(engine) as session:
+            session.execute(text("SET LOCAL synchronous_commit TO OFF"))
+            yield session
+        return
+    if name != "sqlite":
+        with Session(engine) as session:
+            yield session
+        return
+    with engine.connect() as conn:
+        wal = str(conn.exec_driver_sql("PRAGMA journal_mode").scalar()).lower() == "wal"
+        if wal:
+            conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+        conn.commit()
+        try:
+            with Session(bind=conn) as session:
+                yield session
+        finally:
+            if wal:
+                try:
+                    conn.rollback()
+                    conn.exec_driver_sql("PRAGMA synchronous=FULL")
+                    conn.commit()
+                except Exception:
+                    conn.invalidate()  # never back in the pool unsynced
+                    raise
 
 
 def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> None:

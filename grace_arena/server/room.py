@@ -368,7 +368,10 @@ class Room:
             return await asyncio.to_thread(self.rm.handle_many, commands, now=time.time())
         results, state, events = self.rm.decide_many(commands, now=time.time())
         if events:
-            await self.writer.write(self.rm.id, events, self.rm.holder)
+            # words revealed and nothing else: stored before they are shown, without a disk
+            # sync of their own (writer.py)
+            words_only = all(ev.type == "words_revealed" for ev in events)
+            await self.writer.write(self.rm.id, events, self.rm.holder, synced=not words_only)
             self.rm.match.state = state
         return results
 

@@ -7,6 +7,13 @@ others' syncs. Here, the changes that rooms hand in while a transaction is being
 written together in the next one (:meth:`MatchStore.append_many`): one sync for all of them,
 each still durable before its room tells anyone. If a batch fails, each change of it is tried
 alone, so that one room's failure (a lease lost to another process) is that room's only.
+
+A change that only reveals words is handed in with ``synced=False``, and a batch of such
+changes alone is committed without a disk sync of its own (:func:`~grace_arena.record.store.
+unsynced_session`): the words are stored before anyone sees them and survive any process's
+crash; a power cut could lose the last ones, never a buzz, a ruling or any other change, whose
+synced commit makes every word before it durable too. A word then waits for no sync, its own
+or another room's, and rooms reading at once keep time as one room alone does.
 """
 
 from __future__ import annotations
@@ -22,16 +29,26 @@ from grace_arena.record.store import MatchStore
 class GroupWriter:
     def __init__(self, store: MatchStore) -> None:
         self.store = store
-        self._queue: list[tuple[int, Sequence[Event], Holder | None, asyncio.Future[None]]] = []
+        self._queue: list[
+            tuple[int, Sequence[Event], Holder | None, bool, asyncio.Future[None]]
+        ] = []
         self._task: asyncio.Task | None = None
         #: Transactions written, and changes written in them (for benchmarks and tests).
         self.transactions = 0
         self.changes = 0
 
-    async def write(self, match_id: int, events: Sequence[Event], holder: Holder | None) -> None:
-        """Return once ``events`` are committed (raise what the record raised, if not)."""
+    async def write(
+        self,
+        match_id: int,
+        events: Sequence[Event],
+        holder: Holder | None,
+        *,
+        synced: bool = True,
+    ) -> None:
+        """Return once ``events`` are committed (raise what the record raised, if not);
+        ``synced=False`` for words revealed (see the module docstring)."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append((match_id, events, holder, future))
+        self._queue.append((match_id, events, holder, synced, future))
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run())
         await future
@@ -41,14 +58,16 @@ class GroupWriter:
             batch, self._queue = self._queue, []
             try:
                 await asyncio.to_thread(
-                    self.store.append_many, [(m, events, h) for m, events, h, _ in batch]
+                    self.store.append_many,
+                    [(m, events, h) for m, events, h, _, _ in batch],
+                    synced=any(synced for _, _, _, synced, _ in batch),
                 )
                 self.transactions += 1
                 self.changes += len(batch)
                 outcomes: list[BaseException | None] = [None] * len(batch)
             except Exception:
                 outcomes = await asyncio.to_thread(self._one_by_one, batch)
-            for (_, _, _, future), outcome in zip(batch, outcomes, strict=True):
+            for (_, _, _, _, future), outcome in zip(batch, outcomes, strict=True):
                 if future.done():  # its room went away
                     continue
                 if outcome is None:
@@ -58,9 +77,9 @@ class GroupWriter:
 
     def _one_by_one(self, batch) -> list[BaseException | None]:
         outcomes: list[BaseException | None] = []
-        for match_id, events, holder, _ in batch:
+        for match_id, events, holder, synced, _ in batch:
             try:
-                self.store.append(match_id, events, holder=holder)
+                self.store.append(match_id, events, holder=holder, synced=synced)
                 self.transactions += 1
                 self.changes += 1
                 outcomes.append(None)
