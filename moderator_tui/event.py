@@ -69,6 +69,8 @@ class RoomPickerScreen(Screen):
 
     @on(RoomsLoaded)
     def show_rooms(self, message: RoomsLoaded) -> None:
+        if not showing(self):
+            return
         self.rooms = {r.join_code: r for r in message.rooms}
         listing = self.query_one("#rooms", OptionList)
         listing.clear_options()

@@ -156,7 +156,7 @@ class LiveScreen(MatchScreen):
 
     def _tick(self) -> None:
         state = self.current
-        if state is not None and state.deadline is not None:
+        if self.showing and state is not None and state.deadline is not None:
             self.query_one(BuzzBanner).refresh()
 
     # -- which keys work now -------------------------------------------------------------------

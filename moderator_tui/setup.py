@@ -172,6 +172,8 @@ class SetupScreen(Screen):
 
     @on(CatalogLoaded)
     def show_catalog(self, message: CatalogLoaded) -> None:
+        if not showing(self):
+            return
         self.packets = message.packets
         self.models = message.models
         select = self.query_one("#packet", Select)

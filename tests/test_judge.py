@@ -473,6 +473,7 @@ def test_judge_never_raises(given_text: str, line: str) -> None:
 
 @example(first="moby a and", extra="and")  # "a" once passed for the initial of "and"
 @example(first="a a", extra="of a a")  # "a a" ("aa") once passed for the initials of "aa of aa"
+@example(first="u.s.", extra="a san")  # "us" once passed for the initials of "usa san"
 @settings(max_examples=200, deadline=None)
 @given(PHRASES, PHRASES)
 def test_extra_or_missing_words_are_never_accepted(first: str, extra: str) -> None:

@@ -461,7 +461,7 @@ def shared_rows() -> Iterator[None]:
     correctness, in the same order, whether or not the same arrays) sort and bin them once:
     for a caller that runs :func:`summarize` and curves such as
     :func:`risk_coverage_curve` over one set of rows. Each context (each thread) has its
-    own."""
+    own. Arrays changed in place within the block are not seen as changed."""
     token = _SEEN.set([])
     try:
         yield
@@ -1667,9 +1667,10 @@ def resample_counts(
     """How often each of ``n_groups`` questions is drawn in each bootstrap resample.
 
     Yields ``(b, n_groups)`` matrices, ``b ≤ chunk``, ``n_resamples`` rows in all: resample i
-    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``, 64-bit
-    draws: numpy makes them faster than 32-bit ones), so a resampled mean of per-question
-    sums is a matrix product with these counts.
+    draws ``n_groups`` questions with replacement (``numpy.random.default_rng(seed)``, drawn
+    as 64-bit integers, which ``np.bincount`` takes without a cast; below 2**32 questions
+    they are the values 32-bit draws give), so a resampled mean of per-question sums is a
+    matrix product with these counts.
     """
     rng = np.random.default_rng(seed)
     done = 0

@@ -28,7 +28,8 @@ def default_db_url() -> str:
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    # FULL: a commit is on disk before we tell anyone about the event it holds.
+    # FULL: a commit is on disk before we tell anyone about the event it holds (a commit of
+    # words revealed alone waits for no sync of its own: store.unsynced_session).
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, text, update
+from sqlalchemy import func, insert, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -311,10 +311,11 @@ class MatchStore:
         rooms a server is serving (a group commit). Each match's lease is checked as in
         :meth:`append`; if anything fails, nothing of the batch is stored.
 
-        ``synced=False`` commits without a disk sync of its own (:func:`unsynced_session`):
-        the events are stored, and survive the crash of any process, but a power cut may lose
-        them, together with every commit after them that was not synced either; the next
-        synced commit makes them durable too. The server commits words revealed this way."""
+        ``synced=False`` commits without a disk sync of its own on a SQLite record
+        (:func:`unsynced_session`): the events are stored, and survive a crash of this
+        process, but a power cut may lose them, together with every commit after them; the
+        next synced commit makes them durable too. The server commits words revealed this
+        way. On PostgreSQL every commit is synced."""
         with unsynced_session(self.engine) if not synced else Session(self.engine) as session:
             for match_id, events, holder in batch:
                 if holder is not None:
@@ -515,32 +516,30 @@ def register_player(
 
 @contextmanager
 def unsynced_session(engine: Engine) -> Iterator[Session]:
-    """A session whose transaction commits without waiting for a disk sync of its own.
+    """A session whose transaction commits without waiting for a disk sync of its own: SQLite
+    in WAL mode only, where the record lives in this process.
 
-    The record's logs are written in order, and every synced commit syncs the log up to it:
-    what is durable is always a prefix of the commits. An unsynced commit is therefore
-    durable no later than the next synced one, a power cut can lose it only with every
-    commit after it, and the crash of a process (this one, or another) loses nothing.
-    SQLite in WAL mode: ``PRAGMA synchronous=NORMAL`` for this transaction, ``FULL`` again
-    after it (outside a transaction both times; the connection is dropped if it cannot be
-    set back). PostgreSQL: ``SET LOCAL synchronous_commit TO OFF``. Anything else (SQLite
-    without WAL: an in-memory database): a synced session."""
-    name = engine.dialect.name
-    if name == "postgresql":
-        with Session(engine) as session:
-            session.execute(text("SET LOCAL synchronous_commit TO OFF"))
-            yield session
-        return
-    if name != "sqlite":
+    SQLite's log is written in order, and every synced commit (and every checkpoint) syncs it
+    up to that commit: what is durable is always a prefix of the commits. An unsynced commit
+    is therefore durable no later than the next synced one; a crash of this process loses
+    nothing; a power cut or a crash of the system can lose it only with every commit after it,
+    and with this process, so no later event of the same match can be stored after a hole.
+    ``PRAGMA synchronous=NORMAL`` for this transaction, ``FULL`` again after it (outside a
+    transaction both times; the connection is dropped rather than pooled if it cannot be set
+    back). Anything else is a synced session: PostgreSQL runs in a server of its own, which
+    could lose an asynchronous commit in a crash while this process goes on and stores the
+    match's next events after the hole; SQLite without WAL (an in-memory database) has no
+    such log."""
+    if engine.dialect.name != "sqlite":
         with Session(engine) as session:
             yield session
         return
     with engine.connect() as conn:
         wal = str(conn.exec_driver_sql("PRAGMA journal_mode").scalar()).lower() == "wal"
-        if wal:
-            conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
-        conn.commit()
         try:
+            if wal:
+                conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+            conn.commit()
             with Session(bind=conn) as session:
                 yield session
         finally:

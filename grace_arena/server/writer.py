@@ -1,19 +1,19 @@
 """Group commit: the rooms a server serves write their events together.
 
-Each room commits its changes before telling anyone (the record's rule). Committing each room's
+Each room stores its changes before telling anyone (the record's rule). Committing each room's
 change in a transaction of its own costs a disk sync each: 16 rooms reading 4 words a second
 ask for 64 a second, which SQLite serialises, and a room's next word then waits behind the
 others' syncs. Here, the changes that rooms hand in while a transaction is being written are
-written together in the next one (:meth:`MatchStore.append_many`): one sync for all of them,
-each still durable before its room tells anyone. If a batch fails, each change of it is tried
-alone, so that one room's failure (a lease lost to another process) is that room's only.
+written together in the next one (:meth:`MatchStore.append_many`): one transaction for all of
+them, each still stored before its room tells anyone. If a batch fails, each change of it is
+tried alone, so that one room's failure (a lease lost to another process) is that room's only.
 
-A change that only reveals words is handed in with ``synced=False``, and a batch of such
-changes alone is committed without a disk sync of its own (:func:`~grace_arena.record.store.
-unsynced_session`): the words are stored before anyone sees them and survive any process's
-crash; a power cut could lose the last ones, never a buzz, a ruling or any other change, whose
-synced commit makes every word before it durable too. A word then waits for no sync, its own
-or another room's, and rooms reading at once keep time as one room alone does.
+A change that only reveals words is handed in with ``synced=False``; a batch of such changes
+alone is committed, on a SQLite record, without a disk sync of its own
+(:func:`~grace_arena.record.store.unsynced_session`). The words are stored before anyone sees
+them and a crash of the server loses none; a power cut could lose the last ones, never a buzz,
+a ruling or any other change, whose synced commit makes every word before it durable too. A
+batch that holds anything else syncs, and so does every batch on PostgreSQL.
 """
 
 from __future__ import annotations

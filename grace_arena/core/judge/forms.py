@@ -388,12 +388,15 @@ def _initials_of(form: Form) -> list[str]:
     if form.must is not None:
         tokens = tuple(t for i, t in enumerate(tokens) if i in form.must)
     content = [t for t in tokens if t.text not in FILLER]
-    own = {t.text for t in tokens}
     found: list[str] = []
     for words in (tokens, content):
         if len(words) >= 2 and sum(not t.has_digit for t in words) >= 2:
             letters = "".join(t.text if t.has_digit else t.text[:1] for t in words)
-            if letters not in own:  # a word of the form itself is a part of it, not initials
+            # a word of the form itself, or a word at most a letter longer that starts with
+            # them ("us" of "U.S.A. San", whose first word is "usa"), is a part of the form
+            if not any(
+                t.text.startswith(letters) and len(t.text) <= len(letters) + 1 for t in tokens
+            ):
                 found.append(letters)
     return found
 
