@@ -120,13 +120,19 @@ def test_one_scheduled_match_gets_one_match_even_when_two_processes_race(db_url,
     assert len(MatchStore(engine).matches()) == 1  # the loser stored nothing
 
 
-@on_both_backends
-def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
+def _red_vs_blue(db_url, sample):
+    """An event of 2 rounds and round 2's Red vs Blue match (room 1), created: the engine and
+    the match."""
     plan = make_event(db_url, rounds=2)
     engine = make_engine(db_url)
-    # round 2, room 1: Red vs Blue. Tossup 1: Red negs, Blue gets it; tossup 2: Red gets it.
     game = next(g for g in plan.games if g.teams == ("red", "blue"))
-    match = _create_game_match(engine, plan, game.id, sample)
+    return engine, _create_game_match(engine, plan, game.id, sample)
+
+
+@on_both_backends
+def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
+    engine, match = _red_vs_blue(db_url, sample)
+    # Tossup 1: Red negs, Blue gets it; tossup 2: Red gets it.
     match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
     match.handle(Join(team="blue", player="p2", name="Bob"), now=1.0)
     match.handle(StartTossup(), now=2.0)
@@ -157,10 +163,7 @@ def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
 
 @on_both_backends
 def test_a_tossup_ruled_again_after_an_undo_is_heard_once(db_url, sample) -> None:
-    plan = make_event(db_url, rounds=2)
-    engine = make_engine(db_url)
-    game = next(g for g in plan.games if g.teams == ("red", "blue"))
-    match = _create_game_match(engine, plan, game.id, sample)
+    engine, match = _red_vs_blue(db_url, sample)
     last_word = match.match.config.tossups[0].n_words - 1
     match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
     match.handle(Join(team="blue", player="p2", name="Bob"), now=1.0)
@@ -203,10 +206,7 @@ def test_a_tossup_ruled_again_after_an_undo_is_heard_once(db_url, sample) -> Non
 
 @on_both_backends
 def test_a_neg_on_the_first_tossup_ranks_below_teams_on_nothing(db_url, sample) -> None:
-    plan = make_event(db_url, rounds=2)
-    engine = make_engine(db_url)
-    game = next(g for g in plan.games if g.teams == ("red", "blue"))
-    match = _create_game_match(engine, plan, game.id, sample)
+    engine, match = _red_vs_blue(db_url, sample)
     match.handle(Join(team="blue", player="p2", name="Bob"), now=1.0)
     match.handle(StartTossup(), now=2.0)
     match.handle(Reveal(to=5), now=3.0)
