@@ -1,6 +1,7 @@
 """Many rooms of one event on one server: does a room read and lock out as well as it does alone?
 
     .venv/bin/python bench/bench_event.py [--rooms 16] [--players 8] [--seconds 30]
+                                          [--alone-seconds 120]
     .venv/bin/python bench/bench_event.py --db postgresql+psycopg://user:pass@host/db
 
 An event of ``--rooms`` rooms, each playing a human team of ``--players`` players against the
@@ -23,8 +24,11 @@ Measured at the clients, on the machine's clock (server and clients share it):
 - **buzz → lock-out**: from the moment a player sends ``buzz`` to the moment the last client of
   the room (its 8 players and its moderator) has the state with the floor taken.
 
-The same run first plays one room alone (another event of one room on the same server), then
-all the rooms: the ratios compare the two. The clients run in ``--client-procs`` processes
+The same run first plays one room alone (another event of one room on the same server) for
+``--alone-seconds`` (120 s by default, so that its p99 rests on some 450 gaps between words
+rather than 110), then all the rooms: the ratios compare the two. The packet is the sample
+packet's tossups several times over, so that the room alone, whose tossups a buzz a second ends,
+does not run out of them. The clients run in ``--client-procs`` processes
 (asyncio); the machine's cores are shared by all, so compare ratios from one run.
 """
 
@@ -58,7 +62,7 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))] if values else 0.0
 
 
-def make_events(db_url: str, rooms: int) -> dict[str, list[str]]:
+def make_events(db_url: str, rooms: int, copies: int) -> dict[str, list[str]]:
     """Two events in the record: ``solo`` (one room) and ``full`` (``rooms`` rooms), each room
     a human team against the offline model player. Returns each event's room join codes."""
     from grace_arena.core import schedule as pairing
@@ -70,8 +74,20 @@ def make_events(db_url: str, rooms: int) -> dict[str, list[str]]:
 
     upgrade(db_url)
     engine = make_engine(db_url)
-    packet = load_packet(SAMPLE_PACKET_PATH)
-    MatchStore(engine).save_packet(packet, source=SAMPLE_PACKET_PATH)
+    # The sample packet's tossups, ``copies`` times under ids of their own: a room alone with a
+    # buzz every second ends a tossup about every second, and must not run out of them.
+    sample = load_packet(SAMPLE_PACKET_PATH)
+    packet = sample.model_copy(
+        update={
+            "packet": sample.packet.model_copy(update={"id": "bench-event"}),
+            "tossups": [
+                t.model_copy(update={"id": f"{t.id}-{k}"})
+                for k in range(copies)
+                for t in sample.tossups
+            ],
+        }
+    )
+    MatchStore(engine).save_packet(packet)
     ensure_precomputed(db_url, packet, "tfidf")
     codes = {}
     for name, n in (("solo", 1), ("full", rooms)):
@@ -337,7 +353,8 @@ def report(label: str, data: dict[str, list[float]]) -> dict[str, float]:
         f"{label:<22} {row['delivery p50']:>9.1f} {row['delivery p99']:>9.1f} "
         f"{row['reveal late p99']:>11.1f} {row['gap at client p99']:>9.1f} "
         f"{row['lock-out p50']:>9.1f} {row['lock-out p99']:>9.1f}"
-        f" {row['cpu per word']:>9.2f}   ({len(data['delivery'])} word states, "
+        f" {row['cpu per word']:>9.2f}   ({len(data['reveal']) // players_of(data)} gaps "
+        f"between words, {len(data['delivery'])} word states, "
         f"{len(data['lockout'])} of {sum(data['buzzes'])} buzzes locked out; "
         f"server CPU {data['cpu'][0]:.1f} s)"
     )
@@ -353,6 +370,14 @@ def main() -> None:
     parser.add_argument("--rooms", type=int, default=16)
     parser.add_argument("--players", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--alone-seconds",
+        type=float,
+        default=120.0,
+        help="how long the room alone plays: a room alone reads some 4 words a second, so 30 s "
+        "give some 110 gaps between words, whose p99 is their second worst (16 rooms give "
+        "1,700 in 30 s); 120 s give some 450",
+    )
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--db", help="the record (default: a SQLite file in a temporary folder)")
     parser.add_argument(
@@ -364,11 +389,15 @@ def main() -> None:
     args = parser.parse_args()
     from live import free_port
 
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp:
         db_url = args.db or f"sqlite:///{Path(tmp) / 'event.db'}"
         print(f"record: {db_url.split('@')[-1]}")
-        codes = make_events(db_url, args.rooms)
+        # a tossup a second in the room alone, with room to spare
+        copies = 1 + int(args.alone_seconds) // len(load_packet(SAMPLE_PACKET_PATH).tossups)
+        codes = make_events(db_url, args.rooms, copies)
         port = free_port()
         proc, tokens = start_server(db_url, port, "full")
         try:
@@ -383,7 +412,7 @@ def main() -> None:
                 f"{'(server)':>9}"
             )
             solo_data = run_phase(
-                port, solo, args.players, args.seconds, 1, proc.pid, args.in_phase
+                port, solo, args.players, args.alone_seconds, 1, proc.pid, args.in_phase
             )
             solo_data["players"] = [args.players]
             alone = report("1 room alone", solo_data)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, update
+from sqlalchemy import Table, bindparam, delete, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -128,14 +128,22 @@ def acquire(engine: Engine, match_id: int, holder: Holder, *, ttl: float = DEFAU
         return True
 
 
+#: The lease's renewal in a commit, built once (it runs in every commit of every room).
+_LEASE: Table = MatchLeaseRow.__table__  # type: ignore[attr-defined]
+_FENCE = (
+    update(_LEASE)
+    .where(
+        _LEASE.c.match_id == bindparam("lease_match"), _LEASE.c.holder == bindparam("lease_holder")
+    )
+    .values(renewed_at=bindparam("lease_at"))
+)
+
+
 def fence(session: Session, match_id: int, holder: Holder) -> None:
     """In a commit's transaction: renew the lease, or raise :class:`LeaseLost` (the commit is
     then rolled back by the caller) when another process holds it."""
-    table = MatchLeaseRow.__table__  # Core, not the ORM's bulk update: this runs per commit
     renewed = session.connection().execute(
-        update(table)  # type: ignore[arg-type]
-        .where(table.c.match_id == match_id, table.c.holder == holder.id)  # type: ignore[attr-defined]
-        .values(renewed_at=time.time())
+        _FENCE, {"lease_match": match_id, "lease_holder": holder.id, "lease_at": time.time()}
     )
     if renewed.rowcount != 1:  # type: ignore[attr-defined]
         raise LeaseLost(f"match {match_id}: another server process serves it now")

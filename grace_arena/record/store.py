@@ -535,19 +535,24 @@ def unsynced_session(engine: Engine) -> Iterator[Session]:
             yield session
         return
     with engine.connect() as conn:
-        wal = str(conn.exec_driver_sql("PRAGMA journal_mode").scalar()).lower() == "wal"
+        # The pragmas go straight to the driver's connection (sqlite3 runs them outside a
+        # transaction): this runs for every word revealed in every room.
+        driver = conn.connection.dbapi_connection
+        assert driver is not None
+        wal = conn.info.get("wal")
+        if wal is None:
+            mode = driver.execute("PRAGMA journal_mode").fetchone()
+            wal = conn.info["wal"] = str(mode[0]).lower() == "wal"
         try:
             if wal:
-                conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
-            conn.commit()
+                driver.execute("PRAGMA synchronous=NORMAL")
             with Session(bind=conn) as session:
                 yield session
         finally:
             if wal:
                 try:
                     conn.rollback()
-                    conn.exec_driver_sql("PRAGMA synchronous=FULL")
-                    conn.commit()
+                    driver.execute("PRAGMA synchronous=FULL")
                 except Exception:
                     conn.invalidate()  # never back in the pool unsynced
                     raise
