@@ -412,7 +412,8 @@ def main() -> None:
         db_url = args.db or f"sqlite:///{Path(tmp) / 'event.db'}"
         print(f"record: {db_url.split('@')[-1]}")
         # a tossup a second in the room alone, with room to spare
-        copies = 1 + int(args.alone_seconds) // len(load_packet(SAMPLE_PACKET_PATH).tossups)
+        seconds = max(args.alone_seconds, args.seconds)
+        copies = 2 + int(seconds) // len(load_packet(SAMPLE_PACKET_PATH).tossups)
         codes = make_events(db_url, args.rooms, copies)
         port = free_port()
         proc, tokens = start_server(db_url, port, "full")

@@ -156,6 +156,47 @@ def test_words_revealed_alone_commit_without_a_sync_of_their_own(store, monkeypa
         assert [_sync_setting(session) for session in sessions] == [synced] * 5
 
 
+@on_both_backends
+def test_a_lost_lease_in_an_unsynced_batch_stores_nothing_and_leaves_every_connection_synced(
+    store,
+):
+    """Words are handed in with the lease's holder and unsynced: a room whose match another
+    process took over fails alone, twice over (the second time on connections that know their
+    journal mode already), and every pooled connection syncs again afterwards."""
+    from contextlib import ExitStack
+
+    from sqlmodel import Session
+
+    from grace_arena.core.commands import Reveal
+
+    ours, theirs = Holder.this_process(), Holder("elsewhere:1:x", "elsewhere", 1)
+    kept = store.create(config(), now=0.0, holder=ours)
+    lost = store.create(config(), now=0.0, holder=theirs)
+    for rm in (kept, lost):
+        rm.handle(StartTossup(), now=1)
+
+    async def scenario() -> None:
+        writer = GroupWriter(store)
+        for now in (2, 3):
+            _, state, good = kept.decide_many([Reveal()], now=now)
+            _, _, bad = lost.decide_many([Reveal()], now=now)
+            results = await asyncio.gather(
+                writer.write(kept.id, good, ours, synced=False),
+                writer.write(lost.id, bad, ours, synced=False),
+                return_exceptions=True,
+            )
+            assert results[0] is None and isinstance(results[1], LeaseLost)
+            kept.match.state = state
+
+    asyncio.run(scenario())
+    assert store.open(kept.id).match.state.game.position == 1
+    assert store.open(lost.id).match.state.game.position == -1
+    synced = "2" if store.engine.dialect.name == "sqlite" else "on"
+    with ExitStack() as stack:
+        sessions = [stack.enter_context(Session(store.engine)) for _ in range(5)]
+        assert [_sync_setting(session) for session in sessions] == [synced] * 5
+
+
 def test_an_in_memory_sqlite_record_commits_as_it_always_does():
     """Without WAL (an in-memory database) an unsynced commit is an ordinary one."""
     from sqlalchemy import text

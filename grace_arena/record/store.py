@@ -552,6 +552,8 @@ def unsynced_session(engine: Engine) -> Iterator[Session]:
             if wal:
                 try:
                     conn.rollback()
+                    if driver.in_transaction:  # a commit that failed in the driver
+                        driver.rollback()
                     driver.execute("PRAGMA synchronous=FULL")
                 except Exception:
                     conn.invalidate()  # never back in the pool unsynced
