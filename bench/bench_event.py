@@ -66,7 +66,7 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))] if values else 0.0
 
 
-def make_events(db_url: str, rooms: int, copies: int) -> dict[str, list[str]]:
+def make_events(db_url: str, rooms: int, seconds: float) -> dict[str, list[str]]:
     """Two events in the record: ``solo`` (one room) and ``full`` (``rooms`` rooms), each room
     a human team against the offline model player. Returns each event's room join codes."""
     from grace_arena.core import schedule as pairing
@@ -78,9 +78,10 @@ def make_events(db_url: str, rooms: int, copies: int) -> dict[str, list[str]]:
 
     upgrade(db_url)
     engine = make_engine(db_url)
-    # The sample packet's tossups, ``copies`` times under ids of their own: a room alone with a
+    # The sample packet's tossups, several times under ids of their own: a room alone with a
     # buzz every second ends a tossup about every second, and must not run out of them.
     sample = load_packet(SAMPLE_PACKET_PATH)
+    copies = 2 + int(seconds) // len(sample.tossups)  # a tossup a second, to spare
     packet = sample.model_copy(
         update={
             "packet": sample.packet.model_copy(update={"id": "bench-event"}),
@@ -405,16 +406,11 @@ def main() -> None:
     args = parser.parse_args()
     from live import free_port
 
-    from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
-
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp:
         db_url = args.db or f"sqlite:///{Path(tmp) / 'event.db'}"
         print(f"record: {db_url.split('@')[-1]}")
-        # a tossup a second in the room alone, with room to spare
-        seconds = max(args.alone_seconds, args.seconds)
-        copies = 2 + int(seconds) // len(load_packet(SAMPLE_PACKET_PATH).tossups)
-        codes = make_events(db_url, args.rooms, copies)
+        codes = make_events(db_url, args.rooms, max(args.alone_seconds, args.seconds))
         port = free_port()
         proc, tokens = start_server(db_url, port, "full")
         try:

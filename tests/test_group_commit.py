@@ -98,6 +98,16 @@ def _sync_setting(session) -> str:
     return str(session.execute(text("SHOW synchronous_commit")).scalar())
 
 
+def _pooled_sync_settings(engine, n: int = 5) -> list[str]:
+    """:func:`_sync_setting` of ``n`` pooled connections, all of them checked out at once."""
+    from contextlib import ExitStack
+
+    from sqlmodel import Session
+
+    with ExitStack() as stack:
+        return [_sync_setting(stack.enter_context(Session(engine))) for _ in range(n)]
+
+
 @on_both_backends
 def test_words_revealed_alone_commit_without_a_sync_of_their_own(store, monkeypatch):
     """On SQLite a batch of words revealed is stored (a crash of the server loses nothing)
@@ -147,13 +157,7 @@ def test_words_revealed_alone_commit_without_a_sync_of_their_own(store, monkeypa
     reopened = store.open(rooms[0].id).match.state
     assert reopened.game.position == rooms[0].match.state.game.position + 1
     # every pooled connection syncs again (all of them checked out at once)
-    from contextlib import ExitStack
-
-    from sqlmodel import Session
-
-    with ExitStack() as stack:
-        sessions = [stack.enter_context(Session(store.engine)) for _ in range(5)]
-        assert [_sync_setting(session) for session in sessions] == [synced] * 5
+    assert _pooled_sync_settings(store.engine) == [synced] * 5
 
 
 @on_both_backends
@@ -163,10 +167,6 @@ def test_a_lost_lease_in_an_unsynced_batch_stores_nothing_and_leaves_every_conne
     """Words are handed in with the lease's holder and unsynced: a room whose match another
     process took over fails alone, twice over (the second time on connections that know their
     journal mode already), and every pooled connection syncs again afterwards."""
-    from contextlib import ExitStack
-
-    from sqlmodel import Session
-
     from grace_arena.core.commands import Reveal
 
     ours, theirs = Holder.this_process(), Holder("elsewhere:1:x", "elsewhere", 1)
@@ -192,9 +192,7 @@ def test_a_lost_lease_in_an_unsynced_batch_stores_nothing_and_leaves_every_conne
     assert store.open(kept.id).match.state.game.position == 1
     assert store.open(lost.id).match.state.game.position == -1
     synced = "2" if store.engine.dialect.name == "sqlite" else "on"
-    with ExitStack() as stack:
-        sessions = [stack.enter_context(Session(store.engine)) for _ in range(5)]
-        assert [_sync_setting(session) for session in sessions] == [synced] * 5
+    assert _pooled_sync_settings(store.engine) == [synced] * 5
 
 
 def test_an_in_memory_sqlite_record_commits_as_it_always_does():

@@ -696,7 +696,8 @@ def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], 
     # bin the same rows once
     with shared_rows():
         metrics = summarize_models([m], kinds=(kind,))[m.model][kind]
-        metrics["smooth_reliability"] = None  # (with the bootstrap's band, when it is done)
+        # its place in the JSON; _model_section puts the curve in (the bootstrap adds its band)
+        metrics["smooth_reliability"] = None
         metrics["risk_coverage"] = _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
         metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
         sh_mean, n_sh = sh_by_model(m, kind)
