@@ -36,6 +36,7 @@ from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.packets import packet_from_record
 from grace_arena.record.schedule import (
     RoundPlan,
+    StandingsReader,
     TeamEntry,
     create_event,
     event_standings,
@@ -159,6 +160,48 @@ def test_standings_add_up_to_the_rulings(db_url, sample) -> None:
     winner, loser = ("red", "blue") if scores["red"] > scores["blue"] else ("blue", "red")
     assert (by[winner].won, by[loser].lost, by[winner].rank) == (1, 1, 1)
     assert by["robo"].played == 0 and by["robo"].points_per_tossup is None
+
+
+@on_both_backends
+def test_a_standings_reader_rereads_only_what_changed_and_agrees_with_a_full_read(
+    db_url, sample
+) -> None:
+    engine, match = _red_vs_blue(db_url, sample)
+    reader = StandingsReader(engine, "night")
+
+    def same() -> tuple[int, int]:
+        """The reader's standings and schedule are a full read's; what it has read so far."""
+        plan, rows = reader.read()
+        full_plan, full_rows = event_standings(engine, "night")
+        assert (plan.games, rows) == (full_plan.games, full_rows)
+        return reader.plans_read, reader.matches_read
+
+    assert same() == (1, 1)
+    assert same() == (1, 1)  # nothing changed: nothing read but the marks
+    match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
+    match.handle(StartTossup(), now=2.0)
+    assert same() == (1, 2)
+    match.handle(Reveal(to=5), now=3.0)
+    match.handle(BuzzCommand(team="red", player="p1"), now=4.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=5.0)
+    assert same() == (1, 3)
+    assert {s.team: s.points for s in reader.read()[1]}["red"] == match.match.scores["red"] > 0
+    # another process creates and plays round 1's first match: the plan is read again
+    plan = load_plan(engine, "night")
+    other_game = next(g for g in plan.games if g.teams == ("red", "robo"))
+    other = _create_game_match(engine, plan, other_game.id, sample)
+    assert same() == (2, 4)
+    other.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
+    other.handle(StartTossup(), now=2.0)
+    other.handle(Reveal(to=3), now=3.0)
+    other.handle(BuzzCommand(team="red", player="p1"), now=4.0)
+    other.handle(Rule(ruling=Ruling.CORRECT), now=5.0)
+    assert same() == (2, 5)  # that match alone
+    other.handle(EndMatch(), now=6.0)
+    assert same() == (3, 6)
+    match.handle(UndoRuling(), now=7.0)
+    assert same() == (3, 7)
+    assert same() == (3, 7)
 
 
 @on_both_backends

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, func, select
 
 from grace_arena.core import schedule as pairing
 from grace_arena.core.events import Event, event_from_dict, tossups_heard
@@ -517,12 +518,17 @@ def find_room_by_code(engine: Engine, code: str) -> tuple[int, str] | None:
 # Standings
 
 
-def match_results(engine: Engine, plan: EventPlan) -> list[MatchResult]:
-    """What each created match of the event adds to the standings, from the record."""
-    rounds = {g.match_id: g.round for g in plan.games if g.match_id is not None}
-    if not rounds:
+def match_results(
+    engine: Engine, plan: EventPlan, *, only: Iterable[int] | None = None
+) -> list[MatchResult]:
+    """What each created match of the event (of those in ``only``, if given) adds to the
+    standings, from the record."""
+    ids = [g.match_id for g in plan.games if g.match_id is not None]
+    if only is not None:
+        wanted = set(only)
+        ids = [i for i in ids if i in wanted]
+    if not ids:
         return []
-    ids = list(rounds)
     with Session(engine) as session:
         matches = {
             m.id: m
@@ -581,3 +587,79 @@ def match_results(engine: Engine, plan: EventPlan) -> list[MatchResult]:
 def event_standings(engine: Engine, key: str | int) -> tuple[EventPlan, list[Standing]]:
     plan = load_plan(engine, key)
     return plan, standings(plan.team_infos(), match_results(engine, plan))
+
+
+def game_marks(engine: Engine, event_id: int) -> dict[int, tuple[int | None, bool, int | None]]:
+    """Each scheduled game of the event: ``(match id, ended, the match's last event's seq)``.
+    One query, an index lookup per match: what tells whether the standings may have changed
+    (every change to a match is an event stored after the others)."""
+    last = (
+        select(func.max(EventRow.seq))
+        .where(EventRow.match_id == EventGameRow.match_id)
+        .scalar_subquery()
+    )
+    query = (
+        select(EventGameRow.id, EventGameRow.match_id, MatchRow.ended_at, last)
+        .select_from(EventGameRow)
+        .outerjoin(MatchRow, MatchRow.id == EventGameRow.match_id)  # type: ignore[arg-type]
+        .where(EventGameRow.event_id == event_id)
+    )
+    with Session(engine) as session:
+        return {
+            game_id: (match_id, ended_at is not None, seq)
+            for game_id, match_id, ended_at, seq in session.exec(query)  # type: ignore[call-overload]
+        }
+
+
+class StandingsReader:
+    """An event's standings, read from the record again after every change, re-reading only
+    what changed: the plan when a scheduled match was created or ended (the schedule and the
+    teams are fixed once a round started), and the results of the matches with events stored
+    since the last read. A server recomputes its events' standings after every ruling in any
+    of its rooms; reading the whole event each time costs more and more as the event goes on.
+    The standings and the plan's schedule are :func:`event_standings`'s (the plan's players
+    are those of its last read: players who join register then). Safe to share between
+    threads."""
+
+    def __init__(self, engine: Engine, key: str | int) -> None:
+        self.engine, self.key = engine, key
+        self._lock = threading.Lock()
+        self._event_id: int | None = None
+        self._plan: EventPlan | None = None
+        self._marks: dict[int, tuple[int | None, bool, int | None]] = {}
+        self._results: dict[int, MatchResult] = {}  # by match id; matches not begun left out
+        #: Reads of matches' results and of the plan (for tests and benchmarks).
+        self.matches_read = 0
+        self.plans_read = 0
+
+    def read(self) -> tuple[EventPlan, list[Standing]]:
+        with self._lock:
+            with Session(self.engine) as session:  # (a name may come to mean another event)
+                event_id = find_event_row(session, self.key).id
+            assert event_id is not None
+            if event_id != self._event_id:
+                self._event_id, self._plan, self._marks, self._results = event_id, None, {}, {}
+            # the marks before the plan: a plan read after them is as new as they are
+            marks = game_marks(self.engine, event_id)
+            plan = self._plan
+            if plan is None or {g: m[:2] for g, m in marks.items()} != {
+                g: m[:2] for g, m in self._marks.items()
+            }:
+                plan = self._load()  # a match created or ended (here or in another process)
+            changed = [
+                m[0] for g, m in marks.items() if m[0] is not None and self._marks.get(g) != m
+            ]
+            if changed:
+                self.matches_read += len(changed)
+                for match_id in changed:
+                    self._results.pop(match_id, None)
+                for result in match_results(self.engine, plan, only=changed):
+                    self._results[result.match_id] = result
+            self._marks = marks
+            results = [self._results[g.match_id] for g in plan.games if g.match_id in self._results]
+            return plan, standings(plan.team_infos(), results)
+
+    def _load(self) -> EventPlan:
+        self.plans_read += 1
+        self._plan = load_plan(self.engine, self._event_id or self.key)
+        return self._plan

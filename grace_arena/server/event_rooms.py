@@ -34,8 +34,8 @@ from grace_arena.record import lease
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
+    StandingsReader,
     add_room_moderator_token,
-    event_standings,
     find_room_by_code,
     load_plan,
     room_moderator_hashes,
@@ -99,6 +99,7 @@ class EventHost:
         self.standings_version: dict[int, int] = {}  # bumped with every recomputation
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
+        self._readers: dict[int | str, StandingsReader] = {}  # by event id or name
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
 
     @property
@@ -491,7 +492,10 @@ class EventHost:
                 return
 
     def compute_standings(self, key: int | str) -> StandingsView:
-        plan, rows = event_standings(self.engine, key)
+        reader = self._readers.get(key)
+        if reader is None:
+            reader = self._readers.setdefault(key, StandingsReader(self.engine, key))
+        plan, rows = reader.read()
         return standings_view(plan.name, plan.title, len(plan.rounds), rows, self.room_status(plan))
 
     def room_status(self, plan: EventPlan) -> list[RoomStatus]:
