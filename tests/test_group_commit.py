@@ -210,6 +210,50 @@ def test_an_in_memory_sqlite_record_commits_as_it_always_does():
         session.commit()
 
 
+def test_a_room_not_reading_waits_for_its_next_change_not_for_a_clock_tick(store, monkeypatch):
+    """While a room is not reading, its reader sleeps until the room's next change instead of
+    looking again every so often, so that a tossup's first word is due a word's time after
+    that tossup started. (Readers that looked every 50 ms put the words of all the rooms of a
+    server on the five 50 ms ticks between two words, several rooms' words falling due
+    together and waiting for each other.)"""
+    from grace_arena.core.config import TeamSpec
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+    from grace_arena.core.specs import match_config
+    from grace_arena.server import room as room_module
+
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    rm = store.create(match_config(packet, [TeamSpec(id="red", name="Red")], wpm=240), now=0.0)
+    real_sleep = asyncio.sleep
+    naps: list[float] = []
+
+    async def nap(delay, *args, **kwargs):
+        naps.append(delay)
+        return await real_sleep(delay, *args, **kwargs)
+
+    async def scenario() -> tuple[list[float], list[float], list[dict]]:
+        room = room_module.Room(rm, join_code="IDLE", writer=GroupWriter(store))
+        monkeypatch.setattr(room_module.asyncio, "sleep", nap)
+        room.start()
+        await real_sleep(0.3)  # nothing to read
+        idle = list(naps)
+        await room.command(StartTossup())
+        await real_sleep(0.8)
+        reading = list(naps[len(idle) :])
+        await room.pause()
+        await real_sleep(0.3)
+        paused = list(naps[len(idle) + len(reading) :])
+        log = list(room.tossup_log)
+        await room.close()
+        return idle, reading, paused, log
+
+    idle, reading, paused, log = asyncio.run(scenario())
+    assert idle == [] and paused == []
+    assert reading and reading[0] == pytest.approx(0.25, abs=0.02)  # a word's time from its start
+    started = next(ev["t"] for ev in log if ev["type"] == "tossup_started")
+    first = next(ev["t"] for ev in log if ev["type"] == "words_revealed")
+    assert first - started >= 0.24
+
+
 def test_a_room_hands_in_its_words_unsynced_and_everything_else_synced(store):
     from grace_arena.core.config import TeamSpec
     from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
@@ -230,7 +274,7 @@ def test_a_room_hands_in_its_words_unsynced_and_everything_else_synced(store):
         room = Room(rm, join_code="SYNC", writer=Recording(store))
         room.start()
         await room.command(StartTossup())
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.45)  # between two words (due 0.1 s apart from the start)
         await room.command(Join(team="red", player="p", name="P"))
         await room.close()
 

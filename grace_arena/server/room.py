@@ -269,6 +269,8 @@ class Room:
         self.moderator_hashes: frozenset[str] = frozenset()
         self.lock = asyncio.Lock()
         self.running = False  # the reader advances the reveal position
+        #: Set at every change the room takes (the reader waits on it while not reading).
+        self._changed = asyncio.Event()
         self.reveal_times: list[tuple[float, int]] = []  # (wall time, position) this tossup
         self.tossup_log: list[dict[str, Any]] = []
         self._tasks: list[asyncio.Task] = []
@@ -392,6 +394,7 @@ class Room:
             self._events_for(events), roles=("moderator", "display") if quiet else None
         )
         self._schedule_deadline()
+        self._changed.set()
         if self.on_events is not None and not quiet:
             try:
                 self.on_events(self, events)
@@ -460,8 +463,12 @@ class Room:
         while True:
             spacing = 60.0 / self.wpm
             if not self._reading():
+                # Until the reading starts again, the first word a word's time after that:
+                # each room keeps the pace of its own start, not a grid the rooms of a
+                # server share (several rooms' words falling due at once wait for each other).
                 next_at = None
-                await asyncio.sleep(min(spacing, 0.05))
+                self._changed.clear()
+                await self._changed.wait()
                 continue
             now = loop.time()
             if next_at is None:
@@ -484,6 +491,7 @@ class Room:
 
     async def pause(self) -> list[Event]:
         self.running = False
+        self._changed.set()
         events: list[Event] = []
         if not self.match.game.paused:
             events = await self.command(Pause())
@@ -493,6 +501,7 @@ class Room:
 
     async def resume(self) -> list[Event]:
         self.running = True
+        self._changed.set()
         if self.match.game.paused:
             return await self.command(Resume())
         self.broadcast_state()
