@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.request
 
+import pytest
 from backends import on_both_backends
 from event_helpers import (
     code_of,
@@ -241,3 +242,25 @@ def test_a_rooms_join_code_has_its_join_url_qr_code_and_summaries_for_its_modera
         )
         assert json.load(urllib.request.urlopen(request))["ended"] is True
         assert server.arena.events.rooms[room1].live.rm.id != first
+
+
+def test_standings_asked_by_any_name_keep_one_reader_per_event(db_url):
+    """The standings' URL is public: asking by the event's name, its id or names of no event
+    keeps one reader for the event, and nothing for the rest."""
+    import urllib.error
+
+    plan = make_event(db_url)
+    with event_server(db_url) as server:
+
+        def standings(key: str) -> dict:
+            with urllib.request.urlopen(f"{server.http_url}/api/events/{key}/standings") as r:
+                return json.load(r)
+
+        by_name = standings("night")
+        assert standings(str(plan.id))["rows"] == by_name["rows"]
+        assert standings(f"000{plan.id}")["rows"] == by_name["rows"]
+        for unknown in ("nope", "nope2", "99999"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                standings(unknown)
+            assert refused.value.code == 404
+        assert list(server.arena.events._readers) == [plan.id]

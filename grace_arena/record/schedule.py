@@ -485,6 +485,14 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
         )
 
 
+def event_id_of(engine: Engine, key: str | int) -> int:
+    """The id of the event with this name or id (:func:`find_event_row`)."""
+    with Session(engine) as session:
+        event_id = find_event_row(session, key).id
+    assert event_id is not None
+    return event_id
+
+
 def room_moderator_hashes(engine: Engine, event_id: int, room_id: str) -> list[str]:
     with Session(engine) as session:
         row = session.get(EventRoomRow, (event_id, room_id))
@@ -634,9 +642,7 @@ class StandingsReader:
 
     def read(self) -> tuple[EventPlan, list[Standing]]:
         with self._lock:
-            with Session(self.engine) as session:  # (a name may come to mean another event)
-                event_id = find_event_row(session, self.key).id
-            assert event_id is not None
+            event_id = event_id_of(self.engine, self.key)  # a name may come to mean another
             if event_id != self._event_id:
                 self._event_id, self._plan, self._marks, self._results = event_id, None, {}, {}
             # the marks before the plan: a plan read after them is as new as they are

@@ -36,6 +36,7 @@ from grace_arena.record.schedule import (
     GamePlan,
     StandingsReader,
     add_room_moderator_token,
+    event_id_of,
     find_room_by_code,
     load_plan,
     room_moderator_hashes,
@@ -99,7 +100,7 @@ class EventHost:
         self.standings_version: dict[int, int] = {}  # bumped with every recomputation
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
-        self._readers: dict[int | str, StandingsReader] = {}  # by event id or name
+        self._readers: dict[int, StandingsReader] = {}  # by event id
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
 
     @property
@@ -492,9 +493,13 @@ class EventHost:
                 return
 
     def compute_standings(self, key: int | str) -> StandingsView:
-        reader = self._readers.get(key)
+        """The standings of the event named (or numbered) ``key``; raises ``RecordError``
+        for no such event. One reader per event, whatever name it was asked by (the key
+        comes from a public URL: any number of names keeps no more than one per event)."""
+        event_id = event_id_of(self.engine, key)
+        reader = self._readers.get(event_id)
         if reader is None:
-            reader = self._readers.setdefault(key, StandingsReader(self.engine, key))
+            reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
         plan, rows = reader.read()
         return standings_view(plan.name, plan.title, len(plan.rounds), rows, self.room_status(plan))
 
