@@ -39,6 +39,7 @@ from grace_arena.record.schedule import (
     StandingsReader,
     TeamEntry,
     create_event,
+    event_id_of,
     event_standings,
     load_plan,
     set_schedule,
@@ -167,7 +168,7 @@ def test_a_standings_reader_rereads_only_what_changed_and_agrees_with_a_full_rea
     db_url, sample
 ) -> None:
     engine, match = _red_vs_blue(db_url, sample)
-    reader = StandingsReader(engine, "night")
+    reader = StandingsReader(engine, event_id_of(engine, "night"))
 
     def same() -> tuple[int, int]:
         """The reader's standings and schedule are a full read's; what it has read so far."""

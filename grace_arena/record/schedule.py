@@ -627,12 +627,11 @@ class StandingsReader:
     of its rooms; reading the whole event each time costs more and more as the event goes on.
     The standings and the plan's schedule are :func:`event_standings`'s (the plan's players
     are those of its last read: players who join register then). Safe to share between
-    threads."""
+    threads; an event gone from the record raises ``RecordError``."""
 
-    def __init__(self, engine: Engine, key: str | int) -> None:
-        self.engine, self.key = engine, key
+    def __init__(self, engine: Engine, event_id: int) -> None:
+        self.engine, self.event_id = engine, event_id
         self._lock = threading.Lock()
-        self._event_id: int | None = None
         self._plan: EventPlan | None = None
         self._marks: dict[int, tuple[int | None, bool, int | None]] = {}
         self._results: dict[int, MatchResult] = {}  # by match id; matches not begun left out
@@ -642,11 +641,8 @@ class StandingsReader:
 
     def read(self) -> tuple[EventPlan, list[Standing]]:
         with self._lock:
-            event_id = event_id_of(self.engine, self.key)  # a name may come to mean another
-            if event_id != self._event_id:
-                self._event_id, self._plan, self._marks, self._results = event_id, None, {}, {}
             # the marks before the plan: a plan read after them is as new as they are
-            marks = game_marks(self.engine, event_id)
+            marks = game_marks(self.engine, self.event_id)
             plan = self._plan
             if plan is None or {g: m[:2] for g, m in marks.items()} != {
                 g: m[:2] for g, m in self._marks.items()
@@ -667,5 +663,5 @@ class StandingsReader:
 
     def _load(self) -> EventPlan:
         self.plans_read += 1
-        self._plan = load_plan(self.engine, self._event_id or self.key)
+        self._plan = load_plan(self.engine, self.event_id)
         return self._plan

@@ -491,7 +491,6 @@ class Room:
 
     async def pause(self) -> list[Event]:
         self.running = False
-        self._changed.set()
         events: list[Event] = []
         if not self.match.game.paused:
             events = await self.command(Pause())
@@ -501,7 +500,7 @@ class Room:
 
     async def resume(self) -> list[Event]:
         self.running = True
-        self._changed.set()
+        self._changed.set()  # (not paused: no event follows, only the flag changed)
         if self.match.game.paused:
             return await self.command(Resume())
         self.broadcast_state()
