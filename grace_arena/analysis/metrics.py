@@ -87,6 +87,7 @@ __all__ = [
     "selective_accuracy",
     "shared_rows",
     "smooth_band_sums",
+    "smooth_bandwidth",
     "smooth_ece",
     "smooth_ece_bandwidth",
     "smooth_reliability",
@@ -1137,17 +1138,36 @@ def smooth_ece(
     return r.result(value)
 
 
+def smooth_bandwidth(conf: ArrayLike, correct: ArrayLike) -> float:
+    """The bandwidth :func:`smooth_ece` and :func:`smooth_reliability` pick for these rows
+    when none is given (:func:`smooth_ece_bandwidth` of their binned residual).
+
+    >>> round(smooth_bandwidth([0.9] * 10, [1] * 10), 6)
+    0.1
+    """
+    r = _rows(conf, correct)
+    return float(smooth_ece_bandwidth(_residual_mass(r)))
+
+
+def _residual_mass(r: _Rows) -> FloatArray:
+    """``(g − c)/N`` of one group's rows binned on the grid."""
+    cells = r.row_memo("grid", lambda: _grid_cells(r.conf))
+    return _grid_mass(r.conf, r.correct - r.conf, cells=cells) / r.conf.size
+
+
 def smooth_reliability(
     conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None = None
 ) -> SmoothReliability:
     """The smoothed reliability curve behind :func:`smooth_ece`: at each grid point t, the
     kernel regression of correctness on confidence ``Σ K(t, c_i) g_i / Σ K(t, c_i)`` (NaN
     where no confidence is near) and the density of confidences ``(1/N) Σ K(t, c_i)``."""
-    c, y = _check_rows(conf, correct)
-    residual = _grid_mass(c, y - c) / c.size
+    r = _rows(conf, correct)
+    c, y = r.conf, r.correct
+    cells = r.row_memo("grid", lambda: _grid_cells(c))
+    residual = _residual_mass(r)
     sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
-    mass = _smooth(_grid_mass(c, np.ones_like(c)), sigma)
-    hits = _smooth(_grid_mass(c, y), sigma)
+    mass = _smooth(_grid_mass(c, np.ones_like(c), cells=cells), sigma)
+    hits = _smooth(_grid_mass(c, y, cells=cells), sigma)
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = np.where(mass > 1e-9 * c.size, hits / mass, np.nan)
     return SmoothReliability(

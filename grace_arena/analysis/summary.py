@@ -71,6 +71,7 @@ from grace_arena.analysis.metrics import (
     risk_coverage_curve,
     shared_rows,
     smooth_band_sums,
+    smooth_bandwidth,
     smooth_reliability,
     stats_from_sums,
     summarize,
@@ -391,15 +392,14 @@ def _step_order(steps: Steps) -> IntArray:
 
 
 def model_rows(
-    steps: Steps, questions: NDArray[Any], h: FloatArray | None = None
+    steps: Steps, questions: NDArray[Any], h: FloatArray | Future[FloatArray] | None = None
 ) -> list[ModelRows]:
-    """Split ``steps`` by model (sorted by name); ``h`` defaults to all zeros.
+    """Split ``steps`` by model (sorted by name); ``h`` defaults to all zeros. A future of
+    ``h`` is waited for only once the rows are split (it can be computed meanwhile).
 
     Raises ``ValueError`` on a duplicate (model, question, step).
     """
-    if h is None:
-        h = np.zeros(len(steps))
-    out = []
+    parts = []
     order = _step_order(steps)
     model_sorted = steps.model[order]
     bounds = np.searchsorted(model_sorted, np.arange(steps.models.size + 1))
@@ -434,23 +434,29 @@ def model_rows(
         nw = steps.n_words[idx]
         known = nw >= 0
         n_words[q[known]] = nw[known]
-        out.append(
-            ModelRows(
-                model=str(model),
-                question_ids=qids,
-                q=q,
-                step=step,
-                word_index=steps.word_index[idx],
-                correct=steps.correct[idx],
-                conf={kind: steps.conf[kind][idx] for kind in CONFIDENCE_KINDS},
-                h=h[idx],
-                category=category,
-                n_words=n_words,
-                would_buzz=steps.would_buzz[idx],
-                final=np.flatnonzero(last),
+        parts.append(
+            (
+                idx,
+                dict(
+                    model=str(model),
+                    question_ids=qids,
+                    q=q,
+                    step=step,
+                    word_index=steps.word_index[idx],
+                    correct=steps.correct[idx],
+                    conf={kind: steps.conf[kind][idx] for kind in CONFIDENCE_KINDS},
+                    category=category,
+                    n_words=n_words,
+                    would_buzz=steps.would_buzz[idx],
+                    final=np.flatnonzero(last),
+                ),
             )
         )
-    return out
+    if isinstance(h, Future):
+        h = h.result()
+    if h is None:
+        h = np.zeros(len(steps))
+    return [ModelRows(h=h[idx], **fields) for idx, fields in parts]
 
 
 def summarize_models(
@@ -683,10 +689,9 @@ def _smooth_section(m: ModelRows, kind: ConfidenceKind) -> dict[str, Any] | None
 
 
 def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Everything of one model's confidence ``kind`` but the bootstrap and the smoothed
-    reliability curve: the summary (with the curves of all steps that need more than one
-    number), and what the JSON lists after the intervals (accuracy, reliability tables,
-    SH)."""
+    """Everything of one model's confidence ``kind`` but the bootstrap: the summary (with
+    the curves of all steps that need more than one number), and what the JSON lists after
+    the intervals (accuracy, reliability tables, SH)."""
     final = m.final
     conf = m.conf[kind]
     keep = ~np.isnan(conf)
@@ -696,8 +701,8 @@ def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], 
     # bin the same rows once
     with shared_rows():
         metrics = summarize_models([m], kinds=(kind,))[m.model][kind]
-        # its place in the JSON; _model_section puts the curve in (the bootstrap adds its band)
-        metrics["smooth_reliability"] = None
+        # _model_section adds the bootstrap's band to the curve
+        metrics["smooth_reliability"] = _smooth_section(m, kind)
         metrics["risk_coverage"] = _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
         metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
         sh_mean, n_sh = sh_by_model(m, kind)
@@ -715,39 +720,43 @@ def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], 
     return metrics, after
 
 
+def _bootstrap_with_bands(
+    models: Sequence[ModelRows], combos: Sequence[tuple[ConfidenceKind, bool]], **options: Any
+) -> dict[str, Bootstrapped]:
+    """:func:`bootstrap_models` with the band of each model's smoothed reliability curves
+    at the bandwidth those curves pick (:func:`~grace_arena.analysis.metrics.
+    smooth_bandwidth` of the same rows)."""
+    bandwidths = {}
+    for m in models:
+        for kind in CONFIDENCE_KINDS:
+            keep = ~np.isnan(m.conf[kind])
+            if keep.any():
+                bandwidths[(m.model, kind)] = smooth_bandwidth(m.conf[kind][keep], m.correct[keep])
+    return bootstrap_models(models, combos, bandwidths=bandwidths, **options)
+
+
 def _model_section(
     steps: Steps,
-    buzzes: Buzzes,
     questions: NDArray[Any],
+    h: FloatArray | Future[FloatArray],
     n_resamples: int,
     seed: int,
     level: float,
-    h_definition: str = "reference",
     pool: Executor | None = None,
     then: Callable[[list[ModelRows]], Any] | None = None,
 ) -> tuple[dict[str, Any], Any]:
     """Every model's metrics, curves and intervals, and what ``then(rows)`` gives (the
     models' rows): it runs once the models' tasks are queued, to queue more behind them.
+    ``h``: h_t of every step row (:func:`human_fraction_column`), or its future.
     With ``pool``, the models' analyses and the bootstrap run as its tasks (each computes
     numbers of its own, so the result does not depend on how they are scheduled)."""
     pool = pool or _Inline()
-    h = human_fraction_column(steps, buzzes, definition=h_definition)
     models = model_rows(steps, questions, h)
     combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
-
-    # the smoothed reliability curves first: the bootstrap's band needs their bandwidths
-    smooth = {
-        m.model: {kind: _smooth_section(m, kind) for kind in CONFIDENCE_KINDS} for m in models
-    }
-    bandwidths = {
-        (model, kind): curve["bandwidth"]
-        for model, curves in smooth.items()
-        for kind, curve in curves.items()
-        if curve
-    }
+    # the longest task first
     boot_task = pool.submit(
-        bootstrap_models,
-        models, combos, bandwidths=bandwidths, n_resamples=n_resamples, seed=seed, level=level,
+        _bootstrap_with_bands,
+        models, combos, n_resamples=n_resamples, seed=seed, level=level,
     ) if n_resamples > 0 else None  # fmt: skip
     # a task per model and kind: short tasks keep both cores busy until the bootstrap ends
     tasks = {
@@ -764,7 +773,6 @@ def _model_section(
         cis = done.intervals if done else {}
         for kind in CONFIDENCE_KINDS:
             metrics, late = tasks[(m.model, kind)].result()
-            metrics["smooth_reliability"] = smooth[m.model][kind]
             summary[m.model][kind] = metrics
             for final in (False, True):
                 target = metrics["final"] if final else metrics
@@ -1155,6 +1163,10 @@ def analyze(
     ):
         step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard)
         n_q = max(questions.size, 1)
+        # h_t first: the models' rows wait for it
+        h_task = pool.submit(
+            human_fraction_column, step_arrays, buzz_arrays, definition=h_definition
+        )
         team_task = pool.submit(_team_section, buzz_arrays, n_q)
         players_task = pool.submit(_players, buzz_arrays, n_q)
 
@@ -1166,9 +1178,8 @@ def analyze(
             ]
 
         models, curve_tasks = _model_section(
-            step_arrays, buzz_arrays, questions, n_resamples, seed, level, h_definition, pool,
-            queue_curves,
-        )  # fmt: skip
+            step_arrays, questions, h_task, n_resamples, seed, level, pool, queue_curves
+        )
         wins, policy, accuracy = (task.result() for task in curve_tasks)
         teams, rate_curves = team_task.result()
         players = players_task.result()
