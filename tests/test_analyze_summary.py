@@ -233,3 +233,35 @@ def test_the_analysis_intervals_are_bootstrap_ci_s() -> None:
                     assert block["ci"][metric] == pytest.approx(list(expected), abs=1e-6), (
                         model, kind, scope, metric,
                     )  # fmt: skip
+
+
+def test_first_buzz_rows_and_key_lookups_agree_on_both_paths() -> None:
+    """The earliest buzz per key (lowest word, then first row) is the same whether it is
+    found by one packed sort or, where the packed key could overflow, by a lexsort; the
+    count of each key the same by a counting pass or by a sort; absent keys look up −1."""
+    from grace_arena.analysis import summary
+
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 50, 2000)
+    words = rng.integers(0, 8, 2000)  # many ties on (key, word): the first row wins
+    got_keys, got_rows = summary._first_rows(keys, words)
+    want = {}
+    for row, (k, w) in enumerate(zip(keys.tolist(), words.tolist(), strict=True)):
+        if k not in want or w < words[want[k]]:
+            want[k] = row
+    assert got_keys.tolist() == sorted(want)
+    assert got_rows.tolist() == [want[k] for k in sorted(want)]
+    huge = keys * 2**55  # (key + 1) · span · n no longer fits in 63 bits: the lexsort path
+    lex_keys, lex_rows = summary._first_rows(huge, words)
+    assert (
+        lex_keys.tolist() == (got_keys * 2**55).tolist() and lex_rows.tolist() == got_rows.tolist()
+    )
+
+    for spread in (1, 2**40):  # a counting pass, then np.unique
+        present, counts = summary._key_counts(keys * spread)
+        values, expected = np.unique(keys * spread, return_counts=True)
+        assert present.tolist() == values.tolist() and counts.tolist() == expected.tolist()
+    assert summary._lookup(np.array([2, 5, 9]), np.array([5, 1, 9, 10, 2])).tolist() == [
+        1, -1, 2, -1, 0,
+    ]  # fmt: skip
+    assert summary._lookup(np.array([], dtype=np.int64), np.array([3])).tolist() == [-1]

@@ -497,32 +497,45 @@ def grace_player_score(clue_fraction: ArrayLike, correct: ArrayLike) -> float | 
 
 
 def rank_players(
-    player: ArrayLike, clue_fraction: ArrayLike, correct: ArrayLike
+    player: ArrayLike,
+    clue_fraction: ArrayLike,
+    correct: ArrayLike,
+    *,
+    names: ArrayLike | None = None,
 ) -> list[PlayerRank]:
     """Rank players by mean :func:`grace_player_score` per question, best first.
 
     One row per question a player saw: ``clue_fraction`` NaN means no buzz and scores 0.
-    Ties are broken by name.
+    Ties are broken by name. With ``names`` (distinct), ``player`` gives each row's player
+    as an index into them.
 
     >>> [(r.player, r.mean_score) for r in rank_players(
     ...     ["ann", "ann", "bob", "bob"], [0.5, np.nan, 0.1, 0.0], [1, 0, 0, 1])]
     [('bob', 7.5), ('ann', 5.0)]
+    >>> [(r.player, r.mean_score, r.n) for r in rank_players(
+    ...     [1, 1, 0], [0.5, np.nan, 0.1], [1, 0, 1], names=["bob", "ann", "cy"])]
+    [('bob', 18.0, 1), ('ann', 5.0, 2)]
     """
-    names = np.asarray(player, dtype=object)
     x = _as_1d("clue_fraction", clue_fraction)
     ok = _check_bool_array("correct", correct)
     buzzed = ~np.isnan(x)
     score = np.zeros(x.size)
     if buzzed.any():
         score[buzzed] = grace_player_score(x[buzzed], ok[buzzed])
-    codes, labels = pd.factorize(names)
-    # a name given as text and as a number is one player, as in the text of the name
-    labels = pd.Index([str(p) for p in labels])
-    codes, labels = pd.Index(labels).factorize()[0][codes], labels.unique()
+    if names is None:
+        codes, labels = pd.factorize(np.asarray(player, dtype=object))
+        # a name given as text and as a number is one player, as in the text of the name
+        labels = pd.Index([str(p) for p in labels])
+        codes, labels = pd.Index(labels).factorize()[0][codes], labels.unique()
+    else:
+        codes = np.asarray(player, dtype=np.intp)
+        labels = pd.Index([str(p) for p in np.asarray(names, dtype=object)])
     n = np.bincount(codes, minlength=labels.size)
     total = np.bincount(codes, weights=score, minlength=labels.size)
     ranks = [
-        PlayerRank(str(p), float(t / c), int(c)) for p, t, c in zip(labels, total, n, strict=True)
+        PlayerRank(str(p), float(t / c), int(c))
+        for p, t, c in zip(labels, total, n, strict=True)
+        if c
     ]
     return sorted(ranks, key=lambda r: (-r.mean_score, r.player))
 

@@ -935,12 +935,39 @@ class FirstBuzzes:
     correct: NDArray[np.bool_]  # False when there was no buzz
 
 
-def _first_rows(keys: IntArray, word_index: IntArray) -> pd.Series:
-    """Per key, the row of its earliest buzz (lowest word index; the first row on a tie),
-    as a Series from key to row."""
-    frame = pd.DataFrame({"key": keys, "word": word_index, "row": np.arange(keys.size)})
-    first = frame.sort_values(["key", "word", "row"]).drop_duplicates("key")
-    return pd.Series(first["row"].to_numpy(), index=first["key"].to_numpy())
+def _first_rows(keys: IntArray, word_index: IntArray) -> tuple[IntArray, IntArray]:
+    """Each key once, in increasing order, and the row of its earliest buzz (lowest word
+    index; the first row on a tie)."""
+    n = keys.size
+    span = int(word_index.max()) + 1 if n else 1
+    if n and keys.min() >= 0 and word_index.min() >= 0 and (int(keys.max()) + 1) * span * n < 2**63:
+        # one sort of (key, word, row) packed in an integer
+        packed = np.sort((keys * span + word_index) * n + np.arange(n))
+        order = packed % n
+    else:
+        order = np.lexsort((word_index, keys))  # stable: rows in order on a tie
+    sorted_keys = keys[order]
+    first = np.ones(order.size, dtype=bool)
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=first[1:])
+    return sorted_keys[first], order[first]
+
+
+def _key_counts(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct non-negative ``keys`` in increasing order and the rows of each (one
+    counting pass where they span at most a few times as many values as rows)."""
+    if keys.size and int(keys.max()) <= 4 * keys.size + 1024:
+        counts = np.bincount(keys)
+        present = np.flatnonzero(counts)
+        return present, counts[present]
+    return np.unique(keys, return_counts=True)
+
+
+def _lookup(sorted_keys: IntArray, keys: IntArray) -> IntArray:
+    """The index of each of ``keys`` in the increasing, distinct ``sorted_keys`` (−1 where
+    it is not there)."""
+    at = np.searchsorted(sorted_keys, keys)
+    at[at == sorted_keys.size] = 0
+    return np.where(sorted_keys[at] == keys, at, -1) if sorted_keys.size else np.full_like(at, -1)
 
 
 def first_buzzes(buzzes: Buzzes, n_questions: int) -> FirstBuzzes:
@@ -953,10 +980,10 @@ def first_buzzes(buzzes: Buzzes, n_questions: int) -> FirstBuzzes:
         n_teams = max(buzzes.teams.size, 1)
         bkey = (buzzes.match * n_teams + buzzes.team) * n_questions + buzzes.q
         hkey = (buzzes.heard_match * n_teams + buzzes.heard_team) * n_questions + buzzes.heard_q
-        first = _first_rows(bkey, buzzes.word_index)
-        where = pd.Index(first.index).get_indexer(hkey)
+        first_keys, first_rows = _first_rows(bkey, buzzes.word_index)
+        where = _lookup(first_keys, hkey)
         found = where >= 0
-        rows = first.to_numpy()[where[found]]
+        rows = first_rows[where[found]]
         fraction[found] = buzzes.fraction[rows]
         correct[found] = buzzes.correct[rows] == 1.0
     return FirstBuzzes(buzzes.heard_team, fraction, correct)
@@ -978,10 +1005,14 @@ def buzz_rate_curves(
     x = buzzes.fraction
     known = ~np.isnan(x)
     key = buzzes.match * max(n_questions, 1) + buzzes.q
+    # the placed buzzes by team (in their order within a team)
+    placed = np.flatnonzero(known)
+    placed = placed[np.argsort(buzzes.team[placed], kind="stable")]
+    bounds = np.searchsorted(buzzes.team[placed], np.arange(buzzes.teams.size + 1))
     out: dict[str, dict[str, Any]] = {}
     for t in _teams_present(buzzes):
         name = str(buzzes.teams[t])
-        mine = known & (buzzes.team == t)
+        mine = placed[bounds[t] : bounds[t + 1]]
         curve = cumulative_buzz_rates(
             x[mine],
             buzzes.correct[mine],
@@ -1010,15 +1041,18 @@ def player_scores(buzzes: Buzzes, n_questions: int) -> list[Any]:
     if not len(buzzes):
         return []
     n_teams, n_players = max(buzzes.teams.size, 1), max(buzzes.players.size, 1)
-    heard_per_team = pd.Series(buzzes.heard_match * n_teams + buzzes.heard_team).value_counts()
+    # questions heard per (match, team)
+    pairs, heard = _key_counts(buzzes.heard_match * n_teams + buzzes.heard_team)
     # (match, team, player) once each, in sorted order of the names (codes are sorted)
-    roster = pd.DataFrame({"match": buzzes.match, "team": buzzes.team, "player": buzzes.player})
-    roster = roster.drop_duplicates().sort_values(["match", "team", "player"])
-    pair = roster["match"].to_numpy() * n_teams + roster["team"].to_numpy()
-    roster["records"] = heard_per_team.reindex(pair).fillna(0).to_numpy(dtype=np.int64)
-    per_player = roster.groupby("player", sort=True)
-    n_records = per_player["records"].sum()
-    team_of = per_player["team"].first()
+    roster = np.unique((buzzes.match * n_teams + buzzes.team) * n_players + buzzes.player)
+    pair, player = roster // n_players, roster % n_players
+    at = _lookup(pairs, pair)
+    records = np.bincount(
+        player, weights=np.where(at >= 0, heard[at], 0), minlength=buzzes.players.size
+    ).astype(np.int64)
+    # a player's team: the one of their first (match, team)
+    present, first = np.unique(player, return_index=True)
+    team_of = dict(zip(present.tolist(), (pair[first] % n_teams).tolist(), strict=True))
     clue = np.where(
         (buzzes.clue_index >= 0) & (buzzes.n_clues > 0),
         fraction_revealed(np.maximum(buzzes.clue_index, 0), buzzes.n_clues),
@@ -1028,20 +1062,17 @@ def player_scores(buzzes: Buzzes, n_questions: int) -> list[Any]:
     key = (buzzes.match[usable] * n_players + buzzes.player[usable]) * n_questions + buzzes.q[
         usable
     ]
-    rows = usable[_first_rows(key, buzzes.word_index[usable]).to_numpy()]
+    rows = usable[_first_rows(key, buzzes.word_index[usable])[1]]
     buzzed = np.bincount(buzzes.player[rows], minlength=buzzes.players.size)
-    records = np.zeros(buzzes.players.size, dtype=np.int64)
-    records[n_records.index.to_numpy()] = n_records.to_numpy()
     silent = np.repeat(np.arange(buzzes.players.size), np.maximum(records - buzzed, 0))
     names = buzzes.players
     ranked = rank_players(
-        np.concatenate([names[buzzes.player[rows]], names[silent]]),
+        np.concatenate([buzzes.player[rows], silent]),
         np.concatenate([clue[rows], np.full(silent.size, np.nan)]),
         np.concatenate([buzzes.correct[rows], np.zeros(silent.size)]),
+        names=names,
     )
-    team_name = {
-        str(names[p]): str(buzzes.teams[t]) for p, t in zip(team_of.index, team_of, strict=True)
-    }
+    team_name = {str(names[p]): str(buzzes.teams[t]) for p, t in team_of.items()}
     return [(r.player, team_name[r.player], r.mean_score, r.n) for r in ranked if r.n > 0]
 
 
@@ -1076,9 +1107,11 @@ def _team_section(buzzes: Buzzes, n_questions: int) -> tuple[dict[str, Any], dic
 
 
 def _expected_wins(buzzes: Buzzes, models: list[Any], n_questions: int) -> dict[str, Any]:
-    kinds = np.array([buzzes.team_kind.get(str(t), "human") for t in buzzes.teams], dtype=object)
+    model_team = np.array(
+        [buzzes.team_kind.get(str(t), "human") == "model" for t in buzzes.teams], dtype=bool
+    )
     first = first_buzzes(buzzes, n_questions)
-    is_model = kinds[first.team] == "model" if first.team.size else np.zeros(0, dtype=bool)
+    is_model = model_team[first.team] if first.team.size else np.zeros(0, dtype=bool)
     # a buzz whose position is unknown (no question length) cannot be placed on the curve
     usable = ~(first.correct & np.isnan(first.fraction))
     human = ~is_model & usable
@@ -1091,13 +1124,17 @@ def _expected_wins(buzzes: Buzzes, models: list[Any], n_questions: int) -> dict[
     w = fit_human_curve(first.fraction[hit], n_human)
     out["human_curve"] = [float(c) for c in w.coefficients]
     teams: dict[str, Any] = {}
-    for t in sorted(np.flatnonzero(kinds == "model"), key=lambda t: str(buzzes.teams[t])):
-        rows = is_model & usable & (first.team == t)
-        if rows.any():
+    # the model teams' usable rows, by team (in their order within a team)
+    placed = np.flatnonzero(is_model & usable)
+    placed = placed[np.argsort(first.team[placed], kind="stable")]
+    bounds = np.searchsorted(first.team[placed], np.arange(buzzes.teams.size + 1))
+    for t in sorted(np.flatnonzero(model_team), key=lambda t: str(buzzes.teams[t])):
+        rows = placed[bounds[t] : bounds[t + 1]]
+        if rows.size:
             value = expected_wins(first.fraction[rows], first.correct[rows], w)
             teams[str(buzzes.teams[t])] = {
                 "expected_wins": value,
-                "n_questions": int(rows.sum()),
+                "n_questions": int(rows.size),
             }
     out["teams"] = teams
     policy: dict[str, Any] = {}
