@@ -258,7 +258,7 @@ def test_first_buzz_rows_and_key_lookups_agree_on_both_paths() -> None:
     )
 
     for spread in (1, 2**40):  # a counting pass, then np.unique
-        present, counts = summary._key_counts(keys * spread)
+        present, counts = summary._distinct_counts(keys * spread)
         values, expected = np.unique(keys * spread, return_counts=True)
         assert present.tolist() == values.tolist() and counts.tolist() == expected.tolist()
     assert summary._lookup(np.array([2, 5, 9]), np.array([5, 1, 9, 10, 2])).tolist() == [

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from grace_arena.analysis.metrics import _distinct_counts
+
 __all__ = [
     "BUZZ_COLUMNS",
     "BUZZ_OPTIONAL",
@@ -371,9 +373,9 @@ def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
     # codes + 1, so that a missing value (code -1) is a value of its own
     match, team, question = (columns[c].cat.codes.to_numpy(np.int64) + 1 for c in HEARD_COLUMNS)
     n_teams, n_questions = int(team.max(initial=0)) + 1, int(question.max(initial=0)) + 1
-    pairs = np.unique(match * n_teams + team)  # each (match, team) once, by match
+    pairs = _distinct_counts(match * n_teams + team)[0]  # each (match, team) once, by match
     t_match, t_team = pairs // n_teams, pairs % n_teams
-    pairs = np.unique(match * n_questions + question)  # each (match, question) once, by match
+    pairs = _distinct_counts(match * n_questions + question)[0]  # each (match, question) once
     q_match, q_question = pairs // n_questions, pairs % n_questions
     # every team of a match with every question of it
     per_match = np.bincount(q_match, minlength=int(match.max(initial=0)) + 1)

@@ -1240,6 +1240,17 @@ METRICS: dict[str, Callable[..., Any]] = {
 }
 
 
+def _distinct_counts(keys: NDArray[np.integer]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The distinct non-negative integer ``keys`` in increasing order and the rows of each:
+    one counting pass where they span at most a few times as many values as rows (numpy's
+    ``unique`` hashes and then sorts), else ``np.unique``."""
+    if keys.size and int(keys.max()) <= 4 * keys.size + 1024:
+        counts = np.bincount(keys)
+        present = np.flatnonzero(counts)
+        return present, counts[present]
+    return np.unique(keys, return_counts=True)
+
+
 def _compact(cells: NDArray[np.intp], size: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Codes ``0..m-1`` of the cells present (in increasing order of cell), and those cells."""
     if size <= 4 * cells.size + 1024:

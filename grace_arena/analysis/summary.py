@@ -62,6 +62,7 @@ from grace_arena.analysis.metrics import (
     SMOOTH_GRID,
     UNCATEGORIZED,
     ConfidenceKind,
+    _distinct_counts,
     check_h_definition,
     human_fraction,
     percentile_interval,
@@ -158,9 +159,20 @@ def shared_codes(*columns: pd.Series) -> tuple[list[IntArray], NDArray[Any]]:
     """Integer codes of several columns in one space, in sorted order of the names, and the
     names by code (categoricals cost nothing; other columns are factorized once)."""
     parts = [_labels_and_codes(c) for c in columns]
-    text = np.unique(np.concatenate([p[0] for p in parts]).astype(str)) if parts else []
-    codes = [np.searchsorted(text, labels.astype(str))[c] if c.size else c for labels, c in parts]
-    return [np.asarray(c, dtype=np.int64) for c in codes], np.asarray(text, dtype=object)
+    text = np.array(sorted(set().union(*(labels.tolist() for labels, _ in parts))), dtype=object)
+    index = pd.Index(text)
+    maps: list[tuple[NDArray[Any], IntArray | None]] = [(text, None)]  # None: as they are
+    codes = []
+    for labels, c in parts:
+        # columns of one categorical type (the heard rows derived from the buzzes) share a map
+        same = [m for seen, m in maps if seen.size == labels.size and np.array_equal(seen, labels)]
+        if same:
+            mapping = same[0]
+        else:
+            mapping = index.get_indexer(labels)
+            maps.append((labels, mapping))
+        codes.append(c if mapping is None or not c.size else mapping[c])
+    return [np.asarray(c, dtype=np.int64) for c in codes], text
 
 
 def _canonical(df: pd.DataFrame, columns: Sequence[str], names: Sequence[str]) -> bool:
@@ -952,16 +964,6 @@ def _first_rows(keys: IntArray, word_index: IntArray) -> tuple[IntArray, IntArra
     return sorted_keys[first], order[first]
 
 
-def _key_counts(keys: IntArray) -> tuple[IntArray, IntArray]:
-    """The distinct non-negative ``keys`` in increasing order and the rows of each (one
-    counting pass where they span at most a few times as many values as rows)."""
-    if keys.size and int(keys.max()) <= 4 * keys.size + 1024:
-        counts = np.bincount(keys)
-        present = np.flatnonzero(counts)
-        return present, counts[present]
-    return np.unique(keys, return_counts=True)
-
-
 def _lookup(sorted_keys: IntArray, keys: IntArray) -> IntArray:
     """The index of each of ``keys`` in the increasing, distinct ``sorted_keys`` (−1 where
     it is not there)."""
@@ -1042,7 +1044,7 @@ def player_scores(buzzes: Buzzes, n_questions: int) -> list[Any]:
         return []
     n_teams, n_players = max(buzzes.teams.size, 1), max(buzzes.players.size, 1)
     # questions heard per (match, team)
-    pairs, heard = _key_counts(buzzes.heard_match * n_teams + buzzes.heard_team)
+    pairs, heard = _distinct_counts(buzzes.heard_match * n_teams + buzzes.heard_team)
     # (match, team, player) once each, in sorted order of the names (codes are sorted)
     roster = np.unique((buzzes.match * n_teams + buzzes.team) * n_players + buzzes.player)
     pair, player = roster // n_players, roster % n_players
