@@ -538,8 +538,16 @@ def bootstrap_models(
     points = BAND_POINTS.size
     width = 4 + n_bins
     for n_questions, group in by_size.items():
-        matrices, layout = [], []
-        for m in group:
+        layout = [[k for k in CONFIDENCE_KINDS if (m.model, k) in bandwidths] for m in group]
+        # all the models' sums in one matrix (columns x questions: OpenBLAS is far faster
+        # with this orientation, and one product per chunk packs the counts once). Single
+        # precision halves the memory traffic of the products (and more than halves their
+        # time on a busy machine); the counts are exact in it, and the sums move the
+        # intervals by less than 1e-6 (a test compares them with bootstrap_ci's)
+        size = sum(len(combos) * width + len(kinds) * 2 * points for kinds in layout)
+        matrix = np.empty((size, n_questions), dtype=np.float32)
+        start = 0
+        for m, kinds in zip(group, layout, strict=True):
             blocks = [
                 question_sums(
                     m.conf[kind][rows], m.correct[rows], m.h[rows], m.q[rows], n_questions,
@@ -548,7 +556,6 @@ def bootstrap_models(
                 for kind, final in combos
                 for rows in [m.final if final else slice(None)]
             ]  # fmt: skip
-            kinds = [k for k in CONFIDENCE_KINDS if (m.model, k) in bandwidths]
             blocks += [
                 smooth_band_sums(
                     m.conf[k], m.correct, m.q, n_questions,
@@ -556,30 +563,18 @@ def bootstrap_models(
                 )
                 for k in kinds
             ]  # fmt: skip
-            layout.append(kinds)
-            # (columns x questions): OpenBLAS is far faster with this orientation. Single
-            # precision halves the memory traffic of the products (and more than halves their
-            # time on a busy machine); the counts are exact in it, and the sums move the
-            # intervals by less than 1e-6 (a test compares them with bootstrap_ci's). One
-            # matrix per model: a few MB each, where all of them in one would be a fresh
-            # allocation of tens of MB (page faults cost more than the product gains)
-            matrix = np.empty((sum(b.shape[1] for b in blocks), n_questions), dtype=np.float32)
-            np.concatenate([b.T for b in blocks], out=matrix, casting="same_kind")
-            matrices.append(matrix)
-        totals = np.empty((n_resamples, sum(x.shape[0] for x in matrices)))
+            for block in blocks:
+                matrix[start : start + block.shape[1]] = block.T
+                start += block.shape[1]
+        totals = np.empty((n_resamples, matrix.shape[0]))
         done = 0
         draws = resample_counts(n_questions, n_resamples=n_resamples, seed=seed, dtype=np.float32)
         # BLAS on one thread: the products are many and short, and OpenBLAS's threads spin
         # between them, which on a machine whose cores are busy with other work costs
         # several times what they save (docs/analysis.md, "Speed")
         with threadpool_limits(limits=1, user_api="blas"):
-            for counts in draws:
-                start = 0
-                for matrix in matrices:  # BLAS reads the transpose as is
-                    totals[done : done + counts.shape[0], start : start + matrix.shape[0]] = (
-                        matrix @ counts.T
-                    ).T
-                    start += matrix.shape[0]
+            for counts in draws:  # BLAS reads the transpose as is
+                totals[done : done + counts.shape[0]] = (matrix @ counts.T).T
                 done += counts.shape[0]
         start = 0
         for m, kinds in zip(group, layout, strict=True):
