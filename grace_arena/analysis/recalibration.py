@@ -229,8 +229,11 @@ def _fit(
     hits: FloatArray,
     method: Method,
     start: dict[str, Any] | None = None,
+    *,
+    lists: bool = True,
 ) -> Calibrator:
-    """Fit ``method`` on rows aggregated by distinct confidence (see :func:`fit_calibrator`)."""
+    """Fit ``method`` on rows aggregated by distinct confidence (see :func:`fit_calibrator`);
+    ``lists=False`` keeps an isotonic map's points as arrays (a map that is only applied)."""
     n = int(weight.sum())
     if method == "temperature":
         a0 = 1.0 / start["temperature"] if start and start.get("temperature") else 1.0
@@ -243,16 +246,16 @@ def _fit(
         a, b = _newton_logistic(d.logit, hits, weight, intercept=True, start=(a0, b0))
         return Calibrator(method, {"a": float(a), "b": float(b)}, n=n)
     if method == "isotonic":
-        # pool adjacent violators (scikit-learn's isotonic_regression) on the distinct
-        # confidences, each weighted by its rows: ties in confidence are pooled first
-        from sklearn.isotonic import isotonic_regression
+        # pool adjacent violators (SciPy's, which scikit-learn's isotonic_regression calls)
+        # on the distinct confidences, each weighted by its rows: ties in confidence are
+        # pooled first; clipped to [0, 1] as scikit-learn's y_min, y_max
+        from scipy.optimize import isotonic_regression
 
         seen = weight > 0
-        fitted = isotonic_regression(
-            hits[seen] / weight[seen], sample_weight=weight[seen], y_min=0.0, y_max=1.0
-        )
+        fitted = isotonic_regression(hits[seen] / weight[seen], weights=weight[seen]).x
+        x, y = d.conf[seen], np.clip(fitted, 0.0, 1.0)
         return Calibrator(
-            method, {"x": d.conf[seen].tolist(), "y": np.asarray(fitted).tolist()}, n=n
+            method, {"x": x.tolist(), "y": y.tolist()} if lists else {"x": x, "y": y}, n=n
         )
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got method = {method!r}")
 
@@ -336,7 +339,9 @@ def _out_of_fold(
         start = (starts or {}).get(method)
         out[method] = np.array(
             [
-                _fit(d, weight - f.rows[k], hits - f.hits[k], method, start).predict(d.conf)
+                _fit(d, weight - f.rows[k], hits - f.hits[k], method, start, lists=False).predict(
+                    d.conf
+                )
                 for k in range(f.rows.shape[0])
             ]
         ).reshape(f.rows.shape)
@@ -412,15 +417,18 @@ def recalibration_report(
     }
     fitted = {method: _fit(d, f.rows.sum(axis=0), f.hits.sum(axis=0), method) for method in methods}
     after = _out_of_fold(d, f, methods, starts={m: fit.params for m, fit in fitted.items()})
-    # every (fold, entry) twice: its correct rows, then its wrong ones
+    # every (fold, entry) twice, its correct rows, then its wrong ones: the cells that hold
+    # rows
     hits, rows = f.hits.ravel(), f.rows.ravel()
-    correct_cells = np.repeat([1.0, 0.0], hits.size)
     weight = np.concatenate([hits, rows - hits])
+    held = np.flatnonzero(weight > 0)
+    correct_cells = (held < hits.size).astype(float)
+    weight = weight[held]
     for method in methods:
         params = fitted[method].params
         if method == "isotonic":
             params = {"points": len(params["x"])}
-        cells = np.tile(after[method].ravel(), 2)
+        cells = np.tile(after[method].ravel(), 2)[held]
         out[method] = {"after": _scores(cells, correct_cells, weight), "params": params}
     return out
 
