@@ -330,8 +330,16 @@ class _Rows:
 
     @property
     def count(self) -> FloatArray:
-        """Rows per group."""
-        return self.memo("count", lambda: self.sum(np.ones(self.conf.size)))
+        """Rows per group (each counted by its sample weight)."""
+
+        def compute() -> FloatArray:
+            if self.weight is not None:
+                return _group_sum(self.codes, self.weight, self.k)
+            if self.k == 1:
+                return np.array([float(self.conf.size)])
+            return np.bincount(self.codes, minlength=self.k).astype(np.float64)
+
+        return self.memo("count", compute)
 
     @property
     def hits(self) -> FloatArray:
