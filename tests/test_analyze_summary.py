@@ -258,10 +258,52 @@ def test_first_buzz_rows_and_key_lookups_agree_on_both_paths() -> None:
     )
 
     for spread in (1, 2**40):  # a counting pass, then np.unique
-        present, counts = summary._distinct_counts(keys * spread)
+        present, counts = summary.distinct_counts(keys * spread)
         values, expected = np.unique(keys * spread, return_counts=True)
         assert present.tolist() == values.tolist() and counts.tolist() == expected.tolist()
     assert summary._lookup(np.array([2, 5, 9]), np.array([5, 1, 9, 10, 2])).tolist() == [
         1, -1, 2, -1, 0,
     ]  # fmt: skip
     assert summary._lookup(np.array([], dtype=np.int64), np.array([3])).tolist() == [-1]
+
+
+def test_a_missing_name_in_a_plain_text_column_reads_as_an_empty_name() -> None:
+    """A missing player (or match) in a plain-text column is one more name, "", as it is in
+    a categorical column: its buzz is not credited to anybody else."""
+    from grace_arena.analysis.summary import shared_codes
+
+    codes, names = shared_codes(pd.Series(["a", None, "b"]))
+    assert names.tolist() == ["", "a", "b"] and codes[0].tolist() == [1, 0, 2]
+    buzzes = pd.DataFrame(
+        {
+            "question_id": pd.Categorical(["q1", "q2", "q1"]),
+            "team": pd.Categorical(["A", "A", "B"]),
+            "team_kind": ["human"] * 3,
+            "word_index": [3, 5, 4],
+            "correct": [1, 0, 1],
+            "match": ["m1"] * 3,
+            "player": ["ann", None, "bob"],
+            "n_words": [10, 10, 10],
+        }
+    )
+    players = {p["player"]: p for p in analyze(None, buzzes, n_resamples=0)["players"]}
+    assert sorted(players) == ["", "ann", "bob"]
+    # ann: right at 4/10 of q1 (20 − 8 = 12), silent on q2 (0); bob: right at 5/10 of q1
+    assert (players["ann"]["team"], players["ann"]["mean_score"]) == ("A", 6.0)
+    assert (players["bob"]["team"], players["bob"]["mean_score"]) == ("B", 5.0)
+    assert (players[""]["team"], players[""]["mean_score"]) == ("A", -2.5)
+
+
+def test_buzzes_that_nobody_is_listed_as_having_heard_rank_no_player() -> None:
+    buzzes = pd.DataFrame(
+        {"question_id": ["q1"], "team": ["A"], "team_kind": ["human"], "word_index": [3],
+         "correct": [1]}
+    )  # fmt: skip
+    assert analyze(None, buzzes, heard=[], n_resamples=0)["players"] == []
+
+
+def test_rank_players_refuses_a_code_that_names_nobody() -> None:
+    from grace_arena.analysis.curves import rank_players
+
+    with pytest.raises(ValueError, match=r"player must index the 2 names, got player\[1\] = 2"):
+        rank_players([0, 2], [0.5, 0.5], [1, 1], names=["ann", "bob"])

@@ -507,7 +507,7 @@ def rank_players(
 
     One row per question a player saw: ``clue_fraction`` NaN means no buzz and scores 0.
     Ties are broken by name. With ``names`` (distinct), ``player`` gives each row's player
-    as an index into them.
+    as an index into them, and names without a row are left out.
 
     >>> [(r.player, r.mean_score) for r in rank_players(
     ...     ["ann", "ann", "bob", "bob"], [0.5, np.nan, 0.1, 0.0], [1, 0, 0, 1])]
@@ -530,6 +530,12 @@ def rank_players(
     else:
         codes = np.asarray(player, dtype=np.intp)
         labels = pd.Index([str(p) for p in np.asarray(names, dtype=object)])
+        bad = (codes < 0) | (codes >= labels.size)
+        if bad.any():
+            raise ValueError(
+                f"player must index the {labels.size} names, got player[{int(np.argmax(bad))}]"
+                f" = {int(codes[np.argmax(bad)])}"
+            )
     n = np.bincount(codes, minlength=labels.size)
     total = np.bincount(codes, weights=score, minlength=labels.size)
     ranks = [

@@ -40,8 +40,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from grace_arena.analysis.metrics import _distinct_counts
-
 __all__ = [
     "BUZZ_COLUMNS",
     "BUZZ_OPTIONAL",
@@ -358,6 +356,17 @@ def _is_categorical(series: pd.Series) -> bool:
     return isinstance(series.dtype, pd.CategoricalDtype)
 
 
+def distinct_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct non-negative integer ``keys`` in increasing order and the rows of each:
+    one counting pass where they span at most a few times as many values as rows (numpy's
+    ``unique`` hashes and then sorts), else ``np.unique``."""
+    if keys.size and int(keys.max()) <= 4 * keys.size + 1024:
+        counts = np.bincount(keys)
+        present = np.flatnonzero(counts)
+        return present, counts[present]
+    return np.unique(keys, return_counts=True)
+
+
 def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
     """Every team of a match heard every question of that match: the cross product per match
     of the ``match, team, question_id`` rows given.
@@ -373,9 +382,9 @@ def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
     # codes + 1, so that a missing value (code -1) is a value of its own
     match, team, question = (columns[c].cat.codes.to_numpy(np.int64) + 1 for c in HEARD_COLUMNS)
     n_teams, n_questions = int(team.max(initial=0)) + 1, int(question.max(initial=0)) + 1
-    pairs = _distinct_counts(match * n_teams + team)[0]  # each (match, team) once, by match
+    pairs = distinct_counts(match * n_teams + team)[0]  # each (match, team) once, by match
     t_match, t_team = pairs // n_teams, pairs % n_teams
-    pairs = _distinct_counts(match * n_questions + question)[0]  # each (match, question) once
+    pairs = distinct_counts(match * n_questions + question)[0]  # each (match, question) once
     q_match, q_question = pairs // n_questions, pairs % n_questions
     # every team of a match with every question of it
     per_match = np.bincount(q_match, minlength=int(match.max(initial=0)) + 1)

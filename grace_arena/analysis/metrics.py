@@ -1137,7 +1137,7 @@ def smooth_ece(
     if bandwidth is not None and not float(bandwidth) > 0.0:
         raise ValueError(f"bandwidth must be positive, got bandwidth = {bandwidth!r}")
     filled = r.count > 0
-    cells = r.row_memo("grid", lambda: _grid_cells(r.conf))
+    cells = _cells(r)
     residual = _grid_mass(r.conf, r.correct - r.conf, codes=r.codes, k=r.k, cells=cells)[filled]
     residual /= r.count[filled, None]
     sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
@@ -1157,9 +1157,15 @@ def smooth_bandwidth(conf: ArrayLike, correct: ArrayLike) -> float:
     return float(smooth_ece_bandwidth(_residual_mass(r)))
 
 
+def _cells(r: _Rows) -> tuple[NDArray[np.intp], FloatArray]:
+    """The rows' grid cells (:func:`_grid_cells`), found once for rows shared by several
+    metrics."""
+    return r.row_memo("grid", lambda: _grid_cells(r.conf))
+
+
 def _residual_mass(r: _Rows) -> FloatArray:
     """``(g − c)/N`` of one group's rows binned on the grid."""
-    cells = r.row_memo("grid", lambda: _grid_cells(r.conf))
+    cells = _cells(r)
     return _grid_mass(r.conf, r.correct - r.conf, cells=cells) / r.conf.size
 
 
@@ -1170,8 +1176,7 @@ def smooth_reliability(
     kernel regression of correctness on confidence ``Σ K(t, c_i) g_i / Σ K(t, c_i)`` (NaN
     where no confidence is near) and the density of confidences ``(1/N) Σ K(t, c_i)``."""
     r = _rows(conf, correct)
-    c, y = r.conf, r.correct
-    cells = r.row_memo("grid", lambda: _grid_cells(c))
+    c, y, cells = r.conf, r.correct, _cells(r)
     residual = _residual_mass(r)
     sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
     mass = _smooth(_grid_mass(c, np.ones_like(c), cells=cells), sigma)
@@ -1246,17 +1251,6 @@ METRICS: dict[str, Callable[..., Any]] = {
     "aurc": aurc,
     "acc_at_80": partial(selective_accuracy, coverage=0.8),
 }
-
-
-def _distinct_counts(keys: NDArray[np.integer]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """The distinct non-negative integer ``keys`` in increasing order and the rows of each:
-    one counting pass where they span at most a few times as many values as rows (numpy's
-    ``unique`` hashes and then sorts), else ``np.unique``."""
-    if keys.size and int(keys.max()) <= 4 * keys.size + 1024:
-        counts = np.bincount(keys)
-        present = np.flatnonzero(counts)
-        return present, counts[present]
-    return np.unique(keys, return_counts=True)
 
 
 def _compact(cells: NDArray[np.intp], size: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:

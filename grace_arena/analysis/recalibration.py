@@ -417,8 +417,8 @@ def recalibration_report(
     }
     fitted = {method: _fit(d, f.rows.sum(axis=0), f.hits.sum(axis=0), method) for method in methods}
     after = _out_of_fold(d, f, methods, starts={m: fit.params for m, fit in fitted.items()})
-    # every (fold, entry) twice, its correct rows, then its wrong ones: the cells that hold
-    # rows
+    # every (fold, entry) twice, for its correct rows and its wrong ones: the cells that
+    # hold rows
     hits, rows = f.hits.ravel(), f.rows.ravel()
     weight = np.concatenate([hits, rows - hits])
     held = np.flatnonzero(weight > 0)

@@ -53,6 +53,7 @@ from grace_arena.analysis.frames import (
     STEP_COLUMNS,
     buzzes_frame,
     derive_heard,
+    distinct_counts,
     heard_frame,
     steps_frame,
 )
@@ -62,7 +63,6 @@ from grace_arena.analysis.metrics import (
     SMOOTH_GRID,
     UNCATEGORIZED,
     ConfidenceKind,
-    _distinct_counts,
     check_h_definition,
     human_fraction,
     percentile_interval,
@@ -144,15 +144,18 @@ def _reliability(conf: np.ndarray, correct: np.ndarray) -> list[dict[str, Any]]:
 
 
 def _labels_and_codes(column: pd.Series) -> tuple[NDArray[Any], IntArray]:
+    """A column's names (as text) and each row's code into them; a missing name reads as
+    ``""``, so that every code is a name."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         labels = np.asarray(column.cat.categories.astype(str), dtype=object)
         codes = column.cat.codes.to_numpy().astype(np.int64)
-        if (codes < 0).any():  # a missing name reads as ""
-            labels = np.append(labels, "")
-            codes = np.where(codes < 0, labels.size - 1, codes)
-        return labels, codes
-    codes, labels = pd.factorize(column.astype(str))
-    return np.asarray(labels, dtype=object), codes.astype(np.int64)
+    else:
+        factorized, names = pd.factorize(column.astype(str))
+        labels, codes = np.asarray(names, dtype=object), factorized.astype(np.int64)
+    if (codes < 0).any():
+        labels = np.append(labels, "")
+        codes = np.where(codes < 0, labels.size - 1, codes)
+    return labels, codes
 
 
 def shared_codes(*columns: pd.Series) -> tuple[list[IntArray], NDArray[Any]]:
@@ -164,7 +167,8 @@ def shared_codes(*columns: pd.Series) -> tuple[list[IntArray], NDArray[Any]]:
     maps: list[tuple[NDArray[Any], IntArray | None]] = [(text, None)]  # None: as they are
     codes = []
     for labels, c in parts:
-        # columns of one categorical type (the heard rows derived from the buzzes) share a map
+        # columns with the same names (the heard rows derived from the buzzes, those of the
+        # buzzes) share a map
         same = [m for seen, m in maps if seen.size == labels.size and np.array_equal(seen, labels)]
         if same:
             mapping = same[0]
@@ -540,7 +544,8 @@ def bootstrap_models(
     for n_questions, group in by_size.items():
         layout = [[k for k in CONFIDENCE_KINDS if (m.model, k) in bandwidths] for m in group]
         # all the models' sums in one matrix (columns x questions: OpenBLAS is far faster
-        # with this orientation, and one product per chunk packs the counts once). Single
+        # with this orientation, and one product per chunk packs the counts once, which
+        # saves more than the page faults of one large matrix cost). Single
         # precision halves the memory traffic of the products (and more than halves their
         # time on a busy machine); the counts are exact in it, and the sums move the
         # intervals by less than 1e-6 (a test compares them with bootstrap_ci's)
@@ -566,6 +571,8 @@ def bootstrap_models(
             for block in blocks:
                 matrix[start : start + block.shape[1]] = block.T
                 start += block.shape[1]
+        if start != size:
+            raise AssertionError(f"bootstrap sums: {start} columns filled of {size}")
         totals = np.empty((n_resamples, matrix.shape[0]))
         done = 0
         draws = resample_counts(n_questions, n_resamples=n_resamples, seed=seed, dtype=np.float32)
@@ -1039,14 +1046,15 @@ def player_scores(buzzes: Buzzes, n_questions: int) -> list[Any]:
         return []
     n_teams, n_players = max(buzzes.teams.size, 1), max(buzzes.players.size, 1)
     # questions heard per (match, team)
-    pairs, heard = _distinct_counts(buzzes.heard_match * n_teams + buzzes.heard_team)
+    pairs, heard = distinct_counts(buzzes.heard_match * n_teams + buzzes.heard_team)
     # (match, team, player) once each, in sorted order of the names (codes are sorted)
     roster = np.unique((buzzes.match * n_teams + buzzes.team) * n_players + buzzes.player)
     pair, player = roster // n_players, roster % n_players
     at = _lookup(pairs, pair)
-    records = np.bincount(
-        player, weights=np.where(at >= 0, heard[at], 0), minlength=buzzes.players.size
-    ).astype(np.int64)
+    heard_by_pair = np.zeros(pair.size)
+    heard_by_pair[at >= 0] = heard[at[at >= 0]]
+    records = np.bincount(player, weights=heard_by_pair, minlength=buzzes.players.size)
+    records = records.astype(np.int64)
     # a player's team: the one of their first (match, team)
     present, first = np.unique(player, return_index=True)
     team_of = dict(zip(present.tolist(), (pair[first] % n_teams).tolist(), strict=True))
