@@ -993,6 +993,16 @@ def first_buzzes(buzzes: Buzzes, n_questions: int) -> FirstBuzzes:
     return FirstBuzzes(buzzes.heard_team, fraction, correct)
 
 
+def _rows_by_team(
+    team: IntArray, keep: NDArray[np.bool_], n_teams: int
+) -> tuple[IntArray, IntArray]:
+    """The rows ``keep`` selects, by team (in their order within a team), and where each
+    team's run starts: team t's rows are ``rows[bounds[t] : bounds[t + 1]]``."""
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(team[rows], kind="stable")]
+    return rows, np.searchsorted(team[rows], np.arange(n_teams + 1))
+
+
 def _teams_present(buzzes: Buzzes) -> list[int]:
     size = buzzes.teams.size
     seen = np.bincount(buzzes.team, minlength=size) + np.bincount(buzzes.heard_team, minlength=size)
@@ -1009,10 +1019,7 @@ def buzz_rate_curves(
     x = buzzes.fraction
     known = ~np.isnan(x)
     key = buzzes.match * max(n_questions, 1) + buzzes.q
-    # the placed buzzes by team (in their order within a team)
-    placed = np.flatnonzero(known)
-    placed = placed[np.argsort(buzzes.team[placed], kind="stable")]
-    bounds = np.searchsorted(buzzes.team[placed], np.arange(buzzes.teams.size + 1))
+    placed, bounds = _rows_by_team(buzzes.team, known, buzzes.teams.size)
     out: dict[str, dict[str, Any]] = {}
     for t in _teams_present(buzzes):
         name = str(buzzes.teams[t])
@@ -1129,10 +1136,7 @@ def _expected_wins(buzzes: Buzzes, models: list[Any], n_questions: int) -> dict[
     w = fit_human_curve(first.fraction[hit], n_human)
     out["human_curve"] = [float(c) for c in w.coefficients]
     teams: dict[str, Any] = {}
-    # the model teams' usable rows, by team (in their order within a team)
-    placed = np.flatnonzero(is_model & usable)
-    placed = placed[np.argsort(first.team[placed], kind="stable")]
-    bounds = np.searchsorted(first.team[placed], np.arange(buzzes.teams.size + 1))
+    placed, bounds = _rows_by_team(first.team, is_model & usable, buzzes.teams.size)
     for t in sorted(np.flatnonzero(model_team), key=lambda t: str(buzzes.teams[t])):
         rows = placed[bounds[t] : bounds[t + 1]]
         if rows.size:
