@@ -250,6 +250,15 @@ class EventView(_Msg):
     waiting: str | None = None
 
 
+class RecordStatus(_Msg):
+    """The record is not taking the room's changes now (another process holds it locked, its
+    server restarts, the connection to it dropped): the room holds where it is, and tries
+    again by itself."""
+
+    message: str  # e.g. "record unavailable — retrying (database is locked)"
+    since: float | None = None  # when it began (server clock)
+
+
 class MatchView(_Msg):
     id: int
     title: str
@@ -276,6 +285,8 @@ class State(_Msg):
     deadline: float | None = None
     reading: ReadingView
     event: EventView | None = None  # a match of an event's schedule
+    #: Set while the record is not taking changes (the room holds at its word meanwhile).
+    record: RecordStatus | None = None
     models: list[ModelGuessView] = Field(default_factory=list)  # moderator only
     last_events: list[dict[str, Any]] = Field(default_factory=list)  # this tossup's log (moderator)
     #: The events of the change this state follows, as this role may see them (empty in the
@@ -369,10 +380,24 @@ class ErrorMsg(_Msg):
         "server_error",
         "in_use",
         "taken_over",
-        "elsewhere",  # the match is served by another server process (the message says where)
+        "elsewhere",  # the match is served by another server process (``url`` says where)
+        "stopping",  # this server process is stopping: reconnect (here, or to ``servers``)
     ]
     message: str
     in_reply_to: str | None = None  # the ``type`` of the offending message, when known
+    #: ``elsewhere``: the address of the server process that serves the match now (say
+    #: ``hello`` there, as after a dropped connection), when known.
+    url: str | None = None
+
+
+class Servers(_Msg):
+    """The other server processes that share this one's record and may serve this client's
+    match (the event's, for a room of an event): where to say ``hello`` when this server
+    cannot be reached (it crashed) — one of them takes its matches over. Sent after
+    ``welcome``, and again when the list changes."""
+
+    type: Literal["servers"] = "servers"
+    urls: list[str]
 
 
 ServerMessage = Annotated[
@@ -383,6 +408,7 @@ ServerMessage = Annotated[
     | NextMatch
     | Waiting
     | Control
+    | Servers
     | EventMsg
     | ErrorMsg
     | Ping
@@ -554,6 +580,8 @@ class BuzzRecord(_Msg):
     ruling: str | None = None  # the ruling in force
     points: int | None = None
     thrown_out: bool = False
+    #: Compensated races: seconds before its arrival the press was credited with.
+    credit: float | None = None
 
 
 class MatchSummary(_Msg):

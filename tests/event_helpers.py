@@ -93,13 +93,13 @@ def event_server(db_url: str, event: str = "night", **settings: Any) -> LiveServ
 
 def room_moderator(server: LiveServer, code: str, **hello: Any) -> Client:
     """A moderator of the event room with join code ``code``."""
-    er = server.arena.events.rooms[code]
+    er = server.events.rooms[code]
     client = Client(server.ws_url)
     client.send(
         type="hello",
         role="moderator",
         join_code=code,
-        token=server.arena.events.moderator_token(er),
+        token=server.run(server.events.moderator_token(er)),
         **hello,
     )
     client.wait("welcome")

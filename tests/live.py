@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any, TypeVar
 
 import uvicorn
 from websockets.sync.client import ClientConnection, connect
 
 from grace_arena.protocol import MatchSetup, TeamSetup
 from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+
+T = TypeVar("T")
 
 
 def free_port() -> int:
@@ -40,6 +43,8 @@ class LiveServer:
         settings.public_url = f"http://127.0.0.1:{self.port}"
         self.app = create_app(settings)
         self.arena = self.app.state.arena
+        #: The event layer (the rooms of the events it serves).
+        self.events = self.app.state.events
         config = uvicorn.Config(
             self.app, host="127.0.0.1", port=self.port, log_level="warning", **UVICORN_OPTIONS
         )
@@ -66,6 +71,15 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The server's event loop (it runs in a thread of its own)."""
+        return self.server.servers[0].get_loop()
+
+    def run(self, work: Coroutine[Any, Any, T], timeout: float = 20.0) -> T:
+        """Run a coroutine on the server's loop (where its state may change) and wait for it."""
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout)
 
     def room(self, match_id: int | None = None):
         rooms = self.arena.rooms
@@ -139,7 +153,7 @@ def moderator(server: LiveServer, match_id: int | None = None) -> Client:
         type="hello",
         role="moderator",
         match_id=room.rm.id,
-        token=server.arena.moderator_token(room.rm.id),
+        token=server.run(server.arena.moderator_token_async(room.rm.id)),
     )
     client.wait("welcome")
     client.state()

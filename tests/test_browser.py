@@ -321,7 +321,7 @@ def drop_player_connections(server: LiveServer, match_id: int) -> None:
     """Close every player's websocket from the server's side, as a Wi-Fi drop or a proxy
     restart would (close code 1012: service restart)."""
     room = server.room(match_id)
-    loop = room._tasks[0].get_loop()  # the server thread's event loop
+    loop = room.loop  # the server thread's event loop
     for conn in [c for c in room.connections if c.role == "player"]:
         asyncio.run_coroutine_threadsafe(conn.ws.close(code=1012), loop).result(5)
 

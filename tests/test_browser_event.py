@@ -125,7 +125,7 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
         expect(display.locator("#title")).to_contain_text("Round 2 of 3 · Room 1")
         expect(display.locator("#tossup-info")).to_contain_text("Red vs Blue")
         alice.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-round-2.png"))
-        second = server.arena.events.rooms[room1].live
+        second = server.events.live(server.events.rooms[room1])
         assert second.event.round == 2
         assert second.match.state.players["red"] == {player: "Alice"}
 
@@ -137,7 +137,7 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
 
 
 def mod_token(server: LiveServer, code: str) -> str:
-    return server.arena.events.moderator_token(server.arena.events.rooms[code])
+    return server.run(server.events.moderator_token(server.events.rooms[code]))
 
 
 def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
@@ -176,7 +176,7 @@ def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
         expect(bob.locator("#event-info")).to_have_text("Round 2 of 3 · Room 1")
         expect(bob.locator("#wait-view")).to_be_hidden()
         expect(bob.locator("#status-title")).to_have_text("Waiting for the first tossup")
-        live = server.arena.events.rooms[room1].live
+        live = server.events.live(server.events.rooms[room1])
         assert [t.id for t in live.match.config.teams] == ["red", "blue"]
         assert list(live.match.state.players["blue"].values()) == ["Bob"]
 

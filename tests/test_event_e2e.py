@@ -71,8 +71,8 @@ def test_a_scripted_event_of_three_rounds_in_two_rooms(db_url, tmp_path) -> None
     )
     codes = {name: code_of(plan, name) for name in ("1", "2")}
     with event_server(db_url) as server:
-        events = server.arena.events
-        tokens = {n: events.moderator_token(events.rooms[c]) for n, c in codes.items()}
+        events = server.events
+        tokens = {n: server.run(events.moderator_token(events.rooms[c])) for n, c in codes.items()}
         mods = {n: room_moderator(server, c) for n, c in codes.items()}
         # round 1 puts Red in room 1 and Blue in room 2: their phones join there
         phones = {

@@ -4,10 +4,6 @@ the ``grace-arena event`` commands."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 
 import pytest
 from backends import on_both_backends
@@ -31,7 +27,6 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet, parse_packe
 from grace_arena.core.specs import match_config
 from grace_arena.io.exports import qbj_match
 from grace_arena.io.record_io import load_matches
-from grace_arena.record import lease
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.packets import packet_from_record
 from grace_arena.record.schedule import (
@@ -303,45 +298,6 @@ tossups:
     back = packet_from_record(engine, "clues-1")
     assert back.tossups[0].clues == packet.tossups[0].clues
     assert back.tossups[0].tokens().clue_ends == packet.tossups[0].tokens().clue_ends
-
-
-@on_both_backends
-def test_a_lease_is_held_renewed_taken_over_and_fenced(db_url, sample) -> None:
-    plan = make_event(db_url)
-    engine = make_engine(db_url)
-    match = _create_game_match(engine, plan, plan.games[0].id, sample)
-    mine = lease.Holder.this_process("http://a:1")
-    # another live process of this host (the test's parent) holds it
-    theirs = lease.Holder(f"{mine.host}:{os.getppid()}:x", mine.host, os.getppid(), "http://b:2")
-    assert lease.acquire(engine, match.id, theirs) is False
-    with pytest.raises(lease.LeaseHeld, match=r"served by process \d+ on .* at http://b:2"):
-        lease.acquire(engine, match.id, mine)
-    # a lapsed lease is taken over
-    assert lease.acquire(engine, match.id, mine, ttl=0.0) is True
-    assert lease.renew(engine, theirs, [match.id]) == {match.id}  # theirs no more
-    # and the process that lost it can no longer commit to the match
-    fenced = MatchStore(engine).open(match.id, holder=theirs)
-    with pytest.raises(lease.LeaseLost):
-        fenced.handle(Join(team="red", player="p9", name="Eve"), now=1.0)
-    ours = MatchStore(engine).open(match.id, holder=mine)
-    ours.handle(Join(team="red", player="p9", name="Eve"), now=1.0)
-    assert "p9" in MatchStore(engine).open(match.id).match.state.players["red"]
-
-
-@on_both_backends
-def test_a_dead_process_of_this_host_loses_its_lease_at_once(db_url, sample) -> None:
-    plan = make_event(db_url)
-    engine = make_engine(db_url)
-    match = _create_game_match(engine, plan, plan.games[0].id, sample)
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    pid = int(gone.stdout)
-    me = lease.Holder.this_process()
-    dead = lease.Holder(f"{me.host}:{pid}:y", me.host, pid, None)
-    lease.acquire(engine, match.id, dead)
-    started = time.monotonic()
-    assert lease.acquire(engine, match.id, me, ttl=60.0) is True
-    assert time.monotonic() - started < 5  # no waiting out the 60 s
 
 
 def test_event_commands(db_url, tmp_path) -> None:

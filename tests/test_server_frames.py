@@ -11,8 +11,8 @@ from websockets.frames import Frame
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.server.app import Settings
+from grace_arena.server.connection import Connection, ConnState
 from grace_arena.server.frames import WRITE_NOW, text_frame
-from grace_arena.server.room import Connection
 
 
 def _connection(written: list[bytes]) -> Connection:
@@ -45,7 +45,8 @@ def test_no_direct_write_without_the_extension_or_while_the_writer_sends():
         conn = _connection([])
         conn._writing = True
         assert not conn.write_now(b"x")
-        conn._writing, conn.closed = False, True
+        conn._writing = False
+        conn.state = ConnState.CLOSED
         assert not conn.write_now(b"x")
 
     asyncio.run(run())

@@ -27,6 +27,8 @@ from grace_arena.server.room import Room
 class Sink:
     """Stands in for a connection in a room's broadcast: keeps what it is sent."""
 
+    closed = False
+
     def __init__(self, role: str) -> None:
         self.role = role
         self.sent: list[dict[str, Any]] = []
@@ -37,6 +39,12 @@ class Sink:
 
     def send(self, text: str) -> None:
         self.sent.append(json.loads(text))
+
+    def send_model(self, message: Any) -> None:
+        self.sent.append(message.model_dump(mode="json"))
+
+    def close(self, code: int, reason: str) -> None:
+        self.closed = True
 
     def end(self) -> None:
         pass
@@ -111,21 +119,67 @@ def test_commands_queued_together_are_committed_in_one_transaction(store):
 
 @on_both_backends
 def test_a_failed_commit_takes_nothing_of_the_batch(store):
+    """A commit the record refuses (not for want of the record: a refusal, a bug) fails its
+    batch: nothing of it takes effect, its callers hear of it, the room goes on."""
+
     async def scenario() -> None:
         room = _room(store)
         await room.command(Join(team="red", player="p1", name="Ann"))
         seq = room.rm.seq
+        append = store.append
 
         def fail(match_id, events, **options):
-            raise OSError("disk full")
+            raise ValueError("refused")
 
         store.append = fail
         futures = [room.submit(StartTossup()), room.submit(Pause())]
         for future in futures:
-            with pytest.raises(OSError):
+            with pytest.raises(ValueError):
                 await future
         assert room.rm.seq == seq and room.match.game.phase.value == "idle"
+        store.append = append
+        await room.command(StartTossup())  # and it goes on
+        assert room.match.game.phase.value == "reading"
         await room.close()
+
+    asyncio.run(scenario())
+
+
+@on_both_backends
+def test_a_record_that_blinks_holds_the_room_and_it_goes_on_by_itself(store):
+    """A commit that fails for want of the record (locked, restarting, unreachable) is tried
+    again with the same commands decided afresh: the room says so meanwhile, nothing is lost,
+    and the batch is committed once the record answers, in one transaction."""
+    from sqlalchemy.exc import OperationalError
+
+    async def scenario() -> None:
+        room = _room(store)
+        await room.command(Join(team="red", player="p1", name="Ann"))
+        mod = Sink("moderator")
+        room.connections.add(mod)  # type: ignore[arg-type]
+        append = store.append
+        failures = []
+
+        def blink(match_id, events, **options):
+            if len(failures) < 3:
+                failures.append(len(events))
+                raise OperationalError("INSERT", {}, Exception("database is locked"))
+            append(match_id, events, **options)
+
+        store.append = blink
+        futures = [room.submit(StartTossup()), room.submit(Pause())]
+        await asyncio.gather(*futures)
+        assert failures == [2, 2, 2]  # the same two events each time
+        assert room.match.game.phase.value == "reading" and room.match.game.paused
+        held = [m["record"] for m in mod.sent if m.get("record")]
+        assert held and "database is locked" in held[-1]["message"]
+        assert "retrying" in held[-1]["message"]
+        assert mod.sent[-1]["record"] is None  # and it says when the record is back
+        assert room.pipeline.failures == 3
+        await room.close()
+        assert [ev.type for ev in store.events(room.rm.id)][-3:] == [
+            "player_joined", "tossup_started", "reading_paused",
+        ]  # fmt: skip
 
     asyncio.run(scenario())
 
@@ -171,9 +225,8 @@ async def _players(server: LiveServer, n: int) -> list:
 async def _moderator(server: LiveServer):
     room = server.room()
     ws = await connect(server.ws_url, max_queue=None, ping_interval=None)
-    await _hello(
-        ws, role="moderator", match_id=room.rm.id, token=server.arena.moderator_token(room.rm.id)
-    )
+    token = server.run(server.arena.moderator_token_async(room.rm.id))
+    await _hello(ws, role="moderator", match_id=room.rm.id, token=token)
     return ws
 
 

@@ -60,7 +60,7 @@ def open_match(db_url) -> Iterator[tuple[LiveServer, str, str]]:
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        yield server, match_id, server.arena.moderator_token(match_id)
+        yield server, match_id, server.run(server.arena.moderator_token_async(match_id))
 
 
 async def until(pilot, check: Callable[[], object], what: str, timeout: float = 15.0):
@@ -183,7 +183,8 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
             c.close()
 
     # The summary behind the end screen needs the server's or this match's moderator token.
-    summary = api.summary(server.http_url, server.arena.moderator_token(match_id), match_id)
+    token = server.run(server.arena.moderator_token_async(match_id))
+    summary = api.summary(server.http_url, token, match_id)
     assert summary.ended and summary.scores == {"red": -5, "blue": 15, "green-giants": 0}
     with pytest.raises(api.ApiError, match="refused the token"):
         api.summary(server.http_url, "not-a-token", match_id)
@@ -214,7 +215,7 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
 def _drop_connections(server: LiveServer, match_id: int) -> None:
     """Close the moderator's websocket from the server's side (a network drop)."""
     room = server.room(match_id)
-    loop = room._tasks[0].get_loop()
+    loop = room.loop
     for conn in list(room.connections):
         if conn.role == "moderator":
             asyncio.run_coroutine_threadsafe(conn.ws.close(), loop).result(5)
@@ -227,7 +228,7 @@ async def test_reconnects_and_shows_what_happened_meanwhile(db_url):
     with LiveServer(settings) as server:
         room = server.room()
         match_id = room.rm.id
-        token = server.arena.moderator_token(match_id)
+        token = server.run(server.arena.moderator_token_async(match_id))
         app = make_tui(
             server.http_url, match_id=match_id, moderator_token=token, backoff=(0.3, 0.5)
         )
@@ -259,7 +260,7 @@ async def test_a_silent_link_is_dropped_and_reconnected(db_url, monkeypatch):
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        token = server.arena.moderator_token(match_id)
+        token = server.run(server.arena.moderator_token_async(match_id))
         app = make_tui(
             server.http_url, match_id=match_id, moderator_token=token, backoff=(0.1, 0.2)
         )
@@ -556,7 +557,7 @@ async def test_the_moderator_sees_pronunciation_guides_and_the_punctuation_after
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        token = server.arena.moderator_token(match_id)
+        token = server.run(server.arena.moderator_token_async(match_id))
         ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
         app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
         async with app.run_test(size=SIZE) as pilot:

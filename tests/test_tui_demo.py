@@ -120,7 +120,7 @@ def test_demo_starts_shows_the_join_url_and_quits_cleanly(terminal_factory, db_u
     # The offline model player is one of the teams; create the match with its defaults.
     term.keys("C-s")
     lobby = term.wait_for(lambda s: "code=" in s, "the join URL", 60)
-    match = re.search(rf"http://127\.0\.0\.1:{port}/\?code=([A-Z0-9]{{5}})", lobby)
+    match = re.search(rf"http://127\.0\.0\.1:{port}/\?code=([A-Z0-9]{{6}})", lobby)
     assert match, lobby
     assert "█" in lobby and "▀" in lobby  # the QR code
     assert "Model (tfidf)" in lobby and "nobody yet" in lobby

@@ -60,7 +60,7 @@ def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
 
 
 def room_token(server: LiveServer, code: str) -> str:
-    return server.arena.events.moderator_token(server.arena.events.rooms[code])
+    return server.run(server.events.moderator_token(server.events.rooms[code]))
 
 
 async def test_a_room_is_moderated_from_round_1_into_round_2(event):
@@ -176,7 +176,7 @@ async def test_after_a_drop_between_rounds_the_screen_comes_back_to_the_rooms_ne
         await until(pilot, lambda: shown(app, LiveScreen), "live")
         first = app.state.match.id
         room = server.arena.rooms[first]
-        loop = room._tasks[0].get_loop()
+        loop = room.loop
         for conn in [c for c in room.connections if c.role == "moderator"]:
             asyncio.run_coroutine_threadsafe(conn.ws.close(), loop).result(5)
         # while the screen is away, the match ends (as another moderator of the room would)

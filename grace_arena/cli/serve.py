@@ -46,29 +46,25 @@ def print_join(console, url: str, code: str, moderator_token: str, match_id: int
     console.print(out.getvalue(), highlight=False, markup=False, soft_wrap=True)
 
 
-def print_room(console, arena, er) -> None:
+async def print_room(console, arena, events, er) -> None:
     """One room of an event: who plays there now, its join URL and QR, its moderator token."""
-    live = er.live
+    live = events.live(er)
     if live is None:
-        console.print(f"room {er.name}: every match played", highlight=False)
+        why = er.waiting or ("every match played" if er.done else "served by another process")
+        console.print(f"room {er.name}: {why}", highlight=False)
         return
     teams = " vs ".join(t.name for t in live.match.config.teams)
     console.print(
         f"\nroom [bold]{er.name}[/] — round {live.event.round if live.event else '?'}: {teams}",
         highlight=False,
     )
-    print_join(
-        console,
-        arena.join_url(er.join_code),
-        er.join_code,
-        arena.events.moderator_token(er),
-        live.rm.id,
-    )
+    token = await events.moderator_token(er)
+    print_join(console, arena.join_url(er.join_code), er.join_code, token, live.rm.id)
     from grace_arena.resources import command_prefix
 
     console.print(
         f"moderator: {command_prefix()} moderate --server {arena.settings.public_url} "
-        f"--room {er.join_code} --token {arena.events.moderator_token(er)}",
+        f"--room {er.join_code} --token {token}",
         soft_wrap=True,
         highlight=False,
         markup=False,
@@ -167,16 +163,16 @@ def serve(
             teams.append(TeamSetup(id="model", name=f"Model ({model})", kind="model", model=model))
         first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams)
 
-    def ready(arena) -> None:
+    async def ready(arena, events) -> None:
         console.print(
             f"server token (for the moderator's set-up): {arena.tokens.server()}", soft_wrap=True
         )
-        for er in arena.events.rooms.values():
-            print_room(console, arena, er)
-        for live in arena.rooms.values():
+        for er in events.rooms.values():
+            await print_room(console, arena, events, er)
+        for live in list(arena.rooms.values()):
             if live.event is not None:
                 continue
-            reply = arena.created_reply(live)
+            reply = arena.created_reply(live, await arena.moderator_token_async(live.rm.id))
             print_join(
                 console, reply.join_url, reply.join_code, reply.moderator_token, reply.match_id
             )

@@ -73,7 +73,7 @@ def survey(
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     public = public_base(console, host, port, public_url)
 
-    def ready(arena) -> None:
+    def ready(arena, _events) -> None:
         console.print(
             f"server token (for /api/survey/CODE/progress): {arena.tokens.server()}",
             soft_wrap=True,

@@ -21,6 +21,9 @@ class Join(Command):
     team: str
     player: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=100)
+    #: The most human players the match takes (None: no limit). Decided with the joins
+    #: before it, so that joins arriving together cannot pass it.
+    limit: int | None = Field(default=None, ge=0)
 
 
 class StartTossup(Command):
@@ -81,6 +84,17 @@ class SetPace(Command):
 
     kind: ClassVar[str] = "set_pace"
     wpm: int = Field(ge=30, le=1200)
+
+
+class ResumeClock(Command):
+    """The match is served again after a time nobody served it (a crash and a reopening, the
+    record unavailable) from ``down_since``: a clock that was running then (the answer time,
+    the buzz window) goes on with what was left. ``down_since`` is on the clock of the running
+    deadline (the process that set it)."""
+
+    kind: ClassVar[str] = "resume_clock"
+    down_since: float
+    reason: str = Field(default="restart", max_length=200)
 
 
 class UndoRuling(Command):

@@ -102,7 +102,8 @@ class BuzzTiming(BaseModel):
     received_mono: float | None = None  # server monotonic clock at receipt
     client_press: float | None = None  # client's clock at the press
     clock_offset: float | None = None  # estimated server - client clock offset
-    rtt: float | None = None  # estimated round-trip time
+    rtt: float | None = None  # estimated round-trip time (median of the recent samples)
+    min_rtt: float | None = None  # the shortest round trip measured on the connection
     #: How the race was decided: the first buzz to arrive, or (compensated mode) the earliest
     #: estimated press within a short window.
     #: ``arrival_fallback``: compensated mode, but this client's clock estimate was not
@@ -115,6 +116,9 @@ class BuzzTiming(BaseModel):
     clock_samples: int | None = None
     clock_spread: float | None = None
     fallback: str | None = None
+    #: Compensated mode: seconds before its arrival the press was credited with (at most the
+    #: connection's shortest round trip and the server's cap; 0 for an arrival fallback).
+    credit: float | None = None
 
 
 class _BuzzFields(_Event):
@@ -189,6 +193,19 @@ class RulingUndone(_Event):
     deadline: float | None = None
 
 
+class ClockResumed(_Event):
+    """Nobody served the match from ``down_since`` until this event (a server process
+    crashed and another reopened it, or the record could not be written): the clock that was
+    running then resumes with the time it had left, until ``deadline`` (on the clock of the
+    process that serves the match now). ``down_since`` is on the clock of the deadline it
+    replaces."""
+
+    type: Literal["clock_resumed"] = "clock_resumed"
+    down_since: float
+    deadline: float
+    reason: str = "restart"  # restart | record
+
+
 class TossupEnded(_Event):
     type: Literal["tossup_ended"] = "tossup_ended"
     tossup_id: str
@@ -215,6 +232,7 @@ Event = Annotated[
     | AnswerGiven
     | Ruled
     | RulingUndone
+    | ClockResumed
     | TossupEnded
     | MatchEnded,
     Field(discriminator="type"),

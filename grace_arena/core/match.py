@@ -22,6 +22,7 @@ from grace_arena.core.commands import (
     Join,
     Pause,
     Resume,
+    ResumeClock,
     Reveal,
     Rule,
     SetPace,
@@ -37,6 +38,7 @@ from grace_arena.core.events import (
     BuzzAccepted,
     BuzzRefused,
     BuzzTiming,
+    ClockResumed,
     Event,
     MatchCreated,
     MatchEnded,
@@ -200,6 +202,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
                 if ev.resume is not None:
                     g = replace(g, phase=Phase(ev.resume), deadline=ev.deadline)
             # CORRECT, or an incorrect answer that ends the tossup: TossupEnded follows.
+        case ClockResumed():
+            g = replace(g, deadline=ev.deadline)
         case RulingUndone():
             if not g.history:
                 raise ValueError(f"seq {ev.seq}: nothing to undo")
@@ -516,6 +520,12 @@ def _join(run: _Decision, cmd: Join) -> None:
     for team_id, members in run.state.players.items():
         if cmd.player in members and team_id != cmd.team:
             raise IllegalCommand(f"player {cmd.player!r} already plays for team {team_id!r}")
+    if cmd.limit is not None and cmd.player not in run.state.players[cmd.team]:
+        humans = sum(
+            len(run.state.players[t.id]) for t in run.config.teams if t.kind is TeamKind.HUMAN
+        )
+        if humans >= cmd.limit:
+            raise IllegalCommand(f"this match is full ({cmd.limit} players)")
     run.emit(PlayerJoined(team=cmd.team, player=cmd.player, name=cmd.name))
 
 
@@ -664,6 +674,21 @@ def _throw_out(run: _Decision, cmd: ThrowOut) -> None:
     )
 
 
+def _resume_clock(run: _Decision, cmd: ResumeClock) -> None:
+    # Only a clock still running when the service stopped resumes (one that had run out
+    # then is handled by the timer as usual).
+    deadline = run.g.deadline
+    if deadline is None or deadline <= cmd.down_since:
+        return
+    run.emit(
+        ClockResumed(
+            down_since=cmd.down_since,
+            deadline=run.now + (deadline - cmd.down_since),
+            reason=cmd.reason,
+        )
+    )
+
+
 def _end_match(run: _Decision, cmd: EndMatch) -> None:
     run.emit(MatchEnded(scores=dict(run.g.scores)))
 
@@ -681,6 +706,7 @@ _HANDLERS = {
     UndoRuling: _undo,
     SetPace: _set_pace,
     ThrowOut: _throw_out,
+    ResumeClock: _resume_clock,
     EndMatch: _end_match,
 }
 

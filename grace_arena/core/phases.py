@@ -105,10 +105,12 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
 }
 
 
-# The reading pace may change at any time until the match ends; it changes no phase.
+# The reading pace may change at any time until the match ends, and a clock that stood still
+# while nobody served the match may resume at any time: neither changes the phase.
 for _phase in Phase:
     if _phase is not Phase.ENDED:
         TRANSITIONS[(_phase, "set_pace")] = frozenset({_phase})
+        TRANSITIONS[(_phase, "resume_clock")] = frozenset({_phase})
 
 
 def allowed_commands(phase: Phase) -> frozenset[str]:

@@ -257,8 +257,9 @@ def _copy_match(
         register_team(ours, event_id, team_id=t.team_id, name=t.name, kind=t.kind, model=t.model)
     for p in theirs.exec(select(PlayerRow).where(PlayerRow.match_id == m.id)).all():
         register_player(
-            ours, event_id, player_id=p.player_id, team_id=p.team_id, name=p.name, kind=p.kind
-        )
+            ours, event_id, player_id=p.player_id, team_id=p.team_id, name=p.name, kind=p.kind,
+            distinct=True,
+        )  # fmt: skip
     if events:
         ours.execute(insert(EventRow), [{**_plain(e), "match_id": new_id} for e in events])
     ours.flush()

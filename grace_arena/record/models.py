@@ -81,13 +81,19 @@ class EventTeamRow(SQLModel, table=True):
 
 
 class EventPlayerRow(SQLModel, table=True):
-    """A player registered in an event (on one of its teams)."""
+    """A player registered in an event (on one of its teams). One name is one player of a
+    team: ``name_key`` (the name case-folded, its spaces collapsed) is unique in the team, so
+    that every server process and every concurrent join finds the same player."""
 
     __tablename__ = "event_player"
+    __table_args__ = (
+        UniqueConstraint("event_id", "team_id", "name_key", name="uq_event_player_name"),
+    )
     event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
     player_id: str = Field(primary_key=True, max_length=100)
     team_id: str = Field(max_length=64)
     name: str
+    name_key: str = Field(max_length=200)
     kind: str = Field(max_length=16)
 
 
@@ -133,9 +139,10 @@ class EventGameRow(SQLModel, table=True):
 
 
 class MatchLeaseRow(SQLModel, table=True):
-    """Which server process serves a match: one at a time. The holder renews its lease while
-    it serves the match and with every commit; another process takes the match over only once
-    the lease has lapsed or its holder is known to be dead."""
+    """Which server process serves a match: one at a time (grace_arena.record.lease). The
+    holder renews its lease while it serves the match and with every commit; another process
+    takes the match over only once the lease was released, has lapsed (by the database's
+    clock) or its holder is known to be dead; each take-over is a new ``generation``."""
 
     __tablename__ = "match_lease"
     match_id: int = Field(primary_key=True, foreign_key="match.id")
@@ -143,21 +150,29 @@ class MatchLeaseRow(SQLModel, table=True):
     host: str = Field(max_length=200)
     pid: int
     url: str | None = Field(default=None, max_length=500)  # where that process serves
-    acquired_at: float
-    renewed_at: float
+    #: Identifies the holder for certain on its own system (boot:pid namespace:pid:start).
+    proc: str | None = Field(default=None, max_length=200)
+    generation: int = Field(default=1)
+    #: Given up by its holder (a clean stop, a match that moved on): free to take at once.
+    released: bool = Field(default=False)
+    acquired_at: float  # the database's clock
+    renewed_at: float  # the database's clock
+    #: The last moment the holder served the match, on the holder's own clock (the one its
+    #: deadlines are on): a running clock resumes with what it had left then.
+    served_until: float | None = None
 
-    @staticmethod
-    def values_for(holder: Any, now: float) -> dict[str, Any]:
-        """The columns that say ``holder`` (a ``grace_arena.record.lease.Holder``) took the
-        lease at ``now``."""
-        return {
-            "holder": holder.id,
-            "host": holder.host,
-            "pid": holder.pid,
-            "url": holder.url,
-            "acquired_at": now,
-            "renewed_at": now,
-        }
+
+class ServerProcessRow(SQLModel, table=True):
+    """A server process that shares the record, while it runs: where it serves, and which
+    events. Its clients learn of the others here, to turn to when it cannot be reached."""
+
+    __tablename__ = "server_process"
+    holder: str = Field(primary_key=True, max_length=200)  # as in match_lease
+    url: str | None = Field(default=None, max_length=500)
+    #: Ids of the events whose rooms it serves (empty: matches of their own only).
+    events: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    started_at: float  # the database's clock
+    renewed_at: float  # the database's clock
 
 
 class EventImportRow(SQLModel, table=True):
@@ -269,6 +284,8 @@ class BuzzRow(SQLModel, table=True):
     client_press: float | None = None
     clock_offset: float | None = None
     rtt: float | None = None
+    #: Compensated races: seconds before its arrival the press was credited with.
+    credit: float | None = None
     outcome: str = Field(max_length=16)  # won | lost_race | locked_out | not_live
     interrupt: bool | None = None
     holder_buzz_id: int | None = None

@@ -37,10 +37,14 @@ from grace_arena.record.models import (
     MatchRow,
     PacketRow,
 )
-from grace_arena.record.store import RecordError, ensure_event
+from grace_arena.record.store import RecordError, ensure_event, player_name_key
 
-#: Join codes: five characters people read off a screen (no 0/O, no 1/I).
+#: Join codes: characters people read off a screen (no 0/O, no 1/I)...
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+#: ...six of them: 32**6, about 1.07e9 codes. At the rate a server lets one address guess
+#: (grace_arena.server.guard: a burst of 20, then one every 2 s) a guesser needs some 68 years
+#: on average to hit one given live code, and 7 years to hit any of ten.
+JOIN_CODE_LENGTH = 6
 
 
 @dataclass(frozen=True)
@@ -189,11 +193,15 @@ def create_event(
     players and settings are replaced, which is refused once a round has started."""
     _check_teams(teams)
     by_id = {t.id for t in teams}
+    seen: set[tuple[str, str]] = set()
     for team, player in players:
         if team not in by_id:
             raise RecordError(f"player {player!r}: no team {team!r} in the event")
         if not player.strip():
             raise RecordError(f"a player of team {team!r} has no name")
+        if (team, player_name_key(player)) in seen:
+            raise RecordError(f"player {player.strip()!r} is named twice in team {team!r}")
+        seen.add((team, player_name_key(player)))
     with Session(engine) as session:
         row = session.exec(select(ArenaEventRow).where(ArenaEventRow.name == name)).first()
         if row is not None:
@@ -238,6 +246,7 @@ def create_event(
                     player_id=f"p-{secrets.token_hex(4)}",
                     team_id=team,
                     name=player.strip(),
+                    name_key=player_name_key(player),
                     kind="human",
                 )
             )
@@ -367,10 +376,11 @@ def set_schedule(
     return load_plan(engine, plan.id)
 
 
-def new_join_code(taken: Iterable[str]) -> str:
+def new_join_code(taken: Iterable[str] = ()) -> str:
+    """A random join code (:data:`JOIN_CODE_LENGTH` characters) not in ``taken``."""
     taken = set(taken)
     while True:
-        code = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(5))
+        code = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(JOIN_CODE_LENGTH))
         if code not in taken:
             return code
 
@@ -500,14 +510,17 @@ def room_moderator_hashes(engine: Engine, event_id: int, room_id: str) -> list[s
 
 
 def add_room_moderator_token(
-    engine: Engine, event_id: int, room_id: str, token_sha256: str, *, keep: int = 4
+    engine: Engine, event_id: int, room_id: str, token_sha256: str
 ) -> list[str]:
-    """Record one more moderator token's hash for the room (the last ``keep`` stay valid)."""
+    """Record one more moderator token's hash for the room; every token issued for the room
+    stays valid for as long as the event (a server restarted without the old token in memory
+    issues another; a moderator's terminal holding the first goes on with it)."""
     with Session(engine) as session:
         row = session.get(EventRoomRow, (event_id, room_id))
         if row is None:
             raise RecordError(f"no room {room_id!r} in event {event_id}")
-        row.moderator_tokens = [*(row.moderator_tokens or []), token_sha256][-keep:]
+        kept = list(row.moderator_tokens or [])
+        row.moderator_tokens = kept if token_sha256 in kept else [*kept, token_sha256]
         session.add(row)
         session.commit()
         return list(row.moderator_tokens)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 import time
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, insert, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from grace_arena.core.commands import Command
@@ -58,11 +60,7 @@ from grace_arena.record.models import (
 )
 
 if TYPE_CHECKING:
-    from grace_arena.record.lease import Holder
-
-#: Moderator tokens a match keeps valid: each new one (a take-over, a server restarted without
-#: the old one in memory) is added, the oldest dropped.
-MODERATOR_TOKENS_KEPT = 4
+    from grace_arena.record.lease import Holder, LeaseClaim
 
 
 class RecordError(RuntimeError):
@@ -172,22 +170,28 @@ class MatchStore:
                     session.rollback()
                     raise GameTaken(f"scheduled match {game_id} has a match already")
             if holder is not None:
-                session.add(
-                    MatchLeaseRow(
-                        match_id=match_id, **MatchLeaseRow.values_for(holder, time.time())
-                    )
-                )
-            session.commit()
-        return RecordedMatch(self, match_id, match, holder=holder)
+                from grace_arena.record.lease import lease_values
 
-    def open(self, match_id: int, *, holder: Holder | None = None) -> RecordedMatch:
-        """Rebuild a match from its stored events. With ``holder``, that server process must
-        hold the match's lease (:func:`grace_arena.record.lease.acquire`) and every commit
-        checks it still does."""
+                session.add(MatchLeaseRow(match_id=match_id, **lease_values(holder, time.time())))
+            session.commit()
+        claim = None
+        if holder is not None:
+            from grace_arena.record.lease import LeaseClaim
+
+            claim = LeaseClaim(holder, 1)
+        return RecordedMatch(self, match_id, match, holder=holder, claim=claim)
+
+    def open(
+        self, match_id: int, *, holder: Holder | None = None, claim: LeaseClaim | None = None
+    ) -> RecordedMatch:
+        """Rebuild a match from its stored events. With ``claim`` (or a plain ``holder``),
+        that server process must hold the match's lease
+        (:func:`grace_arena.record.lease.acquire`) and every commit checks it still does."""
         events = self.events(match_id)
         if not events:
             raise RecordError(f"no match {match_id} in the record")
-        return RecordedMatch(self, match_id, Match.replay(events), holder=holder)
+        holder = claim.holder if claim is not None else holder
+        return RecordedMatch(self, match_id, Match.replay(events), holder=holder, claim=claim)
 
     def events(self, match_id: int, *, after: int = 0) -> list[Event]:
         with Session(self.engine) as session:
@@ -245,15 +249,16 @@ class MatchStore:
             )
 
     def add_moderator_token(self, match_id: int, token_sha256: str) -> list[str]:
-        """Record one more moderator token's hash for the match (the last
-        :data:`MODERATOR_TOKENS_KEPT` stay valid); returns the valid hashes."""
+        """Record one more moderator token's hash for the match; returns the valid hashes.
+        Every token issued for a match stays valid for as long as the match (a server
+        restarted without the old token in memory issues another, and the moderator's
+        terminal that holds the first goes on with it)."""
         with Session(self.engine) as session:
             row = session.get(MatchRow, match_id)
             if row is None:
                 raise RecordError(f"no match {match_id}")
-            row.moderator_tokens = [*(row.moderator_tokens or []), token_sha256][
-                -MODERATOR_TOKENS_KEPT:
-            ]
+            kept = list(row.moderator_tokens or [])
+            row.moderator_tokens = kept if token_sha256 in kept else [*kept, token_sha256]
             session.add(row)
             session.commit()
             return list(row.moderator_tokens)
@@ -293,7 +298,7 @@ class MatchStore:
         match_id: int,
         events: Sequence[Event],
         *,
-        holder: Holder | None = None,
+        holder: Holder | LeaseClaim | None = None,
         synced: bool = True,
     ) -> None:
         """Commit ``events`` (and their projections) in one transaction; with ``holder``, only
@@ -303,7 +308,7 @@ class MatchStore:
 
     def append_many(
         self,
-        batch: Sequence[tuple[int, Sequence[Event], Holder | None]],
+        batch: Sequence[tuple[int, Sequence[Event], Holder | LeaseClaim | None]],
         *,
         synced: bool = True,
     ) -> None:
@@ -317,11 +322,15 @@ class MatchStore:
         next synced commit makes them durable too. The server commits words revealed this
         way. On PostgreSQL every commit is synced."""
         with unsynced_session(self.engine) if not synced else Session(self.engine) as session:
-            for match_id, events, holder in batch:
-                if holder is not None:
-                    from grace_arena.record.lease import fence
+            # the leases first, in ascending match order (as every transaction that locks
+            # several lease rows does: grace_arena.record.lease)
+            fenced = sorted((m, h) for m, _, h in batch if h is not None)
+            if fenced:
+                from grace_arena.record.lease import fence
 
+                for match_id, holder in fenced:
                     fence(session, match_id, holder)
+            for match_id, events, _ in batch:
                 _write_events(session, match_id, events)
             session.commit()
 
@@ -412,17 +421,30 @@ class RecordedMatch:
     """A live match whose every accepted command is committed before it takes effect."""
 
     def __init__(
-        self, store: MatchStore, match_id: int, match: Match, *, holder: Holder | None = None
+        self,
+        store: MatchStore,
+        match_id: int,
+        match: Match,
+        *,
+        holder: Holder | None = None,
+        claim: LeaseClaim | None = None,
     ) -> None:
         self.store = store
         self.id = match_id
         self.match = match
         #: The server process that serves the match (its commits check its lease), if any.
         self.holder = holder
+        #: Its claim on the match's lease (the generation it took), if known.
+        self.claim = claim
+
+    @property
+    def fence(self) -> Holder | LeaseClaim | None:
+        """What every commit of the match checks: the claim, or at least the holder."""
+        return self.claim if self.claim is not None else self.holder
 
     def handle(self, command: Command, *, now: float) -> list[Event]:
         events = self.match.decide(command, now=now)  # raises IllegalCommand: nothing stored
-        self.store.append(self.id, events, holder=self.holder)
+        self.store.append(self.id, events, holder=self.fence)
         self.match.apply(events)
         return events
 
@@ -438,7 +460,7 @@ class RecordedMatch:
         """
         results, state, every = self.decide_many(commands, now=now)
         if every:
-            self.store.append(self.id, every, holder=self.holder)
+            self.store.append(self.id, every, holder=self.fence)
             self.match.state = state
         return results
 
@@ -499,15 +521,71 @@ def register_team(
     return row
 
 
-def register_player(
-    session: Session, event_id: int, *, player_id: str, team_id: str, name: str, kind: str
-) -> None:
-    if session.get(EventPlayerRow, (event_id, player_id)) is None:
-        session.add(
-            EventPlayerRow(
-                event_id=event_id, player_id=player_id, team_id=team_id, name=name, kind=kind
-            )
+def player_name_key(name: str) -> str:
+    """What makes two names one player's in a team: compatibility-normalised (NFKC),
+    case-folded, spaces collapsed ("ALICE", "alice ", "Ａｌｉｃｅ" are one)."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())[:200]
+
+
+def find_player(session: Session, event_id: int, team_id: str, name: str) -> str | None:
+    """The id of the event's player of ``team_id`` with this name, if one is registered."""
+    return session.exec(
+        select(EventPlayerRow.player_id).where(
+            EventPlayerRow.event_id == event_id,
+            EventPlayerRow.team_id == team_id,
+            EventPlayerRow.name_key == player_name_key(name),
         )
+    ).first()
+
+
+def register_player(
+    session: Session,
+    event_id: int,
+    *,
+    player_id: str,
+    team_id: str,
+    name: str,
+    kind: str,
+    distinct: bool = False,
+) -> str:
+    """Register a player of a team in an event; returns the id the name is registered under
+    (flushed, not committed).
+
+    A name is one player of a team: if another id has it already, that id is returned and
+    nothing is added — or, with ``distinct`` (a player the record has under its own id
+    already, e.g. a match replayed), ``player_id`` is registered under a key of its own (the
+    name and its id) so that nothing is merged. Two registrations of one name at once (two
+    phones, two server processes) find the same player: the second insert meets the unique
+    key and reads the first."""
+    if session.get(EventPlayerRow, (event_id, player_id)) is not None:
+        return player_id
+    key = player_name_key(name)
+    for _attempt in range(2):
+        existing = find_player(session, event_id, team_id, name)
+        if existing is not None and not distinct:
+            return existing
+        row_key = key if existing is None else f"{key[: 199 - len(player_id)]}#{player_id}"
+        row = EventPlayerRow(
+            event_id=event_id,
+            player_id=player_id,
+            team_id=team_id,
+            name=name,
+            name_key=row_key,
+            kind=kind,
+        )
+        if session.get_bind().dialect.name != "postgresql":
+            # SQLite has one writer: a name registered by another process after this
+            # transaction read makes its write fail as a whole (the server tries again)
+            session.add(row)
+            session.flush()
+            return player_id
+        try:
+            with session.begin_nested():
+                session.add(row)
+        except IntegrityError:  # registered meanwhile by another transaction: read it
+            continue
+        return player_id
+    raise RecordError(f"player {name!r} of team {team_id!r} could not be registered")
 
 
 # --------------------------------------------------------------------------------------------
@@ -641,6 +719,7 @@ def _buzz_values(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) ->
         "client_press": ev.timing.client_press,
         "clock_offset": ev.timing.clock_offset,
         "rtt": ev.timing.rtt,
+        "credit": ev.timing.credit,
         "outcome": outcome,
     }
 
@@ -662,6 +741,7 @@ def _project(session: Session, match_id: int, ev: Event) -> None:
                         team_id=ev.team,
                         name=ev.name,
                         kind=ev.kind.value,
+                        distinct=True,
                     )
                 session.add(
                     PlayerRow(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import inspect
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -19,6 +20,7 @@ from fastapi import (
     FastAPI,
     Header,
     HTTPException,
+    Request,
     WebSocket,
 )
 from fastapi.responses import FileResponse, Response
@@ -51,22 +53,37 @@ from grace_arena.server.arena import (
     Tokens,
     token_sha256,
 )
-from grace_arena.server.deps import BAD_BODY, NOT_FOUND, UNAUTHORIZED, ArenaDep, ServerAuth
+from grace_arena.server.deps import (
+    BAD_BODY,
+    NOT_FOUND,
+    THROTTLED,
+    UNAUTHORIZED,
+    ArenaDep,
+    ServerAuth,
+    guess,
+    wrong_guess,
+)
+from grace_arena.server.event_rooms import EventHost
 from grace_arena.server.room import Room
+from grace_arena.server.sessions import Lobby
 from grace_arena.server.ws import serve_websocket
 
 
 def create_app(settings: Settings) -> FastAPI:
     arena = Arena(settings)
     arena.load_packets(settings.packets)
+    events = EventHost(arena)
+    lobby = Lobby(arena, events)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        arena.restore()
         if settings.event is not None:
-            await arena.events.open_event(settings.event, settings.event_rooms)
-        elif settings.first_match is not None and not arena.rooms:
-            await arena.open_match(settings.first_match)
+            await events.open_event(settings.event, settings.event_rooms)
+        else:
+            await arena.restore()
+            if settings.first_match is not None and not arena.rooms:
+                await arena.open_match(settings.first_match)
+            await arena.register()
         if settings.freeze_gc:
             # Modules, packets and restored rooms live as long as the server. A full collection
             # would scan them all again (about 100 ms with the event loop stopped, so one word of
@@ -74,10 +91,12 @@ def create_app(settings: Settings) -> FastAPI:
             gc.collect()
             gc.freeze()
         yield
+        await events.close()
         await arena.close()
 
     app = FastAPI(title="GRACE Arena", lifespan=lifespan)
     app.state.arena = arena
+    app.state.events = events
     if settings.survey_packets:
         from grace_arena.server.survey import Surveys
         from grace_arena.server.survey import router as survey_router
@@ -122,90 +141,110 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/matches", status_code=201, responses=UNAUTHORIZED | NOT_FOUND | BAD_BODY)
     async def create_match(setup: MatchSetup, arena: ArenaDep, _: ServerAuth) -> MatchCreatedReply:
+        if settings.event is not None:
+            raise HTTPException(
+                status_code=404,
+                detail=f"this server serves the rooms of event {settings.event!r} only",
+            )
         try:
             room = await arena.open_match(setup)
         except LookupError as exc:  # no such packet loaded
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         except ValueError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
-        return arena.created_reply(room)
+        return arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
 
     @app.get("/api/matches", responses=UNAUTHORIZED)
-    def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
-        return [arena.created_reply(room) for room in arena.rooms.values()]
+    async def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
+        rooms = list(arena.rooms.values())
+        return [
+            arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+            for room in rooms
+        ]
 
-    def room_moderator(match_id: int, given: str | None) -> bool:
-        """An event room's moderator token opens the summaries of the room's matches too: the
-        room has moved on to its next match by the time its moderator's screen asks."""
-        for er in arena.events.rooms.values():
-            plan = arena.events.plans.get(er.event_id)
-            if er.live is None or plan is None:
-                continue
-            if any(g.match_id == match_id and g.room_id == er.room_id for g in plan.games):
-                return arena.is_moderator(er.live.rm.id, given)
-        return False
-
-    @app.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND)
-    def match_summary(
+    @app.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
+    async def match_summary(
         match_id: Annotated[int, fastapi.Path(ge=1, le=MAX_MATCH_ID)],
+        request: Request,
         arena: ArenaDep,
         authorization: Annotated[str | None, Header()] = None,
     ) -> MatchSummary:
         """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
+        address = guess(request, arena)
         given = authorization.removeprefix("Bearer ").strip() if authorization else None
         if not (
             arena.tokens.check(given, arena.tokens.server())
-            or arena.is_moderator(match_id, given)
-            or room_moderator(match_id, given)
+            or await arena.is_moderator_of_record(match_id, given)
+            or events.is_room_moderator(match_id, given)
         ):
+            wrong_guess(address, arena)
             raise HTTPException(status_code=401, detail="a server or moderator token is needed")
-        with Session(arena.engine) as session:
-            row = session.get(MatchRow, match_id)
+
+        def read() -> tuple[MatchRow | None, dict[str, int], list[BuzzRecord]]:
+            with Session(arena.engine) as session:
+                row = session.get(MatchRow, match_id)
+            if row is None:
+                return None, {}, []
+            room = arena.rooms.get(match_id)
+            scores = (room.rm if room is not None else arena.store.open(match_id)).match.scores
+            buzzes = [
+                BuzzRecord(
+                    buzz_id=b.buzz_id,
+                    tossup_id=b.tossup_id,
+                    team=b.team_id,
+                    player=b.player_id,
+                    kind="model" if b.player_kind == "model" else "human",
+                    word_index=b.word_index,
+                    clue_index=b.clue_index,
+                    outcome=b.outcome,
+                    answer=b.answer,
+                    suggestion=b.suggestion,
+                    confidence=b.model_confidence,
+                    ruling=b.ruling,
+                    points=b.points,
+                    thrown_out=b.thrown_out,
+                    credit=b.credit,
+                )
+                for b in arena.store.buzzes(match_id)
+            ]
+            return row, dict(scores), buzzes
+
+        row, scores, buzzes = await asyncio.to_thread(read)
         if row is None:
             raise HTTPException(status_code=404, detail=f"no match {match_id}")
-        room = arena.rooms.get(match_id)
-        scores = (room.rm if room is not None else arena.store.open(match_id)).match.scores
-        buzzes = [
-            BuzzRecord(
-                buzz_id=b.buzz_id,
-                tossup_id=b.tossup_id,
-                team=b.team_id,
-                player=b.player_id,
-                kind="model" if b.player_kind == "model" else "human",
-                word_index=b.word_index,
-                clue_index=b.clue_index,
-                outcome=b.outcome,
-                answer=b.answer,
-                suggestion=b.suggestion,
-                confidence=b.model_confidence,
-                ruling=b.ruling,
-                points=b.points,
-                thrown_out=b.thrown_out,
-            )
-            for b in arena.store.buzzes(match_id)
-        ]
         return MatchSummary(
             match_id=match_id,
             title=row.title,
             ended=row.ended_at is not None,
-            scores=dict(scores),
+            scores=scores,
             buzzes=buzzes,
             record=arena.engine.url.render_as_string(hide_password=True),
         )
 
-    @app.get("/api/events/{name}/standings", responses=NOT_FOUND)
-    async def event_standings(name: str, arena: ArenaDep) -> StandingsView:
+    def served_event(name: str, address: str) -> int:
+        """The id of the event served here with this name; 404 otherwise, saying nothing of
+        the record's other events (a public URL must not enumerate them)."""
+        event_id = events.served_event(name)
+        if event_id is None:
+            wrong_guess(address, arena)
+            raise HTTPException(status_code=404, detail="no such event is served here")
+        return event_id
+
+    @app.get("/api/events/{name}/standings", responses=NOT_FOUND | THROTTLED)
+    async def event_standings(name: str, request: Request, arena: ArenaDep) -> StandingsView:
         """The event's standings after every ruling so far, and what each room plays now
-        (nothing secret: the projector shows it)."""
+        (nothing secret: the projector shows it). Only for an event this server serves, by
+        its name."""
+        event_id = served_event(name, guess(request, arena))
         try:
-            view = await asyncio.to_thread(arena.events.compute_standings, name)
+            view = await asyncio.to_thread(events.compute_standings, event_id)
         except RecordError as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from exc
+            raise HTTPException(status_code=404, detail="no such event is served here") from exc
         rooms = [
             r.model_copy(
                 update={
                     "join_url": arena.join_url(r.join_code),
-                    "waiting": arena.events.waiting_text(r.join_code),
+                    "waiting": events.waiting_text(r.join_code),
                 }
             )
             for r in view.rooms
@@ -213,32 +252,35 @@ def create_app(settings: Settings) -> FastAPI:
         return view.model_copy(update={"rooms": rooms})
 
     @app.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND)
-    async def event_rooms(name: str, arena: ArenaDep, _: ServerAuth) -> list[EventRoomInfo]:
+    async def event_rooms(
+        name: str, request: Request, arena: ArenaDep, _: ServerAuth
+    ) -> list[EventRoomInfo]:
         """The event's rooms with their join codes and moderator tokens (server token): what
         the moderator's terminal offers to pick from. A room no process serves now is opened
         here."""
+        event_id = served_event(name, guess(request, arena))
         try:
-            plan = await asyncio.to_thread(load_plan, arena.engine, name)
+            plan = await asyncio.to_thread(load_plan, arena.engine, event_id)
         except RecordError as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from exc
+            raise HTTPException(status_code=404, detail="no such event is served here") from exc
         out = []
+        names = {t.id: t.name for t in plan.teams}
         for r in plan.rooms:
             with contextlib.suppress(LeaseHeld):
-                await arena.events.room_by_code(r.join_code)
-            er = arena.events.rooms.get(r.join_code)
-            live = er.live if er is not None else None
+                await events.room_by_code(r.join_code)
+            er = events.rooms.get(r.join_code)
+            live = events.live(er) if er is not None else None
             game = plan.current_game(r.id)
-            names = {t.id: t.name for t in plan.teams}
             out.append(
                 EventRoomInfo(
                     room=r.name,
                     join_code=r.join_code,
                     join_url=arena.join_url(r.join_code),
-                    moderator_token=arena.events.moderator_token(er) if er is not None else "",
+                    moderator_token=await events.moderator_token(er) if er is not None else "",
                     round=game.round if game else None,
                     match_id=live.rm.id if live is not None else game.match_id if game else None,
                     teams=[names.get(t, t) for t in game.teams] if game else [],
-                    served_here=live is not None and live.rm.id in arena.rooms,
+                    served_here=live is not None,
                 )
             )
         return out
@@ -246,17 +288,18 @@ def create_app(settings: Settings) -> FastAPI:
     def served(code: str) -> Room | None:
         """The live match a join code opens here: a match's own code, or an event room's."""
         code = code.strip().upper()
-        room = arena.rooms.get(arena.by_code.get(code, -1))
+        room = arena.room_by_code(code)
         if room is None:
-            er = arena.events.rooms.get(code)
-            room = er.live if er is not None and er.live is not None else None
-        return room if room is not None and room.rm.id in arena.rooms else None
+            room = events.live_in(code)
+        return room
 
-    @app.get("/api/join/{code}", responses=NOT_FOUND)
-    def join_info(code: str, arena: ArenaDep) -> JoinInfo:
+    @app.get("/api/join/{code}", responses=NOT_FOUND | THROTTLED)
+    def join_info(code: str, request: Request, arena: ArenaDep) -> JoinInfo:
+        address = guess(request, arena)
         room = served(code)
         if room is None:
-            raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
+            wrong_guess(address, arena)
+            raise HTTPException(status_code=404, detail="no live match with that join code here")
         return JoinInfo(
             match_id=room.rm.id,
             title=room.match.config.title,
@@ -265,20 +308,22 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     @app.get("/api/join/{code}/qr.svg", include_in_schema=False)
-    def join_qr(code: str, arena: ArenaDep) -> Response:
+    def join_qr(code: str, request: Request, arena: ArenaDep) -> Response:
         import io
 
         import segno
 
+        address = guess(request, arena)
         if served(code) is None:
-            raise HTTPException(status_code=404, detail=f"no match with join code {code!r}")
+            wrong_guess(address, arena)
+            raise HTTPException(status_code=404, detail="no live match with that join code here")
         out = io.BytesIO()
         segno.make(arena.join_url(code.upper()), error="m").save(out, kind="svg", scale=8)
         return Response(out.getvalue(), media_type="image/svg+xml")
 
     @app.websocket("/ws")
     async def websocket(ws: WebSocket) -> None:
-        await serve_websocket(arena, ws)
+        await serve_websocket(lobby, ws)
 
     return app
 
@@ -295,7 +340,9 @@ def run(app: FastAPI, *, host: str, port: int) -> None:
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             if self.started and arena.settings.on_ready is not None:
-                arena.settings.on_ready(arena)
+                ready = arena.settings.on_ready(arena, app.state.events)
+                if inspect.isawaitable(ready):
+                    await ready
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
     _Server(config).run()

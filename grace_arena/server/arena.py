@@ -1,5 +1,6 @@
 """What the server holds: its settings, its tokens, the record, the loaded packets and the live
-rooms (``Arena``). No HTTP or websocket handling here (``app.py``, ``ws.py``)."""
+rooms (``Arena``). No HTTP or websocket handling here (``app.py``, ``ws.py``), and nothing of
+events (``event_rooms.py`` sits above the arena and subscribes to it)."""
 
 from __future__ import annotations
 
@@ -14,29 +15,30 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpec
-from grace_arena.core.events import event_to_dict
+from grace_arena.core.events import Event, event_to_dict
 from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
-from grace_arena.protocol import (
-    MatchCreatedReply,
-    MatchSetup,
-)
-from grace_arena.record import lease
+from grace_arena.protocol import MatchCreatedReply, MatchSetup, Servers
+from grace_arena.record import lease, servers
 from grace_arena.record.db import open_engine
-from grace_arena.record.lease import Holder, LeaseHeld
+from grace_arena.record.lease import Holder, LeaseHeld, LeaseLost
 from grace_arena.record.models import MatchRow, TossupRow
-from grace_arena.record.schedule import JOIN_ALPHABET
+from grace_arena.record.servers import Peer
 from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
+from grace_arena.server.arbiter import DEFAULT_MAX_CREDIT
 from grace_arena.server.frames import FrameWritingProtocol
-from grace_arena.server.room import ModelTrajectory, Room
+from grace_arena.server.guard import Guard
+from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.room import Room
+from grace_arena.server.views import ModelTrajectory
 from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -78,8 +80,9 @@ class Settings:
     max_connections_per_address: int = 300
     #: A match to open on start-up when the record has no unfinished match.
     first_match: MatchSetup | None = None
-    #: Called once the server listens (by :func:`run`; e.g. to print the join URL).
-    on_ready: Callable[[Arena], None] | None = None
+    #: Called (and awaited, if it is a coroutine function) once the server listens, with the
+    #: arena and the event layer (by :func:`run`; e.g. to print the join URLs).
+    on_ready: Callable[..., Any] | None = None
     #: Packets to host a per-clue survey of (``/survey``; grace_arena/server/survey.py).
     survey_packets: list[Path] = field(default_factory=list)
     #: Once started, leave what is loaded out of the garbage collector's full passes
@@ -93,6 +96,13 @@ class Settings:
     #: another process sharing the record waits before it takes over a match of a process on
     #: another host that stopped answering.
     lease_ttl: float = 15.0
+    #: Seconds between renewals of the leases (each also records the last moment the matches
+    #: were served: a running answer clock resumes from there after a crash).
+    renew_interval: float = 1.0
+    #: Compensated races: the most a press may be credited before its arrival (seconds).
+    max_press_credit: float = DEFAULT_MAX_CREDIT
+    #: Players one event may register (None: ``max_players_per_match`` for each of its rooms).
+    max_players_per_event: int | None = None
 
 
 class Tokens:
@@ -151,8 +161,45 @@ def _same(a: str, b: str) -> bool:
     )
 
 
+@dataclass
+class _Parts:
+    """What a room is built from, read from the record in a worker thread."""
+
+    rm: RecordedMatch
+    join_code: str
+    words: dict[str, list[str]]
+    guides: dict[str, dict[int, str]]
+    trajectories: dict[str, dict[str, ModelTrajectory]]
+    tossup_log: list[dict[str, Any]] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    moderator_token: str | None = None
+    #: The last moment the match was served before (on its deadlines' clock), if reopened.
+    held_since: float | None = None
+
+
+class ArenaListener(Protocol):
+    """What the layers above the arena (an event's rooms) follow: every committed change of
+    every room served here, every room retired, and the arena's periodic tick (after the
+    leases were renewed)."""
+
+    def on_events(self, room: Room, events: list[Event]) -> None: ...
+
+    def on_retired(self, room: Room) -> None: ...
+
+    async def on_tick(self) -> None: ...
+
+
 class Arena:
-    """Everything the server holds: the record, the loaded packets and the live rooms."""
+    """The live rooms of this server process and what they need: the record, the loaded
+    packets, the tokens, the leases.
+
+    One owner of the rooms' life cycle: a room is built (:meth:`create`, :meth:`reopen`: the
+    record's work in a worker thread, nothing of the arena changed there), served
+    (:meth:`serve`: registered and started, on the event loop), and retired (:meth:`retire`:
+    unregistered and closed). ``rooms`` is the one place that says which match is served here.
+    The layers above (an event's rooms) subscribe (:meth:`subscribe`) rather than being
+    called from here.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -160,20 +207,29 @@ class Arena:
         self.store = MatchStore(self.engine)
         self.tokens = Tokens(settings.secret or secrets.token_hex(32))
         self.packets: dict[str, Packet] = {}
+        #: The matches served here, by id: the one record of what is live in this process.
         self.rooms: dict[int, Room] = {}
-        self.by_code: dict[str, int] = {}
+        self._codes: dict[str, int] = {}  # a match's own join code -> its id
         self.connections_from: Counter[str] = Counter()  # open websockets per address
+        #: Wrong codes and tokens per address (guessing is throttled).
+        self.guard = Guard()
         #: Moderator tokens issued by this process (the record has only their hashes).
         self._moderator_tokens: dict[int, str] = {}
         #: This process, as the holder of the leases of the matches it serves.
         self.holder = Holder.this_process(settings.public_url)
         #: Every room's changes are committed through it, together (group commit).
         self.writer = GroupWriter(self.store)
+        #: The other server processes sharing the record (renewed with the leases).
+        self.peers: list[Peer] = []
+        #: Ids of the events this process serves the rooms of (set by the event layer).
+        self.served_events: set[int] = set()
+        self._listeners: list[ArenaListener] = []
+        self._opening: dict[int, asyncio.Future[Room]] = {}
         self._renewer: asyncio.Task | None = None
-        from grace_arena.server.event_rooms import EventHost
+        self._tasks: set[asyncio.Task] = set()
 
-        #: The rooms of events this process serves.
-        self.events = EventHost(self)
+    def subscribe(self, listener: ArenaListener) -> None:
+        self._listeners.append(listener)
 
     # -- packets and matches ---------------------------------------------------------------
 
@@ -191,62 +247,16 @@ class Arena:
             rows = session.exec(select(TossupRow).where(TossupRow.packet_id == packet_id)).all()
             return {r.tossup_id: tokenize(r.text) for r in rows}
 
-    def _new_join_code(self) -> str:
-        from grace_arena.record.schedule import find_room_by_code
+    def _new_join_code(self, taken: frozenset[str]) -> str:
+        from grace_arena.record.schedule import find_room_by_code, new_join_code
 
         while True:
-            code = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(5))
+            code = new_join_code(taken)
             if (
-                code not in self.by_code
-                and self.store.find_by_join_code(code) is None
+                self.store.find_by_join_code(code) is None
                 and find_room_by_code(self.engine, code) is None
             ):
                 return code
-
-    async def open_match(self, setup: MatchSetup) -> Room:
-        """Create a match (the slow part in a worker thread) and start its room."""
-        room = await asyncio.to_thread(self.create_match, setup)
-        self._add(room)
-        return room
-
-    def create_match(
-        self,
-        setup: MatchSetup,
-        *,
-        event: str | None = None,
-        game_id: int | None = None,
-        join_code: str | None = None,
-    ) -> Room:
-        """Create a match in the record and its room (not started: see ``open_match``); this
-        process takes its lease. With ``event``/``game_id``/``join_code``, the match plays a
-        scheduled match of an event in the room with that code."""
-        config = self.match_config(setup)
-        code = join_code or self._new_join_code()
-        rm = self.store.create(
-            config,
-            now=time.time(),
-            join_code=code,
-            event=event,
-            game_id=game_id,
-            holder=self.holder,
-        )
-        if event is None:
-            self.issue_moderator_token(rm.id)
-        return self._room(rm, code)
-
-    def open_recorded(self, match_id: int, join_code: str) -> Room:
-        """A match of the record, rebuilt, with this process holding its lease (raises
-        :class:`~grace_arena.record.lease.LeaseHeld` when another live process serves it)."""
-        took_over = lease.acquire(self.engine, match_id, self.holder, ttl=self.settings.lease_ttl)
-        if took_over:
-            log.warning("match %d: taken over from a server process that stopped", match_id)
-        room = self._room(self.store.open(match_id, holder=self.holder), join_code)
-        # The moderator's log of the tossup being played, as it was before.
-        events = self.store.events(match_id)
-        started = [i for i, ev in enumerate(events) if ev.type == "tossup_started"]
-        if started:
-            room.tossup_log = [event_to_dict(ev) for ev in events[started[-1] :]]
-        return room
 
     def match_config(self, setup: MatchSetup) -> MatchConfig:
         """What the engine plays for ``setup``: its packet's tossups, its teams (model teams
@@ -298,20 +308,79 @@ class Arena:
             compensated=setup.compensated,
         )
 
-    def _room(self, rm: RecordedMatch, join_code: str) -> Room:
-        """The room of a recorded match, with what the moderator sees of its model teams."""
-        config = rm.match.config
-        tossups = self._tokenized(config.packet_id)
-        return Room(
-            rm,
-            writer=self.writer,
-            join_code=join_code,
-            compensated=config.compensated,
-            race_window=self.settings.race_window,
-            trajectories=self._trajectories(config),
-            words={tid: [w.text for w in t.words] for tid, t in tossups.items()},
-            guides={tid: reading_guides(t) for tid, t in tossups.items()},
+    # -- building rooms (the record's work, in a worker thread) ----------------------------------
+
+    async def create(
+        self,
+        setup: MatchSetup,
+        *,
+        event: str | None = None,
+        game_id: int | None = None,
+        join_code: str | None = None,
+    ) -> Room:
+        """A new match in the record, this process holding its lease, and its room (not served
+        yet: :meth:`serve`). With ``event``/``game_id``/``join_code``, the match plays a
+        scheduled match of an event in the room with that code; otherwise it has a join code
+        and a moderator token of its own."""
+        taken = frozenset(self._codes)
+        parts = await asyncio.to_thread(self._create_parts, setup, event, game_id, join_code, taken)
+        return self._build(parts)
+
+    def _create_parts(
+        self,
+        setup: MatchSetup,
+        event: str | None,
+        game_id: int | None,
+        join_code: str | None,
+        taken: frozenset[str],
+    ) -> _Parts:
+        config = self.match_config(setup)
+        code = join_code or self._new_join_code(taken)
+        rm = self.store.create(
+            config,
+            now=time.time(),
+            join_code=code,
+            event=event,
+            game_id=game_id,
+            holder=self.holder,
         )
+        token, hashes = None, []
+        if event is None:
+            token = secrets.token_urlsafe(24)
+            hashes = self.store.add_moderator_token(rm.id, token_sha256(token))
+        return _Parts(rm, code, **self._room_data(config), hashes=hashes, moderator_token=token)
+
+    async def reopen(self, match_id: int, join_code: str) -> Room:
+        """A match of the record, rebuilt, with this process holding its lease, and its room
+        (not served yet). Raises :class:`~grace_arena.record.lease.LeaseHeld` when another
+        live process serves it."""
+        parts = await asyncio.to_thread(self._reopen_parts, match_id, join_code)
+        return self._build(parts)
+
+    def _reopen_parts(self, match_id: int, join_code: str) -> _Parts:
+        taken = lease.acquire(self.engine, match_id, self.holder, ttl=self.settings.lease_ttl)
+        if taken.took_over:
+            log.warning("match %d: taken over from a server process that stopped", match_id)
+        rm = self.store.open(match_id, claim=taken.claim)
+        events = self.store.events(match_id)
+        started = [i for i, ev in enumerate(events) if ev.type == "tossup_started"]
+        log_ = [event_to_dict(ev) for ev in events[started[-1] :]] if started else []
+        return _Parts(
+            rm,
+            join_code,
+            **self._room_data(rm.match.config),
+            tossup_log=log_,  # the moderator's log of the tossup being played, as it was
+            hashes=self.store.moderator_tokens(match_id),
+            held_since=taken.served_until,
+        )
+
+    def _room_data(self, config: MatchConfig) -> dict[str, Any]:
+        tossups = self._tokenized(config.packet_id)
+        return {
+            "words": {tid: [w.text for w in t.words] for tid, t in tossups.items()},
+            "guides": {tid: reading_guides(t) for tid, t in tossups.items()},
+            "trajectories": self._trajectories(config),
+        }
 
     def _trajectories(self, config: MatchConfig) -> dict[str, dict[str, ModelTrajectory]]:
         """Each model team's precomputed guesses, per tossup, for the moderator's model panel."""
@@ -323,131 +392,326 @@ class Arena:
 
         for team in models:
             assert team.model is not None
-            field = CONFIDENCE_FIELDS.get(team.confidence or "logit", "confidence_logit")
+            field_ = CONFIDENCE_FIELDS.get(team.confidence or "logit", "confidence_logit")
             steps = load_steps(self.engine, team.model, config.packet_id)
             out[team.id] = {
                 tid: ModelTrajectory(
-                    tuple((s.word_index, s.guess, getattr(s, field, None)) for s in rows)
+                    tuple((s.word_index, s.guess, getattr(s, field_, None)) for s in rows)
                 )
                 for tid, rows in steps.items()
             }
         return out
 
-    def _add(self, room: Room, *, extra_hashes: frozenset[str] = frozenset()) -> None:
-        """Serve ``room`` (its match's lease is this process's): start its reader and timers.
-        A match of an event's room is found by the room's code (``self.events``), any other
-        by its own."""
-        self.rooms[room.rm.id] = room
+    def _build(self, parts: _Parts) -> Room:
+        """The room of ``parts`` (on the event loop)."""
+        config = parts.rm.match.config
+        room = Room(
+            parts.rm,
+            writer=self.writer,
+            join_code=parts.join_code,
+            compensated=config.compensated,
+            race_window=self.settings.race_window,
+            max_credit=self.settings.max_press_credit,
+            trajectories=parts.trajectories,
+            words=parts.words,
+            guides=parts.guides,
+            held_since=parts.held_since,
+        )
+        room.tossup_log = parts.tossup_log
+        room.moderator_hashes = frozenset(parts.hashes)
+        if parts.moderator_token is not None:
+            self._moderator_tokens[parts.rm.id] = parts.moderator_token
+        return room
+
+    # -- serving and retiring ------------------------------------------------------------------
+
+    def serve(self, room: Room, *, extra_hashes: frozenset[str] = frozenset()) -> None:
+        """Serve ``room`` (its match's lease is this process's): register it and start its
+        reading and timers. A match of an event's room is found by the event layer, any other
+        by its own join code."""
+        match_id = room.rm.id
+        if match_id in self.rooms and self.rooms[match_id] is not room:
+            raise RuntimeError(f"match {match_id} is served here already")
+        self.rooms[match_id] = room
         if room.event is None:
-            self.by_code[room.join_code] = room.rm.id
-        room.moderator_hashes = frozenset(self.store.moderator_tokens(room.rm.id)) | extra_hashes
+            self._codes[room.join_code] = match_id
+        room.moderator_hashes = room.moderator_hashes | extra_hashes
+        room.listeners.append(self._tell_events)
+        room.on_lease_lost = self._lease_lost
         room.start()
         if self._renewer is None or self._renewer.done():
             with contextlib.suppress(RuntimeError):  # no running loop: nothing to renew yet
                 self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
 
-    def drop(self, match_id: int) -> Room | None:
-        """Stop serving a match (it ended and its room moved on, or another process took it
-        over); its connections are left to the caller."""
-        room = self.rooms.pop(match_id, None)
-        if room is not None and self.by_code.get(room.join_code) == match_id:
-            del self.by_code[room.join_code]
+    async def open_match(self, setup: MatchSetup) -> Room:
+        """Create a match of its own and serve it."""
+        room = await self.create(setup)
+        self.serve(room)
         return room
 
-    def restore(self) -> None:
-        """Reopen every unfinished match in the record that no other live server process
-        serves (after a crash or a restart). Matches of an event's rooms are opened by the
-        event's rooms (``serve --event``), not here."""
+    async def retire(self, room: Room, error: RoomClosed, *, release: bool = True) -> None:
+        """Stop serving ``room``'s match: unregister it, close it (its connections, if any are
+        left, are told ``error`` and closed), and give its lease up (``release``: not when
+        another process took it)."""
+        match_id = room.rm.id
+        if self.rooms.get(match_id) is room:
+            del self.rooms[match_id]
+        if self._codes.get(room.join_code) == match_id:
+            del self._codes[room.join_code]
+        await room.close(error)
+        for listener in list(self._listeners):
+            try:
+                listener.on_retired(room)
+            except Exception:
+                log.exception("match %d: following its retirement failed", match_id)
+        if release:
+            try:
+                await asyncio.to_thread(lease.release, self.engine, self.holder, [match_id])
+            except Exception as exc:  # it lapses by itself
+                log.warning("match %d: its lease was not released (%s)", match_id, exc)
+
+    def _tell_events(self, room: Room, events: list[Event]) -> None:
+        for listener in list(self._listeners):
+            listener.on_events(room, events)
+
+    def _lease_lost(self, room: Room, exc: LeaseLost) -> None:
+        self._spawn(self._moved_away(room))
+
+    async def _moved_away(self, room: Room) -> None:
+        """Another process took ``room``'s match over: retire it here, sending its clients
+        there."""
+        holder = None
+        with contextlib.suppress(Exception):
+            holder = await asyncio.to_thread(lease.holder_of, self.engine, room.rm.id)
+        where = holder.describe() if holder is not None else "another server process"
+        error = RoomClosed(
+            f"match {room.rm.id} is served by {where} now",
+            url=holder.url if holder is not None else None,
+        )
+        log.warning("match %d: another server process took it over", room.rm.id)
+        await self.retire(room, error, release=False)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- finding rooms --------------------------------------------------------------------------
+
+    def room_by_code(self, code: str) -> Room | None:
+        """The match of its own with this join code, if it is served here."""
+        match_id = self._codes.get(code.strip().upper())
+        return self.rooms.get(match_id) if match_id is not None else None
+
+    async def open_once(self, match_id: int, opening: Callable[[], Any]) -> Room:
+        """The room of ``match_id``: served here already, or opened by ``opening`` (once,
+        however many ask at the same time)."""
+        room = self.rooms.get(match_id)
+        if room is not None:
+            return room
+        pending = self._opening.get(match_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Room] = asyncio.get_running_loop().create_future()
+        self._opening[match_id] = future
+        try:
+            room = await opening()
+            future.set_result(room)
+            return room
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: nobody else may be waiting
+            raise
+        finally:
+            del self._opening[match_id]
+
+    async def open_by_code(self, code: str) -> Room | None:
+        """The live match of its own (not an event room's) that a join code opens: served
+        here already, or an unfinished match of the record that this process takes over (its
+        server stopped). None: no such match, or this process serves an event's rooms only.
+        Raises :class:`~grace_arena.record.lease.LeaseHeld` when another live process serves
+        it."""
+        code = code.strip().upper()
+        room = self.room_by_code(code)
+        if room is not None:
+            return room
+        if self.settings.event is not None:  # it serves that event's rooms, nothing else
+            return None
+        row = await asyncio.to_thread(self._own_match, code)
+        if row is None:
+            return None
+
+        async def opening() -> Room:
+            room = await self.reopen(row, code)
+            self.serve(room)
+            return room
+
+        return await self.open_once(row, opening)
+
+    def _own_match(self, code: str) -> int | None:
+        """The unfinished match of its own with this join code in the record (not a match
+        of an event's schedule: those are the event's rooms')."""
         from grace_arena.record.models import EventGameRow
 
+        row = self.store.find_by_join_code(code)
+        if row is None or row.id is None or row.ended_at is not None:
+            return None
         with Session(self.engine) as session:
-            scheduled = set(
-                session.exec(
-                    select(EventGameRow.match_id).where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
+            scheduled = session.exec(
+                select(EventGameRow.id).where(EventGameRow.match_id == row.id)
+            ).first()
+        return None if scheduled is not None else row.id
+
+    async def restore(self) -> None:
+        """Reopen every unfinished match of its own in the record that no other live server
+        process serves (after a crash or a restart). Matches of an event's rooms are opened by
+        the event's rooms (``serve --event``), not here."""
+        from grace_arena.record.models import EventGameRow
+
+        def unfinished() -> list[tuple[int, str]]:
+            with Session(self.engine) as session:
+                scheduled = set(
+                    session.exec(
+                        select(EventGameRow.match_id).where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
+                    ).all()
+                )
+                rows = session.exec(
+                    select(MatchRow)
+                    .where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
+                    .order_by(MatchRow.id)  # type: ignore[arg-type]  (PostgreSQL has no order unless asked)
                 ).all()
-            )
-            rows = session.exec(
-                select(MatchRow)
-                .where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
-                .order_by(MatchRow.id)  # type: ignore[arg-type]  (PostgreSQL has no order unless asked)
-            ).all()
-        for row in rows:
-            assert row.id is not None and row.join_code is not None
-            if row.id in self.rooms or row.id in scheduled:
+            return [(r.id, r.join_code) for r in rows if r.id not in scheduled]  # type: ignore[misc]
+
+        for match_id, code in await asyncio.to_thread(unfinished):
+            if match_id in self.rooms:
                 continue
             try:
-                self._add(self.open_recorded(row.id, row.join_code))
+                self.serve(await self.reopen(match_id, code))
             except LeaseHeld as exc:
                 log.warning("not reopened here: %s", exc)
 
-    async def open_by_code(self, code: str) -> Room | None:
-        """The live match a join code opens: served here already, or an unfinished match of
-        the record that this process takes over (its server stopped). Raises
-        :class:`~grace_arena.record.lease.LeaseHeld` when another live process serves it."""
-        code = code.strip().upper()
-        match_id = self.by_code.get(code)
-        if match_id is not None:
-            return self.rooms.get(match_id)
-        room = await self.events.room_by_code(code)
-        if room is not None:
-            return room
-        row = await asyncio.to_thread(self.store.find_by_join_code, code)
-        if row is None or row.id is None or row.ended_at is not None:
-            return None
-        if row.id in self.rooms:
-            return self.rooms[row.id]
-        room = await asyncio.to_thread(self.open_recorded, row.id, code)
-        if row.id in self.rooms:  # opened meanwhile by another request
-            return self.rooms[row.id]
-        self._add(room)
-        return room
+    # -- leases, peers --------------------------------------------------------------------------
 
     async def _renew_leases(self) -> None:
-        """Renew the leases of the matches served here; stop serving any that another process
-        took over (this one was too slow to renew: a hang, a suspended laptop)."""
-        interval = max(0.5, self.settings.lease_ttl / 3)
+        """Every second or so: renew the leases of the matches served here (retiring any that
+        another process took over: this one was too slow to renew, a hang, a suspended
+        laptop), say this process is alive and learn of the others, then let the layers above
+        look around (rooms that may move on, rooms nobody serves any more)."""
+        interval = min(self.settings.renew_interval, max(0.2, self.settings.lease_ttl / 3))
         while True:
             await asyncio.sleep(interval)
+            claims = {
+                match_id: room.rm.claim.generation if room.rm.claim is not None else -1
+                for match_id, room in self.rooms.items()
+            }
             try:
                 lost = await asyncio.to_thread(
-                    lease.renew, self.engine, self.holder, list(self.rooms)
+                    lease.renew, self.engine, self.holder,
+                    {m: g for m, g in claims.items() if g >= 0},
+                )  # fmt: skip
+                peers = await asyncio.to_thread(
+                    servers.heartbeat, self.engine, self.holder.id, ttl=self.settings.lease_ttl
                 )
-            except Exception:  # the record is unreachable for now: try again
-                log.exception("renewing the leases of %d matches failed", len(self.rooms))
+            except Exception as exc:  # the record is unreachable for now: try again
+                log.warning("renewing the leases of %d matches failed: %s", len(claims), exc)
                 continue
             for match_id in lost:
-                room = self.drop(match_id)
+                room = self.rooms.get(match_id)
                 if room is not None:
-                    log.warning("match %d: another server process took it over", match_id)
-                    await room.close(reason="another server process serves this match now")
-            # A room waiting for a match of another process to end moves on when it has.
-            await self.events.recheck_waiting()
+                    await self._moved_away(room)
+            if peers != self.peers:
+                self.peers = peers
+                self._tell_servers()
+            for listener in list(self._listeners):
+                try:
+                    await listener.on_tick()
+                except Exception:
+                    log.exception("looking around after renewing the leases failed")
+
+    async def register(self) -> None:
+        """Say, in the record, that this process serves (and which events)."""
+        await asyncio.to_thread(
+            servers.register,
+            self.engine,
+            self.holder.id,
+            self.settings.public_url,
+            sorted(self.served_events),
+        )
+        if self._renewer is None or self._renewer.done():
+            self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
+
+    def servers_for(self, room: Room | None) -> list[str]:
+        """The other server processes a client of ``room`` may turn to: those serving the
+        room's event (for a room of an event), or matches of their own."""
+        event_id = self.event_of(room)
+        return [
+            p.url
+            for p in self.peers
+            if (event_id in p.events if event_id is not None else not p.events)
+        ]
+
+    def event_of(self, room: Room | None) -> int | None:
+        if room is None or room.event is None:
+            return None
+        return room.event_id
+
+    def _tell_servers(self) -> None:
+        for room in list(self.rooms.values()):
+            urls = self.servers_for(room)
+            for conn in list(room.connections):
+                conn.send_model(Servers(urls=urls))
+
+    # -- moderators ----------------------------------------------------------------------------
 
     def moderator_token(self, match_id: int) -> str:
-        """The match's moderator token as issued by this process; a new one (the older ones
-        stay valid) when this process has issued none, e.g. after a restart."""
+        """The match's moderator token as issued by this process; a new one (every token
+        issued for the match stays valid) when this process has issued none, e.g. after a
+        restart. Call it on the event loop (or before the server runs): it may write the
+        record."""
         token = self._moderator_tokens.get(match_id)
         if token is None:
-            token = self.issue_moderator_token(match_id)
+            token = secrets.token_urlsafe(24)
+            hashes = self.store.add_moderator_token(match_id, token_sha256(token))
+            self._moderator_tokens[match_id] = token
+            room = self.rooms.get(match_id)
+            if room is not None:
+                room.moderator_hashes = room.moderator_hashes | frozenset(hashes)
         return token
 
-    def issue_moderator_token(self, match_id: int) -> str:
-        """A new random moderator token for the match; the record keeps its hash."""
+    async def moderator_token_async(self, match_id: int) -> str:
+        """:meth:`moderator_token`, with the record's write in a worker thread."""
+        token = self._moderator_tokens.get(match_id)
+        if token is not None:
+            return token
         token = secrets.token_urlsafe(24)
-        hashes = self.store.add_moderator_token(match_id, token_sha256(token))
-        self._moderator_tokens[match_id] = token
+        hashes = await asyncio.to_thread(
+            self.store.add_moderator_token, match_id, token_sha256(token)
+        )
+        token = self._moderator_tokens.setdefault(match_id, token)
         room = self.rooms.get(match_id)
         if room is not None:
-            room.moderator_hashes = frozenset(hashes)
+            room.moderator_hashes = room.moderator_hashes | frozenset(hashes)
         return token
 
     def is_moderator(self, match_id: int, given: str | None) -> bool:
-        """Whether ``given`` is a valid moderator token of the match."""
+        """Whether ``given`` is a valid moderator token of the match (served here)."""
+        if not given:
+            return False
+        room = self.rooms.get(match_id)
+        if room is None:
+            return False
+        digest = token_sha256(given)
+        return any(_same(digest, h) for h in room.moderator_hashes)
+
+    async def is_moderator_of_record(self, match_id: int, given: str | None) -> bool:
+        """Whether ``given`` is a valid moderator token of a match of the record."""
         if not given:
             return False
         room = self.rooms.get(match_id)
         hashes = (
-            room.moderator_hashes if room is not None else self.store.moderator_tokens(match_id)
+            room.moderator_hashes
+            if room is not None
+            else await asyncio.to_thread(self.store.moderator_tokens, match_id)
         )
         digest = token_sha256(given)
         return any(_same(digest, h) for h in hashes)
@@ -455,20 +719,27 @@ class Arena:
     def join_url(self, code: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/?code={code}"
 
-    def created_reply(self, room: Room) -> MatchCreatedReply:
+    def created_reply(self, room: Room, token: str | None = None) -> MatchCreatedReply:
         return MatchCreatedReply(
             match_id=room.rm.id,
             join_code=room.join_code,
             join_url=self.join_url(room.join_code),
-            moderator_token=self.moderator_token(room.rm.id),
+            moderator_token=token or self.moderator_token(room.rm.id),
         )
 
     async def close(self) -> None:
+        """Stop serving: every room is retired (its clients told the server is stopping),
+        the leases given up so that another process may go on at once."""
         if self._renewer is not None:
             self._renewer.cancel()
-        await self.events.close()
-        for room in self.rooms.values():
-            await room.close()
+        stopping = RoomClosed("this server process is stopping: reconnect", code="stopping")
+        ids = list(self.rooms)
+        for room in list(self.rooms.values()):
+            await self.retire(room, stopping, release=False)
         with contextlib.suppress(Exception):  # give the matches up: another process may go on
-            await asyncio.to_thread(lease.release, self.engine, self.holder, list(self.rooms))
+            await asyncio.to_thread(lease.release, self.engine, self.holder, ids)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(servers.unregister, self.engine, self.holder.id)
+        for task in list(self._tasks):
+            task.cancel()
         self.engine.dispose()

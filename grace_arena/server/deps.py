@@ -21,6 +21,8 @@ UNAUTHORIZED: dict[int | str, dict[str, Any]] = {401: {"model": ApiError}}
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ApiError}}
 #: A body that is not JSON (400) or not a valid request (422).
 BAD_BODY: dict[int | str, dict[str, Any]] = {400: {"model": ApiError}, 422: {"model": ApiError}}
+#: Too many wrong codes or tokens from the address (grace_arena.server.guard).
+THROTTLED: dict[int | str, dict[str, Any]] = {429: {"model": ApiError}}
 
 # ---------------------------------------------------------------------------------------------
 # Dependencies (module level: the route annotations are resolved in this module's namespace).
@@ -33,11 +35,32 @@ def get_arena(request: Request) -> Arena:
 ArenaDep = Annotated[Arena, Depends(get_arena)]
 
 
+def guess(request: Request, arena: Arena) -> str:
+    """The address of a request that tries a code or a token; 429 while that address is held
+    for guessing (its code or token is not even looked at)."""
+    address = request.client.host if request.client else "?"
+    wait = arena.guard.wait(address)
+    if wait:
+        raise HTTPException(
+            status_code=429,
+            detail=arena.guard.message(wait),
+            headers={"Retry-After": str(max(1, round(wait)))},
+        )
+    return address
+
+
+def wrong_guess(address: str, arena: Arena) -> None:
+    """The code or token ``address`` gave opens nothing."""
+    arena.guard.failed(address)
+
+
 def require_server_token(
-    arena: ArenaDep, authorization: Annotated[str | None, Header()] = None
+    request: Request, arena: ArenaDep, authorization: Annotated[str | None, Header()] = None
 ) -> None:
+    address = guess(request, arena)
     given = authorization.removeprefix("Bearer ").strip() if authorization else None
     if not arena.tokens.check(given, arena.tokens.server()):
+        wrong_guess(address, arena)
         raise HTTPException(status_code=401, detail="a valid server token is needed")
 
 

@@ -1,14 +1,25 @@
 """The rooms of an event, served live: each room plays its scheduled matches one after another.
 
+The event layer sits above the arena (``arena.py``): it asks the arena to create, reopen, serve
+and retire matches, and follows them through the arena's hook (:class:`EventHost` is an
+``ArenaListener``); the arena knows nothing of events. The arena's ``rooms`` is the one record
+of which match is live here: an event's room keeps only the id of its current match.
+
+A server process serves the events it was started for (``serve --event``), and nothing else:
+a code of another event's room opens nothing and changes nothing in the record.
+
 A room is found by its join code, which stays the same from round to round. The room's
 current match is the first of its schedule that has not ended: opened from the record if it
 exists (this process takes its lease), created from the schedule if not. When a match ends,
 the room moves on: its next match is created and every connection of the ended one gets
 ``next_match`` and says ``hello`` again, as after a dropped connection. A player is someone
 of the event (an event-wide token), so a phone comes back as the same player of the same
-team in every round; a player whose team plays in another room, or not yet, waits and is sent
-on when the team's match opens here. Standings are computed from the record after every
-ruling, so that every process sharing the record shows the same.
+team in every round, on every server process of the event (a player not in this process's
+memory is looked up in the record); a player whose team plays in another room, or not yet,
+waits and is sent on when the team's match opens here. A room whose server process died (its
+lease lapsed, or its holder is known dead) is taken over by another process serving the
+event. Standings are computed from the record after every ruling, so that every process
+sharing the record shows the same.
 """
 
 from __future__ import annotations
@@ -18,7 +29,9 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from sqlmodel import Session, select
 
 from grace_arena.core.events import Event
 from grace_arena.protocol import (
@@ -31,6 +44,7 @@ from grace_arena.protocol import (
     Waiting,
 )
 from grace_arena.record import lease
+from grace_arena.record.models import EventPlayerRow
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
@@ -41,12 +55,12 @@ from grace_arena.record.schedule import (
     load_plan,
     room_moderator_hashes,
 )
-from grace_arena.record.store import GameTaken, RecordError
+from grace_arena.record.store import GameTaken, RecordError, register_player
+from grace_arena.server.arena import Arena, token_sha256
+from grace_arena.server.connection import Connection
+from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.room import Room
 from grace_arena.server.views import standings_view
-
-if TYPE_CHECKING:
-    from grace_arena.server.arena import Arena
-    from grace_arena.server.room import Connection, Room
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +70,10 @@ _STANDINGS_EVENTS = frozenset(
 )
 #: Settings of a scheduled match that the event's defaults may give.
 _SETUP_DEFAULTS = frozenset(MatchSetup.model_fields) - {"packet_id", "title", "tossup_ids", "teams"}
+
+
+class EventFull(RecordError):
+    """The event has registered as many players as it takes."""
 
 
 @dataclass(eq=False)
@@ -69,7 +87,8 @@ class EventRoom:
     room_id: str
     name: str
     join_code: str
-    live: Room | None = None  # the match it plays now
+    #: The match it plays now, while this process serves it (the arena's ``rooms`` holds it).
+    match_id: int | None = None
     game: GamePlan | None = None
     done: bool = False  # every match of its schedule has ended
     #: Its next match cannot start yet (a team of it plays an earlier round elsewhere): why.
@@ -101,17 +120,37 @@ class EventHost:
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
         self._readers: dict[int, StandingsReader] = {}  # by event id
+        self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
+        arena.subscribe(self)
 
     @property
     def engine(self):
         return self.arena.engine
 
+    @property
+    def served(self) -> set[int]:
+        """The ids of the events this process serves."""
+        return self.arena.served_events
+
+    def live(self, er: EventRoom) -> Room | None:
+        """The room's current match, if this process serves it now."""
+        return self.arena.rooms.get(er.match_id) if er.match_id is not None else None
+
+    def live_in(self, join_code: str) -> Room | None:
+        er = self.rooms.get(join_code)
+        return self.live(er) if er is not None else None
+
+    def event_room(self, room: Room) -> EventRoom | None:
+        return next((r for r in self.rooms.values() if r.match_id == room.rm.id), None)
+
     # -- opening rooms -------------------------------------------------------------------------
 
     async def open_event(self, name: str, rooms: list[str] | None = None) -> list[EventRoom]:
-        """Serve the event's rooms (those named in ``rooms``, or all): each opens its current
-        match. A room whose match another live process serves is left to it (and logged)."""
+        """Serve the event: its rooms (those named in ``rooms``, or all) each open their
+        current match now; a room whose match another live process serves is left to it (and
+        logged). Hellos to the event's other rooms are answered too (a room of another process
+        that stopped is taken over)."""
         plan = await asyncio.to_thread(load_plan, self.engine, name)
         if not plan.rooms:
             raise RecordError(
@@ -125,7 +164,8 @@ class EventHost:
                 have = ", ".join(r.name for r in plan.rooms)
                 raise RecordError(f"event {plan.name!r} has no room {unknown} (rooms: {have})")
             chosen = [r for r in plan.rooms if r.id in rooms or r.name in rooms]
-        await asyncio.to_thread(self._load, plan)
+        self.served.add(plan.id)
+        await self._load(plan)
         opened = []
         for plan_room in chosen:
             er = self._register(plan, plan_room.id)
@@ -135,22 +175,30 @@ class EventHost:
                 log.warning("room %s of %s not opened here: %s", er.name, plan.name, exc)
                 continue
             opened.append(er)
+        await self.arena.register()
         return opened
 
-    def _load(self, plan: EventPlan) -> None:
-        """The event's packets (from the record when this process was given no file) and its
-        registered players."""
+    async def _load(self, plan: EventPlan) -> None:
+        """The event's packets, from the record when this process was given no file."""
         from grace_arena.record.packets import packet_from_record
 
-        for rnd in plan.rounds:
-            if rnd.packet_id not in self.arena.packets:
-                self.arena.packets[rnd.packet_id] = packet_from_record(self.engine, rnd.packet_id)
+        missing = sorted({r.packet_id for r in plan.rounds} - set(self.arena.packets))
+
+        def read() -> dict:
+            return {packet_id: packet_from_record(self.engine, packet_id) for packet_id in missing}
+
+        if missing:
+            for packet_id, packet in (await asyncio.to_thread(read)).items():
+                self.arena.packets.setdefault(packet_id, packet)
+
+    def _remember(self, plan: EventPlan) -> None:
         self.plans[plan.id] = plan
         known = self.players.setdefault(plan.id, {})
         for p in plan.players:
             known.setdefault(p.id, PlayerRecord(p.id, p.team, p.name))
 
     def _register(self, plan: EventPlan, room_id: str) -> EventRoom:
+        self._remember(plan)
         room = plan.room(room_id)
         assert room is not None
         er = self.rooms.get(room.join_code)
@@ -169,34 +217,38 @@ class EventHost:
 
     async def room_by_code(self, code: str) -> Room | None:
         """The live match of the event room with this join code (opened here if this process
-        was not serving it: a room of another process that stopped). None: no such room, or
-        every match of the room has ended. Raises ``LeaseHeld`` when another live process
-        serves the room's match."""
+        was not serving it: a room of another process that stopped). None: no room of an
+        event served here, or every match of the room has ended. Raises ``LeaseHeld`` when
+        another live process serves the room's match."""
+        code = code.strip().upper()
         er = self.rooms.get(code)
         if er is None:
-            found = await asyncio.to_thread(find_room_by_code, self.engine, code)
-            if found is None:
+            if not self.served:
                 return None
+            found = await asyncio.to_thread(find_room_by_code, self.engine, code)
+            if found is None or found[0] not in self.served:
+                return None  # another event's room: not this process's to open
             plan = await asyncio.to_thread(load_plan, self.engine, found[0])
-            await asyncio.to_thread(self._load, plan)
+            await self._load(plan)
             er = self._register(plan, found[1])
-        if er.live is not None and er.live.rm.id in self.arena.rooms:
-            return er.live
+        room = self.live(er)
+        if room is not None:
+            return room
         return await self.advance(er)
 
     async def advance(self, er: EventRoom, plan: EventPlan | None = None) -> Room | None:
         """Open the room's current match: the one under way, or the next of its schedule
-        (created now). None when every match of the room has ended."""
+        (created now). None when every match of the room has ended, or its next one waits."""
         async with er.lock:
             if plan is None:
                 plan = await asyncio.to_thread(load_plan, self.engine, er.event_id)
-            self.plans[plan.id] = plan
+            self._remember(plan)
             game = plan.current_game(er.room_id)
             if game is None:
                 er.done, er.game = True, None
                 return None
-            live = er.live
-            if live is not None and live.rm.id == game.match_id and live.rm.id in self.arena.rooms:
+            live = self.live(er)
+            if live is not None and live.rm.id == game.match_id:
                 return live
             if game.match_id is None and (blockers := plan.blockers(game)):
                 er.game, er.done = game, False
@@ -211,33 +263,35 @@ class EventHost:
                 round=game.round,
                 rounds=len(plan.rounds),
             )
-            room.on_events = self._follow
+            room.event_id = plan.id
             hashes = await asyncio.to_thread(
                 room_moderator_hashes, self.engine, er.event_id, er.room_id
             )
-            er.live, er.game, er.done, er.waiting = room, game, False, None
-            self.arena._add(room, extra_hashes=frozenset(hashes))
+            er.match_id, er.game, er.done, er.waiting = room.rm.id, game, False, None
+            if room.rm.id not in self.arena.rooms:
+                self.arena.serve(room, extra_hashes=frozenset(hashes))
         self._send_on_waiting(er.event_id)
         self.refresh_standings(er.event_id)
         return room
 
     async def _open_game(self, er: EventRoom, plan: EventPlan, game: GamePlan) -> Room:
         if game.match_id is not None:
-            return await asyncio.to_thread(self.arena.open_recorded, game.match_id, er.join_code)
+            match_id = game.match_id
+            return await self.arena.open_once(
+                match_id, lambda: self.arena.reopen(match_id, er.join_code)
+            )
         setup = self.game_setup(plan, game)
         try:
-            return await asyncio.to_thread(
-                self.arena.create_match,
-                setup,
-                event=plan.name,
-                game_id=game.id,
-                join_code=er.join_code,
+            return await self.arena.create(
+                setup, event=plan.name, game_id=game.id, join_code=er.join_code
             )
         except GameTaken:  # another process created it first: open theirs
             fresh = await asyncio.to_thread(load_plan, self.engine, er.event_id)
             match_id = next(g.match_id for g in fresh.games if g.id == game.id)
             assert match_id is not None
-            return await asyncio.to_thread(self.arena.open_recorded, match_id, er.join_code)
+            return await self.arena.open_once(
+                match_id, lambda: self.arena.reopen(match_id, er.join_code)
+            )
 
     def game_setup(self, plan: EventPlan, game: GamePlan) -> MatchSetup:
         """The match a scheduled game is: its teams, its round's packet, the event's rules."""
@@ -270,28 +324,38 @@ class EventHost:
             **defaults,
         )
 
-    # -- following the matches -----------------------------------------------------------------
+    # -- following the matches (the arena's hook) -------------------------------------------------
 
-    def _follow(self, room: Room, events: list[Event]) -> None:
-        types = {ev.type for ev in events}
-        event_id = self._event_of(room)
-        if event_id is None:
+    def on_events(self, room: Room, events: list[Event]) -> None:
+        er = self.event_room(room)
+        if er is None:
             return
+        types = {ev.type for ev in events}
         if types & _STANDINGS_EVENTS:
-            self.refresh_standings(event_id)
+            self.refresh_standings(er.event_id)
         if "match_ended" in types:
-            er = next((r for r in self.rooms.values() if r.live is room), None)
-            if er is not None:
-                self._spawn(self._move_on(er, room))
-            self._spawn(self.recheck_waiting(event_id, but=er))
+            self._spawn(self._move_on(er, room))
+            self._spawn(self.recheck_waiting(er.event_id, but=er))
+
+    def on_retired(self, room: Room) -> None:
+        """A match stopped being served here (it ended, another process took it over, the
+        server stops): its room no longer has it live here."""
+        moved = room.closed_by is not None and room.closed_by.code == "elsewhere"
+        for er in self.rooms.values():
+            if er.match_id == room.rm.id and moved:
+                er.match_id = None
+
+    async def on_tick(self) -> None:
+        """After each renewal of the leases: rooms waiting for other rooms' matches move on
+        when those ended (here or in another process), and rooms of the events served here
+        whose server process died are taken over."""
+        await self.recheck_waiting()
+        await self.adopt_orphans()
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    def _event_of(self, room: Room) -> int | None:
-        return next((r.event_id for r in self.rooms.values() if r.live is room), None)
 
     async def _move_on(self, er: EventRoom, ended: Room) -> None:
         """The room's match ended: open its next one and send everyone there."""
@@ -308,14 +372,11 @@ class EventHost:
             return
         moved = list(ended.connections)
         ended.connections.clear()
-        if ended.controller is not None:
-            ended.controller = None
+        ended.controller = None
         for conn in moved:
+            conn.room = None
             send_on(conn, er, f"{_room_name(er)}: on to round {er.game.round if er.game else '?'}")
-        self.arena.drop(ended.rm.id)
-        await ended.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(lease.release, self.engine, self.arena.holder, [ended.rm.id])
+        await self.arena.retire(ended, RoomClosed("this match has ended", code="illegal"))
 
     def _wait_in(self, er: EventRoom, ended: Room) -> None:
         """The room's next match cannot start yet: its ended match stays on the moderator's
@@ -348,12 +409,47 @@ class EventHost:
             if er is but or er.waiting is None or other:
                 continue
             try:
-                if er.live is not None and er.live.rm.id in self.arena.rooms:
-                    await self._move_on(er, er.live)
+                live = self.live(er)
+                if live is not None:
+                    await self._move_on(er, live)
                 else:
                     await self.advance(er)
             except Exception:
                 log.exception("room %s of %s: its next match did not open", er.name, er.event_name)
+
+    async def adopt_orphans(self) -> None:
+        """Take over the rooms of the events served here whose current match's server process
+        died (its lease lapsed, or it is known dead): their phones, sent here, find them
+        served, at the word where they stopped."""
+        candidates: dict[int, EventRoom] = {}
+        for event_id in list(self.served):
+            plan = self.plans.get(event_id)
+            if plan is None:
+                continue
+            foreign = [r for r in plan.rooms if self.live_in(r.join_code) is None]
+            if not foreign:
+                continue  # every room of it is served here
+            plan = await asyncio.to_thread(load_plan, self.engine, event_id)  # as it is now
+            self._remember(plan)
+            for plan_room in plan.rooms:
+                game = plan.current_game(plan_room.id)
+                if game is None or game.match_id is None or game.match_id in self.arena.rooms:
+                    continue
+                candidates[game.match_id] = self._register(plan, plan_room.id)
+        if not candidates:
+            return
+        orphans = await asyncio.to_thread(
+            lease.orphaned, self.engine, candidates, ttl=self.arena.settings.lease_ttl
+        )
+        for match_id in sorted(orphans):
+            er = candidates[match_id]
+            try:
+                if await self.advance(er) is not None:
+                    log.warning("room %s of %s: taken over here", er.name, er.event_name)
+            except lease.LeaseHeld:
+                pass  # another process was quicker
+            except Exception:
+                log.exception("room %s of %s could not be taken over", er.name, er.event_name)
 
     def waiting_text(self, code: str) -> str | None:
         """Why the event room with this join code has no match open now, if it waits."""
@@ -361,9 +457,6 @@ class EventHost:
         return er.waiting if er is not None else None
 
     # -- players ---------------------------------------------------------------------------------
-
-    def event_room(self, room: Room) -> EventRoom | None:
-        return next((r for r in self.rooms.values() if r.live is room), None)
 
     def token_scope(self, er: EventRoom) -> str:
         """Players' tokens are valid in every room and round of the event."""
@@ -374,32 +467,67 @@ class EventHost:
         plan = self.plans.get(event_id)
         return [(t.id, t.name) for t in plan.teams if t.kind == "human"] if plan else []
 
-    def player(self, event_id: int, player_id: str) -> PlayerRecord | None:
-        return self.players.get(event_id, {}).get(player_id)
+    async def player(self, event_id: int, player_id: str) -> PlayerRecord | None:
+        """The event's player with this id: from this process's memory, or from the record (a
+        player who joined on another server process of the event)."""
+        known = self.players.setdefault(event_id, {})
+        record = known.get(player_id)
+        if record is not None or not player_id:
+            return record
+
+        def read() -> EventPlayerRow | None:
+            with Session(self.engine) as session:
+                return session.get(EventPlayerRow, (event_id, player_id))
+
+        row = await asyncio.to_thread(read)
+        if row is None or row.kind != "human":
+            return None
+        return known.setdefault(player_id, PlayerRecord(row.player_id, row.team_id, row.name))
+
+    def player_limit(self, event_id: int) -> int:
+        settings = self.arena.settings
+        if settings.max_players_per_event is not None:
+            return settings.max_players_per_event
+        plan = self.plans.get(event_id)
+        return settings.max_players_per_match * max(1, len(plan.rooms) if plan else 1)
 
     async def register_player(self, event_id: int, team: str, name: str) -> PlayerRecord:
         """The event's player ``name`` of ``team``: the one registered under that name (so
-        that Alice of Red is the same player from any phone), or a new one, registered now."""
+        that Alice of Red is the same player from any phone and on any server process of the
+        event), or a new one, registered now. Raises :class:`EventFull` when the event has as
+        many players as it takes."""
+        lock = self._registering.setdefault(event_id, asyncio.Lock())
+        limit = self.player_limit(event_id)
+        async with lock:  # one at a time in this process; the record's unique name across
+            fresh = f"p-{secrets.token_hex(4)}"
+
+            def store() -> tuple[str, str]:
+                from sqlalchemy import func
+
+                with Session(self.engine) as session:
+                    count = session.exec(
+                        select(func.count())
+                        .select_from(EventPlayerRow)
+                        .where(EventPlayerRow.event_id == event_id, EventPlayerRow.kind == "human")
+                    ).one()
+                    from grace_arena.record.store import find_player
+
+                    existing = find_player(session, event_id, team, name)
+                    if existing is not None:
+                        row = session.get(EventPlayerRow, (event_id, existing))
+                        return existing, row.name if row is not None else name
+                    if count >= limit:
+                        raise EventFull(f"this event is full ({limit} players)")
+                    player_id = register_player(
+                        session, event_id, player_id=fresh, team_id=team, name=name, kind="human"
+                    )
+                    session.commit()
+                    row = session.get(EventPlayerRow, (event_id, player_id))
+                    return player_id, row.name if row is not None else name
+
+            player_id, registered = await asyncio.to_thread(store)
         known = self.players.setdefault(event_id, {})
-        for p in known.values():
-            if p.team == team and p.name.casefold() == name.casefold():
-                return p
-        from grace_arena.record.store import register_player
-
-        record = PlayerRecord(f"p-{secrets.token_hex(4)}", team, name)
-
-        def store() -> None:
-            from sqlmodel import Session
-
-            with Session(self.engine) as session:
-                register_player(
-                    session, event_id, player_id=record.id, team_id=team, name=name, kind="human"
-                )
-                session.commit()
-
-        await asyncio.to_thread(store)
-        known[record.id] = record
-        return record
+        return known.setdefault(player_id, PlayerRecord(player_id, team, registered))
 
     def wait(self, event_id: int, conn: Connection) -> None:
         self.waiting.setdefault(event_id, set()).add(conn)
@@ -414,7 +542,7 @@ class EventHost:
         in words (another room whose match is not over yet, a room of another server process,
         or nothing: the team has played all its matches)."""
         plan = await asyncio.to_thread(load_plan, self.engine, event_id)
-        self.plans[plan.id] = plan
+        self._remember(plan)
         return self._seat_in(plan, team)
 
     def _seat_in(self, plan: EventPlan, team: str) -> tuple[EventRoom | None, str]:
@@ -426,7 +554,7 @@ class EventHost:
         room = plan.room(game.room_id or "")
         er = self.rooms.get(room.join_code) if room else None
         here = er is not None and er.game is not None and er.game.id == game.id
-        if here and er.live is not None and er.waiting is None:  # type: ignore[union-attr]
+        if here and self.live(er) is not None and er.waiting is None:  # type: ignore[arg-type]
             return er, f"{name} plays round {game.round} in {_room_name(room)}"
         if here and er.waiting is not None:  # type: ignore[union-attr]
             return None, er.waiting  # type: ignore[union-attr]
@@ -450,21 +578,32 @@ class EventHost:
 
     # -- moderators -------------------------------------------------------------------------------
 
-    def moderator_token(self, er: EventRoom) -> str:
+    async def moderator_token(self, er: EventRoom) -> str:
         """The room's moderator token as issued by this process (a new one, stored hashed in
-        the record, when it has issued none)."""
+        the record, when it has issued none; every one issued stays valid)."""
         token = self._moderator_tokens.get(er.join_code)
         if token is None:
-            from grace_arena.server.arena import token_sha256
-
             token = secrets.token_urlsafe(24)
-            hashes = add_room_moderator_token(
-                self.engine, er.event_id, er.room_id, token_sha256(token)
+            hashes = await asyncio.to_thread(
+                add_room_moderator_token, self.engine, er.event_id, er.room_id, token_sha256(token)
             )
-            self._moderator_tokens[er.join_code] = token
-            if er.live is not None:
-                er.live.moderator_hashes = er.live.moderator_hashes | frozenset(hashes)
+            token = self._moderator_tokens.setdefault(er.join_code, token)
+            live = self.live(er)
+            if live is not None:
+                live.moderator_hashes = live.moderator_hashes | frozenset(hashes)
         return token
+
+    def is_room_moderator(self, match_id: int, given: str | None) -> bool:
+        """Whether ``given`` is the moderator token of the event room that played ``match_id``
+        (the room has moved on to its next match by the time its moderator's screen asks for
+        the summary of the one that ended)."""
+        for er in self.rooms.values():
+            plan = self.plans.get(er.event_id)
+            if er.match_id is None or plan is None:
+                continue
+            if any(g.match_id == match_id and g.room_id == er.room_id for g in plan.games):
+                return self.arena.is_moderator(er.match_id, given)
+        return False
 
     # -- standings -------------------------------------------------------------------------------
 
@@ -492,11 +631,19 @@ class EventHost:
             if event_id not in self._again:
                 return
 
+    def served_event(self, name: str) -> int | None:
+        """The id of the event served here with this name (never by its number: a public URL
+        must not enumerate the record's events)."""
+        for event_id in self.served:
+            plan = self.plans.get(event_id)
+            if plan is not None and plan.name == name:
+                return event_id
+        return None
+
     def compute_standings(self, key: int | str) -> StandingsView:
         """The standings of the event named (or numbered) ``key``; raises ``RecordError``
-        for no such event. One reader per event, whatever name it was asked by (the key
-        comes from a public URL: any number of names keeps no more than one per event)."""
-        event_id = event_id_of(self.engine, key)
+        for no such event. One reader per event, whatever name it was asked by."""
+        event_id = key if isinstance(key, int) else event_id_of(self.engine, key)
         reader = self._readers.get(event_id)
         if reader is None:
             reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
@@ -510,7 +657,7 @@ class EventHost:
         for r in plan.rooms:
             game = plan.current_game(r.id)
             er = self.rooms.get(r.join_code)
-            live = er.live if er is not None and game is not None else None
+            live = self.live(er) if er is not None and game is not None else None
             if live is not None and live.rm.id != game.match_id:  # type: ignore[union-attr]
                 live = None
             out.append(
@@ -532,7 +679,7 @@ class EventHost:
         return self._standings.get(event_id)
 
     async def close(self) -> None:
-        for task in self._refreshing.values():
+        for task in [*self._refreshing.values(), *self._tasks]:
             task.cancel()
 
 

@@ -48,7 +48,8 @@ from grace_arena.protocol import (
     SurveyState,
 )
 from grace_arena.record.models import SurveyParticipantRow, SurveyRow, SurveyStepRow, utcnow
-from grace_arena.server.arena import CLIENT_DIR, JOIN_ALPHABET, Arena
+from grace_arena.record.schedule import new_join_code
+from grace_arena.server.arena import CLIENT_DIR, Arena
 from grace_arena.server.deps import ServerAuth
 
 __all__ = ["SurveyPlan", "SurveyRefused", "Surveys", "router"]
@@ -186,7 +187,7 @@ class Surveys:
             if row is not None:
                 return row.code
             while True:
-                code = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(5))
+                code = new_join_code()
                 taken = session.get(SurveyRow, code) is not None
                 if not taken and self.arena.store.find_by_join_code(code) is None:
                     break

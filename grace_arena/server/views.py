@@ -18,6 +18,7 @@ from grace_arena.protocol import (
     MatchView,
     ModelGuessView,
     ReadingView,
+    RecordStatus,
     Role,
     RoomStatus,
     StandingRow,
@@ -65,6 +66,8 @@ class RoomFacts:
     #: tossup id -> word index -> what follows the word that is not a word (pronunciation
     #: guides): the moderator reads them aloud
     guides: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+    #: The record is not taking the room's changes now (None: all is well).
+    record: RecordStatus | None = None
 
 
 def events_for(
@@ -211,6 +214,7 @@ def state_view(
         deadline=game.deadline,
         reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=room.running),
         event=room.event,
+        record=room.record,
         models=models,
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
         events=events or [],

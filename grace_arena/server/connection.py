@@ -1,0 +1,235 @@
+"""One websocket as the server keeps it: who is on it, its outgoing queue, its clock estimate,
+its rate limit, and its life cycle.
+
+A connection is ``open`` until the server closes it (its room closed, the server stops) or
+the client goes away; then ``closing`` while what was queued before the close is written and
+the close frame sent, then ``closed``. As websockets' own protocol keeps one ``State`` that
+every send checks, every send here checks the connection's: nothing is sent once it closes,
+and its pings stop with it. The close frame carries a code and a reason the pages and the
+moderator's terminal understand (:data:`CLOSE_MOVED`: say ``hello`` to the URL the ``error``
+before it named; :data:`CLOSE_STOPPING`: the server is going away, reconnect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from starlette.websockets import WebSocket
+
+from grace_arena.protocol import Ping, Role
+from grace_arena.server.arbiter import ClockEstimate
+from grace_arena.server.frames import abort_of, write_now_of
+
+log = logging.getLogger(__name__)
+
+#: Close codes (4000-4999 are the application's): the match is served by another server
+#: process now (the ``error`` ``elsewhere`` sent before it says where)...
+CLOSE_MOVED = 4001
+#: ...this server process is stopping (1001 "going away"): reconnect, here or elsewhere...
+CLOSE_STOPPING = 1001
+#: ...the client is too far behind to catch up (1013 "try again later").
+CLOSE_LAGGING = 1013
+#: How long a closing connection may take to write what it had queued and its close frame
+#: before its socket is dropped.
+CLOSE_TIMEOUT = 2.0
+
+
+class ConnState(StrEnum):
+    OPEN = "open"
+    CLOSING = "closing"
+    CLOSED = "closed"
+
+
+@dataclass
+class RateLimit:
+    """A token bucket: ``rate`` messages per second on average, bursts up to ``burst``."""
+
+    rate: float
+    burst: int
+    tokens: float = -1.0
+    last: float = 0.0
+
+    def allow(self, now: float) -> bool:
+        if self.tokens < 0:
+            self.tokens, self.last = float(self.burst), now
+        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+    def wait(self, now: float) -> float:
+        """Seconds until one more message would be allowed (nothing is taken)."""
+        if self.tokens < 0:
+            return 0.0
+        tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+        return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
+
+class Connection:
+    """One websocket: its role, identity, clock estimate, rate limit and outgoing queue."""
+
+    def __init__(
+        self, ws: WebSocket, rate: RateLimit | None = None, max_queue_bytes: int = 1 << 20
+    ) -> None:
+        self.ws = ws
+        self.rate = rate or RateLimit(20.0, 40)
+        #: Bytes waiting to be sent; past ``max_queue_bytes`` the client is too far behind
+        #: (it stopped reading, or its network cannot keep up): its connection is dropped and
+        #: what was waiting is freed, so that one client cannot grow the server's memory.
+        self.max_queue_bytes = max_queue_bytes
+        self.queued_bytes = 0
+        self.dropped_for_lag = False
+        self.state = ConnState.OPEN
+        self.role: Role | None = None
+        #: A moderator who follows the match but may not act (another one controls it).
+        self.watching = False
+        self.player: str | None = None
+        self.team: str | None = None
+        #: The live match (a ``grace_arena.server.room.Room``: the room knows its connections,
+        #: a connection knows nothing of rooms) this connection follows (None before its
+        #: hello, or while a player waits for the team's next match in an event).
+        self.room: Any = None
+        #: The room moved on to its next match (``next_match`` was sent): the client's next
+        #: ``hello`` is a new handshake on this connection.
+        self.moved = False
+        #: A player of an event whose team has no match here yet.
+        self.waiting_event: int | None = None
+        #: Where the client connected from (its address), for limits and throttling.
+        client = getattr(ws, "client", None)
+        self.address = client.host if client else "?"
+        self.clock = ClockEstimate()
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        #: The close frame to send once the queue is written (code, reason).
+        self._close_with: tuple[int, str] | None = None
+        self._write_now = write_now_of(ws.scope)
+        self._abort = abort_of(ws.scope)
+        self._writing = False  # the writer task is sending a message
+        self._pinger: asyncio.Task | None = None
+
+    @property
+    def closed(self) -> bool:
+        """Nothing more is sent on it (closing or closed)."""
+        return self.state is not ConnState.OPEN
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        if self.closed:
+            return
+        self.queued_bytes += len(text.encode())
+        if self.queued_bytes > self.max_queue_bytes:
+            self._drop_for_lag()
+            return
+        self.queue.put_nowait(text)
+
+    def write_now(self, data: bytes, frame: bytes | None = None) -> bool:
+        """Write one text frame (UTF-8 ``data``; ``frame``: the frame already built) straight
+        to the socket if nothing is queued or being sent before it and the socket keeps up
+        (:mod:`grace_arena.server.frames`); ``False`` if it must be queued instead. Messages
+        keep their order either way.
+        """
+        if self._write_now is None or self.closed or self._writing or not self.queue.empty():
+            return False
+        return bool(self._write_now(data, frame))
+
+    def send_model(self, message: Any) -> None:
+        """Send one message: straight to the socket when nothing is waiting before it (a
+        storm's hundreds of buzz results then cost no writer-task wake-up each), else queued."""
+        if self.closed:
+            return
+        text = message.model_dump_json()
+        if not self.write_now(text.encode()):
+            self.send(text)
+
+    async def writer(self) -> None:
+        """Write what is queued, in order; after :meth:`close`, the close frame."""
+        try:
+            while (text := await self.queue.get()) is not None:
+                self._writing = True
+                await self.ws.send_text(text)
+                self._writing = False
+                self.queued_bytes = max(0, self.queued_bytes - len(text.encode()))
+            if self._close_with is not None:
+                code, reason = self._close_with
+                await self.ws.close(code=code, reason=reason)
+        except Exception:  # the socket is gone; the reader side cleans up
+            pass
+        finally:
+            self.state = ConnState.CLOSED
+
+    # -- closing ---------------------------------------------------------------------------------
+
+    def close(self, code: int, reason: str) -> None:
+        """Close the connection from the server's side: what was sent before is written, then
+        the close frame (``code``, ``reason``); nothing after. A client that does not take it
+        within :data:`CLOSE_TIMEOUT` is dropped."""
+        if self.closed:
+            return
+        self.state = ConnState.CLOSING
+        self._close_with = (code, reason[:120])
+        self.stop_pinging()
+        self.queue.put_nowait(None)
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to wait for
+            asyncio.get_running_loop().call_later(CLOSE_TIMEOUT, self._drop_if_open)
+
+    def end(self) -> None:
+        """The client went away: stop the writer after what is queued, and the pings."""
+        if self.state is ConnState.OPEN:
+            self.state = ConnState.CLOSING
+            self.queue.put_nowait(None)
+        self.stop_pinging()
+
+    def _drop_if_open(self) -> None:
+        if self.state is not ConnState.CLOSED and self._abort is not None:
+            self._abort()
+
+    def _drop_for_lag(self) -> None:
+        self.state = ConnState.CLOSING
+        self.dropped_for_lag = True
+        while not self.queue.empty():  # free what was waiting
+            self.queue.get_nowait()
+        self.queued_bytes = 0
+        self.queue.put_nowait(None)  # ends the writer
+        self.stop_pinging()
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to close
+            asyncio.get_running_loop().create_task(self._close_lagging())
+
+    async def _close_lagging(self) -> None:
+        # A client that does not read will not take a close frame either: drop the socket
+        # (the reader side then sees the disconnect and cleans up); without the extension,
+        # try the closing handshake.
+        if self._abort is not None:
+            self._abort()
+            return
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self.ws.close(code=CLOSE_LAGGING, reason="too far behind: reconnect"), timeout=5.0
+            )
+
+    # -- pings -----------------------------------------------------------------------------------
+
+    def start_pinging(self, interval: float = 2.0) -> None:
+        if self._pinger is None and not self.closed:
+            self._pinger = asyncio.get_running_loop().create_task(self._ping(interval))
+
+    def stop_pinging(self) -> None:
+        if self._pinger is not None:
+            self._pinger.cancel()
+            self._pinger = None
+
+    async def _ping(self, interval: float) -> None:
+        """Pings for the clock estimate: a quick burst at first, then every ``interval``."""
+        delays = [0.05] * 5
+        while not self.closed:
+            now = time.time()
+            self.clock.sent(now)
+            self.send_model(Ping(sent=now))
+            await asyncio.sleep(delays.pop() if delays else interval)

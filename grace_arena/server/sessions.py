@@ -1,0 +1,547 @@
+"""One connection's conversation with the server: the handshake (hello, join, one moderator
+in control), then each message it sends, handled in its room.
+
+The transport (``ws.py``) reads frames and hands over parsed messages; this module decides:
+which room a ``hello`` opens (:class:`Lobby`: a match of its own, or an event's room, served
+here or taken over from a process that stopped; nothing of another event, nothing for a
+stranger's guess), who the client is, and what each command does. Every error becomes an
+``error`` reply; none reaches the transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from grace_arena.core.commands import (
+    EndMatch,
+    GiveAnswer,
+    Join,
+    Rule,
+    SetPace,
+    StartTossup,
+    ThrowOut,
+    UndoRuling,
+)
+from grace_arena.core.config import TeamKind
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.protocol import (
+    MODERATOR_ONLY,
+    PLAYER_ONLY,
+    AnswerMsg,
+    BuzzMsg,
+    ClientMessage,
+    Control,
+    EndMatchMsg,
+    ErrorMsg,
+    Hello,
+    Joined,
+    JoinTeam,
+    PauseMsg,
+    Ping,
+    Pong,
+    ResumeMsg,
+    Role,
+    RuleMsg,
+    Servers,
+    SetPaceMsg,
+    StartTossupMsg,
+    StepMsg,
+    TeamView,
+    ThrowOutMsg,
+    UndoMsg,
+    Waiting,
+    Welcome,
+)
+from grace_arena.record.lease import LeaseHeld
+from grace_arena.record.store import player_name_key
+from grace_arena.server.arena import Arena
+from grace_arena.server.connection import Connection
+from grace_arena.server.event_rooms import EventFull, EventHost, EventRoom, send_on
+from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.room import Room
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Received:
+    message: ClientMessage
+    wall: float  # when it arrived: server wall clock
+    mono: float  # and monotonic clock
+
+
+#: Reads the connection's next message (None after an error reply), within a timeout.
+Receive = Callable[[float | None], Awaitable[Received | None]]
+
+
+class Lobby:
+    """Where a ``hello`` leads: the live room of a match of its own or of an event's room,
+    served here or opened here (a match whose server process stopped)."""
+
+    def __init__(self, arena: Arena, events: EventHost) -> None:
+        self.arena = arena
+        self.events = events
+
+    async def room_for(self, hello: Hello) -> Room | None:
+        """The live match a hello asks for: a moderator's match id, or a join code (a match's,
+        or an event room's: its current match). None: nothing this process serves. Raises
+        ``LeaseHeld`` when another live process serves it."""
+        arena = self.arena
+        code = hello.join_code
+        if hello.role == "moderator" and hello.match_id is not None:
+            room = arena.rooms.get(hello.match_id)
+            if room is not None:
+                return room
+            row = await asyncio.to_thread(arena.store.match_row, hello.match_id)
+            code = row.join_code if row is not None else None
+        if not code:
+            return None
+        code = code.strip().upper()
+        return (
+            arena.room_by_code(code)
+            or await self.events.room_by_code(code)
+            or await arena.open_by_code(code)
+        )
+
+
+class Session:
+    """One connection's conversation (see the module docstring)."""
+
+    def __init__(self, lobby: Lobby, conn: Connection, receive: Receive) -> None:
+        self.lobby = lobby
+        self.arena = lobby.arena
+        self.events = lobby.events
+        self.conn = conn
+        self.receive = receive
+
+    # -- the whole conversation ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        conn, settings = self.conn, self.arena.settings
+        try:
+            await self.handshake()
+        except TimeoutError:  # no hello in time: say so and close, without a traceback
+            self.error("timeout", f"no hello within {settings.hello_timeout:g} s")
+            conn.close(1008, "no hello")
+            return
+        if conn.room is None and conn.waiting_event is None:
+            return
+        conn.start_pinging(settings.ping_interval)
+        while not conn.closed:
+            received = await self.receive(None)
+            if received is None:
+                continue
+            msg = received.message
+            if isinstance(msg, Hello) and (
+                conn.moved or conn.waiting_event is not None or conn.role == "moderator"
+            ):
+                # the room moved on (``next_match``), or a moderator takes control (back):
+                # a new handshake on the same connection
+                await self.handshake(first=received)
+            elif conn.room is None:  # a player waiting for the team's next match
+                self.while_waiting(received)
+            else:
+                await self.dispatch(conn.room, received)
+
+    def leave(self, *, tell: bool = True) -> None:
+        """Take the connection out of its room (and out of the players waiting). A moderator in
+        control gives it up: the room's watchers are told (``tell``), unless the room moved on
+        with everyone in it."""
+        conn = self.conn
+        room = conn.room
+        if room is not None:
+            room.connections.discard(conn)
+            if room.controller is conn:
+                room.controller = None
+                if tell and not conn.moved:  # the watchers may take control now
+                    _tell_watchers(room, controlled=False)
+        self.events.unwait(conn)
+        conn.room = None
+        conn.waiting_event = None
+
+    def error(self, code: str, message: str, in_reply_to: str | None = None, **extra) -> None:
+        self.conn.send_model(
+            ErrorMsg(code=code, message=message, in_reply_to=in_reply_to, **extra)  # type: ignore[arg-type]
+        )
+
+    def while_waiting(self, received: Received) -> None:
+        msg = received.message
+        if isinstance(msg, Ping):
+            self.conn.send_model(Pong(sent=msg.sent, time=time.time()))
+        elif isinstance(msg, Pong):
+            self.conn.clock.add(msg.sent, msg.time, received.wall)
+        else:
+            self.error("not_allowed", "your team has no match here yet: wait for it", msg.type)
+
+    # -- the handshake -----------------------------------------------------------------------------
+
+    async def handshake(self, first: Received | None = None) -> None:
+        """Read messages until a valid ``hello`` (and, for a new player, ``join``); then the
+        connection follows its room (``conn.room``), or, for a player of an event whose team
+        plays elsewhere, waits (``conn.waiting_event``). ``first``: a ``hello`` already read
+        (a connection whose room moved on, or a moderator's hello again: one refused leaves it
+        in its room as it was). The hello timeout applies to a new connection only."""
+        conn = self.conn
+        fresh = first is None and conn.role is None
+        # A moderator's hello again in its room (to take control back, or to watch) that does
+        # not hold leaves it where it was; any other connection leaves its room at once.
+        staying = conn.role == "moderator" and conn.room is not None and not conn.moved
+        if not staying:
+            self.leave()
+            conn.moved = False
+        received = first
+        while not conn.closed:
+            if received is None:
+                if staying:  # its hello again did not hold: it stays in its room as it was
+                    return
+                timeout = self.arena.settings.hello_timeout if fresh else None
+                received = await self.receive(timeout)
+                if received is None:
+                    continue
+            msg, received = received.message, None
+            if isinstance(msg, Ping):
+                conn.send_model(Pong(sent=msg.sent, time=time.time()))
+                continue
+            if not isinstance(msg, Hello):
+                self.error("not_allowed", "say hello first", msg.type)
+                continue
+            if await self._hello(msg):
+                return
+
+    async def _hello(self, msg: Hello) -> bool:
+        """Take one ``hello``; True when it holds (the connection is in its room, or waits)."""
+        conn, arena = self.conn, self.arena
+        wait = arena.guard.wait(conn.address)
+        if wait:
+            self.error("rate_limited", arena.guard.message(wait), "hello")
+            return False
+        try:
+            room = await self.lobby.room_for(msg)
+        except LeaseHeld as exc:
+            self.error("elsewhere", str(exc), "hello", url=exc.holder.url)
+            return False
+        if room is None:
+            waiting = self.events.waiting_text(msg.join_code or "")
+            if waiting is None:
+                arena.guard.failed(conn.address)
+            self.error("not_found", waiting or "no live match with that join code or id", "hello")
+            return False
+        er = self.events.event_room(room)
+        if msg.role == "moderator":
+            if not arena.is_moderator(room.rm.id, msg.token):
+                arena.guard.failed(conn.address)
+                self.error("unauthorized", "wrong moderator token", "hello")
+                return False
+            if _controlled_by_another(room, conn) and not (msg.watch or msg.take_over):
+                self.error(
+                    "in_use",
+                    "another moderator controls this match: take over (the other then "
+                    "watches) or watch",
+                    "hello",
+                )
+                return False
+        elif msg.role == "player" and msg.token:
+            player, team = await self._player_of_token(room, er, msg.token)
+            if player is None or team is None:
+                arena.guard.failed(conn.address)
+                self.error("unauthorized", "unknown player token; join again", "hello")
+                return False
+            conn.player, conn.team = player, team
+        # the hello holds: leave the room this connection was in (a hello again, or a room
+        # that moved on); its watchers hear of a controller that left here, unless it is the
+        # room this hello takes control of again (they hear of that below)
+        self.leave(tell=conn.room is not room)
+        conn.moved = False
+        if msg.role == "moderator":
+            _take_control(room, conn, msg)
+        conn.role = msg.role
+        needs_join = msg.role == "player" and conn.player is None
+        conn.send_model(
+            Welcome(
+                role=msg.role,
+                match_id=room.rm.id,
+                watching=conn.watching,
+                needs_join=needs_join,
+                teams=self._joinable(room, er),
+            )
+        )
+        urls = arena.servers_for(room)
+        if urls:
+            conn.send_model(Servers(urls=urls))
+        if needs_join:
+            if not await self._join(room, er):
+                return True
+        elif conn.player is not None and not await self._seat(room, er, msg.token or ""):
+            return True
+        if not room.is_open:  # it closed meanwhile: say where the match is now
+            error = room.closed_by or RoomClosed("this match is no longer served here")
+            self.error(error.code, str(error), "hello", url=error.url)
+            return False
+        _attach(room, conn, msg.role)
+        if conn.watching:
+            _tell(conn, controlled=_controlled_by_another(room, conn))
+        return True
+
+    async def _player_of_token(
+        self, room: Room, er: EventRoom | None, token: str
+    ) -> tuple[str | None, str | None]:
+        """The player (and team) a player's token names in ``room``: a player of the event
+        (from this process's memory or the record), or of the match."""
+        tokens = self.arena.tokens
+        if er is not None:
+            player_id = tokens.player_id(self.events.token_scope(er), token)
+            record = await self.events.player(er.event_id, player_id or "")
+            return (record.id, record.team) if record is not None else (None, None)
+        player = tokens.player_id(room.rm.id, token)
+        return player, _team_of(room, player)
+
+    def _joinable(self, room: Room, er: EventRoom | None) -> list[TeamView]:
+        """The teams a new player may join: the match's human teams, or, in an event's room,
+        every human team of the event (a player who comes to the wrong room is sent on)."""
+        teams = [t for t in room.state_for("player").teams if t.kind == "human"]
+        if er is None:
+            return teams
+        here = {t.id: t for t in teams}
+        return [
+            here.get(tid) or TeamView(id=tid, name=name, kind="human")
+            for tid, name in self.events.human_teams(er.event_id)
+        ]
+
+    async def _seat(self, room: Room, er: EventRoom | None, token: str) -> bool:
+        """A known player (``conn.player`` of ``conn.team``) takes their seat: in this match
+        (joined to it if they were not yet: a player of an event in a new round), or, when the
+        team does not play here now, in the wait for its next match. False: waiting."""
+        conn = self.conn
+        assert conn.player is not None and conn.team is not None
+        name = room.match.state.players.get(conn.team, {}).get(conn.player)
+        if name is None and er is not None:
+            record = await self.events.player(er.event_id, conn.player)
+            name = record.name if record else conn.player
+        conn.send_model(Joined(player=conn.player, team=conn.team, name=name or "", token=token))
+        if er is not None:
+            seat, where = await self.events.seat_of(er.event_id, conn.team)
+            if seat is not er:
+                conn.waiting_event = er.event_id
+                if seat is not None:  # the team's match is open in another room: go there
+                    send_on(conn, seat, where)
+                else:
+                    conn.send_model(Waiting(team=conn.team, message=where))
+                    self.events.wait(er.event_id, conn)
+                return False
+        if conn.player not in room.match.state.players.get(conn.team, {}):
+            limit = self.arena.settings.max_players_per_match
+            join = Join(team=conn.team, player=conn.player, name=name or "player", limit=limit)
+            try:
+                await room.command(join)
+            except IllegalCommand as exc:
+                self.error("not_allowed", str(exc), "hello")
+                return False
+            except RoomClosed:
+                return True  # told below
+        return True
+
+    async def _join(self, room: Room, er: EventRoom | None) -> bool:
+        """A new player picks a team and a name; False when the connection waits or ended."""
+        conn, arena = self.conn, self.arena
+        while not conn.closed:
+            received = await self.receive(None)
+            if received is None:
+                continue
+            msg = received.message
+            if isinstance(msg, Ping):
+                conn.send_model(Pong(sent=msg.sent, time=time.time()))
+                continue
+            if not isinstance(msg, JoinTeam):
+                self.error("not_allowed", "choose a team and a name first (join)", msg.type)
+                continue
+            name = msg.name.strip()
+            if er is not None:
+                if msg.team not in {tid for tid, _ in self.events.human_teams(er.event_id)}:
+                    self.error("not_found", f"no team {msg.team!r} to join", "join")
+                    continue
+                try:
+                    record = await self.events.register_player(er.event_id, msg.team, name)
+                except EventFull as exc:
+                    self.error("not_allowed", str(exc), "join")
+                    continue
+                conn.player, conn.team = record.id, msg.team
+                token = arena.tokens.player(self.events.token_scope(er), record.id)
+                return await self._seat(room, er, token)
+            team = room.match.config.team(msg.team)
+            if team is None or team.kind is not TeamKind.HUMAN:
+                self.error("not_found", f"no team {msg.team!r} to join", "join")
+                continue
+            # one name, one player of a team: a second phone of the same name is that player
+            members = room.match.state.players.get(msg.team, {})
+            key = player_name_key(name)
+            player = next((p for p, n in members.items() if player_name_key(n) == key), None)
+            if player is None:
+                player = f"p-{secrets.token_hex(4)}"
+                limit = arena.settings.max_players_per_match
+                try:
+                    await room.command(Join(team=msg.team, player=player, name=name, limit=limit))
+                except IllegalCommand as exc:
+                    self.error("not_allowed", str(exc), "join")
+                    continue
+                except RoomClosed:
+                    return True  # told by the caller
+            conn.player, conn.team = player, msg.team
+            conn.send_model(
+                Joined(
+                    player=player,
+                    team=msg.team,
+                    name=members.get(player, name),
+                    token=arena.tokens.player(room.rm.id, player),
+                )
+            )
+            return True
+        return False
+
+    # -- commands ----------------------------------------------------------------------------------
+
+    async def dispatch(self, room: Room, received: Received) -> None:
+        """One message of a connection in its room. Every refusal or failure is an ``error``
+        reply; the commands that change the match are queued (the socket goes on being read
+        while a commit waits for the record), and their refusal, if any, is replied when it
+        comes."""
+        conn, msg = self.conn, received.message
+        if msg.type in MODERATOR_ONLY and conn.role != "moderator":
+            self.error("not_allowed", f"only the moderator may send {msg.type}", msg.type)
+            return
+        if msg.type in MODERATOR_ONLY and conn.watching:
+            message = "you are watching: another moderator controls this match (take over to act)"
+            self.error("not_allowed", message, msg.type)
+            return
+        if msg.type in PLAYER_ONLY and (conn.role != "player" or conn.player is None):
+            self.error("not_allowed", f"only a player who joined may send {msg.type}", msg.type)
+            return
+        try:
+            match msg:
+                case Ping():
+                    conn.send_model(Pong(sent=msg.sent, time=time.time()))
+                case Pong():
+                    conn.clock.add(msg.sent, msg.time, received.wall)
+                case BuzzMsg():
+                    timing = conn.clock.timing(msg.client_time, received.wall, received.mono)
+                    room.buzz(conn, timing)  # queued: the socket goes on being read
+                case AnswerMsg():
+                    assert conn.team is not None and conn.player is not None
+                    self.queue(room, GiveAnswer(team=conn.team, player=conn.player, text=msg.text),
+                               msg.type)  # fmt: skip
+                case StartTossupMsg():
+                    self.queue(room, StartTossup(tossup_id=msg.tossup_id), msg.type)
+                case RuleMsg():
+                    self.queue(room, Rule(ruling=msg.ruling), msg.type)
+                case UndoMsg():
+                    self.queue(room, UndoRuling(), msg.type)
+                case ThrowOutMsg():
+                    self.queue(room, ThrowOut(reason=msg.reason), msg.type)
+                case PauseMsg():
+                    self.watch(room.pause(), msg.type)
+                case ResumeMsg():
+                    self.watch(room.resume(), msg.type)
+                case StepMsg():
+                    self.watch(room.step(msg.unit), msg.type)
+                case SetPaceMsg():
+                    self.queue(room, SetPace(wpm=msg.wpm), msg.type)
+                case EndMatchMsg():
+                    room.running = False
+                    self.queue(room, EndMatch(), msg.type)
+                case Hello() | JoinTeam():
+                    self.error("not_allowed", "already joined", msg.type)
+        except Exception:  # a bug: the client hears of it, the connection goes on
+            log.exception("handling %s failed", msg.type)
+            self.error("server_error", "the server failed to handle this: try again", msg.type)
+
+    def queue(self, room: Room, command, in_reply_to: str) -> None:
+        """Queue a command; its refusal, if any, is an error reply when it comes."""
+        future = room.submit(command)
+        future.add_done_callback(lambda done: self.refused(done, in_reply_to))
+
+    def watch(self, work: Awaitable, in_reply_to: str) -> None:
+        """Run ``work`` (a room's method that queues a command) and reply its refusal."""
+        task = asyncio.ensure_future(work)
+        task.add_done_callback(lambda done: self.refused(done, in_reply_to))
+
+    def refused(self, done: asyncio.Future, in_reply_to: str) -> None:
+        """Tell the client why a queued command of theirs was not taken, if it was not."""
+        if done.cancelled():
+            return
+        exc = done.exception()
+        if exc is None:
+            return
+        if isinstance(exc, IllegalCommand):
+            self.error("illegal", str(exc), in_reply_to)
+        elif isinstance(exc, RoomClosed):
+            self.error(exc.code, f"not taken: {exc}", in_reply_to, url=exc.url)
+        else:
+            log.error("%s failed: %s", in_reply_to, exc)
+            self.error("server_error", "it could not be recorded: try again", in_reply_to)
+
+
+def _attach(room: Room, conn: Connection, role: Role) -> None:
+    conn.room = room
+    room.connections.add(conn)
+    conn.send_model(room.state_for(role))
+
+
+def _controlled_by_another(room: Room, conn: Connection) -> bool:
+    current = room.controller
+    return current is not None and current is not conn and not current.closed
+
+
+def _take_control(room: Room, conn: Connection, hello: Hello) -> None:
+    """One moderator controls a match at a time. A second one watches (``watch``) or takes
+    over (``take_over``: the first then watches); a plain hello was refused before, while
+    another controls the match. The watchers are told who controls it (``control``)."""
+    conn.watching = False  # (a moderator's hello again on its connection)
+    current = room.controller
+    if not _controlled_by_another(room, conn):
+        room.controller = None
+        if hello.watch:
+            conn.watching = True
+            _tell_watchers(room, controlled=False)
+        else:
+            room.controller = conn
+            _tell_watchers(room, controlled=True)
+        return
+    assert current is not None
+    if hello.watch:
+        conn.watching = True
+    else:  # take_over
+        current.watching = True
+        room.controller = conn
+        current.send_model(
+            ErrorMsg(
+                code="taken_over",
+                message="another moderator took over this match: you are watching",
+            )
+        )
+        _tell_watchers(room, controlled=True)
+
+
+def _tell(conn: Connection, *, controlled: bool) -> None:
+    if controlled:
+        message = "another moderator controls this match: you are watching (take over to act)"
+    else:
+        message = "no moderator controls this match now: take over to act"
+    conn.send_model(Control(controlled=controlled, message=message))
+
+
+def _tell_watchers(room: Room, *, controlled: bool) -> None:
+    """Tell the moderators who watch ``room`` whether another moderator controls it now."""
+    for other in list(room.connections):
+        if other.role == "moderator" and other.watching and not other.closed:
+            _tell(other, controlled=controlled)
+
+
+def _team_of(room: Room, player: str | None) -> str | None:
+    for team, members in room.match.state.players.items():
+        if player in members:
+            return team
+    return None
