@@ -32,6 +32,7 @@ from grace_arena.io.record_io import load_record, load_record_data
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.models import (
     ArenaEventRow,
+    BuzzRow,
     EventImportRow,
     EventPlayerRow,
     EventTeamRow,
@@ -486,6 +487,9 @@ def test_an_old_record_migrates_with_an_event_per_match(db_url: str, tmp_path: P
     assert {t.team_id for t in store.event_teams(events[1].id)} == {"M1", "H9"}
     with Session(engine) as session:
         assert session.exec(select(func.count()).select_from(EventPlayerRow)).one() == 4
+        # its buzzes were stored before refused presses were counted: none repeated
+        counts = {(b.repeats, b.last_repeat_wall) for b in session.exec(select(BuzzRow))}
+        assert counts == {(0, None)}
     _steps, buzzes, infos = load_record(engine)
     assert len(infos) == 2 and len(buzzes) > 0 and before == 25
     # the old GRACE import (a replayed match) still exports as the file it came from

@@ -27,6 +27,7 @@ from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
     BuzzRefused,
+    BuzzRepeated,
     BuzzTiming,
     Event,
     TossupStarted,
@@ -50,7 +51,7 @@ from grace_arena.server.writer import GroupWriter
 log = logging.getLogger(__name__)
 
 #: Events that change nothing a player's screen shows.
-_QUIET_EVENTS = frozenset({"buzz_refused"})
+_QUIET_EVENTS = frozenset({"buzz_refused", "buzz_repeated"})
 
 
 #: Compensated mode trusts a client's press time only with this many clock samples...
@@ -378,7 +379,13 @@ class Room:
         return results
 
     def _after(self, events: list[Event]) -> None:
+        if all(isinstance(ev, BuzzRepeated) for ev in events):
+            # presses counted on refusals already told: each player hears of its own press
+            # from its result, and nobody else of any
+            return
         for ev in events:
+            if isinstance(ev, BuzzRepeated):
+                continue
             if isinstance(ev, TossupStarted):
                 self.reveal_times = [(ev.t, -1)]
                 self.tossup_log = []
@@ -634,6 +641,11 @@ def _tell_buzzer(conn: Connection, done: asyncio.Future[list[Event]]) -> None:
         )
         return
     for ev in done.result():
+        if isinstance(ev, BuzzRepeated):  # refused as its first refusal was
+            conn.send_model(
+                BuzzResult(buzz_id=ev.buzz_id, outcome=ev.reason.value, word_index=ev.word_index)
+            )
+            return
         if isinstance(ev, BuzzAccepted | BuzzRefused):
             outcome = "won" if isinstance(ev, BuzzAccepted) else ev.reason.value
             margin = ev.margin if isinstance(ev, BuzzRefused) else None
