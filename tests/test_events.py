@@ -630,6 +630,13 @@ def test_a_match_merged_while_in_progress_is_brought_up_to_date(
     _, buzzes, _ = load_record(site_a.engine, events=["comp"])
     assert len(buzzes) == 2  # not three: the copy was refilled, not duplicated
     assert site_a.open(site_a.matches()[0].id).match.scores == rm.match.scores
+    # presses that add to a refusal's count and store no event bring the copy up to date too
+    rm.handle(Buzz(team="red", player="r"), now=2.0)  # no tossup live: refused, an event
+    assert len(merge_record(site_a.engine, site_b.engine, event="comp").updated) == 1
+    rm.handle(Buzz(team="red", player="r"), now=3.0)  # the same refusal again: counted
+    assert len(merge_record(site_a.engine, site_b.engine, event="comp").updated) == 1
+    refused = site_a.buzzes(site_a.matches()[0].id)[-1]
+    assert (refused.outcome, refused.repeats, refused.last_repeat_wall) == ("not_live", 1, 3.0)
     again = merge_record(site_a.engine, site_b.engine, event="comp")
     assert (again.matches, again.updated, again.skipped_matches) == ([], [], 1)
 
