@@ -32,6 +32,7 @@ from grace_arena.io.record_io import load_record, load_record_data
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.models import (
     ArenaEventRow,
+    BuzzRow,
     EventImportRow,
     EventPlayerRow,
     EventTeamRow,
@@ -486,6 +487,9 @@ def test_an_old_record_migrates_with_an_event_per_match(db_url: str, tmp_path: P
     assert {t.team_id for t in store.event_teams(events[1].id)} == {"M1", "H9"}
     with Session(engine) as session:
         assert session.exec(select(func.count()).select_from(EventPlayerRow)).one() == 4
+        # its buzzes were stored before refused presses were counted: none repeated
+        counts = {(b.repeats, b.last_repeat_wall) for b in session.exec(select(BuzzRow))}
+        assert counts == {(0, None)}
     _steps, buzzes, infos = load_record(engine)
     assert len(infos) == 2 and len(buzzes) > 0 and before == 25
     # the old GRACE import (a replayed match) still exports as the file it came from
@@ -626,6 +630,13 @@ def test_a_match_merged_while_in_progress_is_brought_up_to_date(
     _, buzzes, _ = load_record(site_a.engine, events=["comp"])
     assert len(buzzes) == 2  # not three: the copy was refilled, not duplicated
     assert site_a.open(site_a.matches()[0].id).match.scores == rm.match.scores
+    # presses that add to a refusal's count and store no event bring the copy up to date too
+    rm.handle(Buzz(team="red", player="r"), now=2.0)  # no tossup live: refused, an event
+    assert len(merge_record(site_a.engine, site_b.engine, event="comp").updated) == 1
+    rm.handle(Buzz(team="red", player="r"), now=3.0)  # the same refusal again: counted
+    assert len(merge_record(site_a.engine, site_b.engine, event="comp").updated) == 1
+    refused = site_a.buzzes(site_a.matches()[0].id)[-1]
+    assert (refused.outcome, refused.repeats, refused.last_repeat_wall) == ("not_live", 1, 3.0)
     again = merge_record(site_a.engine, site_b.engine, event="comp")
     assert (again.matches, again.updated, again.skipped_matches) == ([], [], 1)
 

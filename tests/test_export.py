@@ -9,14 +9,17 @@ from pathlib import Path
 import jsonschema
 import pytest
 from backends import on_both_backends
+from engine_helpers import config
 from test_analyze_record import MODEL, PACKET_ID, play_synthetic_match
 from typer.testing import CliRunner
 
-from grace_arena.analysis.frames import STEP_COLUMNS
+from grace_arena.analysis.frames import STEP_COLUMNS, read_buzzes
 from grace_arena.cli import app
+from grace_arena.core.commands import Buzz, Join, Reveal, Rule, StartTossup
+from grace_arena.core.events import BuzzTiming, Ruling
 from grace_arena.io.exports import export
 from grace_arena.io.imports import grace_word_maps, import_grace
-from grace_arena.io.record_io import BUZZ_EXPORT_COLUMNS, STEP_EXPORT_COLUMNS
+from grace_arena.io.record_io import BUZZ_EXPORT_COLUMNS, STEP_EXPORT_COLUMNS, load_record_data
 from grace_arena.record.store import MatchStore
 
 QBJ_SCHEMA = Path(__file__).parent / "fixtures" / "analysis" / "qbj_match.schema.json"
@@ -64,6 +67,33 @@ def test_csv_and_jsonl_hold_every_buzz_with_every_field(store, match_id, tmp_pat
     assert thrown and all(r["thrown_out"] for r in thrown)
     # the CSV cell of the history is compact JSON
     assert json.loads(rows[0]["ruling_history"])[0]["ruling"] == "incorrect"
+
+
+def test_a_refused_buzz_carries_its_repeats_and_no_analysis_counts_them(store, tmp_path) -> None:
+    t = 1_700_000_000.0
+    rm = store.create(config(), now=t)
+    for team, player in (("red", "r1"), ("blue", "b1")):
+        rm.handle(Join(team=team, player=player, name=player), now=t)
+    rm.handle(StartTossup(), now=t)
+    rm.handle(Reveal(to=4), now=t)
+    for i in range(6):  # red takes the floor, then blue presses five times
+        team, player = ("red", "r1") if i == 0 else ("blue", "b1")
+        timing = BuzzTiming(received_wall=t + i, received_mono=float(i))
+        rm.handle(Buzz(team=team, player=player, timing=timing), now=t + i)
+    rm.handle(Rule(ruling=Ruling.CORRECT), now=t + 9)
+    csv_path, jsonl_path = tmp_path / "b.csv", tmp_path / "b.jsonl"
+    export(store.engine, "csv", csv_path, [rm.id])
+    export(store.engine, "jsonl", jsonl_path, [rm.id])
+    lines = [json.loads(line) for line in jsonl_path.read_text().splitlines()]
+    assert [(r["outcome"], r["repeats"], r["last_repeat_wall"]) for r in lines] == [
+        ("won", 0, None),
+        ("lost_race", 4, t + 5),
+    ]
+    with csv_path.open() as handle:
+        assert [r["repeats"] for r in csv.DictReader(handle)] == ["0", "4"]
+    # the analysis counts buzzes that took the floor: one, from the record as from the file
+    assert len(load_record_data(store.engine, [rm.id]).buzzes) == 1
+    assert len(read_buzzes(csv_path)[0]) == 1
 
 
 def test_steps_carry_the_analyze_columns_first(store, match_id, tmp_path) -> None:

@@ -24,6 +24,7 @@ from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
     BuzzRefused,
+    BuzzRepeated,
     BuzzTiming,
     RefusalReason,
     Ruled,
@@ -366,6 +367,119 @@ def test_refused_buzz_when_no_tossup_is_live_and_running_out_of_tossups():
     assert ended.scores == {"red": 0, "blue": 0}
     with pytest.raises(IllegalCommand, match="allowed now: nothing"):
         match.decide(StartTossup(), now=T)
+
+
+def _press(match: Match, team: str, player: str, at: float):
+    (ev,) = match.handle(
+        Buzz(team=team, player=player, timing=BuzzTiming(received_wall=at, received_mono=at)),
+        now=at,
+    )
+    return ev
+
+
+def test_a_refused_press_repeated_is_counted_on_the_first_not_stored():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=T)
+    play_to(match, 3)
+    won = _press(match, "red", "red-1", T + 1)
+    first = _press(match, "blue", "blue-1", T + 1.2)
+    assert isinstance(first, BuzzRefused) and first.reason is RefusalReason.LOST_RACE
+    assert first.holder_buzz_id == won.buzz_id and first.seq == match.state.seq
+    state = match.state
+    again = _press(match, "blue", "blue-1", T + 1.5)
+    # the same race lost again: counted on the first refusal, no place in the record's
+    # sequence, no buzz id of its own, nothing changed
+    assert isinstance(again, BuzzRepeated)
+    assert (again.buzz_id, again.team, again.player, again.reason) == (
+        first.buzz_id,
+        "blue",
+        "blue-1",
+        RefusalReason.LOST_RACE,
+    )
+    assert (again.seq, again.received_wall, again.word_index) == (first.seq, T + 1.5, 3)
+    assert match.state is state
+    # the holder of the floor pressing again loses a race of its own, once
+    own = _press(match, "red", "red-1", T + 1.6)
+    assert isinstance(own, BuzzRefused) and own.holder_buzz_id == won.buzz_id
+    assert _press(match, "red", "red-1", T + 1.7).buzz_id == own.buzz_id
+
+
+def test_each_reason_player_and_holder_of_the_floor_has_its_own_first_refusal():
+    match, _ = started_match(config())
+    match.handle(Join(team="red", player="red-2", name="Q"), now=T)
+    match.handle(Join(team="blue", player="blue-2", name="Q"), now=T)
+    match.handle(StartTossup(), now=T)
+    play_to(match, 3)
+    first_holder = _press(match, "red", "red-1", T)
+    lost = _press(match, "blue", "blue-2", T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)  # red locked out, reading goes on
+    locked = _press(match, "red", "red-1", T)
+    assert isinstance(locked, BuzzRefused) and locked.reason is RefusalReason.LOCKED_OUT
+    assert isinstance(_press(match, "red", "red-1", T), BuzzRepeated)
+    # another player of the locked-out team: a refusal of their own
+    assert isinstance(_press(match, "red", "red-2", T), BuzzRefused)
+    second_holder = _press(match, "blue", "blue-1", T)
+    assert isinstance(second_holder, BuzzAccepted)
+    # locked out whoever holds the floor: still the same refusal
+    assert _press(match, "red", "red-1", T).buzz_id == locked.buzz_id
+    # a race lost to another holder is another race: stored in full
+    relost = _press(match, "blue", "blue-2", T)
+    assert isinstance(relost, BuzzRefused) and relost.holder_buzz_id == second_holder.buzz_id
+    assert lost.holder_buzz_id == first_holder.buzz_id != relost.buzz_id
+    assert _press(match, "blue", "blue-2", T).buzz_id == relost.buzz_id
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    not_live = _press(match, "blue", "blue-2", T)
+    assert isinstance(not_live, BuzzRefused) and not_live.reason is RefusalReason.NOT_LIVE
+    assert _press(match, "blue", "blue-2", T).buzz_id == not_live.buzz_id
+
+
+def test_refusals_are_counted_per_tossup():
+    match, _ = started_match(config())
+    before = _press(match, "red", "red-1", T)  # no tossup yet
+    assert _press(match, "red", "red-1", T).buzz_id == before.buzz_id
+    for _ in range(2):
+        match.handle(StartTossup(), now=T)
+        assert match.state.refused == {}
+        match.handle(ThrowOut(), now=T)
+        between = _press(match, "red", "red-1", T)
+        assert isinstance(between, BuzzRefused) and between.buzz_id != before.buzz_id
+        assert isinstance(_press(match, "red", "red-1", T), BuzzRepeated)
+        before = between
+
+
+def test_an_undo_keeps_the_refusals_of_the_tossup_and_replay_is_the_live_match():
+    match, stored = started_match(config())
+    for command in (StartTossup(), Reveal(to=3)):
+        stored += match.handle(command, now=T)
+    presses: list = []
+
+    def press(team: str, player: str):
+        presses.append(_press(match, team, player, T))
+        if not isinstance(presses[-1], BuzzRepeated):
+            stored.append(presses[-1])
+        return presses[-1]
+
+    press("red", "red-1")
+    lost = press("blue", "blue-1")
+    stored += match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    locked = press("red", "red-1")
+    stored += match.handle(UndoRuling(), now=T)  # red has the floor again
+    assert match.state.refused  # the refusals stay in the record: still known
+    assert press("blue", "blue-1").buzz_id == lost.buzz_id
+    stored += match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert press("red", "red-1").buzz_id == locked.buzz_id
+    assert [type(p).__name__ for p in presses].count("BuzzRepeated") == 2
+    assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
+    assert Match.replay(stored).state == match.state
+
+
+def test_a_repeated_press_is_not_an_event_of_the_sequence():
+    match, _ = started_match(config())
+    _press(match, "red", "red-1", T)
+    repeat = _press(match, "red", "red-1", T)
+    assert event_from_dict(event_to_dict(repeat)) == repeat
+    with pytest.raises(ValueError, match="does not follow"):
+        match.apply([repeat.model_copy(update={"seq": repeat.seq + 1})])
 
 
 def test_events_round_trip_through_dicts_and_replay_rebuilds_state():

@@ -34,7 +34,10 @@ from grace_arena.core.config import ModelBuzz, ScoringRules
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
+    BuzzRefused,
+    BuzzRepeated,
     BuzzTiming,
+    RefusalReason,
     Ruled,
     Ruling,
     RulingUndone,
@@ -74,6 +77,8 @@ class MatchMachine(RuleBasedStateMachine):
         self.now = 0.0
         self.ledger: dict[int, tuple[str, str, int]] = {}  # Ruled seq -> (tossup, team, points)
         self.undo_stack: list = []
+        #: Presses counted, not stored: each with the tossup and holder of the floor it met.
+        self.repeats: list[tuple[BuzzRepeated, str | None, int | None]] = []
         for team in HUMANS[:n_humans]:
             for p in PLAYERS:
                 self.do(Join(team=team, player=f"{team}-{p}", name=p))
@@ -91,6 +96,8 @@ class MatchMachine(RuleBasedStateMachine):
             assert self.match.state is before_state  # an illegal command changes nothing
             return
         assert events, f"{command} was accepted but produced no event"
+        if all(isinstance(ev, BuzzRepeated) for ev in events):
+            assert self.match.state is before_state  # a repeated press changes nothing
         for ev in events:
             event(ev.type)  # shown by --hypothesis-show-statistics: what the runs exercised
             match ev:
@@ -119,7 +126,14 @@ class MatchMachine(RuleBasedStateMachine):
             assert self.match.game == replace(restored, deadline=expected_deadline)
         if any(isinstance(ev, TossupEnded) and ev.outcome == "thrown_out" for ev in events):
             self.undo_stack.clear()
-        self.events.extend(events)
+        # what the record stores: every event but the repeated presses
+        self.events.extend(ev for ev in events if not isinstance(ev, BuzzRepeated))
+        game = self.match.game
+        for ev in events:
+            if isinstance(ev, BuzzRepeated):
+                holder = game.floor.buzz_id if ev.reason is RefusalReason.LOST_RACE else None
+                assert game.floor is not None or holder is None
+                self.repeats.append((ev, game.tossup_id, holder))
 
     # -- commands ------------------------------------------------------------------------------
 
@@ -231,6 +245,19 @@ class MatchMachine(RuleBasedStateMachine):
     def replay_rebuilds_the_same_state(self):
         assert [e.seq for e in self.events] == list(range(1, len(self.events) + 1))
         assert Match.replay(self.events).state == self.match.state
+
+    @invariant()
+    def a_refusal_is_stored_once_and_its_repeats_counted_on_it(self):
+        # one refusal in full per tossup, player, reason and holder of the floor; every
+        # repeated press names that refusal (a tossup is played once: its id keys its presses)
+        first: dict[tuple, int] = {}
+        for ev in self.events:
+            if isinstance(ev, BuzzRefused):
+                key = (ev.tossup_id, ev.team, ev.player, ev.reason, ev.holder_buzz_id)
+                assert key not in first, f"{key} stored twice"
+                first[key] = ev.buzz_id
+        for ev, tossup, holder in self.repeats:
+            assert first[(tossup, ev.team, ev.player, ev.reason, holder)] == ev.buzz_id
 
     @invariant()
     def reading_position_is_in_range(self):

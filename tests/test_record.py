@@ -153,6 +153,73 @@ def test_a_failed_commit_leaves_the_live_match_unchanged(store, monkeypatch):
     assert rm.match.state is before
 
 
+def _flooded(store: MatchStore):
+    """A tossup whose floor red's r1 holds, blue's b1 pressing."""
+    rm = store.create(config(), now=T)
+    rm.handle(Join(team="red", player="r1", name="Ruth"), now=T)
+    rm.handle(Join(team="blue", player="b1", name="Bo"), now=T)
+    rm.handle(StartTossup(), now=T)
+    rm.handle(Reveal(to=4), now=T)
+    rm.handle(Buzz(team="red", player="r1", timing=BuzzTiming(received_mono=1.0)), now=T)
+    return rm
+
+
+def _presses(n: int, *, at: float, player: str = "b1", team: str = "blue") -> list[Buzz]:
+    return [
+        Buzz(team=team, player=player, timing=BuzzTiming(received_wall=at + i, received_mono=2.0))
+        for i in range(n)
+    ]
+
+
+def test_repeated_presses_are_counted_on_the_first_refusals_row(store):
+    rm = _flooded(store)
+    count = store.event_count(rm.id)
+    results = rm.handle_many(_presses(10, at=T + 10), now=T + 20)
+    assert [r[0].type for r in results] == ["buzz_refused"] + ["buzz_repeated"] * 9
+    assert store.event_count(rm.id) == count + 1  # the first press alone is an event
+    refused = store.buzzes(rm.id)[-1]
+    assert (refused.buzz_id, refused.outcome, refused.holder_buzz_id) == (2, "lost_race", 1)
+    assert (refused.repeats, refused.last_repeat_wall) == (9, T + 19)
+    assert (refused.margin, refused.received_wall) == (1.0, T + 10)  # the first press's race
+    # a change made of repeats alone is committed too, and an earlier press (decided later,
+    # as a compensated race may) leaves the time of the last one
+    rm.handle_many(_presses(2, at=T + 30), now=T + 31)
+    rm.handle_many(_presses(1, at=T + 5), now=T + 32)
+    refused = store.buzzes(rm.id)[-1]
+    assert (refused.repeats, refused.last_repeat_wall) == (12, T + 31)
+    assert store.event_count(rm.id) == count + 1 and len(store.buzzes(rm.id)) == 2
+    # a press without a receipt time counts at the time it was handled
+    rm.handle(Buzz(team="blue", player="b1"), now=T + 40)
+    assert store.buzzes(rm.id)[-1].last_repeat_wall == T + 40
+    assert store.open(rm.id).match.state == rm.match.state  # replay is the live match
+
+
+def test_the_repeats_of_several_matches_in_one_transaction_count_on_their_own_rows(store):
+    first, second = _flooded(store), _flooded(store)
+    batch = []
+    for rm, n in ((first, 3), (second, 5)):
+        _, state, events = rm.decide_many(_presses(n, at=T), now=T)
+        batch.append((rm.id, events, None))
+        rm.match.state = state
+    store.append_many(batch)  # what the server's group writer does
+    assert [store.buzzes(rm.id)[-1].repeats for rm in (first, second)] == [2, 4]
+    assert [store.buzzes(rm.id)[-1].buzz_id for rm in (first, second)] == [2, 2]
+
+
+def test_a_repeat_of_a_buzz_the_record_does_not_hold_stores_nothing(store):
+    rm = _flooded(store)
+    (refusal,) = rm.handle(_presses(1, at=T)[0], now=T)
+    (repeat,) = rm.match.decide(_presses(1, at=T)[0], now=T)
+    count = store.event_count(rm.id)
+    with pytest.raises(RecordError, match="repeats a buzz"):
+        store.append(rm.id, [repeat.model_copy(update={"buzz_id": 42})])
+    words = rm.match.decide(Join(team="blue", player="b2", name="Bea"), now=T)
+    with pytest.raises(RecordError, match="repeats a buzz"):  # nor the batch's other events
+        store.append(rm.id, [repeat, *words, repeat.model_copy(update={"buzz_id": 42})])
+    assert store.event_count(rm.id) == count and store.buzzes(rm.id)[-1].repeats == 0
+    assert refusal.buzz_id == repeat.buzz_id
+
+
 def test_opening_an_unknown_match_is_a_clear_error(store):
     with pytest.raises(RecordError, match="no match 42"):
         store.open(42)

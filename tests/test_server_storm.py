@@ -98,12 +98,19 @@ def test_commands_queued_together_are_committed_in_one_transaction(store):
         # phone hears of its own from its result): a storm's state stays small for 300 phones
         assert [e["type"] for e in players.sent[0]["events"]] == ["buzz_accepted"]
 
-        # A storm of refused buzzes alone reaches the moderator, not every player.
+        # A storm of refused buzzes alone reaches the moderator, not every player; presses
+        # that repeat a refusal already told (the same race lost again) reach nobody.
         more = [
             room.submit(Buzz(team="blue", player=f"p{i}", timing=BuzzTiming()))
             for i in range(0, 40, 2)
         ]
-        await asyncio.gather(*more)
+        kinds = [events[0].type for events in await asyncio.gather(*more)]
+        # p0 holds the floor: its own press loses a race of its own, the others repeat theirs
+        assert kinds == ["buzz_refused"] + ["buzz_repeated"] * 19
+        assert len(players.sent) == 1 and len(mod.sent) == 2
+        assert [e["type"] for e in mod.sent[1]["events"]] == ["buzz_refused"]
+        again = [room.submit(Buzz(team="blue", player=f"p{i}")) for i in range(0, 40, 2)]
+        await asyncio.gather(*again)
         assert len(players.sent) == 1 and len(mod.sent) == 2
 
         # A refused command in a batch refuses that command only.
@@ -111,7 +118,7 @@ def test_commands_queued_together_are_committed_in_one_transaction(store):
         good = room.submit(Buzz(team="red", player="p1", timing=BuzzTiming()))
         with pytest.raises(IllegalCommand):
             await bad
-        assert (await good)[0].type == "buzz_refused"
+        assert (await good)[0].type == "buzz_repeated"
         await room.close()
 
     asyncio.run(scenario())
@@ -277,6 +284,70 @@ def test_a_storm_of_buzzes_has_one_winner_and_refusals_reach_only_their_players(
         asyncio.run(scenario(server))
         buzzes = server.arena.store.buzzes(server.room().rm.id)
         assert len(buzzes) == n and sum(b.outcome == "won" for b in buzzes) == 1
+
+
+@pytest.mark.slow
+@on_both_backends
+def test_a_flooding_player_hears_of_every_press_and_the_record_counts_the_repeats(db_url):
+    settings = Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="s",
+        first_match=two_teams(),
+        rate_per_second=1000.0,
+        rate_burst=1000,
+    )
+    n, each = 9, 30
+
+    async def scenario(server: LiveServer) -> None:
+        winner, *flooders = await _players(server, n + 1)
+        mod = await _moderator(server)
+        for command in ({"type": "start_tossup"}, {"type": "pause"}, {"type": "step"}):
+            await mod.send(json.dumps(command))
+        await _until(mod, _at_first_word)
+        await winner.send(json.dumps({"type": "buzz"}))
+        won = await _until(winner, lambda m: m["type"] == "buzz_result")
+        assert won["outcome"] == "won"
+        await asyncio.gather(*(_quiet(ws) for ws in [*flooders, mod]))
+        events_before = server.arena.store.event_count(server.room().rm.id)
+
+        async def flood(ws) -> list[dict[str, Any]]:
+            for _ in range(each):
+                await ws.send(json.dumps({"type": "buzz"}))
+            return [
+                await _until(ws, lambda m: m["type"] in ("buzz_result", "error"))
+                for _ in range(each)
+            ]
+
+        answers = await asyncio.gather(*(flood(ws) for ws in flooders))
+        for results in answers:
+            # every press answered, each as the race the player lost first
+            assert {(r["type"], r["outcome"]) for r in results} == {("buzz_result", "lost_race")}
+            assert len({r["buzz_id"] for r in results}) == 1
+        assert len({results[0]["buzz_id"] for results in answers}) == n
+        # the phones hear of nobody's presses; the moderator of each player's first only
+        heard = await asyncio.gather(*(_quiet(ws) for ws in [*flooders, winner, mod]))
+        assert all(m["type"] != "state" for got in heard[:-1] for m in got)
+        states = [m for m in heard[-1] if m["type"] == "state"]
+        told = [(e["type"], e["reason"]) for m in states for e in m["events"]]
+        assert told == [("buzz_refused", "lost_race")] * n
+        assert all(m["events"] for m in states)  # no state for repeats alone
+        for ws in flooders:  # one press at a time: each a change made of a repeat alone
+            await ws.send(json.dumps({"type": "buzz"}))
+            assert (await _until(ws, lambda m: m["type"] == "buzz_result"))["buzz_id"]
+        heard = await asyncio.gather(*(_quiet(ws) for ws in [*flooders, winner, mod]))
+        assert [m for got in heard for m in got if m["type"] not in ("ping", "pong")] == []
+        match_id = server.room().rm.id
+        # the record grew by one refusal per player, and counts the rest
+        assert server.arena.store.event_count(match_id) == events_before + n
+        refused = [b for b in server.arena.store.buzzes(match_id) if b.outcome != "won"]
+        assert len(refused) == n and [b.repeats for b in refused] == [each] * n
+        assert all(b.last_repeat_wall >= b.received_wall for b in refused)
+        for ws in [winner, *flooders, mod]:
+            await ws.close()
+
+    with LiveServer(settings) as server:
+        asyncio.run(scenario(server))
 
 
 @pytest.mark.slow

@@ -52,6 +52,19 @@ def test_each_role_sees_what_it_may():
     assert over.tossup.answer and over.tossup.words == facts.words["t0"][:5]
 
 
+def test_a_repeated_press_is_shown_to_no_role():
+    match, _ = started_match(config(), now=0.0)
+    match.handle(StartTossup(), now=1.0)
+    match.handle(Buzz(team="red", player="red-1"), now=1.0)
+    first = match.handle(Buzz(team="blue", player="blue-1"), now=1.0)
+    again = match.handle(Buzz(team="blue", player="blue-1"), now=1.0)
+    assert [e.type for e in first + again] == ["buzz_refused", "buzz_repeated"]
+    shown = events_for(match, first + again, [])
+    assert shown["moderator"] == [event_to_dict(first[0])] and shown["player"] == []
+    assert [e["type"] for e in shown["display"]] == ["buzz_refused"]
+    assert events_for(match, again, []) == {"moderator": [], "player": [], "display": []}
+
+
 def test_a_public_tossup_id_is_its_number_in_the_match():
     match, _ = started_match(config(), now=0.0)
     assert public_tossup_id(match, None) is None

@@ -7,6 +7,18 @@ never re-derives a decision from the rules or the clock.
 
 Common fields: ``seq`` (1-based position in the match's record) and ``t`` (the ``now`` the
 command was handled with, seconds since the epoch).
+
+One event is not part of that sequence: ``BuzzRepeated``. A player who keeps pressing while
+the floor is not theirs to take (a race already lost to the same buzz, a team locked out, no
+tossup live) would otherwise add a whole ``BuzzRefused`` per press, and a phone pressed twenty
+times a second by each of fifty players fills the record with copies of one refusal. So the
+record keeps each player's first refused press per tossup, reason and holder of the floor in
+full (a ``BuzzRefused``, with its timing, margin and clock estimate: every race stays
+auditable), and of the presses that repeat it only a count and the time of the last
+(``repeats`` and ``last_repeat_wall`` on that first refusal's ``buzz`` row). A
+``BuzzRepeated`` takes no ``seq`` of its own (it carries the seq of the last stored event),
+changes nothing in the match, is never stored as an event and never replayed: it is how the
+engine tells the record to count a press, and the server to answer it.
 """
 
 from __future__ import annotations
@@ -155,6 +167,22 @@ class BuzzRefused(_BuzzFields):
     margin: float | None = None  # for lost_race: seconds after the winning buzz (monotonic)
 
 
+class BuzzRepeated(_Event):
+    """A refused press that repeats one already recorded in full: the same player, in the same
+    tossup, refused for the same reason with the same buzz holding the floor (or none).
+
+    Not stored as an event (see the module docstring): the record adds it to the count of
+    ``buzz_id``'s buzz row. ``seq`` is that of the last stored event, not a new one."""
+
+    type: Literal["buzz_repeated"] = "buzz_repeated"
+    buzz_id: int  # the refusal recorded in full that this press repeats
+    team: str
+    player: str
+    reason: RefusalReason
+    word_index: int  # the word revealed when the press arrived
+    received_wall: float | None = None  # server wall clock at receipt
+
+
 class AnswerGiven(_Event):
     """The player with the floor typed an answer (first answer or after a prompt)."""
 
@@ -229,6 +257,7 @@ Event = Annotated[
     | PaceChanged
     | BuzzAccepted
     | BuzzRefused
+    | BuzzRepeated
     | AnswerGiven
     | Ruled
     | RulingUndone

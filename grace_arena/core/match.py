@@ -3,7 +3,9 @@
 ``Match.decide(command, now=...)`` returns the events the command produces without changing
 the match; ``Match.apply(events)`` folds them in. ``Match.handle`` does both. The record
 (``grace_arena.record``) stores the events between the two, so an event is durable before
-anyone acts on it, and ``Match.replay(events)`` rebuilds the exact state after a crash.
+anyone acts on it, and ``Match.replay(events)`` rebuilds the exact state after a crash. The one
+event the record does not store, ``BuzzRepeated`` (a refused press that repeats one already
+stored), changes no state, so the replay of the stored events is still the live match.
 
 Illegal commands raise :class:`IllegalCommand` and change nothing. Legal moves are listed in
 ``grace_arena.core.phases.TRANSITIONS``.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from grace_arena.core.commands import (
     Buzz,
@@ -37,6 +40,7 @@ from grace_arena.core.events import (
     AnswerGiven,
     BuzzAccepted,
     BuzzRefused,
+    BuzzRepeated,
     BuzzTiming,
     ClockResumed,
     Event,
@@ -104,6 +108,15 @@ class GameState:
     history: tuple[GameState, ...] = ()
 
 
+class RefusalKey(NamedTuple):
+    """What makes a refused press the same as an earlier one of the current tossup."""
+
+    team: str
+    player: str
+    reason: RefusalReason
+    holder_buzz_id: int | None  # the buzz that held the floor (lost_race), else None
+
+
 @dataclass(frozen=True)
 class MatchState:
     """The whole match: set-up, roster and counters (never undone) and the game state."""
@@ -115,6 +128,11 @@ class MatchState:
     buzzes: int = 0  # buzz ids handed out
     tossups_started: int = 0
     wpm: int | None = None  # the reading pace, once the moderator changed it
+    #: The refusals of the current tossup stored in full, by key: their buzz ids. A press
+    #: with a key found here is a repeat (``BuzzRepeated``, counted, not stored as an event).
+    #: Emptied when a tossup starts; an undo leaves it (the refusals stay in the record
+    #: whatever ruling is taken back).
+    refused: dict[RefusalKey, int] = field(default_factory=dict)
 
     @property
     def pace(self) -> int:
@@ -137,6 +155,11 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         }
         game = GameState(phase=Phase.IDLE, scores={t.id: 0 for t in teams})
         return MatchState(config=ev.config, game=game, players=players, seq=ev.seq)
+    if isinstance(ev, BuzzRepeated):
+        # outside the stored sequence: it carries the last seq and changes nothing
+        if ev.seq != state.seq:
+            raise ValueError(f"a repeated buzz at seq {ev.seq} does not follow {state.seq}")
+        return state
     if ev.seq != state.seq + 1:
         raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
     s = replace(state, seq=ev.seq)
@@ -154,7 +177,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
                 played=(*g.played, ev.tossup_id),
                 outcomes=g.outcomes,
             )
-            return replace(s, game=g, tossups_started=s.tossups_started + 1)
+            return replace(s, game=g, tossups_started=s.tossups_started + 1, refused={})
         case WordsRevealed():
             g = replace(g, position=ev.position)
         case ReadingFinished():
@@ -183,7 +206,11 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             g = replace(g, phase=Phase.BUZZED, floor=floor, deadline=deadline)
             return replace(s, game=g, buzzes=max(s.buzzes, ev.buzz_id))
         case BuzzRefused():
-            return replace(s, buzzes=max(s.buzzes, ev.buzz_id))
+            key = RefusalKey(ev.team, ev.player, ev.reason, ev.holder_buzz_id)
+            # (a record written before repeats were counted may refuse the same key again:
+            # its first refusal stays the one repeats are counted on)
+            refused = s.refused if key in s.refused else {**s.refused, key: ev.buzz_id}
+            return replace(s, buzzes=max(s.buzzes, ev.buzz_id), refused=refused)
         case AnswerGiven():
             assert g.floor is not None
             # an answer stops the answer clock: the moderator's ruling may take its time
@@ -338,7 +365,9 @@ class _Decision:
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> None:
-        event = event.model_copy(update={"seq": self.state.seq + 1, "t": self.now})
+        # a repeated buzz is not stored: it takes no place in the record's sequence
+        seq = self.state.seq if isinstance(event, BuzzRepeated) else self.state.seq + 1
+        event = event.model_copy(update={"seq": seq, "t": self.now})
         self.state = _reduce(self.state, event)
         self.events.append(event)
 
@@ -411,6 +440,27 @@ class _Decision:
         confidence: float | None = None,
     ) -> None:
         g = self.g
+        reason, holder = None, None
+        if g.phase not in LIVE:
+            reason = RefusalReason.NOT_LIVE
+        elif team.id in g.locked_out:
+            reason = RefusalReason.LOCKED_OUT
+        elif g.floor is not None:
+            reason, holder = RefusalReason.LOST_RACE, g.floor.buzz_id
+        if reason is not None:
+            first = self.state.refused.get(RefusalKey(team.id, player, reason, holder))
+            if first is not None:
+                self.emit(
+                    BuzzRepeated(
+                        buzz_id=first,
+                        team=team.id,
+                        player=player,
+                        reason=reason,
+                        word_index=word_index,
+                        received_wall=timing.received_wall,
+                    )
+                )
+                return
         buzz_id = self.state.buzzes + 1
         spec = self.tossup() if g.tossup_id is not None else None
         where = {
@@ -425,22 +475,14 @@ class _Decision:
             "fraction": spec.fraction_revealed(word_index) if spec else None,
             "timing": timing,
         }
-        if g.phase not in LIVE:
-            self.emit(BuzzRefused(**where, reason=RefusalReason.NOT_LIVE))
-        elif team.id in g.locked_out:
-            self.emit(BuzzRefused(**where, reason=RefusalReason.LOCKED_OUT))
-        elif g.floor is not None:
+        if reason is RefusalReason.LOST_RACE:
+            assert g.floor is not None
             margin = None
             if timing.received_mono is not None and g.floor.received_mono is not None:
                 margin = timing.received_mono - g.floor.received_mono
-            self.emit(
-                BuzzRefused(
-                    **where,
-                    reason=RefusalReason.LOST_RACE,
-                    holder_buzz_id=g.floor.buzz_id,
-                    margin=margin,
-                )
-            )
+            self.emit(BuzzRefused(**where, reason=reason, holder_buzz_id=holder, margin=margin))
+        elif reason is not None:
+            self.emit(BuzzRefused(**where, reason=reason))
         else:
             assert spec is not None
             suggestion, question = _suggest(answer, spec.answer)
@@ -710,4 +752,4 @@ _HANDLERS = {
     EndMatch: _end_match,
 }
 
-__all__ = ["FINISHED", "GameState", "IllegalCommand", "Match", "MatchState"]
+__all__ = ["FINISHED", "GameState", "IllegalCommand", "Match", "MatchState", "RefusalKey"]

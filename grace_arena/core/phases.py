@@ -12,8 +12,10 @@ Rules of the table (read this before changing the match engine):
 * ``ANSWERED`` / ``DEAD`` / ``THROWN_OUT``: the tossup is over; the next one may start. A
   ruling in the finished tossup may still be undone (except after a throw-out).
 * A buzz is never an illegal command: when it cannot take the floor it is recorded as refused
-  with its reason (``lost_race``, ``locked_out``, ``not_live``). Everything not listed below
-  raises :class:`~grace_arena.core.errors.IllegalCommand`.
+  with its reason (``lost_race``, ``locked_out``, ``not_live``); a press that repeats a
+  refusal of the tossup (same player, reason and holder of the floor) is counted on it
+  (``buzz_repeated``) and leaves the phase as it was. Everything not listed below raises
+  :class:`~grace_arena.core.errors.IllegalCommand`.
 
 ``TRANSITIONS[(phase, command)]`` is the set of phases the command may lead to; the engine
 checks both that the pair is listed and that the phase it reached is in the set.

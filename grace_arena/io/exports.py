@@ -4,7 +4,8 @@
 
 * ``csv`` / ``jsonl``: one row per buzz (won, lost the race, locked out, not live) with
   every logged field (:data:`~grace_arena.io.record_io.BUZZ_EXPORT_COLUMNS`), the
-  ruling in force and the history of rulings. A ``csv`` file is also a valid
+  ruling in force and the history of rulings; a refused buzz's row counts the presses that
+  repeated it (``repeats``, ``last_repeat_wall``). A ``csv`` file is also a valid
   ``analyze --buzzes`` input.
 * ``steps``: the model trajectories, the ``analyze --steps`` columns first, then the guess,
   the other confidences, latency, tokens, cost.

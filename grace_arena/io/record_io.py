@@ -260,6 +260,8 @@ BUZZ_EXPORT_COLUMNS = (
     "interrupt",
     "holder_buzz_id",
     "margin",
+    "repeats",
+    "last_repeat_wall",
     "answer",
     "suggestion",
     "model_confidence",
@@ -277,6 +279,9 @@ def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, An
 
     ``correct`` is 1 / 0 for a buzz whose ruling in force is correct / incorrect and None
     otherwise; ``ruling_history`` lists every ruling made on it, undone ones included.
+    ``repeats``: for a refused buzz, the presses of its player that repeated it later in the
+    tossup (same reason, same holder of the floor), counted on it rather than listed, and
+    ``last_repeat_wall`` the server's wall clock at the last of them.
     """
     out: list[dict[str, Any]] = []
     with Session(engine) as session:
@@ -338,6 +343,8 @@ def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, An
                         "interrupt": b.interrupt,
                         "holder_buzz_id": b.holder_buzz_id,
                         "margin": b.margin,
+                        "repeats": b.repeats,
+                        "last_repeat_wall": b.last_repeat_wall,
                         "answer": b.answer,
                         "suggestion": b.suggestion,
                         "model_confidence": b.model_confidence,

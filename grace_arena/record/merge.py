@@ -10,8 +10,8 @@ use come over into one event here, in one transaction:
 * a match is known by the SHA-256 of its first stored event (its creation: set-up, teams,
   time), a pooled import by its own key, so merging the same record again (or a copy of it,
   or a record that holds the first one's matches) adds nothing; a copy of a match that has
-  gone on since the last merge is brought up to date (its rows replaced by the longer
-  record), never duplicated;
+  gone on since the last merge (more events, or more repeated presses counted) is brought up
+  to date (its rows replaced by the longer record), never duplicated;
 * match ids are renumbered here; where a match came from is kept in its ``source_meta``.
 """
 
@@ -82,10 +82,16 @@ def _first_event(session: Session, match_id: int | None) -> EventRow | None:
     ).first()
 
 
-def _count_events(session: Session, match_id: int | None) -> int:
-    return session.exec(
+def _progress(session: Session, match_id: int | None) -> tuple[int, int]:
+    """How far a match has gone: its events, then the repeated presses its buzz rows count
+    (which add no event)."""
+    events = session.exec(
         select(func.count()).select_from(EventRow).where(EventRow.match_id == match_id)
     ).one()
+    repeats = session.exec(
+        select(func.coalesce(func.sum(BuzzRow.repeats), 0)).where(BuzzRow.match_id == match_id)
+    ).one()
+    return events, int(repeats)
 
 
 def same_database(one: Engine, other: Engine) -> bool:
@@ -169,7 +175,7 @@ def merge_record(
                 key = match_key(events[0] if events else None)
                 if key in known:
                     here_id, is_copy = known[key]
-                    if is_copy and len(events) > _count_events(ours, here_id):
+                    if is_copy and _progress(theirs, m.id) > _progress(ours, here_id):
                         _delete_match_rows(ours, here_id)
                         _copy_match(theirs, ours, m, events, key, target.id, event_names,
                                     into=here_id)  # fmt: skip

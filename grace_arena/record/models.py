@@ -11,9 +11,12 @@ rooms (``event_room``), rounds (``event_round``, a packet each) and a schedule o
 
 ``event`` is the source of truth: every event of every match, in order. ``buzz`` and
 ``ruling`` are projections of those events, written in the same transaction, so that exports
-and analysis can query buzzes directly. ``model_step`` holds every step of every model's
-guess trajectory (filled by ``grace-arena precompute``). ``survey_step`` is its human
-counterpart: a participant's guess and would-buzz after each clue (``grace-arena survey``).
+and analysis can query buzzes directly. The one thing the ``buzz`` table holds that no event
+does is the count of refused presses that repeated a refusal stored in full (``repeats``,
+``last_repeat_wall``; :class:`grace_arena.core.events.BuzzRepeated`). ``model_step`` holds
+every step of every model's guess trajectory (filled by ``grace-arena precompute``).
+``survey_step`` is its human counterpart: a participant's guess and would-buzz after each clue
+(``grace-arena survey``).
 """
 
 from __future__ import annotations
@@ -297,6 +300,11 @@ class BuzzRow(SQLModel, table=True):
     points: int | None = None
     power: bool | None = None
     thrown_out: bool = False  # the tossup was thrown out: the buzz no longer counts
+    #: A refused buzz: the presses that repeated it later in its tossup (same player, reason
+    #: and holder of the floor), counted here rather than stored each as a buzz and an event,
+    #: and the server wall clock at the last of them.
+    repeats: int = 0
+    last_repeat_wall: float | None = None
 
 
 class RulingRow(SQLModel, table=True):

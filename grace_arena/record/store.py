@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, update
+from sqlalchemy import Float, Integer, bindparam, case, func, insert, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -31,6 +31,7 @@ from grace_arena.core.events import (
     AnswerGiven,
     BuzzAccepted,
     BuzzRefused,
+    BuzzRepeated,
     Event,
     MatchEnded,
     PlayerJoined,
@@ -643,10 +644,18 @@ def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> N
     # buzz only its event and buzz rows, which nothing after it in the batch looks up: those
     # are written with one multi-row INSERT per table, without the ORM's unit of work (a word
     # revealed in each of many rooms, several times a second, is the commonest write). An
-    # event that changes other rows goes through the ORM, after what came before it.
+    # event that changes other rows goes through the ORM, after what came before it. A
+    # repeated buzz is no event of the record: the batch's repeats of each refusal are added
+    # to its buzz row's count, once every row of the batch is written.
     plain: list[Event] = []
     refused: list[BuzzRefused] = []
+    repeated: dict[int, tuple[int, float]] = {}  # buzz id -> (presses, last wall time)
     for ev in events:
+        if isinstance(ev, BuzzRepeated):
+            wall = ev.received_wall if ev.received_wall is not None else ev.t
+            n, last = repeated.get(ev.buzz_id, (0, wall))
+            repeated[ev.buzz_id] = (n + 1, max(last, wall))
+            continue
         if isinstance(ev, BuzzRefused):
             refused.append(ev)
             continue
@@ -661,6 +670,42 @@ def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> N
         _project(session, match_id, ev)
         session.flush()
     _insert_plain(session, match_id, plain, refused)
+    if repeated:
+        _count_repeats(session, match_id, repeated)
+
+
+_BUZZ = BuzzRow.__table__.c  # type: ignore[attr-defined]
+#: Adds ``n`` repeated presses, the last at ``wall`` (the latest one wins: a compensated race
+#: may decide presses out of their arrival order), to a refused buzz's row.
+_COUNT_REPEATS = (
+    update(BuzzRow.__table__)  # type: ignore[attr-defined]
+    .where(_BUZZ.match_id == bindparam("m", type_=Integer))
+    .where(_BUZZ.buzz_id == bindparam("b", type_=Integer))
+    .values(
+        repeats=_BUZZ.repeats + bindparam("n", type_=Integer),
+        last_repeat_wall=case(
+            (
+                or_(
+                    _BUZZ.last_repeat_wall.is_(None),
+                    _BUZZ.last_repeat_wall < bindparam("wall", type_=Float),
+                ),
+                bindparam("wall", type_=Float),
+            ),
+            else_=_BUZZ.last_repeat_wall,
+        ),
+    )
+)
+
+
+def _count_repeats(session: Session, match_id: int, repeated: dict[int, tuple[int, float]]) -> None:
+    """One UPDATE (executed for each refusal repeated) of the batch's repeated presses."""
+    connection = session.connection()
+    result = connection.execute(
+        _COUNT_REPEATS,
+        [{"m": match_id, "b": b, "n": n, "wall": wall} for b, (n, wall) in repeated.items()],
+    )
+    if connection.dialect.supports_sane_multi_rowcount and result.rowcount != len(repeated):
+        raise RecordError(f"match {match_id}: a press repeats a buzz the record does not hold")
 
 
 def _projects(ev: Event) -> bool:

@@ -108,6 +108,9 @@ def short_reason(exc: BaseException) -> str:
 
 
 Result = list[Event] | IllegalCommand
+#: Changes that may be committed without a disk sync of their own (writer.py): a power cut
+#: may lose the last of them, never a buzz, a ruling or any other change.
+_UNSYNCED = frozenset({"words_revealed", "buzz_repeated"})
 
 
 class CommitPipeline:
@@ -303,9 +306,9 @@ class CommitPipeline:
         )
         results, state, events = self.rm.decide_many([*prefix, *commands], now=time.time())
         if events:
-            # words revealed and nothing else: stored before they are shown, without a disk
-            # sync of their own (writer.py)
-            synced = not all(ev.type == "words_revealed" for ev in events)
+            # words revealed (or presses counted) and nothing else: stored before they are
+            # shown, without a disk sync of their own (writer.py)
+            synced = not all(ev.type in _UNSYNCED for ev in events)
             if self.writer is not None:
                 await self.writer.write(self.rm.id, events, self.rm.holder, synced=synced)
             else:

@@ -31,6 +31,7 @@ from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
     BuzzRefused,
+    BuzzRepeated,
     BuzzTiming,
     Event,
     TossupStarted,
@@ -51,7 +52,7 @@ from grace_arena.server.writer import GroupWriter
 log = logging.getLogger(__name__)
 
 #: Events that change nothing a player's screen shows.
-_QUIET_EVENTS = frozenset({"buzz_refused"})
+_QUIET_EVENTS = frozenset({"buzz_refused", "buzz_repeated"})
 #: A timer whose command failed (not refused: failed) tries again after this long.
 _TIMER_RETRY = 1.0
 
@@ -207,7 +208,13 @@ class Room:
     def _after(self, events: list[Event]) -> None:
         """A change was committed: follow it, tell everyone, then the listeners. Each step
         runs whatever happens in the one before (a failing send must not stop the clock)."""
+        if all(isinstance(ev, BuzzRepeated) for ev in events):
+            # presses counted on refusals already told: each player hears of its own press
+            # from its result, and nobody else of any
+            return
         for ev in events:
+            if isinstance(ev, BuzzRepeated):
+                continue
             if isinstance(ev, TossupStarted):
                 self.reveal_times = [(ev.t, -1)]
                 self.tossup_log = []
@@ -446,6 +453,11 @@ def _tell_buzzer(conn: Connection, done: asyncio.Future[list[Event]]) -> None:
         )
         return
     for ev in done.result():
+        if isinstance(ev, BuzzRepeated):  # refused as its first refusal was
+            conn.send_model(
+                BuzzResult(buzz_id=ev.buzz_id, outcome=ev.reason.value, word_index=ev.word_index)
+            )
+            return
         if isinstance(ev, BuzzAccepted | BuzzRefused):
             outcome = "won" if isinstance(ev, BuzzAccepted) else ev.reason.value
             margin = ev.margin if isinstance(ev, BuzzRefused) else None

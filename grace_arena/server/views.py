@@ -74,7 +74,9 @@ def events_for(
     match: Match, events: Sequence[Event], tossup_log: Sequence[dict[str, Any]]
 ) -> dict[str, list[dict[str, Any]]]:
     """The events of one change as each role may see them (``tossup_log``: the tossup's
-    events so far, to reveal a guess with its ruling)."""
+    events so far, to reveal a guess with its ruling). A repeated press is nobody's: its
+    player hears of it from its buzz result."""
+    events = [ev for ev in events if ev.type != "buzz_repeated"]
     public = [
         public_event(match, ev, tossup_log) for ev in events if ev.type not in MODERATOR_EVENTS
     ]
