@@ -11,7 +11,7 @@
   const LIVE = new Set(["reading", "awaiting", "buzzed", "prompted"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
-  const { appendMarkup, plainText, normaliseCode, createLink } = window.GraceArena;
+  const { appendMarkup, plainText, normaliseCode, createLink, recordNotice } = window.GraceArena;
   // One buzz in flight at a time: a second press (or the click that follows a pointerdown)
   // before the server's answer is dropped. The wait gives up after this long.
   const PENDING_BUZZ_MS = 3000;
@@ -165,6 +165,7 @@
     }
     if (!state.floor || !app.me || state.floor.player !== app.me.player) app.answerSent = null;
     if (app.me) showView("play");
+    setConn(recordNotice(state));
     render();
   }
 

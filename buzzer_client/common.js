@@ -43,6 +43,11 @@ window.GraceArena = (function () {
   // without a message once in a room (a Wi-Fi drop often closes nothing). Pings are answered
   // here, at once: the server estimates the clock offset from the round trip.
   //
+  // It follows the match from server process to server process (docs/protocol.md, "Several
+  // server processes"): told `elsewhere` with a URL, it says hello there at once; unable to
+  // reach its server twice running, it tries the other servers the last one named
+  // (`servers`), one of which takes the match over. No reload, nobody reads a URL.
+  //
   //   hello()       the hello message to send on every (re)connection
   //   onMessage(m)  every other message
   //   onStatus(t)   a line to show while reconnecting, or null
@@ -55,7 +60,12 @@ window.GraceArena = (function () {
       lastMessageAt: 0,
       stopped: true,
       inRoom: false, // set by entered(); the server pings only from then on
+      base: null, // the server's address (http://host:port): null for this page's own
+      servers: [], // other servers of the same record that may serve the match
+      failures: 0, // connections in a row that never got in (refused, dropped at once)
+      failedAt: new Map(), // server address -> when it last could not be reached
     };
+    const RECENT_MS = 15000;
 
     link.isOpen = () => Boolean(link.ws && link.ws.readyState === WebSocket.OPEN);
 
@@ -65,23 +75,34 @@ window.GraceArena = (function () {
       return true;
     };
 
+    function here() {
+      return link.base || location.protocol + "//" + location.host;
+    }
+
+    function wsUrl(base) {
+      const url = new URL(base);
+      const scheme = url.protocol === "https:" ? "wss:" : "ws:";
+      return scheme + "//" + url.host + "/ws";
+    }
+
     function connect() {
       clearTimeout(link.retryTimer);
       link.retryTimer = null;
       if (link.stopped) return;
-      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
       let ws;
       try {
-        ws = new WebSocket(scheme + "//" + location.host + "/ws");
+        ws = new WebSocket(wsUrl(here()));
       } catch (e) {
         scheduleReconnect();
         return;
       }
       link.ws = ws;
       link.inRoom = false;
+      let opened = false;
       if (onConnect) onConnect();
       ws.onopen = () => {
         if (ws !== link.ws) return;
+        opened = true;
         link.lastMessageAt = Date.now();
         link.send(hello());
       };
@@ -95,13 +116,63 @@ window.GraceArena = (function () {
           link.send({ type: "pong", sent: msg.sent, time: Date.now() / 1000 });
           return;
         }
+        if (msg.type === "servers") {
+          link.servers = (Array.isArray(msg.urls) ? msg.urls : []).filter((u) => u !== here());
+          return;
+        }
+        if (msg.type === "error" && msg.code === "elsewhere" && msg.url) {
+          moveTo(String(msg.url));
+          return;
+        }
+        if (msg.type === "error" && msg.code === "stopping") {
+          onStatus("The server is restarting — reconnecting…");
+          return;
+        }
         onMessage(msg);
       };
       ws.onclose = () => {
         if (ws !== link.ws) return;
         link.ws = null;
+        if (!link.inRoom) {
+          link.failures += 1;
+          if (!opened || link.failures >= 2) link.failedAt.set(here(), Date.now());
+          if (link.failures >= 2) tryAnotherServer();
+        }
         scheduleReconnect();
       };
+    }
+
+    // Say hello to the server at `url` (it serves the match now), unless it could not be
+    // reached a moment ago: then the server that sent us there will take the match over once
+    // that one's lease lapses, so keep asking it.
+    function moveTo(url) {
+      if (url === here()) return;
+      const failed = link.failedAt.get(url);
+      if (failed && Date.now() - failed < RECENT_MS) return;
+      const from = here();
+      if (!link.servers.includes(from) && from !== url) link.servers.push(from);
+      link.servers = link.servers.filter((u) => u !== url);
+      link.base = url;
+      link.failures = 0;
+      link.attempt = 0;
+      close();
+      onStatus("Moving to the server that serves this match now…");
+      link.retryTimer = setTimeout(connect, 50);
+    }
+
+    // This server cannot be reached: the next one known, not failed a moment ago.
+    function tryAnotherServer() {
+      const now = Date.now();
+      const next = link.servers.find((u) => {
+        const failed = link.failedAt.get(u);
+        return u !== here() && !(failed && now - failed < RECENT_MS);
+      });
+      if (!next) return;
+      const from = here();
+      link.servers = link.servers.filter((u) => u !== next);
+      link.servers.push(from);
+      link.base = next;
+      link.failures = 0;
     }
 
     function scheduleReconnect() {
@@ -146,8 +217,12 @@ window.GraceArena = (function () {
     link.entered = () => {
       link.inRoom = true;
       link.attempt = 0;
+      link.failures = 0;
       onStatus(null);
     };
+
+    // The server this page talks to now (null: the page's own).
+    link.server = () => link.base;
 
     window.addEventListener("online", reconnectNow);
     document.addEventListener("visibilitychange", () => {
@@ -163,5 +238,11 @@ window.GraceArena = (function () {
     return link;
   }
 
-  return { appendMarkup, plainText, normaliseCode, createLink };
+  // What a state says of the record while it is not taking the room's changes (the match is
+  // held where it is and goes on by itself), or null.
+  function recordNotice(state) {
+    return state && state.record ? "Match held — " + state.record.message : null;
+  }
+
+  return { appendMarkup, plainText, normaliseCode, createLink, recordNotice };
 })();

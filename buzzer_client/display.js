@@ -10,7 +10,7 @@
   const $ = (id) => document.getElementById(id);
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
-  const { appendMarkup, normaliseCode, createLink } = window.GraceArena;
+  const { appendMarkup, normaliseCode, createLink, recordNotice } = window.GraceArena;
 
   const app = {
     code: null,
@@ -44,6 +44,7 @@
         // a change's events come inside the state that follows from them
         (msg.events || []).forEach(onEvent);
         onState(msg);
+        setConn(recordNotice(msg));
         return;
       case "next_match":
         // the room moved on: hello again on this connection, into its next match

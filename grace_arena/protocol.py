@@ -471,6 +471,7 @@ class Health(_Msg):
 
     ok: bool
     matches: int  # live matches
+    connections: int = 0  # websockets open
 
 
 class TossupInfo(_Msg):

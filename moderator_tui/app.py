@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
@@ -41,6 +41,7 @@ from grace_arena.protocol import (
     NextMatch,
     Ping,
     Pong,
+    Servers,
     StandingsView,
     State,
     Welcome,
@@ -67,6 +68,8 @@ from moderator_tui.messages import (
 )
 
 SILENCE_LIMIT = 9.0  # seconds without any message (not even a ping) before reconnecting
+#: A server that could not be reached this recently is not where the link goes next.
+RECENT_FAILURE = 15.0
 #: Events after which an event's standings change.
 STANDINGS_EVENTS = frozenset({"ruled", "ruling_undone", "tossup_ended", "match_ended"})
 
@@ -174,6 +177,11 @@ class ModeratorApp(App[None]):
         self._decided = asyncio.Event()
         #: The server said (``control``) that another moderator controls the match.
         self._told_controlled = False
+        #: Other server processes of the same record that may serve the match (``servers``),
+        #: and when each server last could not be reached: the link turns to them when its
+        #: own cannot be reached (one of them takes the match over).
+        self.servers: list[str] = []
+        self._failed_at: dict[str, float] = {}
 
     # -- start-up ------------------------------------------------------------------------------
 
@@ -331,16 +339,21 @@ class ModeratorApp(App[None]):
         """The moderator's websocket, for as long as the app runs: reconnects with
         exponential backoff (with jitter) and re-syncs from the ``state`` snapshot that
         follows every ``welcome``. Commands sent while the link is down are not queued
-        for later (a late "correct" could rule on someone else's buzz): they are refused."""
+        for later (a late "correct" could rule on someone else's buzz): they are refused.
+
+        It follows the match from server process to server process: told ``elsewhere``
+        with a URL, it says hello there at once; unable to reach its server twice running,
+        it tries the other servers it was told of (``servers``)."""
         from websockets.asyncio.client import connect
         from websockets.exceptions import WebSocketException
 
         first, cap = self.backoff
         delay = first
-        url = api.ws_url(self.target.url)
+        failures = 0  # connections in a row that did not get in
         while True:
             reason = "connection lost"
-            in_use = False
+            in_use = moved = welcomed = False
+            url = api.ws_url(self.target.url)
             hello = self._hello(match_id, token).model_dump_json()
             try:
                 async with connect(url, open_timeout=10, close_timeout=2) as ws:
@@ -363,12 +376,15 @@ class ModeratorApp(App[None]):
                             if handled == "in_use":
                                 in_use = True
                                 break
+                            if handled == "moved":
+                                moved = True
+                                break
                             if handled == "refused":
                                 reason = "the server refused the moderator"
                                 delay = cap  # the token will not get better by retrying fast
                                 break
                             if handled == "welcome":
-                                delay = first
+                                delay, failures, welcomed = first, 0, True
                     finally:
                         writer.cancel()
                         self._socket_up = False
@@ -376,6 +392,10 @@ class ModeratorApp(App[None]):
                 reason = _why(exc)
             self._socket_up = False
             self._drain_outbox()
+            if moved:
+                self.post_message(LinkChanged(False, f"moving to {self.target.url}"))
+                delay = first
+                continue
             if in_use:
                 # Another moderator controls the match: ask whether to take over or watch
                 # (or quit), then say hello again at once.
@@ -385,15 +405,48 @@ class ModeratorApp(App[None]):
                 await self._decided.wait()
                 delay = first
                 continue
+            if not welcomed:
+                failures += 1
+                if failures >= 2:
+                    self._failed_at[self.target.url] = time.monotonic()
+                    if self._try_another_server():
+                        failures, delay = 0, first
             wait = delay * random.uniform(0.75, 1.25)
             self.post_message(LinkChanged(False, f"{reason}; reconnecting in {wait:.1f} s"))
             await asyncio.sleep(wait)
             delay = min(delay * 2, cap)
 
+    def _move_to(self, url: str) -> bool:
+        """Say hello to the server at ``url`` from now on (it serves the match now), unless
+        it could not be reached a moment ago (the server that sent us there takes the match
+        over once that one's lease lapses: keep asking it). True when the target changed."""
+        url = url.rstrip("/")
+        current = self.target.url.rstrip("/")
+        failed = self._failed_at.get(url)
+        if url == current or (failed is not None and time.monotonic() - failed < RECENT_FAILURE):
+            return False
+        self.servers = [u for u in self.servers if u != url]
+        if current not in self.servers:
+            self.servers.append(current)
+        self.target = replace(self.target, url=url)
+        if self.join is not None:
+            self.join = replace_join(self.join, self.join.join_code, url)
+        return True
+
+    def _try_another_server(self) -> bool:
+        """The server cannot be reached: turn to the next one known, not failed a moment ago."""
+        now = time.monotonic()
+        for url in self.servers:
+            failed = self._failed_at.get(url)
+            if failed is None or now - failed >= RECENT_FAILURE:
+                return self._move_to(url)
+        return False
+
     async def _handle(self, ws: Any, raw: str | bytes, token: str = "") -> str | None:
         """Handle one server message; ``"welcome"`` when the link is (again) up,
         ``"refused"`` when the server refused the ``hello``, ``"in_use"`` when it did because
-        another moderator controls the match."""
+        another moderator controls the match, ``"moved"`` when another server process serves
+        the match now (the target moved there)."""
         try:
             msg = parse_server(raw)
         except ValidationError:
@@ -409,6 +462,9 @@ class ModeratorApp(App[None]):
             self.post_message(Welcomed(msg.match_id))
             self.post_message(LinkChanged(True, "connected"))
             return "welcome"
+        elif isinstance(msg, Servers):
+            current = self.target.url.rstrip("/")
+            self.servers = [u.rstrip("/") for u in msg.urls if u.rstrip("/") != current]
         elif isinstance(msg, NextMatch):
             # The room moved on: hello again on this socket, into its next match. Commands
             # wait for the welcome (a late "correct" must not reach the new match).
@@ -431,6 +487,11 @@ class ModeratorApp(App[None]):
             self._told_controlled = msg.controlled
             self.post_message(ControlChanged(self.control == "watching", msg.controlled, left=left))
         elif isinstance(msg, ErrorMsg):
+            if msg.code == "elsewhere" and msg.url and self._move_to(msg.url):
+                return "moved"
+            if msg.code == "stopping":
+                self.post_message(LinkChanged(False, "the server is stopping; reconnecting"))
+                return None
             if msg.code == "taken_over":
                 self.control = "watching"
                 self.post_message(ControlChanged(True, True, taken_over=True))

@@ -235,6 +235,8 @@ class StatusLine(StateView):
         state = self.state
         if state is None:
             return line.append(" GRACE Arena", style="bold")
+        if state.record is not None:  # the room holds where it is until the record is back
+            line.append(f" HELD: {state.record.message} ", style="bold white on red")
         m = state.match
         if state.event is not None:
             e = state.event

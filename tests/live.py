@@ -12,6 +12,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import uvicorn
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from grace_arena.protocol import MatchSetup, TeamSetup
@@ -106,7 +107,9 @@ class Client:
             return self._unread.pop(0)
         message = json.loads(self.ws.recv(timeout=timeout))
         if message["type"] == "ping":
-            self.send(type="pong", sent=message["sent"], time=time.time())
+            # (a ping read after the server closed the connection is answered by nobody)
+            with contextlib.suppress(ConnectionClosed):
+                self.send(type="pong", sent=message["sent"], time=time.time())
         if message["type"] == "state" and message.get("events"):
             # The events of a change come inside its state; tests may wait for them one by one.
             unpacked = [{"type": "event", "event": e} for e in message["events"]]

@@ -697,6 +697,57 @@ def test_a_forged_round_trip_buys_no_earlier_press(db_url):
         assert refused.timing.fallback == "no ping of the server was answered in time"
 
 
+def test_pongs_held_back_buy_a_press_no_more_than_the_cap(db_url):
+    """A phone answers every ping 0.9 s late, stamping its pongs so that every sample gives
+    the same offset (a spread of 0, as an honest clock's): it passes every plausibility check
+    and claims its press 0.85 s before its buzz arrived. Credited that, it won a race it lost
+    by 140 ms (and a word or more in the text); credited at most the cap, it loses it, and
+    the record says what it was credited."""
+    from grace_arena.server.arbiter import DEFAULT_MAX_CREDIT
+
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x",
+        first_match=two_teams(compensated=True), race_window=0.4,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        room = server.room()
+        mod = moderator(server)
+        honest = player(server, "red", "Honest")
+        cheat = SlowPongClient(server.ws_url, delay=0.9)
+        with clients(mod, honest, cheat):
+            cheat.send(type="hello", role="player", join_code=room.join_code)
+            cheat.wait("welcome")
+            cheat.send(type="join", team="blue", name="Cheat")
+            cheat.wait("joined")
+
+            def samples(client_name: str) -> int:
+                return next(
+                    (len(c.clock.samples) for c in list(room.connections)
+                     if c.role == "player" and c.player and
+                     room.match.state.players.get(c.team, {}).get(c.player) == client_name),
+                    0,
+                )  # fmt: skip
+
+            deadline = time.time() + 20
+            while time.time() < deadline and min(samples("Cheat"), samples("Honest")) < 4:
+                cheat.drain(0.3)
+                honest.drain(0.05)
+            start_paused(mod, steps=5)
+            honest.drain(0.3)
+            cheat.drain(0.3)
+            honest.send(type="buzz", client_time=time.time())
+            time.sleep(0.14)
+            cheat.send(type="buzz", client_time=time.time() - 0.85)
+            assert honest.wait("buzz_result")["outcome"] == "won"
+            assert cheat.wait("buzz_result")["outcome"] == "lost_race"
+        refused = next(e for e in server.arena.store.events(room.rm.id) if e.type == "buzz_refused")
+        assert refused.timing.arbitration == "compensated"  # every check passed...
+        assert refused.timing.min_rtt >= 0.85 and refused.timing.clock_spread < 0.05
+        assert refused.timing.credit == pytest.approx(DEFAULT_MAX_CREDIT)  # ...but the cap held
+        row = next(b for b in server.arena.store.buzzes(room.rm.id) if b.outcome == "lost_race")
+        assert row.credit == pytest.approx(DEFAULT_MAX_CREDIT)  # in the buzz table too
+
+
 def _raw_player(server, join_code: str) -> socket.socket:
     """A websocket client by hand that says hello, joins, and then never reads again."""
     sock = socket.socket()

@@ -139,6 +139,25 @@ def serve(
             "no other server process sharing the record serves).",
         ),
     ] = None,
+    lease_ttl: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            max=3600.0,
+            help="Seconds without a word from a server process after which another one "
+            "sharing the record takes its matches over (a process on this machine known to "
+            "be dead loses them at once).",
+        ),
+    ] = 15.0,
+    max_press_credit: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Compensated races: the most a press may be credited before its arrival, "
+            "in seconds (a slow Wi-Fi round trip).",
+        ),
+    ] = 0.1,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
     from rich.console import Console
@@ -204,5 +223,7 @@ def serve(
         max_connections_per_address=max_connections_per_address,
         event=event,
         event_rooms=room,
+        lease_ttl=lease_ttl,
+        max_press_credit=max_press_credit,
     )
     run(create_app(settings), host=host, port=port)

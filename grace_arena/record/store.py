@@ -68,6 +68,22 @@ class RecordError(RuntimeError):
     """The record cannot do what was asked (unknown match, corrupt event...)."""
 
 
+def is_transient(exc: BaseException) -> bool:
+    """Whether a failed write may succeed if tried again: the database, or the way to it, is
+    unavailable for now (SQLite locked past its busy timeout, a PostgreSQL server restarting,
+    a dropped connection), as opposed to a refusal (a lease lost, a constraint, a bug)."""
+    from sqlalchemy import exc as sa
+
+    if isinstance(exc, RecordError):
+        return False
+    if isinstance(exc, sa.DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(
+        exc,
+        sa.OperationalError | sa.InterfaceError | sa.TimeoutError | OSError | TimeoutError,
+    )
+
+
 class GameTaken(RecordError):
     """A scheduled match already has its match (another process created it first)."""
 

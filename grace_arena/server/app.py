@@ -117,7 +117,9 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/health")
     def health() -> Health:
-        return Health(ok=True, matches=len(arena.rooms))
+        return Health(
+            ok=True, matches=len(arena.rooms), connections=sum(arena.connections_from.values())
+        )
 
     @app.get("/api/packets")
     def packets(arena: ArenaDep) -> list[PacketInfo]:
@@ -337,6 +339,14 @@ def run(app: FastAPI, *, host: str, port: int) -> None:
     arena: Arena = app.state.arena
 
     class _Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # tell the clients why their sockets close, before uvicorn closes them itself
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(app.state.events.close(), 5.0)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(arena.stop_serving(), 15.0)
+            await super().shutdown(sockets)
+
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             if self.started and arena.settings.on_ready is not None:

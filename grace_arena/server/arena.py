@@ -727,17 +727,23 @@ class Arena:
             moderator_token=token or self.moderator_token(room.rm.id),
         )
 
-    async def close(self) -> None:
-        """Stop serving: every room is retired (its clients told the server is stopping),
-        the leases given up so that another process may go on at once."""
+    async def stop_serving(self) -> None:
+        """Retire every room (its clients are told the server is stopping and their sockets
+        closed, before the web server closes them for its own reasons) and give the leases
+        up, so that another process may go on at once."""
         if self._renewer is not None:
             self._renewer.cancel()
         stopping = RoomClosed("this server process is stopping: reconnect", code="stopping")
         ids = list(self.rooms)
         for room in list(self.rooms.values()):
             await self.retire(room, stopping, release=False)
-        with contextlib.suppress(Exception):  # give the matches up: another process may go on
-            await asyncio.to_thread(lease.release, self.engine, self.holder, ids)
+        if ids:
+            with contextlib.suppress(Exception):  # else the leases lapse by themselves
+                await asyncio.to_thread(lease.release, self.engine, self.holder, ids)
+
+    async def close(self) -> None:
+        """Stop serving (:meth:`stop_serving`), say so in the record, let go of it."""
+        await self.stop_serving()
         with contextlib.suppress(Exception):
             await asyncio.to_thread(servers.unregister, self.engine, self.holder.id)
         for task in list(self._tasks):

@@ -38,7 +38,7 @@ from grace_arena.core.commands import Command, ResumeClock
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import Event
 from grace_arena.record.lease import LeaseLost
-from grace_arena.record.store import RecordedMatch
+from grace_arena.record.store import RecordedMatch, is_transient
 from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -83,21 +83,6 @@ class RecordHealth:
         if self.attempts == 0:
             return f"waiting for the record{why}"
         return f"record unavailable — retrying{why}"
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether a failed commit may succeed if tried again: the database or the way to it is
-    unavailable for now, as opposed to a refusal (a lease lost, a constraint, a bug)."""
-    from sqlalchemy import exc as sa
-
-    if isinstance(exc, LeaseLost):
-        return False
-    if isinstance(exc, sa.DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(
-        exc,
-        sa.OperationalError | sa.InterfaceError | sa.TimeoutError | OSError | TimeoutError,
-    )
 
 
 def short_reason(exc: BaseException) -> str:
@@ -298,24 +283,33 @@ class CommitPipeline:
         """Decide ``commands`` (after resuming a clock that was held, if any) on the match as
         it is, commit their events (with the other rooms' changes of the moment, through the
         server's group writer), then let them take effect."""
-        held = self._held_since is not None and self.rm.match.game.deadline is not None
+        # One resumption of the clock at most, first: from the moment the match stopped being
+        # served (a reopened match's :meth:`resume`), or else the record's outage began. Time
+        # lost after that (a commit that failed again) is given back too: the new deadline is
+        # this decision's ``now`` plus what was left then.
+        resumes = [c for c in commands if isinstance(c, ResumeClock)]
+        held = resumes[0] if resumes else None
+        if held is None and self._held_since is not None:
+            held = ResumeClock(down_since=self._held_since, reason=self._held_reason)
         prefix: list[Command] = (
-            [ResumeClock(down_since=self._held_since, reason=self._held_reason)]  # type: ignore[arg-type]
-            if held
-            else []
+            [held] if held is not None and self.rm.match.game.deadline is not None else []
         )
-        results, state, events = self.rm.decide_many([*prefix, *commands], now=time.time())
+        rest = [c for c in commands if not isinstance(c, ResumeClock)]
+        decided, state, events = self.rm.decide_many([*prefix, *rest], now=time.time())
         if events:
             # words revealed (or presses counted) and nothing else: stored before they are
             # shown, without a disk sync of their own (writer.py)
             synced = not all(ev.type in _UNSYNCED for ev in events)
             if self.writer is not None:
-                await self.writer.write(self.rm.id, events, self.rm.holder, synced=synced)
+                await self.writer.write(self.rm.id, events, self.rm.fence, synced=synced)
             else:
                 await asyncio.to_thread(
-                    self.rm.store.append, self.rm.id, events, holder=self.rm.holder, synced=synced
+                    self.rm.store.append, self.rm.id, events, holder=self.rm.fence, synced=synced
                 )
             self.rm.match.state = state
         self.commits += 1
         self._held_since = None  # a clock held, if any, has resumed
-        return results[len(prefix) :], events
+        resumed = decided[0] if prefix else []
+        answers = iter(decided[len(prefix) :])
+        results = [resumed if isinstance(c, ResumeClock) else next(answers) for c in commands]
+        return results, events

@@ -37,7 +37,7 @@ from grace_arena.core.events import (
     TossupStarted,
     event_to_dict,
 )
-from grace_arena.core.phases import HAS_FLOOR, Phase
+from grace_arena.core.phases import HAS_FLOOR, LIVE, Phase
 from grace_arena.protocol import BuzzResult, ErrorMsg, EventView, RecordStatus, Role, State
 from grace_arena.record.lease import LeaseLost
 from grace_arena.record.store import RecordedMatch
@@ -405,7 +405,9 @@ class Room:
             if self._pending_task is None:
                 self._pending_task = self._spawn(self._settle_race())
             return
-        self._apply_buzz(conn, timing, None)
+        # credited with the word its player saw when pressing: the last one committed (and
+        # so shown) now, not one a commit under way (or held by the record) shows later
+        self._apply_buzz(conn, timing, max(game.position, 0) if game.phase in LIVE else None)
 
     async def _settle_race(self) -> None:
         await asyncio.sleep(self.race_window)

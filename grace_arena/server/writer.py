@@ -5,8 +5,11 @@ change in a transaction of its own costs a disk sync each: 16 rooms reading 4 wo
 ask for 64 a second, which SQLite serialises, and a room's next word then waits behind the
 others' syncs. Here, the changes that rooms hand in while a transaction is being written are
 written together in the next one (:meth:`MatchStore.append_many`): one transaction for all of
-them, each still stored before its room tells anyone. If a batch fails, each change of it is
-tried alone, so that one room's failure (a lease lost to another process) is that room's only.
+them, each still stored before its room tells anyone. If a batch is refused, each change of it
+is tried alone, so that one room's failure (a lease lost to another process) is that room's
+only; if it failed for want of the record (locked, unreachable), every change of it fails at
+once with that error (each room tries again: grace_arena.server.pipeline), rather than each
+waiting out the record's timeout again on its own.
 
 A change that only reveals words is handed in with ``synced=False``; a batch of such changes
 alone is committed, on a SQLite record, without a disk sync of its own
@@ -23,7 +26,7 @@ from collections.abc import Sequence
 
 from grace_arena.core.events import Event
 from grace_arena.record.lease import Holder
-from grace_arena.record.store import MatchStore
+from grace_arena.record.store import MatchStore, is_transient
 
 
 class GroupWriter:
@@ -65,8 +68,11 @@ class GroupWriter:
                 self.transactions += 1
                 self.changes += len(batch)
                 outcomes: list[BaseException | None] = [None] * len(batch)
-            except Exception:
-                outcomes = await asyncio.to_thread(self._one_by_one, batch)
+            except Exception as exc:
+                if is_transient(exc):
+                    outcomes = [exc] * len(batch)
+                else:
+                    outcomes = await asyncio.to_thread(self._one_by_one, batch)
             for (_, _, _, _, future), outcome in zip(batch, outcomes, strict=True):
                 if future.done():  # its room went away
                     continue
