@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -21,7 +22,9 @@ from fastapi import (
     HTTPException,
     WebSocket,
 )
-from fastapi.responses import FileResponse, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session, select
 
@@ -55,6 +58,28 @@ from grace_arena.server.deps import BAD_BODY, NOT_FOUND, UNAUTHORIZED, ArenaDep,
 from grace_arena.server.room import Room
 from grace_arena.server.ws import serve_websocket
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _writable(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_writable(v) for v in value]
+    if isinstance(value, dict):
+        return {_writable(k): _writable(v) for k, v in value.items()}
+    return value
+
+
+async def malformed_request(request: fastapi.Request, exc: RequestValidationError) -> Response:
+    """FastAPI's 422 reply, where each field is malformed, with the input it echoes made
+    writable: JSON's escapes can carry a lone surrogate (``"\\ud800"``), which UTF-8 cannot
+    hold, so the reply to a name holding one failed with a 500."""
+    return JSONResponse(
+        status_code=422, content={"detail": _writable(jsonable_encoder(exc.errors()))}
+    )
+
 
 def create_app(settings: Settings) -> FastAPI:
     arena = Arena(settings)
@@ -78,6 +103,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="GRACE Arena", lifespan=lifespan)
     app.state.arena = arena
+    app.add_exception_handler(RequestValidationError, malformed_request)  # type: ignore[arg-type]
     if settings.survey_packets:
         from grace_arena.server.survey import Surveys
         from grace_arena.server.survey import router as survey_router
