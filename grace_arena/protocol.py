@@ -14,6 +14,7 @@ import functools
 import re
 import sys
 import unicodedata
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -22,9 +23,12 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     TypeAdapter,
+    ValidationInfo,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from grace_arena.core.events import Ruling
 
@@ -577,23 +581,92 @@ class TeamSetup(_Msg):
     confidence: Literal["logit", "verbal"] = "logit"
 
 
-class MatchSetup(_Msg):
+@dataclass(frozen=True)
+class _Within:
+    """A match setting's range: told to the OpenAPI description (``minimum``, ``maximum``) and
+    in the refusal, which names the field and the whole range (pydantic's names one bound)."""
+
+    low: int
+    high: int
+    unit: str
+    otherwise: str = ""  # what else the field may be
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.with_info_wrap_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        return {**handler(schema), "minimum": self.low, "maximum": self.high}
+
+    def _check(
+        self, value: Any, handler: core_schema.ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> float:
+        # a number is checked before it is parsed too: -1e20 as an integer is refused for its
+        # size, in words that do not say the range
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            self._refuse_outside(value, info)
+        value = handler(value)
+        self._refuse_outside(value, info)
+        return value
+
+    def _refuse_outside(self, value: float, info: ValidationInfo) -> None:
+        if not self.low <= value <= self.high:
+            raise PydanticCustomError(
+                "out_of_range",
+                "{field} must be from {low} to {high} {unit}{otherwise}, not {value}",
+                {
+                    "field": info.field_name or "the value",
+                    "low": self.low,
+                    "high": self.high,
+                    "unit": self.unit,
+                    "otherwise": self.otherwise,
+                    "value": f"{value:g}",
+                },
+            )
+
+
+class MatchSettings(_Msg):
+    """How a match is read and scored: a match's set-up, and an event's defaults for its
+    matches (``grace-arena event create``).
+
+    The ranges leave room for any quizbowl format and none for settings that break a match.
+    They are checked where settings come in, not by the engine's ``ScoringRules``, so that a
+    record made before them still replays.
+    """
+
+    reading_mode: Literal["read_aloud", "screen"] = "read_aloud"
+    #: 30 words a minute is dictation; 1200 is four times a fast reader's pace.
+    wpm: Annotated[int, _Within(30, 1200, "words a minute")] = 180
+    #: A tossup is worth 10 in NAQT and ACF rules (4 in Science Bowl), a power 15 (20 for some
+    #: superpowers), a neg -5; 0 disables negs. No format gives a correct answer nothing, or
+    #: more than 100; within these, scores stay far from what the record's integers hold.
+    correct_points: Annotated[int, _Within(1, 100, "points")] = 10
+    power_points: Annotated[int, _Within(1, 100, "points", " or none (no powers)")] | None = 15
+    neg_points: Annotated[int, _Within(-100, 0, "points")] = -5
+    negs_only_before_end: bool = True
+    rebuzz: bool = True
+    #: Quizbowl asks a player to begin answering within a few seconds of buzzing; typing on a
+    #: phone takes longer (10 s by default). Under 1 s every buzz times out before an answer
+    #: can arrive; past 2 minutes the room waits on one player. None: no limit (the moderator
+    #: rules).
+    answer_time: Annotated[float, _Within(1, 120, "seconds", " or none (no limit)")] | None = 10.0
+    #: Moderators wait a few seconds after the last word before calling time (5 s by default);
+    #: 0 ends the tossup at its last word. Past a minute, a tossup nobody buzzes on stalls
+    #: the match.
+    buzz_window: Annotated[float, _Within(0, 60, "seconds")] = 5.0
+    compensated: bool = False  # hold each race for a short window, award the earliest press
+
+
+class MatchSetup(MatchSettings):
     """``POST /api/matches`` (server token): a new match on a loaded packet."""
 
     packet_id: Text
     title: Text | None = None
     tossup_ids: list[Text] | None = None
     teams: list[TeamSetup] = Field(min_length=1)
-    reading_mode: Literal["read_aloud", "screen"] = "read_aloud"
-    wpm: int = Field(default=180, ge=30, le=1200)
-    correct_points: int = 10
-    power_points: int | None = 15
-    neg_points: int = -5
-    negs_only_before_end: bool = True
-    rebuzz: bool = True
-    answer_time: float | None = 10.0
-    buzz_window: float = 5.0
-    compensated: bool = False  # hold each race for a short window, award the earliest press
 
 
 class MatchCreatedReply(_Msg):

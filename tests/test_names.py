@@ -1,6 +1,6 @@
-"""Well-formed text and names from clients: the rules of ``grace_arena.protocol``, on hostile
-inputs (no server; the server, the survey, the command line and the set-up screen are tested
-where they use them)."""
+"""Well-formed text and names from clients, and the ranges of match settings: the rules of
+``grace_arena.protocol``, on hostile inputs (no server; the server, the survey, the command line
+and the set-up screen are tested where they use them)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from grace_arena.core.config import ScoringRules
 from grace_arena.protocol import (
     PLAYER_NAME_MAX,
     AnswerMsg,
     JoinTeam,
+    MatchSettings,
     MatchSetup,
     SurveyJoin,
     TeamSetup,
@@ -180,6 +182,72 @@ def test_the_pattern_and_the_validator_agree_on_every_character():
         and bool(_PATTERN.fullmatch(chr(code))) != _accepted(chr(code))
     ]
     assert differ == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Match settings
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("correct_points", -1e20, "correct_points must be from 1 to 100 points, not -1e+20"),
+        ("correct_points", 0, "correct_points must be from 1 to 100 points, not 0"),
+        ("correct_points", 101, "correct_points must be from 1 to 100 points"),
+        ("correct_points", 2**70, "correct_points must be from 1 to 100 points"),
+        ("correct_points", "1000", "correct_points must be from 1 to 100 points, not 1000"),
+        ("power_points", 0, "power_points must be from 1 to 100 points or none (no powers)"),
+        ("power_points", 1e9, "power_points must be from 1 to 100 points"),
+        ("neg_points", 5, "neg_points must be from -100 to 0 points, not 5"),
+        ("neg_points", -101, "neg_points must be from -100 to 0 points"),
+        ("answer_time", -5, "answer_time must be from 1 to 120 seconds or none (no limit), not -5"),
+        ("answer_time", 0, "answer_time must be from 1 to 120 seconds"),
+        ("answer_time", 0.5, "answer_time must be from 1 to 120 seconds"),
+        ("answer_time", 1e308, "answer_time must be from 1 to 120 seconds"),
+        ("buzz_window", 1e308, "buzz_window must be from 0 to 60 seconds, not 1e+308"),
+        ("buzz_window", -1, "buzz_window must be from 0 to 60 seconds, not -1"),
+        ("wpm", 29, "wpm must be from 30 to 1200 words a minute, not 29"),
+        ("wpm", 10**6, "wpm must be from 30 to 1200 words a minute"),
+    ],
+)
+def test_match_settings_out_of_range_are_refused_naming_the_field_and_range(field, value, said):
+    setup = {"packet_id": "p", "teams": [{"id": "t", "name": "T"}]}
+    assert said in refusal(MatchSetup, **setup, **{field: value})
+    assert said in refusal(MatchSettings, **{field: value})
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"correct_points": 1, "power_points": 100, "neg_points": -100},
+        {"correct_points": 4, "power_points": None, "neg_points": 0},  # Science Bowl-like
+        {"correct_points": 100, "neg_points": 0},
+        {"answer_time": None, "buzz_window": 0},
+        {"answer_time": 1, "buzz_window": 60},
+        {"answer_time": 120.0, "buzz_window": 0.3, "wpm": 30},
+        {"wpm": 1200, "reading_mode": "screen"},
+    ],
+)
+def test_match_settings_within_their_ranges_are_taken(settings):
+    made = MatchSettings(**settings)
+    assert made.model_dump(include=set(settings)) == settings
+
+
+def test_the_openapi_description_states_the_ranges():
+    schema = MatchSetup.model_json_schema()["properties"]
+    assert (schema["correct_points"]["minimum"], schema["correct_points"]["maximum"]) == (1, 100)
+    assert (schema["neg_points"]["minimum"], schema["neg_points"]["maximum"]) == (-100, 0)
+    (timed, untimed) = schema["answer_time"]["anyOf"]
+    assert (timed["minimum"], timed["maximum"], untimed) == (1, 120, {"type": "null"})
+    assert (schema["buzz_window"]["minimum"], schema["buzz_window"]["maximum"]) == (0, 60)
+
+
+def test_the_engine_replays_settings_outside_the_ranges():
+    """The ranges guard what comes in, not what the record holds: rules made before them are
+    still a match's rules."""
+    rules = ScoringRules(correct_points=500, neg_points=-1000, answer_time=0.2, buzz_window=600)
+    assert ScoringRules.model_validate(rules.model_dump()) == rules
 
 
 def test_other_validators_read_the_descriptions_patterns_as_the_server_does():
