@@ -37,6 +37,7 @@ from sqlmodel import Session, func, select
 from grace_arena.core.judge import Directive, judge
 from grace_arena.core.packet import Packet
 from grace_arena.protocol import (
+    PLAYER_NAME_MAX,
     ApiError,
     SurveyAnswer,
     SurveyClue,
@@ -46,6 +47,7 @@ from grace_arena.protocol import (
     SurveyJoined,
     SurveyProgress,
     SurveyState,
+    well_formed_name,
 )
 from grace_arena.record.models import SurveyParticipantRow, SurveyRow, SurveyStepRow, utcnow
 from grace_arena.server.arena import CLIENT_DIR, JOIN_ALPHABET, Arena
@@ -207,9 +209,10 @@ class Surveys:
 
     def join(self, code: str, name: str) -> SurveyJoined:
         plan = self.plan(code)
-        name = " ".join(name.split())
-        if not name:
-            raise SurveyRefused(422, "give a name")
+        try:  # (the route's body was checked already; a caller in Python was not)
+            name = well_formed_name(name, max_length=PLAYER_NAME_MAX)
+        except ValueError as exc:
+            raise SurveyRefused(422, str(exc)) from None
         participant = f"s-{secrets.token_hex(5)}"
         token = f"{participant}.{secrets.token_urlsafe(24)}"
         with Session(self.engine) as session:
