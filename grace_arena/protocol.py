@@ -10,9 +10,25 @@ Times are seconds since the epoch (floats) on the sender's clock.
 
 from __future__ import annotations
 
+import functools
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    TypeAdapter,
+    ValidationInfo,
+)
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from grace_arena.core.events import Ruling
 
@@ -28,16 +44,169 @@ class _Msg(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
-def _no_nul(text: str) -> str:
-    if "\x00" in text:
-        raise ValueError("text may not contain NUL (U+0000) characters")
-    return text
+def _code(char: str) -> str:
+    return f"U+{ord(char):04X}"
 
 
-#: Text from a client that the record keeps or looks up (names, answers, titles...). A record
-#: in PostgreSQL cannot hold NUL characters, so they are refused on every backend alike (the
-#: pattern tells the OpenAPI description; the validator says why).
-Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": r"^[^\x00]*$"})]
+#: What no text from a client may hold: NUL, which a record in PostgreSQL cannot hold, and lone
+#: surrogates, halves of a UTF-16 pair that JSON's escapes can carry (``"\ud800"``) but that
+#: are no character and cannot be written as UTF-8 (the record, a reply) on any backend.
+_NOT_TEXT = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def _well_formed(text: Any) -> Any:
+    # before pydantic's own check of a string, which refuses a lone surrogate as "unable to
+    # parse raw data as a unicode string"
+    found = _NOT_TEXT.search(text) if isinstance(text, str) else None
+    if found is None:
+        return text
+    if found[0] == "\x00":
+        raise PydanticCustomError("malformed_text", "text may not contain NUL (U+0000) characters")
+    raise PydanticCustomError(
+        "malformed_text",
+        "text may not contain a lone surrogate ({code}): half of an encoded character, not one",
+        {"code": _code(found[0])},
+    )
+
+
+#: Text from a client that the record keeps or looks up (names, answers, titles...): refused
+#: on every backend alike when it holds NUL or a lone surrogate (the pattern tells the OpenAPI
+#: description, whose strings hold no surrogates; the validator says why).
+Text = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(json_schema_extra={"pattern": r"^[^\x00]*$"}),
+]
+
+#: The longest name of a player (``join``, the survey) and of a team (a match's set-up).
+PLAYER_NAME_MAX = 40
+TEAM_NAME_MAX = 100
+
+#: What a name may not hold, besides what no text may: control characters (category Cc: tab,
+#: line feed, escape...) and the line and paragraph separators (a name is one line), and the
+#: bidirectional embeddings, overrides and isolates, which reorder the text shown after them
+#: (``"\u202eRed"`` shows as "deR", and so does whatever follows the name on the screen).
+_NOT_IN_NAMES = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: Code points drawn as nothing that are neither format characters nor combining marks:
+#: the rest of Unicode's default-ignorable ones (the Hangul fillers, unassigned ones) and the
+#: blank Braille pattern.
+_BLANK = ((0x115F, 0x1160), (0x2065, 0x2065), (0x2800, 0x2800), (0x3164, 0x3164))
+_BLANK += ((0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF))
+
+
+def _invisible(char: str) -> bool:
+    """Draws nothing by itself: whitespace, a format character (category Cf: zero-width space
+    and joiners, byte order mark, tags...), a combining mark (category M) or another blank."""
+    category = unicodedata.category(char)
+    if char.isspace() or category == "Cf" or category[0] == "M":
+        return True
+    return any(low <= ord(char) <= high for low, high in _BLANK)
+
+
+def _name(text: str) -> str:
+    """A name as it is kept: well-formed text (above), in Unicode's composed form (NFC: an
+    accent typed as a letter and a combining mark is the same name as the accented letter),
+    one space between words, no combining mark first (it would sit on whatever is shown before
+    the name), and something visible in it."""
+    text = _well_formed(text)
+    found = _NOT_IN_NAMES.search(text)
+    if found is not None:
+        char = found[0]
+        if char >= "\u202a":
+            what = "a bidirectional control ({code}), which reorders the text shown after it"
+        elif char >= "\u2028":
+            what = "a line or paragraph separator ({code}): a name is one line"
+        else:
+            what = "a control character ({code})"
+        raise PydanticCustomError(
+            "malformed_name", f"a name may not contain {what}", {"code": _code(char)}
+        )
+    name = " ".join(unicodedata.normalize("NFC", text).split())
+    start = 0
+    while start < len(name) and (name[start] == " " or unicodedata.category(name[start])[0] == "M"):
+        start += 1
+    name = name[start:]
+    if all(_invisible(char) for char in name):
+        raise PydanticCustomError(
+            "blank_name",
+            "a name needs a visible character: spaces, zero-width and other invisible "
+            "characters alone are no name",
+        )
+    return name
+
+
+def _ranges(codes: list[int]) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    for code in codes:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return ranges
+
+
+def _class(ranges: list[tuple[int, int]]) -> str:
+    def escaped(code: int) -> str:
+        return (
+            f"\\x{code:02x}"
+            if code < 0x100
+            else f"\\u{code:04x}"
+            if code < 0x10000
+            else f"\\U{code:08x}"
+        )
+
+    return "".join(escaped(a) if a == b else f"{escaped(a)}-{escaped(b)}" for a, b in ranges)
+
+
+@functools.cache
+def name_pattern() -> str:
+    """The names ``Name`` accepts, as a regular expression for the OpenAPI description: no
+    character a name may not hold, and one that is not invisible. Built from this Python's
+    Unicode tables, like the validator, when the description is first asked for. Surrogates
+    are left out: a JSON Schema string holds none, and validators that read the pattern as
+    Unicode text (jsonschema-rs, which schemathesis uses) refuse to compile one."""
+    refused, blank = [], []
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        if _NOT_IN_NAMES.match(char):
+            refused.append(code)
+        elif _invisible(char):
+            blank.append(code)
+    anything = f"[^{_class(_ranges(refused))}]*"
+    visible = f"[^{_class(_ranges(sorted(refused + blank)))}]"
+    return f"^{anything}{visible}{anything}$"
+
+
+def _name_schema(schema: dict[str, Any]) -> None:
+    schema["pattern"] = name_pattern()
+
+
+#: A player's or a team's name from a client. Refused: what ``Text`` refuses, control
+#: characters, line separators, bidirectional controls, and a name with nothing visible. Kept
+#: as ``_name`` says. Each field gives its length (:data:`PLAYER_NAME_MAX`, :data:`TEAM_NAME_MAX`).
+Name = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    AfterValidator(_name),
+    Field(json_schema_extra=_name_schema),
+]
+
+
+def well_formed_text(text: str) -> str:
+    """``text`` as a ``Text`` field takes it, for text given another way (the command line);
+    raises ``ValueError`` saying what is wrong."""
+    return _well_formed(text)
+
+
+def well_formed_name(text: str, *, max_length: int) -> str:
+    """``text`` as a ``Name`` field keeps it, for names given another way (the command line);
+    raises ``ValueError`` saying what is wrong."""
+    name = _name(text)
+    if len(name) > max_length:
+        raise ValueError(f"a name has at most {max_length} characters ({len(name)} given)")
+    return name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,11 +234,9 @@ class Hello(_Msg):
 class JoinTeam(_Msg):
     """A new player picks a team and a name (after ``hello`` without a token)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=True)
-
     type: Literal["join"] = "join"
-    team: str = Field(min_length=1, max_length=64)
-    name: Text = Field(min_length=1, max_length=40)  # a name of spaces is no name
+    team: Text = Field(min_length=1, max_length=64)  # the team's id
+    name: Name = Field(min_length=1, max_length=PLAYER_NAME_MAX)
 
 
 class BuzzMsg(_Msg):
@@ -433,30 +600,99 @@ def parse_server(raw: str | bytes) -> ServerMessage:
 
 class TeamSetup(_Msg):
     id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
-    name: Text = Field(min_length=1, max_length=100)
+    name: Name = Field(min_length=1, max_length=TEAM_NAME_MAX)
     kind: Literal["human", "model"] = "human"
     model: Text | None = None  # a precomputed model in the record
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence: Literal["logit", "verbal"] = "logit"
 
 
-class MatchSetup(_Msg):
-    """``POST /api/matches`` (server token): a new match on a loaded packet."""
+@dataclass(frozen=True)
+class _Within:
+    """A match setting's range: told to the OpenAPI description (``minimum``, ``maximum``) and
+    in the refusal, which names the field and the whole range (pydantic's names one bound)."""
 
-    packet_id: str
-    title: Text | None = None
-    tossup_ids: list[str] | None = None
-    teams: list[TeamSetup] = Field(min_length=1)
+    low: int
+    high: int
+    unit: str
+    otherwise: str = ""  # what else the field may be
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.with_info_wrap_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        return {**handler(schema), "minimum": self.low, "maximum": self.high}
+
+    def _check(
+        self, value: Any, handler: core_schema.ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> float:
+        # a number is checked before it is parsed too: -1e20 as an integer is refused for its
+        # size, in words that do not say the range
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            self._refuse_outside(value, info)
+        value = handler(value)
+        self._refuse_outside(value, info)
+        return value
+
+    def _refuse_outside(self, value: float, info: ValidationInfo) -> None:
+        if not self.low <= value <= self.high:
+            raise PydanticCustomError(
+                "out_of_range",
+                "{field} must be from {low} to {high} {unit}{otherwise}, not {value}",
+                {
+                    "field": info.field_name or "the value",
+                    "low": self.low,
+                    "high": self.high,
+                    "unit": self.unit,
+                    "otherwise": self.otherwise,
+                    "value": f"{value:g}",
+                },
+            )
+
+
+class MatchSettings(_Msg):
+    """How a match is read and scored: a match's set-up, and an event's defaults for its
+    matches (``grace-arena event create``).
+
+    The ranges leave room for any quizbowl format and none for settings that break a match.
+    They are checked where settings come in, not by the engine's ``ScoringRules``, so that a
+    record made before them still replays.
+    """
+
     reading_mode: Literal["read_aloud", "screen"] = "read_aloud"
-    wpm: int = Field(default=180, ge=30, le=1200)
-    correct_points: int = 10
-    power_points: int | None = 15
-    neg_points: int = -5
+    #: 30 words a minute is dictation; 1200 is four times a fast reader's pace.
+    wpm: Annotated[int, _Within(30, 1200, "words a minute")] = 180
+    #: A tossup is worth 10 in NAQT and ACF rules (4 in Science Bowl), a power 15 (20 for some
+    #: superpowers), a neg -5; 0 disables negs. No format gives a correct answer nothing, or
+    #: more than 100; within these, scores stay far from what the record's integers hold.
+    correct_points: Annotated[int, _Within(1, 100, "points")] = 10
+    power_points: Annotated[int, _Within(1, 100, "points", " or none (no powers)")] | None = 15
+    neg_points: Annotated[int, _Within(-100, 0, "points")] = -5
     negs_only_before_end: bool = True
     rebuzz: bool = True
-    answer_time: float | None = 10.0
-    buzz_window: float = 5.0
+    #: Quizbowl asks a player to begin answering within a few seconds of buzzing; typing on a
+    #: phone takes longer (10 s by default). Under 1 s every buzz times out before an answer
+    #: can arrive; past 2 minutes the room waits on one player. None: no limit (the moderator
+    #: rules).
+    answer_time: Annotated[float, _Within(1, 120, "seconds", " or none (no limit)")] | None = 10.0
+    #: Moderators wait a few seconds after the last word before calling time (5 s by default);
+    #: 0 ends the tossup at its last word. Past a minute, a tossup nobody buzzes on stalls
+    #: the match.
+    buzz_window: Annotated[float, _Within(0, 60, "seconds")] = 5.0
     compensated: bool = False  # hold each race for a short window, award the earliest press
+
+
+class MatchSetup(MatchSettings):
+    """``POST /api/matches`` (server token): a new match on a loaded packet."""
+
+    packet_id: Text
+    title: Text | None = None
+    tossup_ids: list[Text] | None = None
+    teams: list[TeamSetup] = Field(min_length=1)
 
 
 class MatchCreatedReply(_Msg):
@@ -621,7 +857,7 @@ class SurveyInfo(_Msg):
 class SurveyJoin(_Msg):
     """``POST /api/survey/{code}/participants``: a new participant gives a name."""
 
-    name: Text = Field(min_length=1, max_length=40)
+    name: Name = Field(min_length=1, max_length=PLAYER_NAME_MAX)
 
 
 class SurveyJoined(_Msg):

@@ -262,9 +262,6 @@ class SetupScreen(Screen):
         if not name:
             self.notify("Type the team's name first.", severity="warning")
             return
-        if any(t.name.lower() == name.lower() for t in self.teams):
-            self.notify(f"There is already a team called {name}.", severity="warning", markup=False)
-            return
         tid = team_id(name, {t.id for t in self.teams})
         try:
             if kind == HUMAN:
@@ -279,7 +276,12 @@ class SetupScreen(Screen):
                     threshold=threshold,
                 )
         except (ValueError, ValidationError) as exc:
-            self.notify(_first_error(exc), title="Not a valid team", severity="error")
+            self.notify(_first_error(exc), title="Not a valid team", severity="error", markup=False)
+            return
+        # (names compared as kept: "José" typed with a combining accent is the same name)
+        if any(t.name.casefold() == team.name.casefold() for t in self.teams):
+            message = f"There is already a team called {team.name}."
+            self.notify(message, severity="warning", markup=False)
             return
         self.teams.append(team)
         self._show_teams()
@@ -342,7 +344,9 @@ class SetupScreen(Screen):
         try:
             setup = self.build_setup()
         except ValueError as exc:
-            self.notify(str(exc), title="Cannot create the match yet", severity="error")
+            self.notify(
+                str(exc), title="Cannot create the match yet", severity="error", markup=False
+            )
             return
         self.creating = True
         self.query_one("#create", Button).disabled = True
@@ -356,7 +360,8 @@ def _first_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ()))
-        return f"{where}: {err.get('msg')}"
+        message = str(err.get("msg"))
+        return message if message.startswith(where) else f"{where}: {message}"  # names its field
     return str(exc)
 
 

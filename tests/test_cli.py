@@ -212,3 +212,20 @@ def test_serve_says_so_when_its_port_is_taken():
     assert result.exit_code == 1
     assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in result.output
     assert "--port" in result.output
+
+
+def test_serve_refuses_a_model_whose_team_name_is_not_well_formed(tmp_path, monkeypatch):
+    """``--model`` names the first match's model team ("Model (MODEL)")."""
+    import grace_arena.server.app
+
+    def run(*args, **kwargs):
+        raise AssertionError("the server started")
+
+    monkeypatch.setattr(grace_arena.server.app, "run", run)
+    url = f"sqlite:///{tmp_path / 'serve.db'}"
+    result = runner.invoke(
+        app, ["serve", "--host", "127.0.0.1", "--port", "0", "--model", "\u202etfidf", "--db", url]
+    )
+    assert result.exit_code == 2, result.output
+    output = " ".join(result.output.replace("│", " ").split())
+    assert "--model" in output and "a bidirectional control (U+202E)" in output

@@ -4,6 +4,7 @@ the ``grace-arena event`` commands."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from backends import on_both_backends
@@ -364,6 +365,72 @@ def test_event_commands_say_what_is_wrong(db_url, args, message) -> None:
     result = runner.invoke(app, [*args, "--db", db_url])
     assert result.exit_code != 0
     assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--team", "\u200b"], "'\\u200b': a name needs a visible character"),
+        (["--team", "\u202eNAJ"], "a bidirectional control (U+202E)"),
+        (["--team", "Red\tTeam"], "a control character (U+0009)"),
+        (["--team", "Red\udcff"], "a lone surrogate (U+DCFF)"),  # undecodable bytes in argv
+        (["--team", "x" * 101], "a name has at most 100 characters"),
+        (["--model-team", "tfidf@0.6=\u2066Bot"], "a bidirectional control (U+2066)"),
+        (["--model-team", "tf\x00idf"], "NUL (U+0000)"),
+        (["--player", "Red:\u200d\u200d"], "a name needs a visible character"),
+        (["--player", "Red:Al\x1bice"], "a control character (U+001B)"),
+        (["--player", "Red:" + "x" * 41], "a name has at most 40 characters"),
+        (["--wpm", "5"], "wpm must be from 30 to 1200 words a minute, not 5"),
+        (["--wpm", "5000"], "wpm must be from 30 to 1200 words a minute, not 5000"),
+        (["--reading-mode", "mime"], "'read_aloud' or 'screen'"),
+        (["--title", "Night\x00"], "NUL (U+0000)"),
+    ],
+)
+def test_event_create_refuses_names_and_settings_saying_why_and_stores_nothing(
+    db_url, args, message
+) -> None:
+    upgrade(db_url)
+    result = runner.invoke(
+        app, ["event", "create", "club", "--team", "Red", "--team", "Blue", *args, "--db", db_url]
+    )
+    assert result.exit_code == 2, result.output  # a usage error, before the record is touched
+    assert message in " ".join(result.output.replace("│", " ").split()), result.output
+    with pytest.raises(RecordError, match="no event"):
+        load_plan(make_engine(db_url), "club")
+
+
+def test_event_create_keeps_names_as_the_server_does(db_url) -> None:
+    result = runner.invoke(
+        app,
+        ["event", "create", "club", "--team", "  Jose\u0301  Reds ", "--team", "\u674e\u961f",
+         "--model-team", "tfidf=\U0001f916 Bot", "--player", "jos\u00e9 reds:Ana\u0301",
+         "--wpm", "240", "--db", db_url],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    plan = load_plan(make_engine(db_url), "club")
+    assert [t.name for t in plan.teams] == ["Jos\u00e9 Reds", "\u674e\u961f", "\U0001f916 Bot"]
+    assert [(p.team, p.name) for p in plan.players] == [(plan.teams[0].id, "An\u00e1")]
+    assert plan.defaults == {"reading_mode": "read_aloud", "wpm": 240}
+
+
+@pytest.mark.parametrize(
+    ("defaults", "message"),
+    [
+        ({"correct_points": -1e20}, "correct_points must be from 1 to 100 points"),
+        ({"answer_time": -5}, "answer_time must be from 1 to 120 seconds"),
+        ({"buzz_window": 1e308}, "buzz_window must be from 0 to 60 seconds"),
+        ({"wpm": 9000}, "wpm must be from 30 to 1200 words a minute"),
+        ({"scoring": "fast"}, "scoring: Extra inputs are not permitted"),
+    ],
+)
+def test_an_events_match_settings_out_of_range_are_refused(db_url, defaults, message) -> None:
+    """The settings every match of the event will be created with: one out of its range would
+    have made each of them fail to start (or play broken)."""
+    upgrade(db_url)
+    with pytest.raises(RecordError, match=re.escape(message)):
+        create_event(make_engine(db_url), "club", teams=HUMANS, defaults=defaults)
+    with pytest.raises(RecordError, match="no event"):
+        load_plan(make_engine(db_url), "club")
 
 
 def _create_game_match(engine, plan, game_id, packet):

@@ -569,6 +569,76 @@ def test_text_holding_a_nul_character_is_refused_and_the_connection_stays(db_url
         assert len(server.arena.store.matches()) == 1
 
 
+@on_both_backends
+def test_a_join_with_a_name_that_is_not_well_formed_is_a_bad_message_and_stores_nothing(server):
+    """Invisible names and right-to-left overrides used to be taken. The error says what is
+    wrong; the player may try again on the same connection."""
+    room = server.room()
+    c = Client(server.ws_url)
+    with clients(c):
+        c.send(type="hello", role="player", join_code=room.join_code)
+        c.wait("welcome")
+        for name, said in (
+            ("\u200b", "a name needs a visible character"),
+            ("\u200d\ufeff\u2800 \u3164", "a name needs a visible character"),
+            ("\u0301\u0301", "a name needs a visible character"),
+            ("\u202eNAJ", "a bidirectional control (U+202E)"),
+            ("Ann\u2066", "a bidirectional control (U+2066)"),
+            ("Ann\x07", "a control character (U+0007)"),
+            ("Ann\nLee", "a control character (U+000A)"),
+        ):
+            c.send(type="join", team="red", name=name)
+            reply = c.wait(lambda m: m["type"] in ("error", "joined"))
+            assert (reply["type"], reply["code"], reply["in_reply_to"]) == (
+                "error",
+                "bad_message",
+                "join",
+            ), name
+            assert reply["message"].startswith("malformed message: join.name: "), reply
+            assert said in reply["message"], reply
+        # a lone surrogate's escape is not JSON to the server's parser
+        c.send_raw('{"type": "join", "team": "red", "name": "\\ud800"}')
+        reply = c.wait(lambda m: m["type"] in ("error", "joined"))
+        assert reply["code"] == "bad_message" and "Invalid JSON" in reply["message"], reply
+        assert not any(room.rm.match.state.players.values())
+        events = server.arena.store.events(room.rm.id)
+        assert not [ev for ev in events if ev.type == "player_joined"]
+        c.send(type="join", team="red", name="  Jose\u0301  ")  # kept composed, trimmed
+        assert c.wait("joined")["name"] == "Jos\u00e9"
+    assert list(room.rm.match.state.players["red"].values()) == ["Jos\u00e9"]
+
+
+@on_both_backends
+def test_a_match_set_up_with_bad_names_or_settings_out_of_range_is_refused(server):
+    """With the server token, POST /api/matches took any numbers: -1e20 points for a correct
+    answer (every ruling then dropped the moderator's connection), a negative answer time (every
+    buzz timed out at once), a buzz window of 1e308 s. Each is a 422 naming the field and its
+    range; no match is made."""
+    setup = two_teams().model_dump()
+    for bad, said in (
+        ({"correct_points": -1e20}, "correct_points must be from 1 to 100 points, not -1e+20"),
+        ({"power_points": 0}, "power_points must be from 1 to 100 points or none"),
+        ({"neg_points": 5}, "neg_points must be from -100 to 0 points, not 5"),
+        ({"answer_time": -5}, "answer_time must be from 1 to 120 seconds or none (no limit)"),
+        ({"buzz_window": 1e308}, "buzz_window must be from 0 to 60 seconds, not 1e+308"),
+        ({"wpm": 5}, "wpm must be from 30 to 1200 words a minute, not 5"),
+        ({"teams": [{"id": "red", "name": "\u200b"}]}, "a name needs a visible character"),
+        ({"teams": [{"id": "red", "name": "\u202eRed"}]}, "a bidirectional control (U+202E)"),
+        ({"teams": [{"id": "red", "name": "R\ud800"}]}, "a lone surrogate (U+D800)"),
+        ({"title": "Night\udfff"}, "a lone surrogate (U+DFFF)"),
+        ({"tossup_ids": ["\ud800"]}, "a lone surrogate (U+D800)"),
+    ):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            _api(server, "/api/matches", {**setup, **bad})  # (json.dumps escapes surrogates)
+        assert err.value.code == 422, bad
+        (error,) = json.load(err.value)["detail"]
+        assert said in error["msg"], error
+    assert len(server.arena.store.matches()) == 1
+    made = _api(server, "/api/matches", {**setup, "correct_points": 20, "power_points": None})
+    rules = server.room(made["match_id"]).match.config.rules
+    assert (rules.correct_points, rules.power_points) == (20, None)
+
+
 def test_the_packet_list_tells_no_answers(server, sample):
     """Anyone who can reach the server can list packets: ids and categories, no answer line."""
     with urllib.request.urlopen(f"{server.http_url}/api/packets", timeout=10) as response:

@@ -348,6 +348,47 @@ def test_a_name_or_a_guess_holding_a_nul_character_is_refused(server):
     me.close()
 
 
+@on_both_backends
+def test_a_name_that_is_not_well_formed_is_refused_saying_why(server):
+    """A lone surrogate (``"\\ud800"``, a valid JSON escape) used to answer 500 with a
+    traceback, with no token needed; invisible names and right-to-left overrides were taken.
+    Each is a 422 that says what is wrong, and nothing is stored."""
+    code = codes(server)["survey-a"]
+    with httpx.Client(base_url=server.http_url, timeout=20) as http:
+        for raw, said in (
+            ('"\\ud800"', "a lone surrogate (U+D800)"),
+            ('"Ann\\udc00"', "a lone surrogate (U+DC00)"),
+            ('"\\u0000\\ud800"', "NUL (U+0000)"),
+            ('"\\u200b"', "a name needs a visible character"),
+            ('" \\u200d\\ufeff "', "a name needs a visible character"),
+            ('"\\u0301"', "a name needs a visible character"),
+            ('"\\u202eNAJ"', "a bidirectional control (U+202E)"),
+            ('"Ann\\u2067"', "a bidirectional control (U+2067)"),
+            ('"Ann\\nLee"', "a control character (U+000A)"),
+        ):
+            reply = http.post(
+                f"/api/survey/{code}/participants",
+                content='{"name": ' + raw + "}",
+                headers={"Content-Type": "application/json"},
+            )
+            assert reply.status_code == 422, reply.text
+            (error,) = reply.json()["detail"]
+            assert error["loc"] == ["body", "name"] and said in error["msg"], error
+        with pytest.raises(SurveyRefused, match="a name needs a visible character"):
+            server.app.state.surveys.join(code, "\u200b")  # (called from Python: checked too)
+        assert participants(server) == []
+        name = "Jose\u0301 \U0001f40b"
+        reply = http.post(f"/api/survey/{code}/participants", json={"name": name})
+        assert reply.status_code == 201, reply.text
+        assert reply.json()["name"] == "Jos\u00e9 \U0001f40b"  # kept composed (NFC)
+    assert participants(server) == ["Jos\u00e9 \U0001f40b"]
+
+
+def participants(server: LiveServer) -> list[str]:
+    with Session(server.arena.engine) as session:
+        return list(session.exec(select(SurveyParticipantRow.name)).all())
+
+
 def test_progress_needs_the_server_token(server):
     code = codes(server)["survey-a"]
     me = Participant(server, code, "Hal")

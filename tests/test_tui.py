@@ -221,6 +221,57 @@ def _drop_connections(server: LiveServer, match_id: int) -> None:
             asyncio.run_coroutine_threadsafe(conn.ws.close(), loop).result(5)
 
 
+async def test_the_set_up_screen_says_what_is_wrong_with_a_name_or_a_setting(server):
+    """A team name that is not well-formed, or a setting out of its range, is a notification
+    saying what to fix; nothing is sent and no match is made."""
+    app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
+    async with app.run_test(size=SIZE) as pilot:
+        setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
+        await until(pilot, lambda: setup.packets, "the packets")
+        teams = [t.name for t in setup.teams]
+
+        async def notified() -> str:
+            await until(pilot, lambda: app._notifications, "a notification")
+            note = list(app._notifications)[-1]
+            app.clear_notifications()
+            return note.message
+
+        for name, said in (
+            ("\u202eNAJ", "a bidirectional control (U+202E)"),
+            ("\u200b\u200b", "a name needs a visible character"),
+            ("Re\u0301d", ""),  # added: "Réd"
+            ("R\u00e9d", "There is already a team called R\u00e9d"),  # the same name (NFC)
+        ):
+            field = setup.query_one("#team-name", Input)
+            field.value = name
+            field.focus()
+            await pilot.press("enter")  # (a toast may cover the button)
+            if said:
+                assert said in await notified(), name
+        assert [t.name for t in setup.teams] == [*teams, "R\u00e9d"]
+
+        for widget, value, said in (
+            ("correct", "-100000", "correct_points must be from 1 to 100 points, not -100000"),
+            ("power", "0", "power_points must be from 1 to 100 points or none (no powers), not 0"),
+            ("neg", "7", "neg_points must be from -100 to 0 points, not 7"),
+            ("answer-time", "0", "answer_time must be from 1 to 120 seconds"),
+            ("answer-time", "99999", "answer_time must be from 1 to 120 seconds"),
+            ("wpm", "5", "wpm must be from 30 to 1200 words a minute, not 5"),
+            ("correct", "-", "correct: '-' is not a number"),
+        ):
+            field = setup.query_one(f"#{widget}", Input)
+            before = field.value
+            field.value = value
+            await pilot.press("ctrl+s")
+            assert said in await notified(), (widget, value)
+            assert not setup.creating and shown(app, SetupScreen)
+            field.value = before
+        assert len(server.arena.store.matches()) == 0
+        await pilot.press("ctrl+s")  # all put right: the match is made
+        await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
+    assert len(server.arena.store.matches()) == 1
+
+
 async def test_reconnects_and_shows_what_happened_meanwhile(db_url):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()

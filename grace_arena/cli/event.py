@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,6 +32,8 @@ _MODEL_TEAM = re.compile(
 
 def parse_model_team(spec: str) -> dict[str, Any]:
     """``'tfidf@0.6/logit=Robo'`` -> model, threshold, confidence and team name."""
+    from grace_arena.protocol import TEAM_NAME_MAX, well_formed_name, well_formed_text
+
     found = _MODEL_TEAM.match(spec.strip())
     if not found:
         raise typer.BadParameter(f"{spec!r}: expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]")
@@ -42,12 +45,22 @@ def parse_model_team(spec: str) -> dict[str, Any]:
     if value is not None and not 0.0 <= value <= 1.0:
         raise typer.BadParameter(f"{spec!r}: the threshold must be between 0 and 1")
     model = found["model"].strip()
-    return {
-        "model": model,
-        "threshold": value,
-        "confidence": found["confidence"],
-        "name": (found["name"] or model).strip(),
-    }
+    try:
+        model = well_formed_text(model)
+        name = well_formed_name(found["name"] or model, max_length=TEAM_NAME_MAX)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{spec!r}: {exc}") from None
+    return {"model": model, "threshold": value, "confidence": found["confidence"], "name": name}
+
+
+def _name(option: str, given: str, max_length: int) -> str:
+    """A team's or a player's name given on the command line, as the server keeps names."""
+    from grace_arena.protocol import well_formed_name
+
+    try:
+        return well_formed_name(given, max_length=max_length)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{given!r}: {exc}", param_hint=option) from None
 
 
 def _console():
@@ -78,7 +91,7 @@ def create(
     reading_mode: Annotated[
         str, typer.Option(help="read_aloud (the moderator reads) or screen (text on phones).")
     ] = "read_aloud",
-    wpm: Annotated[int, typer.Option(min=30, max=1200, help="Reading pace.")] = 180,
+    wpm: Annotated[int, typer.Option(help="Reading pace, in words a minute (30-1200).")] = 180,
     replace: Annotated[
         bool, typer.Option(help="Redefine the teams of an event that has not started.")
     ] = False,
@@ -88,18 +101,34 @@ def create(
 
     Example: grace-arena event create club-night --team Red --team Blue --model-team tfidf@0.6
     """
+    from pydantic import ValidationError
+
     from grace_arena.core.specs import team_id
+    from grace_arena.protocol import (
+        PLAYER_NAME_MAX,
+        TEAM_NAME_MAX,
+        MatchSettings,
+        well_formed_text,
+    )
     from grace_arena.record.db import open_engine
     from grace_arena.record.schedule import TeamEntry, create_event
     from grace_arena.record.store import RecordError
 
-    if reading_mode not in ("read_aloud", "screen"):
-        raise typer.BadParameter("--reading-mode must be read_aloud or screen")
+    for option, text in (("NAME", name), ("--title", title or "")):
+        try:
+            well_formed_text(text)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{text!r}: {exc}", param_hint=option) from None
+    try:
+        defaults = MatchSettings.model_validate({"reading_mode": reading_mode, "wpm": wpm})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        option = "--" + str(error["loc"][0]).replace("_", "-")
+        raise typer.BadParameter(error["msg"], param_hint=option) from None
     entries: list[TeamEntry] = []
     for human in team or []:
-        if not human.strip():
-            raise typer.BadParameter("a --team needs a name")
-        entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human.strip()))
+        human = _name("--team", human, TEAM_NAME_MAX)
+        entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human))
     for spec in model_team or []:
         parsed = parse_model_team(spec)
         entries.append(
@@ -115,13 +144,11 @@ def create(
     players = []
     for entry in player or []:
         team_name, sep, player_name = entry.partition(":")
-        found = next(
-            (t for t in entries if team_name.strip().casefold() in (t.id, t.name.casefold())),
-            None,
-        )
+        wanted = " ".join(unicodedata.normalize("NFC", team_name).split()).casefold()
+        found = next((t for t in entries if wanted in (t.id, t.name.casefold())), None)
         if not sep or found is None or not player_name.strip():
             raise typer.BadParameter(f"--player {entry!r}: expected TEAM:NAME of a team above")
-        players.append((found.id, player_name.strip()))
+        players.append((found.id, _name("--player", player_name, PLAYER_NAME_MAX)))
     url = resolve_db(db)
     console = _console()
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
@@ -132,7 +159,7 @@ def create(
             title=title,
             teams=entries,
             players=players,
-            defaults={"reading_mode": reading_mode, "wpm": wpm},
+            defaults=defaults.model_dump(include={"reading_mode", "wpm"}),
             replace=replace,
         )
     except RecordError as exc:

@@ -160,6 +160,7 @@ def serve(
     ] = 0.1,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
+    from pydantic import ValidationError
     from rich.console import Console
 
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -179,7 +180,13 @@ def serve(
 
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
         if model:
-            teams.append(TeamSetup(id="model", name=f"Model ({model})", kind="model", model=model))
+            try:
+                teams.append(
+                    TeamSetup(id="model", name=f"Model ({model})", kind="model", model=model)
+                )
+            except ValidationError as exc:
+                message = exc.errors()[0]["msg"]
+                raise typer.BadParameter(f"{model!r}: {message}", param_hint="--model") from None
         first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams)
 
     async def ready(arena, events) -> None:

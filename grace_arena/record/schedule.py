@@ -190,8 +190,11 @@ def create_event(
     """Register an event with its teams and players (``(team id, name)`` pairs).
 
     An event of that name that exists already is an error, unless ``replace``: then its teams,
-    players and settings are replaced, which is refused once a round has started."""
+    players and settings are replaced, which is refused once a round has started. ``defaults``
+    are the settings of its matches (``MatchSettings``: reading mode, pace, scoring), refused
+    out of their ranges as a match's set-up is: a match that they make could not start."""
     _check_teams(teams)
+    defaults = _match_settings(defaults or {})
     by_id = {t.id for t in teams}
     seen: set[tuple[str, str]] = set()
     for team, player in players:
@@ -224,7 +227,7 @@ def create_event(
         row = ensure_event(session, name, title=title or name)
         assert row.id is not None
         row.title = title or row.title
-        row.meta = {**(row.meta or {}), "live": True, "defaults": dict(defaults or {})}
+        row.meta = {**(row.meta or {}), "live": True, "defaults": defaults}
         session.add(row)
         for position, team in enumerate(teams):
             session.add(
@@ -253,6 +256,21 @@ def create_event(
         session.commit()
         event_id = row.id
     return load_plan(engine, event_id)
+
+
+def _match_settings(given: Mapping[str, Any]) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from grace_arena.protocol import MatchSettings
+
+    try:
+        settings = MatchSettings.model_validate(dict(given))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field, message = ".".join(str(p) for p in error["loc"]), error["msg"]
+        said = message if message.startswith(field) else f"{field}: {message}"
+        raise RecordError(f"the event's match settings: {said}") from None
+    return settings.model_dump(exclude_unset=True)
 
 
 def _check_teams(teams: Sequence[TeamEntry]) -> None:

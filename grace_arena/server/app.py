@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import inspect
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -23,7 +24,9 @@ from fastapi import (
     Request,
     WebSocket,
 )
-from fastapi.responses import FileResponse, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session, select
 
@@ -68,6 +71,28 @@ from grace_arena.server.room import Room
 from grace_arena.server.sessions import Lobby
 from grace_arena.server.ws import serve_websocket
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _writable(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_writable(v) for v in value]
+    if isinstance(value, dict):
+        return {_writable(k): _writable(v) for k, v in value.items()}
+    return value
+
+
+async def malformed_request(request: fastapi.Request, exc: RequestValidationError) -> Response:
+    """FastAPI's 422 reply, where each field is malformed, with the input it echoes made
+    writable: JSON's escapes can carry a lone surrogate (``"\\ud800"``), which UTF-8 cannot
+    hold, so the reply to a name holding one failed with a 500."""
+    return JSONResponse(
+        status_code=422, content={"detail": _writable(jsonable_encoder(exc.errors()))}
+    )
+
 
 def create_app(settings: Settings) -> FastAPI:
     arena = Arena(settings)
@@ -97,6 +122,7 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="GRACE Arena", lifespan=lifespan)
     app.state.arena = arena
     app.state.events = events
+    app.add_exception_handler(RequestValidationError, malformed_request)  # type: ignore[arg-type]
     if settings.survey_packets:
         from grace_arena.server.survey import Surveys
         from grace_arena.server.survey import router as survey_router
@@ -141,7 +167,9 @@ def create_app(settings: Settings) -> FastAPI:
         with Session(arena.engine) as session:
             return sorted(session.exec(select(ModelStepRow.model).distinct()).all())
 
-    @app.post("/api/matches", status_code=201, responses=UNAUTHORIZED | NOT_FOUND | BAD_BODY)
+    @app.post(
+        "/api/matches", status_code=201, responses=UNAUTHORIZED | NOT_FOUND | BAD_BODY | THROTTLED
+    )
     async def create_match(setup: MatchSetup, arena: ArenaDep, _: ServerAuth) -> MatchCreatedReply:
         if settings.event is not None:
             raise HTTPException(
@@ -156,7 +184,7 @@ def create_app(settings: Settings) -> FastAPI:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         return arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
 
-    @app.get("/api/matches", responses=UNAUTHORIZED)
+    @app.get("/api/matches", responses=UNAUTHORIZED | THROTTLED)
     async def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
         rooms = list(arena.rooms.values())
         return [
@@ -253,7 +281,7 @@ def create_app(settings: Settings) -> FastAPI:
         ]
         return view.model_copy(update={"rooms": rooms})
 
-    @app.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND)
+    @app.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
     async def event_rooms(
         name: str, request: Request, arena: ArenaDep, _: ServerAuth
     ) -> list[EventRoomInfo]:

@@ -37,6 +37,7 @@ from sqlmodel import Session, func, select
 from grace_arena.core.judge import Directive, judge
 from grace_arena.core.packet import Packet
 from grace_arena.protocol import (
+    PLAYER_NAME_MAX,
     ApiError,
     SurveyAnswer,
     SurveyClue,
@@ -46,11 +47,12 @@ from grace_arena.protocol import (
     SurveyJoined,
     SurveyProgress,
     SurveyState,
+    well_formed_name,
 )
 from grace_arena.record.models import SurveyParticipantRow, SurveyRow, SurveyStepRow, utcnow
 from grace_arena.record.schedule import new_join_code
 from grace_arena.server.arena import CLIENT_DIR, Arena
-from grace_arena.server.deps import ServerAuth
+from grace_arena.server.deps import ServerAuth, guess, wrong_guess
 
 __all__ = ["SurveyPlan", "SurveyRefused", "Surveys", "router"]
 
@@ -208,9 +210,10 @@ class Surveys:
 
     def join(self, code: str, name: str) -> SurveyJoined:
         plan = self.plan(code)
-        name = " ".join(name.split())
-        if not name:
-            raise SurveyRefused(422, "give a name")
+        try:  # (the route's body was checked already; a caller in Python was not)
+            name = well_formed_name(name, max_length=PLAYER_NAME_MAX)
+        except ValueError as exc:
+            raise SurveyRefused(422, str(exc)) from None
         participant = f"s-{secrets.token_hex(5)}"
         token = f"{participant}.{secrets.token_urlsafe(24)}"
         with Session(self.engine) as session:
@@ -381,7 +384,18 @@ def _bearer(authorization: Annotated[str | None, Header()] = None) -> str | None
 TokenDep = Annotated[str | None, Depends(_bearer)]
 
 
-def _refused(exc: SurveyRefused) -> HTTPException:
+def _guessing(request: Request) -> str:
+    """The address of a request that tries a survey's code or a participant's token (429 while
+    it is held for guessing: grace_arena.server.guard)."""
+    return guess(request, request.app.state.arena)
+
+
+GuessDep = Annotated[str, Depends(_guessing)]
+
+
+def _refused(exc: SurveyRefused, surveys: Surveys, address: str) -> HTTPException:
+    if exc.status in (401, 403, 404):  # a code or a token that opens nothing
+        wrong_guess(address, surveys.arena)
     return HTTPException(status_code=exc.status, detail=exc.message)
 
 
@@ -389,8 +403,9 @@ router = APIRouter()
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """The error responses of a route, for the OpenAPI description."""
-    return {status: {"model": ApiError} for status in statuses}
+    """The error responses of a route, for the OpenAPI description (429: too many wrong codes
+    or tokens from the address, on every route that takes one)."""
+    return {status: {"model": ApiError} for status in (*statuses, 429)}
 
 
 @router.get("/survey", include_in_schema=False)
@@ -399,47 +414,51 @@ def survey_page() -> FileResponse:
 
 
 @router.get("/api/survey/{code}", responses=_errors(404))
-def survey_info(code: str, surveys: SurveysDep) -> SurveyInfo:
+def survey_info(code: str, surveys: SurveysDep, address: GuessDep) -> SurveyInfo:
     try:
         plan = surveys.plan(code)
     except SurveyRefused as exc:
-        raise _refused(exc) from None
+        raise _refused(exc, surveys, address) from None
     return SurveyInfo(
         code=plan.code, title=plan.title, n_tossups=len(plan.tossups), n_steps=plan.total
     )
 
 
 @router.post("/api/survey/{code}/participants", status_code=201, responses=_errors(400, 404, 422))
-def survey_join(code: str, body: SurveyJoin, surveys: SurveysDep) -> SurveyJoined:
+def survey_join(
+    code: str, body: SurveyJoin, surveys: SurveysDep, address: GuessDep
+) -> SurveyJoined:
     try:
         return surveys.join(code, body.name)
     except SurveyRefused as exc:
-        raise _refused(exc) from None
+        raise _refused(exc, surveys, address) from None
 
 
 @router.get("/api/survey/{code}/state", responses=_errors(401, 403, 404))
-def survey_state(code: str, surveys: SurveysDep, token: TokenDep) -> SurveyState:
+def survey_state(code: str, surveys: SurveysDep, token: TokenDep, address: GuessDep) -> SurveyState:
     try:
         who = surveys.participant(code, token)
         return surveys.state(surveys.plan(code), who)
     except SurveyRefused as exc:
-        raise _refused(exc) from None
+        raise _refused(exc, surveys, address) from None
 
 
 @router.put("/api/survey/{code}/answer", responses=_errors(400, 401, 403, 404, 409, 422))
 def survey_answer(
-    code: str, body: SurveyAnswer, surveys: SurveysDep, token: TokenDep
+    code: str, body: SurveyAnswer, surveys: SurveysDep, token: TokenDep, address: GuessDep
 ) -> SurveyState:
     try:
         who = surveys.participant(code, token)
         return surveys.answer(surveys.plan(code), who, body)
     except SurveyRefused as exc:
-        raise _refused(exc) from None
+        raise _refused(exc, surveys, address) from None
 
 
 @router.get("/api/survey/{code}/progress", responses=_errors(401, 404))
-def survey_progress(code: str, surveys: SurveysDep, _: ServerAuth) -> list[SurveyProgress]:
+def survey_progress(
+    code: str, surveys: SurveysDep, _: ServerAuth, address: GuessDep
+) -> list[SurveyProgress]:
     try:
         return surveys.progress(surveys.plan(code))
     except SurveyRefused as exc:
-        raise _refused(exc) from None
+        raise _refused(exc, surveys, address) from None
