@@ -1,85 +1,90 @@
-"""Two server processes share one record, each serving rooms of one event; ``kill -9`` one and
-its matches reopen on the other: no accepted buzz lost, the same tossup at the same word."""
+"""Two server processes share one record, each serving rooms of one event: a player is the
+same player on both; ``kill -9`` one and its rooms reopen on the other (by themselves, at the
+word where they stopped, no accepted buzz lost); a process that froze and lost its room closes
+that room's sockets and sends its clients to the process that serves it now."""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
 
 import pytest
 from backends import on_both_backends
 from event_helpers import code_of, make_event
 from live import Client, clients, free_port
+from processes import ServerProcess, wait_for
+from sqlmodel import Session, select
 
 from grace_arena.record.db import make_engine
+from grace_arena.record.models import EventPlayerRow
 from grace_arena.record.store import MatchStore
 
-SECRET = "shared-secret"  # processes of one event share it: player tokens work on each
+pytestmark = pytest.mark.slow
 
 
-def serve_rooms(db_url: str, port: int, *rooms: str) -> tuple[subprocess.Popen, dict[str, str]]:
-    """``grace-arena serve --event night --room ...``; returns the process and the moderator
-    token it printed for each join code."""
+def serve_rooms(db_url: str, *rooms: str, lease_ttl: float = 15.0) -> ServerProcess:
+    """``grace-arena serve --event night --room ...`` on a free port."""
     args = [arg for room in rooms for arg in ("--room", room)]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from grace_arena.cli import app; app()", "serve",
-         "--db", db_url, "--host", "127.0.0.1", "--port", str(port), "--secret", SECRET,
-         "--event", "night", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"},
-    )  # fmt: skip
-    assert proc.stdout is not None
-    tokens: dict[str, str] = {}
-    code = None
-    deadline = time.time() + 60
-    for line in proc.stdout:
-        if time.time() > deadline:
-            break
-        found = re.match(r"match \d+ — join code (\w+)", line)
-        if found:
-            code = found.group(1)
-        elif line.startswith("moderator token:") and code:
-            tokens[code] = line.split(":", 1)[1].strip()
-        elif line.startswith("listening on"):
-            return proc, tokens
-    proc.kill()
-    raise RuntimeError(f"the server did not start: {proc.stdout.read()}")
+    return ServerProcess(
+        db_url, free_port(), "--event", "night", "--lease-ttl", str(lease_ttl), *args
+    )
 
 
-def health(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1):
-            return True
-    except OSError:
-        return False
+def _moderate(server: ServerProcess, code: str, token: str) -> Client:
+    mod = Client(server.ws_url)
+    mod.send(type="hello", role="moderator", join_code=code, token=token)
+    mod.wait("welcome")
+    return mod
+
+
+def _join(server: ServerProcess, code: str, team: str, name: str) -> tuple[Client, dict]:
+    phone = Client(server.ws_url)
+    phone.send(type="hello", role="player", join_code=code)
+    phone.wait("welcome")
+    phone.send(type="join", team=team, name=name)
+    return phone, phone.wait("joined")
 
 
 @on_both_backends
-@pytest.mark.slow
+def test_a_player_who_joined_on_one_process_is_the_same_player_on_the_other(db_url) -> None:
+    """A process fills its memory of players when it opens the event: a player who joined
+    on another process later is looked up in the record, not told to join again (which made
+    a second player of the same name)."""
+    plan = make_event(db_url)
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    with serve_rooms(db_url, "1") as a, serve_rooms(db_url, "2") as b:
+        alice, joined = _join(a, room1, "red", "Alice")
+        with clients(alice):
+            alice.state()
+        # Alice's phone comes back on B (its token), and she joins on B by name (a new phone)
+        back = Client(b.ws_url)
+        with clients(back):
+            back.send(type="hello", role="player", join_code=room2, token=joined["token"])
+            back.wait("welcome")
+            assert back.wait("joined")["player"] == joined["player"]
+            assert "Red plays round 1 in room 1" in back.wait("waiting")["message"]
+        again, rejoined = _join(b, room2, "red", "alice")
+        with clients(again):
+            assert rejoined["player"] == joined["player"]
+    engine = make_engine(db_url)
+    names = [p.name for p in MatchStore(engine).event_teams(plan.id)]  # (teams registered)
+    assert names
+
+    with Session(engine) as session:
+        players = session.exec(select(EventPlayerRow).where(EventPlayerRow.kind == "human")).all()
+    assert [(p.team_id, p.name) for p in players] == [("red", "Alice")]
+
+
+@on_both_backends
 def test_a_killed_process_rooms_reopen_on_the_other_with_nothing_lost(db_url) -> None:
     plan = make_event(db_url)
     room1, room2 = code_of(plan, "1"), code_of(plan, "2")
-    port_a, port_b = free_port(), free_port()
-    a, tokens_a = serve_rooms(db_url, port_a, "1")
-    b, tokens_b = serve_rooms(db_url, port_b, "2")
+    a, b = serve_rooms(db_url, "1"), serve_rooms(db_url, "2")
     try:
-        assert set(tokens_a) == {room1} and set(tokens_b) == {room2}
-        url_a, url_b = f"ws://127.0.0.1:{port_a}/ws", f"ws://127.0.0.1:{port_b}/ws"
-        mod, alice = Client(url_a), Client(url_a)
+        assert set(a.tokens) == {room1} and set(b.tokens) == {room2}
+        mod = _moderate(a, room1, a.tokens[room1])
+        alice, joined = _join(a, room1, "red", "Alice")
         with clients(mod, alice):
-            mod.send(type="hello", role="moderator", join_code=room1, token=tokens_a[room1])
-            mod.wait("welcome")
-            alice.send(type="hello", role="player", join_code=room1)
-            alice.wait("welcome")
-            alice.send(type="join", team="red", name="Alice")
-            joined = alice.wait("joined")
+            assert mod.wait("servers")["urls"] == [b.url]  # where to turn if A goes
             mod.send(type="start_tossup")
             mod.state(lambda s: s["match"]["phase"] == "reading")
             mod.send(type="pause")
@@ -94,25 +99,26 @@ def test_a_killed_process_rooms_reopen_on_the_other_with_nothing_lost(db_url) ->
             before = mod.state(lambda s: s["floor"] is not None)
         match_id = before["match"]["id"]
 
-        # while A lives, B says who serves room 1 rather than open it
-        other = Client(url_b)
+        # while A lives, B says who serves room 1, and where, rather than open it
+        other = Client(b.ws_url)
         with clients(other):
             other.send(type="hello", role="player", join_code=room1)
             refused = other.wait("error")
-            assert refused["code"] == "elsewhere"
-            assert f"127.0.0.1:{port_a}" in refused["message"]
+            assert refused["code"] == "elsewhere" and refused["url"] == a.url
+            assert f"127.0.0.1:{a.port}" in refused["message"]
 
-        os.kill(a.pid, signal.SIGKILL)
-        a.wait(10)
+        a.kill()
         store = MatchStore(make_engine(db_url))
         assert [(b.buzz_id, b.outcome) for b in store.buzzes(match_id)] == [
             (result["buzz_id"], "won")
         ]
+        # B takes room 1 over by itself (its process is known dead): nobody had to ask
+        wait_for(lambda: (b.health() or {}).get("matches") == 2, "B serving both rooms", 10)
 
-        # B takes room 1 over when asked: the same match, buzz and word; the same people
-        mod, alice = Client(url_b), Client(url_b)
+        # the same match, buzz and word; the same people
+        mod, alice = Client(b.ws_url), Client(b.ws_url)
         with clients(mod, alice):
-            mod.send(type="hello", role="moderator", join_code=room1, token=tokens_a[room1])
+            mod.send(type="hello", role="moderator", join_code=room1, token=a.tokens[room1])
             mod.wait("welcome")
             after = mod.state()
             assert after["match"]["id"] == match_id
@@ -125,8 +131,50 @@ def test_a_killed_process_rooms_reopen_on_the_other_with_nothing_lost(db_url) ->
             mod.send(type="rule", ruling="correct")
             mod.state(lambda s: s["match"]["phase"] == "answered")
         assert store.buzzes(match_id)[0].ruling == "correct"
-        assert health(port_b)
     finally:
-        for proc in (a, b):
-            proc.kill()
-            proc.wait(10)
+        a.kill()
+        b.kill()
+
+
+@on_both_backends
+def test_a_process_that_froze_and_lost_its_room_closes_its_sockets(db_url) -> None:
+    """A freezes (a hung process, a suspended laptop) past its lease; B takes the room over.
+    When A wakes, its next renewal finds the match lost: it tells each client of the room
+    where the match is served now (an ``elsewhere`` with B's address) and closes its socket,
+    so that no phone stays connected to a room that no longer plays, and nothing more is
+    committed or sent there."""
+    plan = make_event(db_url)
+    room1 = code_of(plan, "1")
+    a = serve_rooms(db_url, "1", lease_ttl=2.0)
+    b = serve_rooms(db_url, "2", lease_ttl=2.0)
+    try:
+        mod = _moderate(a, room1, a.tokens[room1])
+        phones = [_join(a, room1, "red", f"Red {i}")[0] for i in range(3)]
+        with clients(mod, *phones):
+            mod.state()
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            # (paused: on SQLite, a process frozen in the middle of a commit would keep every
+            # other process from writing until it wakes; PostgreSQL ends such a transaction)
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            wait_for(lambda: (a.health() or {}).get("connections") == 4, "4 sockets on A")
+            a.freeze()
+            frozen = time.time()
+            wait_for(lambda: (b.health() or {}).get("matches") == 2, "B takes room 1", 20)
+            assert time.time() - frozen >= 2.0  # not before the lease lapsed
+            a.thaw()
+            for client in (mod, *phones):
+                moved = client.wait(lambda m: m["type"] == "error" and m["code"] == "elsewhere")
+                assert moved["url"] == b.url
+            wait_for(lambda: (a.health() or {}).get("connections") == 0, "A's sockets closed")
+        # and on B the phones are back in the room, reading
+        back = Client(b.ws_url)
+        with clients(back):
+            back.send(type="hello", role="moderator", join_code=room1, token=a.tokens[room1])
+            back.wait("welcome")
+            assert back.state()["match"]["phase"] in ("reading", "awaiting")
+    finally:
+        a.thaw()
+        a.kill()
+        b.kill()

@@ -149,6 +149,27 @@ def reading_guides(tossup: Tokenized) -> dict[int, str]:
     return out
 
 
+def _end_hung_transactions(engine: Engine, ttl: float) -> None:
+    """On PostgreSQL, a transaction of this process left idle (the process hangs, or its
+    machine is suspended, in the middle of a commit) is ended by the server after the lease's
+    time: its row locks then no longer keep another process from taking its matches over.
+    A server's transactions are short (a commit, a read), never idle that long otherwise."""
+    if engine.dialect.name != "postgresql":
+        return
+    from sqlalchemy import event as sa_event
+
+    millis = max(1000, int(ttl * 1000))
+
+    def set_timeout(dbapi_connection, _record) -> None:
+        autocommit = dbapi_connection.autocommit
+        dbapi_connection.autocommit = True
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute(f"SET idle_in_transaction_session_timeout = {millis}")
+        dbapi_connection.autocommit = autocommit
+
+    sa_event.listen(engine, "connect", set_timeout)
+
+
 def token_sha256(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -204,6 +225,7 @@ class Arena:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.engine: Engine = open_engine(settings.db_url)
+        _end_hung_transactions(self.engine, settings.lease_ttl)
         self.store = MatchStore(self.engine)
         self.tokens = Tokens(settings.secret or secrets.token_hex(32))
         self.packets: dict[str, Packet] = {}

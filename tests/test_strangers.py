@@ -1,0 +1,193 @@
+"""Strangers kept out: a server serves only the events it was started for, enumerates nothing
+without a token, throttles guessed codes and tokens per address, and holds its player limits
+under joins that arrive together."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from event_helpers import code_of, event_server, make_event
+from live import Client, LiveServer, clients, two_teams
+from sqlmodel import Session, func, select
+from websockets.asyncio.client import connect
+
+from grace_arena.core.packet import SAMPLE_PACKET_PATH
+from grace_arena.record.db import make_engine
+from grace_arena.record.models import EventGameRow, EventPlayerRow, MatchRow
+from grace_arena.record.schedule import set_schedule
+from grace_arena.server.app import Settings
+from grace_arena.server.guard import BURST
+
+
+def _counts(db_url: str) -> tuple[int, int, int]:
+    """Matches, scheduled matches linked to a match, and registered players in the record."""
+    engine = make_engine(db_url)
+    try:
+        with Session(engine) as session:
+            return (
+                session.exec(select(func.count()).select_from(MatchRow)).one(),
+                session.exec(
+                    select(func.count())
+                    .select_from(EventGameRow)
+                    .where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
+                ).one(),
+                session.exec(select(func.count()).select_from(EventPlayerRow)).one(),
+            )
+    finally:
+        engine.dispose()
+
+
+def test_a_hello_to_another_events_room_opens_nothing_and_stores_nothing(db_url):
+    """Two events in one record, a server started for the first: a phone's or a moderator's
+    hello with the second's codes is refused, and the second can still be scheduled and
+    served by its own server."""
+    make_event(db_url, name="ev1")
+    other = make_event(db_url, name="ev2")
+    with event_server(db_url, event="ev1") as server:
+        before = _counts(db_url)
+        stranger = Client(server.ws_url)
+        with clients(stranger):
+            for room in ("1", "2"):
+                stranger.send(type="hello", role="player", join_code=code_of(other, room))
+                assert stranger.wait("error")["code"] == "not_found"
+                stranger.send(
+                    type="hello", role="moderator", join_code=code_of(other, room), token="x" * 32
+                )
+                assert stranger.wait("error")["code"] == "not_found"
+        assert _counts(db_url) == before
+        # its standings and rooms are not this server's to show
+        for path in ("/api/events/ev2/standings", f"/api/events/{other.id}/standings"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(server.http_url + path)
+            assert refused.value.code == 404
+            assert "ev1" not in refused.value.read().decode()
+    # the other event was left as it was: its schedule may still change
+    engine = make_engine(db_url)
+    set_schedule(engine, "ev2", rooms=["1", "2"], rounds=[r for r in other.rounds], games=[])
+    engine.dispose()
+
+
+def test_guessed_codes_are_throttled_per_address_and_a_right_one_waits_too(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        code = server.room().join_code
+        guesser = Client(server.ws_url)
+        with clients(guesser):
+            for i in range(BURST):
+                guesser.send(type="hello", role="player", join_code=f"ZZZZ{i:02d}")
+                assert guesser.wait("error")["code"] == "not_found"
+            guesser.send(type="hello", role="player", join_code="ZZZZZZ")
+            held = guesser.wait("error")
+            assert held["code"] == "rate_limited" and "try again in" in held["message"]
+            # while held, even the right code is not looked at: a guess cannot be tested
+            guesser.send(type="hello", role="player", join_code=code)
+            assert guesser.wait("error")["code"] == "rate_limited"
+        # the same address over HTTP: 429 with Retry-After
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{server.http_url}/api/join/{code}")
+        assert refused.value.code == 429 and int(refused.value.headers["Retry-After"]) >= 1
+        assert server.arena.guard.refused >= 3
+
+
+def test_wrong_tokens_count_as_guesses(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        request = urllib.request.Request(
+            f"{server.http_url}/api/matches", headers={"Authorization": "Bearer nope"}
+        )
+        for _ in range(BURST):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request)
+            assert refused.value.code == 401
+        mod = Client(server.ws_url)
+        with clients(mod):
+            mod.send(type="hello", role="moderator", match_id=room.rm.id, token="y" * 32)
+            assert mod.wait("error")["code"] == "rate_limited"
+
+
+def _join_all(url: str, code: str, names: list[tuple[str, str]]) -> list[dict]:
+    """Each (team, name) joins on a connection of its own, all at once; the replies."""
+
+    async def one(team: str, name: str) -> dict:
+        async with connect(url, open_timeout=20, ping_interval=None) as ws:
+            await ws.send(json.dumps({"type": "hello", "role": "player", "join_code": code}))
+            while json.loads(await ws.recv())["type"] != "welcome":
+                pass
+            await ws.send(json.dumps({"type": "join", "team": team, "name": name}))
+            while True:
+                reply = json.loads(await ws.recv())
+                if reply["type"] in ("joined", "error"):
+                    if reply["type"] == "joined":  # a seat too, or the reason there is none
+                        while True:
+                            after = json.loads(await ws.recv())
+                            if after["type"] in ("state", "waiting", "next_match", "error"):
+                                return {**reply, "then": after}
+                    return reply
+
+    async def run() -> list[dict]:
+        return await asyncio.gather(*(one(t, n) for t, n in names))
+
+    return asyncio.run(run())
+
+
+def test_a_match_takes_its_limit_of_players_under_joins_that_arrive_together(db_url):
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
+        max_players_per_match=20,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        room = server.room()
+        replies = _join_all(
+            server.ws_url,
+            room.join_code,
+            [("red" if i % 2 else "blue", f"P{i}") for i in range(45)],
+        )
+        joined = [r for r in replies if r["type"] == "joined"]
+        refused = [r for r in replies if r["type"] == "error"]
+        assert len(joined) == 20 and len(refused) == 25
+        assert all("full (20 players)" in r["message"] for r in refused)
+        assert sum(len(p) for p in room.match.state.players.values()) == 20
+
+
+def test_an_event_registers_no_more_players_than_its_rooms_take(db_url):
+    """1,000 joins to an event's room registered 1,000 players for good: now an event takes
+    as many as its rooms seat (``max_players_per_match`` each), whatever the joins' order."""
+    make_event(db_url)
+    with event_server(db_url, max_players_per_match=15) as server:
+        code = code_of(server.events.plans[next(iter(server.events.plans))], "1")
+        names = [("red" if i % 2 else "blue", f"Player {i}") for i in range(60)]
+        replies = _join_all(server.ws_url, code, names)
+        refused = [r for r in replies if r["type"] == "error"]
+        registered = [r for r in replies if r["type"] == "joined"]
+        assert len(registered) == 30 and len(refused) == 30  # 2 rooms of 15
+        assert all("this event is full (30 players)" in r["message"] for r in refused)
+        # the players who got in and whose team plays here are seated, up to the match's limit
+        live = server.events.live(server.events.rooms[code])
+        humans = [t.id for t in live.match.config.teams if t.kind.value == "human"]
+        assert sum(len(live.match.state.players[t]) for t in humans) <= 15
+    engine = make_engine(db_url)
+    with Session(engine) as session:
+        humans = session.exec(
+            select(func.count()).select_from(EventPlayerRow).where(EventPlayerRow.kind == "human")
+        ).one()
+    engine.dispose()
+    assert humans == 30
+
+
+def test_two_joins_of_one_name_at_once_are_one_player(db_url):
+    make_event(db_url)
+    with event_server(db_url) as server:
+        code = code_of(server.events.plans[next(iter(server.events.plans))], "1")
+        replies = _join_all(
+            server.ws_url, code, [("red", "Alice"), ("red", "ALICE "), ("red", "alice")]
+        )
+        assert len({r["player"] for r in replies}) == 1
