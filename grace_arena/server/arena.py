@@ -35,7 +35,7 @@ from grace_arena.record.models import MatchRow, TossupRow
 from grace_arena.record.schedule import JOIN_ALPHABET
 from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
-from grace_arena.server.frames import FrameWritingProtocol
+from grace_arena.server.frames import websocket_protocol
 from grace_arena.server.room import ModelTrajectory, Room
 from grace_arena.server.writer import GroupWriter
 
@@ -52,7 +52,7 @@ CLIENT_DIR = shipped_folder("buzzer_client")
 UVICORN_OPTIONS: dict[str, Any] = {
     "ws_max_size": 65536,
     "ws_per_message_deflate": False,
-    "ws": FrameWritingProtocol,
+    "ws": websocket_protocol(),
     "loop": "asyncio",
 }
 
