@@ -131,7 +131,7 @@ def test_write_now_says_no_rather_than_raising_when_an_attribute_is_gone():
     assert protocol.write_now(b"x", text_frame(b"x")) is False
     protocol.abort()  # no transport: nothing to drop
     protocol.transport = transport
-    protocol.disconnected = protocol.close_sent = False
+    protocol.close_sent = False
     protocol.handshake_complete, protocol.initial_response = True, None
     protocol.writable = asyncio.Event()
     protocol.writable.set()

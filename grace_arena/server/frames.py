@@ -54,7 +54,7 @@ DIRECT_WRITE_LIMIT = 64 * 1024
 _PRIVATE_CLASS = "uvicorn.protocols.websockets.websockets_sansio_impl.WebSocketsSansIOProtocol"
 #: A connection's attributes that :meth:`FrameWritingProtocol.write_now` reads, and the type or
 #: the methods each must have, as uvicorn sets them before it runs the application.
-_FLAGS = ("disconnected", "handshake_complete", "close_sent")
+_FLAGS = ("handshake_complete", "close_sent")
 _METHODS = {
     "transport": ("is_closing", "get_write_buffer_size", "write", "abort"),
     "conn": ("send_text", "data_to_send"),
@@ -156,9 +156,10 @@ class FrameWritingProtocol(WebSocketsSansIOProtocol or asyncio.Protocol):  # typ
         """
         try:
             transport = self.transport
+            # A lost connection's transport is closing: no need of the disconnected flag,
+            # which uvicorn has only from 0.52.1 on.
             if (
-                self.disconnected
-                or not self.handshake_complete
+                not self.handshake_complete
                 or self.close_sent
                 or self.initial_response is not None
                 or not self.writable.is_set()  # uvicorn's own sends wait for the socket
