@@ -73,6 +73,10 @@ def uvicorn_mismatches(protocol: Any = None) -> list[str]:
         found.append(f"{_PRIVATE_CLASS} is not an asyncio.Protocol")
     if not inspect.iscoroutinefunction(getattr(base, "run_asgi", None)):
         found.append(f"{_PRIVATE_CLASS}.run_asgi is not a coroutine function")
+    # write_now leaves a socket that does not keep up to send, which waits while writable is
+    # clear: uvicorn clears it from 0.52.1 on (before, a socket's buffer grew without bound).
+    if getattr(base, "pause_writing", None) is asyncio.BaseProtocol.pause_writing:
+        found.append(f"{_PRIVATE_CLASS} does not pause writing")
     # Methods of uvicorn's by the names of this module's would be overridden unawares.
     found += [
         f"{_PRIVATE_CLASS} has its own {name}"
