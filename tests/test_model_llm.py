@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import threading
 import time
@@ -10,6 +11,7 @@ import time
 import pytest
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.model import llm
 from grace_arena.model.base import packet_prefixes
 from grace_arena.model.cache import ResponseCache, cache_key
 from grace_arena.model.corpus import load_corpus
@@ -230,6 +232,54 @@ def test_two_guessers_on_one_loop_keep_their_own_limits(retriever, prefixes):
     assert all(g.error is None for gs in results for g in gs)
     assert one.max_in_flight == 1 and three.max_in_flight == 3
     assert len(one.requests) == 6 and len(three.requests) == 15
+
+
+def test_litellm_files_its_clients_where_the_guesser_drops_them(server, retriever, prefixes):
+    """Fails (never skips) on a litellm whose client cache moved or changed shape: the guesser
+    could then no longer drop a client made on a session it has closed."""
+    import litellm
+
+    async def run() -> tuple[list[str], list[str]]:
+        assert llm._find_litellm_clients()
+        suffix = f"-{id(asyncio.get_running_loop())}"
+
+        def this_loops() -> list[str]:
+            cache = litellm.in_memory_llm_clients_cache.cache_dict
+            return [k for k in cache if str(k).endswith(suffix)]
+
+        guesser = _guesser(server, retriever, verbal=False)
+        assert (await guesser.guess(prefixes[0])).error is None
+        made = this_loops()
+        await guesser.aclose()
+        return made, this_loops()
+
+    made, left = asyncio.run(run())
+    assert made  # the client made on the guesser's session, filed under this loop
+    assert left == []
+
+
+def test_without_litellm_client_cache_litellm_sends_through_its_own_sessions(
+    monkeypatch, caplog, retriever, prefixes
+):
+    """litellm's client cache not as expected: one warning, no session of the guesser's, and
+    calls on two event loops in turn still answered within the concurrency."""
+    monkeypatch.setattr(llm, "_clients_found", None)
+    monkeypatch.setattr(llm, "_find_litellm_clients", lambda: False)
+    with StubServer(answers=ANSWERS, latency=0.05) as server:
+        guesser = _guesser(server, retriever, concurrency=1, verbal=False)
+
+        async def run(some):
+            guesses = await asyncio.gather(*(guesser.guess(p) for p in some))
+            return guesses, guesser._limits_here()
+
+        with caplog.at_level(logging.WARNING, logger=llm.__name__):
+            first, limits = asyncio.run(run(prefixes[:3]))
+            second, _ = asyncio.run(run(prefixes[3:6]))
+    assert all(g.error is None for g in first + second)
+    assert limits.session is None and limits.sent == 0
+    assert server.max_in_flight == 1 and len(server.requests) == 6
+    warnings = [r for r in caplog.records if r.name == llm.__name__]
+    assert len(warnings) == 1 and "client cache" in warnings[0].getMessage()
 
 
 def test_cache_prevents_repeat_calls(server, retriever, prefixes, tmp_path):

@@ -21,7 +21,7 @@ from grace_arena.model.policy import BuzzPolicy
 from grace_arena.model.precompute import _store, precompute
 from grace_arena.model.stub_server import StubServer
 from grace_arena.model.tfidf import ExemplarRetriever
-from grace_arena.model.workers import WorkerPool, _run
+from grace_arena.model.workers import WorkerPool, _PipeWriter, _run
 from grace_arena.record.db import open_engine
 from grace_arena.record.models import ModelStepRow
 from grace_arena.record.store import MatchStore
@@ -179,3 +179,42 @@ def test_a_worker_runs_on_uvloop_where_installed(monkeypatch):
     assert _run(_loop_module()).startswith("uvloop")
     monkeypatch.setitem(sys.modules, "uvloop", None)  # as if it were not installed
     assert _run(_loop_module()).startswith("asyncio")
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_send_to_a_worker_waits_while_its_pipe_is_full(loop):
+    """The pipe to a worker (a real one, on either event loop): a send that fills it waits
+    until the other end reads, and a send after the other end closed raises."""
+    if loop == "uvloop" and sys.platform == "win32":
+        pytest.skip("uvloop is not installed on Windows")
+    run = __import__("uvloop").run if loop == "uvloop" else asyncio.run
+    chunk = b"x" * (1 << 20)  # more than a pipe holds (64 KiB on Linux)
+
+    async def main() -> tuple[bool, int]:
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        _, pipe = await asyncio.get_running_loop().connect_write_pipe(
+            _PipeWriter, os.fdopen(write_fd, "wb")
+        )
+        sending = asyncio.ensure_future(pipe.send(chunk))
+        await asyncio.sleep(0.1)
+        waited = not sending.done()
+        received = 0
+        while not sending.done():
+            try:
+                received += len(os.read(read_fd, 1 << 16))
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+        await sending
+        os.close(read_fd)
+        with pytest.raises(ConnectionError):
+            for _ in range(100):  # until the loop has seen the other end go
+                await pipe.send(b"more")
+                await asyncio.sleep(0.01)
+        return waited, received
+
+    waited, received = run(main())
+    assert waited
+    # It went on once nearly all of it was read: what the pipe holds and the transport's
+    # low-water mark were left.
+    assert len(chunk) - (1 << 17) <= received < len(chunk)

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from types import SimpleNamespace
 
 import pytest
-from live import clients, moderator, player
+from live import LiveServer, clients, moderator, player, two_teams
 from websockets.frames import Frame
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
-from grace_arena.server.app import Settings
+from grace_arena.server import frames
+from grace_arena.server.app import UVICORN_OPTIONS, Settings
 from grace_arena.server.connection import Connection, ConnState
-from grace_arena.server.frames import WRITE_NOW, text_frame
+from grace_arena.server.frames import (
+    WRITE_NOW,
+    FrameWritingProtocol,
+    text_frame,
+    uvicorn_mismatches,
+    websocket_protocol,
+)
 
 
 def _connection(written: list[bytes]) -> Connection:
@@ -70,12 +78,15 @@ def test_text_frame_is_a_final_unmasked_text_frame():
     assert parsed.fin and parsed.opcode.name == "TEXT" and parsed.data == data and not frame
 
 
-def test_a_real_server_writes_states_directly_and_in_order(server):
+def _every_word_reaches_every_player_in_order(server: LiveServer, direct: bool) -> None:
+    """A tossup read at 3000 wpm to a moderator and six players: each player gets every word's
+    state, in order; ``direct``: through the frame writer, else through the ASGI send."""
     mod = moderator(server)
     players = [player(server, "red" if i % 2 else "blue", f"P{i}") for i in range(6)]
     with clients(mod, *players):
         conns = [c for c in server.room().connections if c.role is not None]
-        assert conns and all(c._write_now is not None for c in conns)
+        assert len(conns) == 7
+        assert all((c._write_now is not None) is direct for c in conns)
         # asyncio's own loop, even with uvloop installed (for the precompute workers)
         loop = server.server.servers[0].get_loop()
         assert type(loop).__module__.startswith("asyncio"), type(loop)
@@ -93,6 +104,78 @@ def test_a_real_server_writes_states_directly_and_in_order(server):
             assert len(positions) >= 30
             assert positions == sorted(positions)  # every word's state, none out of order
             assert positions[-1] - positions[0] + 1 == len(set(positions))
+
+
+def test_a_real_server_writes_states_directly_and_in_order(server):
+    _every_word_reaches_every_player_in_order(server, direct=True)
+
+
+def test_uvicorn_still_has_what_frame_writing_relies_on(server):
+    """Fails (never skips) on a uvicorn whose internals moved: the class at start-up, then a
+    real connection's attributes."""
+    assert uvicorn_mismatches() == []
+    assert websocket_protocol() is FrameWritingProtocol
+    assert UVICORN_OPTIONS["ws"] is FrameWritingProtocol
+    with clients(moderator(server)):
+        (conn,) = server.room().connections
+        protocol = conn._write_now.__self__
+        assert isinstance(protocol, FrameWritingProtocol)
+        assert uvicorn_mismatches(protocol) == []
+
+
+def test_write_now_says_no_rather_than_raising_when_an_attribute_is_gone():
+    written: list[bytes] = []
+    transport = SimpleNamespace(
+        is_closing=lambda: False, get_write_buffer_size=lambda: 0, write=written.append
+    )
+    protocol = FrameWritingProtocol.__new__(FrameWritingProtocol)  # no attributes at all
+    assert protocol.write_now(b"x", text_frame(b"x")) is False
+    protocol.abort()  # no transport: nothing to drop
+    protocol.transport = transport
+    protocol.close_sent = False
+    protocol.handshake_complete, protocol.initial_response = True, None
+    protocol.writable = asyncio.Event()
+    protocol.writable.set()
+    assert protocol.write_now(b"x", text_frame(b"x")) is False  # no conn
+    protocol.conn = SimpleNamespace(extensions=[])
+    assert protocol.write_now(b"x", text_frame(b"x")) is True
+    assert protocol.write_now(b"x") is False  # conn without send_text
+    assert written == [text_frame(b"x")]
+
+
+@pytest.fixture
+def fresh_checks(monkeypatch):
+    """The frame writer's checks made again in this test, and as they were after it."""
+    websocket_protocol.cache_clear()
+    monkeypatch.setattr(frames, "_connections_match", None)
+    yield
+    websocket_protocol.cache_clear()
+
+
+@pytest.mark.parametrize("what", ["class", "connection"])
+def test_without_the_internals_broadcasts_go_through_send(
+    db_url, monkeypatch, caplog, fresh_checks, what
+):
+    """uvicorn's class (at start-up) or a connection's attributes (at the first connection)
+    not as expected: one warning, no extension in any scope, and a broadcast reaches every
+    client in order through the ASGI send."""
+    missing = {"class": "run_asgi", "connection": "a connection's writable"}[what]
+
+    def mismatches(protocol=None):
+        return [missing] if what == "class" or protocol is not None else []
+
+    monkeypatch.setattr(frames, "uvicorn_mismatches", mismatches)
+    monkeypatch.setitem(UVICORN_OPTIONS, "ws", websocket_protocol())
+    expected_ws = "websockets-sansio" if what == "class" else FrameWritingProtocol
+    assert UVICORN_OPTIONS["ws"] == expected_ws
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s3cret", first_match=two_teams()
+    )
+    with caplog.at_level(logging.WARNING, logger=frames.__name__), LiveServer(settings) as live:
+        _every_word_reaches_every_player_in_order(live, direct=False)
+    warnings = [r for r in caplog.records if r.name == frames.__name__]
+    assert len(warnings) == 1 and missing in warnings[0].getMessage()
+    assert warnings[0].levelno == logging.WARNING
 
 
 @pytest.mark.parametrize("freeze", [False, True])

@@ -31,7 +31,7 @@ def _installed_wheel(tmp_path: Path) -> Path:
         ROOT,
         source,
         ignore=shutil.ignore_patterns(
-            ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "*.db*"
+            ".venv*", ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "*.db*"
         ),
     )
     wheels, target = tmp_path / "wheels", tmp_path / "site"

@@ -150,7 +150,9 @@ def _labels_and_codes(column: pd.Series) -> tuple[NDArray[Any], IntArray]:
         labels = np.asarray(column.cat.categories.astype(str), dtype=object)
         codes = column.cat.codes.to_numpy().astype(np.int64)
     else:
-        factorized, names = pd.factorize(column.astype(str))
+        # pandas 2 turns a missing value into "None" or "nan" in astype(str); pandas 3 keeps
+        # it missing: the missing ones are put back either way.
+        factorized, names = pd.factorize(column.astype(str).where(column.notna()))
         labels, codes = np.asarray(names, dtype=object), factorized.astype(np.int64)
     if (codes < 0).any():
         labels = np.append(labels, "")

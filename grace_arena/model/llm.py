@@ -22,7 +22,10 @@ fast server the next request goes out while the last reply is being parsed. This
 providers for which litellm sends through the aiohttp session it is given (``shared_session``:
 OpenAI and OpenAI-compatible servers, ``hosted_vllm/``, Anthropic and most others); for any other
 provider, and whenever litellm sends through a session of its own, the whole call holds the slot,
-so the bound holds either way. Requests are retried by litellm (``num_retries`` with
+so the bound holds either way. Passing a session relies on an internal of litellm's, its cache of
+HTTP clients (see :func:`_forget_litellm_clients`), checked on first use: if it is not where and
+what this module expects, the guesser passes no session, litellm sends through its own, and one
+warning says so. Requests are retried by litellm (``num_retries`` with
 ``retry_strategy="exponential_backoff_retry"``) and cached by content
 (:class:`~grace_arena.model.cache.ResponseCache`). Cost is what litellm priced the response at
 (its ``response_cost``, else ``litellm.completion_cost``) when it knows the model's price, else
@@ -34,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -55,6 +59,8 @@ from grace_arena.model.tfidf import ExemplarRetriever
 __all__ = ["DEFAULT_K", "LLMGuesser", "import_litellm"]
 
 DEFAULT_K = 3
+
+log = logging.getLogger(__name__)
 
 
 def import_litellm() -> Any:
@@ -106,12 +112,61 @@ def _forget_litellm_clients() -> None:
     and reuses them whatever session later calls pass. Dropping them when a session opens or
     closes makes the next call build its client on the session it passes. litellm closes the
     clients it owns after a grace period; our sessions are closed by ``aclose``.
+
+    The cache (``litellm.in_memory_llm_clients_cache``, its ``cache_dict`` keyed by the client's
+    name and ``-`` and the loop's id, its ``delete_cache``) is not litellm's API: call this only
+    where :func:`_litellm_clients_as_expected` says it is as this reads it.
     """
     litellm = import_litellm()
-    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    cache = litellm.in_memory_llm_clients_cache
     suffix = f"-{id(asyncio.get_running_loop())}"
-    for key in [k for k in getattr(cache, "cache_dict", {}) if str(k).endswith(suffix)]:
+    for key in [k for k in cache.cache_dict if str(k).endswith(suffix)]:
         cache.delete_cache(key)
+
+
+_PROBE_KEY = "grace-arena-probe"
+
+
+class _Probe:
+    """What the check below stores in litellm's client cache, and removes."""
+
+
+def _find_litellm_clients() -> bool:
+    """Whether litellm's client cache is there and files a client set in the running loop
+    under the key :func:`_forget_litellm_clients` looks for, and deletes it by that key."""
+    litellm = import_litellm()
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    key = f"{_PROBE_KEY}-{id(asyncio.get_running_loop())}"
+    probe = _Probe()
+    try:
+        cache.set_cache(_PROBE_KEY, probe)
+        filed = cache.cache_dict.get(key) is probe
+        cache.delete_cache(key)
+        return filed and key not in cache.cache_dict
+    except Exception:  # no such cache, or not a cache of this shape
+        return False
+
+
+#: Whether litellm's client cache was found as expected (None: not looked at yet).
+_clients_found: bool | None = None
+
+
+def _litellm_clients_as_expected() -> bool:
+    """Whether the guesser may pass litellm its own HTTP session: litellm's client cache is as
+    :func:`_forget_litellm_clients` reads it. Checked once, on first use, in a running loop;
+    if not, one warning: without a way to drop litellm's clients, a client it made on a closed
+    session would be reused, so the guesser passes none and litellm uses sessions of its own."""
+    global _clients_found
+    if _clients_found is None:
+        _clients_found = _find_litellm_clients()
+        if not _clients_found:
+            log.warning(
+                "litellm's client cache (litellm.in_memory_llm_clients_cache) is not as "
+                "grace_arena.model.llm expects: the LLM guesser passes litellm no HTTP "
+                "session of its own, and each call holds its concurrency slot until litellm "
+                "has parsed its response"
+            )
+    return _clients_found
 
 
 async def _close_when_cancelled(guesser: LLMGuesser) -> None:
@@ -211,7 +266,7 @@ class LLMGuesser:
                 )
             }
         limits = self._limits[loop_id]
-        if limits.session is None or limits.session.closed:
+        if (limits.session is None or limits.session.closed) and _litellm_clients_as_expected():
             import aiohttp
 
             _forget_litellm_clients()

@@ -45,8 +45,47 @@ def _shares(total: int, parts: int) -> list[int]:
     return [total // parts + (i < total % parts) for i in range(parts)]
 
 
+class _PipeWriter(asyncio.Protocol):
+    """The write end of the pipe to a worker, with flow control: :meth:`send` waits while the
+    pipe is full (the transport's ``pause_writing`` and ``resume_writing``, asyncio's protocol
+    API), and raises ``ConnectionResetError`` once the worker has closed it."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.WriteTransport | None = None
+        self.lost: Exception | None = None
+        self._writable = asyncio.Event()
+        self._writable.set()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = exc or ConnectionResetError("the worker closed its end of the pipe")
+        self._writable.set()  # a send waiting for room finds the pipe gone
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    async def send(self, data: bytes) -> None:
+        """Write ``data``, then wait until the pipe has room for more."""
+        transport = self.transport
+        if self.lost is not None or transport is None or transport.is_closing():
+            raise ConnectionResetError("the pipe to the worker is closed") from self.lost
+        transport.write(data)
+        await self._writable.wait()
+        if self.lost is not None:
+            raise ConnectionResetError("the pipe to the worker is closed") from self.lost
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
 class _Worker:
-    """One worker process and, per event loop, the streams to it."""
+    """One worker process and, per event loop, the pipes to it."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         read_fd, write_fd = os.pipe()  # guesses come back on their own pipe
@@ -60,7 +99,7 @@ class _Worker:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.reader: asyncio.StreamReader | None = None
         self.read_transport: asyncio.BaseTransport | None = None
-        self.writer: asyncio.StreamWriter | None = None
+        self.writer: _PipeWriter | None = None
         self.pending: dict[int, asyncio.Future[Guess]] = {}
         self.listener: asyncio.Task | None = None
         self.dead: str | None = None
@@ -84,11 +123,9 @@ class _Worker:
             os.fdopen(os.dup(self.results.fileno()), "rb"),
         )
         assert self.proc.stdin is not None
-        transport, protocol = await loop.connect_write_pipe(
-            lambda: asyncio.streams.FlowControlMixin(loop=loop),
-            os.fdopen(os.dup(self.proc.stdin.fileno()), "wb"),
+        _, self.writer = await loop.connect_write_pipe(
+            _PipeWriter, os.fdopen(os.dup(self.proc.stdin.fileno()), "wb")
         )
-        self.writer = asyncio.StreamWriter(transport, protocol, None, loop)
         self.listener = loop.create_task(self._listen())
 
     async def _listen(self) -> None:
@@ -106,8 +143,7 @@ class _Worker:
 
     async def send(self, message: dict[str, Any]) -> None:
         assert self.writer is not None
-        self.writer.write(json.dumps(message).encode() + b"\n")
-        await self.writer.drain()
+        await self.writer.send(json.dumps(message).encode() + b"\n")
 
     async def detach(self) -> None:
         if self.listener is not None:

@@ -34,7 +34,7 @@ from grace_arena.record.servers import Peer
 from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
 from grace_arena.server.arbiter import DEFAULT_MAX_CREDIT
-from grace_arena.server.frames import FrameWritingProtocol
+from grace_arena.server.frames import websocket_protocol
 from grace_arena.server.guard import Guard
 from grace_arena.server.pipeline import RoomClosed
 from grace_arena.server.room import Room
@@ -54,7 +54,7 @@ CLIENT_DIR = shipped_folder("buzzer_client")
 UVICORN_OPTIONS: dict[str, Any] = {
     "ws_max_size": 65536,
     "ws_per_message_deflate": False,
-    "ws": FrameWritingProtocol,
+    "ws": websocket_protocol(),
     "loop": "asyncio",
 }
 
