@@ -270,9 +270,6 @@ class Session:
                 teams=self._joinable(room, er),
             )
         )
-        urls = arena.servers_for(room)
-        if urls:
-            conn.send_model(Servers(urls=urls))
         if needs_join:
             if not await self._join(room, er):
                 return True
@@ -283,6 +280,9 @@ class Session:
             self.error(error.code, str(error), "hello", url=error.url)
             return False
         _attach(room, conn, msg.role)
+        urls = arena.servers_for(room)
+        if urls:  # where to turn if this server cannot be reached (later changes: the arena)
+            conn.send_model(Servers(urls=urls))
         if conn.watching:
             _tell(conn, controlled=_controlled_by_another(room, conn))
         return True
