@@ -146,21 +146,6 @@ def start_server(db_url: str, port: int, event: str) -> tuple[subprocess.Popen, 
     raise RuntimeError("the server did not start")
 
 
-def room_token(port: int, event: str, code: str) -> str:
-    """A room's moderator token from the server (for a room it opened on demand)."""
-    import urllib.request
-
-    from grace_arena.server.arena import Tokens
-
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/events/{event}/rooms",
-        headers={"Authorization": f"Bearer {Tokens(SECRET).server()}"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        rooms = json.load(response)
-    return next(r["moderator_token"] for r in rooms if r["join_code"] == code)
-
-
 # --------------------------------------------------------------------------------------------
 # Clients (each client process plays some rooms)
 
@@ -411,11 +396,15 @@ def main() -> None:
         db_url = args.db or f"sqlite:///{Path(tmp) / 'event.db'}"
         print(f"record: {db_url.split('@')[-1]}")
         codes = make_events(db_url, args.rooms, max(args.alone_seconds, args.seconds))
+        # the room alone on a server process of its own (a server serves the events it was
+        # started for), then the full event's rooms on another, one after the other
+        solo_port = free_port()
+        solo_proc, solo_tokens = start_server(db_url, solo_port, "solo")
         port = free_port()
         proc, tokens = start_server(db_url, port, "full")
         try:
             solo_code = codes["solo"][0]
-            solo = [(solo_code, room_token(port, "solo", solo_code), "h1")]
+            solo = [(solo_code, solo_tokens[solo_code], "h1")]
             full = [(c, tokens[c], f"h{i}") for i, c in enumerate(codes["full"], start=1)]
             print(
                 f"\n{args.players} players + a model player per room, {WPM} wpm, a buzz a second"
@@ -425,8 +414,10 @@ def main() -> None:
                 f"{'(server)':>9}"
             )
             solo_data = run_phase(
-                port, solo, args.players, args.alone_seconds, 1, proc.pid, args.in_phase
+                solo_port, solo, args.players, args.alone_seconds, 1, solo_proc.pid, args.in_phase
             )
+            solo_proc.terminate()
+            solo_proc.wait(10)
             solo_data["players"] = [args.players]
             alone = report("1 room alone", solo_data)
             full_data = run_phase(
@@ -446,8 +437,9 @@ def main() -> None:
                 base = max(alone[key], 1e-9)
                 print(f"  {key:<20} {many[key] / base:>6.2f}")
         finally:
-            proc.terminate()
-            proc.wait(10)
+            for server in (solo_proc, proc):
+                server.terminate()
+                server.wait(10)
 
 
 if __name__ == "__main__":

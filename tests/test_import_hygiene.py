@@ -49,3 +49,30 @@ def test_every_computing_module_of_the_analysis_is_under_the_import_contract():
     assert set(contract["source_modules"]) == modules - {"grace_arena.analysis.sources"}
     assert "grace_arena.analysis.sources" in contract["forbidden_modules"]
     assert "grace_arena.io" in contract["forbidden_modules"]
+
+
+def test_the_import_contracts_hold_and_name_every_module_of_the_server():
+    """The contracts in pyproject.toml (the core imports no framework, the server's modules
+    are layered with no import circle, ...) are checked by import-linter; every module of
+    ``grace_arena.server`` is in the server's layers, so a new one cannot slip out of them."""
+    import pkgutil
+    import shutil
+    import tomllib
+    from pathlib import Path
+
+    import grace_arena.server as server
+
+    root = Path(__file__).parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    layers = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"].startswith("The server's modules are layered")
+    )
+    named = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
+    modules = {m.name for m in pkgutil.iter_modules(server.__path__)}
+    assert named == modules
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert lint, "import-linter is a development dependency"
+    out = subprocess.run([lint], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
