@@ -377,6 +377,7 @@ def test_a_flood_is_rate_limited_and_the_moderator_is_still_served(db_url):
         await asyncio.gather(*(flood(ws) for ws in players))
         await mod.send(json.dumps({"type": "rule", "ruling": "correct"}))
         await _until(mod, lambda m: m["type"] == "state" and m["match"]["phase"] == "answered")
+
         async def answers(ws) -> list[dict[str, Any]]:
             """What ``ws`` receives until every buzz it sent has its answer (or 30 s)."""
             got: list[dict[str, Any]] = []

@@ -684,3 +684,29 @@ async def test_quitting_while_a_screen_is_being_put_up_raises_nothing(open_match
             app.push_screen(new())
     # (run_test raises what the app raised)
     assert app.return_code in (0, None)
+
+
+async def test_the_moderators_screen_follows_its_match_to_the_process_that_took_it_over(db_url):
+    """Two server processes share the record; the one serving the match loses it to the other
+    (its lease lapsed: a hang). It tells the moderator's screen where the match is now: the
+    screen says hello there by itself, and goes on moderating it."""
+    from grace_arena.record import lease
+
+    first = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams(),
+        renew_interval=0.2,
+    )  # fmt: skip
+    other = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s")
+    with LiveServer(first) as a, LiveServer(other) as b:
+        match_id = a.room().rm.id
+        token = a.run(a.arena.moderator_token_async(match_id))
+        app = make_tui(a.http_url, moderator_token=token, match_id=match_id, backoff=(0.05, 0.5))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.state is not None and app.connected, "the match on A")
+            await asyncio.to_thread(
+                lease.acquire, b.arena.engine, match_id, b.arena.holder, ttl=-1.0
+            )
+            await until(pilot, lambda: app.target.url == b.http_url, "the move to B")
+            await until(pilot, lambda: app.connected and match_id in b.arena.rooms, "B serves it")
+            assert match_id not in a.arena.rooms
+            await until(pilot, lambda: b.arena.rooms[match_id].controller is not None, "control")
