@@ -303,7 +303,15 @@ class Session:
     def _joinable(self, room: Room, er: EventRoom | None) -> list[TeamView]:
         """The teams a new player may join: the match's human teams, or, in an event's room,
         every human team of the event (a player who comes to the wrong room is sent on)."""
-        teams = [t for t in room.state_for("player").teams if t.kind == "human"]
+        players, scores = room.match.state.players, room.match.game.scores
+        teams = [
+            TeamView(
+                id=t.id, name=t.name, kind="human", size=len(players.get(t.id, {})),
+                score=scores.get(t.id, 0),
+            )
+            for t in room.match.config.teams
+            if t.kind is TeamKind.HUMAN
+        ]  # fmt: skip
         if er is None:
             return teams
         here = {t.id: t for t in teams}
