@@ -616,6 +616,9 @@ class _Within:
     high: int
     unit: str
     otherwise: str = ""  # what else the field may be
+    #: The field's name, for the refusal (pydantic before 2.12 does not tell a validator of
+    #: an annotation the name of its field).
+    field: str = ""
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -644,7 +647,7 @@ class _Within:
                 "out_of_range",
                 "{field} must be from {low} to {high} {unit}{otherwise}, not {value}",
                 {
-                    "field": info.field_name or "the value",
+                    "field": info.field_name or self.field or "the value",
                     "low": self.low,
                     "high": self.high,
                     "unit": self.unit,
@@ -665,24 +668,30 @@ class MatchSettings(_Msg):
 
     reading_mode: Literal["read_aloud", "screen"] = "read_aloud"
     #: 30 words a minute is dictation; 1200 is four times a fast reader's pace.
-    wpm: Annotated[int, _Within(30, 1200, "words a minute")] = 180
+    wpm: Annotated[int, _Within(30, 1200, "words a minute", field="wpm")] = 180
     #: A tossup is worth 10 in NAQT and ACF rules (4 in Science Bowl), a power 15 (20 for some
     #: superpowers), a neg -5; 0 disables negs. No format gives a correct answer nothing, or
     #: more than 100; within these, scores stay far from what the record's integers hold.
-    correct_points: Annotated[int, _Within(1, 100, "points")] = 10
-    power_points: Annotated[int, _Within(1, 100, "points", " or none (no powers)")] | None = 15
-    neg_points: Annotated[int, _Within(-100, 0, "points")] = -5
+    correct_points: Annotated[int, _Within(1, 100, "points", field="correct_points")] = 10
+    power_points: (
+        Annotated[int, _Within(1, 100, "points", " or none (no powers)", field="power_points")]
+        | None
+    ) = 15
+    neg_points: Annotated[int, _Within(-100, 0, "points", field="neg_points")] = -5
     negs_only_before_end: bool = True
     rebuzz: bool = True
     #: Quizbowl asks a player to begin answering within a few seconds of buzzing; typing on a
     #: phone takes longer (10 s by default). Under 1 s every buzz times out before an answer
     #: can arrive; past 2 minutes the room waits on one player. None: no limit (the moderator
     #: rules).
-    answer_time: Annotated[float, _Within(1, 120, "seconds", " or none (no limit)")] | None = 10.0
+    answer_time: (
+        Annotated[float, _Within(1, 120, "seconds", " or none (no limit)", field="answer_time")]
+        | None
+    ) = 10.0
     #: Moderators wait a few seconds after the last word before calling time (5 s by default);
     #: 0 ends the tossup at its last word. Past a minute, a tossup nobody buzzes on stalls
     #: the match.
-    buzz_window: Annotated[float, _Within(0, 60, "seconds")] = 5.0
+    buzz_window: Annotated[float, _Within(0, 60, "seconds", field="buzz_window")] = 5.0
     compensated: bool = False  # hold each race for a short window, award the earliest press
 
 
