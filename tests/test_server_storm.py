@@ -192,6 +192,52 @@ def test_a_record_that_blinks_holds_the_room_and_it_goes_on_by_itself(store):
     asyncio.run(scenario())
 
 
+def test_a_slow_commit_gives_the_clock_back_the_time_it_took_once(store):
+    """A commit that took longer than STALL_AFTER held the room that long: a running clock
+    gets that time back at once (its players see the new deadline), and only that time, not
+    a whole clock again when the timer next commits."""
+    from grace_arena.core.commands import TimeUp
+    from grace_arena.core.config import ScoringRules
+    from grace_arena.server.pipeline import STALL_AFTER
+
+    async def scenario() -> None:
+        packet = load_packet(SAMPLE_PACKET_PATH)
+        config = match_config(
+            packet,
+            [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")],
+            rules=ScoringRules(answer_time=3.0),
+        )
+        room = Room(store.create(config, now=time.time(), join_code="SLOW"), join_code="SLOW")
+        await room.command(Join(team="red", player="p1", name="Ann"))
+        await room.command(StartTossup())
+        append, slow = store.append, STALL_AFTER + 0.5
+
+        def slowly(match_id, events, **options):
+            if any(ev.type == "buzz_accepted" for ev in events):
+                time.sleep(slow)
+            append(match_id, events, **options)
+
+        store.append = slowly
+        pressed = time.time()
+        await room.command(Buzz(team="red", player="p1", timing=BuzzTiming()))
+        told = time.time()
+        for _ in range(100):  # the clock is given back at once, by a commit of its own
+            if room.match.game.deadline > pressed + 3.0 + 0.1:
+                break
+            await asyncio.sleep(0.02)
+        deadline = room.match.game.deadline
+        assert pressed + 3.0 + slow - 0.2 < deadline < told + 3.0 + 0.3
+        # the timer's own commit gives nothing more
+        with contextlib.suppress(IllegalCommand):
+            await room.command(TimeUp())
+        assert room.match.game.deadline == deadline
+        await asyncio.sleep(deadline - time.time() + 0.5)
+        assert room.match.game.floor is None  # the time ran out, once
+        await room.close()
+
+    asyncio.run(scenario())
+
+
 # -- against a live server ------------------------------------------------------------------
 
 

@@ -98,6 +98,11 @@ Result = list[Event] | IllegalCommand
 _UNSYNCED = frozenset({"words_revealed", "buzz_repeated"})
 
 
+def _retrieve(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()  # a room closed meanwhile: nothing to give back to
+
+
 class CommitPipeline:
     """Decides and commits one match's commands in order (see the module docstring)."""
 
@@ -217,6 +222,8 @@ class CommitPipeline:
                     future.set_exception(result)
                 else:
                     future.set_result(result)
+            if self._held_since is not None and not self._queue:
+                self.resume().add_done_callback(_retrieve)  # type: ignore[union-attr]
         if self.state is not Lifecycle.OPEN and self._closed_by is not None:
             self._fail_queued()
 
@@ -260,8 +267,13 @@ class CommitPipeline:
                 continue
             finally:
                 stall.cancel()
-            if time.time() - started > STALL_AFTER:
-                self.hold(started, "record")  # the next batch gives the clock that time back
+            # The room was held as long as the commit took: a running clock gets that time
+            # back at once (by the commit that follows), not whenever a batch next comes (the
+            # timer's, a whole clock later). The commit that gives it back is not given back.
+            if time.time() - started > STALL_AFTER and not all(
+                isinstance(c, ResumeClock) for c, _ in batch
+            ):
+                self.hold(started, "record")
             if not self.health.ok:
                 self._set_health(RecordHealth())
             return outcome
