@@ -223,3 +223,16 @@ def test_a_repeat_of_a_buzz_the_record_does_not_hold_stores_nothing(store):
 def test_opening_an_unknown_match_is_a_clear_error(store):
     with pytest.raises(RecordError, match="no match 42"):
         store.open(42)
+
+
+def test_every_moderator_token_of_a_match_stays_valid_whatever_the_restarts(store):
+    """Each server start without the old token in memory issues one more; the first stays
+    valid (it used to lapse after four more)."""
+    import hashlib
+
+    rm = store.create(config(), now=0.0)
+    hashes = [hashlib.sha256(f"token {i}".encode()).hexdigest() for i in range(12)]
+    for h in hashes:
+        store.add_moderator_token(rm.id, h)
+    store.add_moderator_token(rm.id, hashes[0])  # the same token again adds nothing
+    assert store.moderator_tokens(rm.id) == hashes
