@@ -187,3 +187,41 @@ def test_renewals_and_group_commits_of_many_matches_never_wait_in_a_circle(db_ur
     for t in threads:
         t.join(120)
     assert errors == []
+
+
+@on_both_backends
+def test_a_match_created_by_a_host_30_s_behind_is_no_orphan(db_url, monkeypatch) -> None:
+    """A new match's lease is taken on the database's clock too: a creator whose clock runs
+    behind has its live match taken by nobody."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    creator = _other("creator", "http://a:1")
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() - 30.0)
+    match = MatchStore(engine).create(config(), now=0.0, holder=creator)
+    monkeypatch.setattr(time, "time", real)
+    assert lease.orphaned(engine, [match.id], ttl=15.0) == set()
+    with pytest.raises(lease.LeaseHeld):
+        lease.acquire(engine, match.id, _other(), ttl=15.0)
+
+
+@on_both_backends
+def test_a_take_over_tried_again_still_knows_when_the_match_was_last_served(db_url) -> None:
+    """Taking a lease over does not say the match is served (its room may fail to open): the
+    same process's next try is handed the moment it was last served, as the first was."""
+    from sqlalchemy import update
+
+    from grace_arena.record.models import MatchLeaseRow
+
+    engine, match = _match(db_url)
+    lease.acquire(engine, match.id, _other())
+    served = time.time() - 20.0
+    with engine.begin() as conn:
+        conn.execute(update(MatchLeaseRow.__table__).values(served_until=served))  # type: ignore[arg-type]
+    me = lease.Holder.this_process()
+    first = lease.acquire(engine, match.id, me, ttl=-1.0)
+    again = lease.acquire(engine, match.id, me, ttl=-1.0)
+    assert first.took_over and first.served_until == pytest.approx(served, abs=1e-3)
+    assert again.served_until == pytest.approx(served, abs=1e-3)
+    lease.renew(engine, me, [match.id])  # served here from now on
+    assert lease.acquire(engine, match.id, me).served_until > served + 19.0

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Float, Table, and_, bindparam, cast, func, select, update
+from sqlalchemy import Float, Table, and_, bindparam, cast, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
@@ -238,12 +238,13 @@ def acquire(engine: Engine, match_id: int, holder: Holder, *, ttl: float = DEFAU
             .one()
         )
         if row["holder"] == holder.id and not row["released"]:
-            conn.execute(
-                update(_LEASE)
-                .where(_LEASE.c.match_id == match_id)
-                .values(renewed_at=now, served_until=time.time())
+            # this process holds it already: taken over (or made) by it, and perhaps not
+            # served yet (an opening that failed, tried again). When it was last served is
+            # left as it was (renewals and commits of the room that serves it move it on).
+            conn.execute(update(_LEASE).where(_LEASE.c.match_id == match_id).values(renewed_at=now))
+            return Lease(
+                match_id, LeaseClaim(holder, row["generation"]), False, row["served_until"]
             )
-            return Lease(match_id, LeaseClaim(holder, row["generation"]), False, None)
         dead = known_dead(row["proc"])
         if not (row["released"] or row["age"] > ttl or dead):
             raise LeaseHeld(match_id, row, row["age"])
@@ -251,12 +252,13 @@ def acquire(engine: Engine, match_id: int, holder: Holder, *, ttl: float = DEFAU
         # the row may not have been locked for this transaction on SQLite)
         generation = row["generation"] + 1
         free = _LEASE.c.released | (_LEASE.c.renewed_at < now - ttl)
+        # (``served_until`` stays as it was: the match is not served until its room is)
         taken = conn.execute(
             update(_LEASE)
             .where(_LEASE.c.match_id == match_id, _LEASE.c.generation == row["generation"],
                    free if not dead else _LEASE.c.holder == row["holder"])
             .values(**_holder_values(holder), generation=generation, released=False,
-                    acquired_at=now, renewed_at=now, served_until=time.time())
+                    acquired_at=now, renewed_at=now)
         )  # fmt: skip
         if taken.rowcount != 1:  # type: ignore[attr-defined]
             raise LeaseHeld(match_id, row, 0.0)
@@ -278,11 +280,17 @@ def dialect_insert(dialect: str):
     return sqlite_insert
 
 
-def lease_values(holder: Holder, now: float) -> dict:
-    """The columns of a new lease of ``holder`` taken at ``now`` (a match created by a
-    server process, in the creation's transaction; generation 1)."""
-    return {**_holder_values(holder), "generation": 1, "released": False,
-            "acquired_at": now, "renewed_at": now, "served_until": now}  # fmt: skip
+def insert_new_lease(session: Session, match_id: int, holder: Holder) -> None:
+    """In a match's creation's transaction: ``holder``'s lease of it, taken now on the
+    database's clock (generation 1)."""
+    dialect = session.get_bind().dialect.name
+    now = db_now(dialect)
+    session.execute(
+        insert(_LEASE).values(
+            match_id=match_id, **_holder_values(holder), generation=1, released=False,
+            acquired_at=now, renewed_at=now, served_until=time.time(),
+        )
+    )  # fmt: skip
 
 
 def _fence_statement(dialect: str):

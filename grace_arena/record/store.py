@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import time
 import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -50,7 +49,6 @@ from grace_arena.record.models import (
     EventPlayerRow,
     EventRow,
     EventTeamRow,
-    MatchLeaseRow,
     MatchRow,
     PacketRow,
     PlayerRow,
@@ -187,9 +185,9 @@ class MatchStore:
                     session.rollback()
                     raise GameTaken(f"scheduled match {game_id} has a match already")
             if holder is not None:
-                from grace_arena.record.lease import lease_values
+                from grace_arena.record.lease import insert_new_lease
 
-                session.add(MatchLeaseRow(match_id=match_id, **lease_values(holder, time.time())))
+                insert_new_lease(session, match_id, holder)
             session.commit()
         claim = None
         if holder is not None:
@@ -592,7 +590,8 @@ def register_player(
         )
         if session.get_bind().dialect.name != "postgresql":
             # SQLite has one writer: a name registered by another process after this
-            # transaction read makes its write fail as a whole (the server tries again)
+            # transaction read makes its write fail as a whole (IntegrityError: the caller
+            # tries again, as EventHost.register_player does)
             session.add(row)
             session.flush()
             return player_id

@@ -249,6 +249,8 @@ class Arena:
         self._opening: dict[int, asyncio.Future[Room]] = {}
         self._renewer: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
+        #: Set by :meth:`stop_serving`: nothing is opened or served after it.
+        self.stopping = False
 
     def subscribe(self, listener: ArenaListener) -> None:
         self._listeners.append(listener)
@@ -344,8 +346,10 @@ class Arena:
         yet: :meth:`serve`). With ``event``/``game_id``/``join_code``, the match plays a
         scheduled match of an event in the room with that code; otherwise it has a join code
         and a moderator token of its own."""
+        self._refuse_if_stopping()
         taken = frozenset(self._codes)
         parts = await asyncio.to_thread(self._create_parts, setup, event, game_id, join_code, taken)
+        await self._give_up_if_stopping(parts)
         return self._build(parts)
 
     def _create_parts(
@@ -376,8 +380,22 @@ class Arena:
         """A match of the record, rebuilt, with this process holding its lease, and its room
         (not served yet). Raises :class:`~grace_arena.record.lease.LeaseHeld` when another
         live process serves it."""
+        self._refuse_if_stopping()
         parts = await asyncio.to_thread(self._reopen_parts, match_id, join_code)
+        await self._give_up_if_stopping(parts)
         return self._build(parts)
+
+    def _refuse_if_stopping(self) -> None:
+        if self.stopping:
+            raise RoomClosed("this server process is stopping: reconnect", code="stopping")
+
+    async def _give_up_if_stopping(self, parts: _Parts) -> None:
+        """A match made or taken while this process began to stop: its lease goes back at
+        once (another process may serve it), and nothing of it is served here."""
+        if self.stopping:
+            with contextlib.suppress(Exception):  # else it lapses by itself
+                await asyncio.to_thread(lease.release, self.engine, self.holder, [parts.rm.id])
+            self._refuse_if_stopping()
 
     def _reopen_parts(self, match_id: int, join_code: str) -> _Parts:
         taken = lease.acquire(self.engine, match_id, self.holder, ttl=self.settings.lease_ttl)
@@ -452,6 +470,7 @@ class Arena:
         reading and timers. A match of an event's room is found by the event layer, any other
         by its own join code."""
         match_id = room.rm.id
+        self._refuse_if_stopping()
         if match_id in self.rooms and self.rooms[match_id] is not room:
             raise RuntimeError(f"match {match_id} is served here already")
         self.rooms[match_id] = room
@@ -753,6 +772,7 @@ class Arena:
         """Retire every room (its clients are told the server is stopping and their sockets
         closed, before the web server closes them for its own reasons) and give the leases
         up, so that another process may go on at once."""
+        self.stopping = True
         if self._renewer is not None:
             self._renewer.cancel()
         stopping = RoomClosed("this server process is stopping: reconnect", code="stopping")

@@ -31,6 +31,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from grace_arena.core.events import Event
@@ -361,6 +362,8 @@ class EventHost:
         """The room's match ended: open its next one and send everyone there."""
         try:
             new = await self.advance(er)
+        except RoomClosed:  # this process is stopping: the next process opens it
+            return
         except Exception:
             log.exception("room %s of %s: its next match did not open", er.name, er.event_name)
             return
@@ -525,7 +528,13 @@ class EventHost:
                     row = session.get(EventPlayerRow, (event_id, player_id))
                     return player_id, row.name if row is not None else name
 
-            player_id, registered = await asyncio.to_thread(store)
+            try:
+                player_id, registered = await asyncio.to_thread(store)
+            except IntegrityError:
+                # SQLite: another process registered the name between this transaction's
+                # read and its write (PostgreSQL reads it back within the transaction): the
+                # second try finds it
+                player_id, registered = await asyncio.to_thread(store)
         known = self.players.setdefault(event_id, {})
         return known.setdefault(player_id, PlayerRecord(player_id, team, registered))
 

@@ -239,8 +239,13 @@ class CommitPipeline:
             try:
                 outcome = await self._commit([c for c, _ in batch])
             except LeaseLost as exc:
+                # Nothing more is decided or committed here: every command queued or to come
+                # fails at once, and the owner hears of the loss once (and closes the room).
                 self._closed_by = self._closed_by or RoomClosed(str(exc))
-                self._on_lease_lost(exc)
+                lost_now = self.state is Lifecycle.OPEN
+                self.state = Lifecycle.CLOSING
+                if lost_now:
+                    self._on_lease_lost(exc)
                 return None
             except Exception as exc:
                 if not is_transient(exc):

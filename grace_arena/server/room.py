@@ -230,7 +230,9 @@ class Room:
         _safely(self.broadcast_state, self._events_for(events), roles=roles)
         _safely(self._schedule_deadline)
         self._changed.set()
-        if not quiet:
+        # A room closing (another process took its match, this one stops) tells its
+        # listeners nothing more: the last change of its match is followed where it is served.
+        if not quiet and self.is_open:
             for listener in list(self.listeners):
                 _safely(listener, self, events)
 

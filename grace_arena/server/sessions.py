@@ -58,11 +58,11 @@ from grace_arena.protocol import (
     Welcome,
 )
 from grace_arena.record.lease import LeaseHeld
-from grace_arena.record.store import player_name_key
+from grace_arena.record.store import is_transient, player_name_key
 from grace_arena.server.arena import Arena
 from grace_arena.server.connection import Connection
 from grace_arena.server.event_rooms import EventFull, EventHost, EventRoom, send_on
-from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
 
 log = logging.getLogger(__name__)
@@ -376,6 +376,14 @@ class Session:
                     record = await self.events.register_player(er.event_id, msg.team, name)
                 except EventFull as exc:
                     self.error("not_allowed", str(exc), "join")
+                    continue
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                    why = short_reason(exc)
+                    self.error(
+                        "server_error", f"the record is unavailable ({why}): join again", "join"
+                    )
                     continue
                 conn.player, conn.team = record.id, msg.team
                 token = arena.tokens.player(self.events.token_scope(er), record.id)
