@@ -251,6 +251,8 @@ class Arena:
         self._tasks: set[asyncio.Task] = set()
         #: Set by :meth:`stop_serving`: nothing is opened or served after it.
         self.stopping = False
+        self._looking: asyncio.Task | None = None  # the layers' look around, after a renewal
+        self._moving: set[int] = set()  # matches another process took, being retired here
 
     def subscribe(self, listener: ArenaListener) -> None:
         self._listeners.append(listener)
@@ -515,7 +517,10 @@ class Arena:
         for listener in list(self._listeners):
             listener.on_events(room, events)
 
-    def _lease_lost(self, room: Room, exc: LeaseLost) -> None:
+    def _lease_lost(self, room: Room, exc: LeaseLost | None) -> None:
+        if room.rm.id in self._moving:  # told already (a commit, then a renewal)
+            return
+        self._moving.add(room.rm.id)
         self._spawn(self._moved_away(room))
 
     async def _moved_away(self, room: Room) -> None:
@@ -530,7 +535,10 @@ class Arena:
             url=holder.url if holder is not None else None,
         )
         log.warning("match %d: another server process took it over", room.rm.id)
-        await self.retire(room, error, release=False)
+        try:
+            await self.retire(room, error, release=False)
+        finally:
+            self._moving.discard(room.rm.id)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -656,18 +664,25 @@ class Arena:
             except Exception as exc:  # the record is unreachable for now: try again
                 log.warning("renewing the leases of %d matches failed: %s", len(claims), exc)
                 continue
+            # Neither retiring a room (its batch in flight may take seconds to finish) nor
+            # the layers' look around (opening rooms) holds the next renewal up: the leases of
+            # the other rooms must not lapse meanwhile.
             for match_id in lost:
                 room = self.rooms.get(match_id)
                 if room is not None:
-                    await self._moved_away(room)
+                    self._lease_lost(room, None)
             if peers != self.peers:
                 self.peers = peers
                 self._tell_servers()
-            for listener in list(self._listeners):
-                try:
-                    await listener.on_tick()
-                except Exception:
-                    log.exception("looking around after renewing the leases failed")
+            if self._looking is None or self._looking.done():
+                self._looking = asyncio.get_running_loop().create_task(self._look_around())
+
+    async def _look_around(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                await listener.on_tick()
+            except Exception:
+                log.exception("looking around after renewing the leases failed")
 
     async def register(self) -> None:
         """Say, in the record, that this process serves (and which events)."""
@@ -773,8 +788,9 @@ class Arena:
         closed, before the web server closes them for its own reasons) and give the leases
         up, so that another process may go on at once."""
         self.stopping = True
-        if self._renewer is not None:
-            self._renewer.cancel()
+        for task in (self._renewer, self._looking):
+            if task is not None:
+                task.cancel()
         stopping = RoomClosed("this server process is stopping: reconnect", code="stopping")
         ids = list(self.rooms)
         for room in list(self.rooms.values()):
