@@ -138,3 +138,46 @@ def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
     finally:
         proc.kill()
         proc.wait(10)
+
+
+def test_a_match_reopened_in_the_middle_of_a_clue_is_paused_until_the_moderator_resumes(db_url):
+    """Killed while reading: the restarted server does not read on to phones that are not
+    back yet, nor stand still as if it read on. Every screen says the reading is paused, at
+    the word where it stopped, and the moderator resumes it."""
+    port = free_port()
+    url = f"ws://127.0.0.1:{port}/ws"
+    proc = start_server(db_url, port)
+    token = moderator_token(proc)
+    try:
+        store = MatchStore(make_engine(db_url))
+        (row,) = store.matches()
+        mod = Client(url)
+        with clients(mod):
+            mod.send(type="hello", role="moderator", match_id=row.id, token=token)
+            mod.wait("welcome")
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["tossup"] and s["tossup"]["position"] >= 3)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        stopped_at = store.open(row.id).match.game.position
+
+        proc = start_server(db_url, port)
+        mod, red = Client(url), Client(url)
+        with clients(mod, red):
+            red.send(type="hello", role="player", join_code=row.join_code)
+            red.wait("welcome")
+            red.send(type="join", team="red", name="Ruth")
+            red.wait("joined")
+            st = red.state(lambda s: s["match"]["paused"])
+            assert st["match"]["phase"] == "reading"
+            assert st["tossup"]["position"] == stopped_at
+            time.sleep(1.0)  # nothing is read meanwhile
+            assert store.open(row.id).match.game.position == stopped_at
+            mod.send(type="hello", role="moderator", match_id=row.id, token=token)
+            mod.wait("welcome")
+            mod.send(type="resume")
+            st = red.state(lambda s: s["tossup"]["position"] > stopped_at)
+            assert not st["match"]["paused"]
+    finally:
+        proc.kill()
+        proc.wait(10)

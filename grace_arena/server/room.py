@@ -149,6 +149,12 @@ class Room:
         resumed = self.pipeline.resume()
         if resumed is not None:
             resumed.add_done_callback(self._log_failure)
+        game = self.match.game
+        if game.phase is Phase.READING and not game.paused:
+            # Reopened in the middle of a clue (a restart, a take-over): the reading is
+            # paused, on every screen, until the moderator resumes it once the room is back,
+            # rather than standing still as if it read on, or reading to phones not back yet.
+            self.submit(Pause()).add_done_callback(self._log_failure)
 
     async def close(self, error: RoomClosed | None = None) -> None:
         """Close the room (see the module docstring): stop reading and timing, let the batch
