@@ -239,9 +239,15 @@ class JoinTeam(_Msg):
     name: Name = Field(min_length=1, max_length=PLAYER_NAME_MAX)
 
 
+#: A clock reading in seconds since the epoch, as a client gives it: finite and within ±1e12 s
+#: (any clock, however wrong, of the last or next 30,000 years), so that the differences the
+#: server takes of two readings stay finite (a pong at 1.7e308 made offsets that overflowed).
+ClockTime = Annotated[float, Field(ge=-1e12, le=1e12, allow_inf_nan=False)]
+
+
 class BuzzMsg(_Msg):
     type: Literal["buzz"] = "buzz"
-    client_time: float | None = None  # when the button was pressed, on the client's clock
+    client_time: ClockTime | None = None  # when the button was pressed, on the client's clock
 
 
 class AnswerMsg(_Msg):
@@ -253,13 +259,13 @@ class Ping(_Msg):
     """Either side may ping; the other answers ``pong`` echoing ``sent``."""
 
     type: Literal["ping"] = "ping"
-    sent: float
+    sent: ClockTime
 
 
 class Pong(_Msg):
     type: Literal["pong"] = "pong"
-    sent: float  # the ping's ``sent``, echoed
-    time: float  # the responder's clock when it answered
+    sent: ClockTime  # the ping's ``sent``, echoed
+    time: ClockTime  # the responder's clock when it answered
 
 
 # Moderator commands

@@ -223,6 +223,9 @@ def test_display_sees_no_answer_before_the_ruling(db_url):
         ('{"type": "buzz", "client_time": 1e400}', "bad_message"),
         ('{"type": "buzz", "client_time": NaN}', "bad_message"),
         ('{"type": "ping", "sent": -Infinity}', "bad_message"),
+        # finite, but offsets taken of two such readings overflow to infinity
+        ('{"type": "pong", "sent": 1.7e308, "time": -1.7e308}', "bad_message"),
+        ('{"type": "buzz", "client_time": -1.7e308}', "bad_message"),
         ('{"type": "rule", "ruling": "correct"}', "not_allowed"),
         ('{"type": "hello", "role": "player", "join_code": "ZZZZZ"}', "not_allowed"),
         ('{"type": "rule", "ruling": "maybe"}', "bad_message"),

@@ -15,7 +15,7 @@ from backends import on_both_backends
 from live import LiveServer, two_teams
 from websockets.asyncio.client import connect
 
-from grace_arena.core.commands import Buzz, Join, Pause, Reveal, StartTossup
+from grace_arena.core.commands import Buzz, Join, Pause, Reveal, SetPace, StartTossup
 from grace_arena.core.config import TeamSpec
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import BuzzTiming
@@ -149,6 +149,43 @@ def test_a_failed_commit_takes_nothing_of_the_batch(store):
         await room.command(StartTossup())  # and it goes on
         assert room.match.game.phase.value == "reading"
         await room.close()
+
+    asyncio.run(scenario())
+
+
+@on_both_backends
+def test_a_command_the_record_refuses_fails_alone_not_with_the_batch_decided_with_it(store):
+    """A batch the record refuses for another reason than its availability (a value it
+    cannot store, a bug) is committed again command by command: the refused command fails,
+    the pace change and the pause decided with it are committed."""
+
+    async def scenario() -> None:
+        room = _room(store)
+        await room.command(Join(team="red", player="p1", name="Ann"))
+        await room.command(StartTossup())
+        append = store.append
+
+        def refuse_joins(match_id, events, **options):
+            if any(ev.type == "player_joined" for ev in events):
+                raise ValueError("a value the record cannot store")
+            append(match_id, events, **options)
+
+        store.append = refuse_joins
+        futures = [
+            room.submit(SetPace(wpm=200)),
+            room.submit(Join(team="blue", player="p2", name="Bob")),
+            room.submit(Pause()),
+        ]
+        results = await asyncio.gather(*futures, return_exceptions=True)
+        assert isinstance(results[1], ValueError)
+        assert [ev.type for ev in results[0]] == ["pace_changed"]
+        assert [ev.type for ev in results[2]] == ["reading_paused"]
+        assert room.match.game.paused and room.match.state.pace == 200
+        assert "p2" not in room.match.state.players["blue"]
+        await room.close()
+        stored = [ev.type for ev in store.events(room.rm.id)]
+        assert stored[-2:] == ["pace_changed", "reading_paused"]
+        assert "p2" not in store.open(room.rm.id).match.state.players["blue"]
 
     asyncio.run(scenario())
 

@@ -16,6 +16,7 @@ The credit given is recorded with the buzz (``BuzzTiming.credit``).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -61,11 +62,12 @@ class ClockEstimate:
     def add(self, sent: float, client_time: float, received: float) -> bool:
         """Take a pong; False when it does not count."""
         rtt = received - sent
-        if sent not in self.pending or not 0 <= rtt <= MAX_RTT:
+        offset = (sent + received) / 2 - client_time
+        if sent not in self.pending or not 0 <= rtt <= MAX_RTT or not math.isfinite(offset):
             self.ignored += 1
             return False
         self.pending.remove(sent)
-        self.samples.append((rtt, (sent + received) / 2 - client_time))
+        self.samples.append((rtt, offset))
         return True
 
     @property

@@ -194,38 +194,57 @@ class CommitPipeline:
     async def _drain(self) -> None:
         while self._queue and self.state is Lifecycle.OPEN:
             batch, self._queue = self._queue, []
-            try:
-                outcome = await self._commit_batch(batch)
-            except asyncio.CancelledError:
-                if self._closed_by is not None:
-                    self._fail_queued(batch)
-                raise
-            except Exception as exc:  # a bug: the batch fails, the room goes on
-                log.exception("match %d: committing %d commands failed", self.rm.id, len(batch))
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            if outcome is None:  # closed meanwhile
-                self._fail_queued(batch)
+            if not await self._run(batch):
                 return
-            results, events = outcome
-            if events:
-                try:
-                    self._on_committed(events)
-                except Exception:  # what was committed stays committed; tell the callers
-                    log.exception("match %d: telling a change failed", self.rm.id)
-            for (_, future), result in zip(batch, results, strict=True):
-                if future.done():  # its caller went away
-                    continue
-                if isinstance(result, IllegalCommand):
-                    future.set_exception(result)
-                else:
-                    future.set_result(result)
             if self._held_since is not None and not self._queue:
                 self.resume().add_done_callback(_retrieve)  # type: ignore[union-attr]
         if self.state is not Lifecycle.OPEN and self._closed_by is not None:
             self._fail_queued()
+
+    async def _run(self, batch: list[tuple[Command, asyncio.Future]], alone: bool = False) -> bool:
+        """Commit ``batch`` and settle its futures; False once the pipeline closed. A batch
+        that fails for another reason than the record's availability (a bug, a value the
+        record refuses) is committed again command by command, so that one command's
+        failure is its own, not that of the buzzes and rulings decided with it."""
+        try:
+            outcome = await self._commit_batch(batch)
+        except asyncio.CancelledError:
+            if self._closed_by is not None:
+                self._fail_queued(batch)
+            raise
+        except Exception as exc:
+            if len(batch) > 1 and not alone:
+                log.warning(
+                    "match %d: committing %d commands together failed (%s); each alone",
+                    self.rm.id, len(batch), short_reason(exc),
+                )  # fmt: skip
+                for i, item in enumerate(batch):
+                    if not await self._run([item], alone=True):
+                        self._fail_queued(batch[i + 1 :])
+                        return False
+                return True
+            log.exception("match %d: committing %d commands failed", self.rm.id, len(batch))
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return True
+        if outcome is None:  # closed meanwhile
+            self._fail_queued(batch)
+            return False
+        results, events = outcome
+        if events:
+            try:
+                self._on_committed(events)
+            except Exception:  # what was committed stays committed; tell the callers
+                log.exception("match %d: telling a change failed", self.rm.id)
+        for (_, future), result in zip(batch, results, strict=True):
+            if future.done():  # its caller went away
+                continue
+            if isinstance(result, IllegalCommand):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+        return True
 
     async def _commit_batch(
         self, batch: list[tuple[Command, asyncio.Future]]
