@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -93,6 +94,57 @@ def test_guessed_codes_are_throttled_per_address_and_a_right_one_waits_too(db_ur
             urllib.request.urlopen(f"{server.http_url}/api/join/{code}")
         assert refused.value.code == 429 and int(refused.value.headers["Retry-After"]) >= 1
         assert server.arena.guard.refused >= 3
+
+
+def test_guesses_sent_together_are_all_charged(db_url):
+    """Many sockets of one address each send a wrong code at once, so that every hello is
+    past the check before any answer is known: each is charged, the address owes them, and
+    a second wave 2.5 s later is refused unread (it used to be looked at whole: ~38 guesses a
+    second instead of 0.5)."""
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+
+    async def wave(url: str, n: int, start: int) -> list[str]:
+        sockets = [await connect(url) for _ in range(n)]
+        try:
+            await asyncio.gather(*(
+                ws.send(json.dumps({"type": "hello", "role": "player",
+                                    "join_code": f"Z{start + i:05d}"}))
+                for i, ws in enumerate(sockets)
+            ))  # fmt: skip
+            codes = []
+            for ws in sockets:
+                while (reply := json.loads(await ws.recv()))["type"] != "error":
+                    pass
+                codes.append(reply["code"])
+            return codes
+        finally:
+            for ws in sockets:
+                await ws.close()
+
+    with LiveServer(settings) as server:
+        first = server.run(wave(server.ws_url, 60, 0))
+        time.sleep(2.5)
+        second = server.run(wave(server.ws_url, 60, 100))
+    looked_at = first.count("not_found") + second.count("not_found")
+    assert looked_at <= 60 + 2, (first, second)
+    assert second.count("rate_limited") == 60
+
+
+def test_an_address_gets_no_more_guesses_than_its_burst_and_rate_whatever_its_waves():
+    """Waves of 50 guesses sent together whenever the address may guess, for 10 minutes:
+    at most the burst, the rate's worth, and one wave's."""
+    from grace_arena.server.guard import RATE, Guard
+
+    guard, now, looked_at = Guard(), 0.0, 0
+    while now < 600:
+        if guard.wait("a", now) == 0:
+            looked_at += 50
+            for _ in range(50):
+                guard.failed("a", now)
+        now += 0.25
+    assert looked_at <= BURST + RATE * 600 + 50
 
 
 def test_wrong_tokens_count_as_guesses(db_url):

@@ -7,6 +7,12 @@ character codes of 32 symbols (about 1.07e9), decades for one live code (see
 ``grace_arena.record.schedule.JOIN_CODE_LENGTH``). While an address is held, every code or
 token it gives is refused unread (``rate_limited``), right or wrong, so a guess cannot be
 tested by its answer.
+
+Guesses are charged when their answer is known, after the record was read: guesses sent
+together (many sockets of one address, each past the check while the others are read) are
+all charged, and the bucket goes into debt (at most :data:`MAX_DEBT`), so that they cost the
+address the time they would have taken one after another. Over any stretch of time, an address
+gets at most ``BURST + RATE * seconds`` guesses, plus one wave of the guesses it had in flight.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from dataclasses import dataclass
 BURST = 20
 #: ...and per second after that.
 RATE = 0.5
+#: Guesses an address may owe (a wave of guesses sent together): at most 10 minutes held.
+MAX_DEBT = 300
 #: Addresses remembered at most (the oldest are forgotten first: a flood of addresses cannot
 #: grow the server's memory).
 MAX_ADDRESSES = 10_000
@@ -72,7 +80,7 @@ class Guard:
             while len(self._buckets) > self.max_addresses:
                 self._buckets.popitem(last=False)
         self._buckets.move_to_end(address)
-        bucket.tokens = max(0.0, bucket.tokens - 1)
+        bucket.tokens = max(-MAX_DEBT, bucket.tokens - 1)
 
     def message(self, wait: float) -> str:
         return f"too many wrong codes or tokens from your address: try again in {wait:.0f} s"
