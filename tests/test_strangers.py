@@ -236,10 +236,54 @@ def test_an_event_registers_no_more_players_than_its_rooms_take(db_url):
 
 
 def test_two_joins_of_one_name_at_once_are_one_player(db_url):
+    """In an event and in a match of its own: joins of one name that arrive together make one
+    player; each is that player, or told the name is in use on another device."""
     make_event(db_url)
     with event_server(db_url) as server:
         code = code_of(server.events.plans[next(iter(server.events.plans))], "1")
         replies = _join_all(
             server.ws_url, code, [("red", "Alice"), ("red", "ALICE "), ("red", "alice")]
         )
-        assert len({r["player"] for r in replies}) == 1
+        joined = [r for r in replies if r["type"] == "joined"]
+        assert joined and len({r["player"] for r in joined}) == 1
+        assert all(r["code"] == "in_use" for r in replies if r["type"] == "error")
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        names = ["Sam", "SAM", "sam", "Sam ", "\uff33\uff41\uff4d"]  # the last full-width
+        replies = _join_all(server.ws_url, room.join_code, [("red", n) for n in names])
+        joined = [r for r in replies if r["type"] == "joined"]
+        assert joined and len({r["player"] for r in joined}) == 1
+        assert all(r["code"] == "in_use" for r in replies if r["type"] == "error")
+        assert list(room.match.state.players["red"].values()) == ["Sam"]
+
+
+def test_the_name_of_a_player_who_is_playing_is_not_anyone_elses(db_url):
+    """A stranger with the room's code who joins with the name of a player on the floor (the
+    displays show it) is refused: it used to become that player, token and all. Once that
+    player's phone is gone, the name comes back to whoever joins with it (a phone that died)."""
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        dana, stranger = Client(server.ws_url), Client(server.ws_url)
+        with clients(dana, stranger):
+            for c in (dana, stranger):
+                c.send(type="hello", role="player", join_code=room.join_code)
+                c.wait("welcome")
+            dana.send(type="join", team="red", name="Dana Whitfield")
+            joined = dana.wait("joined")
+            stranger.send(type="join", team="red", name="DANA WHITFIELD")
+            refused = stranger.wait("error")
+            assert refused["code"] == "in_use" and "Dana Whitfield" in refused["message"]
+            dana.close()
+            deadline = time.time() + 10
+            while any(not c.closed for c in room.connections if c.player == joined["player"]):
+                assert time.time() < deadline
+                time.sleep(0.05)
+            stranger.send(type="join", team="red", name="Dana Whitfield")
+            assert stranger.wait("joined")["player"] == joined["player"]
+        assert list(room.match.state.players["red"].values()) == ["Dana Whitfield"]

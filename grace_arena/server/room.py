@@ -104,6 +104,9 @@ class Room:
         #: SHA-256 of the match's valid moderator tokens.
         self.moderator_hashes: frozenset[str] = frozenset()
         self.running = False  # the reader advances the reveal position
+        #: Joins by name are taken one at a time (sessions.py): two at once of one name are
+        #: one player.
+        self.joining = asyncio.Lock()
         #: Set at every change the room takes (the reader waits on it while not reading).
         self._changed = asyncio.Event()
         self.reveal_times: list[tuple[float, int]] = []  # (wall time, position) this tossup

@@ -385,6 +385,9 @@ class Session:
                         "server_error", f"the record is unavailable ({why}): join again", "join"
                     )
                     continue
+                if _playing(arena, msg.team, record.id, conn):
+                    self.error("in_use", _in_use(record.name), "join")
+                    continue
                 conn.player, conn.team = record.id, msg.team
                 token = arena.tokens.player(self.events.token_scope(er), record.id)
                 return await self._seat(room, er, token)
@@ -392,21 +395,29 @@ class Session:
             if team is None or team.kind is not TeamKind.HUMAN:
                 self.error("not_found", f"no team {msg.team!r} to join", "join")
                 continue
-            # one name, one player of a team: a second phone of the same name is that player
-            members = room.match.state.players.get(msg.team, {})
-            key = player_name_key(name)
-            player = next((p for p, n in members.items() if player_name_key(n) == key), None)
-            if player is None:
-                player = f"p-{secrets.token_hex(4)}"
-                limit = arena.settings.max_players_per_match
-                try:
-                    await room.command(Join(team=msg.team, player=player, name=name, limit=limit))
-                except IllegalCommand as exc:
-                    self.error("not_allowed", str(exc), "join")
+            # one name, one player of a team: a phone that joins with the name of a player
+            # who is not playing now (a phone that died, its token lost) is that player; the
+            # name of one who is playing is refused. Joins of one room one at a time, so that
+            # names that arrive together make one player.
+            async with room.joining:
+                members = room.match.state.players.get(msg.team, {})
+                key = player_name_key(name)
+                player = next((p for p, n in members.items() if player_name_key(n) == key), None)
+                if player is not None and _playing(arena, msg.team, player, conn):
+                    self.error("in_use", _in_use(members[player]), "join")
                     continue
-                except RoomClosed:
-                    return True  # told by the caller
-            conn.player, conn.team = player, msg.team
+                if player is None:
+                    player = f"p-{secrets.token_hex(4)}"
+                    limit = arena.settings.max_players_per_match
+                    join = Join(team=msg.team, player=player, name=name, limit=limit)
+                    try:
+                        await room.command(join)
+                    except IllegalCommand as exc:
+                        self.error("not_allowed", str(exc), "join")
+                        continue
+                    except RoomClosed:
+                        return True  # told by the caller
+                conn.player, conn.team = player, msg.team
             conn.send_model(
                 Joined(
                     player=player,
@@ -561,3 +572,16 @@ def _team_of(room: Room, player: str | None) -> str | None:
         if player in members:
             return team
     return None
+
+
+def _playing(arena: Arena, team: str, player: str, conn: Connection) -> bool:
+    """Whether another connection of this process plays as ``player`` of ``team`` now."""
+    return any(
+        other is not conn and not other.closed and other.player == player and other.team == team
+        for room in arena.rooms.values()
+        for other in room.connections
+    )
+
+
+def _in_use(name: str) -> str:
+    return f"{name} is playing on another device: choose another name, or go on there"
