@@ -262,3 +262,18 @@ def test_other_validators_read_the_descriptions_patterns_as_the_server_does():
         assert survey.is_valid({"name": name}), name
     for name in ("\u200b", "\u202eRed", "Ann\tLee", "\u0301", "\U000e0041", "   ", "A\x00"):
         assert not survey.is_valid({"name": name}), name
+
+
+@pytest.mark.parametrize(
+    "look_alike",
+    [
+        "Alice\u200b", "Al\u200bice", "Al\u2060ice", "A\u00adlice", "Al\u034fice",
+        "Alice\ufe0f", "Alice\u3164", "Alice\u2800", "Ali\u180ece", "\uff21lice", " ALICE ",
+    ],
+)  # fmt: skip
+def test_a_name_with_characters_that_show_nothing_is_the_same_player(look_alike):
+    """Names that look the same on every screen are one player of a team: twelve players all
+    shown as "Alice" were twelve players (and, joined as "Alice", a way to pass for her)."""
+    from grace_arena.record.store import player_name_key
+
+    assert player_name_key(look_alike) == player_name_key("Alice") == "alice"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -536,10 +537,23 @@ def register_team(
     return row
 
 
+#: Characters that show nothing inside a name (besides format characters, Unicode category
+#: Cf: zero-width spaces and joiners, the soft hyphen...): the combining grapheme joiner,
+#: variation selectors, Hangul fillers, the blank Braille pattern, Mongolian free variation
+#: selectors and vowel separator.
+_SHOWS_NOTHING = re.compile(
+    "[\u034f\u115f\u1160\u180b-\u180e\u2800\u3164\ufe00-\ufe0f\uffa0"
+    "\U000e0100-\U000e01ef]"
+)
+
+
 def player_name_key(name: str) -> str:
     """What makes two names one player's in a team: compatibility-normalised (NFKC),
-    case-folded, spaces collapsed ("ALICE", "alice ", "Ａｌｉｃｅ" are one)."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())[:200]
+    case-folded, spaces collapsed, characters that show nothing left out ("ALICE", "alice ",
+    "Ａｌｉｃｅ", "Al\u200bice" are one)."""
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return " ".join(_SHOWS_NOTHING.sub("", text).split())[:200]
 
 
 def find_player(session: Session, event_id: int, team_id: str, name: str) -> str | None:
