@@ -195,11 +195,13 @@ class Session:
             self.leave()
             conn.moved = False
         received = first
+        # one deadline for the whole handshake (pings and refused hellos do not extend it)
+        hello_by = time.monotonic() + self.arena.settings.hello_timeout if fresh else None
         while not conn.closed:
             if received is None:
                 if staying:  # its hello again did not hold: it stays in its room as it was
                     return
-                timeout = self.arena.settings.hello_timeout if fresh else None
+                timeout = None if hello_by is None else max(0.0, hello_by - time.monotonic())
                 received = await self.receive(timeout)
                 if received is None:
                     continue
