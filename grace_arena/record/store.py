@@ -542,8 +542,7 @@ def register_team(
 #: variation selectors, Hangul fillers, the blank Braille pattern, Mongolian free variation
 #: selectors and vowel separator.
 _SHOWS_NOTHING = re.compile(
-    "[\u034f\u115f\u1160\u180b-\u180e\u2800\u3164\ufe00-\ufe0f\uffa0"
-    "\U000e0100-\U000e01ef]"
+    "[\u034f\u115f\u1160\u180b-\u180e\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
 )
 
 
