@@ -220,7 +220,11 @@
   }
 
   function buzzPending() {
-    return app.pendingBuzzAt !== null && performance.now() - app.pendingBuzzAt < PENDING_BUZZ_MS;
+    if (app.pendingBuzzAt === null) return false;
+    // while the match is held (the record unavailable), a buzz waits in the server's queue:
+    // it is still pending, however long the hold
+    if (app.state && app.state.record && link.isOpen()) return true;
+    return performance.now() - app.pendingBuzzAt < PENDING_BUZZ_MS;
   }
 
   function canBuzz() {
@@ -395,6 +399,10 @@
     const me = app.me;
     if (!s || !me) return { state: "waiting", title: "Connecting…", detail: "" };
     const phase = s.match.phase;
+    if (!link.isOpen() && phase !== "ended") {
+      // nothing shown of the match can be acted on until the server answers again
+      return { state: "waiting", title: "Waiting for the server", detail: "Reconnecting…" };
+    }
     const floor = s.floor;
     const myTeam = s.teams.find((t) => t.id === me.team);
     const answer = s.tossup && s.tossup.answer;
@@ -456,7 +464,9 @@
       return { state: "locked", title: "Locked out",
                detail: "Your team answered incorrectly on this tossup" };
     }
-    if (buzzPending()) return { state: "ready", title: "Buzzing…", detail: "" };
+    if (buzzPending()) {
+      return { state: "ready", title: "Buzzing…", detail: s.record ? "held: waiting for the record" : "" };
+    }
     let detail = "Buzz when you know it";
     if (ruling && ruling.ruling === "incorrect" && ruling.team !== me.team) {
       detail = teamName(ruling.team) + " missed — your turn";

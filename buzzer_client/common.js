@@ -64,6 +64,7 @@ window.GraceArena = (function () {
       servers: [], // other servers of the same record that may serve the match
       failures: 0, // connections in a row that never got in (refused, dropped at once)
       failedAt: new Map(), // server address -> when it last could not be reached
+      note: null, // what the server said when it went away (stopping), until back in a room
     };
     const RECENT_MS = 15000;
 
@@ -125,7 +126,9 @@ window.GraceArena = (function () {
           return;
         }
         if (msg.type === "error" && msg.code === "stopping") {
-          onStatus("The server is restarting — reconnecting…");
+          // said until the link is back in a room (a close that follows keeps saying it)
+          link.note = "The server stopped — reconnecting when it (or another) answers…";
+          onStatus(link.note);
           return;
         }
         onMessage(msg);
@@ -179,7 +182,7 @@ window.GraceArena = (function () {
       if (link.stopped || link.retryTimer) return;
       const base = Math.min(MAX_BACKOFF_MS, 500 * Math.pow(2, link.attempt));
       link.attempt += 1;
-      onStatus(reconnectingText || "Reconnecting…");
+      onStatus(link.note || reconnectingText || "Reconnecting…");
       link.retryTimer = setTimeout(connect, base * (0.75 + Math.random() * 0.5));
     }
 
@@ -215,6 +218,7 @@ window.GraceArena = (function () {
 
     // The first state arrived: we are in the room and the link is sound.
     link.entered = () => {
+      link.note = null;
       link.inRoom = true;
       link.attempt = 0;
       link.failures = 0;

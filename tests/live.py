@@ -11,12 +11,11 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
-import uvicorn
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from grace_arena.protocol import MatchSetup, TeamSetup
-from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+from grace_arena.server.app import Settings, create_app, web_server
 
 T = TypeVar("T")
 
@@ -46,10 +45,8 @@ class LiveServer:
         self.arena = self.app.state.arena
         #: The event layer (the rooms of the events it serves).
         self.events = self.app.state.events
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", **UVICORN_OPTIONS
-        )
-        self.server = uvicorn.Server(config)
+        # the server `serve` runs: stopped, it tells the clients why (the rooms retired)
+        self.server = web_server(self.app, host="127.0.0.1", port=self.port)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

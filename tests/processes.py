@@ -105,3 +105,18 @@ def wait_for(predicate, what: str, timeout: float = 30.0, every: float = 0.1):
             return value
         time.sleep(every)
     raise TimeoutError(f"waited {timeout:g} s for {what}")
+
+
+def hold_lock(path, seconds: float) -> subprocess.Popen:
+    """Another process that takes SQLite's write lock and keeps it for ``seconds``."""
+    code = (
+        "import sqlite3, sys, time\n"
+        f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+        "c.execute('BEGIN EXCLUSIVE')\n"
+        "print('locked', flush=True)\n"
+        f"time.sleep({seconds})\n"
+        "c.execute('COMMIT')\n"
+    )
+    locker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+    return locker

@@ -342,6 +342,52 @@ def test_a_dropped_connection_reconnects_by_itself_as_the_same_player(server, ph
         mod.close()
 
 
+def test_a_buzz_held_with_the_match_says_buzzing_until_it_is_taken(server, phone):
+    """Another process holds the record locked for 6 s when the player buzzes: the match is
+    held, the buzz waits in the server's queue, and the page says "Buzzing…" (it used to say
+    "Ready" again after 3 s, as if the press were lost) until it has the floor."""
+    from processes import hold_lock
+
+    match_id, code = new_match(server)
+    mod = moderator(server, match_id)
+    try:
+        me = join(phone, server, code, "Red", "Hal")
+        start_paused(mod)
+        expect(buzz_button(phone)).to_be_enabled()
+        path = server.arena.engine.url.database
+        locker = hold_lock(path, 6.0)
+        try:
+            buzz_button(phone).tap()
+            expect(phone.locator("#conn")).to_contain_text("Match held", timeout=5_000)
+            time.sleep(3.5)  # past the page's 3 s for an unanswered buzz
+            expect(status(phone)).to_have_text("Buzzing…")
+        finally:
+            locker.wait(30)
+        expect(status(phone)).to_have_text("You have the floor!", timeout=15_000)
+        wait_for_floor(mod, me)
+    finally:
+        mod.close()
+
+
+def test_a_server_that_stops_says_so_on_the_phone_until_it_answers_again(tmp_path, phone):
+    """Stopped with Ctrl-C, the server tells each phone; the page keeps saying it (a close
+    that follows used to put "Connection lost" over it) and shows nothing to act on."""
+    settings = Settings(
+        db_url=f"sqlite:///{tmp_path / 'record.db'}",
+        packets=[SAMPLE_PACKET_PATH],
+        secret="browser-tests",
+        first_match=two_teams(wpm=30),
+    )
+    with LiveServer(settings) as live:
+        join(phone, live, live.room().join_code, "Red", "Sue")
+        expect(status(phone)).to_have_text("Waiting for the first tossup")
+    expect(phone.locator("#conn")).to_contain_text("The server stopped")
+    expect(status(phone)).to_have_text("Waiting for the server")
+    expect(buzz_button(phone)).to_be_disabled()
+    time.sleep(2.0)  # reconnection attempts fail meanwhile: it still says why
+    expect(phone.locator("#conn")).to_contain_text("The server stopped")
+
+
 def test_screen_mode_shows_the_text_and_an_answer_box(server, phone):
     match_id, code = new_match(server, reading_mode="screen")
     mod = moderator(server, match_id)

@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 
 import pytest
 from live import Client, clients, free_port
-from processes import ServerProcess, wait_for
+from processes import ServerProcess, hold_lock, wait_for
 
 from grace_arena.record.db import make_engine
 from grace_arena.record.store import MatchStore
@@ -84,7 +83,7 @@ def test_a_record_locked_past_its_busy_timeout_holds_the_room_and_it_goes_on(tmp
             mod.state(lambda s: s["tossup"] and s["tossup"]["position"] >= 3)
 
             # Another process holds the write lock for 12 s (the busy timeout is 10 s).
-            locker = _hold_lock(path, 12.0)
+            locker = hold_lock(path, 12.0)
             locked_at = time.time()
             held = mod.state(lambda s: s["record"] is not None, timeout=5)
             word = held["tossup"]["position"]
@@ -108,7 +107,7 @@ def test_a_record_locked_past_its_busy_timeout_holds_the_room_and_it_goes_on(tmp
 
             # A shorter stall with a buzz in it: held, not acknowledged until it is stored,
             # then won at the word its player saw.
-            locker = _hold_lock(path, 3.0)
+            locker = hold_lock(path, 3.0)
             held = mod.state(lambda s: s["record"] is not None, timeout=5)
             word = held["tossup"]["position"]
             red.send(type="buzz")
@@ -120,21 +119,6 @@ def test_a_record_locked_past_its_busy_timeout_holds_the_room_and_it_goes_on(tmp
             last = mod.state(lambda s: s["floor"] is not None and s["record"] is None)
             assert back is not None
         _same_as_the_record(last, db_url)
-
-
-def _hold_lock(path, seconds: float) -> subprocess.Popen:
-    """Another process that takes SQLite's write lock and keeps it for ``seconds``."""
-    code = (
-        "import sqlite3, sys, time\n"
-        f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
-        "c.execute('BEGIN EXCLUSIVE')\n"
-        "print('locked', flush=True)\n"
-        f"time.sleep({seconds})\n"
-        "c.execute('COMMIT')\n"
-    )
-    locker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
-    return locker
 
 
 def _postgres_cluster() -> tuple[str, str]:

@@ -358,17 +358,17 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-def run(app: FastAPI, *, host: str, port: int) -> None:
-    """Serve ``app`` until interrupted; its ``Settings.on_ready`` is called once the socket
-    listens (the lifespan's start-up runs before uvicorn binds: a URL printed there may be
-    refused for a moment)."""
+def web_server(app: FastAPI, *, host: str, port: int) -> Any:
+    """The web server of ``app`` (a ``uvicorn.Server``): on shutdown it first tells the clients
+    why their sockets close (every room retired, ``stopping``), before uvicorn closes them for
+    its own reasons; once it listens, ``Settings.on_ready`` is called (the lifespan's start-up
+    runs before uvicorn binds: a URL printed there may be refused for a moment)."""
     import uvicorn
 
     arena: Arena = app.state.arena
 
     class _Server(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:
-            # tell the clients why their sockets close, before uvicorn closes them itself
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(app.state.events.close(), 5.0)
             with contextlib.suppress(Exception):
@@ -383,7 +383,12 @@ def run(app: FastAPI, *, host: str, port: int) -> None:
                     await ready
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
-    _Server(config).run()
+    return _Server(config)
+
+
+def run(app: FastAPI, *, host: str, port: int) -> None:
+    """Serve ``app`` until interrupted (:func:`web_server`)."""
+    web_server(app, host=host, port=port).run()
 
 
 __all__ = [
@@ -395,4 +400,5 @@ __all__ = [
     "create_app",
     "run",
     "token_sha256",
+    "web_server",
 ]
