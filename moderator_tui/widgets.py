@@ -194,7 +194,13 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
         return Text(f"tossup {outcome} ({reason})", style="bold")
     if kind == "match_ended":
         return Text("match ended", style="bold")
-    return Text(str(kind), style="dim")
+    if kind == "clock_resumed":
+        held = max(0.0, float(ev.get("t", 0.0)) - float(ev.get("down_since", 0.0)))
+        why = (
+            "the record was unavailable" if ev.get("reason") == "record" else "no server served it"
+        )
+        return Text(f"clock given back {held:.0f} s ({why})", style="dim")
+    return Text(str(kind).replace("_", " "), style="dim")
 
 
 def seconds_left(state: State, received: float) -> float | None:

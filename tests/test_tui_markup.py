@@ -79,3 +79,13 @@ def test_the_log_says_the_pace_once_for_a_run_of_pace_changes():
     assert "pace_changed" not in text
     assert text.count("pace 240 words a minute") == 1 and "pace 200" not in text
     assert "pace 220 words a minute" in text.split("reading paused")[1]
+
+
+def test_the_clock_given_back_reads_as_words_in_the_log():
+    line = describe_event(
+        {"type": "clock_resumed", "t": 112.4, "down_since": 100.0, "deadline": 119.0,
+         "reason": "record"},
+        [],
+    )  # fmt: skip
+    assert line is not None
+    assert line.plain == "clock given back 12 s (the record was unavailable)"

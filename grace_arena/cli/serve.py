@@ -135,8 +135,9 @@ def serve(
         list[str] | None,
         typer.Option(
             "--room",
-            help="With --event: serve only these rooms (repeatable; default: every room that "
-            "no other server process sharing the record serves).",
+            help="With --event: serve these rooms (repeatable; default: every room that no "
+            "other server process sharing the record serves). A room of the event whose server "
+            "process dies is taken over by the others all the same.",
         ),
     ] = None,
     lease_ttl: Annotated[

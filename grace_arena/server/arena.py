@@ -36,7 +36,7 @@ from grace_arena.resources import shipped_folder
 from grace_arena.server.arbiter import DEFAULT_MAX_CREDIT
 from grace_arena.server.frames import websocket_protocol
 from grace_arena.server.guard import Guard
-from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
 from grace_arena.server.views import ModelTrajectory
 from grace_arena.server.writer import GroupWriter
@@ -402,7 +402,9 @@ class Arena:
     def _reopen_parts(self, match_id: int, join_code: str) -> _Parts:
         taken = lease.acquire(self.engine, match_id, self.holder, ttl=self.settings.lease_ttl)
         if taken.took_over:
-            log.warning("match %d: taken over from a server process that stopped", match_id)
+            log.warning(
+                "match %d: taken over from a server process that stopped answering", match_id
+            )
         rm = self.store.open(match_id, claim=taken.claim)
         events = self.store.events(match_id)
         started = [i for i, ev in enumerate(events) if ev.type == "tossup_started"]
@@ -662,7 +664,10 @@ class Arena:
                     servers.heartbeat, self.engine, self.holder.id, ttl=self.settings.lease_ttl
                 )
             except Exception as exc:  # the record is unreachable for now: try again
-                log.warning("renewing the leases of %d matches failed: %s", len(claims), exc)
+                log.warning(
+                    "renewing the leases of %d matches failed (%s); trying again",
+                    len(claims), short_reason(exc),
+                )  # fmt: skip
                 continue
             # Neither retiring a room (its batch in flight may take seconds to finish) nor
             # the layers' look around (opening rooms) holds the next renewal up: the leases of
