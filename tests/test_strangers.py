@@ -287,3 +287,31 @@ def test_the_name_of_a_player_who_is_playing_is_not_anyone_elses(db_url):
             stranger.send(type="join", team="red", name="Dana Whitfield")
             assert stranger.wait("joined")["player"] == joined["player"]
         assert list(room.match.state.players["red"].values()) == ["Dana Whitfield"]
+
+
+def test_a_server_token_is_its_events_only(db_url):
+    """Two events served from one record with one secret: the server token of one is not the
+    other's (it used to list the other's rooms and moderator tokens), and a server of an event
+    tells nothing of another event's match."""
+    make_event(db_url, name="ev1")
+    make_event(db_url, name="ev2")
+    with event_server(db_url, event="ev1") as one, event_server(db_url, event="ev2") as two:
+        token = one.arena.tokens.server()
+        assert token != two.arena.tokens.server()
+
+        def get(server, path: str, token: str) -> int:
+            request = urllib.request.Request(
+                server.http_url + path, headers={"Authorization": f"Bearer {token}"}
+            )
+            try:
+                with urllib.request.urlopen(request) as reply:
+                    return reply.status
+            except urllib.error.HTTPError as refused:
+                return refused.code
+
+        assert get(one, "/api/events/ev1/rooms", token) == 200
+        assert get(two, "/api/events/ev2/rooms", token) == 401
+        theirs = next(iter(two.arena.rooms))
+        assert get(one, f"/api/matches/{theirs}/summary", token) == 404
+        ours = next(iter(one.arena.rooms))
+        assert get(one, f"/api/matches/{ours}/summary", token) == 200

@@ -240,7 +240,8 @@ def create_app(settings: Settings) -> FastAPI:
             return row, dict(scores), buzzes
 
         row, scores, buzzes = await asyncio.to_thread(read)
-        if row is None:
+        # a server of an event speaks of its event's matches only
+        if row is None or (arena.settings.event and row.event_id not in arena.served_events):
             raise HTTPException(status_code=404, detail=f"no match {match_id}")
         return MatchSummary(
             match_id=match_id,

@@ -110,14 +110,18 @@ class Tokens:
     is stored in the record. Moderator tokens are random per match (``Arena.moderator_token``)
     and the record keeps only their SHA-256."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, scope: str = "") -> None:
         self._key = secret.encode()
+        #: What the server token grants: a server of an event's (``scope`` its name), or of
+        #: matches of its own (``""``): processes sharing a record and a secret but serving
+        #: other events do not take each other's server tokens.
+        self.scope = scope
 
     def _sign(self, text: str) -> str:
         return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()[:32]
 
     def server(self) -> str:
-        return self._sign("server")
+        return self._sign(f"server:event:{self.scope}" if self.scope else "server")
 
     def player(self, scope: int | str, player_id: str) -> str:
         """A player's token, valid in ``scope``: a match (its id), or every match of an event
@@ -227,7 +231,7 @@ class Arena:
         self.engine: Engine = open_engine(settings.db_url)
         _end_hung_transactions(self.engine, settings.lease_ttl)
         self.store = MatchStore(self.engine)
-        self.tokens = Tokens(settings.secret or secrets.token_hex(32))
+        self.tokens = Tokens(settings.secret or secrets.token_hex(32), settings.event or "")
         self.packets: dict[str, Packet] = {}
         #: The matches served here, by id: the one record of what is live in this process.
         self.rooms: dict[int, Room] = {}
