@@ -1112,3 +1112,20 @@ def test_pace_changes_are_events_of_the_record_and_can_undo_is_in_the_state(db_u
     # A restarted server reads at the pace the record has.
     with LiveServer(settings) as server:
         assert server.room().wpm == 240
+
+
+def test_the_server_asks_for_more_open_files_than_the_usual_1024():
+    """A thousand connections that never finish their request held the 1,024 files of the
+    usual soft limit, and nobody else got in; the server raises its limit (up to the hard
+    one) before it listens."""
+    import resource
+
+    from grace_arena.server.app import OPEN_FILES, allow_more_open_files
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
+        now = allow_more_open_files()
+        assert now == min(OPEN_FILES, hard)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -359,6 +359,26 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
+#: Open files (sockets) the server asks for, at most: the usual soft limit of 1,024 is held by
+#: a thousand connections that never finish their request, and then nobody else gets in.
+OPEN_FILES = 65_536
+
+
+def allow_more_open_files(wanted: int = OPEN_FILES) -> int | None:
+    """Raise this process's soft limit of open files towards ``wanted`` (never above the hard
+    limit, never lower than it was); the limit now, or None where there is none to raise."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 def web_server(app: FastAPI, *, host: str, port: int) -> Any:
     """The web server of ``app`` (a ``uvicorn.Server``): on shutdown it first tells the clients
     why their sockets close (every room retired, ``stopping``), before uvicorn closes them for
@@ -367,6 +387,7 @@ def web_server(app: FastAPI, *, host: str, port: int) -> Any:
     import uvicorn
 
     arena: Arena = app.state.arena
+    allow_more_open_files()
 
     class _Server(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:
