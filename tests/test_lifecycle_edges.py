@@ -14,7 +14,7 @@ from engine_helpers import config
 from event_helpers import HUMANS, make_event
 from sqlalchemy import update
 from sqlalchemy.exc import OperationalError
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from grace_arena.core.commands import Buzz, EndMatch, Join, SetPace, StartTossup
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -191,3 +191,107 @@ def test_a_name_registered_by_another_process_meanwhile_is_that_player(db_url, m
     player = asyncio.run(scenario())
     other.dispose()
     assert player.id == "p-other" and player.name == "Alice"
+
+
+def test_a_take_over_given_up_while_stopping_keeps_the_time_left(tmp_path):
+    """Buzz 20 s ago, 10 s to answer, its server dead 1 s after it (9 s left). Process A takes
+    the match over just as it begins to stop, and gives the lease back; process B takes it:
+    the player still has the 9 s (A never served it)."""
+    db_url = f"sqlite:///{tmp_path / 'record.db'}"
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    dead = lease.Holder("a:1:x", "a", 1, "http://a:1", None)
+    t0 = time.time() - 20.0
+    rm = MatchStore(engine).create(config(), now=t0, holder=dead, join_code="ABCDEF")
+    rm.handle(Join(team="red", player="r1", name="R"), now=t0)
+    rm.handle(StartTossup(), now=t0)
+    rm.handle(Buzz(team="red", player="r1"), now=t0)
+    with engine.begin() as conn:
+        conn.execute(update(_LEASES).values(served_until=t0 + 1.0, renewed_at=t0 + 1.0))  # type: ignore[arg-type]
+    engine.dispose()
+
+    async def stopping_a() -> None:
+        a = Arena(Settings(db_url=db_url, lease_ttl=15.0))
+        opened = a.store.open
+
+        def open_as_it_stops(*args, **kwargs):
+            a.stopping = True  # stop_serving began while the take-over was in its thread
+            return opened(*args, **kwargs)
+
+        a.store.open = open_as_it_stops  # type: ignore[method-assign]
+        with pytest.raises(RoomClosed):
+            await a.reopen(rm.id, "ABCDEF")
+        await a.close()
+
+    async def taking_b() -> tuple[str, float]:
+        b = Arena(Settings(db_url=db_url, lease_ttl=15.0))
+        room = await b.reopen(rm.id, "ABCDEF")
+        b.serve(room)
+        await asyncio.sleep(0.5)
+        game = room.match.game
+        left = (game.deadline or 0.0) - time.time()
+        await b.close()
+        return game.phase.value, left
+
+    asyncio.run(stopping_a())
+    phase, left = asyncio.run(taking_b())
+    assert phase == "buzzed" and 8.0 < left < 9.1
+
+
+def test_an_event_room_opened_as_the_server_stops_holds_no_lease(db_url, monkeypatch):
+    """The server begins to stop while a room's match is being opened: nothing of it is
+    served, and no lease of this process is left to lapse."""
+    from grace_arena.server import event_rooms
+
+    make_event(db_url, teams=HUMANS, rounds=1, rooms=("1",), fmt="round_robin")
+
+    async def scenario() -> list[tuple[int, bool]]:
+        arena = Arena(
+            Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", event="night")
+        )
+        events = EventHost(arena)
+        hashes = event_rooms.room_moderator_hashes
+
+        def hashes_as_it_stops(*args):
+            arena.stopping = True  # stop_serving began meanwhile
+            return hashes(*args)
+
+        monkeypatch.setattr(event_rooms, "room_moderator_hashes", hashes_as_it_stops)
+        with pytest.raises(RoomClosed):
+            await events.open_event("night")
+        served = list(arena.rooms)
+        await events.close()
+        await arena.close()
+        assert served == []
+        engine = make_engine(db_url)
+        with Session(engine) as session:
+            rows = session.exec(select(MatchLeaseRow)).all()
+        engine.dispose()
+        return [(r.match_id, r.released) for r in rows if r.holder == arena.holder.id]
+
+    assert all(released for _, released in asyncio.run(scenario()))
+
+
+def test_a_hello_while_the_server_stops_is_told_stopping(db_url, caplog):
+    """The web server still takes connections while the rooms are retired: a hello then is
+    told the server is stopping (it used to be closed 1011 with a traceback in the log)."""
+    import logging
+
+    from live import Client, LiveServer, clients, two_teams
+
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+
+        async def begin_stopping():
+            await server.arena.retire(room, RoomClosed("stopping", code="stopping"))
+            server.arena.stopping = True
+
+        server.run(begin_stopping())
+        phone = Client(server.ws_url)
+        with clients(phone), caplog.at_level(logging.ERROR):
+            phone.send(type="hello", role="player", join_code=room.join_code)
+            assert phone.wait("error")["code"] == "stopping"
+    assert "a websocket session failed" not in caplog.text

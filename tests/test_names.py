@@ -269,6 +269,8 @@ def test_other_validators_read_the_descriptions_patterns_as_the_server_does():
     [
         "Alice\u200b", "Al\u200bice", "Al\u2060ice", "A\u00adlice", "Al\u034fice",
         "Alice\ufe0f", "Alice\u3164", "Alice\u2800", "Ali\u180ece", "\uff21lice", " ALICE ",
+        "Ali\u180fce", "Al\u17b4ice", "Alice\u2065", "Alice\ufff0", "Alice\U000e0080",
+        "Alice\U00016fe4",
     ],
 )  # fmt: skip
 def test_a_name_with_characters_that_show_nothing_is_the_same_player(look_alike):

@@ -236,3 +236,57 @@ def test_every_moderator_token_of_a_match_stays_valid_whatever_the_restarts(stor
         store.add_moderator_token(rm.id, h)
     store.add_moderator_token(rm.id, hashes[0])  # the same token again adds nothing
     assert store.moderator_tokens(rm.id) == hashes
+
+
+def test_name_keys_of_an_older_record_leave_out_what_shows_nothing(db_url):
+    """Migration 0009: keys computed again; a player that looked like another one of its team
+    keeps a key of its own (nothing merged), and a new join of the name finds the first."""
+    from sqlmodel import Session, select
+
+    from grace_arena.record.models import EventPlayerRow
+    from grace_arena.record.store import ensure_event, register_player, register_team
+
+    command.upgrade(alembic_config(db_url), "0008")
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO arena_event (name, title, created_at, meta) "
+                    "VALUES ('ev', 'Ev', '2026-01-01', '{}')"
+                )
+            )
+            event_id = conn.execute(text("SELECT id FROM arena_event")).scalar_one()
+            conn.execute(
+                text(
+                    "INSERT INTO event_team (event_id, team_id, name, kind) "
+                    "VALUES (:e, 'red', 'Red', 'human')"
+                ),
+                {"e": event_id},
+            )
+            for pid, name, key in (
+                ("p1", "Alice", "alice"),
+                ("p2", "Al\u200bice", "al\u200bice"),
+                ("p3", "Bo\u2060", "bo\u2060"),
+                ("p4", "Cy", "cy"),
+                ("p5", "Cy\u200b", "cy#p5"),  # a key of its own already
+            ):
+                conn.execute(
+                    text(
+                        "INSERT INTO event_player (event_id, player_id, team_id, name, kind, "
+                        "name_key) VALUES (:e, :p, 'red', :n, 'human', :k)"
+                    ),
+                    {"e": event_id, "p": pid, "n": name, "k": key},
+                )
+        upgrade(db_url)
+        with Session(engine) as session:
+            keys = {row.player_id: row.name_key for row in session.exec(select(EventPlayerRow))}
+            assert keys == {"p1": "alice", "p2": "alice#p2", "p3": "bo", "p4": "cy", "p5": "cy#p5"}
+            ensure_event(session, "ev")
+            register_team(session, event_id, team_id="red", name="Red", kind="human", model=None)
+            found = register_player(
+                session, event_id, player_id="p9", team_id="red", name="Al\u2060ice", kind="human"
+            )
+            assert found == "p1"
+    finally:
+        engine.dispose()

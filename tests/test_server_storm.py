@@ -51,11 +51,13 @@ class Sink:
         pass
 
 
-def _room(store) -> Room:
+def config_of_two_teams():
     packet = load_packet(SAMPLE_PACKET_PATH)
-    config = match_config(
-        packet, [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")]
-    )
+    return match_config(packet, [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")])
+
+
+def _room(store) -> Room:
+    config = config_of_two_teams()
     rm = store.create(config, now=time.time(), join_code="STORM")
     return Room(rm, join_code="STORM")
 
@@ -188,6 +190,78 @@ def test_a_command_the_record_refuses_fails_alone_not_with_the_batch_decided_wit
         assert "p2" not in store.open(room.rm.id).match.state.players["blue"]
 
     asyncio.run(scenario())
+
+
+def _running_clock(store):
+    rm = store.create(config_of_two_teams(), now=time.time(), join_code="CLOCKS")
+    rm.handle(Join(team="red", player="r1", name="R"), now=time.time())
+    rm.handle(StartTossup(), now=time.time())
+    rm.handle(Buzz(team="red", player="r1"), now=time.time())
+    assert rm.match.game.deadline is not None
+    return rm
+
+
+def test_a_held_clock_is_not_resumed_again_and_again_by_a_record_that_refuses(store, caplog):
+    """A match held with a running clock; the record then refuses every write for good (a
+    read-only standby): one command fails, and the resumption is not tried in a loop."""
+    from sqlalchemy.exc import InternalError
+
+    from grace_arena.server.pipeline import CommitPipeline, RoomClosed
+
+    rm = _running_clock(store)
+    calls = []
+
+    def refuse(match_id, events, **options):
+        calls.append(1)
+        raise InternalError("INSERT", {}, Exception("read-only transaction"))
+
+    store.append = refuse
+
+    async def scenario() -> None:
+        pipeline = CommitPipeline(rm, None, on_committed=lambda events: None,
+                                  held_since=time.time() - 5.0)  # fmt: skip
+        with pytest.raises(InternalError):
+            await pipeline.submit(SetPace(wpm=250))
+        await asyncio.sleep(1.0)
+        await pipeline.close(RoomClosed("over"), timeout=0.5)
+
+    asyncio.run(scenario())
+    assert len(calls) <= 2
+
+
+def test_a_batch_committed_alone_and_cancelled_leaves_no_caller_waiting(store):
+    """A batch refused together is committed command by command; the room closes while the
+    first is being committed (its wait runs out, the work is cancelled): every caller of the
+    batch is told."""
+    from sqlalchemy.exc import IntegrityError
+
+    from grace_arena.server.pipeline import CommitPipeline, RoomClosed
+
+    rm = _running_clock(store)
+    calls = []
+    append = store.append
+
+    def flaky(match_id, events, **options):
+        calls.append(len(events))
+        if len(calls) == 1:
+            raise IntegrityError("INSERT", {}, Exception("refused together"))
+        time.sleep(1.0)  # the first command alone takes a while
+        return append(match_id, events, **options)
+
+    store.append = flaky
+
+    async def scenario() -> list[bool]:
+        pipeline = CommitPipeline(rm, None, on_committed=lambda events: None)
+        futures = [pipeline.submit(SetPace(wpm=w)) for w in (210, 220, 230)]
+        await asyncio.sleep(0.3)
+        await pipeline.close(RoomClosed("the server stops"), timeout=0.2)
+        await asyncio.sleep(1.5)
+        for future in futures:
+            if future.done() and not future.cancelled():
+                future.exception()
+        return [f.done() for f in futures]
+
+    assert all(asyncio.run(scenario()))
 
 
 @on_both_backends

@@ -93,6 +93,7 @@ def survey(
         secret=secret,
         public_url=public,
         survey_packets=packet,
+        token_scope="survey",
         on_ready=ready,
         freeze_gc=True,
     )

@@ -359,19 +359,25 @@ def renew(engine: Engine, holder: Holder, match_ids: Iterable[int] | Mapping[int
     return set(ids) - held
 
 
-def release(engine: Engine, holder: Holder, match_ids: Iterable[int]) -> None:
+def release(
+    engine: Engine, holder: Holder, match_ids: Iterable[int], *, served: bool = True
+) -> None:
     """Give up ``holder``'s leases (a server that stops cleanly, a match that ended): another
     process may take the matches at once, and a running clock resumes there with what it had
-    left now."""
+    left now — or, for matches ``holder`` took but never served (``served=False``: it began to
+    stop meanwhile), with what it had left when they were last served."""
     ids = sorted(match_ids)
     if not ids:
         return
+    values: dict = {"released": True}
+    if served:
+        values["served_until"] = time.time()
     with engine.begin() as conn:
         _lock_in_order(conn, ids)
         conn.execute(
             update(_LEASE)
             .where(_LEASE.c.holder == holder.id, _LEASE.c.match_id.in_(ids), ~_LEASE.c.released)
-            .values(released=True, served_until=time.time())
+            .values(**values)
         )
 
 

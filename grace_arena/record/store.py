@@ -537,19 +537,22 @@ def register_team(
     return row
 
 
-#: Characters that show nothing inside a name (besides format characters, Unicode category
-#: Cf: zero-width spaces and joiners, the soft hyphen...): the combining grapheme joiner,
-#: variation selectors, Hangul fillers, the blank Braille pattern, Mongolian free variation
-#: selectors and vowel separator.
+#: Characters that show nothing inside a name: Unicode's Default_Ignorable_Code_Point (format
+#: characters, the soft hyphen, the combining grapheme joiner, variation selectors, Hangul and
+#: Khmer fillers, Mongolian selectors, reserved ones) and the blanks that are not (the blank
+#: Braille pattern, the Khitan filler).
 _SHOWS_NOTHING = re.compile(
-    "[\u034f\u115f\u1160\u180b-\u180e\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U00016fe4\U000e0000-\U000e0fff]"
 )
 
 
 def player_name_key(name: str) -> str:
     """What makes two names one player's in a team: compatibility-normalised (NFKC),
     case-folded, spaces collapsed, characters that show nothing left out ("ALICE", "alice ",
-    "Ａｌｉｃｅ", "Al\u200bice" are one)."""
+    "Ａｌｉｃｅ", "Al\u200bice" are one). Letters of other scripts that look alike ("Аlice"
+    with a Cyrillic А) stay other names."""
     text = unicodedata.normalize("NFKC", name).casefold()
     text = "".join(c for c in text if unicodedata.category(c) != "Cf")
     return " ".join(_SHOWS_NOTHING.sub("", text).split())[:200]

@@ -45,7 +45,7 @@ from grace_arena.protocol import (
     TossupInfo,
 )
 from grace_arena.record.lease import LeaseHeld
-from grace_arena.record.models import MatchRow
+from grace_arena.record.models import EventGameRow, MatchRow
 from grace_arena.record.schedule import load_plan
 from grace_arena.record.store import RecordError
 from grace_arena.server.arena import (
@@ -213,6 +213,14 @@ def create_app(settings: Settings) -> FastAPI:
         def read() -> tuple[MatchRow | None, dict[str, int], list[BuzzRecord]]:
             with Session(arena.engine) as session:
                 row = session.get(MatchRow, match_id)
+                if row is not None and not arena.settings.event:
+                    # a server of matches of their own speaks of matches played as such: not
+                    # an event's scheduled ones, nor imported ones
+                    scheduled = session.exec(
+                        select(EventGameRow.id).where(EventGameRow.match_id == match_id)
+                    ).first()
+                    if scheduled is not None or row.source is not None:
+                        row = None
             if row is None:
                 return None, {}, []
             room = arena.rooms.get(match_id)

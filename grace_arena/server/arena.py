@@ -67,6 +67,11 @@ class Settings:
     public_url: str = "http://127.0.0.1:8000"
     race_window: float = 0.15
     hello_timeout: float = 10.0
+    #: What this process's server token grants (with no event): ``""`` matches of its own,
+    #: ``"survey"`` a survey server's. A server of an event has its event's.
+    token_scope: str = ""
+    #: A new player's time to choose a team and type a name, from its ``welcome``.
+    join_timeout: float = 300.0
     ping_interval: float = 2.0
     max_message_bytes: int = 4096  # a larger message gets a ``too_large`` error
     rate_per_second: float = 20.0  # sustained messages per connection...
@@ -112,16 +117,16 @@ class Tokens:
 
     def __init__(self, secret: str, scope: str = "") -> None:
         self._key = secret.encode()
-        #: What the server token grants: a server of an event's (``scope`` its name), or of
-        #: matches of its own (``""``): processes sharing a record and a secret but serving
-        #: other events do not take each other's server tokens.
+        #: What the server token grants: a server of an event's (``"event:NAME"``), a survey
+        #: server's (``"survey"``), or matches of their own (``""``): processes sharing a
+        #: record and a secret but serving other things do not take each other's tokens.
         self.scope = scope
 
     def _sign(self, text: str) -> str:
         return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()[:32]
 
     def server(self) -> str:
-        return self._sign(f"server:event:{self.scope}" if self.scope else "server")
+        return self._sign(f"server:{self.scope}" if self.scope else "server")
 
     def player(self, scope: int | str, player_id: str) -> str:
         """A player's token, valid in ``scope``: a match (its id), or every match of an event
@@ -231,7 +236,8 @@ class Arena:
         self.engine: Engine = open_engine(settings.db_url)
         _end_hung_transactions(self.engine, settings.lease_ttl)
         self.store = MatchStore(self.engine)
-        self.tokens = Tokens(settings.secret or secrets.token_hex(32), settings.event or "")
+        scope = f"event:{settings.event}" if settings.event else settings.token_scope
+        self.tokens = Tokens(settings.secret or secrets.token_hex(32), scope)
         self.packets: dict[str, Packet] = {}
         #: The matches served here, by id: the one record of what is live in this process.
         self.rooms: dict[int, Room] = {}
@@ -400,7 +406,9 @@ class Arena:
         once (another process may serve it), and nothing of it is served here."""
         if self.stopping:
             with contextlib.suppress(Exception):  # else it lapses by itself
-                await asyncio.to_thread(lease.release, self.engine, self.holder, [parts.rm.id])
+                await asyncio.to_thread(
+                    lease.release, self.engine, self.holder, [parts.rm.id], served=False
+                )
             self._refuse_if_stopping()
 
     def _reopen_parts(self, match_id: int, join_code: str) -> _Parts:

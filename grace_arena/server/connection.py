@@ -33,8 +33,10 @@ log = logging.getLogger(__name__)
 CLOSE_MOVED = 4001
 #: ...this server process is stopping (1001 "going away"): reconnect, here or elsewhere...
 CLOSE_STOPPING = 1001
-#: ...the client is too far behind to catch up (1013 "try again later").
+#: ...the client is too far behind to catch up (1013 "try again later")...
 CLOSE_LAGGING = 1013
+#: ...its player joined on another device while this one had stopped answering.
+CLOSE_REPLACED = 4002
 #: How long a closing connection may take to write what it had queued and its close frame
 #: before its socket is dropped.
 CLOSE_TIMEOUT = 2.0
@@ -106,6 +108,8 @@ class Connection:
         client = getattr(ws, "client", None)
         self.address = client.host if client else "?"
         self.clock = ClockEstimate()
+        #: When the client was last heard from (monotonic): any message, a pong included.
+        self.heard_at = time.monotonic()
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         #: The close frame to send once the queue is written (code, reason).
         self._close_with: tuple[int, str] | None = None

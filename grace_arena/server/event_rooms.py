@@ -166,6 +166,8 @@ class EventHost:
                 raise RecordError(f"event {plan.name!r} has no room {unknown} (rooms: {have})")
             chosen = [r for r in plan.rooms if r.id in rooms or r.name in rooms]
         self.served.add(plan.id)
+        # the server token of an event's processes is the event's, however it was named
+        self.arena.tokens.scope = f"event:{plan.name}"
         await self._load(plan)
         opened = []
         for plan_room in chosen:
@@ -255,6 +257,11 @@ class EventHost:
                 er.game, er.done = game, False
                 er.waiting = _waiting_text(plan, er, game, blockers)
                 return None
+            # (read before the match is opened: from its opening to its serving nothing
+            # waits, so a process that begins to stop meanwhile holds no lease it won't serve)
+            hashes = await asyncio.to_thread(
+                room_moderator_hashes, self.engine, er.event_id, er.room_id
+            )
             room = await self._open_game(er, plan, game)
             room.event = EventView(
                 name=plan.name,
@@ -265,9 +272,6 @@ class EventHost:
                 rounds=len(plan.rounds),
             )
             room.event_id = plan.id
-            hashes = await asyncio.to_thread(
-                room_moderator_hashes, self.engine, er.event_id, er.room_id
-            )
             er.match_id, er.game, er.done, er.waiting = room.rm.id, game, False, None
             if room.rm.id not in self.arena.rooms:
                 self.arena.serve(room, extra_hashes=frozenset(hashes))

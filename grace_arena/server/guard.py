@@ -8,25 +8,32 @@ character codes of 32 symbols (about 1.07e9), decades for one live code (see
 token it gives is refused unread (``rate_limited``), right or wrong, so a guess cannot be
 tested by its answer.
 
-Guesses are charged when their answer is known, after the record was read: guesses sent
-together (many sockets of one address, each past the check while the others are read) are
-all charged, and the bucket goes into debt (at most :data:`MAX_DEBT`), so that they cost the
-address the time they would have taken one after another. Over any stretch of time, an address
-gets at most ``BURST + RATE * seconds`` guesses, plus one wave of the guesses it had in flight.
+Guesses are charged when their answer is known, after the record was read. So that guesses
+sent together (many sockets of one address) cannot all pass the check before any is charged,
+an address's guesses are looked at :data:`SLOTS` at a time (:meth:`Guard.turn`: the others
+wait their turn, they are not refused), and those in flight when the bucket ran out are
+charged all the same (the bucket goes into debt, at most :data:`MAX_DEBT`). Over any stretch
+of time an address gets at most ``BURST + RATE * seconds + SLOTS`` guesses, and a club behind
+one address whose phones all come back with a stale code waits seconds, not minutes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 #: Wrong guesses an address may make at once...
 BURST = 20
 #: ...and per second after that.
 RATE = 0.5
-#: Guesses an address may owe (a wave of guesses sent together): at most 10 minutes held.
-MAX_DEBT = 300
+#: Codes or tokens of one address looked at at once...
+SLOTS = 4
+#: ...so that it never owes more than these (charged after the bucket ran out).
+MAX_DEBT = SLOTS
 #: Addresses remembered at most (the oldest are forgotten first: a flood of addresses cannot
 #: grow the server's memory).
 MAX_ADDRESSES = 10_000
@@ -50,6 +57,25 @@ class Guard:
         self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
         #: Guesses refused because their address was held (for tests and the log).
         self.refused = 0
+        #: Each address with hellos in flight: its turns, and how many hold or wait for one.
+        self._turns: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+    @asynccontextmanager
+    async def turn(self, address: str) -> AsyncIterator[None]:
+        """One of the address's :data:`SLOTS` turns to have a code or token looked at."""
+        turns, users = self._turns.get(address, (None, 0))
+        if turns is None:
+            turns = asyncio.Semaphore(SLOTS)
+        self._turns[address] = (turns, users + 1)
+        try:
+            async with turns:
+                yield
+        finally:
+            turns, users = self._turns[address]
+            if users <= 1:
+                del self._turns[address]
+            else:
+                self._turns[address] = (turns, users - 1)
 
     def _bucket(self, address: str, now: float) -> _Bucket | None:
         bucket = self._buckets.get(address)

@@ -132,6 +132,7 @@ class CommitPipeline:
         #: resumes a running clock first.
         self._held_since = held_since
         self._held_reason = held_reason
+        self._committed = False  # the last batch run wrote something
         #: Commits written, and how many attempts failed (for tests and benchmarks).
         self.commits = 0
         self.failures = 0
@@ -194,9 +195,12 @@ class CommitPipeline:
     async def _drain(self) -> None:
         while self._queue and self.state is Lifecycle.OPEN:
             batch, self._queue = self._queue, []
+            self._committed = False
             if not await self._run(batch):
                 return
-            if self._held_since is not None and not self._queue:
+            # a clock held by a slow commit gets its time back now; not after a failure (a
+            # resumption that fails is not tried again and again: the next batch carries it)
+            if self._committed and self._held_since is not None and not self._queue:
                 self.resume().add_done_callback(_retrieve)  # type: ignore[union-attr]
         if self.state is not Lifecycle.OPEN and self._closed_by is not None:
             self._fail_queued()
@@ -219,7 +223,13 @@ class CommitPipeline:
                     self.rm.id, len(batch), short_reason(exc),
                 )  # fmt: skip
                 for i, item in enumerate(batch):
-                    if not await self._run([item], alone=True):
+                    try:
+                        still_open = await self._run([item], alone=True)
+                    except asyncio.CancelledError:
+                        if self._closed_by is not None:
+                            self._fail_queued(batch[i + 1 :])
+                        raise
+                    if not still_open:
                         self._fail_queued(batch[i + 1 :])
                         return False
                 return True
@@ -344,6 +354,7 @@ class CommitPipeline:
                 )
             self.rm.match.state = state
         self.commits += 1
+        self._committed = True
         self._held_since = None  # a clock held, if any, has resumed
         resumed = decided[0] if prefix else []
         answers = iter(decided[len(prefix) :])

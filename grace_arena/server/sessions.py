@@ -60,7 +60,7 @@ from grace_arena.protocol import (
 from grace_arena.record.lease import LeaseHeld
 from grace_arena.record.store import is_transient, player_name_key
 from grace_arena.server.arena import Arena
-from grace_arena.server.connection import Connection
+from grace_arena.server.connection import CLOSE_REPLACED, Connection
 from grace_arena.server.event_rooms import EventFull, EventHost, EventRoom, send_on
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
@@ -86,6 +86,8 @@ class Lobby:
     def __init__(self, arena: Arena, events: EventHost) -> None:
         self.arena = arena
         self.events = events
+        #: Every open connection of this process, in a room, waiting, or on its way.
+        self.connections: set[Connection] = set()
 
     async def room_for(self, hello: Hello) -> Room | None:
         """The live match a hello asks for: a moderator's match id, or a join code (a match's,
@@ -122,12 +124,23 @@ class Session:
     # -- the whole conversation ------------------------------------------------------------------
 
     async def run(self) -> None:
+        self.lobby.connections.add(self.conn)
+        try:
+            await self._run()
+        finally:
+            self.lobby.connections.discard(self.conn)
+
+    async def _run(self) -> None:
         conn, settings = self.conn, self.arena.settings
         try:
             await self.handshake()
-        except TimeoutError:  # no hello in time: say so and close, without a traceback
-            self.error("timeout", f"no hello within {settings.hello_timeout:g} s")
-            conn.close(1008, "no hello")
+        except TimeoutError:  # no hello (or join) in time: say so and close, no traceback
+            if conn.role is None:
+                self.error("timeout", f"no hello within {settings.hello_timeout:g} s")
+                conn.close(1008, "no hello")
+            else:
+                self.error("timeout", f"no join within {settings.join_timeout:g} s", "join")
+                conn.close(1008, "no join")
             return
         if conn.room is None and conn.waiting_event is None:
             return
@@ -218,42 +231,13 @@ class Session:
     async def _hello(self, msg: Hello) -> bool:
         """Take one ``hello``; True when it holds (the connection is in its room, or waits)."""
         conn, arena = self.conn, self.arena
-        wait = arena.guard.wait(conn.address)
-        if wait:
-            self.error("rate_limited", arena.guard.message(wait), "hello")
-            return False
-        try:
-            room = await self.lobby.room_for(msg)
-        except LeaseHeld as exc:
-            self.error("elsewhere", str(exc), "hello", url=exc.holder.url)
-            return False
+        # an address's codes and tokens are looked at a few at a time (guard.SLOTS), those
+        # in flight charged all the same: sockets sent together buy no more guesses
+        async with arena.guard.turn(conn.address):
+            room = await self._admit(msg)
         if room is None:
-            waiting = self.events.waiting_text(msg.join_code or "")
-            if waiting is None:
-                arena.guard.failed(conn.address)
-            self.error("not_found", waiting or "no live match with that join code or id", "hello")
             return False
         er = self.events.event_room(room)
-        if msg.role == "moderator":
-            if not arena.is_moderator(room.rm.id, msg.token):
-                arena.guard.failed(conn.address)
-                self.error("unauthorized", "wrong moderator token", "hello")
-                return False
-            if _controlled_by_another(room, conn) and not (msg.watch or msg.take_over):
-                self.error(
-                    "in_use",
-                    "another moderator controls this match: take over (the other then "
-                    "watches) or watch",
-                    "hello",
-                )
-                return False
-        elif msg.role == "player" and msg.token:
-            player, team = await self._player_of_token(room, er, msg.token)
-            if player is None or team is None:
-                arena.guard.failed(conn.address)
-                self.error("unauthorized", "unknown player token; join again", "hello")
-                return False
-            conn.player, conn.team = player, team
         # the hello holds: leave the room this connection was in (a hello again, or a room
         # that moved on); its watchers hear of a controller that left here, unless it is the
         # room this hello takes control of again (they hear of that below)
@@ -288,6 +272,51 @@ class Session:
         if conn.watching:
             _tell(conn, controlled=_controlled_by_another(room, conn))
         return True
+
+    async def _admit(self, msg: Hello) -> Room | None:
+        """The room a ``hello`` opens, its code or token right; None after an error reply
+        (a wrong code or token is charged to the address)."""
+        conn, arena = self.conn, self.arena
+        wait = arena.guard.wait(conn.address)
+        if wait:
+            self.error("rate_limited", arena.guard.message(wait), "hello")
+            return None
+        try:
+            room = await self.lobby.room_for(msg)
+        except LeaseHeld as exc:
+            self.error("elsewhere", str(exc), "hello", url=exc.holder.url)
+            return None
+        except RoomClosed as exc:  # this process is stopping
+            self.error(exc.code, str(exc), "hello", url=exc.url)  # type: ignore[arg-type]
+            return None
+        if room is None:
+            waiting = self.events.waiting_text(msg.join_code or "")
+            if waiting is None:
+                arena.guard.failed(conn.address)
+            self.error("not_found", waiting or "no live match with that join code or id", "hello")
+            return None
+        if msg.role == "moderator":
+            if not arena.is_moderator(room.rm.id, msg.token):
+                arena.guard.failed(conn.address)
+                self.error("unauthorized", "wrong moderator token", "hello")
+                return None
+            if _controlled_by_another(room, conn) and not (msg.watch or msg.take_over):
+                self.error(
+                    "in_use",
+                    "another moderator controls this match: take over (the other then "
+                    "watches) or watch",
+                    "hello",
+                )
+                return None
+        elif msg.role == "player" and msg.token:
+            er = self.events.event_room(room)
+            player, team = await self._player_of_token(room, er, msg.token)
+            if player is None or team is None:
+                arena.guard.failed(conn.address)
+                self.error("unauthorized", "unknown player token; join again", "hello")
+                return None
+            conn.player, conn.team = player, team
+        return room
 
     async def _player_of_token(
         self, room: Room, er: EventRoom | None, token: str
@@ -358,8 +387,9 @@ class Session:
     async def _join(self, room: Room, er: EventRoom | None) -> bool:
         """A new player picks a team and a name; False when the connection waits or ended."""
         conn, arena = self.conn, self.arena
+        join_by = time.monotonic() + arena.settings.join_timeout
         while not conn.closed:
-            received = await self.receive(None)
+            received = await self.receive(max(0.0, join_by - time.monotonic()))
             if received is None:
                 continue
             msg = received.message
@@ -387,7 +417,7 @@ class Session:
                         "server_error", f"the record is unavailable ({why}): join again", "join"
                     )
                     continue
-                if _playing(arena, msg.team, record.id, conn):
+                if _playing(self.lobby, msg.team, record.id, conn):
                     self.error("in_use", _in_use(record.name), "join")
                     continue
                 conn.player, conn.team = record.id, msg.team
@@ -405,7 +435,7 @@ class Session:
                 members = room.match.state.players.get(msg.team, {})
                 key = player_name_key(name)
                 player = next((p for p, n in members.items() if player_name_key(n) == key), None)
-                if player is not None and _playing(arena, msg.team, player, conn):
+                if player is not None and _playing(self.lobby, msg.team, player, conn):
                     self.error("in_use", _in_use(members[player]), "join")
                     continue
                 if player is None:
@@ -576,13 +606,24 @@ def _team_of(room: Room, player: str | None) -> str | None:
     return None
 
 
-def _playing(arena: Arena, team: str, player: str, conn: Connection) -> bool:
-    """Whether another connection of this process plays as ``player`` of ``team`` now."""
-    return any(
-        other is not conn and not other.closed and other.player == player and other.team == team
-        for room in arena.rooms.values()
-        for other in room.connections
-    )
+def _playing(lobby: Lobby, team: str, player: str, conn: Connection) -> bool:
+    """Whether another connection of this process plays as ``player`` of ``team`` now (in a
+    room, waiting for the team's next match, or on its way to it). A join takes its player
+    (``conn.player``) with no wait after this check, so two joins of one name at once cannot
+    both pass it. A connection that has not answered the server's pings for a while (a phone
+    whose Wi-Fi dropped: its socket is not known to be closed yet) plays no more: it is
+    closed, and the name is the new phone's."""
+    silent_for = 3 * lobby.arena.settings.ping_interval
+    now = time.monotonic()
+    playing = False
+    for other in list(lobby.connections):
+        if other is conn or other.closed or other.player != player or other.team != team:
+            continue
+        if now - other.heard_at > silent_for:
+            other.close(CLOSE_REPLACED, "this player joined on another device")
+            continue
+        playing = True
+    return playing
 
 
 def _in_use(name: str) -> str:

@@ -71,6 +71,7 @@ async def receive(settings: Settings, conn: Connection, timeout: float | None) -
     if frame["type"] == "websocket.disconnect":
         raise WebSocketDisconnect(frame.get("code", 1000))
     wall, mono = time.time(), time.monotonic()
+    conn.heard_at = mono
     raw = frame.get("text")
     if raw is None:  # a binary frame
         _error(conn, "bad_message", "binary frames are not part of the protocol: send JSON text")
