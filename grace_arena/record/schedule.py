@@ -42,8 +42,9 @@ from grace_arena.record.store import RecordError, ensure_event, player_name_key
 #: Join codes: characters people read off a screen (no 0/O, no 1/I)...
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 #: ...six of them: 32**6, about 1.07e9 codes. At the rate a server lets one address guess
-#: (grace_arena.server.guard: a burst of 20, then one every 2 s) a guesser needs some 68 years
-#: on average to hit one given live code, and 7 years to hit any of ten.
+#: (grace_arena.server.guard: a burst of 20, then one every 2 s) a guesser needs some 34 years
+#: on average to hit one given live code ((N + 1) / 2 guesses), and 6 years to hit any of ten
+#: (N / 11); all of them, 68 years.
 JOIN_CODE_LENGTH = 6
 
 

@@ -3,7 +3,7 @@
 Each address has a bucket of wrong guesses: :data:`BURST` at once, then one more every
 ``1 / RATE`` seconds. A phone that mistypes a code, a moderator who pastes a stale token, never
 notice; a script that guesses codes is held to :data:`RATE` guesses a second — with six-
-character codes of 32 symbols (about 1.07e9), decades for one live code (see
+character codes of 32 symbols (about 1.07e9), 34 years on average for one live code (see
 ``grace_arena.record.schedule.JOIN_CODE_LENGTH``). While an address is held, every code or
 token it gives is refused unread (``rate_limited``), right or wrong, so a guess cannot be
 tested by its answer.
