@@ -30,11 +30,9 @@ from grace_arena.server.pipeline import CommitPipeline, RoomClosed
 _LEASES = MatchLeaseRow.__table__
 
 
-@pytest.mark.parametrize("fails_once", [False, True], ids=["opens", "fails-once-then-opens"])
-def test_a_running_answer_clock_survives_a_take_over_tried_twice(tmp_path, fails_once):
-    """A buzz taken 20 s ago with 10 s to answer, its server dead 1 s after it: the process
-    that takes the match over gives the player the 9 s left, even when its first opening
-    failed after the lease was taken (the phone's next hello opens it again)."""
+def _buzzed_when_its_server_died(tmp_path):
+    """A match whose player buzzed 20 s ago, with 10 s to answer, its server dead 1 s after
+    the buzz (9 s were left): the record's URL and the match."""
     db_url = f"sqlite:///{tmp_path / 'record.db'}"
     upgrade(db_url)
     engine = make_engine(db_url)
@@ -48,6 +46,15 @@ def test_a_running_answer_clock_survives_a_take_over_tried_twice(tmp_path, fails
     with engine.begin() as conn:
         conn.execute(update(_LEASES).values(served_until=t0 + 1.0, renewed_at=t0 + 1.0))  # type: ignore[arg-type]
     engine.dispose()
+    return db_url, rm
+
+
+@pytest.mark.parametrize("fails_once", [False, True], ids=["opens", "fails-once-then-opens"])
+def test_a_running_answer_clock_survives_a_take_over_tried_twice(tmp_path, fails_once):
+    """A buzz taken 20 s ago with 10 s to answer, its server dead 1 s after it: the process
+    that takes the match over gives the player the 9 s left, even when its first opening
+    failed after the lease was taken (the phone's next hello opens it again)."""
+    db_url, rm = _buzzed_when_its_server_died(tmp_path)
 
     async def scenario() -> tuple[str, float]:
         arena = Arena(Settings(db_url=db_url, lease_ttl=15.0))
@@ -197,18 +204,7 @@ def test_a_take_over_given_up_while_stopping_keeps_the_time_left(tmp_path):
     """Buzz 20 s ago, 10 s to answer, its server dead 1 s after it (9 s left). Process A takes
     the match over just as it begins to stop, and gives the lease back; process B takes it:
     the player still has the 9 s (A never served it)."""
-    db_url = f"sqlite:///{tmp_path / 'record.db'}"
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    dead = lease.Holder("a:1:x", "a", 1, "http://a:1", None)
-    t0 = time.time() - 20.0
-    rm = MatchStore(engine).create(config(), now=t0, holder=dead, join_code="ABCDEF")
-    rm.handle(Join(team="red", player="r1", name="R"), now=t0)
-    rm.handle(StartTossup(), now=t0)
-    rm.handle(Buzz(team="red", player="r1"), now=t0)
-    with engine.begin() as conn:
-        conn.execute(update(_LEASES).values(served_until=t0 + 1.0, renewed_at=t0 + 1.0))  # type: ignore[arg-type]
-    engine.dispose()
+    db_url, rm = _buzzed_when_its_server_died(tmp_path)
 
     async def stopping_a() -> None:
         a = Arena(Settings(db_url=db_url, lease_ttl=15.0))
