@@ -122,3 +122,25 @@ def browser():
         )
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def pages(browser):
+    """New pages (each in a context of its own: its own localStorage), failing the test on a
+    JavaScript error: ``pages(viewport, timeout=..., **context options)``."""
+    from browser import PHONE
+
+    contexts, errors = [], []
+
+    def new(viewport=PHONE, *, timeout: float = 10_000, **options):
+        context = browser.new_context(viewport=viewport, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(timeout)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        return page
+
+    yield new
+    for context in contexts:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"

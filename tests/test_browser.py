@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from browser import PHONE, SCREENSHOTS
 from live import Client, LiveServer, moderator, player, two_teams
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.protocol import TeamSetup
@@ -46,15 +46,8 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+def phone(pages) -> Page:
+    return pages(PHONE, is_mobile=True, has_touch=True)
 
 
 def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:

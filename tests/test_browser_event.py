@@ -24,7 +24,7 @@ from event_helpers import (
     room_moderator,
 )
 from live import Client, LiveServer, clients
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from grace_arena.record.schedule import EventPlan
 
@@ -42,26 +42,6 @@ def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
     template, plan = event_template
     with event_server(copy_record(template, tmp_path)) as server:
         yield server, plan
-
-
-@pytest.fixture
-def pages(browser: Browser) -> Iterator:
-    """New pages (each in a context of its own: its own localStorage), failing the test on a
-    JavaScript error."""
-    contexts, errors = [], []
-
-    def new(viewport=PHONE, **options) -> Page:
-        context = browser.new_context(viewport=viewport, **options)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(10_000)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        return page
-
-    yield new
-    for context in contexts:
-        context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def phone(pages) -> Page:

@@ -8,34 +8,14 @@ without a reload, and without anybody reading them a URL.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from browser import PHONE
 from event_helpers import code_of, make_event
 from live import Client, clients, free_port
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import expect
 from processes import ServerProcess, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def pages(browser: Browser) -> Iterator:
-    contexts, errors = [], []
-
-    def new() -> Page:
-        context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        return page
-
-    yield new
-    for context in contexts:
-        context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def _serve(db_url: str, room: str) -> ServerProcess:
@@ -49,7 +29,7 @@ def test_phones_of_a_killed_server_are_back_in_play_on_the_other(postgres_url, p
     try:
         phones = []
         for name in ("Alice", "Ann", "Abe"):
-            page = pages()
+            page = pages(PHONE, is_mobile=True, has_touch=True, timeout=15_000)
             page.goto(f"{a.url}/?code={room1}")
             page.get_by_label("Your name").fill(name)
             page.get_by_role("button", name="Red", exact=True).click()
