@@ -399,7 +399,7 @@ class Arena:
 
     def _refuse_if_stopping(self) -> None:
         if self.stopping:
-            raise RoomClosed("this server process is stopping: reconnect", code="stopping")
+            raise RoomClosed.stopping()
 
     async def _give_up_if_stopping(self, parts: _Parts) -> None:
         """A match made or taken while this process began to stop: its lease goes back at
@@ -808,7 +808,7 @@ class Arena:
         for task in (self._renewer, self._looking):
             if task is not None:
                 task.cancel()
-        stopping = RoomClosed("this server process is stopping: reconnect", code="stopping")
+        stopping = RoomClosed.stopping()
         ids = list(self.rooms)
         for room in list(self.rooms.values()):
             await self.retire(room, stopping, release=False)

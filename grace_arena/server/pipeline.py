@@ -65,6 +65,11 @@ class RoomClosed(Exception):
         self.url = url
         self.code = code
 
+    @classmethod
+    def stopping(cls) -> RoomClosed:
+        """This server process is stopping: reconnect (here once it is back, or elsewhere)."""
+        return cls("this server process is stopping: reconnect", code="stopping")
+
 
 @dataclass(frozen=True)
 class RecordHealth:

@@ -166,7 +166,7 @@ class Room:
         if self.state is not Lifecycle.OPEN:
             return
         self.state = Lifecycle.CLOSING
-        error = error or RoomClosed("this server process is stopping", code="stopping")
+        error = error or RoomClosed.stopping()
         self.closed_by = error
         self.running = False
         for task in [*self._tasks, self._timer, self._pending_task]:
