@@ -49,6 +49,18 @@ def _buzzed_when_its_server_died(tmp_path):
     return db_url, rm
 
 
+async def _served_a_moment(arena: Arena, match_id: int) -> tuple[str, float]:
+    """``arena`` reopens and serves the match for half a second, then closes: the match's
+    phase then, and the seconds its answer clock had left."""
+    room = await arena.reopen(match_id, "ABCDEF")
+    arena.serve(room)
+    await asyncio.sleep(0.5)
+    game = room.match.game
+    left = (game.deadline or 0.0) - time.time()
+    await arena.close()
+    return game.phase.value, left
+
+
 @pytest.mark.parametrize("fails_once", [False, True], ids=["opens", "fails-once-then-opens"])
 def test_a_running_answer_clock_survives_a_take_over_tried_twice(tmp_path, fails_once):
     """A buzz taken 20 s ago with 10 s to answer, its server dead 1 s after it: the process
@@ -71,13 +83,7 @@ def test_a_running_answer_clock_survives_a_take_over_tried_twice(tmp_path, fails
         if fails_once:
             with pytest.raises(OperationalError):
                 await arena.reopen(rm.id, "ABCDEF")
-        room = await arena.reopen(rm.id, "ABCDEF")
-        arena.serve(room)
-        await asyncio.sleep(0.5)
-        game = room.match.game
-        left = (game.deadline or 0.0) - time.time()
-        await arena.close()
-        return game.phase.value, left
+        return await _served_a_moment(arena, rm.id)
 
     phase, left = asyncio.run(scenario())
     assert phase == "buzzed" and 8.0 < left < 9.1
@@ -220,14 +226,7 @@ def test_a_take_over_given_up_while_stopping_keeps_the_time_left(tmp_path):
         await a.close()
 
     async def taking_b() -> tuple[str, float]:
-        b = Arena(Settings(db_url=db_url, lease_ttl=15.0))
-        room = await b.reopen(rm.id, "ABCDEF")
-        b.serve(room)
-        await asyncio.sleep(0.5)
-        game = room.match.game
-        left = (game.deadline or 0.0) - time.time()
-        await b.close()
-        return game.phase.value, left
+        return await _served_a_moment(Arena(Settings(db_url=db_url, lease_ttl=15.0)), rm.id)
 
     asyncio.run(stopping_a())
     phase, left = asyncio.run(taking_b())
