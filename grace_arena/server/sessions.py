@@ -59,6 +59,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.record.lease import LeaseHeld
 from grace_arena.record.store import is_transient, player_name_key
+from grace_arena.server import views
 from grace_arena.server.arena import Arena
 from grace_arena.server.connection import CLOSE_REPLACED, Connection
 from grace_arena.server.event_rooms import EventFull, EventHost, EventRoom, send_on
@@ -334,15 +335,7 @@ class Session:
     def _joinable(self, room: Room, er: EventRoom | None) -> list[TeamView]:
         """The teams a new player may join: the match's human teams, or, in an event's room,
         every human team of the event (a player who comes to the wrong room is sent on)."""
-        players, scores = room.match.state.players, room.match.game.scores
-        teams = [
-            TeamView(
-                id=t.id, name=t.name, kind="human", size=len(players.get(t.id, {})),
-                score=scores.get(t.id, 0),
-            )
-            for t in room.match.config.teams
-            if t.kind is TeamKind.HUMAN
-        ]  # fmt: skip
+        teams = [t for t in views.team_views(room.match, "player") if t.kind == "human"]
         if er is None:
             return teams
         here = {t.id: t for t in teams}

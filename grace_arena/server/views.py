@@ -124,6 +124,23 @@ def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) 
     return data
 
 
+def team_views(match: Match, role: Role) -> list[TeamView]:
+    """The match's teams as ``role`` may see them (players' names for the moderator only)."""
+    game, roster = match.game, match.state.players
+    return [
+        TeamView(
+            id=t.id,
+            name=t.name,
+            kind=t.kind.value,
+            players=dict(roster.get(t.id, {})) if role == "moderator" else {},
+            size=len(roster.get(t.id, {})),
+            score=game.scores[t.id],
+            locked_out=t.id in game.locked_out,
+        )
+        for t in match.config.teams
+    ]
+
+
 def state_view(
     match: Match,
     room: RoomFacts,
@@ -138,19 +155,7 @@ def state_view(
     game = match.game
     config = match.config
     finished = game.phase in FINISHED or game.phase is Phase.ENDED
-    roster = match.state.players
-    teams = [
-        TeamView(
-            id=t.id,
-            name=t.name,
-            kind=t.kind.value,
-            players=dict(roster.get(t.id, {})) if role == "moderator" else {},
-            size=len(roster.get(t.id, {})),
-            score=game.scores[t.id],
-            locked_out=t.id in game.locked_out,
-        )
-        for t in config.teams
-    ]
+    teams = team_views(match, role)
     tossup = None
     spec = match.current_tossup
     if spec is not None:
