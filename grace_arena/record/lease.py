@@ -222,10 +222,11 @@ def acquire(engine: Engine, match_id: int, holder: Holder, *, ttl: float = DEFAU
         dialect = conn.dialect.name
         now = db_now(dialect)
         # a new lease (the match was never leased); nothing if a row is there
-        new = dialect_insert(dialect)(_LEASE).values(
-            match_id=match_id, **_holder_values(holder), generation=1, released=False,
-            acquired_at=now, renewed_at=now, served_until=time.time(),
-        ).on_conflict_do_nothing(index_elements=["match_id"])  # fmt: skip
+        new = (
+            dialect_insert(dialect)(_LEASE)
+            .values(_new_lease(match_id, holder, dialect))
+            .on_conflict_do_nothing(index_elements=["match_id"])
+        )
         if conn.execute(new).rowcount == 1:  # type: ignore[attr-defined]
             return Lease(match_id, LeaseClaim(holder, 1), took_over=False, served_until=None)
         row = (
@@ -283,14 +284,17 @@ def dialect_insert(dialect: str):
 def insert_new_lease(session: Session, match_id: int, holder: Holder) -> None:
     """In a match's creation's transaction: ``holder``'s lease of it, taken now on the
     database's clock (generation 1)."""
-    dialect = session.get_bind().dialect.name
-    now = db_now(dialect)
     session.execute(
-        insert(_LEASE).values(
-            match_id=match_id, **_holder_values(holder), generation=1, released=False,
-            acquired_at=now, renewed_at=now, served_until=time.time(),
-        )
-    )  # fmt: skip
+        insert(_LEASE).values(_new_lease(match_id, holder, session.get_bind().dialect.name))
+    )
+
+
+def _new_lease(match_id: int, holder: Holder, dialect: str) -> dict:
+    """The columns of ``holder``'s new lease of ``match_id``, taken now on the database's
+    clock (generation 1)."""
+    now = db_now(dialect)
+    return {"match_id": match_id, **_holder_values(holder), "generation": 1, "released": False,
+            "acquired_at": now, "renewed_at": now, "served_until": time.time()}  # fmt: skip
 
 
 def _fence_statement(dialect: str):
