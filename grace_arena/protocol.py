@@ -30,6 +30,7 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
+from grace_arena.core.blanks import shows_nothing
 from grace_arena.core.events import Ruling
 
 PROTOCOL_VERSION = 1
@@ -87,20 +88,13 @@ TEAM_NAME_MAX = 100
 #: bidirectional embeddings, overrides and isolates, which reorder the text shown after them
 #: (``"\u202eRed"`` shows as "deR", and so does whatever follows the name on the screen).
 _NOT_IN_NAMES = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-#: Code points drawn as nothing that are neither format characters nor combining marks:
-#: the rest of Unicode's default-ignorable ones (the Hangul fillers, unassigned ones) and the
-#: blank Braille pattern.
-_BLANK = ((0x115F, 0x1160), (0x2065, 0x2065), (0x2800, 0x2800), (0x3164, 0x3164))
-_BLANK += ((0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF))
 
 
 def _invisible(char: str) -> bool:
-    """Draws nothing by itself: whitespace, a format character (category Cf: zero-width space
-    and joiners, byte order mark, tags...), a combining mark (category M) or another blank."""
-    category = unicodedata.category(char)
-    if char.isspace() or category == "Cf" or category[0] == "M":
-        return True
-    return any(low <= ord(char) <= high for low, high in _BLANK)
+    """Draws nothing by itself: whitespace, a combining mark (category M: it sits on the
+    character before it), or what shows nothing (:mod:`grace_arena.core.blanks`: format
+    characters, fillers, the blank Braille pattern...)."""
+    return char.isspace() or unicodedata.category(char)[0] == "M" or shows_nothing(char)
 
 
 def _name(text: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -24,6 +23,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from grace_arena.core.blanks import shows_nothing
 from grace_arena.core.commands import Command
 from grace_arena.core.config import MatchConfig
 from grace_arena.core.errors import IllegalCommand
@@ -537,25 +537,13 @@ def register_team(
     return row
 
 
-#: Characters that show nothing inside a name: Unicode's Default_Ignorable_Code_Point (format
-#: characters, the soft hyphen, the combining grapheme joiner, variation selectors, Hangul and
-#: Khmer fillers, Mongolian selectors, reserved ones) and the blanks that are not (the blank
-#: Braille pattern, the Khitan filler).
-_SHOWS_NOTHING = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-    "\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U00016fe4\U000e0000-\U000e0fff]"
-)
-
-
 def player_name_key(name: str) -> str:
     """What makes two names one player's in a team: compatibility-normalised (NFKC),
     case-folded, spaces collapsed, characters that show nothing left out ("ALICE", "alice ",
     "Ａｌｉｃｅ", "Al\u200bice" are one). Letters of other scripts that look alike ("Аlice"
     with a Cyrillic А) stay other names."""
     text = unicodedata.normalize("NFKC", name).casefold()
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
-    return " ".join(_SHOWS_NOTHING.sub("", text).split())[:200]
+    return " ".join("".join(c for c in text if not shows_nothing(c)).split())[:200]
 
 
 def find_player(session: Session, event_id: int, team_id: str, name: str) -> str | None:
