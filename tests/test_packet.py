@@ -111,8 +111,9 @@ def test_tossup_model_built_in_code() -> None:
         Tossup(id="t1", category="Sports", text="A b.", answer="x")
 
 
-def test_categories_are_the_grace_twelve() -> None:
-    assert len(CATEGORIES) == 12
+def test_categories_are_the_grace_twelve_and_one_for_imports() -> None:
+    """GRACE's twelve, then what an imported question gets when its file names none."""
+    assert len(CATEGORIES) == 13 and CATEGORIES[-1] == "Uncategorized"
     assert {"Literature", "Fine Arts", "Other Academic", "Pop Culture"} <= set(CATEGORIES)
 
 
@@ -423,8 +424,8 @@ runner = CliRunner()
 def test_cli_validate_ok() -> None:
     result = runner.invoke(app, ["packet", "validate", str(GOOD), str(FIXTURES / "good.json")])
     assert result.exit_code == 0, result.output
-    assert f"{GOOD}: 3 tossups, OK" in result.output
-    assert "good.json: 3 tossups, OK" in result.output
+    assert f"{GOOD}: 3 tossups, 0 bonuses, OK" in result.output
+    assert "good.json: 3 tossups, 0 bonuses, OK" in result.output
 
 
 def test_cli_validate_reports_every_problem_and_fails() -> None:
@@ -432,7 +433,7 @@ def test_cli_validate_reports_every_problem_and_fails() -> None:
     result = runner.invoke(app, ["packet", "validate", str(GOOD), str(bad)])
     assert result.exit_code == 1
     lines = result.output.splitlines()
-    assert f"{GOOD}: 3 tossups, OK" in lines
+    assert f"{GOOD}: 3 tossups, 0 bonuses, OK" in lines
     assert f"{bad}: 11 problems" in lines
     assert sum(line.startswith(f"{bad}:") for line in lines) == 12
     assert any("tossup 'typo-key-02' (#2): field 'anwser'" in line for line in lines)
@@ -444,7 +445,9 @@ def test_cli_validate_folder_skips_schema_files(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a packet")
     result = runner.invoke(app, ["packet", "validate", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines() == [f"{tmp_path / 'a.yaml'}: 3 tossups, OK"]
+    assert result.output.strip().splitlines() == [
+        f"{tmp_path / 'a.yaml'}: 3 tossups, 0 bonuses, OK"
+    ]
 
 
 def test_cli_validate_missing_file() -> None:
@@ -497,7 +500,7 @@ def test_cli_validate_in_a_real_process() -> None:
         [*command, str(GOOD)], capture_output=True, text=True, timeout=120, check=False
     )
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.strip() == f"{GOOD}: 3 tossups, OK"
+    assert ok.stdout.strip() == f"{GOOD}: 3 tossups, 0 bonuses, OK"
     bad = subprocess.run(
         [*command, str(FIXTURES / "bad_syntax.yaml")],
         capture_output=True,
@@ -544,19 +547,62 @@ _tossup_like = st.fixed_dictionaries(
         "anwser": _values,
     },
 )
+_part_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "text": st.sampled_from(["Name it.", ""]) | _values,
+        "answer": st.sampled_from(["x", "<b>x", "[x]"]) | _values,
+        "value": st.sampled_from([10, 0, -5, 1000]) | _scalars,
+        "difficulty": st.sampled_from(["e", "hard", "x"]) | _scalars,
+    },
+)
+_bonus_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.sampled_from(["b1", "b1", "bad id"]) | _scalars,
+        "category": st.sampled_from(CATEGORIES) | _scalars,
+        "leadin": st.sampled_from(["For 10 points each:", ""]) | _values,
+        "parts": st.lists(_part_like, max_size=4) | _values,
+    },
+)
 _packet_like = st.fixed_dictionaries(
     {},
     optional={
         "format": st.just("grace-arena-packet/1") | _scalars,
         "packet": st.fixed_dictionaries({"id": _scalars, "title": _scalars}) | _values,
         "tossups": st.lists(_tossup_like, max_size=4) | _values,
+        "bonuses": st.lists(_bonus_like, max_size=3) | _values,
         "other": _values,
     },
 )
+# MODAQ's (YAPP's) and QB Reader's packets, as odd as they come
+_foreign_like = st.fixed_dictionaries(
+    {
+        "tossups": st.lists(
+            st.fixed_dictionaries(
+                {"question": st.sampled_from(["A b (*) c.", "", "<i>x</i>"]) | _values},
+                optional={"answer": st.sampled_from(["<req>x</req>", "<b>x", ""]) | _values,
+                          "metadata": _scalars, "category": _scalars},
+            ),
+            max_size=3,
+        )
+    },
+    optional={
+        "bonuses": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={"leadin": _values, "parts": _values, "answers": _values,
+                          "values": _values, "difficultyModifiers": _values},
+            ) | _scalars,
+            max_size=3,
+        ) | _values,
+        "name": _scalars,
+    },
+)  # fmt: skip
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=_packet_like | _values, as_json=st.booleans())
+@given(data=_packet_like | _foreign_like | _values, as_json=st.booleans())
 def test_property_validation_never_raises(tmp_path: Path, data: object, as_json: bool) -> None:
     path = tmp_path / ("fuzz.json" if as_json else "fuzz.yaml")
     path.write_text(json.dumps(data) if as_json else yaml.safe_dump(data), encoding="utf-8")

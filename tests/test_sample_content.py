@@ -210,4 +210,26 @@ def test_corpus_items_do_not_copy_sample_sentences() -> None:
 def test_allowed_categories_match_the_packet_model() -> None:
     from grace_arena.core.packet import CATEGORIES
 
-    assert set(CATEGORIES) == ALLOWED_CATEGORIES
+    # (the sample is written in GRACE's categories; "Uncategorized" is for imported packets)
+    assert set(CATEGORIES) == {*ALLOWED_CATEGORIES, "Uncategorized"}
+
+
+def test_the_first_twenty_tossups_each_have_an_original_bonus_of_their_category() -> None:
+    bonuses = _packet().get("bonuses")
+    assert isinstance(bonuses, list) and len(bonuses) >= 20
+    tossups = _tossups()
+    for tossup, bonus in zip(tossups[:20], bonuses, strict=False):
+        assert bonus["id"] == f"b-{tossup['id']}"
+        assert bonus["category"] == tossup["category"]
+        assert bonus["leadin"].endswith("For 10 points each:")
+        parts = bonus["parts"]
+        assert [p["difficulty"] for p in parts] == ["e", "m", "h"], bonus["id"]
+        for part in parts:
+            assert BOLD.search(part["answer"]), (bonus["id"], part)
+            # a part never gives away a tossup's answer, nor another part's
+            main = BOLD.search(part["answer"]).group(1).lower()
+            assert main not in bonus["leadin"].lower(), (bonus["id"], main)
+    # no bonus answer is the answer of a tossup of the packet (they would spoil each other)
+    tossup_answers = {BOLD.search(t["answer"]).group(1).lower() for t in tossups}
+    bonus_answers = {BOLD.search(p["answer"]).group(1).lower() for b in bonuses for p in b["parts"]}
+    assert not tossup_answers & bonus_answers

@@ -12,7 +12,7 @@ import typer
 from grace_arena.cli import app
 
 if TYPE_CHECKING:
-    from grace_arena.core.packet import Tossup
+    from grace_arena.core.packet import Bonus, Packet, Tossup
 
 packet_app = typer.Typer(
     help="Question packets: validate them, and show their clues and word positions.",
@@ -20,7 +20,7 @@ packet_app = typer.Typer(
 )
 app.add_typer(packet_app, name="packet")
 
-_PACKET_SUFFIXES = (".yaml", ".yml", ".json")
+_PACKET_SUFFIXES = (".yaml", ".yml", ".json", ".docx")
 
 
 def _packet_files(paths: list[Path]) -> list[Path]:
@@ -41,7 +41,11 @@ def _packet_files(paths: list[Path]) -> list[Path]:
 @packet_app.command("validate")
 def validate(
     paths: Annotated[
-        list[Path], typer.Argument(help="Packet files (.yaml, .yml, .json) or folders of them.")
+        list[Path],
+        typer.Argument(
+            help="Packet files (.yaml, .yml, .json: ours, MODAQ's or QB Reader's; .docx) or "
+            "folders of them."
+        ),
     ],
 ) -> None:
     """Check packet files; print every problem found. Exit status 1 if there is any."""
@@ -63,10 +67,18 @@ def validate(
             summary = f"{file}: {count} problem{'s' if count != 1 else ''}"
             typer.echo(typer.style(summary, fg=typer.colors.RED, bold=True))
         else:
-            summary = f"{file}: {len(packet.tossups)} tossups, OK"
+            _echo_warnings(packet)
+            count = len(packet.warnings)
+            noticed = f", {count} warning{'s' if count != 1 else ''}" if count else ""
+            summary = f"{file}: {packet.counts()}, OK{noticed}"
             typer.echo(typer.style(summary, fg=typer.colors.GREEN))
     if failed:
         raise typer.Exit(1)
+
+
+def _echo_warnings(packet: Packet) -> None:
+    for warning in packet.warnings:
+        typer.echo(typer.style(str(warning), fg=typer.colors.YELLOW))
 
 
 def _pack(items: list[str], width: int) -> list[str]:
@@ -108,18 +120,42 @@ def _show_tossup(position: int, tossup: Tossup, *, words: bool, width: int) -> N
     typer.echo("")
 
 
+def _show_bonus(position: int, bonus: Bonus, *, width: int) -> None:
+    category = bonus.category + (f" / {bonus.subcategory}" if bonus.subcategory else "")
+    header = f"bonus #{position} {bonus.id}  [{category}]  {len(bonus.parts)} parts, "
+    header += f"{bonus.value} points"
+    typer.echo(typer.style(header, bold=True))
+    if bonus.leadin:
+        for line in textwrap.wrap(bonus.leadin, width=width - 2):
+            typer.echo("  " + line)
+    for number, part in enumerate(bonus.parts, start=1):
+        marker = f"  [{part.value}{part.difficulty or ''}] "
+        lines = textwrap.wrap(f"{number}. {part.text}", width=max(40, width - len(marker)))
+        typer.echo(marker + lines[0])
+        for line in lines[1:]:
+            typer.echo(" " * len(marker) + line)
+        typer.echo(" " * len(marker) + f"ANSWER: {part.answer}")
+    if bonus.notes:
+        typer.echo(f"  NOTES: {bonus.notes}")
+    typer.echo("")
+
+
 @packet_app.command("show")
 def show(
     path: Annotated[Path, typer.Argument(help="Packet file.")],
     tossup: Annotated[
         str | None, typer.Option("--tossup", "-t", help="Show only the tossup with this id.")
     ] = None,
+    bonus: Annotated[
+        str | None, typer.Option("--bonus", "-b", help="Show only the bonus with this id.")
+    ] = None,
     words: Annotated[
         bool, typer.Option("--words", "-w", help="Print every word with its index.")
     ] = False,
     width: Annotated[int, typer.Option(help="Wrap lines at this many characters.")] = 100,
 ) -> None:
-    """Print tossups with their clue boundaries and word indices (positions used by buzzes)."""
+    """Print tossups with their clue boundaries and word indices (positions used by buzzes),
+    then bonuses with their parts, values and answers."""
     from grace_arena.core.packet import PacketError, load_packet
 
     try:
@@ -129,16 +165,64 @@ def show(
             typer.echo(str(problem), err=True)
         raise typer.Exit(1) from None
     chosen = list(enumerate(packet.tossups, start=1))
-    if tossup is not None:
+    bonuses = list(enumerate(packet.bonuses, start=1))
+    if tossup is not None or bonus is not None:
         chosen = [(i, t) for i, t in chosen if t.id == tossup]
-        if not chosen:
-            known = ", ".join(t.id for t in packet.tossups)
-            typer.echo(f"{path}: no tossup {tossup!r} (ids: {known})", err=True)
-            raise typer.Exit(1)
+        bonuses = [(i, b) for i, b in bonuses if b.id == bonus]
+        for kind, wanted, found, questions in (
+            ("tossup", tossup, chosen, packet.tossups),
+            ("bonus", bonus, bonuses, packet.bonuses),
+        ):
+            if wanted is not None and not found:
+                known = ", ".join(q.id for q in questions) or "none"
+                typer.echo(f"{path}: no {kind} {wanted!r} (ids: {known})", err=True)
+                raise typer.Exit(1)
     else:
-        typer.echo(f"{packet.packet.title} ({packet.packet.id}): {len(packet.tossups)} tossups\n")
+        typer.echo(f"{packet.packet.title} ({packet.packet.id}): {packet.counts()}\n")
+        _echo_warnings(packet)
     for position, item in chosen:
         _show_tossup(position, item, words=words, width=width)
+    for position, item in bonuses:
+        _show_bonus(position, item, width=width)
+
+
+@packet_app.command("import")
+def import_(
+    path: Annotated[
+        Path,
+        typer.Argument(help="A .docx packet, or MODAQ's (YAPP's) or QB Reader's packet JSON."),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="The packet file to write (.yaml or .json); default: the "
+            "input's name with .yaml, next to it.",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Replace the output file if it exists.")] = False,
+) -> None:
+    """Read a packet as clubs have it and write it in this product's format, to read or edit.
+    (Every command takes these files as they are: importing is only needed to edit them.)"""
+    from grace_arena.core.packet import PacketError, dump_packet, load_packet
+
+    target = output or path.with_suffix(".yaml")
+    if target.resolve() == path.resolve():
+        typer.echo(f"{target}: the output would replace the input; give --output", err=True)
+        raise typer.Exit(1)
+    if target.exists() and not force:
+        typer.echo(f"{target} exists; give --force to replace it", err=True)
+        raise typer.Exit(1)
+    try:
+        packet = load_packet(path)
+    except PacketError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        raise typer.Exit(1) from None
+    _echo_warnings(packet)
+    dump_packet(packet, target)
+    typer.echo(f"{path}: {packet.counts()}; wrote {target}")
 
 
 @packet_app.command("schema")

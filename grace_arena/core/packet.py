@@ -18,7 +18,7 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -36,6 +36,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from grace_arena.core import packet_layouts
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
 from grace_arena.resources import shipped_file
 
@@ -43,6 +44,8 @@ __all__ = [
     "CATEGORIES",
     "PACKET_FORMAT",
     "SAMPLE_PACKET_PATH",
+    "Bonus",
+    "BonusPart",
     "Packet",
     "PacketError",
     "PacketMeta",
@@ -57,7 +60,7 @@ __all__ = [
 
 PACKET_FORMAT = "grace-arena-packet/1"
 SAMPLE_PACKET_PATH: Path = shipped_file("questions", "sample_packet.yaml")
-PACKET_SUFFIXES = (".yaml", ".yml", ".json")
+PACKET_SUFFIXES = (".yaml", ".yml", ".json", ".docx")
 
 # GRACE appendix B.1 (the ACF distribution).
 Category = Literal[
@@ -73,8 +76,13 @@ Category = Literal[
     "Current Events",
     "Pop Culture",
     "Other Academic",
+    # Not GRACE's: what a question of an imported packet (.docx, MODAQ or QB Reader JSON)
+    # gets when its file names no category that maps to one of the above.
+    "Uncategorized",
 ]
 CATEGORIES: tuple[str, ...] = get_args(Category)
+#: Part difficulties as packets mark them ([10e], [10m], [10h]): easy, medium, hard.
+Difficulty = Literal["e", "m", "h"]
 Identifier = Annotated[
     str,
     StringConstraints(pattern=r"^[A-Za-z0-9._-]+$"),
@@ -93,19 +101,30 @@ class Problem:
     """One thing wrong with a packet file."""
 
     file: str
-    tossup: str | None  # the tossup's id, when known
+    tossup: str | None  # the question's id, when known (a tossup's, or a bonus's)
     field: str | None  # e.g. "answer", "clues", "packet.title"
     message: str
-    position: int | None = None  # the tossup's 1-based position in the file
+    position: int | None = None  # the question's 1-based position among its kind
     line: int | None = None  # 1-based line in the file, when known
+    kind: Literal["tossup", "bonus"] = "tossup"  # what ``tossup`` and ``position`` name
+    part: int | None = None  # a bonus part's 1-based number
+    paragraph: int | None = None  # 1-based paragraph of a .docx file, when known
+    #: A warning (the packet loads; e.g. a paragraph an imported file left unplaced).
+    warning: bool = False
 
     def __str__(self) -> str:
         where = [f"{self.file}:{self.line}" if self.line is not None else self.file]
+        if self.paragraph is not None:
+            where.append(f"paragraph {self.paragraph}")
         if self.tossup is not None or self.position is not None:
-            name = f"tossup {self.tossup!r}" if self.tossup is not None else "tossup"
+            name = f"{self.kind} {self.tossup!r}" if self.tossup is not None else self.kind
             where.append(f"{name} (#{self.position})" if self.position is not None else name)
+        if self.part is not None:
+            where.append(f"part {self.part}")
         if self.field is not None:
             where.append(f"field {self.field!r}")
+        if self.warning:
+            where.append("warning")
         return ": ".join([*where, self.message])
 
 
@@ -214,9 +233,7 @@ class Tossup(_Model):
     @field_validator("text")
     @classmethod
     def _check_text(cls, text: str) -> str:
-        text = _normalise_space(text)
-        if not tokenize(text).words:
-            raise PydanticCustomError("no_words", "must contain at least one word")
+        text = _checked_words(text)
         if text.count(POWER_MARK) > 1:
             raise PydanticCustomError(
                 "power_marks", "has {count} power marks (*); at most one is allowed",
@@ -243,16 +260,84 @@ class Tossup(_Model):
     @field_validator("answer")
     @classmethod
     def _check_answer(cls, answer: str) -> str:
-        if not answer:
-            raise PydanticCustomError("empty", "must not be empty")
-        problem = _answer_problem(answer)
-        if problem:
-            raise PydanticCustomError("answer_format", problem)
-        return answer
+        return _checked_answer(answer)
 
     def tokens(self) -> Tokenized:
         """The canonical words and clues of this tossup (cached)."""
         return _tokens(self.text, tuple(self.clues) if self.clues is not None else None)
+
+
+def _checked_answer(answer: str) -> str:
+    if not answer:
+        raise PydanticCustomError("empty", "must not be empty")
+    problem = _answer_problem(answer)
+    if problem:
+        raise PydanticCustomError("answer_format", problem)
+    return answer
+
+
+def _checked_words(text: str) -> str:
+    text = _normalise_space(text)
+    if not tokenize(text).words:
+        raise PydanticCustomError("no_words", "must contain at least one word")
+    return text
+
+
+class BonusPart(_Model):
+    """One part of a bonus: read after the lead-in (and the parts before it), answered alone."""
+
+    text: str = Field(description="The part as read, without its value marker ([10]).")
+    answer: str = Field(description="The answer line; <b>/<u> may mark the required part.")
+    value: int = Field(default=10, ge=1, le=100, description="Points for a correct answer.")
+    difficulty: Difficulty | None = Field(
+        default=None, description="e, m or h (easy, medium, hard), as packets mark [10e]."
+    )
+
+    @field_validator("text")
+    @classmethod
+    def _check_text(cls, text: str) -> str:
+        return _checked_words(text)
+
+    @field_validator("answer")
+    @classmethod
+    def _check_answer(cls, answer: str) -> str:
+        return _checked_answer(answer)
+
+    @field_validator("difficulty", mode="before")
+    @classmethod
+    def _difficulty_words(cls, value: Any) -> Any:
+        # "easy", "Medium", "H": what a writer types for e, m, h
+        if isinstance(value, str) and value.strip().lower() in _DIFFICULTY_WORDS:
+            return value.strip().lower()[0]
+        return value
+
+
+_DIFFICULTY_WORDS = {"e", "m", "h", "easy", "medium", "hard"}
+
+
+class Bonus(_Model):
+    """One bonus: a lead-in, then parts read one at a time to the team that controls it."""
+
+    id: Identifier
+    category: Category
+    subcategory: str | None = None
+    leadin: str = Field(
+        default="", description="Read before the first part; may be empty (some bonuses have none)."
+    )
+    parts: list[BonusPart] = Field(min_length=1, description="In reading order; usually three.")
+    author: str | None = None
+    source: str | None = None
+    notes: str | None = Field(default=None, description="Notes for the moderator.")
+
+    @field_validator("leadin")
+    @classmethod
+    def _check_leadin(cls, leadin: str) -> str:
+        return _normalise_space(leadin)
+
+    @property
+    def value(self) -> int:
+        """Points for every part answered correctly (30 for the usual 3×10)."""
+        return sum(part.value for part in self.parts)
 
 
 class Packet(_Model):
@@ -265,15 +350,25 @@ class Packet(_Model):
     )
     packet: PacketMeta
     tossups: list[Tossup] = Field(min_length=1)
+    bonuses: list[Bonus] = Field(
+        default_factory=list,
+        description="The bonuses in reading order: the next unused one follows each tossup "
+        "answered correctly.",
+    )
     _path: Path | None = PrivateAttr(default=None)
+    #: What loading noticed without refusing the file (an imported file's unplaced paragraphs).
+    _warnings: list[Problem] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Packet:
-        duplicates = sorted(i for i, n in Counter(t.id for t in self.tossups).items() if n > 1)
-        if duplicates:
-            raise PydanticCustomError(
-                "duplicate_id", "duplicate tossup ids: {ids}", {"ids": ", ".join(duplicates)}
-            )
+        for kind, questions in (("tossup", self.tossups), ("bonus", self.bonuses)):
+            counts = Counter(q.id for q in questions)
+            duplicates = sorted(i for i, n in counts.items() if n > 1)
+            if duplicates:
+                raise PydanticCustomError(
+                    "duplicate_id", "duplicate {kind} ids: {ids}",
+                    {"kind": kind, "ids": ", ".join(duplicates)},
+                )  # fmt: skip
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -293,12 +388,34 @@ class Packet(_Model):
     def id(self) -> str:
         return self.packet.id
 
+    @property
+    def warnings(self) -> list[Problem]:
+        """What loading noticed without refusing the file (never written to the file)."""
+        return list(self._warnings)
+
     def tossup(self, tossup_id: str) -> Tossup:
         """The tossup with this id; ``KeyError`` if there is none."""
         for tossup in self.tossups:
             if tossup.id == tossup_id:
                 return tossup
         raise KeyError(f"packet {self.packet.id!r} has no tossup {tossup_id!r}")
+
+    def bonus(self, bonus_id: str) -> Bonus:
+        """The bonus with this id; ``KeyError`` if there is none."""
+        for bonus in self.bonuses:
+            if bonus.id == bonus_id:
+                return bonus
+        raise KeyError(f"packet {self.packet.id!r} has no bonus {bonus_id!r}")
+
+    def counts(self) -> str:
+        """What the packet holds, as ``packet validate`` says it: "20 tossups, 20 bonuses"."""
+
+        def n(count: int, word: str, plural: str) -> str:
+            return f"{count} {word if count == 1 else plural}"
+
+        return f"{n(len(self.tossups), 'tossup', 'tossups')}, " + n(
+            len(self.bonuses), "bonus", "bonuses"
+        )
 
 
 def packet_json_schema() -> dict[str, Any]:
@@ -381,12 +498,14 @@ def _parse(text: str, file: str, suffix: str) -> tuple[Any, list[Problem]]:
         return None, [Problem(file, None, None, f"YAML error: {exc}")]
 
 
-def _tossup_name(data: Any, index: int) -> str | None:
-    tossups = data.get("tossups") if isinstance(data, dict) else None
-    if isinstance(tossups, list) and index < len(tossups) and isinstance(tossups[index], dict):
-        tossup_id = tossups[index].get("id")
-        if isinstance(tossup_id, str | int) and not isinstance(tossup_id, bool):
-            return str(tossup_id)
+def _tossup_name(data: Any, index: int, key: str = "tossups") -> str | None:
+    """The id of the ``index``-th question under ``key`` (tossups or bonuses), when it has one."""
+    questions = data.get(key) if isinstance(data, dict) else None
+    raw = questions[index] if isinstance(questions, list) and index < len(questions) else None
+    if isinstance(raw, dict):
+        question_id = raw.get("id")
+        if isinstance(question_id, str | int) and not isinstance(question_id, bool):
+            return str(question_id)
     return None
 
 
@@ -402,6 +521,8 @@ def _message(error: Any, model: type[BaseModel] | None, field: str | None) -> st
     if kind == "missing":
         if field == "text" and model is Tossup:
             return "required: give the tossup text (or its clues)"
+        if field == "parts" and model is Bonus:
+            return "required: give the bonus's parts"
         return "required field is missing"
     if kind == "extra_forbidden":
         allowed = list(model.model_fields) if model is not None else []
@@ -423,6 +544,11 @@ def _message(error: Any, model: type[BaseModel] | None, field: str | None) -> st
         return "must not be empty"
     if kind == "too_short" and field == "tossups":
         return "must list at least one tossup"
+    if kind == "too_short" and field == "parts":
+        return "must list at least one part"
+    if kind == "literal_error" and field == "difficulty":
+        return f"{error.get('input')!r} is not a difficulty (one of: e, m, h)"
+
     if kind == "string_type":
         return f"must be a string, not {type(error.get('input')).__name__} (quote it in YAML)"
     if kind in {"list_type", "model_type", "dict_type", "model_attributes_type"}:
@@ -455,6 +581,30 @@ def _problems_from_validation(file: str, data: Any, exc: ValidationError) -> Ite
                 field = "clues"  # the text was built from the clues
             if field == "clues" and len(rest) > 1 and isinstance(rest[1], int):
                 prefix = f"clue #{rest[1] + 1}: "
+        elif loc[:1] == ["bonuses"] and len(loc) >= 2 and isinstance(loc[1], int):
+            index = loc[1]
+            tossup, position, model = _tossup_name(data, index, "bonuses"), index + 1, Bonus
+            raw = data["bonuses"][index]
+            rest = loc[2:]
+            field = str(rest[0]) if rest else None
+            line = _line_of(raw, field) or line
+            if field == "parts" and len(rest) > 1 and isinstance(rest[1], int):
+                parts = raw.get("parts") if isinstance(raw, dict) else None
+                part_raw = parts[rest[1]] if isinstance(parts, list) else None
+                field = str(rest[2]) if len(rest) > 2 else None
+                model = BonusPart
+                line = _line_of(part_raw, field) or line
+                name = field
+                message = _message(error, model, name)
+                yield Problem(
+                    file, tossup, field, message, position, line, kind="bonus", part=rest[1] + 1
+                )
+                continue
+            name = field
+            yield Problem(
+                file, tossup, field, _message(error, model, name), position, line, kind="bonus"
+            )
+            continue
         elif loc[:1] == ["packet"]:
             model = PacketMeta if len(loc) > 1 else Packet
             line = _line_of(data.get("packet"), loc[1] if len(loc) > 1 else None) or line
@@ -487,24 +637,32 @@ def _cross_checks(file: str, data: Any) -> tuple[Any, list[Problem]]:
                 getattr(raw, "key_lines", None),
             )
         cleaned.append(raw)
-    ids = [(i, _tossup_name(data, i)) for i in range(len(tossups))]
-    first: dict[str, int] = {}
-    for index, tossup_id in ids:
-        if tossup_id is None:
+    for key, kind in (("tossups", "tossup"), ("bonuses", "bonus")):
+        questions = data.get(key)
+        if not isinstance(questions, list):
             continue
-        if tossup_id in first:
-            message = f"duplicate id (also used by tossup #{first[tossup_id] + 1})"
-            line = _line_of(tossups[index], "id")
-            problems.append(Problem(file, tossup_id, "id", message, index + 1, line))
-        else:
-            first[tossup_id] = index
+        first: dict[str, int] = {}
+        for index in range(len(questions)):
+            question_id = _tossup_name(data, index, key)
+            if question_id is None:
+                continue
+            if question_id in first:
+                message = f"duplicate id (also used by {kind} #{first[question_id] + 1})"
+                line = _line_of(questions[index], "id")
+                problems.append(
+                    Problem(file, question_id, "id", message, index + 1, line, kind=kind)  # type: ignore[arg-type]
+                )
+            else:
+                first[question_id] = index
     cleaned_data = _Located(
         {**data, "tossups": cleaned}, _line_of(data) or 1, getattr(data, "key_lines", None)
     )
     return cleaned_data, problems
 
 
-def _check_text(text: str, file: str, suffix: str) -> tuple[Packet | None, list[Problem]]:
+def _check_text(
+    text: str, file: str, suffix: str, stem: str = "packet"
+) -> tuple[Packet | None, list[Problem]]:
     if not text.strip():
         return None, [Problem(file, None, None, "file is empty")]
     data, problems = _parse(text, file, suffix)
@@ -512,6 +670,12 @@ def _check_text(text: str, file: str, suffix: str) -> tuple[Packet | None, list[
         return None, problems
     if data is None:
         return None, [Problem(file, None, None, "file is empty (no YAML document)")]
+    if packet_layouts.is_question_json(data):  # MODAQ's (YAPP's) or QB Reader's
+        return _check_imported(packet_layouts.from_question_json(data, stem), file)
+    return _check_data(data, file)
+
+
+def _check_data(data: Any, file: str) -> tuple[Packet | None, list[Problem]]:
     if not isinstance(data, dict):
         message = f"must be a mapping with keys format, packet, tossups; got {type(data).__name__}"
         return None, [Problem(file, None, None, message)]
@@ -524,10 +688,50 @@ def _check_text(text: str, file: str, suffix: str) -> tuple[Packet | None, list[
     return (None if problems else packet), _sorted(problems)
 
 
+_LISTS = {"tossup": "tossups", "bonus": "bonuses"}
+
+
+def _check_imported(
+    imported: packet_layouts.Imported, file: str
+) -> tuple[Packet | None, list[Problem]]:
+    """A foreign packet read into our data, checked as ours; each problem (and warning) named
+    by the paragraph its question starts at, when the file has paragraphs."""
+    packet, problems = _check_data(imported.data, file)
+    problems = [  # (lines are those of data made here, not of the file)
+        replace(p, line=None, paragraph=imported.places.get((p.kind, (p.position or 0) - 1)))
+        for p in problems
+    ]
+    warnings = [
+        Problem(
+            file,
+            _tossup_name(imported.data, w.position - 1, _LISTS[w.kind])
+            if w.kind and w.position
+            else None,
+            None,
+            w.message,
+            w.position,
+            kind=w.kind or "tossup",  # type: ignore[arg-type]
+            part=w.part,
+            paragraph=w.paragraph,
+            warning=True,
+        )
+        for w in imported.warnings
+    ]
+    if packet is not None:
+        packet._warnings = warnings
+    return packet, _sorted(problems)
+
+
 def _sorted(problems: list[Problem]) -> list[Problem]:
     return sorted(
         dict.fromkeys(problems),  # de-duplicated, first occurrence kept
-        key=lambda p: (p.position or 0, p.position is not None, p.line or 0),
+        key=lambda p: (
+            p.kind == "bonus",
+            p.position or 0,
+            p.position is not None,
+            p.part or 0,
+            p.line or 0,
+        ),
     )
 
 
@@ -540,15 +744,26 @@ def _check_file(path: str | Path) -> tuple[Packet | None, list[Problem]]:
         return None, [Problem(file, None, None, "not a file")]
     suffix = path.suffix.lower()
     if suffix not in PACKET_SUFFIXES:
-        message = f"unsupported file type {path.suffix!r}; use .yaml, .yml or .json"
+        message = f"unsupported file type {path.suffix!r}; use .yaml, .yml, .json or .docx"
         return None, [Problem(file, None, None, message)]
+    if suffix == ".docx":
+        try:
+            paragraphs = packet_layouts.read_docx(path)
+        except ValueError as exc:
+            return None, [Problem(file, None, None, str(exc))]
+        packet, problems = _check_imported(
+            packet_layouts.from_paragraphs(paragraphs, path.stem), file
+        )
+        if packet is not None:
+            packet._path = path
+        return packet, problems
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         return None, [Problem(file, None, None, f"not UTF-8 text: {exc.reason}")]
     except OSError as exc:
         return None, [Problem(file, None, None, f"cannot read: {exc.strerror}")]
-    packet, problems = _check_text(text, file, suffix)
+    packet, problems = _check_text(text, file, suffix, path.stem)
     if packet is not None:
         packet._path = path
     return packet, problems
@@ -593,6 +808,8 @@ def packet_to_data(packet: Packet) -> dict[str, Any]:
     for tossup in data["tossups"]:
         if "clues" in tossup:
             del tossup["text"]
+    if not data["bonuses"]:
+        del data["bonuses"]  # a tossup-only packet is written as it was
     return data
 
 

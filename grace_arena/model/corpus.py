@@ -24,6 +24,7 @@ from typing import Any
 
 from grace_arena.core.judge import parse_answer_line
 from grace_arena.core.packet import load_packet
+from grace_arena.core.packet_layouts import is_question_json
 from grace_arena.resources import shipped_file
 
 __all__ = [
@@ -93,7 +94,7 @@ def load_corpus(path: str | Path | None = None) -> list[CorpusEntry]:
     """Read a corpus in any of the supported formats (default: the shipped practice corpus)."""
     path = Path(path) if path is not None else DEFAULT_CORPUS_PATH
     name = path.name.lower()
-    if name.endswith((".yaml", ".yml")):
+    if name.endswith((".yaml", ".yml", ".docx")):
         return corpus_from_packet(load_packet(path))
     opener = gzip.open if name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
@@ -107,7 +108,9 @@ def load_corpus(path: str | Path | None = None) -> list[CorpusEntry]:
         if objects is not None:
             return _from_objects(objects, str(path))
     data = json.loads(raw)
-    if isinstance(data, dict) and data.get("format") == "grace-arena-packet/1":
+    if (
+        isinstance(data, dict) and data.get("format") == "grace-arena-packet/1"
+    ) or is_question_json(data):  # ours, or MODAQ's or QB Reader's
         return corpus_from_packet(load_packet(path))
     if isinstance(data, dict) and isinstance(data.get("questions"), list):
         data = data["questions"]

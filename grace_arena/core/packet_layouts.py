@@ -1,0 +1,577 @@
+"""The packets clubs have, read into our packet format: MODAQ's (and YAPP's) JSON, QB Reader's
+JSON, and ``.docx`` files in the layout question-set editors use.
+
+Each reader turns its file into the data of a ``grace-arena-packet/1`` file (then checked like
+any packet, so a question that cannot be used is named with its field) and a list of warnings:
+what it read but could not place (a paragraph that is neither a heading, a question, a part, an
+answer line nor an editor's tag), or what it had to assume (a part without a value: 10). Nothing
+is dropped without a word.
+
+The ``.docx`` layout, as editors write it (ACF, NAQT, PACE and club sets alike)::
+
+    Packet 3 by Somewhere A                      <- a title: paragraphs before the first question
+    Tossups                                      <- a heading (optional): Tossups, Bonuses,
+                                                    Tiebreakers, Extra(s), Overtime, Spares
+    1. This author's narrator ... (*) ... For 10 points, name this author.
+    ANSWER: Mark **Twain** [or Samuel Clemens]   <- bold or underlined: the required part
+    <Literature - American, Editor>              <- an editor's tag (optional): the category
+    Bonuses
+    1. For 10 points each, name these ...        <- a lead-in
+    [10e] This one ...                           <- a part: [10], [10e], [10m], [10h], [5] ...
+    ANSWER: ...
+
+A question is a bonus when it has parts, whatever its section says (a missing "Bonuses" heading
+costs nothing); Word's own list numbering counts as a number; a paragraph that follows a
+question's text before its answer line continues it; a paragraph that starts with "[" or "("
+right after an answer line continues that answer line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Imported",
+    "Paragraph",
+    "category_of",
+    "from_paragraphs",
+    "from_question_json",
+    "is_question_json",
+    "read_docx",
+]
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """One paragraph of a document: its 1-based number, its plain text, and the same text
+    with its bold or underlined runs marked ``<b>…</b>`` (an answer line's required part)."""
+
+    number: int
+    text: str
+    marked: str
+    numbered: bool = False  # Word's list numbering (the number is not in the text)
+
+
+@dataclass(frozen=True)
+class Warning_:
+    """Something a reader noticed: where (a paragraph number, a question) and what."""
+
+    message: str
+    paragraph: int | None = None
+    kind: str | None = None  # "tossup" or "bonus"
+    position: int | None = None
+    part: int | None = None
+
+
+@dataclass
+class Imported:
+    """A foreign packet read into our format's data, with what the reader noticed. ``places``
+    gives, for ("tossup" | "bonus", 0-based index), the paragraph the question starts at."""
+
+    data: dict[str, Any]
+    warnings: list[Warning_] = field(default_factory=list)
+    places: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# Categories
+
+
+_CATEGORY_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Current Events", ("current events", "current affairs", "ce")),
+    ("Social Science", ("social science", "economics", "psychology", "sociology", "anthropology",
+                        "linguistics", "political science", "ss", "soc sci")),
+    ("Other Academic", ("other academic", "oa", "general knowledge", "gk", "academic other")),
+    ("Pop Culture", ("pop culture", "popular culture", "trash", "sports", "entertainment",
+                     "video games", "television", "tv")),
+    ("Fine Arts", ("fine arts", "fine art", "fa", "painting", "sculpture", "music",
+                   "classical music", "opera", "visual arts", "auditory arts", "architecture",
+                   "art", "arts", "ofa", "other fine arts")),
+    ("Literature", ("literature", "lit", "poetry", "drama", "fiction", "novel", "novels")),
+    ("History", ("history", "hist")),
+    ("Science", ("science", "sci", "biology", "bio", "chemistry", "chem", "physics", "phys",
+                 "math", "mathematics", "astronomy", "earth science", "computer science", "cs",
+                 "other science")),
+    ("Religion", ("religion", "rel")),
+    ("Mythology", ("mythology", "myth")),
+    ("Philosophy", ("philosophy", "phil")),
+    ("Geography", ("geography", "geo")),
+)  # fmt: skip
+_PIECES = re.compile(r"\s*(?:[,;/|()]|\s[-–—]\s|[-–—]{2})\s*")
+
+
+def category_of(*hints: str | None) -> str | None:
+    """The GRACE category that a file's category, subcategory or editor's tag names, or None.
+    Each hint is split into pieces ("Literature - American, Smith"); a piece that is a known
+    name or abbreviation decides, else a piece that contains one ("American Literature")."""
+    pieces = [p.lower().strip(" .:<>") for hint in hints if hint for p in _PIECES.split(hint) if p]
+    for piece in pieces:
+        for category, words in _CATEGORY_WORDS:
+            if piece in words:
+                return category
+    for piece in pieces:
+        for category, words in _CATEGORY_WORDS:
+            if any(len(w) > 3 and re.search(rf"\b{re.escape(w)}\b", piece) for w in words):
+                return category
+    return None
+
+
+def _categorised(question: dict[str, Any], *hints: str | None, raw: str | None) -> None:
+    category = category_of(*hints)
+    question["category"] = category or "Uncategorized"
+    if raw:
+        question["subcategory"] = " ".join(raw.split())[:120]
+
+
+# --------------------------------------------------------------------------------------------
+# Text
+
+
+_TAG = re.compile(r"<\s*(/?)\s*([A-Za-z]+)[^<>]*>")
+_KEPT_IN_ANSWERS = {"b": "b", "strong": "b", "u": "u", "req": "b"}
+
+
+def _plain(text: Any) -> str:
+    """Question text: tags dropped (emphasis, power portions in bold), entities read."""
+    return " ".join(html.unescape(_TAG.sub("", str(text or ""))).split())
+
+
+def _answer(text: Any) -> str:
+    """An answer line: the required part's tags kept as ours (<b>, <u>; MODAQ's <req> is
+    <b>), every other tag dropped, entities read; empty pairs left out."""
+
+    def tag(match: re.Match[str]) -> str:
+        name = _KEPT_IN_ANSWERS.get(match.group(2).lower())
+        return f"<{match.group(1)}{name}>" if name else ""
+
+    kept = _TAG.sub(tag, str(text or ""))
+    pieces = re.split(r"(</?[bu]>)", kept)
+    text = "".join(p if i % 2 else html.unescape(p).replace("<", "‹").replace(">", "›")
+                   for i, p in enumerate(pieces))  # fmt: skip
+    text = re.sub(r"<([bu])>(\s*)</\1>", r"\2", text)
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------------------------
+# MODAQ / YAPP and QB Reader JSON
+
+
+def is_question_json(data: Any) -> bool:
+    """Whether ``data`` is a packet of MODAQ (YAPP) or QB Reader: ``tossups`` of ``question``
+    and ``answer`` (and perhaps ``bonuses`` of ``leadin``, ``parts``, ``answers``)."""
+    if not isinstance(data, dict) or "format" in data:
+        return False
+    tossups = data.get("tossups")
+    return isinstance(tossups, list) and any(
+        isinstance(t, dict) and ("question" in t or "question_sanitized" in t) for t in tossups
+    )
+
+
+def _difficulty(value: Any) -> str | None:
+    text = str(value or "").strip().lower()[:1]
+    return text if text in ("e", "m", "h") else None
+
+
+def from_question_json(data: dict[str, Any], stem: str) -> Imported:
+    """A MODAQ (YAPP) or QB Reader packet as ours. Their text carries HTML-like tags; a
+    question's ``metadata`` (MODAQ: the editor's tag) or ``category``/``subcategory`` (QB
+    Reader) gives its category."""
+    imported = Imported({})
+    tossups: list[Any] = []
+    bonuses: list[Any] = []
+    for index, raw in enumerate(data.get("tossups") or []):
+        if not isinstance(raw, dict):
+            tossups.append(raw)  # reported by the packet's checks, with its position
+            continue
+        tossup = {
+            "id": f"tossup-{index + 1}",
+            "text": _plain(raw.get("question", raw.get("question_sanitized"))),
+            "answer": _answer(raw.get("answer", raw.get("answer_sanitized"))),
+        }
+        _question_category(tossup, raw)
+        tossups.append(tossup)
+    raw_bonuses = data.get("bonuses") or []
+    for index, raw in enumerate(raw_bonuses if isinstance(raw_bonuses, list) else []):
+        if not isinstance(raw, dict):
+            bonuses.append(raw)
+            continue
+        texts = raw.get("parts", raw.get("parts_sanitized")) or []
+        answers = _listed(raw, ("answers", "answers_sanitized"), imported, index)
+        values = _listed(raw, ("values",), imported, index)
+        difficulties = _listed(
+            raw, ("difficultyModifiers", "difficulty_modifiers"), imported, index
+        )
+        if not isinstance(texts, list):  # reported by the packet's checks
+            bonuses.append(
+                {"id": f"bonus-{index + 1}", "category": "Uncategorized", "parts": texts}
+            )
+            continue
+        parts = []
+        for number, text in enumerate(texts):
+            part: dict[str, Any] = {"text": _plain(text)}
+            part["answer"] = _answer(answers[number]) if number < len(answers) else ""
+            if number < len(values) and values[number] is not None:
+                part["value"] = values[number]
+            else:
+                imported.warnings.append(
+                    Warning_("the part has no value; it is worth 10", None, "bonus", index + 1,
+                             number + 1)
+                )  # fmt: skip
+            if number < len(difficulties) and _difficulty(difficulties[number]):
+                part["difficulty"] = _difficulty(difficulties[number])
+            parts.append(part)
+        if len(answers) > len(texts):
+            imported.warnings.append(
+                Warning_(f"{len(answers)} answers for {len(texts)} parts; the extra answers "
+                         "are left out", None, "bonus", index + 1)
+            )  # fmt: skip
+        bonus = {
+            "id": f"bonus-{index + 1}",
+            "leadin": _plain(raw.get("leadin", raw.get("leadin_sanitized"))),
+            "parts": parts,
+        }
+        _question_category(bonus, raw)
+        bonuses.append(bonus)
+    title = data.get("name") or data.get("title") or stem
+    imported.data = _packet_data(stem, str(title), tossups, bonuses)
+    if not isinstance(raw_bonuses, list):
+        imported.data["bonuses"] = raw_bonuses  # reported by the packet's checks
+    return imported
+
+
+def _listed(raw: dict[str, Any], keys: tuple[str, ...], imported: Imported, index: int) -> list:
+    """The list under the first of ``keys`` that ``raw`` has ([] if none; said if not a list)."""
+    for key in keys:
+        if key in raw and raw[key] is not None:
+            if isinstance(raw[key], list):
+                return raw[key]
+            message = f"{key!r} is not a list; left out"
+            imported.warnings.append(Warning_(message, None, "bonus", index + 1))
+            return []
+    return []
+
+
+def _question_category(question: dict[str, Any], raw: dict[str, Any]) -> None:
+    category, subcategory = raw.get("category"), raw.get("subcategory")
+    metadata = raw.get("metadata")
+    metadata = _plain(metadata) if isinstance(metadata, str) else None
+    hints = [h for h in (category, subcategory, metadata) if isinstance(h, str)]
+    raw_text = (
+        " / ".join(h for h in (category, subcategory) if isinstance(h, str))
+        if isinstance(category, str)
+        else metadata
+    )
+    _categorised(question, *hints, raw=raw_text)
+    for key in ("author", "source"):
+        if isinstance(raw.get(key), str) and raw[key].strip():
+            question[key] = raw[key].strip()
+
+
+def _packet_data(stem: str, title: str, tossups: list, bonuses: list) -> dict[str, Any]:
+    packet_id = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-._") or "packet"
+    data: dict[str, Any] = {
+        "format": "grace-arena-packet/1",
+        "packet": {"id": packet_id, "title": " ".join(title.split()) or packet_id},
+        "tossups": tossups,
+    }
+    if bonuses:
+        data["bonuses"] = bonuses
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# .docx
+
+
+def read_docx(path: str | Path) -> list[Paragraph]:
+    """The body paragraphs of a ``.docx`` file, numbered from 1 as Word shows them (empty ones
+    included in the count, so that a number points at the paragraph a writer sees). Raises
+    ``ValueError`` when the file is not a Word document."""
+    import docx  # python-docx: imported only when a .docx is read
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        document = docx.Document(str(path))
+    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
+        raise ValueError(f"not a Word (.docx) document: {exc}") from None
+    except Exception as exc:  # a zip that is not a document: BadZipFile, an XML error
+        raise ValueError(f"not a readable Word (.docx) document: {exc}") from None
+    paragraphs = []
+    for number, paragraph in enumerate(document.paragraphs, start=1):
+        marked = "".join(_marked_runs(paragraph))
+        ppr = paragraph._p.pPr  # Word's list numbering sits in the paragraph's properties
+        style = (paragraph.style.name or "") if paragraph.style is not None else ""
+        numbered = (ppr is not None and ppr.numPr is not None) or "List Number" in style
+        paragraphs.append(Paragraph(number, paragraph.text, marked, numbered))
+    return paragraphs
+
+
+def _marked_runs(paragraph: Any) -> Iterable[str]:
+    """A paragraph's text with its bold or underlined stretches in ``<b>…</b>`` (adjacent runs
+    merged: an answer line's required part split over two runs is one stretch)."""
+    runs = []
+    for item in paragraph.iter_inner_content():
+        for run in getattr(item, "runs", None) or [item]:  # a hyperlink holds runs
+            strong = bool(run.bold) or bool(run.underline)
+            runs.append((run.text, strong))
+    open_ = False
+    for text, strong in runs:
+        if strong and not open_ and text.strip():
+            yield "<b>"
+            open_ = True
+        elif not strong and open_ and text.strip():
+            yield "</b>"
+            open_ = False
+        yield text.replace("<", "‹").replace(">", "›")
+    if open_:
+        yield "</b>"
+
+
+_HEADING = re.compile(
+    r"^\s*(?P<word>tossups?|bonus(?:es)?|tie-?breakers?|extras?(?:\s+questions?)?|overtime"
+    r"|replacements?|spares?|extra\s+(?:tossups?|bonus(?:es)?))\s*[:.]?\s*$",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"^\s*(?:(?:TB|tiebreaker|extra|x)\s*)?\d{1,3}\s*[.)]\s*", re.IGNORECASE)
+_ANSWER = re.compile(r"^\s*answers?\s*:\s*", re.IGNORECASE)
+_PART = re.compile(r"^\s*\[\s*(\d{1,3})\s*([emhEMH])?\s*\]\s*")
+_EDITOR_TAG = re.compile(r"^\s*<[^<>]+>\s*$")
+_EACH = re.compile(r"for\s+(?:\d+|ten|five|fifteen)\s+points\s+each\b[^.:]*[:.]?", re.IGNORECASE)
+
+
+@dataclass
+class _Part:
+    paragraphs: list[Paragraph]  # its text, from the paragraph with its marker on
+    value: int
+    difficulty: str | None = None
+    marked: bool = True  # it had a value marker ([10])
+    answer: str | None = None
+
+    def data(self) -> dict[str, Any]:
+        part: dict[str, Any] = {
+            "text": " ".join(p.text.strip() for p in self.paragraphs),
+            "answer": self.answer or "",
+            "value": self.value,
+        }
+        if self.difficulty:
+            part["difficulty"] = self.difficulty.lower()
+        return part
+
+
+@dataclass
+class _Question:
+    start: int  # the paragraph it starts at
+    extra: bool
+    texts: list[Paragraph] = field(default_factory=list)  # text (tossup) or lead-in (bonus)
+    answer: str | None = None
+    parts: list[_Part] = field(default_factory=list)
+    tag: str | None = None
+
+    @property
+    def awaiting_answer(self) -> bool:
+        if self.parts:
+            return self.parts[-1].answer is None
+        return self.answer is None
+
+    @property
+    def is_bonus(self) -> bool:
+        return bool(self.parts)
+
+
+def _strip(pattern: re.Pattern[str], paragraph: Paragraph) -> tuple[str, str]:
+    """``paragraph``'s text and marked text without the ``pattern`` they start with."""
+    text = pattern.sub("", paragraph.text, count=1)
+    marked = paragraph.marked
+    match = pattern.match(_TAG.sub("", marked))
+    if match:  # remove the same number of visible characters from the marked text
+        left, out = match.end(), []
+        for piece in re.split(r"(</?b>)", marked):
+            if piece in ("<b>", "</b>") or left <= 0:
+                out.append(piece)
+            else:
+                out.append(piece[left:])
+                left -= min(left, len(piece))
+        marked = "".join(out)
+    return text, marked
+
+
+def _first_words(text: str, n: int = 8) -> str:
+    words = text.split()
+    return " ".join(words[:n]) + (" …" if len(words) > n else "")
+
+
+def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
+    """The questions of a document's paragraphs (see the module's docstring for the layout)."""
+    imported = Imported({})
+    done: list[_Question] = []
+    header: list[Paragraph] = []
+    section, extra = "tossups", False
+    current: _Question | None = None
+    last_answer: tuple[_Question, int | None] | None = None  # where a continuation goes
+    started = False
+
+    def unplaced(paragraph: Paragraph, why: str) -> None:
+        imported.warnings.append(
+            Warning_(f"{why}: {_first_words(paragraph.text)!r}", paragraph.number)
+        )
+
+    def finish() -> None:
+        nonlocal current
+        if current is None:
+            return
+        question, current = current, None
+        if question.parts and question.parts[-1].answer is None:
+            for paragraph in question.parts.pop().paragraphs:
+                unplaced(paragraph, "a part with no ANSWER line after it; left out")
+        if not question.parts and question.answer is None:
+            for paragraph in question.texts:
+                unplaced(paragraph, "no ANSWER line follows this paragraph; left out")
+            return
+        done.append(question)
+
+    for paragraph in paragraphs:
+        text = paragraph.text.strip()
+        if not text:
+            continue
+        heading = _HEADING.match(text)
+        if heading:
+            finish()
+            word = heading.group("word").lower()
+            section = "bonuses" if "bonus" in word else "tossups"
+            extra = not word.startswith(("tossup", "bonus"))
+            started = True
+            last_answer = None
+            continue
+        if _EDITOR_TAG.match(text):
+            if last_answer is not None:
+                last_answer[0].tag = text.strip(" <>")
+            else:
+                unplaced(paragraph, "an editor's tag after no answer line, left out")
+            continue
+        if _ANSWER.match(text):
+            _, marked = _strip(_ANSWER, paragraph)
+            if current is None or not current.awaiting_answer:
+                unplaced(paragraph, "an ANSWER line of no question")
+                continue
+            if not current.parts and section == "bonuses":
+                _as_bonus(current)
+            if current.parts:
+                current.parts[-1].answer = marked
+                last_answer = (current, len(current.parts) - 1)
+            else:
+                current.answer = marked
+                last_answer = (current, None)
+            continue
+        if last_answer is not None and text[:1] in "[(" and not _PART.match(text):
+            question, part = last_answer  # the answer line goes on
+            if part is None:
+                question.answer = f"{question.answer} {paragraph.marked.strip()}"
+            else:
+                going_on = question.parts[part]
+                going_on.answer = f"{going_on.answer} {paragraph.marked.strip()}"
+            continue
+        part = _PART.match(text)
+        if part:
+            body, _ = _strip(_PART, paragraph)
+            if current is None or (not current.parts and not current.awaiting_answer):
+                finish()
+                current = _Question(paragraph.number, extra)
+                started = True
+            value, difficulty = int(part.group(1)), part.group(2)
+            current.parts.append(
+                _Part([Paragraph(paragraph.number, body, body)], value, difficulty)
+            )
+            last_answer = None
+            continue
+        numbered = paragraph.numbered or bool(_NUMBER.match(text))
+        if numbered:
+            finish()
+            body, _ = _strip(_NUMBER, paragraph)
+            current = _Question(paragraph.number, extra)
+            current.texts.append(Paragraph(paragraph.number, body, body))
+            started = True
+            last_answer = None
+            continue
+        if current is not None and current.awaiting_answer:
+            if current.parts:
+                current.parts[-1].paragraphs.append(paragraph)
+            else:
+                current.texts.append(paragraph)
+            continue
+        if not started:
+            header.append(paragraph)
+            continue
+        in_bonus = current is not None and current.is_bonus
+        if in_bonus and current is not None and not _EACH.search(text):
+            # a part without its value marker: the bonus's parts go on
+            current.parts.append(_Part([paragraph], current.parts[-1].value, marked=False))
+            last_answer = None
+            continue
+        # an unnumbered question: a new one starts here
+        finish()
+        current = _Question(paragraph.number, extra)
+        current.texts.append(paragraph)
+        last_answer = None
+    finish()
+    imported.data = _document_data(done, header, stem, imported)
+    return imported
+
+
+def _as_bonus(question: _Question) -> None:
+    """A question of the bonuses section that reached its first answer line without a part
+    marker: its first paragraph is the lead-in, the rest its first part (or, in one
+    paragraph, the lead-in ends at "For 10 points each: ...")."""
+    first, *rest = question.texts
+    if rest:
+        question.texts, body = [first], rest
+    else:
+        each = _EACH.search(first.text)
+        cut = each.end() if each else 0
+        leadin, text = first.text[:cut].strip(), first.text[cut:].strip()
+        question.texts = [Paragraph(first.number, leadin, leadin)] if leadin else []
+        body = [Paragraph(first.number, text, text)]
+    question.parts.append(_Part(body, 10, marked=False))  # (warned of once numbered)
+
+
+def _document_data(
+    questions: list[_Question], header: list[Paragraph], stem: str, imported: Imported
+) -> dict[str, Any]:
+    tossups: list[dict[str, Any]] = []
+    bonuses: list[dict[str, Any]] = []
+    counts = {"tossups": 0, "bonuses": 0, "extra-tossups": 0, "extra-bonuses": 0}
+    for question in questions:
+        kind = "bonuses" if question.is_bonus else "tossups"
+        key = f"extra-{kind}" if question.extra else kind
+        counts[key] += 1
+        prefix = {"tossups": "tossup", "bonuses": "bonus"}[kind]
+        number = counts[key]
+        qid = f"extra-{prefix}-{number}" if question.extra else f"{prefix}-{number}"
+        text = " ".join(p.text.strip() for p in question.texts)
+        if question.is_bonus:
+            parts = [part.data() for part in question.parts]
+            item: dict[str, Any] = {"id": qid, "leadin": text, "parts": parts}
+            imported.places[("bonus", len(bonuses))] = question.start
+            for number, part in enumerate(question.parts, start=1):
+                if not part.marked:
+                    imported.warnings.append(
+                        Warning_(
+                            f"the part has no value marker ([10]); it is worth {part.value}",
+                            part.paragraphs[0].number, "bonus", len(bonuses) + 1, number,
+                        )
+                    )  # fmt: skip
+            bonuses.append(item)
+        else:
+            item = {"id": qid, "text": text, "answer": question.answer or ""}
+            imported.places[("tossup", len(tossups))] = question.start
+            tossups.append(item)
+        _categorised(item, question.tag, raw=question.tag)
+    title = header[0].text.strip() if header else stem
+    data = _packet_data(stem, title, tossups, bonuses)
+    if len(header) > 1:
+        data["packet"]["description"] = " ".join(p.text.strip() for p in header[1:])
+    return data
