@@ -15,7 +15,7 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -279,6 +279,14 @@ class UndoMsg(_Msg):
     type: Literal["undo"] = "undo"
 
 
+class ThrowOutBonusMsg(_Msg):
+    """Throw out the bonus being played: the next unused one replaces it. (``rule`` during a
+    bonus rules its current part; ``throw_out`` throws out the whole cycle.)"""
+
+    type: Literal["throw_out_bonus"] = "throw_out_bonus"
+    reason: Text = Field(default="thrown out by the moderator", max_length=200)
+
+
 class ThrowOutMsg(_Msg):
     type: Literal["throw_out"] = "throw_out"
     reason: Text = Field(default="thrown out by the moderator", max_length=200)
@@ -319,6 +327,7 @@ ClientMessage = Annotated[
     | RuleMsg
     | UndoMsg
     | ThrowOutMsg
+    | ThrowOutBonusMsg
     | PauseMsg
     | ResumeMsg
     | StepMsg
@@ -333,6 +342,7 @@ MODERATOR_ONLY = frozenset(
         "rule",
         "undo",
         "throw_out",
+        "throw_out_bonus",
         "pause",
         "resume",
         "step",
@@ -397,6 +407,42 @@ class TossupView(_Msg):
     guides: dict[int, str] = Field(default_factory=dict)
 
 
+class BonusPartView(_Msg):
+    number: int  # 1-based
+    value: int
+    difficulty: str | None = None
+    #: The part's text: the moderator's always; others' once the part is up (or over).
+    text: str | None = None
+    #: The answer line: the moderator's always; others' once the part is ruled.
+    answer: str | None = None
+    #: Once ruled: the ruling in force for the controlling team (and a bounceback's).
+    ruling: str | None = None
+    points: int = 0
+    bounceback_team: str | None = None  # the team that answered it on a bounceback
+    bounceback_points: int = 0
+
+
+class BonusView(_Msg):
+    """The bonus of this cycle: being played, or just played (its results stay on screen)."""
+
+    id: str  # the packet's id for the moderator; ``bonus-N`` for players and displays
+    number: int  # 1-based number of the bonus in the match
+    category: str | None = None
+    leadin: str
+    team: str  # the controlling team
+    part: int  # the current part, 0-based (the last one once the bonus is over)
+    turn: str | None = None  # whose turn it is on the current part (None: the bonus is over)
+    bounceback: bool = False
+    parts: list[BonusPartView]
+    #: The turn's typed answer: the moderator, and the players of the team that typed it.
+    answer: str | None = None
+    answered_by: str | None = None  # who typed it (a player's name)
+    suggestion: str | None = None  # moderator only: the judge's suggestion
+    prompt_question: str | None = None  # moderator only
+    points: dict[str, int] = Field(default_factory=dict)  # this bonus's points by team
+    done: bool = False
+
+
 class ReadingView(_Msg):
     mode: Literal["read_aloud", "screen"]
     wpm: int
@@ -437,6 +483,12 @@ class MatchView(_Msg):
     tossup_ids: list[str]  # the match's tossups (the moderator's state only)
     #: The moderator may undo a ruling now (the last one of this tossup not yet undone).
     can_undo: bool = False
+    #: The format (acf, pace, naqt, grace, custom) and its rules in one line.
+    format: str | None = None
+    rules: str | None = None
+    bonuses: bool = False  # tossup–bonus cycles
+    regulation_tossups: int | None = None
+    overtime: bool = False  # past regulation
 
 
 class State(_Msg):
@@ -449,6 +501,7 @@ class State(_Msg):
     teams: list[TeamView]
     tossup: TossupView | None = None
     floor: FloorView | None = None
+    bonus: BonusView | None = None
     deadline: float | None = None
     reading: ReadingView
     event: EventView | None = None  # a match of an event's schedule
@@ -693,6 +746,36 @@ class MatchSettings(_Msg):
     #: the match.
     buzz_window: Annotated[float, _Within(0, 60, "seconds", field="buzz_window")] = 5.0
     compensated: bool = False  # hold each race for a short window, award the earliest press
+    #: A format's rules (``grace_arena.core.formats``: acf, pace, naqt, grace); the fields
+    #: given beside it change them ("custom"). None: GRACE's game with the fields given.
+    format: Literal["grace", "acf", "pace", "naqt", "custom"] | None = None
+    #: Tossup–bonus cycles (the packet's bonuses); bouncebacks to the other team.
+    bonuses: bool = False
+    bouncebacks: bool = False
+    #: Seconds a team has for a bonus part on screen (read aloud, the moderator rules).
+    bonus_answer_time: (
+        Annotated[
+            float,
+            _Within(1, 120, "seconds", " or none (no limit)", field="bonus_answer_time"),
+        ]
+        | None
+    ) = 10.0
+    #: Tossups in regulation: past them, overtime (no bonuses unless ``overtime_bonuses``).
+    regulation_tossups: (
+        Annotated[int, _Within(1, 100, "tossups", " or none", field="regulation_tossups")] | None
+    ) = None
+    overtime_bonuses: bool = False
+
+    #: The fields that are rules of the game (the others say how the match is read).
+    SCORING: ClassVar[tuple[str, ...]] = (
+        "correct_points", "power_points", "neg_points", "negs_only_before_end", "rebuzz",
+        "answer_time", "buzz_window", "bonuses", "bouncebacks", "bonus_answer_time",
+        "regulation_tossups", "overtime_bonuses",
+    )  # fmt: skip
+
+    def scoring(self) -> dict[str, Any]:
+        """The rules given explicitly (a format's own apply to the others)."""
+        return {k: getattr(self, k) for k in self.SCORING if k in self.model_fields_set}
 
 
 class MatchSetup(MatchSettings):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from grace_arena.core.commands import Join
 from grace_arena.core.config import (
+    BonusPartSpec,
+    BonusSpec,
     MatchConfig,
     ModelBuzz,
     ScoringRules,
@@ -35,7 +37,11 @@ def config(
     rules: ScoringRules | None = None,
     model_buzzes: dict[str, ModelBuzz] | None = None,
     humans: tuple[str, ...] = ("red", "blue"),
+    bonus_parts: tuple[int, ...] = (),
+    reading_mode: str = "read_aloud",
 ) -> MatchConfig:
+    """A match of ``n_tossups`` tossups t0, t1...; with ``bonus_parts``, one bonus b0, b1...
+    of that many parts each (part k worth 10, its answer "part k")."""
     teams = [TeamSpec(id=h, name=h.title()) for h in humans]
     if model_buzzes is not None:
         teams.append(
@@ -45,6 +51,18 @@ def config(
         rules=rules or ScoringRules(),
         teams=tuple(teams),
         tossups=tuple(tossup(f"t{i}") for i in range(n_tossups)),
+        bonuses=tuple(
+            BonusSpec(
+                id=f"b{i}",
+                leadin="For 10 points each:",
+                parts=tuple(
+                    BonusPartSpec(text=f"Name part {k}.", answer=f"<b>part {k}</b>")
+                    for k in range(n)
+                ),
+            )
+            for i, n in enumerate(bonus_parts)
+        ),
+        reading_mode=reading_mode,
     )
 
 

@@ -16,6 +16,7 @@ from hypothesis.stateful import (
 )
 
 from grace_arena.core.commands import (
+    AnswerPart,
     Buzz,
     Command,
     EndMatch,
@@ -25,14 +26,20 @@ from grace_arena.core.commands import (
     Resume,
     Reveal,
     Rule,
+    RulePart,
     StartTossup,
     ThrowOut,
+    ThrowOutBonus,
     TimeUp,
     UndoRuling,
 )
 from grace_arena.core.config import ModelBuzz, ScoringRules
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
+    BonusEnded,
+    BonusPartRuled,
+    BonusPartUndone,
+    BonusStarted,
     BuzzAccepted,
     BuzzRefused,
     BuzzRepeated,
@@ -62,20 +69,31 @@ class MatchMachine(RuleBasedStateMachine):
             rebuzz=st.booleans(),
             answer_time=st.sampled_from([None, 5.0]),
             buzz_window=st.just(3.0),
+            bonuses=st.sampled_from([True, True, True, False]),
+            bouncebacks=st.booleans(),
+            bonus_answer_time=st.sampled_from([None, 4.0]),
+            regulation_tossups=st.sampled_from([None, None, 1, 2]),
+            overtime_bonuses=st.booleans(),
         ),
         model_positions=st.lists(st.one_of(st.none(), st.integers(0, 19)), min_size=3, max_size=3),
         n_humans=st.integers(1, 3),
+        bonus_parts=(st.lists(st.integers(1, 4), min_size=1, max_size=3) | st.just([])).map(tuple),
+        reading_mode=st.sampled_from(["read_aloud", "screen"]),
     )
-    def setup(self, rules, model_positions, n_humans):
+    def setup(self, rules, model_positions, n_humans, bonus_parts, reading_mode):
         buzzes = {
             f"t{i}": ModelBuzz(word_index=p, guess="Carver" if p % 2 else "Washington")
             for i, p in enumerate(model_positions)
             if p is not None
         }
-        self.cfg = config(rules=rules, model_buzzes=buzzes, humans=HUMANS[:n_humans])
+        self.cfg = config(
+            rules=rules, model_buzzes=buzzes, humans=HUMANS[:n_humans], bonus_parts=bonus_parts,
+            reading_mode=reading_mode,
+        )  # fmt: skip
         self.match, self.events = Match.create(self.cfg, now=0.0)
         self.now = 0.0
-        self.ledger: dict[int, tuple[str, str, int]] = {}  # Ruled seq -> (tossup, team, points)
+        #: Ruled seq -> (tossup, team, points), and the bonus of a part's ruling
+        self.ledger: dict[int, tuple] = {}
         self.undo_stack: list = []
         #: Presses counted, not stored: each with the tossup and holder of the floor it met.
         self.repeats: list[tuple[BuzzRepeated, str | None, int | None]] = []
@@ -107,24 +125,44 @@ class MatchMachine(RuleBasedStateMachine):
                     assert ev.team not in self.match.game.locked_out or ev is not events[-1]
                 case Ruled():
                     self.ledger[ev.seq] = (ev.tossup_id, ev.team, ev.points)
-                case RulingUndone():
+                case BonusPartRuled():
+                    self.ledger[ev.seq] = (ev.tossup_id, ev.team, ev.points, ev.bonus_id)
+                    # a bonus part never loses points, and is worth its value or nothing
+                    assert ev.points in (0, 10)
+                    assert ev.team == self.match.game.bonus.team or ev.bounceback
+                case RulingUndone() | BonusPartUndone():
                     del self.ledger[ev.ruled_seq]
                 case TossupEnded(outcome=TossupOutcome.THROWN_OUT):
                     self.ledger = {k: v for k, v in self.ledger.items() if v[0] != ev.tossup_id}
+                case BonusEnded(outcome="thrown_out"):
+                    self.ledger = {k: v for k, v in self.ledger.items() if v[3:] != (ev.bonus_id,)}
+                case BonusStarted():
+                    # only the team that answered the tossup gets a bonus, never twice the same
+                    assert ev.team == self.match.game.floor.team or isinstance(
+                        command, ThrowOutBonus
+                    )
+                    assert self.match.game.bonuses_used.count(ev.bonus_id) == 1
+                    assert self.cfg.rules.bonuses
                 case TossupStarted():
                     self.undo_stack.clear()
-        rulings = [ev for ev in events if isinstance(ev, Ruled)]
-        if rulings and isinstance(events[0], Ruled):
+        if events and isinstance(events[0], Ruled | BonusPartRuled):
             self.undo_stack.append(before_game)
         if isinstance(command, UndoRuling):
             # undo restores the exact previous state, except that the answer clock restarts
             # where it ran (not where an answer given had stopped it)
             restored = self.undo_stack.pop()
-            answer_time = self.cfg.rules.answer_time
-            stopped = answer_time is None or restored.deadline is None
-            expected_deadline = None if stopped else self.now + answer_time
+            if restored.phase is Phase.BONUS:
+                seconds = self.cfg.rules.bonus_answer_time
+                if self.cfg.reading_mode == "read_aloud":
+                    seconds = None
+            else:
+                seconds = self.cfg.rules.answer_time
+            stopped = seconds is None or restored.deadline is None
+            expected_deadline = None if stopped else self.now + seconds
             assert self.match.game == replace(restored, deadline=expected_deadline)
-        if any(isinstance(ev, TossupEnded) and ev.outcome == "thrown_out" for ev in events):
+        if any(
+            isinstance(ev, TossupEnded | BonusEnded) and ev.outcome == "thrown_out" for ev in events
+        ):
             self.undo_stack.clear()
         # what the record stores: every event but the repeated presses
         self.events.extend(ev for ev in events if not isinstance(ev, BuzzRepeated))
@@ -178,6 +216,27 @@ class MatchMachine(RuleBasedStateMachine):
         self.now += seconds
         self.do(TimeUp())
 
+    @phase_in(Phase.BONUS)
+    @rule(
+        player=st.sampled_from(PLAYERS),
+        other=st.booleans(),
+        text=st.sampled_from(["part 0", "part 1", "nonsense", ""]),
+    )
+    def answer_part(self, player, other, text):
+        turn = self.match.bonus_turn()
+        team = next((t.id for t in self.cfg.teams if t.id != turn), turn) if other else turn
+        self.do(AnswerPart(team=team, player=f"{team}-{player}", text=text))
+
+    @phase_in(Phase.BONUS)
+    @rule(ruling=st.sampled_from(list(Ruling)))
+    def rule_part(self, ruling):
+        self.do(RulePart(ruling=ruling))
+
+    @phase_in(Phase.BONUS)
+    @rule()
+    def throw_out_bonus(self):
+        self.do(ThrowOutBonus())
+
     @phase_in(Phase.READING, Phase.AWAITING)
     @rule()
     def pause(self):
@@ -196,6 +255,7 @@ class MatchMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.match.game.tossup_id is not None)
     @rule()
     def throw_out(self):
+        # (a throw-out in a bonus throws out the whole cycle)
         self.do(ThrowOut())
 
     @precondition(lambda self: len(self.events) > 40)
@@ -237,7 +297,7 @@ class MatchMachine(RuleBasedStateMachine):
     @invariant()
     def score_is_the_sum_of_ruling_points(self):
         expected = {t.id: 0 for t in self.cfg.teams}
-        for _, team, points in self.ledger.values():
+        for _, team, points, *_ in self.ledger.values():
             expected[team] += points
         assert self.match.scores == expected
 
@@ -258,6 +318,20 @@ class MatchMachine(RuleBasedStateMachine):
                 first[key] = ev.buzz_id
         for ev, tossup, holder in self.repeats:
             assert first[(tossup, ev.team, ev.player, ev.reason, holder)] == ev.buzz_id
+
+    @invariant()
+    def a_bonus_is_played_only_by_the_rules_and_its_part_exists(self):
+        g = self.match.game
+        if g.phase is Phase.BONUS:
+            assert g.bonus is not None and not g.bonus.done
+            spec = self.cfg.bonus(g.bonus.bonus_id)
+            assert 0 <= g.bonus.part < len(spec.parts)
+            assert not g.bonus.bounceback or (
+                self.cfg.rules.bouncebacks and len(self.cfg.teams) == 2
+            )
+        assert len(set(g.bonuses_used)) == len(g.bonuses_used)
+        if not self.cfg.rules.bonuses:
+            assert not g.bonuses_used
 
     @invariant()
     def reading_position_is_in_range(self):

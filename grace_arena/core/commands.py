@@ -108,3 +108,27 @@ class ThrowOut(Command):
 
 class EndMatch(Command):
     kind: ClassVar[str] = "end_match"
+
+
+class AnswerPart(Command):
+    """A player of the team whose turn it is answers the current bonus part (the team's first
+    answer stands; after a prompt, one more)."""
+
+    kind: ClassVar[str] = "answer_part"
+    team: str
+    player: str
+    text: str = Field(max_length=500)
+
+
+class RulePart(Command):
+    """The moderator rules the current bonus part for the team whose turn it is."""
+
+    kind: ClassVar[str] = "rule_part"
+    ruling: Ruling
+
+
+class ThrowOutBonus(Command):
+    """The bonus being played is thrown out: the next unused one replaces it."""
+
+    kind: ClassVar[str] = "throw_out_bonus"
+    reason: str = Field(default="thrown out by the moderator", max_length=200)

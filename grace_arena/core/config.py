@@ -32,6 +32,20 @@ class ScoringRules(_Frozen):
     answer_time: float | None = 10.0
     #: Seconds to buzz after the last word has been read before the tossup goes dead.
     buzz_window: float = 5.0
+    #: The format these rules came from (``grace_arena.core.formats``), for the record and
+    #: the QBJ export; None: set by hand.
+    format: str | None = None
+    #: Tossup–bonus cycles: a tossup answered correctly earns its team the packet's next
+    #: unused bonus. False: tossups only (GRACE's game).
+    bonuses: bool = False
+    #: A bonus part the controlling team missed goes to the other team (two-team matches).
+    bouncebacks: bool = False
+    #: Seconds a team has to answer a bonus part (a bounceback alike); None: no limit.
+    bonus_answer_time: float | None = 10.0
+    #: Tossups in regulation (20 in ACF and NAQT formats); None: the packet's.
+    regulation_tossups: int | None = None
+    #: Whether tossups past regulation (overtime) earn bonuses (no, in ACF, PACE and NAQT).
+    overtime_bonuses: bool = False
 
 
 class TeamKind(StrEnum):
@@ -112,10 +126,28 @@ class TossupSpec(_Frozen):
         return min(max((word_index + 1) / self.n_words, 0.0), 1.0)
 
 
+class BonusPartSpec(_Frozen):
+    text: str
+    answer: str
+    value: int = 10
+    difficulty: str | None = None
+
+
+class BonusSpec(_Frozen):
+    """What the engine needs of a bonus: its lead-in and parts, each with its answer line."""
+
+    id: str
+    leadin: str = ""
+    parts: tuple[BonusPartSpec, ...] = Field(min_length=1)
+    category: str | None = None
+
+
 class MatchConfig(_Frozen):
     rules: ScoringRules = Field(default_factory=ScoringRules)
     teams: tuple[TeamSpec, ...]
     tossups: tuple[TossupSpec, ...]
+    #: The bonuses in the order they are given (played when ``rules.bonuses``).
+    bonuses: tuple[BonusSpec, ...] = ()
     title: str = "Match"
     packet_id: str | None = None
     reading_mode: str = "read_aloud"  # or "screen"
@@ -132,6 +164,9 @@ class MatchConfig(_Frozen):
         tossup_ids = [t.id for t in self.tossups]
         if len(set(tossup_ids)) != len(tossup_ids):
             raise ValueError("tossup ids must be unique")
+        bonus_ids = [b.id for b in self.bonuses]
+        if len(set(bonus_ids)) != len(bonus_ids):
+            raise ValueError("bonus ids must be unique")
         if self.reading_mode not in ("read_aloud", "screen"):
             raise ValueError(
                 f"reading_mode must be 'read_aloud' or 'screen', not {self.reading_mode!r}"
@@ -143,3 +178,6 @@ class MatchConfig(_Frozen):
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return next((t for t in self.tossups if t.id == tossup_id), None)
+
+    def bonus(self, bonus_id: str) -> BonusSpec | None:
+        return next((b for b in self.bonuses if b.id == bonus_id), None)

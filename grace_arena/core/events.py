@@ -241,6 +241,66 @@ class TossupEnded(_Event):
     reason: str  # correct_answer, all_locked_out, no_rebuzz, time_up, or the throw-out reason
 
 
+class BonusStarted(_Event):
+    """The tossup's team controls the next unused bonus; its first part is up."""
+
+    type: Literal["bonus_started"] = "bonus_started"
+    tossup_id: str  # the tossup answered correctly
+    bonus_id: str
+    team: str  # the controlling team
+    index: int  # 0-based number of this bonus in the match (throw-outs included)
+    deadline: float | None = None
+
+
+class BonusAnswerGiven(_Event):
+    """A player of the team whose turn it is answered the current part."""
+
+    type: Literal["bonus_answer_given"] = "bonus_answer_given"
+    bonus_id: str
+    part: int  # 0-based
+    team: str
+    player: str
+    text: str
+    suggestion: str | None = None
+    prompt_question: str | None = None
+
+
+class BonusPartRuled(_Event):
+    type: Literal["bonus_part_ruled"] = "bonus_part_ruled"
+    bonus_id: str
+    tossup_id: str
+    part: int  # 0-based
+    team: str  # the team whose answer was ruled
+    ruling: Ruling
+    points: int
+    bounceback: bool = False  # the other team's answer to a part the controlling team missed
+    by: Literal["moderator", "timer"] = "moderator"
+    answer: str | None = None  # what the team answered, if it typed it
+    #: What comes next: "prompt" (the same team answers again), "bounceback" (the other team
+    #: on this part), "part" (the next part), or None (the bonus is over: BonusEnded follows).
+    resume: Literal["prompt", "bounceback", "part"] | None = None
+    deadline: float | None = None
+
+
+class BonusPartUndone(_Event):
+    type: Literal["bonus_part_undone"] = "bonus_part_undone"
+    ruled_seq: int  # seq of the BonusPartRuled taken back
+    bonus_id: str
+    part: int
+    deadline: float | None = None
+
+
+class BonusEnded(_Event):
+    type: Literal["bonus_ended"] = "bonus_ended"
+    bonus_id: str
+    tossup_id: str
+    team: str  # the controlling team
+    outcome: Literal["completed", "thrown_out"]
+    reason: str = ""
+    #: Points of this bonus by team (the controlling team's, and bouncebacks).
+    points: dict[str, int] = Field(default_factory=dict)
+
+
 class MatchEnded(_Event):
     type: Literal["match_ended"] = "match_ended"
     scores: dict[str, int]
@@ -263,6 +323,11 @@ Event = Annotated[
     | RulingUndone
     | ClockResumed
     | TossupEnded
+    | BonusStarted
+    | BonusAnswerGiven
+    | BonusPartRuled
+    | BonusPartUndone
+    | BonusEnded
     | MatchEnded,
     Field(discriminator="type"),
 ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from grace_arena.core.commands import (
+    AnswerPart,
     Buzz,
     Command,
     EndMatch,
@@ -28,16 +29,23 @@ from grace_arena.core.commands import (
     ResumeClock,
     Reveal,
     Rule,
+    RulePart,
     SetPace,
     StartTossup,
     ThrowOut,
+    ThrowOutBonus,
     TimeUp,
     UndoRuling,
 )
-from grace_arena.core.config import MatchConfig, TeamKind, TeamSpec, TossupSpec
+from grace_arena.core.config import BonusSpec, MatchConfig, TeamKind, TeamSpec, TossupSpec
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     AnswerGiven,
+    BonusAnswerGiven,
+    BonusEnded,
+    BonusPartRuled,
+    BonusPartUndone,
+    BonusStarted,
     BuzzAccepted,
     BuzzRefused,
     BuzzRepeated,
@@ -83,10 +91,51 @@ class LedgerEntry:
     """One ruling that currently counts (not undone, not thrown out)."""
 
     seq: int
-    tossup_id: str
-    buzz_id: int
+    tossup_id: str  # the tossup, or the tossup whose bonus it is
+    buzz_id: int  # the buzz ruled (0 for a bonus part)
     team: str
     points: int
+    bonus_id: str | None = None  # a bonus part's ruling
+
+
+@dataclass(frozen=True)
+class BonusAnswer:
+    """What a team typed for the current part."""
+
+    team: str
+    player: str
+    text: str
+    suggestion: str | None = None
+    prompt_question: str | None = None
+
+
+@dataclass(frozen=True)
+class PartResult:
+    """A part's ruling in force: the team ruled, its points, whether it was a bounceback."""
+
+    part: int
+    team: str
+    ruling: Ruling
+    points: int
+    bounceback: bool = False
+
+
+@dataclass(frozen=True)
+class BonusPlay:
+    """The bonus being played (or, once the cycle is over, the one just played)."""
+
+    bonus_id: str
+    tossup_id: str
+    team: str  # the controlling team
+    index: int
+    part: int = 0  # the current part (0-based)
+    bounceback: bool = False  # the other team's turn on the current part
+    answer: BonusAnswer | None = None  # the turn's answer, once typed
+    results: tuple[PartResult, ...] = ()
+    done: bool = False
+
+    def points(self, team: str) -> int:
+        return sum(r.points for r in self.results if r.team == team)
 
 
 @dataclass(frozen=True)
@@ -104,8 +153,10 @@ class GameState:
     ledger: tuple[LedgerEntry, ...] = ()
     played: tuple[str, ...] = ()  # tossups started, in order
     outcomes: dict[str, TossupOutcome] = field(default_factory=dict)
-    #: States before each ruling of the current tossup, most recent last (for undo).
+    #: States before each ruling of the current tossup (and its bonus), most recent last.
     history: tuple[GameState, ...] = ()
+    bonus: BonusPlay | None = None  # the cycle's bonus
+    bonuses_used: tuple[str, ...] = ()  # bonuses started, in order (thrown out included)
 
 
 class RefusalKey(NamedTuple):
@@ -176,6 +227,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
                 ledger=g.ledger,
                 played=(*g.played, ev.tossup_id),
                 outcomes=g.outcomes,
+                bonuses_used=g.bonuses_used,
             )
             return replace(s, game=g, tossups_started=s.tossups_started + 1, refused={})
         case WordsRevealed():
@@ -255,7 +307,50 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
                 outcomes={**g.outcomes, ev.tossup_id: ev.outcome},
             )
             if ev.outcome is not TossupOutcome.ANSWERED:
-                g = replace(g, floor=None)
+                g = replace(g, floor=None, bonus=None)
+        case BonusStarted():
+            play = BonusPlay(ev.bonus_id, ev.tossup_id, ev.team, ev.index)
+            g = replace(
+                g, phase=Phase.BONUS, bonus=play, deadline=ev.deadline,
+                bonuses_used=(*g.bonuses_used, ev.bonus_id),
+            )  # fmt: skip
+        case BonusAnswerGiven():
+            assert g.bonus is not None
+            answer = BonusAnswer(ev.team, ev.player, ev.text, ev.suggestion, ev.prompt_question)
+            g = replace(g, bonus=replace(g.bonus, answer=answer), deadline=None)
+        case BonusPartRuled():
+            assert g.bonus is not None
+            before = g
+            scores = dict(g.scores)
+            scores[ev.team] += ev.points
+            entry = LedgerEntry(ev.seq, ev.tossup_id, 0, ev.team, ev.points, ev.bonus_id)
+            play = replace(g.bonus, answer=None)
+            if ev.resume != "prompt":
+                result = PartResult(ev.part, ev.team, ev.ruling, ev.points, ev.bounceback)
+                play = replace(play, results=(*play.results, result))
+            if ev.resume == "bounceback":
+                play = replace(play, bounceback=True)
+            elif ev.resume == "part":
+                play = replace(play, part=play.part + 1, bounceback=False)
+            g = replace(
+                g, scores=scores, ledger=(*g.ledger, entry), history=(*g.history, before),
+                bonus=play, deadline=ev.deadline,
+            )  # fmt: skip
+        case BonusPartUndone():
+            if not g.history:
+                raise ValueError(f"seq {ev.seq}: nothing to undo")
+            g = replace(g.history[-1], deadline=ev.deadline)
+        case BonusEnded():
+            assert g.bonus is not None
+            if ev.outcome == "thrown_out":
+                kept = tuple(e for e in g.ledger if e.bonus_id != ev.bonus_id)
+                scores = {team: 0 for team in g.scores}
+                for e in kept:
+                    scores[e.team] += e.points
+                g = replace(g, ledger=kept, scores=scores, history=(), bonus=None)
+            else:
+                g = replace(g, bonus=replace(g.bonus, done=True, answer=None))
+            g = replace(g, phase=Phase.ANSWERED, deadline=None)
         case MatchEnded():
             g = replace(g, phase=Phase.ENDED, history=())
         case MatchCreated():
@@ -320,6 +415,15 @@ class Match:
     def current_tossup(self) -> TossupSpec | None:
         tid = self.state.game.tossup_id
         return self.config.tossup(tid) if tid is not None else None
+
+    @property
+    def current_bonus(self) -> BonusSpec | None:
+        play = self.state.game.bonus
+        return self.config.bonus(play.bonus_id) if play is not None else None
+
+    def bonus_turn(self) -> str | None:
+        """The team whose turn it is on the current bonus part (None: no bonus being played)."""
+        return _turn(self.state) if self.phase is Phase.BONUS else None
 
     def next_tossup_id(self) -> str | None:
         played = set(self.state.game.played)
@@ -395,6 +499,74 @@ class _Decision:
 
     def deadline(self, seconds: float | None) -> float | None:
         return None if seconds is None else self.now + seconds
+
+    def bonus_deadline(self) -> float | None:
+        """When the turn's answer to a part is due. Read aloud, the moderator reads the part
+        and rules what the team says: no clock (it would run while the part is read)."""
+        if self.config.reading_mode == "read_aloud":
+            return None
+        return self.deadline(self.config.rules.bonus_answer_time)
+
+    # -- bonuses -------------------------------------------------------------------------------
+
+    def start_bonus(self, team: str, tossup_id: str) -> None:
+        """The team that answered ``tossup_id`` gets the next unused bonus, if the rules play
+        bonuses now (not in overtime, unless the format says so) and one is left."""
+        rules, g = self.config.rules, self.g
+        if not rules.bonuses:
+            return
+        heard = sum(1 for t in g.played if g.outcomes.get(t) is not TossupOutcome.THROWN_OUT)
+        overtime = rules.regulation_tossups is not None and heard > rules.regulation_tossups
+        if overtime and not rules.overtime_bonuses:
+            return
+        used = set(g.bonuses_used)
+        bonus = next((b for b in self.config.bonuses if b.id not in used), None)
+        if bonus is None:
+            return
+        self.emit(
+            BonusStarted(
+                tossup_id=tossup_id, bonus_id=bonus.id, team=team, index=len(g.bonuses_used),
+                deadline=self.bonus_deadline(),
+            )
+        )  # fmt: skip
+
+    def rule_part(self, ruling: Ruling, *, by: str) -> None:
+        play = self.g.bonus
+        assert play is not None
+        spec = self.config.bonus(play.bonus_id)
+        assert spec is not None
+        team = _turn(self.state)
+        base = {
+            "bonus_id": play.bonus_id, "tossup_id": play.tossup_id, "part": play.part,
+            "team": team, "ruling": ruling, "bounceback": play.bounceback, "by": by,
+            "answer": play.answer.text if play.answer is not None else None,
+        }  # fmt: skip
+        if ruling is Ruling.PROMPT:
+            self.emit(
+                BonusPartRuled(**base, points=0, resume="prompt", deadline=self.bonus_deadline())
+            )
+            return
+        points = spec.parts[play.part].value if ruling is Ruling.CORRECT else 0
+        resume: str | None
+        if ruling is Ruling.INCORRECT and not play.bounceback and _bouncebacks(self.config):
+            resume = "bounceback"
+        elif play.part + 1 < len(spec.parts):
+            resume = "part"
+        else:
+            resume = None
+        deadline = self.bonus_deadline() if resume is not None else None
+        self.emit(BonusPartRuled(**base, points=points, resume=resume, deadline=deadline))
+        if resume is None:
+            done = self.g.bonus
+            assert done is not None
+            self.emit(
+                BonusEnded(
+                    bonus_id=done.bonus_id, tossup_id=done.tossup_id, team=done.team,
+                    outcome="completed",
+                    points={t.id: done.points(t.id) for t in self.config.teams
+                            if any(r.team == t.id for r in done.results)},
+                )
+            )  # fmt: skip
 
     # -- model players ---------------------------------------------------------------------
 
@@ -533,6 +705,7 @@ class _Decision:
                     tossup_id=spec.id, outcome=TossupOutcome.ANSWERED, reason="correct_answer"
                 )
             )
+            self.start_bonus(floor.team, spec.id)
             return
         neg = floor.interrupt or not rules.negs_only_before_end
         points = rules.neg_points if neg else 0
@@ -665,7 +838,9 @@ def _time_up(run: _Decision, cmd: TimeUp) -> None:
         raise IllegalCommand("there is no time limit running")
     if run.now < g.deadline:
         raise IllegalCommand(f"time is not up yet ({g.deadline - run.now:.1f} s left)")
-    if g.phase in HAS_FLOOR:
+    if g.phase is Phase.BONUS:
+        run.rule_part(Ruling.INCORRECT, by="timer")
+    elif g.phase in HAS_FLOOR:
         run.rule(Ruling.INCORRECT, by="timer")
     else:
         run.emit(
@@ -695,6 +870,15 @@ def _undo(run: _Decision, cmd: UndoRuling) -> None:
         raise IllegalCommand("there is no ruling on this tossup to undo")
     last = g.ledger[-1]  # the ledger is restored with the state, so its tail is that ruling
     restored = g.history[-1]
+    if last.bonus_id is not None:
+        assert restored.bonus is not None
+        run.emit(
+            BonusPartUndone(
+                ruled_seq=last.seq, bonus_id=last.bonus_id, part=restored.bonus.part,
+                deadline=None if restored.deadline is None else run.bonus_deadline(),
+            )
+        )  # fmt: skip
+        return
     run.emit(
         RulingUndone(
             ruled_seq=last.seq,
@@ -731,6 +915,67 @@ def _resume_clock(run: _Decision, cmd: ResumeClock) -> None:
     )
 
 
+def _turn(state: MatchState) -> str:
+    """The team whose turn it is on the current part: the controlling team, or on a
+    bounceback the other one."""
+    play = state.game.bonus
+    assert play is not None
+    if not play.bounceback:
+        return play.team
+    return next(t.id for t in state.config.teams if t.id != play.team)
+
+
+def _bouncebacks(config: MatchConfig) -> bool:
+    """Bouncebacks are played when the rules say so and two teams play (with more, whose
+    turn it would be is no format's rule)."""
+    return config.rules.bouncebacks and len(config.teams) == 2
+
+
+def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
+    play = run.g.bonus
+    assert play is not None
+    turn = _turn(run.state)
+    team = run.team(cmd.team)
+    if team.id != turn:
+        raise IllegalCommand(f"this part is team {turn!r}'s to answer, not team {team.id!r}'s")
+    if cmd.player not in run.state.players[team.id]:
+        raise IllegalCommand(f"player {cmd.player!r} has not joined team {team.id!r}")
+    if play.answer is not None:
+        raise IllegalCommand(
+            f"team {team.id!r} already answered this part ({play.answer.text!r}): the first "
+            "answer stands"
+        )
+    deadline = run.g.deadline
+    if deadline is not None and run.now >= deadline:
+        raise IllegalCommand("the answer time ran out before this answer came")
+    spec = run.config.bonus(play.bonus_id)
+    assert spec is not None
+    suggestion, question = _suggest(cmd.text, spec.parts[play.part].answer)
+    run.emit(
+        BonusAnswerGiven(
+            bonus_id=play.bonus_id, part=play.part, team=team.id, player=cmd.player,
+            text=cmd.text, suggestion=suggestion, prompt_question=question,
+        )
+    )  # fmt: skip
+
+
+def _rule_part(run: _Decision, cmd: RulePart) -> None:
+    run.rule_part(cmd.ruling, by="moderator")
+
+
+def _throw_out_bonus(run: _Decision, cmd: ThrowOutBonus) -> None:
+    play = run.g.bonus
+    assert play is not None
+    reason = cmd.reason.strip() or "thrown out by the moderator"
+    run.emit(
+        BonusEnded(
+            bonus_id=play.bonus_id, tossup_id=play.tossup_id, team=play.team,
+            outcome="thrown_out", reason=reason,
+        )
+    )  # fmt: skip
+    run.start_bonus(play.team, play.tossup_id)  # the next unused one replaces it
+
+
 def _end_match(run: _Decision, cmd: EndMatch) -> None:
     run.emit(MatchEnded(scores=dict(run.g.scores)))
 
@@ -750,6 +995,18 @@ _HANDLERS = {
     ThrowOut: _throw_out,
     ResumeClock: _resume_clock,
     EndMatch: _end_match,
+    AnswerPart: _answer_part,
+    RulePart: _rule_part,
+    ThrowOutBonus: _throw_out_bonus,
 }
 
-__all__ = ["FINISHED", "GameState", "IllegalCommand", "Match", "MatchState", "RefusalKey"]
+__all__ = [
+    "FINISHED",
+    "BonusPlay",
+    "GameState",
+    "IllegalCommand",
+    "Match",
+    "MatchState",
+    "PartResult",
+    "RefusalKey",
+]

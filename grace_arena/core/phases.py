@@ -11,6 +11,13 @@ Rules of the table (read this before changing the match engine):
   race (logged, not an error). ``PROMPTED`` is the same after the moderator prompted.
 * ``ANSWERED`` / ``DEAD`` / ``THROWN_OUT``: the tossup is over; the next one may start. A
   ruling in the finished tossup may still be undone (except after a throw-out).
+* ``BONUS``: the team that answered the tossup correctly hears the packet's next unused bonus
+  (only when the rules play bonuses). Its parts come one at a time: the team whose turn it is
+  (the controlling team, or with bouncebacks the other team on a part it missed) may type an
+  answer (the first of the team stands; a prompt allows another), and the moderator rules
+  it; no ruling loses points. After the last part the cycle is ``ANSWERED``. Undo takes back
+  the last part's ruling, or, before any, the tossup's (and the bonus goes back unused); a
+  bonus thrown out is replaced by the next unused one.
 * A buzz is never an illegal command: when it cannot take the floor it is recorded as refused
   with its reason (``lost_race``, ``locked_out``, ``not_live``); a press that repeats a
   refusal of the tossup (same player, reason and holder of the floor) is counted on it
@@ -35,6 +42,7 @@ class Phase(StrEnum):
     ANSWERED = "answered"
     DEAD = "dead"
     THROWN_OUT = "thrown_out"
+    BONUS = "bonus"
     ENDED = "ended"
 
 
@@ -46,8 +54,8 @@ HAS_FLOOR = frozenset({Phase.BUZZED, Phase.PROMPTED})
 FINISHED = frozenset({Phase.ANSWERED, Phase.DEAD, Phase.THROWN_OUT})
 
 _P = Phase
-_AFTER_RULING = frozenset({_P.ANSWERED, _P.READING, _P.AWAITING, _P.DEAD, _P.PROMPTED})
-_UNDO_TO = frozenset({_P.BUZZED, _P.PROMPTED})
+_AFTER_RULING = frozenset({_P.ANSWERED, _P.READING, _P.AWAITING, _P.DEAD, _P.PROMPTED, _P.BONUS})
+_UNDO_TO = frozenset({_P.BUZZED, _P.PROMPTED, _P.BONUS})
 
 # (phase, command) -> phases the command can lead to.
 TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
@@ -77,15 +85,25 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.BUZZED, "buzz"): frozenset({_P.BUZZED}),  # refused: lost_race / locked_out
     (_P.BUZZED, "answer"): frozenset({_P.BUZZED}),
     (_P.BUZZED, "rule"): _AFTER_RULING,
-    (_P.BUZZED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED},
+    (_P.BUZZED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED, _P.BONUS},
     (_P.BUZZED, "throw_out"): frozenset({_P.THROWN_OUT}),
     (_P.PROMPTED, "join"): frozenset({_P.PROMPTED}),
     (_P.PROMPTED, "buzz"): frozenset({_P.PROMPTED}),
     (_P.PROMPTED, "answer"): frozenset({_P.PROMPTED}),
     (_P.PROMPTED, "rule"): _AFTER_RULING,
-    (_P.PROMPTED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED},
+    (_P.PROMPTED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED, _P.BONUS},
     (_P.PROMPTED, "undo"): _UNDO_TO,  # the ruling taken back may itself be a prompt
     (_P.PROMPTED, "throw_out"): frozenset({_P.THROWN_OUT}),
+    # a bonus: parts answered and ruled one at a time
+    (_P.BONUS, "join"): frozenset({_P.BONUS}),
+    (_P.BONUS, "buzz"): frozenset({_P.BONUS}),  # refused: not_live
+    (_P.BONUS, "answer_part"): frozenset({_P.BONUS}),
+    (_P.BONUS, "rule_part"): frozenset({_P.BONUS, _P.ANSWERED}),
+    (_P.BONUS, "time_up"): frozenset({_P.BONUS, _P.ANSWERED}),
+    (_P.BONUS, "undo"): _UNDO_TO,
+    (_P.BONUS, "throw_out_bonus"): frozenset({_P.BONUS, _P.ANSWERED}),
+    (_P.BONUS, "throw_out"): frozenset({_P.THROWN_OUT}),  # the whole cycle
+    (_P.BONUS, "end_match"): frozenset({_P.ENDED}),
     # the tossup is over
     (_P.ANSWERED, "join"): frozenset({_P.ANSWERED}),
     (_P.ANSWERED, "buzz"): frozenset({_P.ANSWERED}),  # refused: not_live

@@ -5,8 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from grace_arena.core.config import MatchConfig, ScoringRules, TeamSpec, TossupSpec
-from grace_arena.core.packet import Packet, Tossup
+from grace_arena.core.config import (
+    BonusPartSpec,
+    BonusSpec,
+    MatchConfig,
+    ScoringRules,
+    TeamSpec,
+    TossupSpec,
+)
+from grace_arena.core.packet import Bonus, Packet, Tossup
 
 
 def tossup_spec(tossup: Tossup) -> TossupSpec:
@@ -20,6 +27,19 @@ def tossup_spec(tossup: Tossup) -> TossupSpec:
         answer=tossup.answer,
         category=tossup.category,
         char_offsets=tuple(w.start for w in tokens.words),
+    )
+
+
+def bonus_spec(bonus: Bonus) -> BonusSpec:
+    """The engine's view of a packet bonus."""
+    return BonusSpec(
+        id=bonus.id,
+        leadin=bonus.leadin,
+        parts=tuple(
+            BonusPartSpec(text=p.text, answer=p.answer, value=p.value, difficulty=p.difficulty)
+            for p in bonus.parts
+        ),
+        category=bonus.category,
     )
 
 
@@ -42,6 +62,8 @@ def match_config(
         rules=rules or ScoringRules(),
         teams=tuple(teams),
         tossups=tuple(tossup_spec(t) for t in chosen),
+        # the packet's bonuses in order (played when the rules play bonuses)
+        bonuses=tuple(bonus_spec(b) for b in packet.bonuses),
         title=title or packet.packet.title,
         packet_id=packet.packet.id,
         reading_mode=reading_mode,

@@ -22,6 +22,7 @@ from sqlmodel import Session, select
 
 from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpec
 from grace_arena.core.events import Event, event_to_dict
+from grace_arena.core.formats import rules_for
 from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
@@ -324,15 +325,12 @@ class Arena:
                     update={"confidence": policy.confidence, "threshold": policy.threshold}
                 )
             )
-        rules = ScoringRules(
-            correct_points=setup.correct_points,
-            power_points=setup.power_points,
-            neg_points=setup.neg_points,
-            negs_only_before_end=setup.negs_only_before_end,
-            rebuzz=setup.rebuzz,
-            answer_time=setup.answer_time,
-            buzz_window=setup.buzz_window,
-        )
+        # a format's rules, with what the set-up says explicitly on top; no format: GRACE's
+        # game (the defaults) with the same
+        if setup.format is None:
+            rules = ScoringRules(**setup.scoring())
+        else:
+            rules = rules_for(setup.format, **setup.scoring())
         return match_config(
             packet,
             teams,

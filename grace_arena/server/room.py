@@ -378,7 +378,8 @@ class Room:
 
     def _schedule_deadline(self, retry: float = 0.0) -> None:
         game = self.match.game
-        deadline = game.deadline if game.phase in (*HAS_FLOOR, Phase.AWAITING) else None
+        timed = (*HAS_FLOOR, Phase.AWAITING, Phase.BONUS)
+        deadline = game.deadline if game.phase in timed else None
         if game.paused or not self.is_open:
             deadline = None
         if deadline == self._timer_deadline and not retry:

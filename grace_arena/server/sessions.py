@@ -18,17 +18,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from grace_arena.core.commands import (
+    AnswerPart,
     EndMatch,
     GiveAnswer,
     Join,
     Rule,
+    RulePart,
     SetPace,
     StartTossup,
     ThrowOut,
+    ThrowOutBonus,
     UndoRuling,
 )
 from grace_arena.core.config import TeamKind
 from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.phases import Phase
 from grace_arena.protocol import (
     MODERATOR_ONLY,
     PLAYER_ONLY,
@@ -52,6 +56,7 @@ from grace_arena.protocol import (
     StartTossupMsg,
     StepMsg,
     TeamView,
+    ThrowOutBonusMsg,
     ThrowOutMsg,
     UndoMsg,
     Waiting,
@@ -483,12 +488,19 @@ class Session:
                     room.buzz(conn, timing)  # queued: the socket goes on being read
                 case AnswerMsg():
                     assert conn.team is not None and conn.player is not None
-                    self.queue(room, GiveAnswer(team=conn.team, player=conn.player, text=msg.text),
+                    # in a bonus, a phone's answer is its team's answer to the current part
+                    kind = AnswerPart if room.match.phase is Phase.BONUS else GiveAnswer
+                    self.queue(room, kind(team=conn.team, player=conn.player, text=msg.text),
                                msg.type)  # fmt: skip
                 case StartTossupMsg():
                     self.queue(room, StartTossup(tossup_id=msg.tossup_id), msg.type)
                 case RuleMsg():
-                    self.queue(room, Rule(ruling=msg.ruling), msg.type)
+                    # one key rules a tossup's buzz, or in a bonus its current part
+                    bonus = room.match.phase is Phase.BONUS
+                    command = RulePart(ruling=msg.ruling) if bonus else Rule(ruling=msg.ruling)
+                    self.queue(room, command, msg.type)
+                case ThrowOutBonusMsg():
+                    self.queue(room, ThrowOutBonus(reason=msg.reason), msg.type)
                 case UndoMsg():
                     self.queue(room, UndoRuling(), msg.type)
                 case ThrowOutMsg():

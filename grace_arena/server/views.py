@@ -8,11 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grace_arena.core.config import TeamKind
-from grace_arena.core.events import Event, Ruled, event_to_dict
+from grace_arena.core.events import Event, Ruled, TossupOutcome, event_to_dict
+from grace_arena.core.formats import describe
 from grace_arena.core.match import Match
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase, allowed_commands
 from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
+    BonusPartView,
+    BonusView,
     EventView,
     FloorView,
     MatchView,
@@ -99,6 +102,64 @@ def public_tossup_id(match: Match, tossup_id: str | None) -> str | None:
     return f"tossup-{number}"
 
 
+def public_bonus_id(match: Match, bonus_id: str) -> str:
+    """What players and displays know a bonus by: its number in the match."""
+    used = match.game.bonuses_used
+    number = used.index(bonus_id) + 1 if bonus_id in used else len(used) + 1
+    return f"bonus-{number}"
+
+
+def bonus_view(match: Match, role: Role) -> BonusView | None:
+    """The cycle's bonus as ``role`` may see it: the lead-in and the parts up so far (all of
+    them for the moderator), each part's answer line once it is ruled, the typed answer (said
+    aloud in a room, so the room sees it; the judge's suggestion is the moderator's)."""
+    game = match.game
+    play, spec = game.bonus, match.current_bonus
+    if play is None or spec is None:
+        return None
+    moderator = role == "moderator"
+    parts = []
+    for number, part in enumerate(spec.parts):
+        ruled = [r for r in play.results if r.part == number]
+        controlled = next((r for r in ruled if not r.bounceback), None)
+        bounced = next((r for r in ruled if r.bounceback), None)
+        up = number <= play.part or play.done
+        parts.append(
+            BonusPartView(
+                number=number + 1,
+                value=part.value,
+                difficulty=part.difficulty,
+                text=part.text if moderator or up else None,
+                # (a part is over once play moved past it, bounceback included)
+                answer=part.answer if moderator or number < play.part or play.done else None,
+                ruling=controlled.ruling.value if controlled else None,
+                points=controlled.points if controlled else 0,
+                bounceback_team=bounced.team if bounced else None,
+                bounceback_points=bounced.points if bounced else 0,
+            )
+        )  # fmt: skip
+    names = match.state.players
+    typed = play.answer
+    turn = None if play.done or game.phase is not Phase.BONUS else match.bonus_turn()
+    return BonusView(
+        id=spec.id if moderator else public_bonus_id(match, spec.id),
+        number=play.index + 1,
+        category=spec.category,
+        leadin=spec.leadin,
+        team=play.team,
+        part=play.part,
+        turn=turn,
+        bounceback=play.bounceback,
+        parts=parts,
+        answer=typed.text if typed else None,
+        answered_by=names.get(typed.team, {}).get(typed.player, typed.player) if typed else None,
+        suggestion=typed.suggestion if typed and moderator else None,
+        prompt_question=typed.prompt_question if typed and moderator else None,
+        points={t.id: play.points(t.id) for t in match.config.teams},
+        done=play.done,
+    )
+
+
 def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """``ev`` as players and displays may see it."""
     data = event_to_dict(ev)
@@ -106,6 +167,8 @@ def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) 
         data.pop(key, None)
     if "tossup_id" in data:
         data["tossup_id"] = public_tossup_id(match, data["tossup_id"])
+    if "bonus_id" in data:
+        data["bonus_id"] = public_bonus_id(match, data["bonus_id"])
     if ev.type in ("buzz_accepted", "answer_given"):
         data.pop("answer", None)
         data.pop("text", None)
@@ -214,10 +277,17 @@ def state_view(
             can_undo=role == "moderator"
             and bool(game.history)
             and "undo" in allowed_commands(game.phase),
+            format=config.rules.format,
+            rules=describe(config.rules),
+            bonuses=config.rules.bonuses,
+            regulation_tossups=config.rules.regulation_tossups,
+            overtime=config.rules.regulation_tossups is not None
+            and _heard(match) > config.rules.regulation_tossups,
         ),
         teams=teams,
         tossup=tossup,
         floor=floor,
+        bonus=bonus_view(match, role) if game.phase is not Phase.ENDED else None,
         deadline=game.deadline,
         reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=room.running),
         event=room.event,
@@ -227,6 +297,11 @@ def state_view(
         events=events or [],
         server_time=now,
     )
+
+
+def _heard(match: Match) -> int:
+    game = match.game
+    return sum(1 for t in game.played if game.outcomes.get(t) is not TossupOutcome.THROWN_OUT)
 
 
 def model_views(

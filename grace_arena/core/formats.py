@@ -1,0 +1,82 @@
+"""Game formats: the scoring rules of the formats clubs and tournaments play, by name.
+
+They mirror MODAQ's format presets and the Quizbowl Schema's ``ScoringRules``:
+
+========  =====  =====  ===  =======  ===========  ==========  ===============================
+format    tossup power  neg  bonuses  bouncebacks  regulation  overtime
+========  =====  =====  ===  =======  ===========  ==========  ===============================
+grace     10     15     -5   no       no           the packet  none (GRACE's tossups-only game)
+acf       10     none   -5   3×10     no           20          tossups only, no bonuses
+pace      10     20     0    3×10     no           20          tossups only, no bonuses
+naqt      10     15     -5   3×10     optional     20          tossups only, no bonuses
+========  =====  =====  ===  =======  ===========  ==========  ===============================
+
+"custom" is any of them with fields changed (``rules_for("acf", neg_points=0)``). A bonus's
+parts are worth what the packet says (usually 10 each); the format decides whether bonuses are
+played at all, and whether a part the controlling team missed bounces back to the other team.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grace_arena.core.config import ScoringRules
+
+__all__ = ["FORMATS", "describe", "rules_for"]
+
+#: Format name -> the fields of :class:`ScoringRules` it sets (the others keep their defaults).
+FORMATS: dict[str, dict[str, Any]] = {
+    "grace": {"correct_points": 10, "power_points": 15, "neg_points": -5, "bonuses": False},
+    "acf": {
+        "correct_points": 10, "power_points": None, "neg_points": -5, "bonuses": True,
+        "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+    },
+    "pace": {
+        "correct_points": 10, "power_points": 20, "neg_points": 0, "bonuses": True,
+        "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+    },
+    "naqt": {
+        "correct_points": 10, "power_points": 15, "neg_points": -5, "bonuses": True,
+        "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+    },
+}  # fmt: skip
+
+
+#: What a format leaves to the tournament (choosing it keeps the format's name).
+_CLOCKS = frozenset({"answer_time", "bonus_answer_time", "buzz_window"})  # the room's own
+_OPTIONS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(FORMATS, _CLOCKS),
+    "naqt": _CLOCKS | {"bouncebacks"},
+}
+
+
+def rules_for(name: str = "grace", **changes: Any) -> ScoringRules:
+    """The rules of format ``name`` with ``changes`` on top (then its ``format`` is
+    ``"custom"`` unless the changes are what the format says already). ``ValueError`` for an
+    unknown format."""
+    key = name.strip().lower()
+    if key == "custom":
+        return ScoringRules(format="custom", **changes)
+    if key not in FORMATS:
+        raise ValueError(f"unknown format {name!r} (formats: {', '.join([*FORMATS, 'custom'])})")
+    fields = {**FORMATS[key], **changes}
+    same = all(
+        k in _OPTIONS.get(key, ()) or FORMATS[key].get(k, ScoringRules.model_fields[k].default) == v
+        for k, v in changes.items()
+    )
+    return ScoringRules(format=key if same else "custom", **fields)
+
+
+def describe(rules: ScoringRules) -> str:
+    """One line for screens: "ACF: 10 a tossup, no powers, -5 negs, bonuses, 20 tossups"."""
+    bits = [f"{rules.correct_points} a tossup"]
+    bits.append(f"powers {rules.power_points}" if rules.power_points is not None else "no powers")
+    bits.append(f"negs {rules.neg_points}" if rules.neg_points else "no negs")
+    if rules.bonuses:
+        bits.append("bonuses with bouncebacks" if rules.bouncebacks else "bonuses")
+    else:
+        bits.append("tossups only")
+    if rules.regulation_tossups:
+        bits.append(f"{rules.regulation_tossups} tossups")
+    name = (rules.format or "custom").upper() if rules.format != "custom" else "Custom"
+    return f"{name}: " + ", ".join(bits)
