@@ -42,6 +42,7 @@
     lastResult: null, // our latest buzz_result, with the floor it lost to
     lastRuling: null, // the latest `ruled` event of this tossup
     answerSent: null,
+    bonusSent: null, // what this phone sent for the current bonus part (until it is ruled)
     pendingBuzzAt: null, // when our unanswered buzz was sent (performance.now())
     notice: null, // {text, until}
     waiting: null, // the server's message while the team has no match here yet
@@ -171,6 +172,7 @@
 
   function onEvent(ev) {
     if (ev.type === "player_joined") names.set(ev.player, ev.name);
+    if (ev.type === "bonus_part_ruled" || ev.type === "bonus_started") app.bonusSent = null;
     if (ev.type === "ruled") {
       app.lastRuling = ev;
       app.answerSent = null;
@@ -271,11 +273,79 @@
     const text = input.value.trim();
     if (!text) return;
     if (send({ type: "answer", text: text.slice(0, 300) })) {
-      app.answerSent = text;
+      // in a bonus the answer is the team's (the first one sent stands)
+      if (app.state && app.state.match.phase === "bonus") app.bonusSent = text;
+      else app.answerSent = text;
       input.value = "";
       render();
     }
   });
+
+  // -- bonuses ---------------------------------------------------------------------------------
+
+  function myBonusTurn() {
+    const s = app.state;
+    return Boolean(s && app.me && s.match.phase === "bonus" && s.bonus && s.bonus.turn === app.me.team);
+  }
+
+  function describeBonus(b) {
+    const me = app.me;
+    const part = b.parts[b.part];
+    const where = "Part " + part.number + " of " + b.parts.length + " [" + part.value +
+      (part.difficulty || "") + "]";
+    const left = secondsLeft(app.state.deadline);
+    const clock = left != null ? " (" + left + " s)" : "";
+    if (b.turn === me.team) {
+      const title = b.bounceback ? "Bounceback — your team's turn" : "Bonus — your team's turn";
+      let detail;
+      if (b.answer) detail = "Your team answered “" + b.answer + "”" +
+        (b.answered_by ? " (" + b.answered_by + ")" : "") + " — waiting for the ruling";
+      else if (app.bonusSent) detail = "Sent “" + app.bonusSent + "” — waiting for the ruling";
+      else detail = where + " · type your team's answer (the first one sent stands)" + clock;
+      return { state: "floor", title: title, detail: detail };
+    }
+    const owner = teamName(b.team) + "'s bonus";
+    const doing = b.answer ? "answered “" + b.answer + "”" :
+      (b.bounceback ? "bounceback to " + teamName(b.turn) : "answering");
+    return { state: "waiting", title: owner, detail: where + " · " + doing };
+  }
+
+  function bonusSummary(b) {
+    const marks = b.parts.map((p) => String(p.points) +
+      (p.bounceback_points ? "+" + p.bounceback_points : "")).join("/");
+    let text = teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus (" + marks + ")";
+    for (const [team, points] of Object.entries(b.points)) {
+      if (team !== b.team && points) text += " · " + teamName(team) + " " + points + " on bouncebacks";
+    }
+    return text;
+  }
+
+  // the bonus as read so far: its lead-in, each part up, and the answers of those over
+  function renderBonusText(box, b) {
+    const key = JSON.stringify([b.id, b.part, b.bounceback, b.done, b.parts.map((p) => [p.answer, p.points])]);
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    box.textContent = "";
+    const lead = document.createElement("p");
+    lead.className = "bonus-leadin";
+    lead.textContent = b.leadin;
+    box.appendChild(lead);
+    for (const p of b.parts) {
+      if (p.text == null) continue;
+      const line = document.createElement("p");
+      line.className = "bonus-part" + (p.number === b.part + 1 && !b.done ? " current" : "");
+      line.textContent = "[" + p.value + (p.difficulty || "") + "] " + p.text;
+      if (p.answer) {
+        const ans = document.createElement("span");
+        ans.className = "answer-line";
+        ans.textContent = (p.points || p.bounceback_points ? "✓ " : "✗ ") + "Answer: ";
+        appendMarkup(ans, p.answer);
+        line.appendChild(ans);
+      }
+      box.appendChild(line);
+    }
+    box.scrollTop = box.scrollHeight;
+  }
 
   $("code-form").addEventListener("submit", (e) => {
     e.preventDefault();
@@ -415,6 +485,11 @@
     if (phase === "idle") {
       return { state: "waiting", title: "Waiting for the first tossup", detail: "Get ready to buzz." };
     }
+    if (phase === "bonus" && s.bonus) return describeBonus(s.bonus);
+    if (phase === "answered" && s.bonus && s.bonus.done) {
+      return { state: s.bonus.team === me.team ? "ready" : "dead", title: "Bonus over",
+               detail: bonusSummary(s.bonus) + " · waiting for the next tossup" };
+    }
     if (FINISHED.has(phase)) {
       // the answer line is shown with the text (every role gets it once the tossup is over)
       const next = "Waiting for the next tossup";
@@ -504,7 +579,9 @@
     where.textContent = ev ? "Round " + ev.round + " of " + ev.rounds + " · " + roomLabel(ev.room) : "";
 
     const info = $("tossup-info");
-    if (s && s.tossup) {
+    if (s && s.bonus && (s.match.phase === "bonus" || s.bonus.done)) {
+      info.textContent = "Bonus " + s.bonus.number + (s.bonus.category ? " · " + s.bonus.category : "");
+    } else if (s && s.tossup) {
       let text = "Tossup " + s.tossup.number + " of " + s.match.tossups_total;
       if (s.tossup.category) text += " · " + s.tossup.category;
       info.textContent = text;
@@ -522,7 +599,10 @@
     // the revealed text (screen mode, and everyone once the tossup is over)
     const textBox = $("text");
     const words = s && s.tossup && s.tossup.words;
-    if (words && words.length) {
+    if (s && s.bonus && (s.match.phase === "bonus" || (s.bonus.done && s.match.phase === "answered"))) {
+      textBox.hidden = false;
+      renderBonusText(textBox, s.bonus);
+    } else if (words && words.length) {
       textBox.hidden = false;
       const joined = words.join(" ");
       const answer = FINISHED.has(s.match.phase) ? s.tossup.answer : null;
@@ -547,7 +627,8 @@
     // the answer box: screen mode, this player has the floor
     const form = $("answer-form");
     const mine = s && me && s.floor && s.floor.player === me.player && HAS_FLOOR.has(s.match.phase);
-    const showAnswer = Boolean(mine && s.reading.mode === "screen" && !app.answerSent);
+    const bonusBox = myBonusTurn() && !s.bonus.answer && !app.bonusSent;
+    const showAnswer = Boolean((mine && s.reading.mode === "screen" && !app.answerSent) || bonusBox);
     if (showAnswer && form.hidden) {
       form.hidden = false;
       $("answer-input").value = "";

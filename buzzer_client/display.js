@@ -195,6 +195,42 @@
     return /^\d+$/.test(String(name)) ? "Room " + name : String(name);
   }
 
+  // a bonus as it is read, with its running total: the lead-in, the parts up so far with the
+  // answers of those over, and whose turn it is
+  function renderBonus(b) {
+    const text = $("text");
+    text.textContent = "";
+    const lead = document.createElement("span");
+    lead.className = "bonus-leadin";
+    lead.textContent = b.leadin + " ";
+    text.appendChild(lead);
+    for (const p of b.parts) {
+      if (p.text == null) continue;
+      const line = document.createElement("span");
+      line.className = "bonus-part" + (p.number === b.part + 1 && !b.done ? " current" : "");
+      line.textContent = "[" + p.value + (p.difficulty || "") + "] " + p.text;
+      if (p.answer) {
+        const ans = document.createElement("span");
+        ans.className = "answer-line";
+        const got = p.points ? teamName(b.team) + " +" + p.points :
+          p.bounceback_points ? teamName(p.bounceback_team) + " +" + p.bounceback_points : "no points";
+        ans.textContent = "ANSWER: ";
+        appendMarkup(ans, p.answer);
+        ans.append(" — " + got);
+        line.appendChild(ans);
+      }
+      text.appendChild(line);
+    }
+    if (b.done) {
+      setBanner("correct", teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus", "");
+    } else if (b.turn) {
+      const who = b.bounceback ? "Bounceback: " + teamName(b.turn) : teamName(b.turn);
+      setBanner("", who, b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length);
+    }
+    $("answer").hidden = true;
+    renderScores();
+  }
+
   function render() {
     const s = app.state;
     if (!s) return;
@@ -224,7 +260,17 @@
       info = s.teams.map((t) => t.name).join(" vs ") + (info ? " · " + info : "");
     }
     if (phase === "ended") info = "Match over" + (s.event && s.event.waiting ? " · " + s.event.waiting : "");
+    const bonus = s.bonus && (phase === "bonus" || (s.bonus.done && phase === "answered")) ? s.bonus : null;
+    if (bonus) {
+      info = "Bonus " + bonus.number + " · " + teamName(bonus.team) +
+        (bonus.category ? " · " + bonus.category : "") + " · " + (bonus.points[bonus.team] || 0) +
+        " so far";
+    }
     $("tossup-info").textContent = info;
+    if (bonus) {
+      renderBonus(bonus);
+      return;
+    }
 
     // the question text, with buzz positions marked
     const text = $("text");
@@ -303,7 +349,12 @@
     $("log-section").hidden = log.childElementCount === 0;
     $("log-section").scrollTop = $("log-section").scrollHeight; // the latest buzzes in sight
     text.scrollTop = text.scrollHeight; // the newest words, once the layout is settled
+    renderScores();
+  }
 
+  function renderScores() {
+    const s = app.state;
+    const phase = s.match.phase;
     const list = $("scores");
     list.textContent = "";
     for (const t of s.teams) {

@@ -20,6 +20,7 @@ from grace_arena.protocol import (
     StartTossupMsg,
     State,
     StepMsg,
+    ThrowOutBonusMsg,
     ThrowOutMsg,
     UndoMsg,
 )
@@ -45,6 +46,7 @@ COMMAND_OF = {
     "prompt": "rule",
     "undo": "undo",
     "throw_out": "throw_out",
+    "throw_out_bonus": "throw_out_bonus",
     "next_tossup": "start_tossup",
     "end_match": "end_match",
     "pause": "pause",
@@ -78,6 +80,12 @@ class LiveScreen(MatchScreen):
         ),
         Binding("minus", "slower", "Slower", key_display="-", tooltip=f"Pace -{PACE_STEP} wpm"),
         Binding("t", "throw_out", "Throw out", tooltip="Discard this tossup (asks first)"),
+        Binding(
+            "b",
+            "throw_out_bonus",
+            "Throw out bonus",
+            tooltip="Replace this bonus by the next unused one (asks first)",
+        ),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
         Binding(
@@ -180,6 +188,8 @@ class LiveScreen(MatchScreen):
             return False
         phase = Phase(state.match.phase)
         allowed = allowed_commands(phase)
+        if phase is Phase.BONUS and command == "rule":
+            command = "rule_part"  # the same keys rule a bonus's current part
         if action == "pause":
             return "pause" in allowed and state.reading.running and not state.match.paused
         if action == "resume":
@@ -250,6 +260,19 @@ class LiveScreen(MatchScreen):
         self.app.push_screen(
             ConfirmScreen("Throw out this tossup? Its points are taken back."), answer
         )
+
+    def action_throw_out_bonus(self) -> None:
+        from moderator_tui.dialogs import ConfirmScreen
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._send(ThrowOutBonusMsg())
+
+        self.app.push_screen(
+            ConfirmScreen("Throw out this bonus? Its points are taken back; the next unused "
+                          "bonus replaces it."),
+            answer,
+        )  # fmt: skip
 
     def action_end_match(self) -> None:
         from moderator_tui.dialogs import ConfirmScreen

@@ -34,6 +34,13 @@ from moderator_tui.screens import MatchScreen, showing
 from moderator_tui.widgets import ControlBanner, QRCode, StatusLine
 
 HUMAN = "human"
+#: The formats of the set-up's Format list (``grace_arena.core.formats``).
+FORMAT_CHOICES = [
+    ("GRACE: tossups only", "grace"),
+    ("ACF: 20 cycles, no powers, -5", "acf"),
+    ("PACE: powers 20, no negs", "pace"),
+    ("NAQT: powers 15, -5", "naqt"),
+]
 OFFLINE_MODEL = "tfidf"
 
 
@@ -100,6 +107,13 @@ class SetupScreen(Screen):
                     yield Button("Add team", id="add-team", variant="primary", compact=True)
                     yield Button("Remove selected", id="remove-team", compact=True)
                 yield Static("Scoring", classes="section")
+                with Horizontal(classes="row"):
+                    yield Label("Format", classes="label")
+                    yield Select[str](
+                        FORMAT_CHOICES, value="grace", id="format", allow_blank=False,
+                        compact=True,
+                    )  # fmt: skip
+                    yield Checkbox("bouncebacks", False, id="bouncebacks", compact=True)
                 with Horizontal(classes="row"):
                     yield Label("correct", classes="small-label")
                     yield Input(
@@ -224,6 +238,21 @@ class SetupScreen(Screen):
             self.notify("Choose the match with the arrows, then enter.")
 
     @on(Input.Changed, "#tossups")
+    @on(Select.Changed, "#format")
+    def format_chosen(self, event: Select.Changed) -> None:
+        """A format fills in its points (which may then be changed: a custom format)."""
+        from grace_arena.core.formats import rules_for
+
+        rules = rules_for(str(event.value))
+        self.query_one("#correct", Input).value = str(rules.correct_points)
+        power = rules.power_points
+        self.query_one("#power", Input).value = "" if power is None else str(power)
+        self.query_one("#neg", Input).value = str(rules.neg_points)
+        bouncebacks = self.query_one("#bouncebacks", Checkbox)
+        bouncebacks.disabled = not rules.bonuses
+        if not rules.bonuses:
+            bouncebacks.value = False
+
     @on(Select.Changed, "#packet")
     def _count(self) -> None:
         label = self.query_one("#tossup-count", Static)
@@ -333,6 +362,8 @@ class SetupScreen(Screen):
                 negs_only_before_end=self.query_one("#negs-before-end", Checkbox).value,
                 rebuzz=self.query_one("#rebuzz", Checkbox).value,
                 answer_time=number("answer-time", blank=None),
+                format=str(self.query_one("#format", Select).value),
+                **({"bouncebacks": True} if self.query_one("#bouncebacks", Checkbox).value else {}),
             )
         except ValidationError as exc:
             raise ValueError(_first_error(exc)) from None

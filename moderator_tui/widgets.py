@@ -17,7 +17,14 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from grace_arena.protocol import FloorView, ModelGuessView, State, TeamView, TossupView
+from grace_arena.protocol import (
+    BonusView,
+    FloorView,
+    ModelGuessView,
+    State,
+    TeamView,
+    TossupView,
+)
 
 SUGGESTION_STYLE = {"accept": "bold green", "prompt": "bold yellow", "reject": "bold red"}
 RULING_MARK = {"correct": "✓", "incorrect": "✗", "prompt": "?"}
@@ -30,6 +37,7 @@ PHASE_LABEL = {
     "answered": "answered",
     "dead": "dead tossup",
     "thrown_out": "thrown out",
+    "bonus": "BONUS — rule each part",
     "ended": "match over",
 }
 
@@ -49,6 +57,20 @@ def answer_markup(answer: str) -> Text:
         return Text.from_markup(marked)
     except Exception:  # unbalanced marks in a packet: show the plain text
         return Text(re.sub(r"<[^>]+>", "", answer))
+
+
+def bonus_summary(bonus: BonusView, teams: list[TeamView]) -> Text:
+    """ "Bonus 3: Red 20 (10/0/10)" — with a bounceback's points after the team's."""
+    marks = "/".join(
+        str(p.points) + (f"+{p.bounceback_points}" if p.bounceback_points else "")
+        for p in bonus.parts
+    )
+    text = Text(f"Bonus {bonus.number}: ", style="bold")
+    text.append(f"{team_name(teams, bonus.team)} {bonus.points.get(bonus.team, 0)} ({marks})")
+    for team, points in bonus.points.items():
+        if team != bonus.team and points:
+            text.append(f" · {team_name(teams, team)} {points} on bouncebacks")
+    return text
 
 
 def clue_of(tossup: TossupView, word: int) -> int:
@@ -334,8 +356,56 @@ class BuzzBanner(StateView):
         if floor is not None and phase in ("buzzed", "prompted"):
             self.set_class(True, "-buzz")
             return self._floor(state, floor, phase)
+        if phase == "bonus" and state.bonus is not None:
+            self.set_class(True, "-buzz")
+            return self._bonus(state, state.bonus)
         self.set_class(False, "-buzz")
         return self._hint(state)
+
+    def _bonus(self, state: State, bonus: BonusView) -> RenderableType:
+        """The bonus being played: who controls it, the current part with its answer line,
+        what the team typed and the judge's suggestion, and the keys."""
+        part = bonus.parts[bonus.part]
+        head = Text()
+        head.append(" BONUS ", style="bold reverse")
+        head.append(f" {team_name(state.teams, bonus.team)}", style="bold")
+        head.append(f" · part {part.number}/{len(bonus.parts)}")
+        marker = f"[{part.value}{part.difficulty or ''}]"
+        head.append(f" {marker}", style="bold")
+        if bonus.bounceback and bonus.turn is not None:
+            head.append(f" · BOUNCEBACK to {team_name(state.teams, bonus.turn)}", style="bold red")
+        total = bonus.points.get(bonus.team, 0)
+        head.append(f" · {total} so far")
+        left = seconds_left(state, self.received)
+        if left is not None:
+            head.append(f" · {max(left, 0):.0f} s left", style="bold red" if left < 4 else "")
+        lines = [head]
+        if part.number == 1 and bonus.leadin:
+            lines.append(Text(bonus.leadin, style="italic"))
+        lines.append(Text(part.text or ""))
+        lines.append(Text.assemble(("ANSWER: ", "bold"), answer_markup(part.answer or "")))
+        body = Text()
+        if bonus.answer:
+            body.append("answer: ", style="bold")
+            body.append(f"“{bonus.answer}”", style="bold")
+            if bonus.answered_by:
+                body.append(f" ({bonus.answered_by})", style="dim")
+        else:
+            body.append("waiting for the team's answer (typed, or out loud)…", style="dim")
+        if bonus.suggestion:
+            body.append("  judge suggests: ", style="bold")
+            body.append(bonus.suggestion.upper(), style=SUGGESTION_STYLE[bonus.suggestion])
+        if bonus.prompt_question:
+            body.append(f"  (ask: “{bonus.prompt_question}”)", style="yellow")
+        lines.append(body)
+        lines.append(
+            Text.assemble(
+                ("c", "bold reverse"), " correct  ", ("i", "bold reverse"), " incorrect  ",
+                ("p", "bold reverse"), " prompt  ", ("u", "bold reverse"), " undo  ",
+                ("b", "bold reverse"), " throw out the bonus",
+            )
+        )  # fmt: skip
+        return Group(*lines)
 
     def _floor(self, state: State, floor: FloorView, phase: str) -> RenderableType:
         tossup = state.tossup
@@ -397,6 +467,8 @@ class BuzzBanner(StateView):
                     last.append_text(line if not last else Text(" — ").append_text(line))
             if phase == "thrown_out":
                 last = Text("Tossup thrown out: its points were taken back.", style="bold")
+            elif state.bonus is not None and state.bonus.done:
+                last = bonus_summary(state.bonus, state.teams)
             nxt = (
                 "n next tossup · u undo the last ruling"
                 if m.tossups_played < m.tossups_total

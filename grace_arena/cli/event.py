@@ -11,7 +11,15 @@ from typing import Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
+from grace_arena.cli.options import (
+    BouncebacksOption,
+    DbOption,
+    FormatOption,
+    existing_db,
+    format_settings,
+    redacted,
+    resolve_db,
+)
 from grace_arena.resources import command_prefix
 
 event_app = typer.Typer(
@@ -96,6 +104,8 @@ def create(
         bool, typer.Option(help="Redefine the teams of an event that has not started.")
     ] = False,
     db: DbOption = None,
+    game_format: FormatOption = None,
+    bouncebacks: BouncebacksOption = None,
 ) -> None:
     """Register an event and its teams: human teams, and model players with their threshold.
 
@@ -120,7 +130,9 @@ def create(
         except ValueError as exc:
             raise typer.BadParameter(f"{text!r}: {exc}", param_hint=option) from None
     try:
-        defaults = MatchSettings.model_validate({"reading_mode": reading_mode, "wpm": wpm})
+        defaults = MatchSettings.model_validate(
+            {"reading_mode": reading_mode, "wpm": wpm, **format_settings(game_format, bouncebacks)}
+        )
     except ValidationError as exc:
         error = exc.errors()[0]
         option = "--" + str(error["loc"][0]).replace("_", "-")
@@ -159,7 +171,7 @@ def create(
             title=title,
             teams=entries,
             players=players,
-            defaults=defaults.model_dump(include={"reading_mode", "wpm"}),
+            defaults=defaults.model_dump(exclude_unset=True),
             replace=replace,
         )
     except RecordError as exc:

@@ -60,3 +60,43 @@ def redacted(url: str) -> str:
     from grace_arena.record.db import redacted_url
 
     return redacted_url(url)
+
+
+FormatOption = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        help="The game's format: acf (20 tossup-bonus cycles, -5 negs, no powers), pace "
+        "(powers 20, no negs, bonuses), naqt (powers 15, -5, bonuses), or grace (tossups "
+        "only: the default).",
+        show_default=False,
+    ),
+]
+BouncebacksOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--bouncebacks/--no-bouncebacks",
+        help="A bonus part the controlling team misses goes to the other team (default: the "
+        "format's rule).",
+        show_default=False,
+    ),
+]
+
+
+def format_settings(fmt: str | None, bouncebacks: bool | None) -> dict:
+    """The match settings ``--format`` and ``--bouncebacks`` give (for ``MatchSettings``)."""
+    from grace_arena.core.formats import FORMATS
+
+    settings: dict = {}
+    if fmt is not None:
+        name = fmt.strip().lower()
+        if name not in FORMATS:
+            raise typer.BadParameter(
+                f"{fmt!r} is not a format (formats: {', '.join(FORMATS)})", param_hint="--format"
+            )
+        settings["format"] = name
+    if bouncebacks is not None:
+        settings["bouncebacks"] = bouncebacks
+        if fmt is None:  # bouncebacks need bonuses: NAQT's rules, where they are an option
+            settings["format"] = "naqt"
+    return settings

@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, redacted, resolve_db
+from grace_arena.cli.options import (
+    BouncebacksOption,
+    DbOption,
+    FormatOption,
+    format_settings,
+    redacted,
+    resolve_db,
+)
 
 
 def public_base(console, host: str, port: int, public_url: str | None) -> str:
@@ -159,6 +166,8 @@ def serve(
             "in seconds (a slow Wi-Fi round trip).",
         ),
     ] = 0.1,
+    game_format: FormatOption = None,
+    bouncebacks: BouncebacksOption = None,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
     from pydantic import ValidationError
@@ -188,7 +197,11 @@ def serve(
             except ValidationError as exc:
                 message = exc.errors()[0]["msg"]
                 raise typer.BadParameter(f"{model!r}: {message}", param_hint="--model") from None
-        first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams)
+        first = MatchSetup(
+            packet_id=load_packet(packets[0]).packet.id,
+            teams=teams,
+            **format_settings(game_format, bouncebacks),
+        )
 
     async def ready(arena, events) -> None:
         console.print(
