@@ -850,6 +850,12 @@ class StandingRow(_Msg):
     powers: int
     incorrect: int
     negs: int
+    #: Bonuses (formats that play them): heard (controlled), points on them, PPB, and points
+    #: on the other teams' bonuses (bouncebacks).
+    bonuses_heard: int = 0
+    bonus_points: int = 0
+    points_per_bonus: float | None = None
+    bounceback_points: int = 0
 
 
 class RoomStatus(_Msg):

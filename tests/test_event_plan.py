@@ -447,3 +447,36 @@ def _create_game_match(engine, plan, game_id, packet):
     rnd = plan.round_(game.round)
     config = match_config(packet, teams, tossup_ids=rnd.tossup_ids)
     return MatchStore(engine).create(config, now=0.0, event=plan.name, game_id=game_id)
+
+
+@on_both_backends
+def test_standings_count_bonus_points_and_points_per_bonus(db_url, sample) -> None:
+    from grace_arena.core.commands import RulePart
+    from grace_arena.core.formats import rules_for
+    from grace_arena.core.specs import match_config
+
+    plan = make_event(db_url, rounds=2)
+    engine = make_engine(db_url)
+    game = next(g for g in plan.games if g.teams == ("red", "blue"))
+    from grace_arena.core.config import TeamSpec
+
+    teams = [TeamSpec(id=t, name=t.title()) for t in game.teams]
+    config = match_config(sample, teams, tossup_ids=plan.round_(game.round).tossup_ids,
+                          rules=rules_for("acf", bouncebacks=True))  # fmt: skip
+    match = MatchStore(engine).create(config, now=0.0, event=plan.name, game_id=game.id)
+    match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
+    match.handle(StartTossup(), now=2.0)
+    match.handle(Reveal(to=5), now=3.0)
+    match.handle(BuzzCommand(team="red", player="p1"), now=4.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=5.0)
+    for ruling in (Ruling.CORRECT, Ruling.INCORRECT, Ruling.CORRECT, Ruling.CORRECT):
+        match.handle(RulePart(ruling=ruling), now=6.0)  # (the 2nd bounces back to Blue)
+    match.handle(EndMatch(), now=7.0)
+    _, rows = event_standings(engine, "night")
+    by = {s.team: s for s in rows}
+    assert (by["red"].points, by["red"].bonus_points, by["red"].bonuses_heard) == (30, 20, 1)
+    assert by["red"].points_per_bonus == 20.0
+    assert (by["blue"].points, by["blue"].bounceback_points) == (10, 10)
+    assert by["blue"].points_per_bonus is None
+    assert match.match.scores == {"red": 30, "blue": 10}
+    engine.dispose()

@@ -474,6 +474,7 @@ def standings_table(title: str, rows) -> Any:
     from rich.table import Table
 
     table = Table(title=f"{title}: standings", title_justify="left", pad_edge=False)
+    bonuses = any(s.bonuses_heard for s in rows)  # PPB only where bonuses were played
     for header, justify in (
         ("#", "right"),
         ("team", "left"),
@@ -481,12 +482,14 @@ def standings_table(title: str, rows) -> Any:
         ("pts", "right"),
         ("TUH", "right"),
         ("P/TUH", "right"),
+        *((("PPB", "right"),) if bonuses else ()),
         ("15/10/-5", "right"),
         ("live", "right"),
     ):
         table.add_column(header, justify=justify, no_wrap=header != "team")  # type: ignore[arg-type]
     for s in rows:
         record = f"{s.won}-{s.lost}" + (f"-{s.tied}" if s.tied else "")
+        ppb = f"{s.points_per_bonus:.2f}" if s.points_per_bonus is not None else "-"
         table.add_row(
             str(s.rank),
             s.name,
@@ -494,6 +497,7 @@ def standings_table(title: str, rows) -> Any:
             str(s.points),
             str(s.tossups_heard),
             f"{s.points_per_tossup:.2f}" if s.points_per_tossup is not None else "-",
+            *((ppb,) if bonuses else ()),
             f"{s.powers}/{s.correct - s.powers}/{s.negs}",
             str(s.live) if s.live else "",
         )

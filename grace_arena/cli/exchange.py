@@ -25,7 +25,8 @@ def export(
             "--format",
             help="csv | jsonl (one row per buzz, every field), steps (model trajectories), "
             "grace (GRACE's buzzpoint JSON + team codes), qbj (QBJ match files), "
-            "parquet (a folder: the analysis' steps, buzzes, tossups and heard tables).",
+            "parquet (a folder: the analysis' steps, buzzes, tossups and heard tables), "
+            "bonuses (csv: one row per bonus part heard).",
         ),
     ],
     out: Annotated[

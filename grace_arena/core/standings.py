@@ -14,6 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from grace_arena.core.events import (
+    BonusEnded,
+    BonusPartRuled,
+    BonusStarted,
+    Event,
+    MatchCreated,
+    TossupOutcome,
+)
+
 
 @dataclass(frozen=True)
 class TeamLine:
@@ -24,6 +33,119 @@ class TeamLine:
     powers: int = 0
     incorrect: int = 0  # buzzes ruled incorrect (negs included)
     negs: int = 0  # incorrect buzzes that cost points
+    bonuses_heard: int = 0  # bonuses this team controlled (thrown out ones not counted)
+    bonus_points: int = 0  # points on the bonuses it controlled (in ``points`` too)
+    bounceback_points: int = 0  # points on the other team's bonuses (in ``points`` too)
+
+
+@dataclass(frozen=True)
+class PartPlayed:
+    """A bonus part as it stands: the controlling team's ruling and points, and a bounceback's
+    (None: none was played), with what each typed."""
+
+    part: int  # 0-based
+    value: int | None
+    ruling: str | None  # the controlling team's, once ruled
+    points: int
+    answer: str | None
+    bounceback_team: str | None = None
+    bounceback_ruling: str | None = None
+    bounceback_points: int = 0
+    bounceback_answer: str | None = None
+
+
+@dataclass(frozen=True)
+class BonusPlayed:
+    """A bonus heard in a match (not thrown out, its cycle not thrown out)."""
+
+    tossup_id: str  # the tossup answered correctly that earned it
+    bonus_id: str
+    team: str  # the controlling team
+    parts: tuple[PartPlayed, ...]
+
+    @property
+    def points(self) -> int:
+        return sum(p.points for p in self.parts)
+
+    @property
+    def bounceback_points(self) -> int:
+        return sum(p.bounceback_points for p in self.parts)
+
+
+def bonuses_played(events: Sequence[Event]) -> list[BonusPlayed]:
+    """The bonuses of one match's record as they stand (an undone ruling is not in force; a
+    bonus thrown out, or whose cycle was thrown out, is not heard), in the order heard."""
+    from grace_arena.core.match import Match
+
+    if not any(isinstance(ev, BonusStarted) for ev in events):
+        return []
+    game = Match.replay(events).state.game
+    config = next(ev.config for ev in events if isinstance(ev, MatchCreated))
+    controller: dict[str, tuple[str, str]] = {}  # bonus -> (team, tossup): its start in force
+    thrown: set[str] = set()
+    ruled: dict[int, BonusPartRuled] = {}
+    for ev in events:
+        if isinstance(ev, BonusStarted):
+            controller[ev.bonus_id] = (ev.team, ev.tossup_id)
+            thrown.discard(ev.bonus_id)
+        elif isinstance(ev, BonusEnded) and ev.outcome == "thrown_out":
+            thrown.add(ev.bonus_id)
+        elif isinstance(ev, BonusPartRuled):
+            ruled[ev.seq] = ev
+    in_force = [ruled[e.seq] for e in game.ledger if e.bonus_id is not None and e.seq in ruled]
+    played = []
+    for bonus_id in game.bonuses_used:
+        team, tossup = controller[bonus_id]
+        if bonus_id in thrown or game.outcomes.get(tossup) is TossupOutcome.THROWN_OUT:
+            continue
+        spec = config.bonus(bonus_id)
+        parts = []
+        for number in range(len(spec.parts) if spec else 0):
+            mine = [r for r in in_force if r.bonus_id == bonus_id and r.part == number
+                    and r.resume != "prompt"]  # fmt: skip
+            own = next((r for r in mine if not r.bounceback), None)
+            bounced = next((r for r in mine if r.bounceback), None)
+            if own is None and bounced is None:
+                continue  # not reached (yet)
+            parts.append(
+                PartPlayed(
+                    part=number,
+                    value=spec.parts[number].value if spec else None,
+                    ruling=own.ruling.value if own else None,
+                    points=own.points if own else 0,
+                    answer=own.answer if own else None,
+                    bounceback_team=bounced.team if bounced else None,
+                    bounceback_ruling=bounced.ruling.value if bounced else None,
+                    bounceback_points=bounced.points if bounced else 0,
+                    bounceback_answer=bounced.answer if bounced else None,
+                )
+            )
+        played.append(BonusPlayed(tossup, bonus_id, team, tuple(parts)))
+    return played
+
+
+@dataclass(frozen=True)
+class BonusLine:
+    bonuses_heard: int = 0
+    bonus_points: int = 0
+    bounceback_points: int = 0
+
+
+def bonus_lines(events: Sequence[Event]) -> dict[str, BonusLine]:
+    """Each team's bonuses in one match's record, as they stand: the bonuses it controlled
+    and its points on them, and its points on the other team's bonuses (bouncebacks)."""
+    lines: dict[str, dict[str, int]] = {}
+    for bonus in bonuses_played(events):
+        line = lines.setdefault(bonus.team, {})
+        line["bonuses_heard"] = line.get("bonuses_heard", 0) + 1
+        line["bonus_points"] = line.get("bonus_points", 0) + bonus.points
+        for part in bonus.parts:
+            if part.bounceback_team is not None:
+                other = lines.setdefault(part.bounceback_team, {})
+                other["bounceback_points"] = (
+                    other.get("bounceback_points", 0) + part.bounceback_points
+                )
+    return {team: BonusLine(**line) for team, line in lines.items()}
 
 
 @dataclass(frozen=True)
@@ -55,11 +177,19 @@ class Standing:
     powers: int = 0
     incorrect: int = 0
     negs: int = 0
+    bonuses_heard: int = 0
+    bonus_points: int = 0
+    bounceback_points: int = 0
     matches: tuple[int, ...] = field(default=())
 
     @property
     def points_per_tossup(self) -> float | None:
         return self.points / self.tossups_heard if self.tossups_heard else None
+
+    @property
+    def points_per_bonus(self) -> float | None:
+        """PPB: points on the bonuses the team controlled, per bonus heard."""
+        return self.bonus_points / self.bonuses_heard if self.bonuses_heard else None
 
     @property
     def win_share(self) -> float:
@@ -106,6 +236,9 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
                 "powers": line.powers,
                 "incorrect": line.incorrect,
                 "negs": line.negs,
+                "bonuses_heard": line.bonuses_heard,
+                "bonus_points": line.bonus_points,
+                "bounceback_points": line.bounceback_points,
             }
             if result.ended:
                 add["played"] = 1

@@ -60,7 +60,38 @@ __all__ = [
     "qbj_tournament",
 ]
 
-FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet")
+FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses")
+
+#: ``--format bonuses``: one row per bonus part heard, as it stands.
+BONUS_EXPORT_COLUMNS = (
+    "match", "event", "tossup_id", "bonus_id", "bonus_number", "category", "part", "value",
+    "difficulty", "team", "team_name", "ruling", "points", "answer", "bounceback_team",
+    "bounceback_ruling", "bounceback_points", "bounceback_answer",
+)  # fmt: skip
+
+
+def bonus_rows(matches: Sequence[MatchInfo]) -> list[dict[str, Any]]:
+    """Every bonus part heard in ``matches``: the controlling team's ruling, points and typed
+    answer, and a bounceback's (part numbers 1-based, as read)."""
+    rows = []
+    for m in matches:
+        for number, bonus in enumerate(m.bonuses, start=1):
+            spec = m.config.bonus(bonus.bonus_id)
+            for part in bonus.parts:
+                given = spec.parts[part.part] if spec else None
+                rows.append({
+                    "match": m.id, "event": m.event, "tossup_id": bonus.tossup_id,
+                    "bonus_id": bonus.bonus_id, "bonus_number": number,
+                    "category": spec.category if spec else None, "part": part.part + 1,
+                    "value": part.value, "difficulty": given.difficulty if given else None,
+                    "team": bonus.team, "team_name": m.team_name(bonus.team),
+                    "ruling": part.ruling, "points": part.points, "answer": part.answer,
+                    "bounceback_team": part.bounceback_team,
+                    "bounceback_ruling": part.bounceback_ruling,
+                    "bounceback_points": part.bounceback_points if part.bounceback_team else None,
+                    "bounceback_answer": part.bounceback_answer,
+                })  # fmt: skip
+    return rows
 
 
 def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
@@ -109,6 +140,9 @@ def export(
             with out.open("w", encoding="utf-8") as handle:
                 for row in rows:
                     handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        return [out]
+    if fmt == "bonuses":
+        _write_csv(out, BONUS_EXPORT_COLUMNS, bonus_rows(matches))
         return [out]
     if fmt == "steps":
         questions = (
@@ -428,6 +462,11 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
     }
     answer_counts: dict[tuple[str, str], dict[int, int]] = {}
     questions = []
+    bonuses = {b.tossup_id: b for b in m.bonuses}
+    correct: dict[str, list[str]] = {}  # team -> tossups it answered correctly
+    for r in rows:
+        if r["correct"]:
+            correct.setdefault(r["team_id"], []).append(r["tossup_id"])
     for number, tossup_id in enumerate(counted, start=1):
         row = stored.get((m.packet_id or "", tossup_id))
         in_packet = (
@@ -458,24 +497,51 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
             )
             counts = answer_counts.setdefault((r["team_id"], r["player"]), {})
             counts[value] = counts.get(value, 0) + 1
-        questions.append(
-            {
-                "question_number": number,
-                "tossup_question": {
-                    "question_number": in_packet,
-                    "type": "tossup",
-                    "parts": 1,
+        question: dict[str, Any] = {
+            "question_number": number,
+            "tossup_question": {
+                "question_number": in_packet,
+                "type": "tossup",
+                "parts": 1,
+            },
+            "buzzes": buzzes,
+        }
+        bonus = bonuses.get(tossup_id)
+        if bonus is not None:
+            spec = m.config.bonus(bonus.bonus_id)
+            number_in_packet = (
+                [b.id for b in m.config.bonuses].index(bonus.bonus_id) + 1 if spec else 0
+            )
+            question["bonus"] = {
+                "question": {
+                    "question_number": number_in_packet,
+                    "type": "bonus",
+                    "parts": len(spec.parts) if spec else len(bonus.parts),
                 },
-                "buzzes": buzzes,
+                "parts": [
+                    {"controlled_points": p.points, "bounceback_points": p.bounceback_points}
+                    for p in bonus.parts
+                ],
             }
-        )
+        questions.append(question)
     match_teams = []
     for t in m.config.teams:
         team = teams[t.id]
         match_teams.append(
             {
                 "team": team,
-                "bonus_points": 0,
+                "bonus_points": sum(b.points for b in m.bonuses if b.team == t.id),
+                "bonus_bounceback_points": sum(
+                    p.bounceback_points
+                    for b in m.bonuses
+                    for p in b.parts
+                    if p.bounceback_team == t.id
+                ),
+                # a correct tossup with no bonus heard (tossups only, overtime, none left): not
+                # in the PPB denominator
+                "correct_tossups_without_bonuses": sum(
+                    1 for tossup in correct.get(t.id, []) if tossup not in bonuses
+                ),
                 "lineups": [{"first_question": 1, "players": team["players"]}],
                 "match_players": [
                     {
@@ -493,8 +559,11 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
         )
     thrown = [t for t in m.played if t not in counted]
     notes = [f"Tossup {t} thrown out." for t in thrown]
+    regulation = m.config.rules.regulation_tossups
+    overtime = max(0, len(counted) - regulation) if regulation else 0
     return {
         "tossups_read": len(counted),
+        **({"overtime_tossups_read": overtime} if regulation else {}),
         "match_teams": match_teams,
         "match_questions": questions,
         **({"packets": m.packet_id} if m.packet_id else {}),
@@ -572,6 +641,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 "id": match_id,
                 **({"location": f"Room {room.name}"} if room else {}),
                 "serial": f"{game.round}-{room.name if room else game.slot}",
+                "_round": game.round,  # MODAQ's: YellowFruit's importer reads it
                 **match,
             }
         )
@@ -588,12 +658,12 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             "name": plan.title,
             "short_name": plan.name,
             "scoring_rules": {
-                "name": "GRACE Arena tossups",
+                "name": _rules_name(rules),
                 "teams_per_match": 2,
-                "regulation_tossup_count": max(
-                    (len(r.tossup_ids) for r in plan.rounds if r.tossup_ids), default=20
-                ),
+                "regulation_tossup_count": (rules.regulation_tossups if rules else None)
+                or max((len(r.tossup_ids) for r in plan.rounds if r.tossup_ids), default=20),
                 "answer_types": answer_types,
+                **_bonus_rules(rules, [m for m in matches if m.config.rules.bonuses]),
             },
             "registrations": [{"$ref": f"registration_{t.id}"} for t in plan.teams],
             "phases": [
@@ -618,6 +688,30 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         }
     )
     return {"version": QBJ_VERSION, "objects": objects}
+
+
+def _rules_name(rules: Any) -> str:
+    if rules is None or rules.format in (None, "grace"):
+        return "GRACE Arena tossups"
+    return f"GRACE Arena {rules.format.upper() if rules.format != 'custom' else 'custom'}"
+
+
+def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
+    """QBJ ``ScoringRules``' bonus fields: bonuses of the packets played, bouncebacks and
+    overtime as the format says (nothing when no bonus is played)."""
+    if rules is None or not rules.bonuses:
+        return {"maximum_bonus_score": 0}
+    bonuses = [b for m in matches for b in m.config.bonuses]
+    parts = [len(b.parts) for b in bonuses] or [3]
+    values = {p.value for b in bonuses for p in b.parts} or {10}
+    return {
+        "maximum_bonus_score": max((sum(p.value for p in b.parts) for b in bonuses), default=30),
+        "minimum_parts_per_bonus": min(parts),
+        "maximum_parts_per_bonus": max(parts),
+        **({"points_per_bonus_part": next(iter(values))} if len(values) == 1 else {}),
+        "bonuses_bounce_back": rules.bouncebacks,
+        "overtime_includes_bonuses": rules.overtime_bonuses,
+    }
 
 
 # ---------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from grace_arena.analysis.frames import (
 from grace_arena.analysis.survey import SurveyStep
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
+from grace_arena.core.standings import BonusPlayed, bonuses_played
 from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
@@ -88,6 +89,8 @@ class MatchInfo:
     source_meta: dict[str, Any] = field(default_factory=dict)
     event_id: int | None = None
     event: str | None = None  # the event's name
+    #: The bonuses heard, as they stand (:func:`grace_arena.core.standings.bonuses_played`).
+    bonuses: list[BonusPlayed] = field(default_factory=list)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -146,6 +149,7 @@ def load_matches(
                 source_meta=dict(getattr(row, "source_meta", None) or {}),
                 event_id=row.event_id,
                 event=event_names.get(row.event_id),
+                bonuses=bonuses_played(events),
             )
         )
     return out

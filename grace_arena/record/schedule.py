@@ -24,7 +24,14 @@ from sqlmodel import Session, func, select
 
 from grace_arena.core import schedule as pairing
 from grace_arena.core.events import Event, event_from_dict, tossups_heard
-from grace_arena.core.standings import MatchResult, Standing, TeamInfo, TeamLine, standings
+from grace_arena.core.standings import (
+    MatchResult,
+    Standing,
+    TeamInfo,
+    TeamLine,
+    bonus_lines,
+    standings,
+)
 from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
@@ -590,9 +597,30 @@ def match_results(
             )
             .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
         ).all()
+        # a match of bonuses is replayed whole for its bonuses (undo and throw-outs included)
+        with_bonuses = set(
+            session.exec(
+                select(EventRow.match_id).where(
+                    EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
+                    EventRow.type == "bonus_started",
+                )
+            ).all()
+        )
+        replayed = (
+            session.exec(
+                select(EventRow.match_id, EventRow.payload)
+                .where(EventRow.match_id.in_(sorted(with_bonuses)))  # type: ignore[attr-defined]
+                .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
+            ).all()
+            if with_bonuses
+            else []
+        )
     events: dict[int, list[Event]] = {}
     for match_id, payload in tossup_events:
         events.setdefault(match_id, []).append(event_from_dict(payload))
+    whole: dict[int, list[Event]] = {}
+    for match_id, payload in replayed:
+        whole.setdefault(match_id, []).append(event_from_dict(payload))
     # each tossup once, however often it ended (an undone ruling and a new one end it again)
     heard = {match_id: len(tossups_heard(evs)) for match_id, evs in events.items()}
     lines: dict[int, dict[str, dict[str, int]]] = {i: {} for i in ids}
@@ -605,6 +633,11 @@ def match_results(
         elif b.ruling == "incorrect":
             line["incorrect"] = line.get("incorrect", 0) + 1
             line["negs"] = line.get("negs", 0) + ((b.points or 0) < 0)
+    for match_id, evs in whole.items():
+        for team, bonus in bonus_lines(evs).items():
+            line = lines[match_id].setdefault(team, {})
+            line["points"] = line.get("points", 0) + bonus.bonus_points + bonus.bounceback_points
+            line.update(vars(bonus))
     results = []
     for game in plan.games:
         if game.match_id is None or game.match_id not in matches:

@@ -367,6 +367,10 @@ def standings_view(
                 powers=s.powers,
                 incorrect=s.incorrect,
                 negs=s.negs,
+                bonuses_heard=s.bonuses_heard,
+                bonus_points=s.bonus_points,
+                points_per_bonus=s.points_per_bonus,
+                bounceback_points=s.bounceback_points,
             )
             for s in rows
         ],
