@@ -746,8 +746,10 @@ class MatchSettings(_Msg):
     #: the match.
     buzz_window: Annotated[float, _Within(0, 60, "seconds", field="buzz_window")] = 5.0
     compensated: bool = False  # hold each race for a short window, award the earliest press
-    #: A format's rules (``grace_arena.core.formats``: acf, pace, naqt, grace); the fields
-    #: given beside it change them ("custom"). None: GRACE's game with the fields given.
+    #: A format's rules (``grace_arena.core.formats``: acf, pace, naqt, grace). A rule
+    #: given beside it (present in the JSON, even at its default) replaces the format's, and
+    #: the match's format is then "custom" if it differs; a rule not given is the format's.
+    #: None: GRACE's game with the rules given.
     format: Literal["grace", "acf", "pace", "naqt", "custom"] | None = None
     #: Tossup–bonus cycles (the packet's bonuses); bouncebacks to the other team.
     bonuses: bool = False

@@ -64,7 +64,8 @@ def open_matches(base: str, server_token: str) -> list[MatchCreatedReply]:
 
 
 def create_match(base: str, server_token: str, setup: MatchSetup) -> MatchCreatedReply:
-    body = setup.model_dump_json().encode()
+    # only what the set-up says: a rule it does not give is its format's
+    body = setup.model_dump_json(exclude_unset=True).encode()
     reply = _call(f"{base}/api/matches", token=server_token, body=body)
     return MatchCreatedReply.model_validate(reply)
 

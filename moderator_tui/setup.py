@@ -237,7 +237,6 @@ class SetupScreen(Screen):
             self.query_one("#open-matches", OptionList).focus()
             self.notify("Choose the match with the arrows, then enter.")
 
-    @on(Input.Changed, "#tossups")
     @on(Select.Changed, "#format")
     def format_chosen(self, event: Select.Changed) -> None:
         """A format fills in its points (which may then be changed: a custom format)."""
@@ -253,6 +252,7 @@ class SetupScreen(Screen):
         if not rules.bonuses:
             bouncebacks.value = False
 
+    @on(Input.Changed, "#tossups")
     @on(Select.Changed, "#packet")
     def _count(self) -> None:
         label = self.query_one("#tossup-count", Static)

@@ -16,10 +16,23 @@ import sys
 from engine_helpers import config
 from pydantic import BaseModel
 
-from grace_arena.core.commands import Buzz, EndMatch, Join, Reveal, Rule, StartTossup, TimeUp
+from grace_arena.core.commands import (
+    AnswerPart,
+    Buzz,
+    EndMatch,
+    Join,
+    Reveal,
+    Rule,
+    RulePart,
+    StartTossup,
+    ThrowOutBonus,
+    TimeUp,
+    UndoRuling,
+)
 from grace_arena.core.config import ModelBuzz
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import BuzzTiming, Ruling
+from grace_arena.core.formats import rules_for
 from grace_arena.record.db import make_engine
 from grace_arena.record.store import MatchStore
 
@@ -44,28 +57,43 @@ def digest(state) -> str:
 
 
 def main(url: str, seed: int) -> None:
+    """Seeds from 10 play tossup–bonus cycles (NAQT with bouncebacks, parts on screen)."""
     rng = random.Random(seed)
     store = MatchStore(make_engine(url))
     buzzes = {f"t{i}": ModelBuzz(word_index=rng.randrange(20), guess="Carver") for i in range(40)}
-    rm = store.create(config(n_tossups=40, model_buzzes=buzzes), now=0.0)
+    bonuses = seed >= 10
+    cfg = config(
+        n_tossups=40, model_buzzes=buzzes,
+        **({"rules": rules_for("naqt", bouncebacks=True), "bonus_parts": (3,) * 40,
+            "reading_mode": "screen"} if bonuses else {}),
+    )  # fmt: skip
+    rm = store.create(cfg, now=0.0)
     now = 0.0
     for team in ("red", "blue"):
         rm.handle(Join(team=team, player=f"{team}-1", name=team), now=now)
     while True:
         now += rng.random()
-        command = rng.choice(
-            [
-                StartTossup(),
-                Reveal(to=rm.match.game.position + rng.randrange(1, 6)),
-                Buzz(
-                    team=rng.choice(["red", "blue"]),
-                    player="x",
-                    timing=BuzzTiming(received_mono=now, received_wall=now),
-                ),
-                Rule(ruling=rng.choice(list(Ruling))),
-                TimeUp(),
+        choices = [
+            StartTossup(),
+            Reveal(to=rm.match.game.position + rng.randrange(1, 6)),
+            Buzz(
+                team=rng.choice(["red", "blue"]),
+                player="x",
+                timing=BuzzTiming(received_mono=now, received_wall=now),
+            ),
+            Rule(ruling=rng.choice(list(Ruling))),
+            TimeUp(),
+        ]
+        if bonuses:
+            team = rng.choice(["red", "blue"])
+            choices += [
+                AnswerPart(team=team, player=f"{team}-1", text=rng.choice(["x", "part 1"])),
+                RulePart(ruling=rng.choice(list(Ruling))),
+                RulePart(ruling=rng.choice(list(Ruling))),
+                UndoRuling(),
+                ThrowOutBonus(),
             ]
-        )
+        command = rng.choice(choices)
         if isinstance(command, Buzz):
             command = command.model_copy(update={"player": f"{command.team}-1"})
         if isinstance(command, TimeUp):

@@ -124,3 +124,14 @@ def test_bonuses_leave_the_record_as_they_stand(store, tmp_path) -> None:
         ("b2", "3", "incorrect", "0", "red", "0"),
     ]  # fmt: skip
     assert rows[0]["answer"] == "part 0" and rows[1]["bounceback_answer"] == "part one"
+
+
+def test_the_parquet_folder_carries_the_bonus_parts(store, tmp_path) -> None:
+    import pandas as pd
+
+    rm = _played(store)
+    files = export(store.engine, "parquet", tmp_path / "tables", [rm.id])
+    assert tmp_path / "tables" / "bonus_parts.parquet" in files
+    frame = pd.read_parquet(tmp_path / "tables" / "bonus_parts.parquet")
+    assert len(frame) == 6 and int(frame["points"].sum()) == 40
+    assert frame["bounceback_points"].dropna().tolist() == [10, 0]

@@ -20,7 +20,11 @@ HERE = Path(__file__).resolve().parent
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("seed", "kill_after"), [(1, 40), (2, 150), (3, 333)])
+@pytest.mark.parametrize(
+    ("seed", "kill_after"),
+    # seeds from 10 play tossup–bonus cycles: the kill may come in a bonus
+    [(1, 40), (2, 150), (3, 333), (11, 120), (12, 260)],
+)
 def test_kill_minus_nine_then_replay(record_url, seed, kill_after):
     url = record_url
     upgrade(url)
@@ -67,3 +71,6 @@ def test_kill_minus_nine_then_replay(record_url, seed, kill_after):
     # and the whole record replays and the match goes on
     reopened = store.open(match_id)
     assert reopened.seq == stored_seq
+    if seed >= 10:
+        kinds = [e.type for e in events]
+        assert "bonus_part_ruled" in kinds, "the run should have had bonus parts"

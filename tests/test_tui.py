@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from live import Client, LiveServer, moderator, player, two_teams
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, RadioButton, RadioSet
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.protocol import RuleMsg
@@ -29,6 +29,7 @@ from moderator_tui.setup import LobbyScreen, SetupScreen, parse_tossups, team_id
 from moderator_tui.widgets import (
     BuzzBanner,
     ControlBanner,
+    StatusLine,
     TossupPane,
     answer_markup,
     buzz_marks,
@@ -710,3 +711,62 @@ async def test_the_moderators_screen_follows_its_match_to_the_process_that_took_
             await until(pilot, lambda: app.connected and match_id in b.arena.rooms, "B serves it")
             assert match_id not in a.arena.rooms
             await until(pilot, lambda: b.arena.rooms[match_id].controller is not None, "control")
+
+
+async def test_an_acf_match_s_bonus_is_ruled_part_by_part_with_the_same_keys(server):
+    """The set-up's format ACF; a tossup answered correctly: the banner shows the bonus, its
+    current part and answer line, what the team typed and the judge; c/i/p rule the part, u
+    undoes it, b throws the bonus out (asks first)."""
+    from textual.widgets import Select
+
+    app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
+    async with app.run_test(size=SIZE) as pilot:
+        setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
+        await until(pilot, lambda: setup.packets, "the packets")
+        setup.query_one("#tossups", Input).value = "1-2"
+        setup.query_one("#teams", DataTable).move_cursor(row=2)
+        await pilot.click("#remove-team")
+        setup.query_one("#format", Select).value = "acf"
+        await until(pilot, lambda: setup.query_one("#power", Input).value == "", "ACF's points")
+        setup.query_one("#mode", RadioSet).query_one("#screen", RadioButton).value = True
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
+        match_id = app.join.match_id
+        rules = server.room(match_id).match.config.rules
+        assert (rules.format, rules.bonuses, rules.power_points) == ("acf", True, None)
+        ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
+        await pilot.press("s")
+        live = await until(pilot, lambda: shown(app, LiveScreen), "live")
+        await pilot.press("n")
+        await until(pilot, lambda: phase(app) == "reading", "reading")
+        ann.send(type="buzz", client_time=time.time())
+        await until(pilot, lambda: phase(app) == "buzzed", "Ann's buzz")
+        await pilot.press("c")
+        await until(pilot, lambda: phase(app) == "bonus", "the bonus")
+        banner = text_of(live.query_one(BuzzBanner))
+        assert "BONUS" in banner and "Red" in banner and "part 1/3 [10e]" in banner
+        assert "ANSWER: Mark Twain" in banner and "This author's narrator" in banner
+        assert "BONUS" in text_of(live.query_one(StatusLine))
+        ann.send(type="answer", text="twain")
+        await until(pilot, lambda: app.state.bonus.answer == "twain", "Ann's answer")
+        banner = text_of(live.query_one(BuzzBanner))
+        assert "“twain” (Ann)" in banner and "judge suggests: ACCEPT" in banner
+        await pilot.press("c")
+        await until(pilot, lambda: app.state.bonus.part == 1, "part 2")
+        await pilot.press("i")
+        await until(pilot, lambda: app.state.bonus.part == 2, "part 3")
+        await pilot.press("u")
+        await until(pilot, lambda: app.state.bonus.part == 1, "the undo")
+        await pilot.press("b")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await until(pilot, lambda: app.state.bonus.id == "b-lit-british-1", "the next bonus")
+        await pilot.press("c", "c")
+        await until(pilot, lambda: app.state.bonus.part == 2, "its part 3")
+        await pilot.press("c")
+        await until(pilot, lambda: phase(app) == "answered", "the cycle's end")
+        assert "Bonus 2: Red 30 (10/10/10)" in text_of(live.query_one(BuzzBanner))
+        assert app.state.teams[0].score == 10 + 30  # ACF: no powers; the thrown-out 10 is gone
+        ann.close()
+    kinds = [e.type for e in server.arena.store.events(match_id)]
+    assert kinds.count("bonus_part_ruled") == 5 and kinds.count("bonus_part_undone") == 1

@@ -734,7 +734,8 @@ def export_parquet(
     ``out``: ``steps.parquet`` (every model step in scope, all its logged fields),
     ``buzzes.parquet`` (ruled buzzes that took the floor, outside thrown-out tossups, and
     the events' pooled buzzpoints), ``tossups.parquet`` and ``heard.parquet`` (which team
-    heard which question). ``grace_arena.analysis.load(out)`` reads the folder back and
+    heard which question), and ``bonus_parts.parquet`` when bonuses were played (the rows of
+    ``--format bonuses``). ``grace_arena.analysis.load(out)`` reads the folder back and
     gives the same analysis as the record."""
     from grace_arena.io.record_io import load_record_data
 
@@ -754,5 +755,14 @@ def export_parquet(
                 ]
         path = out / f"{name}.parquet"
         frame.to_parquet(path, index=False)
+        files.append(path)
+    # the bonus parts heard, one row each (as --format bonuses), when any bonus was played
+    matches, _ = load_scope(engine, match_ids, events=events)
+    rows = bonus_rows(matches)
+    if rows:
+        import pandas as pd
+
+        path = out / "bonus_parts.parquet"
+        pd.DataFrame(rows, columns=list(BONUS_EXPORT_COLUMNS)).to_parquet(path, index=False)
         files.append(path)
     return files
