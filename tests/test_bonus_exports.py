@@ -135,3 +135,21 @@ def test_the_parquet_folder_carries_the_bonus_parts(store, tmp_path) -> None:
     frame = pd.read_parquet(tmp_path / "tables" / "bonus_parts.parquet")
     assert len(frame) == 6 and int(frame["points"].sum()) == 40
     assert frame["bounceback_points"].dropna().tolist() == [10, 0]
+
+
+def test_an_event_made_with_rules_plays_them_and_a_wrong_name_is_refused(db_url) -> None:
+    from grace_arena.record.db import make_engine, upgrade
+    from grace_arena.record.schedule import load_plan
+
+    upgrade(db_url)
+    runner = CliRunner()
+    made = runner.invoke(app, ["event", "create", "night", "--team", "Red", "--team", "Blue",
+                               "--rules", "naqt", "--bouncebacks", "--db", db_url])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    engine = make_engine(db_url)
+    defaults = load_plan(engine, "night").defaults
+    engine.dispose()
+    assert (defaults["format"], defaults["bouncebacks"]) == ("naqt", True)
+    wrong = runner.invoke(app, ["event", "create", "day", "--team", "Red", "--team", "Blue",
+                                "--rules", "acff", "--db", db_url])  # fmt: skip
+    assert wrong.exit_code == 2 and "'acff' is not a format" in wrong.output

@@ -65,7 +65,7 @@ def redacted(url: str) -> str:
 FormatOption = Annotated[
     str | None,
     typer.Option(
-        "--format",
+        "--rules",
         help="The game's format: acf (20 tossup-bonus cycles, -5 negs, no powers), pace "
         "(powers 20, no negs, bonuses), naqt (powers 15, -5, bonuses), or grace (tossups "
         "only: the default).",
@@ -92,7 +92,7 @@ def format_settings(fmt: str | None, bouncebacks: bool | None) -> dict:
         name = fmt.strip().lower()
         if name not in FORMATS:
             raise typer.BadParameter(
-                f"{fmt!r} is not a format (formats: {', '.join(FORMATS)})", param_hint="--format"
+                f"{fmt!r} is not a format (formats: {', '.join(FORMATS)})", param_hint="--rules"
             )
         settings["format"] = name
     if bouncebacks is not None:
