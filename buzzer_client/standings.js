@@ -49,6 +49,9 @@
     // W–L, or W–L–T once a match ended level
     const ties = view.rows.some((r) => r.tied);
     $("record-head").textContent = ties ? "W–L–T" : "W–L";
+    // points per bonus, once bonuses are played
+    const bonuses = view.rows.some((r) => r.bonuses_heard);
+    $("ppb-head").hidden = !bonuses;
     const body = $("standings").tBodies[0];
     body.textContent = "";
     for (const row of view.rows) {
@@ -73,6 +76,7 @@
       cell(tr, String(row.points), "num pts");
       cell(tr, String(row.tossups_heard), "num");
       cell(tr, row.points_per_tossup == null ? "—" : row.points_per_tossup.toFixed(2), "num");
+      if (bonuses) cell(tr, row.points_per_bonus == null ? "—" : row.points_per_bonus.toFixed(2), "num");
       body.appendChild(tr);
     }
 

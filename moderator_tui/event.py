@@ -103,6 +103,7 @@ class RoomPickerScreen(Screen):
 def standings_table(view: StandingsView, *, highlight: set[str] | None = None) -> Table:
     """Won/lost, points, tossups heard and buzzes per team, best first."""
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), expand=False)
+    bonuses = any(row.bonuses_heard for row in view.rows)  # PPB once bonuses are played
     for header, justify in (
         ("#", "right"),
         ("team", "left"),
@@ -111,6 +112,7 @@ def standings_table(view: StandingsView, *, highlight: set[str] | None = None) -
         ("against", "right"),
         ("TUH", "right"),
         ("P/TUH", "right"),
+        *((("PPB", "right"),) if bonuses else ()),
         ("15/10/-5", "right"),
         ("live", "right"),
     ):
@@ -129,6 +131,11 @@ def standings_table(view: StandingsView, *, highlight: set[str] | None = None) -
             str(row.points_against),
             str(row.tossups_heard),
             ppt,
+            *(
+                (("—" if row.points_per_bonus is None else f"{row.points_per_bonus:.2f}"),)
+                if bonuses
+                else ()
+            ),
             f"{row.powers}/{row.correct - row.powers}/{row.negs}",
             str(row.live) if row.live else "",
         )

@@ -479,4 +479,18 @@ def test_standings_count_bonus_points_and_points_per_bonus(db_url, sample) -> No
     assert (by["blue"].points, by["blue"].bounceback_points) == (10, 10)
     assert by["blue"].points_per_bonus is None
     assert match.match.scores == {"red": 30, "blue": 10}
+    # every standings screen shows PPB once bonuses are played
+    from rich.console import Console
+
+    from grace_arena.cli.event import standings_table
+    from grace_arena.server.views import standings_view
+    from moderator_tui.event import standings_table as tui_table
+
+    view = standings_view("night", "Night", 2, rows)
+    assert {r.team: r.points_per_bonus for r in view.rows}["red"] == 20.0
+    for table in (standings_table("Night", rows), tui_table(view)):
+        console = Console(width=120, record=True, color_system=None)
+        console.print(table)
+        text = console.export_text()
+        assert "PPB" in text and "20.00" in text
     engine.dispose()
