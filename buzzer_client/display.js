@@ -224,7 +224,7 @@
     if (b.done) {
       setBanner("correct", teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus", "");
     } else if (b.turn) {
-      const who = b.bounceback ? "Bounceback: " + teamName(b.turn) : teamName(b.turn);
+      const who = b.bounceback ? "Bounceback: " + teamName(b.turn) : teamName(b.turn) + "'s bonus";
       setBanner("", who, b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length);
     }
     $("answer").hidden = true;

@@ -51,6 +51,8 @@ def test_a_whole_acf_match_of_twenty_cycles_on_real_phones(tmp_path, pages):
                   "blue": pages(PHONE, is_mobile=True, has_touch=True)}  # fmt: skip
         _join(phones["red"], server, code, "Red", "Ann")
         _join(phones["blue"], server, code, "Blue", "Bo")
+        display = pages({"width": 1280, "height": 720})
+        display.goto(f"{server.http_url}/display?code={code}")
         expected = {"red": 0, "blue": 0}
         try:
             for cycle in range(20):
@@ -90,6 +92,13 @@ def test_a_whole_acf_match_of_twenty_cycles_on_real_phones(tmp_path, pages):
                 expected[team] += 10  # ACF: no powers
                 state = mod.state(lambda s: s["match"]["phase"] == "bonus")
                 assert state["bonus"]["team"] == team
+                if cycle == 0:  # the projector: the bonus as read, whose turn, the total
+                    expect(display.locator("#text .bonus-part.current")).to_contain_text(
+                        state["bonus"]["parts"][0]["text"]
+                    )
+                    expect(display.locator("#tossup-info")).to_contain_text("Bonus 1 · Red")
+                    expect(display.locator("#banner")).to_contain_text("Red")
+                    display.screenshot(path=str(SCREENSHOTS / "grace-arena-display-bonus.png"))
                 for part in range(3):
                     expect(phone.locator("#status-title")).to_have_text("Bonus — your team's turn")
                     expect(phone.locator("#text .bonus-part.current")).to_contain_text(
