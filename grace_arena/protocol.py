@@ -488,6 +488,7 @@ class MatchView(_Msg):
     rules: str | None = None
     bonuses: bool = False  # tossup–bonus cycles
     regulation_tossups: int | None = None
+    tossups_heard: int = 0  # played and not thrown out (regulation counts these)
     overtime: bool = False  # past regulation
 
 

@@ -474,6 +474,14 @@ class BuzzBanner(StateView):
                 if m.tossups_played < m.tossups_total
                 else "every tossup played: E ends the match"
             )
+            if m.regulation_tossups and m.tossups_heard >= m.regulation_tossups:
+                scores = sorted((t.score for t in state.teams), reverse=True)
+                tied = len(scores) > 1 and scores[0] == scores[1]
+                nxt = (
+                    ("overtime: tied, n for another tossup (no bonus)" if m.overtime else
+                     "regulation is over and the score is tied: n for an overtime tossup")
+                    if tied else "regulation is over: E ends the match"
+                )  # fmt: skip
             return Group(last or Text(PHASE_LABEL[phase]), Text(nxt, style="dim"))
         if phase == "awaiting":
             left = seconds_left(state, self.received)

@@ -252,3 +252,25 @@ def test_formats_mirror_the_quizbowl_presets() -> None:
     with pytest.raises(ValueError, match=r"unknown format 'quiz'.*acf"):
         rules_for("quiz")
     assert describe(acf) == "ACF: 10 a tossup, no powers, negs -5, bonuses, 20 tossups"
+
+
+def test_the_moderator_is_told_when_regulation_is_over_and_overtime_begins() -> None:
+    from grace_arena.server import views
+    from moderator_tui.widgets import BuzzBanner
+
+    match, _ = play(regulation_tossups=1)
+    win_tossup(match, "red")
+    while match.phase is Phase.BONUS:
+        match.handle(RulePart(ruling=X), now=2.0)
+    facts = views.RoomFacts(match_id=1, join_code="ABCDEF", words={}, wpm=180, running=False,
+                            trajectories={}, tossup_log=[])  # fmt: skip
+    state = views.state_view(match, facts, "moderator", now=3.0)
+    assert (state.match.tossups_heard, state.match.overtime) == (1, False)
+    hint = BuzzBanner()._hint(state)
+    assert "regulation is over: E ends the match" in str(hint.renderables[-1])
+    match.handle(StartTossup(), now=4.0)  # the other team ties it
+    match.handle(Buzz(team="blue", player="blue-1"), now=4.0)
+    match.handle(Rule(ruling=C), now=4.0)
+    state = views.state_view(match, facts, "moderator", now=5.0)
+    assert state.match.overtime and state.bonus is None  # overtime: no bonus
+    assert "overtime: tied, n for another tossup" in str(BuzzBanner()._hint(state).renderables[-1])

@@ -281,6 +281,7 @@ def state_view(
             rules=describe(config.rules),
             bonuses=config.rules.bonuses,
             regulation_tossups=config.rules.regulation_tossups,
+            tossups_heard=_heard(match),
             overtime=config.rules.regulation_tossups is not None
             and _heard(match) > config.rules.regulation_tossups,
         ),
