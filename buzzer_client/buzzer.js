@@ -272,9 +272,15 @@
     const input = $("answer-input");
     const text = input.value.trim();
     if (!text) return;
-    if (send({ type: "answer", text: text.slice(0, 300) })) {
+    const s = app.state;
+    const bonus = s && s.match.phase === "bonus" && s.bonus;
+    // an answer says what it answers: a part no longer up is refused, not taken for the next
+    const message = bonus ?
+      { type: "answer", text: text.slice(0, 300), part: bonus.part + 1, bounceback: bonus.bounceback } :
+      { type: "answer", text: text.slice(0, 300) };
+    if (send(message)) {
       // in a bonus the answer is the team's (the first one sent stands)
-      if (app.state && app.state.match.phase === "bonus") app.bonusSent = text;
+      if (bonus) app.bonusSent = text;
       else app.answerSent = text;
       input.value = "";
       render();
@@ -296,11 +302,13 @@
     const left = secondsLeft(app.state.deadline);
     const clock = left != null ? " (" + left + " s)" : "";
     if (b.turn === me.team) {
-      const title = b.bounceback ? "Bounceback — your team's turn" : "Bonus — your team's turn";
+      const title = b.prompted ? "Prompt — your team says more" :
+        b.bounceback ? "Bounceback — your team's turn" : "Bonus — your team's turn";
       let detail;
       if (b.answer) detail = "Your team answered “" + b.answer + "”" +
         (b.answered_by ? " (" + b.answered_by + ")" : "") + " — waiting for the ruling";
       else if (app.bonusSent) detail = "Sent “" + app.bonusSent + "” — waiting for the ruling";
+      else if (b.prompted) detail = where + " · the moderator asks for more: type it" + clock;
       else detail = where + " · type your team's answer (the first one sent stands)" + clock;
       return { state: "floor", title: title, detail: detail };
     }
@@ -311,11 +319,10 @@
   }
 
   function bonusSummary(b) {
-    const marks = b.parts.map((p) => String(p.points) +
-      (p.bounceback_points ? "+" + p.bounceback_points : "")).join("/");
+    const marks = b.parts.map((p) => String(p.points)).join("/");
     let text = teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus (" + marks + ")";
     for (const [team, points] of Object.entries(b.points)) {
-      if (team !== b.team && points) text += " · " + teamName(team) + " " + points + " on bouncebacks";
+      if (team !== b.team && points) text += " · " + teamName(team) + " took " + points + " on bouncebacks";
     }
     return text;
   }
@@ -499,8 +506,9 @@
           isModel(ruling.team) ? teamName(ruling.team) + " got it" :
           teamName(ruling.team) + " got it (" + playerName(ruling.team, ruling.player) + ")";
         const answered = ruling.answer ? "“" + ruling.answer + "” · " : "";
+        const noBonus = s.match.no_bonus ? "No bonus: " + s.match.no_bonus + " · " : "";
         return { state: ruling.team === me.team ? "ready" : "dead", title: who,
-                 detail: answered + next };
+                 detail: answered + noBonus + next };
       }
       const detail = !(s.tossup && s.tossup.words && s.tossup.words.length) && answer ?
         "Answer: " + plainText(answer) : next;
@@ -629,6 +637,14 @@
     const mine = s && me && s.floor && s.floor.player === me.player && HAS_FLOOR.has(s.match.phase);
     const bonusBox = myBonusTurn() && !s.bonus.answer && !app.bonusSent;
     const showAnswer = Boolean((mine && s.reading.mode === "screen" && !app.answerSent) || bonusBox);
+    // what the box answers: a new one (the tossup's buzz, a part, a turn) starts empty
+    const target = bonusBox ? ["part", s.bonus.id, s.bonus.part, s.bonus.bounceback, s.bonus.prompted].join(":") :
+      (mine ? "buzz:" + s.floor.buzz_id : "");
+    if (showAnswer && form.dataset.target !== target) {
+      form.dataset.target = target;
+      $("answer-input").value = "";
+      if (!form.hidden) $("answer-input").focus();
+    }
     if (showAnswer && form.hidden) {
       form.hidden = false;
       $("answer-input").value = "";

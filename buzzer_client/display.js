@@ -221,11 +221,15 @@
       }
       text.appendChild(line);
     }
+    text.scrollTop = text.scrollHeight; // the part up (and its answer) in sight
     if (b.done) {
-      setBanner("correct", teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus", "");
+      const others = Object.entries(b.points).filter(([t, p]) => t !== b.team && p)
+        .map(([t, p]) => teamName(t) + " took " + p + " on bouncebacks").join(" · ");
+      setBanner("correct", teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus", others);
     } else if (b.turn) {
       const who = b.bounceback ? "Bounceback: " + teamName(b.turn) : teamName(b.turn) + "'s bonus";
-      setBanner("", who, b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length);
+      setBanner("", who, b.prompted ? "prompted: saying more" :
+        b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length);
     }
     $("answer").hidden = true;
     renderScores();

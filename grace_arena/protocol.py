@@ -27,6 +27,7 @@ from pydantic import (
     GetJsonSchemaHandler,
     TypeAdapter,
     ValidationInfo,
+    model_validator,
 )
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
@@ -245,8 +246,13 @@ class BuzzMsg(_Msg):
 
 
 class AnswerMsg(_Msg):
+    """A typed answer: to the buzz with the floor, or (``part``, 1-based, and ``bounceback``)
+    the team's answer to the bonus part up. One for what is no longer up is refused."""
+
     type: Literal["answer"] = "answer"
     text: Text = Field(max_length=300)
+    part: int | None = Field(default=None, ge=1, le=100)
+    bounceback: bool | None = None
 
 
 class Ping(_Msg):
@@ -271,8 +277,15 @@ class StartTossupMsg(_Msg):
 
 
 class RuleMsg(_Msg):
+    """A ruling on what is up: the buzz with the floor, or in a bonus its current part. What
+    it rules may be named (``buzz_id``, or ``part``, 1-based, and ``bounceback``): a ruling
+    of what is no longer up (a key pressed twice, a timer that ruled first) is refused."""
+
     type: Literal["rule"] = "rule"
     ruling: Ruling
+    buzz_id: int | None = Field(default=None, ge=1)
+    part: int | None = Field(default=None, ge=1, le=100)
+    bounceback: bool | None = None
 
 
 class UndoMsg(_Msg):
@@ -434,13 +447,15 @@ class BonusView(_Msg):
     turn: str | None = None  # whose turn it is on the current part (None: the bonus is over)
     bounceback: bool = False
     parts: list[BonusPartView]
-    #: The turn's typed answer: the moderator, and the players of the team that typed it.
+    #: The turn's typed answer: the room's (said aloud in a room, as the name of who typed
+    #: it); the judge's suggestion is the moderator's alone.
     answer: str | None = None
     answered_by: str | None = None  # who typed it (a player's name)
     suggestion: str | None = None  # moderator only: the judge's suggestion
     prompt_question: str | None = None  # moderator only
     points: dict[str, int] = Field(default_factory=dict)  # this bonus's points by team
     done: bool = False
+    prompted: bool = False  # the turn's answer was prompted: the team says (types) more
 
 
 class ReadingView(_Msg):
@@ -489,6 +504,8 @@ class MatchView(_Msg):
     bonuses: bool = False  # tossup–bonus cycles
     regulation_tossups: int | None = None
     tossups_heard: int = 0  # played and not thrown out (regulation counts these)
+    #: Why the tossup just answered earns no bonus, where the rules play bonuses.
+    no_bonus: str | None = None
     overtime: bool = False  # past regulation
 
 
@@ -735,9 +752,10 @@ class MatchSettings(_Msg):
     negs_only_before_end: bool = True
     rebuzz: bool = True
     #: Quizbowl asks a player to begin answering within a few seconds of buzzing; typing on a
-    #: phone takes longer (10 s by default). Under 1 s every buzz times out before an answer
-    #: can arrive; past 2 minutes the room waits on one player. None: no limit (the moderator
-    #: rules).
+    #: phone takes longer (10 s by default on screen). Under 1 s every buzz times out before
+    #: an answer can arrive; past 2 minutes the room waits on one player. None: no limit (the
+    #: moderator rules). Read aloud, none unless given: the player answers out loud and only
+    #: the moderator knows when (a clock that ran out would rule a neg nobody ruled).
     answer_time: (
         Annotated[float, _Within(1, 120, "seconds", " or none (no limit)", field="answer_time")]
         | None
@@ -775,6 +793,15 @@ class MatchSettings(_Msg):
         "answer_time", "buzz_window", "bonuses", "bouncebacks", "bonus_answer_time",
         "regulation_tossups", "overtime_bonuses",
     )  # fmt: skip
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_clock_read_aloud(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if data.get("reading_mode", "read_aloud") == "read_aloud" and "answer_time" not in data:
+            return {**data, "answer_time": None}
+        return data
 
     def scoring(self) -> dict[str, Any]:
         """The rules given explicitly (a format's own apply to the others)."""

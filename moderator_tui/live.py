@@ -207,13 +207,24 @@ class LiveScreen(MatchScreen):
         return self.app.send_command(message)  # type: ignore[attr-defined]
 
     def action_correct(self) -> None:
-        self._send(RuleMsg(ruling="correct"))
+        self._rule("correct")
 
     def action_incorrect(self) -> None:
-        self._send(RuleMsg(ruling="incorrect"))
+        self._rule("incorrect")
 
     def action_prompt(self) -> None:
-        self._send(RuleMsg(ruling="prompt"))
+        self._rule("prompt")
+
+    def _rule(self, ruling: str) -> None:
+        """A ruling names what it rules, as shown: a key pressed twice, or one the timer beat,
+        is refused rather than taken for what came next."""
+        state = self.current
+        target: dict = {}
+        if state is not None and state.match.phase == "bonus" and state.bonus is not None:
+            target = {"part": state.bonus.part + 1, "bounceback": state.bonus.bounceback}
+        elif state is not None and state.floor is not None:
+            target = {"buzz_id": state.floor.buzz_id}
+        self._send(RuleMsg(ruling=ruling, **target))
 
     def action_undo(self) -> None:
         self._send(UndoMsg())

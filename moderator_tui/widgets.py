@@ -214,6 +214,30 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
         outcome = str(ev.get("outcome", "")).replace("_", " ")
         reason = str(ev.get("reason", "")).replace("_", " ")
         return Text(f"tossup {outcome} ({reason})", style="bold")
+    if kind == "bonus_started":
+        return Text(f"BONUS {ev.get('index', 0) + 1} to {team_name(teams, ev['team'])}",
+                    style="bold cyan")  # fmt: skip
+    if kind == "bonus_answer_given":
+        line = Text(f"part {ev['part'] + 1}: {who} answers “{ev.get('text', '')}”")
+        if ev.get("suggestion"):
+            line.append(f" judge: {ev['suggestion']}", style=SUGGESTION_STYLE[ev["suggestion"]])
+        return line
+    if kind == "bonus_part_ruled":
+        ruling = str(ev["ruling"])
+        style = {"correct": "bold green", "incorrect": "bold red"}.get(ruling, "bold yellow")
+        turn = " (bounceback)" if ev.get("bounceback") else ""
+        by = " (time ran out)" if ev.get("by") == "timer" else ""
+        points = f" {ev['points']:+d}" if ev.get("points") else ""
+        team = team_name(teams, ev["team"])
+        line = f"part {ev['part'] + 1}{turn}: {ruling.upper()}{points} {team}{by}"
+        return Text(line, style=style)
+    if kind == "bonus_part_undone":
+        return Text(f"part {ev['part'] + 1}: ruling undone", style="bold magenta")
+    if kind == "bonus_ended":
+        if ev.get("outcome") == "thrown_out":
+            return Text(f"bonus thrown out ({ev.get('reason', '')})", style="bold")
+        points = " · ".join(f"{team_name(teams, t)} {p}" for t, p in ev.get("points", {}).items())
+        return Text(f"bonus over: {points or 'no points'}", style="bold")
     if kind == "match_ended":
         return Text("match ended", style="bold")
     if kind == "clock_resumed":
@@ -278,6 +302,8 @@ class StatusLine(StateView):
             line.append(f" tossup {state.tossup.number}/{m.tossups_total}{cat}")
         else:
             line.append(f" {m.tossups_played}/{m.tossups_total} played")
+        if m.format not in (None, "grace"):
+            line.append(f" · {m.format.upper() if m.format != 'custom' else 'custom rules'}")
         line.append(f" · {state.reading.wpm} wpm · join ")
         line.append(m.join_code, style="bold")
         line.append(f" · {m.title}", style="dim")
@@ -469,6 +495,8 @@ class BuzzBanner(StateView):
                 last = Text("Tossup thrown out: its points were taken back.", style="bold")
             elif state.bonus is not None and state.bonus.done:
                 last = bonus_summary(state.bonus, state.teams)
+            elif m.no_bonus:
+                last = (last or Text()).append(f" — no bonus: {m.no_bonus}", style="bold")
             nxt = (
                 "n next tossup · u undo the last ruling"
                 if m.tossups_played < m.tossups_total

@@ -10,6 +10,7 @@ from grace_arena.core.commands import (
     Buzz,
     GiveAnswer,
     Join,
+    Reveal,
     Rule,
     RulePart,
     StartTossup,
@@ -274,3 +275,53 @@ def test_the_moderator_is_told_when_regulation_is_over_and_overtime_begins() -> 
     state = views.state_view(match, facts, "moderator", now=5.0)
     assert state.match.overtime and state.bonus is None  # overtime: no bonus
     assert "overtime: tied, n for another tossup" in str(BuzzBanner()._hint(state).renderables[-1])
+
+
+def test_an_answer_or_ruling_for_what_is_no_longer_up_is_refused_not_moved_on() -> None:
+    """A phone's tossup answer that arrives in the bonus, a second key press, a moderator's
+    ruling that the timer beat: each names what it was for, and is refused when that is over
+    (it used to become the team's answer to part 1, or the next turn's ruling)."""
+    match, _ = play("naqt", bouncebacks=True, screen=True, bonus_answer_time=5.0)
+    match.handle(StartTossup(), now=1.0)
+    (accepted,) = match.handle(Buzz(team="red", player="red-1"), now=1.0)
+    match.handle(Rule(ruling=C, buzz_id=accepted.buzz_id), now=1.0)
+    with pytest.raises(IllegalCommand, match="that answer was for the tossup"):
+        match.handle(GiveAnswer(team="red", player="red-1", text="Moby Dick"), now=1.1)
+    with pytest.raises(IllegalCommand, match="that ruling was for the tossup's buzz"):
+        match.handle(Rule(ruling=C, buzz_id=accepted.buzz_id), now=1.1)  # the key pressed twice
+    given = match.handle(
+        GiveAnswer(team="red", player="red-1", text="part 0", part=1, bounceback=False), now=2.0
+    )
+    assert given[0].type == "bonus_answer_given"
+    match.handle(Rule(ruling=C, part=1, bounceback=False), now=2.0)
+    with pytest.raises(IllegalCommand, match="that ruling was for part 1; part 2 is up now"):
+        match.handle(Rule(ruling=C, part=1, bounceback=False), now=2.1)
+    match.handle(TimeUp(), now=7.0)  # the timer rules red's part 2 before the moderator
+    with pytest.raises(IllegalCommand, match="it is team 'blue''s bounceback"):
+        match.handle(Rule(ruling=C, part=2, bounceback=False), now=7.1)
+    assert match.scores == {"red": 25, "blue": 0}  # nothing credited to blue's turn
+    match.handle(Rule(ruling=C, part=2, bounceback=True), now=8.0)
+    assert match.scores == {"red": 25, "blue": 10}
+    match.handle(Rule(ruling=X, part=3), now=9.0)  # part 3 is up: taken (blue's bounceback)
+    match.handle(Rule(ruling=X, part=3, bounceback=True), now=9.0)
+    assert match.phase is Phase.ANSWERED
+    # after the bonus, a part's answer or ruling is refused by name
+    with pytest.raises(IllegalCommand, match="cannot answer while the match is answered"):
+        match.handle(GiveAnswer(team="red", player="red-1", text="x", part=3), now=9.0)
+
+
+def test_a_model_player_earns_no_bonus_and_plays_no_bounceback() -> None:
+    from grace_arena.core.config import ModelBuzz
+
+    cfg = config(n_tossups=2, humans=("red",), bonus_parts=(3, 3),
+                 rules=rules_for("naqt", bouncebacks=True),
+                 model_buzzes={"t0": ModelBuzz(word_index=0, guess="x")})  # fmt: skip
+    match, _ = Match.create(cfg, now=0.0)
+    match.handle(StartTossup(), now=1.0)
+    match.handle(Reveal(), now=1.0)  # the model buzzes at the first word
+    match.handle(Rule(ruling=C), now=1.0)
+    assert match.phase is Phase.ANSWERED and match.state.game.bonuses_used == ()
+    match.handle(Join(team="red", player="red-1", name="One"), now=1.0)
+    win_tossup(match, "red", now=2.0)
+    assert match.handle(RulePart(ruling=X), now=2.0)[0].resume == "part"  # no bounceback
+    assert describe(cfg.rules, bouncebacks=False).endswith("bonuses, 20 tossups")

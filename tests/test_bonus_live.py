@@ -55,12 +55,15 @@ def test_a_bonus_is_played_part_by_part_and_replays_from_the_record(db_url):
             assert [p["text"] is not None for p in seen["parts"]] == [True, False, False]
             assert all(p["answer"] is None for p in seen["parts"])
             # the team's first answer stands; the other team cannot answer its part
-            red.send(type="answer", text="mark twain")
+            # the tossup's answer box, sent late, is not taken for part 1's
+            red.send(type="answer", text="Moby Dick")
+            assert "that answer was for the tossup" in red.wait("error")["message"]
+            red.send(type="answer", text="mark twain", part=1, bounceback=False)
             mod.state(lambda s: s["bonus"] and s["bonus"]["answer"] == "mark twain")
             assert mod.received[-1]["bonus"]["suggestion"] == "accept"
-            red2.send(type="answer", text="hemingway")
+            red2.send(type="answer", text="hemingway", part=1)
             assert "the first answer stands" in red2.wait("error")["message"]
-            blue.send(type="answer", text="twain")
+            blue.send(type="answer", text="twain", part=1)
             assert "this part is team 'red''s to answer" in blue.wait("error")["message"]
             mod.send(type="rule", ruling="correct")
             state = mod.state(lambda s: s["bonus"] and s["bonus"]["part"] == 1)
@@ -70,7 +73,7 @@ def test_a_bonus_is_played_part_by_part_and_replays_from_the_record(db_url):
             mod.state(lambda s: s["bonus"] and s["bonus"]["bounceback"])
             seen = blue.state(lambda s: s["bonus"] and s["bonus"]["turn"] == "blue")["bonus"]
             assert seen["parts"][1]["answer"] is None  # not before blue answered
-            blue.send(type="answer", text="pap finn")
+            blue.send(type="answer", text="pap finn", part=2, bounceback=True)
             mod.state(lambda s: s["bonus"] and s["bonus"]["answer"] == "pap finn")
             mod.send(type="rule", ruling="correct")
             state = mod.state(lambda s: s["bonus"] and s["bonus"]["part"] == 2)

@@ -410,7 +410,8 @@ def test_event_create_keeps_names_as_the_server_does(db_url) -> None:
     plan = load_plan(make_engine(db_url), "club")
     assert [t.name for t in plan.teams] == ["Jos\u00e9 Reds", "\u674e\u961f", "\U0001f916 Bot"]
     assert [(p.team, p.name) for p in plan.players] == [(plan.teams[0].id, "An\u00e1")]
-    assert plan.defaults == {"reading_mode": "read_aloud", "wpm": 240}
+    # (read aloud, no answer clock unless one is given: the moderator rules)
+    assert plan.defaults == {"reading_mode": "read_aloud", "wpm": 240, "answer_time": None}
 
 
 @pytest.mark.parametrize(

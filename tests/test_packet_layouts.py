@@ -475,3 +475,49 @@ def test_a_server_plays_a_docx_packet_as_it_is(tmp_path: Path) -> None:
         state = mod.state(lambda s: s["tossup"] is not None and s["tossup"]["position"] >= 0)
         assert state["tossup"]["answer"] == "Mark <b>Twain</b> [or Samuel Clemens]"
         assert state["tossup"]["words"][0] == "This"
+
+
+def test_layouts_a_review_found_misread_are_placed_right(tmp_path: Path) -> None:
+    """A Word-numbered question opening with "(" after an answer line; a bold "ANSWER:"
+    label; questions with neither headings nor numbers; a lead-in without "For 10 points
+    each" after a three-part bonus."""
+    doc = (
+        Doc()
+        .para("Club Packet 9")
+        .para("This author wrote Huck Finn. For 10 points, name him.")
+        .para(("ANSWER:", "b"), " Mark ", ("Twain", "bu"))
+        .para("(Note: read slowly.) This river flows through Cairo. For 10 points, name it.",
+              style="List Number")
+        .answer("the ", "Nile")
+        .para("1. For 10 points each, name these planets.")
+        .para("[10] The largest.")
+        .answer("", "Jupiter")
+        .para("[10] The ringed one.")
+        .answer("", "Saturn")
+        .para("[10] The red one.")
+        .answer("", "Mars")
+        .para("Answer these about authors.")
+        .para("[10] He wrote Hamlet.")
+        .answer("William ", "Shakespeare")
+    )  # fmt: skip
+    packet = load_packet(doc.save(tmp_path / "odd2.docx"))
+    assert packet.packet.title == "Club Packet 9"
+    assert [t.answer for t in packet.tossups] == ["Mark <b>Twain</b>", "the <b>Nile</b>"]
+    assert packet.tossups[1].text.startswith("(Note: read slowly.) This river")
+    assert [len(b.parts) for b in packet.bonuses] == [3, 1]
+    assert packet.bonuses[1].leadin == "Answer these about authors."
+    assert packet.warnings == []
+
+
+def test_a_refused_docx_says_its_unplaced_paragraphs_with_its_problems(tmp_path: Path) -> None:
+    doc = (
+        Doc()
+        .para("1. A tossup with a broken answer line. For 10 points, name it.")
+        .para("ANSWER: ", ("broken", "b"), " [or unclosed")
+        .para("2. A tossup whose answer line was forgotten.")
+    )
+    path = doc.save(tmp_path / "both.docx")
+    result = CliRunner().invoke(app, ["packet", "validate", str(path)])
+    assert result.exit_code == 1
+    assert "paragraph 3: warning: no ANSWER line follows this paragraph" in result.output
+    assert result.output.splitlines()[-1] == f"{path}: 1 problem"

@@ -747,7 +747,7 @@ async def test_an_acf_match_s_bonus_is_ruled_part_by_part_with_the_same_keys(ser
         assert "BONUS" in banner and "Red" in banner and "part 1/3 [10e]" in banner
         assert "ANSWER: Mark Twain" in banner and "This author's narrator" in banner
         assert "BONUS" in text_of(live.query_one(StatusLine))
-        ann.send(type="answer", text="twain")
+        ann.send(type="answer", text="twain", part=1, bounceback=False)
         await until(pilot, lambda: app.state.bonus.answer == "twain", "Ann's answer")
         banner = text_of(live.query_one(BuzzBanner))
         assert "“twain” (Ann)" in banner and "judge suggests: ACCEPT" in banner

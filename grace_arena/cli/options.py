@@ -84,7 +84,7 @@ BouncebacksOption = Annotated[
 
 
 def format_settings(fmt: str | None, bouncebacks: bool | None) -> dict:
-    """The match settings ``--format`` and ``--bouncebacks`` give (for ``MatchSettings``)."""
+    """The match settings ``--rules`` and ``--bouncebacks`` give (for ``MatchSettings``)."""
     from grace_arena.core.formats import FORMATS
 
     settings: dict = {}
@@ -97,6 +97,6 @@ def format_settings(fmt: str | None, bouncebacks: bool | None) -> dict:
         settings["format"] = name
     if bouncebacks is not None:
         settings["bouncebacks"] = bouncebacks
-        if fmt is None:  # bouncebacks need bonuses: NAQT's rules, where they are an option
+        if bouncebacks and fmt is None:  # they need bonuses: NAQT's rules, where they are an option
             settings["format"] = "naqt"
     return settings

@@ -63,7 +63,7 @@ def validate(
             failed = True
             for problem in exc.problems:
                 typer.echo(str(problem))
-            count = len(exc.problems)
+            count = sum(not p.warning for p in exc.problems)
             summary = f"{file}: {count} problem{'s' if count != 1 else ''}"
             typer.echo(typer.style(summary, fg=typer.colors.RED, bold=True))
         else:

@@ -112,8 +112,12 @@ def serve(
         bool, typer.Option(help="Open a match on the first packet right away (teams Red, Blue).")
     ] = True,
     model: Annotated[
-        str | None, typer.Option(help="Add this precomputed model as a team ('tfidf': offline).")
-    ] = "tfidf",
+        str | None,
+        typer.Option(
+            help="Add this precomputed model as a team ('tfidf': offline; default: tfidf in "
+            "GRACE's game, none with --rules acf/pace/naqt, whose matches are two teams)."
+        ),
+    ] = None,
     secret: Annotated[
         str | None,
         typer.Option(
@@ -189,6 +193,14 @@ def serve(
         from grace_arena.core.packet import load_packet
 
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
+        settings = format_settings(game_format, bouncebacks)
+        if model is None:  # a quizbowl format's match is two teams; GRACE's has the model
+            model = "" if settings.get("format", "grace") != "grace" else "tfidf"
+            if not model:
+                console.print(
+                    "note: two teams, Red and Blue (--model tfidf adds the offline model player)",
+                    highlight=False,
+                )
         if model:
             try:
                 teams.append(
@@ -197,11 +209,22 @@ def serve(
             except ValidationError as exc:
                 message = exc.errors()[0]["msg"]
                 raise typer.BadParameter(f"{model!r}: {message}", param_hint="--model") from None
-        first = MatchSetup(
-            packet_id=load_packet(packets[0]).packet.id,
-            teams=teams,
-            **format_settings(game_format, bouncebacks),
+        first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams, **settings)
+        from grace_arena.core.config import ScoringRules
+        from grace_arena.core.formats import describe, rules_for
+
+        rules = (
+            rules_for(first.format, **first.scoring())
+            if first.format
+            else ScoringRules(**first.scoring())
         )
+        console.print(f"rules: {describe(rules)}", highlight=False)
+        if bouncebacks and model:
+            console.print(
+                f"note: the first match has a model team ({model}): bouncebacks are played "
+                "between two human teams only, so none will be (--model '' leaves it out)",
+                highlight=False,
+            )
 
     async def ready(arena, events) -> None:
         console.print(

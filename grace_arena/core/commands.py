@@ -54,15 +54,28 @@ class Buzz(Command):
 
 
 class GiveAnswer(Command):
+    """An answer: to the buzz that has the floor, or with ``part`` to the bonus part up (the
+    player's team's turn). A client says what it answered (``part``, ``bounceback``); one that
+    is no longer up is refused, never taken for what came after it."""
+
     kind: ClassVar[str] = "answer"
     team: str
     player: str
     text: str = Field(max_length=500)
+    part: int | None = Field(default=None, ge=1)  # a bonus part, 1-based
+    bounceback: bool | None = None
 
 
 class Rule(Command):
+    """A ruling on what is up: the buzz with the floor, or in a bonus its current part. A
+    client says what it ruled (``buzz_id``, or ``part`` and ``bounceback``): a ruling of
+    something no longer up (a second key press, a timer that ruled first) is refused."""
+
     kind: ClassVar[str] = "rule"
     ruling: Ruling
+    buzz_id: int | None = None
+    part: int | None = Field(default=None, ge=1)  # a bonus part, 1-based
+    bounceback: bool | None = None
 
 
 class TimeUp(Command):
@@ -112,19 +125,24 @@ class EndMatch(Command):
 
 class AnswerPart(Command):
     """A player of the team whose turn it is answers the current bonus part (the team's first
-    answer stands; after a prompt, one more)."""
+    answer stands; after a prompt, one more). ``part``/``bounceback``: as ``GiveAnswer``."""
 
     kind: ClassVar[str] = "answer_part"
     team: str
     player: str
     text: str = Field(max_length=500)
+    part: int | None = Field(default=None, ge=1)
+    bounceback: bool | None = None
 
 
 class RulePart(Command):
-    """The moderator rules the current bonus part for the team whose turn it is."""
+    """The moderator rules the current bonus part for the team whose turn it is.
+    ``part``/``bounceback``: as ``Rule``."""
 
     kind: ClassVar[str] = "rule_part"
     ruling: Ruling
+    part: int | None = Field(default=None, ge=1)
+    bounceback: bool | None = None
 
 
 class ThrowOutBonus(Command):

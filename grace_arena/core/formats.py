@@ -67,16 +67,19 @@ def rules_for(name: str = "grace", **changes: Any) -> ScoringRules:
     return ScoringRules(format=key if same else "custom", **fields)
 
 
-def describe(rules: ScoringRules) -> str:
-    """One line for screens: "ACF: 10 a tossup, no powers, -5 negs, bonuses, 20 tossups"."""
+def describe(rules: ScoringRules, *, bouncebacks: bool | None = None) -> str:
+    """One line for screens: "ACF: 10 a tossup, no powers, negs -5, bonuses, 20 tossups".
+    ``bouncebacks``: whether the match plays them (two human teams), if not the rules'."""
     bits = [f"{rules.correct_points} a tossup"]
     bits.append(f"powers {rules.power_points}" if rules.power_points is not None else "no powers")
     bits.append(f"negs {rules.neg_points}" if rules.neg_points else "no negs")
     if rules.bonuses:
-        bits.append("bonuses with bouncebacks" if rules.bouncebacks else "bonuses")
+        played = rules.bouncebacks if bouncebacks is None else bouncebacks
+        bits.append("bonuses with bouncebacks" if played else "bonuses")
     else:
         bits.append("tossups only")
     if rules.regulation_tossups:
         bits.append(f"{rules.regulation_tossups} tossups")
-    name = (rules.format or "custom").upper() if rules.format != "custom" else "Custom"
+    # (no format: GRACE's game, as a match made before formats were named)
+    name = "Custom" if rules.format == "custom" else (rules.format or "grace").upper()
     return f"{name}: " + ", ".join(bits)

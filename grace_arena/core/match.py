@@ -13,7 +13,7 @@ Illegal commands raise :class:`IllegalCommand` and change nothing. Legal moves a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -133,6 +133,7 @@ class BonusPlay:
     answer: BonusAnswer | None = None  # the turn's answer, once typed
     results: tuple[PartResult, ...] = ()
     done: bool = False
+    prompted: bool = False  # the turn's answer was prompted: the team answers again
 
     def points(self, team: str) -> int:
         return sum(r.points for r in self.results if r.team == team)
@@ -157,6 +158,20 @@ class GameState:
     history: tuple[GameState, ...] = ()
     bonus: BonusPlay | None = None  # the cycle's bonus
     bonuses_used: tuple[str, ...] = ()  # bonuses started, in order (thrown out included)
+
+    @property
+    def heard(self) -> int:
+        """Tossups heard: started and not thrown out (regulation counts these)."""
+        return sum(1 for t in self.played if self.outcomes.get(t) is not TossupOutcome.THROWN_OUT)
+
+    def without(self, counts: Callable[[LedgerEntry], bool]) -> GameState:
+        """This state with the rulings for which ``counts`` is false taken off the ledger and
+        the scores (a throw-out)."""
+        kept = tuple(e for e in self.ledger if counts(e))
+        scores = dict.fromkeys(self.scores, 0)
+        for e in kept:
+            scores[e.team] += e.points
+        return replace(self, ledger=kept, scores=scores, history=())
 
 
 class RefusalKey(NamedTuple):
@@ -289,11 +304,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             g = replace(g.history[-1], deadline=ev.deadline)
         case TossupEnded():
             if ev.outcome is TossupOutcome.THROWN_OUT:
-                kept = tuple(e for e in g.ledger if e.tossup_id != ev.tossup_id)
-                scores = {team: 0 for team in g.scores}
-                for e in kept:
-                    scores[e.team] += e.points
-                g = replace(g, ledger=kept, scores=scores, history=())
+                g = g.without(lambda e: e.tossup_id != ev.tossup_id)
             phase = {
                 TossupOutcome.ANSWERED: Phase.ANSWERED,
                 TossupOutcome.DEAD: Phase.DEAD,
@@ -324,7 +335,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             scores = dict(g.scores)
             scores[ev.team] += ev.points
             entry = LedgerEntry(ev.seq, ev.tossup_id, 0, ev.team, ev.points, ev.bonus_id)
-            play = replace(g.bonus, answer=None)
+            play = replace(g.bonus, answer=None, prompted=ev.resume == "prompt")
             if ev.resume != "prompt":
                 result = PartResult(ev.part, ev.team, ev.ruling, ev.points, ev.bounceback)
                 play = replace(play, results=(*play.results, result))
@@ -343,11 +354,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         case BonusEnded():
             assert g.bonus is not None
             if ev.outcome == "thrown_out":
-                kept = tuple(e for e in g.ledger if e.bonus_id != ev.bonus_id)
-                scores = {team: 0 for team in g.scores}
-                for e in kept:
-                    scores[e.team] += e.points
-                g = replace(g, ledger=kept, scores=scores, history=(), bonus=None)
+                g = replace(g.without(lambda e: e.bonus_id != ev.bonus_id), bonus=None)
             else:
                 g = replace(g, bonus=replace(g.bonus, done=True, answer=None))
             g = replace(g, phase=Phase.ANSWERED, deadline=None)
@@ -515,8 +522,10 @@ class _Decision:
         rules, g = self.config.rules, self.g
         if not rules.bonuses:
             return
-        heard = sum(1 for t in g.played if g.outcomes.get(t) is not TossupOutcome.THROWN_OUT)
-        overtime = rules.regulation_tossups is not None and heard > rules.regulation_tossups
+        controller = self.config.team(team)
+        if controller is not None and controller.kind is TeamKind.MODEL:
+            return  # a model player answers tossups only (it has no answers for bonuses)
+        overtime = rules.regulation_tossups is not None and g.heard > rules.regulation_tossups
         if overtime and not rules.overtime_bonuses:
             return
         used = set(g.bonuses_used)
@@ -548,7 +557,7 @@ class _Decision:
             return
         points = spec.parts[play.part].value if ruling is Ruling.CORRECT else 0
         resume: str | None
-        if ruling is Ruling.INCORRECT and not play.bounceback and _bouncebacks(self.config):
+        if ruling is Ruling.INCORRECT and not play.bounceback and bouncebacks_played(self.config):
             resume = "bounceback"
         elif play.part + 1 < len(spec.parts):
             resume = "part"
@@ -808,6 +817,16 @@ def _buzz(run: _Decision, cmd: Buzz) -> None:
 
 
 def _answer(run: _Decision, cmd: GiveAnswer) -> None:
+    if run.g.phase is Phase.BONUS:
+        if cmd.part is None:
+            raise IllegalCommand(
+                "that answer was for the tossup, which was ruled already: the bonus is up"
+            )
+        _answer_part(run, AnswerPart(team=cmd.team, player=cmd.player, text=cmd.text,
+                                     part=cmd.part, bounceback=cmd.bounceback))  # fmt: skip
+        return
+    if cmd.part is not None:
+        raise IllegalCommand(f"that answer was for bonus part {cmd.part}, which is over")
     floor = run.g.floor
     assert floor is not None
     if (cmd.team, cmd.player) != (floor.team, floor.player):
@@ -829,7 +848,36 @@ def _answer(run: _Decision, cmd: GiveAnswer) -> None:
 
 
 def _rule(run: _Decision, cmd: Rule) -> None:
+    g = run.g
+    if g.phase is Phase.BONUS:
+        if cmd.buzz_id is not None:
+            raise IllegalCommand(
+                "that ruling was for the tossup's buzz, which was ruled already: the bonus is up"
+            )
+        _rule_part(run, RulePart(ruling=cmd.ruling, part=cmd.part, bounceback=cmd.bounceback))
+        return
+    if cmd.part is not None:
+        raise IllegalCommand(f"that ruling was for bonus part {cmd.part}, which is over")
+    floor = g.floor
+    assert floor is not None
+    if cmd.buzz_id is not None and cmd.buzz_id != floor.buzz_id:
+        raise IllegalCommand(
+            f"that ruling was for buzz {cmd.buzz_id}, which no longer has the floor"
+        )
     run.rule(cmd.ruling, by="moderator")
+
+
+def _up(run: _Decision, part: int | None, bounceback: bool | None, what: str) -> None:
+    """Refuse an answer or ruling meant for a part (or turn) that is no longer up."""
+    play = run.g.bonus
+    assert play is not None
+    current = play.part + 1
+    if part is not None and part != current:
+        raise IllegalCommand(f"that {what} was for part {part}; part {current} is up now")
+    if bounceback is not None and bounceback != play.bounceback:
+        turn = _turn(run.state)
+        now = f"team {turn!r}'s bounceback" if play.bounceback else f"team {turn!r}'s turn"
+        raise IllegalCommand(f"that {what} was for another turn on part {current}: it is {now}")
 
 
 def _time_up(run: _Decision, cmd: TimeUp) -> None:
@@ -867,6 +915,10 @@ def _set_pace(run: _Decision, cmd: SetPace) -> None:
 def _undo(run: _Decision, cmd: UndoRuling) -> None:
     g = run.g
     if not g.history:
+        if g.phase is Phase.BONUS or (g.bonus is not None and g.bonus.done):
+            raise IllegalCommand(
+                "a bonus was thrown out since the last ruling: what came before it stays"
+            )
         raise IllegalCommand("there is no ruling on this tossup to undo")
     last = g.ledger[-1]  # the ledger is restored with the state, so its tail is that ruling
     restored = g.history[-1]
@@ -925,15 +977,20 @@ def _turn(state: MatchState) -> str:
     return next(t.id for t in state.config.teams if t.id != play.team)
 
 
-def _bouncebacks(config: MatchConfig) -> bool:
-    """Bouncebacks are played when the rules say so and two teams play (with more, whose
-    turn it would be is no format's rule)."""
-    return config.rules.bouncebacks and len(config.teams) == 2
+def bouncebacks_played(config: MatchConfig) -> bool:
+    """Bouncebacks are played when the rules say so and two human teams play: with more
+    teams, whose turn it would be is no format's rule, and a model player answers no bonus."""
+    return (
+        config.rules.bouncebacks
+        and len(config.teams) == 2
+        and all(t.kind is TeamKind.HUMAN for t in config.teams)
+    )
 
 
 def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
     play = run.g.bonus
     assert play is not None
+    _up(run, cmd.part, cmd.bounceback, "answer")
     turn = _turn(run.state)
     team = run.team(cmd.team)
     if team.id != turn:
@@ -960,6 +1017,7 @@ def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
 
 
 def _rule_part(run: _Decision, cmd: RulePart) -> None:
+    _up(run, cmd.part, cmd.bounceback, "ruling")
     run.rule_part(cmd.ruling, by="moderator")
 
 
@@ -1009,4 +1067,5 @@ __all__ = [
     "MatchState",
     "PartResult",
     "RefusalKey",
+    "bouncebacks_played",
 ]

@@ -719,7 +719,9 @@ def _check_imported(
     ]
     if packet is not None:
         packet._warnings = warnings
-    return packet, _sorted(problems)
+        return packet, _sorted(problems)
+    # refused: what was left unplaced is said with what is wrong (both to fix in one pass)
+    return None, _sorted([*problems, *warnings])
 
 
 def _sorted(problems: list[Problem]) -> list[Problem]:

@@ -341,6 +341,7 @@ _NUMBER = re.compile(r"^\s*(?:(?:TB|tiebreaker|extra|x)\s*)?\d{1,3}\s*[.)]\s*", 
 _ANSWER = re.compile(r"^\s*answers?\s*:\s*", re.IGNORECASE)
 _PART = re.compile(r"^\s*\[\s*(\d{1,3})\s*([emhEMH])?\s*\]\s*")
 _EDITOR_TAG = re.compile(r"^\s*<[^<>]+>\s*$")
+_EMPTY_MARK = re.compile(r"<b>(\s*)</b>")
 _EACH = re.compile(r"for\s+(?:\d+|ten|five|fifteen)\s+points\s+each\b[^.:]*[:.]?", re.IGNORECASE)
 
 
@@ -455,6 +456,12 @@ def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
             continue
         if _ANSWER.match(text):
             _, marked = _strip(_ANSWER, paragraph)
+            marked = _EMPTY_MARK.sub(r"\1", marked)  # (a bold "ANSWER:" label leaves <b></b>)
+            if current is None and not started and header:
+                # no heading and no number before it: the paragraph before is its question
+                # (the ones before that are the packet's title and description)
+                current = _Question(header[-1].number, extra, texts=[header.pop()])
+                started = True
             if current is None or not current.awaiting_answer:
                 unplaced(paragraph, "an ANSWER line of no question")
                 continue
@@ -467,13 +474,24 @@ def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
                 current.answer = marked
                 last_answer = (current, None)
             continue
+        # a numbered paragraph starts a question, even one that opens with "(" or "["
+        numbered = paragraph.numbered or bool(_NUMBER.match(text))
+        if numbered:
+            finish()
+            body, _ = _strip(_NUMBER, paragraph)
+            current = _Question(paragraph.number, extra)
+            current.texts.append(Paragraph(paragraph.number, body, body))
+            started = True
+            last_answer = None
+            continue
         if last_answer is not None and text[:1] in "[(" and not _PART.match(text):
             question, part = last_answer  # the answer line goes on
+            more = _EMPTY_MARK.sub(r"\1", paragraph.marked.strip())
             if part is None:
-                question.answer = f"{question.answer} {paragraph.marked.strip()}"
+                question.answer = f"{question.answer} {more}"
             else:
                 going_on = question.parts[part]
-                going_on.answer = f"{going_on.answer} {paragraph.marked.strip()}"
+                going_on.answer = f"{going_on.answer} {more}"
             continue
         part = _PART.match(text)
         if part:
@@ -488,15 +506,6 @@ def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
             )
             last_answer = None
             continue
-        numbered = paragraph.numbered or bool(_NUMBER.match(text))
-        if numbered:
-            finish()
-            body, _ = _strip(_NUMBER, paragraph)
-            current = _Question(paragraph.number, extra)
-            current.texts.append(Paragraph(paragraph.number, body, body))
-            started = True
-            last_answer = None
-            continue
         if current is not None and current.awaiting_answer:
             if current.parts:
                 current.parts[-1].paragraphs.append(paragraph)
@@ -506,9 +515,14 @@ def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
         if not started:
             header.append(paragraph)
             continue
-        in_bonus = current is not None and current.is_bonus
-        if in_bonus and current is not None and not _EACH.search(text):
-            # a part without its value marker: the bonus's parts go on
+        if (
+            current is not None
+            and current.is_bonus
+            and len(current.parts) < 3
+            and not _EACH.search(text)
+        ):
+            # a part without its value marker: the bonus's parts go on (after three, an
+            # unnumbered paragraph is rather the next bonus's lead-in)
             current.parts.append(_Part([paragraph], current.parts[-1].value, marked=False))
             last_answer = None
             continue

@@ -74,7 +74,8 @@ class BonusPlayed:
 
 def bonuses_played(events: Sequence[Event]) -> list[BonusPlayed]:
     """The bonuses of one match's record as they stand (an undone ruling is not in force; a
-    bonus thrown out, or whose cycle was thrown out, is not heard), in the order heard."""
+    bonus thrown out, or whose cycle was thrown out, is not heard; nor one the match ended in
+    before any of its parts was ruled), in the order heard."""
     from grace_arena.core.match import Match
 
     if not any(isinstance(ev, BonusStarted) for ev in events):
@@ -120,7 +121,8 @@ def bonuses_played(events: Sequence[Event]) -> list[BonusPlayed]:
                     bounceback_answer=bounced.answer if bounced else None,
                 )
             )
-        played.append(BonusPlayed(tossup, bonus_id, team, tuple(parts)))
+        if parts:  # (a bonus cut short before its first ruling, by the match's end, is not heard)
+            played.append(BonusPlayed(tossup, bonus_id, team, tuple(parts)))
     return played
 
 

@@ -509,6 +509,7 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
         bonus = bonuses.get(tossup_id)
         if bonus is not None:
             spec = m.config.bonus(bonus.bonus_id)
+            ruled = {p.part: p for p in bonus.parts}
             number_in_packet = (
                 [b.id for b in m.config.bonuses].index(bonus.bonus_id) + 1 if spec else 0
             )
@@ -518,9 +519,12 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
                     "type": "bonus",
                     "parts": len(spec.parts) if spec else len(bonus.parts),
                 },
+                # every part of the bonus, those the match ended before worth nothing
                 "parts": [
                     {"controlled_points": p.points, "bounceback_points": p.bounceback_points}
-                    for p in bonus.parts
+                    if (p := ruled.get(number)) is not None
+                    else {"controlled_points": 0, "bounceback_points": 0}
+                    for number in range(len(spec.parts) if spec else len(bonus.parts))
                 ],
             }
         questions.append(question)

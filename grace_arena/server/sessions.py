@@ -18,12 +18,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from grace_arena.core.commands import (
-    AnswerPart,
     EndMatch,
     GiveAnswer,
     Join,
     Rule,
-    RulePart,
     SetPace,
     StartTossup,
     ThrowOut,
@@ -32,7 +30,6 @@ from grace_arena.core.commands import (
 )
 from grace_arena.core.config import TeamKind
 from grace_arena.core.errors import IllegalCommand
-from grace_arena.core.phases import Phase
 from grace_arena.protocol import (
     MODERATOR_ONLY,
     PLAYER_ONLY,
@@ -488,17 +485,17 @@ class Session:
                     room.buzz(conn, timing)  # queued: the socket goes on being read
                 case AnswerMsg():
                     assert conn.team is not None and conn.player is not None
-                    # in a bonus, a phone's answer is its team's answer to the current part
-                    kind = AnswerPart if room.match.phase is Phase.BONUS else GiveAnswer
-                    self.queue(room, kind(team=conn.team, player=conn.player, text=msg.text),
-                               msg.type)  # fmt: skip
+                    # what it answers is decided when it is committed, by what it names
+                    answer = GiveAnswer(team=conn.team, player=conn.player, text=msg.text,
+                                        part=msg.part, bounceback=msg.bounceback)  # fmt: skip
+                    self.queue(room, answer, msg.type)
                 case StartTossupMsg():
                     self.queue(room, StartTossup(tossup_id=msg.tossup_id), msg.type)
                 case RuleMsg():
                     # one key rules a tossup's buzz, or in a bonus its current part
-                    bonus = room.match.phase is Phase.BONUS
-                    command = RulePart(ruling=msg.ruling) if bonus else Rule(ruling=msg.ruling)
-                    self.queue(room, command, msg.type)
+                    ruling = Rule(ruling=msg.ruling, buzz_id=msg.buzz_id, part=msg.part,
+                                  bounceback=msg.bounceback)  # fmt: skip
+                    self.queue(room, ruling, msg.type)
                 case ThrowOutBonusMsg():
                     self.queue(room, ThrowOutBonus(reason=msg.reason), msg.type)
                 case UndoMsg():

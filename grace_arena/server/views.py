@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grace_arena.core.config import TeamKind
-from grace_arena.core.events import Event, Ruled, TossupOutcome, event_to_dict
+from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.formats import describe
-from grace_arena.core.match import Match
+from grace_arena.core.match import Match, bouncebacks_played
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase, allowed_commands
 from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
@@ -157,6 +157,7 @@ def bonus_view(match: Match, role: Role) -> BonusView | None:
         prompt_question=typed.prompt_question if typed and moderator else None,
         points={t.id: play.points(t.id) for t in match.config.teams},
         done=play.done,
+        prompted=play.prompted,
     )
 
 
@@ -217,7 +218,8 @@ def state_view(
     guess; players the words only in screen mode or once the tossup is over."""
     game = match.game
     config = match.config
-    finished = game.phase in FINISHED or game.phase is Phase.ENDED
+    # (during its bonus, the cycle's tossup is over: its words and answer line are everyone's)
+    finished = game.phase in FINISHED or game.phase in (Phase.BONUS, Phase.ENDED)
     teams = team_views(match, role)
     tossup = None
     spec = match.current_tossup
@@ -278,12 +280,13 @@ def state_view(
             and bool(game.history)
             and "undo" in allowed_commands(game.phase),
             format=config.rules.format,
-            rules=describe(config.rules),
+            rules=describe(config.rules, bouncebacks=bouncebacks_played(config)),
             bonuses=config.rules.bonuses,
             regulation_tossups=config.rules.regulation_tossups,
-            tossups_heard=_heard(match),
+            tossups_heard=match.game.heard,
+            no_bonus=_no_bonus(match),
             overtime=config.rules.regulation_tossups is not None
-            and _heard(match) > config.rules.regulation_tossups,
+            and match.game.heard > config.rules.regulation_tossups,
         ),
         teams=teams,
         tossup=tossup,
@@ -300,9 +303,21 @@ def state_view(
     )
 
 
-def _heard(match: Match) -> int:
-    game = match.game
-    return sum(1 for t in game.played if game.outcomes.get(t) is not TossupOutcome.THROWN_OUT)
+def _no_bonus(match: Match) -> str | None:
+    """Why the tossup just answered correctly has no bonus, where the rules play bonuses."""
+    game, config = match.game, match.config
+    if not config.rules.bonuses or game.phase is not Phase.ANSWERED or game.bonus is not None:
+        return None
+    if game.floor is None:
+        return None
+    if game.floor.kind is TeamKind.MODEL:
+        return "a model player's tossup earns no bonus"
+    regulation = config.rules.regulation_tossups
+    if regulation is not None and game.heard > regulation and not config.rules.overtime_bonuses:
+        return "no bonus in overtime"
+    if all(b.id in game.bonuses_used for b in config.bonuses):
+        return "every bonus of the packet has been used"
+    return None
 
 
 def model_views(
