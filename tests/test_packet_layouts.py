@@ -521,3 +521,87 @@ def test_a_refused_docx_says_its_unplaced_paragraphs_with_its_problems(tmp_path:
     assert result.exit_code == 1
     assert "paragraph 3: warning: no ANSWER line follows this paragraph" in result.output
     assert result.output.splitlines()[-1] == f"{path}: 1 problem"
+
+
+def test_questions_in_tables_content_controls_and_tracked_changes_are_read(tmp_path: Path) -> None:
+    """An attack found them dropped without a word: a tossup in a table, one in a content
+    control, an answer whose required part is a tracked insertion."""
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    doc = Doc().para("1. The first tossup is in the body. For 10 points, name it.")
+    doc.answer("", "body")
+    cell = doc.document.add_table(rows=1, cols=1).cell(0, 0)
+    cell.paragraphs[0].add_run("2. The second tossup is in a table. For 10 points, name it.")
+    cell.add_paragraph().add_run("ANSWER: table")
+    body = doc.document.element.body
+    w = nsdecls("w")
+    body.append(
+        parse_xml(
+            f"<w:sdt {w}><w:sdtContent><w:p><w:r><w:t>3. The third is in a content control. "
+            f"For 10 points, name it.</w:t></w:r></w:p><w:p><w:r><w:t>ANSWER: sdt</w:t></w:r></w:p>"
+            f"</w:sdtContent></w:sdt>"
+        )
+    )
+    body.append(
+        parse_xml(
+            f"<w:p {w}><w:r><w:t>4. The fourth has a tracked answer. For 10 points, name it.</w:t>"
+            f"</w:r></w:p>"
+        )
+    )
+    body.append(parse_xml(
+        f'<w:p {w}><w:r><w:t xml:space="preserve">ANSWER: </w:t></w:r><w:ins w:id="1" '
+        f'w:author="Ed" w:date="2026-11-01T00:00:00Z"><w:r><w:rPr><w:b/></w:rPr>'
+        f'<w:t>inserted</w:t></w:r></w:ins><w:del w:id="2" w:author="Ed" '
+        f'w:date="2026-11-01T00:00:00Z"><w:r><w:delText>deleted</w:delText></w:r></w:del></w:p>'
+    ))  # fmt: skip
+    packet = load_packet(doc.save(tmp_path / "hidden.docx"))
+    assert [t.answer for t in packet.tossups] == ["<b>body</b>", "table", "sdt", "<b>inserted</b>"]
+    assert packet.warnings == []
+
+
+def test_a_docx_too_large_for_a_packet_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    import zipfile
+
+    from grace_arena.core import packet_layouts
+
+    path = _regular(Doc()).save(tmp_path / "big.docx")
+    with zipfile.ZipFile(path) as archive:
+        parts = {n: archive.read(n) for n in archive.namelist()}
+    xml = parts["word/document.xml"]
+    parts["word/document.xml"] = xml.replace(
+        b"Club Packet 3", b"A" * (packet_layouts.MAX_DOCX_BYTES + 1)
+    )
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    (problem,) = validate_packet_file(path)
+    assert problem.message == "too large for a packet: its text is 67 MB (at most 64 MB)"
+
+
+def test_foreign_json_of_wrong_types_or_invisible_characters_or_too_deep(tmp_path: Path) -> None:
+    data = {
+        "tossups": [
+            {"question": ["a", "b"], "answer": {"x": 1}},
+            {"question": "Plain\x1b[31m text\u202e here. For 10 points, name it.",
+             "answer": "it\x00"},
+        ],
+        "bonuses": [{"leadin": "L.", "parts": ["One.", ["x y"]], "answers": ["a", "b"],
+                     "values": [True, 10.0]}],
+    }  # fmt: skip
+    path = tmp_path / "types.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    found = {(p.kind, p.position, p.part, p.field): p.message for p in validate_packet_file(path)}
+    assert found[("tossup", 1, None, "text")] == "must be a string, not list (quote it in YAML)"
+    assert found[("tossup", 1, None, "answer")].startswith("must be a string, not dict")
+    assert found[("bonus", 1, 2, "text")].startswith("must be a string, not list")
+    assert ("bonus", 1, 1, "value") in found
+    assert ("tossup", 2, None, "text") not in found
+    data["tossups"], data["bonuses"] = data["tossups"][1:], []
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (tossup,) = load_packet(path).tossups
+    assert tossup.text == "Plain[31m text here. For 10 points, name it." and tossup.answer == "it"
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"tossups": [{"question": "q", "answer": "a", "metadata": '
+                    + "[" * 100_000 + "]" * 100_000 + "}]}")  # fmt: skip
+    assert [p.message for p in validate_packet_file(deep)] == ["nested too deeply to be a packet"]

@@ -470,6 +470,13 @@ _PacketLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 
 
 def _parse(text: str, file: str, suffix: str) -> tuple[Any, list[Problem]]:
+    try:
+        return _parse_text(text, file, suffix)
+    except RecursionError:
+        return None, [Problem(file, None, None, "nested too deeply to be a packet")]
+
+
+def _parse_text(text: str, file: str, suffix: str) -> tuple[Any, list[Problem]]:
     if suffix == ".json":
         try:
             return json.loads(text), []

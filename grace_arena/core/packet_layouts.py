@@ -136,20 +136,31 @@ _TAG = re.compile(r"<\s*(/?)\s*([A-Za-z]+)[^<>]*>")
 _KEPT_IN_ANSWERS = {"b": "b", "strong": "b", "u": "u", "req": "b"}
 
 
-def _plain(text: Any) -> str:
-    """Question text: tags dropped (emphasis, power portions in bold), entities read."""
-    return " ".join(html.unescape(_TAG.sub("", str(text or ""))).split())
+def _plain(text: Any) -> Any:
+    """Question text: tags dropped (emphasis, power portions in bold), entities read. Not a
+    string: as it is, for the packet's checks to name (never made text: a list of YAML
+    aliases would grow to gigabytes)."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        return text
+    return " ".join(_visible(html.unescape(_TAG.sub("", text))).split())
 
 
-def _answer(text: Any) -> str:
+def _answer(text: Any) -> Any:
     """An answer line: the required part's tags kept as ours (<b>, <u>; MODAQ's <req> is
-    <b>), every other tag dropped, entities read; empty pairs left out."""
+    <b>), every other tag dropped, entities read; empty pairs left out. Not a string: as
+    it is (see :func:`_plain`)."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        return text
 
     def tag(match: re.Match[str]) -> str:
         name = _KEPT_IN_ANSWERS.get(match.group(2).lower())
         return f"<{match.group(1)}{name}>" if name else ""
 
-    kept = _TAG.sub(tag, str(text or ""))
+    kept = _TAG.sub(tag, _visible(text))
     pieces = re.split(r"(</?[bu]>)", kept)
     text = "".join(p if i % 2 else html.unescape(p).replace("<", "‹").replace(">", "›")
                    for i, p in enumerate(pieces))  # fmt: skip
@@ -216,7 +227,11 @@ def from_question_json(data: dict[str, Any], stem: str) -> Imported:
             part: dict[str, Any] = {"text": _plain(text)}
             part["answer"] = _answer(answers[number]) if number < len(answers) else ""
             if number < len(values) and values[number] is not None:
-                part["value"] = values[number]
+                value = values[number]
+                # a whole number as a float is one; a truth value is not a value
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                part["value"] = str(value) if isinstance(value, bool) else value
             else:
                 imported.warnings.append(
                     Warning_("the part has no value; it is worth 10", None, "bonus", index + 1,
@@ -288,37 +303,68 @@ def _packet_data(stem: str, title: str, tossups: list, bonuses: list) -> dict[st
 # .docx
 
 
+#: The most text a ``.docx`` may hold (its document part, uncompressed), and the most
+#: paragraphs: packets are far smaller (a 24-tossup, 24-bonus packet: ~0.3 MB, ~400).
+MAX_DOCX_BYTES = 64 << 20
+MAX_PARAGRAPHS = 100_000
+
+
 def read_docx(path: str | Path) -> list[Paragraph]:
-    """The body paragraphs of a ``.docx`` file, numbered from 1 as Word shows them (empty ones
-    included in the count, so that a number points at the paragraph a writer sees). Raises
-    ``ValueError`` when the file is not a Word document."""
+    """Every paragraph of a ``.docx`` file in reading order, those in tables, content controls
+    and text boxes included, numbered from 1 (empty ones counted, so that a number points at
+    the paragraph a writer sees). Tracked insertions, fields and smart tags are read as
+    text (deletions are not). Raises ``ValueError`` when the file is not a Word document, or
+    is larger than any packet (:data:`MAX_DOCX_BYTES`, :data:`MAX_PARAGRAPHS`)."""
+    import zipfile
+
     import docx  # python-docx: imported only when a .docx is read
-    from docx.opc.exceptions import PackageNotFoundError
+    from docx.oxml.ns import qn
+    from docx.text.run import Run
 
     try:
-        document = docx.Document(str(path))
-    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
+        with zipfile.ZipFile(path) as archive:
+            size = archive.getinfo("word/document.xml").file_size
+    except KeyError:
+        raise ValueError("not a Word (.docx) document: it has no word/document.xml") from None
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise ValueError(f"not a Word (.docx) document: {exc}") from None
+    if size > MAX_DOCX_BYTES:
+        raise ValueError(
+            f"too large for a packet: its text is {size / 1e6:.0f} MB "
+            f"(at most {MAX_DOCX_BYTES >> 20} MB)"
+        )
+    try:
+        document = docx.Document(str(path))
     except Exception as exc:  # a zip that is not a document: BadZipFile, an XML error
-        raise ValueError(f"not a readable Word (.docx) document: {exc}") from None
+        reason = str(exc).split(", try XML_PARSE_HUGE")[0]  # (libxml's hint is not the user's)
+        raise ValueError(f"not a readable Word (.docx) document: {reason}") from None
+    w_p, w_r = qn("w:p"), qn("w:r")
     paragraphs = []
-    for number, paragraph in enumerate(document.paragraphs, start=1):
-        marked = "".join(_marked_runs(paragraph))
-        ppr = paragraph._p.pPr  # Word's list numbering sits in the paragraph's properties
-        style = (paragraph.style.name or "") if paragraph.style is not None else ""
-        numbered = (ppr is not None and ppr.numPr is not None) or "List Number" in style
-        paragraphs.append(Paragraph(number, paragraph.text, marked, numbered))
+    for number, p in enumerate(document.element.body.iter(w_p), start=1):
+        if number > MAX_PARAGRAPHS:
+            raise ValueError(f"too large for a packet: over {MAX_PARAGRAPHS:,} paragraphs")
+        runs = []
+        for r in p.iter(w_r):
+            owner = r.getparent()
+            while owner is not None and owner.tag != w_p:
+                owner = owner.getparent()
+            if owner is not p:
+                continue  # a text box's paragraph inside this one: read as its own
+            run = Run(r, None)  # type: ignore[arg-type]
+            runs.append((_visible(run.text), bool(run.bold) or bool(run.underline)))
+        ppr = p.pPr  # Word's list numbering sits in the paragraph's properties
+        style = ppr.pStyle.val if ppr is not None and ppr.pStyle is not None else ""
+        numbered = (ppr is not None and ppr.numPr is not None) or "ListNumber" in style.replace(
+            " ", ""
+        )
+        text = "".join(t for t, _ in runs)
+        paragraphs.append(Paragraph(number, text, "".join(_marked(runs)), numbered))
     return paragraphs
 
 
-def _marked_runs(paragraph: Any) -> Iterable[str]:
+def _marked(runs: list[tuple[str, bool]]) -> Iterable[str]:
     """A paragraph's text with its bold or underlined stretches in ``<b>…</b>`` (adjacent runs
     merged: an answer line's required part split over two runs is one stretch)."""
-    runs = []
-    for item in paragraph.iter_inner_content():
-        for run in getattr(item, "runs", None) or [item]:  # a hyperlink holds runs
-            strong = bool(run.bold) or bool(run.underline)
-            runs.append((run.text, strong))
     open_ = False
     for text, strong in runs:
         if strong and not open_ and text.strip():
@@ -330,6 +376,15 @@ def _marked_runs(paragraph: Any) -> Iterable[str]:
         yield text.replace("<", "‹").replace(">", "›")
     if open_:
         yield "</b>"
+
+
+#: What shows nothing on a screen or in a terminal, or turns text around: control characters
+#: (but tab and newline) and bidirectional overrides; a packet's text has no use for them.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(text: str) -> str:
+    return _INVISIBLE.sub("", text)
 
 
 _HEADING = re.compile(
