@@ -189,7 +189,7 @@ def test_a_crash_and_a_restart_12_s_later_leave_the_player_the_answer_time_left(
     when it is served again 12 s later, not a ruling by the timer."""
     db_url = f"sqlite:///{tmp_path / 'record.db'}"
     port = free_port()
-    server = ServerProcess(db_url, port, "--model", "")
+    server = ServerProcess(db_url, port, "--model", "", "--answer-time", "10")
     code = next(iter(server.tokens))
     token = server.tokens[code]
     try:
@@ -206,7 +206,7 @@ def test_a_crash_and_a_restart_12_s_later_leave_the_player_the_answer_time_left(
             server.kill()
         killed = time.time()
         time.sleep(12.0)
-        server = ServerProcess(db_url, port, "--model", "")
+        server = ServerProcess(db_url, port, "--model", "", "--answer-time", "10")
         assert time.time() - killed >= 12
         mod, red = Client(server.ws_url), Client(server.ws_url)
         with clients(mod, red):

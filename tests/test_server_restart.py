@@ -37,6 +37,8 @@ def start_server(db_url: str, port: int) -> subprocess.Popen:
             "",
             "--secret",
             SECRET,
+            "--answer-time",  # (read aloud, none runs unless given)
+            "10",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

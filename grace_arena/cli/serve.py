@@ -172,6 +172,20 @@ def serve(
     ] = 0.1,
     game_format: FormatOption = None,
     bouncebacks: BouncebacksOption = None,
+    reading_mode: Annotated[
+        str,
+        typer.Option(
+            help="The first match's reading: read_aloud (the moderator reads; players answer "
+            "out loud) or screen (the text on the phones; answers typed)."
+        ),
+    ] = "read_aloud",
+    answer_time: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds a player has to answer after buzzing (default: 10 on screen; none "
+            "read aloud, where the moderator rules)."
+        ),
+    ] = None,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
     from pydantic import ValidationError
@@ -209,7 +223,19 @@ def serve(
             except ValidationError as exc:
                 message = exc.errors()[0]["msg"]
                 raise typer.BadParameter(f"{model!r}: {message}", param_hint="--model") from None
-        first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams, **settings)
+        if reading_mode not in ("read_aloud", "screen"):
+            raise typer.BadParameter(
+                f"{reading_mode!r}: read_aloud or screen", param_hint="--reading-mode"
+            )
+        settings["reading_mode"] = reading_mode
+        if answer_time is not None:
+            settings["answer_time"] = answer_time
+        try:
+            first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams, **settings)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            option = "--" + str(error["loc"][0]).replace("_", "-")
+            raise typer.BadParameter(error["msg"], param_hint=option) from None
         from grace_arena.core.config import ScoringRules
         from grace_arena.core.formats import describe, rules_for
 
