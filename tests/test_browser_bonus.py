@@ -1,7 +1,8 @@
 """A whole ACF match of 20 tossup–bonus cycles, played with real phones (headless Chromium):
 each team's phone buzzes and types its answers, the controlling team's phone answers each bonus
 part, the moderator rules; the scores on the phones, the moderator's and the record's replay
-agree. (The moderator's terminal UI rules bonus parts in ``test_tui``.)"""
+agree. The moderator here is a websocket client (the test checks each phone's screens);
+``test_tui_acf_match`` plays the same match with the moderator's terminal UI."""
 
 from __future__ import annotations
 
