@@ -178,26 +178,36 @@ def test_wrong_tokens_count_as_guesses(db_url):
 
 
 def _join_all(url: str, code: str, names: list[tuple[str, str]]) -> list[dict]:
-    """Each (team, name) joins on a connection of its own, all at once; the replies."""
+    """Each (team, name) joins on a connection of its own, all at once; the replies. Every
+    connection stays open until all have replied (one that closed after its reply would leave
+    its name free for the next: a phone that left, not two at once)."""
 
-    async def one(team: str, name: str) -> dict:
+    async def one(team: str, name: str, replied: list[int], everyone: asyncio.Event) -> dict:
         async with connect(url, open_timeout=20, ping_interval=None) as ws:
             await ws.send(json.dumps({"type": "hello", "role": "player", "join_code": code}))
             while json.loads(await ws.recv())["type"] != "welcome":
                 pass
             await ws.send(json.dumps({"type": "join", "team": team, "name": name}))
-            while True:
+            result = None
+            while result is None:
                 reply = json.loads(await ws.recv())
-                if reply["type"] in ("joined", "error"):
-                    if reply["type"] == "joined":  # a seat too, or the reason there is none
-                        while True:
-                            after = json.loads(await ws.recv())
-                            if after["type"] in ("state", "waiting", "next_match", "error"):
-                                return {**reply, "then": after}
-                    return reply
+                if reply["type"] == "error":
+                    result = reply
+                elif reply["type"] == "joined":  # a seat too, or the reason there is none
+                    while result is None:
+                        after = json.loads(await ws.recv())
+                        if after["type"] in ("state", "waiting", "next_match", "error"):
+                            result = {**reply, "then": after}
+            replied.append(1)
+            if len(replied) == len(names):
+                everyone.set()
+            await everyone.wait()
+            return result
 
     async def run() -> list[dict]:
-        return await asyncio.gather(*(one(t, n) for t, n in names))
+        replied: list[int] = []
+        everyone = asyncio.Event()
+        return await asyncio.gather(*(one(t, n, replied, everyone) for t, n in names))
 
     return asyncio.run(run())
 
