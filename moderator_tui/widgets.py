@@ -165,6 +165,23 @@ def tossup_text(
     return text
 
 
+def _answer_line(who: str, ev: dict[str, Any]) -> Text:
+    """``who`` answers “text”, with the judge's suggestion (a buzz's answer, a part's)."""
+    line = Text(f"{who} answers “{ev.get('text', '')}”")
+    if ev.get("suggestion"):
+        line.append(f" judge: {ev['suggestion']}", style=SUGGESTION_STYLE[ev["suggestion"]])
+    return line
+
+
+def _ruling_line(head: str, ev: dict[str, Any], who: str) -> Text:
+    """A ruling, its points and who was ruled (a buzz's ruling, a part's), by whom."""
+    ruling = str(ev["ruling"])
+    style = {"correct": "bold green", "incorrect": "bold red"}.get(ruling, "bold yellow")
+    by = " (time ran out)" if ev.get("by") == "timer" else ""
+    points = f" {ev['points']:+d}" if ev.get("points") else ""
+    return Text(f"{head}{ruling.upper()}{points} {who}{by}", style=style)
+
+
 def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     """One line of the tossup's log, or None for events not worth a line."""
     kind = ev.get("type")
@@ -198,16 +215,9 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
             return Text(f"{who} lost the race by {ev['margin']:.2f} s", style="dim")
         return Text(f"{who} buzz refused ({str(reason).replace('_', ' ')})", style="dim")
     if kind == "answer_given":
-        line = Text(f"{who} answers “{ev.get('text', '')}”")
-        if ev.get("suggestion"):
-            line.append(f" judge: {ev['suggestion']}", style=SUGGESTION_STYLE[ev["suggestion"]])
-        return line
+        return _answer_line(who, ev)
     if kind == "ruled":
-        ruling = str(ev["ruling"])
-        style = {"correct": "bold green", "incorrect": "bold red"}.get(ruling, "bold yellow")
-        by = " (time ran out)" if ev.get("by") == "timer" else ""
-        points = f" {ev['points']:+d}" if ev.get("points") else ""
-        return Text(f"{ruling.upper()}{points} {who}{by}", style=style)
+        return _ruling_line("", ev, who)
     if kind == "ruling_undone":
         return Text("last ruling undone", style="bold magenta")
     if kind == "tossup_ended":
@@ -218,19 +228,10 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
         return Text(f"BONUS {ev.get('index', 0) + 1} to {team_name(teams, ev['team'])}",
                     style="bold cyan")  # fmt: skip
     if kind == "bonus_answer_given":
-        line = Text(f"part {ev['part'] + 1}: {who} answers “{ev.get('text', '')}”")
-        if ev.get("suggestion"):
-            line.append(f" judge: {ev['suggestion']}", style=SUGGESTION_STYLE[ev["suggestion"]])
-        return line
+        return _answer_line(f"part {ev['part'] + 1}: {who}", ev)
     if kind == "bonus_part_ruled":
-        ruling = str(ev["ruling"])
-        style = {"correct": "bold green", "incorrect": "bold red"}.get(ruling, "bold yellow")
         turn = " (bounceback)" if ev.get("bounceback") else ""
-        by = " (time ran out)" if ev.get("by") == "timer" else ""
-        points = f" {ev['points']:+d}" if ev.get("points") else ""
-        team = team_name(teams, ev["team"])
-        line = f"part {ev['part'] + 1}{turn}: {ruling.upper()}{points} {team}{by}"
-        return Text(line, style=style)
+        return _ruling_line(f"part {ev['part'] + 1}{turn}: ", ev, team_name(teams, ev["team"]))
     if kind == "bonus_part_undone":
         return Text(f"part {ev['part'] + 1}: ruling undone", style="bold magenta")
     if kind == "bonus_ended":

@@ -525,8 +525,7 @@ class _Decision:
         controller = self.config.team(team)
         if controller is not None and controller.kind is TeamKind.MODEL:
             return  # a model player answers tossups only (it has no answers for bonuses)
-        overtime = rules.regulation_tossups is not None and g.heard > rules.regulation_tossups
-        if overtime and not rules.overtime_bonuses:
+        if in_overtime(self.config, g) and not rules.overtime_bonuses:
             return
         used = set(g.bonuses_used)
         bonus = next((b for b in self.config.bonuses if b.id not in used), None)
@@ -977,6 +976,12 @@ def _turn(state: MatchState) -> str:
     return next(t.id for t in state.config.teams if t.id != play.team)
 
 
+def in_overtime(config: MatchConfig, game: GameState) -> bool:
+    """Past regulation: more tossups heard than the rules' regulation count."""
+    regulation = config.rules.regulation_tossups
+    return regulation is not None and game.heard > regulation
+
+
 def bouncebacks_played(config: MatchConfig) -> bool:
     """Bouncebacks are played when the rules say so and two human teams play: with more
     teams, whose turn it would be is no format's rule, and a model player answers no bonus."""
@@ -1068,4 +1073,5 @@ __all__ = [
     "PartResult",
     "RefusalKey",
     "bouncebacks_played",
+    "in_overtime",
 ]

@@ -10,7 +10,7 @@ from typing import Any
 from grace_arena.core.config import TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.formats import describe
-from grace_arena.core.match import Match, bouncebacks_played
+from grace_arena.core.match import Match, bouncebacks_played, in_overtime
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase, allowed_commands
 from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
@@ -285,8 +285,7 @@ def state_view(
             regulation_tossups=config.rules.regulation_tossups,
             tossups_heard=match.game.heard,
             no_bonus=_no_bonus(match),
-            overtime=config.rules.regulation_tossups is not None
-            and match.game.heard > config.rules.regulation_tossups,
+            overtime=in_overtime(config, game),
         ),
         teams=teams,
         tossup=tossup,
@@ -306,14 +305,16 @@ def state_view(
 def _no_bonus(match: Match) -> str | None:
     """Why the tossup just answered correctly has no bonus, where the rules play bonuses."""
     game, config = match.game, match.config
-    if not config.rules.bonuses or game.phase is not Phase.ANSWERED or game.bonus is not None:
-        return None
-    if game.floor is None:
+    if (
+        not config.rules.bonuses
+        or game.phase is not Phase.ANSWERED
+        or game.bonus is not None
+        or game.floor is None
+    ):
         return None
     if game.floor.kind is TeamKind.MODEL:
         return "a model player's tossup earns no bonus"
-    regulation = config.rules.regulation_tossups
-    if regulation is not None and game.heard > regulation and not config.rules.overtime_bonuses:
+    if in_overtime(config, game) and not config.rules.overtime_bonuses:
         return "no bonus in overtime"
     if all(b.id in game.bonuses_used for b in config.bonuses):
         return "every bonus of the packet has been used"
