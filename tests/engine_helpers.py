@@ -6,6 +6,7 @@ from grace_arena.core.commands import Join
 from grace_arena.core.config import (
     BonusPartSpec,
     BonusSpec,
+    ConsultSpec,
     MatchConfig,
     ModelBuzz,
     ScoringRules,
@@ -39,14 +40,19 @@ def config(
     humans: tuple[str, ...] = ("red", "blue"),
     bonus_parts: tuple[int, ...] = (),
     reading_mode: str = "read_aloud",
+    bonus_answers: dict | None = None,
+    consult: ConsultSpec | None = None,
 ) -> MatchConfig:
     """A match of ``n_tossups`` tossups t0, t1...; with ``bonus_parts``, one bonus b0, b1...
     of that many parts each (part k worth 10, its answer "part k")."""
     teams = [TeamSpec(id=h, name=h.title()) for h in humans]
     if model_buzzes is not None:
         teams.append(
-            TeamSpec(id="bot", name="Bot", kind=TeamKind.MODEL, model="tfidf", buzzes=model_buzzes)
-        )
+            TeamSpec(
+                id="bot", name="Bot", kind=TeamKind.MODEL, model="tfidf", buzzes=model_buzzes,
+                bonus_answers=bonus_answers or {},
+            )
+        )  # fmt: skip
     return MatchConfig(
         rules=rules or ScoringRules(),
         teams=tuple(teams),
@@ -63,6 +69,7 @@ def config(
             for i, n in enumerate(bonus_parts)
         ),
         reading_mode=reading_mode,
+        consult=consult,
     )
 
 

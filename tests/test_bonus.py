@@ -310,18 +310,47 @@ def test_an_answer_or_ruling_for_what_is_no_longer_up_is_refused_not_moved_on() 
         match.handle(GiveAnswer(team="red", player="red-1", text="x", part=3), now=9.0)
 
 
-def test_a_model_player_earns_no_bonus_and_plays_no_bounceback() -> None:
-    from grace_arena.core.config import ModelBuzz
+def test_a_model_team_answers_its_bonus_parts_at_once_and_plays_bouncebacks() -> None:
+    from grace_arena.core.config import ModelAnswer, ModelBuzz
 
+    answers = {
+        "b0": (
+            ModelAnswer(guess="part 0", confidence=0.9, correct=True),
+            ModelAnswer(guess="nothing", confidence=0.2, correct=False),
+            ModelAnswer(guess=None),
+        ),
+        "b1": (ModelAnswer(guess="part 0", confidence=0.7),) * 3,
+    }
     cfg = config(n_tossups=2, humans=("red",), bonus_parts=(3, 3),
-                 rules=rules_for("naqt", bouncebacks=True),
+                 rules=rules_for("naqt", bouncebacks=True), bonus_answers=answers,
                  model_buzzes={"t0": ModelBuzz(word_index=0, guess="x")})  # fmt: skip
     match, _ = Match.create(cfg, now=0.0)
     match.handle(StartTossup(), now=1.0)
     match.handle(Reveal(), now=1.0)  # the model buzzes at the first word
-    match.handle(Rule(ruling=C), now=1.0)
-    assert match.phase is Phase.ANSWERED and match.state.game.bonuses_used == ()
-    match.handle(Join(team="red", player="red-1", name="One"), now=1.0)
-    win_tossup(match, "red", now=2.0)
-    assert match.handle(RulePart(ruling=X), now=2.0)[0].resume == "part"  # no bounceback
+    events = match.handle(Rule(ruling=C), now=1.0)
+    # the bonus starts and the model's answer to part 1 comes with it
+    assert [type(e).__name__ for e in events[-2:]] == ["BonusStarted", "BonusAnswerGiven"]
+    given = events[-1]
+    assert (given.team, given.player, given.text) == ("bot", "model:tfidf", "part 0")
+    assert given.confidence == 0.9 and given.suggestion == "accept"
+    events = match.handle(RulePart(ruling=C), now=2.0)
+    assert events[-1].text == "nothing" and events[-1].part == 1  # part 2 answered at once
+    match.handle(Join(team="red", player="red-1", name="One"), now=2.0)
+    assert match.handle(RulePart(ruling=X), now=2.0)[0].resume == "bounceback"
+    assert match.bonus_turn() == "red"  # a human team's bounceback: no answer from the model
+    events = match.handle(RulePart(ruling=X), now=2.0)
+    assert events[-1].text == "" and events[-1].part == 2  # no guess: answered with nothing
+    match.handle(RulePart(ruling=X), now=2.0)
+    match.handle(RulePart(ruling=X), now=2.0)  # red's bounceback on part 3
+    assert match.phase is Phase.ANSWERED and match.scores == {
+        "red": 0,
+        "bot": 15 + 10,
+    }  # a power, part 1
+    # the human team's missed part goes back to the model, which answers it at once
+    win_tossup(match, "red", now=3.0)
+    events = match.handle(RulePart(ruling=X), now=3.0)
+    assert events[0].resume == "bounceback" and events[-1].team == "bot"
+    assert events[-1].text == "part 0"
+    match.handle(RulePart(ruling=C), now=3.0)
+    assert match.scores["bot"] == 35  # and the bounceback
     assert describe(cfg.rules, bouncebacks=False).endswith("bonuses, 20 tossups")

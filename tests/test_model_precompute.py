@@ -278,3 +278,61 @@ def test_a_priced_model_adds_up_its_cost(db_url, sample):
     )
     assert stats.errors == 0 and stats.priced == 6 and stats.unpriced == 0
     assert stats.cost_usd > 0 and cost_text(stats) == f"cost ${stats.cost_usd:.4f}"
+
+
+@on_both_backends
+def test_bonus_parts_are_precomputed_with_the_parts_read_before_them(db_url, sample):
+    """Each part is asked after the lead-in and the earlier parts with their answers; stored
+    per part, judged, and the run is idempotent like the tossup steps."""
+    from grace_arena.model.base import bonus_prefixes
+    from grace_arena.model.policy import load_bonus_answers
+    from grace_arena.record.models import ModelBonusPartRow
+
+    first = ensure_precomputed(db_url, sample)
+    n_parts = sum(len(b.parts) for b in sample.bonuses)
+    assert n_parts == 60 and first.parts == first.parts_stored == n_parts
+    engine = make_engine(db_url)
+    with Session(engine) as session:
+        rows = session.exec(select(ModelBonusPartRow)).all()
+    assert len(rows) == n_parts
+    third = next(r for r in rows if r.bonus_id == "b-lit-american-1" and r.part == 2)
+    asked = third.extra["asked"]
+    assert asked.startswith("This author's narrator begins a novel")
+    assert "ANSWER: Mark Twain." in asked and "ANSWER: Pap Finn." in asked
+    assert asked.endswith("drift past it in a fog.")
+    assert third.judge_directive in ("accept", "prompt", "reject")
+    assert third.correct is (third.judge_directive == "accept")
+    assert third.confident is (third.confidence_logit >= 0.5)
+    prefixes = bonus_prefixes(sample)
+    assert [p.text for p in prefixes if p.tossup_id == "b-lit-american-1"][2] == asked
+    again = ensure_precomputed(db_url, sample)
+    assert again.parts_stored == 0 and again.parts_skipped == n_parts
+    answers = load_bonus_answers(engine, "tfidf", sample.packet.id)
+    assert len(answers) == 20 and all(len(a) == 3 for a in answers.values())
+    team = model_team(engine, "tfidf", sample, BuzzPolicy())
+    assert team.bonus_answers == answers
+
+
+def test_an_llm_is_asked_bonus_parts_in_the_same_run_and_cache(sample, tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    bonus = sample.bonuses[0]
+    with StubServer(answers={"Adventures of Huckleberry Finn": "Mark Twain"}) as server:
+        engine = open_engine(f"sqlite:///{tmp_path / 'r.db'}")
+        guesser = _llm(server, cache=cache)
+        stats = asyncio.run(precompute(engine, sample, guesser, tossups=[], bonuses=[bonus.id]))
+        assert (stats.steps, stats.parts, stats.parts_stored, stats.errors) == (0, 3, 3, 0)
+        assert stats.calls == 6  # a guess and a verbal confidence per part
+        again = asyncio.run(
+            precompute(open_engine(f"sqlite:///{tmp_path / 'r2.db'}"), sample,
+                       _llm(server, cache=cache), tossups=[], bonuses=[bonus.id])
+        )  # fmt: skip
+        assert again.calls == 0 and again.cache_hits == 6 and again.parts_stored == 3
+        prompts = [json.dumps(r["messages"]) for r in server.requests]
+    assert any("ANSWER: Mark Twain." in p for p in prompts)  # part 2 is asked after part 1's
+    from grace_arena.record.models import ModelBonusPartRow
+
+    with Session(engine) as session:
+        first = session.exec(select(ModelBonusPartRow).where(ModelBonusPartRow.part == 0)).one()
+    assert first.guess == "Mark Twain" and first.correct is True
+    assert first.confidence_logit == pytest.approx(0.9)
+    assert first.confidence_verbal == pytest.approx(0.8)

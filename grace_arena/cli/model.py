@@ -127,15 +127,25 @@ def precompute(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Skip the response cache.")] = False,
     tossup: Annotated[
-        list[str] | None, typer.Option(help="Only these tossup ids (repeatable).")
+        list[str] | None,
+        typer.Option(help="Only these tossup ids (repeatable); no bonus parts unless --bonus."),
     ] = None,
+    bonus: Annotated[
+        list[str] | None,
+        typer.Option(help="Only these bonus ids (repeatable); default: every bonus part."),
+    ] = None,
+    no_bonuses: Annotated[
+        bool, typer.Option("--no-bonuses", help="Guess the tossups only, no bonus parts.")
+    ] = False,
     confidence: ConfidenceOption = "logit",
     threshold: Annotated[float, typer.Option(help="Threshold for the stored would_buzz.")] = 0.5,
     not_before: Annotated[int, typer.Option(help="No buzz before this word index.")] = 0,
     calibration: CalibrationOption = None,
     db: DbOption = None,
 ) -> None:
-    """Guess every clue prefix of a packet and store each step in the record (idempotent)."""
+    """Guess every clue prefix of a packet's tossups, and every part of its bonuses (asked
+    with the lead-in and the earlier parts' answers), and store each in the record
+    (idempotent)."""
     from rich.console import Console
 
     from grace_arena.record.db import open_engine
@@ -150,6 +160,7 @@ def precompute(
         console, engine, the_packet, model, name=name, policy=policy, corpus=corpus, k=k,
         concurrency=concurrency, workers=workers, retries=retries, api_base=api_base,
         no_cache=no_cache, tossup=tossup,
+        bonuses=False if no_bonuses else (bonus or (tossup is None)),
     )  # fmt: skip
     engine.dispose()
     if stats.errors:
@@ -172,6 +183,7 @@ def run_precompute_command(
     api_base: str | None = None,
     no_cache: bool = False,
     tossup: list[str] | None = None,
+    bonuses: bool | list[str] = True,
 ) -> Any:
     """Precompute ``model`` on a packet with a progress bar (``precompute`` and
     ``leaderboard``); ``local-smollm2`` starts its local server for the run. Returns the
@@ -231,7 +243,9 @@ def run_precompute_command(
                 total=max(stats.questions, 1),
                 completed=stats.questions_done,
                 detail=(
-                    f"steps {stats.steps_done}/{stats.steps} · calls {stats.calls} · "
+                    f"steps {stats.steps_done}/{stats.steps} · "
+                    + (f"bonus parts {stats.parts_done}/{stats.parts} · " if stats.parts else "")
+                    + f"calls {stats.calls} · "
                     f"cache hits {stats.cache_hits} · errors {stats.errors} · "
                     + ("$?" if stats.cost_unknown else f"${stats.cost_usd:.4f}")
                 ),
@@ -246,6 +260,7 @@ def run_precompute_command(
                     model=record_name,
                     policy=policy,
                     tossups=tossup,
+                    bonuses=bonuses,
                     on_progress=show,
                 )
             )
@@ -253,7 +268,14 @@ def run_precompute_command(
         console.print(f"[red]error[/red] {message}")
     console.print(
         f"{record_name} on {the_packet.packet.id}: {stats.stored} steps stored, "
-        f"{stats.skipped} already in the record, {stats.errors} errors, {stats.calls} calls, "
+        f"{stats.skipped} already in the record, "
+        + (
+            f"{stats.parts_stored} bonus parts stored, {stats.parts_skipped} already in the "
+            "record, "
+            if stats.parts
+            else ""
+        )
+        + f"{stats.errors} errors, {stats.calls} calls, "
         f"{stats.cache_hits} cache hits, {cost_text(stats)}"
     )
     return stats

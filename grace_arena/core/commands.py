@@ -145,6 +145,28 @@ class RulePart(Command):
     bounceback: bool | None = None
 
 
+class ConsultPart(Command):
+    """The team whose turn it is looks at the model's answer to the current part (consult
+    rules); ``draft`` is what it had in mind before, if typed. ``player`` None: the moderator
+    records it for the team."""
+
+    kind: ClassVar[str] = "consult_part"
+    team: str
+    player: str | None = None
+    draft: str | None = Field(default=None, max_length=500)
+    part: int | None = Field(default=None, ge=1)
+
+
+class AbstainPart(Command):
+    """The team whose turn it is abstains on the current part (consult rules): scored at once,
+    by whether the model was right. ``player`` None: the moderator records it."""
+
+    kind: ClassVar[str] = "abstain_part"
+    team: str
+    player: str | None = None
+    part: int | None = Field(default=None, ge=1)
+
+
 class ThrowOutBonus(Command):
     """The bonus being played is thrown out: the next unused one replaces it."""
 

@@ -16,6 +16,17 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ConsultScoring(_Frozen):
+    """Points of a bonus part when the team may consult a model (QANTA 2026's human rules):
+    answered correctly without looking at the model, after looking, and for an abstention when
+    the model was wrong (no one had the right answer). A wrong answer, or an abstention when
+    the model was right, scores 0; nothing is negative."""
+
+    own_points: int = Field(default=15, ge=0)
+    consult_points: int = Field(default=10, ge=0)
+    abstain_points: int = Field(default=5, ge=0)
+
+
 class ScoringRules(_Frozen):
     """Per-match rules. Defaults are PRODUCT.md's: +10, +15 power, -5 neg before the end."""
 
@@ -46,6 +57,9 @@ class ScoringRules(_Frozen):
     regulation_tossups: int | None = None
     #: Whether tossups past regulation (overtime) earn bonuses (no, in ACF, PACE and NAQT).
     overtime_bonuses: bool = False
+    #: Bonus parts where the team chooses to answer alone, consult a model or abstain, scored
+    #: by these points instead of the parts' values; None: plain bonuses.
+    consult: ConsultScoring | None = None
 
 
 class TeamKind(StrEnum):
@@ -61,6 +75,15 @@ class ModelBuzz(_Frozen):
     confidence: float | None = None
 
 
+class ModelAnswer(_Frozen):
+    """A model's answer to one bonus part, read from its precomputed parts."""
+
+    guess: str | None = None
+    confidence: float | None = None
+    #: the judge's verdict on the guess when it was precomputed
+    correct: bool | None = None
+
+
 class TeamSpec(_Frozen):
     id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=100)
@@ -72,12 +95,16 @@ class TeamSpec(_Frozen):
     #: For a model team: the buzz policy its buzzes came from (confidence kind, threshold).
     confidence: str | None = None
     threshold: float | None = None
+    #: For a model team: bonus id -> its answer to each part (absent: it has none to give).
+    bonus_answers: dict[str, tuple[ModelAnswer, ...]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _model_fields(self) -> TeamSpec:
         if self.kind is TeamKind.MODEL and not self.model:
             raise ValueError(f"model team {self.id!r} needs a model name")
-        if self.kind is TeamKind.HUMAN and (self.model or self.buzzes or self.confidence):
+        if self.kind is TeamKind.HUMAN and (
+            self.model or self.buzzes or self.confidence or self.bonus_answers
+        ):
             raise ValueError(f"human team {self.id!r} cannot have a model or model buzzes")
         return self
 
@@ -142,6 +169,18 @@ class BonusSpec(_Frozen):
     category: str | None = None
 
 
+class ConsultSpec(_Frozen):
+    """The model a team may consult on bonus parts, with its precomputed answers."""
+
+    model: str = Field(min_length=1)
+    #: bonus id -> the model's answer to each part
+    answers: dict[str, tuple[ModelAnswer, ...]] = Field(default_factory=dict)
+
+    def answer(self, bonus_id: str, part: int) -> ModelAnswer | None:
+        parts = self.answers.get(bonus_id, ())
+        return parts[part] if 0 <= part < len(parts) else None
+
+
 class MatchConfig(_Frozen):
     rules: ScoringRules = Field(default_factory=ScoringRules)
     teams: tuple[TeamSpec, ...]
@@ -153,6 +192,8 @@ class MatchConfig(_Frozen):
     reading_mode: str = "read_aloud"  # or "screen"
     wpm: int = 180  # reading pace at the start (the moderator may change it)
     compensated: bool = False  # compensated buzz arbitration (see the server)
+    #: The model teams consult on bonus parts (when ``rules.consult``).
+    consult: ConsultSpec | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> MatchConfig:
@@ -167,6 +208,8 @@ class MatchConfig(_Frozen):
         bonus_ids = [b.id for b in self.bonuses]
         if len(set(bonus_ids)) != len(bonus_ids):
             raise ValueError("bonus ids must be unique")
+        if self.rules.consult is not None and self.consult is None:
+            raise ValueError("consult rules need a model to consult (MatchConfig.consult)")
         if self.reading_mode not in ("read_aloud", "screen"):
             raise ValueError(
                 f"reading_mode must be 'read_aloud' or 'screen', not {self.reading_mode!r}"

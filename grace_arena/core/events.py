@@ -263,6 +263,28 @@ class BonusAnswerGiven(_Event):
     text: str
     suggestion: str | None = None
     prompt_question: str | None = None
+    #: A model team's answer: its confidence (the policy's kind), as precomputed.
+    confidence: float | None = None
+    #: With consult rules: "own" (the team did not look at the model) or "consult".
+    choice: Literal["own", "consult"] | None = None
+
+
+class BonusPartConsulted(_Event):
+    """The team whose turn it is looked at the model's answer to the current part (consult
+    rules): what it was shown, and what the team had in mind before (``draft``, if typed)."""
+
+    type: Literal["bonus_part_consulted"] = "bonus_part_consulted"
+    bonus_id: str
+    part: int  # 0-based
+    team: str
+    player: str | None = None  # None: recorded by the moderator
+    model: str
+    guess: str | None = None  # None: the model has no answer to this part
+    confidence: float | None = None
+    model_correct: bool | None = None  # the judge's verdict on the guess (not shown)
+    draft: str | None = None
+    draft_suggestion: str | None = None  # the judge's suggestion on the draft
+    deadline: float | None = None
 
 
 class BonusPartRuled(_Event):
@@ -274,8 +296,11 @@ class BonusPartRuled(_Event):
     ruling: Ruling
     points: int
     bounceback: bool = False  # the other team's answer to a part the controlling team missed
-    by: Literal["moderator", "timer"] = "moderator"
+    by: Literal["moderator", "timer", "team"] = "moderator"  # "team": an abstention
     answer: str | None = None  # what the team answered, if it typed it
+    #: With consult rules: "own", "consult" or "abstain" (then ``ruling`` is incorrect: the team
+    #: gave no answer; ``points`` says whether the abstention was right).
+    choice: Literal["own", "consult", "abstain"] | None = None
     #: What comes next: "prompt" (the same team answers again), "bounceback" (the other team
     #: on this part), "part" (the next part), or None (the bonus is over: BonusEnded follows).
     resume: Literal["prompt", "bounceback", "part"] | None = None
@@ -325,6 +350,7 @@ Event = Annotated[
     | TossupEnded
     | BonusStarted
     | BonusAnswerGiven
+    | BonusPartConsulted
     | BonusPartRuled
     | BonusPartUndone
     | BonusEnded

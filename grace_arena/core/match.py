@@ -18,9 +18,11 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from grace_arena.core.commands import (
+    AbstainPart,
     AnswerPart,
     Buzz,
     Command,
+    ConsultPart,
     EndMatch,
     GiveAnswer,
     Join,
@@ -43,6 +45,7 @@ from grace_arena.core.events import (
     AnswerGiven,
     BonusAnswerGiven,
     BonusEnded,
+    BonusPartConsulted,
     BonusPartRuled,
     BonusPartUndone,
     BonusStarted,
@@ -107,6 +110,19 @@ class BonusAnswer:
     text: str
     suggestion: str | None = None
     prompt_question: str | None = None
+    confidence: float | None = None  # a model team's
+    choice: str | None = None  # consult rules: "own" or "consult"
+
+
+@dataclass(frozen=True)
+class Consulted:
+    """What the team was shown when it consulted the model on the current part."""
+
+    model: str
+    guess: str | None
+    confidence: float | None
+    correct: bool | None  # the judge's verdict on the guess (not shown)
+    draft: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +134,7 @@ class PartResult:
     ruling: Ruling
     points: int
     bounceback: bool = False
+    choice: str | None = None  # consult rules: "own", "consult" or "abstain"
 
 
 @dataclass(frozen=True)
@@ -134,6 +151,7 @@ class BonusPlay:
     results: tuple[PartResult, ...] = ()
     done: bool = False
     prompted: bool = False  # the turn's answer was prompted: the team answers again
+    consulted: Consulted | None = None  # consult rules: the model's answer, once looked at
 
     def points(self, team: str) -> int:
         return sum(r.points for r in self.results if r.team == team)
@@ -327,8 +345,15 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             )  # fmt: skip
         case BonusAnswerGiven():
             assert g.bonus is not None
-            answer = BonusAnswer(ev.team, ev.player, ev.text, ev.suggestion, ev.prompt_question)
+            answer = BonusAnswer(
+                ev.team, ev.player, ev.text, ev.suggestion, ev.prompt_question, ev.confidence,
+                ev.choice,
+            )  # fmt: skip
             g = replace(g, bonus=replace(g.bonus, answer=answer), deadline=None)
+        case BonusPartConsulted():
+            assert g.bonus is not None
+            seen = Consulted(ev.model, ev.guess, ev.confidence, ev.model_correct, ev.draft)
+            g = replace(g, bonus=replace(g.bonus, consulted=seen), deadline=ev.deadline)
         case BonusPartRuled():
             assert g.bonus is not None
             before = g
@@ -337,12 +362,14 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             entry = LedgerEntry(ev.seq, ev.tossup_id, 0, ev.team, ev.points, ev.bonus_id)
             play = replace(g.bonus, answer=None, prompted=ev.resume == "prompt")
             if ev.resume != "prompt":
-                result = PartResult(ev.part, ev.team, ev.ruling, ev.points, ev.bounceback)
+                result = PartResult(
+                    ev.part, ev.team, ev.ruling, ev.points, ev.bounceback, ev.choice
+                )
                 play = replace(play, results=(*play.results, result))
             if ev.resume == "bounceback":
-                play = replace(play, bounceback=True)
+                play = replace(play, bounceback=True, consulted=None)
             elif ev.resume == "part":
-                play = replace(play, part=play.part + 1, bounceback=False)
+                play = replace(play, part=play.part + 1, bounceback=False, consulted=None)
             g = replace(
                 g, scores=scores, ledger=(*g.ledger, entry), history=(*g.history, before),
                 bonus=play, deadline=ev.deadline,
@@ -522,9 +549,6 @@ class _Decision:
         rules, g = self.config.rules, self.g
         if not rules.bonuses:
             return
-        controller = self.config.team(team)
-        if controller is not None and controller.kind is TeamKind.MODEL:
-            return  # a model player answers tossups only (it has no answers for bonuses)
         if in_overtime(self.config, g) and not rules.overtime_bonuses:
             return
         used = set(g.bonuses_used)
@@ -537,6 +561,47 @@ class _Decision:
                 deadline=self.bonus_deadline(),
             )
         )  # fmt: skip
+        self.model_answers_part()
+
+    def model_answers_part(self) -> None:
+        """When the turn on the current part is a model team's, it answers at once with its
+        precomputed guess (its best guess, confident or not: see ``grace_arena.model.policy``);
+        a part it has no guess for is answered with nothing. The moderator rules it."""
+        play = self.g.bonus
+        if play is None or play.done or play.answer is not None or play.prompted:
+            return
+        team = self.config.team(_turn(self.state))
+        if team is None or team.kind is not TeamKind.MODEL:
+            return
+        spec = self.config.bonus(play.bonus_id)
+        assert spec is not None
+        answers = team.bonus_answers.get(play.bonus_id, ())
+        answer = answers[play.part] if play.part < len(answers) else None
+        text = (answer.guess if answer is not None else None) or ""
+        suggestion, question = (
+            _suggest(text, spec.parts[play.part].answer) if text else (None, None)
+        )
+        self.emit(
+            BonusAnswerGiven(
+                bonus_id=play.bonus_id, part=play.part, team=team.id, player=team.model_player,
+                text=text, suggestion=suggestion, prompt_question=question,
+                confidence=answer.confidence if answer is not None else None,
+            )
+        )  # fmt: skip
+
+    def part_points(self, ruling: Ruling, value: int) -> tuple[int, str | None]:
+        """Points of the current turn's ruling, and the team's choice under consult rules
+        (a bounceback, or a model team's answer, is scored by the part's value)."""
+        play = self.g.bonus
+        assert play is not None
+        consult = self.config.rules.consult
+        team = self.config.team(_turn(self.state))
+        if consult is None or play.bounceback or team is None or team.kind is TeamKind.MODEL:
+            return (value if ruling is Ruling.CORRECT else 0), None
+        choice = "consult" if play.consulted is not None else "own"
+        if ruling is not Ruling.CORRECT:
+            return 0, choice
+        return (consult.consult_points if choice == "consult" else consult.own_points), choice
 
     def rule_part(self, ruling: Ruling, *, by: str) -> None:
         play = self.g.bonus
@@ -554,7 +619,16 @@ class _Decision:
                 BonusPartRuled(**base, points=0, resume="prompt", deadline=self.bonus_deadline())
             )
             return
-        points = spec.parts[play.part].value if ruling is Ruling.CORRECT else 0
+        points, choice = self.part_points(ruling, spec.parts[play.part].value)
+        self.finish_part(base, ruling, points, choice)
+
+    def finish_part(self, base: dict, ruling: Ruling, points: int, choice: str | None) -> None:
+        """Emit the current turn's ruling and what follows it (a bounceback, the next part —
+        which a model team answers at once — or the bonus's end)."""
+        play = self.g.bonus
+        assert play is not None
+        spec = self.config.bonus(play.bonus_id)
+        assert spec is not None
         resume: str | None
         if ruling is Ruling.INCORRECT and not play.bounceback and bouncebacks_played(self.config):
             resume = "bounceback"
@@ -563,8 +637,12 @@ class _Decision:
         else:
             resume = None
         deadline = self.bonus_deadline() if resume is not None else None
-        self.emit(BonusPartRuled(**base, points=points, resume=resume, deadline=deadline))
-        if resume is None:
+        self.emit(
+            BonusPartRuled(**base, points=points, resume=resume, deadline=deadline, choice=choice)
+        )
+        if resume is not None:
+            self.model_answers_part()
+        else:
             done = self.g.bonus
             assert done is not None
             self.emit(
@@ -983,13 +1061,10 @@ def in_overtime(config: MatchConfig, game: GameState) -> bool:
 
 
 def bouncebacks_played(config: MatchConfig) -> bool:
-    """Bouncebacks are played when the rules say so and two human teams play: with more
-    teams, whose turn it would be is no format's rule, and a model player answers no bonus."""
-    return (
-        config.rules.bouncebacks
-        and len(config.teams) == 2
-        and all(t.kind is TeamKind.HUMAN for t in config.teams)
-    )
+    """Bouncebacks are played when the rules say so and two teams play (with more teams,
+    whose turn it would be is no format's rule), and not under consult rules (QANTA's bonuses
+    follow ACF's, which has none)."""
+    return config.rules.bouncebacks and len(config.teams) == 2 and config.rules.consult is None
 
 
 def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
@@ -1013,12 +1088,80 @@ def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
     spec = run.config.bonus(play.bonus_id)
     assert spec is not None
     suggestion, question = _suggest(cmd.text, spec.parts[play.part].answer)
+    choice = None
+    if run.config.rules.consult is not None and not play.bounceback:
+        choice = "consult" if play.consulted is not None else "own"
     run.emit(
         BonusAnswerGiven(
             bonus_id=play.bonus_id, part=play.part, team=team.id, player=cmd.player,
-            text=cmd.text, suggestion=suggestion, prompt_question=question,
+            text=cmd.text, suggestion=suggestion, prompt_question=question, choice=choice,
         )
     )  # fmt: skip
+
+
+def _consulting_team(run: _Decision, team_id: str, player: str | None, what: str) -> TeamSpec:
+    """The team whose turn it is, under consult rules, not yet answered: who may consult or
+    abstain (a player of it, or the moderator when ``player`` is None)."""
+    play = run.g.bonus
+    assert play is not None
+    if run.config.rules.consult is None or run.config.consult is None:
+        raise IllegalCommand(f"this match's bonuses have no consult rules: nothing to {what}")
+    turn = _turn(run.state)
+    team = run.team(team_id)
+    if team.id != turn:
+        raise IllegalCommand(f"this part is team {turn!r}'s, not team {team.id!r}'s")
+    if team.kind is TeamKind.MODEL:
+        raise IllegalCommand(f"team {team.id!r} is a model team: it answers on its own")
+    if play.bounceback:
+        raise IllegalCommand(f"a bounceback is answered without the model: nothing to {what}")
+    if player is not None and player not in run.state.players[team.id]:
+        raise IllegalCommand(f"player {player!r} has not joined team {team.id!r}")
+    if play.answer is not None or play.prompted:
+        raise IllegalCommand(f"team {team.id!r} already answered this part")
+    return team
+
+
+def _consult_part(run: _Decision, cmd: ConsultPart) -> None:
+    _up(run, cmd.part, None, "consult")
+    team = _consulting_team(run, cmd.team, cmd.player, "consult")
+    play = run.g.bonus
+    assert play is not None and run.config.consult is not None
+    if play.consulted is not None:
+        raise IllegalCommand(f"team {team.id!r} already consulted the model on this part")
+    spec = run.config.bonus(play.bonus_id)
+    assert spec is not None
+    seen = run.config.consult.answer(play.bonus_id, play.part)
+    draft = (cmd.draft or "").strip() or None
+    suggestion = None
+    if draft is not None:
+        suggestion, _ = _suggest(draft, spec.parts[play.part].answer)
+    run.emit(
+        BonusPartConsulted(
+            bonus_id=play.bonus_id, part=play.part, team=team.id, player=cmd.player,
+            model=run.config.consult.model,
+            guess=seen.guess if seen is not None else None,
+            confidence=seen.confidence if seen is not None else None,
+            model_correct=seen.correct if seen is not None else None,
+            draft=draft, draft_suggestion=suggestion, deadline=run.bonus_deadline(),
+        )
+    )  # fmt: skip
+
+
+def _abstain_part(run: _Decision, cmd: AbstainPart) -> None:
+    _up(run, cmd.part, None, "abstention")
+    team = _consulting_team(run, cmd.team, cmd.player, "abstain from")
+    play = run.g.bonus
+    consult, model = run.config.rules.consult, run.config.consult
+    assert play is not None and consult is not None and model is not None
+    seen = model.answer(play.bonus_id, play.part)
+    # right when no one had the answer: the model's guess (as judged) was not correct
+    right = seen is None or not seen.guess or seen.correct is not True
+    base = {
+        "bonus_id": play.bonus_id, "tossup_id": play.tossup_id, "part": play.part,
+        "team": team.id, "ruling": Ruling.INCORRECT, "bounceback": False, "by": "team",
+        "answer": None,
+    }  # fmt: skip
+    run.finish_part(base, Ruling.INCORRECT, consult.abstain_points if right else 0, "abstain")
 
 
 def _rule_part(run: _Decision, cmd: RulePart) -> None:
@@ -1061,6 +1204,8 @@ _HANDLERS = {
     AnswerPart: _answer_part,
     RulePart: _rule_part,
     ThrowOutBonus: _throw_out_bonus,
+    ConsultPart: _consult_part,
+    AbstainPart: _abstain_part,
 }
 
 __all__ = [

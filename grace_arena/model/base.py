@@ -8,12 +8,24 @@ from typing import Any, Protocol, runtime_checkable
 from grace_arena.core.judge import Directive, judge
 from grace_arena.core.packet import Packet
 
-__all__ = ["Guess", "Guesser", "Prefix", "is_correct", "packet_prefixes"]
+__all__ = [
+    "Guess",
+    "Guesser",
+    "Prefix",
+    "bonus_prefixes",
+    "is_correct",
+    "main_answer",
+    "packet_prefixes",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Prefix:
-    """The first ``step + 1`` clues of one tossup: what a guesser sees at one step."""
+    """The first ``step + 1`` clues of one tossup: what a guesser sees at one step.
+
+    A bonus part is asked as a prefix too (``kind="bonus"``): ``tossup_id`` is then the bonus's
+    id, ``step`` the part (0-based) and ``text`` what has been read when the part is asked.
+    """
 
     packet_id: str
     tossup_id: str
@@ -23,6 +35,7 @@ class Prefix:
     question_text: str  # the whole tossup: exemplar retrieval must never return it
     answer: str = ""  # the answer line, for judging (never shown to a guesser)
     category: str | None = None
+    kind: str = "tossup"  # or "bonus"
 
     @property
     def corpus_id(self) -> str:
@@ -88,6 +101,40 @@ def packet_prefixes(packet: Packet) -> list[Prefix]:
                     category=tossup.category,
                 )
             )
+    return out
+
+
+def main_answer(answer_line: str) -> str:
+    """The main answer of an answer line, as a moderator reads it out after a part."""
+    from grace_arena.core.judge.lines import parse_answer_line
+
+    forms = parse_answer_line(answer_line).accept
+    return forms[0] if forms else answer_line
+
+
+def bonus_prefixes(packet: Packet) -> list[Prefix]:
+    """Every part of every bonus as a guesser is asked it: the lead-in, then each earlier part
+    followed by its answer (as the moderator reads them in play), then the part itself."""
+    out: list[Prefix] = []
+    for bonus in packet.bonuses:
+        read: list[str] = [bonus.leadin] if bonus.leadin else []
+        whole = " ".join([*read, *(p.text for p in bonus.parts)])
+        for index, part in enumerate(bonus.parts):
+            text = " ".join([*read, part.text])
+            out.append(
+                Prefix(
+                    packet_id=packet.packet.id,
+                    tossup_id=bonus.id,
+                    step=index,
+                    word_index=len(text.split()) - 1,
+                    text=text,
+                    question_text=whole,
+                    answer=part.answer,
+                    category=bonus.category,
+                    kind="bonus",
+                )
+            )
+            read += [part.text, f"ANSWER: {main_answer(part.answer)}."]
     return out
 
 

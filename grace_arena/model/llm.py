@@ -478,8 +478,8 @@ class LLMGuesser:
         )
 
 
-def _prefix_key(prefix: Prefix) -> tuple[str, str, int]:
-    return (prefix.packet_id, prefix.tossup_id, prefix.step)
+def _prefix_key(prefix: Prefix) -> tuple[str, str, str, int]:
+    return (prefix.kind, prefix.packet_id, prefix.tossup_id, prefix.step)
 
 
 def _normalise(

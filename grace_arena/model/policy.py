@@ -3,6 +3,11 @@
 A model buzzes at the **last word of the first clue prefix** whose chosen confidence is at
 least ``threshold`` and whose last word index is at least ``not_before_word``; it never buzzes
 on a tossup where no prefix qualifies. Steps with no guess or a missing confidence never buzz.
+
+On a bonus part there is nothing to lose by answering (no format takes points for a wrong bonus
+answer), so a model team always gives its best guess, confident or not; the threshold only
+marks, in the record, whether the answer was confident (``model_bonus_part.confident``). A part
+the model has no guess for is answered with nothing (the moderator rules it).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from grace_arena.core.config import ModelBuzz, TeamKind, TeamSpec
+from grace_arena.core.config import ModelAnswer, ModelBuzz, TeamKind, TeamSpec
 from grace_arena.core.packet import Packet
 
 __all__ = [
@@ -20,6 +25,7 @@ __all__ = [
     "ConfidenceKind",
     "StepLike",
     "first_buzz",
+    "load_bonus_answers",
     "load_steps",
     "model_buzzes",
     "model_team",
@@ -111,6 +117,36 @@ def load_steps(engine_or_store: Any, model: str, packet_id: str) -> dict[str, li
     return out
 
 
+def load_bonus_answers(
+    engine_or_store: Any, model: str, packet_id: str, policy: BuzzPolicy | None = None
+) -> dict[str, tuple[ModelAnswer, ...]]:
+    """The recorded answers of ``model`` to a packet's bonus parts: bonus id -> one answer per
+    part, in order (a bonus with a part missing is left out: it was not fully precomputed).
+    The confidence is the policy's kind (recalibrated when it has a map)."""
+    from sqlmodel import Session, select
+
+    from grace_arena.record.models import ModelBonusPartRow as Row
+
+    policy = policy or BuzzPolicy()
+    parts: dict[str, list[Any]] = {}
+    with Session(_engine(engine_or_store)) as session:
+        rows = session.exec(
+            select(Row)
+            .where(Row.model == model, Row.packet_id == packet_id)
+            .order_by(Row.bonus_id, Row.part)
+        ).all()
+        for row in rows:
+            parts.setdefault(row.bonus_id, []).append(
+                ModelAnswer(
+                    guess=row.guess, confidence=policy.confidence_of(row), correct=row.correct
+                )
+            )
+        indices = {r.bonus_id: [x.part for x in rows if x.bonus_id == r.bonus_id] for r in rows}
+    return {
+        b: tuple(answers) for b, answers in parts.items() if indices[b] == list(range(len(answers)))
+    }
+
+
 def model_buzzes(
     steps_by_tossup: dict[str, Sequence[Any]], policy: BuzzPolicy
 ) -> dict[str, ModelBuzz]:
@@ -149,10 +185,13 @@ def model_team(
         )
     known = {t.id for t in packet.tossups}
     buzzes = {k: v for k, v in model_buzzes(steps, policy).items() if k in known}
+    bonus_ids = {b.id for b in packet.bonuses}
+    answers = load_bonus_answers(engine_or_store, model, packet.packet.id, policy)
     return TeamSpec(
         id=team_id,
         name=name or model,
         kind=TeamKind.MODEL,
         model=model,
         buzzes=buzzes,
+        bonus_answers={k: v for k, v in answers.items() if k in bonus_ids},
     )

@@ -12,6 +12,13 @@ the next run tries it again.
 
 ``would_buzz`` is stored per step for the policy given (default: logit confidence ≥ 0.5): it says
 whether that step alone passes; the buzz is at the first step that does.
+
+Bonus parts are guessed in the same run, by the same guesser, under the same concurrency bound
+and response cache: each part is asked with the lead-in and the parts before it followed by
+their answers (:func:`~grace_arena.model.base.bonus_prefixes`), judged alike and stored in
+``model_bonus_part`` (``confident``: whether the policy's confidence passes its threshold; a
+model team answers every part with its best guess either way, see
+:mod:`grace_arena.model.policy`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from grace_arena.core.packet import Packet
-from grace_arena.model.base import Guess, Guesser, Prefix, is_correct, packet_prefixes
+from grace_arena.model.base import (
+    Guess,
+    Guesser,
+    Prefix,
+    bonus_prefixes,
+    is_correct,
+    packet_prefixes,
+)
 from grace_arena.model.policy import BuzzPolicy
 
 __all__ = [
@@ -42,14 +56,19 @@ DEFAULT_POLICY = BuzzPolicy()
 
 @dataclass
 class PrecomputeStats:
-    """Counts for the progress bar and the summary line."""
+    """Counts for the progress bar and the summary line (``steps``…``stored``: tossup clue
+    prefixes; ``parts``…``parts_stored``: bonus parts; calls, errors and cost: both)."""
 
-    questions: int = 0
+    questions: int = 0  # tossups and bonuses
     questions_done: int = 0
     steps: int = 0
     steps_done: int = 0
     skipped: int = 0  # already in the record
     stored: int = 0
+    parts: int = 0
+    parts_done: int = 0
+    parts_skipped: int = 0
+    parts_stored: int = 0
     calls: int = 0
     cache_hits: int = 0
     errors: int = 0
@@ -135,9 +154,70 @@ def _done_steps(engine: Any, model: str, packet_id: str) -> set[tuple[str, int]]
     return {(t, s) for t, s in rows}
 
 
+def _done_parts(engine: Any, model: str, packet_id: str) -> set[tuple[str, int]]:
+    from sqlmodel import Session, select
+
+    from grace_arena.record.models import ModelBonusPartRow as Row
+
+    with Session(engine) as session:
+        rows = session.exec(
+            select(Row.bonus_id, Row.part).where(Row.model == model, Row.packet_id == packet_id)
+        ).all()
+    return {(b, p) for b, p in rows}
+
+
+def _policy_extra(policy: BuzzPolicy) -> dict[str, Any]:
+    return {
+        "confidence": policy.confidence,
+        "threshold": policy.threshold,
+        "not_before_word": policy.not_before_word,
+        "calibration": None
+        if policy.calibration is None
+        else {
+            "method": policy.calibration.method,
+            "fitted_at": policy.calibration.meta.get("fitted_at"),
+        },
+    }
+
+
+def _part_row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
+    from grace_arena.record.models import ModelBonusPartRow
+
+    correct, directive = is_correct(guess.guess, prefix.answer)
+    row = ModelBonusPartRow(
+        model=model,
+        packet_id=prefix.packet_id,
+        bonus_id=prefix.tossup_id,
+        part=prefix.step,
+        guess=guess.guess,
+        confidence_logit=guess.confidence_logit,
+        confidence_logit_geo=guess.confidence_logit_geo,
+        sequence_prob=guess.sequence_prob,
+        confidence_verbal=guess.confidence_verbal,
+        correct=correct,
+        judge_directive=directive,
+        latency_s=guess.latency_s,
+        prompt_tokens=guess.prompt_tokens,
+        completion_tokens=guess.completion_tokens,
+        cost_usd=guess.cost_usd,
+        exemplars=guess.exemplars,
+        extra={
+            **guess.extra,
+            "cached": guess.calls == 0 and guess.cache_hits > 0,
+            "asked": prefix.text,
+            "policy": _policy_extra(policy),
+        },
+    )
+    conf = policy.confidence_of(row)
+    row.confident = bool(guess.guess) and conf is not None and conf >= policy.threshold
+    return row
+
+
 def _row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
     from grace_arena.record.models import ModelStepRow
 
+    if prefix.kind == "bonus":
+        return _part_row(model, prefix, guess, policy)
     correct, directive = is_correct(guess.guess, prefix.answer)
     row = ModelStepRow(
         model=model,
@@ -160,17 +240,7 @@ def _row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
         extra={
             **guess.extra,
             "cached": guess.calls == 0 and guess.cache_hits > 0,
-            "policy": {
-                "confidence": policy.confidence,
-                "threshold": policy.threshold,
-                "not_before_word": policy.not_before_word,
-                "calibration": None
-                if policy.calibration is None
-                else {
-                    "method": policy.calibration.method,
-                    "fitted_at": policy.calibration.meta.get("fitted_at"),
-                },
-            },
+            "policy": _policy_extra(policy),
         },
     )
     row.would_buzz = policy.would_buzz(row)
@@ -179,8 +249,8 @@ def _row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
 
 def _store(
     engine: Any, model: str, steps: Sequence[tuple[Prefix, Guess]], policy: BuzzPolicy
-) -> int:
-    """Commit ``steps`` in one transaction; the number stored. If another run stored one of
+) -> list[Prefix]:
+    """Commit ``steps`` in one transaction; the prefixes stored. If another run stored one of
     them meanwhile, each is tried on its own and that one is left out."""
     from sqlalchemy.exc import IntegrityError
     from sqlmodel import Session
@@ -189,11 +259,11 @@ def _store(
         with Session(engine) as session:
             session.add_all([_row(model, p, g, policy) for p, g in steps])
             session.commit()
-        return len(steps)
+        return [p for p, _ in steps]
     except IntegrityError:
         if len(steps) == 1:
-            return 0
-    return sum(_store(engine, model, [step], policy) for step in steps)
+            return []
+    return [p for step in steps for p in _store(engine, model, [step], policy)]
 
 
 async def precompute(
@@ -204,31 +274,60 @@ async def precompute(
     model: str | None = None,
     policy: BuzzPolicy = DEFAULT_POLICY,
     tossups: Sequence[str] | None = None,
+    bonuses: bool | Sequence[str] | None = None,
     on_progress: Callable[[PrecomputeStats], None] | None = None,
 ) -> PrecomputeStats:
     """Guess every missing step of ``packet`` with ``guesser`` and store it (module docstring).
 
     ``model`` is the name the steps are stored under (default ``guesser.name``); ``tossups``
-    limits the run to those tossup ids.
+    limits the run to those tossup ids; ``bonuses`` is ``True`` (every bonus part), ``False``
+    (none) or the bonus ids to guess; by default every part, unless ``tossups`` is given.
     """
     from grace_arena.record.store import MatchStore
 
     name = model or guesser.name
     MatchStore(engine).save_packet(packet, source=packet.path)
-    prefixes = [
-        p for p in packet_prefixes(packet) if tossups is None or p.tossup_id in set(tossups)
-    ]
-    done = _done_steps(engine, name, packet.packet.id)
-    stats = PrecomputeStats(questions=len({p.tossup_id for p in prefixes}), steps=len(prefixes))
-    remaining: dict[str, int] = {}
-    for p in prefixes:
-        remaining[p.tossup_id] = remaining.get(p.tossup_id, 0) + 1
+    wanted = None if tossups is None else set(tossups)
+    prefixes = [p for p in packet_prefixes(packet) if wanted is None or p.tossup_id in wanted]
+    if bonuses is None:
+        bonuses = tossups is None
+    if bonuses is True:
+        parts = bonus_prefixes(packet)
+    elif bonuses is False:
+        parts = []
+    else:
+        chosen = set(bonuses)
+        parts = [p for p in bonus_prefixes(packet) if p.tossup_id in chosen]
+    done = {("tossup", *k) for k in _done_steps(engine, name, packet.packet.id)}
+    if parts:
+        done |= {("bonus", *k) for k in _done_parts(engine, name, packet.packet.id)}
+    everything = prefixes + parts
+
+    def key(p: Prefix) -> tuple[str, str]:
+        return (p.kind, p.tossup_id)
+
+    stats = PrecomputeStats(
+        questions=len({key(p) for p in everything}), steps=len(prefixes), parts=len(parts)
+    )
+    remaining: dict[tuple[str, str], int] = {}
+    for p in everything:
+        remaining[key(p)] = remaining.get(key(p), 0) + 1
+
+    def finish(p: Prefix) -> None:
+        remaining[key(p)] -= 1
+        if remaining[key(p)] == 0:
+            stats.questions_done += 1
+
     todo = []
-    for p in prefixes:
-        if (p.tossup_id, p.step) in done:
-            stats.skipped += 1
-            stats.steps_done += 1
-            remaining[p.tossup_id] -= 1
+    for p in everything:
+        if (p.kind, p.tossup_id, p.step) in done:
+            if p.kind == "bonus":
+                stats.parts_skipped += 1
+                stats.parts_done += 1
+            else:
+                stats.skipped += 1
+                stats.steps_done += 1
+            remaining[key(p)] -= 1
         else:
             todo.append(p)
     stats.questions_done = sum(1 for n in remaining.values() if n == 0)
@@ -248,11 +347,11 @@ async def precompute(
             batch = finished[:]
             finished.clear()
             # In a worker thread: a durable SQLite commit waits for the disk, the loop need not.
-            stats.stored += await asyncio.to_thread(_store, engine, name, batch, policy)
+            stored = await asyncio.to_thread(_store, engine, name, batch, policy)
+            stats.parts_stored += sum(1 for p in stored if p.kind == "bonus")
+            stats.stored += sum(1 for p in stored if p.kind != "bonus")
             for prefix, _ in batch:
-                remaining[prefix.tossup_id] -= 1
-                if remaining[prefix.tossup_id] == 0:
-                    stats.questions_done += 1
+                finish(prefix)
             if on_progress:
                 on_progress(stats)
 
@@ -260,7 +359,10 @@ async def precompute(
     try:
         for next_done in asyncio.as_completed([one(p) for p in todo]):
             prefix, guess = await next_done
-            stats.steps_done += 1
+            if prefix.kind == "bonus":
+                stats.parts_done += 1
+            else:
+                stats.steps_done += 1
             stats.calls += guess.calls
             stats.cache_hits += guess.cache_hits
             if guess.calls and guess.error is None:
@@ -271,10 +373,13 @@ async def precompute(
                     stats.cost_usd += guess.cost_usd
             if guess.error is not None:
                 stats.errors += 1
-                stats.error_messages.append(f"{prefix.tossup_id} step {prefix.step}: {guess.error}")
-                remaining[prefix.tossup_id] -= 1
-                if remaining[prefix.tossup_id] == 0:
-                    stats.questions_done += 1
+                where = (
+                    f"bonus {prefix.tossup_id} part {prefix.step + 1}"
+                    if prefix.kind == "bonus"
+                    else f"{prefix.tossup_id} step {prefix.step}"
+                )
+                stats.error_messages.append(f"{where}: {guess.error}")
+                finish(prefix)
             else:
                 finished.append((prefix, guess))
                 if committer is None or committer.done():
@@ -340,7 +445,13 @@ def ensure_precomputed(
                 raise LookupError(
                     f"model {model!r} has not been precomputed on packet {packet.packet.id!r}"
                 )
-            return PrecomputeStats(steps=n_prefixes, skipped=n_prefixes)
+            n_parts = len(bonus_prefixes(packet))
+            return PrecomputeStats(
+                steps=n_prefixes,
+                skipped=n_prefixes,
+                parts=n_parts,
+                parts_skipped=len(_done_parts(engine, model, packet.packet.id)),
+            )
         return run_precompute(engine, packet, make_guesser(model), model=model)
     finally:
         engine.dispose()

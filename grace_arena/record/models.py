@@ -354,6 +354,38 @@ class ModelStepRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class ModelBonusPartRow(SQLModel, table=True):
+    """A model's answer to one bonus part, given the lead-in and the parts before it with their
+    answers (as they are read in play); stored like a tossup step."""
+
+    __tablename__ = "model_bonus_part"
+    __table_args__ = (
+        UniqueConstraint("model", "packet_id", "bonus_id", "part", name="uq_model_bonus_part"),
+        Index("ix_model_bonus_part_bonus", "packet_id", "bonus_id"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    model: str = Field(max_length=200)
+    packet_id: str = Field(max_length=100)
+    bonus_id: str = Field(max_length=100)
+    part: int  # 0-based
+    guess: str | None = None
+    confidence_logit: float | None = None
+    confidence_logit_geo: float | None = None
+    sequence_prob: float | None = None
+    confidence_verbal: float | None = None
+    correct: bool | None = None
+    judge_directive: str | None = Field(default=None, max_length=16)
+    #: whether the policy's confidence passes its threshold (the model answers either way)
+    confident: bool | None = None
+    latency_s: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    exemplars: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class SurveyRow(SQLModel, table=True):
     """A per-clue survey of one packet (GRACE §3.2.1): players guess after every clue."""
 
