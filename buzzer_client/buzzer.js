@@ -287,6 +287,28 @@
     }
   });
 
+  // consult rules: look at the model's answer to the part up (with what was typed so far), or
+  // abstain
+  $("consult").addEventListener("click", () => {
+    const b = app.state && app.state.bonus;
+    if (!b || !myBonusTurn()) return;
+    const draft = $("answer-input").value.trim().slice(0, 300);
+    send({ type: "consult", part: b.part + 1, draft: draft || null });
+  });
+  $("abstain").addEventListener("click", () => {
+    const b = app.state && app.state.bonus;
+    if (!b || !myBonusTurn()) return;
+    if (send({ type: "abstain", part: b.part + 1 })) {
+      app.bonusSent = "(abstained)";
+      render();
+    }
+  });
+
+  function consultedText(c) {
+    const conf = c.confidence == null ? "" : " · confidence " + Math.round(c.confidence * 100) + "%";
+    return "The model (" + c.model + ") says " + (c.guess ? "“" + c.guess + "”" : "nothing") + conf;
+  }
+
   // -- bonuses ---------------------------------------------------------------------------------
 
   function myBonusTurn() {
@@ -309,6 +331,9 @@
         (b.answered_by ? " (" + b.answered_by + ")" : "") + " — waiting for the ruling";
       else if (app.bonusSent) detail = "Sent “" + app.bonusSent + "” — waiting for the ruling";
       else if (b.prompted) detail = where + " · the moderator asks for more: type it" + clock;
+      else if (b.consult && !b.bounceback) detail = where + (b.consulted ?
+        " · you consulted the model: answer, or abstain" :
+        " · answer alone, consult the model, or abstain") + clock;
       else detail = where + " · type your team's answer (the first one sent stands)" + clock;
       return { state: "floor", title: title, detail: detail };
     }
@@ -651,6 +676,18 @@
       $("answer-input").focus();
     } else if (!showAnswer && !form.hidden) {
       form.hidden = true;
+    }
+
+    // consult rules: the team whose turn it is may look at the model's answer, or abstain
+    const consultRow = $("consult-row");
+    const canConsult = bonusBox && s.bonus.consult && !s.bonus.bounceback && !s.bonus.prompted;
+    consultRow.hidden = !canConsult;
+    $("consult").hidden = !canConsult || Boolean(s.bonus.consulted);
+    const seen = $("consulted");
+    const consulted = s && s.bonus && s.match.phase === "bonus" && s.bonus.consulted;
+    seen.hidden = !consulted;
+    if (consulted && seen.textContent !== consultedText(consulted)) {
+      seen.textContent = consultedText(consulted);
     }
 
     buzzButton.disabled = !canBuzz();

@@ -216,7 +216,9 @@
           p.bounceback_points ? teamName(p.bounceback_team) + " +" + p.bounceback_points : "no points";
         ans.textContent = "ANSWER: ";
         appendMarkup(ans, p.answer);
-        ans.append(" — " + got);
+        const how = p.choice === "consult" ? " (after consulting the model)" :
+          p.choice === "abstain" ? " (abstained)" : "";
+        ans.append(" — " + got + how);
         line.appendChild(ans);
       }
       text.appendChild(line);
@@ -228,8 +230,11 @@
       setBanner("correct", teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus", others);
     } else if (b.turn) {
       const who = b.bounceback ? "Bounceback: " + teamName(b.turn) : teamName(b.turn) + "'s bonus";
-      setBanner("", who, b.prompted ? "prompted: saying more" :
-        b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length);
+      const c = b.consulted;
+      const seen = c ? " · the model (" + c.model + ") says " + (c.guess ? "“" + c.guess + "”" : "nothing") +
+        (c.confidence == null ? "" : ", confidence " + Math.round(c.confidence * 100) + "%") : "";
+      setBanner("", who, (b.prompted ? "prompted: saying more" :
+        b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length) + seen);
     }
     $("answer").hidden = true;
     renderScores();

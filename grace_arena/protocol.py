@@ -255,6 +255,24 @@ class AnswerMsg(_Msg):
     bounceback: bool | None = None
 
 
+class ConsultMsg(_Msg):
+    """Consult rules: the team whose turn it is looks at the model's answer to the part up
+    (``part``, 1-based); ``draft`` is what the team had typed before, if anything. A player of
+    that team sends it, or the moderator for the team (read aloud)."""
+
+    type: Literal["consult"] = "consult"
+    part: int | None = Field(default=None, ge=1, le=100)
+    draft: Text | None = Field(default=None, max_length=300)
+
+
+class AbstainMsg(_Msg):
+    """Consult rules: the team whose turn it is abstains on the part up (``part``, 1-based):
+    scored at once. A player of that team sends it, or the moderator for the team."""
+
+    type: Literal["abstain"] = "abstain"
+    part: int | None = Field(default=None, ge=1, le=100)
+
+
 class Ping(_Msg):
     """Either side may ping; the other answers ``pong`` echoing ``sent``."""
 
@@ -341,6 +359,8 @@ ClientMessage = Annotated[
     | UndoMsg
     | ThrowOutMsg
     | ThrowOutBonusMsg
+    | ConsultMsg
+    | AbstainMsg
     | PauseMsg
     | ResumeMsg
     | StepMsg
@@ -364,6 +384,9 @@ MODERATOR_ONLY = frozenset(
     }
 )
 PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
+#: Sent by a player who joined, for their team, or by the moderator in control, for the team
+#: whose turn it is.
+PLAYER_OR_MODERATOR = frozenset({"consult", "abstain"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -433,6 +456,18 @@ class BonusPartView(_Msg):
     points: int = 0
     bounceback_team: str | None = None  # the team that answered it on a bounceback
     bounceback_points: int = 0
+    #: Consult rules, once ruled: "own", "consult" or "abstain".
+    choice: str | None = None
+
+
+class ConsultedView(_Msg):
+    """Consult rules: the model's answer to the current part, which the team looked at (the
+    room sees it too, as on a projector)."""
+
+    model: str
+    guess: str | None = None  # None: the model has no answer to this part
+    confidence: float | None = None
+    draft: str | None = None  # moderator only: what the team had typed before
 
 
 class BonusView(_Msg):
@@ -456,6 +491,9 @@ class BonusView(_Msg):
     points: dict[str, int] = Field(default_factory=dict)  # this bonus's points by team
     done: bool = False
     prompted: bool = False  # the turn's answer was prompted: the team says (types) more
+    #: Consult rules: the team whose turn it is may consult the model or abstain.
+    consult: bool = False
+    consulted: ConsultedView | None = None  # the model's answer, once the team looked
 
 
 class ReadingView(_Msg):
@@ -786,6 +824,14 @@ class MatchSettings(_Msg):
         Annotated[int, _Within(1, 100, "tossups", " or none", field="regulation_tossups")] | None
     ) = None
     overtime_bonuses: bool = False
+    #: Consult rules on bonus parts (QANTA 2026): the model a team may consult (its bonus
+    #: parts precomputed in the record), and the points of each choice.
+    consult_model: Text | None = Field(default=None, max_length=200)
+    consult_points: tuple[
+        Annotated[int, _Within(0, 100, "points", field="consult_points")],
+        Annotated[int, _Within(0, 100, "points", field="consult_points")],
+        Annotated[int, _Within(0, 100, "points", field="consult_points")],
+    ] = (15, 10, 5)
 
     #: The fields that are rules of the game (the others say how the match is read).
     SCORING: ClassVar[tuple[str, ...]] = (
@@ -804,8 +850,16 @@ class MatchSettings(_Msg):
         return data
 
     def scoring(self) -> dict[str, Any]:
-        """The rules given explicitly (a format's own apply to the others)."""
-        return {k: getattr(self, k) for k in self.SCORING if k in self.model_fields_set}
+        """The rules given explicitly (a format's own apply to the others); with a model to
+        consult, the consult rules (own, consult, abstain points), which play bonuses."""
+        rules = {k: getattr(self, k) for k in self.SCORING if k in self.model_fields_set}
+        if self.consult_model:
+            own, consult, abstain = self.consult_points
+            rules["consult"] = {
+                "own_points": own, "consult_points": consult, "abstain_points": abstain,
+            }  # fmt: skip
+            rules["bonuses"] = True
+        return rules
 
 
 class MatchSetup(MatchSettings):

@@ -12,6 +12,8 @@ from textual.widgets import Footer, Static
 
 from grace_arena.core.phases import Phase, allowed_commands
 from grace_arena.protocol import (
+    AbstainMsg,
+    ConsultMsg,
     EndMatchMsg,
     PauseMsg,
     ResumeMsg,
@@ -47,6 +49,8 @@ COMMAND_OF = {
     "undo": "undo",
     "throw_out": "throw_out",
     "throw_out_bonus": "throw_out_bonus",
+    "consult": "consult_part",
+    "abstain": "abstain_part",
     "next_tossup": "start_tossup",
     "end_match": "end_match",
     "pause": "pause",
@@ -85,6 +89,18 @@ class LiveScreen(MatchScreen):
             "throw_out_bonus",
             "Throw out bonus",
             tooltip="Replace this bonus by the next unused one (asks first)",
+        ),
+        Binding(
+            "k",
+            "consult",
+            "Consult",
+            tooltip="Consult rules: the team looks at the model's answer to this part",
+        ),
+        Binding(
+            "a",
+            "abstain",
+            "Abstain",
+            tooltip="Consult rules: the team abstains on this part (scored at once)",
         ),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
@@ -196,6 +212,13 @@ class LiveScreen(MatchScreen):
             return "resume" in allowed and not (state.reading.running and not state.match.paused)
         if action == "undo":
             return state.match.can_undo
+        if action in ("consult", "abstain"):
+            b = state.bonus
+            open_turn = (
+                command in allowed and b is not None and b.consult and not b.bounceback
+                and not b.prompted and b.answer is None
+            )  # fmt: skip
+            return open_turn and (action == "abstain" or b.consulted is None)
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more
@@ -228,6 +251,16 @@ class LiveScreen(MatchScreen):
 
     def action_undo(self) -> None:
         self._send(UndoMsg())
+
+    def action_consult(self) -> None:
+        state = self.current
+        if state is not None and state.bonus is not None:
+            self._send(ConsultMsg(part=state.bonus.part + 1))
+
+    def action_abstain(self) -> None:
+        state = self.current
+        if state is not None and state.bonus is not None:
+            self._send(AbstainMsg(part=state.bonus.part + 1))
 
     def action_next_tossup(self) -> None:
         self._send(StartTossupMsg())

@@ -176,8 +176,12 @@ def _answer_line(who: str, ev: dict[str, Any]) -> Text:
 def _ruling_line(head: str, ev: dict[str, Any], who: str) -> Text:
     """A ruling, its points and who was ruled (a buzz's ruling, a part's), by whom."""
     ruling = str(ev["ruling"])
+    if ev.get("choice") == "abstain":
+        ruling = "abstained"  # scored by whether the model was right
     style = {"correct": "bold green", "incorrect": "bold red"}.get(ruling, "bold yellow")
     by = " (time ran out)" if ev.get("by") == "timer" else ""
+    if ev.get("choice") == "consult":
+        by += " after consulting"
     points = f" {ev['points']:+d}" if ev.get("points") else ""
     return Text(f"{head}{ruling.upper()}{points} {who}{by}", style=style)
 
@@ -232,6 +236,14 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     if kind == "bonus_part_ruled":
         turn = " (bounceback)" if ev.get("bounceback") else ""
         return _ruling_line(f"part {ev['part'] + 1}{turn}: ", ev, team_name(teams, ev["team"]))
+    if kind == "bonus_part_consulted":
+        conf = ev.get("confidence")
+        said = f"“{ev['guess']}”" if ev.get("guess") else "nothing"
+        return Text(
+            f"part {ev['part'] + 1}: {team_name(teams, ev['team'])} consulted {ev['model']}: "
+            f"{said}" + ("" if conf is None else f" ({conf:.0%})"),
+            style="magenta",
+        )
     if kind == "bonus_part_undone":
         return Text(f"part {ev['part'] + 1}: ruling undone", style="bold magenta")
     if kind == "bonus_ended":
@@ -417,6 +429,11 @@ class BuzzBanner(StateView):
             body.append(f"“{bonus.answer}”", style="bold")
             if bonus.answered_by:
                 body.append(f" ({bonus.answered_by})", style="dim")
+        elif bonus.consult and not bonus.bounceback:
+            body.append(
+                "waiting for the team: answer alone, consult the model (k) or abstain (a)…",
+                style="dim",
+            )
         else:
             body.append("waiting for the team's answer (typed, or out loud)…", style="dim")
         if bonus.suggestion:
@@ -425,6 +442,16 @@ class BuzzBanner(StateView):
         if bonus.prompt_question:
             body.append(f"  (ask: “{bonus.prompt_question}”)", style="yellow")
         lines.append(body)
+        if bonus.consulted is not None:
+            c = bonus.consulted
+            seen = Text("consulted ", style="magenta")
+            seen.append(f"{c.model}: ", style="magenta")
+            seen.append(f"“{c.guess}”" if c.guess else "no answer", style="bold magenta")
+            if c.confidence is not None:
+                seen.append(f" ({c.confidence:.0%})", style="magenta")
+            if c.draft:
+                seen.append(f" · the team had “{c.draft}”", style="dim")
+            lines.append(seen)
         lines.append(
             Text.assemble(
                 ("c", "bold reverse"), " correct  ", ("i", "bold reverse"), " incorrect  ",

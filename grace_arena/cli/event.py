@@ -13,8 +13,11 @@ import typer
 from grace_arena.cli import app
 from grace_arena.cli.options import (
     BouncebacksOption,
+    ConsultOption,
+    ConsultPointsOption,
     DbOption,
     FormatOption,
+    consult_settings,
     existing_db,
     format_settings,
     redacted,
@@ -106,6 +109,8 @@ def create(
     db: DbOption = None,
     game_format: FormatOption = None,
     bouncebacks: BouncebacksOption = None,
+    consult: ConsultOption = None,
+    consult_points: ConsultPointsOption = None,
 ) -> None:
     """Register an event and its teams: human teams, and model players with their threshold.
 
@@ -131,7 +136,13 @@ def create(
             raise typer.BadParameter(f"{text!r}: {exc}", param_hint=option) from None
     try:
         defaults = MatchSettings.model_validate(
-            {"reading_mode": reading_mode, "wpm": wpm, **format_settings(game_format, bouncebacks)}
+            {
+                "reading_mode": reading_mode,
+                "wpm": wpm,
+                **({"format": "acf"} if consult and game_format is None else {}),
+                **format_settings(game_format, bouncebacks),
+                **consult_settings(consult, consult_points),
+            }
         )
     except ValidationError as exc:
         error = exc.errors()[0]

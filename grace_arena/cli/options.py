@@ -83,6 +83,45 @@ BouncebacksOption = Annotated[
 ]
 
 
+ConsultOption = Annotated[
+    str | None,
+    typer.Option(
+        "--consult",
+        help="Consult rules on bonus parts (QANTA 2026): per part a team answers on its own, "
+        "consults this precomputed model (sees its guess and confidence) or abstains. Plays "
+        "bonuses (ACF's rules unless --rules says otherwise).",
+        show_default=False,
+    ),
+]
+ConsultPointsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--consult-points",
+        help="With --consult: OWN,CONSULT,ABSTAIN points of a part (default 15,10,5: a "
+        "correct answer alone, a correct answer after consulting, a right abstention).",
+        show_default=False,
+    ),
+]
+
+
+def consult_settings(model: str | None, points: str | None) -> dict:
+    """The match settings ``--consult`` and ``--consult-points`` give."""
+    if points is not None and not model:
+        raise typer.BadParameter("needs --consult MODEL", param_hint="--consult-points")
+    if not model:
+        return {}
+    settings: dict = {"consult_model": model}
+    if points is not None:
+        parts = [p.strip() for p in points.split(",")]
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise typer.BadParameter(
+                f"{points!r}: three points OWN,CONSULT,ABSTAIN, e.g. 15,10,5",
+                param_hint="--consult-points",
+            )
+        settings["consult_points"] = tuple(int(p) for p in parts)
+    return settings
+
+
 def format_settings(fmt: str | None, bouncebacks: bool | None) -> dict:
     """The match settings ``--rules`` and ``--bouncebacks`` give (for ``MatchSettings``)."""
     from grace_arena.core.formats import FORMATS

@@ -10,8 +10,11 @@ import typer
 from grace_arena.cli import app
 from grace_arena.cli.options import (
     BouncebacksOption,
+    ConsultOption,
+    ConsultPointsOption,
     DbOption,
     FormatOption,
+    consult_settings,
     format_settings,
     redacted,
     resolve_db,
@@ -172,6 +175,8 @@ def serve(
     ] = 0.1,
     game_format: FormatOption = None,
     bouncebacks: BouncebacksOption = None,
+    consult: ConsultOption = None,
+    consult_points: ConsultPointsOption = None,
     reading_mode: Annotated[
         str,
         typer.Option(
@@ -208,6 +213,9 @@ def serve(
 
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
         settings = format_settings(game_format, bouncebacks)
+        settings.update(consult_settings(consult, consult_points))
+        if consult and "format" not in settings:
+            settings["format"] = "acf"  # QANTA's human rules follow ACF's
         if model is None:  # a quizbowl format's match is two teams; GRACE's has the model
             model = "" if settings.get("format", "grace") != "grace" else "tfidf"
             if not model:
@@ -245,10 +253,11 @@ def serve(
             else ScoringRules(**first.scoring())
         )
         console.print(f"rules: {describe(rules)}", highlight=False)
-        if bouncebacks and model:
+        if bouncebacks and (model or consult):
+            why = "three teams play" if model else "consult rules have none"
             console.print(
-                f"note: the first match has a model team ({model}): bouncebacks are played "
-                "between two human teams only, so none will be (--model '' leaves it out)",
+                f"note: bouncebacks are played between two teams only, without consult rules: "
+                f"none will be ({why})",
                 highlight=False,
             )
 

@@ -69,11 +69,17 @@ def rules_for(name: str = "grace", **changes: Any) -> ScoringRules:
 
 def describe(rules: ScoringRules, *, bouncebacks: bool | None = None) -> str:
     """One line for screens: "ACF: 10 a tossup, no powers, negs -5, bonuses, 20 tossups".
-    ``bouncebacks``: whether the match plays them (two human teams), if not the rules'."""
+    ``bouncebacks``: whether the match plays them (two teams), if not the rules'."""
     bits = [f"{rules.correct_points} a tossup"]
     bits.append(f"powers {rules.power_points}" if rules.power_points is not None else "no powers")
     bits.append(f"negs {rules.neg_points}" if rules.neg_points else "no negs")
-    if rules.bonuses:
+    if rules.bonuses and rules.consult is not None:
+        c = rules.consult
+        bits.append(
+            f"bonuses with a model to consult ({c.own_points} alone, {c.consult_points} "
+            f"after consulting, {c.abstain_points} for a right abstention)"
+        )
+    elif rules.bonuses:
         played = rules.bouncebacks if bouncebacks is None else bouncebacks
         bits.append("bonuses with bouncebacks" if played else "bonuses")
     else:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from grace_arena.core.config import (
     BonusPartSpec,
     BonusSpec,
+    ConsultSpec,
     MatchConfig,
     ScoringRules,
     TeamSpec,
@@ -53,6 +54,7 @@ def match_config(
     reading_mode: str = "read_aloud",
     wpm: int = 180,
     compensated: bool = False,
+    consult: ConsultSpec | None = None,
 ) -> MatchConfig:
     """A match on ``packet`` (all its tossups, or the chosen ones in the given order)."""
     chosen = (
@@ -69,6 +71,7 @@ def match_config(
         reading_mode=reading_mode,
         wpm=wpm,
         compensated=compensated,
+        consult=consult,
     )
 
 

@@ -331,9 +331,28 @@ class Arena:
             rules = ScoringRules(**setup.scoring())
         else:
             rules = rules_for(setup.format, **setup.scoring())
+        consult = None
+        if setup.consult_model:
+            from grace_arena.core.config import ConsultSpec
+            from grace_arena.model.policy import load_bonus_answers
+
+            if setup.consult_model == "tfidf":
+                from grace_arena.model.precompute import ensure_precomputed
+
+                ensure_precomputed(self.settings.db_url, packet, "tfidf")
+            answers = load_bonus_answers(self.engine, setup.consult_model, packet.packet.id)
+            missing = [b.id for b in packet.bonuses if b.id not in answers]
+            if missing:
+                raise LookupError(
+                    f"model {setup.consult_model!r} has not been precomputed on the bonuses of "
+                    f"packet {packet.packet.id!r} ({len(missing)} missing, e.g. {missing[0]!r}): "
+                    f"run `grace-arena precompute --packet ... --model {setup.consult_model}`"
+                )
+            consult = ConsultSpec(model=setup.consult_model, answers=answers)
         return match_config(
             packet,
             teams,
+            consult=consult,
             rules=rules,
             tossup_ids=setup.tossup_ids,
             title=setup.title,

@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from grace_arena.core.commands import (
+    AbstainPart,
+    ConsultPart,
     EndMatch,
     GiveAnswer,
     Join,
@@ -33,9 +35,12 @@ from grace_arena.core.errors import IllegalCommand
 from grace_arena.protocol import (
     MODERATOR_ONLY,
     PLAYER_ONLY,
+    PLAYER_OR_MODERATOR,
+    AbstainMsg,
     AnswerMsg,
     BuzzMsg,
     ClientMessage,
+    ConsultMsg,
     Control,
     EndMatchMsg,
     ErrorMsg,
@@ -474,6 +479,13 @@ class Session:
         if msg.type in PLAYER_ONLY and (conn.role != "player" or conn.player is None):
             self.error("not_allowed", f"only a player who joined may send {msg.type}", msg.type)
             return
+        if msg.type in PLAYER_OR_MODERATOR and not (
+            (conn.role == "player" and conn.player is not None)
+            or (conn.role == "moderator" and not conn.watching)
+        ):
+            message = f"only a player who joined, or the moderator in control, may send {msg.type}"
+            self.error("not_allowed", message, msg.type)
+            return
         try:
             match msg:
                 case Ping():
@@ -496,6 +508,19 @@ class Session:
                     ruling = Rule(ruling=msg.ruling, buzz_id=msg.buzz_id, part=msg.part,
                                   bounceback=msg.bounceback)  # fmt: skip
                     self.queue(room, ruling, msg.type)
+                case ConsultMsg() | AbstainMsg():
+                    # a player's for their team; the moderator's for the team whose turn it is
+                    team = conn.team if conn.role == "player" else room.match.bonus_turn()
+                    player = conn.player if conn.role == "player" else None
+                    if team is None:
+                        self.error("illegal", "no bonus part is up", msg.type)
+                        return
+                    command = (
+                        ConsultPart(team=team, player=player, draft=msg.draft, part=msg.part)
+                        if isinstance(msg, ConsultMsg)
+                        else AbstainPart(team=team, player=player, part=msg.part)
+                    )
+                    self.queue(room, command, msg.type)
                 case ThrowOutBonusMsg():
                     self.queue(room, ThrowOutBonus(reason=msg.reason), msg.type)
                 case UndoMsg():

@@ -16,6 +16,7 @@ from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
     BonusPartView,
     BonusView,
+    ConsultedView,
     EventView,
     FloorView,
     MatchView,
@@ -32,7 +33,9 @@ from grace_arena.protocol import (
 )
 
 #: Keys of events that only the moderator may see.
-SECRET_KEYS = ("suggestion", "prompt_question", "confidence")
+SECRET_KEYS = (
+    "suggestion", "prompt_question", "confidence", "model_correct", "draft", "draft_suggestion",
+)  # fmt: skip
 #: Events only the moderator gets; the others learn of these changes from the next state
 #: (keeps the per-word fan-out to one message per client).
 MODERATOR_EVENTS = frozenset(
@@ -136,6 +139,7 @@ def bonus_view(match: Match, role: Role) -> BonusView | None:
                 points=controlled.points if controlled else 0,
                 bounceback_team=bounced.team if bounced else None,
                 bounceback_points=bounced.points if bounced else 0,
+                choice=controlled.choice if controlled else None,
             )
         )  # fmt: skip
     names = match.state.players
@@ -158,6 +162,15 @@ def bonus_view(match: Match, role: Role) -> BonusView | None:
         points={t.id: play.points(t.id) for t in match.config.teams},
         done=play.done,
         prompted=play.prompted,
+        consult=match.config.rules.consult is not None,
+        consulted=None
+        if play.consulted is None
+        else ConsultedView(
+            model=play.consulted.model,
+            guess=play.consulted.guess,
+            confidence=play.consulted.confidence,
+            draft=play.consulted.draft if moderator else None,
+        ),
     )
 
 
