@@ -139,3 +139,62 @@ def test_a_whole_acf_match_of_twenty_cycles_on_real_phones(tmp_path, pages):
     assert replayed.scores == expected
     assert len(replayed.state.game.bonuses_used) == 16  # 20 cycles, 4 dead
     assert [e.type for e in events].count("bonus_part_ruled") == 48
+
+
+def test_a_phone_consults_the_model_and_abstains_with_its_buttons(tmp_path, pages):
+    """Consult rules on a real phone: Consult shows the model's answer and confidence on the
+    phone and the projector (and sends what was typed as the team's draft); Abstain scores the
+    part at once."""
+    db_url = f"sqlite:///{tmp_path / 'record.db'}"
+    setup = two_teams(format="acf", reading_mode="screen", wpm=30, bonus_answer_time=None,
+                      consult_model="tfidf")  # fmt: skip
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=setup,
+        rate_per_second=1000.0, rate_burst=1000,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        advice = server.room().match.config.consult.answers["b-lit-american-1"]
+        mod = moderator(server)
+        code = server.room().join_code
+        phone = pages(PHONE, is_mobile=True, has_touch=True)
+        other = pages(PHONE, is_mobile=True, has_touch=True)
+        _join(phone, server, code, "Red", "Ann")
+        _join(other, server, code, "Blue", "Bo")
+        display = pages({"width": 1280, "height": 720})
+        display.goto(f"{server.http_url}/display?code={code}")
+        try:
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            mod.send(type="step", unit="clue")
+            mod.state(lambda s: s["tossup"]["position"] >= 0)
+            phone.get_by_role("button", name="Buzz", exact=True).tap()
+            mod.state(lambda s: s["floor"] is not None)
+            _type(phone, "moby dick")
+            mod.state(lambda s: s["floor"] is not None and s["floor"]["answer"] is not None)
+            mod.send(type="rule", ruling="correct")
+            mod.state(lambda s: s["match"]["phase"] == "bonus")
+            expect(phone.locator("#status-detail")).to_contain_text("consult the model")
+            expect(other.get_by_role("button", name="Consult the model")).to_be_hidden()
+            phone.get_by_label("Your answer").fill("hemingway")
+            phone.get_by_role("button", name="Consult the model").tap()
+            said = f"The model (tfidf) says “{advice[0].guess}”"
+            expect(phone.locator("#consulted")).to_contain_text(said)
+            expect(other.locator("#consulted")).to_contain_text(said)
+            expect(display.locator("#banner")).to_contain_text(f"“{advice[0].guess}”")
+            expect(phone.get_by_role("button", name="Consult the model")).to_be_hidden()
+            shown = mod.state(lambda s: s["bonus"]["consulted"] is not None)["bonus"]
+            assert shown["consulted"]["draft"] == "hemingway"  # what the team had typed
+            phone.screenshot(path=str(SCREENSHOTS / "grace-arena-consulted.png"))
+            _type(phone, "mark twain")
+            mod.state(lambda s: s["bonus"]["answer"] == "mark twain")
+            mod.send(type="rule", ruling="correct")
+            mod.state(lambda s: s["bonus"]["part"] == 1)
+            phone.get_by_role("button", name="Abstain").tap()
+            state = mod.state(lambda s: s["bonus"]["part"] == 2)
+            assert state["bonus"]["parts"][1]["choice"] == "abstain"
+            expect(display.locator("#text")).to_contain_text("(abstained)")
+            expect(display.locator("#text")).to_contain_text("(after consulting the model)")
+        finally:
+            mod.close()
