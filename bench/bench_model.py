@@ -72,7 +72,11 @@ def bench_sample_packet(runs: int) -> None:
             ensure_precomputed(f"sqlite:///{Path(d) / 'r.db'}", packet)
 
     w = median_time(fresh_precompute, runs)
-    print(f"precompute (tfidf) on the sample packet into a new record: {w:.2f} s wall")
+    n_parts = sum(len(b.parts) for b in packet.bonuses)
+    print(
+        f"precompute (tfidf) on the sample packet into a new record ({len(texts)} clue "
+        f"prefixes, {n_parts} bonus parts): {w:.2f} s wall"
+    )
     with tempfile.TemporaryDirectory() as d:
         url = f"sqlite:///{Path(d) / 'r.db'}"
         ensure_precomputed(url, packet)
@@ -203,38 +207,45 @@ def bench_llm(
     try:
         with tempfile.TemporaryDirectory() as d:
             cache = None
+            # (the tossups last: the second run below reads the last cache made)
+            kinds = (
+                ("bonus parts", {"tossups": [], "bonuses": True}),
+                ("tossup clue prefixes", {"bonuses": False}),
+            )
             for concurrency in concurrencies:
                 bound = concurrency / latency
-                rates = []
-                cpus = []
-                for run in range(runs):
-                    cache = ResponseCache(Path(d) / f"cache-{concurrency}-{run}.sqlite")
-                    engine = open_engine(f"sqlite:///{Path(d) / f'r-{concurrency}-{run}.db'}")
-                    guesser = LLMGuesser(
-                        "openai/stub",
-                        retriever=retriever,
-                        api_base=server.api_base,
-                        concurrency=concurrency,
-                        cache=cache,
-                    )
-                    start, cpu = time.perf_counter(), time.process_time()
-                    stats = asyncio.run(precompute(engine, packet, guesser))
-                    rates.append(stats.calls / (time.perf_counter() - start))
-                    cpus.append((time.process_time() - cpu) / stats.calls)
-                    engine.dispose()
-                rate = statistics.median(rates)
-                cpu = statistics.median(cpus)
                 raw = statistics.median(
                     raw_litellm_rate(server.api_base, messages, concurrency) for _ in range(runs)
                 )
-                print(
-                    f"  concurrency {concurrency:2d}: bound {bound:5.0f} calls/s, achieved "
-                    f"{rate:6.1f} calls/s (median of {runs}) = {rate / bound:.0%} of the bound; "
-                    f"bare litellm calls {raw:6.1f}/s = {raw / bound:.0%}; "
-                    f"precompute / bare = {rate / raw:.0%}; "
-                    f"client CPU {cpu * 1e3:.1f} ms per call, "
-                    f"so one core does at most {1 / cpu:.0f} calls/s"
-                )
+                for kind, which in kinds:
+                    rates = []
+                    cpus = []
+                    for run in range(runs):
+                        tag = f"{concurrency}-{run}-{kind[:5]}"
+                        cache = ResponseCache(Path(d) / f"cache-{tag}.sqlite")
+                        engine = open_engine(f"sqlite:///{Path(d) / f'r-{tag}.db'}")
+                        guesser = LLMGuesser(
+                            "openai/stub",
+                            retriever=retriever,
+                            api_base=server.api_base,
+                            concurrency=concurrency,
+                            cache=cache,
+                        )
+                        start, cpu = time.perf_counter(), time.process_time()
+                        stats = asyncio.run(precompute(engine, packet, guesser, **which))
+                        rates.append(stats.calls / (time.perf_counter() - start))
+                        cpus.append((time.process_time() - cpu) / stats.calls)
+                        engine.dispose()
+                    rate = statistics.median(rates)
+                    cpu = statistics.median(cpus)
+                    print(
+                        f"  concurrency {concurrency:2d}, {kind} ({stats.calls} calls): bound "
+                        f"{bound:5.0f} calls/s, achieved {rate:6.1f} calls/s (median of {runs}) "
+                        f"= {rate / bound:.0%} of the bound; bare litellm calls {raw:6.1f}/s = "
+                        f"{raw / bound:.0%}; precompute / bare = {rate / raw:.0%}; "
+                        f"client CPU {cpu * 1e3:.1f} ms per call, "
+                        f"so one core does at most {1 / cpu:.0f} calls/s"
+                    )
             long_packet = corpus_packet(load_corpus())
             for concurrency, workers in pool_runs:
                 bound = concurrency / latency
@@ -253,7 +264,7 @@ def bench_llm(
                         ) as pool:
                             starts.append(time.perf_counter() - start)
                             start = time.perf_counter()
-                            stats = asyncio.run(precompute(engine, pkt, pool))
+                            stats = asyncio.run(precompute(engine, pkt, pool, bonuses=False))
                             rates.append(stats.calls / (time.perf_counter() - start))
                             calls = stats.calls
                         engine.dispose()
@@ -272,7 +283,7 @@ def bench_llm(
                 "openai/stub", retriever=retriever, api_base=server.api_base, cache=cache
             )
             start = time.perf_counter()
-            stats = asyncio.run(precompute(engine, packet, guesser))
+            stats = asyncio.run(precompute(engine, packet, guesser, bonuses=False))
             wall = time.perf_counter() - start
             sent = server.stats()["requests"] - before
             hits = stats.cache_hits / max(stats.cache_hits + stats.calls, 1)
