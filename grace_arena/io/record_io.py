@@ -30,6 +30,7 @@ from grace_arena.analysis.frames import (
 )
 from grace_arena.analysis.survey import SurveyStep
 from grace_arena.core.config import MatchConfig, TossupSpec
+from grace_arena.core.consult import PartChoice, part_choices
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
 from grace_arena.core.standings import BonusPlayed, bonuses_played
 from grace_arena.record.models import (
@@ -91,6 +92,9 @@ class MatchInfo:
     event: str | None = None  # the event's name
     #: The bonuses heard, as they stand (:func:`grace_arena.core.standings.bonuses_played`).
     bonuses: list[BonusPlayed] = field(default_factory=list)
+    #: Consult rules: each team's choice on each part
+    #: (:func:`grace_arena.core.consult.part_choices`).
+    choices: list[PartChoice] = field(default_factory=list)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -150,6 +154,7 @@ def load_matches(
                 event_id=row.event_id,
                 event=event_names.get(row.event_id),
                 bonuses=bonuses_played(events),
+                choices=part_choices(events, created.config),
             )
         )
     return out
@@ -382,6 +387,104 @@ STEP_EXPORT_COLUMNS = (
 )
 
 
+#: The columns of a model's answers to bonus parts (``bonus_parts`` tables).
+BONUS_PART_COLUMNS = (
+    "model", "packet_id", "bonus_id", "part", "difficulty", "category", "guess",
+    "confidence_logit", "confidence_verbal", "correct", "confident",
+)  # fmt: skip
+#: The columns of the teams' choices on bonus parts under consult rules.
+CHOICE_COLUMNS = (
+    "match", "event", "team", "packet_id", "bonus_id", "part", "difficulty", "category",
+    "choice", "consulted", "model", "model_guess", "model_confidence", "model_correct", "draft",
+    "draft_correct", "answer", "correct", "points", "agreed", "changed",
+)  # fmt: skip
+
+
+def _bonus_meta(engine: Engine, packet_ids: Iterable[str]) -> dict[tuple[str, str, int], dict]:
+    """(packet, bonus, part) -> its difficulty and category, from the packets in the record."""
+    from grace_arena.record.models import PacketRow
+
+    out: dict[tuple[str, str, int], dict] = {}
+    with Session(engine) as session:
+        for packet_id in set(packet_ids):
+            row = session.get(PacketRow, packet_id)
+            document = (row.meta or {}).get("document", {}) if row is not None else {}
+            for bonus in document.get("bonuses", []):
+                for i, part in enumerate(bonus.get("parts", [])):
+                    out[(packet_id, bonus["id"], i)] = {
+                        "difficulty": part.get("difficulty"),
+                        "category": bonus.get("category"),
+                    }
+    return out
+
+
+def bonus_part_rows(engine: Engine, packet_ids: Iterable[str] | None = None) -> list[dict]:
+    """Every model's judged answers to bonus parts (:data:`BONUS_PART_COLUMNS`), all or those
+    of the given packets."""
+    from grace_arena.record.models import ModelBonusPartRow as Row
+
+    wanted = None if packet_ids is None else set(packet_ids)
+    with Session(engine) as session:
+        rows = [
+            r
+            for r in session.exec(
+                select(Row).order_by(Row.model, Row.packet_id, Row.bonus_id, Row.part)  # type: ignore[arg-type]
+            ).all()
+            if (wanted is None or r.packet_id in wanted) and r.correct is not None
+        ]
+    meta = _bonus_meta(engine, {r.packet_id for r in rows})
+    return [
+        {
+            "model": r.model,
+            "packet_id": r.packet_id,
+            "bonus_id": r.bonus_id,
+            "part": r.part,
+            **meta.get((r.packet_id, r.bonus_id, r.part), {"difficulty": None, "category": None}),
+            "guess": r.guess,
+            "confidence_logit": r.confidence_logit,
+            "confidence_verbal": r.confidence_verbal,
+            "correct": int(bool(r.correct)),
+            "confident": r.confident,
+        }
+        for r in rows
+    ]
+
+
+def choice_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict]:
+    """The teams' choices on bonus parts under consult rules (:data:`CHOICE_COLUMNS`)."""
+    meta = _bonus_meta(engine, {m.packet_id for m in matches if m.choices and m.packet_id})
+    out = []
+    for m in matches:
+        for c in m.choices:
+            where = meta.get((m.packet_id or "", c.bonus_id, c.part), {})
+            out.append(
+                {
+                    "match": str(m.id),
+                    "event": m.event,
+                    "team": m.team_name(c.team),
+                    "packet_id": m.packet_id,
+                    "bonus_id": c.bonus_id,
+                    "part": c.part,
+                    "difficulty": where.get("difficulty"),
+                    "category": where.get("category"),
+                    "choice": c.choice,
+                    "consulted": c.consulted,
+                    "model": c.model,
+                    "model_guess": c.model_guess,
+                    "model_confidence": c.model_confidence,
+                    "model_correct": c.model_correct,
+                    "draft": c.draft,
+                    "draft_correct": c.draft_correct,
+                    "answer": c.answer,
+                    "correct": c.correct,
+                    "points": c.points,
+                    "agreed": c.agreed,
+                    "changed": c.changed,
+                }
+            )
+    return out
+
+
 def step_rows(
     engine: Engine, questions: Iterable[tuple[str, str]] | None = None
 ) -> list[dict[str, Any]]:
@@ -447,6 +550,13 @@ class RecordData:
     n_pooled: int  # buzzes from pooled (imported) data, matches unknown
     n_match_buzzes: int  # ruled buzzes from matches
     warnings: list[str] = field(default_factory=list)
+    #: The models' answers to bonus parts, and the teams' choices under consult rules.
+    bonus_parts: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(BONUS_PART_COLUMNS))
+    )
+    choices: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(CHOICE_COLUMNS))
+    )
 
     @property
     def normalised_by(self) -> str:
@@ -581,6 +691,7 @@ def load_record_data(
             for (packet_id, tossup_id), t in stored.items()
         ]
     )
+    in_scope = {m.packet_id for m in matches if m.packet_id} if scoped else None
     return RecordData(
         steps=steps,
         buzzes=buzzes,
@@ -591,6 +702,10 @@ def load_record_data(
         n_pooled=len(pooled.rows),
         n_match_buzzes=len(kept),
         warnings=[] if match_ids else _imported_twice(engine, event_ids, names),
+        bonus_parts=pd.DataFrame(
+            bonus_part_rows(engine, in_scope), columns=list(BONUS_PART_COLUMNS)
+        ),
+        choices=pd.DataFrame(choice_rows(engine, matches), columns=list(CHOICE_COLUMNS)),
     )
 
 
