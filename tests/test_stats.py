@@ -45,7 +45,7 @@ from grace_arena.record.store import MatchStore
 
 C, X = Ruling.CORRECT, Ruling.INCORRECT
 TEAMS = [TeamEntry("red", "Red"), TeamEntry("blue", "Blue"), TeamEntry("green", "Green")]
-PLAYERS = {"red": ["Ann", "Ada"], "blue": ["Bo"], "green": ["Gil"]}
+PLAYERS = {"red": ["Ann", "Ada"], "blue": ["Bo"], "green": ["Gil"], "gold": ["Guy"]}
 
 # (round, room, slot, teams, players joining, cycles); a cycle is its buzzes (player, word,
 # ruling) then its bonus parts' rulings in order (a bounceback's ruling right after the part)
