@@ -93,8 +93,10 @@ def play(match, joining, cycles, *, now: float = 1.0) -> None:
 def played_event(db_url: str, *, name: str = "stats", games=GAMES, scripts=SCRIPTS, teams=TEAMS,
                  rules=None):  # fmt: skip
     """The event of the module docstring, played and over, in the record at ``db_url``:
-    its plan, and the engine (the caller disposes of it)."""
+    its plan, and the engine (the caller disposes of it). ``rules``: the rules of every match,
+    or a dict of them by round."""
     rules = rules or rules_for("naqt", bouncebacks=True)
+    by_round = rules if isinstance(rules, dict) else {1: rules, 2: rules}
     make_event(db_url, name=name, teams=teams, rounds=2, rooms=("1",), fmt="round_robin",
                tossups=4, players=[(team_of(p), p) for t in PLAYERS.values() for p in t
                                    if team_of(p) in {x.id for x in teams}])  # fmt: skip
@@ -107,7 +109,7 @@ def played_event(db_url: str, *, name: str = "stats", games=GAMES, scripts=SCRIP
         if game.bye:
             continue
         specs = [TeamSpec(id=t, name=plan.team(t).name) for t in game.teams]
-        config = match_config(packet, specs, tossup_ids=ids, rules=rules)
+        config = match_config(packet, specs, tossup_ids=ids, rules=by_round[game.round])
         match = MatchStore(engine).create(config, now=0.0, event=name, game_id=game.id)
         joining, cycles = scripts[game.teams]
         play(match, joining, cycles)

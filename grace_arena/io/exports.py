@@ -19,6 +19,9 @@
   (``<event>.qbj``: registrations, rounds with their packet and matches, the scoring rules),
   as tournament statistics programs read them.
 
+* ``sqbs``: with ``--event``, one event run with a schedule as an SQBS tournament file
+  (:mod:`grace_arena.io.sqbs`; at most four tossup point values, 8 players a team a game).
+
 With several packets (``grace``) or matches (``qbj``), ``PATH`` is a folder.
 """
 
@@ -60,7 +63,7 @@ __all__ = [
     "qbj_tournament",
 ]
 
-FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses")
+FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses", "sqbs")
 
 #: ``--format bonuses``: one row per bonus part heard, as it stands.
 BONUS_EXPORT_COLUMNS = (
@@ -128,6 +131,8 @@ def export(
     out = Path(out)
     if fmt == "parquet":
         return export_parquet(engine, out, match_ids, events=events)
+    if fmt == "sqbs":
+        return [export_sqbs(engine, out, events or ())]
     matches, event_ids = load_scope(engine, match_ids, events=events)
     if match_ids:  # the matches alone: no pooled buzzpoints
         event_ids = []
@@ -188,6 +193,24 @@ def export(
     if not files:
         raise ValueError("nothing to export in QBJ: no match in scope")
     return files
+
+
+def export_sqbs(engine: Engine, out: Path, events: Sequence[str]) -> Path:
+    """``--format sqbs``: one event run with a schedule as an SQBS tournament file
+    (:mod:`grace_arena.io.sqbs`); ``ValueError`` past SQBS's limits."""
+    from grace_arena.io.sqbs import sqbs_file
+    from grace_arena.io.stats_report import event_plays
+    from grace_arena.record.schedule import load_plan
+
+    if len(events) != 1:
+        raise ValueError("--format sqbs writes one event: give --event NAME once")
+    plan = load_plan(engine, events[0])
+    if not plan.games:
+        raise ValueError(f"event {plan.name!r} has no schedule: SQBS needs its rounds")
+    text = sqbs_file(plan, event_plays(engine, plan))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(text.encode("utf-8"))
+    return out
 
 
 # ---------------------------------------------------------------------------------------
