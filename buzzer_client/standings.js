@@ -1,6 +1,9 @@
 // The event's projector view (/display?event=NAME): the standings, and each room's current
 // match with its join code and join URL, readable from the back of the room.
 //
+// Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
+// tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
+//
 // Polls GET /api/events/{name}/standings (docs/protocol.md, "Events") every POLL_MS and
 // redraws only when the answer changed. Team names go through textContent, never innerHTML.
 "use strict";
@@ -52,6 +55,15 @@
     // points per bonus, once bonuses are played
     const bonuses = view.rows.some((r) => r.bonuses_heard);
     $("ppb-head").hidden = !bonuses;
+    // points per game, after the points (the page's table has no head cell for it: made once)
+    if (!$("ppg-head")) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.id = "ppg-head";
+      th.title = "points per game (a match under way counts as a game)";
+      th.textContent = "PPG";
+      $("record-head").nextElementSibling.after(th);
+    }
     const body = $("standings").tBodies[0];
     body.textContent = "";
     for (const row of view.rows) {
@@ -74,6 +86,9 @@
       }
       cell(tr, row.won + "–" + row.lost + (ties ? "–" + row.tied : ""), "num");
       cell(tr, String(row.points), "num pts");
+      // PPG as grace_arena.core.stats defines it: points ÷ games, finished and under way
+      const games = row.played + row.live;
+      cell(tr, games ? (row.points / games).toFixed(1) : "—", "num ppg");
       cell(tr, String(row.tossups_heard), "num");
       cell(tr, row.points_per_tossup == null ? "—" : row.points_per_tossup.toFixed(2), "num");
       if (bonuses) cell(tr, row.points_per_bonus == null ? "—" : row.points_per_bonus.toFixed(2), "num");

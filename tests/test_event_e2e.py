@@ -141,9 +141,18 @@ def test_a_scripted_event_of_three_rounds_in_two_rooms(db_url, tmp_path) -> None
         for team in o["teams"]
     }
     assert set(registered) == {f"team_{t.id}" for t in plan.teams}
+    players = {p["id"]: p for team in registered.values() for p in team["players"]}
     for match in (o for o in tournament["objects"] if o["type"] == "Match"):
         for entry in match["match_teams"]:  # every reference resolves to a registered team
             entry["team"] = registered[entry["team"]["$ref"]]
+            for mp in entry["match_players"]:  # ... and player
+                mp["player"] = players[mp["player"]["$ref"]]
+            for lineup in entry["lineups"]:
+                lineup["players"] = [players[p["$ref"]] for p in lineup["players"]]
+        for question in match["match_questions"]:
+            for buzz in question["buzzes"]:
+                buzz["team"] = registered[buzz["team"]["$ref"]]
+                buzz["player"] = players[buzz["player"]["$ref"]]
         jsonschema.validate(match, schema)
 
 

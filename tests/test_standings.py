@@ -71,21 +71,29 @@ def test_a_team_not_in_the_event_is_an_error() -> None:
         standings(TEAMS, [MatchResult(7, {"gold": line(0)}, 0, True)])
 
 
-def test_points_break_a_tie_on_wins_and_points_per_tossup_heard() -> None:
+def test_teams_equal_on_win_pct_ppb_and_points_per_20_tossups_share_a_rank() -> None:
+    # (Points no longer break a tie: the order is win %, PPB, P/20TUH, as SQBS and
+    # YellowFruit rank; grace_arena.core.stats.)
     results = [
-        # Red 10 in 2 tossups and Green 20 in 4: 5 a tossup each, Green with more points
+        # Red 10 in 2 tossups and Green 20 in 4: 100 per 20 tossups heard each
         MatchResult(1, {"red": line(10, 1), "green": line(0)}, 2, False),
         MatchResult(2, {"green": line(20, 2), "tfidf": line(0)}, 2, False),
-        # Blue -5 and no tossup heard (none per tossup): below the model's 0 in 2 tossups
-        MatchResult(3, {"blue": line(-5, 0, 1, 1), "tfidf": line(0)}, 0, False),
+        # Blue -5 in 1 tossup: -100 per 20, below the model's 0 in 3 tossups
+        MatchResult(3, {"blue": line(-5, 0, 1, 1), "tfidf": line(0)}, 1, False),
     ]
     rows = standings(TEAMS, results)
     assert [(s.team, s.rank) for s in rows] == [
         ("green", 1),
-        ("red", 2),
+        ("red", 1),
         ("tfidf", 3),
         ("blue", 4),
     ]
+    assert rows[0].points_per_20_tuh == rows[1].points_per_20_tuh == 100.0
+    assert rows[3].points_per_20_tuh == -100.0
+    # PPB comes before P/20TUH: the model, 0 a tossup, ahead on 20 a bonus
+    bonus = TeamLine(20, bonuses_heard=1, bonus_points=20)
+    with_bonus = [*results, MatchResult(4, {"tfidf": bonus}, 0, False)]
+    assert next(s.team for s in standings(TEAMS, with_bonus)) == "tfidf"
 
 
 def test_a_tossup_ended_again_after_an_undo_is_heard_once() -> None:

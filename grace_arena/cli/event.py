@@ -457,7 +457,8 @@ def standings_cmd(
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Won/lost, points, tossups heard and buzzes per team, after every ruling so far."""
+    """Won/lost, PPG, points per 20 tossups heard, PPB and buzzes per team, after every
+    ruling so far (ranked by win %, then PPB, then P/20TUH)."""
     import json
 
     from grace_arena.record.db import open_engine
@@ -472,16 +473,30 @@ def standings_cmd(
     if json_out:
         from grace_arena.server.views import standings_view
 
-        view = standings_view(plan.name, plan.title, len(plan.rounds), rows)
-        typer.echo(json.dumps(view.model_dump(mode="json"), indent=2))
+        view = standings_view(plan.name, plan.title, len(plan.rounds), rows).model_dump(mode="json")
+        for row, s in zip(view["rows"], rows, strict=True):  # the figures the view leaves out
+            row.update(
+                games=s.games,
+                win_pct=s.win_pct,
+                points_per_game=s.points_per_game,
+                points_per_20_tuh=s.points_per_20_tuh,
+                bounceback_conversion=s.bounceback_conversion,
+            )
+        typer.echo(json.dumps(view, indent=2))
         return
     console = _console()
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     console.print(standings_table(plan.title, rows))
 
 
+def _num(value: float | None) -> str:
+    return f"{value:.2f}" if value is not None else "-"
+
+
 def standings_table(title: str, rows) -> Any:
-    """The standings as a rich table that stays readable at 80 columns."""
+    """The standings as a rich table that stays readable at 80 columns: W-L, PPG and points
+    per 20 tossups heard always (matches may differ in length), PPB where bonuses were
+    played."""
     from rich.table import Table
 
     table = Table(title=f"{title}: standings", title_justify="left", pad_edge=False)
@@ -491,8 +506,9 @@ def standings_table(title: str, rows) -> Any:
         ("team", "left"),
         ("W-L", "center"),
         ("pts", "right"),
+        ("PPG", "right"),
         ("TUH", "right"),
-        ("P/TUH", "right"),
+        ("P/20TUH", "right"),
         *((("PPB", "right"),) if bonuses else ()),
         ("15/10/-5", "right"),
         ("live", "right"),
@@ -500,16 +516,57 @@ def standings_table(title: str, rows) -> Any:
         table.add_column(header, justify=justify, no_wrap=header != "team")  # type: ignore[arg-type]
     for s in rows:
         record = f"{s.won}-{s.lost}" + (f"-{s.tied}" if s.tied else "")
-        ppb = f"{s.points_per_bonus:.2f}" if s.points_per_bonus is not None else "-"
         table.add_row(
             str(s.rank),
             s.name,
             record,
             str(s.points),
+            _num(s.points_per_game),
             str(s.tossups_heard),
-            f"{s.points_per_tossup:.2f}" if s.points_per_tossup is not None else "-",
-            *((ppb,) if bonuses else ()),
+            _num(s.points_per_20_tuh),
+            *((_num(s.points_per_bonus),) if bonuses else ()),
             f"{s.powers}/{s.correct - s.powers}/{s.negs}",
             str(s.live) if s.live else "",
         )
     return table
+
+
+@event_app.command("stats")
+def stats_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Write the printable stats report (one HTML page) here."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """The event's statistics: standings and individuals in the terminal; with --html, the
+    whole report (standings, individuals, games, team detail, question conversion)."""
+    from rich.table import Table
+
+    from grace_arena.io.stats_report import html_stats, load_event_stats
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.store import RecordError
+
+    url = existing_db(db)
+    try:
+        plan, stats, plays = load_event_stats(open_engine(url), name)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    console = _console()
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
+    if html is not None:
+        html.parent.mkdir(parents=True, exist_ok=True)
+        html.write_text(html_stats(plan, stats, plays), encoding="utf-8")
+        console.print(f"wrote {html}", soft_wrap=True, highlight=False, markup=False)
+        return
+    console.print(standings_table(plan.title, stats.standings))
+    names = {t.id: t.name for t in plan.teams}
+    players = Table(title=f"{plan.title}: individuals", title_justify="left", pad_edge=False)
+    for header in ("player", "team", "GP", "TUH", "15/10/-5", "pts", "P/20TUH"):
+        players.add_column(header, justify="left" if header in ("player", "team") else "right")
+    for p in stats.players:
+        players.add_row(p.name, names.get(p.team, p.team), str(p.games), str(p.tossups_heard),
+                        f"{p.powers}/{p.tens}/{p.negs}", str(p.points),
+                        _num(p.points_per_20_tuh))  # fmt: skip
+    console.print(players)

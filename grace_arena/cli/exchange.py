@@ -26,7 +26,8 @@ def export(
             help="csv | jsonl (one row per buzz, every field), steps (model trajectories), "
             "grace (GRACE's buzzpoint JSON + team codes), qbj (QBJ match files), "
             "parquet (a folder: the analysis' steps, buzzes, tossups and heard tables), "
-            "bonuses (csv: one row per bonus part heard).",
+            "bonuses (csv: one row per bonus part heard), sqbs (with --event: the event as "
+            "an SQBS tournament file).",
         ),
     ],
     out: Annotated[

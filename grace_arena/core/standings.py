@@ -4,9 +4,10 @@ The input is one :class:`MatchResult` per match of the event (finished or not); 
 one :class:`Standing` per team, ranked. A match counts towards won/lost/tied once it has
 ended; its points, tossups heard and buzzes count as they happen, so that the standings move
 after every ruling (the tossups heard are those of
-:func:`grace_arena.core.events.tossups_heard`, as in the QBJ export). A team's rank is by wins
-(a tie counts half), then points per tossup heard, then points; teams equal on all three
-share a rank, listed by name.
+:func:`grace_arena.core.events.tossups_heard`, as in the QBJ export). The figures (win %,
+PPG, P/20TUH, PPB, bounceback conversion) and the order are defined once, in
+:mod:`grace_arena.core.stats`, with their sources: win percentage, then points per bonus,
+then points per 20 tossups heard; teams equal on all three share a rank, listed by name.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class TeamLine:
     bonuses_heard: int = 0  # bonuses this team controlled (thrown out ones not counted)
     bonus_points: int = 0  # points on the bonuses it controlled (in ``points`` too)
     bounceback_points: int = 0  # points on the other team's bonuses (in ``points`` too)
+    bounceback_parts: int = 0  # the other team's parts bounced to this team (it missed them)
+    bounceback_available: int = 0  # those parts' points (their values)
 
 
 @dataclass(frozen=True)
@@ -131,22 +134,34 @@ class BonusLine:
     bonuses_heard: int = 0
     bonus_points: int = 0
     bounceback_points: int = 0
+    bounceback_parts: int = 0
+    bounceback_available: int = 0
 
 
 def bonus_lines(events: Sequence[Event]) -> dict[str, BonusLine]:
     """Each team's bonuses in one match's record, as they stand: the bonuses it controlled
     and its points on them, and its points on the other team's bonuses (bouncebacks)."""
+    return lines_of_bonuses(bonuses_played(events))
+
+
+def lines_of_bonuses(bonuses: Iterable[BonusPlayed]) -> dict[str, BonusLine]:
+    """:func:`bonus_lines` of bonuses already played out (:func:`bonuses_played`'s): the
+    points are the parts' rulings' (``BonusPartRuled.points``); a part bounced back adds its
+    value to what the other team could have won on it."""
     lines: dict[str, dict[str, int]] = {}
-    for bonus in bonuses_played(events):
+    for bonus in bonuses:
         line = lines.setdefault(bonus.team, {})
         line["bonuses_heard"] = line.get("bonuses_heard", 0) + 1
         line["bonus_points"] = line.get("bonus_points", 0) + bonus.points
         for part in bonus.parts:
             if part.bounceback_team is not None:
                 other = lines.setdefault(part.bounceback_team, {})
-                other["bounceback_points"] = (
-                    other.get("bounceback_points", 0) + part.bounceback_points
-                )
+                for key, add in (
+                    ("bounceback_points", part.bounceback_points),
+                    ("bounceback_parts", 1),
+                    ("bounceback_available", part.value or 0),
+                ):
+                    other[key] = other.get(key, 0) + add
     return {team: BonusLine(**line) for team, line in lines.items()}
 
 
@@ -182,20 +197,55 @@ class Standing:
     bonuses_heard: int = 0
     bonus_points: int = 0
     bounceback_points: int = 0
+    bounceback_parts: int = 0  # parts bounced to the team
+    bounceback_available: int = 0  # their points
     matches: tuple[int, ...] = field(default=())
+
+    # the figures, as grace_arena.core.stats defines them
+
+    @property
+    def games(self) -> int:
+        """Matches played: finished, and under way (their points count already)."""
+        return self.played + self.live
 
     @property
     def points_per_tossup(self) -> float | None:
         return self.points / self.tossups_heard if self.tossups_heard else None
 
     @property
+    def points_per_20_tuh(self) -> float | None:
+        from grace_arena.core.stats import per_20_tuh
+
+        return per_20_tuh(self.points, self.tossups_heard)
+
+    @property
+    def points_per_game(self) -> float | None:
+        from grace_arena.core.stats import per_game
+
+        return per_game(self.points, self.games)
+
+    @property
     def points_per_bonus(self) -> float | None:
         """PPB: points on the bonuses the team controlled, per bonus heard."""
-        return self.bonus_points / self.bonuses_heard if self.bonuses_heard else None
+        from grace_arena.core.stats import points_per_bonus
+
+        return points_per_bonus(self.bonus_points, self.bonuses_heard)
+
+    @property
+    def bounceback_conversion(self) -> float | None:
+        from grace_arena.core.stats import rate
+
+        return rate(self.bounceback_points, self.bounceback_available)
+
+    @property
+    def win_pct(self) -> float:
+        from grace_arena.core.stats import win_pct
+
+        return win_pct(self.won, self.lost, self.tied)
 
     @property
     def win_share(self) -> float:
-        return (self.won + 0.5 * self.tied) / self.played if self.played else 0.0
+        return self.win_pct
 
 
 @dataclass(frozen=True)
@@ -206,8 +256,9 @@ class TeamInfo:
 
 
 def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list[Standing]:
-    """Every team of ``teams`` with its totals over ``results``, ranked (1 = first; teams
-    equal on wins, points per tossup heard and points share a rank).
+    """Every team of ``teams`` with its totals over ``results``, ranked by
+    :func:`grace_arena.core.stats.rank_key` (1 = first; teams equal on win %, PPB and
+    P/20TUH share a rank).
 
     >>> from grace_arena.core.standings import MatchResult, TeamInfo, TeamLine, standings
     >>> rows = standings(
@@ -241,6 +292,8 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
                 "bonuses_heard": line.bonuses_heard,
                 "bonus_points": line.bonus_points,
                 "bounceback_points": line.bounceback_points,
+                "bounceback_parts": line.bounceback_parts,
+                "bounceback_available": line.bounceback_available,
             }
             if result.ended:
                 add["played"] = 1
@@ -263,10 +316,7 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
         for info in teams
     ]
 
-    def key(s: Standing) -> tuple[float, float, int]:
-        # points decide between teams equal on points per tossup heard; a team that heard no
-        # tossup counts 0 per tossup, and any points it has still place it
-        return (-(s.won + 0.5 * s.tied), -(s.points_per_tossup or 0.0), -s.points)
+    from grace_arena.core.stats import rank_key as key  # (stats builds on this module)
 
     rows.sort(key=lambda s: (*key(s), s.name.casefold(), s.team))
     ranked: list[Standing] = []

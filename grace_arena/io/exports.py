@@ -19,6 +19,9 @@
   (``<event>.qbj``: registrations, rounds with their packet and matches, the scoring rules),
   as tournament statistics programs read them.
 
+* ``sqbs``: with ``--event``, one event run with a schedule as an SQBS tournament file
+  (:mod:`grace_arena.io.sqbs`; at most four tossup point values, 8 players a team a game).
+
 With several packets (``grace``) or matches (``qbj``), ``PATH`` is a folder.
 """
 
@@ -60,7 +63,7 @@ __all__ = [
     "qbj_tournament",
 ]
 
-FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses")
+FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses", "sqbs")
 
 #: ``--format bonuses``: one row per bonus part heard, as it stands.
 BONUS_EXPORT_COLUMNS = (
@@ -128,6 +131,8 @@ def export(
     out = Path(out)
     if fmt == "parquet":
         return export_parquet(engine, out, match_ids, events=events)
+    if fmt == "sqbs":
+        return [export_sqbs(engine, out, events or ())]
     matches, event_ids = load_scope(engine, match_ids, events=events)
     if match_ids:  # the matches alone: no pooled buzzpoints
         event_ids = []
@@ -188,6 +193,24 @@ def export(
     if not files:
         raise ValueError("nothing to export in QBJ: no match in scope")
     return files
+
+
+def export_sqbs(engine: Engine, out: Path, events: Sequence[str]) -> Path:
+    """``--format sqbs``: one event run with a schedule as an SQBS tournament file
+    (:mod:`grace_arena.io.sqbs`); ``ValueError`` past SQBS's limits."""
+    from grace_arena.io.sqbs import sqbs_file
+    from grace_arena.io.stats_report import event_plays
+    from grace_arena.record.schedule import load_plan
+
+    if len(events) != 1:
+        raise ValueError("--format sqbs writes one event: give --event NAME once")
+    plan = load_plan(engine, events[0])
+    if not plan.games:
+        raise ValueError(f"event {plan.name!r} has no schedule: SQBS needs its rounds")
+    text = sqbs_file(plan, event_plays(engine, plan))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(text.encode("utf-8"))
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -603,17 +626,43 @@ def _safe_name(name: str) -> str:
 
 def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
     """An event run with a schedule as a QBJ tournament file: a ``Registration`` per team
-    (its players those of the event), every played match as a ``Match`` (the per-match export,
-    its teams referring to the registrations), and the ``Tournament``: one phase whose rounds
-    list their packet and matches, and the scoring rules of the event's matches."""
+    (its players those of the event and every name that played in its matches, each with an
+    id), every played match as a ``Match`` (the per-match export, its teams and players
+    referring to the registrations), and the ``Tournament``: one phase with one pool of all
+    teams, whose rounds, named by their number, list their packet and matches, and the
+    scoring rules of the event's matches.
+
+    This is the layout YellowFruit opens (``FileParser.parseTournament``): a round's name must
+    read as a number or its matches are skipped, a match's teams and players must be
+    references to registered ones, a team needs a player; YellowFruit reads the aggregates
+    (``match_players``' answer counts, ``bonus_points``), not ``match_questions``."""
     by_match = {m.id: m for m in matches}
     team_ref = {t.id: f"team_{t.id}" for t in plan.teams}
     players: dict[str, list[str]] = {t.id: [] for t in plan.teams}
     for p in plan.players:
-        players[p.team].append(p.name)
+        if p.name not in players[p.team]:  # (one name is one player of the team)
+            players[p.team].append(p.name)
+    played = []
+    for game in plan.games:
+        m = by_match.get(game.match_id) if game.match_id is not None else None
+        if m is None or not m.played:
+            continue
+        match = qbj_match(engine, m)
+        for entry, team in zip(match["match_teams"], m.config.teams, strict=True):
+            for p in entry["team"]["players"]:  # everyone who played is registered
+                if p["name"] not in players.setdefault(team.id, []):
+                    players[team.id].append(p["name"])
+        played.append((game, m, match))
+    for t in plan.teams:
+        if not players[t.id] and t.model:
+            players[t.id].append(t.model)
+    player_ref = {
+        (team, name): f"player_{team}_{i}"
+        for team, names in players.items()
+        for i, name in enumerate(names, start=1)
+    }
     objects: list[dict[str, Any]] = []
     for t in plan.teams:
-        names = players[t.id] or ([t.model] if t.model else [])
         objects.append(
             {
                 "type": "Registration",
@@ -623,20 +672,37 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                     {
                         "id": team_ref[t.id],
                         "name": t.name,
-                        "players": [{"name": n} for n in names],
+                        "players": [
+                            {"id": player_ref[(t.id, n)], "name": n} for n in players[t.id]
+                        ],
                     }
                 ],
             }
         )
     rounds: dict[int, list[dict[str, str]]] = {}
     rules = None
-    for game in plan.games:
-        m = by_match.get(game.match_id) if game.match_id is not None else None
-        if m is None or not m.played:
-            continue
-        match = qbj_match(engine, m)
-        for team_entry, team in zip(match["match_teams"], m.config.teams, strict=True):
-            team_entry["team"] = {"$ref": team_ref[team.id]}
+    for game, m, match in played:
+        ids = {t.name: t.id for t in m.config.teams}
+
+        def ref(
+            team: dict[str, Any], player: dict[str, Any] | None = None, ids: dict = ids
+        ) -> dict[str, str]:
+            team_id = ids[team["name"]]
+            if player is None:
+                return {"$ref": team_ref[team_id]}
+            return {"$ref": player_ref[(team_id, player["name"])]}
+
+        for entry in match["match_teams"]:
+            team = entry["team"]
+            for mp in entry["match_players"]:
+                mp["player"] = ref(team, mp["player"])
+            for lineup in entry["lineups"]:
+                lineup["players"] = [ref(team, p) for p in lineup["players"]]
+            entry["team"] = ref(team)
+        for question in match["match_questions"]:
+            for buzz in question["buzzes"]:
+                buzz["player"] = ref(buzz["team"], buzz["player"])
+                buzz["team"] = ref(buzz["team"])
         room = plan.room(game.room_id or "")
         match_id = f"match_{m.id}"
         objects.append(
@@ -644,7 +710,9 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 "type": "Match",
                 "id": match_id,
                 **({"location": f"Room {room.name}"} if room else {}),
-                "serial": f"{game.round}-{room.name if room else game.slot}",
+                # round, room and the game's place in the room's round: two matches of one
+                # room in one round differ
+                "serial": f"{game.round}-{room.name if room else '-'}-{game.slot + 1}",
                 "_round": game.round,  # MODAQ's: YellowFruit's importer reads it
                 **match,
             }
@@ -664,6 +732,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             "scoring_rules": {
                 "name": _rules_name(rules),
                 "teams_per_match": 2,
+                "maximum_players_per_team": max(4, *(len(n) for n in players.values())),
                 "regulation_tossup_count": (rules.regulation_tossups if rules else None)
                 or max((len(r.tossup_ids) for r in plan.rounds if r.tossup_ids), default=20),
                 "answer_types": answer_types,
@@ -673,9 +742,16 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             "phases": [
                 {
                     "name": "Rounds",
+                    "pools": [
+                        {
+                            "name": "All teams",
+                            "pool_teams": [{"team": {"$ref": team_ref[t.id]}} for t in plan.teams],
+                        }
+                    ],
                     "rounds": [
                         {
-                            "name": f"Round {r.number}",
+                            # a number: YellowFruit skips the matches of a round it cannot number
+                            "name": str(r.number),
                             "packets": [{"name": r.packet_id}],
                             "matches": rounds.get(r.number, []),
                         }

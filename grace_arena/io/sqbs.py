@@ -1,0 +1,186 @@
+"""An event as an SQBS tournament file (``export --format sqbs --event NAME``).
+
+SQBS (Chris Sewell's *Quiz Bowl Statistics*, ai.stanford.edu/~csewell/sqbs) keeps a tournament
+in one text file, one value a line. Its layout, as SQBS's manual describes the options and as
+YellowFruit writes it for SQBS (``SqbsFileGeneration.ts``):
+
+1. the teams: their number; per team, its number of players + 1, its name, its players;
+2. the games: their number; per game: id, the two teams (indexes in 1.), their scores,
+   tossups heard, round; four bonus lines (team 1's bonuses heard and bonus points, team 2's;
+   with bouncebacks each is ``10000 × bounceback parts heard + bonuses heard`` and
+   ``10000 × bounceback points + bonus points``; 0s in a tossups-only format); overtime
+   tossups read and each team's overtime tossups converted (tossups answered with no bonus,
+   when overtime has no bonuses); forfeit (0/1); each team's lightning points; then 8 player
+   slots per team, alternating, 7 lines each: the player (index in the roster, -1 for an
+   empty slot), games played (tossups heard ÷ tossups read), how many of each of the four
+   tossup values, tossup points;
+3. the options: bonus tracking, bounceback tracking, power/neg statistics, lightning rounds,
+   tossups heard, then the report options (file suffixes, FTP lines left blank) and the
+   tournament's name;
+4. the divisions (none: every team in division -1); the four tossup point values (0 for an
+   unused one); the packets, one per round; each team's exhibition flag (0).
+
+SQBS's limits, refused with a one-line error: at most four tossup point values (0 is not one:
+SQBS has no 0-point buzz) and at most 8 players of a team in one game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from grace_arena.core.stats import MatchPlay
+
+__all__ = ["MAX_PLAYERS", "MAX_VALUES", "sqbs_file", "tossup_values"]
+
+MAX_VALUES = 4  # tossup point values
+MAX_PLAYERS = 8  # players of a team in one game
+
+
+def tossup_values(plays: Sequence[MatchPlay]) -> list[int]:
+    """The tossup point values of these matches' rules and rulings, 0 left out, highest
+    first (SQBS takes the first as the power and the last as the neg)."""
+    values: set[int] = set()
+    for p in plays:
+        rules = p.config.rules
+        values |= {rules.correct_points, rules.neg_points}
+        if rules.power_points is not None:
+            values.add(rules.power_points)
+        values |= {b.points for b in p.buzzes}
+    return sorted((v for v in values if v), reverse=True)
+
+
+def sqbs_file(plan, plays: Sequence[MatchPlay]) -> str:
+    """The SQBS file of an event (its plan, and its matches as :class:`MatchPlay`), as text
+    (lines ending in CRLF, as Windows programs write them). ``ValueError`` past SQBS's limits."""
+    values = tossup_values(plays)
+    if len(values) > MAX_VALUES:
+        raise ValueError(
+            f"SQBS supports at most {MAX_VALUES} tossup point values; this event's matches use "
+            f"{len(values)} ({', '.join(map(str, values))})"
+        )
+    team_ids = [t.id for t in plan.teams]
+    rosters: dict[str, list[str]] = {t: [] for t in team_ids}
+    for player in plan.players:
+        if player.name not in rosters[player.team]:
+            rosters[player.team].append(player.name)
+    for p in plays:
+        for team, _, name in p.players:
+            if name not in rosters.setdefault(team, []):
+                rosters[team].append(name)
+    for t in plan.teams:
+        if not rosters[t.id] and t.model:
+            rosters[t.id].append(t.model)
+    bonuses = any(p.config.rules.bonuses for p in plays)
+    bouncebacks = any(p.config.rules.bonuses and p.config.rules.bouncebacks for p in plays)
+    lines: list[str | int] = [len(team_ids)]
+    for t in plan.teams:
+        lines += [len(rosters[t.id]) + 1, t.name, *rosters[t.id]]
+    lines.append(len(plays))
+    for p in plays:
+        lines += _game(p, team_ids, rosters, values, bouncebacks=bouncebacks)
+    powers_or_negs = any(
+        p.config.rules.power_points is not None or p.config.rules.neg_points for p in plays
+    )
+    lines += [
+        1 if bonuses else 0,  # bonus conversion tracking
+        3 if bouncebacks else 1,  # ... with bouncebacks
+        3 if powers_or_negs else 2,  # power and neg statistics
+        0,  # lightning rounds
+        1,  # track tossups heard
+        3,  # (packet names on)
+        254,  # every validation warning
+        *[1] * 7,  # reports: rounds, standings, individuals, games, team/player detail, key
+        0,  # no custom style sheet
+        0,  # no divisions
+        1,  # sort by record, then a points measure
+        plan.title,
+        "", "", "", "",  # FTP: left blank
+        1,
+        "_rounds.html", "_standings.html", "_individuals.html", "_games.html",
+        "_teamdetail.html", "_playerdetail.html", "_statkey.html",
+        "",  # style sheet file
+        0,  # divisions
+        len(team_ids),
+        *[-1] * len(team_ids),
+        *(values + [0] * (MAX_VALUES - len(values))),
+        len(plan.rounds),
+        *(r.packet_id for r in plan.rounds),
+        len(team_ids),
+        *[0] * len(team_ids),  # no exhibition team
+    ]  # fmt: skip
+    return "".join(f"{line}\r\n" for line in lines)
+
+
+def _game(
+    p: MatchPlay,
+    team_ids: list[str],
+    rosters: dict[str, list[str]],
+    values: list[int],
+    *,
+    bouncebacks: bool,
+) -> list[str | int]:
+    result = p.result()
+    first, second = p.teams[:2] if len(p.teams) >= 2 else (p.teams[0], p.teams[0])
+    tuh = result.tossups_heard
+    lines: list[str | int] = [
+        p.match_id,
+        team_ids.index(first),
+        team_ids.index(second),
+        result.teams[first].points,
+        result.teams[second].points,
+        tuh,
+        p.round or 0,
+    ]
+    for team in (first, second):
+        line = result.teams[team]
+        if not p.config.rules.bonuses:
+            lines += [0, 0]
+        elif bouncebacks:
+            lines += [
+                10000 * line.bounceback_parts + line.bonuses_heard,
+                10000 * line.bounceback_points + line.bonus_points,
+            ]
+        else:
+            lines += [line.bonuses_heard, line.bonus_points]
+    regulation = p.config.rules.regulation_tossups
+    overtime = max(0, tuh - regulation) if regulation else 0
+    with_bonus = {b.tossup_id for b in p.bonuses}
+    lines.append(overtime)
+    for team in (first, second):
+        converted = 0
+        if p.config.rules.bonuses and not p.config.rules.overtime_bonuses:
+            converted = sum(
+                1 for b in p.buzzes
+                if b.team == team and b.ruling == "correct" and b.tossup_id not in with_bonus
+            )  # fmt: skip
+        lines.append(converted)
+    lines += [0, 0, 0]  # no forfeit, no lightning rounds
+    slots = {team: _players(p, team, rosters[team], values, tuh) for team in (first, second)}
+    for i in range(MAX_PLAYERS):
+        for team in (first, second):
+            lines += slots[team][i] if i < len(slots[team]) else [-1, 0, 0, 0, 0, 0, 0]
+    return lines
+
+
+def _players(
+    p: MatchPlay, team: str, roster: list[str], values: list[int], tuh: int
+) -> list[list[str | int]]:
+    names = list(dict.fromkeys(name for t, _, name in p.players if t == team))
+    if len(names) > MAX_PLAYERS:
+        raise ValueError(
+            f"SQBS supports at most {MAX_PLAYERS} players of a team in one game; match "
+            f"{p.match_id} has {len(names)} for team {team}"
+        )
+    slots = []
+    for name in names:
+        mine = [b for b in p.buzzes if b.team == team and p.name_of(team, b.player) == name]
+        counts = [sum(1 for b in mine if b.points == v) for v in values]
+        slots.append(
+            [
+                roster.index(name),
+                f"{(1.0 if tuh else 0.0):.2f}",  # every player hears the whole match
+                *(counts + [0] * (MAX_VALUES - len(counts))),
+                sum(b.points for b in mine),
+            ]
+        )
+    return slots

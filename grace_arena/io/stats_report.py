@@ -1,0 +1,112 @@
+"""An event's statistics from the record, and the printable HTML report of them.
+
+``grace-arena event stats EVENT --html out.html``: standings, individuals, games (scores by
+round and room), team detail (each team's games and players) and per-question conversion,
+in one plain page that prints (no script; print CSS). The figures are
+:mod:`grace_arena.core.stats`'s, from every match of the event's schedule replayed from the
+record; the page is ``grace_arena/analysis/templates/stats.html.j2``, rendered as the
+analysis report is (Jinja, autoescaped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from grace_arena.core.events import TossupStarted
+from grace_arena.core.stats import EventStats, MatchPlay, event_stats, match_play
+from grace_arena.record.schedule import EventPlan, load_plan
+from grace_arena.record.store import MatchStore
+
+__all__ = ["event_plays", "html_stats", "load_event_stats", "stats_context"]
+
+
+def event_plays(engine: Engine, plan: EventPlan) -> list[MatchPlay]:
+    """Every begun match of the event's schedule as it stands, in schedule order."""
+    store = MatchStore(engine)
+    room_names = {r.id: r.name for r in plan.rooms}
+    plays = []
+    for game in plan.games:
+        if game.match_id is None:
+            continue
+        events = store.events(game.match_id)
+        if not game.ended and not any(isinstance(ev, TossupStarted) for ev in events):
+            continue  # created, not begun (as in the standings)
+        plays.append(
+            match_play(
+                events,
+                match_id=game.match_id,
+                round=game.round,
+                room=room_names.get(game.room_id or "", game.room_id),
+            )
+        )
+    return plays
+
+
+def load_event_stats(
+    engine: Engine, key: str | int
+) -> tuple[EventPlan, EventStats, list[MatchPlay]]:
+    plan = load_plan(engine, key)
+    plays = event_plays(engine, plan)
+    return plan, event_stats(plan.team_infos(), plays), plays
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.0f}%"
+
+
+def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]) -> dict[str, Any]:
+    """What the template shows (numbers already formatted)."""
+    names = {t.id: t.name for t in plan.teams}
+    teams = []
+    for s in stats.standings:
+        games = [g for g in stats.games if any(t == s.team for t, _ in g.scores)]
+        teams.append(
+            {
+                "standing": s,
+                "games": [
+                    {
+                        "round": g.round,
+                        "room": g.room,
+                        "opponent": ", ".join(names.get(t, t) for t, _ in g.scores if t != s.team),
+                        "score": dict(g.scores)[s.team],
+                        "against": max((p for t, p in g.scores if t != s.team), default=0),
+                        "ended": g.ended,
+                    }
+                    for g in games
+                ],
+                "players": [p for p in stats.players if p.team == s.team],
+            }
+        )
+    return {
+        "title": plan.title,
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "stats": stats,
+        "teams": teams,
+        "names": names,
+        "bonuses": stats.bonuses_played,
+        "bouncebacks": any(s.bounceback_parts for s in stats.standings),
+        "fmt": _fmt,
+        "pct": _pct,
+        "max_parts": max((len(b.parts_heard) for b in stats.bonuses), default=0),
+    }
+
+
+def html_stats(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]) -> str:
+    """The printable stats report of an event, as one HTML page."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("grace_arena.analysis", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    return env.get_template("stats.html.j2").render(**stats_context(plan, stats, plays))

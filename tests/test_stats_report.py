@@ -1,0 +1,104 @@
+"""``grace-arena event standings`` (table and --json) and ``grace-arena event stats`` (the
+terminal tables and the printable HTML report) on the hand-worked event of test_stats."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+from test_stats import played_event
+from typer.testing import CliRunner
+
+from grace_arena.cli import app
+
+runner = CliRunner()
+
+
+class Tables(HTMLParser):
+    """The text of every table cell, by the id of the section (h2) it is under."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.section, self.rows, self.cell = "", {}, None
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "h2":
+            self.section = dict(attrs).get("id", "")
+        elif tag == "tr":
+            self.rows.setdefault(self.section, []).append([])
+        elif tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.rows[self.section][-1].append(self.cell.strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def test_standings_show_w_l_ppg_ppb_and_points_per_20_tossups(db_url) -> None:
+    played_event(db_url)[1].dispose()
+    table = runner.invoke(app, ["event", "standings", "stats", "--db", db_url],
+                          env={"COLUMNS": "100"})  # fmt: skip
+    assert table.exit_code == 0, table.output
+    for header in ("W-L", "PPG", "P/20TUH", "PPB"):
+        assert header in table.output
+    red = next(line for line in table.output.splitlines() if "Red" in line)
+    # 2nd, 1-1, 90 points, 45 a game, 8 tossups heard, 225 per 20, 13.33 a bonus, 2 powers
+    assert re.search(r"2\s.*Red\s.*1-1\s.*90\s.*45\.00\s.*8\s.*225\.00\s.*13\.33\s.*2/1/2", red)
+    result = runner.invoke(app, ["event", "standings", "stats", "--json", "--db", db_url])
+    assert result.exit_code == 0, result.output
+    rows = {r["team"]: r for r in json.loads(result.output)["rows"]}
+    assert (rows["red"]["won"], rows["red"]["lost"], rows["red"]["points_per_game"]) == (1, 1, 45.0)
+    assert (rows["red"]["points_per_20_tuh"], rows["green"]["points_per_bonus"]) == (225.0, 20.0)
+    assert (rows["blue"]["win_pct"], rows["blue"]["bounceback_conversion"]) == (0.0, 0.5)
+
+
+def test_the_stats_report_is_one_printable_page(db_url, tmp_path) -> None:
+    played_event(db_url)[1].dispose()
+    out = tmp_path / "report" / "stats.html"
+    result = runner.invoke(app, ["event", "stats", "stats", "--html", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "<script" not in page and "@media print" in page
+    parser = Tables()
+    parser.feed(page)
+    rows = parser.rows
+    standings = rows["standings"]
+    head = standings[0]
+    green = dict(zip(head, standings[1], strict=True))
+    assert (green["Team"], green["W"], green["PPG"], green["P/20TUH"], green["PPB"]) == (
+        "Green", "1", "105.00", "525.00", "20.00")  # fmt: skip
+    assert [r[1] for r in standings[1:]] == ["Green", "Red", "Blue"]
+    individuals = [
+        dict(zip(rows["individuals"][0], r, strict=True)) for r in rows["individuals"][1:]
+    ]
+    assert [(p["Player"], p["Team"], p["TUH"], p["Pts"], p["P/20TUH"]) for p in individuals] == [
+        ("Gil", "Green", "4", "35", "175.00"),
+        ("Ann", "Red", "8", "20", "50.00"),
+        ("Ada", "Red", "4", "10", "50.00"),
+        ("Bo", "Blue", "4", "0", "0.00"),
+    ]
+    assert [r[2] for r in rows["games"][1:]] == ["Red 70 – Blue 20", "Red 20 – Green 105"]
+    # team detail: each team's games (score and result) and players
+    detail = rows["team-detail"]
+    assert ["1", "1", "Blue", "70–20", "W"] in detail and [
+        "2",
+        "1",
+        "Green",
+        "20–105",
+        "L",
+    ] in detail
+    assert [r[3:7] for r in rows["tossups"][1:]] == [
+        ["2", "2", "100%", "1"], ["2", "2", "100%", "1"], ["2", "1", "50%", "1"],
+        ["2", "2", "100%", "0"]]  # fmt: skip
+    assert rows["bonuses"][1][2:] == ["2", "25.00", "100%", "50%", "100%"]
+    # the terminal shows the standings and the individuals
+    text = runner.invoke(app, ["event", "stats", "stats", "--db", db_url], env={"COLUMNS": "100"})
+    assert text.exit_code == 0 and "individuals" in text.output and "Gil" in text.output
