@@ -163,3 +163,39 @@ def test_the_answer_clock_starts_again_after_a_consult_on_screen() -> None:
     assert seen.deadline == 19.0  # time to read the model's answer and decide
     ruled = part_ruled(match.handle(TimeUp(), now=19.0))
     assert (ruled.by, ruled.choice, ruled.points) == ("timer", "consult", 0)
+
+
+def test_the_choices_in_force_are_read_back_from_the_record() -> None:
+    """part_choices: one per part ruled under consult rules, with what the team was shown and
+    its draft; an undone ruling is not in force, nor the parts of a bonus thrown out."""
+    from grace_arena.core.commands import ThrowOutBonus
+    from grace_arena.core.consult import part_choices
+
+    match = consult_match()
+    events: list = []
+    handle = match.handle
+    match.handle = lambda cmd, now: events.extend(handle(cmd, now=now)) or events  # type: ignore[method-assign]
+    cfg = match.config
+    win(match, "red")
+    match.handle(ConsultPart(team="red", player="red-1", draft="hemingway"), now=2.0)
+    match.handle(AnswerPart(team="red", player="red-1", text="part 0"), now=2.0)
+    match.handle(RulePart(ruling=C), now=2.0)
+    match.handle(AbstainPart(team="red"), now=2.0)  # model wrong: right, 5
+    match.handle(UndoRuling(), now=2.0)  # ... taken back
+    match.handle(AnswerPart(team="red", player="red-1", text="wrong"), now=2.0)
+    match.handle(RulePart(ruling=X), now=2.0)
+    match.handle(AnswerPart(team="red", player="red-1", text="part 2"), now=2.0)
+    match.handle(RulePart(ruling=C), now=2.0)
+    win(match, "blue", now=3.0)
+    match.handle(ConsultPart(team="blue"), now=3.0)
+    match.handle(ThrowOutBonus(), now=3.0)  # its parts are not heard
+    choices = part_choices(events, cfg)
+    assert [(c.team, c.part, c.choice, c.points) for c in choices] == [
+        ("red", 0, "consult", 10), ("red", 1, "own", 0), ("red", 2, "own", 15),
+    ]  # fmt: skip
+    first = choices[0]
+    assert (first.model, first.model_guess, first.model_confidence) == ("tfidf", "part 0", 0.91)
+    assert first.model_correct is True and first.draft == "hemingway"
+    assert first.draft_correct is False and first.answer == "part 0" and first.correct
+    assert first.agreed is True and first.changed is True  # it gave the model's answer
+    assert choices[1].consulted is False and choices[1].changed is None

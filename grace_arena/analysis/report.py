@@ -196,6 +196,7 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
 
     made["curves"] += _risk_coverage_plot(result, out, plt)
     made["curves"] += _humans_and_models_plot(result, out, plt)
+    made["bonuses"] = _bonus_plots(result, out, plt)
     curves = result["curves"]
     fig4 = curves.get("figure4") or {}
     if fig4.get("groups"):
@@ -320,6 +321,157 @@ def _risk_coverage_plot(result: dict[str, Any], out: Path, plt: Any) -> list[str
     fig.savefig(out / "risk_coverage.png", dpi=100)
     plt.close(fig)
     return ["risk_coverage.png"]
+
+
+def _bonus_plots(result: dict[str, Any], out: Path, plt: Any) -> list[str]:
+    """Bonuses: human reliance on the consulted model against its confidence (with the
+    model's accuracy per bin), and the teams' coverage and risk beside the model's curve."""
+    bonuses = result.get("bonuses") or {}
+    made = []
+    reliance = bonuses.get("reliance")
+    if reliance:
+        bins = [b for b in reliance["bins"] if b["n"]]
+        mids = [(b["lower"] + b["upper"]) / 2 for b in bins]
+        fig, ax = plt.subplots(figsize=(5.5, 4.5))
+        for key, label, style in (
+            ("reliance", "teams gave the model's answer", "o-"),
+            ("model_accuracy", "the model was right", "s--"),
+        ):
+            rates = [b[key]["rate"] for b in bins]
+            low = [r - b[key]["ci"][0] for r, b in zip(rates, bins, strict=True)]
+            high = [b[key]["ci"][1] - r for r, b in zip(rates, bins, strict=True)]
+            ax.errorbar(mids, rates, yerr=[low, high], fmt=style, capsize=3, label=label)
+        for x, b in zip(mids, bins, strict=True):
+            ax.annotate(f"n={b['n']}", (x, 0.02), ha="center", fontsize=7)
+        ax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1)
+        ax.set(xlabel="the model's confidence (shown to the team)", ylabel="share of parts",
+               title="Reliance on the model after a consult", xlim=(0, 1), ylim=(0, 1))  # fmt: skip
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / "bonus_reliance.png", dpi=100)
+        plt.close(fig)
+        made.append("bonus_reliance.png")
+    selective = bonuses.get("selective")
+    if selective and selective.get("curve"):
+        fig, ax = plt.subplots(figsize=(5.5, 4.5))
+        curve = selective["curve"]
+        ax.step(curve["coverage"], curve["risk"], where="post",
+                label=f"{selective['model']}, its most confident parts first")  # fmt: skip
+        team = selective["team"]
+        if team["risk"] is not None:
+            ax.plot([team["coverage"]], [team["risk"]], "o", color="C3", markersize=8,
+                    label="the teams (abstaining or answering)")  # fmt: skip
+        ax.set(xlabel="coverage (share of parts answered)", ylabel="risk (share wrong)",
+               title="Abstention as selective prediction (bonus parts)", xlim=(0, 1),
+               ylim=(0, 1))  # fmt: skip
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / "bonus_risk_coverage.png", dpi=100)
+        plt.close(fig)
+        made.append("bonus_risk_coverage.png")
+    return made
+
+
+def _bonus_section(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The bonus section's lines and tables (cells formatted; nothing computed here)."""
+    bonuses = result.get("bonuses")
+    if not bonuses:
+        return None
+
+    def interval(m: dict[str, Any], key: str) -> str:
+        ci = m.get(f"{key}_ci")
+        value = _fmt(m.get(key))
+        return f"{value} [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else value
+
+    def rate(r: dict[str, Any]) -> str:
+        if not r["n"]:
+            return "–"
+        low, high = (_fmt(x, 2) for x in r["ci"])
+        return f"{r['k']}/{r['n']} = {_fmt(r['rate'], 2)} [{low}, {high}]"
+
+    counts = bonuses["counts"]
+    lines = [
+        f"{counts['model_parts']:,} answers of {counts['models']} model(s) to bonus parts, each "
+        "asked with the lead-in and the earlier parts' answers; "
+        f"{counts['choices']:,} part(s) played by {counts['teams']} team(s) under consult rules."
+    ]
+    lines += [f"**Note:** {md_escape(n)}." for n in bonuses.get("notes", [])]
+    calibration = []
+    by_difficulty = []
+    small = []
+    for model, kinds in bonuses["models"].items():
+        for kind, m in kinds.items():
+            calibration.append([
+                md_escape(model), kind, m["n"], m["bonuses"], _fmt(m["accuracy"]),
+                interval(m, "ece_10_bin"), interval(m, "brier"), _fmt(m["selective_acc@10"]),
+                _fmt(m["aurc"]),
+            ])  # fmt: skip
+            for level, d in m["by_difficulty"].items():
+                by_difficulty.append([
+                    md_escape(model), kind, md_escape(level), d["n"], _fmt(d["accuracy"]),
+                    _fmt(d["ece_10_bin"]), _fmt(d["brier"]),
+                ])  # fmt: skip
+            if m["small_sample"]:
+                small.append(f"{model} ({kind}: {m['n']} parts)")
+    if small:
+        lines.append(
+            "**Small sample:** " + md_escape(", ".join(small)) + ": with fewer than 100 parts, "
+            "most of the ten bins hold a handful of parts; read the intervals, not the values."
+        )
+    out: dict[str, Any] = {"lines": lines, "calibration": None, "difficulty": None,
+                           "consult": None, "reliance": None, "selective": None}  # fmt: skip
+    if calibration:
+        out["calibration"] = _table(
+            ["model", "confidence", "parts", "bonuses", "accuracy", "ece_10_bin [95% CI]",
+             "Brier [95% CI]", "selective_acc@10", "AURC"], calibration,
+        )  # fmt: skip
+        out["difficulty"] = _table(
+            ["model", "confidence", "difficulty", "parts", "accuracy", "ece_10_bin", "Brier"],
+            by_difficulty,
+        )
+    consult = bonuses.get("consult")
+    if consult:
+        rows = []
+        for team, c in [("all teams", consult["all"]), *consult["teams"].items()]:
+            rows.append([
+                md_escape(team), c["parts"], c["points"], rate(c["consult_rate"]),
+                rate(c["own_accuracy"]), rate(c["consult_accuracy"]),
+                rate(c["model_accuracy_when_consulted"]), rate(c["abstain_rate"]),
+                rate(c["abstained_right"]), rate(c["changed_after_consult"]),
+                f"{c['changed_for_the_better']} / {c['changed_for_the_worse']}",
+                rate(c["followed_the_model"]),
+            ])  # fmt: skip
+        out["consult"] = _table(
+            ["team", "parts", "points", "consult rate", "accuracy alone", "accuracy after a "
+             "consult", "model right when consulted", "abstain rate", "abstentions right",
+             "answer changed after a consult (had a draft)", "changed better / worse",
+             "gave the model's answer"], rows,
+        )  # fmt: skip
+    reliance = bonuses.get("reliance")
+    if reliance:
+        out["reliance"] = _table(
+            ["model confidence", "parts", "gave the model's answer", "the model was right"],
+            [[f"[{b['lower']:.1f}, {b['upper']:.1f}{']' if b['upper'] >= 1 else ')'}", b["n"],
+              rate(b["reliance"]), rate(b["model_accuracy"])] for b in reliance["bins"]],
+        )  # fmt: skip
+    selective = bonuses.get("selective")
+    if selective:
+        team = selective["team"]
+        at = selective.get("model_at_team_coverage")
+        out["selective"] = (
+            f"On the {selective['parts']} part(s) played, the teams answered "
+            f"{_fmt(team['coverage'], 2)} of them (the rest abstained) with risk "
+            f"{_fmt(team['risk'], 2)} (share of answers wrong)"
+            + (
+                f"; {md_escape(selective['model'])}, answering only its most confident parts "
+                f"at the same coverage ({_fmt(at['coverage'], 2)}), would have risk "
+                f"{_fmt(at['risk'], 2)} (all parts: "
+                f"{_fmt(selective['model_full_coverage_risk'], 2)})."
+                if at
+                else "."
+            )
+        )
+    return out
 
 
 def _humans_and_models_plot(result: dict[str, Any], out: Path, plt: Any) -> list[str]:
@@ -609,6 +761,8 @@ def report_context(result: dict[str, Any], images: dict[str, list[str]]) -> dict
         "ranking": _ranking_section(result),
         "reliability_images": images.get("reliability", []),
         "curve_images": images.get("curves", []),
+        "bonus_images": images.get("bonuses", []),
+        "bonuses": _bonus_section(result),
         "scope": _data_scope(result),
     }
     optional = ("leaderboards", "teams", "expected_wins", "policy", "players", "survey")

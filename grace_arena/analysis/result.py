@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from grace_arena.analysis.bonuses import analyze_bonuses
 from grace_arena.analysis.summary import analyze as analyze_dict
 from grace_arena.analysis.survey import analyze_survey, survey_steps_from
 
@@ -235,8 +236,11 @@ def analyze(
     ``grace-arena analyze`` runs.
     """
     notes: list[str] = []
+    bonus_parts = choices = None
     if steps is not None and not isinstance(steps, pd.DataFrame):
         data = steps
+        bonus_parts = getattr(data, "bonus_parts", None)
+        choices = getattr(data, "choices", None)
         steps, buzzes, heard = data.steps, data.buzzes, data.heard
         survey = data.survey if survey is None else survey
         source = data.source if source is None else source
@@ -253,6 +257,9 @@ def analyze(
     )
     if survey is not None and len(survey):
         result["survey"] = analyze_survey(survey_steps_from(survey), model_steps=steps)
+    bonuses = analyze_bonuses(bonus_parts, choices, n_resamples=n_resamples, seed=seed, level=level)
+    if bonuses is not None:
+        result["bonuses"] = bonuses
     if notes:
         result["notes"] = [*notes, *result.get("notes", [])]
     return AnalysisResult(result)

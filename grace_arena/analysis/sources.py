@@ -56,6 +56,11 @@ class Dataset:
     survey: pd.DataFrame = field(default_factory=lambda: survey_frame([]))
     source: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: The models' answers to bonus parts and the teams' choices under consult rules
+    #: (:mod:`grace_arena.analysis.bonuses`; from the record, or ``model_bonus_parts`` and
+    #: ``bonus_choices`` files of ``export --format parquet``).
+    bonus_parts: pd.DataFrame | None = None
+    choices: pd.DataFrame | None = None
 
 
 def _is_url(text: str) -> bool:
@@ -107,7 +112,10 @@ def load(
     for kind, path in (("steps", steps), ("buzzes", buzzes), ("survey", survey)):
         if path is not None:
             files[kind] = Path(path)
-    return _load_files(files)
+    dataset = _load_files(files)
+    for key, frame in _bonus_tables(source).items():
+        setattr(dataset, key, frame)
+    return dataset
 
 
 def _paths(source: PathLike | Sequence[PathLike] | None) -> list[Path]:
@@ -146,6 +154,20 @@ def _kind_of(path: Path) -> str:
         f"{path}: neither steps (model, confidence_logit...), buzzes (team_kind...), survey "
         f"answers (participant...) nor tossups (question_id, n_clues): {', '.join(columns)}"
     )
+
+
+def _bonus_tables(source: PathLike | Sequence[PathLike] | None) -> dict[str, pd.DataFrame]:
+    """A folder's ``model_bonus_parts`` and ``bonus_choices`` tables (export --format parquet)."""
+    if not isinstance(source, str | Path) or not Path(source).is_dir():
+        return {}
+    out = {}
+    for key, name in (("bonus_parts", "model_bonus_parts"), ("choices", "bonus_choices")):
+        for suffix in _SUFFIXES:
+            path = Path(source) / f"{name}{suffix}"
+            if path.is_file():
+                out[key] = read_table(path)
+                break
+    return out
 
 
 def _load_files(files: dict[str, Path]) -> Dataset:
@@ -218,4 +240,6 @@ def _load_record(url: str, *, events: list[str], matches: list[int]) -> Dataset:
             "description": ", ".join(described),
         },
         notes=list(data.warnings),
+        bonus_parts=data.bonus_parts,
+        choices=data.choices,
     )

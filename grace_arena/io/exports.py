@@ -815,7 +815,9 @@ def export_parquet(
     ``buzzes.parquet`` (ruled buzzes that took the floor, outside thrown-out tossups, and
     the events' pooled buzzpoints), ``tossups.parquet`` and ``heard.parquet`` (which team
     heard which question), and ``bonus_parts.parquet`` when bonuses were played (the rows of
-    ``--format bonuses``). ``grace_arena.analysis.load(out)`` reads the folder back and
+    ``--format bonuses``), ``model_bonus_parts.parquet`` (the models' answers to bonus parts)
+    and ``bonus_choices.parquet`` (the teams' choices under consult rules) when there are
+    any. ``grace_arena.analysis.load(out)`` reads the folder back and
     gives the same analysis as the record."""
     from grace_arena.io.record_io import load_record_data
 
@@ -845,4 +847,10 @@ def export_parquet(
         path = out / "bonus_parts.parquet"
         pd.DataFrame(rows, columns=list(BONUS_EXPORT_COLUMNS)).to_parquet(path, index=False)
         files.append(path)
+    # the models' answers to bonus parts, and the teams' choices under consult rules
+    for name, frame in (("model_bonus_parts", data.bonus_parts), ("bonus_choices", data.choices)):
+        if len(frame):
+            path = out / f"{name}.parquet"
+            frame.to_parquet(path, index=False)
+            files.append(path)
     return files
