@@ -55,15 +55,6 @@
     // points per bonus, once bonuses are played
     const bonuses = view.rows.some((r) => r.bonuses_heard);
     $("ppb-head").hidden = !bonuses;
-    // points per game, after the points (the page's table has no head cell for it: made once)
-    if (!$("ppg-head")) {
-      const th = document.createElement("th");
-      th.scope = "col";
-      th.id = "ppg-head";
-      th.title = "points per game (a match under way counts as a game)";
-      th.textContent = "PPG";
-      $("record-head").nextElementSibling.after(th);
-    }
     const body = $("standings").tBodies[0];
     body.textContent = "";
     for (const row of view.rows) {
@@ -86,11 +77,10 @@
       }
       cell(tr, row.won + "–" + row.lost + (ties ? "–" + row.tied : ""), "num");
       cell(tr, String(row.points), "num pts");
-      // PPG as grace_arena.core.stats defines it: points ÷ games, finished and under way
-      const games = row.played + row.live;
-      cell(tr, games ? (row.points / games).toFixed(1) : "—", "num ppg");
+      // PPG and P/20TUH as grace_arena.core.stats defines them (a match under way is a game)
+      cell(tr, row.points_per_game == null ? "—" : row.points_per_game.toFixed(1), "num ppg");
       cell(tr, String(row.tossups_heard), "num");
-      cell(tr, row.points_per_tossup == null ? "—" : row.points_per_tossup.toFixed(2), "num");
+      cell(tr, row.points_per_20_tuh == null ? "—" : row.points_per_20_tuh.toFixed(1), "num");
       if (bonuses) cell(tr, row.points_per_bonus == null ? "—" : row.points_per_bonus.toFixed(2), "num");
       body.appendChild(tr);
     }

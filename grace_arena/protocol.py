@@ -940,6 +940,10 @@ class StandingRow(_Msg):
     bonus_points: int = 0
     points_per_bonus: float | None = None
     bounceback_points: int = 0
+    #: Points per game (finished and under way) and per 20 tossups heard
+    #: (``grace_arena.core.stats``).
+    points_per_game: float | None = None
+    points_per_20_tuh: float | None = None
 
 
 class RoomStatus(_Msg):

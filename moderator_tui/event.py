@@ -101,7 +101,8 @@ class RoomPickerScreen(Screen):
 
 
 def standings_table(view: StandingsView, *, highlight: set[str] | None = None) -> Table:
-    """Won/lost, points, tossups heard and buzzes per team, best first."""
+    """Won/lost, points, points per game, tossups heard, points per 20 of them, PPB (once
+    bonuses are played) and buzzes per team, best first."""
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), expand=False)
     bonuses = any(row.bonuses_heard for row in view.rows)  # PPB once bonuses are played
     for header, justify in (
@@ -109,9 +110,9 @@ def standings_table(view: StandingsView, *, highlight: set[str] | None = None) -
         ("team", "left"),
         ("W-L", "center"),
         ("pts", "right"),
-        ("against", "right"),
+        ("PPG", "right"),
         ("TUH", "right"),
-        ("P/TUH", "right"),
+        ("P/20TUH", "right"),
         *((("PPB", "right"),) if bonuses else ()),
         ("15/10/-5", "right"),
         ("live", "right"),
@@ -122,20 +123,19 @@ def standings_table(view: StandingsView, *, highlight: set[str] | None = None) -
         name = Text(row.name, style="bold" if highlight and row.team in highlight else "")
         if row.kind == "model":
             name.append(" · model", style="cyan")
-        ppt = "—" if row.points_per_tossup is None else f"{row.points_per_tossup:.2f}"
+
+        def two(value: float | None, digits: int = 1) -> str:
+            return "—" if value is None else f"{value:.{digits}f}"
+
         table.add_row(
             str(row.rank),
             name,
             record,
             Text(str(row.points), style="bold"),
-            str(row.points_against),
+            two(row.points_per_game),
             str(row.tossups_heard),
-            ppt,
-            *(
-                (("—" if row.points_per_bonus is None else f"{row.points_per_bonus:.2f}"),)
-                if bonuses
-                else ()
-            ),
+            two(row.points_per_20_tuh),
+            *((two(row.points_per_bonus, 2),) if bonuses else ()),
             f"{row.powers}/{row.correct - row.powers}/{row.negs}",
             str(row.live) if row.live else "",
         )
@@ -179,8 +179,10 @@ def standings_body(view: StandingsView | None, playing: set[str] | None = None) 
         parts += [Text("Rooms", style="bold"), rooms_table(view)]
     parts.append(
         Text(
-            "W-L: matches won and lost (-tied); TUH: tossups heard; P/TUH: points per tossup "
-            "heard; 15/10/-5: powers, other correct buzzes, negs; live: matches under way.",
+            "W-L: matches won and lost (-tied); PPG: points per game; TUH: tossups heard; "
+            "P/20TUH: points per 20 tossups heard; PPB: points per bonus; 15/10/-5: powers, "
+            "other correct buzzes, negs; live: matches under way. Ranked by win %, then PPB, "
+            "then P/20TUH.",
             style="dim",
         )
     )

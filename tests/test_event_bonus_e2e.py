@@ -262,6 +262,8 @@ def test_an_event_with_bonuses_and_consults_of_four_human_and_two_model_teams(
     tournament = json.loads((out / "night.qbj").read_text())
     (event,) = [o for o in tournament["objects"] if o["type"] == "Tournament"]
     assert [len(r["matches"]) for r in event["phases"][0]["rounds"]] == [3, 3]
+    rules = event["scoring_rules"]  # a part scores by the team's choice: at most 15 (alone)
+    assert rules["maximum_bonus_score"] == 45 and "points_per_bonus_part" not in rules
     # the analysis: the model's answers to bonus parts, and the consults
     report = tmp_path / "report"
     result = runner.invoke(

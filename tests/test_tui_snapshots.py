@@ -370,7 +370,8 @@ def standings() -> StandingsView:
             rank=rank, team=team, name=name, kind=kind, played=won + lost, won=won, lost=lost,
             tied=0, live=live, points=points, points_against=0, tossups_heard=heard,
             points_per_tossup=points / heard if heard else None, correct=correct, powers=powers,
-            incorrect=negs, negs=negs,
+            incorrect=negs, negs=negs, points_per_game=points / (won + lost + live),
+            points_per_20_tuh=points / heard * 20 if heard else None,
         )  # fmt: skip
 
     return StandingsView(

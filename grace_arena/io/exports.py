@@ -784,6 +784,17 @@ def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
     bonuses = [b for m in matches for b in m.config.bonuses]
     parts = [len(b.parts) for b in bonuses] or [3]
     values = {p.value for b in bonuses for p in b.parts} or {10}
+    if rules.consult is not None:
+        # consult rules score a part by the team's choice (own, consult, abstain), not its
+        # value: the most a bonus scores is every part answered alone
+        c = rules.consult
+        return {
+            "maximum_bonus_score": c.own_points * max(parts),
+            "minimum_parts_per_bonus": min(parts),
+            "maximum_parts_per_bonus": max(parts),
+            "bonuses_bounce_back": False,
+            "overtime_includes_bonuses": rules.overtime_bonuses,
+        }
     return {
         "maximum_bonus_score": max((sum(p.value for p in b.parts) for b in bonuses), default=30),
         "minimum_parts_per_bonus": min(parts),

@@ -401,6 +401,8 @@ def standings_view(
                 bonus_points=s.bonus_points,
                 points_per_bonus=s.points_per_bonus,
                 bounceback_points=s.bounceback_points,
+                points_per_game=s.points_per_game,
+                points_per_20_tuh=s.points_per_20_tuh,
             )
             for s in rows
         ],
