@@ -353,4 +353,9 @@ def test_a_model_team_answers_its_bonus_parts_at_once_and_plays_bouncebacks() ->
     assert events[-1].text == "part 0"
     match.handle(RulePart(ruling=C), now=3.0)
     assert match.scores["bot"] == 35  # and the bounceback
+    # a model gives its one answer: a prompt, which it could not answer, is refused
+    match.handle(RulePart(ruling=C), now=3.0)  # red's part 2
+    match.handle(RulePart(ruling=X), now=3.0)  # red's part 3 misses: the model's bounceback
+    with pytest.raises(IllegalCommand, match="model team: it gave its one answer"):
+        match.handle(RulePart(ruling=P), now=3.0)
     assert describe(cfg.rules, bouncebacks=False).endswith("bonuses, 20 tossups")

@@ -25,9 +25,10 @@ def parts_table() -> pd.DataFrame:
 def choices_table() -> pd.DataFrame:
     def row(part, choice, consulted, guess, conf, model_correct, draft, draft_correct, answer,
             correct, points, agreed, changed, bonus="b1", team="Red"):  # fmt: skip
+        right = (choice == "abstain" and points > 0) if choice == "abstain" else None
         return ("1", "ev", team, "p", bonus, part, None, None, choice, consulted, "m", guess,
                 conf, model_correct, draft, draft_correct, answer, correct, points, agreed,
-                changed)  # fmt: skip
+                changed, right)  # fmt: skip
 
     rows = [
         # consulted a right model (0.9), drafted wrong, gave the model's answer: better
@@ -80,6 +81,14 @@ def test_consults_abstentions_and_reliance_are_counted_by_hand() -> None:
     bins = {b["lower"]: b for b in out["reliance"]["bins"]}
     assert bins[0.8]["n"] == 2 and bins[0.8]["reliance"]["k"] == 2
     assert bins[0.8]["model_accuracy"]["k"] == 1
+
+
+def test_a_right_abstention_is_right_whatever_it_scores_and_choices_alone_do() -> None:
+    choices = choices_table()
+    choices.loc[3, "points"] = 0  # --consult-points 15,10,0: right, and worth nothing
+    out = analyze_bonuses(None, choices, n_resamples=0)
+    assert out["consult"]["all"]["abstained_right"]["k"] == 1
+    assert out["models"] == {} and out["selective"]["model_parts"] == 0  # no model table
 
 
 def test_nothing_to_say_without_bonus_data() -> None:

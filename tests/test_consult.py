@@ -199,3 +199,49 @@ def test_the_choices_in_force_are_read_back_from_the_record() -> None:
     assert first.draft_correct is False and first.answer == "part 0" and first.correct
     assert first.agreed is True and first.changed is True  # it gave the model's answer
     assert choices[1].consulted is False and choices[1].changed is None
+
+
+def test_a_consult_stands_through_a_prompt_taken_back() -> None:
+    from grace_arena.core.consult import part_choices
+
+    match = consult_match()
+    events: list = []
+    handle = match.handle
+    match.handle = lambda cmd, now: events.extend(handle(cmd, now=now)) or events  # type: ignore[method-assign]
+    win(match, "red")
+    match.handle(ConsultPart(team="red", player="red-1", draft="x"), now=2.0)
+    match.handle(AnswerPart(team="red", player="red-1", text="part"), now=2.0)
+    match.handle(RulePart(ruling=P), now=2.0)
+    match.handle(UndoRuling(), now=2.0)  # the prompt taken back: answer and consult as before
+    match.handle(RulePart(ruling=C), now=2.0)
+    (choice,) = part_choices(events, match.config)
+    assert (choice.choice, choice.consulted, choice.model_guess, choice.points) == (
+        "consult", True, "part 0", 10)  # fmt: skip
+
+
+def test_a_consult_or_abstention_after_the_answer_time_is_refused() -> None:
+    cfg = config(
+        n_tossups=1, bonus_parts=(3,), consult=ADVISOR, reading_mode="screen",
+        rules=rules_for("acf", consult=ConsultScoring(), bonus_answer_time=10.0),
+    )  # fmt: skip
+    match, _ = Match.create(cfg, now=0.0)
+    match.handle(Join(team="red", player="red-1", name="One"), now=0.0)
+    win(match, "red", now=1.0)
+    for late in (ConsultPart(team="red", player="red-1"), AbstainPart(team="red")):
+        with pytest.raises(IllegalCommand, match="the answer time ran out"):
+            match.handle(late, now=11.0)
+    assert part_ruled(match.handle(TimeUp(), now=11.0)).choice == "own"
+
+
+def test_an_abstention_is_right_by_the_models_answer_whatever_it_scores() -> None:
+    from grace_arena.core.consult import part_choices
+
+    match = consult_match(ConsultScoring(abstain_points=0))
+    events: list = []
+    handle = match.handle
+    match.handle = lambda cmd, now: events.extend(handle(cmd, now=now)) or events  # type: ignore[method-assign]
+    win(match, "red")
+    match.handle(AbstainPart(team="red"), now=2.0)  # the model was right: wrong to abstain
+    match.handle(AbstainPart(team="red"), now=2.0)  # the model was wrong: right, worth 0
+    assert [(c.points, c.abstained_right) for c in part_choices(events, match.config)] == [
+        (0, False), (0, True)]  # fmt: skip

@@ -101,3 +101,42 @@ def test_a_team_consults_the_model_abstains_and_answers_alone_in_a_live_room(db_
     assert [e.choice for e in events if e.type == "bonus_part_ruled"] == [
         "consult", "abstain", "own",
     ]  # fmt: skip
+
+
+def test_a_model_not_precomputed_on_the_bonuses_is_named_when_a_match_is_made(tmp_path):
+    """A model team in a bonus format, or a model to consult, needs the model's answers to
+    every bonus part: a match without them is refused by name, not played with blank answers."""
+    from grace_arena.core.packet import load_packet
+    from grace_arena.model.precompute import ensure_precomputed
+    from grace_arena.protocol import TeamSetup
+    from grace_arena.record.models import ModelBonusPartRow, ModelStepRow
+
+    db_url = f"sqlite:///{tmp_path / 'r.db'}"
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    ensure_precomputed(db_url, packet)
+    engine = make_engine(db_url)
+    with Session(engine) as session:  # "other": tfidf's tossup steps, no bonus part
+        for row in session.exec(select(ModelStepRow)).all():
+            data = row.model_dump(exclude={"id"})
+            session.add(ModelStepRow(**{**data, "model": "other"}))
+        session.commit()
+        assert session.exec(select(ModelBonusPartRow).where(ModelBonusPartRow.model == "other")
+                            ).all() == []  # fmt: skip
+    engine.dispose()
+    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s")
+    with LiveServer(settings) as server:
+        model = TeamSetup(id="bot", name="Bot", kind="model", model="other")
+        for setup in (
+            two_teams(format="acf", teams=[TeamSetup(id="red", name="Red"), model]),
+            two_teams(format="acf", consult_model="other"),
+        ):
+            try:
+                server.arena.match_config(setup)
+            except LookupError as exc:
+                assert "'other' has not been precomputed on the bonuses" in str(exc)
+                assert "grace-arena precompute --packet ... --model other" in str(exc)
+            else:
+                raise AssertionError("a match without the model's bonus answers was made")
+        # tossups only (GRACE's game): the model plays without bonus answers
+        plain = two_teams(teams=[TeamSetup(id="red", name="Red"), model])
+        assert server.arena.match_config(plain).team("bot").bonus_answers == {}

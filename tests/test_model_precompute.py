@@ -307,10 +307,24 @@ def test_bonus_parts_are_precomputed_with_the_parts_read_before_them(db_url, sam
     assert [p.text for p in prefixes if p.tossup_id == "b-lit-american-1"][2] == asked
     again = ensure_precomputed(db_url, sample)
     assert again.parts_stored == 0 and again.parts_skipped == n_parts
-    answers = load_bonus_answers(engine, "tfidf", sample.packet.id)
+    answers = load_bonus_answers(engine, "tfidf", sample)
     assert len(answers) == 20 and all(len(a) == 3 for a in answers.values())
     team = model_team(engine, "tfidf", sample, BuzzPolicy())
     assert team.bonus_answers == answers
+    # a bonus whose last part was not stored (its guess failed) is not complete: left out
+    with Session(engine) as session:
+        session.delete(
+            session.exec(
+                select(ModelBonusPartRow).where(
+                    ModelBonusPartRow.bonus_id == "b-lit-american-1", ModelBonusPartRow.part == 2
+                )
+            ).one()
+        )
+        session.commit()
+    assert "b-lit-american-1" not in load_bonus_answers(engine, "tfidf", sample)
+    from grace_arena.model.policy import missing_bonus_parts
+
+    assert missing_bonus_parts(engine, "tfidf", sample) == ["b-lit-american-1"]
 
 
 def test_an_llm_is_asked_bonus_parts_in_the_same_run_and_cache(sample, tmp_path):
@@ -336,3 +350,25 @@ def test_an_llm_is_asked_bonus_parts_in_the_same_run_and_cache(sample, tmp_path)
     assert first.guess == "Mark Twain" and first.correct is True
     assert first.confidence_logit == pytest.approx(0.9)
     assert first.confidence_verbal == pytest.approx(0.8)
+
+
+def test_precompute_picks_tossups_bonuses_or_both(tmp_path):
+    from grace_arena.record.models import ModelBonusPartRow
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    base = ["precompute", "--packet", str(SAMPLE_PACKET_PATH), "--db", db]
+    result = runner.invoke(app, [*base, "--tossup", "lit-american-1"])
+    assert result.exit_code == 0, result.output
+    engine = make_engine(db)
+    with Session(engine) as session:
+        assert session.exec(select(ModelBonusPartRow)).all() == []  # tossups only
+    result = runner.invoke(app, [*base, "--bonus", "b-lit-british-1"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "3 bonus parts stored" in said and "0 steps stored" in said
+    with Session(engine) as session:
+        parts = session.exec(select(ModelBonusPartRow)).all()
+        assert {(p.bonus_id, p.part) for p in parts} == {("b-lit-british-1", i) for i in range(3)}
+    assert len(_rows(engine)) == 6  # no more tossup steps than the first run's
+    result = runner.invoke(app, [*base, "--bonus", "b-lit-british-1", "--no-bonuses"])
+    assert result.exit_code == 2 and "not both" in result.output

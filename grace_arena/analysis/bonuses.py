@@ -150,7 +150,9 @@ def _consults(choices: pd.DataFrame) -> dict[str, Any]:
             int(consulted["model_correct"].fillna(False).astype(bool).sum()), len(consulted)
         ),
         "abstain_rate": _rate(len(abstained), n),
-        "abstained_right": _rate(int((abstained["points"] > 0).sum()), len(abstained)),
+        "abstained_right": _rate(
+            int(abstained["abstained_right"].fillna(False).astype(bool).sum()), len(abstained)
+        ),
         "changed_after_consult": _rate(len(changed), len(with_draft)),
         "changed_for_the_better": int((~draft_right & final_right).sum()),
         "changed_for_the_worse": int((draft_right & ~final_right).sum()),
@@ -165,6 +167,9 @@ def _selective(choices: pd.DataFrame, parts: pd.DataFrame) -> dict[str, Any] | N
     risk at the same coverage on the same parts."""
     if choices.empty:
         return None
+    if parts is None or not {"model", "confidence_logit", "correct"} <= set(parts.columns):
+        parts = pd.DataFrame(columns=["model", "packet_id", "bonus_id", "part",
+                                      "confidence_logit", "correct"])  # fmt: skip
     model = choices["model"].dropna()
     if model.empty:
         return None

@@ -132,7 +132,10 @@ def precompute(
     ] = None,
     bonus: Annotated[
         list[str] | None,
-        typer.Option(help="Only these bonus ids (repeatable); default: every bonus part."),
+        typer.Option(
+            help="Only these bonus ids (repeatable; then no tossup unless --tossup); default: "
+            "every bonus part."
+        ),
     ] = None,
     no_bonuses: Annotated[
         bool, typer.Option("--no-bonuses", help="Guess the tossups only, no bonus parts.")
@@ -148,6 +151,9 @@ def precompute(
     (idempotent)."""
     from rich.console import Console
 
+    if bonus and no_bonuses:
+        raise typer.BadParameter("give --bonus or --no-bonuses, not both", param_hint="--bonus")
+
     from grace_arena.record.db import open_engine
 
     console = Console()
@@ -159,8 +165,8 @@ def precompute(
     stats = run_precompute_command(
         console, engine, the_packet, model, name=name, policy=policy, corpus=corpus, k=k,
         concurrency=concurrency, workers=workers, retries=retries, api_base=api_base,
-        no_cache=no_cache, tossup=tossup,
-        bonuses=False if no_bonuses else (bonus or (tossup is None)),
+        no_cache=no_cache, tossup=tossup if tossup is not None or not bonus else [],
+        bonuses=False if no_bonuses else (bonus or None),
     )  # fmt: skip
     engine.dispose()
     if stats.errors:
@@ -183,7 +189,7 @@ def run_precompute_command(
     api_base: str | None = None,
     no_cache: bool = False,
     tossup: list[str] | None = None,
-    bonuses: bool | list[str] = True,
+    bonuses: bool | list[str] | None = None,
 ) -> Any:
     """Precompute ``model`` on a packet with a progress bar (``precompute`` and
     ``leaderboard``); ``local-smollm2`` starts its local server for the run. Returns the

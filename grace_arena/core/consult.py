@@ -50,6 +50,9 @@ class PartChoice:
     correct: bool = False  # the final answer ruled correct
     points: int = 0
     agreed: bool | None = None  # consulted and answered: the answer is the model's
+    #: An abstention: right when the model's answer to the part (shown or not) was wrong —
+    #: nobody had it (QANTA 2026), as the engine scored it; None for an answer.
+    abstained_right: bool | None = None
 
     @property
     def changed(self) -> bool | None:
@@ -77,6 +80,12 @@ def part_choices(events: Sequence[Event], config: MatchConfig | None = None) -> 
     if config.rules.consult is None:
         return []
     model = config.consult.model if config.consult is not None else None
+
+    def abstained_right(bonus_id: str, part: int) -> bool:
+        # as the engine decides it (grace_arena.core.match._abstain_part)
+        seen = config.consult.answer(bonus_id, part) if config.consult is not None else None
+        return seen is None or not seen.guess or seen.correct is not True
+
     humans = {t.id for t in config.teams if t.kind is TeamKind.HUMAN}
     ruled: dict[int, PartChoice] = {}  # seq of the ruling -> its choice
     before: dict[int, tuple[BonusPartConsulted | None, BonusAnswerGiven | None]] = {}
@@ -91,7 +100,8 @@ def part_choices(events: Sequence[Event], config: MatchConfig | None = None) -> 
             case BonusAnswerGiven():
                 answer = ev
             case BonusPartRuled() if ev.resume == "prompt":
-                answer = None  # the team answers again
+                before[ev.seq] = (consulted, answer)  # an undo of the prompt restores both
+                answer = None  # the team answers again (its consult stands)
             case BonusPartRuled():
                 before[ev.seq] = (consulted, answer)
                 if ev.choice is not None and not ev.bounceback and ev.team in humans:
@@ -110,6 +120,8 @@ def part_choices(events: Sequence[Event], config: MatchConfig | None = None) -> 
                         else seen.draft_suggestion == Directive.ACCEPT.value,
                         answer=given, correct=ev.ruling is Ruling.CORRECT, points=ev.points,
                         agreed=_same(given, seen.guess) if seen and given else None,
+                        abstained_right=abstained_right(ev.bonus_id, ev.part)
+                        if ev.choice == "abstain" else None,
                     )  # fmt: skip
                 consulted, answer = None, None
             case BonusPartUndone():

@@ -1118,6 +1118,9 @@ def _consulting_team(run: _Decision, team_id: str, player: str | None, what: str
         raise IllegalCommand(f"player {player!r} has not joined team {team.id!r}")
     if play.answer is not None or play.prompted:
         raise IllegalCommand(f"team {team.id!r} already answered this part")
+    deadline = run.g.deadline
+    if deadline is not None and run.now >= deadline:
+        raise IllegalCommand(f"the answer time ran out before this {what} came")
     return team
 
 
@@ -1166,6 +1169,12 @@ def _abstain_part(run: _Decision, cmd: AbstainPart) -> None:
 
 def _rule_part(run: _Decision, cmd: RulePart) -> None:
     _up(run, cmd.part, cmd.bounceback, "ruling")
+    turn = run.team(_turn(run.state))
+    if cmd.ruling is Ruling.PROMPT and turn.kind is TeamKind.MODEL:
+        raise IllegalCommand(
+            f"team {turn.id!r} is a model team: it gave its one answer and cannot say more "
+            "(rule it correct or incorrect)"
+        )
     run.rule_part(cmd.ruling, by="moderator")
 
 

@@ -396,7 +396,7 @@ BONUS_PART_COLUMNS = (
 CHOICE_COLUMNS = (
     "match", "event", "team", "packet_id", "bonus_id", "part", "difficulty", "category",
     "choice", "consulted", "model", "model_guess", "model_confidence", "model_correct", "draft",
-    "draft_correct", "answer", "correct", "points", "agreed", "changed",
+    "draft_correct", "answer", "correct", "points", "agreed", "changed", "abstained_right",
 )  # fmt: skip
 
 
@@ -480,6 +480,7 @@ def choice_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict]:
                     "points": c.points,
                     "agreed": c.agreed,
                     "changed": c.changed,
+                    "abstained_right": c.abstained_right,
                 }
             )
     return out

@@ -27,6 +27,7 @@ __all__ = [
     "first_buzz",
     "load_bonus_answers",
     "load_steps",
+    "missing_bonus_parts",
     "model_buzzes",
     "model_team",
 ]
@@ -118,33 +119,38 @@ def load_steps(engine_or_store: Any, model: str, packet_id: str) -> dict[str, li
 
 
 def load_bonus_answers(
-    engine_or_store: Any, model: str, packet_id: str, policy: BuzzPolicy | None = None
+    engine_or_store: Any, model: str, packet: Packet, policy: BuzzPolicy | None = None
 ) -> dict[str, tuple[ModelAnswer, ...]]:
     """The recorded answers of ``model`` to a packet's bonus parts: bonus id -> one answer per
-    part, in order (a bonus with a part missing is left out: it was not fully precomputed).
-    The confidence is the policy's kind (recalibrated when it has a map)."""
+    part, in order. A bonus with any part missing (a guess that failed is not stored) is left
+    out: it was not fully precomputed. The confidence is the policy's kind (recalibrated when
+    it has a map)."""
     from sqlmodel import Session, select
 
     from grace_arena.record.models import ModelBonusPartRow as Row
 
     policy = policy or BuzzPolicy()
-    parts: dict[str, list[Any]] = {}
+    sizes = {b.id: len(b.parts) for b in packet.bonuses}
+    found: dict[str, dict[int, ModelAnswer]] = {}
     with Session(_engine(engine_or_store)) as session:
         rows = session.exec(
-            select(Row)
-            .where(Row.model == model, Row.packet_id == packet_id)
-            .order_by(Row.bonus_id, Row.part)
+            select(Row).where(Row.model == model, Row.packet_id == packet.packet.id)
         ).all()
         for row in rows:
-            parts.setdefault(row.bonus_id, []).append(
-                ModelAnswer(
-                    guess=row.guess, confidence=policy.confidence_of(row), correct=row.correct
-                )
+            found.setdefault(row.bonus_id, {})[row.part] = ModelAnswer(
+                guess=row.guess, confidence=policy.confidence_of(row), correct=row.correct
             )
-        indices = {r.bonus_id: [x.part for x in rows if x.bonus_id == r.bonus_id] for r in rows}
     return {
-        b: tuple(answers) for b, answers in parts.items() if indices[b] == list(range(len(answers)))
+        b: tuple(parts[i] for i in range(sizes[b]))
+        for b, parts in found.items()
+        if b in sizes and set(parts) == set(range(sizes[b]))
     }
+
+
+def missing_bonus_parts(engine_or_store: Any, model: str, packet: Packet) -> list[str]:
+    """The bonuses of ``packet`` whose parts ``model`` has not all been precomputed on."""
+    have = load_bonus_answers(engine_or_store, model, packet)
+    return [b.id for b in packet.bonuses if b.id not in have]
 
 
 def model_buzzes(
@@ -185,13 +191,12 @@ def model_team(
         )
     known = {t.id for t in packet.tossups}
     buzzes = {k: v for k, v in model_buzzes(steps, policy).items() if k in known}
-    bonus_ids = {b.id for b in packet.bonuses}
-    answers = load_bonus_answers(engine_or_store, model, packet.packet.id, policy)
+    answers = load_bonus_answers(engine_or_store, model, packet, policy)
     return TeamSpec(
         id=team_id,
         name=name or model,
         kind=TeamKind.MODEL,
         model=model,
         buzzes=buzzes,
-        bonus_answers={k: v for k, v in answers.items() if k in bonus_ids},
+        bonus_answers=answers,
     )

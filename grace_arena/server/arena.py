@@ -331,6 +331,15 @@ class Arena:
             rules = ScoringRules(**setup.scoring())
         else:
             rules = rules_for(setup.format, **setup.scoring())
+        for spec in teams:  # a model team plays its bonuses with its precomputed answers
+            if spec.kind is TeamKind.MODEL and rules.bonuses and packet.bonuses:
+                missing = [b.id for b in packet.bonuses if b.id not in spec.bonus_answers]
+                if missing:
+                    raise LookupError(
+                        f"model {spec.model!r} has not been precomputed on the bonuses of packet "
+                        f"{packet.packet.id!r} ({len(missing)} missing, e.g. {missing[0]!r}): "
+                        f"run `grace-arena precompute --packet ... --model {spec.model}`"
+                    )
         consult = None
         if setup.consult_model:
             from grace_arena.core.config import ConsultSpec
@@ -340,7 +349,7 @@ class Arena:
                 from grace_arena.model.precompute import ensure_precomputed
 
                 ensure_precomputed(self.settings.db_url, packet, "tfidf")
-            answers = load_bonus_answers(self.engine, setup.consult_model, packet.packet.id)
+            answers = load_bonus_answers(self.engine, setup.consult_model, packet)
             missing = [b.id for b in packet.bonuses if b.id not in answers]
             if missing:
                 raise LookupError(
