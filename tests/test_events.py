@@ -37,6 +37,7 @@ from grace_arena.record.models import (
     EventPlayerRow,
     EventTeamRow,
     MatchRow,
+    ModelBonusPartRow,
     ModelStepRow,
     PacketRow,
     PooledBuzzRow,
@@ -530,12 +531,17 @@ def test_two_sites_merge_into_one_event(record_url: str, tmp_path: Path, sample)
     with Session(site_b.engine) as session:
         session.add(ModelStepRow(model="m", packet_id=sample.packet.id, tossup_id=t, step=0,
                                  word_index=5, confidence_logit=0.5, correct=True))  # fmt: skip
+        session.add(ModelBonusPartRow(model="m", packet_id=sample.packet.id,
+                                      bonus_id=sample.bonuses[0].id, part=0, guess="Twain",
+                                      confidence_logit=0.7, correct=True))  # fmt: skip
         session.commit()
 
     merged = merge_record(site_a.engine, site_b.engine, event="comp")
     assert len(merged.matches) == 1 and merged.skipped_imports == 1 and merged.model_steps == 1
+    assert merged.model_bonus_parts == 1  # the models' answers to bonus parts come along
     again = merge_record(site_a.engine, site_b.engine, event="comp")
     assert (again.matches, again.imports, again.model_steps) == ([], 0, 0)
+    assert again.model_bonus_parts == 0
     assert again.skipped_matches == 1
 
     data = load_record_data(site_a.engine, events=["comp"])

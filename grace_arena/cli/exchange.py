@@ -212,7 +212,8 @@ def import_record(
     typer.echo(
         f"event {event!r}: {len(result.matches)} match(es), {result.imports} import(s) with "
         f"{result.pooled_buzzes} pooled buzzpoints, {len(result.packets)} packet(s) and "
-        f"{result.model_steps} model steps added"
+        f"{result.model_steps} model steps and {result.model_bonus_parts} answers to bonus parts "
+        "added"
     )
     for theirs, ours in result.updated:
         typer.echo(f"  their match {theirs} had gone on: match {ours} here brought up to date")

@@ -35,6 +35,7 @@ from grace_arena.record.models import (
     EventRow,
     EventTeamRow,
     MatchRow,
+    ModelBonusPartRow,
     ModelStepRow,
     PacketRow,
     PlayerRow,
@@ -59,8 +60,28 @@ class MergeResult:
     pooled_buzzes: int = 0
     packets: list[str] = field(default_factory=list)
     model_steps: int = 0
+    model_bonus_parts: int = 0
     skipped_matches: int = 0
     skipped_imports: int = 0
+
+
+def _copy_model_bonus_parts(theirs: Session, ours: Session, packet_ids: set[str]) -> int:
+    """The models' answers to bonus parts of the merged packets that this record lacks."""
+    if not packet_ids:
+        return 0
+    where = ModelBonusPartRow.packet_id.in_(sorted(packet_ids))  # type: ignore[attr-defined]
+    have = {
+        (p.model, p.packet_id, p.bonus_id, p.part)
+        for p in ours.exec(select(ModelBonusPartRow).where(where)).all()
+    }
+    rows = [
+        _plain(p, drop=("id",))
+        for p in theirs.exec(select(ModelBonusPartRow).where(where)).all()
+        if (p.model, p.packet_id, p.bonus_id, p.part) not in have
+    ]
+    if rows:
+        ours.execute(insert(ModelBonusPartRow), rows)
+    return len(rows)
 
 
 def _plain(row: Any, *, drop: Sequence[str] = ()) -> dict[str, Any]:
@@ -207,6 +228,7 @@ def merge_record(
                     packets_needed.add(imp.packet_id)
             result.packets = _copy_packets(theirs, ours, packets_needed)
             result.model_steps = _copy_model_steps(theirs, ours, packets_needed)
+            result.model_bonus_parts = _copy_model_bonus_parts(theirs, ours, packets_needed)
             ours.commit()
     return result
 
