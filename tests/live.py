@@ -179,3 +179,19 @@ def clients(*made: Client) -> Iterator[tuple[Client, ...]]:
         for c in made:
             with contextlib.suppress(Exception):
                 c.close()
+
+
+def win_first_word(mod: Client, phone: Client, answer: str) -> None:
+    """The phone's team wins the next tossup at its first word: the moderator starts and
+    pauses it, reveals one word, the phone buzzes and answers, the moderator rules it correct."""
+    mod.send(type="start_tossup")
+    mod.state(lambda s: s["match"]["phase"] == "reading")
+    mod.send(type="pause")
+    mod.state(lambda s: s["match"]["paused"])
+    mod.send(type="step", unit="word")
+    mod.state(lambda s: s["tossup"]["position"] >= 0)
+    phone.send(type="buzz")
+    mod.state(lambda s: s["floor"] is not None)
+    phone.send(type="answer", text=answer)
+    mod.state(lambda s: s["floor"]["answer"] == answer)
+    mod.send(type="rule", ruling="correct")

@@ -4,7 +4,7 @@ team's, what each role sees, and the record replays to the same scores (both bac
 from __future__ import annotations
 
 from backends import on_both_backends
-from live import LiveServer, clients, moderator, player, two_teams
+from live import LiveServer, clients, moderator, player, two_teams, win_first_word
 from sqlmodel import Session, select
 
 from grace_arena.core.events import event_from_dict
@@ -13,21 +13,6 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.record.db import make_engine
 from grace_arena.record.models import EventRow
 from grace_arena.server.app import Settings
-
-
-def _win(mod, red, answer: str) -> None:
-    """Red buzzes at the first word, answers, and the moderator rules it correct."""
-    mod.send(type="start_tossup")
-    mod.state(lambda s: s["match"]["phase"] == "reading")
-    mod.send(type="pause")
-    mod.state(lambda s: s["match"]["paused"])
-    mod.send(type="step", unit="word")
-    mod.state(lambda s: s["tossup"]["position"] >= 0)
-    red.send(type="buzz")
-    mod.state(lambda s: s["floor"] is not None)
-    red.send(type="answer", text=answer)
-    mod.state(lambda s: s["floor"]["answer"] == answer)
-    mod.send(type="rule", ruling="correct")
 
 
 @on_both_backends
@@ -40,7 +25,7 @@ def test_a_bonus_is_played_part_by_part_and_replays_from_the_record(db_url):
         red, red2, blue = (player(server, "red", "Ann"), player(server, "red", "Ada"),
                            player(server, "blue", "Bo"))  # fmt: skip
         with clients(mod, red, red2, blue):
-            _win(mod, red, "Moby Dick")
+            win_first_word(mod, red, "Moby Dick")
             state = mod.state(lambda s: s["match"]["phase"] == "bonus")
             bonus = state["bonus"]
             assert (bonus["id"], bonus["team"], bonus["turn"]) == ("b-lit-american-1", "red", "red")

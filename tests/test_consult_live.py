@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from backends import on_both_backends
-from live import LiveServer, clients, moderator, player, two_teams
+from live import LiveServer, clients, moderator, player, two_teams, win_first_word
 from sqlmodel import Session, select
 
 from grace_arena.core.events import event_from_dict
@@ -16,20 +16,6 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.record.db import make_engine
 from grace_arena.record.models import EventRow
 from grace_arena.server.app import Settings
-
-
-def _win(mod, red, answer: str) -> None:
-    mod.send(type="start_tossup")
-    mod.state(lambda s: s["match"]["phase"] == "reading")
-    mod.send(type="pause")
-    mod.state(lambda s: s["match"]["paused"])
-    mod.send(type="step", unit="word")
-    mod.state(lambda s: s["tossup"]["position"] >= 0)
-    red.send(type="buzz")
-    mod.state(lambda s: s["floor"] is not None)
-    red.send(type="answer", text=answer)
-    mod.state(lambda s: s["floor"]["answer"] == answer)
-    mod.send(type="rule", ruling="correct")
 
 
 @on_both_backends
@@ -44,7 +30,7 @@ def test_a_team_consults_the_model_abstains_and_answers_alone_in_a_live_room(db_
         mod = moderator(server)
         red, blue = player(server, "red", "Ann"), player(server, "blue", "Bo")
         with clients(mod, red, blue):
-            _win(mod, red, "Moby Dick")
+            win_first_word(mod, red, "Moby Dick")
             seen = red.state(lambda s: s["match"]["phase"] == "bonus")["bonus"]
             assert seen["consult"] and seen["consulted"] is None
             # only the team whose turn it is may consult

@@ -180,71 +180,49 @@ def _policy_extra(policy: BuzzPolicy) -> dict[str, Any]:
     }
 
 
-def _part_row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
-    from grace_arena.record.models import ModelBonusPartRow
-
+def _guessed(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> dict[str, Any]:
+    """What a tossup step and a bonus part store alike: the guess, its confidences, the
+    judge's verdict, what it cost, and the policy it was stored under."""
     correct, directive = is_correct(guess.guess, prefix.answer)
-    row = ModelBonusPartRow(
-        model=model,
-        packet_id=prefix.packet_id,
-        bonus_id=prefix.tossup_id,
-        part=prefix.step,
-        guess=guess.guess,
-        confidence_logit=guess.confidence_logit,
-        confidence_logit_geo=guess.confidence_logit_geo,
-        sequence_prob=guess.sequence_prob,
-        confidence_verbal=guess.confidence_verbal,
-        correct=correct,
-        judge_directive=directive,
-        latency_s=guess.latency_s,
-        prompt_tokens=guess.prompt_tokens,
-        completion_tokens=guess.completion_tokens,
-        cost_usd=guess.cost_usd,
-        exemplars=guess.exemplars,
-        extra={
+    return {
+        "model": model,
+        "packet_id": prefix.packet_id,
+        "guess": guess.guess,
+        "confidence_logit": guess.confidence_logit,
+        "confidence_logit_geo": guess.confidence_logit_geo,
+        "sequence_prob": guess.sequence_prob,
+        "confidence_verbal": guess.confidence_verbal,
+        "correct": correct,
+        "judge_directive": directive,
+        "latency_s": guess.latency_s,
+        "prompt_tokens": guess.prompt_tokens,
+        "completion_tokens": guess.completion_tokens,
+        "cost_usd": guess.cost_usd,
+        "exemplars": guess.exemplars,
+        "extra": {
             **guess.extra,
             "cached": guess.calls == 0 and guess.cache_hits > 0,
-            "asked": prefix.text,
             "policy": _policy_extra(policy),
         },
-    )
-    conf = policy.confidence_of(row)
-    row.confident = bool(guess.guess) and conf is not None and conf >= policy.threshold
-    return row
+    }
 
 
 def _row(model: str, prefix: Prefix, guess: Guess, policy: BuzzPolicy) -> Any:
-    from grace_arena.record.models import ModelStepRow
+    """The record's row of one guessed prefix: a tossup's step, or a bonus part."""
+    from grace_arena.record.models import ModelBonusPartRow, ModelStepRow
 
+    fields = _guessed(model, prefix, guess, policy)
     if prefix.kind == "bonus":
-        return _part_row(model, prefix, guess, policy)
-    correct, directive = is_correct(guess.guess, prefix.answer)
-    row = ModelStepRow(
-        model=model,
-        packet_id=prefix.packet_id,
-        tossup_id=prefix.tossup_id,
-        step=prefix.step,
-        word_index=prefix.word_index,
-        guess=guess.guess,
-        confidence_logit=guess.confidence_logit,
-        confidence_logit_geo=guess.confidence_logit_geo,
-        sequence_prob=guess.sequence_prob,
-        confidence_verbal=guess.confidence_verbal,
-        correct=correct,
-        judge_directive=directive,
-        latency_s=guess.latency_s,
-        prompt_tokens=guess.prompt_tokens,
-        completion_tokens=guess.completion_tokens,
-        cost_usd=guess.cost_usd,
-        exemplars=guess.exemplars,
-        extra={
-            **guess.extra,
-            "cached": guess.calls == 0 and guess.cache_hits > 0,
-            "policy": _policy_extra(policy),
-        },
+        fields["extra"]["asked"] = prefix.text
+        part = ModelBonusPartRow(**fields, bonus_id=prefix.tossup_id, part=prefix.step)
+        conf = policy.confidence_of(part)
+        part.confident = bool(guess.guess) and conf is not None and conf >= policy.threshold
+        return part
+    step = ModelStepRow(
+        **fields, tossup_id=prefix.tossup_id, step=prefix.step, word_index=prefix.word_index
     )
-    row.would_buzz = policy.would_buzz(row)
-    return row
+    step.would_buzz = policy.would_buzz(step)
+    return step
 
 
 def _store(

@@ -65,25 +65,6 @@ class MergeResult:
     skipped_imports: int = 0
 
 
-def _copy_model_bonus_parts(theirs: Session, ours: Session, packet_ids: set[str]) -> int:
-    """The models' answers to bonus parts of the merged packets that this record lacks."""
-    if not packet_ids:
-        return 0
-    where = ModelBonusPartRow.packet_id.in_(sorted(packet_ids))  # type: ignore[attr-defined]
-    have = {
-        (p.model, p.packet_id, p.bonus_id, p.part)
-        for p in ours.exec(select(ModelBonusPartRow).where(where)).all()
-    }
-    rows = [
-        _plain(p, drop=("id",))
-        for p in theirs.exec(select(ModelBonusPartRow).where(where)).all()
-        if (p.model, p.packet_id, p.bonus_id, p.part) not in have
-    ]
-    if rows:
-        ours.execute(insert(ModelBonusPartRow), rows)
-    return len(rows)
-
-
 def _plain(row: Any, *, drop: Sequence[str] = ()) -> dict[str, Any]:
     return {k: v for k, v in row.model_dump().items() if k not in drop}
 
@@ -360,20 +341,32 @@ def _copy_packets(theirs: Session, ours: Session, packet_ids: set[str]) -> list[
     return added
 
 
-def _copy_model_steps(theirs: Session, ours: Session, packet_ids: set[str]) -> int:
-    """The model steps on the merged packets that this record does not have yet."""
+def _copy_model_rows(
+    theirs: Session, ours: Session, packet_ids: set[str], table: Any, key: Sequence[str]
+) -> int:
+    """The rows of ``table`` (a model's steps, or its answers to bonus parts) on the merged
+    packets that this record does not have yet, told apart by the ``key`` columns."""
     if not packet_ids:
         return 0
-    where = ModelStepRow.packet_id.in_(sorted(packet_ids))  # type: ignore[attr-defined]
-    have = {
-        (s.model, s.packet_id, s.tossup_id, s.step)
-        for s in ours.exec(select(ModelStepRow).where(where)).all()
-    }
+    where = table.packet_id.in_(sorted(packet_ids))
+    have = {tuple(getattr(r, k) for k in key) for r in ours.exec(select(table).where(where)).all()}
     rows = [
-        _plain(s, drop=("id",))
-        for s in theirs.exec(select(ModelStepRow).where(where)).all()
-        if (s.model, s.packet_id, s.tossup_id, s.step) not in have
+        _plain(r, drop=("id",))
+        for r in theirs.exec(select(table).where(where)).all()
+        if tuple(getattr(r, k) for k in key) not in have
     ]
     if rows:
-        ours.execute(insert(ModelStepRow), rows)
+        ours.execute(insert(table), rows)
     return len(rows)
+
+
+def _copy_model_steps(theirs: Session, ours: Session, packet_ids: set[str]) -> int:
+    """The model steps on the merged packets that this record does not have yet."""
+    key = ("model", "packet_id", "tossup_id", "step")
+    return _copy_model_rows(theirs, ours, packet_ids, ModelStepRow, key)
+
+
+def _copy_model_bonus_parts(theirs: Session, ours: Session, packet_ids: set[str]) -> int:
+    """The models' answers to bonus parts of the merged packets that this record lacks."""
+    key = ("model", "packet_id", "bonus_id", "part")
+    return _copy_model_rows(theirs, ours, packet_ids, ModelBonusPartRow, key)
