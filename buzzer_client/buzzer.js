@@ -331,9 +331,14 @@
         (b.answered_by ? " (" + b.answered_by + ")" : "") + " — waiting for the ruling";
       else if (app.bonusSent) detail = "Sent “" + app.bonusSent + "” — waiting for the ruling";
       else if (b.prompted) detail = where + " · the moderator asks for more: type it" + clock;
-      else if (b.consult && !b.bounceback) detail = where + (b.consulted ?
-        " · you consulted the model: answer, or abstain" :
-        " · answer alone, consult the model, or abstain") + clock;
+      else if (b.consult && !b.bounceback) {
+        const [own, after, abstain] = b.consult_points || [];
+        detail = where + (b.consulted ?
+          " · you consulted the model: answer (" + after + " if right), or abstain (" + abstain +
+            " if the model is wrong)" :
+          " · answer alone (" + own + " if right), consult the model (then " + after +
+            "), or abstain (" + abstain + " if the model is wrong)") + clock;
+      }
       else detail = where + " · type your team's answer (the first one sent stands)" + clock;
       return { state: "floor", title: title, detail: detail };
     }
@@ -370,7 +375,10 @@
       if (p.answer) {
         const ans = document.createElement("span");
         ans.className = "answer-line";
-        ans.textContent = (p.points || p.bounceback_points ? "✓ " : "✗ ") + "Answer: ";
+        // an abstention is no answer: not a ✓ even when it scored (the model was wrong)
+        const mark = p.choice === "abstain" ? "— abstained (+" + p.points + ") · " :
+          (p.ruling === "correct" || p.bounceback_points ? "✓ " : "✗ ");
+        ans.textContent = mark + "Answer: ";
         appendMarkup(ans, p.answer);
         line.appendChild(ans);
       }

@@ -233,8 +233,12 @@
       const c = b.consulted;
       const seen = c ? " · the model (" + c.model + ") says " + (c.guess ? "“" + c.guess + "”" : "nothing") +
         (c.confidence == null ? "" : ", confidence " + Math.round(c.confidence * 100) + "%") : "";
+      const stakes = b.consult && !b.bounceback && !c && !b.answer && b.consult_points ?
+        " · alone " + b.consult_points[0] + ", after consulting " + b.consult_points[1] +
+          ", a right abstention " + b.consult_points[2] : "";
       setBanner("", who, (b.prompted ? "prompted: saying more" :
-        b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length) + seen);
+        b.answer ? "answered “" + b.answer + "”" : "part " + (b.part + 1) + " of " + b.parts.length) +
+        seen + stakes);
     }
     $("answer").hidden = true;
     renderScores();

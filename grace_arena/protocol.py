@@ -491,8 +491,10 @@ class BonusView(_Msg):
     points: dict[str, int] = Field(default_factory=dict)  # this bonus's points by team
     done: bool = False
     prompted: bool = False  # the turn's answer was prompted: the team says (types) more
-    #: Consult rules: the team whose turn it is may consult the model or abstain.
+    #: Consult rules: the team whose turn it is may consult the model or abstain, for these
+    #: points (a part answered alone and right, right after consulting, a right abstention).
     consult: bool = False
+    consult_points: tuple[int, int, int] | None = None
     consulted: ConsultedView | None = None  # the model's answer, once the team looked
 
 

@@ -429,9 +429,13 @@ class BuzzBanner(StateView):
             body.append(f"“{bonus.answer}”", style="bold")
             if bonus.answered_by:
                 body.append(f" ({bonus.answered_by})", style="dim")
+        elif bonus.consult and not bonus.bounceback and bonus.consulted is not None:
+            body.append("waiting for the team: its answer, or abstain (a)…", style="dim")
         elif bonus.consult and not bonus.bounceback:
+            own, after, abstain = bonus.consult_points or (15, 10, 5)
             body.append(
-                "waiting for the team: answer alone, consult the model (k) or abstain (a)…",
+                f"waiting for the team: answer alone ({own}), consult the model (k; then "
+                f"{after}) or abstain (a; {abstain} if the model is wrong)…",
                 style="dim",
             )
         else:

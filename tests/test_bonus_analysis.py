@@ -91,6 +91,16 @@ def test_a_right_abstention_is_right_whatever_it_scores_and_choices_alone_do() -
     assert out["models"] == {} and out["selective"]["model_parts"] == 0  # no model table
 
 
+def test_an_answer_said_aloud_after_a_consult_is_left_out_of_what_needs_it() -> None:
+    choices = choices_table()
+    choices.loc[0, ["answer", "agreed", "changed"]] = [None, None, None]  # said aloud
+    c = analyze_bonuses(None, choices, n_resamples=0)["consult"]["all"]
+    assert c["answered_aloud_after_consult"] == 1
+    assert (c["followed_the_model"]["k"], c["followed_the_model"]["n"]) == (1, 1)
+    assert (c["changed_after_consult"]["k"], c["changed_after_consult"]["n"]) == (1, 1)
+    assert (c["consult_accuracy"]["k"], c["consult_accuracy"]["n"]) == (1, 2)  # still ruled
+
+
 def test_nothing_to_say_without_bonus_data() -> None:
     assert analyze_bonuses(None, None) is None
     assert wilson(0, 0) == (None, None)

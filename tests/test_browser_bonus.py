@@ -175,7 +175,11 @@ def test_a_phone_consults_the_model_and_abstains_with_its_buttons(tmp_path, page
             mod.state(lambda s: s["floor"] is not None and s["floor"]["answer"] is not None)
             mod.send(type="rule", ruling="correct")
             mod.state(lambda s: s["match"]["phase"] == "bonus")
-            expect(phone.locator("#status-detail")).to_contain_text("consult the model")
+            detail = phone.locator("#status-detail")  # the stakes of each choice
+            expect(detail).to_contain_text(
+                "answer alone (15 if right), consult the model (then 10)"
+            )
+            expect(display.locator("#banner")).to_contain_text("after consulting 10")
             expect(other.get_by_role("button", name="Consult the model")).to_be_hidden()
             phone.get_by_label("Your answer").fill("hemingway")
             phone.get_by_role("button", name="Consult the model").tap()
@@ -195,6 +199,8 @@ def test_a_phone_consults_the_model_and_abstains_with_its_buttons(tmp_path, page
             state = mod.state(lambda s: s["bonus"]["part"] == 2)
             assert state["bonus"]["parts"][1]["choice"] == "abstain"
             expect(display.locator("#text")).to_contain_text("(abstained)")
+            # no ✓ on the phone for an abstention: the team gave no answer
+            expect(phone.locator("#text .bonus-part").nth(1)).to_contain_text("— abstained (+")
             expect(display.locator("#text")).to_contain_text("(after consulting the model)")
         finally:
             mod.close()

@@ -109,6 +109,18 @@ def test_an_abstention_scores_when_the_model_was_wrong_and_ends_the_turn_at_once
     assert match.scores["blue"] == 10 + 0 + 5 + 0 + 10 + 5
 
 
+def test_consult_rules_keep_the_format_they_go_with() -> None:
+    from grace_arena.core.formats import describe
+
+    rules = rules_for("acf", consult=ConsultScoring())
+    assert rules.format == "acf"
+    assert describe(rules) == (
+        "ACF: 10 a tossup, no powers, negs -5, bonuses with a model to consult (15 alone, 10 "
+        "after consulting, 5 for a right abstention), 20 tossups"
+    )
+    assert rules_for("grace", consult=ConsultScoring()).format == "custom"  # no bonuses there
+
+
 def test_points_per_choice_are_configurable() -> None:
     match = consult_match(ConsultScoring(own_points=10, consult_points=5, abstain_points=1))
     win(match, "red")

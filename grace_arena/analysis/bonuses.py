@@ -136,8 +136,11 @@ def _consults(choices: pd.DataFrame) -> dict[str, Any]:
     own = choices[choices["choice"] == "own"]
     after = choices[choices["choice"] == "consult"]
     abstained = choices[choices["choice"] == "abstain"]
-    with_draft = consulted[consulted["draft"].notna() & (consulted["choice"] != "abstain")]
+    # "changed" and "agreed" are unknown (None) for an answer said aloud, not typed: those
+    # parts are left out of the rates that need them, and counted
+    with_draft = consulted[consulted["changed"].notna()]
     changed = with_draft[with_draft["changed"].astype(bool)]
+    typed_after = after[after["agreed"].notna()]
     draft_right = changed["draft_correct"].astype(bool)
     final_right = changed["correct"].astype(bool)
     return {
@@ -157,8 +160,9 @@ def _consults(choices: pd.DataFrame) -> dict[str, Any]:
         "changed_for_the_better": int((~draft_right & final_right).sum()),
         "changed_for_the_worse": int((draft_right & ~final_right).sum()),
         "followed_the_model": _rate(
-            int(after["agreed"].fillna(False).astype(bool).sum()), len(after)
+            int(typed_after["agreed"].astype(bool).sum()), len(typed_after)
         ),
+        "answered_aloud_after_consult": len(after) - len(typed_after),
     }
 
 
@@ -206,11 +210,15 @@ def _selective(choices: pd.DataFrame, parts: pd.DataFrame) -> dict[str, Any] | N
 
 
 def _reliance(choices: pd.DataFrame) -> dict[str, Any] | None:
-    after = choices[(choices["choice"] == "consult") & choices["model_confidence"].notna()]
+    after = choices[
+        (choices["choice"] == "consult")
+        & choices["model_confidence"].notna()
+        & choices["agreed"].notna()  # typed: whether it was the model's answer is known
+    ]
     if after.empty:
         return None
     conf = after["model_confidence"].to_numpy(float)
-    agreed = after["agreed"].fillna(False).astype(bool).to_numpy()
+    agreed = after["agreed"].astype(bool).to_numpy()
     right = after["model_correct"].fillna(False).astype(bool).to_numpy()
     edges = np.linspace(0, 1, RELIANCE_BINS + 1)
     index = np.clip(np.digitize(conf, edges[1:-1]), 0, RELIANCE_BINS - 1)

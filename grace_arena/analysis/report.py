@@ -334,16 +334,19 @@ def _bonus_plots(result: dict[str, Any], out: Path, plt: Any) -> list[str]:
         mids = [(b["lower"] + b["upper"]) / 2 for b in bins]
         fig, ax = plt.subplots(figsize=(5.5, 4.5))
         for key, label, style in (
-            ("reliance", "teams gave the model's answer", "o-"),
-            ("model_accuracy", "the model was right", "s--"),
+            ("reliance", "teams gave the model's answer", "o"),
+            ("model_accuracy", "the model was right", "s"),
         ):
             rates = [b[key]["rate"] for b in bins]
             low = [r - b[key]["ci"][0] for r, b in zip(rates, bins, strict=True)]
             high = [b[key]["ci"][1] - r for r, b in zip(rates, bins, strict=True)]
             ax.errorbar(mids, rates, yerr=[low, high], fmt=style, capsize=3, label=label)
+            # (markers only: the bins with no part are not drawn, nor a line across them)
         for x, b in zip(mids, bins, strict=True):
             ax.annotate(f"n={b['n']}", (x, 0.02), ha="center", fontsize=7)
-        ax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1)
+        ax.plot(
+            [0, 1], [0, 1], ls=":", color="grey", lw=1, label="calibrated: right as often as sure"
+        )
         ax.set(xlabel="the model's confidence (shown to the team)", ylabel="share of parts",
                title="Reliance on the model after a consult", xlim=(0, 1), ylim=(0, 1))  # fmt: skip
         ax.legend(fontsize=7)
@@ -363,7 +366,7 @@ def _bonus_plots(result: dict[str, Any], out: Path, plt: Any) -> list[str]:
                     label="the teams (abstaining or answering)")  # fmt: skip
         ax.set(xlabel="coverage (share of parts answered)", ylabel="risk (share wrong)",
                title="Abstention as selective prediction (bonus parts)", xlim=(0, 1),
-               ylim=(0, 1))  # fmt: skip
+               ylim=(-0.02, 1.05))  # fmt: skip
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(out / "bonus_risk_coverage.png", dpi=100)
@@ -396,6 +399,13 @@ def _bonus_section(result: dict[str, Any]) -> dict[str, Any] | None:
         f"{counts['choices']:,} part(s) played by {counts['teams']} team(s) under consult rules."
     ]
     lines += [f"**Note:** {md_escape(n)}." for n in bonuses.get("notes", [])]
+    aloud = (bonuses.get("consult") or {}).get("all", {}).get("answered_aloud_after_consult")
+    if aloud:
+        lines.append(
+            f"**Note:** {aloud} answer(s) after a consult were said aloud, not typed: whether "
+            "they were the model's answer is unknown, and they are left out of \"gave the "
+            'model\'s answer", "answer changed" and the reliance table.'
+        )
     calibration = []
     by_difficulty = []
     small = []
@@ -464,7 +474,8 @@ def _bonus_section(result: dict[str, Any]) -> dict[str, Any] | None:
             f"{_fmt(team['risk'], 2)} (share of answers wrong)"
             + (
                 f"; {md_escape(selective['model'])}, answering only its most confident parts "
-                f"at the same coverage ({_fmt(at['coverage'], 2)}), would have risk "
+                f"at the coverage nearest to that which its confidences allow (ties are kept "
+                f"or dropped together: {_fmt(at['coverage'], 2)}), would have risk "
                 f"{_fmt(at['risk'], 2)} (all parts: "
                 f"{_fmt(selective['model_full_coverage_risk'], 2)})."
                 if at

@@ -56,6 +56,54 @@ def _print_tables(result: dict[str, Any]) -> None:
         console.print(f"note: {note}", highlight=False)
     if result.get("survey"):
         _print_survey(console, result, fmt)
+    if result.get("bonuses"):
+        _print_bonuses(console, result["bonuses"], fmt)
+
+
+def _print_bonuses(console: Any, bonuses: dict[str, Any], fmt: Any) -> None:
+    """The models on bonus parts, and the teams' consults (the report has the rest)."""
+    from rich.table import Table
+
+    if bonuses["models"]:
+        table = Table(
+            title="Models on bonus parts",
+            caption="ece_10_bin and Brier with 95% bootstrap intervals over bonuses",
+        )
+        for col in ("model", "confidence", "parts", "accuracy", "ece_10_bin", "Brier"):
+            table.add_column(col, justify="left" if col in ("model", "confidence") else "right")
+        for model, kinds in bonuses["models"].items():
+            for kind, m in kinds.items():
+
+                def ci(key: str, m: dict[str, Any] = m) -> str:
+                    low, high = m.get(f"{key}_ci") or (None, None)
+                    return fmt(m[key]) + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
+
+                table.add_row(
+                    model, kind, str(m["n"]), fmt(m["accuracy"]), ci("ece_10_bin"), ci("brier")
+                )
+        console.print(table)
+    consult = (bonuses.get("consult") or {}).get("teams")
+    if consult:
+        table = Table(
+            title="Consults on bonus parts",
+            caption="k/n; an abstention is right when the model's answer was wrong",
+        )
+        for col in ("team", "parts", "points", "consulted", "right alone", "right after",
+                    "abstained", "abstentions right"):  # fmt: skip
+            table.add_column(col, justify="left" if col == "team" else "right")
+
+        def kn(r: dict[str, Any]) -> str:
+            return f"{r['k']}/{r['n']}" if r["n"] else "–"
+
+        for team, c in [*consult.items(), ("all teams", bonuses["consult"]["all"])]:
+            table.add_row(
+                team, str(c["parts"]), str(c["points"]), kn(c["consult_rate"]),
+                kn(c["own_accuracy"]), kn(c["consult_accuracy"]), kn(c["abstain_rate"]),
+                kn(c["abstained_right"]),
+            )  # fmt: skip
+        console.print(table)
+    for note in bonuses.get("notes", []):
+        console.print(f"note: {note}", highlight=False)
 
 
 def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:

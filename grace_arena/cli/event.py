@@ -487,6 +487,14 @@ def standings_cmd(
     console = _console()
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     console.print(standings_table(plan.title, rows))
+    from grace_arena.io.stats_report import consult_points
+
+    if (points := consult_points(plan)) is not None:
+        console.print(
+            f"bonuses under consult rules: a part scores {points[0]} alone, {points[1]} after "
+            f"consulting, {points[2]} for a right abstention (PPB up to {points[0] * 3})",
+            highlight=False,
+        )
 
 
 def _num(value: float | None) -> str:

@@ -25,9 +25,11 @@ def export(
             "--format",
             help="csv | jsonl (one row per buzz, every field), steps (model trajectories), "
             "grace (GRACE's buzzpoint JSON + team codes), qbj (QBJ match files), "
-            "parquet (a folder: the analysis' steps, buzzes, tossups and heard tables), "
-            "bonuses (csv: one row per bonus part heard), sqbs (with --event: the event as "
-            "an SQBS tournament file).",
+            "parquet (a folder: the analysis' steps, buzzes, tossups and heard tables, and "
+            "the bonus parts heard, the models' answers to bonus parts and the teams' consult "
+            "choices when there are any; parts 0-based), bonuses (csv: one row per bonus part "
+            "heard, parts 1-based as read, with the team's consult choice), sqbs (with "
+            "--event: the event as an SQBS tournament file).",
         ),
     ],
     out: Annotated[

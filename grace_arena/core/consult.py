@@ -59,7 +59,8 @@ class PartChoice:
         """Consulted with a draft and answered: the final answer is not the draft."""
         if not self.consulted or self.draft is None or self.choice == "abstain":
             return None
-        return _same(self.answer, self.draft) is False
+        same = _same(self.answer, self.draft)  # None: the answer was said aloud, not typed
+        return None if same is None else not same
 
 
 def _same(answer: str | None, other: str | None) -> bool | None:

@@ -60,8 +60,11 @@ def rules_for(name: str = "grace", **changes: Any) -> ScoringRules:
     if key not in FORMATS:
         raise ValueError(f"unknown format {name!r} (formats: {', '.join([*FORMATS, 'custom'])})")
     fields = {**FORMATS[key], **changes}
+    # consult rules go with any format that plays bonuses (QANTA 2026's follow ACF's)
     same = all(
-        k in _OPTIONS.get(key, ()) or FORMATS[key].get(k, ScoringRules.model_fields[k].default) == v
+        k in _OPTIONS.get(key, ())
+        or (k == "consult" and fields.get("bonuses"))
+        or FORMATS[key].get(k, ScoringRules.model_fields[k].default) == v
         for k, v in changes.items()
     )
     return ScoringRules(format=key if same else "custom", **fields)

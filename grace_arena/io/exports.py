@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -69,7 +70,8 @@ FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses", "sqbs"
 BONUS_EXPORT_COLUMNS = (
     "match", "event", "tossup_id", "bonus_id", "bonus_number", "category", "part", "value",
     "difficulty", "team", "team_name", "ruling", "points", "answer", "bounceback_team",
-    "bounceback_ruling", "bounceback_points", "bounceback_answer",
+    "bounceback_ruling", "bounceback_points", "bounceback_answer", "choice", "consulted",
+    "model_guess", "model_confidence",
 )  # fmt: skip
 
 
@@ -78,10 +80,14 @@ def bonus_rows(matches: Sequence[MatchInfo]) -> list[dict[str, Any]]:
     answer, and a bounceback's (part numbers 1-based, as read)."""
     rows = []
     for m in matches:
+        # consult rules: the team's choice on each part (own, consult, abstain: an abstention's
+        # ruling is "incorrect", the team gave no answer; its points say whether it was right)
+        chosen = {(c.bonus_id, c.part): c for c in m.choices}
         for number, bonus in enumerate(m.bonuses, start=1):
             spec = m.config.bonus(bonus.bonus_id)
             for part in bonus.parts:
                 given = spec.parts[part.part] if spec else None
+                choice = chosen.get((bonus.bonus_id, part.part))
                 rows.append({
                     "match": m.id, "event": m.event, "tossup_id": bonus.tossup_id,
                     "bonus_id": bonus.bonus_id, "bonus_number": number,
@@ -93,6 +99,10 @@ def bonus_rows(matches: Sequence[MatchInfo]) -> list[dict[str, Any]]:
                     "bounceback_ruling": part.bounceback_ruling,
                     "bounceback_points": part.bounceback_points if part.bounceback_team else None,
                     "bounceback_answer": part.bounceback_answer,
+                    "choice": choice.choice if choice else None,
+                    "consulted": choice.consulted if choice else None,
+                    "model_guess": choice.model_guess if choice else None,
+                    "model_confidence": choice.model_confidence if choice else None,
                 })  # fmt: skip
     return rows
 
@@ -788,8 +798,11 @@ def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
         # consult rules score a part by the team's choice (own, consult, abstain), not its
         # value: the most a bonus scores is every part answered alone
         c = rules.consult
+        divisor = math.gcd(c.own_points, c.consult_points, c.abstain_points) or 1
         return {
             "maximum_bonus_score": c.own_points * max(parts),
+            # bonus totals are sums of these points (5 apart, by default: not of the usual 10)
+            "bonus_divisor": divisor,
             "minimum_parts_per_bonus": min(parts),
             "maximum_parts_per_bonus": max(parts),
             "bonuses_bounce_back": False,

@@ -450,8 +450,14 @@ def bonus_part_rows(engine: Engine, packet_ids: Iterable[str] | None = None) -> 
     ]
 
 
-def choice_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict]:
-    """The teams' choices on bonus parts under consult rules (:data:`CHOICE_COLUMNS`)."""
+def choice_rows(
+    engine: Engine,
+    matches: Sequence[MatchInfo],
+    labels: dict[tuple[int, str], str] | None = None,
+) -> list[dict]:
+    """The teams' choices on bonus parts under consult rules (:data:`CHOICE_COLUMNS`); a team
+    is named by ``labels`` (the analysis' team names, :func:`_team_labels`) when given."""
+    labels = labels or {}
     meta = _bonus_meta(engine, {m.packet_id for m in matches if m.choices and m.packet_id})
     out = []
     for m in matches:
@@ -461,7 +467,7 @@ def choice_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict]:
                 {
                     "match": str(m.id),
                     "event": m.event,
-                    "team": m.team_name(c.team),
+                    "team": labels.get((m.event_id or 0, c.team), m.team_name(c.team)),
                     "packet_id": m.packet_id,
                     "bonus_id": c.bonus_id,
                     "part": c.part,
@@ -706,7 +712,7 @@ def load_record_data(
         bonus_parts=pd.DataFrame(
             bonus_part_rows(engine, in_scope), columns=list(BONUS_PART_COLUMNS)
         ),
-        choices=pd.DataFrame(choice_rows(engine, matches), columns=list(CHOICE_COLUMNS)),
+        choices=pd.DataFrame(choice_rows(engine, matches, labels), columns=list(CHOICE_COLUMNS)),
     )
 
 

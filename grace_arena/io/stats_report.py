@@ -96,7 +96,18 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
         "fmt": _fmt,
         "pct": _pct,
         "max_parts": max((len(b.parts_heard) for b in stats.bonuses), default=0),
+        "consult": consult_points(plan),
     }
+
+
+def consult_points(plan: EventPlan) -> tuple[int, int, int] | None:
+    """The event's consult points (alone, after consulting, a right abstention), if its
+    matches play consult rules."""
+    defaults = plan.defaults
+    if not defaults.get("consult_model"):
+        return None
+    own, after, abstain = defaults.get("consult_points") or (15, 10, 5)
+    return int(own), int(after), int(abstain)
 
 
 def html_stats(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]) -> str:

@@ -162,7 +162,8 @@ def bonus_view(match: Match, role: Role) -> BonusView | None:
         points={t.id: play.points(t.id) for t in match.config.teams},
         done=play.done,
         prompted=play.prompted,
-        consult=match.config.rules.consult is not None,
+        consult=(c := match.config.rules.consult) is not None,
+        consult_points=None if c is None else (c.own_points, c.consult_points, c.abstain_points),
         consulted=None
         if play.consulted is None
         else ConsultedView(
