@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from backends import on_both_backends
 from live import LiveServer, clients, moderator, player, two_teams, win_first_word
-from sqlmodel import Session, select
 
-from grace_arena.core.events import event_from_dict
 from grace_arena.core.match import Match
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.record.db import make_engine
-from grace_arena.record.models import EventRow
+from grace_arena.record.store import MatchStore
 from grace_arena.server.app import Settings
 
 
@@ -85,11 +83,7 @@ def test_a_bonus_is_played_part_by_part_and_replays_from_the_record(db_url):
             match_id = server.room().rm.id
     # the record replays to the same match
     engine = make_engine(db_url)
-    with Session(engine) as session:
-        rows = session.exec(
-            select(EventRow).where(EventRow.match_id == match_id).order_by(EventRow.seq)
-        ).all()
-        events = [event_from_dict(r.payload) for r in rows]
+    events = MatchStore(engine).events(match_id)
     engine.dispose()
     assert Match.replay(events).scores == live
     assert [e.type for e in events].count("bonus_part_ruled") == 8

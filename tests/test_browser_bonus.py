@@ -10,13 +10,11 @@ import pytest
 from browser import PHONE, SCREENSHOTS
 from live import LiveServer, moderator, two_teams
 from playwright.sync_api import Page, expect
-from sqlmodel import Session, select
 
-from grace_arena.core.events import event_from_dict
 from grace_arena.core.match import Match
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.record.db import make_engine
-from grace_arena.record.models import EventRow
+from grace_arena.record.store import MatchStore
 from grace_arena.server.app import Settings
 
 pytestmark = pytest.mark.slow
@@ -129,11 +127,7 @@ def test_a_whole_acf_match_of_twenty_cycles_on_real_phones(tmp_path, pages):
         finally:
             mod.close()
     engine = make_engine(db_url)
-    with Session(engine) as session:
-        rows = session.exec(
-            select(EventRow).where(EventRow.match_id == match_id).order_by(EventRow.seq)
-        ).all()
-        events = [event_from_dict(r.payload) for r in rows]
+    events = MatchStore(engine).events(match_id)
     engine.dispose()
     replayed = Match.replay(events)
     assert replayed.scores == expected

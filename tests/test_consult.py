@@ -56,6 +56,32 @@ def win(match: Match, team: str, now: float = 1.0) -> None:
     match.handle(Rule(ruling=C), now=now)
 
 
+def recorded(match: Match) -> list:
+    """Every event ``match`` emits from now on (the match goes on as before)."""
+    events: list = []
+    handle = match.handle
+
+    def handled(command, *, now: float) -> list:
+        emitted = handle(command, now=now)
+        events.extend(emitted)
+        return emitted
+
+    match.handle = handled  # type: ignore[method-assign]
+    return events
+
+
+def screen_match_won_by_red() -> Match:
+    """A match read on screen (a 10 s clock for each part), red's bonus up at t = 1."""
+    cfg = config(
+        n_tossups=1, bonus_parts=(3,), consult=ADVISOR, reading_mode="screen",
+        rules=rules_for("acf", consult=ConsultScoring(), bonus_answer_time=10.0),
+    )  # fmt: skip
+    match, _ = Match.create(cfg, now=0.0)
+    match.handle(Join(team="red", player="red-1", name="One"), now=0.0)
+    win(match, "red", now=1.0)
+    return match
+
+
 def part_ruled(events) -> BonusPartRuled:
     return next(e for e in events if isinstance(e, BonusPartRuled))
 
@@ -163,13 +189,7 @@ def test_what_may_not_be_consulted_or_abstained_is_refused_by_name() -> None:
 
 
 def test_the_answer_clock_starts_again_after_a_consult_on_screen() -> None:
-    cfg = config(
-        n_tossups=1, bonus_parts=(3,), consult=ADVISOR, reading_mode="screen",
-        rules=rules_for("acf", consult=ConsultScoring(), bonus_answer_time=10.0),
-    )  # fmt: skip
-    match, _ = Match.create(cfg, now=0.0)
-    match.handle(Join(team="red", player="red-1", name="One"), now=0.0)
-    win(match, "red", now=1.0)
+    match = screen_match_won_by_red()
     assert match.state.game.deadline == 11.0
     seen = match.handle(ConsultPart(team="red", player="red-1"), now=9.0)[0]
     assert seen.deadline == 19.0  # time to read the model's answer and decide
@@ -184,9 +204,7 @@ def test_the_choices_in_force_are_read_back_from_the_record() -> None:
     from grace_arena.core.consult import part_choices
 
     match = consult_match()
-    events: list = []
-    handle = match.handle
-    match.handle = lambda cmd, now: events.extend(handle(cmd, now=now)) or events  # type: ignore[method-assign]
+    events = recorded(match)
     cfg = match.config
     win(match, "red")
     match.handle(ConsultPart(team="red", player="red-1", draft="hemingway"), now=2.0)
@@ -217,9 +235,7 @@ def test_a_consult_stands_through_a_prompt_taken_back() -> None:
     from grace_arena.core.consult import part_choices
 
     match = consult_match()
-    events: list = []
-    handle = match.handle
-    match.handle = lambda cmd, now: events.extend(handle(cmd, now=now)) or events  # type: ignore[method-assign]
+    events = recorded(match)
     win(match, "red")
     match.handle(ConsultPart(team="red", player="red-1", draft="x"), now=2.0)
     match.handle(AnswerPart(team="red", player="red-1", text="part"), now=2.0)
@@ -232,13 +248,7 @@ def test_a_consult_stands_through_a_prompt_taken_back() -> None:
 
 
 def test_a_consult_or_abstention_after_the_answer_time_is_refused() -> None:
-    cfg = config(
-        n_tossups=1, bonus_parts=(3,), consult=ADVISOR, reading_mode="screen",
-        rules=rules_for("acf", consult=ConsultScoring(), bonus_answer_time=10.0),
-    )  # fmt: skip
-    match, _ = Match.create(cfg, now=0.0)
-    match.handle(Join(team="red", player="red-1", name="One"), now=0.0)
-    win(match, "red", now=1.0)
+    match = screen_match_won_by_red()
     for late in (ConsultPart(team="red", player="red-1"), AbstainPart(team="red")):
         with pytest.raises(IllegalCommand, match="the answer time ran out"):
             match.handle(late, now=11.0)
@@ -249,9 +259,7 @@ def test_an_abstention_is_right_by_the_models_answer_whatever_it_scores() -> Non
     from grace_arena.core.consult import part_choices
 
     match = consult_match(ConsultScoring(abstain_points=0))
-    events: list = []
-    handle = match.handle
-    match.handle = lambda cmd, now: events.extend(handle(cmd, now=now)) or events  # type: ignore[method-assign]
+    events = recorded(match)
     win(match, "red")
     match.handle(AbstainPart(team="red"), now=2.0)  # the model was right: wrong to abstain
     match.handle(AbstainPart(team="red"), now=2.0)  # the model was wrong: right, worth 0

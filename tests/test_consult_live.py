@@ -10,11 +10,10 @@ from backends import on_both_backends
 from live import LiveServer, clients, moderator, player, two_teams, win_first_word
 from sqlmodel import Session, select
 
-from grace_arena.core.events import event_from_dict
 from grace_arena.core.match import Match
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.record.db import make_engine
-from grace_arena.record.models import EventRow
+from grace_arena.record.store import MatchStore
 from grace_arena.server.app import Settings
 
 
@@ -74,11 +73,7 @@ def test_a_team_consults_the_model_abstains_and_answers_alone_in_a_live_room(db_
                     assert secret not in sent
             match_id = server.room().rm.id
     engine = make_engine(db_url)
-    with Session(engine) as session:
-        rows = session.exec(
-            select(EventRow).where(EventRow.match_id == match_id).order_by(EventRow.seq)
-        ).all()
-        events = [event_from_dict(r.payload) for r in rows]
+    events = MatchStore(engine).events(match_id)
     engine.dispose()
     assert Match.replay(events).scores == live
     consulted = [e for e in events if e.type == "bonus_part_consulted"]

@@ -794,27 +794,27 @@ def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
     bonuses = [b for m in matches for b in m.config.bonuses]
     parts = [len(b.parts) for b in bonuses] or [3]
     values = {p.value for b in bonuses for p in b.parts} or {10}
+    shape = {
+        "minimum_parts_per_bonus": min(parts),
+        "maximum_parts_per_bonus": max(parts),
+        # (consult rules play none: grace_arena.core.match.bouncebacks_played)
+        "bonuses_bounce_back": rules.bouncebacks and rules.consult is None,
+        "overtime_includes_bonuses": rules.overtime_bonuses,
+    }
     if rules.consult is not None:
         # consult rules score a part by the team's choice (own, consult, abstain), not its
-        # value: the most a bonus scores is every part answered alone
+        # value: the most a bonus scores is every part answered alone, and bonus totals are
+        # sums of these points (5 apart, by default: not of the usual 10)
         c = rules.consult
-        divisor = math.gcd(c.own_points, c.consult_points, c.abstain_points) or 1
         return {
             "maximum_bonus_score": c.own_points * max(parts),
-            # bonus totals are sums of these points (5 apart, by default: not of the usual 10)
-            "bonus_divisor": divisor,
-            "minimum_parts_per_bonus": min(parts),
-            "maximum_parts_per_bonus": max(parts),
-            "bonuses_bounce_back": False,
-            "overtime_includes_bonuses": rules.overtime_bonuses,
+            "bonus_divisor": math.gcd(c.own_points, c.consult_points, c.abstain_points) or 1,
+            **shape,
         }
     return {
         "maximum_bonus_score": max((sum(p.value for p in b.parts) for b in bonuses), default=30),
-        "minimum_parts_per_bonus": min(parts),
-        "maximum_parts_per_bonus": max(parts),
         **({"points_per_bonus_part": next(iter(values))} if len(values) == 1 else {}),
-        "bonuses_bounce_back": rules.bouncebacks,
-        "overtime_includes_bonuses": rules.overtime_bonuses,
+        **shape,
     }
 
 

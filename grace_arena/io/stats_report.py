@@ -103,11 +103,10 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
 def consult_points(plan: EventPlan) -> tuple[int, int, int] | None:
     """The event's consult points (alone, after consulting, a right abstention), if its
     matches play consult rules."""
-    defaults = plan.defaults
-    if not defaults.get("consult_model"):
-        return None
-    own, after, abstain = defaults.get("consult_points") or (15, 10, 5)
-    return int(own), int(after), int(abstain)
+    from grace_arena.protocol import MatchSettings
+
+    settings = MatchSettings.model_validate(plan.defaults)  # (the defaults where not given)
+    return settings.consult_points if settings.consult_model else None
 
 
 def html_stats(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]) -> str:
