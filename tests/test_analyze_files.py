@@ -83,6 +83,8 @@ def test_calscore_from_files_by_hand(files, tmp_path: Path) -> None:
     assert logit["ci"] == {"calscore": [None, None], "ece": [None, None], "brier": [None, None]}
     assert data["teams"]["B"] == {
         "kind": "human",
+        "model": None,
+        "threshold": None,
         "questions_heard": 2,
         "matches_played": None,  # the file names no matches
         "buzzes": 1,

@@ -307,7 +307,9 @@ def test_the_parquet_export_is_the_analysis_data_set(record, db_url: str, tmp_pa
     )
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["buzzes.parquet", "heard.parquet", "steps.parquet", "tossups.parquet"]
+    assert names == [
+        "buzzes.parquet", "heard.parquet", "roster.parquet", "steps.parquet", "tossups.parquet"
+    ]  # fmt: skip
     from_db, from_folder = tmp_path / "db.json", tmp_path / "folder.json"
     for source, out in ((["--db", db_url], from_db), (["--data", str(folder)], from_folder)):
         done = runner.invoke(app, ["analyze", *source, "--json", str(out), "--resamples", "100"])

@@ -1,21 +1,25 @@
 """The analysis' tables as pandas DataFrames, and the plain files (CSV, Parquet) that hold them.
 
-Four tables, whichever source they come from (the record, or files):
+Five tables, whichever source they come from (the record, or files):
 
 * **steps**: one row per model step (a guess on one clue prefix), the columns of
   ``--steps``: ``model, question_id, step, word_index, correct, confidence_logit,
-  confidence_verbal`` and optionally ``category``, ``n_words`` and ``would_buzz``.
+  confidence_verbal`` and optionally ``category``, ``n_words``, ``would_buzz`` and the policy
+  behind it (``policy_confidence``, ``policy_threshold``).
 * **buzzes**: one row per ruled buzz, the columns of ``--buzzes``: ``question_id, team,
   team_kind, word_index, correct`` and optionally ``match``, ``player``, ``n_words``,
-  ``clue_index``, ``n_clues``. A file written by ``grace-arena export --format csv`` is a
-  valid buzz file: rows that did not take the floor (``outcome`` other than ``won``), rows of
-  thrown-out tossups (``thrown_out`` true) and rows without a correct/incorrect ruling are
-  skipped.
+  ``clue_index``, ``n_clues``, and a model team's ``model`` and ``threshold``. A file
+  written by ``grace-arena export --format csv`` is a valid buzz file: rows that did not take
+  the floor (``outcome`` other than ``won``), rows of thrown-out tossups (``thrown_out``
+  true) and rows without a correct/incorrect ruling are skipped.
 * **heard**: ``match, team, question_id`` for every question a team heard (the denominator
   of the buzz-rate curves and of the player scores), and ``team_kind`` where it is known (a
   team that heard questions but never buzzed is still a model or a human team). Files do not
   say it; it is derived: every team seen in a match heard every question seen in it
-  (:func:`derive_heard`).
+  (:func:`derive_heard`). A model team's ``model`` and ``threshold`` ride along: a team is
+  keyed by its name, never by its model.
+* **roster**: ``match, team, player``: who pressed a buzzer for a team in a match, a press
+  that lost the race included (:func:`roster_frame`).
 * **tossups**: one row per question: ``question_id`` and what is known of it
   (``packet_id``, ``tossup_id``, ``category``, ``n_words``, ``n_clues``).
 
@@ -24,7 +28,8 @@ ids are pandas categoricals; ``correct`` is 0.0/1.0; a missing confidence is NaN
 ``n_words``, ``clue_index`` and ``n_clues`` are nullable integers (``<NA>`` when unknown);
 ``would_buzz`` is 0.0/1.0 or NaN; ``match`` is ``""`` when the source has no matches and
 ``player`` is the team's name when unknown. ``word_index`` is 0-based over the canonical
-words and, for a step, the last word of the prefix.
+words (the first word is 0; GRACE's buzzpoints and QBJ count from 0 too, the moderator's
+screen from 1) and, for a step, the last word of the prefix.
 
 pandas, not polars: the tables are small next to the computation (which runs on numpy arrays
 in :mod:`~grace_arena.analysis.metrics`), and pandas is what scikit-learn, matplotlib and an
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -45,17 +50,24 @@ __all__ = [
     "BUZZ_OPTIONAL",
     "HEARD_COLUMNS",
     "HEARD_OPTIONAL",
+    "ROSTER_COLUMNS",
     "STEP_COLUMNS",
     "STEP_OPTIONAL",
+    "STEP_POLICY",
+    "TEAM_COLUMNS",
     "TOSSUP_COLUMNS",
+    "BuzzTables",
     "FileFormatError",
     "buzzes_frame",
     "column_values",
     "derive_heard",
     "heard_frame",
+    "read_buzz_tables",
     "read_buzzes",
     "read_steps",
     "read_table",
+    "roster_frame",
+    "step_policies",
     "steps_frame",
     "tossups_frame",
     "tossups_from",
@@ -73,14 +85,24 @@ STEP_COLUMNS = (
 )
 #: Optional columns of a steps file.
 STEP_OPTIONAL = ("category", "n_words", "would_buzz")
+#: Optional columns of a steps file: the buzz policy ``would_buzz`` was computed with (the
+#: confidence kind and its threshold; the record stores it with each precomputed step).
+STEP_POLICY = ("policy_confidence", "policy_threshold")
 #: Required columns of a buzzes file, in order.
 BUZZ_COLUMNS = ("question_id", "team", "team_kind", "word_index", "correct")
 #: Optional columns of a buzzes file.
 BUZZ_OPTIONAL = ("match", "player", "n_words", "clue_index", "n_clues")
 HEARD_COLUMNS = ("match", "team", "question_id")
-#: Optional column of the heard table: the team's kind, for teams that never buzzed too.
-HEARD_OPTIONAL = ("team_kind",)
+#: Optional columns of the heard table, for teams that never buzzed too: the team's kind and,
+#: for a model team, its model and the threshold of its buzz policy (a team is one team
+#: whatever its model: two teams of one model at two thresholds are two rows of every table).
+HEARD_OPTIONAL = ("team_kind", "model", "threshold")
+#: Columns that say what a team is (the same on every row of the team), in buzzes and heard.
+TEAM_COLUMNS = HEARD_OPTIONAL
 TOSSUP_COLUMNS = ("question_id", "packet_id", "tossup_id", "category", "n_words", "n_clues")
+#: Columns of the roster: who pressed a buzzer for a team in a match, whatever came of it (a
+#: player whose every press lost a race to another has no ruled buzz, but played).
+ROSTER_COLUMNS = ("match", "team", "player")
 
 
 class FileFormatError(ValueError):
@@ -348,8 +370,40 @@ def heard_frame(data: pd.DataFrame | Iterable[Sequence[str]] | None = None) -> p
         rows = list(data)
         width = len(rows[0]) if rows else len(HEARD_COLUMNS)
         df = pd.DataFrame(rows, columns=[*HEARD_COLUMNS, *HEARD_OPTIONAL][:width])
+    df = df.copy()
+    threshold = column_values(df, "threshold", "float", name="heard") if "threshold" in df else None
+    if threshold is not None:
+        df = df.drop(columns="threshold")
+    for c in ("team_kind", "model"):  # unknown (None, NaN, a blank cell): missing, not text
+        if c in df and not _is_categorical(df[c]):
+            text = _text(df[c], len(df))
+            df[c] = pd.Categorical([t or None for t in text])
     df = df.astype({c: str for c in df.columns if not _is_categorical(df[c])})
-    return df.astype("category").drop_duplicates(ignore_index=True)
+    df = df.astype("category")
+    if threshold is not None:
+        df["threshold"] = threshold
+    return df.drop_duplicates(ignore_index=True)
+
+
+def roster_frame(data: pd.DataFrame | Iterable[Sequence[str]] | None = None) -> pd.DataFrame:
+    """``match, team, player`` rows (categoricals) without duplicates: who played for which
+    team in which match (:data:`ROSTER_COLUMNS`)."""
+    if data is None:
+        df = pd.DataFrame({c: [] for c in ROSTER_COLUMNS})
+    elif isinstance(data, pd.DataFrame):
+        df = data[list(ROSTER_COLUMNS)]
+    else:
+        df = pd.DataFrame(list(data), columns=list(ROSTER_COLUMNS))
+    n = len(df)
+    teams = _text(df["team"], n)
+    out = pd.DataFrame(
+        {
+            "match": _text(df["match"], n),
+            "team": teams,
+            "player": [p or t for p, t in zip(_text(df["player"], n), teams, strict=True)],
+        }
+    )
+    return out.drop_duplicates(ignore_index=True).astype("category")
 
 
 def _is_categorical(series: pd.Series) -> bool:
@@ -399,10 +453,40 @@ def derive_heard(played: pd.DataFrame) -> pd.DataFrame:
     heard = pd.DataFrame(
         {c: pd.Categorical.from_codes(codes[c] - 1, dtype=columns[c].dtype) for c in HEARD_COLUMNS}
     )
-    if "team_kind" in played.columns:  # each team's kind, as its last row gives it
-        kinds = played.drop_duplicates("team", keep="last").set_index("team")["team_kind"]
-        heard["team_kind"] = heard["team"].map(kinds).astype("category")
+    last = played.drop_duplicates("team", keep="last").set_index("team")
+    for c in TEAM_COLUMNS:  # each team's kind, model and threshold, as its last row gives them
+        if c in played.columns:
+            values = heard["team"].astype(object).map(last[c].astype(object).to_dict())
+            heard[c] = (
+                pd.to_numeric(values, errors="coerce").astype(float)
+                if c == "threshold"
+                else values.astype("category")
+            )
     return heard
+
+
+def step_policies(steps: pd.DataFrame | None) -> dict[str, list[dict[str, Any]]]:
+    """The buzz policies behind each model's ``would_buzz`` (:data:`STEP_POLICY`): per model,
+    the distinct ``{"confidence", "threshold"}`` of its steps with a known ``would_buzz``
+    (usually one; several when packets were precomputed under different policies). A model
+    whose steps do not say is left out."""
+    if steps is None or not set(STEP_POLICY) <= set(steps.columns) or "model" not in steps:
+        return {}
+    known = steps[steps["would_buzz"].notna()] if "would_buzz" in steps else steps
+    threshold = column_values(known, "policy_threshold", "float", name="steps")
+    rows = pd.DataFrame(
+        {
+            "model": known["model"].astype(str).to_numpy(),
+            "confidence": [c or None for c in _text(known["policy_confidence"], len(known))],
+            "threshold": threshold,
+        }
+    ).dropna(subset=["confidence", "threshold"])
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows.drop_duplicates().sort_values(["model", "confidence", "threshold"]).itertuples():
+        out.setdefault(str(r.model), []).append(
+            {"confidence": str(r.confidence), "threshold": float(r.threshold)}
+        )
+    return out
 
 
 def tossups_frame(data: pd.DataFrame | Iterable[Mapping[str, Any]] | None = None) -> pd.DataFrame:
@@ -493,12 +577,27 @@ def read_steps(path: str | Path) -> pd.DataFrame:
     return steps_frame(read_table(path, STEP_COLUMNS), path=path)
 
 
+class BuzzTables(NamedTuple):
+    """What a buzzes file tells: the ruled buzzes, who heard what, and who played."""
+
+    buzzes: pd.DataFrame
+    heard: pd.DataFrame
+    roster: pd.DataFrame
+
+
 def read_buzzes(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read a buzzes file, CSV or Parquet: ``(buzzes, heard)``.
+    """Read a buzzes file, CSV or Parquet: ``(buzzes, heard)`` of :func:`read_buzz_tables`."""
+    tables = read_buzz_tables(path)
+    return tables.buzzes, tables.heard
+
+
+def read_buzz_tables(path: str | Path) -> BuzzTables:
+    """Read a buzzes file, CSV or Parquet: its buzzes, heard and roster tables.
 
     Rows of thrown-out tossups are left out; the others tell who heard what
-    (:func:`derive_heard`); of those, the ruled buzzes that took the floor (``outcome`` is
-    ``won`` or absent, ``correct`` not empty) are the buzzes.
+    (:func:`derive_heard`) and who played (every row's player: a press that lost a race
+    too); of those, the ruled buzzes that took the floor (``outcome`` is ``won`` or absent,
+    ``correct`` not empty) are the buzzes.
     """
     path = Path(path)
     df = read_table(path, BUZZ_COLUMNS)
@@ -530,4 +629,18 @@ def read_buzzes(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
             "team_kind": kinds,
         }
     )
-    return buzzes, derive_heard(seen)
+    if "model" in played:  # a model team's model and threshold (an export file has them)
+        seen["model"] = [m or None for m in _text(played["model"], len(played))]
+    if "threshold" in played:
+        where_played = _Where(path, str(path), played.index)
+        seen["threshold"] = _convert(played["threshold"], "threshold", "float", where_played)
+    roster = roster_frame(
+        pd.DataFrame(
+            {
+                "match": seen["match"],
+                "team": seen["team"],
+                "player": _text(played.get("player"), len(played)),
+            }
+        )
+    )
+    return BuzzTables(buzzes, derive_heard(seen), roster)

@@ -221,6 +221,7 @@ def analyze(
     *,
     heard: pd.DataFrame | None = None,
     survey: pd.DataFrame | None = None,
+    roster: pd.DataFrame | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -231,8 +232,8 @@ def analyze(
     survey's humans when there are answers) as an :class:`AnalysisResult`.
 
     ``steps`` is a data set from :func:`~grace_arena.analysis.sources.load` (its buzzes,
-    heard questions, survey answers and source come with it) or a steps DataFrame, with
-    ``buzzes``, ``heard`` and ``survey`` DataFrames beside it. This is what
+    heard questions, roster, survey answers and source come with it) or a steps DataFrame,
+    with ``buzzes``, ``heard``, ``survey`` and ``roster`` DataFrames beside it. This is what
     ``grace-arena analyze`` runs.
     """
     notes: list[str] = []
@@ -242,6 +243,7 @@ def analyze(
         bonus_parts = getattr(data, "bonus_parts", None)
         choices = getattr(data, "choices", None)
         steps, buzzes, heard = data.steps, data.buzzes, data.heard
+        roster = getattr(data, "roster", None) if roster is None else roster
         survey = data.survey if survey is None else survey
         source = data.source if source is None else source
         notes = list(getattr(data, "notes", []))
@@ -249,6 +251,7 @@ def analyze(
         steps,
         buzzes,
         heard=heard,
+        roster=roster,
         n_resamples=n_resamples,
         seed=seed,
         level=level,

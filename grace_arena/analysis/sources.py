@@ -21,13 +21,15 @@ import pandas as pd
 from grace_arena.analysis.frames import (
     HEARD_COLUMNS,
     HEARD_OPTIONAL,
+    ROSTER_COLUMNS,
     FileFormatError,
     buzzes_frame,
     derive_heard,
     heard_frame,
-    read_buzzes,
+    read_buzz_tables,
     read_steps,
     read_table,
+    roster_frame,
     steps_frame,
     tossups_frame,
     tossups_from,
@@ -61,6 +63,9 @@ class Dataset:
     #: ``bonus_choices`` files of ``export --format parquet``).
     bonus_parts: pd.DataFrame | None = None
     choices: pd.DataFrame | None = None
+    #: Who played for which team in which match (:func:`~grace_arena.analysis.frames.
+    #: roster_frame`): a player who pressed but never took the floor is in it.
+    roster: pd.DataFrame | None = None
 
 
 def _is_url(text: str) -> bool:
@@ -126,7 +131,7 @@ def _paths(source: PathLike | Sequence[PathLike] | None) -> list[Path]:
         if path.is_dir():
             found = [
                 path / f"{name}{suffix}"
-                for name in ("steps", "buzzes", "tossups", "heard", "survey")
+                for name in ("steps", "buzzes", "tossups", "heard", "roster", "survey")
                 for suffix in _SUFFIXES
                 if (path / f"{name}{suffix}").is_file()
             ]
@@ -144,6 +149,8 @@ def _kind_of(path: Path) -> str:
         return "steps"
     if {"match", "team", "question_id"} <= columns <= {*HEARD_COLUMNS, *HEARD_OPTIONAL}:
         return "heard"
+    if columns == set(ROSTER_COLUMNS):
+        return "roster"
     if "team_kind" in columns:
         return "buzzes"
     if "participant" in columns:
@@ -173,12 +180,15 @@ def _bonus_tables(source: PathLike | Sequence[PathLike] | None) -> dict[str, pd.
 def _load_files(files: dict[str, Path]) -> Dataset:
     step_frame = read_steps(files["steps"]) if "steps" in files else steps_frame()
     if "buzzes" in files:
-        buzz_frame, heard = read_buzzes(files["buzzes"])
+        buzz_frame, heard, roster = read_buzz_tables(files["buzzes"])
     else:
         buzz_frame = buzzes_frame()
         heard = derive_heard(buzz_frame)
+        roster = roster_frame()
     if "heard" in files:  # written by export --format parquet: exact, also silent teams
         heard = heard_frame(read_table(files["heard"], HEARD_COLUMNS))
+    if "roster" in files:  # written by export --format parquet: those who lost races too
+        roster = roster_frame(read_table(files["roster"], ROSTER_COLUMNS))
     survey_steps = read_survey_csv(files["survey"]) if "survey" in files else []
     tossups = (
         tossups_frame(read_table(files["tossups"], ("question_id",)))
@@ -191,6 +201,7 @@ def _load_files(files: dict[str, Path]) -> Dataset:
         heard=heard,
         tossups=tossups,
         survey=survey_frame(survey_steps),
+        roster=roster,
         source={
             "kind": "files",
             "steps": str(files["steps"]) if "steps" in files else None,
@@ -242,4 +253,5 @@ def _load_record(url: str, *, events: list[str], matches: list[int]) -> Dataset:
         notes=list(data.warnings),
         bonus_parts=data.bonus_parts,
         choices=data.choices,
+        roster=data.roster,
     )

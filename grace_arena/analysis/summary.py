@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,6 +55,8 @@ from grace_arena.analysis.frames import (
     derive_heard,
     distinct_counts,
     heard_frame,
+    roster_frame,
+    step_policies,
     steps_frame,
 )
 from grace_arena.analysis.metrics import (
@@ -233,6 +235,13 @@ class Buzzes:
     heard_match: IntArray
     heard_team: IntArray
     heard_q: IntArray
+    #: team name -> its model and threshold, for the model teams whose data says them
+    team_model: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Who played in each match for each team, beyond the players of the buzzes (a player
+    #: whose presses all lost races): codes of match, team and player, as above.
+    roster_match: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    roster_team: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    roster_player: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __len__(self) -> int:
         return int(self.q.size)
@@ -273,12 +282,24 @@ def code_steps(steps: pd.DataFrame, q: IntArray) -> Steps:
     )
 
 
-def code_buzzes(buzzes: pd.DataFrame, heard: pd.DataFrame, q: IntArray, hq: IntArray) -> Buzzes:
-    """``buzzes`` and ``heard`` as arrays, with question codes ``q`` and ``hq``."""
+def code_buzzes(
+    buzzes: pd.DataFrame,
+    heard: pd.DataFrame,
+    q: IntArray,
+    hq: IntArray,
+    roster: pd.DataFrame | None = None,
+) -> Buzzes:
+    """``buzzes``, ``heard`` and ``roster`` (who played; optional) as arrays, with question
+    codes ``q`` and ``hq``."""
     n = len(buzzes)
     (team, h_team), teams = shared_codes(buzzes["team"], heard["team"])
     (match, h_match), matches = shared_codes(buzzes["match"], heard["match"])
-    (player,), players = shared_codes(buzzes["player"])
+    roster = roster_frame(roster) if roster is not None else roster_frame()
+    (player, r_player), players = shared_codes(buzzes["player"], roster["player"])
+    # the roster's teams and matches as the heard rows code them (others did not play here)
+    r_team = pd.Index(teams).get_indexer(roster["team"].astype(str))
+    r_match = pd.Index(matches).get_indexer(roster["match"].astype(str))
+    in_play = (r_team >= 0) & (r_match >= 0)
     _, last = np.unique(team[::-1], return_index=True)  # each team's last row names its kind
     last = n - 1 - last
     kind_of = dict(
@@ -294,6 +315,10 @@ def code_buzzes(buzzes: pd.DataFrame, heard: pd.DataFrame, q: IntArray, hq: IntA
             if pd.notna(kind):
                 kind_of.setdefault(name, str(kind))
     return Buzzes(
+        team_model=team_models(heard),
+        roster_match=r_match[in_play].astype(np.int64),
+        roster_team=r_team[in_play].astype(np.int64),
+        roster_player=r_player[in_play],
         q=q,
         team=team,
         match=match,
@@ -313,8 +338,27 @@ def code_buzzes(buzzes: pd.DataFrame, heard: pd.DataFrame, q: IntArray, hq: IntA
     )
 
 
+def team_models(heard: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Each model team's model and buzz threshold (None: not known), from ``heard``'s
+    ``model`` and ``threshold`` columns: a team is keyed by its name, never by its model."""
+    if "model" not in heard.columns:
+        return {}
+    cols = ["team", "model", *(["threshold"] if "threshold" in heard.columns else [])]
+    known = heard[cols].dropna(subset=["model"]).drop_duplicates("team")
+    return {
+        str(row["team"]): {
+            "model": str(row["model"]),
+            "threshold": None if pd.isna(row.get("threshold")) else float(row["threshold"]),
+        }
+        for row in known.to_dict("records")
+    }
+
+
 def _as_inputs(
-    steps: pd.DataFrame | None, buzzes: pd.DataFrame | None, heard: pd.DataFrame | None
+    steps: pd.DataFrame | None,
+    buzzes: pd.DataFrame | None,
+    heard: pd.DataFrame | None,
+    roster: pd.DataFrame | None = None,
 ) -> tuple[Steps, Buzzes, NDArray[Any]]:
     if steps is None or not len(steps.columns):
         steps = steps_frame()
@@ -328,7 +372,7 @@ def _as_inputs(
     (sq, bq, hq), questions = shared_codes(
         steps["question_id"], buzzes["question_id"], heard["question_id"]
     )
-    return code_steps(steps, sq), code_buzzes(buzzes, heard, bq, hq), questions
+    return code_steps(steps, sq), code_buzzes(buzzes, heard, bq, hq, roster), questions
 
 
 # ---------------------------------------------------------------------------------------
@@ -1051,43 +1095,54 @@ def player_scores(buzzes: Buzzes, n_questions: int) -> list[Any]:
     there: their first buzz scores at clue fraction c (``(clue + 1) / n_clues``, or the
     fraction of words when the clues are unknown); a question without a buzz scores 0.
     """
-    if not len(buzzes):
+    if not len(buzzes) and not buzzes.roster_player.size:
         return []
-    n_teams, n_players = max(buzzes.teams.size, 1), max(buzzes.players.size, 1)
+    n_teams = max(buzzes.teams.size, 1)
+    # a player is a name in a team: two teams' players of one name (a model's, say, in two
+    # model teams of that model) are two players; codes in sorted order of (name, team)
+    n = len(buzzes)
+    # the players of the buzzes, then those of the roster (who played, took the floor or not)
+    all_player = np.concatenate([buzzes.player, buzzes.roster_player])
+    all_team = np.concatenate([buzzes.team, buzzes.roster_team])
+    all_match = np.concatenate([buzzes.match, buzzes.roster_match])
+    present, every = np.unique(all_player * n_teams + all_team, return_inverse=True)
+    every = every.astype(np.int64)
+    who = every[:n]
+    names = [f"{i:09d}" for i in range(present.size)]  # ties ranked by name, then team
+    n_who = max(present.size, 1)
     # questions heard per (match, team)
     pairs, heard = distinct_counts(buzzes.heard_match * n_teams + buzzes.heard_team)
-    # (match, team, player) once each, in sorted order of the names (codes are sorted)
-    roster = np.unique((buzzes.match * n_teams + buzzes.team) * n_players + buzzes.player)
-    pair, player = roster // n_players, roster % n_players
+    # (match, team, player) once each
+    roster = np.unique((all_match * n_teams + all_team) * n_who + every)
+    pair, player = roster // n_who, roster % n_who
     at = _lookup(pairs, pair)
     heard_by_pair = np.zeros(pair.size)
     heard_by_pair[at >= 0] = heard[at[at >= 0]]
-    records = np.bincount(player, weights=heard_by_pair, minlength=buzzes.players.size)
+    records = np.bincount(player, weights=heard_by_pair, minlength=present.size)
     records = records.astype(np.int64)
-    # a player's team: the one of their first (match, team)
-    present, first = np.unique(player, return_index=True)
-    team_of = dict(zip(present.tolist(), (pair[first] % n_teams).tolist(), strict=True))
     clue = np.where(
         (buzzes.clue_index >= 0) & (buzzes.n_clues > 0),
         fraction_revealed(np.maximum(buzzes.clue_index, 0), buzzes.n_clues),
         buzzes.fraction,
     )
     usable = np.flatnonzero(~np.isnan(clue))
-    key = (buzzes.match[usable] * n_players + buzzes.player[usable]) * n_questions + buzzes.q[
-        usable
-    ]
+    key = (buzzes.match[usable] * n_who + who[usable]) * n_questions + buzzes.q[usable]
     rows = usable[_first_rows(key, buzzes.word_index[usable])[1]]
-    buzzed = np.bincount(buzzes.player[rows], minlength=buzzes.players.size)
-    silent = np.repeat(np.arange(buzzes.players.size), np.maximum(records - buzzed, 0))
-    names = buzzes.players
+    buzzed = np.bincount(who[rows], minlength=present.size)
+    silent = np.repeat(np.arange(present.size), np.maximum(records - buzzed, 0))
     ranked = rank_players(
-        np.concatenate([buzzes.player[rows], silent]),
+        np.concatenate([who[rows], silent]),
         np.concatenate([clue[rows], np.full(silent.size, np.nan)]),
         np.concatenate([buzzes.correct[rows], np.zeros(silent.size)]),
         names=names,
     )
-    team_name = {str(names[p]): str(buzzes.teams[t]) for p, t in team_of.items()}
-    return [(r.player, team_name[r.player], r.mean_score, r.n) for r in ranked if r.n > 0]
+    player_name = buzzes.players[present // n_teams]
+    return [
+        (str(player_name[i]), str(buzzes.teams[present[i] % n_teams]), r.mean_score, r.n)
+        for r in ranked
+        if r.n > 0
+        for i in [int(r.player)]
+    ]
 
 
 def _team_section(buzzes: Buzzes, n_questions: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -1110,6 +1165,7 @@ def _team_section(buzzes: Buzzes, n_questions: int) -> tuple[dict[str, Any], dic
         t = code[team]
         teams[team] = {
             "kind": buzzes.team_kind.get(team, curve["kind"]),
+            **buzzes.team_model.get(team, {"model": None, "threshold": None}),
             "questions_heard": int(heard[t]),
             "matches_played": played.get(team) or None,
             "buzzes": int(n_buzzes[t]),
@@ -1162,18 +1218,19 @@ def _expected_wins(buzzes: Buzzes, models: list[Any], n_questions: int) -> dict[
 def _players(buzzes: Buzzes, n_questions: int) -> list[dict[str, Any]]:
     """GRACE appendix F.3: players ranked by mean 20 − 20c score, with quartiles."""
     ranked = player_scores(buzzes, n_questions)
-    groups = quartiles({p: score for p, _, score, _ in ranked}) if ranked else {}
+    # keyed by rank: one name in two teams is two players
+    groups = quartiles({str(i): score for i, (_, _, score, _) in enumerate(ranked)})
     return [
         {
-            "rank": i,
+            "rank": i + 1,
             "player": player,
             "team": team,
             "kind": buzzes.team_kind.get(team, "human"),
             "mean_score": score,
             "n_questions": n,
-            "quartile": groups.get(player),
+            "quartile": groups.get(str(i)),
         }
-        for i, (player, team, score, n) in enumerate(ranked, start=1)
+        for i, (player, team, score, n) in enumerate(ranked)
     ]
 
 
@@ -1182,6 +1239,7 @@ def analyze(
     buzzes: pd.DataFrame | None = None,
     *,
     heard: pd.DataFrame | None = None,
+    roster: pd.DataFrame | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -1194,7 +1252,9 @@ def analyze(
     ``steps`` and ``buzzes`` are DataFrames of :mod:`~grace_arena.analysis.frames` (any
     frame with their columns is checked and converted), or ``steps`` is a loaded data set
     (anything with ``steps``, ``buzzes`` and ``heard``). ``heard`` lists who heard which
-    question (default: every team seen in a match heard every question seen in it).
+    question (default: every team seen in a match heard every question seen in it);
+    ``roster`` who played for which team in which match beyond the buzzes' players (a
+    data set's ``roster`` when it has one; :func:`~grace_arena.analysis.frames.roster_frame`).
     ``h_definition`` picks h_t's definition behind CalScore (``"reference"``: GRACE's code,
     the default; ``"paper"``: the paper's text; see
     :func:`~grace_arena.analysis.metrics.human_fraction`).
@@ -1203,13 +1263,14 @@ def analyze(
     if steps is not None and not isinstance(steps, pd.DataFrame):
         data = steps
         steps, buzzes, heard = data.steps, data.buzzes, data.heard
+        roster = getattr(data, "roster", None) if roster is None else roster
     # the analysis' independent parts run as tasks of a pool of threads (numpy leaves the
     # interpreter free while it computes), BLAS on one thread (see bootstrap_models)
     with (
         threadpool_limits(limits=1, user_api="blas"),
         ThreadPoolExecutor(max_workers=WORKERS) as pool,
     ):
-        step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard)
+        step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard, roster)
         n_q = max(questions.size, 1)
         # h_t first: the models' rows wait for it
         h_task = pool.submit(
@@ -1276,6 +1337,8 @@ def analyze(
         },
         "expected_wins": wins,
         "players": players,
+        # the policies behind figure 6 and the models' expected wins (from their steps)
+        "buzz_policies": step_policies(steps),
     }
 
 

@@ -75,7 +75,7 @@ def export(
         raise typer.Exit(1) from None
     for path in files:
         typer.echo(f"wrote {path}")
-    if fmt in ("csv", "jsonl", "qbj") and not match:
+    if fmt == "qbj" and not match:
         from grace_arena.io.exports import pooled_count
         from grace_arena.record.store import MatchStore
 
@@ -85,7 +85,8 @@ def export(
         if pooled:
             typer.echo(
                 f"note: {pooled:,} imported pooled buzzpoints (matches unknown) are not in "
-                f"--format {fmt}, which lists match buzzes; --format grace has them",
+                f"--format {fmt}, which lists match buzzes; --format grace, csv and jsonl have "
+                "them",
                 err=True,
             )
 

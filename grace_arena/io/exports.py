@@ -4,9 +4,10 @@
 
 * ``csv`` / ``jsonl``: one row per buzz (won, lost the race, locked out, not live) with
   every logged field (:data:`~grace_arena.io.record_io.BUZZ_EXPORT_COLUMNS`), the
-  ruling in force and the history of rulings; a refused buzz's row counts the presses that
-  repeated it (``repeats``, ``last_repeat_wall``). A ``csv`` file is also a valid
-  ``analyze --buzzes`` input.
+  ruling in force, the prompts before it and the history of rulings; a refused buzz's row
+  counts the presses that repeated it (``repeats``, ``last_repeat_wall``). The events'
+  imported pooled buzzpoints follow, one row each, with the match columns empty (the match
+  is unknown). A ``csv`` file is also a valid ``analyze --buzzes`` input.
 * ``steps``: the model trajectories, the ``analyze --steps`` columns first, then the guess,
   the other confidences, latency, tokens, cost.
 * ``grace``: GRACE's public buzzpoint JSON, one file per packet, every match of the events
@@ -50,7 +51,9 @@ from grace_arena.io.record_io import (
     event_teams,
     load_scope,
     pooled_buzz_rows,
+    pooled_export_rows,
     step_rows,
+    team_labels,
     tossup_rows,
 )
 from grace_arena.record.models import PlayerRow, TossupRow
@@ -147,7 +150,10 @@ def export(
     if match_ids:  # the matches alone: no pooled buzzpoints
         event_ids = []
     if fmt in ("csv", "jsonl"):
-        rows = buzz_rows(engine, matches)
+        # the matches' buzzes, then the events' pooled buzzpoints (the match unknown: empty)
+        labels = team_labels(engine, event_ids)
+        pooled = pooled_buzz_rows(engine, event_ids, labels).rows
+        rows = [*buzz_rows(engine, matches), *pooled_export_rows(pooled)]
         out.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "csv":
             _write_csv(out, BUZZ_EXPORT_COLUMNS, rows)
@@ -823,7 +829,7 @@ def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 #: The files ``export --format parquet`` writes, one per table of the analysis.
-PARQUET_TABLES = ("steps", "buzzes", "tossups", "heard")
+PARQUET_TABLES = ("steps", "buzzes", "tossups", "heard", "roster")
 
 
 def export_parquet(
@@ -837,11 +843,12 @@ def export_parquet(
     (:func:`~grace_arena.io.record_io.load_record_data`), as Parquet files in folder
     ``out``: ``steps.parquet`` (every model step in scope, all its logged fields),
     ``buzzes.parquet`` (ruled buzzes that took the floor, outside thrown-out tossups, and
-    the events' pooled buzzpoints), ``tossups.parquet`` and ``heard.parquet`` (which team
-    heard which question), and ``bonus_parts.parquet`` when bonuses were played (the rows of
-    ``--format bonuses``), ``model_bonus_parts.parquet`` (the models' answers to bonus parts)
-    and ``bonus_choices.parquet`` (the teams' choices under consult rules) when there are
-    any. ``grace_arena.analysis.load(out)`` reads the folder back and
+    the events' pooled buzzpoints), ``tossups.parquet``, ``heard.parquet`` (which team
+    heard which question), ``roster.parquet`` (who played for which team in which match, a
+    player whose presses all lost races included), and ``bonus_parts.parquet`` when bonuses
+    were played (the rows of ``--format bonuses``), ``model_bonus_parts.parquet`` (the
+    models' answers to bonus parts) and ``bonus_choices.parquet`` (the teams' choices under
+    consult rules) when there are any. ``grace_arena.analysis.load(out)`` reads the folder back and
     gives the same analysis as the record."""
     from grace_arena.io.record_io import load_record_data
 

@@ -23,8 +23,10 @@ from grace_arena.analysis.frames import (
     BUZZ_OPTIONAL,
     STEP_COLUMNS,
     STEP_OPTIONAL,
+    STEP_POLICY,
     buzzes_frame,
     heard_frame,
+    roster_frame,
     steps_frame,
     tossups_frame,
 )
@@ -60,9 +62,11 @@ __all__ = [
     "load_record_data",
     "load_scope",
     "pooled_buzz_rows",
+    "pooled_export_rows",
     "question_id",
     "step_rows",
     "survey_steps",
+    "team_labels",
     "tossup_rows",
 ]
 
@@ -106,6 +110,14 @@ class MatchInfo:
     def team_kind(self, team_id: str) -> str:
         team = self.config.team(team_id)
         return team.kind.value if team else "human"
+
+    def team_model(self, team_id: str) -> tuple[str | None, float | None]:
+        """A model team's model and the threshold of its buzz policy (None, None: a human
+        team; a threshold of None: not recorded with the match)."""
+        team = self.config.team(team_id)
+        if team is None or not team.model:
+            return None, None
+        return team.model, team.threshold
 
 
 def load_matches(
@@ -165,7 +177,8 @@ class PooledSet:
     """The pooled buzzpoints of some events (imported data whose matches are unknown)."""
 
     rows: list[dict[str, Any]]  # one per buzzpoint, BuzzTable columns + event, seq...
-    heard: list[tuple[str, str, str, str]]  # ("", team label, question id, team kind)
+    #: ("", team label, question id, team kind, model, threshold)
+    heard: list[tuple[str, str, str, str, str | None, float | None]]
 
 
 def pooled_buzz_rows(
@@ -188,15 +201,19 @@ def pooled_buzz_rows(
             .order_by(PooledBuzzRow.id)  # type: ignore[arg-type]
         ).all()
     stored = tossup_rows(engine, {r.packet_id for r in rows})
+    registered = {(t.event_id, t.team_id): t for t in event_teams(engine, event_ids)[0]}
     by_packet: dict[str, list[str]] = {}
     for (packet_id, tossup_id), _row in sorted(stored.items(), key=lambda kv: kv[1].position):
         by_packet.setdefault(packet_id, []).append(tossup_id)
     out = []
-    played: set[tuple[str, str, str]] = set()
+    played: set[tuple[str, str, str, str | None, float | None]] = set()
     for r in rows:
         team = labels.get((r.event_id, r.team_id), r.team_id)
         t = stored.get((r.packet_id, r.tossup_id))
-        played.add((team, r.packet_id, r.team_kind))
+        entry = registered.get((r.event_id, r.team_id))
+        model = entry.model if entry is not None else None
+        threshold = entry.threshold if entry is not None and model else None
+        played.add((team, r.packet_id, r.team_kind, model, threshold))
         out.append(
             {
                 "event_id": r.event_id,
@@ -207,11 +224,14 @@ def pooled_buzz_rows(
                 "team_id": r.team_id,
                 "team": team,
                 "team_kind": r.team_kind,
+                "model": model,
+                "threshold": threshold,
                 "player": team,
                 "word_index": r.word_index,
                 "clue_index": r.clue_index,
                 "fraction_revealed": r.fraction_revealed,
                 "correct": int(r.correct),
+                "category": t.category if t else None,
                 "n_words": t.n_words if t else None,
                 "n_clues": len(t.clue_ends) if t else None,
                 "seq": r.seq,
@@ -220,11 +240,32 @@ def pooled_buzz_rows(
             }
         )
     heard = [
-        ("", team, question_id(packet_id, tossup_id), kind)
-        for team, packet_id, kind in sorted(played)
+        ("", team, question_id(packet_id, tossup_id), kind, model, threshold)
+        for team, packet_id, kind, model, threshold in sorted(played, key=lambda p: p[:3])
         for tossup_id in by_packet.get(packet_id, [])
     ]
     return PooledSet(out, heard)
+
+
+def pooled_export_rows(pooled: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pooled buzzpoints (the rows of :func:`pooled_buzz_rows`, which the analysis and the
+    Parquet buzz table read) as rows of ``export --format csv``/``jsonl``
+    (:data:`BUZZ_EXPORT_COLUMNS`): each a ruled buzz that took the floor, its team its only
+    player; what the pooled data does not tell (the match, the buzz's id, its timing, the
+    typed answer) is empty."""
+    return [
+        {
+            **dict.fromkeys(BUZZ_EXPORT_COLUMNS),
+            **{k: r[k] for k in BUZZ_EXPORT_COLUMNS if k in r and k != "match"},
+            "player_kind": r["team_kind"],
+            "outcome": "won",
+            "ruling": "correct" if r["correct"] else "incorrect",
+            "prompts": None,  # pooled data does not say
+            "thrown_out": False,
+            "ruling_history": [],
+        }
+        for r in pooled
+    ]
 
 
 def tossup_rows(engine: Engine, packet_ids: Iterable[str]) -> dict[tuple[str, str], TossupRow]:
@@ -253,6 +294,8 @@ BUZZ_EXPORT_COLUMNS = (
     "team_id",
     "team",
     "team_kind",
+    "model",
+    "threshold",
     "player_id",
     "player",
     "player_kind",
@@ -275,6 +318,7 @@ BUZZ_EXPORT_COLUMNS = (
     "suggestion",
     "model_confidence",
     "ruling",
+    "prompts",
     "correct",
     "points",
     "power",
@@ -336,6 +380,8 @@ def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, An
                         "team_id": b.team_id,
                         "team": m.team_name(b.team_id),
                         "team_kind": m.team_kind(b.team_id),
+                        "model": m.team_model(b.team_id)[0],
+                        "threshold": m.team_model(b.team_id)[1],
                         "player_id": b.player_id,
                         "player": players.get(b.player_id, b.player_id),
                         "player_kind": b.player_kind,
@@ -358,6 +404,11 @@ def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, An
                         "suggestion": b.suggestion,
                         "model_confidence": b.model_confidence,
                         "ruling": b.ruling,
+                        "prompts": sum(
+                            1
+                            for r in history.get(b.buzz_id, [])
+                            if r["ruling"] == "prompt" and not r["undone"]
+                        ),
                         "correct": {"correct": 1, "incorrect": 0}.get(b.ruling or ""),
                         "points": b.points,
                         "power": b.power,
@@ -372,6 +423,7 @@ def buzz_rows(engine: Engine, matches: Sequence[MatchInfo]) -> list[dict[str, An
 STEP_EXPORT_COLUMNS = (
     *STEP_COLUMNS,
     *STEP_OPTIONAL,
+    *STEP_POLICY,
     "packet_id",
     "tossup_id",
     "guess",
@@ -456,7 +508,7 @@ def choice_rows(
     labels: dict[tuple[int, str], str] | None = None,
 ) -> list[dict]:
     """The teams' choices on bonus parts under consult rules (:data:`CHOICE_COLUMNS`); a team
-    is named by ``labels`` (the analysis' team names, :func:`_team_labels`) when given."""
+    is named by ``labels`` (the analysis' team names, :func:`team_labels`) when given."""
     labels = labels or {}
     meta = _bonus_meta(engine, {m.packet_id for m in matches if m.choices and m.packet_id})
     out = []
@@ -514,6 +566,7 @@ def step_rows(
         if r.correct is None:
             continue
         t = tossups.get((r.packet_id, r.tossup_id))
+        policy = (r.extra or {}).get("policy") or {} if r.would_buzz is not None else {}
         out.append(
             {
                 "model": r.model,
@@ -526,6 +579,9 @@ def step_rows(
                 "category": t.category if t else None,
                 "n_words": t.n_words if t else None,
                 "would_buzz": None if r.would_buzz is None else int(r.would_buzz),
+                # the policy behind would_buzz, as precompute stored it
+                "policy_confidence": policy.get("confidence"),
+                "policy_threshold": policy.get("threshold"),
                 "packet_id": r.packet_id,
                 "tossup_id": r.tossup_id,
                 "guess": r.guess,
@@ -564,6 +620,9 @@ class RecordData:
     choices: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(CHOICE_COLUMNS))
     )
+    #: Who played for which team in which match: every player with a buzz outside
+    #: thrown-out tossups, a press that lost a race included (a pooled team is its player).
+    roster: pd.DataFrame = field(default_factory=roster_frame)
 
     @property
     def normalised_by(self) -> str:
@@ -574,7 +633,7 @@ class RecordData:
         return normalisation(self.heard)
 
 
-def _team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, str], str]:
+def team_labels(engine: Engine, event_ids: Sequence[int]) -> dict[tuple[int, str], str]:
     """A team's name in the analysis: its registered name, followed by its event's name when
     teams of several events in scope share that name (different events, different teams).
 
@@ -656,7 +715,7 @@ def load_record_data(
     """
     matches, event_ids = load_scope(engine, match_ids, events=events)
     names = {e.id: e.name for e in MatchStore(engine).events_of_record()}
-    labels = _team_labels(engine, event_ids)
+    labels = team_labels(engine, event_ids)
     rows = buzz_rows(engine, matches)
     event_of = {m.id: m.event_id or 0 for m in matches}
     kept = [
@@ -670,13 +729,19 @@ def load_record_data(
     ]
     heard = [
         (str(m.id), labels.get((m.event_id or 0, team.id), m.team_name(team.id)),
-         question_id(m.packet_id, t), str(team.kind))
+         question_id(m.packet_id, t), str(team.kind), *m.team_model(team.id))
         for m in matches
         for team in m.config.teams
         for t in m.counted
     ]  # fmt: skip
+    played = [
+        (str(r["match"]), labels.get((event_of[r["match"]], r["team_id"]), r["team"]), r["player"])
+        for r in rows
+        if not r["thrown_out"]
+    ]
     pooled = PooledSet([], []) if match_ids else pooled_buzz_rows(engine, event_ids, labels)
-    columns = [*BUZZ_COLUMNS, *BUZZ_OPTIONAL, "packet_id", "tossup_id"]
+    columns = [*BUZZ_COLUMNS, *BUZZ_OPTIONAL, "packet_id", "tossup_id", "model", "threshold",
+               "prompts", "answer"]  # fmt: skip
     buzzes = buzzes_frame(pd.DataFrame([*kept, *pooled.rows], columns=columns))
     scoped = match_ids or events
     questions = {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id}
@@ -713,6 +778,7 @@ def load_record_data(
             bonus_part_rows(engine, in_scope), columns=list(BONUS_PART_COLUMNS)
         ),
         choices=pd.DataFrame(choice_rows(engine, matches, labels), columns=list(CHOICE_COLUMNS)),
+        roster=roster_frame([*played, *(("", r["team"], r["player"]) for r in pooled.rows)]),
     )
 
 
