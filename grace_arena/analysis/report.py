@@ -23,20 +23,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from grace_arena.analysis.bonuses import SMALL_SAMPLE
+
 __all__ = [
     "html_report",
     "kalshibench_summary",
     "markdown_report",
     "md_escape",
+    "measured",
+    "reliability_figure",
     "report_context",
+    "small_sample_note",
+    "step_policy",
+    "team_policy",
     "write_report",
 ]
 
 _KIND_LABEL = {"logit": "logit confidence", "verbal": "verbalized confidence"}
 _HEADLINE = (
-    ("calscore", "CalScore"),
+    ("calscore", "CalScore (normalised)"),
     ("calscore_ref", "CalScore (ref. code)"),
-    ("mce_grace", "MCE (GRACE)"),
+    ("mce_grace", "MCE (normalised)"),
+    ("mce_grace_ref", "MCE (ref. code)"),
     ("ece", "ECE"),
     ("ace", "ACE"),
     ("max_ce", "max CE"),
@@ -48,6 +56,75 @@ _HEADLINE = (
     ("conf_wrong", "conf. wrong"),
     ("sh", "SH (app. H)"),
 )
+
+
+#: Below these sizes a model's calibration is flagged as a small sample. Steps: the same rule
+#: as the bonus section's parts (:data:`grace_arena.analysis.bonuses.SMALL_SAMPLE`, 100): ten
+#: bins hold ten steps each on average, and a bin of a few steps moves ECE by tenths.
+#: Questions: the intervals resample questions (a question's steps together), and with fewer
+#: than 30 the resamples repeat a handful of questions, so that percentile intervals come out
+#: too narrow (they cover the true value less often than they say).
+SMALL_STEPS = SMALL_SAMPLE
+SMALL_QUESTIONS = 30
+
+
+def _threshold(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
+
+
+def team_policy(team: dict[str, Any]) -> str | None:
+    """A model team's model and buzz threshold as the report names them (``tfidf ≥ 0.5``;
+    None for a human team)."""
+    if not team.get("model"):
+        return None
+    threshold = team.get("threshold")
+    return team["model"] + ("" if threshold is None else f" ≥ {_threshold(threshold)}")
+
+
+def step_policy(result: dict[str, Any], model: str) -> str:
+    """The buzz policy a model's steps were stored with (``logit ≥ 0.5``), as figure 6 and the
+    models' expected wins use it."""
+    found = result.get("buzz_policies", {}).get(model)
+    if not found:
+        return "policy not recorded"
+    return " / ".join(f"{p['confidence']} ≥ {_threshold(p['threshold'])}" for p in found)
+
+
+def measured(result: dict[str, Any]) -> tuple[list[tuple[str, str, dict[str, Any]]], list[str]]:
+    """The (model, confidence kind, metrics) that were measured, and a note for each kind
+    left out because a model's steps carry none of it (as the bonus section does)."""
+    rows, notes = [], []
+    for model, kinds in result["models"].items():
+        for kind, m in kinds.items():
+            if m.get("n"):
+                rows.append((model, kind, m))
+            else:
+                notes.append(
+                    f"{model} gave no {_KIND_LABEL[kind]} in its steps: not measured, left out"
+                )
+    return rows, notes
+
+
+def small_samples(result: dict[str, Any]) -> list[str]:
+    """``model (kind: n steps from q questions)`` for each measured model and kind below
+    :data:`SMALL_STEPS` steps or :data:`SMALL_QUESTIONS` questions."""
+    return [
+        f"{model} ({kind}: {m['n']} steps from {m.get('n_questions', 0)} questions)"
+        for model, kind, m in measured(result)[0]
+        if m["n"] < SMALL_STEPS or m.get("n_questions", 0) < SMALL_QUESTIONS
+    ]
+
+
+def small_sample_note(result: dict[str, Any]) -> str | None:
+    """The caveat printed under the models' numbers when a sample is small."""
+    small = small_samples(result)
+    if not small:
+        return None
+    return (
+        f"small sample: {', '.join(small)}; below {SMALL_STEPS} steps or {SMALL_QUESTIONS} "
+        "questions most of the ten bins hold a handful of steps and the intervals resample a "
+        "few questions: read the intervals, not the values, and expect them to be too narrow"
+    )
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -134,6 +211,61 @@ def kalshibench_summary(result: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 
+def reliability_figure(model: str, kind: str, metrics: dict[str, Any], plt: Any) -> Any:
+    """One model's reliability diagram for one confidence kind (a matplotlib figure; None
+    without a bin): accuracy per bin with the number of steps in it written above its bar,
+    the bins' mean confidences, and the smoothed curve with its band."""
+    bins = [b for b in metrics.get("reliability", []) if b["count"]]
+    if not bins:
+        return None
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
+    width = bins[0]["upper"] - bins[0]["lower"]
+    bars = ax.bar(
+        [b["lower"] for b in bins],
+        [b["accuracy"] for b in bins],
+        width=width,
+        align="edge",
+        alpha=0.6,
+        edgecolor="black",
+        label="accuracy per bin (n: its steps)",
+    )
+    ax.bar_label(bars, labels=[f"n={b['count']}" for b in bins], fontsize=7, padding=2)
+    ax.plot(
+        [b["mean_confidence"] for b in bins],
+        [b["accuracy"] for b in bins],
+        "o-",
+        color="C3",
+        label="accuracy at the bin's mean confidence",
+    )
+    ax.set(
+        xlim=(0, 1),
+        ylim=(0, 1),
+        xlabel="confidence",
+        ylabel="accuracy",
+        title=f"{model}\n{_KIND_LABEL[kind]} (ECE {_fmt(metrics.get('ece'))}; "
+        f"{metrics['n']} steps, {metrics.get('n_questions', 0)} questions)",
+    )
+    smooth = metrics.get("smooth_reliability")
+    if smooth:
+        pts = [(t, a) for t, a in zip(smooth["t"], smooth["accuracy"], strict=True)
+               if a is not None]  # fmt: skip
+        if pts:
+            ax.plot(*zip(*pts, strict=True), "-", color="C2", lw=1.5,
+                    label=f"smoothed (σ* = {smooth['bandwidth']:.3f})")  # fmt: skip
+        band = smooth.get("band")
+        if band:
+            lo_hi = [(t, lo, hi) for t, lo, hi in zip(band["t"], band["low"],
+                     band["high"], strict=True) if lo is not None]  # fmt: skip
+            if lo_hi:
+                t, lo, hi = zip(*lo_hi, strict=True)
+                ax.fill_between(t, lo, hi, color="C2", alpha=0.2,
+                                label=f"{int(band['level'] * 100)}% band")  # fmt: skip
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
     import matplotlib
 
@@ -141,58 +273,14 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
     import matplotlib.pyplot as plt
 
     made: dict[str, list[str]] = {"reliability": [], "curves": []}
-    for model, kinds in result["models"].items():
-        for kind, metrics in kinds.items():
-            bins = [b for b in metrics.get("reliability", []) if b["count"]]
-            if not bins:
-                continue
-            fig, ax = plt.subplots(figsize=(4.5, 4.5))
-            ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfect calibration")
-            width = bins[0]["upper"] - bins[0]["lower"]
-            ax.bar(
-                [b["lower"] for b in bins],
-                [b["accuracy"] for b in bins],
-                width=width,
-                align="edge",
-                alpha=0.6,
-                edgecolor="black",
-                label="accuracy per bin",
-            )
-            ax.plot(
-                [b["mean_confidence"] for b in bins],
-                [b["accuracy"] for b in bins],
-                "o-",
-                color="C3",
-                label="accuracy at the bin's mean confidence",
-            )
-            ax.set(
-                xlim=(0, 1),
-                ylim=(0, 1),
-                xlabel="confidence",
-                ylabel="accuracy",
-                title=f"{model}\n{_KIND_LABEL[kind]} (ECE {_fmt(metrics.get('ece'))})",
-            )
-            smooth = metrics.get("smooth_reliability")
-            if smooth:
-                pts = [(t, a) for t, a in zip(smooth["t"], smooth["accuracy"], strict=True)
-                       if a is not None]  # fmt: skip
-                if pts:
-                    ax.plot(*zip(*pts, strict=True), "-", color="C2", lw=1.5,
-                            label=f"smoothed (σ* = {smooth['bandwidth']:.3f})")  # fmt: skip
-                band = smooth.get("band")
-                if band:
-                    lo_hi = [(t, lo, hi) for t, lo, hi in zip(band["t"], band["low"],
-                             band["high"], strict=True) if lo is not None]  # fmt: skip
-                    if lo_hi:
-                        t, lo, hi = zip(*lo_hi, strict=True)
-                        ax.fill_between(t, lo, hi, color="C2", alpha=0.2,
-                                        label=f"{int(band['level'] * 100)}% band")  # fmt: skip
-            ax.legend(loc="upper left", fontsize=8)
-            name = f"reliability_{_slug(model)}_{kind}.png"
-            fig.tight_layout()
-            fig.savefig(out / name, dpi=100)
-            plt.close(fig)
-            made["reliability"].append(name)
+    for model, kind, metrics in measured(result)[0]:
+        fig = reliability_figure(model, kind, metrics, plt)
+        if fig is None:
+            continue
+        name = f"reliability_{_slug(model)}_{kind}.png"
+        fig.savefig(out / name, dpi=100)
+        plt.close(fig)
+        made["reliability"].append(name)
 
     made["curves"] += _risk_coverage_plot(result, out, plt)
     made["curves"] += _humans_and_models_plot(result, out, plt)
@@ -214,7 +302,7 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
                 }
             else:
                 warm = ("#e31a1c", "#ff7f00", "#6a3d9a", "#b15928", "#e7298a", "#a6761d")
-                label = f"{name} (model)"
+                label = f"{name} ({team_policy(result['teams'].get(name, {})) or 'model'})"
                 style = {"ls": "-", "color": warm[i % len(warm)], "lw": 1.5, "alpha": 0.9}
             for ax, key in zip(axes, ("correct", "incorrect"), strict=True):
                 ax.plot(fig4["grid"], g[key], label=label, **style)
@@ -264,8 +352,14 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
         wrong = [bgc[n]["p_buzz_given_incorrect"] or 0.0 for n in names]
         ax.bar([x - 0.2 for x in xs], right, width=0.4, label="P(buzz | correct)")
         ax.bar([x + 0.2 for x in xs], wrong, width=0.4, label="P(buzz | incorrect)")
-        ax.set_xticks(list(xs), names, rotation=20, ha="right", fontsize=8)
-        ax.set(ylim=(0, 1), title="Buzz policy against correctness (GRACE fig. 6)")
+        labels = [f"{n}\n({step_policy(result, n)})" for n in names]
+        ax.set_xticks(list(xs), labels, rotation=20, ha="right", fontsize=8)
+        ax.set(
+            ylim=(0, 1),
+            title="Buzz policy against correctness (GRACE fig. 6): the policy stored with "
+            "the steps",
+        )
+        ax.title.set_fontsize(9)
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(out / "buzz_given_correct.png", dpi=100)
@@ -544,29 +638,29 @@ def _leaderboards(result: dict[str, Any]) -> list[dict[str, Any]]:
                     f"{m['n']} / {m['n_missing']}",
                 ]
             )
-        header = ["#", "model", "CalScore", "ECE (rank)", "Brier (rank)", "AUROC (rank)",
-                  "accuracy", "steps / missing"]  # fmt: skip
+        if not rows:  # no model gave this kind of confidence: see the note
+            continue
+        header = ["#", "model", "CalScore (normalised)", "ECE (rank)", "Brier (rank)",
+                  "AUROC (rank)", "accuracy", "steps / missing"]  # fmt: skip
         out.append({"title": _KIND_LABEL[kind].capitalize(), **_table(header, rows)})
     return out
 
 
 def _per_kind_rows(result: dict[str, Any], make: Any) -> list[list[Any]]:
-    return [
-        row
-        for model, kinds in result["models"].items()
-        for kind, m in kinds.items()
-        for row in make(model, kind, m)
-    ]
+    return [row for model, kind, m in measured(result)[0] for row in make(model, kind, m)]
 
 
 def _model_sections(result: dict[str, Any]) -> dict[str, Any]:
     metric_tables = []
     for kind in ("logit", "verbal"):
         rows = []
-        for model, kinds in result["models"].items():
-            m = kinds[kind]
+        for model, of_kind, m in measured(result)[0]:
+            if of_kind != kind:
+                continue
             rows.append([model, "all", *(_fmt(m.get(k)) for k, _ in _HEADLINE)])
             rows.append([model, "final", *(_fmt(m["final"].get(k)) for k, _ in _HEADLINE)])
+        if not rows:
+            continue
         header = ["model", "steps", *(label for _, label in _HEADLINE)]
         metric_tables.append({"title": _KIND_LABEL[kind].capitalize(), **_table(header, rows)})
 
@@ -657,7 +751,16 @@ def _model_sections(result: dict[str, Any]) -> dict[str, Any]:
             _per_kind_rows(result, smoothed),
         ),
         "categories": _table(
-            ["model", "category", "questions", "CalScore", "ECE", "smooth ECE", "Brier", "steps"],
+            [
+                "model",
+                "category",
+                "questions",
+                "CalScore (normalised)",
+                "ECE",
+                "smooth ECE",
+                "Brier",
+                "steps",
+            ],
             categories,
         ),
     }
@@ -670,6 +773,8 @@ def _buzz_sections(result: dict[str, Any]) -> dict[str, Any]:
             [
                 "team",
                 "kind",
+                "model",
+                "buzz threshold",
                 "questions heard",
                 "buzzes",
                 "correct",
@@ -680,6 +785,8 @@ def _buzz_sections(result: dict[str, Any]) -> dict[str, Any]:
                 [
                     team,
                     t["kind"],
+                    t.get("model") or "–",
+                    _threshold(t.get("threshold")),
                     t["questions_heard"],
                     t["buzzes"],
                     t["correct"],
@@ -691,22 +798,31 @@ def _buzz_sections(result: dict[str, Any]) -> dict[str, Any]:
         )
     ew = result["expected_wins"]
     if ew.get("human_curve"):
-        rows = [["team (buzzes)", n, _fmt(v["expected_wins"]), v["n_questions"]]
+        rows = [["model team (its buzzes)", n, team_policy(result["teams"].get(n, {})) or "–",
+                 _fmt(v["expected_wins"]), v["n_questions"]]
                 for n, v in ew["teams"].items()]  # fmt: skip
-        rows += [["model (policy)", n, _fmt(v["expected_wins"]), v["n_questions"]]
+        rows += [["model (its steps' policy)", n, step_policy(result, n),
+                  _fmt(v["expected_wins"]), v["n_questions"]]
                  for n, v in ew["models"].items()]  # fmt: skip
         out["expected_wins"] = {
             "records": ew["n_human_records"],
             "coefficients": ", ".join(f"{c:.4f}" for c in ew["human_curve"]),
-            **_table(["from", "name", "expected wins", "questions"], rows),
+            **_table(["from", "name", "policy", "expected wins", "questions"], rows),
         }
     bgc = result["curves"]["buzz_given_correct"]
     if bgc:
         out["policy"] = _table(
-            ["model", "P(buzz | correct)", "P(buzz | incorrect)", "steps correct / wrong"],
+            [
+                "model",
+                "policy (stored with the steps)",
+                "P(buzz | correct)",
+                "P(buzz | incorrect)",
+                "steps correct / wrong",
+            ],
             [
                 [
                     model,
+                    step_policy(result, model),
                     _fmt(v["p_buzz_given_correct"]),
                     _fmt(v["p_buzz_given_incorrect"]),
                     f"{v['n_correct']} / {v['n_incorrect']}",
@@ -768,7 +884,8 @@ def report_context(result: dict[str, Any], images: dict[str, list[str]]) -> dict
         "level": int(boot["level"] * 100),
         "resamples": boot["n_resamples"],
         "h_label": result["settings"].get("h_definition_label"),
-        "notes": result.get("notes", []),
+        "notes": [*result.get("notes", []), *measured(result)[1]]
+        + ([note[0].upper() + note[1:]] if (note := small_sample_note(result)) else []),
         "ranking": _ranking_section(result),
         "reliability_images": images.get("reliability", []),
         "curve_images": images.get("curves", []),
@@ -834,6 +951,25 @@ def _data_scope(result: dict[str, Any]) -> dict[str, list[str]]:
             + "."
         )
     cannot = []
+    sizes = measured(result)[0]
+    if sizes:
+        can.append(
+            "Sample size of the calibration numbers: "
+            + "; ".join(
+                f"{md_escape(model)} ({kind}): {m['n']} steps on {m.get('n_questions', 0)} "
+                "questions"
+                for model, kind, m in sizes
+            )
+            + "."
+        )
+    small = small_samples(result)
+    if small:
+        cannot.append(
+            f"Precise calibration for {md_escape(', '.join(small))}: below "
+            f"{SMALL_STEPS} steps or {SMALL_QUESTIONS} questions a reliability bin holds a "
+            "few steps, one question more or less moves ECE and CalScore by tenths, and the "
+            "bootstrap intervals, resampling a few questions, are too narrow."
+        )
     if not result["models"]:
         cannot.append(
             "Calibration (CalScore, MCE, ECE, Brier, reliability) and figures 5–6: there are "
@@ -854,7 +990,8 @@ def _data_scope(result: dict[str, Any]) -> dict[str, list[str]]:
             "win rates cannot be rebuilt."
         )
     if not result["teams"]:
-        can, cannot = [], [c for c in cannot if not c.startswith("Calibration")]
+        can = [c for c in can if c.startswith("Sample size")]
+        cannot = [c for c in cannot if not c.startswith("Calibration")]
     return {"can": can, "cannot": cannot}
 
 

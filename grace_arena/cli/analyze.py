@@ -33,16 +33,19 @@ def _print_tables(result: dict[str, Any]) -> None:
     if result["models"]:
         _print_models(console, result, fmt)
     if result["teams"]:
+        from grace_arena.analysis.report import team_policy
+
         table = Table(
             title="Teams",
-            caption="heard: tossups heard; x: fraction of the question revealed at a correct buzz",
+            caption="kind: human, or a model team's model ≥ its buzz threshold; heard: tossups "
+            "heard; x: fraction of the question revealed at a correct buzz",
         )
         for col in ("team", "kind", "matches", "heard", "buzzes", "correct", "wrong", "mean x"):
             table.add_column(col, justify="left" if col in ("team", "kind") else "right")
         for team, t in result["teams"].items():
             table.add_row(
                 team,
-                t["kind"],
+                team_policy(t) or t["kind"],
                 str(t.get("matches_played") or "–"),
                 str(t["questions_heard"]),
                 str(t["buzzes"]),
@@ -107,17 +110,26 @@ def _print_bonuses(console: Any, bonuses: dict[str, Any], fmt: Any) -> None:
 
 
 def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
-    """The models in three narrow tables (each fits 80 columns): headline metrics, their
-    bootstrap intervals, and selective prediction with recalibration."""
+    """The models in four narrow tables (each fits 80 columns): headline metrics, GRACE's
+    CalScore and MCE (the paper's normalised forms and the reference code's), their bootstrap
+    intervals, and selective prediction with recalibration. Only the confidence kinds a
+    model gave are shown; a note says which were not measured."""
     from rich.table import Table
+
+    from grace_arena.analysis.report import measured, small_sample_note
+
+    rows, not_measured = measured(result)
+    # a model's name is never broken across lines nor cut short: its column is as wide as the
+    # longest name, and the numbers' columns are the ones that give way
+    name_width = max((len(model) for model, _, _ in rows), default=5)
 
     def table(title: str, columns: list[str], caption: str | None = None) -> Table:
         t = Table(title=title, caption=caption)
         for col in columns:
             left = col in ("model", "conf.")
             justify = "left" if left else "right"
-            if col == "model":  # a long name folds onto more lines; never cut short
-                t.add_column(col, justify=justify, overflow="fold")
+            if col == "model":
+                t.add_column(col, justify=justify, no_wrap=True, min_width=name_width)
             else:
                 t.add_column(col, justify=justify, no_wrap=True)
         return t
@@ -126,19 +138,29 @@ def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
         low, high = m.get("ci", {}).get(key, [None, None])
         return "–" if low is None else f"{low:.3f}–{high:.3f}"
 
-    rows = [(model, kind, m) for model, kinds in result["models"].items()
-            for kind, m in kinds.items()]  # fmt: skip
-    headline = table("Models", ["model", "conf.", "CalScore", "MCE", "ECE", "Brier", "AUROC",
-                                "acc.", "steps"],
-                     "all steps; MCE: GRACE's; conf.: confidence kind")  # fmt: skip
+    headline = table("Models", ["model", "conf.", "ECE", "Brier", "AUROC", "acc.", "steps",
+                                "questions"],
+                     "all steps; conf.: confidence kind")  # fmt: skip
     for model, kind, m in rows:
-        headline.add_row(model, kind, fmt(m["calscore"]), fmt(m["mce_grace"]), fmt(m["ece"]),
-                         fmt(m["brier"]), fmt(m.get("auroc")), fmt(m.get("accuracy")),
-                         str(m["n"]))  # fmt: skip
+        headline.add_row(model, kind, fmt(m["ece"]), fmt(m["brier"]), fmt(m.get("auroc")),
+                         fmt(m.get("accuracy")), str(m["n"]),
+                         str(m.get("n_questions", "–")))  # fmt: skip
     console.print(headline)
+    grace = table(
+        "GRACE's CalScore and MCE",
+        ["model", "conf.", "CalScore\nnormalised", "CalScore\nref. code", "MCE\nnormalised",
+         "MCE\nref. code"],
+        "normalised: the paper's forms; ref. code: the values of GRACE's reference code "
+        "(g in {0, 1}, not normalised). Lower is better.",
+    )  # fmt: skip
+    for model, kind, m in rows:
+        grace.add_row(model, kind, fmt(m["calscore"]), fmt(m.get("calscore_ref")),
+                      fmt(m["mce_grace"]), fmt(m.get("mce_grace_ref")))  # fmt: skip
+    console.print(grace)
     level = int(result["settings"]["bootstrap"]["level"] * 100)
     spread = table(f"{level}% bootstrap intervals (resampling questions)",
-                   ["model", "conf.", "CalScore", "ECE", "Brier", "final CalScore"])  # fmt: skip
+                   ["model", "conf.", "CalScore\nnormalised", "ECE", "Brier",
+                    "final\nCalScore"])  # fmt: skip
     for model, kind, m in rows:
         spread.add_row(model, kind, interval(m, "calscore"), interval(m, "ece"),
                        interval(m, "brier"), fmt(m["final"]["calscore"]))  # fmt: skip
@@ -155,6 +177,9 @@ def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
         more.add_row(model, kind, fmt(m.get("aurc")), fmt(m.get("acc_at_80")),
                      fmt(m.get("smooth_ece")), fmt(m["ece"]), *after)  # fmt: skip
     console.print(more)
+    for note in [*not_measured, small_sample_note(result)]:
+        if note:
+            console.print(f"note: {note}", highlight=False)
 
 
 def _print_figure4(console: Any, result: dict[str, Any], fmt: Any) -> None:
@@ -170,15 +195,17 @@ def _print_figure4(console: Any, result: dict[str, Any], fmt: Any) -> None:
     per = "match" if fig["normalised_by"] == "matches played" else "tossup heard"
     table = Table(
         title="Buzz rates against fraction revealed (GRACE fig. 4)",
-        caption=f"correct / incorrect buzzes per {per}, by x = fraction of the question revealed;"
+        caption=f"correct/incorrect buzzes per {per}, by x = fraction of the question revealed;"
         " Q1: human teams with the most correct buzzes",
     )
     for col in ("group", "teams", "x≤.25", "x≤.5", "x≤.75", "all"):
         left = col in ("group", "teams")
         table.add_column(col, justify="left" if left else "right", no_wrap=not left)
+    from grace_arena.analysis.report import team_policy
+
     for name, g in fig["groups"].items():
         if g["kind"] == "model":
-            teams = "model"
+            teams = team_policy(result["teams"].get(name, {})) or "model"
         elif len(g["teams"]) <= 4:
             teams = ", ".join(g["teams"])
         else:
@@ -186,7 +213,7 @@ def _print_figure4(console: Any, result: dict[str, Any], fmt: Any) -> None:
         table.add_row(
             name,
             teams,
-            *(f"{g['correct'][i]:.2f} / {g['incorrect'][i]:.2f}" for i in at),
+            *(f"{g['correct'][i]:.2f}/{g['incorrect'][i]:.2f}" for i in at),
         )
     console.print(table)
 
