@@ -207,7 +207,9 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     if kind == "player_joined":
         return Text(f"{ev.get('name')} joined {team_name(teams, ev.get('team', ''))}", style="dim")
     if kind == "buzz_accepted":
-        line = Text(f"BUZZ {who} @ word {ev['word_index'] + 1}", style="bold yellow")
+        # words counted from 1 on screen; the record's word_index counts from 0
+        at = ev["word_index"]
+        line = Text(f"BUZZ {who} @ word {at + 1} (word_index {at})", style="bold yellow")
         if ev.get("answer"):
             line.append(f" “{ev['answer']}”", style="bold")
         if ev.get("suggestion"):
