@@ -224,6 +224,16 @@ def test_two_model_teams_of_one_model_are_two_teams_in_every_table(
         ("Robo", "tfidf", "0.5"),
         ("Careful", "tfidf", "0.9"),
     }
+    # GRACE's format codes each model team apart (M1, M2), its threshold in the mapping
+    done = runner.invoke(
+        app, ["export", "--db", event_db, "--event", "night", "--format", "grace",
+              "--out", str(tmp_path / "g.json")],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    mapping = json.loads((tmp_path / "g.teams.json").read_text())
+    coded = {v[0]["team"]: (code, v[0]["model"], v[0]["threshold"]) for code, v in mapping.items()}
+    assert {coded["Robo"][1:], coded["Careful"][1:]} == {("tfidf", 0.5), ("tfidf", 0.9)}
+    assert coded["Robo"][0] != coded["Careful"][0]
     # the folder, and the CSV file alone, analysed: the same teams and players
     again = analyze(load(folder), n_resamples=20).to_dict()
     assert again["teams"] == data["teams"] and again["players"] == data["players"]

@@ -473,12 +473,13 @@ def step_policies(steps: pd.DataFrame | None) -> dict[str, list[dict[str, Any]]]
     if steps is None or not set(STEP_POLICY) <= set(steps.columns) or "model" not in steps:
         return {}
     known = steps[steps["would_buzz"].notna()] if "would_buzz" in steps else steps
-    threshold = column_values(known, "policy_threshold", "float", name="steps")
+    # each (model, policy) once before anything is done per row: a million steps hold a few
+    known = known[["model", *STEP_POLICY]].drop_duplicates(ignore_index=True)
     rows = pd.DataFrame(
         {
-            "model": known["model"].astype(str).to_numpy(),
+            "model": _text(known["model"], len(known)),
             "confidence": [c or None for c in _text(known["policy_confidence"], len(known))],
-            "threshold": threshold,
+            "threshold": column_values(known, "policy_threshold", "float", name="steps"),
         }
     ).dropna(subset=["confidence", "threshold"])
     out: dict[str, list[dict[str, Any]]] = {}

@@ -274,6 +274,8 @@ def _team_codes(
                 (m.event_id or 0, team.id), {"kind": team.kind.value, "matches": []}
             )
             entry["matches"].append(m.id)
+            if team.threshold is not None:  # a model team's, as its match played it
+                entry["threshold"] = team.threshold
             legacy = m.source_meta.get("team_codes", {}) if m.source == "grace" else {}
             if team.id in legacy:
                 entry["code"] = legacy[team.id]
@@ -312,6 +314,7 @@ def _team_codes(
                 "team": row.name if row else key[1],
                 "kind": entry["kind"],
                 "model": row.model if row else None,
+                "threshold": entry.get("threshold", row.threshold if row and row.model else None),
                 "matches": entry["matches"],
             }
         )
