@@ -46,7 +46,8 @@ THRESHOLDS = {"Robo": 0.5, "Careful": 0.9}
 
 
 def _play(db_url: str) -> None:
-    """Two rounds on six tossups of the sample packet. In each match each human team's Ann
+    """Two rounds on six tossups of the sample packet, and a match of the two model teams
+    against each other. In each match each human team's Ann
     buzzes at the fourth word of a tossup (the first for one team, the second for the
     other), her teammate Lee presses just after (he loses the race: his only kind of press),
     Ann is prompted and then ruled wrong; the reading goes on, and every model buzz is ruled
@@ -61,28 +62,29 @@ def _play(db_url: str) -> None:
         clock[0] += 1.0
         return clock[0]
 
-    for game in plan.games:
-        if game.bye:
-            continue
+    def model_spec(t: TeamEntry) -> TeamSpec:
+        """A model team as the server builds it: its buzzes from its own policy."""
+        assert t.model is not None and t.threshold is not None
+        policy = BuzzPolicy(threshold=t.threshold)
+        spec = model_team(engine, t.model, packet, policy, team_id=t.id, name=t.name)
+        return spec.model_copy(update={"confidence": "logit", "threshold": t.threshold})
+
+    games = [(g.id, g.round, list(g.teams)) for g in plan.games if not g.bye]
+    # and a match of the two model teams (the event's schedule pairs humans with models)
+    games.append((None, 1, ["robo", "careful"]))
+    follow_ons = 0  # a model buzzing at once on the word where the other was ruled wrong
+    for game_id, round_number, team_ids in games:
         specs = []
-        for team_id in game.teams:
-            t = plan.team(team_id)
-            assert t is not None
-            if t.kind == "model":
-                assert t.model is not None and t.threshold is not None
-                policy = BuzzPolicy(threshold=t.threshold)
-                spec = model_team(engine, t.model, packet, policy, team_id=t.id, name=t.name)
-                policy_fields = {"confidence": "logit", "threshold": t.threshold}
-                specs.append(spec.model_copy(update=policy_fields))
-            else:
-                specs.append(TeamSpec(id=t.id, name=t.name))
-        rnd = plan.round_(game.round)
+        for team_id in team_ids:
+            t = next(t for t in TEAMS if t.id == team_id)
+            specs.append(model_spec(t) if t.kind == "model" else TeamSpec(id=t.id, name=t.name))
+        rnd = plan.round_(round_number)
         assert rnd is not None and rnd.tossup_ids is not None
         config = match_config(
             packet, specs, rules=ScoringRules(answer_time=None, buzz_window=0.0),
-            tossup_ids=list(rnd.tossup_ids), title=f"round {game.round}",
+            tossup_ids=list(rnd.tossup_ids), title=f"round {round_number}",
         )  # fmt: skip
-        rm = store.create(config, now=now(), event="night", game_id=game.id)
+        rm = store.create(config, now=now(), event="night", game_id=game_id)
         humans = [t.id for t in specs if t.kind.value == "human"]
         for human in humans:
             rm.handle(Join(team=human, player=f"{human}-ann", name="Ann"), now=now())
@@ -103,13 +105,15 @@ def _play(db_url: str) -> None:
                     floor = rm.match.game.floor
                     accept = floor is not None and floor.suggestion == "accept"
                     ruling = Ruling.CORRECT if accept else Ruling.INCORRECT
-                    rm.handle(Rule(ruling=ruling), now=now())
+                    done = rm.handle(Rule(ruling=ruling), now=now())
+                    follow_ons += any(e.type == "buzz_accepted" for e in done)
                 elif phase == Phase.AWAITING:
                     rm.handle(TimeUp(), now=now())
                 else:
                     rm.handle(Reveal(), now=now())
         rm.handle(EndMatch(), now=now())
     engine.dispose()
+    assert follow_ons  # the event holds one: Careful buzzed where Robo was ruled wrong
 
 
 @pytest.fixture(scope="module")
@@ -429,3 +433,29 @@ def test_csv_export_of_imported_pooled_buzzpoints_lists_every_one(
     mine = buzzes[columns].astype(str).reset_index(drop=True)
     theirs = table[columns].astype(str).reset_index(drop=True)
     assert mine.equals(theirs)
+
+
+def test_a_model_buzzes_at_once_on_the_word_where_another_was_ruled_wrong() -> None:
+    """Two model teams (of one model, say) at the same word: the first is ruled wrong and the
+    second takes the floor there, the tossup going on rather than the engine refusing."""
+    from engine_helpers import tossup
+
+    from grace_arena.core.config import MatchConfig, ModelBuzz, TeamKind
+    from grace_arena.core.match import Match
+
+    at_five = {"t0": ModelBuzz(word_index=5, guess="Carver", confidence=0.95)}
+    teams = tuple(
+        TeamSpec(id=i, name=i.title(), kind=TeamKind.MODEL, model="tfidf", buzzes=at_five)
+        for i in ("robo", "careful")
+    )
+    rules = ScoringRules(answer_time=None, buzz_window=0.0)
+    match, _ = Match.create(MatchConfig(rules=rules, teams=teams, tossups=(tossup("t0"),)), now=0)
+    match.handle(StartTossup(tossup_id="t0"), now=1.0)
+    match.handle(Reveal(to=10), now=2.0)
+    assert match.game.floor is not None and match.game.floor.team == "robo"
+    events = match.handle(Rule(ruling=Ruling.INCORRECT), now=3.0)
+    assert [e.type for e in events] == ["ruled", "buzz_accepted"]
+    assert match.game.phase is Phase.BUZZED and match.game.floor is not None
+    assert (match.game.floor.team, match.game.floor.word_index) == ("careful", 5)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=4.0)
+    assert match.scores == {"robo": -5, "careful": 15}  # in power: before the (*) at word 10

@@ -54,7 +54,11 @@ HAS_FLOOR = frozenset({Phase.BUZZED, Phase.PROMPTED})
 FINISHED = frozenset({Phase.ANSWERED, Phase.DEAD, Phase.THROWN_OUT})
 
 _P = Phase
-_AFTER_RULING = frozenset({_P.ANSWERED, _P.READING, _P.AWAITING, _P.DEAD, _P.PROMPTED, _P.BONUS})
+# BUZZED too: after a wrong answer, a model team whose buzz position has been reached buzzes
+# at once (two model teams at the same word, one of them ruled wrong)
+_AFTER_RULING = frozenset(
+    {_P.ANSWERED, _P.READING, _P.AWAITING, _P.BUZZED, _P.DEAD, _P.PROMPTED, _P.BONUS}
+)
 _UNDO_TO = frozenset({_P.BUZZED, _P.PROMPTED, _P.BONUS})
 
 # (phase, command) -> phases the command can lead to.

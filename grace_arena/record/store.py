@@ -154,6 +154,7 @@ class MatchStore:
                         name=team.model,
                         kind="model",
                     )
+            models: set[str] = set()
             for team in config.teams:
                 session.add(
                     TeamRow(
@@ -164,7 +165,10 @@ class MatchStore:
                         model=team.model,
                     )
                 )
-                if team.model:
+                # two teams of one model (at two thresholds) share its player id: one row,
+                # the first team's; each buzz row says its own team
+                if team.model and team.model_player not in models:
+                    models.add(team.model_player)
                     session.add(
                         PlayerRow(
                             match_id=match_id,
