@@ -140,6 +140,8 @@ def test_analyze_reads_a_survey_file_beside_model_steps(tmp_path):
     assert "humans (all)" in result.output and "P(buzz | correct)" in result.output
     md = (report / "report.md").read_text()
     assert "## Survey: human trajectories" in md and "| humans, top half | human |" in md
+    # the file does not say which policy its would_buzz came from: the report says so
+    assert "| m | model (policy not recorded) |" in md
     assert (report / "survey_buzz_given_correct.png").stat().st_size > 1000
     assert (report / "accuracy.png").exists()
 

@@ -375,7 +375,8 @@ def _plots(result: dict[str, Any], out: Path) -> dict[str, list[str]]:
             ):
                 pts = [(x, v) for x, v in zip(mids, c[key], strict=True) if v is not None]
                 if pts:
-                    ax.plot(*zip(*pts, strict=True), style, color=f"C{i % 10}", label=who)
+                    label = who if c["kind"] == "human" else f"{who} ({step_policy(result, who)})"
+                    ax.plot(*zip(*pts, strict=True), style, color=f"C{i % 10}", label=label)
         axes[0].set(
             title="P(buzz | correct)",
             xlabel="fraction of the question revealed",
@@ -1011,7 +1012,7 @@ def _survey_section(result: dict[str, Any]) -> dict[str, Any]:
     ] + [
         [
             model,
-            "model",
+            f"model ({step_policy(result, model)})",
             _fmt(v["p_buzz_given_correct"]),
             _fmt(v["p_buzz_given_incorrect"]),
             f"{v['n_correct'] + v['n_incorrect']} step(s)",

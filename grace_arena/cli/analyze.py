@@ -237,10 +237,12 @@ def _print_survey(console: Any, result: dict[str, Any], fmt: Any) -> None:
             fmt(g["p_buzz_given_incorrect"]),
             f"{g['n_participants']} participant(s)",
         )
+    from grace_arena.analysis.report import step_policy
+
     for model, r in result["curves"]["buzz_given_correct"].items():
         table.add_row(
             model,
-            "model",
+            f"model ({step_policy(result, model)})",
             fmt(r["p_buzz_given_correct"]),
             fmt(r["p_buzz_given_incorrect"]),
             f"{r['n_correct'] + r['n_incorrect']} step(s)",
