@@ -302,6 +302,10 @@ def steps_frame(
         }
     )
     extra = [c for c in df.columns if c not in out.columns]
+    if "policy_threshold" in extra:  # checked here, where a bad cell's line is known
+        df = df.assign(
+            policy_threshold=_convert(df["policy_threshold"], "policy_threshold", "float", where)
+        )
     return pd.concat([out, df[extra]], axis=1) if extra else out
 
 

@@ -110,7 +110,8 @@ def _print_bonuses(console: Any, bonuses: dict[str, Any], fmt: Any) -> None:
 
 
 def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
-    """The models in four narrow tables (each fits 80 columns): headline metrics, GRACE's
+    """The models in four narrow tables (each fits 80 columns with names up to some 25
+    characters; a longer name folds): headline metrics, GRACE's
     CalScore and MCE (the paper's normalised forms and the reference code's), their bootstrap
     intervals, and selective prediction with recalibration. Only the confidence kinds a
     model gave are shown; a note says which were not measured."""
@@ -119,64 +120,72 @@ def _print_models(console: Any, result: dict[str, Any], fmt: Any) -> None:
     from grace_arena.analysis.report import measured, small_sample_note
 
     rows, not_measured = measured(result)
-    # a model's name is never broken across lines nor cut short: its column is as wide as the
-    # longest name, and the numbers' columns are the ones that give way
-    name_width = max((len(model) for model, _, _ in rows), default=5)
 
-    def table(title: str, columns: list[str], caption: str | None = None) -> Table:
+    def show(title: str, columns: list[str], cells: list[list[str]], caption: str) -> None:
+        """A table whose model names are whole: the name column is as wide as the longest
+        name, unless the numbers' columns would not fit beside it in the terminal (then, and
+        only then, a name folds onto a second line)."""
+        others = sum(
+            max(len(line) for text in (col, *(r[i] for r in cells)) for line in text.split("\n"))
+            + 3
+            for i, col in enumerate(columns)
+            if i
+        )
+        longest = max((len(r[0]) for r in cells), default=5)
+        room = console.width - others - 4
         t = Table(title=title, caption=caption)
-        for col in columns:
-            left = col in ("model", "conf.")
-            justify = "left" if left else "right"
-            if col == "model":
-                t.add_column(col, justify=justify, no_wrap=True, min_width=name_width)
+        for i, col in enumerate(columns):
+            if not i:
+                t.add_column(col, overflow="fold", min_width=max(6, min(longest, room)))
             else:
-                t.add_column(col, justify=justify, no_wrap=True)
-        return t
+                t.add_column(col, justify="left" if i == 1 else "right", no_wrap=True)
+        for r in cells:
+            t.add_row(*r)
+        console.print(t)
 
     def interval(m: dict[str, Any], key: str) -> str:
         low, high = m.get("ci", {}).get(key, [None, None])
         return "–" if low is None else f"{low:.3f}–{high:.3f}"
 
-    headline = table("Models", ["model", "conf.", "ECE", "Brier", "AUROC", "acc.", "steps",
-                                "questions"],
-                     "all steps; conf.: confidence kind")  # fmt: skip
-    for model, kind, m in rows:
-        headline.add_row(model, kind, fmt(m["ece"]), fmt(m["brier"]), fmt(m.get("auroc")),
-                         fmt(m.get("accuracy")), str(m["n"]),
-                         str(m.get("n_questions", "–")))  # fmt: skip
-    console.print(headline)
-    grace = table(
+    show(
+        "Models",
+        ["model", "conf.", "ECE", "Brier", "AUROC", "acc.", "steps", "questions"],
+        [[model, kind, fmt(m["ece"]), fmt(m["brier"]), fmt(m.get("auroc")),
+          fmt(m.get("accuracy")), str(m["n"]), str(m.get("n_questions", "–"))]
+         for model, kind, m in rows],
+        "all steps; conf.: confidence kind",
+    )  # fmt: skip
+    show(
         "GRACE's CalScore and MCE",
         ["model", "conf.", "CalScore\nnormalised", "CalScore\nref. code", "MCE\nnormalised",
          "MCE\nref. code"],
+        [[model, kind, fmt(m["calscore"]), fmt(m.get("calscore_ref")), fmt(m["mce_grace"]),
+          fmt(m.get("mce_grace_ref"))] for model, kind, m in rows],
         "normalised: the paper's forms; ref. code: the values of GRACE's reference code "
         "(g in {0, 1}, not normalised). Lower is better.",
     )  # fmt: skip
-    for model, kind, m in rows:
-        grace.add_row(model, kind, fmt(m["calscore"]), fmt(m.get("calscore_ref")),
-                      fmt(m["mce_grace"]), fmt(m.get("mce_grace_ref")))  # fmt: skip
-    console.print(grace)
     level = int(result["settings"]["bootstrap"]["level"] * 100)
-    spread = table(f"{level}% bootstrap intervals (resampling questions)",
-                   ["model", "conf.", "CalScore\nnormalised", "ECE", "Brier",
-                    "final\nCalScore"])  # fmt: skip
-    for model, kind, m in rows:
-        spread.add_row(model, kind, interval(m, "calscore"), interval(m, "ece"),
-                       interval(m, "brier"), fmt(m["final"]["calscore"]))  # fmt: skip
-    console.print(spread)
-    more = table("Selective prediction and recalibration",
-                 ["model", "conf.", "AURC", "acc@80%", "smECE", "ECE", "temp.", "Platt",
-                  "isot."],
-                 "ECE before, then out-of-fold after each map (cross-validated by question); "
-                 "smECE: smooth ECE")  # fmt: skip
-    for model, kind, m in rows:
+    show(
+        f"{level}% bootstrap intervals (resampling questions)",
+        ["model", "conf.", "CalScore\nnormalised", "ECE", "Brier", "final\nCalScore"],
+        [[model, kind, interval(m, "calscore"), interval(m, "ece"), interval(m, "brier"),
+          fmt(m["final"]["calscore"])] for model, kind, m in rows],
+        "CalScore: the paper's normalised form",
+    )  # fmt: skip
+
+    def recalibrated(m: dict[str, Any]) -> list[str]:
         r = m.get("recalibration") or {}
-        after = [fmt(r[k]["after"]["ece"]) if k in r else "–"
-                 for k in ("temperature", "platt", "isotonic")]  # fmt: skip
-        more.add_row(model, kind, fmt(m.get("aurc")), fmt(m.get("acc_at_80")),
-                     fmt(m.get("smooth_ece")), fmt(m["ece"]), *after)  # fmt: skip
-    console.print(more)
+        return [fmt(r[k]["after"]["ece"]) if k in r else "–"
+                for k in ("temperature", "platt", "isotonic")]  # fmt: skip
+
+    show(
+        "Selective prediction and recalibration",
+        ["model", "conf.", "AURC", "acc@80%", "smECE", "ECE", "temp.", "Platt", "isot."],
+        [[model, kind, fmt(m.get("aurc")), fmt(m.get("acc_at_80")), fmt(m.get("smooth_ece")),
+          fmt(m["ece"]), *recalibrated(m)] for model, kind, m in rows],
+        "ECE before, then out-of-fold after each map (cross-validated by question); "
+        "smECE: smooth ECE",
+    )  # fmt: skip
     for note in [*not_measured, small_sample_note(result)]:
         if note:
             console.print(f"note: {note}", highlight=False)
