@@ -285,6 +285,8 @@ def test_a_small_sample_is_flagged_with_counts_per_bin(analysed: dict) -> None:
     assert logit["n"] < 100 and logit["n_questions"] < 30
     small = f"tfidf (logit: {logit['n']} steps from {logit['n_questions']} questions)"
     assert f"**Note:** Small sample: {small}" in md
+    (board,) = _md_rows(md, "Leaderboard")
+    assert board[1] == "tfidf (small sample)"  # beside its numbers too
     scope = md.split("## What this data can and cannot show", 1)[1].split("\n## ", 1)[0]
     assert f"{logit['n']} steps on {logit['n_questions']} questions" in scope
     assert f"Precise calibration for {small}" in scope.split("It cannot show:")[1]

@@ -105,13 +105,19 @@ def measured(result: dict[str, Any]) -> tuple[list[tuple[str, str, dict[str, Any
     return rows, notes
 
 
+def is_small(metrics: dict[str, Any]) -> bool:
+    """Whether one model's numbers for one confidence kind rest on a small sample (below
+    :data:`SMALL_STEPS` steps or :data:`SMALL_QUESTIONS` questions)."""
+    return metrics["n"] < SMALL_STEPS or metrics.get("n_questions", 0) < SMALL_QUESTIONS
+
+
 def small_samples(result: dict[str, Any]) -> list[str]:
-    """``model (kind: n steps from q questions)`` for each measured model and kind below
-    :data:`SMALL_STEPS` steps or :data:`SMALL_QUESTIONS` questions."""
+    """``model (kind: n steps from q questions)`` for each measured model and kind on a small
+    sample (:func:`is_small`)."""
     return [
         f"{model} ({kind}: {m['n']} steps from {m.get('n_questions', 0)} questions)"
         for model, kind, m in measured(result)[0]
-        if m["n"] < SMALL_STEPS or m.get("n_questions", 0) < SMALL_QUESTIONS
+        if is_small(m)
     ]
 
 
@@ -244,7 +250,8 @@ def reliability_figure(model: str, kind: str, metrics: dict[str, Any], plt: Any)
         xlabel="confidence",
         ylabel="accuracy",
         title=f"{model}\n{_KIND_LABEL[kind]} (ECE {_fmt(metrics.get('ece'))}; "
-        f"{metrics['n']} steps, {metrics.get('n_questions', 0)} questions)",
+        f"{metrics['n']} steps, {metrics.get('n_questions', 0)} questions"
+        + ("; small sample)" if is_small(metrics) else ")"),
     )
     smooth = metrics.get("smooth_reliability")
     if smooth:
@@ -630,7 +637,7 @@ def _leaderboards(result: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append(
                 [
                     ranks["by_calscore"].get(e["model"], "–"),
-                    e["model"],
+                    e["model"] + (" (small sample)" if is_small(m) else ""),
                     _ci(m, "calscore"),
                     f"{_ci(m, 'ece')} (#{ranks['by_ece'].get(e['model'], '–')})",
                     f"{_ci(m, 'brier')} (#{ranks['by_brier'].get(e['model'], '–')})",
