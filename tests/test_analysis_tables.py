@@ -109,8 +109,9 @@ def _play(db_url: str) -> None:
                     follow_ons += any(e.type == "buzz_accepted" for e in done)
                 elif phase == Phase.AWAITING:
                     rm.handle(TimeUp(), now=now())
-                else:
-                    rm.handle(Reveal(), now=now())
+                else:  # on to the end: the reading stops where a model buzzes
+                    n_words = config.tossups[number].n_words
+                    rm.handle(Reveal(to=n_words), now=now())
         rm.handle(EndMatch(), now=now())
     engine.dispose()
     assert follow_ons  # the event holds one: Careful buzzed where Robo was ruled wrong
