@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,7 +39,7 @@ from grace_arena.server.frames import websocket_protocol
 from grace_arena.server.guard import Guard
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
-from grace_arena.server.views import ModelTrajectory
+from grace_arena.server.views import ModelStep, ModelTrajectory
 from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -189,6 +189,24 @@ def _same(a: str, b: str) -> bool:
     refuses non-ASCII ``str``), so compare their UTF-8 bytes."""
     return hmac.compare_digest(
         a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass")
+    )
+
+
+def model_trajectory(rows: Sequence[Any], field_: str = "confidence_logit") -> ModelTrajectory:
+    """A model's recorded steps on one tossup (``ModelStepRow``, in order) as the views use
+    them: ``field_`` is the confidence its policy buzzes on."""
+    return ModelTrajectory(
+        tuple(
+            ModelStep(
+                word=s.word_index,
+                guess=s.guess,
+                confidence=getattr(s, field_, None),
+                logit=s.confidence_logit,
+                verbal=s.confidence_verbal,
+                correct=s.correct,
+            )
+            for s in rows
+        )
     )
 
 
@@ -368,6 +386,7 @@ class Arena:
             reading_mode=setup.reading_mode,
             wpm=setup.wpm,
             compensated=setup.compensated,
+            exhibition=setup.exhibition,
         )
 
     # -- building rooms (the record's work, in a worker thread) ----------------------------------
@@ -476,12 +495,7 @@ class Arena:
             assert team.model is not None
             field_ = CONFIDENCE_FIELDS.get(team.confidence or "logit", "confidence_logit")
             steps = load_steps(self.engine, team.model, config.packet_id)
-            out[team.id] = {
-                tid: ModelTrajectory(
-                    tuple((s.word_index, s.guess, getattr(s, field_, None)) for s in rows)
-                )
-                for tid, rows in steps.items()
-            }
+            out[team.id] = {tid: model_trajectory(rows, field_) for tid, rows in steps.items()}
         return out
 
     def _build(self, parts: _Parts) -> Room:
