@@ -227,3 +227,25 @@ def test_serve_exhibition_makes_the_first_match_an_exhibition(tmp_path, monkeypa
         )
         assert result.exit_code == 0, result.output
     assert [s.first_match.exhibition for s in started] == [True, False]
+
+
+def test_the_moderators_model_panel_says_the_confidence_against_the_threshold():
+    from rich.console import Console
+
+    from moderator_tui.widgets import ModelPanel
+
+    def shown(state) -> str:
+        console = Console(width=80, record=True)
+        console.print(ModelPanel().render_state(state))
+        return console.export_text()
+
+    room = _Room()
+    room.do(StartTossup(tossup_id="t0"))
+    room.do(Reveal(to=6))
+    text = shown(room.state("moderator"))
+    assert "logit 0.20 vs threshold 0.50 below" in text and "will buzz at word 10" in text
+    room.do(Reveal(to=9))
+    assert "logit 0.60 vs threshold 0.50 reached" in shown(room.state("moderator"))
+    room.do(Rule(ruling=Ruling.CORRECT))
+    text = shown(room.state("moderator"))
+    assert "trajectory (logit, threshold 0.50): 0.20✗ 0.60✓ 0.80✓ 0.90✓" in text
