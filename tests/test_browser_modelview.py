@@ -260,3 +260,53 @@ def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(serve
     finally:
         red.close()
         mod.close()
+
+
+@pytest.mark.parametrize("exhibition", [True, False])
+def test_the_event_projector_draws_each_rooms_curve_as_the_display_may(tmp_path, pages, exhibition):
+    from event_helpers import code_of, event_server, make_event, room_moderator
+    from live import clients
+
+    db_url = f"sqlite:///{tmp_path / 'record.db'}"
+    defaults = {"answer_time": None, "wpm": 30, "exhibition": exhibition}
+    plan = make_event(db_url, rounds=1, defaults=defaults)
+    with event_server(db_url) as server:
+        room1 = code_of(plan, "1")  # Red vs Robo
+        projector = projector_page = pages(PROJECTOR)
+        with clients(room_moderator(server, room1)) as (mod,):
+            projector_page.goto(f"{server.http_url}/display?event=night")
+            card = projector.locator("#rooms li").nth(0)
+            expect(card).to_contain_text("Room 1")
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            step_clue(mod)
+            step_clue(mod)
+            if exhibition:  # live: the curve of the steps read, against the threshold
+                expect(card.locator(".room-curves circle.point")).to_have_count(2)
+                expect(card.locator(".room-curves line.threshold")).to_have_count(1)
+                expect(card.locator(".trajectory-compact-line")).to_contain_text("Robo")
+                expect(card.locator(".trajectory-compact-line")).to_contain_text("/ 50%")
+            else:
+                expect(card.locator(".room-match")).to_be_visible()
+                projector.wait_for_timeout(500)  # the room's state arrived: still no curve
+                assert card.locator(".room-curves svg").count() == 0
+            mod.send(type="throw_out")
+            mod.state(lambda s: s["match"]["phase"] == "thrown_out")
+            # over: the whole trajectory in every mode
+            steps = len(
+                server.events.live_in(room1)
+                .trajectories["robo"][server.events.live_in(room1).match.game.played[0]]
+                .steps
+            )
+            expect(card.locator(".room-curves circle.point")).to_have_count(steps)
+            projector.screenshot(
+                path=str(SCREENSHOTS / f"grace-arena-event-projector-curves-{exhibition}.png")
+            )
+            width, height = projector.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+            )
+            assert width <= 1280 and height <= 720, (width, height)
+            box = card.locator(".room-curves").bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 720
