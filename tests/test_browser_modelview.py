@@ -40,7 +40,6 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
         db_url=f"sqlite:///{db}",
         packets=[SAMPLE_PACKET_PATH],
         secret="modelview-tests",
-        first_match=two_teams(wpm=30),
     )
     with LiveServer(settings) as live:
         yield live

@@ -80,3 +80,42 @@ def test_a_tossup_a_later_round_reads_again_waits_for_that_round(tmp_path):
             play_dead(m2)
             status, body = replay(server, match1, 1)
         assert status == 409 and "yet to be read in room 1" in body["detail"], body
+
+
+def test_a_tossup_another_match_here_has_yet_to_read_waits_for_it(tmp_path):
+    """Two matches of their own on one packet, played at once (two rooms of a club night
+    without an event): the first's tossup waits until the second has read it too."""
+    from live import LiveServer, moderator, two_teams
+
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH
+    from grace_arena.server.app import Settings
+
+    settings = Settings(
+        db_url=f"sqlite:///{tmp_path / 'record.db'}", packets=[SAMPLE_PACKET_PATH], secret="x"
+    )
+    with LiveServer(settings) as server:
+        ids = []
+        for _ in range(2):
+            request = urllib.request.Request(
+                f"{server.http_url}/api/matches",
+                data=two_teams().model_dump_json().encode(),
+                headers={
+                    "Content-Type": "application/json",
+                    "Authorization": f"Bearer {server.arena.tokens.server()}",
+                },
+                method="POST",
+            )
+            with urllib.request.urlopen(request, timeout=60) as reply:
+                ids.append(json.loads(reply.read())["match_id"])
+        first, second = ids
+        with clients(moderator(server, first), moderator(server, second)) as (m1, m2):
+            play_dead(m1)
+            status, body = replay(server, first, 1)
+            assert status == 409, body
+            assert body["detail"] == (
+                f"tossup 1 is yet to be read in another match played here (match {second}): "
+                "its replay opens once that match has read it"
+            )
+            play_dead(m2)
+            assert replay(server, first, 1)[0] == 200
+            assert replay(server, second, 1)[0] == 200

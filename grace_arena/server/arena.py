@@ -24,6 +24,7 @@ from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpe
 from grace_arena.core.events import Event, event_to_dict
 from grace_arena.core.formats import rules_for
 from grace_arena.core.packet import Packet, load_packet
+from grace_arena.core.phases import Phase
 from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
 from grace_arena.protocol import MatchCreatedReply, MatchSetup, ReplayView, Servers
@@ -859,15 +860,30 @@ class Arena:
         tossups = self._tokenized(config.packet_id)
         words = {tid: [w.text for w in t.words] for tid, t in tossups.items()}
         view = replay_view(match_id, events, number, words, self._trajectories(config))
+        started = [ev for ev in events if ev.type == "tossup_started"]
+        tossup_id = started[number - 1].tossup_id  # type: ignore[attr-defined]
         if game is not None:
-            started = [ev for ev in events if ev.type == "tossup_started"]
-            tossup_id = started[number - 1].tossup_id  # type: ignore[attr-defined]
             room = self._yet_to_read(game, config.packet_id, tossup_id)
             if room is not None:
                 raise ReplayRefused(
                     409,
                     f"tossup {number} is yet to be read in {room} of this event: its replay "
                     "opens once every room has read it",
+                )
+        for other in list(self.rooms.values()):
+            # a match of its own played here now on the same packet, that has not read it
+            game_ = other.match.game
+            if (
+                other.rm.id != match_id
+                and other.match.config.packet_id == config.packet_id
+                and other.match.config.tossup(tossup_id) is not None
+                and tossup_id not in game_.outcomes
+                and game_.phase is not Phase.ENDED
+            ):
+                raise ReplayRefused(
+                    409,
+                    f"tossup {number} is yet to be read in another match played here (match "
+                    f"{other.rm.id}): its replay opens once that match has read it",
                 )
         return view
 
