@@ -212,12 +212,17 @@
     const view = state.curves;
     // (during a bonus the text has the room: the tossup's curves come back with the next one)
     if (!view || state.match.phase === "bonus") {
+      box.classList.remove("over");
       draw(box, null);
       return;
     }
+    box.classList.toggle("over", Boolean(view.over)); // (trajectory.css gives it more room)
     const replay = view.over && state.tossup ?
       "/replay?match=" + state.match.id + "&tossup=" + state.tossup.number : null;
     draw(box, view, { teamName: teamNamer(state), replay });
+    // the chart took room from the text: its newest words back in sight, as display.js keeps them
+    const text = document.getElementById("text");
+    if (text) text.scrollTop = text.scrollHeight;
   }
 
   // -- the event's projector: each room's curves, from a display link to the room ------------

@@ -91,6 +91,14 @@ def fits(page: Page) -> None:
         assert box["x"] + box["width"] <= PROJECTOR["width"], element
 
 
+def last_word_in_sight(page: Page) -> None:
+    """The text's last word is inside the text's box (the chart took room from it)."""
+    text = page.locator("#text").bounding_box()
+    word = page.locator("#text .w").last.bounding_box()
+    assert text is not None and word is not None
+    assert text["y"] <= word["y"] and word["y"] + word["height"] <= text["y"] + text["height"] + 1
+
+
 def step_clue(mod: Client) -> dict[str, Any]:
     mod.send(type="step", unit="clue")
     state = mod.wait(lambda m: m["type"] in ("state", "error"))
@@ -152,6 +160,7 @@ def test_an_exhibition_draws_the_curve_live_and_the_guess_once_ruled(server, pag
         )
         page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-trajectory.png"))
         fits(page)
+        last_word_in_sight(page)
     finally:
         mod.close()
 
@@ -192,7 +201,9 @@ def test_by_default_the_display_shows_the_curve_only_once_the_tossup_is_over(ser
         last = watcher.state(lambda s: s["curves"] is not None)["curves"]
         assert last["over"] and len(last["curves"][0]["points"]) == n_steps
         assert all(m.get("curves") is None for m in red.received if m["type"] == "state")
+        page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-after-tossup.png"))
         fits(page)
+        last_word_in_sight(page)
     finally:
         watcher.close()
         red.close()
