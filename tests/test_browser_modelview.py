@@ -46,7 +46,7 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
 
 
 def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:
-    setup = two_teams(wpm=30, teams=TEAMS, **overrides)
+    setup = two_teams(wpm=30, **{"teams": TEAMS, **overrides})
     request = urllib.request.Request(
         f"{server.http_url}/api/matches",
         data=setup.model_dump_json().encode(),
@@ -211,7 +211,9 @@ def test_by_default_the_display_shows_the_curve_only_once_the_tossup_is_over(ser
 
 
 def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(server, pages):
-    match_id, _ = new_match(server)
+    # a name that looks like markup is shown as written, never made into elements
+    robo = TEAMS[1].model_copy(update={"name": "<i>Robo</i>"})
+    match_id, _ = new_match(server, teams=[TEAMS[0], robo])
     tossup_id, _, n_steps = model_tossup(server, match_id)
     mod = moderator(server, match_id)
     red = player(server, "red", "Ann", match_id)
@@ -244,7 +246,9 @@ def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(serve
         expect(page.locator("#title")).to_have_text(server.room(match_id).match.config.title)
         expect(page.locator("#text .mark")).to_have_count(2)
         expect(page.locator("#text .mark.incorrect")).to_contain_text("Red")
-        expect(page.locator("#text .mark.model.correct")).to_contain_text("Robo")
+        expect(page.locator("#text .mark.model.correct")).to_have_text("◆ <i>Robo</i>")
+        expect(page.locator("#curves .trajectory-line strong")).to_have_text("<i>Robo</i>")
+        assert page.locator("i").count() == 0
         expect(page.locator("#answer")).to_contain_text("ANSWER:")
         expect(page.locator("#curves circle.point")).to_have_count(n_steps)
         expect(page.locator("#curves line.threshold")).to_have_count(1)

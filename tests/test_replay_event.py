@@ -119,3 +119,31 @@ def test_a_tossup_another_match_here_has_yet_to_read_waits_for_it(tmp_path):
             play_dead(m2)
             assert replay(server, first, 1)[0] == 200
             assert replay(server, second, 1)[0] == 200
+
+
+def test_a_malformed_replay_request_is_refused_saying_which_field(tmp_path):
+    from live import LiveServer
+
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH
+    from grace_arena.server.app import Settings
+
+    settings = Settings(
+        db_url=f"sqlite:///{tmp_path / 'record.db'}", packets=[SAMPLE_PACKET_PATH], secret="x"
+    )
+    with LiveServer(settings) as server:
+        for query, field in (
+            ("match=0&tossup=1", "match"),
+            ("match=1&tossup=-1", "tossup"),
+            ("match=abc&tossup=1", "match"),
+            (f"match={2**40}&tossup=1", "match"),
+            ("match=1&tossup=100000", "tossup"),
+            ("tossup=1", "match"),
+        ):
+            try:
+                urllib.request.urlopen(f"{server.http_url}/api/replay?{query}", timeout=10)
+            except urllib.error.HTTPError as refused:
+                assert refused.code == 422, query
+                detail = json.loads(refused.read())["detail"]
+                assert detail[0]["loc"] == ["query", field], (query, detail)
+            else:
+                raise AssertionError(f"{query} was answered")
