@@ -44,6 +44,7 @@
         // a change's events come inside the state that follows from them
         (msg.events || []).forEach(onEvent);
         onState(msg);
+        if (window.GraceArena.trajectory) window.GraceArena.trajectory.showOnDisplay(msg);
         setConn(recordNotice(msg));
         return;
       case "next_match":

@@ -139,6 +139,7 @@
         li.append(qr, url);
       }
       list.appendChild(li);
+      if (window.GraceArena.trajectory) window.GraceArena.trajectory.roomCard(li, room);
     }
   }
 

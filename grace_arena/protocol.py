@@ -427,6 +427,59 @@ class ModelGuessView(_Msg):
     confidence: float | None = None
 
 
+class ConfidencePoint(_Msg):
+    """One step of a model player's precomputed trajectory: its confidences once the prefix
+    ending at ``word`` has been read."""
+
+    word: int  # the prefix's last word (0-based)
+    logit: float | None = None
+    verbal: float | None = None
+    #: Whether its guess there was right (the judge's verdict when it was precomputed): only
+    #: once the tossup is over.
+    correct: bool | None = None
+
+
+class ModelCurveView(_Msg):
+    """A model player's confidence over the words read, against its buzz threshold. Its guess
+    is hidden until its buzz is ruled or the tossup is over (a spoiler guard)."""
+
+    team: str
+    name: str
+    model: str
+    confidence: str  # the kind its threshold applies to: logit or verbal
+    threshold: float
+    points: list[ConfidencePoint]  # the steps read so far (all of them once it is over)
+    buzz_word: int | None = None  # where it buzzed, once it has
+    guess: str | None = None  # at its buzz (once ruled) or where the reading stopped
+    guess_confidence: float | None = None
+    correct: bool | None = None  # the ruling of its buzz, or the judge's verdict on its guess
+
+
+class BuzzMark(_Msg):
+    """A buzz that took the floor on the tossup, at its word, with its ruling once given."""
+
+    word: int
+    team: str
+    kind: Literal["human", "model"]
+    ruling: str | None = None
+
+
+class CurvesView(_Msg):
+    """The model players' view of the tossup (GRACE's figure 3): each one's confidence
+    against its threshold, and the buzzes of the room on the same axis of words.
+
+    Displays get it during the reading only in an exhibition (``MatchSettings.exhibition``),
+    and in every match once the tossup is over; players never; the moderator always.
+    """
+
+    tossup: str  # as the role knows it (``tossup-N`` for displays)
+    n_words: int
+    position: int  # the last word read
+    over: bool  # the tossup has ended: whole trajectories
+    curves: list[ModelCurveView]
+    buzzes: list[BuzzMark] = Field(default_factory=list)
+
+
 class TossupView(_Msg):
     id: str  # the packet's id for the moderator; ``tossup-N`` for players and displays
     number: int  # 1-based number in the match
@@ -566,6 +619,8 @@ class State(_Msg):
     #: Set while the record is not taking changes (the room holds at its word meanwhile).
     record: RecordStatus | None = None
     models: list[ModelGuessView] = Field(default_factory=list)  # moderator only
+    #: The model players' confidence curves: see :class:`CurvesView` for who gets them when.
+    curves: CurvesView | None = None
     last_events: list[dict[str, Any]] = Field(default_factory=list)  # this tossup's log (moderator)
     #: The events of the change this state follows, as this role may see them (empty in the
     #: snapshot sent on connect). One message per change: the lock-out and its cause arrive
@@ -805,6 +860,10 @@ class MatchSettings(_Msg):
     #: the match.
     buzz_window: Annotated[float, _Within(0, 60, "seconds", field="buzz_window")] = 5.0
     compensated: bool = False  # hold each race for a short window, award the earliest press
+    #: An exhibition: the room display draws each model player's confidence live, as the
+    #: words are read. Off, its trajectory is drawn once the tossup has ended (players who
+    #: see a rising curve know when to buzz: not what a study of their buzzes should measure).
+    exhibition: bool = False
     #: A format's rules (``grace_arena.core.formats``: acf, pace, naqt, grace). A rule
     #: given beside it (present in the JSON, even at its default) replaces the format's, and
     #: the match's format is then "custom" if it differs; a rule not given is the format's.
@@ -1018,6 +1077,39 @@ class MatchSummary(_Msg):
     scores: dict[str, int]
     buzzes: list[BuzzRecord]
     record: str  # the record's database URL (password hidden)
+
+
+class ReplayBuzz(_Msg):
+    """A buzz of a replayed tossup (one that took the floor) and what became of it."""
+
+    buzz_id: int
+    word: int
+    team: str
+    team_name: str
+    kind: Literal["human", "model"]
+    player_name: str  # who buzzed (a model player: the model)
+    answer: str | None = None  # the typed answer or the model's guess
+    ruling: str | None = None  # the ruling in force (None: none was given)
+    points: int | None = None
+
+
+class ReplayView(_Msg):
+    """``GET /api/replay?match=ID&tossup=N``: one tossup of a match, once it has ended, as
+    the record holds it: its text with every buzz of the room, each model player's trajectory
+    against its threshold, and the rulings."""
+
+    match_id: int
+    title: str
+    tossup: int  # 1-based number in the match
+    tossups_played: int
+    category: str | None = None
+    words: list[str]
+    clue_ends: list[int]
+    power_index: int | None = None
+    answer: str
+    outcome: str  # how it ended: correct_answer, all_locked_out, time_up... or a throw-out
+    buzzes: list[ReplayBuzz]
+    curves: CurvesView
 
 
 # ---------------------------------------------------------------------------------------------

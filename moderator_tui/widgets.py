@@ -20,6 +20,7 @@ from textual.widgets import Static
 from grace_arena.protocol import (
     BonusView,
     FloorView,
+    ModelCurveView,
     ModelGuessView,
     State,
     TeamView,
@@ -604,6 +605,10 @@ class ModelPanel(StateView):
             text.append(f"\n  conf {view.confidence:.2f} ")
             text.append("█" * filled, style="cyan")
             text.append("░" * (10 - filled), style="dim")
+        curves = state.curves
+        curve = next((c for c in curves.curves if c.team == view.team), None) if curves else None
+        if curves is not None and curve is not None:
+            text.append_text(_against_threshold(curve, curves.over))
         if view.buzz_word is None:
             text.append("\n  will not buzz on this tossup\n", style="dim")
         else:
@@ -612,6 +617,28 @@ class ModelPanel(StateView):
             verb = "buzzed" if done else "will buzz"
             text.append(f"\n  {verb} at word {view.buzz_word + 1} (clue {clue})\n", style="yellow")
         return text
+
+
+def _against_threshold(curve: ModelCurveView, over: bool) -> Text:
+    """Its confidence at the last step read against its threshold; once the tossup is over,
+    its whole trajectory: the confidence at each step, ✓ where its guess was right."""
+    kind = curve.confidence
+    values = [(p.word, p.verbal if kind == "verbal" else p.logit, p.correct) for p in curve.points]
+    text = Text()
+    if over:
+        steps = " ".join(
+            f"{'—' if v is None else f'{v:.2f}'}{'✓' if ok else '✗' if ok is False else ''}"
+            for _, v, ok in values
+        )
+        text.append(f"\n  trajectory ({kind}, threshold {curve.threshold:.2f}): ", style="dim")
+        text.append(steps or "no steps")
+        return text
+    read = [v for _, v, _ in values if v is not None]
+    if read:
+        reached = read[-1] >= curve.threshold
+        text.append(f"\n  {kind} {read[-1]:.2f} vs threshold {curve.threshold:.2f}")
+        text.append(" reached" if reached else " below", style="yellow" if reached else "dim")
+    return text
 
 
 class EventLog(StateView):

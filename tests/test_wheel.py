@@ -69,7 +69,7 @@ def test_the_installed_wheel_serves_its_pages_and_a_buzz(tmp_path: Path) -> None
         loaded = re.search(r"from (\S+)", text)
         assert loaded and str(site) in loaded.group(1), text
         base = f"http://127.0.0.1:{port}"
-        for page in ("/", "/display", "/static/buzzer.js"):
+        for page in ("/", "/display", "/static/buzzer.js", "/replay", "/static/trajectory.js"):
             with urllib.request.urlopen(base + page, timeout=10) as r:
                 assert r.status == 200 and len(r.read()) > 500, page
         join_code = re.search(r"join code (\w+)", text)

@@ -106,6 +106,15 @@ def create(
     replace: Annotated[
         bool, typer.Option(help="Redefine the teams of an event that has not started.")
     ] = False,
+    exhibition: Annotated[
+        bool,
+        typer.Option(
+            "--exhibition",
+            help="Its matches are exhibitions: room displays and the event's projector draw "
+            "each model player's confidence live, as the words are read. Without it, the "
+            "trajectory appears once each tossup has ended.",
+        ),
+    ] = False,
     db: DbOption = None,
     game_format: FormatOption = None,
     bouncebacks: BouncebacksOption = None,
@@ -139,6 +148,7 @@ def create(
             {
                 "reading_mode": reading_mode,
                 "wpm": wpm,
+                **({"exhibition": True} if exhibition else {}),
                 **({"format": "acf"} if consult and game_format is None else {}),
                 **format_settings(game_format, bouncebacks),
                 **consult_settings(consult, consult_points),

@@ -191,6 +191,16 @@ def serve(
             "read aloud, where the moderator rules)."
         ),
     ] = None,
+    exhibition: Annotated[
+        bool,
+        typer.Option(
+            "--exhibition",
+            help="The first match is an exhibition: the room display draws each model "
+            "player's confidence live, as the words are read (players who see it know when "
+            "a model is about to buzz). Without it, the trajectory appears once each tossup "
+            "has ended.",
+        ),
+    ] = False,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
     from pydantic import ValidationError
@@ -238,6 +248,8 @@ def serve(
         settings["reading_mode"] = reading_mode
         if answer_time is not None:
             settings["answer_time"] = answer_time
+        if exhibition:
+            settings["exhibition"] = True
         try:
             first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams, **settings)
         except ValidationError as exc:

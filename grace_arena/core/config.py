@@ -192,6 +192,10 @@ class MatchConfig(_Frozen):
     reading_mode: str = "read_aloud"  # or "screen"
     wpm: int = 180  # reading pace at the start (the moderator may change it)
     compensated: bool = False  # compensated buzz arbitration (see the server)
+    #: The room display draws each model's confidence as the words are read (an exhibition:
+    #: players who see the display learn when a model is about to buzz). Otherwise the
+    #: trajectory appears once the tossup has ended.
+    exhibition: bool = False
     #: The model teams consult on bonus parts (when ``rules.consult``).
     consult: ConsultSpec | None = None
 

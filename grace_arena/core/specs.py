@@ -55,6 +55,7 @@ def match_config(
     wpm: int = 180,
     compensated: bool = False,
     consult: ConsultSpec | None = None,
+    exhibition: bool = False,
 ) -> MatchConfig:
     """A match on ``packet`` (all its tossups, or the chosen ones in the given order)."""
     chosen = (
@@ -72,6 +73,7 @@ def match_config(
         wpm=wpm,
         compensated=compensated,
         consult=consult,
+        exhibition=exhibition,
     )
 
 

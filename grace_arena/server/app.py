@@ -40,6 +40,7 @@ from grace_arena.protocol import (
     MatchSetup,
     MatchSummary,
     PacketInfo,
+    ReplayView,
     StandingsView,
     TeamView,
     TossupInfo,
@@ -58,6 +59,7 @@ from grace_arena.server.arena import (
 )
 from grace_arena.server.deps import (
     BAD_BODY,
+    CONFLICT,
     NOT_FOUND,
     THROTTLED,
     UNAUTHORIZED,
@@ -69,6 +71,7 @@ from grace_arena.server.deps import (
 from grace_arena.server.event_rooms import EventHost
 from grace_arena.server.room import Room
 from grace_arena.server.sessions import Lobby
+from grace_arena.server.views import ReplayRefused
 from grace_arena.server.ws import serve_websocket
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -331,6 +334,30 @@ def create_app(settings: Settings) -> FastAPI:
         if room is None:
             room = events.live_in(code)
         return room
+
+    @app.get("/replay", include_in_schema=False)
+    def replay_page() -> FileResponse:
+        return FileResponse(CLIENT_DIR / "replay.html")
+
+    @app.get("/api/replay", responses=NOT_FOUND | CONFLICT | THROTTLED)
+    async def replay(
+        request: Request,
+        arena: ArenaDep,
+        match: Annotated[int, fastapi.Query(ge=1, le=MAX_MATCH_ID)],
+        tossup: Annotated[int, fastapi.Query(ge=1, le=1000)],
+    ) -> ReplayView:
+        """One tossup of a match once it has ended, from the record (read-only): its text
+        with every buzz, each model player's trajectory against its threshold, the rulings.
+        409 while it is still being played (or, in an event, a room has yet to read it)."""
+        address = guess(request, arena)
+        try:
+            return await asyncio.to_thread(arena.replay, match, tossup)
+        except ReplayRefused as exc:
+            if exc.status == 404:
+                wrong_guess(address, arena)  # match ids are guessed like codes
+            raise HTTPException(status_code=exc.status, detail=str(exc)) from exc
+        except RecordError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @app.get("/api/join/{code}", responses=NOT_FOUND | THROTTLED)
     def join_info(code: str, request: Request, arena: ArenaDep) -> JoinInfo:

@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,13 +24,14 @@ from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpe
 from grace_arena.core.events import Event, event_to_dict
 from grace_arena.core.formats import rules_for
 from grace_arena.core.packet import Packet, load_packet
+from grace_arena.core.phases import Phase
 from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
-from grace_arena.protocol import MatchCreatedReply, MatchSetup, Servers
+from grace_arena.protocol import MatchCreatedReply, MatchSetup, ReplayView, Servers
 from grace_arena.record import lease, servers
 from grace_arena.record.db import open_engine
 from grace_arena.record.lease import Holder, LeaseHeld, LeaseLost
-from grace_arena.record.models import MatchRow, TossupRow
+from grace_arena.record.models import EventGameRow, MatchRow, TossupRow
 from grace_arena.record.servers import Peer
 from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
@@ -39,7 +40,7 @@ from grace_arena.server.frames import websocket_protocol
 from grace_arena.server.guard import Guard
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
-from grace_arena.server.views import ModelTrajectory
+from grace_arena.server.views import ModelStep, ModelTrajectory, ReplayRefused, replay_view
 from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -189,6 +190,24 @@ def _same(a: str, b: str) -> bool:
     refuses non-ASCII ``str``), so compare their UTF-8 bytes."""
     return hmac.compare_digest(
         a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass")
+    )
+
+
+def model_trajectory(rows: Sequence[Any], field_: str = "confidence_logit") -> ModelTrajectory:
+    """A model's recorded steps on one tossup (``ModelStepRow``, in order) as the views use
+    them: ``field_`` is the confidence its policy buzzes on."""
+    return ModelTrajectory(
+        tuple(
+            ModelStep(
+                word=s.word_index,
+                guess=s.guess,
+                confidence=getattr(s, field_, None),
+                logit=s.confidence_logit,
+                verbal=s.confidence_verbal,
+                correct=s.correct,
+            )
+            for s in rows
+        )
     )
 
 
@@ -368,6 +387,7 @@ class Arena:
             reading_mode=setup.reading_mode,
             wpm=setup.wpm,
             compensated=setup.compensated,
+            exhibition=setup.exhibition,
         )
 
     # -- building rooms (the record's work, in a worker thread) ----------------------------------
@@ -476,12 +496,7 @@ class Arena:
             assert team.model is not None
             field_ = CONFIDENCE_FIELDS.get(team.confidence or "logit", "confidence_logit")
             steps = load_steps(self.engine, team.model, config.packet_id)
-            out[team.id] = {
-                tid: ModelTrajectory(
-                    tuple((s.word_index, s.guess, getattr(s, field_, None)) for s in rows)
-                )
-                for tid, rows in steps.items()
-            }
+            out[team.id] = {tid: model_trajectory(rows, field_) for tid, rows in steps.items()}
         return out
 
     def _build(self, parts: _Parts) -> Room:
@@ -814,6 +829,113 @@ class Arena:
         )
         digest = token_sha256(given)
         return any(_same(digest, h) for h in hashes)
+
+    # -- replays (read from the record) ---------------------------------------------------------
+
+    def replay(self, match_id: int, number: int) -> ReplayView:
+        """Tossup ``number`` of match ``match_id`` as the record holds it (a worker thread's
+        work). Refused (:class:`ReplayRefused`) for a match this server does not speak of (as
+        its summary: a server of an event, that event's matches; any other, matches played as
+        such), a tossup that is not over, and a tossup of an event that a room of the event
+        has yet to read (its text and answer would reach the room before its moderator
+        reads it)."""
+        with Session(self.engine) as session:
+            row = session.get(MatchRow, match_id)
+            game = session.exec(
+                select(EventGameRow).where(EventGameRow.match_id == match_id)
+            ).first()
+        unknown = ReplayRefused(404, f"no match {match_id} here")
+        if row is None or row.source is not None:
+            raise unknown
+        if self.settings.event:
+            if game is None or row.event_id not in self.served_events:
+                raise unknown
+        elif game is not None:
+            raise unknown
+        events = self.store.events(match_id)
+        created = next((ev for ev in events if ev.type == "match_created"), None)
+        if created is None:
+            raise unknown
+        config: MatchConfig = created.config  # type: ignore[attr-defined]
+        tossups = self._tokenized(config.packet_id)
+        words = {tid: [w.text for w in t.words] for tid, t in tossups.items()}
+        view = replay_view(match_id, events, number, words, self._trajectories(config))
+        started = [ev for ev in events if ev.type == "tossup_started"]
+        tossup_id = started[number - 1].tossup_id  # type: ignore[attr-defined]
+        if game is not None:
+            room = self._yet_to_read(game, config.packet_id, tossup_id)
+            if room is not None:
+                raise ReplayRefused(
+                    409,
+                    f"tossup {number} is yet to be read in {room} of this event: its replay "
+                    "opens once every room has read it",
+                )
+        for other in list(self.rooms.values()):
+            # a match of its own played here now on the same packet, that has not read it
+            game_ = other.match.game
+            if (
+                other.rm.id != match_id
+                and other.match.config.packet_id == config.packet_id
+                and other.match.config.tossup(tossup_id) is not None
+                and tossup_id not in game_.outcomes
+                and game_.phase is not Phase.ENDED
+            ):
+                raise ReplayRefused(
+                    409,
+                    f"tossup {number} is yet to be read in another match played here (match "
+                    f"{other.rm.id}): its replay opens once that match has read it",
+                )
+        return view
+
+    def _yet_to_read(self, game: EventGameRow, packet_id: str | None, tossup_id: str) -> str | None:
+        """The name of a room of ``game``'s event whose match (not ``game``) reads that tossup
+        of that packet and has not ended it yet, or None."""
+        from grace_arena.record.models import EventRoomRow, EventRoundRow
+
+        with Session(self.engine) as session:
+            rounds = {
+                r.number: r
+                for r in session.exec(
+                    select(EventRoundRow).where(EventRoundRow.event_id == game.event_id)
+                ).all()
+            }
+            rooms = {
+                r.room_id: r.name
+                for r in session.exec(
+                    select(EventRoomRow).where(EventRoomRow.event_id == game.event_id)
+                ).all()
+            }
+            others = session.exec(
+                select(EventGameRow).where(
+                    EventGameRow.event_id == game.event_id, EventGameRow.id != game.id
+                )
+            ).all()
+            ended = {
+                m.id
+                for m in session.exec(
+                    select(MatchRow).where(
+                        MatchRow.event_id == game.event_id,
+                        MatchRow.ended_at.is_not(None),  # type: ignore[union-attr]
+                    )
+                ).all()
+            }
+        for other in others:
+            rnd = rounds.get(other.round)
+            if other.room_id is None or rnd is None or rnd.packet_id != packet_id:
+                continue
+            if rnd.tossup_ids is not None and tossup_id not in rnd.tossup_ids:
+                continue
+            if other.match_id is not None and (
+                other.match_id in ended
+                or any(
+                    ev.type == "tossup_ended" and ev.tossup_id == tossup_id  # type: ignore[attr-defined]
+                    for ev in self.store.events(other.match_id)
+                )
+            ):
+                continue
+            name = rooms.get(other.room_id, other.room_id)
+            return f"room {name}" if name.isdigit() else name
+        return None
 
     def join_url(self, code: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/?code={code}"

@@ -19,6 +19,8 @@ from grace_arena.server.arena import Arena
 #: Error responses of the HTTP API, for its OpenAPI description.
 UNAUTHORIZED: dict[int | str, dict[str, Any]] = {401: {"model": ApiError}}
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ApiError}}
+#: Not yet: what is asked for is not over (409).
+CONFLICT: dict[int | str, dict[str, Any]] = {409: {"model": ApiError}}
 #: A body that is not JSON (400) or not a valid request (422).
 BAD_BODY: dict[int | str, dict[str, Any]] = {400: {"model": ApiError}, 422: {"model": ApiError}}
 #: Too many wrong codes or tokens from the address (grace_arena.server.guard).

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from grace_arena.core.config import TeamKind
+from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.formats import describe
 from grace_arena.core.match import Match, bouncebacks_played, in_overtime
@@ -16,13 +16,19 @@ from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
     BonusPartView,
     BonusView,
+    BuzzMark,
+    ConfidencePoint,
     ConsultedView,
+    CurvesView,
     EventView,
     FloorView,
     MatchView,
+    ModelCurveView,
     ModelGuessView,
     ReadingView,
     RecordStatus,
+    ReplayBuzz,
+    ReplayView,
     Role,
     RoomStatus,
     StandingRow,
@@ -51,10 +57,24 @@ MODERATOR_EVENTS = frozenset(
 
 
 @dataclass(frozen=True)
-class ModelTrajectory:
-    """A model team's precomputed steps on one tossup: (last word, guess, confidence)."""
+class ModelStep:
+    """One precomputed step of a model player: its guess once the prefix ending at ``word``
+    is read, its confidence of the kind its policy buzzes on, both kinds the record keeps,
+    and the judge's verdict on the guess."""
 
-    steps: tuple[tuple[int, str | None, float | None], ...]
+    word: int
+    guess: str | None
+    confidence: float | None
+    logit: float | None = None
+    verbal: float | None = None
+    correct: bool | None = None
+
+
+@dataclass(frozen=True)
+class ModelTrajectory:
+    """A model team's precomputed steps on one tossup, in order."""
+
+    steps: tuple[ModelStep, ...]
 
 
 @dataclass(frozen=True)
@@ -279,6 +299,25 @@ def state_view(
         if role == "moderator"
         else []
     )
+    # the models' curves: never a player's; a display's live only in an exhibition, and
+    # everyone's once the tossup is over
+    curves = None
+    if (
+        tossup is not None
+        and spec is not None
+        and game.phase is not Phase.IDLE
+        and any(t.kind is TeamKind.MODEL for t in config.teams)
+        and (role == "moderator" or (role == "display" and (finished or config.exhibition)))
+    ):
+        curves = curves_view(
+            config,
+            room.trajectories,
+            spec.id,
+            tossup.id,
+            position=game.position,
+            over=finished,
+            tossup_log=room.tossup_log,
+        )
     return State(
         role=role,
         match=MatchView(
@@ -310,6 +349,7 @@ def state_view(
         event=room.event,
         record=room.record,
         models=models,
+        curves=curves,
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
         events=events or [],
         server_time=now,
@@ -351,10 +391,10 @@ def model_views(
         trajectory = trajectories.get(team.id, {}).get(tossup_id or "")
         if trajectory is not None:
             # the latest step whose prefix has been revealed (else the first one)
-            seen = [s for s in trajectory.steps if s[0] <= max(position, 0)]
+            seen = [s for s in trajectory.steps if s.word <= max(position, 0)]
             step = seen[-1] if seen else (trajectory.steps[0] if trajectory.steps else None)
             if step is not None:
-                _, guess, confidence = step
+                guess, confidence = step.guess, step.confidence
         views.append(
             ModelGuessView(
                 team=team.id,
@@ -408,4 +448,236 @@ def standings_view(
             for s in rows
         ],
         rooms=list(rooms),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The model players' view of a tossup (GRACE's figure 3), live and replayed
+
+
+@dataclass
+class _TossupBuzz:
+    """A buzz that took the floor on a tossup, followed through its log."""
+
+    buzz_id: int
+    word: int
+    team: str
+    player: str
+    kind: str
+    answer: str | None
+    confidence: float | None
+    #: the rulings given, as (seq, ruling, points); the last one is in force
+    rulings: list[tuple[int, str, int]] = field(default_factory=list)
+
+    @property
+    def ruling(self) -> str | None:
+        return self.rulings[-1][1] if self.rulings else None
+
+    @property
+    def points(self) -> int | None:
+        return self.rulings[-1][2] if self.rulings else None
+
+
+def _tossup_buzzes(log: Sequence[Mapping[str, Any]]) -> list[_TossupBuzz]:
+    """The buzzes that took the floor in one tossup's events, with their rulings in force."""
+    buzzes: dict[int, _TossupBuzz] = {}
+    for ev in log:
+        kind = ev.get("type")
+        if kind == "buzz_accepted":
+            buzzes[ev["buzz_id"]] = _TossupBuzz(
+                buzz_id=ev["buzz_id"],
+                word=ev["word_index"],
+                team=ev["team"],
+                player=ev["player"],
+                kind=str(ev.get("kind", "human")),
+                answer=ev.get("answer"),
+                confidence=ev.get("confidence"),
+            )
+        elif kind == "answer_given" and ev.get("buzz_id") in buzzes:
+            buzzes[ev["buzz_id"]].answer = ev.get("text")
+        elif kind == "ruled" and ev.get("buzz_id") in buzzes:
+            buzzes[ev["buzz_id"]].rulings.append(
+                (ev.get("seq", 0), str(ev["ruling"]), int(ev["points"]))
+            )
+        elif kind == "ruling_undone" and ev.get("buzz_id") in buzzes:
+            rulings = buzzes[ev["buzz_id"]].rulings
+            undone = [r for r in rulings if r[0] == ev.get("ruled_seq")]
+            if undone:
+                rulings.remove(undone[-1])
+            elif rulings:
+                rulings.pop()
+    return list(buzzes.values())
+
+
+def curves_view(
+    config: MatchConfig,
+    trajectories: Mapping[str, Mapping[str, ModelTrajectory]],
+    tossup_id: str,
+    shown_id: str,
+    *,
+    position: int,
+    over: bool,
+    tossup_log: Sequence[Mapping[str, Any]],
+) -> CurvesView:
+    """Each model team's confidence on tossup ``tossup_id`` (known to the role as
+    ``shown_id``) over the words read up to ``position`` — every step once the tossup is
+    ``over`` — with its threshold, and the buzzes of the room from the tossup's log.
+
+    The spoiler guard: a model's guess (and whether it was right) is given once its buzz has
+    been ruled on, or once the tossup is over (then, without a buzz, its guess where the
+    reading stopped); a step's verdict only once the tossup is over."""
+    spec = config.tossup(tossup_id)
+    buzzes = _tossup_buzzes(tossup_log)
+    curves = []
+    for team in config.teams:
+        if team.kind is not TeamKind.MODEL:
+            continue
+        trajectory = trajectories.get(team.id, {}).get(tossup_id)
+        steps = trajectory.steps if trajectory is not None else ()
+        points = [
+            ConfidencePoint(
+                word=s.word, logit=s.logit, verbal=s.verbal, correct=s.correct if over else None
+            )
+            for s in steps
+            if over or s.word <= position
+        ]
+        own = next((b for b in buzzes if b.team == team.id), None)
+        guess = confidence = correct = None
+        if own is not None and (own.ruling is not None or over):
+            guess, confidence = own.answer, own.confidence
+            correct = {"correct": True, "incorrect": False}.get(own.ruling or "")
+        elif own is None and over:
+            read = [s for s in steps if s.word <= max(position, 0)]
+            if read:
+                guess, confidence, correct = read[-1].guess, read[-1].confidence, read[-1].correct
+        curves.append(
+            ModelCurveView(
+                team=team.id,
+                name=team.name,
+                model=team.model or team.name,
+                confidence=team.confidence or "logit",
+                threshold=team.threshold if team.threshold is not None else 0.5,
+                points=points,
+                buzz_word=own.word if own is not None else None,
+                guess=guess,
+                guess_confidence=confidence,
+                correct=correct,
+            )
+        )
+    return CurvesView(
+        tossup=shown_id,
+        n_words=spec.n_words if spec is not None else 0,
+        position=position,
+        over=over,
+        curves=curves,
+        buzzes=[
+            BuzzMark(
+                word=b.word,
+                team=b.team,
+                kind="model" if b.kind == "model" else "human",
+                ruling=b.ruling,
+            )
+            for b in buzzes
+        ],
+    )
+
+
+class ReplayRefused(LookupError):
+    """A replay that cannot be shown: ``status`` is the HTTP status that says why (404: no
+    such tossup; 409: not over yet)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def replay_view(
+    match_id: int,
+    events: Sequence[Event],
+    number: int,
+    words: Mapping[str, list[str]],
+    trajectories: Mapping[str, Mapping[str, ModelTrajectory]],
+) -> ReplayView:
+    """Tossup ``number`` (1-based) of a match as its stored ``events`` tell it, once it has
+    ended: the words, every buzz that took the floor with its answer and ruling in force, the
+    model players' whole trajectories. Raises :class:`ReplayRefused`."""
+    config: MatchConfig | None = None
+    names: dict[str, str] = {}
+    started: list[int] = []
+    for i, ev in enumerate(events):
+        if ev.type == "match_created":
+            config = ev.config  # type: ignore[attr-defined]
+        elif ev.type == "player_joined":
+            names[ev.player] = ev.name  # type: ignore[attr-defined]
+        elif ev.type == "tossup_started":
+            started.append(i)
+    if config is None:
+        raise ReplayRefused(404, f"no match {match_id}")
+    if not 1 <= number <= len(started):
+        played = len(started)
+        raise ReplayRefused(
+            404,
+            f"match {match_id} has no tossup {number}: "
+            + (f"{played} played so far" if played else "none played yet"),
+        )
+    begin = started[number - 1]
+    end = started[number] if number < len(started) else len(events)
+    own = events[begin:end]
+    tossup_id = own[0].tossup_id  # type: ignore[attr-defined]
+    ended = next((ev for ev in own if ev.type == "tossup_ended"), None)
+    if ended is None:
+        raise ReplayRefused(
+            409,
+            f"tossup {number} of match {match_id} is still being played: its replay opens "
+            "once it has ended",
+        )
+    spec = config.tossup(tossup_id)
+    assert spec is not None
+    log = [event_to_dict(ev) for ev in own]
+    buzzed = _tossup_buzzes(log)
+    position = max(
+        [d["position"] for d in log if d["type"] == "words_revealed"] + [b.word for b in buzzed],
+        default=-1,
+    )
+    teams = {t.id: t for t in config.teams}
+    buzzes = []
+    for b in buzzed:
+        team = teams.get(b.team)
+        is_model = team is not None and team.kind is TeamKind.MODEL
+        buzzes.append(
+            ReplayBuzz(
+                buzz_id=b.buzz_id,
+                word=b.word,
+                team=b.team,
+                team_name=team.name if team else b.team,
+                kind="model" if b.kind == "model" else "human",
+                player_name=(team.model or team.name)
+                if is_model and team is not None
+                else names.get(b.player, b.player),
+                answer=b.answer,
+                ruling=b.ruling,
+                points=b.points,
+            )
+        )
+    return ReplayView(
+        match_id=match_id,
+        title=config.title,
+        tossup=number,
+        tossups_played=len(started),
+        category=spec.category,
+        words=list(words.get(tossup_id, [])),
+        clue_ends=list(spec.clue_ends),
+        power_index=spec.power_index,
+        answer=spec.answer,
+        outcome=ended.reason,  # type: ignore[attr-defined]
+        buzzes=buzzes,
+        curves=curves_view(
+            config,
+            trajectories,
+            tossup_id,
+            f"tossup-{number}",
+            position=position,
+            over=True,
+            tossup_log=log,
+        ),
     )
