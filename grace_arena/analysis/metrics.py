@@ -1018,7 +1018,7 @@ def risk_coverage_curve(
     b = r.blocks
     kept, right = b.rows_kept[::-1], b.hits_kept[::-1]
     return RiskCoverage(
-        threshold=b.conf[::-1], coverage=kept / r.conf.size, risk=1.0 - right / kept
+        threshold=b.conf[::-1].copy(), coverage=kept / r.conf.size, risk=1.0 - right / kept
     )
 
 
@@ -1460,10 +1460,12 @@ def _check_prepared(
         raise ValueError(f"prepared must be PreparedRows, got {type(prepared).__name__}")
     if prepared.grouped or prepared.weight is not None:
         raise ValueError("prepared rows for summarize must have no groups and no weights")
+    n_kept = int(np.count_nonzero(keep))
+    every = n_kept == conf.size  # (no selection to copy)
     same = (
-        prepared.conf.size == np.count_nonzero(keep)
-        and np.array_equal(prepared.conf, conf[keep])
-        and np.array_equal(prepared.correct, correct[keep])
+        prepared.conf.size == n_kept
+        and np.array_equal(prepared.conf, conf if every else conf[keep])
+        and np.array_equal(prepared.correct, correct if every else correct[keep])
     )
     if not same:
         raise ValueError(

@@ -721,7 +721,7 @@ def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], 
     keep = ~np.isnan(conf)
     keep_final = keep[final]
     # the rows that have a confidence (all steps, final steps), checked, sorted and binned
-    # once for the summary, the curves and the reliability tables
+    # once for the summary, the curves, the recalibration's scores and the reliability tables
     rows = PreparedRows.of(conf[keep], m.correct[keep]) if keep.any() else None
     final_rows = (
         PreparedRows.of(conf[final][keep_final], m.correct[final][keep_final])
@@ -732,7 +732,7 @@ def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], 
     # _model_summary adds the bootstrap's band to the curve
     metrics["smooth_reliability"] = _smooth_section(rows) if rows is not None else None
     metrics["risk_coverage"] = _risk_coverage(rows) if rows is not None else None
-    metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
+    metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q, prepared=rows)
     sh_mean, n_sh = sh_by_model(m, kind)
     after = {
         # over the rows the other metrics of this confidence kind score (``n``)
