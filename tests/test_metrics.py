@@ -922,6 +922,9 @@ def test_prepared_rows_are_read_only_and_so_is_what_they_find() -> None:
             arr[0] = 0
     with pytest.raises(AttributeError):
         rows.conf = np.zeros(4)  # type: ignore[misc]
+    # only PreparedRows.of builds them, which checks the rows
+    with pytest.raises(TypeError, match=r"PreparedRows\.of"):
+        PreparedRows(np.array([2.0]), np.array([1.0]), np.zeros(1, np.intp), 1, grouped=False)
 
 
 @pytest.mark.parametrize(
@@ -980,7 +983,7 @@ def test_summarize_refuses_prepared_rows_of_other_rows() -> None:
             summarize(conf, correct, prepared=other)
 
 
-@settings(max_examples=50)
+@settings(max_examples=50, deadline=None)  # some forty metric calls per example
 @given(data=grouped_data)
 def test_every_metric_of_prepared_rows_equals_the_metric_of_the_arrays(
     data: list[tuple[float, bool, int]],

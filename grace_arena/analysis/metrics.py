@@ -303,8 +303,12 @@ class PreparedRows:
     _per_row: dict[Any, Any]
     _memo: dict[Any, Any]
 
-    def __init__(
-        self,
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("PreparedRows.of(conf, correct) builds prepared rows, and checks them")
+
+    @classmethod
+    def _checked(
+        cls,
         conf: FloatArray,
         correct: FloatArray,
         codes: NDArray[np.intp],
@@ -313,19 +317,21 @@ class PreparedRows:
         grouped: bool,
         weight: FloatArray | None = None,
         per_row: dict[Any, Any] | None = None,
-    ) -> None:
+    ) -> PreparedRows:
         """Rows already checked, in arrays no one else holds (:meth:`of` checks and copies
         them); the arrays are made read-only. ``per_row``: what is known of the same rows
         in another grouping (:meth:`_regroup`)."""
         for arr in (conf, correct, codes, weight):
             if arr is not None:
                 arr.flags.writeable = False
+        rows = object.__new__(cls)
         fields = {
             "conf": conf, "correct": correct, "codes": codes, "k": k, "grouped": grouped,
             "weight": weight, "_per_row": {} if per_row is None else per_row, "_memo": {},
         }  # fmt: skip
         for name, value in fields.items():
-            object.__setattr__(self, name, value)
+            object.__setattr__(rows, name, value)
+        return rows
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"PreparedRows are read-only: cannot set {name!r}")
@@ -348,7 +354,7 @@ class PreparedRows:
         else:
             codes, k = group_codes(groups, conf_arr.size)
             codes = codes.copy()
-        return cls(
+        return cls._checked(
             conf_arr.copy(), correct_arr.copy(), codes, k, grouped=groups is not None,
             weight=None if weight is None else weight.copy(),
         )  # fmt: skip
@@ -364,8 +370,8 @@ class PreparedRows:
     def _regroup(self, codes: NDArray[np.intp], k: int) -> PreparedRows:
         """The same rows in other groups (``codes``, checked, no one else's), sharing what
         depends on the rows alone."""
-        return PreparedRows(self.conf, self.correct, codes, k, grouped=True,
-                            per_row=self._per_row)  # fmt: skip
+        return PreparedRows._checked(self.conf, self.correct, codes, k, grouped=True,
+                                     per_row=self._per_row)  # fmt: skip
 
     def _row_memo(self, key: Any, compute: Callable[[], Any]) -> Any:
         """What depends on the rows alone, found once for every grouping of them."""
@@ -1404,7 +1410,9 @@ def summarize(
         by_codes, labels = _group_labels(by, n_all)
     keep = ~np.isnan(conf_all)
     if prepared is None:  # checked above; fresh arrays (a selection copies)
-        base = PreparedRows(conf_all[keep], correct_all[keep], whole[keep], 1, grouped=False)
+        base = PreparedRows._checked(
+            conf_all[keep], correct_all[keep], whole[keep], 1, grouped=False
+        )
     else:
         base = _check_prepared(prepared, conf_all, correct_all, keep)
     # every metric on the same rows, grouped by label (and as one group): one check, one
