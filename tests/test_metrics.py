@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -966,6 +967,9 @@ def test_prepared_rows_carry_their_groups_and_weights_and_metrics_refuse_them_tw
             fn(weighted)
     with pytest.raises(TypeError, match="conf and correct"):
         ece(conf)
+    for takes_arrays in (summarize, drop_missing, partial(bootstrap_ci, groups=[0, 1, 2, 3])):
+        with pytest.raises(ValueError, match="as arrays; prepared rows go to the metrics"):
+            takes_arrays(PreparedRows.of(conf, correct), correct)
 
 
 def test_summarize_refuses_prepared_rows_of_other_rows() -> None:

@@ -192,6 +192,11 @@ def _check_unit_interval(name: str, arr: FloatArray, *, allow_nan: bool) -> None
 def _check_rows(
     conf: ArrayLike, correct: ArrayLike, *, allow_missing: bool = False, allow_empty: bool = False
 ) -> tuple[FloatArray, FloatArray]:
+    if isinstance(conf, PreparedRows):
+        raise ValueError(
+            "this function takes conf and correct as arrays; prepared rows go to the metrics "
+            "(and to summarize as prepared=)"
+        )
     conf_arr = _as_1d("conf", conf)
     correct_arr = _check_correct(correct)
     if conf_arr.shape != correct_arr.shape:
