@@ -39,7 +39,7 @@ class Result:
         return found if self.item is None else found[self.item]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a task is itself: its arguments may be arrays
 class Task:
     """``fn(*args, **kwargs)`` under the name ``key``, where each :class:`Result` among the
     arguments stands for that task's result."""
@@ -97,18 +97,19 @@ def run_tasks(tasks: Sequence[Task], *, workers: int) -> dict[Hashable, Any]:
         if unknown := t.needs - set(keys):
             raise ValueError(f"task {t.key!r} needs {sorted(map(repr, unknown))}, which no task is")
     results: dict[Hashable, Any] = {}
-    waiting = list(tasks)
+    waiting = {t.key: (t, t.needs) for t in tasks}  # in the order given
     pool: Executor = _Inline() if workers == 1 else ThreadPoolExecutor(max_workers=workers)
     with threadpool_limits(limits=1, user_api="blas"), pool:
         running: dict[Future[Any], Task] = {}
         while waiting or running:
-            for t in [t for t in waiting if t.needs <= results.keys()]:
+            for key, (t, needs) in list(waiting.items()):
                 if len(running) == workers:
                     break
-                waiting.remove(t)
-                running[pool.submit(t.call(results))] = t
+                if needs <= results.keys():
+                    del waiting[key]
+                    running[pool.submit(t.call(results))] = t
             if not running:
-                stuck = ", ".join(repr(t.key) for t in waiting)
+                stuck = ", ".join(repr(key) for key in waiting)
                 raise ValueError(f"tasks wait for each other: {stuck}")
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
