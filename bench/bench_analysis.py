@@ -9,6 +9,11 @@ SH and player ranks), and, for scale, the time of scikit-learn's ``brier_score_l
 
     .venv/bin/python bench/bench_analysis.py [--steps 1000000] [--buzzes 100000]
         [--models 5] [--resamples 1000] [--seed 0] [--repeat 3] [--no-tracemalloc]
+        [--json FILE]
+
+``--json`` writes the result of the last timed run without what differs between runs (its
+time), keys sorted: two versions of the analysis that compute the same numbers write the
+same bytes (with ``--resamples 0`` the bootstrap, computed in single precision, is left out).
 
 Not a timed test: it prints numbers.
 """
@@ -16,6 +21,7 @@ Not a timed test: it prints numbers.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -26,7 +32,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from grace_arena.analysis.summary import analyze
+from grace_arena.analysis.summary import analyze, comparable
 
 CATEGORIES = np.array(
     ["Literature", "History", "Science", "Fine Arts", "Religion", "Mythology", "Philosophy",
@@ -102,6 +108,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs (median reported)")
     parser.add_argument("--no-tracemalloc", action="store_true", help="skip the traced run")
+    parser.add_argument("--json", metavar="FILE", help="write the last run's result here")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -144,7 +151,12 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"analyze: {wall:.2f} s wall, {cpu:.2f} s CPU (all threads), process peak RSS "
           f"{rss:,.0f} MiB ({args.resamples} bootstrap resamples; median of {args.repeat} "
-          f"runs: {', '.join(f'{w:.2f}' for w in walls)} s; load average {load:.1f})")  # fmt: skip
+          f"runs: {', '.join(f'{w:.2f}' for w in walls)} s wall, "
+          f"{', '.join(f'{c:.2f}' for c in cpus)} s CPU; load average {load:.1f})")  # fmt: skip
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(comparable(result), out, sort_keys=True)
+        print(f"wrote {args.json}")
     brier = sklearn_once()[1]
     print(f"scikit-learn brier_score_loss + calibration_curve on the same {conf.size:,} rows "
           f"(one confidence, no grouping): {t_sk:.2f} s (median of {len(sk_times)}: "

@@ -7,6 +7,8 @@ import json
 import math
 import subprocess
 import sys
+from functools import partial
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,7 +22,10 @@ from grace_arena.analysis import metrics as metrics_module
 from grace_arena.analysis.metrics import (
     METRICS,
     QUESTION_METRICS,
+    PreparedRows,
     ace,
+    aurc,
+    auroc,
     bootstrap_ci,
     brier,
     brier_decomposition,
@@ -38,6 +43,8 @@ from grace_arena.analysis.metrics import (
     normalized_sigmoid,
     overconfidence_rate,
     reliability_table,
+    risk_coverage_curve,
+    smooth_reliability,
     summarize,
 )
 
@@ -840,36 +847,163 @@ def test_registry_metrics_return_plain_floats(data: list[tuple[float, bool]]) ->
     assert all(type(fn(conf, correct)) is float for fn in METRICS.values())
 
 
-def test_shared_rows_sorts_equal_rows_once_and_changes_no_number(monkeypatch) -> None:
+# ---------------------------------------------------------------------------------------
+# Prepared rows: the rows checked once, sorted and binned once, passed explicitly
+# ---------------------------------------------------------------------------------------
+
+
+def bitwise_equal(a: Any, b: Any) -> bool:
+    """The same numbers to the last bit (NaN equal to NaN), floats or arrays."""
+    return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+
+
+def test_prepared_rows_sort_once_for_the_summary_and_the_curves_and_change_no_number(
+    monkeypatch,
+) -> None:
     rng = np.random.default_rng(7)
     conf = rng.random(5000)
     correct = (rng.random(5000) < conf).astype(float)
-    other = conf[::-1].copy()  # the same shape, other rows
+    questions = np.arange(5000) // 10
     alone = (
-        metrics_module.summarize(conf, correct, groups=np.arange(5000) // 10),
-        metrics_module.risk_coverage_curve(conf, correct),
-        metrics_module.risk_coverage_curve(other, correct),
-        metrics_module.ece(conf, correct),
+        summarize(conf, correct, groups=questions),
+        risk_coverage_curve(conf, correct),
+        ece(conf, correct),
+        reliability_table(conf, correct),
     )
     sorts = []
     real_argsort = np.argsort
     monkeypatch.setattr(
         np, "argsort", lambda a, *k, **kw: sorts.append(a.size) or real_argsort(a, *k, **kw)
     )
-    with metrics_module.shared_rows():
-        shared = (
-            metrics_module.summarize(conf, correct, groups=np.arange(5000) // 10),
-            metrics_module.risk_coverage_curve(conf.copy(), correct.copy()),  # equal copies
-            metrics_module.risk_coverage_curve(other, correct),
-            metrics_module.ece(conf, correct),
-        )
+    rows = PreparedRows.of(conf, correct)
+    shared = (
+        summarize(conf, correct, groups=questions, prepared=rows),
+        risk_coverage_curve(rows),
+        ece(rows),
+        reliability_table(rows),
+    )
     assert json.dumps(shared[0], sort_keys=True) == json.dumps(alone[0], sort_keys=True)
-    for a, b in zip(alone[1:3], shared[1:3], strict=True):
-        assert np.array_equal(a.coverage, b.coverage) and np.array_equal(a.risk, b.risk)
-    assert shared[3] == alone[3]
-    # one sort of the rows by confidence for the summary and the first curve, one for the other
-    assert sorts.count(5000) == 2
-    # outside the block nothing is kept
-    sorts.clear()
-    metrics_module.risk_coverage_curve(conf, correct)
+    assert bitwise_equal(shared[1].coverage, alone[1].coverage)
+    assert bitwise_equal(shared[1].risk, alone[1].risk)
+    assert shared[2] == alone[2] and shared[3] == alone[3]
+    # one sort of the rows by confidence for the summary and the curve
     assert sorts.count(5000) == 1
+    # a metric called on the arrays sorts them for itself: nothing is kept between calls
+    sorts.clear()
+    risk_coverage_curve(conf, correct)
+    risk_coverage_curve(conf, correct)
+    assert sorts.count(5000) == 2
+
+
+def test_a_metric_of_arrays_sees_them_changed_in_place_and_prepared_rows_do_not_change() -> None:
+    conf = np.array([0.1, 0.1, 0.95, 1.0])
+    correct = np.array([0.0, 1.0, 1.0, 1.0])
+    rows = PreparedRows.of(conf, correct)
+    assert ece(conf, correct) == pytest.approx(0.2125)
+    conf[:] = [0.9, 0.9, 0.05, 0.0]  # the same arrays, other numbers
+    # (0.9·2 − 1) + |1 − 0.05| + |1 − 0| over 4 rows: every call reads the arrays as they are
+    assert ece(conf, correct) == pytest.approx((0.8 + 0.95 + 1.0) / 4)
+    assert brier(conf, correct) == pytest.approx((0.81 + 0.01 + 0.9025 + 1.0) / 4)
+    summary = summarize(conf, correct)
+    assert summary["ece"] == pytest.approx((0.8 + 0.95 + 1.0) / 4)
+    # the prepared rows hold a copy of the rows they were given
+    assert ece(rows) == pytest.approx(0.2125)
+    assert rows.conf.tolist() == [0.1, 0.1, 0.95, 1.0]
+    assert conf.flags.writeable and correct.flags.writeable  # the caller's arrays stay theirs
+
+
+def test_prepared_rows_are_read_only_and_so_is_what_they_find() -> None:
+    rows = PreparedRows.of([0.9, 0.2, 0.6, 0.6], [1, 0, 1, 0], groups=[0, 0, 1, 1])
+    aurc(rows)  # finds the order and the tie blocks
+    ece(rows)  # and the bins
+    for arr in (rows.conf, rows.correct, rows.codes, rows.order, rows.blocks.conf,
+                rows.uniform_sums(10)[0], rows.count):  # fmt: skip
+        assert not arr.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 0
+    with pytest.raises(AttributeError):
+        rows.conf = np.zeros(4)  # type: ignore[misc]
+    # only PreparedRows.of builds them, which checks the rows
+    with pytest.raises(TypeError, match=r"PreparedRows\.of"):
+        PreparedRows(np.array([2.0]), np.array([1.0]), np.zeros(1, np.intp), 1, grouped=False)
+
+
+@pytest.mark.parametrize(
+    ("conf", "correct"),
+    [
+        ([0.5, float("nan")], [1, 0]),
+        ([0.5, 1.5], [1, 0]),
+        ([0.5, -0.1], [1, 0]),
+        ([0.5, 0.6], [1, 2]),
+        ([0.5, 0.6], [1]),
+        ([], []),
+        ([[0.5]], [[1]]),
+        (["a"], [1]),
+    ],
+)
+def test_prepared_rows_refuse_what_every_metric_refuses(conf, correct) -> None:
+    with pytest.raises(ValueError) as by_metric:
+        ece(conf, correct)
+    with pytest.raises(ValueError) as prepared:
+        PreparedRows.of(conf, correct)
+    assert str(prepared.value) == str(by_metric.value)
+
+
+def test_prepared_rows_carry_their_groups_and_weights_and_metrics_refuse_them_twice() -> None:
+    conf, correct = [0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1]
+    grouped = PreparedRows.of(conf, correct, groups=["a", "a", "b", "b"])
+    assert ece(grouped).round(6).tolist() == [0.4, 0.025]
+    with pytest.raises(ValueError, match=r"give them to PreparedRows\.of"):
+        ece(grouped, groups=["a", "a", "b", "b"])
+    with pytest.raises(ValueError, match=r"give them to PreparedRows\.of"):
+        ece(PreparedRows.of(conf, correct), correct)
+    for fn in (reliability_table, risk_coverage_curve, smooth_reliability, calscore):
+        with pytest.raises(ValueError, match="takes no groups"):
+            fn(grouped)
+    weighted = PreparedRows.of(conf, correct, sample_weight=[1, 1, 2, 0])
+    assert brier(weighted) == pytest.approx((0.01 + 0.81 + 2 * 0.0025) / 4)
+    for fn in (ace, aurc, auroc, max_calibration_error):
+        with pytest.raises(ValueError, match="takes no sample weights"):
+            fn(weighted)
+    with pytest.raises(TypeError, match="conf and correct"):
+        ece(conf)
+    for takes_arrays in (summarize, drop_missing, partial(bootstrap_ci, groups=[0, 1, 2, 3])):
+        with pytest.raises(ValueError, match="as arrays; prepared rows go to the metrics"):
+            takes_arrays(PreparedRows.of(conf, correct), correct)
+
+
+def test_summarize_refuses_prepared_rows_of_other_rows() -> None:
+    conf, correct = [0.9, None, 0.2], [1, 1, 0]
+    kept = PreparedRows.of([0.9, 0.2], [1, 0])
+    assert summarize(conf, correct, prepared=kept) == summarize(conf, correct)
+    for other in (
+        PreparedRows.of([0.9, 0.3], [1, 0]),  # another confidence
+        PreparedRows.of([0.9, 0.2], [1, 1]),  # another correctness
+        PreparedRows.of([0.2, 0.9], [0, 1]),  # another order
+        PreparedRows.of([0.9, 0.2, 0.2], [1, 0, 0]),  # more rows
+        PreparedRows.of([0.9, 0.2], [1, 0], groups=[0, 1]),
+    ):
+        with pytest.raises(ValueError, match="prepared"):
+            summarize(conf, correct, prepared=other)
+
+
+@settings(max_examples=50, deadline=None)  # some forty metric calls per example
+@given(data=grouped_data)
+def test_every_metric_of_prepared_rows_equals_the_metric_of_the_arrays(
+    data: list[tuple[float, bool, int]],
+) -> None:
+    conf = np.array([c for c, _, _ in data], dtype=float)
+    correct = np.array([g for _, g, _ in data], dtype=float)
+    groups = np.array([k for _, _, k in data], dtype=np.int64)
+    grouped = PreparedRows.of(conf, correct, groups=groups)
+    for name, fn in METRICS.items():
+        assert bitwise_equal(fn(grouped), fn(conf, correct, groups=groups)), name
+    if not conf.size:
+        return
+    rows = PreparedRows.of(conf, correct)
+    for name, fn in METRICS.items():
+        assert bitwise_equal(fn(rows), fn(conf, correct)), name
+    for name, fn in QUESTION_METRICS.items():
+        by_rows = fn(rows, human_frac=conf / 2, groups=groups, per_question=True)
+        assert bitwise_equal(by_rows, fn(conf, correct, human_frac=conf / 2, groups=groups,
+                                         per_question=True)), name  # fmt: skip

@@ -29,6 +29,12 @@ Conventions (see PRODUCT.md, "Calibration metrics"):
   value for each of 0 to the largest label, NaN for a label without rows). Without
   ``groups`` it returns a float, the metric of all the rows (one group). The question
   metrics' ``groups=`` labels each row's question, over which they average.
+* Every metric is a function of its arguments alone. The rows come as two arrays
+  ``(conf, correct)``, checked on each call, or as one :class:`PreparedRows`, checked once
+  when it is built: a caller that scores the same rows with several metrics builds one and
+  passes it to each (:func:`summarize` does for its metrics), so that the rows are sorted
+  by confidence and binned once. It keeps read-only copies of the rows, so what it finds of
+  them stays true.
 * Undefined values are ``float("nan")`` in the functions and ``None`` in the JSON-ready
   dicts returned by :func:`summarize` and the analysis (:mod:`grace_arena.analysis.summary`).
 """
@@ -37,8 +43,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -56,6 +60,7 @@ __all__ = [
     "SMOOTH_GRID",
     "UNCATEGORIZED",
     "BrierDecomposition",
+    "PreparedRows",
     "ReliabilityBin",
     "RiskCoverage",
     "SmoothReliability",
@@ -85,7 +90,6 @@ __all__ = [
     "resample_counts",
     "risk_coverage_curve",
     "selective_accuracy",
-    "shared_rows",
     "smooth_band_sums",
     "smooth_bandwidth",
     "smooth_ece",
@@ -188,9 +192,11 @@ def _check_unit_interval(name: str, arr: FloatArray, *, allow_nan: bool) -> None
 def _check_rows(
     conf: ArrayLike, correct: ArrayLike, *, allow_missing: bool = False, allow_empty: bool = False
 ) -> tuple[FloatArray, FloatArray]:
-    shared = _shared(conf, correct)
-    if shared is not None:
-        return shared.conf, shared.correct  # checked by summarize()
+    if isinstance(conf, PreparedRows):
+        raise ValueError(
+            "this function takes conf and correct as arrays; prepared rows go to the metrics "
+            "(and to summarize as prepared=)"
+        )
     conf_arr = _as_1d("conf", conf)
     correct_arr = _check_correct(correct)
     if conf_arr.shape != correct_arr.shape:
@@ -268,55 +274,120 @@ def _group_sum(codes: NDArray[np.intp], weights: Any, k: int) -> FloatArray:
     return np.bincount(codes, weights=weights, minlength=k).astype(np.float64, copy=False)
 
 
-class _Rows:
-    """The checked rows of a row metric, the group of each row (codes ``0..k-1``; one
-    group when the metric is called without ``groups``), and what several metrics need of
-    them (bin sums, the order by confidence, tie blocks), each computed on first use. A
-    metric called alone computes them for itself; :func:`summarize` makes one for all its
-    metrics, so that the rows are checked, sorted and binned once. What depends on the rows
-    alone (their bins, their order by confidence, ...) is kept in ``per_row``, which the
-    groupings of the same rows share (:meth:`regroup`)."""
+class PreparedRows:
+    """Rows of the row metrics checked once, with what several metrics need of them found
+    once: the caller that scores the same rows with several metrics builds one with
+    :meth:`of` and passes it to each in place of ``conf`` and ``correct``
+    (``ece(rows)``, ``brier(rows)``, ``risk_coverage_curve(rows)``, ...; ``summarize``
+    takes it as ``prepared=``).
 
-    def __init__(
-        self,
+    It holds read-only copies of the checked rows (``conf``, ``correct``, and ``codes``,
+    each row's group ``0..k-1``; ``weight`` when built with ``sample_weight``), so that what
+    it finds of them on first use (their equal-width bins, their order by confidence, the tie
+    blocks, the sums per group) stays true for as long as it lives: it is a value, and a
+    metric of it is a function of that value alone. ``groups`` and ``sample_weight`` are
+    given when it is built; a metric given prepared rows takes neither. Rows built with
+    ``groups`` give one value per group, as a metric called with ``groups=`` does.
+
+    >>> rows = PreparedRows.of([0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1])
+    >>> round(ece(rows), 6), round(brier(rows), 6), round(max_calibration_error(rows), 6)
+    (0.2125, 0.205625, 0.4)
+    >>> rows.conf[0] = 0.5
+    Traceback (most recent call last):
+    ...
+    ValueError: assignment destination is read-only
+    """
+
+    __slots__ = ("_memo", "_per_row", "codes", "conf", "correct", "grouped", "k", "weight")
+    conf: FloatArray
+    correct: FloatArray
+    codes: NDArray[np.intp]
+    k: int
+    grouped: bool
+    weight: FloatArray | None
+    _per_row: dict[Any, Any]
+    _memo: dict[Any, Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("PreparedRows.of(conf, correct) builds prepared rows, and checks them")
+
+    @classmethod
+    def _checked(
+        cls,
         conf: FloatArray,
         correct: FloatArray,
         codes: NDArray[np.intp],
         k: int,
         *,
         grouped: bool,
-        groups: Any = None,
-        per_row: dict[Any, Any] | None = None,
         weight: FloatArray | None = None,
-    ) -> None:
-        self.conf, self.correct, self.codes, self.k = conf, correct, codes, k
-        self.grouped, self.groups, self.weight = grouped, groups, weight
-        self.cache: dict[Any, Any] = {}
-        if per_row is None:
-            per_row = _same_rows(conf, correct)
-        self.per_row: dict[Any, Any] = {} if per_row is None else per_row
+        per_row: dict[Any, Any] | None = None,
+    ) -> PreparedRows:
+        """Rows already checked, in arrays no one else holds (:meth:`of` checks and copies
+        them); the arrays are made read-only. ``per_row``: what is known of the same rows
+        in another grouping (:meth:`_regroup`)."""
+        for arr in (conf, correct, codes, weight):
+            if arr is not None:
+                arr.flags.writeable = False
+        rows = object.__new__(cls)
+        fields = {
+            "conf": conf, "correct": correct, "codes": codes, "k": k, "grouped": grouped,
+            "weight": weight, "_per_row": {} if per_row is None else per_row, "_memo": {},
+        }  # fmt: skip
+        for name, value in fields.items():
+            object.__setattr__(rows, name, value)
+        return rows
 
-    def regroup(self, codes: NDArray[np.intp], k: int) -> _Rows:
-        """The same rows in other groups, sharing what depends on the rows alone."""
-        return _Rows(self.conf, self.correct, codes, k, grouped=True, groups=codes,
-                     per_row=self.per_row)  # fmt: skip
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"PreparedRows are read-only: cannot set {name!r}")
 
-    def row_memo(self, key: Any, compute: Callable[[], Any]) -> Any:
-        if key not in self.per_row:
-            self.per_row[key] = compute()
-        return self.per_row[key]
+    @classmethod
+    def of(
+        cls,
+        conf: ArrayLike,
+        correct: ArrayLike,
+        *,
+        groups: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+    ) -> PreparedRows:
+        """Check the rows as every metric does (a ``ValueError`` names the first bad value)
+        and keep read-only copies of them."""
+        conf_arr, correct_arr = _check_rows(conf, correct, allow_empty=groups is not None)
+        weight = None if sample_weight is None else _check_weight(sample_weight, conf_arr.size)
+        if groups is None:
+            codes, k = np.zeros(conf_arr.size, np.intp), 1
+        else:
+            codes, k = group_codes(groups, conf_arr.size)
+            codes = codes.copy()
+        return cls._checked(
+            conf_arr.copy(), correct_arr.copy(), codes, k, grouped=groups is not None,
+            weight=None if weight is None else weight.copy(),
+        )  # fmt: skip
 
-    def owns(self, conf: Any, correct: Any = None, groups: Any = None) -> bool:
-        return (
-            conf is self.conf
-            and (correct is None or correct is self.correct)
-            and (groups is None or groups is self.groups)
-        )
+    def __len__(self) -> int:
+        return int(self.conf.size)
 
-    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
-        if key not in self.cache:
-            self.cache[key] = compute()
-        return self.cache[key]
+    def __repr__(self) -> str:
+        groups = f", {self.k} groups" if self.grouped else ""
+        weights = ", weighted" if self.weight is not None else ""
+        return f"<PreparedRows: {self.conf.size} rows{groups}{weights}>"
+
+    def _regroup(self, codes: NDArray[np.intp], k: int) -> PreparedRows:
+        """The same rows in other groups (``codes``, checked, no one else's), sharing what
+        depends on the rows alone."""
+        return PreparedRows._checked(self.conf, self.correct, codes, k, grouped=True,
+                                     per_row=self._per_row)  # fmt: skip
+
+    def _row_memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """What depends on the rows alone, found once for every grouping of them."""
+        if key not in self._per_row:
+            self._per_row[key] = _read_only(compute())
+        return self._per_row[key]
+
+    def _group_memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = _read_only(compute())
+        return self._memo[key]
 
     def result(self, values: Any) -> Any:
         """A float without groups, else an array with one value per group."""
@@ -339,23 +410,42 @@ class _Rows:
                 return np.array([float(self.conf.size)])
             return np.bincount(self.codes, minlength=self.k).astype(np.float64)
 
-        return self.memo("count", compute)
+        return self._group_memo("count", compute)
 
     @property
     def hits(self) -> FloatArray:
         """Correct rows per group."""
-        return self.memo("hits", lambda: self.sum(self.correct))
+        return self._group_memo("hits", lambda: self.sum(self.correct))
+
+    def bins(self, n_bins: int) -> NDArray[np.intp]:
+        """Each row's equal-width bin (:func:`_uniform_bin_index`)."""
+        return self._row_memo(("bins", n_bins), lambda: _uniform_bin_index(self.conf, n_bins))
 
     def uniform_sums(self, n_bins: int) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Rows, confidence and correct rows per group and equal-width bin, ``(k, n_bins)``."""
 
         def compute() -> tuple[FloatArray, FloatArray, FloatArray]:
-            bins = self.row_memo(("bins", n_bins), lambda: _uniform_bin_index(self.conf, n_bins))
+            bins = self.bins(n_bins)
             cell = self.codes * n_bins + bins if self.k > 1 else bins
             size = self.k * n_bins
             return _cell_sums(cell, self.conf, self.correct, size, n_bins, self.weight)
 
-        return self.memo(("uniform", n_bins), compute)
+        return self._group_memo(("uniform", n_bins), compute)
+
+    @property
+    def squared_errors(self) -> FloatArray:
+        """``(c − g)²`` of each row."""
+        return self._row_memo("squared", lambda: (self.conf - self.correct) ** 2)
+
+    @property
+    def sse(self) -> FloatArray:
+        """Sum of squared errors per group."""
+        return self._group_memo("sse", lambda: self.sum(self.squared_errors))
+
+    @property
+    def grid_cells(self) -> tuple[NDArray[np.intp], FloatArray]:
+        """The rows' cells on the smoothing grid (:func:`_grid_cells`)."""
+        return self._row_memo("grid", lambda: _grid_cells(self.conf))
 
     @property
     def order(self) -> NDArray[np.intp]:
@@ -371,20 +461,20 @@ class _Rows:
             return np.argsort(key)
 
         def compute() -> NDArray[np.intp]:
-            order = self.row_memo("order", by_confidence)
+            order = self._row_memo("order", by_confidence)
             if self.k > 1:
                 small = np.int16 if self.k <= np.iinfo(np.int16).max else np.int64
                 order = order[np.argsort(self.codes[order].astype(small), kind="stable")]
             return order
 
-        return self.memo("order", compute)
+        return self._group_memo("order", compute)
 
     @property
     def sorted(self) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
         """Confidence, correctness and group of the rows in :attr:`order`."""
         order = self.order
         codes = self.codes  # one group: all zeros, in any order
-        return self.memo(
+        return self._group_memo(
             "sorted",
             lambda: (self.conf[order], self.correct[order], codes[order] if self.k > 1 else codes),
         )
@@ -394,8 +484,22 @@ class _Rows:
         """Tie blocks: within each group, the distinct confidences in increasing order (of
         the rows alone when they are one group without weights)."""
         if self.k == 1 and self.weight is None:
-            return self.row_memo("blocks", lambda: _TieBlocks.of(self))
-        return self.memo("blocks", lambda: _TieBlocks.of(self))
+            return self._row_memo("blocks", lambda: _TieBlocks.of(self))
+        return self._group_memo("blocks", lambda: _TieBlocks.of(self))
+
+
+def _read_only(value: Any) -> Any:
+    """``value`` with its arrays (itself, those of a tuple, the fields of a dataclass) made
+    read-only: what :class:`PreparedRows` keeps is shared by every metric it is passed to."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple):
+        for item in value:
+            _read_only(item)
+    elif isinstance(value, _TieBlocks):
+        for name in value.__slots__:
+            _read_only(getattr(value, name))
+    return value
 
 
 def _cell_sums(
@@ -433,7 +537,7 @@ class _TieBlocks:
     hits_below: FloatArray
 
     @classmethod
-    def of(cls, r: _Rows) -> _TieBlocks:
+    def of(cls, r: PreparedRows) -> _TieBlocks:
         c, y, g = r.sorted
         start = np.ones(c.size, dtype=bool)
         np.not_equal(c[1:], c[:-1], out=start[1:])
@@ -456,69 +560,32 @@ class _TieBlocks:
         )  # fmt: skip
 
 
-#: The groupings of the rows of the running :func:`summarize` (one or two).
-_SHARED: ContextVar[tuple[_Rows, ...]] = ContextVar("_SHARED", default=())
-#: Within :func:`shared_rows`: the rows seen, each with what depends on them alone.
-_SEEN: ContextVar[list[tuple[FloatArray, FloatArray, dict[Any, Any]]] | None] = ContextVar(
-    "_SEEN", default=None
-)
-
-
-@contextmanager
-def shared_rows() -> Iterator[None]:
-    """Within the block, metrics and curves called on the same rows (equal confidences and
-    correctness, in the same order, whether or not the same arrays) sort and bin them once:
-    for a caller that runs :func:`summarize` and curves such as
-    :func:`risk_coverage_curve` over one set of rows. Each context (each thread) has its
-    own. Arrays changed in place within the block are not seen as changed."""
-    token = _SEEN.set([])
-    try:
-        yield
-    finally:
-        _SEEN.reset(token)
-
-
-def _same_rows(conf: FloatArray, correct: FloatArray) -> dict[Any, Any] | None:
-    """What depends on these rows alone, shared within :func:`shared_rows` (else None)."""
-    seen = _SEEN.get()
-    if seen is None:
-        return None
-    for c, y, per_row in seen:
-        if (c is conf and y is correct) or (
-            c.shape == conf.shape and np.array_equal(c, conf) and np.array_equal(y, correct)
-        ):
-            return per_row
-    per_row: dict[Any, Any] = {}
-    seen.append((conf, correct, per_row))
-    return per_row
-
-
-def _shared(conf: Any, correct: Any, groups: Any = None) -> _Rows | None:
-    """The grouping of the running :func:`summarize` that these arrays are, if any."""
-    for rows in _SHARED.get():
-        if rows.owns(conf, correct, groups):
-            return rows
-    return None
-
-
 def _rows(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None,
     groups: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
-) -> _Rows:
-    """The checked rows of a row metric with their groups and weights (the rows of the
-    running :func:`summarize` when they are its own)."""
-    if sample_weight is None and groups is not None and (shared := _shared(conf, correct, groups)):
-        return shared
-    conf_arr, correct_arr = _check_rows(conf, correct, allow_empty=groups is not None)
-    weight = None if sample_weight is None else _check_weight(sample_weight, conf_arr.size)
-    if groups is None:
-        codes, k = np.zeros(conf_arr.size, np.intp), 1
-    else:
-        codes, k = group_codes(groups, conf_arr.size)
-    grouped = groups is not None
-    return _Rows(conf_arr, correct_arr, codes, k, grouped=grouped, groups=groups, weight=weight)
+    *,
+    per_group: bool = True,
+    weighted: bool = False,
+) -> PreparedRows:
+    """The rows a metric scores: ``conf`` itself when it is :class:`PreparedRows`, else
+    ``(conf, correct)`` checked, with their groups and weights. ``per_group=False``: a
+    metric without groups; ``weighted=False``: one without sample weights."""
+    if isinstance(conf, PreparedRows):
+        if correct is not None or groups is not None or sample_weight is not None:
+            raise ValueError(
+                "prepared rows carry their correctness, groups and weights: give them to "
+                "PreparedRows.of, not again to the metric"
+            )
+        if conf.grouped and not per_group:
+            raise ValueError("this metric takes no groups; prepare the rows without groups")
+        if conf.weight is not None and not weighted:
+            raise ValueError("this metric takes no sample weights; prepare the rows without them")
+        return conf
+    if correct is None:
+        raise TypeError("a metric needs conf and correct, or one PreparedRows")
+    return PreparedRows.of(conf, correct, groups=groups, sample_weight=sample_weight)
 
 
 def _check_weight(sample_weight: ArrayLike, n: int) -> FloatArray:
@@ -556,9 +623,9 @@ def _uniform_bin_index(conf: FloatArray, n_bins: int) -> NDArray[np.intp]:
     return idx
 
 
-def _quantile_sizes(r: _Rows, n_bins: int) -> NDArray[np.intp]:
+def _quantile_sizes(r: PreparedRows, n_bins: int) -> NDArray[np.intp]:
     """Rows per group and equal-mass bin, ``(k, n_bins)``: each group's rows by confidence
-    (ties: incorrect first, as in :attr:`_Rows.order`) split as ``np.array_split`` splits
+    (ties: incorrect first, as in :attr:`PreparedRows.order`) split as ``np.array_split`` splits
     them into ``n_bins`` (the first ``n mod n_bins`` one row larger)."""
     size = r.count.astype(np.intp)
     return (size // n_bins)[:, None] + (np.arange(n_bins) < (size % n_bins)[:, None])
@@ -570,8 +637,8 @@ def _ece_from_gaps(gap: Any, n: Any) -> Any:
 
 
 def ece(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     n_bins: int = 10,
     groups: ArrayLike | None = None,
@@ -595,7 +662,7 @@ def ece(
     >>> ece([0.1, 0.1, 0.95, 1.0], [0, 1, 1, 1], groups=["a", "a", "b", "b"]).round(6).tolist()
     [0.4, 0.025]
     """
-    r = _rows(conf, correct, groups, sample_weight)
+    r = _rows(conf, correct, groups, sample_weight, weighted=True)
     n_bins = _check_n_bins(n_bins)
     _, sum_conf, sum_correct = r.uniform_sums(n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -603,7 +670,11 @@ def ece(
 
 
 def ace(
-    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    n_bins: int = 10,
+    groups: ArrayLike | None = None,
 ) -> Any:
     """Adaptive calibration error: ECE over equal-mass bins.
 
@@ -635,11 +706,15 @@ def ace(
         with np.errstate(invalid="ignore", divide="ignore"):
             return _ece_from_gaps(gap.reshape(r.k, n_bins), r.count)
 
-    return r.result(r.memo(("ace", n_bins), compute))
+    return r.result(compute())
 
 
 def max_calibration_error(
-    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    n_bins: int = 10,
+    groups: ArrayLike | None = None,
 ) -> Any:
     """Maximum calibration error: the largest ``|acc_b − conf_b|`` over non-empty bins.
 
@@ -662,8 +737,8 @@ def max_calibration_error(
 
 
 def reliability_table(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     n_bins: int = 10,
     strategy: Literal["uniform", "quantile"] = "uniform",
@@ -683,7 +758,7 @@ def reliability_table(
     ...  if b.count]
     [(0.1, 2), (0.9, 2)]
     """
-    r = _rows(conf, correct)
+    r = _rows(conf, correct, per_group=False)
     n_bins = _check_n_bins(n_bins)
     if strategy == "uniform":
         count, sum_conf, sum_correct = (s[0] for s in r.uniform_sums(n_bins))
@@ -726,8 +801,8 @@ def reliability_table(
 
 
 def brier(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     groups: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
@@ -744,17 +819,15 @@ def brier(
     >>> brier([0.9, 0.6, 0.2], [1, 0, 0], groups=[0, 1, 1]).round(5).tolist()
     [0.01, 0.2]
     """
-    r = _rows(conf, correct, groups, sample_weight)
-    return r.result(_divide(_squared_errors(r), r.count))
-
-
-def _squared_errors(r: _Rows) -> FloatArray:
-    squared = r.row_memo("squared", lambda: (r.conf - r.correct) ** 2)
-    return r.memo("sse", lambda: r.sum(squared))
+    r = _rows(conf, correct, groups, sample_weight, weighted=True)
+    return r.result(_divide(r.sse, r.count))
 
 
 def brier_skill_score(
-    conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    groups: ArrayLike | None = None,
 ) -> Any:
     """Brier skill score ``1 − Brier / (ȳ (1 − ȳ))``, ȳ the accuracy of the same rows.
 
@@ -772,13 +845,13 @@ def brier_skill_score(
     base_rate = _divide(r.hits, r.count)
     reference = base_rate * (1.0 - base_rate)
     with np.errstate(invalid="ignore", divide="ignore"):
-        score = 1.0 - (_squared_errors(r) / r.count) / reference
+        score = 1.0 - (r.sse / r.count) / reference
     return r.result(np.where(reference > 0.0, score, np.nan))
 
 
 def log_loss(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     eps: float = LOG_LOSS_EPS,
     groups: ArrayLike | None = None,
@@ -795,7 +868,7 @@ def log_loss(
     >>> round(log_loss([0.8, 0.4], [1, 0]), 6)
     0.366985
     """
-    r = _rows(conf, correct, groups, sample_weight)
+    r = _rows(conf, correct, groups, sample_weight, weighted=True)
     if not 0.0 < eps < 0.5:
         raise ValueError(f"eps must lie in (0, 0.5), got eps = {eps!r}")
 
@@ -804,11 +877,15 @@ def log_loss(
         # g log p + (1 − g) log(1 − p) is the log of the probability given to what happened
         return np.log(np.where(r.correct == 1.0, p, 1.0 - p))
 
-    return r.result(-_divide(r.sum(r.row_memo(("log", eps), log_likelihood)), r.count))
+    return r.result(-_divide(r.sum(r._row_memo(("log", eps), log_likelihood)), r.count))
 
 
 def overconfidence_rate(
-    conf: ArrayLike, correct: ArrayLike, *, threshold: float, groups: ArrayLike | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    threshold: float,
+    groups: ArrayLike | None = None,
 ) -> Any:
     """Share of incorrect rows among rows with confidence strictly above ``threshold``.
 
@@ -829,7 +906,11 @@ def overconfidence_rate(
 
 
 def mean_confidence_when(
-    conf: ArrayLike, correct: ArrayLike, *, correct_value: int, groups: ArrayLike | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    correct_value: int,
+    groups: ArrayLike | None = None,
 ) -> Any:
     """Mean confidence over rows whose correctness equals ``correct_value`` (0 or 1).
 
@@ -870,7 +951,11 @@ class BrierDecomposition:
 
 
 def brier_decomposition(
-    conf: ArrayLike, correct: ArrayLike, *, n_bins: int = 10, groups: ArrayLike | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    n_bins: int = 10,
+    groups: ArrayLike | None = None,
 ) -> BrierDecomposition:
     """Reliability, resolution and uncertainty of the Brier score (Murphy 1973), over the
     equal-width bins of :func:`ece`.
@@ -908,7 +993,7 @@ def brier_decomposition(
         resolution=r.result(resolution),
         uncertainty=r.result(uncertainty),
         binned=r.result(reliability - resolution + uncertainty),
-        brier=r.result(_divide(_squared_errors(r), r.count)),
+        brier=r.result(_divide(r.sse, r.count)),
     )
 
 
@@ -927,7 +1012,9 @@ class RiskCoverage:
     risk: FloatArray
 
 
-def risk_coverage_curve(conf: ArrayLike, correct: ArrayLike) -> RiskCoverage:
+def risk_coverage_curve(
+    conf: ArrayLike | PreparedRows, correct: ArrayLike | None = None
+) -> RiskCoverage:
     """Coverage and risk (share incorrect) of the rows kept at each confidence threshold.
 
     A buzz is a selective prediction: answering only when the confidence is at least τ
@@ -938,15 +1025,20 @@ def risk_coverage_curve(conf: ArrayLike, correct: ArrayLike) -> RiskCoverage:
     >>> r.coverage.tolist(), r.risk.round(4).tolist()
     ([0.25, 0.75, 1.0], [0.0, 0.3333, 0.5])
     """
-    r = _rows(conf, correct)
+    r = _rows(conf, correct, per_group=False)
     b = r.blocks
     kept, right = b.rows_kept[::-1], b.hits_kept[::-1]
     return RiskCoverage(
-        threshold=b.conf[::-1], coverage=kept / r.conf.size, risk=1.0 - right / kept
+        threshold=b.conf[::-1].copy(), coverage=kept / r.conf.size, risk=1.0 - right / kept
     )
 
 
-def aurc(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None) -> Any:
+def aurc(
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    groups: ArrayLike | None = None,
+) -> Any:
     """Area under the risk–coverage curve: ``(1/N) Σ_k risk(k)`` over the rows ranked by
     confidence, where ``risk(k)`` is the error rate of the k most confident; tied rows all
     take the risk of their whole tie group (so the value does not depend on how ties are
@@ -967,7 +1059,11 @@ def aurc(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None
 
 
 def selective_accuracy(
-    conf: ArrayLike, correct: ArrayLike, *, coverage: float = 0.8, groups: ArrayLike | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    coverage: float = 0.8,
+    groups: ArrayLike | None = None,
 ) -> Any:
     """Accuracy of the most confident rows at ``coverage``: the rows with confidence at least
     the highest threshold whose coverage reaches ``coverage`` (ties at that threshold are all
@@ -991,7 +1087,12 @@ def selective_accuracy(
     return r.result(np.where(r.count > 0, value, np.nan))
 
 
-def auroc(conf: ArrayLike, correct: ArrayLike, *, groups: ArrayLike | None = None) -> Any:
+def auroc(
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    groups: ArrayLike | None = None,
+) -> Any:
     """Area under the ROC curve of the confidence as a score for correctness: the chance that
     a correct row has a higher confidence than an incorrect one, ties counting one half
     (agrees with ``sklearn.metrics.roc_auc_score(correct, conf)``). ``float("nan")`` when
@@ -1110,8 +1211,8 @@ def smooth_ece_bandwidth(residual_mass: FloatArray) -> Any:
 
 
 def smooth_ece(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     bandwidth: float | None = None,
     groups: ArrayLike | None = None,
@@ -1137,7 +1238,7 @@ def smooth_ece(
     if bandwidth is not None and not float(bandwidth) > 0.0:
         raise ValueError(f"bandwidth must be positive, got bandwidth = {bandwidth!r}")
     filled = r.count > 0
-    cells = _cells(r)
+    cells = r.grid_cells
     residual = _grid_mass(r.conf, r.correct - r.conf, codes=r.codes, k=r.k, cells=cells)[filled]
     residual /= r.count[filled, None]
     sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
@@ -1146,37 +1247,33 @@ def smooth_ece(
     return r.result(value)
 
 
-def smooth_bandwidth(conf: ArrayLike, correct: ArrayLike) -> float:
+def smooth_bandwidth(conf: ArrayLike | PreparedRows, correct: ArrayLike | None = None) -> float:
     """The bandwidth :func:`smooth_ece` and :func:`smooth_reliability` pick for these rows
     when none is given (:func:`smooth_ece_bandwidth` of their binned residual).
 
     >>> round(smooth_bandwidth([0.9] * 10, [1] * 10), 6)
     0.1
     """
-    r = _rows(conf, correct)
+    r = _rows(conf, correct, per_group=False)
     return float(smooth_ece_bandwidth(_residual_mass(r)))
 
 
-def _cells(r: _Rows) -> tuple[NDArray[np.intp], FloatArray]:
-    """The rows' grid cells (:func:`_grid_cells`), found once for rows shared by several
-    metrics."""
-    return r.row_memo("grid", lambda: _grid_cells(r.conf))
-
-
-def _residual_mass(r: _Rows) -> FloatArray:
+def _residual_mass(r: PreparedRows) -> FloatArray:
     """``(g − c)/N`` of one group's rows binned on the grid."""
-    cells = _cells(r)
-    return _grid_mass(r.conf, r.correct - r.conf, cells=cells) / r.conf.size
+    return _grid_mass(r.conf, r.correct - r.conf, cells=r.grid_cells) / r.conf.size
 
 
 def smooth_reliability(
-    conf: ArrayLike, correct: ArrayLike, *, bandwidth: float | None = None
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
+    *,
+    bandwidth: float | None = None,
 ) -> SmoothReliability:
     """The smoothed reliability curve behind :func:`smooth_ece`: at each grid point t, the
     kernel regression of correctness on confidence ``Σ K(t, c_i) g_i / Σ K(t, c_i)`` (NaN
     where no confidence is near) and the density of confidences ``(1/N) Σ K(t, c_i)``."""
-    r = _rows(conf, correct)
-    c, y, cells = r.conf, r.correct, _cells(r)
+    r = _rows(conf, correct, per_group=False)
+    c, y, cells = r.conf, r.correct, r.grid_cells
     residual = _residual_mass(r)
     sigma = smooth_ece_bandwidth(residual) if bandwidth is None else float(bandwidth)
     mass = _smooth(_grid_mass(c, np.ones_like(c), cells=cells), sigma)
@@ -1232,8 +1329,8 @@ def smooth_band_sums(
     return np.hstack([sums[:n_groups], sums[n_groups:]])
 
 
-#: Row metrics: name → function of already-cleaned ``(conf, correct)`` arrays (and
-#: ``groups=`` for one value per group).
+#: Row metrics: name → function of ``(conf, correct)`` arrays without missing values (and
+#: ``groups=`` for one value per group), or of one :class:`PreparedRows`.
 METRICS: dict[str, Callable[..., Any]] = {
     "ece": ece,
     "ace": ace,
@@ -1274,6 +1371,7 @@ def summarize(
     human_frac: ArrayLike | None = None,
     by: ArrayLike | None = None,
     total: bool = False,
+    prepared: PreparedRows | None = None,
 ) -> Any:
     """Every row metric in :data:`METRICS`, the Brier decomposition
     (:func:`brier_decomposition`: ``brier_reliability``, ``brier_resolution``,
@@ -1295,6 +1393,12 @@ def summarize(
     ``(summary, {label: summary})``; both share the rows' checks, order by confidence,
     bins and question scores.
 
+    ``prepared``: the rows that have a confidence (those :func:`drop_missing` keeps, in
+    order), as :class:`PreparedRows` without groups or weights, for a caller that scores
+    them with other metrics too: what the summary finds of them (their order by
+    confidence, bins, ...) then serves those metrics. A ``ValueError`` says when they are
+    not those rows.
+
     >>> s = summarize([0.9, None, 0.2], [1, 1, 0])
     >>> s["n"], s["n_missing"], round(s["brier"], 6), s["ocr_0.9"]
     (2, 1, 0.025, None)
@@ -1310,37 +1414,39 @@ def summarize(
     else:
         by_codes, labels = _group_labels(by, n_all)
     keep = ~np.isnan(conf_all)
-    c, y = conf_all[keep], correct_all[keep]
-    b = by_codes[keep]
-    groupings = [_Rows(c, y, b, labels.size, grouped=True, groups=b)]
+    if prepared is None:  # checked above; fresh arrays (a selection copies)
+        base = PreparedRows._checked(
+            conf_all[keep], correct_all[keep], whole[keep], 1, grouped=False
+        )
+    else:
+        base = _check_prepared(prepared, conf_all, correct_all, keep)
+    # every metric on the same rows, grouped by label (and as one group): one check, one
+    # sort and one binning for all
+    groupings = [base._regroup(by_codes[keep], labels.size)]
     if by is not None and total:
-        groupings.append(groupings[0].regroup(whole[keep], 1))
+        groupings.append(base._regroup(whole[keep], 1))
     all_codes = [by_codes, whole]
     questions = None
     if groups is not None:
         q_codes, n_q = group_codes(groups, n_all)
         h = None if human_frac is None else _as_1d("human_frac", human_frac)[keep]
-        questions = _Questions(q_codes, n_q, keep, h)
+        questions = _Questions(base, q_codes, n_q, keep, h)
     tables = []
-    token = _SHARED.set(tuple(groupings))  # one check, sort and binning for every metric
-    try:
-        for rows, codes in zip(groupings, all_codes, strict=False):
-            table: dict[str, Any] = {}
-            if questions is not None:
-                table.update(questions.summary(rows, codes))
-            for name, fn in METRICS.items():
-                table[name] = fn(c, y, groups=rows.groups)
-            parts = brier_decomposition(c, y, groups=rows.groups)
-            for part in ("reliability", "resolution", "uncertainty", "binned"):
-                table[f"brier_{part}"] = getattr(parts, part)
-            table["n"] = rows.count
-            table["n_missing"] = np.bincount(codes[~keep], minlength=rows.k)
-            for name in ("n_questions", "n_questions_skipped"):  # after the others
-                if name in table:
-                    table[name] = table.pop(name)
-            tables.append(table)
-    finally:
-        _SHARED.reset(token)
+    for rows, codes in zip(groupings, all_codes, strict=False):
+        table: dict[str, Any] = {}
+        if questions is not None:
+            table.update(questions.summary(rows, codes))
+        for name, fn in METRICS.items():
+            table[name] = fn(rows)
+        parts = brier_decomposition(rows)
+        for part in ("reliability", "resolution", "uncertainty", "binned"):
+            table[f"brier_{part}"] = getattr(parts, part)
+        table["n"] = rows.count
+        table["n_missing"] = np.bincount(codes[~keep], minlength=rows.k)
+        for name in ("n_questions", "n_questions_skipped"):  # after the others
+            if name in table:
+                table[name] = table.pop(name)
+        tables.append(table)
     summaries = [
         [
             {
@@ -1358,6 +1464,29 @@ def summarize(
     return (summaries[1][0], per_label) if total else per_label
 
 
+def _check_prepared(
+    prepared: PreparedRows, conf: FloatArray, correct: FloatArray, keep: NDArray[np.bool_]
+) -> PreparedRows:
+    """``prepared`` when it holds the rows of ``conf`` and ``correct`` that ``keep`` selects,
+    without groups or weights."""
+    if not isinstance(prepared, PreparedRows):
+        raise ValueError(f"prepared must be PreparedRows, got {type(prepared).__name__}")
+    if prepared.grouped or prepared.weight is not None:
+        raise ValueError("prepared rows for summarize must have no groups and no weights")
+    n_kept = int(np.count_nonzero(keep))
+    every = n_kept == conf.size  # (no selection to copy)
+    same = (
+        prepared.conf.size == n_kept
+        and np.array_equal(prepared.conf, conf if every else conf[keep])
+        and np.array_equal(prepared.correct, correct if every else correct[keep])
+    )
+    if not same:
+        raise ValueError(
+            "prepared must hold the rows of conf and correct that have a confidence, in order"
+        )
+    return prepared
+
+
 class _Questions:
     """The questions of :func:`summarize`'s rows: each question (or (label, question) pair)
     scored once by every question metric, and a group's value the mean over its
@@ -1365,31 +1494,33 @@ class _Questions:
 
     def __init__(
         self,
+        rows: PreparedRows,
         codes: NDArray[np.intp],
         n_q: int,
         keep: NDArray[np.bool_],
         human_frac: FloatArray | None,
     ) -> None:
-        self.codes, self.n_q, self.keep, self.h = codes, max(n_q, 1), keep, human_frac
+        self.rows, self.codes, self.n_q, self.keep = rows, codes, max(n_q, 1), keep
+        self.h = human_frac
         self.scores: dict[Any, Any] = {}
 
-    def _scored(self, rows: _Rows, cells: NDArray[np.intp], size: int) -> Any:
+    def _scored(self, cells: NDArray[np.intp], size: int) -> Any:
         """Each cell's score by every question metric, for the cells that have rows."""
         if not cells.size:
             return np.zeros(0, dtype=np.intp), {name: np.zeros(0) for name in QUESTION_METRICS}
         codes, used = _compact(cells, size)
-        conf, correct, h = rows.conf, rows.correct, self.h
         return used, {
-            name: question_fn(conf, correct, human_frac=h, groups=codes, per_question=True)
+            name: question_fn(self.rows, human_frac=self.h, groups=codes, per_question=True)
             for name, question_fn in QUESTION_METRICS.items()
         }
 
-    def summary(self, rows: _Rows, group_of_row: NDArray[np.intp]) -> dict[str, FloatArray]:
-        """Per group of ``rows``: each question metric's mean over the group's questions,
-        ``n_questions`` (questions with a confidence) and ``n_questions_skipped``."""
+    def summary(self, rows: PreparedRows, group_of_row: NDArray[np.intp]) -> dict[str, FloatArray]:
+        """Per group of ``rows`` (a grouping of this summary's rows): each question metric's
+        mean over the group's questions, ``n_questions`` (questions with a confidence) and
+        ``n_questions_skipped``."""
         k, n_q, keep = rows.k, self.n_q, self.keep
         if "questions" not in self.scores:  # every question once, on its kept rows
-            self.scores["questions"] = self._scored(rows, self.codes[keep], n_q)
+            self.scores["questions"] = self._scored(self.codes[keep], n_q)
         group_of_q = np.full(n_q, -1, dtype=np.intp)
         group_of_q[self.codes] = group_of_row
         if np.array_equal(group_of_q[self.codes], group_of_row):  # a question, one group
@@ -1398,7 +1529,7 @@ class _Questions:
             seen = np.bincount(group_of_q[seen_q], minlength=k).astype(float)
         else:  # a question's rows in several groups: score each (group, question)
             cells = group_of_row * n_q + self.codes
-            used, per_q = self._scored(rows, cells[keep], k * n_q)
+            used, per_q = self._scored(cells[keep], k * n_q)
             group = used // n_q
             seen = np.bincount(_compact(cells, k * n_q)[1] // n_q, minlength=k).astype(float)
         scored = np.bincount(group, minlength=k).astype(float)
@@ -1449,9 +1580,15 @@ def normalized_sigmoid(x: ArrayLike) -> Any:
 
 
 def _check_question(
-    conf: ArrayLike, correct: ArrayLike, human_frac: ArrayLike | None
+    conf: ArrayLike | PreparedRows, correct: ArrayLike | None, human_frac: ArrayLike | None
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    conf_arr, correct_arr = _check_rows(conf, correct)
+    """The rows of a question metric (prepared rows: their own, which a question metric
+    takes without groups or weights: its ``groups`` are the questions) and ``h_t``."""
+    if isinstance(conf, PreparedRows) or correct is None:
+        r = _rows(conf, correct, per_group=False)
+        conf_arr, correct_arr = r.conf, r.correct
+    else:
+        conf_arr, correct_arr = _check_rows(conf, correct)
     if human_frac is None:
         return conf_arr, correct_arr, np.zeros_like(conf_arr)
     h = _as_1d("human_frac", human_frac)
@@ -1465,8 +1602,8 @@ def _check_question(
 
 
 def calscore(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     human_frac: ArrayLike | None = None,
     groups: ArrayLike | None = None,
@@ -1501,8 +1638,8 @@ def calscore(
 
 
 def mce_grace(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     groups: ArrayLike | None = None,
     per_question: bool = False,
@@ -1522,8 +1659,8 @@ def mce_grace(
 
 
 def calscore_ref(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     human_frac: ArrayLike | None = None,
     groups: ArrayLike | None = None,
@@ -1547,8 +1684,8 @@ def calscore_ref(
 
 
 def mce_grace_ref(
-    conf: ArrayLike,
-    correct: ArrayLike,
+    conf: ArrayLike | PreparedRows,
+    correct: ArrayLike | None = None,
     *,
     groups: ArrayLike | None = None,
     per_question: bool = False,
@@ -1562,12 +1699,15 @@ def mce_grace_ref(
 
 
 #: GRACE's question metrics: name → function of ``(conf, correct, *, human_frac, groups,
-#: per_question)`` (the MCEs ignore ``human_frac``).
+#: per_question)`` or ``(rows, *, ...)`` with :class:`PreparedRows` without groups (the MCEs
+#: ignore ``human_frac``).
 QUESTION_METRICS: dict[str, Callable[..., Any]] = {
     "calscore": calscore,
     "calscore_ref": calscore_ref,
-    "mce_grace": lambda conf, correct, *, human_frac=None, **kw: mce_grace(conf, correct, **kw),
-    "mce_grace_ref": lambda conf, correct, *, human_frac=None, **kw: mce_grace_ref(
+    "mce_grace": lambda conf, correct=None, *, human_frac=None, **kw: mce_grace(
+        conf, correct, **kw
+    ),
+    "mce_grace_ref": lambda conf, correct=None, *, human_frac=None, **kw: mce_grace_ref(
         conf, correct, **kw
     ),
 }

@@ -37,6 +37,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from grace_arena.analysis.metrics import (
     LOG_LOSS_EPS,
+    PreparedRows,
+    _check_prepared,
     _check_rows,
     brier,
     ece,
@@ -368,14 +370,8 @@ def cross_val_predict(
     return _out_of_fold(d, f, (method,))[method].ravel()[f.cell]
 
 
-def _scores(
-    conf: FloatArray, correct: FloatArray, sample_weight: FloatArray | None = None
-) -> dict[str, float]:
-    return {
-        "ece": ece(conf, correct, sample_weight=sample_weight),
-        "brier": brier(conf, correct, sample_weight=sample_weight),
-        "log_loss": log_loss(conf, correct, sample_weight=sample_weight),
-    }
+def _scores(rows: PreparedRows) -> dict[str, float]:
+    return {"ece": ece(rows), "brier": brier(rows), "log_loss": log_loss(rows)}
 
 
 def recalibration_report(
@@ -386,6 +382,7 @@ def recalibration_report(
     n_splits: int = 5,
     seed: int = 0,
     methods: tuple[Method, ...] = METHODS,
+    prepared: PreparedRows | None = None,
 ) -> dict[str, Any] | None:
     """ECE, Brier and log loss before recalibration and after each method (out of fold, as
     :func:`cross_val_predict`), with each method's map fitted on all the rows; missing
@@ -396,11 +393,14 @@ def recalibration_report(
     rows; the folds' fits start from the fit on all rows (so Newton's method needs a step or
     two). The rows of one fold at one distinct confidence get the same recalibrated
     confidence, so the "after" metrics run on those (fold, confidence, correct) cells, each
-    weighted by its rows."""
-    c, y = _check_rows(conf, correct, allow_missing=True, allow_empty=True)
+    weighted by its rows.
+
+    ``prepared``: the rows that have a confidence, as ``summarize`` takes them (its
+    ``prepared``), for a caller that scores them with other metrics too."""
+    c_all, y_all = _check_rows(conf, correct, allow_missing=True, allow_empty=True)
     g = np.asarray(groups)
-    keep = ~np.isnan(c)
-    c, y, g = c[keep], y[keep], g[keep]
+    keep = ~np.isnan(c_all)
+    c, y, g = c_all[keep], y_all[keep], g[keep]
     if c.size == 0 or y.min() == y.max():
         return None
     codes, k = group_codes(g, g.size)
@@ -413,7 +413,11 @@ def recalibration_report(
         "n_splits": n_splits,
         "seed": seed,
         "n": int(c.size),
-        "before": _scores(c, y),
+        "before": _scores(
+            PreparedRows.of(c, y)
+            if prepared is None
+            else _check_prepared(prepared, c_all, y_all, keep)
+        ),
     }
     fitted = {method: _fit(d, f.rows.sum(axis=0), f.hits.sum(axis=0), method) for method in methods}
     after = _out_of_fold(d, f, methods, starts={m: fit.params for m, fit in fitted.items()})
@@ -429,7 +433,8 @@ def recalibration_report(
         if method == "isotonic":
             params = {"points": len(params["x"])}
         cells = np.tile(after[method].ravel(), 2)[held]
-        out[method] = {"after": _scores(cells, correct_cells, weight), "params": params}
+        after_rows = PreparedRows.of(cells, correct_cells, sample_weight=weight)
+        out[method] = {"after": _scores(after_rows), "params": params}
     return out
 
 

@@ -26,8 +26,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -65,6 +64,7 @@ from grace_arena.analysis.metrics import (
     SMOOTH_GRID,
     UNCATEGORIZED,
     ConfidenceKind,
+    PreparedRows,
     check_h_definition,
     human_fraction,
     percentile_interval,
@@ -72,7 +72,6 @@ from grace_arena.analysis.metrics import (
     reliability_table,
     resample_counts,
     risk_coverage_curve,
-    shared_rows,
     smooth_band_sums,
     smooth_bandwidth,
     smooth_reliability,
@@ -80,6 +79,7 @@ from grace_arena.analysis.metrics import (
     summarize,
 )
 from grace_arena.analysis.recalibration import recalibration_report
+from grace_arena.analysis.tasks import Result, Task, run_tasks
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -113,17 +113,8 @@ LEADERBOARD_METRICS: dict[str, bool] = {
 }
 #: Points of the buzz-rate curves (figure 4).
 GRID = np.linspace(0.0, 1.0, 101)
-#: Threads the analysis runs its independent parts on.
+#: Threads the analysis runs its independent parts on (:mod:`~grace_arena.analysis.tasks`).
 WORKERS = min(4, os.cpu_count() or 1)
-
-
-class _Inline(Executor):
-    """Runs each task as it is submitted (an executor without threads)."""
-
-    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        future.set_result(fn(*args, **kwargs))
-        return future
 
 
 def _none(value: float | None) -> float | None:
@@ -133,11 +124,8 @@ def _none(value: float | None) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _reliability(conf: np.ndarray, correct: np.ndarray) -> list[dict[str, Any]]:
-    keep = ~np.isnan(conf)
-    if not keep.any():
-        return []
-    return [b.as_dict() for b in reliability_table(conf[keep], correct[keep])]
+def _reliability(rows: PreparedRows | None) -> list[dict[str, Any]]:
+    return [] if rows is None else [b.as_dict() for b in reliability_table(rows)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -454,13 +442,22 @@ def _step_order(steps: Steps) -> IntArray:
 
 
 def model_rows(
-    steps: Steps, questions: NDArray[Any], h: FloatArray | Future[FloatArray] | None = None
+    steps: Steps, questions: NDArray[Any], h: FloatArray | None = None
 ) -> list[ModelRows]:
-    """Split ``steps`` by model (sorted by name); ``h`` defaults to all zeros. A future of
-    ``h`` is waited for only once the rows are split (it can be computed meanwhile).
+    """Split ``steps`` by model (sorted by name); ``h`` defaults to all zeros.
 
     Raises ``ValueError`` on a duplicate (model, question, step).
     """
+    return _with_h(_split_by_model(steps, questions), h, len(steps))
+
+
+def _models_present(steps: Steps) -> int:
+    """How many models have steps: the entries of :func:`model_rows`."""
+    return int(np.count_nonzero(np.bincount(steps.model, minlength=steps.models.size)))
+
+
+def _split_by_model(steps: Steps, questions: NDArray[Any]) -> list[tuple[IntArray, dict[str, Any]]]:
+    """:func:`model_rows` but ``h``: each model's rows of ``steps`` and its fields."""
     parts = []
     order = _step_order(steps)
     model_sorted = steps.model[order]
@@ -514,10 +511,15 @@ def model_rows(
                 ),
             )
         )
-    if isinstance(h, Future):
-        h = h.result()
+    return parts
+
+
+def _with_h(
+    parts: list[tuple[IntArray, dict[str, Any]]], h: FloatArray | None, n_steps: int
+) -> list[ModelRows]:
+    """The models' rows of :func:`_split_by_model`, with ``h`` of every step row."""
     if h is None:
-        h = np.zeros(len(steps))
+        h = np.zeros(n_steps)
     return [ModelRows(h=h[idx], **fields) for idx, fields in parts]
 
 
@@ -528,21 +530,30 @@ def summarize_models(
     ``final`` (each question's last step) and ``by_category`` (a question's category is the
     first one its steps carry, else ``"uncategorized"``; all steps and every category in
     one :func:`~grace_arena.analysis.metrics.summarize` call)."""
-    result: dict[str, dict[str, dict[str, Any]]] = {}
-    for m in models:
-        cat_codes, cats = pd.factorize(m.category)
-        row_cat = cat_codes[m.q]
-        f = m.final
-        result[m.model] = {}
-        for kind in kinds:
-            conf = m.conf[kind]
-            metrics, by_cat = summarize(
-                conf, m.correct, groups=m.q, human_frac=m.h, by=row_cat, total=True
-            )
-            metrics["final"] = summarize(conf[f], m.correct[f], groups=m.q[f], human_frac=m.h[f])
-            metrics["by_category"] = {cats[i]: by_cat[i] for i in np.argsort(cats)}
-            result[m.model][kind] = metrics
-    return result
+    return {m.model: {kind: _summary_of(m, kind) for kind in kinds} for m in models}
+
+
+def _summary_of(
+    m: ModelRows,
+    kind: ConfidenceKind,
+    rows: PreparedRows | None = None,
+    final_rows: PreparedRows | None = None,
+) -> dict[str, Any]:
+    """:func:`summarize_models` of one model and kind. ``rows`` and ``final_rows``: its rows
+    and final rows that have a confidence, prepared by a caller that scores them with
+    other metrics too (``summarize``'s ``prepared``)."""
+    cat_codes, cats = pd.factorize(m.category)
+    row_cat = cat_codes[m.q]
+    f = m.final
+    conf = m.conf[kind]
+    metrics, by_cat = summarize(
+        conf, m.correct, groups=m.q, human_frac=m.h, by=row_cat, total=True, prepared=rows
+    )
+    metrics["final"] = summarize(
+        conf[f], m.correct[f], groups=m.q[f], human_frac=m.h[f], prepared=final_rows
+    )
+    metrics["by_category"] = {cats[i]: by_cat[i] for i in np.argsort(cats)}
+    return metrics
 
 
 #: Grid cells where the smoothed reliability curve gets its bootstrap band (t ≈ 0, 0.1, … 1).
@@ -716,9 +727,9 @@ def _listed(values: FloatArray) -> list[float | None]:
     return [None if math.isnan(v) else float(v) for v in values]
 
 
-def _risk_coverage(conf: FloatArray, correct: FloatArray, points: int = 101) -> dict[str, Any]:
+def _risk_coverage(rows: PreparedRows, points: int = 101) -> dict[str, Any]:
     """The risk–coverage curve, at most ``points`` of its points (for the plot)."""
-    curve = risk_coverage_curve(conf, correct)
+    curve = risk_coverage_curve(rows)
     keep = np.arange(curve.coverage.size)
     if keep.size > points:
         keep = np.unique(
@@ -733,11 +744,8 @@ def _risk_coverage(conf: FloatArray, correct: FloatArray, points: int = 101) -> 
     }
 
 
-def _smooth_section(m: ModelRows, kind: ConfidenceKind) -> dict[str, Any] | None:
-    keep = ~np.isnan(m.conf[kind])
-    if not keep.any():
-        return None
-    curve = smooth_reliability(m.conf[kind][keep], m.correct[keep])
+def _smooth_section(rows: PreparedRows) -> dict[str, Any]:
+    curve = smooth_reliability(rows)
     return {
         "bandwidth": curve.bandwidth,
         "smooth_ece": curve.smooth_ece,
@@ -755,28 +763,32 @@ def _analyse_model(m: ModelRows, kind: ConfidenceKind) -> tuple[dict[str, Any], 
     final = m.final
     conf = m.conf[kind]
     keep = ~np.isnan(conf)
-    has_rows = bool(keep.any())
     keep_final = keep[final]
-    # the summary, the curves, the recalibration's scores and the reliability tables sort and
-    # bin the same rows once
-    with shared_rows():
-        metrics = summarize_models([m], kinds=(kind,))[m.model][kind]
-        # _model_section adds the bootstrap's band to the curve
-        metrics["smooth_reliability"] = _smooth_section(m, kind)
-        metrics["risk_coverage"] = _risk_coverage(conf[keep], m.correct[keep]) if has_rows else None
-        metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q)
-        sh_mean, n_sh = sh_by_model(m, kind)
-        after = {
-            # over the rows the other metrics of this confidence kind score (``n``)
-            "accuracy": _none(float(m.correct[keep].mean())) if has_rows else None,
-            "final_accuracy": _none(float(m.correct[final][keep_final].mean()))
-            if keep_final.any()
-            else None,
-            "reliability": _reliability(conf, m.correct),
-            "final_reliability": _reliability(conf[final], m.correct[final]),
-            "sh": _none(sh_mean),
-            "n_questions_sh": n_sh,
-        }
+    # the rows that have a confidence (all steps, final steps), checked, sorted and binned
+    # once for the summary, the curves, the recalibration's scores and the reliability tables
+    rows = PreparedRows.of(conf[keep], m.correct[keep]) if keep.any() else None
+    final_rows = (
+        PreparedRows.of(conf[final][keep_final], m.correct[final][keep_final])
+        if keep_final.any()
+        else None
+    )
+    metrics = _summary_of(m, kind, rows, final_rows)
+    # _model_summary adds the bootstrap's band to the curve
+    metrics["smooth_reliability"] = _smooth_section(rows) if rows is not None else None
+    metrics["risk_coverage"] = _risk_coverage(rows) if rows is not None else None
+    metrics["recalibration"] = recalibration_report(conf, m.correct, groups=m.q, prepared=rows)
+    sh_mean, n_sh = sh_by_model(m, kind)
+    after = {
+        # over the rows the other metrics of this confidence kind score (``n``)
+        "accuracy": _none(float(rows.correct.mean())) if rows is not None else None,
+        "final_accuracy": _none(float(final_rows.correct.mean()))
+        if final_rows is not None
+        else None,
+        "reliability": _reliability(rows),
+        "final_reliability": _reliability(final_rows),
+        "sh": _none(sh_mean),
+        "n_questions_sh": n_sh,
+    }
     return metrics, after
 
 
@@ -795,44 +807,44 @@ def _bootstrap_with_bands(
     return bootstrap_models(models, combos, bandwidths=bandwidths, **options)
 
 
-def _model_section(
-    steps: Steps,
-    questions: NDArray[Any],
-    h: FloatArray | Future[FloatArray],
-    n_resamples: int,
-    seed: int,
-    level: float,
-    pool: Executor | None = None,
-    then: Callable[[list[ModelRows]], Any] | None = None,
-) -> tuple[dict[str, Any], Any]:
-    """Every model's metrics, curves and intervals, and what ``then(rows)`` gives (the
-    models' rows): it runs once the models' tasks are queued, to queue more behind them.
-    ``h``: h_t of every step row (:func:`human_fraction_column`), or its future.
-    With ``pool``, the models' analyses and the bootstrap run as its tasks (each computes
-    numbers of its own, so the result does not depend on how they are scheduled)."""
-    pool = pool or _Inline()
-    models = model_rows(steps, questions, h)
-    combos = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
-    # the longest task first
-    boot_task = pool.submit(
-        _bootstrap_with_bands,
-        models, combos, n_resamples=n_resamples, seed=seed, level=level,
-    ) if n_resamples > 0 else None  # fmt: skip
-    # a task per model and kind: short tasks keep both cores busy until the bootstrap ends
-    tasks = {
-        (m.model, kind): pool.submit(_analyse_model, m, kind)
-        for m in models
+#: Every confidence kind of all steps and of final steps: the bootstrap's combinations.
+COMBOS = [(kind, final) for kind in CONFIDENCE_KINDS for final in (False, True)]
+
+
+def _model_tasks(
+    steps: Steps, questions: NDArray[Any], n_resamples: int, seed: int, level: float
+) -> list[Task]:
+    """The tasks of the models' side: the models' rows (``"rows"``: split by model while
+    h_t, the task ``"h"``, is computed), the bootstrap (the longest task, so it comes
+    first), then one analysis per model and confidence kind (``("model", i, kind)``:
+    short tasks that keep the other cores busy until the bootstrap ends)."""
+    tasks = [
+        Task("split", _split_by_model, (steps, questions)),
+        Task("rows", _with_h, (Result("split"), Result("h"), len(steps))),
+    ]
+    if n_resamples > 0:
+        options = {"n_resamples": n_resamples, "seed": seed, "level": level}
+        tasks.append(Task("bootstrap", _bootstrap_with_bands, (Result("rows"), COMBOS), options))
+    tasks += [
+        Task(("model", i, kind), _analyse_model, (Result("rows", i), kind))
+        for i in range(_models_present(steps))
         for kind in CONFIDENCE_KINDS
-    }
-    extra = then(models) if then is not None else None
-    boot = boot_task.result() if boot_task else {}
+    ]
+    return tasks
+
+
+def _model_summary(results: dict[Any, Any], level: float) -> dict[str, Any]:
+    """Every model's metrics, curves and intervals, from the results of
+    :func:`_model_tasks`."""
+    models: list[ModelRows] = results["rows"]
+    boot = results.get("bootstrap") or {}
     summary: dict[str, Any] = {}
-    for m in models:
+    for i, m in enumerate(models):
         summary[m.model] = {}
         done = boot.get(m.model)
         cis = done.intervals if done else {}
         for kind in CONFIDENCE_KINDS:
-            metrics, late = tasks[(m.model, kind)].result()
+            metrics, late = results[("model", i, kind)]
             summary[m.model][kind] = metrics
             for final in (False, True):
                 target = metrics["final"] if final else metrics
@@ -855,7 +867,7 @@ def _model_section(
             metrics["final"]["reliability"] = late["final_reliability"]
             metrics["sh"] = late["sh"]
             metrics["n_questions_sh"] = late["n_questions_sh"]
-    return summary, extra
+    return summary
 
 
 def _leaderboard(models: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
@@ -1264,34 +1276,24 @@ def analyze(
         data = steps
         steps, buzzes, heard = data.steps, data.buzzes, data.heard
         roster = getattr(data, "roster", None) if roster is None else roster
-    # the analysis' independent parts run as tasks of a pool of threads (numpy leaves the
-    # interpreter free while it computes), BLAS on one thread (see bootstrap_models)
-    with (
-        threadpool_limits(limits=1, user_api="blas"),
-        ThreadPoolExecutor(max_workers=WORKERS) as pool,
-    ):
-        step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard, roster)
-        n_q = max(questions.size, 1)
-        # h_t first: the models' rows wait for it
-        h_task = pool.submit(
-            human_fraction_column, step_arrays, buzz_arrays, definition=h_definition
-        )
-        team_task = pool.submit(_team_section, buzz_arrays, n_q)
-        players_task = pool.submit(_players, buzz_arrays, n_q)
-
-        def queue_curves(rows: list[ModelRows]) -> list[Future[Any]]:
-            return [
-                pool.submit(_expected_wins, buzz_arrays, rows, n_q),
-                pool.submit(buzz_given_correct_table, rows),
-                pool.submit(accuracy_curves, rows),
-            ]
-
-        models, curve_tasks = _model_section(
-            step_arrays, questions, h_task, n_resamples, seed, level, pool, queue_curves
-        )
-        wins, policy, accuracy = (task.result() for task in curve_tasks)
-        teams, rate_curves = team_task.result()
-        players = players_task.result()
+    step_arrays, buzz_arrays, questions = _as_inputs(steps, buzzes, heard, roster)
+    n_q = max(questions.size, 1)
+    # the analysis' parts, each a function of the data alone, in the order they should
+    # start (tasks.run_tasks runs them side by side, each once what it needs is done)
+    plan = [
+        Task("h", human_fraction_column, (step_arrays, buzz_arrays), {"definition": h_definition}),
+        *_model_tasks(step_arrays, questions, n_resamples, seed, level),
+        Task("teams", _team_section, (buzz_arrays, n_q)),
+        Task("players", _players, (buzz_arrays, n_q)),
+        Task("wins", _expected_wins, (buzz_arrays, Result("rows"), n_q)),
+        Task("policy", buzz_given_correct_table, (Result("rows"),)),
+        Task("accuracy", accuracy_curves, (Result("rows"),)),
+    ]
+    done = run_tasks(plan, workers=WORKERS)
+    models = _model_summary(done, level)
+    wins, policy, accuracy = done["wins"], done["policy"], done["accuracy"]
+    teams, rate_curves = done["teams"]
+    players = done["players"]
     notes = []
     if len(buzz_arrays) and not len(step_arrays):
         notes.append(
