@@ -58,6 +58,15 @@ COMMAND_OF = {
     "step_word": "reveal",
     "step_clue": "reveal",
 }
+#: What to do before E can end the match, by phase (a match ends between tossups).
+END_FIRST = {
+    "reading": "A match ends between tossups: let this one finish (or t throws it out), "
+    "then press E.",
+    "awaiting": "A match ends between tossups: let the buzz window close (or t throws the "
+    "tossup out), then press E.",
+    "buzzed": "A match ends between tossups: rule the buzz first, then press E.",
+    "prompted": "A match ends between tossups: rule the prompted answer first, then press E.",
+}
 #: The actions that act on the match (not for a moderator who watches).
 ACTS = frozenset(COMMAND_OF) | {"faster", "slower"}
 
@@ -219,6 +228,9 @@ class LiveScreen(MatchScreen):
                 and not b.prompted and b.answer is None
             )  # fmt: skip
             return open_turn and (action == "abstain" or b.consulted is None)
+        if action == "end_match":
+            # offered whenever the match is not over: pressed mid-tossup, it says what first
+            return state.match.phase != "ended"
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more
@@ -322,6 +334,9 @@ class LiveScreen(MatchScreen):
         from moderator_tui.dialogs import ConfirmScreen
 
         state = self.current
+        if state is not None and "end_match" not in allowed_commands(Phase(state.match.phase)):
+            self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
+            return
         left = 0 if state is None else state.match.tossups_total - state.match.tossups_played
         more = f" {left} tossup(s) are still unplayed." if left else ""
 
