@@ -53,6 +53,7 @@ COMMAND_OF = {
     "abstain": "abstain_part",
     "next_tossup": "start_tossup",
     "end_match": "end_match",
+    "end_match_not_now": "end_match",  # E mid-tossup: says what comes first
     "pause": "pause",
     "resume": "resume",
     "step_word": "reveal",
@@ -116,11 +117,15 @@ class LiveScreen(MatchScreen):
         Binding(
             "E", "end_match", "End match", key_display="E", tooltip="End the match (asks first)"
         ),
+        Binding("E", "end_match_not_now", "End match", key_display="E", show=False),
         Binding("question_mark", "app.help", "Help", key_display="?", tooltip="Every key"),
         Binding(
             "q", "app.leave", "Quit", tooltip="Close this screen; the match goes on on the server"
         ),
     ]
+
+    #: Not listed in the help (E's explanation when the match cannot end yet).
+    HELP_HIDDEN: ClassVar[frozenset[str]] = frozenset({"end_match_not_now"})
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -228,9 +233,9 @@ class LiveScreen(MatchScreen):
                 and not b.prompted and b.answer is None
             )  # fmt: skip
             return open_turn and (action == "abstain" or b.consulted is None)
-        if action == "end_match":
-            # offered whenever the match is not over: pressed mid-tossup, it says what first
-            return state.match.phase != "ended"
+        if action == "end_match_not_now":
+            # E mid-tossup: not a move, but the screen says what comes first
+            return state.match.phase != "ended" and "end_match" not in allowed
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more
@@ -334,9 +339,6 @@ class LiveScreen(MatchScreen):
         from moderator_tui.dialogs import ConfirmScreen
 
         state = self.current
-        if state is not None and "end_match" not in allowed_commands(Phase(state.match.phase)):
-            self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
-            return
         left = 0 if state is None else state.match.tossups_total - state.match.tossups_played
         more = f" {left} tossup(s) are still unplayed." if left else ""
 
@@ -345,6 +347,11 @@ class LiveScreen(MatchScreen):
                 self._send(EndMatchMsg())
 
         self.app.push_screen(ConfirmScreen(f"End the match now?{more}"), answer)
+
+    def action_end_match_not_now(self) -> None:
+        state = self.current
+        if state is not None:
+            self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
 
     def action_standings(self) -> None:
         self.app.show_standings()  # type: ignore[attr-defined]

@@ -101,7 +101,7 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
         expect(alice.locator("#scores")).to_contain_text("Blue")
         expect(alice.locator("#me")).to_have_text("Alice · Red")
         expect(alice.locator("#status-title")).to_have_text("Waiting for the first tossup")
-        expect(alice.locator("#status-detail")).to_contain_text("Round 1: Red")
+        expect(alice.locator("#result")).to_contain_text("Round 1: Red won")
         expect(display.locator("#title")).to_contain_text("Round 2 of 3 · Room 1")
         expect(display.locator("#tossup-info")).to_contain_text("Red vs Blue")
         alice.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-round-2.png"))
