@@ -804,7 +804,8 @@
         const row = view.rows.find((x) => x.team === team);
         if (!row) return;
         const record = row.won + "–" + row.lost + (row.tied ? "–" + row.tied : "");
-        final.standing = row.name + ": " + ordinal(row.rank) + " of " + view.rows.length +
+        const tied = view.rows.some((x) => x !== row && x.rank === row.rank) ? "tied " : "";
+        final.standing = row.name + ": " + tied + ordinal(row.rank) + " of " + view.rows.length +
           " in the standings (" + record + ", " + row.points + " pts)";
         render();
       })

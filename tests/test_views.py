@@ -152,6 +152,11 @@ def test_a_tie_an_early_end_and_a_match_with_no_tossup_say_so():
     match.handle(EndMatch(), now=2.0)
     assert _result(match).text == "Blue won with 15 (Red 0, Green −5)"
 
+    match, _ = started_match(config(n_tossups=1, rules=rules))
+    _play(match, ("neg", "blue", "red"))
+    match.handle(EndMatch(), now=2.0)
+    assert _result(match).text == "Red won 15 to −5"
+
 
 def test_overtime_is_said_with_the_result():
     rules = ScoringRules(answer_time=None, regulation_tossups=1)

@@ -349,7 +349,9 @@ def match_result(match: Match) -> MatchResult | None:
     rest = ranked[len(leaders) :]
     tied = len(leaders) > 1
     if len(ranked) == 2:
-        final = f"{_points(top)}–{_points(scores[ranked[1].id])}"
+        second = scores[ranked[1].id]
+        # (a dash between two numbers, one of them negative, reads as a minus: "to")
+        final = f"{_points(top)}{'–' if second >= 0 else ' to '}{_points(second)}"
         text = (
             f"{ranked[0].name} and {ranked[1].name} tied {final}"
             if tied
