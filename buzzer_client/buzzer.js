@@ -1,5 +1,8 @@
 // The buzzer page: join a match, pick a team and a name, buzz. In an event's room the page
 // follows the room from round to round (next_match), and waits while the team has no match.
+// After each ruling on its team's buzz it shows the points ("+15 power", "−5"); at the end of
+// a match the result and, in an event, the team's place in the standings (kept up in the next
+// match's lobby); sent to another room, it says which before it goes.
 //
 // Plain script, no build step, no network access beyond this server. The messages are the ones
 // in docs/protocol.md (grace_arena/protocol.py on the server). Everything shown that came from
@@ -15,6 +18,8 @@
   // One buzz in flight at a time: a second press (or the click that follows a pointerdown)
   // before the server's answer is dropped. The wait gives up after this long.
   const PENDING_BUZZ_MS = 3000;
+  // How long "Your next match is in room 2" is up before the page goes there.
+  const MOVE_MS = 3000;
 
   // localStorage can throw (Safari private mode, storage disabled): then nothing persists.
   const store = {
@@ -46,6 +51,10 @@
     pendingBuzzAt: null, // when our unanswered buzz was sent (performance.now())
     notice: null, // {text, until}
     waiting: null, // the server's message while the team has no match here yet
+    room: null, // the event room this page is in (its name), from welcome and state
+    mine: null, // the latest ruling on this team's buzz in this tossup (its points)
+    final: null, // {text, standing}: how the team's last match ended, until the next starts
+    moving: null, // "Your next match is in Room 2": up while the page goes there
   };
 
   // -- connection (common.js: reconnects by itself, answers pings) -------------------------
@@ -76,6 +85,8 @@
     switch (msg.type) {
       case "welcome":
         app.teams = Array.isArray(msg.teams) ? msg.teams : [];
+        if (msg.event) app.room = msg.event.room;
+        showWhere(msg);
         if (msg.needs_join) {
           app.me = null;
           showView("join");
@@ -125,16 +136,29 @@
     const token = store.get(tokenKey(app.code));
     if (token) store.set(tokenKey(code), token);
     const last = app.state;
-    if (last && last.match.phase === "ended") {
-      const scores = last.teams.map((t) => t.name + " " + t.score).join(" · ");
-      const round = last.event ? "Round " + last.event.round : "Last match";
-      notify(round + ": " + scores, 10000);
+    if (last && last.match.phase === "ended") keepResult(last);
+    // another room: say so, with the room, before going there
+    const elsewhere = app.room != null && msg.room != null && String(msg.room) !== String(app.room);
+    if (elsewhere) {
+      app.moving = "Your next match is in " + roomLabel(msg.room) + " — moving you there";
+      app.state = null;
+      if (app.waiting) $("wait-message").textContent = app.moving;
+      render();
+      setTimeout(() => goTo(code, msg), MOVE_MS);
+      return;
     }
+    goTo(code, msg);
+  }
+
+  function goTo(code, msg) {
+    app.moving = null;
+    app.room = msg.room;
     app.state = null;
     app.waiting = null;
     app.tossupId = null;
     app.lastResult = null;
     app.lastRuling = null;
+    app.mine = null;
     app.answerSent = null;
     app.pendingBuzzAt = null;
     setCode(code);
@@ -154,6 +178,9 @@
   function onState(state) {
     app.state = state;
     app.waiting = null;
+    if (state.event) app.room = state.event.room;
+    if (state.match.phase === "ended") keepResult(state);
+    else if (state.match.phase !== "idle" || state.match.tossups_played > 0) app.final = null;
     link.entered();
     learnNames(state);
     app.serverOffset = state.server_time - Date.now() / 1000;
@@ -176,9 +203,13 @@
     if (ev.type === "ruled") {
       app.lastRuling = ev;
       app.answerSent = null;
+      if (app.me && ev.team === app.me.team && ev.ruling !== "prompt") app.mine = ev;
+    } else if (ev.type === "ruling_undone") {
+      if (app.mine && app.mine.buzz_id === ev.buzz_id) app.mine = null;
     } else if (ev.type === "tossup_started") {
       app.lastResult = null;
       app.lastRuling = null;
+      app.mine = null;
     }
   }
 
@@ -507,6 +538,7 @@
   function describe() {
     const s = app.state;
     const me = app.me;
+    if (app.moving) return { state: "waiting", title: app.moving, detail: "" };
     if (!s || !me) return { state: "waiting", title: "Connecting…", detail: "" };
     const phase = s.match.phase;
     if (!link.isOpen() && phase !== "ended") {
@@ -520,7 +552,10 @@
 
     if (phase === "ended") {
       const next = s.event && s.event.waiting;
-      return { state: "waiting", title: "Match over", detail: next || "Thanks for playing!" };
+      const r = s.match.result;
+      const won = r && r.winner === me.team;
+      return { state: won ? "ready" : "waiting", title: r ? r.text : "Match over",
+               detail: "Match over · " + (next || "thanks for playing!") };
     }
     if (phase === "idle") {
       return { state: "waiting", title: "Waiting for the first tossup", detail: "Get ready to buzz." };
@@ -608,7 +643,8 @@
       meEl.hidden = true;
     }
     if (app.waiting) {
-      $("wait-message").textContent = app.waiting;
+      $("wait-message").textContent = app.moving || app.waiting;
+      renderResult();
       return;
     }
     if ($("play-view").hidden) return;
@@ -699,6 +735,8 @@
     }
 
     buzzButton.disabled = !canBuzz();
+    renderPoints();
+    renderResult();
 
     const list = $("scores");
     list.textContent = "";
@@ -720,6 +758,86 @@
       li.append(name, score);
       list.appendChild(li);
     }
+  }
+
+  // -- points and results ------------------------------------------------------------------
+
+  function signed(points) {
+    return points > 0 ? "+" + points : points < 0 ? "−" + Math.abs(points) : "0";
+  }
+
+  // the points of the latest ruling on this team's buzz in this tossup: "+15 power — you"
+  function renderPoints() {
+    const el = $("points");
+    const s = app.state;
+    const ev = app.mine;
+    const show = Boolean(ev && s && app.me && (LIVE.has(s.match.phase) || FINISHED.has(s.match.phase)));
+    el.hidden = !show;
+    if (!show) return;
+    const value = ev.points === 0 ? "no points" : signed(ev.points) + (ev.power ? " power" : "");
+    const who = ev.player === app.me.player ? "you" :
+      playerName(ev.team, ev.player) + ", for " + teamName(ev.team);
+    const text = value + " — " + who;
+    el.dataset.sign = ev.points > 0 ? "plus" : ev.points < 0 ? "minus" : "zero";
+    if (el.textContent !== text) el.textContent = text;
+  }
+
+  // How the team's last match ended (its standing in the event once known): shown at the end
+  // and in the next match's lobby, or while the team waits.
+  function keepResult(state) {
+    const r = state.match.result;
+    const round = state.event ? "Round " + state.event.round + ": " : "";
+    const text = round + (r ? r.text : state.teams.map((t) => t.name + " " + t.score).join(" · "));
+    if (app.final && app.final.match === state.match.id) {
+      app.final.text = text;
+      return;
+    }
+    app.final = { match: state.match.id, text: text, standing: null };
+    if (state.event && app.me) loadStanding(app.final, state.event.name, app.me.team);
+  }
+
+  function loadStanding(final, eventName, team) {
+    fetch("/api/events/" + encodeURIComponent(eventName) + "/standings", { cache: "no-store" })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((view) => {
+        if (!view || !Array.isArray(view.rows)) return;
+        const row = view.rows.find((x) => x.team === team);
+        if (!row) return;
+        const record = row.won + "–" + row.lost + (row.tied ? "–" + row.tied : "");
+        const tied = view.rows.some((x) => x !== row && x.rank === row.rank) ? "tied " : "";
+        final.standing = row.name + ": " + tied + ordinal(row.rank) + " of " + view.rows.length +
+          " in the standings (" + record + ", " + row.points + " pts)";
+        render();
+      })
+      .catch(() => { /* the result stands without it */ });
+  }
+
+  function ordinal(n) {
+    const tens = n % 100;
+    const suffix = tens >= 11 && tens <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] || "th";
+    return n + suffix;
+  }
+
+  function renderResult() {
+    const el = $("result");
+    const f = app.final;
+    const s = app.state;
+    const show = Boolean(f && !app.moving && (app.waiting || (s && (s.match.phase === "ended" ||
+      (s.match.phase === "idle" && s.match.tossups_played === 0)))));
+    el.hidden = !show;
+    if (!show) return;
+    const text = f.text + (f.standing ? " · " + f.standing : "");
+    if (el.textContent !== text) el.textContent = text;
+  }
+
+  // the join page: what the code opened (an event's room and round, or the match's title)
+  function showWhere(welcome) {
+    const el = $("join-where");
+    const ev = welcome.event;
+    const text = ev ? ev.title + " · " + roomLabel(ev.room) + " · round " + ev.round + " of " + ev.rounds :
+      welcome.title || "";
+    el.textContent = text;
+    el.hidden = !text;
   }
 
   // countdowns and notices expire without a message from the server

@@ -2,14 +2,17 @@
 //
 // Connects as role "display" (docs/protocol.md): the server hides answers and model guesses
 // from this role until they are ruled on. All text from players goes through textContent.
-// An event's room is followed from round to round (next_match). /display?event=NAME is the
-// event's projector view instead (standings.js).
+// An event's room is followed from round to round (next_match). At the end of a match the
+// display shows the result and the final score, and keeps it up, when the room moves on, until
+// the moderator starts the next match's first tossup. /display?event=NAME is the event's
+// projector view instead (standings.js).
 "use strict";
 
 (function () {
   const $ = (id) => document.getElementById(id);
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
+  const LIVE = new Set(["reading", "awaiting", "buzzed", "prompted"]);
   const { appendMarkup, normaliseCode, createLink, recordNotice } = window.GraceArena;
 
   const app = {
@@ -21,6 +24,7 @@
     buzzes: new Map(), // buzz_id -> {team, player, word_index, ruling, points, answer}
     lastRuling: null,
     lostRaces: [], // buzz_refused (lost_race) events of this tossup
+    final: null, // the state of the room's match that ended, kept up until the next one starts
   };
 
   // -- connection (common.js: reconnects by itself, answers pings) -------------------------
@@ -48,12 +52,16 @@
         setConn(recordNotice(msg));
         return;
       case "next_match":
-        // the room moved on: hello again on this connection, into its next match
+        // the room moved on: hello again on this connection, into its next match; the
+        // result of the one that ended stays up
         app.code = normaliseCode(msg.join_code);
+        if (app.state && app.state.match.phase === "ended") app.final = app.state;
         app.state = null;
         resetTossup(null);
-        setBanner("", "On to the next match", "");
-        $("tossup-info").textContent = "";
+        if (!app.final) {
+          setBanner("", "On to the next match", "");
+          $("tossup-info").textContent = "";
+        }
         link.send({ type: "hello", role: "display", join_code: app.code });
         return;
       case "error":
@@ -118,6 +126,11 @@
 
   function onState(state) {
     app.state = state;
+    // the moderator moved on: the next match's first tossup (the end screen stays till then)
+    if (app.final && (state.match.id === app.final.match.id || state.match.phase !== "idle" ||
+                      state.match.tossups_played > 0)) {
+      app.final = state.match.id === app.final.match.id ? state : null;
+    }
     link.entered();
     learnNames(state);
     const id = state.tossup ? state.tossup.id : null;
@@ -201,6 +214,7 @@
   function renderBonus(b) {
     const text = $("text");
     text.textContent = "";
+    text.style.fontSize = "";
     const lead = document.createElement("span");
     lead.className = "bonus-leadin";
     lead.textContent = b.leadin + " ";
@@ -261,6 +275,10 @@
     $("join-url").textContent = url;
 
     const phase = s.match.phase;
+    if (phase === "ended" || app.final) {
+      renderEnd(app.final || s, app.final ? s : null);
+      return;
+    }
     const tossup = s.tossup;
     let info = "";
     if (tossup) {
@@ -273,7 +291,6 @@
     if (s.event && (phase === "idle" || !tossup)) {
       info = s.teams.map((t) => t.name).join(" vs ") + (info ? " · " + info : "");
     }
-    if (phase === "ended") info = "Match over" + (s.event && s.event.waiting ? " · " + s.event.waiting : "");
     const bonus = s.bonus && (phase === "bonus" || (s.bonus.done && phase === "answered")) ? s.bonus : null;
     if (bonus) {
       info = "Bonus " + bonus.number + " · " + teamName(bonus.team) +
@@ -362,18 +379,75 @@
 
     $("log-section").hidden = log.childElementCount === 0;
     $("log-section").scrollTop = $("log-section").scrollHeight; // the latest buzzes in sight
-    text.scrollTop = text.scrollHeight; // the newest words, once the layout is settled
+    fitText(text);
+    text.scrollTop = text.scrollHeight; // the newest words, if even the smallest type overflows
     renderScores();
   }
 
-  function renderScores() {
-    const s = app.state;
+  // The text as revealed, all of it in its box: the type shrinks (down to MIN_TEXT_PX) when
+  // the words outgrow the box, as when the buzz banner takes its place above the text; scrolled
+  // to its end instead, the first lines would be hidden under the banner.
+  const MIN_TEXT_PX = 18;
+  function fitText(box) {
+    box.style.fontSize = "";
+    let size = parseFloat(getComputedStyle(box).fontSize);
+    while (box.scrollHeight > box.clientHeight + 1 && size > MIN_TEXT_PX) {
+      size = Math.max(MIN_TEXT_PX, size * 0.95);
+      box.style.fontSize = size + "px";
+    }
+  }
+
+  // The end of a match: who won and the final score, in place of the text, until the
+  // moderator starts the room's next match (``next``: its lobby, when the room moved on).
+  function renderEnd(final, next) {
+    const r = final.match.result;
+    const teams = final.teams.map((t) => t.name).join(" vs ");
+    const what = final.event ? "Round " + final.event.round + " · " + teams : teams;
+    setBanner("final", r ? r.text : "Match over", what + " · final score");
+    const text = $("text");
+    text.textContent = "";
+    text.style.fontSize = "";
+    const list = document.createElement("ol");
+    list.className = "final-scores";
+    const ranked = final.teams.slice().sort((a, b) => b.score - a.score);
+    for (const t of ranked) {
+      const li = document.createElement("li");
+      if (r && r.winner === t.id) li.className = "winner";
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = t.name;
+      const score = document.createElement("span");
+      score.className = "score";
+      score.textContent = signedScore(t.score);
+      li.append(name, score);
+      list.appendChild(li);
+    }
+    text.appendChild(list);
+    let info = "Match over";
+    if (next) {
+      const nextTeams = next.teams.map((t) => t.name).join(" vs ");
+      info = "Next here: " + nextTeams + " — when the moderator starts it";
+    } else if (final.event && final.event.waiting) {
+      info = "Match over · " + final.event.waiting;
+    }
+    $("tossup-info").textContent = info;
+    $("answer").hidden = true;
+    $("log-section").hidden = true;
+    renderScores(final);
+  }
+
+  function signedScore(points) {
+    return points < 0 ? "−" + Math.abs(points) : String(points);
+  }
+
+  function renderScores(shown) {
+    const s = shown || app.state;
     const phase = s.match.phase;
     const list = $("scores");
     list.textContent = "";
     for (const t of s.teams) {
       const li = document.createElement("li");
-      if (t.locked_out && !FINISHED.has(phase)) li.className = "locked";
+      if (t.locked_out && LIVE.has(phase)) li.className = "locked";
       const name = document.createElement("span");
       name.textContent = t.name;
       const kind = document.createElement("span");
@@ -388,6 +462,9 @@
       list.appendChild(li);
     }
   }
+
+  // a new screen size: the text is fitted to it again
+  window.addEventListener("resize", () => { if (app.state) render(); });
 
   // -- start ---------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-// The event's projector view (/display?event=NAME): the standings, and each room's current
-// match with its join code and join URL, readable from the back of the room.
+// The event's projector view (/display?event=NAME): the standings, each room's current match
+// with its join code, join URL and QR code, and the schedule (this round's matches by room,
+// and who is next), readable from the back of the room; it fits 1280x720 and 1920x1080.
 //
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
@@ -35,10 +36,40 @@
   }
 
   const PHASES = {
-    idle: "between tossups", reading: "reading", awaiting: "buzz window", buzzed: "buzz",
+    idle: "between tossups", // (before the first tossup: see phaseText) reading: "reading", awaiting: "buzz window", buzzed: "buzz",
     prompted: "prompt", answered: "answered", dead: "dead tossup", thrown_out: "thrown out",
     ended: "match over",
   };
+
+  function phaseText(room) {
+    if (room.phase === "idle" && room.tossups_played === 0) return "before the first tossup";
+    return PHASES[room.phase] || room.phase;
+  }
+
+  const STATUS = { played: "played", playing: "playing now", next: "next up", later: "later" };
+
+  // this round's matches by room, and the next round's: what is played now, who is next
+  function renderSchedule(view) {
+    const list = $("schedule");
+    const games = Array.isArray(view.schedule) ? view.schedule : [];
+    $("schedule-section").hidden = games.length === 0;
+    list.textContent = "";
+    for (const g of games) {
+      const li = document.createElement("li");
+      li.className = "scheduled " + g.status;
+      const where = document.createElement("span");
+      where.className = "where";
+      where.textContent = "Round " + g.round + " · " + roomLabel(g.room);
+      const teams = document.createElement("span");
+      teams.className = "teams";
+      teams.textContent = g.teams.join(" vs ");
+      const status = document.createElement("span");
+      status.className = "status";
+      status.textContent = STATUS[g.status] || g.status;
+      li.append(where, teams, status);
+      list.appendChild(li);
+    }
+  }
 
   function render(view) {
     $("event-title").textContent = view.title;
@@ -48,6 +79,9 @@
       "Round " + Math.min(...rounds) + (Math.max(...rounds) !== Math.min(...rounds) ?
         "–" + Math.max(...rounds) : "") + " of " + view.rounds + " · standings after every ruling" :
       "Every match played · final standings";
+    // "● playing now" only while a match is under way
+    $("live-legend").hidden = !view.rows.some((r) => r.live);
+    renderSchedule(view);
 
     // W–L, or W–L–T once a match ended level
     const ties = view.rows.some((r) => r.tied);
@@ -117,8 +151,7 @@
         if (room.waiting || room.phase) {
           const phase = document.createElement("p");
           phase.className = "room-phase";
-          phase.textContent = room.waiting ?
-            "Waiting: " + room.waiting : PHASES[room.phase] || room.phase;
+          phase.textContent = room.waiting ? "Waiting: " + room.waiting : phaseText(room);
           text.appendChild(phase);
         }
         const code = document.createElement("p");
@@ -168,6 +201,7 @@
 
   $("code-form").hidden = true;
   $("event-screen").hidden = false;
+  document.documentElement.classList.add("projector");
   $("event-title").textContent = name;
   poll();
 })();

@@ -580,6 +580,19 @@ class RecordStatus(_Msg):
     since: float | None = None  # when it began (server clock)
 
 
+class MatchResult(_Msg):
+    """How a match ended (every role sees it once the match is over)."""
+
+    winner: str | None  # the team ahead (its id); None: a tie at the top, or nothing played
+    #: In words: "Red won 240–180", "Red and Blue tied 100–100", "Red won 120–100 in
+    #: overtime", "Red won 30–0 (ended after 3 of 20 tossups)".
+    text: str
+    scores: dict[str, int]  # team id -> final points
+    tied: bool = False
+    overtime: bool = False
+    early: bool = False  # ended before its tossups (or its regulation) were all played
+
+
 class MatchView(_Msg):
     id: int
     title: str
@@ -600,6 +613,7 @@ class MatchView(_Msg):
     #: Why the tossup just answered earns no bonus, where the rules play bonuses.
     no_bonus: str | None = None
     overtime: bool = False  # past regulation
+    result: MatchResult | None = None  # once the match has ended
 
 
 class State(_Msg):
@@ -648,6 +662,10 @@ class Welcome(_Msg):
     needs_join: bool = False  # a player without a token must send ``join`` next
     watching: bool = False  # a moderator who may follow but not act
     teams: list[TeamView] = Field(default_factory=list)
+    #: What the code opened, for the join page: the match's title, and for a room of an
+    #: event the event, the room and the round (the holder of the code may know them).
+    title: str | None = None
+    event: EventView | None = None
 
 
 class Joined(_Msg):
@@ -1021,6 +1039,20 @@ class RoomStatus(_Msg):
     #: Why its next match has not started, while it waits for teams still playing elsewhere
     #: (known where this process serves the room).
     waiting: str | None = None
+    #: Tossups started in its live match (0: its lobby, before the first tossup).
+    tossups_played: int | None = None
+
+
+class ScheduledMatch(_Msg):
+    """A match of an event's schedule as the projector lists it (the current round's, and
+    the next round's)."""
+
+    round: int
+    room: str
+    teams: list[str]  # names
+    #: "played" (over), "playing" (opened), "next" (the room's next match after the one it
+    #: plays), "later"
+    status: Literal["played", "playing", "next", "later"]
 
 
 class StandingsView(_Msg):
@@ -1031,6 +1063,8 @@ class StandingsView(_Msg):
     rounds: int
     rows: list[StandingRow]
     rooms: list[RoomStatus] = Field(default_factory=list)
+    #: The matches of the event's current round and of the next, by round and room.
+    schedule: list[ScheduledMatch] = Field(default_factory=list)
 
 
 class EventRoomInfo(_Msg):

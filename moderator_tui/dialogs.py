@@ -29,6 +29,8 @@ def keys_table(screen: Screen) -> Table:
             continue
         if binding.action in seen and binding.action not in ("pause", "resume"):
             continue
+        if binding.action in getattr(screen, "HELP_HIDDEN", ()):
+            continue  # a key's second binding that only explains why it does nothing now
         seen.add(binding.action)
         key = binding.key_display or binding.key.split(",")[0].replace("question_mark", "?")
         does = binding.tooltip or binding.description

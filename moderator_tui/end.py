@@ -132,11 +132,18 @@ def next_text(final: State, now: State | None, standings: StandingsView | None) 
         return None
     room = room_label(event.room)
     text = Text()
-    text.append(f" {room} · round {event.round} of {event.rounds} is over ", style="bold reverse")
+    # (a room may play several matches in one round: the match is named by its teams)
+    played = " vs ".join(t.name for t in final.teams)
+    text.append(
+        f" {room} · round {event.round} of {event.rounds} · {played}: match over ",
+        style="bold reverse",
+    )
     text.append("\n")
     if now is not None and now.match.id != final.match.id and now.event is not None:
         teams = " vs ".join(t.name for t in now.teams)
-        text.append(f"{room} moves on to round {now.event.round}: {teams}. ", style="bold")
+        text.append(
+            f"{room} moves on to its next match: round {now.event.round}, {teams}. ", style="bold"
+        )
         text.append("The players' phones follow by themselves. Press ")
         text.append("enter", style="bold reverse")
         text.append(" for its lobby.")

@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 from grace_arena.protocol import EventRoomInfo, StandingsView
 from moderator_tui.messages import HttpFailed, RoomsLoaded
 from moderator_tui.screens import showing
-from moderator_tui.widgets import PHASE_LABEL, room_label
+from moderator_tui.widgets import phase_label, room_label
 
 
 def room_option(room: EventRoomInfo) -> Option:
@@ -163,7 +163,7 @@ def rooms_table(view: StandingsView) -> Table:
             r.join_code,
             f"{r.round} of {view.rounds}",
             Text(match),
-            PHASE_LABEL.get(r.phase or "", (r.phase or "").replace("_", " ")),
+            phase_label(r.phase or "", r.tossups_played),
         )
     return table
 

@@ -53,10 +53,20 @@ COMMAND_OF = {
     "abstain": "abstain_part",
     "next_tossup": "start_tossup",
     "end_match": "end_match",
+    "end_match_not_now": "end_match",  # E mid-tossup: says what comes first
     "pause": "pause",
     "resume": "resume",
     "step_word": "reveal",
     "step_clue": "reveal",
+}
+#: What to do before E can end the match, by phase (a match ends between tossups).
+END_FIRST = {
+    "reading": "A match ends between tossups: let this one finish (or t throws it out), "
+    "then press E.",
+    "awaiting": "A match ends between tossups: let the buzz window close (or t throws the "
+    "tossup out), then press E.",
+    "buzzed": "A match ends between tossups: rule the buzz first, then press E.",
+    "prompted": "A match ends between tossups: rule the prompted answer first, then press E.",
 }
 #: The actions that act on the match (not for a moderator who watches).
 ACTS = frozenset(COMMAND_OF) | {"faster", "slower"}
@@ -107,11 +117,15 @@ class LiveScreen(MatchScreen):
         Binding(
             "E", "end_match", "End match", key_display="E", tooltip="End the match (asks first)"
         ),
+        Binding("E", "end_match_not_now", "End match", key_display="E", show=False),
         Binding("question_mark", "app.help", "Help", key_display="?", tooltip="Every key"),
         Binding(
             "q", "app.leave", "Quit", tooltip="Close this screen; the match goes on on the server"
         ),
     ]
+
+    #: Not listed in the help (E's explanation when the match cannot end yet).
+    HELP_HIDDEN: ClassVar[frozenset[str]] = frozenset({"end_match_not_now"})
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -219,6 +233,9 @@ class LiveScreen(MatchScreen):
                 and not b.prompted and b.answer is None
             )  # fmt: skip
             return open_turn and (action == "abstain" or b.consulted is None)
+        if action == "end_match_not_now":
+            # E mid-tossup: not a move, but the screen says what comes first
+            return state.match.phase != "ended" and "end_match" not in allowed
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more
@@ -330,6 +347,11 @@ class LiveScreen(MatchScreen):
                 self._send(EndMatchMsg())
 
         self.app.push_screen(ConfirmScreen(f"End the match now?{more}"), answer)
+
+    def action_end_match_not_now(self) -> None:
+        state = self.current
+        if state is not None:
+            self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
 
     def action_standings(self) -> None:
         self.app.show_standings()  # type: ignore[attr-defined]

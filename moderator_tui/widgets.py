@@ -47,6 +47,13 @@ PHASE_LABEL = {
 # Pure helpers (tested directly)
 
 
+def phase_label(phase: str, tossups_played: int | None) -> str:
+    """The phase in words; a lobby (idle before any tossup) is not "between tossups"."""
+    if phase == "idle" and tossups_played == 0:
+        return "before the first tossup"
+    return PHASE_LABEL.get(phase, phase.replace("_", " "))
+
+
 def answer_markup(answer: str) -> Text:
     """An answer line with its ``<b>``/``<u>`` marks as bold/underline, other tags dropped."""
     marked = escape(answer)
@@ -309,7 +316,7 @@ class StatusLine(StateView):
         if state.event is not None:
             e = state.event
             line.append(f" {room_label(e.room)} · round {e.round}/{e.rounds} ", style="bold")
-        phase = PHASE_LABEL.get(m.phase, m.phase)
+        phase = phase_label(m.phase, m.tossups_played)
         if m.paused and m.phase in ("reading", "awaiting"):
             phase = "PAUSED"
         line.append(f" {phase} ", style="bold reverse")
@@ -532,10 +539,12 @@ class BuzzBanner(StateView):
                 last = bonus_summary(state.bonus, state.teams)
             elif m.no_bonus:
                 last = (last or Text()).append(f" — no bonus: {m.no_bonus}", style="bold")
+            # (u only where it does something: nothing to undo after a throw-out)
+            undo = " · u undo the last ruling" if m.can_undo else ""
             nxt = (
-                "n next tossup · u undo the last ruling"
+                f"n next tossup{undo}"
                 if m.tossups_played < m.tossups_total
-                else "every tossup played: E ends the match"
+                else f"every tossup played: E ends the match{undo}"
             )
             if m.regulation_tossups and m.tossups_heard >= m.regulation_tossups:
                 scores = sorted((t.score for t in state.teams), reverse=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from browser import PHONE, SCREENSHOTS
-from live import Client, LiveServer, moderator, player, two_teams
+from live import Client, LiveServer, clients, moderator, player, two_teams
 from playwright.sync_api import Page, expect
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -528,3 +528,30 @@ def test_display_keeps_the_join_url_and_qr_code_in_sight_at_1280x720(server, bro
             p.close()
         mod.close()
         context.close()
+
+
+def test_a_match_s_end_names_the_winner_on_the_phone_and_the_display(server, phone, pages):
+    match_id, code = new_match(server)
+    display = pages({"width": 1280, "height": 720})
+    with clients(moderator(server, match_id)) as (mod,):
+        phone.goto(f"{server.http_url}/?code={code}")  # the join page names the match
+        expect(phone.locator("#join-where")).to_have_text("GRACE Arena Sample Packet")
+        me = join(phone, server, code, "Blue", "Bo")
+        display.goto(f"{server.http_url}/display?code={code}")
+        start_paused(mod, clues=0)
+        buzz_button(phone).tap()
+        wait_for_floor(mod, me)
+        mod.send(type="rule", ruling="incorrect")
+        mod.state(lambda s: s["match"]["phase"] in ("reading", "awaiting"))
+        expect(phone.locator("#points")).to_have_text(re.compile(r"^(−5|no points) — you$"))
+        mod.send(type="throw_out")
+        mod.state(lambda s: s["match"]["phase"] == "thrown_out")
+        mod.send(type="end_match")
+        mod.state(lambda s: s["match"]["phase"] == "ended")
+        # a tie at 0 after a throw-out; the display does not show the last buzz
+        result = "Red and Blue tied 0–0 (ended after 1 of 26 tossups)"
+        expect(status(phone)).to_have_text(result)
+        expect(phone.locator("#status-detail")).to_have_text("Match over · thanks for playing!")
+        expect(display.locator("#banner")).to_contain_text(result)
+        expect(display.locator("#banner")).not_to_contain_text("incorrect")
+        expect(display.locator(".final-scores li.winner")).to_have_count(0)

@@ -101,7 +101,7 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
         expect(alice.locator("#scores")).to_contain_text("Blue")
         expect(alice.locator("#me")).to_have_text("Alice · Red")
         expect(alice.locator("#status-title")).to_have_text("Waiting for the first tossup")
-        expect(alice.locator("#status-detail")).to_contain_text("Round 1: Red")
+        expect(alice.locator("#result")).to_contain_text("Round 1: Red won")
         expect(display.locator("#title")).to_contain_text("Round 2 of 3 · Room 1")
         expect(display.locator("#tossup-info")).to_contain_text("Red vs Blue")
         alice.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-round-2.png"))
@@ -139,7 +139,7 @@ def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
         assert waits.startswith("Room 2's round 3 match, Blue vs Robo, starts when")
         expect(bob.locator("#wait-view")).to_be_visible()
         expect(bob.locator("#wait-message")).to_have_text(
-            "Blue plays round 2 in room 1 once the match there now ends."
+            "Blue plays round 2 in room 1, after the match being played there now."
         )
         expect(bob.locator("#me")).to_have_text("Bob · Blue")
         bob.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-waiting.png"))

@@ -52,6 +52,10 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
         bob = room_player(server, room2, "blue", "Bob")
         with clients(mod1, mod2, alice, bob):
             assert [t["id"] for t in alice.welcome["teams"]] == ["red", "blue"]
+            # the join page names what the code opened: the event, the room, the round
+            assert alice.welcome["event"]["title"] == "Night"
+            assert (alice.welcome["event"]["room"], alice.welcome["event"]["round"]) == ("1", 1)
+            assert bob.welcome["event"]["room"] == "2"
             first = alice.state()
             assert first["event"] == {
                 "name": "night",
@@ -95,7 +99,10 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
             assert [t["name"] for t in second["teams"]] == ["Red", "Blue"]
             bob.wait("joined")
             assert bob.state()["match"]["id"] == second["match"]["id"]
-            assert mod1.wait("next_match")["join_code"] == room1
+            moved = mod1.wait("next_match")
+            assert moved["join_code"] == room1
+            # (a room may play several matches in a round: the next one is named by its teams)
+            assert moved["message"] == "Room 1 moves on to its next match: round 2, Red vs Blue"
             rehello(
                 mod1,
                 room1,
@@ -122,6 +129,16 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
             assert standings["rows"][0]["team"] == "red"
             assert {r["room"]: r["round"] for r in standings["rooms"]} == {"1": 2, "2": 3}
             assert standings["rooms"][1]["match_id"] is None  # waits: not started
+            # round 2's lobby: no tossup yet
+            assert standings["rooms"][0]["tossups_played"] == 0
+            # the projector's schedule: this round's matches by room, and who is next
+            assert [
+                (m["round"], m["room"], m["teams"], m["status"]) for m in standings["schedule"]
+            ] == [
+                (2, "1", ["Red", "Blue"], "playing"),
+                (3, "1", ["Red", "Careful"], "next"),
+                (3, "2", ["Blue", "Robo"], "next"),
+            ]
 
             # room 1's round 2 ends: both rooms go on to round 3, room 2's moderator too
             end_match(mod1)
@@ -208,7 +225,9 @@ def test_a_player_whose_team_has_no_match_yet_waits_and_is_sent_on(db_url):
             mod2.close()
             sent = bob.wait(lambda m: m["type"] in ("next_match", "waiting"))
             assert sent["type"] == "waiting"
-            assert "round 2 in room 1 once the match there now ends" in sent["message"]
+            assert sent["message"] == (
+                "Blue plays round 2 in room 1, after the match being played there now."
+            )
             end_match(mod1)  # room 1 opens round 2: Bob is sent there
             sent = bob.wait("next_match")
             assert sent["join_code"] == room1

@@ -770,3 +770,38 @@ async def test_an_acf_match_s_bonus_is_ruled_part_by_part_with_the_same_keys(ser
         ann.close()
     kinds = [e.type for e in server.arena.store.events(match_id)]
     assert kinds.count("bonus_part_ruled") == 5 and kinds.count("bonus_part_undone") == 1
+
+
+async def test_the_lobby_e_mid_tossup_and_the_hint_after_a_throw_out_say_what_is_true(open_match):
+    server, match_id, token = open_match
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.connected and app.state is not None, "connected")
+        lobby = await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
+        # no tossup has been read: not "between tossups"
+        status = text_of(lobby.query_one(StatusLine))
+        assert "before the first tossup" in status and "between tossups" not in status
+        await pilot.press("s")
+        live = await until(pilot, lambda: shown(app, LiveScreen), "live")
+        assert "before the first tossup" in text_of(live.query_one(StatusLine))
+        await pilot.press("n")
+        await until(pilot, lambda: phase(app) == "reading", "reading")
+        # E while reading: the match ends only between tossups, and the screen says so
+        await pilot.press("E")
+        note = await until(pilot, lambda: list(app._notifications), "a notification")
+        assert "ends between tossups" in note[-1].message and "t throws it out" in note[-1].message
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert phase(app) == "reading"
+        # a throw-out cannot be undone: the hint does not offer u
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await until(pilot, lambda: phase(app) == "thrown_out", "thrown out")
+        await pilot.pause(0.1)
+        hint = text_of(live.query_one(BuzzBanner))
+        assert "n next tossup" in hint and "undo" not in hint
+        assert "between tossups" not in text_of(live.query_one(StatusLine))
+        # and the next tossup goes on
+        await pilot.press("n")
+        await until(pilot, lambda: phase(app) == "reading", "reading")
+    assert server.room().match.game.phase == "reading"

@@ -117,7 +117,11 @@ async def test_a_room_is_moderated_from_round_1_into_round_2(event):
             )
             assert going
             text = text_of(end.query_one("#end-next"))
-            assert "Room 1 moves on to round 2: Red vs Blue" in text and "enter" in text
+            assert (
+                "Room 1 moves on to its next match: round 2, Red vs Blue" in text
+                and "enter" in text
+            )
+            assert "round 1 of 3 · Red vs Robo: match over" in text
             assert "Red" in text_of(end.query_one("#end-scores"))  # still round 1's match
             assert app.summary is None  # what belonged to the old match is gone
             await pilot.press("enter")
@@ -210,3 +214,29 @@ async def test_a_second_moderator_of_a_room_is_asked_and_takes_over_with_t(event
             )
             told = await asyncio.to_thread(first.wait, "control")
             assert told["controlled"] is True  # the first now watches
+
+
+def test_a_room_with_two_matches_in_one_round_names_the_match_that_ended_and_the_next():
+    from grace_arena.protocol import EventView, MatchView, ReadingView, State, TeamView
+    from moderator_tui.end import next_text
+
+    def state(match_id: int, teams: list[str], phase: str) -> State:
+        return State(
+            role="moderator",
+            match=MatchView(
+                id=match_id, title="t", join_code="ABCDEF", phase=phase, paused=False,
+                tossups_total=2, tossups_played=2, tossup_ids=[],
+            ),
+            teams=[TeamView(id=n.lower(), name=n, kind="human") for n in teams],
+            reading=ReadingView(mode="read_aloud", wpm=200, running=False),
+            event=EventView(
+                name="night", title="Night", room="1", join_code="ABCDEF", round=1, rounds=2
+            ),
+            server_time=0.0,
+        )  # fmt: skip
+
+    final = state(1, ["Red", "Blue"], "ended")
+    text = next_text(final, state(2, ["Green", "Robo"], "idle"), None).plain
+    assert "Room 1 · round 1 of 2 · Red vs Blue: match over" in text
+    assert "Room 1 moves on to its next match: round 1, Green vs Robo." in text
+    assert "is over" not in text and "on to round 1" not in text

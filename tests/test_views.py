@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from engine_helpers import config, started_match
 
-from grace_arena.core.commands import Buzz, GiveAnswer, Reveal, Rule, StartTossup
+from grace_arena.core.commands import (
+    Buzz,
+    EndMatch,
+    GiveAnswer,
+    Reveal,
+    Rule,
+    StartTossup,
+)
 from grace_arena.core.config import ScoringRules
 from grace_arena.core.events import Ruling, event_to_dict
 from grace_arena.server.views import RoomFacts, events_for, public_tossup_id, state_view
@@ -94,3 +101,67 @@ def test_the_moderator_gets_the_pronunciation_guides_to_read_aloud():
     assert state_view(match, facts, "moderator", now=2.0).tossup.words == words
     for role in ("player", "display"):
         assert state_view(match, facts, role, now=2.0).tossup.guides == {}
+
+
+def _play(match, *moves) -> None:
+    """Each move: ("win", team) a tossup won at its first word (power), ("neg", team, other)
+    a neg, then the other team wins it (power)."""
+    for move in moves:
+        match.handle(StartTossup(), now=1.0)
+        match.handle(Reveal(to=0), now=1.0)
+        match.handle(Buzz(team=move[1], player=f"{move[1]}-1"), now=1.0)
+        ruling = Ruling.CORRECT if move[0] == "win" else Ruling.INCORRECT
+        match.handle(Rule(ruling=ruling), now=1.0)
+        if move[0] == "neg":
+            match.handle(Buzz(team=move[2], player=f"{move[2]}-1"), now=1.0)
+            match.handle(Rule(ruling=Ruling.CORRECT), now=1.0)
+
+
+def _result(match):
+    return state_view(match, _facts(match, []), "player", now=9.0).match.result
+
+
+def test_the_result_names_the_winner_and_the_final_score_once_the_match_ended():
+    match, _ = started_match(config(n_tossups=2, rules=ScoringRules(answer_time=None)), now=0.0)
+    _play(match, ("win", "red"), ("win", "red"))
+    assert _result(match) is None  # not before it ended
+    match.handle(EndMatch(), now=2.0)
+    result = _result(match)
+    assert result.text == "Red won 30–0" and result.winner == "red"
+    assert result.scores == {"red": 30, "blue": 0} and not (result.tied or result.early)
+    # every role sees it
+    assert state_view(match, _facts(match, []), "display", now=9.0).match.result == result
+
+
+def test_a_tie_an_early_end_and_a_match_with_no_tossup_say_so():
+    match, _ = started_match(config(n_tossups=3, rules=ScoringRules(answer_time=None)), now=0.0)
+    _play(match, ("win", "red"), ("win", "blue"))
+    match.handle(EndMatch(), now=2.0)
+    result = _result(match)
+    assert result.text == "Red and Blue tied 15–15 (ended after 2 of 3 tossups)"
+    assert result.winner is None and result.tied and result.early
+
+    match, _ = started_match(config(n_tossups=3), now=0.0)
+    match.handle(EndMatch(), now=2.0)
+    assert _result(match).text == "The match ended before any tossup was played"
+
+    # a negative score keeps its minus sign; three teams name the others
+    rules = ScoringRules(answer_time=None)
+    match, _ = started_match(config(n_tossups=1, humans=("red", "blue", "green"), rules=rules))
+    _play(match, ("neg", "green", "blue"))
+    match.handle(EndMatch(), now=2.0)
+    assert _result(match).text == "Blue won with 15 (Red 0, Green −5)"
+
+    match, _ = started_match(config(n_tossups=1, rules=rules))
+    _play(match, ("neg", "blue", "red"))
+    match.handle(EndMatch(), now=2.0)
+    assert _result(match).text == "Red won 15 to −5"
+
+
+def test_overtime_is_said_with_the_result():
+    rules = ScoringRules(answer_time=None, regulation_tossups=1)
+    match, _ = started_match(config(n_tossups=3, rules=rules), now=0.0)
+    _play(match, ("win", "red"), ("win", "blue"), ("win", "blue"))
+    match.handle(EndMatch(), now=2.0)
+    result = _result(match)
+    assert result.text == "Blue won 30–15 in overtime" and result.overtime and not result.early

@@ -40,6 +40,7 @@ from grace_arena.protocol import (
     MatchSetup,
     NextMatch,
     RoomStatus,
+    ScheduledMatch,
     StandingsView,
     TeamSetup,
     Waiting,
@@ -377,12 +378,13 @@ class EventHost:
             else:
                 self._wait_in(er, ended)
             return
+        plan_of = self.plans.get(er.event_id)
         moved = list(ended.connections)
         ended.connections.clear()
         ended.controller = None
         for conn in moved:
             conn.room = None
-            send_on(conn, er, f"{_room_name(er)}: on to round {er.game.round if er.game else '?'}")
+            send_on(conn, er, _moves_on_text(plan_of, er))
         await self.arena.retire(ended, RoomClosed("this match has ended", code="illegal"))
 
     def _wait_in(self, er: EventRoom, ended: Room) -> None:
@@ -572,7 +574,9 @@ class EventHost:
         if here and er.waiting is not None:  # type: ignore[union-attr]
             return None, er.waiting  # type: ignore[union-attr]
         current = plan.current_game(room.id) if room else None
-        before = " once the match there now ends" if current and current.id != game.id else ""
+        before = (
+            ", after the match being played there now" if current and current.id != game.id else ""
+        )
         return None, f"{name} plays round {game.round} in {_room_name(room)}{before}."
 
     def _send_on_waiting(self, event_id: int) -> None:
@@ -661,7 +665,14 @@ class EventHost:
         if reader is None:
             reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
         plan, rows = reader.read()
-        return standings_view(plan.name, plan.title, len(plan.rounds), rows, self.room_status(plan))
+        return standings_view(
+            plan.name,
+            plan.title,
+            len(plan.rounds),
+            rows,
+            self.room_status(plan),
+            schedule_of(plan),
+        )
 
     def room_status(self, plan: EventPlan) -> list[RoomStatus]:
         """Each room of the event: what it plays now (live scores for the rooms served here)."""
@@ -684,6 +695,7 @@ class EventHost:
                     if live is not None
                     else {},
                     phase=live.match.phase.value if live is not None else None,
+                    tossups_played=len(live.match.game.played) if live is not None else None,
                 )
             )
         return out
@@ -701,6 +713,59 @@ def send_on(conn: Connection, er: EventRoom, message: str) -> None:
     team's match is open there."""
     conn.moved = True
     conn.send_model(NextMatch(join_code=er.join_code, room=er.name, message=message))
+
+
+def schedule_of(plan: EventPlan) -> list[ScheduledMatch]:
+    """The matches of the event's current round (the earliest with a match not over) and of
+    the next, by round and room, each with where it stands: ``played``, ``playing`` (opened),
+    ``next`` (the first of its room not opened yet), ``later``. Byes are left out."""
+    games = [g for g in plan.games if not g.bye]
+    left = [g.round for g in games if not g.ended]
+    if not left:
+        return []
+    shown = {min(left), min(left) + 1}
+    names = {t.id: t.name for t in plan.teams}
+    order = {r.id: r.position for r in plan.rooms}
+    rooms = {r.id: r.name for r in plan.rooms}
+    nexts = set()
+    for room in plan.rooms:
+        waiting = [g for g in plan.games_in(room.id) if not g.bye and g.match_id is None]
+        if waiting:
+            nexts.add(waiting[0].id)
+    out = []
+    for g in sorted(games, key=lambda g: (g.round, order.get(g.room_id or "", 0), g.slot)):
+        if g.round not in shown:
+            continue
+        status = (
+            "played"
+            if g.ended
+            else "playing"
+            if g.match_id is not None
+            else "next"
+            if g.id in nexts
+            else "later"
+        )
+        out.append(
+            ScheduledMatch(
+                round=g.round,
+                room=rooms.get(g.room_id or "", ""),
+                teams=[names.get(t, t) for t in g.teams],
+                status=status,
+            )
+        )
+    return out
+
+
+def _moves_on_text(plan: EventPlan | None, er: EventRoom) -> str:
+    """``Room 1 moves on to its next match: round 1, Green vs Robo`` (a room may play
+    several matches in one round)."""
+    room = _room_name(er)
+    game = er.game
+    if game is None:
+        return f"{room[0].upper()}{room[1:]} moves on to its next match"
+    names = {t.id: t.name for t in plan.teams} if plan is not None else {}
+    teams = " vs ".join(names.get(t, t) for t in game.teams)
+    return f"{room[0].upper()}{room[1:]} moves on to its next match: round {game.round}, {teams}"
 
 
 def _waiting_text(plan: EventPlan, er: EventRoom, game: GamePlan, blockers: list[GamePlan]) -> str:

@@ -262,6 +262,8 @@ class Session:
                 watching=conn.watching,
                 needs_join=needs_join,
                 teams=self._joinable(room, er),
+                title=room.match.config.title,
+                event=room.event,
             )
         )
         if needs_join:

@@ -22,6 +22,7 @@ from grace_arena.protocol import (
     CurvesView,
     EventView,
     FloorView,
+    MatchResult,
     MatchView,
     ModelCurveView,
     ModelGuessView,
@@ -31,6 +32,7 @@ from grace_arena.protocol import (
     ReplayView,
     Role,
     RoomStatus,
+    ScheduledMatch,
     StandingRow,
     StandingsView,
     State,
@@ -339,6 +341,7 @@ def state_view(
             tossups_heard=match.game.heard,
             no_bonus=_no_bonus(match),
             overtime=in_overtime(config, game),
+            result=match_result(match),
         ),
         teams=teams,
         tossup=tossup,
@@ -353,6 +356,63 @@ def state_view(
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
         events=events or [],
         server_time=now,
+    )
+
+
+def _points(n: int) -> str:
+    return f"−{-n}" if n < 0 else str(n)
+
+
+def match_result(match: Match) -> MatchResult | None:
+    """How the match ended, in words, once it has: the team ahead and the final score, a tie,
+    overtime, a match ended before its tossups (or its regulation) were all played."""
+    game, config = match.game, match.config
+    if game.phase is not Phase.ENDED:
+        return None
+    scores = {t.id: game.scores[t.id] for t in config.teams}
+    ranked = sorted(config.teams, key=lambda t: -scores[t.id])  # (stable: ties keep order)
+    overtime = in_overtime(config, game)
+    regulation = config.rules.regulation_tossups
+    if regulation is not None and game.heard >= regulation:
+        early = False
+    else:
+        early = len(game.played) < len(config.tossups)
+    if not game.played:
+        return MatchResult(
+            winner=None,
+            text="The match ended before any tossup was played",
+            scores=scores,
+            early=True,
+        )
+    top = scores[ranked[0].id]
+    leaders = [t for t in ranked if scores[t.id] == top]
+    rest = ranked[len(leaders) :]
+    tied = len(leaders) > 1
+    if len(ranked) == 2:
+        second = scores[ranked[1].id]
+        # (a dash between two numbers, one of them negative, reads as a minus: "to")
+        final = f"{_points(top)}{'–' if second >= 0 else ' to '}{_points(second)}"
+        text = (
+            f"{ranked[0].name} and {ranked[1].name} tied {final}"
+            if tied
+            else f"{ranked[0].name} won {final}"
+        )
+    else:
+        others = ", ".join(f"{t.name} {_points(scores[t.id])}" for t in rest)
+        names = " and ".join(t.name for t in leaders)
+        text = f"{names} tied on {_points(top)}" if tied else f"{names} won with {_points(top)}"
+        text += f" ({others})" if others else ""
+    if overtime:
+        text += " in overtime"
+    if early:
+        text += f" (ended after {len(game.played)} of {len(config.tossups)} tossups)"
+    return MatchResult(
+        winner=None if tied else ranked[0].id,
+        text=text,
+        scores=scores,
+        tied=tied,
+        overtime=overtime,
+        early=early,
     )
 
 
@@ -413,6 +473,7 @@ def standings_view(
     rounds: int,
     rows: Sequence[Standing],
     rooms: Sequence[RoomStatus] = (),
+    schedule: Sequence[ScheduledMatch] = (),
 ) -> StandingsView:
     """An event's standings as everyone may see them (nothing in them is secret)."""
     return StandingsView(
@@ -448,6 +509,7 @@ def standings_view(
             for s in rows
         ],
         rooms=list(rooms),
+        schedule=list(schedule),
     )
 
 
