@@ -47,8 +47,9 @@
       case "state":
         // a change's events come inside the state that follows from them
         (msg.events || []).forEach(onEvent);
+        // (the curves first: the text is fitted to the room they leave it)
+        drawCurves(msg);
         onState(msg);
-        if (window.GraceArena.trajectory) window.GraceArena.trajectory.showOnDisplay(msg);
         setConn(recordNotice(msg));
         return;
       case "next_match":
@@ -387,14 +388,34 @@
   // The text as revealed, all of it in its box: the type shrinks (down to MIN_TEXT_PX) when
   // the words outgrow the box, as when the buzz banner takes its place above the text; scrolled
   // to its end instead, the first lines would be hidden under the banner.
+  // At the smallest type, the model players' chart below the text gives up its room (down to
+  // its least height, and is drawn again at its new size) before a word is hidden.
   const MIN_TEXT_PX = 18;
   function fitText(box) {
     box.style.fontSize = "";
     let size = parseFloat(getComputedStyle(box).fontSize);
-    while (box.scrollHeight > box.clientHeight + 1 && size > MIN_TEXT_PX) {
+    const over = () => box.scrollHeight > box.clientHeight + 1;
+    while (over() && size > MIN_TEXT_PX) {
       size = Math.max(MIN_TEXT_PX, size * 0.95);
       box.style.fontSize = size + "px";
     }
+    const curves = $("curves");
+    if (!over() || !curves || curves.hidden) return;
+    const least = parseFloat(getComputedStyle(curves).minHeight) || 0;
+    let height = curves.getBoundingClientRect().height;
+    while (over() && height > least) {
+      height = Math.max(least, height - 8);
+      curves.style.flexBasis = height + "px";
+    }
+    window.GraceArena.trajectory.showOnDisplay(app.state);
+  }
+
+  // The model players' chart at the room its stylesheet gives it (fitText may take some back).
+  function drawCurves(state) {
+    if (!window.GraceArena.trajectory) return;
+    const curves = $("curves");
+    if (curves) curves.style.flexBasis = "";
+    window.GraceArena.trajectory.showOnDisplay(state);
   }
 
   // The end of a match: who won and the final score, in place of the text, until the
@@ -464,7 +485,11 @@
   }
 
   // a new screen size: the text is fitted to it again
-  window.addEventListener("resize", () => { if (app.state) render(); });
+  window.addEventListener("resize", () => {
+    if (!app.state) return;
+    drawCurves(app.state);
+    render();
+  });
 
   // -- start ---------------------------------------------------------------------------------
 

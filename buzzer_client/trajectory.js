@@ -210,8 +210,9 @@
       box.setAttribute("aria-label", "The model players' confidence");
     }
     const view = state.curves;
-    // (during a bonus the text has the room: the tossup's curves come back with the next one)
-    if (!view || state.match.phase === "bonus") {
+    // (during a bonus the text has the room: the tossup's curves come back with the next one;
+    // at the match's end, the final score has it)
+    if (!view || state.match.phase === "bonus" || state.match.phase === "ended") {
       box.classList.remove("over");
       draw(box, null);
       return;
