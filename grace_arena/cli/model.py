@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
+from grace_arena.cli.options import DbOption, check_model, existing_db, redacted, resolve_db
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Packet
@@ -153,6 +153,7 @@ def precompute(
 
     if bonus and no_bonuses:
         raise typer.BadParameter("give --bonus or --no-bonuses, not both", param_hint="--bonus")
+    check_model(model, None, what=f"--model {model!r}")  # a name it can run, not one stored
 
     from grace_arena.record.db import open_engine
 

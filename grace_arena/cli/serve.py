@@ -14,7 +14,9 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    check_model,
     consult_settings,
+    existing_db,
     format_settings,
     redacted,
     resolve_db,
@@ -99,6 +101,47 @@ def _check_port_free(host: str, port: int) -> None:
                 err=True,
             )
             raise typer.Exit(1) from None
+
+
+def _check_event(url: str, name: str, rooms: list[str] | None) -> None:
+    """The event is in the record, has a schedule and the rooms asked for: else one line
+    (the server would fail to start, in a traceback)."""
+    import difflib
+
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.schedule import load_plan
+    from grace_arena.record.store import MatchStore, RecordError
+
+    engine = open_engine(url)
+    try:
+        try:
+            plan = load_plan(engine, name)
+        except RecordError:
+            names = [e.name for e in MatchStore(engine).events_of_record()]
+            close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            listed = ", ".join(names) or "none"
+            typer.echo(
+                f"error: no event {name!r} in {redacted(url)} (events: {listed}){hint}", err=True
+            )
+            raise typer.Exit(1) from None
+        if not plan.rooms:
+            typer.echo(
+                f"error: event {plan.name!r} has no schedule yet: grace-arena event schedule "
+                f"{plan.name} --rooms N --packet PACKET",
+                err=True,
+            )
+            raise typer.Exit(1)
+        unknown = [r for r in rooms or [] if plan.room(r) is None]
+        if unknown:
+            have = ", ".join(r.name for r in plan.rooms)
+            typer.echo(
+                f"error: event {plan.name!r} has no room {', '.join(unknown)} (rooms: {have})",
+                err=True,
+            )
+            raise typer.Exit(1)
+    finally:
+        engine.dispose()
 
 
 @app.command("serve")
@@ -203,7 +246,10 @@ def serve(
 
     console = Console()
     _check_port_free(host, port)
-    url = resolve_db(db)
+    # An event is in a record that exists: a mistyped file is named, and none is made.
+    url = existing_db(db) if event is not None else resolve_db(db)
+    if event is not None:
+        _check_event(url, event, room)
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
     public = public_base(console, host, port, public_url)
@@ -260,6 +306,10 @@ def serve(
                 f"none will be ({why})",
                 highlight=False,
             )
+
+    for given, option in ((model, "--model"), (consult, "--consult")):
+        if given:  # well formed (above): a model a match can play?
+            check_model(given, url, what=f"{option} {given!r}")
 
     async def ready(arena, events) -> None:
         console.print(
