@@ -235,3 +235,45 @@ def test_a_player_of_a_mistyped_team_names_the_teams_and_the_closest(tmp_path):
         "--db", url,
     )  # fmt: skip
     assert ok.exit_code == 0, ok.output
+
+
+# -- help at 80 columns ----------------------------------------------------------------------
+
+
+def _every_command() -> list[list[str]]:
+    import typer.main
+
+    found: list[list[str]] = []
+
+    def walk(command, path: list[str]) -> None:
+        found.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+@pytest.mark.parametrize("args", _every_command(), ids=lambda a: " ".join(a) or "grace-arena")
+def test_every_help_reads_whole_at_80_columns(args):
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(app, [*args, "--help"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "<bool>" not in out  # a flag takes no value
+    assert "…" not in out and "╭" not in out  # nothing cut, no panels
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    # a command's listed summary is its first sentence whole, not cut with "..."
+    commands = out.partition("\nCommands:\n")[2]
+    assert "..." not in commands
+    # no word broken across lines (a long list of columns is a list of words)
+    words = {w.strip(".,;:()[]'") for w in " ".join(out.split()).split(" ")}
+    assert "confidence_verb" not in words and "al" not in words
+
+
+def test_help_of_a_flag_and_of_a_long_list_of_columns():
+    serve = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["serve", "--help"]).output
+    assert "--match / --no-match" in serve
+    analyze = " ".join(
+        CliRunner(env={"COLUMNS": "80"}).invoke(app, ["analyze", "--help"]).output.split()
+    )
+    assert "model, question_id, step, word_index, correct, confidence_logit," in analyze

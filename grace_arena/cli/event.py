@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from grace_arena.cli import app
+from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import (
     BouncebacksOption,
     ConsultOption,
@@ -26,7 +27,7 @@ from grace_arena.cli.options import (
 )
 from grace_arena.resources import command_prefix
 
-event_app = typer.Typer(
+event_app = command_group(
     help="Run an event: teams, rounds and rooms, a schedule of matches, standings.",
     no_args_is_help=True,
 )

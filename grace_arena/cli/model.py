@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grace_arena.cli import app
+from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import DbOption, check_model, existing_db, redacted, resolve_db
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Packet
     from grace_arena.model.policy import BuzzPolicy
 
-model_app = typer.Typer(
+model_app = command_group(
     help="The model player: show its trajectories, choose its buzz threshold.",
     no_args_is_help=True,
 )
