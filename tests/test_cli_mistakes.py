@@ -277,3 +277,45 @@ def test_help_of_a_flag_and_of_a_long_list_of_columns():
         CliRunner(env={"COLUMNS": "80"}).invoke(app, ["analyze", "--help"]).output.split()
     )
     assert "model, question_id, step, word_index, correct, confidence_logit," in analyze
+
+
+# -- precompute in a script, CI or a log -------------------------------------------------------
+
+
+def test_precompute_without_a_terminal_prints_plain_lines_and_a_summary_on_one_line(tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    result = CliRunner(env={"COLUMNS": "60"}).invoke(
+        app, ["precompute", "--packet", str(SAMPLE_PACKET_PATH), "--db", url]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert not any(c in result.output for c in "━╸…\r\x1b")  # no bar, no escape codes
+    (summary,) = [line for line in lines if line.startswith("tfidf on grace-arena-sample-1:")]
+    assert summary.endswith("cost $0.0000")  # the whole summary, unbroken
+    (last,) = [line for line in lines if line.startswith("tfidf: ")]
+    assert last.startswith("tfidf: 46/46 questions · steps 156/156 · bonus parts 60/60")
+
+
+def test_precompute_progress_lines_come_periodically(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from grace_arena.cli.model import run_precompute_command
+    from grace_arena.core.packet import load_packet
+    from grace_arena.record.db import open_engine
+
+    out = io.StringIO()
+    console = Console(file=out, width=40)  # not a terminal, and narrow
+    assert not console.is_terminal
+    engine = open_engine(f"sqlite:///{tmp_path / 'r.db'}")
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    run_precompute_command(console, engine, packet, "tfidf", progress_every=0.0)
+    engine.dispose()
+    lines = out.getvalue().splitlines()
+    progress = [line for line in lines if line.startswith("tfidf: ")]
+    assert len(progress) > 10  # one per step here, as often as asked
+    done = [int(line.split()[1].split("/")[0]) for line in progress]
+    assert done == sorted(done) and done[-1] == 46
+    # every line is a whole line: the narrow console wraps none of them
+    assert all(line.startswith(("tfidf: ", "tfidf on ")) for line in lines), lines

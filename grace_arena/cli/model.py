@@ -192,12 +192,15 @@ def run_precompute_command(
     no_cache: bool = False,
     tossup: list[str] | None = None,
     bonuses: bool | list[str] | None = None,
+    progress_every: float = 10.0,
 ) -> Any:
     """Precompute ``model`` on a packet with a progress bar (``precompute`` and
     ``leaderboard``); ``local-smollm2`` starts its local server for the run. Returns the
-    run's statistics, after printing them."""
+    run's statistics, after printing them. Where the console is not a terminal (a script, CI,
+    a log), the progress is a plain line every ``progress_every`` seconds and one at the end."""
     import asyncio
     import contextlib
+    import time
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -234,33 +237,18 @@ def run_precompute_command(
         except (OSError, ValueError, RuntimeError) as exc:
             typer.echo(f"cannot build the guesser: {exc}", err=True)
             raise typer.Exit(2) from None
-        progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("questions"),
-            TextColumn("{task.fields[detail]}"),
-            TimeElapsedColumn(),
-            console=console,
-        )
-        task = progress.add_task(record_name, total=1, detail="")
 
-        def show(stats) -> None:
-            progress.update(
-                task,
-                total=max(stats.questions, 1),
-                completed=stats.questions_done,
-                detail=(
-                    f"steps {stats.steps_done}/{stats.steps} · "
-                    + (f"bonus parts {stats.parts_done}/{stats.parts} · " if stats.parts else "")
-                    + f"calls {stats.calls} · "
-                    f"cache hits {stats.cache_hits} · errors {stats.errors} · "
-                    + ("$?" if stats.cost_unknown else f"${stats.cost_usd:.4f}")
-                ),
+        def detail(stats) -> str:
+            return (
+                f"steps {stats.steps_done}/{stats.steps} · "
+                + (f"bonus parts {stats.parts_done}/{stats.parts} · " if stats.parts else "")
+                + f"calls {stats.calls} · "
+                f"cache hits {stats.cache_hits} · errors {stats.errors} · "
+                + ("$?" if stats.cost_unknown else f"${stats.cost_usd:.4f}")
             )
 
-        with progress:
-            stats = asyncio.run(
+        def go(on_progress) -> Any:
+            return asyncio.run(
                 run(
                     engine,
                     the_packet,
@@ -269,11 +257,57 @@ def run_precompute_command(
                     policy=policy,
                     tossups=tossup,
                     bonuses=bonuses,
-                    on_progress=show,
+                    on_progress=on_progress,
                 )
             )
+
+        if console.is_terminal:
+            progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("questions"),
+                TextColumn("{task.fields[detail]}"),
+                TimeElapsedColumn(),
+                console=console,
+            )
+            task = progress.add_task(record_name, total=1, detail="")
+
+            def show(stats) -> None:
+                progress.update(
+                    task,
+                    total=max(stats.questions, 1),
+                    completed=stats.questions_done,
+                    detail=detail(stats),
+                )
+
+            with progress:
+                stats = go(show)
+        else:
+            # A script, CI, a log: a plain line now and then, never a bar drawn over itself.
+            started = time.monotonic()
+            last = [started]
+
+            def line(stats) -> None:
+                elapsed = time.monotonic() - started
+                console.print(
+                    f"{record_name}: {stats.questions_done}/{stats.questions} questions · "
+                    f"{detail(stats)} · {elapsed:.0f} s",
+                    soft_wrap=True,
+                    highlight=False,
+                    markup=False,
+                )
+
+            def every(stats) -> None:
+                now = time.monotonic()
+                if now - last[0] >= progress_every:
+                    last[0] = now
+                    line(stats)
+
+            stats = go(every)
+            line(stats)
     for message in stats.error_messages[:10]:
-        console.print(f"[red]error[/red] {message}")
+        console.print(f"[red]error[/red] {message}", soft_wrap=True)
     console.print(
         f"{record_name} on {the_packet.packet.id}: {stats.stored} steps stored, "
         f"{stats.skipped} already in the record, "
@@ -284,7 +318,9 @@ def run_precompute_command(
             else ""
         )
         + f"{stats.errors} errors, {stats.calls} calls, "
-        f"{stats.cache_hits} cache hits, {cost_text(stats)}"
+        f"{stats.cache_hits} cache hits, {cost_text(stats)}",
+        soft_wrap=True,  # one line, however narrow the terminal (or none)
+        highlight=False,
     )
     return stats
 
