@@ -28,7 +28,11 @@ def demo(
         str, typer.Option(help="Address to listen on (0.0.0.0: phones on the LAN can join).")
     ] = "0.0.0.0",
     port: Annotated[
-        int | None, typer.Option(help="Port to listen on (default: 8000 if free, else any).")
+        int | None,
+        typer.Option(
+            help="Port to listen on (default: 8000 if free, else the next free one up to 8009, "
+            "else any; the screen says which)."
+        ),
     ] = None,
     public_url: Annotated[
         str | None, typer.Option(help="URL players use to reach this server (default: LAN).")
