@@ -319,3 +319,50 @@ def test_precompute_progress_lines_come_periodically(tmp_path):
     assert done == sorted(done) and done[-1] == 46
     # every line is a whole line: the narrow console wraps none of them
     assert all(line.startswith(("tfidf: ", "tfidf on ")) for line in lines), lines
+
+
+# -- names typed after the record holds the right ones ---------------------------------------
+
+
+@pytest.fixture
+def club(tmp_path, monkeypatch) -> str:
+    """A record with the offline model's steps and an event, in the current folder."""
+    monkeypatch.chdir(tmp_path)
+    assert run("precompute", "--packet", str(SAMPLE_PACKET_PATH), "--db", "club.db").exit_code == 0
+    made = run(
+        "event", "create", "club-night", "--team", "Red", "--team", "Blue", "--db", "club.db"
+    )
+    assert made.exit_code == 0, made.output
+    return "club.db"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["model", "show", "tfdif", "--packet", str(SAMPLE_PACKET_PATH)],
+        ["model", "threshold", "tfdif", "--packet", str(SAMPLE_PACKET_PATH)],
+        ["model", "calibrate", "tfdif"],
+    ],
+)
+def test_a_mistyped_model_of_the_record_names_the_one_there(club, args):
+    line = one_error_line(run(*args, "--db", club))
+    assert (
+        line == "error: no model 'tfdif' in the record (did you mean tfidf?); models there: tfidf"
+    )
+
+
+def test_leaderboard_checks_its_models_before_asking_any(club):
+    result = run(
+        "leaderboard", "--packet", str(SAMPLE_PACKET_PATH), "--model", "tfidf",
+        "--model", "local-smolm2", "--db", club,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "did you mean local-smollm2?" in one_error_line(result)
+    assert "calls" not in result.output  # refused before any model was run
+
+
+def test_a_mistyped_event_names_the_closest(club):
+    line = one_error_line(run("event", "show", "club-nite", "--db", club))
+    assert (
+        "no event 'club-nite' in the record (events: club-night); did you mean club-night?" in line
+    )

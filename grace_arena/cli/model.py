@@ -325,6 +325,24 @@ def run_precompute_command(
     return stats
 
 
+def _no_such_stored_model(model: str, url: str) -> None:
+    """A model name the record has no steps of under any packet, close to one it has: a
+    typo, said with the names there rather than as a model still to precompute."""
+    import difflib
+
+    from grace_arena.cli.options import record_models
+
+    stored = sorted(record_models(url))
+    close = difflib.get_close_matches(model, stored, n=2, cutoff=0.6)
+    if model not in stored and close:
+        typer.echo(
+            f"error: no model {model!r} in the record (did you mean {' or '.join(close)}?); "
+            f"models there: {', '.join(stored)}",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
 def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
@@ -352,10 +370,12 @@ def show(
     console = Console()
     the_packet = _load_packet(packet)
     policy = _policy(confidence, threshold, not_before, calibration)
-    engine = open_engine(existing_db(db))
+    url = existing_db(db)
+    engine = open_engine(url)
     steps = load_steps(engine, model, the_packet.packet.id)
     engine.dispose()
     if not steps:
+        _no_such_stored_model(model, url)
         typer.echo(
             f"no steps of {model!r} on packet {the_packet.packet.id!r} in the record: "
             f"run `grace-arena precompute --packet {packet} --model {model}` first",
@@ -443,11 +463,13 @@ def threshold(
 
     console = Console()
     _policy(confidence, 0.5, not_before)  # validates the confidence name
-    engine = open_engine(existing_db(db))
+    url = existing_db(db)
+    engine = open_engine(url)
     packet_ids = [_load_packet(p).packet.id for p in packet] if packet else None
     trajectories = trajectories_from_db(engine, model, packet_ids=packet_ids, confidence=confidence)
     if not trajectories:
         engine.dispose()
+        _no_such_stored_model(model, url)
         typer.echo(f"no trajectories of {model!r} in the record", err=True)
         raise typer.Exit(1)
     console.print(f"{model}: {len(trajectories)} questions, confidence {confidence}")
@@ -565,6 +587,7 @@ def calibrate(
     conf = steps[column].to_numpy(dtype=float) if column in steps else np.array([])
     known = ~np.isnan(conf)
     if not known.any():
+        _no_such_stored_model(model, url)
         typer.echo(f"no {confidence} confidences of {model!r} in the record", err=True)
         raise typer.Exit(1)
     correct = steps["correct"].to_numpy(dtype=float)
