@@ -366,3 +366,18 @@ def test_a_mistyped_event_names_the_closest(club):
     assert (
         "no event 'club-nite' in the record (events: club-night); did you mean club-night?" in line
     )
+
+
+def test_demo_on_a_port_in_use_says_so_in_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run(
+            "demo", "--host", "127.0.0.1", "--port", str(port), "--db", str(tmp_path / "d.db")
+        )
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in line

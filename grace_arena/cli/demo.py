@@ -71,14 +71,21 @@ def demo(
             seed=seed,
         )
         return
+    from grace_arena.cli.serve import _check_port_free
     from grace_arena.demo import run_tui_demo
 
-    run_tui_demo(
-        db_url=url,
-        packet_path=packet_path,
-        host=host,
-        port=port,
-        public_url=public_url,
-        tossups=f"1-{tossups}" if tossups else "all",
-        wpm=max(wpm or 180, 30),
-    )
+    if port is not None:  # asked for: in use is an error, said in one line
+        _check_port_free(host, port)
+    try:
+        run_tui_demo(
+            db_url=url,
+            packet_path=packet_path,
+            host=host,
+            port=port,
+            public_url=public_url,
+            tossups=f"1-{tossups}" if tossups else "all",
+            wpm=max(wpm or 180, 30),
+        )
+    except RuntimeError as exc:  # the server did not start: its log says why
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
