@@ -381,3 +381,20 @@ def test_demo_on_a_port_in_use_says_so_in_one_line(tmp_path):
     assert result.exit_code == 1
     line = one_error_line(result)
     assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in line
+
+
+@pytest.mark.parametrize("name", ["a b.db", "é ü.db", "q?x=1.db", "p%20c.db", "h#1.db", "x:y.db"])
+def test_a_path_with_any_characters_names_that_very_file(name, tmp_path, monkeypatch):
+    from sqlalchemy.engine import make_url
+
+    from grace_arena.cli.options import database_url
+
+    monkeypatch.chdir(tmp_path)
+    url = database_url(name)
+    assert make_url(url).database == str(tmp_path / name)
+    result = run("db", "upgrade", "--db", name)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name).is_file()
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".db"] == [name]
+    if not any(c in name for c in "?#%"):
+        assert f"record: sqlite:///{tmp_path / name}" in result.output  # printed as typed

@@ -55,6 +55,10 @@ def database_url(given: str, *, source: str = "--db") -> str:
     path = Path(text).expanduser().absolute()
     if path.is_dir():
         raise _db_error(f"{source} {text!r} is a folder; give a file in it: {path / 'club.db'}")
+    plain = f"sqlite:///{path}"
+    if make_url(plain).database == str(path):  # as people read it (spaces, accents and all)
+        return plain
+    # "?", "#" or "%" in the name: escaped, so that the URL names this very file
     return URL.create("sqlite", database=str(path)).render_as_string(hide_password=False)
 
 
