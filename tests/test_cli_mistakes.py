@@ -398,3 +398,14 @@ def test_a_path_with_any_characters_names_that_very_file(name, tmp_path, monkeyp
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".db"] == [name]
     if not any(c in name for c in "?#%"):
         assert f"record: sqlite:///{tmp_path / name}" in result.output  # printed as typed
+
+
+def test_a_model_team_may_be_a_litellm_provider_model_name(tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    spec = "openai/gpt-4o-mini@0.8/verbal=GPT"
+    made = run("event", "create", "c", "--team", "Red", "--model-team", spec, "--db", url)
+    assert made.exit_code == 0, made.output
+    assert "gpt: GPT — model openai/gpt-4o-mini, threshold 0.8" in made.output
+    scheduled = run("event", "schedule", "c", "--packet", str(SAMPLE_PACKET_PATH), "--db", url)
+    assert scheduled.exit_code == 0, scheduled.output
+    assert "GPT needs its guesses on grace-arena-sample-1" in " ".join(scheduled.output.split())

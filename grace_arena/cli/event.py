@@ -35,10 +35,12 @@ app.add_typer(event_app, name="event")
 
 MODEL_TEAM_HELP = (
     "A model player as a team: MODEL, then optionally @THRESHOLD, /CONFIDENCE (logit or "
-    "verbal) and =NAME, e.g. 'tfidf@0.6' or 'gpt-4o-mini@0.8/verbal=GPT' (repeatable)."
+    "verbal) and =NAME, e.g. 'tfidf@0.6' or 'openai/gpt-4o-mini@0.8/verbal=GPT' (repeatable)."
 )
+# The model may be a litellm PROVIDER/MODEL name: a slash is the confidence's only when
+# "logit" or "verbal" follows it, at the end or before =NAME.
 _MODEL_TEAM = re.compile(
-    r"^(?P<model>[^@/=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
+    r"^(?P<model>[^@=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
     r"(?:=(?P<name>.+))?$"
 )
 
