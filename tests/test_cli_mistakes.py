@@ -409,3 +409,19 @@ def test_a_model_team_may_be_a_litellm_provider_model_name(tmp_path):
     scheduled = run("event", "schedule", "c", "--packet", str(SAMPLE_PACKET_PATH), "--db", url)
     assert scheduled.exit_code == 0, scheduled.output
     assert "GPT needs its guesses on grace-arena-sample-1" in " ".join(scheduled.output.split())
+
+
+def test_serve_of_an_event_whose_model_has_no_guesses_says_what_to_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = "openai/gpt-4o-mini@0.8=GPT"
+    assert (
+        run("event", "create", "g", "--team", "Red", "--model-team", spec, "--db", "g.db").exit_code
+        == 0
+    )
+    packet = str(SAMPLE_PACKET_PATH)
+    assert run("event", "schedule", "g", "--packet", packet, "--db", "g.db").exit_code == 0
+    result = run("serve", "--event", "g", "--db", "g.db", "--host", "127.0.0.1", "--port", "0")
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert "GPT (model openai/gpt-4o-mini) has no guesses on packet 'grace-arena-sample-1'" in line
+    assert "precompute --packet PACKET --model openai/gpt-4o-mini --db" in line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -140,8 +141,40 @@ def _check_event(url: str, name: str, rooms: list[str] | None) -> None:
                 err=True,
             )
             raise typer.Exit(1)
+        _check_event_models(engine, url, plan)
     finally:
         engine.dispose()
+
+
+def _check_event_models(engine, url: str, plan) -> None:
+    """Every model team of a match still to play has its guesses on its round's packet (the
+    offline model's are made here, as the server would): else one line with the command
+    that makes them, rather than a server that fails to start."""
+    from grace_arena.model.precompute import ensure_precomputed
+    from grace_arena.record.packets import packet_from_record
+    from grace_arena.resources import command_prefix
+
+    models = {t.id: t for t in plan.teams if t.kind == "model"}
+    needed: dict[tuple[str, str], str] = {}  # (model, packet id) -> the team's name
+    for game in plan.games:
+        rnd = plan.round_(game.round)
+        if game.ended or game.bye or rnd is None:
+            continue
+        for team_id in game.teams:
+            team = models.get(team_id)
+            if team is not None:
+                needed.setdefault((team.model or "tfidf", rnd.packet_id), team.name)
+    for (model, packet_id), name in needed.items():
+        try:
+            ensure_precomputed(url, packet_from_record(engine, packet_id), model)
+        except LookupError:
+            typer.echo(
+                f"error: {name} (model {model}) has no guesses on packet {packet_id!r} yet: "
+                f"{command_prefix()} precompute --packet PACKET --model {model} --db "
+                f"{shlex.quote(redacted(url))}",
+                err=True,
+            )
+            raise typer.Exit(1) from None
 
 
 @app.command("serve")
