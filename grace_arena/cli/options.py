@@ -21,7 +21,10 @@ DbOption = Annotated[
 
 
 #: What a record's URL looks like, for the error that says a ``--db`` is neither.
-URL_EXAMPLES = "a SQLite file's path (club.db), sqlite:///club.db or postgresql+psycopg://USER:PASSWORD@HOST/DB"
+URL_EXAMPLES = (
+    "a SQLite file's path (club.db), sqlite:///club.db or "
+    "postgresql+psycopg://USER:PASSWORD@HOST/DB"
+)
 
 
 #: A URL's scheme (``sqlite:``, ``postgresql+psycopg:``) at the start of what was given: a URL
@@ -32,10 +35,10 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 def database_url(given: str, *, source: str = "--db") -> str:
     """The record named on the command line (or in ``$GRACE_ARENA_DB``) as a SQLAlchemy URL.
 
-    Anything with ``://`` is a URL (its database driver must be one SQLAlchemy knows); anything
-    else is the path of a SQLite file, relative to the current folder (``club.db``,
-    ``~/records/club.db``). What is neither is an error in one line that says what a URL looks
-    like, rather than SQLAlchemy's traceback.
+    Anything with ``://``, or starting with a scheme (``sqlite:``), is a URL (its database
+    driver must be one SQLAlchemy knows); anything else is the path of a SQLite file, relative
+    to the current folder (``club.db``, ``~/records/club.db``). What is neither is an error in
+    one line that says what a URL looks like, rather than SQLAlchemy's traceback.
     """
     from sqlalchemy.engine import URL, make_url
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError
