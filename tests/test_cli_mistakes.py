@@ -425,3 +425,19 @@ def test_serve_of_an_event_whose_model_has_no_guesses_says_what_to_run(tmp_path,
     line = one_error_line(result)
     assert "GPT (model openai/gpt-4o-mini) has no guesses on packet 'grace-arena-sample-1'" in line
     assert "precompute --packet PACKET --model openai/gpt-4o-mini --db" in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["serve", "--host", "127.0.0.1", "--port", "0", "--packet", "Round 4.docx"],
+        ["demo", "--host", "127.0.0.1", "--packet", "Round 4.docx"],
+        ["demo", "--scripted", "--packet", "Round 4.docx"],
+    ],
+)
+def test_a_packet_that_is_not_there_is_one_line_and_makes_no_record(args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(*args, "--db", "r.db")
+    assert result.exit_code == 1
+    assert one_error_line(result) == "error: Round 4.docx: file not found"
+    assert not (tmp_path / "r.db").exists()

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, check_packets, resolve_db
 
 
 @app.command("demo")
@@ -60,6 +60,7 @@ def demo(
 
     url = resolve_db(db)
     packet_path = packet or SAMPLE_PACKET_PATH
+    check_packets([packet_path])
     if scripted:
         from grace_arena.demo import run_scripted_demo
 

@@ -253,3 +253,15 @@ def check_model(model: str, url: str | None, *, what: str) -> None:
     if problem is not None:
         typer.echo(f"error: {what}: {problem}", err=True)
         raise typer.Exit(2)
+
+
+def check_packets(paths: list[Path]) -> None:
+    """Each packet file reads (a missing file, a document with no tossups): else one line."""
+    from grace_arena.core.packet import PacketError, load_packet
+
+    for path in paths:
+        try:
+            load_packet(path)
+        except (OSError, PacketError) as exc:
+            typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+            raise typer.Exit(1) from None

@@ -16,6 +16,7 @@ from grace_arena.cli.options import (
     DbOption,
     FormatOption,
     check_model,
+    check_packets,
     consult_settings,
     existing_db,
     format_settings,
@@ -285,6 +286,7 @@ def serve(
         _check_event(url, event, room)
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
+    check_packets(packets)
     public = public_base(console, host, port, public_url)
     first = None
     if match and event is None:
