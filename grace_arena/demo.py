@@ -231,19 +231,27 @@ def _record_commands(db_url: str) -> list[str]:
 # The live demo: the game server in this process, and the moderator's terminal UI on it.
 
 
-def _pick_port(host: str, wanted: int | None) -> int:
-    """``wanted`` if given; else 8000 when it is free, else any free port."""
+#: The demo's port when it is free (the README's).
+DEMO_PORT = 8000
+
+
+def _pick_port(host: str, wanted: int | None) -> tuple[int, str | None]:
+    """``wanted`` if given; else 8000 when it is free, else the next free one up to 8009, else
+    any free port; with what to say when it is not 8000 ("port 8000 is in use; serving on
+    8001")."""
     import socket
 
     if wanted:
-        return wanted
-    for port in (8000, 0):
+        return wanted, None
+    for port in (*range(DEMO_PORT, DEMO_PORT + 10), 0):
         with socket.socket() as s:
             try:
                 s.bind((host if host != "0.0.0.0" else "", port))
             except OSError:
                 continue
-            return s.getsockname()[1]
+            chosen = s.getsockname()[1]
+        notice = None if chosen == DEMO_PORT else f"port {DEMO_PORT} is in use; serving on {chosen}"
+        return chosen, notice
     raise OSError("no free port")
 
 
@@ -289,7 +297,9 @@ def run_tui_demo(
     from moderator_tui.app import SetupDefaults
 
     console = console or Console()
-    port = _pick_port(host, port)
+    port, notice = _pick_port(host, port)
+    if notice:
+        console.print(notice, soft_wrap=True, highlight=False)
     public = public_base(console, host, port, public_url)
     log_path = log_path or Path(user_log_dir("grace-arena", appauthor=False)) / "demo-server.log"
     _log_to(log_path)
@@ -315,6 +325,7 @@ def run_tui_demo(
         record=redacted(db_url),
         hosts_server=True,
         defaults=SetupDefaults(tossups=tossups, wpm=wpm),
+        notice=notice,
     )
     try:
         tui.run()

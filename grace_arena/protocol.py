@@ -15,6 +15,7 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -955,6 +956,14 @@ class MatchCreatedReply(_Msg):
     join_code: str
     join_url: str
     moderator_token: str
+    #: What the match is, so that a moderator offered an open match knows whose it is: its
+    #: title, packet and teams, the tossups started so far and when it was created (UTC,
+    #: ``GET /api/matches`` only).
+    title: str | None = None
+    packet_id: str | None = None
+    teams: list[str] = []
+    tossups_started: int = 0
+    created_at: datetime | None = None
 
 
 class Health(_Msg):

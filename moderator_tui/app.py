@@ -146,8 +146,11 @@ class ModeratorApp(App[None]):
         backoff: tuple[float, float] = (0.5, 10.0),
         cursor_blink: bool = True,
         command: str | None = None,
+        notice: str | None = None,
     ) -> None:
         super().__init__()
+        #: Said once the screen is up (the demo: the port it had to take instead of 8000).
+        self.notice = notice
         self.cursor_blink = cursor_blink  # off in snapshot tests
         self.target = target
         self.defaults = defaults or SetupDefaults()
@@ -188,6 +191,8 @@ class ModeratorApp(App[None]):
     def on_mount(self) -> None:
         from moderator_tui.setup import SetupScreen
 
+        if self.notice:
+            self.notify(self.notice, timeout=20)
         if not self.autostart:
             return
         t = self.target
@@ -874,13 +879,15 @@ def make_tui(
     room: str | None = None,
     event: str | None = None,
     command: str | None = None,
+    notice: str | None = None,
 ) -> ModeratorApp:
     """Build the moderator's app for the server at ``server`` (``http://host:port``).
 
     ``token`` is the server token (set up new matches, list open ones, pick a room of
     ``event``); ``moderator_token`` with ``match_id`` runs one match without it, and with
     ``room`` (an event room's join code) runs that room from match to match. ``command``:
-    how the end screen writes ``grace-arena`` (default: as it runs from here).
+    how the end screen writes ``grace-arena`` (default: as it runs from here). ``notice``: a
+    line shown once the screen is up.
     """
     target = ServerTarget(
         url=server.rstrip("/"),
@@ -900,6 +907,7 @@ def make_tui(
         backoff=backoff,
         cursor_blink=cursor_blink,
         command=command,
+        notice=notice,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
@@ -28,7 +29,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from grace_arena.core.specs import parse_tossups, team_id
-from grace_arena.protocol import MatchSetup, State, TeamSetup
+from grace_arena.protocol import MatchCreatedReply, MatchSetup, State, TeamSetup
 from moderator_tui.messages import CatalogLoaded, HttpFailed
 from moderator_tui.screens import MatchScreen, showing
 from moderator_tui.widgets import ControlBanner, QRCode, StatusLine
@@ -44,6 +45,30 @@ FORMAT_CHOICES = [
 OFFLINE_MODEL = "tfidf"
 
 
+def open_match_text(reply: MatchCreatedReply, today: date | None = None) -> Text:
+    """An open match as the set-up screen lists it: whose it is (its teams, title), when it
+    was started and how far it got, so that one left by an earlier run is recognised."""
+    text = Text()
+    text.append(f"match {reply.match_id}", style="bold")
+    text.append(f" · join {reply.join_code}")
+    if reply.teams:
+        text.append("\n" + " vs ".join(reply.teams))
+    if reply.title:
+        text.append(f"\n{reply.title}", style="dim")
+    when = []
+    if reply.created_at is not None:
+        created = reply.created_at
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=UTC)
+        local = created.astimezone()
+        day = "today" if local.date() == (today or date.today()) else f"{local:%d %b %Y}"
+        when.append(f"started {day} {local:%H:%M}")
+    n = reply.tossups_started
+    when.append(f"{n} tossup{'s' if n != 1 else ''} read")
+    text.append("\n" + ", ".join(when), style="dim")
+    return text
+
+
 class SetupScreen(Screen):
     """Packet and tossups, teams (human or model), scoring, reading mode and pace."""
 
@@ -51,7 +76,9 @@ class SetupScreen(Screen):
         Binding("ctrl+s", "create", "Create the match", priority=True),
         Binding("ctrl+r", "resume_open", "Resume an open match", priority=True),
         Binding("f1", "app.help", "Help"),
-        Binding("ctrl+q", "app.quit", "Quit"),
+        # Shown in the footer (the app's own ctrl+q is hidden): letters type into the form
+        # here, so quitting is ctrl+q, or the Quit button.
+        Binding("ctrl+q", "app.quit", "Quit", priority=True),
     ]
 
     def __init__(self) -> None:
@@ -152,8 +179,12 @@ class SetupScreen(Screen):
                     yield Button(
                         "Create the match (ctrl+s)", id="create", variant="success", compact=True
                     )
+                    yield Button("Quit (ctrl+q)", id="quit", compact=True)
             with Vertical(id="setup-side"):
                 yield Static("Open matches on this server", classes="section")
+                record = self.app.target.record  # type: ignore[attr-defined]
+                if record:
+                    yield Static(f"in the record {record}", id="record", classes="hint")
                 yield OptionList(id="open-matches")
                 yield Static("ctrl+r resumes one (enter on it, if several).", classes="hint")
         yield Footer()
@@ -208,9 +239,7 @@ class SetupScreen(Screen):
         if not message.matches:
             listing.add_option(Option("none", disabled=True))
         for reply in message.matches:
-            listing.add_option(
-                Option(f"match {reply.match_id} · join {reply.join_code}", id=str(reply.match_id))
-            )
+            listing.add_option(Option(open_match_text(reply), id=str(reply.match_id)))
         self._matches = {str(m.match_id): m for m in message.matches}
         self._count()
 
@@ -315,6 +344,10 @@ class SetupScreen(Screen):
         self.teams.append(team)
         self._show_teams()
         self.query_one("#team-name", Input).value = ""
+
+    @on(Button.Pressed, "#quit")
+    def quit_button(self) -> None:
+        self.app.exit()
 
     @on(Button.Pressed, "#remove-team")
     def remove_team(self) -> None:

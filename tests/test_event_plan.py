@@ -355,7 +355,7 @@ def test_event_commands(db_url, tmp_path) -> None:
     [
         (["event", "create", "x", "--team", "Red"], "at least two teams"),
         (["event", "create", "x", "--team", "A", "--model-team", "tfidf@2"], "between 0 and 1"),
-        (["event", "create", "x", "--team", "A", "--player", "Z:Bo"], "TEAM:NAME"),
+        (["event", "create", "x", "--team", "A", "--player", "Z:Bo"], "no team 'Z' (teams: A)"),
         (["event", "show", "nope"], "no event 'nope'"),
         (["event", "schedule", "nope", "--packet", "x"], "no event 'nope'"),
     ],

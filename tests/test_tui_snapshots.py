@@ -15,6 +15,7 @@ from grace_arena.protocol import (
     BuzzRecord,
     EventView,
     FloorView,
+    MatchCreatedReply,
     MatchSummary,
     MatchView,
     ModelGuessView,
@@ -258,12 +259,22 @@ def catalog() -> CatalogLoaded:
             ],
         }
     ]
-    return CatalogLoaded(packets, ["tfidf"], [])
+    # a match left open by an earlier run: whose it is, how far it got
+    left_open = MatchCreatedReply(
+        match_id=4,
+        join_code="K7QXM2",
+        join_url=f"{URL}/?code=K7QXM2",
+        moderator_token="m",
+        title="GRACE Arena Sample Packet",
+        teams=["Red", "Blue", "Model (tfidf)"],
+        tossups_started=3,
+    )
+    return CatalogLoaded(packets, ["tfidf"], [left_open])
 
 
 @pytest.mark.parametrize("size", [(100, 30), (160, 45)])
 def test_setup_screen(snap_compare, size):
-    app = offline_app()
+    app = offline_app(record="sqlite:///club.db")
 
     async def run_before(pilot):
         await app.push_screen(SetupScreen())
@@ -274,7 +285,6 @@ def test_setup_screen(snap_compare, size):
 
 
 def test_lobby_screen(snap_compare):
-    from grace_arena.protocol import MatchCreatedReply
 
     app = offline_app()
     state = live_state()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import typer
+from grace_arena.cli.groups import command_group
 
-app = typer.Typer(
+app = command_group(
     name="grace-arena",
     help="GRACE Arena: live human-vs-model quizbowl matches and calibration analysis.",
     no_args_is_help=True,

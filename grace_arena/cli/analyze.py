@@ -302,17 +302,17 @@ def analyze(
         Path | None,
         typer.Option(
             "--steps",
-            help="Model steps CSV or Parquet: model,question_id,step,word_index,correct,"
-            "confidence_logit,confidence_verbal[,category,n_words,would_buzz]. Reads files "
-            "instead of the record.",
+            help="Model steps CSV or Parquet with the columns model, question_id, step, "
+            "word_index, correct, confidence_logit, confidence_verbal (and, if there, category, "
+            "n_words, would_buzz). Reads files instead of the record.",
         ),
     ] = None,
     buzzes: Annotated[
         Path | None,
         typer.Option(
             "--buzzes",
-            help="Buzzes CSV or Parquet: question_id,team,team_kind,word_index,correct (an "
-            "'export --format csv' file works too).",
+            help="Buzzes CSV or Parquet with the columns question_id, team, team_kind, "
+            "word_index, correct (an 'export --format csv' file works too).",
         ),
     ] = None,
     data: Annotated[
@@ -328,8 +328,9 @@ def analyze(
         Path | None,
         typer.Option(
             "--survey",
-            help="Survey answers CSV: participant,question_id,step,word_index,guess,would_buzz,"
-            "correct[,name,n_words,n_clues] (human trajectories; from the record: automatic).",
+            help="Survey answers CSV with the columns participant, question_id, step, "
+            "word_index, guess, would_buzz, correct (and, if there, name, n_words, n_clues): "
+            "human trajectories (from the record: automatic).",
         ),
     ] = None,
     json_out: Annotated[

@@ -7,10 +7,12 @@ from rich.console import Console
 from rich.table import Table
 
 from grace_arena.cli import app
+from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
 
-db_app = typer.Typer(
-    help="The record: migrate its schema and list what it holds.", no_args_is_help=True
+db_app = command_group(
+    help="The record: migrate its schema and list what it holds.",
+    no_args_is_help=True,
 )
 app.add_typer(db_app, name="db")
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, resolve_db
+from grace_arena.cli.options import DbOption, check_packets, resolve_db
 
 
 @app.command("demo")
@@ -28,7 +28,11 @@ def demo(
         str, typer.Option(help="Address to listen on (0.0.0.0: phones on the LAN can join).")
     ] = "0.0.0.0",
     port: Annotated[
-        int | None, typer.Option(help="Port to listen on (default: 8000 if free, else any).")
+        int | None,
+        typer.Option(
+            help="Port to listen on (default: 8000 if free, else the next free one up to 8009, "
+            "else any; the screen says which)."
+        ),
     ] = None,
     public_url: Annotated[
         str | None, typer.Option(help="URL players use to reach this server (default: LAN).")
@@ -56,6 +60,7 @@ def demo(
 
     url = resolve_db(db)
     packet_path = packet or SAMPLE_PACKET_PATH
+    check_packets([packet_path])
     if scripted:
         from grace_arena.demo import run_scripted_demo
 
@@ -67,14 +72,21 @@ def demo(
             seed=seed,
         )
         return
+    from grace_arena.cli.serve import _check_port_free
     from grace_arena.demo import run_tui_demo
 
-    run_tui_demo(
-        db_url=url,
-        packet_path=packet_path,
-        host=host,
-        port=port,
-        public_url=public_url,
-        tossups=f"1-{tossups}" if tossups else "all",
-        wpm=max(wpm or 180, 30),
-    )
+    if port is not None:  # asked for: in use is an error, said in one line
+        _check_port_free(host, port)
+    try:
+        run_tui_demo(
+            db_url=url,
+            packet_path=packet_path,
+            host=host,
+            port=port,
+            public_url=public_url,
+            tossups=f"1-{tossups}" if tossups else "all",
+            wpm=max(wpm or 180, 30),
+        )
+    except RuntimeError as exc:  # the server did not start: its log says why
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None

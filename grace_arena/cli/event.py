@@ -11,12 +11,14 @@ from typing import Annotated, Any
 import typer
 
 from grace_arena.cli import app
+from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import (
     BouncebacksOption,
     ConsultOption,
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    check_model,
     consult_settings,
     existing_db,
     format_settings,
@@ -25,7 +27,7 @@ from grace_arena.cli.options import (
 )
 from grace_arena.resources import command_prefix
 
-event_app = typer.Typer(
+event_app = command_group(
     help="Run an event: teams, rounds and rooms, a schedule of matches, standings.",
     no_args_is_help=True,
 )
@@ -33,10 +35,12 @@ app.add_typer(event_app, name="event")
 
 MODEL_TEAM_HELP = (
     "A model player as a team: MODEL, then optionally @THRESHOLD, /CONFIDENCE (logit or "
-    "verbal) and =NAME, e.g. 'tfidf@0.6' or 'gpt-4o-mini@0.8/verbal=GPT' (repeatable)."
+    "verbal) and =NAME, e.g. 'tfidf@0.6' or 'openai/gpt-4o-mini@0.8/verbal=GPT' (repeatable)."
 )
+# The model may be a litellm PROVIDER/MODEL name: a slash is the confidence's only when
+# "logit" or "verbal" follows it, at the end or before =NAME.
 _MODEL_TEAM = re.compile(
-    r"^(?P<model>[^@/=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
+    r"^(?P<model>[^@=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
     r"(?:=(?P<name>.+))?$"
 )
 
@@ -80,9 +84,32 @@ def _console():
     return Console()
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str, code: int = 1) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
-    return typer.Exit(1)
+    return typer.Exit(code)
+
+
+def _fold(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", name).split()).casefold()
+
+
+def _team_of(entries: list[Any], given: str) -> Any:
+    """The team ``given`` names, by its name or id (case and spacing aside), or None."""
+    wanted = _fold(given)
+    return next((t for t in entries if wanted in (t.id, _fold(t.name))), None)
+
+
+def _no_such_team(entries: list[Any], given: str) -> str:
+    """Why ``given`` is no team: the teams there are, and the closest ones."""
+    import difflib
+
+    if not entries:
+        return f"no team {given.strip()!r}: give the teams first (--team NAME)"
+    by_fold = {_fold(t.name): t.name for t in entries}
+    close = difflib.get_close_matches(_fold(given), list(by_fold), n=2, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(repr(by_fold[c]) for c in close)}?" if close else ""
+    teams = ", ".join(t.name for t in entries)
+    return f"no team {given.strip()!r} (teams: {teams}){hint}"
 
 
 @event_app.command("create")
@@ -177,12 +204,21 @@ def create(
     players = []
     for entry in player or []:
         team_name, sep, player_name = entry.partition(":")
-        wanted = " ".join(unicodedata.normalize("NFC", team_name).split()).casefold()
-        found = next((t for t in entries if wanted in (t.id, t.name.casefold())), None)
-        if not sep or found is None or not player_name.strip():
-            raise typer.BadParameter(f"--player {entry!r}: expected TEAM:NAME of a team above")
+        found = _team_of(entries, team_name)
+        if not sep or not player_name.strip() or not team_name.strip():
+            example = f"{entries[0].name}:Ann" if entries else "Red:Ann"
+            raise _fail(f"--player {entry!r}: expected TEAM:NAME, e.g. {example!r}", code=2)
+        if found is None:
+            raise _fail(f"--player {entry!r}: {_no_such_team(entries, team_name)}", code=2)
         players.append((found.id, _name("--player", player_name, PLAYER_NAME_MAX)))
+    if len(entries) < 2:  # said before a record is made for it
+        raise _fail(f"an event needs at least two teams, got {len(entries)}")
     url = resolve_db(db)
+    model_entries = [t for t in entries if t.kind == "model"]
+    for spec, entry in zip(model_team or [], model_entries, strict=True):
+        check_model(entry.model or "", url, what=f"--model-team {spec!r}")
+    if consult:
+        check_model(consult, url, what=f"--consult {consult!r}")
     console = _console()
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     try:
@@ -276,6 +312,9 @@ def schedule_cmd(
         plan = load_plan(engine, name)
     except RecordError as exc:
         raise _fail(str(exc)) from exc
+    for t in plan.teams:  # an event registered before its models were checked
+        if t.kind == "model" and t.model:
+            check_model(t.model, url, what=f"team {t.name!r} of event {plan.name!r}")
     if room and rooms:
         raise typer.BadParameter("give --rooms N or --room NAME ..., not both")
     room_names = list(room or [str(i) for i in range(1, (rooms or 1) + 1)])

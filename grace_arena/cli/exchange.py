@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from grace_arena.cli import app
+from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
 
-import_app = typer.Typer(
+import_app = command_group(
     help="Bring data into the record: GRACE buzzpoints, another record, QANTA questions.",
     no_args_is_help=True,
 )

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, redacted, resolve_db
+from grace_arena.cli.options import DbOption, check_model, redacted, resolve_db
 
 
 def _print_ranking(ranking: dict[str, Any]) -> None:
@@ -113,6 +113,8 @@ def leaderboard(
     if confidence not in CONFIDENCE_KINDS:
         raise typer.BadParameter(f"confidence must be logit or verbal, not {confidence!r}")
     names = list(dict.fromkeys(model))
+    for name in names:  # each is precomputed here: a name it can run
+        check_model(name, None, what=f"--model {name!r}")
     console = Console(stderr=True)
     the_packet = _load_packet(packet)
     url = resolve_db(db)

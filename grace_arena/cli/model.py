@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grace_arena.cli import app
-from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
+from grace_arena.cli.groups import command_group
+from grace_arena.cli.options import DbOption, check_model, existing_db, redacted, resolve_db
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Packet
     from grace_arena.model.policy import BuzzPolicy
 
-model_app = typer.Typer(
+model_app = command_group(
     help="The model player: show its trajectories, choose its buzz threshold.",
     no_args_is_help=True,
 )
@@ -153,6 +154,7 @@ def precompute(
 
     if bonus and no_bonuses:
         raise typer.BadParameter("give --bonus or --no-bonuses, not both", param_hint="--bonus")
+    check_model(model, None, what=f"--model {model!r}")  # a name it can run, not one stored
 
     from grace_arena.record.db import open_engine
 
@@ -190,12 +192,15 @@ def run_precompute_command(
     no_cache: bool = False,
     tossup: list[str] | None = None,
     bonuses: bool | list[str] | None = None,
+    progress_every: float = 10.0,
 ) -> Any:
     """Precompute ``model`` on a packet with a progress bar (``precompute`` and
     ``leaderboard``); ``local-smollm2`` starts its local server for the run. Returns the
-    run's statistics, after printing them."""
+    run's statistics, after printing them. Where the console is not a terminal (a script, CI,
+    a log), the progress is a plain line every ``progress_every`` seconds and one at the end."""
     import asyncio
     import contextlib
+    import time
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -232,33 +237,18 @@ def run_precompute_command(
         except (OSError, ValueError, RuntimeError) as exc:
             typer.echo(f"cannot build the guesser: {exc}", err=True)
             raise typer.Exit(2) from None
-        progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("questions"),
-            TextColumn("{task.fields[detail]}"),
-            TimeElapsedColumn(),
-            console=console,
-        )
-        task = progress.add_task(record_name, total=1, detail="")
 
-        def show(stats) -> None:
-            progress.update(
-                task,
-                total=max(stats.questions, 1),
-                completed=stats.questions_done,
-                detail=(
-                    f"steps {stats.steps_done}/{stats.steps} · "
-                    + (f"bonus parts {stats.parts_done}/{stats.parts} · " if stats.parts else "")
-                    + f"calls {stats.calls} · "
-                    f"cache hits {stats.cache_hits} · errors {stats.errors} · "
-                    + ("$?" if stats.cost_unknown else f"${stats.cost_usd:.4f}")
-                ),
+        def detail(stats) -> str:
+            return (
+                f"steps {stats.steps_done}/{stats.steps} · "
+                + (f"bonus parts {stats.parts_done}/{stats.parts} · " if stats.parts else "")
+                + f"calls {stats.calls} · "
+                f"cache hits {stats.cache_hits} · errors {stats.errors} · "
+                + ("$?" if stats.cost_unknown else f"${stats.cost_usd:.4f}")
             )
 
-        with progress:
-            stats = asyncio.run(
+        def go(on_progress) -> Any:
+            return asyncio.run(
                 run(
                     engine,
                     the_packet,
@@ -267,11 +257,57 @@ def run_precompute_command(
                     policy=policy,
                     tossups=tossup,
                     bonuses=bonuses,
-                    on_progress=show,
+                    on_progress=on_progress,
                 )
             )
+
+        if console.is_terminal:
+            progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("questions"),
+                TextColumn("{task.fields[detail]}"),
+                TimeElapsedColumn(),
+                console=console,
+            )
+            task = progress.add_task(record_name, total=1, detail="")
+
+            def show(stats) -> None:
+                progress.update(
+                    task,
+                    total=max(stats.questions, 1),
+                    completed=stats.questions_done,
+                    detail=detail(stats),
+                )
+
+            with progress:
+                stats = go(show)
+        else:
+            # A script, CI, a log: a plain line now and then, never a bar drawn over itself.
+            started = time.monotonic()
+            last = [started]
+
+            def line(stats) -> None:
+                elapsed = time.monotonic() - started
+                console.print(
+                    f"{record_name}: {stats.questions_done}/{stats.questions} questions · "
+                    f"{detail(stats)} · {elapsed:.0f} s",
+                    soft_wrap=True,
+                    highlight=False,
+                    markup=False,
+                )
+
+            def every(stats) -> None:
+                now = time.monotonic()
+                if now - last[0] >= progress_every:
+                    last[0] = now
+                    line(stats)
+
+            stats = go(every)
+            line(stats)
     for message in stats.error_messages[:10]:
-        console.print(f"[red]error[/red] {message}")
+        console.print(f"[red]error[/red] {message}", soft_wrap=True)
     console.print(
         f"{record_name} on {the_packet.packet.id}: {stats.stored} steps stored, "
         f"{stats.skipped} already in the record, "
@@ -282,9 +318,29 @@ def run_precompute_command(
             else ""
         )
         + f"{stats.errors} errors, {stats.calls} calls, "
-        f"{stats.cache_hits} cache hits, {cost_text(stats)}"
+        f"{stats.cache_hits} cache hits, {cost_text(stats)}",
+        soft_wrap=True,  # one line, however narrow the terminal (or none)
+        highlight=False,
     )
     return stats
+
+
+def _no_such_stored_model(model: str, url: str) -> None:
+    """A model name the record has no steps of under any packet, close to one it has: a
+    typo, said with the names there rather than as a model still to precompute."""
+    import difflib
+
+    from grace_arena.cli.options import record_models
+
+    stored = sorted(record_models(url))
+    close = difflib.get_close_matches(model, stored, n=2, cutoff=0.6)
+    if model not in stored and close:
+        typer.echo(
+            f"error: no model {model!r} in the record (did you mean {' or '.join(close)}?); "
+            f"models there: {', '.join(stored)}",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 def _fmt(value: float | None) -> str:
@@ -314,10 +370,12 @@ def show(
     console = Console()
     the_packet = _load_packet(packet)
     policy = _policy(confidence, threshold, not_before, calibration)
-    engine = open_engine(existing_db(db))
+    url = existing_db(db)
+    engine = open_engine(url)
     steps = load_steps(engine, model, the_packet.packet.id)
     engine.dispose()
     if not steps:
+        _no_such_stored_model(model, url)
         typer.echo(
             f"no steps of {model!r} on packet {the_packet.packet.id!r} in the record: "
             f"run `grace-arena precompute --packet {packet} --model {model}` first",
@@ -405,11 +463,13 @@ def threshold(
 
     console = Console()
     _policy(confidence, 0.5, not_before)  # validates the confidence name
-    engine = open_engine(existing_db(db))
+    url = existing_db(db)
+    engine = open_engine(url)
     packet_ids = [_load_packet(p).packet.id for p in packet] if packet else None
     trajectories = trajectories_from_db(engine, model, packet_ids=packet_ids, confidence=confidence)
     if not trajectories:
         engine.dispose()
+        _no_such_stored_model(model, url)
         typer.echo(f"no trajectories of {model!r} in the record", err=True)
         raise typer.Exit(1)
     console.print(f"{model}: {len(trajectories)} questions, confidence {confidence}")
@@ -527,6 +587,7 @@ def calibrate(
     conf = steps[column].to_numpy(dtype=float) if column in steps else np.array([])
     known = ~np.isnan(conf)
     if not known.any():
+        _no_such_stored_model(model, url)
         typer.echo(f"no {confidence} confidences of {model!r} in the record", err=True)
         raise typer.Exit(1)
     correct = steps["correct"].to_numpy(dtype=float)

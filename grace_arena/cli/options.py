@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,34 +12,103 @@ DbOption = Annotated[
     str | None,
     typer.Option(
         "--db",
-        help="SQLAlchemy URL of the record (default: $GRACE_ARENA_DB or a SQLite file in your "
-        "data folder; printed on start).",
+        help="The record: a SQLite file's path (club.db) or a SQLAlchemy URL "
+        "(sqlite:///club.db, postgresql+psycopg://USER:PASSWORD@HOST/DB); default: "
+        "$GRACE_ARENA_DB or a SQLite file in your data folder (printed on start).",
         show_default=False,
     ),
 ]
 
 
-def resolve_db(url: str | None) -> str:
-    from grace_arena.record.db import default_db_url
+#: What a record's URL looks like, for the error that says a ``--db`` is neither.
+URL_EXAMPLES = (
+    "a SQLite file's path (club.db), sqlite:///club.db or "
+    "postgresql+psycopg://USER:PASSWORD@HOST/DB"
+)
 
-    return url or default_db_url()
+
+#: A URL's scheme (``sqlite:``, ``postgresql+psycopg:``) at the start of what was given: a URL
+#: with its slashes mistyped, not a file's path (a drive letter, ``C:``, is one letter).
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+def database_url(given: str, *, source: str = "--db") -> str:
+    """The record named on the command line (or in ``$GRACE_ARENA_DB``) as a SQLAlchemy URL.
+
+    Anything with ``://``, or starting with a scheme (``sqlite:``), is a URL (its database
+    driver must be one SQLAlchemy knows); anything else is the path of a SQLite file, relative
+    to the current folder (``club.db``, ``~/records/club.db``). What is neither is an error in
+    one line that says what a URL looks like, rather than SQLAlchemy's traceback.
+    """
+    from sqlalchemy.engine import URL, make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    text = given.strip()
+    if not text:
+        raise _db_error(f"{source} is empty: give {URL_EXAMPLES}")
+    if "://" in text or _SCHEME.match(text):
+        why = "not a URL"
+        try:
+            parsed = make_url(text)
+            why = f"no database of the kind {parsed.drivername!r}"
+            parsed.get_dialect()
+        except (ArgumentError, NoSuchModuleError, ValueError):
+            raise _db_error(f"{source} {redacted(text)!r}: {why}; give {URL_EXAMPLES}") from None
+        return text
+    path = Path(text).expanduser().absolute()
+    if path.is_dir():
+        raise _db_error(f"{source} {text!r} is a folder; give a file in it: {path / 'club.db'}")
+    plain = f"sqlite:///{path}"
+    if make_url(plain).database == str(path):  # as people read it (spaces, accents and all)
+        return plain
+    # "?", "#" or "%" in the name: escaped, so that the URL names this very file
+    return URL.create("sqlite", database=str(path)).render_as_string(hide_password=False)
+
+
+def _db_error(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def resolve_db(url: str | None) -> str:
+    """The record a command uses: ``--db`` (a URL or a SQLite file's path), else the default."""
+    import os
+
+    from grace_arena.record.db import DB_ENV_VAR, default_db_url
+
+    if url is not None:
+        return database_url(url)
+    if os.environ.get(DB_ENV_VAR):
+        return database_url(os.environ[DB_ENV_VAR], source=f"${DB_ENV_VAR}")
+    return default_db_url()
+
+
+def similar_records(missing: Path) -> list[str]:
+    """Files beside ``missing`` whose names are close to its name (a typo: clubb.db)."""
+    import difflib
+
+    folder = missing.parent
+    try:
+        names = [p.name for p in folder.iterdir() if p.is_file() and p.suffix == missing.suffix]
+    except OSError:
+        return []
+    return difflib.get_close_matches(missing.name, names, n=3, cutoff=0.6)
 
 
 def existing_db(url: str | None) -> str:
     """The record a command only reads: a SQLite file that is not there is an error (opening
-    it would make an empty record and report on nothing), naming the default record."""
-    from pathlib import Path
-
+    it would make an empty record and report on nothing), naming a file of a similar name
+    beside it, or the default record."""
     from sqlalchemy.engine import make_url
 
     from grace_arena.record.db import default_db_url
 
     resolved = resolve_db(url)
-    try:
-        parsed = make_url(resolved)
-    except Exception:  # not a URL: opening it says so
-        return resolved
+    parsed = make_url(resolved)
     database = parsed.database
+    if parsed.get_backend_name() == "sqlite" and database in (None, "", ":memory:"):
+        typer.echo(f"error: {resolved} is a new, empty record in memory: nothing to read", err=True)
+        raise typer.Exit(1)
     if (
         parsed.get_backend_name() == "sqlite"
         and database
@@ -45,10 +116,19 @@ def existing_db(url: str | None) -> str:
         and not database.startswith("file:")  # a URI filename: SQLite's own options
         and not Path(database).is_file()
     ):
+        missing = Path(database).expanduser()
+        close = similar_records(missing.absolute())
         default = default_db_url()
-        hint = "" if resolved == default else f"; without --db, commands use {redacted(default)}"
+        shown = [str(missing.with_name(name)) for name in close]
+        mean = f" (did you mean {' or '.join(shown)}?)" if close else ""
+        hint = (
+            f"; without --db, commands use {redacted(default)}"
+            if resolved != default and not close
+            else ""
+        )
         typer.echo(
-            f"error: no record at {database} (demo, serve, event create and import make one{hint})",
+            f"error: no record at {database}{mean}: demo, serve, event create and import make "
+            f"one{hint}",
             err=True,
         )
         raise typer.Exit(1)
@@ -139,3 +219,49 @@ def format_settings(fmt: str | None, bouncebacks: bool | None) -> dict:
         if bouncebacks and fmt is None:  # they need bonuses: NAQT's rules, where they are an option
             settings["format"] = "naqt"
     return settings
+
+
+def record_models(url: str) -> list[str]:
+    """The models precomputed in the record at ``url``; none when there is no record yet (and
+    none is made: the check comes before anything is created)."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if not database or database == ":memory:" or not Path(database).expanduser().is_file():
+            return []
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return list(conn.execute(text("SELECT DISTINCT model FROM model_step")).scalars())
+    except SQLAlchemyError:  # an empty or older record: no model steps yet
+        return []
+    finally:
+        engine.dispose()
+
+
+def check_model(model: str, url: str | None, *, what: str) -> None:
+    """Refuse, in one line with the closest names, a model no match could play
+    (:mod:`grace_arena.model.names`); ``url``: the record whose precomputed models count;
+    ``what``: where the name was given (``--model-team 'tfdif@0.5'``)."""
+    from grace_arena.model.names import model_name_problem
+
+    problem = model_name_problem(model, record_models(url) if url else ())
+    if problem is not None:
+        typer.echo(f"error: {what}: {problem}", err=True)
+        raise typer.Exit(2)
+
+
+def check_packets(paths: list[Path]) -> None:
+    """Each packet file reads (a missing file, a document with no tossups): else one line."""
+    from grace_arena.core.packet import PacketError, load_packet
+
+    for path in paths:
+        try:
+            load_packet(path)
+        except (OSError, PacketError) as exc:
+            typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+            raise typer.Exit(1) from None

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from grace_arena.cli import app
+from grace_arena.cli.groups import command_group
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Bonus, Packet, Tossup
 
-packet_app = typer.Typer(
+packet_app = command_group(
     help="Question packets: validate them, and show their clues and word positions.",
     no_args_is_help=True,
 )

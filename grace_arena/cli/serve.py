@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +15,10 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    check_model,
+    check_packets,
     consult_settings,
+    existing_db,
     format_settings,
     redacted,
     resolve_db,
@@ -96,6 +100,79 @@ def _check_port_free(host: str, port: int) -> None:
             typer.echo(
                 f"error: cannot listen on {host}:{port}: the port {why}; choose another with "
                 "--port",
+                err=True,
+            )
+            raise typer.Exit(1) from None
+
+
+def _check_event(url: str, name: str, rooms: list[str] | None) -> None:
+    """The event is in the record, has a schedule and the rooms asked for: else one line
+    (the server would fail to start, in a traceback)."""
+    import difflib
+
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.schedule import load_plan
+    from grace_arena.record.store import MatchStore, RecordError
+
+    engine = open_engine(url)
+    try:
+        try:
+            plan = load_plan(engine, name)
+        except RecordError:
+            names = [e.name for e in MatchStore(engine).events_of_record()]
+            close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            listed = ", ".join(names) or "none"
+            typer.echo(
+                f"error: no event {name!r} in {redacted(url)} (events: {listed}){hint}", err=True
+            )
+            raise typer.Exit(1) from None
+        if not plan.rooms:
+            typer.echo(
+                f"error: event {plan.name!r} has no schedule yet: grace-arena event schedule "
+                f"{plan.name} --rooms N --packet PACKET",
+                err=True,
+            )
+            raise typer.Exit(1)
+        unknown = [r for r in rooms or [] if plan.room(r) is None]
+        if unknown:
+            have = ", ".join(r.name for r in plan.rooms)
+            typer.echo(
+                f"error: event {plan.name!r} has no room {', '.join(unknown)} (rooms: {have})",
+                err=True,
+            )
+            raise typer.Exit(1)
+        _check_event_models(engine, url, plan)
+    finally:
+        engine.dispose()
+
+
+def _check_event_models(engine, url: str, plan) -> None:
+    """Every model team of a match still to play has its guesses on its round's packet (the
+    offline model's are made here, as the server would): else one line with the command
+    that makes them, rather than a server that fails to start."""
+    from grace_arena.model.precompute import ensure_precomputed
+    from grace_arena.record.packets import packet_from_record
+    from grace_arena.resources import command_prefix
+
+    models = {t.id: t for t in plan.teams if t.kind == "model"}
+    needed: dict[tuple[str, str], str] = {}  # (model, packet id) -> the team's name
+    for game in plan.games:
+        rnd = plan.round_(game.round)
+        if game.ended or game.bye or rnd is None:
+            continue
+        for team_id in game.teams:
+            team = models.get(team_id)
+            if team is not None:
+                needed.setdefault((team.model or "tfidf", rnd.packet_id), team.name)
+    for (model, packet_id), name in needed.items():
+        try:
+            ensure_precomputed(url, packet_from_record(engine, packet_id), model)
+        except LookupError:
+            typer.echo(
+                f"error: {name} (model {model}) has no guesses on packet {packet_id!r} yet: "
+                f"{command_prefix()} precompute --packet PACKET --model {model} --db "
+                f"{shlex.quote(redacted(url))}",
                 err=True,
             )
             raise typer.Exit(1) from None
@@ -213,9 +290,13 @@ def serve(
 
     console = Console()
     _check_port_free(host, port)
-    url = resolve_db(db)
+    # An event is in a record that exists: a mistyped file is named, and none is made.
+    url = existing_db(db) if event is not None else resolve_db(db)
+    if event is not None:
+        _check_event(url, event, room)
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
+    check_packets(packets)
     public = public_base(console, host, port, public_url)
     first = None
     if match and event is None:
@@ -272,6 +353,10 @@ def serve(
                 f"none will be ({why})",
                 highlight=False,
             )
+
+    for given, option in ((model, "--model"), (consult, "--consult")):
+        if given:  # well formed (above): a model a match can play?
+            check_model(given, url, what=f"{option} {given!r}")
 
     async def ready(arena, events) -> None:
         console.print(

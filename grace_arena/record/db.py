@@ -98,6 +98,8 @@ def redacted_url(url: str) -> str:
     from sqlalchemy.exc import ArgumentError
 
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        parsed = make_url(url)
     except ArgumentError:  # not a URL: opening it will say so
         return url
+    # without a password, as given (rendering again would escape a file name's accents)
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)

@@ -431,10 +431,14 @@ def find_event_row(session: Session, key: str | int) -> ArenaEventRow:
     if row is None and isinstance(key, str) and "\x00" not in key:
         row = session.exec(select(ArenaEventRow).where(ArenaEventRow.name == key)).first()
     if row is None:
+        import difflib
+
         live = session.exec(select(ArenaEventRow.name).order_by(ArenaEventRow.id)).all()
+        close = difflib.get_close_matches(str(key), list(live), n=2, cutoff=0.6)
+        mean = f"did you mean {' or '.join(close)}? or " if close else ""
         raise RecordError(
             f"no event {key!r} in the record (events: {', '.join(live) or 'none'}); "
-            "create one with `grace-arena event create`"
+            f"{mean}create one with `grace-arena event create`"
         )
     return row
 

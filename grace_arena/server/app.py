@@ -190,10 +190,12 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/api/matches", responses=UNAUTHORIZED | THROTTLED)
     async def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
         rooms = list(arena.rooms.values())
-        return [
-            arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
-            for room in rooms
-        ]
+        replies = []
+        for room in rooms:
+            reply = arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+            row = await asyncio.to_thread(arena.store.match_row, room.rm.id)
+            replies.append(reply.model_copy(update={"created_at": row and row.created_at}))
+        return replies
 
     @app.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
     async def match_summary(

@@ -941,11 +941,16 @@ class Arena:
         return f"{self.settings.public_url.rstrip('/')}/?code={code}"
 
     def created_reply(self, room: Room, token: str | None = None) -> MatchCreatedReply:
+        state = room.rm.match.state
         return MatchCreatedReply(
             match_id=room.rm.id,
             join_code=room.join_code,
             join_url=self.join_url(room.join_code),
             moderator_token=token or self.moderator_token(room.rm.id),
+            title=state.config.title,
+            packet_id=state.config.packet_id,
+            teams=[t.name for t in state.config.teams],
+            tossups_started=state.tossups_started,
         )
 
     async def stop_serving(self) -> None:
