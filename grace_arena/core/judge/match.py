@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rapidfuzz.distance import DamerauLevenshtein
 
-from grace_arena.core.judge.text import FILLER, SINGLE_ROMAN, Token
+from grace_arena.core.judge.text import (
+    FILLER,
+    ROMANIZED_MIN_LENGTH,
+    SINGLE_ROMAN,
+    Token,
+    romanized,
+)
 
 # What may remain of two words after their common prefix when their stems agree: an
 # inflection, not a derivation (this keeps the stemmer from merging "universe" with
@@ -49,8 +55,20 @@ def _word_form_base(word: str) -> str:
     return word
 
 
-def tokens_match(given: Token, ref: Token, *, strictness: float | None, word_forms: bool) -> bool:
-    """Whether two tokens match; ``strictness`` None means the exact tier (no typo tolerance)."""
+def tokens_match(
+    given: Token,
+    ref: Token,
+    *,
+    strictness: float | None,
+    word_forms: bool,
+    in_long_answer: bool = False,
+) -> bool:
+    """Whether two tokens match; ``strictness`` None means the exact tier (no typo tolerance).
+
+    With tolerance, a name may also be spelled in another romanization (:func:`romanized`);
+    and a word of a long answer (``in_long_answer``) too short for a typo of its own may have a
+    letter doubled or undoubled, or two neighbours swapped, a slip that keeps how it is said
+    (``Things Fall Appart``)."""
     g, r = given.text, ref.text
     if g == r or given.variant == ref.variant:
         return True
@@ -69,12 +87,46 @@ def tokens_match(given: Token, ref: Token, *, strictness: float | None, word_for
         k = _common_prefix_length(g, r)
         if _inflection(g[k:], g, k) and _inflection(r[k:], r, k):
             return True
-    if strictness is None or g[:1] != r[:1]:
+    if strictness is None:
         return False
-    allowed = math.floor(len(r) / strictness)
-    if allowed < 1 or not _same_ending(g, r):
+    if g[:1] == r[:1]:
+        allowed = math.floor(len(r) / strictness)
+        if allowed >= 1:
+            if _same_ending(g, r) and (
+                DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed
+            ):
+                return True
+        elif in_long_answer and len(r) >= 3 and (_doubling(g, r) or _swapped(g, r)):
+            return True
+    return (
+        len(r) >= ROMANIZED_MIN_LENGTH
+        and g.isalpha()
+        and r.isalpha()
+        and romanized(g) == romanized(r)
+    )
+
+
+def _doubling(a: str, b: str) -> bool:
+    """Whether one word is the other with one letter doubled (``appart``, ``apart``)."""
+    short, long_ = sorted((a, b), key=len)
+    if len(long_) != len(short) + 1:
         return False
-    return DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed
+    i = _common_prefix_length(short, long_)
+    return i > 0 and long_[i] == long_[i - 1] and long_[i + 1 :] == short[i:]
+
+
+def _swapped(a: str, b: str) -> bool:
+    """Whether the words differ by one swap of neighbouring letters after the first."""
+    if len(a) != len(b) or a == b:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    return (
+        len(diff) == 2
+        and diff[0] > 0
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and a[diff[1]] == b[diff[0]]
+    )
 
 
 def _same_ending(a: str, b: str) -> bool:
@@ -119,6 +171,8 @@ def align(
     word_forms: bool,
     alts: Sequence[Token | None] = (),
     initials: bool = True,
+    in_long_answer: bool = False,
+    clip: Callable[[Token, int], bool] | None = None,
 ) -> list[int] | None:
     """The form indices ``given`` matches, in order, in a subsequence of ``form`` holding every
     ``must`` index; None if there is no such match.
@@ -126,7 +180,8 @@ def align(
     ``ok[i][j]``: ``given[i:]`` can be matched inside ``form[j:]``. ``alts[j]``, where given, is
     another token the form's word ``j`` may be matched by (the underlined part of a word). With
     ``initials``, a short token of a several-word answer may stand for the first letters of
-    consecutive form words.
+    consecutive form words. ``in_long_answer`` is passed on to :func:`tokens_match`. ``clip``,
+    where given, says whether a given token may stand for form word ``j`` as its clipping.
     """
     n, m = len(given), len(form)
     if n == 0 or n > m:
@@ -142,12 +197,19 @@ def align(
                 ok[i][j] = True
                 continue
             if ok[i + 1][j + 1] and (
-                tokens_match(given[i], form[j], strictness=strictness, word_forms=word_forms)
+                tokens_match(
+                    given[i],
+                    form[j],
+                    strictness=strictness,
+                    word_forms=word_forms,
+                    in_long_answer=in_long_answer,
+                )
                 or (
                     j < len(alts)
                     and (alt := alts[j]) is not None
                     and tokens_match(given[i], alt, strictness=strictness, word_forms=word_forms)
                 )
+                or (clip is not None and clip(given[i], j))
             ):
                 ok[i][j], step[(i, j)] = True, 1
                 continue
