@@ -296,9 +296,9 @@ a letter doubled or two letters swapped (``Things Fall Appart``)."""
 
 def _long(prepared: Prepared, strictness: float) -> bool:
     return (
-        math.isfinite(strictness)
-        and len(prepared.tokens) >= LONG_ANSWER_WORDS
-        and sum(len(t.text) for t in prepared.tokens) >= LONG_ANSWER_LETTERS
+        len(prepared.tokens) >= LONG_ANSWER_WORDS
+        and prepared.letters >= LONG_ANSWER_LETTERS
+        and math.isfinite(strictness)
     )
 
 
@@ -307,8 +307,10 @@ def _clipped(answer: Prepared, compiled: CompiledLine, word_forms: bool) -> Judg
     spectrometry``, ``stat mech``): each clipped word is one of ``data/clippings.txt`` and the
     start of a word the line writes in lower case (a name is not clipped: ``Battle of
     Stal``)."""
+    if len(answer.tokens) < 2:
+        return None
     clips = lexicon.clippings()
-    if len(answer.tokens) < 2 or not any(t.text in clips for t in answer.tokens):
+    if clips.keys().isdisjoint(t.text for t in answer.tokens):
         return None
     for form in compiled.accept:
         clip = _clip_rule(form, clips)

@@ -98,12 +98,19 @@ def tokens_match(
                 return True
         elif in_long_answer and len(r) >= 3 and (_doubling(g, r) or _swapped(g, r)):
             return True
+    # Romanizations of one name differ in length by three letters at most ("tsch", "ch"), and
+    # in their first letter only where a rewrite starts ("Tchaikovsky", "Chaikovsky").
     return (
         len(r) >= ROMANIZED_MIN_LENGTH
+        and -3 <= len(g) - len(r) <= 3
+        and (g[0] == r[0] or (g[0] in _REWRITTEN_FIRST and r[0] in _REWRITTEN_FIRST))
+        and romanized(g) == romanized(r)
         and g.isalpha()
         and r.isalpha()
-        and romanized(g) == romanized(r)
     )
+
+
+_REWRITTEN_FIRST = frozenset("tckqzjpfxyis")  # first letters a romanization rewrite may change
 
 
 def _doubling(a: str, b: str) -> bool:

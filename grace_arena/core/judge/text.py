@@ -321,6 +321,7 @@ class Prepared:
     tokens: tuple[Token, ...]
     joined: Token  # all canonical tokens run together: "space walk" -> "spacewalk"
     essential: frozenset[int]  # every token index but middle initials ("Ulysses S. Grant")
+    letters: int  # characters of the canonical tokens, spaces left out
 
     @property
     def text(self) -> str:
@@ -367,6 +368,7 @@ def prepared_from(literal: str, toks: list[Token]) -> Prepared:
         literal=literal,
         tokens=tuple(toks),
         joined=make_token(joined),
+        letters=len(joined),
         essential=frozenset(
             i
             for i, t in enumerate(toks)
