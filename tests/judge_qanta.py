@@ -111,7 +111,6 @@ NOT_HANDLED: dict[str, tuple[str, str]] = {
     "Thermal_efficiency": ("accept", "a synonym (thermal, thermodynamic)"),
     "Bach_cantata": ("accept", "reordered words"),
     "Mining_industry_of_South_Africa": ("accept", "reordered words with a demonym"),
-    "Electron_microscope": ("accept", "a derivation the stemmer does not join (microscope)"),
     "Superfluid_helium-4": ("accept", "reordered number and element (helium-4, 4-helium)"),
     "French_campaign_in_Egypt_and_Syria": ("accept", "a synonym (campaign, invasion)"),
     "Roman_currency": ("accept", "a synonym (currency, coins)"),

@@ -57,19 +57,21 @@ the same one match.
 
 Two words *match exactly* when their canonical forms are equal; when their stems (Snowball
 English) are equal and what remains after their common prefix is an inflection (``'' s es ies
-y e ed d a on um is ing ings``, after a doubled consonant too: ``tunnelling``); when the answer
+y ys e ed d a on um is ing ings``, after a doubled consonant too: ``tunnelling``); when the answer
 gives a decade's first year or drops its ``s`` (``1960`` for ``1960s``, ``80`` for ``80s``);
 with ``accept word forms``, when their stems are equal or they differ only by derivational
 endings (``Romantic``, ``Romanticism``). They *match with tolerance* when they
 may also differ by a few typing errors: no digits, the same first letter, a Damerau-Levenshtein
 distance of at most ``floor(len(reference) / strictness)``, and an ending spared by the typo
 (``chloride`` is not ``chlorine``). With the default ``strictness=7`` a word needs seven letters
-to allow one error; a shorter word of a form of three words and ten letters or more may have a
-letter doubled or undoubled or two letters after its first swapped (``Things Fall Appart``,
-``Diet of Wroms``). With tolerance, a name of five letters or more also matches its spelling in
-another romanization (:func:`text.romanized`: ``Chaikovsky``, ``Tchaikowsky``, ``Diaghileff``,
-``Haendel``, ``Sophokles``), a rewrite of the letters romanizations disagree on that keeps
-every vowel (``Mailer`` is not ``Mahler``).
+to allow one error. In a form of three words and ten letters or more (two words and fourteen
+letters), a shorter word may have a letter doubled or undoubled or two letters after its first
+swapped (``Things Fall Appart``, ``Diet of Wroms``), and a longer one's typo may touch its ending
+if it is one vowel, unless the word ends as a chemical name does (``Gettysberg Address``, ``Crime
+and Punishmant``; not ``potassium nitrite``). With tolerance, a name of five letters or more also
+matches its spelling in another romanization (:func:`text.romanized`: ``Chaikovsky``,
+``Tchaikowsky``, ``Diaghileff``, ``Haendel``, ``Sophokles``), a rewrite of the letters
+romanizations disagree on that keeps every vowel (``Mailer`` is not ``Mahler``).
 
 An answer *matches a form* when its words match the form's one to one, in order, except that a
 middle initial may be left out and a short word may stand for the initials of consecutive words
@@ -289,17 +291,15 @@ def _match_form(
     return None
 
 
-LONG_ANSWER_WORDS, LONG_ANSWER_LETTERS = 3, 10
-"""A form this long (in words and in letters) pins the answer down: a short word of it may have
-a letter doubled or two letters swapped (``Things Fall Appart``)."""
+LONG_ANSWER = ((3, 10), (2, 14))
+"""A form of this many words and letters or more pins the answer down: a short word of it may
+have a letter doubled or two letters swapped (``Things Fall Appart``), a longer one a vowel
+slip in its ending (``Gettysberg Address``)."""
 
 
 def _long(prepared: Prepared, strictness: float) -> bool:
-    return (
-        len(prepared.tokens) >= LONG_ANSWER_WORDS
-        and prepared.letters >= LONG_ANSWER_LETTERS
-        and math.isfinite(strictness)
-    )
+    words, letters = len(prepared.tokens), prepared.letters
+    return any(words >= w and letters >= n for w, n in LONG_ANSWER) and math.isfinite(strictness)
 
 
 def _clipped(answer: Prepared, compiled: CompiledLine, word_forms: bool) -> Judgement | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 from rapidfuzz.distance import DamerauLevenshtein
@@ -19,6 +20,7 @@ from grace_arena.core.judge.text import (
 # inflection, not a derivation (this keeps the stemmer from merging "universe" with
 # "university"). "ing" lets "testing" stand for "test" and "bonding" for "bond".
 INFLECTIONS = frozenset({"", "s", "es", "ies", "y", "e", "ed", "d", "a", "on", "um", "is"})
+INFLECTIONS |= {"ys"}  # a plural misspelt: "flys", "citys"
 INFLECTIONS |= {"ing", "ings"}
 
 
@@ -68,7 +70,8 @@ def tokens_match(
     With tolerance, a name may also be spelled in another romanization (:func:`romanized`);
     and a word of a long answer (``in_long_answer``) too short for a typo of its own may have a
     letter doubled or undoubled, or two neighbours swapped, a slip that keeps how it is said
-    (``Things Fall Appart``)."""
+    (``Things Fall Appart``); and a longer word's typo there may touch its ending if it is one
+    vowel (``Battle of Gettysberg``, not ``potassium nitrite``)."""
     g, r = given.text, ref.text
     if g == r or given.variant == ref.variant:
         return True
@@ -92,9 +95,9 @@ def tokens_match(
     if g[:1] == r[:1]:
         allowed = math.floor(len(r) / strictness)
         if allowed >= 1:
-            if _same_ending(g, r) and (
-                DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed
-            ):
+            if (
+                _same_ending(g, r) or (in_long_answer and _vowel_slip(g, r))
+            ) and DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed:
                 return True
         elif in_long_answer and len(r) >= 3 and (_doubling(g, r) or _swapped(g, r)):
             return True
@@ -108,6 +111,27 @@ def tokens_match(
         and g.isalpha()
         and r.isalpha()
     )
+
+
+_VOWELS = frozenset("aeiouy")
+# Endings that name a compound or a class of them, where one vowel makes another answer
+# (nitrate, nitrite; cyclohexane, cyclohexene; ethanol, ethanal).
+_CHEMICAL_ENDING = re.compile(r"(?:ide|ine|ite|ate|ane|ene|yne|one|ose|ase|ol|al|yl)$")
+
+
+def _vowel_slip(a: str, b: str) -> bool:
+    """Whether the words differ by one vowel, put for another, left out or added (``Gettysberg``,
+    ``Punishmant``, ``Educaton``), and neither ends as a chemical name does."""
+    if _CHEMICAL_ENDING.search(a) or _CHEMICAL_ENDING.search(b):
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
+    short, long_ = sorted((a, b), key=len)
+    if len(long_) != len(short) + 1:
+        return False
+    i = _common_prefix_length(short, long_)
+    return long_[i] in _VOWELS and long_[i + 1 :] == short[i:]
 
 
 _REWRITTEN_FIRST = frozenset("tckqzjpfxyis")  # first letters a romanization rewrite may change
