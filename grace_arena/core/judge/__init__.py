@@ -291,15 +291,17 @@ def _match_form(
     return None
 
 
-LONG_ANSWER = ((3, 10), (2, 14))
-"""A form of this many words and letters or more pins the answer down: a short word of it may
-have a letter doubled or two letters swapped (``Things Fall Appart``), a longer one a vowel
-slip in its ending (``Gettysberg Address``)."""
+LONG_ANSWER_LETTERS = {2: 14, 3: 10}
+"""A form of two words and fourteen letters, or three words and ten letters, pins the answer
+down: a short word of it may have a letter doubled or two letters swapped (``Things Fall
+Appart``), a longer one a vowel slip in its ending (``Gettysberg Address``)."""
 
 
 def _long(prepared: Prepared, strictness: float) -> bool:
-    words, letters = len(prepared.tokens), prepared.letters
-    return any(words >= w and letters >= n for w, n in LONG_ANSWER) and math.isfinite(strictness)
+    words = len(prepared.tokens)
+    if words < 2:
+        return False
+    return prepared.letters >= LONG_ANSWER_LETTERS[min(words, 3)] and math.isfinite(strictness)
 
 
 def _clipped(answer: Prepared, compiled: CompiledLine, word_forms: bool) -> Judgement | None:

@@ -107,6 +107,7 @@ def tokens_match(
         len(r) >= ROMANIZED_MIN_LENGTH
         and -3 <= len(g) - len(r) <= 3
         and (g[0] == r[0] or (g[0] in _REWRITTEN_FIRST and r[0] in _REWRITTEN_FIRST))
+        and _last_sound(g) == _last_sound(r)
         and romanized(g) == romanized(r)
         and g.isalpha()
         and r.isalpha()
@@ -135,6 +136,15 @@ def _vowel_slip(a: str, b: str) -> bool:
 
 
 _REWRITTEN_FIRST = frozenset("tckqzjpfxyis")  # first letters a romanization rewrite may change
+# Last letters a romanization rewrite may turn into one another (y, ij: i; f, w, ph: v; c, q,
+# kh: k; zh: j), as one class; x, which becomes ks, with s.
+_LAST = dict.fromkeys("hvfwkcqiyj", "*") | {"x": "s"}
+
+
+def _last_sound(word: str) -> str:
+    """The last letter of ``word`` up to what :func:`romanized` may change: two words with one
+    romanization have the same."""
+    return _LAST.get(word[-1], word[-1])
 
 
 def _doubling(a: str, b: str) -> bool:
