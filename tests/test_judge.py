@@ -331,6 +331,7 @@ def test_parse_subjects_listed_in_an_any_answer_about_clause() -> None:
         "accept any answer mentioning both Lewis and Clark",
         "accept any answer about how the Terror ended",
         "accept answers about the storming of the Bastille by the Parisian crowd in 1789",
+        "accept obvious equivalents mentioning Robespierre",
     ):
         assert parse_answer_line(f"<b>French Revolution</b> [{clause}]").accept == (
             "French Revolution",

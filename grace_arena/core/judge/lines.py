@@ -522,8 +522,8 @@ def _parse_body(body: str, directive: Directive, builder: _Builder) -> None:
         examples = _EXAMPLES.match(rest) or (
             re.match(r"^of\s+(?P<examples>.*)$", rest, re.DOTALL) if "form" in what else None
         )
-        if examples is None:
-            examples = _listed_subjects(rest)
+        if examples is None and what.startswith(("answer", "anything")):
+            examples = _listed_subjects(rest)  # not "equivalents mentioning X": X is no answer
         if examples is None:
             swap = _IN_PLACE_OF.match(rest)
             if swap and directive is Directive.ACCEPT:
