@@ -95,9 +95,14 @@ def tokens_match(
     if g[:1] == r[:1]:
         allowed = math.floor(len(r) / strictness)
         if allowed >= 1:
-            if (
-                _same_ending(g, r) or (in_long_answer and _vowel_slip(g, r))
-            ) and DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed:
+            if _same_ending(g, r):
+                if DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed:
+                    return True
+            elif (
+                in_long_answer
+                and DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed
+                and _vowel_slip(g, r)
+            ):
                 return True
         elif in_long_answer and len(r) >= 3 and (_doubling(g, r) or _swapped(g, r)):
             return True
@@ -107,7 +112,7 @@ def tokens_match(
         len(r) >= ROMANIZED_MIN_LENGTH
         and -3 <= len(g) - len(r) <= 3
         and (g[0] == r[0] or (g[0] in _REWRITTEN_FIRST and r[0] in _REWRITTEN_FIRST))
-        and _last_sound(g) == _last_sound(r)
+        and _LAST.get(g[-1], g[-1]) == _LAST.get(r[-1], r[-1])  # as _last_sound, inlined
         and romanized(g) == romanized(r)
         and g.isalpha()
         and r.isalpha()
