@@ -335,6 +335,13 @@ def _derived(form: Form, unformatted: bool) -> list[Form]:
 HEADS = _set("empire dynasty caliphate sultanate khanate shogunate")
 _HEADED = re.compile(r"^(?:the\s+)?(?P<rest>.+?)\s+(?P<head>\w+)$", re.IGNORECASE)
 _DEMONYM_ENDINGS = ("", "n", "an", "ian", "ese", "ish", "i")
+# The names of peoples that the rule of _demonyms does not make from places.txt.
+_IRREGULAR_DEMONYMS = _set(
+    """
+    american arab arabian british english french spanish dutch flemish swiss irish scottish
+    welsh danish swedish finnish polish turkish greek persian portuguese roman frankish norse
+    """
+)
 
 
 def _without_head(form: Form) -> Form | None:
@@ -380,7 +387,7 @@ def _demonyms() -> frozenset[str]:
         for cut in (0, 1, 2):
             base = place[: len(place) - cut]
             found.update(base + ending for ending in _DEMONYM_ENDINGS if cut or ending)
-    return frozenset(found)
+    return frozenset(found) | _IRREGULAR_DEMONYMS
 
 
 def _proper(text: str) -> bool:
