@@ -25,6 +25,7 @@ from grace_arena.core.judge import (
     parse_answer_line,
 )
 from grace_arena.core.judge import lines as judge_lines
+from grace_arena.core.judge import match as judge_match
 from grace_arena.core.judge import text as judge_text
 
 REGRESSION_TABLE = Path(__file__).with_name("judge_regression.csv")
@@ -312,6 +313,31 @@ def test_parse_qualifiers_are_cut() -> None:
     assert line.accept == ("cetaceans", "C6H6")
 
 
+def test_parse_subjects_listed_in_an_any_answer_about_clause() -> None:
+    line = parse_answer_line(
+        "<b>French Revolution</b> [accept any answer about the French Revolution, the Reign of "
+        "Terror, or Robespierre; prompt on answers mentioning Paris or Versailles]"
+    )
+    assert line.accept == (
+        "French Revolution",
+        "the French Revolution",
+        "the Reign of Terror",
+        "Robespierre",
+    )
+    assert [rule.answer for rule in line.prompt] == ["Paris", "Versailles"]
+    # A statement, or subjects that must come together, name no answer.
+    for clause in (
+        "accept any answer indicating that the king was executed",
+        "accept any answer mentioning both Lewis and Clark",
+        "accept any answer about how the Terror ended",
+        "accept answers about the storming of the Bastille by the Parisian crowd in 1789",
+        "accept obvious equivalents mentioning Robespierre",
+    ):
+        assert parse_answer_line(f"<b>French Revolution</b> [{clause}]").accept == (
+            "French Revolution",
+        ), clause
+
+
 def test_parse_accept_either_listed_answers() -> None:
     line = parse_answer_line("<b>Nelson Mandela</b> [accept either Mandela or Madiba]")
     assert line.accept == ("Nelson Mandela", "Mandela", "Madiba")
@@ -373,6 +399,10 @@ def test_strictness_controls_typo_tolerance() -> None:
     assert judge("Mendle", "<b>Mendel</b>").directive is Directive.REJECT
     assert judge("Mendle", "<b>Mendel</b>", strictness=3).directive is Directive.ACCEPT
     assert judge("Iran", "<b>Iraq</b>", strictness=1).directive is Directive.REJECT  # ending
+    # A short word's slip in a long answer is a typo too.
+    line = "<b>Things Fall Apart</b>"
+    assert judge("Things Fall Appart", line).directive is Directive.ACCEPT
+    assert judge("Things Fall Appart", line, strictness=math.inf).directive is Directive.REJECT
     for bad in (0, -1.0, math.nan):
         with pytest.raises(ValueError, match="strictness"):
             judge("x", line, strictness=bad)
@@ -516,6 +546,73 @@ def test_the_word_lists_are_read_and_folded() -> None:
     assert len(names) > 700 and {"margaret", "francois", "jurgen", "nikolai"} <= names
     assert all(name == name.lower() and " " not in name for name in names)
     assert len(places) > 250 and {"georgia", "new south wales", "japan"} <= places
+
+
+def test_every_clipping_is_the_start_of_the_words_it_stands_for() -> None:
+    clippings = lexicon.clippings()
+    assert {"spec", "mech", "stat", "chem"} <= set(clippings)
+    for clip, words in clippings.items():
+        assert words and all(w.startswith(clip) and len(w) > len(clip) for w in words), clip
+    assert "specific" not in clippings["spec"]  # "spec" stands for spectrometry, not specific
+
+
+def test_a_bad_clippings_row_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexicon, "_read", lambda name: "spec spectrometry\n")
+    lexicon.clippings.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="expected 'clip: word word"):
+            lexicon.clippings()
+    finally:
+        monkeypatch.undo()
+        lexicon.clippings.cache_clear()
+
+
+def test_romanizations_of_one_name_are_one_spelling_and_other_names_stay_apart() -> None:
+    same = [
+        ("tchaikovsky", "chaikovsky", "tchaikowsky", "tschaikowsky", "chaykovskiy", "tchaikovskii"),
+        ("rachmaninoff", "rachmaninov"),
+        ("dostoevsky", "dostoyevsky", "dostoievski"),
+        ("khrushchev", "khrushchov"),
+        ("sophocles", "sophokles"),
+        ("handel", "haendel"),
+        ("asclepius", "asklepios"),
+    ]
+    for names in same:
+        assert len({judge_text.romanized(name) for name in names}) == 1, names
+    # Names, and words, that sound different stay apart: a phonetic code would merge them.
+    for a, b in [
+        ("mahler", "mailer"),
+        ("tolstoy", "tolstaya"),
+        ("cinematic", "kinematic"),
+        ("cells", "sells"),
+        ("catches", "caches"),
+        ("statues", "status"),
+        ("minos", "minus"),
+        ("major", "mayor"),
+        ("lower", "lover"),
+        ("guest", "gust"),
+    ]:
+        assert judge_text.romanized(a) != judge_text.romanized(b), (a, b)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=5, max_size=14))
+@example(word="joseph")
+@example(word="tamizh")
+@example(word="tschaikowskij")
+def test_what_tokens_match_checks_before_a_romanization_holds_for_any_word(word: str) -> None:
+    # tokens_match compares two words' romanizations only when their first letters are equal or
+    # both may be rewritten, and their last letters sound alike: the romanization of a word
+    # must keep both, so that two words with one romanization always pass.
+    key = judge_text.romanized(word)
+    assert key[0] == word[0] or {key[0], word[0]} <= judge_match._REWRITTEN_FIRST
+    assert judge_match._last_sound(key) == judge_match._last_sound(word)
+
+
+def test_romanization_is_for_words_of_five_letters_or_more() -> None:
+    assert judge_text.romanized("goya") == judge_text.romanized("goa")
+    assert judge("Goa", "<b>Goya</b>").directive is Directive.REJECT
+    assert judge("Gorki", "Maxim <b>Gorky</b>").directive is Directive.ACCEPT
 
 
 def test_a_bad_equivalents_row_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,8 +24,11 @@ Parsing (:func:`parse_answer_line`, in ``lines.py``)
    (what follows, ``or on "X"``, is still a prompt); ``accept either (underlined part | name)``,
    also inside ``... as well as X``; ``accept equivalents``; ``accept word forms``; ``in either
    order``. A clause that describes answers (``accept reasonable equivalents like "X" or "Y"``,
-   ``accept answers such as X``, ``prompt on specific groups such as X``) names its examples;
-   one that only describes (``accept any answer indicating ...``) names none. ``accept "X" in
+   ``accept answers such as X``, ``prompt on specific groups such as X``) names its examples,
+   and so does one about subjects it lists with ``or`` (``accept any answer about the French
+   Revolution, the Reign of Terror, or Robespierre``; ``answers mentioning X or Y``: each of at
+   most five words); one that only describes (``accept any answer indicating ...``, ``... both
+   X and Y``) names none. ``accept "X" in
    place of "Y"`` adds every accept form with Y replaced by X. A directed prompt (``prompt on X
    by asking "which one?"``) keeps its question. Trailing qualifiers (``before "X" is read``,
    ``until ...``, ``after ...``, ``alone``) are cut off, surrounding quotes removed.
@@ -54,14 +57,21 @@ the same one match.
 
 Two words *match exactly* when their canonical forms are equal; when their stems (Snowball
 English) are equal and what remains after their common prefix is an inflection (``'' s es ies
-y e ed d a on um is ing ings``, after a doubled consonant too: ``tunnelling``); when the answer
+y ys e ed d a on um is ing ings``, after a doubled consonant too: ``tunnelling``); when the answer
 gives a decade's first year or drops its ``s`` (``1960`` for ``1960s``, ``80`` for ``80s``);
 with ``accept word forms``, when their stems are equal or they differ only by derivational
 endings (``Romantic``, ``Romanticism``). They *match with tolerance* when they
 may also differ by a few typing errors: no digits, the same first letter, a Damerau-Levenshtein
 distance of at most ``floor(len(reference) / strictness)``, and an ending spared by the typo
 (``chloride`` is not ``chlorine``). With the default ``strictness=7`` a word needs seven letters
-to allow one error.
+to allow one error. In a form of three words and ten letters or more (two words and fourteen
+letters), a shorter word may have a letter doubled or undoubled or two letters after its first
+swapped (``Things Fall Appart``, ``Diet of Wroms``), and a longer one's typo may touch its ending
+if it is one vowel, unless the word ends as a chemical name does (``Gettysberg Address``, ``Crime
+and Punishmant``; not ``potassium nitrite``). With tolerance, a name of five letters or more also
+matches its spelling in another romanization (:func:`text.romanized`: ``Chaikovsky``,
+``Tchaikowsky``, ``Diaghileff``, ``Haendel``, ``Sophokles``), a rewrite of the letters
+romanizations disagree on that keeps every vowel (``Mailer`` is not ``Mahler``).
 
 An answer *matches a form* when its words match the form's one to one, in order, except that a
 middle initial may be left out and a short word may stand for the initials of consecutive words
@@ -81,6 +91,13 @@ Forms a judge takes although the line does not write them (``forms.py``)
   subtitle (``Bowling Alone: The Collapse ...``), a state without its style (``Republic of
   Senegal`` -> ``Senegal``), a name without the word saying what it is (``Danube River``,
   ``French language``, ``Ming dynasty``, ``House of Capet``; never ``Red`` for ``Red River``).
+* Where the line writes a form without marking a part of it (an accept clause, an alternative,
+  a line without underlining), the name without the word after it that says it is a state or a
+  house (``Ottoman`` for ``Ottoman Empire``; ``dynasty``, ``caliphate``, ``sultanate``,
+  ``khanate``, ``shogunate``), every word capitalized and not only common adjectives
+  (``Eastern Roman``, not ``Eastern``). It is matched without typos (``Russia`` is not
+  ``Russian``) and is only a prompt where the name also names a country's people (``Russian``
+  for ``Russian Empire``).
 * A derived form that ``data/equivalents.csv`` marks ``distinct`` from the form it comes from
   (``Korea`` from ``Republic of Korea``, ``John Adams`` from ``John Quincy Adams``) is only a
   prompt.
@@ -96,7 +113,11 @@ The ruling is the first of these that applies:
 4. Exact tier: it matches an accept form, its required part or its initials -> ACCEPT; else a
    prompt form -> PROMPT (with the directed question).
 5. Tolerant tier: it matches a reject form with typos -> REJECT (unless that form is only an
-   article away from an accept form); else as 4 with typos.
+   article away from an accept form); else as 4 with typos. Then an answer of two words or more
+   with a word clipped as ``data/clippings.txt`` allows, for a word the form writes in lower
+   case, that matches an accept form whole or its required part -> ACCEPT (``mass spec`` for
+   ``mass spectrometry``, ``stat mech``; not ``Battle of Stal``, not ``long waves`` for
+   ``longitudinal waves``).
 6. It says more than a form in a way that only qualifies it: a title before a person's name
    (``King Juan Carlos I``), a state's style (``Republic of Iraq``) or ``language`` /
    ``dynasty`` after the name -> ACCEPT; anything else that only qualifies (``Louis XIII of
@@ -125,8 +146,11 @@ rapidfuzz's normalized Indel similarity between the answer and the matched form.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -145,6 +169,8 @@ from grace_arena.core.judge.match import align, tokens_match
 from grace_arena.core.judge.text import (
     FILLER,
     Prepared,
+    Token,
+    fold,
     make_token,
     normalize,
     prepare,
@@ -230,6 +256,8 @@ def _match_form(
 ) -> tuple[str, str] | None:
     """(matched text, how) if ``answer`` matches ``form`` whole or its required part."""
     prepared = form.prepared
+    if strictness is not None and form.exact:
+        return None
     typo = "" if strictness is None else ", allowing a typo"
     if align(
         answer.tokens,
@@ -238,6 +266,7 @@ def _match_form(
         strictness=strictness,
         word_forms=word_forms,
         alts=form.alts,
+        in_long_answer=strictness is not None and _long(prepared, strictness),
     ):
         return prepared.text, f"matches the form {_describe(form)}{typo}"
     if tokens_match(answer.joined, prepared.joined, strictness=None, word_forms=word_forms):
@@ -260,6 +289,67 @@ def _match_form(
         if tokens_match(answer.joined, joined, strictness=None, word_forms=word_forms):
             return part, f"gives the required part {part!r} of {_describe(form)} as one word"
     return None
+
+
+LONG_ANSWER_LETTERS = {2: 14, 3: 10}
+"""A form of two words and fourteen letters, or three words and ten letters, pins the answer
+down: a short word of it may have a letter doubled or two letters swapped (``Things Fall
+Appart``), a longer one a vowel slip in its ending (``Gettysberg Address``)."""
+
+
+def _long(prepared: Prepared, strictness: float) -> bool:
+    words = len(prepared.tokens)
+    if words < 2:
+        return False
+    return prepared.letters >= LONG_ANSWER_LETTERS[min(words, 3)] and math.isfinite(strictness)
+
+
+def _clipped(answer: Prepared, compiled: CompiledLine, word_forms: bool) -> Judgement | None:
+    """A technical term of several words with some of them clipped (``mass spec`` for ``mass
+    spectrometry``, ``stat mech``): each clipped word is one of ``data/clippings.txt`` and the
+    start of a word the line writes in lower case (a name is not clipped: ``Battle of
+    Stal``)."""
+    if len(answer.tokens) < 2:
+        return None
+    clips = lexicon.clippings()
+    if clips.keys().isdisjoint(t.text for t in answer.tokens):
+        return None
+    for form in compiled.accept:
+        clip = _clip_rule(form, clips)
+        for must in (form.prepared.essential, form.must):
+            if must is None:
+                continue
+            matched = align(
+                answer.tokens,
+                form.prepared.tokens,
+                must,
+                strictness=None,
+                word_forms=word_forms,
+                clip=clip,
+            )
+            if matched is not None:
+                words = " ".join(form.prepared.tokens[i].text for i in matched)
+                why = f"gives {words!r} of {_describe(form)} with a word clipped"
+                return _verdict(form, answer, words, why)
+    return None
+
+
+def _clip_rule(form: Form, clips: dict[str, frozenset[str]]) -> Callable[[Token, int], bool]:
+    """Whether a given token is a clipping of the form's word ``j``."""
+    tokens = form.prepared.tokens
+    lower = _lower_case_words(form.text)
+
+    def clip(given: Token, j: int) -> bool:
+        word = tokens[j].text
+        return word in clips.get(given.text, ()) and word in lower
+
+    return clip
+
+
+@lru_cache(maxsize=4096)
+def _lower_case_words(text: str) -> frozenset[str]:
+    """The words ``text`` writes in lower case, folded."""
+    return frozenset(fold(word) for word in re.findall(r"[^\W\d_]+", text) if word[:1].islower())
 
 
 def _explicit(answer: Prepared, compiled: CompiledLine, strictness: float) -> Judgement | None:
@@ -306,7 +396,7 @@ def _explicit(answer: Prepared, compiled: CompiledLine, strictness: float) -> Ju
             found = _match_form(answer, form, strictness=tier, word_forms=word_forms)
             if found is not None:
                 return _verdict(form, answer, found[0], found[1])
-    return None
+    return _clipped(answer, compiled, word_forms)
 
 
 # Rule 6: what an answer may say beyond a form.

@@ -4,6 +4,7 @@ derives from the ones written (equivalent names, a dropped designation, a person
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -114,6 +115,7 @@ class Form:
     source: str  # why the line has this form: "main answer", "accept clause", ...
     unformatted: bool = False  # the line marks no required part
     written: bool = True  # as the line writes it, not derived by a looser rule
+    exact: bool = False  # matched without typos only ("Russia" is not "Russian")
 
     @property
     def person(self) -> Person | None:
@@ -164,6 +166,7 @@ def compile_line(line: AnswerLine) -> CompiledLine:
             continue
         for derived in _derived(form, unformatted):
             add(derived)
+        add(_without_head(form))
         for derived in _equivalents(form):
             add(derived)
     prompt = [
@@ -326,6 +329,65 @@ def _derived(form: Form, unformatted: bool) -> list[Form]:
         if m and _proper(m.group("rest")):
             derived.append(_derived_form(form, m.group("rest"), why))
     return [d for d in derived if d is not None]
+
+
+# What a state or a house is, after its name: "Ottoman Empire", "Ming dynasty".
+HEADS = _set("empire dynasty caliphate sultanate khanate shogunate")
+_HEADED = re.compile(r"^(?:the\s+)?(?P<rest>.+?)\s+(?P<head>\w+)$", re.IGNORECASE)
+_DEMONYM_ENDINGS = ("", "n", "an", "ian", "ese", "ish", "i")
+# The names of peoples that the rule of _demonyms does not make from places.txt.
+_IRREGULAR_DEMONYMS = _set(
+    """
+    american arab arabian british english french spanish dutch flemish swiss irish scottish
+    welsh danish swedish finnish polish turkish greek persian portuguese roman frankish norse
+    """
+)
+
+
+def _without_head(form: Form) -> Form | None:
+    """``Ottoman`` for ``Ottoman Empire`` where the line writes the form without marking a part
+    of it (an accept clause, an alternative, a line without underlining): the name is what the
+    player must know; the word after it only says what it names. Matched exactly, and only a
+    prompt where the name is also a people's (``Russian`` for ``Russian Empire``: the empire,
+    the language, the people?)."""
+    if form.must is not None or (form.source == "main answer" and not form.unformatted):
+        return None
+    m = _HEADED.match(form.text)
+    if not m or fold(m.group("head")) not in HEADS:
+        return None
+    rest = m.group("rest")
+    words = rest.split()
+    if (
+        len(words) > 3
+        or not all(word[:1].isupper() for word in words)
+        or all(fold(word) in COMMON_ADJECTIVES | DISTINGUISHING for word in words)
+        or re.search(r"\d", rest)
+    ):
+        return None
+    derived = _derived_form(form, rest, f"the name without {m.group('head')!r} after it")
+    if derived is None:
+        return None
+    directive = derived.directive
+    source = derived.source
+    if len(words) == 1 and fold(rest) in _demonyms():
+        directive = Directive.PROMPT
+        source = f"{source}; but {rest!r} also names a people"
+    return dataclasses.replace(derived, directive=directive, source=source, exact=True)
+
+
+@lru_cache(maxsize=1)
+def _demonyms() -> frozenset[str]:
+    """The words that may name the people of a country in ``places.txt``: the name, or the name
+    less its last one or two letters, with a demonym's ending (``russian``, ``chinese``,
+    ``german``, ``mongol``)."""
+    found: set[str] = set()
+    for place in lexicon.places():
+        if " " in place or len(place) < 4:
+            continue
+        for cut in (0, 1, 2):
+            base = place[: len(place) - cut]
+            found.update(base + ending for ending in _DEMONYM_ENDINGS if cut or ending)
+    return frozenset(found) | _IRREGULAR_DEMONYMS
 
 
 def _proper(text: str) -> bool:

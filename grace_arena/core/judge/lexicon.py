@@ -11,6 +11,8 @@ the first time they are needed. Each is plain text a writer can review:
   of Korea``).
 * ``given_names.txt`` — a first word that marks an unformatted answer line as a person's name.
 * ``places.txt`` — places that may qualify another after a comma (``Atlanta, Georgia``).
+* ``clippings.txt`` — the clipped words of technical terms a player may give (``mass spec``),
+  each with the words it stands for.
 """
 
 from __future__ import annotations
@@ -151,3 +153,17 @@ def phrase_index() -> dict[str, list[tuple[tuple[str, ...], PhraseGroup]]]:
             if member:
                 index.setdefault(member[0], []).append((member, group))
     return index
+
+
+@lru_cache(maxsize=1)
+def clippings() -> dict[str, frozenset[str]]:
+    """Each clipped word in ``clippings.txt`` with the words it stands for, folded."""
+    from grace_arena.core.judge.text import fold
+
+    found: dict[str, frozenset[str]] = {}
+    for line in _words("clippings.txt"):
+        clip, sep, words = line.partition(":")
+        if not sep or not clip.strip() or not words.split():
+            raise ValueError(f"clippings.txt: expected 'clip: word word ...', got {line!r}")
+        found[fold(clip.strip())] = frozenset(fold(word) for word in words.split())
+    return found

@@ -522,6 +522,8 @@ def _parse_body(body: str, directive: Directive, builder: _Builder) -> None:
         examples = _EXAMPLES.match(rest) or (
             re.match(r"^of\s+(?P<examples>.*)$", rest, re.DOTALL) if "form" in what else None
         )
+        if examples is None and what.startswith(("answer", "anything")):
+            examples = _listed_subjects(rest)  # not "equivalents mentioning X": X is no answer
         if examples is None:
             swap = _IN_PLACE_OF.match(rest)
             if swap and directive is Directive.ACCEPT:
@@ -550,6 +552,32 @@ def _parse_body(body: str, directive: Directive, builder: _Builder) -> None:
             builder.add_prompt(answer, question, source)
         else:
             builder.add_reject(answer)
+
+
+# "accept any answer about X, Y, or Z": the subjects named are answers. Not "indicating" or
+# "describing", which introduce a statement; not a list with "and", which may ask for both.
+_ABOUT = re.compile(
+    r"^(?:about|mentioning|naming|regarding|concerning|involving|referring\s+to)\s+"
+    r"(?!(?:that|how|why|what|whether|which|who|when|where|both|either|the\s+idea)\b)"
+    r"(?P<examples>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_LIST_AND = re.compile(r"\band\b|&|\bwith\b|\bplus\b", re.IGNORECASE)
+SUBJECT_WORDS = 5
+"""The most words a subject named in such a clause may have: a longer one is a statement."""
+
+
+def _listed_subjects(rest: str) -> re.Match[str] | None:
+    """The subjects of ``accept any answer about X, Y, or Z``, when they are a list of names."""
+    m = _ABOUT.match(rest)
+    if m is None or _LIST_AND.search(m.group("examples")):
+        return None
+    subjects = _answers(m.group("examples"))
+    if not subjects or any(
+        len(normalize(strip_marks(s)).split()) > SUBJECT_WORDS for s in subjects
+    ):
+        return None
+    return m
 
 
 def _substitution(swap: re.Match[str]) -> tuple[str, str]:

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 
 from rapidfuzz.distance import DamerauLevenshtein
 
-from grace_arena.core.judge.text import FILLER, SINGLE_ROMAN, Token
+from grace_arena.core.judge.text import (
+    FILLER,
+    ROMANIZED_MIN_LENGTH,
+    SINGLE_ROMAN,
+    Token,
+    romanized,
+)
 
 # What may remain of two words after their common prefix when their stems agree: an
 # inflection, not a derivation (this keeps the stemmer from merging "universe" with
 # "university"). "ing" lets "testing" stand for "test" and "bonding" for "bond".
 INFLECTIONS = frozenset({"", "s", "es", "ies", "y", "e", "ed", "d", "a", "on", "um", "is"})
+INFLECTIONS |= {"ys"}  # a plural misspelt: "flys", "citys"
 INFLECTIONS |= {"ing", "ings"}
 
 
@@ -49,8 +57,21 @@ def _word_form_base(word: str) -> str:
     return word
 
 
-def tokens_match(given: Token, ref: Token, *, strictness: float | None, word_forms: bool) -> bool:
-    """Whether two tokens match; ``strictness`` None means the exact tier (no typo tolerance)."""
+def tokens_match(
+    given: Token,
+    ref: Token,
+    *,
+    strictness: float | None,
+    word_forms: bool,
+    in_long_answer: bool = False,
+) -> bool:
+    """Whether two tokens match; ``strictness`` None means the exact tier (no typo tolerance).
+
+    With tolerance, a name may also be spelled in another romanization (:func:`romanized`);
+    and a word of a long answer (``in_long_answer``) too short for a typo of its own may have a
+    letter doubled or undoubled, or two neighbours swapped, a slip that keeps how it is said
+    (``Things Fall Appart``); and a longer word's typo there may touch its ending if it is one
+    vowel (``Battle of Gettysberg``, not ``potassium nitrite``)."""
     g, r = given.text, ref.text
     if g == r or given.variant == ref.variant:
         return True
@@ -69,12 +90,89 @@ def tokens_match(given: Token, ref: Token, *, strictness: float | None, word_for
         k = _common_prefix_length(g, r)
         if _inflection(g[k:], g, k) and _inflection(r[k:], r, k):
             return True
-    if strictness is None or g[:1] != r[:1]:
+    if strictness is None:
         return False
-    allowed = math.floor(len(r) / strictness)
-    if allowed < 1 or not _same_ending(g, r):
+    if g[:1] == r[:1]:
+        allowed = math.floor(len(r) / strictness)
+        if allowed >= 1:
+            if _same_ending(g, r):
+                if DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed:
+                    return True
+            elif (
+                in_long_answer
+                and DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed
+                and _vowel_slip(g, r)
+            ):
+                return True
+        elif in_long_answer and len(r) >= 3 and (_doubling(g, r) or _swapped(g, r)):
+            return True
+    # Romanizations of one name differ in length by three letters at most ("tsch", "ch"), and
+    # in their first letter only where a rewrite starts ("Tchaikovsky", "Chaikovsky").
+    return (
+        len(r) >= ROMANIZED_MIN_LENGTH
+        and -3 <= len(g) - len(r) <= 3
+        and (g[0] == r[0] or (g[0] in _REWRITTEN_FIRST and r[0] in _REWRITTEN_FIRST))
+        and _LAST.get(g[-1], g[-1]) == _LAST.get(r[-1], r[-1])  # as _last_sound, inlined
+        and romanized(g) == romanized(r)
+        and g.isalpha()
+        and r.isalpha()
+    )
+
+
+_VOWELS = frozenset("aeiouy")
+# Endings that name a compound or a class of them, where one vowel makes another answer
+# (nitrate, nitrite; cyclohexane, cyclohexene; ethanol, ethanal).
+_CHEMICAL_ENDING = re.compile(r"(?:ide|ine|ite|ate|ane|ene|yne|one|ose|ase|ol|al|yl)$")
+
+
+def _vowel_slip(a: str, b: str) -> bool:
+    """Whether the words differ by one vowel, put for another, left out or added (``Gettysberg``,
+    ``Punishmant``, ``Educaton``), and neither ends as a chemical name does."""
+    if _CHEMICAL_ENDING.search(a) or _CHEMICAL_ENDING.search(b):
         return False
-    return DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
+    short, long_ = sorted((a, b), key=len)
+    if len(long_) != len(short) + 1:
+        return False
+    i = _common_prefix_length(short, long_)
+    return long_[i] in _VOWELS and long_[i + 1 :] == short[i:]
+
+
+_REWRITTEN_FIRST = frozenset("tckqzjpfxyis")  # first letters a romanization rewrite may change
+# Last letters a romanization rewrite may turn into one another (y, ij: i; f, w, ph: v; c, q,
+# kh: k; zh: j), as one class; x, which becomes ks, with s.
+_LAST = dict.fromkeys("hvfwkcqiyj", "*") | {"x": "s"}
+
+
+def _last_sound(word: str) -> str:
+    """The last letter of ``word`` up to what :func:`romanized` may change: two words with one
+    romanization have the same."""
+    return _LAST.get(word[-1], word[-1])
+
+
+def _doubling(a: str, b: str) -> bool:
+    """Whether one word is the other with one letter doubled (``appart``, ``apart``)."""
+    short, long_ = sorted((a, b), key=len)
+    if len(long_) != len(short) + 1:
+        return False
+    i = _common_prefix_length(short, long_)
+    return i > 0 and long_[i] == long_[i - 1] and long_[i + 1 :] == short[i:]
+
+
+def _swapped(a: str, b: str) -> bool:
+    """Whether the words differ by one swap of neighbouring letters after the first."""
+    if len(a) != len(b) or a == b:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    return (
+        len(diff) == 2
+        and diff[0] > 0
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and a[diff[1]] == b[diff[0]]
+    )
 
 
 def _same_ending(a: str, b: str) -> bool:
@@ -119,6 +217,8 @@ def align(
     word_forms: bool,
     alts: Sequence[Token | None] = (),
     initials: bool = True,
+    in_long_answer: bool = False,
+    clip: Callable[[Token, int], bool] | None = None,
 ) -> list[int] | None:
     """The form indices ``given`` matches, in order, in a subsequence of ``form`` holding every
     ``must`` index; None if there is no such match.
@@ -126,7 +226,8 @@ def align(
     ``ok[i][j]``: ``given[i:]`` can be matched inside ``form[j:]``. ``alts[j]``, where given, is
     another token the form's word ``j`` may be matched by (the underlined part of a word). With
     ``initials``, a short token of a several-word answer may stand for the first letters of
-    consecutive form words.
+    consecutive form words. ``in_long_answer`` is passed on to :func:`tokens_match`. ``clip``,
+    where given, says whether a given token may stand for form word ``j`` as its clipping.
     """
     n, m = len(given), len(form)
     if n == 0 or n > m:
@@ -142,12 +243,19 @@ def align(
                 ok[i][j] = True
                 continue
             if ok[i + 1][j + 1] and (
-                tokens_match(given[i], form[j], strictness=strictness, word_forms=word_forms)
+                tokens_match(
+                    given[i],
+                    form[j],
+                    strictness=strictness,
+                    word_forms=word_forms,
+                    in_long_answer=in_long_answer,
+                )
                 or (
                     j < len(alts)
                     and (alt := alts[j]) is not None
                     and tokens_match(given[i], alt, strictness=strictness, word_forms=word_forms)
                 )
+                or (clip is not None and clip(given[i], j))
             ):
                 ok[i][j], step[(i, j)] = True, 1
                 continue

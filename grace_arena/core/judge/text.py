@@ -257,6 +257,54 @@ class Token:
         return stem(self.text)
 
 
+# How one name is spelled in several romanizations (Russian through English, French or German,
+# Greek through Latin or directly, German umlauts written out), as rewrites to one spelling:
+# two words with the same result are the same name ("Tchaikowsky", "Chaikovsky"; "Sophokles",
+# "Sophocles"; "Haendel", "Handel"). A phonetic code (Soundex, Metaphone) would go too far: it
+# drops vowels, so "Mailer" would be "Mahler" and "Alma" "Alamo"; these rewrites change only
+# letters that romanizations disagree on and keep every vowel a speaker hears.
+_ROMANIZATION: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"^t?sch|^tch", "ch"),  # Tschaikowsky, Tchaikovsky, Tchekhov (not "catches")
+        (r"(?<=v)itch$", "ich"),  # Shostakovitch, Shostakovich
+        (r"kh", "k"),  # Chekhov, Chekov
+        (r"zh", "j"),  # Nizhinsky, Nijinsky
+        (r"ph", "f"),  # Westphalia, Westfalia
+        # a hard c: Sophocles, Sophokles; Qatar, Katar (a soft one is neither k nor s:
+        # "cinematic" is not "kinematic", "cells" not "sells")
+        (r"c(?![eiyh])|q(?!u)", "k"),
+        (r"x", "ks"),  # Alexei, Aleksei
+        (r"(?<=[aeiou])w(?![aeiou])", "v"),  # Tchaikowsky, Pavlow
+        (r"(?<=[aeiou])ff?$", "v"),  # Rachmaninoff, Karamazof
+        (r"(?<=[cs]h)[iy]?o(?=v)|(?<=j)[iy]?o(?=v)", "e"),  # Khrushchov, Gorbachov: the Russian yo
+        (r"y", "i"),  # Dostoyevsky, Tolstoy
+        (r"(?<=[aeiou])i(?=[aeiou])", ""),  # Dostoievsky, Mendeleiev, Tsvetaieva
+        (r"i[ij]$", "i"),  # Dostoevskii, Tchaikovskij
+        (r"(?<=\w{5})os$", "us"),  # Asklepios, Asclepius (not "Minos", "Marcos")
+        # German umlauts written out (Haendel, Goethe), between consonants; not "gue", "que"
+        # (and not before a last letter: "statues" is not "status")
+        (r"(?<=[^aeiou])([ao])e(?=[^aeiou]\w)|(?<=[^aeiougq])(u)e(?=[^aeiou]\w)", r"\1\2"),
+    )
+)
+ROMANIZED_MIN_LENGTH = 5
+"""Letters a word needs before its romanization counts: "Goya" is not "Goa"."""
+
+
+@lru_cache(maxsize=65536)
+def romanized(word: str) -> str:
+    """``word`` with the letters romanizations disagree on rewritten to one spelling.
+
+    >>> romanized("tchaikowsky") == romanized("chaikovsky") == romanized("tchaikovskii")
+    True
+    >>> romanized("mahler") == romanized("mailer")
+    False
+    """
+    for pattern, replacement in _ROMANIZATION:
+        word = pattern.sub(replacement, word)
+    return word
+
+
 _DIGIT = re.compile(r"\d")
 
 
@@ -273,6 +321,7 @@ class Prepared:
     tokens: tuple[Token, ...]
     joined: Token  # all canonical tokens run together: "space walk" -> "spacewalk"
     essential: frozenset[int]  # every token index but middle initials ("Ulysses S. Grant")
+    letters: int  # characters of the canonical tokens, spaces left out
 
     @property
     def text(self) -> str:
@@ -319,6 +368,7 @@ def prepared_from(literal: str, toks: list[Token]) -> Prepared:
         literal=literal,
         tokens=tuple(toks),
         joined=make_token(joined),
+        letters=len(joined),
         essential=frozenset(
             i
             for i, t in enumerate(toks)
