@@ -36,16 +36,7 @@ from grace_arena.core.judge import Directive, judge, normalize
 from grace_arena.core.judge.text import FILLER, stem
 
 ROOT = Path(__file__).resolve().parents[1]
-# Beside the project (a checkout in /work/main has /work/shared beside it; a clone elsewhere
-# reads the same folder).
-DATA = next(
-    (
-        path
-        for folder in (ROOT.parent / "shared" / "data", Path("/work/shared/data"))
-        if (path := folder / "qanta.buzzdev.json.gz").exists()
-    ),
-    ROOT.parent / "shared" / "data" / "qanta.buzzdev.json.gz",
-)
+DATA = ROOT.parent / "shared" / "data" / "qanta.buzzdev.json.gz"
 TABLE = Path(__file__).with_name("judge_regression.csv")
 NOTE = "QANTA"  # every row this module writes has a note that starts with this
 UNRELATED_PER_PAGE = 5
