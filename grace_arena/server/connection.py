@@ -37,6 +37,8 @@ CLOSE_STOPPING = 1001
 CLOSE_LAGGING = 1013
 #: ...its player joined on another device while this one had stopped answering.
 CLOSE_REPLACED = 4002
+#: What the server's log says of a client dropped for lagging (benchmarks count it).
+LAG_DROP = "too far behind"
 #: How long a closing connection may take to write what it had queued and its close frame
 #: before its socket is dropped.
 CLOSE_TIMEOUT = 2.0
@@ -196,6 +198,13 @@ class Connection:
             self._abort()
 
     def _drop_for_lag(self) -> None:
+        # Said in the server's log: from the client's side a drop is a connection closed
+        # without a close frame (code 1006), which a network failure looks like too.
+        log.warning(
+            "dropped a %s connection from %s: %s (%d bytes waiting to be sent, over the "
+            "limit of %d)",
+            self.role or "new", self.address, LAG_DROP, self.queued_bytes, self.max_queue_bytes,
+        )  # fmt: skip
         self.state = ConnState.CLOSING
         self.dropped_for_lag = True
         while not self.queue.empty():  # free what was waiting
