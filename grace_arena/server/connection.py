@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from dataclasses import dataclass
 from enum import StrEnum
@@ -239,8 +240,12 @@ class Connection:
             self._pinger = None
 
     async def _ping(self, interval: float) -> None:
-        """Pings for the clock estimate: a quick burst at first, then every ``interval``."""
-        delays = [0.05] * 5
+        """Pings for the clock estimate: a quick burst at first, then every ``interval`` at a
+        phase of the connection's own (drawn at random), so that connections that came
+        together (a room of phones joining at once, or coming back after a restart) are not
+        all pinged, and do not all answer, in the same instant of every ``interval``: a
+        lock-out or a word falling due then would wait behind hundreds of pings and pongs."""
+        delays = [random.uniform(0.05, interval), *[0.05] * 5]  # (taken from the end)
         while not self.closed:
             now = time.time()
             self.clock.sent(now)
