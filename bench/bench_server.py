@@ -57,6 +57,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from websockets.asyncio.client import connect
@@ -202,6 +203,8 @@ class Peer:
         self.replies: list[dict] = []
         self.last_state: dict | None = None
         self.closed: tuple[int, str] | None = None
+        #: Told once it has what we wait for, or is closed (a round's count of who is in).
+        self.watcher: Callable[[Peer], None] | None = None
         self.task = asyncio.create_task(self.read())
 
     async def read(self) -> None:
@@ -209,6 +212,8 @@ class Peer:
             await self._read()
         code = self.ws.close_code
         self.closed = (1006 if code is None else code, self.ws.close_reason or "")
+        if self.watcher is not None:
+            self.watcher(self)
 
     async def _read(self) -> None:
         async for raw in self.ws:
@@ -230,6 +235,8 @@ class Peer:
                     LOCKOUT[0] = raw
                 self.hit_at = now
                 self.hit.set()
+                if self.watcher is not None:
+                    self.watcher(self)
 
 
 class LockoutMissed(Exception):
@@ -339,6 +346,16 @@ async def buzz_round(
     for p in [*peers, *others]:
         p.hit.clear()
         p.replies.clear()
+    waiting = {p for p in peers if not p.task.done()}  # (a closed client never gets it)
+    everyone = asyncio.Event()
+
+    def seen(peer: Peer) -> None:
+        waiting.discard(peer)
+        if not waiting:
+            everyone.set()
+
+    for p in peers:
+        p.watcher = seen
     gc.collect()
     gc.disable()
     try:
@@ -346,20 +363,12 @@ async def buzz_round(
         buzz = {"type": "buzz", "client_time": sent} | ({"store": True} if store else {})
         with contextlib.suppress(ConnectionClosed):  # (said below)
             await peers[0].ws.send(json.dumps(buzz))
-        waiting = [asyncio.ensure_future(p.hit.wait()) for p in peers]
-        ended = [p.task for p in peers]  # a client closed will never get it
-        deadline = sent + limit
-        while not all(p.hit.is_set() for p in peers) and time.time() < deadline:
-            open_ = [w for w, p in zip(waiting, peers, strict=True) if not p.task.done()]
-            if not open_:
-                break
-            await asyncio.wait(open_ + ended, timeout=deadline - time.time(),
-                               return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
-            ended = [t for t in ended if not t.done()]
-        for w in waiting:
-            w.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(everyone.wait(), limit if waiting else 0)
     finally:
         gc.enable()
+        for p in peers:
+            p.watcher = None
     if not all(p.hit.is_set() for p in peers):
         await asyncio.sleep(0.5)  # the closes and refusals under way
         drops = lag_drops(folder) if folder is not None else None
