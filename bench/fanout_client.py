@@ -16,6 +16,10 @@ and its length in bytes:
 - ``read``: when this process got to read it minus ``server_time``: the above plus the wait of
   a client that shares two cores with the server and the other clients.
 
+and ``closed``: for every connection that ended before the end of the run, ``[code, reason]``
+of the close frame the server sent (``[1006, ""]`` for none: how the server drops a client
+too far behind).
+
 It speaks websockets through the library's sans-I/O protocol over plain sockets and one
 selector, so that reading 100+ connections costs little CPU next to the server's.
 """
@@ -101,6 +105,7 @@ def main() -> None:
         p.sock.setblocking(False)
         players.append(p)
     samples: list[tuple[float, float | None, float, int]] = []
+    closed: list[list] = []
     selector = selectors.DefaultSelector()
     for p in players:
         selector.register(p.sock, selectors.EVENT_READ, p)
@@ -110,12 +115,14 @@ def main() -> None:
         for key, _ in selector.select():
             if key.data is None:
                 sys.stdin.readline()
-                print(json.dumps({"samples": samples}), flush=True)
+                print(json.dumps({"samples": samples, "closed": closed}), flush=True)
                 return
             try:
                 texts, arrived = key.data.receive()
-            except (ConnectionError, OSError):  # the server stopped first: nothing more to read
+            except (ConnectionError, OSError):  # closed by the server: said in the output
                 selector.unregister(key.fileobj)
+                close = key.data.proto.close_rcvd
+                closed.append([1006, ""] if close is None else [int(close.code), close.reason])
                 continue
             now = time.time()
             for text in texts:

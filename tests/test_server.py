@@ -21,6 +21,7 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.protocol import TeamSetup
 from grace_arena.server.app import Settings, token_sha256
 from grace_arena.server.arbiter import MAX_OFFSET_SPREAD, MIN_CLOCK_SAMPLES
+from grace_arena.server.connection import LAG_DROP
 
 FIRST = load_packet(SAMPLE_PACKET_PATH).tossups[0]
 FIRST_ANSWER = parse_answer_line(FIRST.answer).main
@@ -857,7 +858,7 @@ def _raw_player(server, join_code: str) -> socket.socket:
     return sock
 
 
-def test_a_client_that_stops_reading_is_closed_and_its_backlog_freed(db_url):
+def test_a_client_that_stops_reading_is_closed_and_its_backlog_freed(db_url, caplog):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
         max_queue_bytes=64 * 1024, rate_per_second=1000.0, rate_burst=1000,
@@ -882,6 +883,10 @@ def test_a_client_that_stops_reading_is_closed_and_its_backlog_freed(db_url):
                 if conn.dropped_for_lag:
                     break
             assert conn.dropped_for_lag and conn.queued_bytes == 0
+            # the server's log says so (the client sees a close without a close frame)
+            (drop,) = [r for r in caplog.records if LAG_DROP in r.getMessage()]
+            assert drop.levelname == "WARNING"
+            assert drop.getMessage().startswith("dropped a player connection from 127.0.0.1")
             assert all(item is None for item in list(conn.queue._queue))  # the backlog is freed
             # the socket is dropped: the server lets go of the connection and its slot
             deadline = time.time() + 10

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,6 +38,8 @@ CLOSE_STOPPING = 1001
 CLOSE_LAGGING = 1013
 #: ...its player joined on another device while this one had stopped answering.
 CLOSE_REPLACED = 4002
+#: What the server's log says of a client dropped for lagging (benchmarks count it).
+LAG_DROP = "too far behind"
 #: How long a closing connection may take to write what it had queued and its close frame
 #: before its socket is dropped.
 CLOSE_TIMEOUT = 2.0
@@ -196,6 +199,13 @@ class Connection:
             self._abort()
 
     def _drop_for_lag(self) -> None:
+        # Said in the server's log: from the client's side a drop is a connection closed
+        # without a close frame (code 1006), which a network failure looks like too.
+        log.warning(
+            "dropped a %s connection from %s: %s (%d bytes waiting to be sent, over the "
+            "limit of %d)",
+            self.role or "new", self.address, LAG_DROP, self.queued_bytes, self.max_queue_bytes,
+        )  # fmt: skip
         self.state = ConnState.CLOSING
         self.dropped_for_lag = True
         while not self.queue.empty():  # free what was waiting
@@ -230,8 +240,12 @@ class Connection:
             self._pinger = None
 
     async def _ping(self, interval: float) -> None:
-        """Pings for the clock estimate: a quick burst at first, then every ``interval``."""
-        delays = [0.05] * 5
+        """Pings for the clock estimate: a quick burst at first, then every ``interval`` at a
+        phase of the connection's own (drawn at random), so that connections that came
+        together (a room of phones joining at once, or coming back after a restart) are not
+        all pinged, and do not all answer, in the same instant of every ``interval``: a
+        lock-out or a word falling due then would wait behind hundreds of pings and pongs."""
+        delays = [random.uniform(0.05, interval), *[0.05] * 5]  # (taken from the end)
         while not self.closed:
             now = time.time()
             self.clock.sent(now)
