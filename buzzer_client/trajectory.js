@@ -219,7 +219,8 @@
     }
     box.classList.toggle("over", Boolean(view.over)); // (trajectory.css gives it more room)
     const replay = view.over && state.tossup ?
-      "/replay?match=" + state.match.id + "&tossup=" + state.tossup.number : null;
+      "/replay?match=" + state.match.id + "&tossup=" + state.tossup.number +
+      "&code=" + encodeURIComponent(state.match.join_code) : null;
     draw(box, view, { teamName: teamNamer(state), replay });
     // the chart took room from the text: its newest words back in sight, as display.js keeps them
     const text = document.getElementById("text");

@@ -832,20 +832,27 @@ class Arena:
 
     # -- replays (read from the record) ---------------------------------------------------------
 
-    def replay(self, match_id: int, number: int) -> ReplayView:
+    def replay(self, match_id: int, number: int, code: str) -> ReplayView:
         """Tossup ``number`` of match ``match_id`` as the record holds it (a worker thread's
-        work). Refused (:class:`ReplayRefused`) for a match this server does not speak of (as
-        its summary: a server of an event, that event's matches; any other, matches played as
-        such), a tossup that is not over, and a tossup of an event that a room of the event
-        has yet to read (its text and answer would reach the room before its moderator
-        reads it)."""
+        work), for the holder of the match's join ``code``. Refused (:class:`ReplayRefused`)
+        for a wrong code, a match this server does not speak of (as its summary: a server of
+        an event, that event's matches; any other, matches played as such), a tossup that is
+        not over, and a tossup of an event that a room of the event has yet to read (its text
+        and answer would reach the room before its moderator reads it)."""
         with Session(self.engine) as session:
             row = session.get(MatchRow, match_id)
             game = session.exec(
                 select(EventGameRow).where(EventGameRow.match_id == match_id)
             ).first()
-        unknown = ReplayRefused(404, f"no match {match_id} here")
-        if row is None or row.source is not None:
+        unknown = ReplayRefused(
+            404, f"no match {match_id} here with that join code", wrong_code=True
+        )
+        if (
+            row is None
+            or row.source is not None
+            or row.join_code is None
+            or not _same(row.join_code.upper(), code.strip().upper())
+        ):
             raise unknown
         if self.settings.event:
             if game is None or row.event_id not in self.served_events:

@@ -648,9 +648,11 @@ class ReplayRefused(LookupError):
     """A replay that cannot be shown: ``status`` is the HTTP status that says why (404: no
     such tossup; 409: not over yet)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, wrong_code: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        #: The match and code asked for open nothing (counted as a wrong guess).
+        self.wrong_code = wrong_code
 
 
 def replay_view(
