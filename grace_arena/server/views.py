@@ -688,7 +688,13 @@ def replay_view(
     end = started[number] if number < len(started) else len(events)
     own = events[begin:end]
     tossup_id = own[0].tossup_id  # type: ignore[attr-defined]
-    ended = next((ev for ev in own if ev.type == "tossup_ended"), None)
+    # (undoing the ruling that ended it puts the tossup back under way)
+    ended: Event | None = None
+    for ev in own:
+        if ev.type == "tossup_ended":
+            ended = ev
+        elif ev.type == "ruling_undone":
+            ended = None
     if ended is None:
         raise ReplayRefused(
             409,
