@@ -319,6 +319,12 @@ def test_the_event_projector_draws_each_rooms_curve_as_the_display_may(tmp_path,
                 .steps
             )
             expect(card.locator(".room-curves circle.point")).to_have_count(steps)
+            # but no guess: room 2 reads the same tossup, and a model's right guess is its
+            # answer (the room's own display shows it, to the room that read it)
+            room = server.events.live_in(room1)
+            guesses = {s.guess for s in room.trajectories["robo"][room.match.game.played[0]].steps}
+            caption = card.locator(".trajectory-compact-line").inner_text()
+            assert "Robo" in caption and not any(g and g in caption for g in guesses), caption
             projector.screenshot(
                 path=str(SCREENSHOTS / f"grace-arena-event-projector-curves-{exhibition}.png")
             )
