@@ -201,3 +201,25 @@ def test_a_replay_is_for_the_holders_of_the_matchs_code_and_wrong_codes_are_gues
             replay(server, match_id, 1, code=wrong)
         status, body = replay(server, match_id, 1, code=code)
         assert status == 429, body
+
+
+def test_a_tossup_reopened_in_another_room_by_an_undo_waits_for_it_again(tmp_path):
+    from event_helpers import room_player
+    from live import win_first_word
+
+    db_url = f"sqlite:///{tmp_path / 'record.db'}"
+    plan = make_event(db_url, rounds=1, defaults={"answer_time": None, "wpm": 600})
+    with event_server(db_url) as server:
+        room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+        m1, m2 = room_moderator(server, room1), room_moderator(server, room2)
+        bea = room_player(server, room2, "blue", "Bea")
+        with clients(m1, m2, bea):
+            match1 = server.events.live_in(room1).rm.id
+            play_dead(m1)
+            win_first_word(m2, bea, "an answer")  # room 2 reads it too...
+            m2.state(lambda s: s["match"]["phase"] in ("answered", "bonus"))
+            assert replay(server, match1, 1)[0] == 200
+            m2.send(type="undo")  # ...and takes back the ruling that ended it
+            m2.state(lambda s: s["floor"] is not None and s["floor"]["team"] == "blue")
+            status, body = replay(server, match1, 1)
+            assert status == 409 and "yet to be read in room 2" in body["detail"], body
