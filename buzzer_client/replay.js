@@ -1,6 +1,7 @@
-// The replay of one tossup (/replay?match=ID&tossup=N): its text with every buzz of the room,
-// each model player's confidence against its threshold (trajectory.js), the rulings. Read-only,
-// from the record through GET /api/replay (docs/protocol.md), which refuses a tossup not over.
+// The replay of one tossup (/replay?match=ID&tossup=N&code=CODE, CODE the match's join code):
+// its text with every buzz of the room, each model player's confidence against its threshold
+// (trajectory.js), the rulings. Read-only, from the record through GET /api/replay
+// (docs/protocol.md), which refuses a wrong code and a tossup not over.
 // All text from the server goes through textContent (the answer line: appendMarkup).
 "use strict";
 
@@ -22,8 +23,10 @@
     return points > 0 ? "+" + points : points < 0 ? "−" + Math.abs(points) : "0";
   }
 
+  const code = new URLSearchParams(location.search).get("code") || "";
+
   function link(match, tossup) {
-    return "/replay?match=" + match + "&tossup=" + tossup;
+    return "/replay?match=" + match + "&tossup=" + tossup + "&code=" + encodeURIComponent(code);
   }
 
   function render(view) {
@@ -100,13 +103,13 @@
     const params = new URLSearchParams(location.search);
     const match = params.get("match");
     const tossup = params.get("tossup");
-    if (!/^\d+$/.test(match || "") || !/^\d+$/.test(tossup || "")) {
-      fail("Give a match and a tossup by their numbers: /replay?match=ID&tossup=N.");
+    if (!/^\d+$/.test(match || "") || !/^\d+$/.test(tossup || "") || !code) {
+      fail("Give a match and a tossup by their numbers, and the match's join code: " +
+           "/replay?match=ID&tossup=N&code=CODE.");
       return;
     }
     try {
-      const reply = await fetch("/api/replay?match=" + match + "&tossup=" + tossup,
-                                { cache: "no-store" });
+      const reply = await fetch("/api" + link(match, tossup), { cache: "no-store" });
       const body = await reply.json().catch(() => null);
       if (!reply.ok) {
         const detail = body && typeof body.detail === "string" ? body.detail :

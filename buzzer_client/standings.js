@@ -36,7 +36,8 @@
   }
 
   const PHASES = {
-    idle: "between tossups", // (before the first tossup: see phaseText) reading: "reading", awaiting: "buzz window", buzzed: "buzz",
+    // (idle before the first tossup: see phaseText)
+    idle: "between tossups", reading: "reading", awaiting: "buzz window", buzzed: "buzz",
     prompted: "prompt", answered: "answered", dead: "dead tossup", thrown_out: "thrown out",
     ended: "match over",
   };

@@ -9,7 +9,8 @@
 //
 //   GraceArena.trajectory.draw(container, curves, options)  a chart and its caption
 //   GraceArena.trajectory.showOnDisplay(state)             the room display's chart (/display)
-//   GraceArena.trajectory.roomCard(li, room)               a room card's chart (event projector)
+//   GraceArena.trajectory.roomCard(li, room)               a room card's chart (event projector,
+//                                                          without the models' guesses)
 "use strict";
 
 (function () {
@@ -181,12 +182,15 @@
     chart(root, view, options, width, height);
   }
 
+  // (a room card's line names no guess: the event's projector is seen from other rooms, which
+  // may read the same tossup later, and a model's right guess is its answer; whether it was
+  // right is said)
   function compactCaption(view) {
     const box = html("p", "trajectory-compact-line");
     box.textContent = view.curves.map((c) => {
       const latest = c.points.filter((p) => chosen(c, p) != null && p.word <= view.position).pop();
       return c.name + " " + (latest ? percent(chosen(c, latest)) : "—") + " / " + percent(c.threshold) +
-        (c.guess != null ? " “" + c.guess + "”" + (c.correct === true ? " ✓" : c.correct === false ? " ✗" : "") : "");
+        (c.correct === true ? " ✓" : c.correct === false ? " ✗" : "");
     }).join(" · ");
     return box;
   }
@@ -219,7 +223,8 @@
     }
     box.classList.toggle("over", Boolean(view.over)); // (trajectory.css gives it more room)
     const replay = view.over && state.tossup ?
-      "/replay?match=" + state.match.id + "&tossup=" + state.tossup.number : null;
+      "/replay?match=" + state.match.id + "&tossup=" + state.tossup.number +
+      "&code=" + encodeURIComponent(state.match.join_code) : null;
     draw(box, view, { teamName: teamNamer(state), replay });
     // the chart took room from the text: its newest words back in sight, as display.js keeps them
     const text = document.getElementById("text");

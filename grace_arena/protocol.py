@@ -1137,9 +1137,9 @@ class ReplayBuzz(_Msg):
 
 
 class ReplayView(_Msg):
-    """``GET /api/replay?match=ID&tossup=N``: one tossup of a match, once it has ended, as
-    the record holds it: its text with every buzz of the room, each model player's trajectory
-    against its threshold, and the rulings."""
+    """``GET /api/replay?match=ID&tossup=N&code=CODE`` (``CODE``: the match's join code): one
+    tossup of a match, once it has ended, as the record holds it: its text with every buzz of
+    the room, each model player's trajectory against its threshold, and the rulings."""
 
     match_id: int
     title: str

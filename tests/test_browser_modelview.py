@@ -156,7 +156,7 @@ def test_an_exhibition_draws_the_curve_live_and_the_guess_once_ruled(server, pag
         # the tossup is over: the whole trajectory, and a link to its replay
         expect(curves.locator("circle.point")).to_have_count(n_steps)
         expect(curves.get_by_role("link", name="Replay")).to_have_attribute(
-            "href", f"/replay?match={match_id}&tossup=1"
+            "href", f"/replay?match={match_id}&tossup=1&code={code}"
         )
         page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-trajectory.png"))
         fits(page)
@@ -213,7 +213,7 @@ def test_by_default_the_display_shows_the_curve_only_once_the_tossup_is_over(ser
 def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(server, pages):
     # a name that looks like markup is shown as written, never made into elements
     robo = TEAMS[1].model_copy(update={"name": "<i>Robo</i>"})
-    match_id, _ = new_match(server, teams=[TEAMS[0], robo])
+    match_id, code = new_match(server, teams=[TEAMS[0], robo])
     tossup_id, _, n_steps = model_tossup(server, match_id)
     mod = moderator(server, match_id)
     red = player(server, "red", "Ann", match_id)
@@ -222,10 +222,12 @@ def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(serve
         start_paused(mod, tossup_id)
         step_clue(mod)
         # under way: refused, saying why
-        page.goto(f"{server.http_url}/replay?match={match_id}&tossup=1")
+        page.goto(f"{server.http_url}/replay?match={match_id}&tossup=1&code={code}")
         expect(page.locator("#message")).to_contain_text("still being played")
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(f"{server.http_url}/api/replay?match={match_id}&tossup=1")
+            urllib.request.urlopen(
+                f"{server.http_url}/api/replay?match={match_id}&tossup=1&code={code}"
+            )
         assert refused.value.code == 409
 
         red.send(type="buzz", client_time=time.time())
@@ -242,7 +244,7 @@ def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(serve
         mod.send(type="rule", ruling="correct")
         mod.state(lambda s: s["match"]["phase"] == "answered")
 
-        page.goto(f"{server.http_url}/replay?match={match_id}&tossup=1")
+        page.goto(f"{server.http_url}/replay?match={match_id}&tossup=1&code={code}")
         expect(page.locator("#title")).to_have_text(server.room(match_id).match.config.title)
         expect(page.locator("#text .mark")).to_have_count(2)
         expect(page.locator("#text .mark.incorrect")).to_contain_text("Red")
@@ -265,12 +267,14 @@ def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(serve
         assert box is not None and box["x"] + box["width"] <= PROJECTOR["width"]
 
         # an unknown tossup or match: refused, saying so
-        page.goto(f"{server.http_url}/replay?match={match_id}&tossup=9")
+        page.goto(f"{server.http_url}/replay?match={match_id}&tossup=9&code={code}")
         expect(page.locator("#message")).to_contain_text(f"match {match_id} has no tossup 9")
-        page.goto(f"{server.http_url}/replay?match=99999&tossup=1")
-        expect(page.locator("#message")).to_contain_text("no match 99999")
+        page.goto(f"{server.http_url}/replay?match=99999&tossup=1&code={code}")
+        expect(page.locator("#message")).to_contain_text("no match 99999 here with that join code")
+        page.goto(f"{server.http_url}/replay?match={match_id}&tossup=1")  # (no code)
+        expect(page.locator("#message")).to_contain_text("/replay?match=ID&tossup=N&code=CODE")
         page.goto(f"{server.http_url}/replay?match=abc")
-        expect(page.locator("#message")).to_contain_text("/replay?match=ID&tossup=N")
+        expect(page.locator("#message")).to_contain_text("/replay?match=ID&tossup=N&code=CODE")
     finally:
         red.close()
         mod.close()
@@ -315,6 +319,12 @@ def test_the_event_projector_draws_each_rooms_curve_as_the_display_may(tmp_path,
                 .steps
             )
             expect(card.locator(".room-curves circle.point")).to_have_count(steps)
+            # but no guess: room 2 reads the same tossup, and a model's right guess is its
+            # answer (the room's own display shows it, to the room that read it)
+            room = server.events.live_in(room1)
+            guesses = {s.guess for s in room.trajectories["robo"][room.match.game.played[0]].steps}
+            caption = card.locator(".trajectory-compact-line").inner_text()
+            assert "Robo" in caption and not any(g and g in caption for g in guesses), caption
             projector.screenshot(
                 path=str(SCREENSHOTS / f"grace-arena-event-projector-curves-{exhibition}.png")
             )

@@ -324,3 +324,22 @@ def test_the_event_projector_shows_the_schedule_and_fits_its_cards(event, pages)
     expect(projector.locator("#live-legend")).to_be_hidden()
     expect(projector.locator("#schedule-section")).to_be_hidden()
     assert "playing now" not in projector.locator("#event-screen").inner_text()
+
+
+def test_the_event_projector_names_each_phase_of_a_room_in_words(event, pages):
+    """A room card says "buzz" while a player has the floor, not the protocol's name of it."""
+    from event_helpers import room_player
+
+    server, plan = event
+    room1 = code_of(plan, "1")
+    projector = pages(SMALL)
+    projector.goto(f"{server.http_url}/display?event=night")
+    phase = projector.locator("#rooms li").nth(0).locator(".room-phase")
+    expect(phase).to_have_text("before the first tossup")
+    mod, red = moderator(server, room1), room_player(server, room1, "red", "Ann")
+    with clients(mod, red):
+        read(mod)
+        expect(phase).to_have_text("reading", timeout=8000)
+        red.send(type="buzz")
+        mod.state(lambda s: s["floor"] is not None)
+        expect(phase).to_have_text("buzz", timeout=8000)

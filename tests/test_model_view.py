@@ -9,7 +9,7 @@ from engine_helpers import config, started_match
 from typer.testing import CliRunner
 
 from grace_arena.cli import app
-from grace_arena.core.commands import Buzz, Reveal, Rule, StartTossup, UndoRuling
+from grace_arena.core.commands import Buzz, Reveal, Rule, StartTossup, ThrowOut, UndoRuling
 from grace_arena.core.config import ModelBuzz, ScoringRules
 from grace_arena.core.events import Ruling, event_to_dict
 from grace_arena.core.match import Match
@@ -182,6 +182,25 @@ def test_a_replay_is_built_from_the_events_once_the_tossup_has_ended():
     )
     with pytest.raises(ReplayRefused):
         replay_view(3, [], 1, words, TRAJECTORIES)
+
+
+def test_a_tossup_reopened_by_undoing_the_ruling_that_ended_it_is_under_way_again():
+    room = _Room(buzz=False)
+    room.do(StartTossup(tossup_id="t0"))
+    room.do(Reveal(to=3))
+    room.do(Buzz(team="red", player="red-1"))
+    room.do(Rule(ruling=Ruling.CORRECT))  # the tossup ends...
+    words = {"t0": [f"word{i}" for i in range(20)]}
+    assert replay_view(3, room.events, 1, words, TRAJECTORIES).outcome == "correct_answer"
+    room.do(UndoRuling())  # ...and is under way again, its buzz waiting for a ruling
+    with pytest.raises(ReplayRefused) as refused:
+        replay_view(3, room.events, 1, words, TRAJECTORIES)
+    assert refused.value.status == 409 and "still being played" in str(refused.value)
+    room.do(Rule(ruling=Ruling.INCORRECT))
+    room.do(ThrowOut())  # it ends again
+    view = replay_view(3, room.events, 1, words, TRAJECTORIES)
+    assert view.outcome == "thrown out by the moderator"
+    assert [(b.word, b.ruling) for b in view.buzzes] == [(3, "incorrect")]
 
 
 def test_the_exhibition_setting_is_kept_with_the_match():

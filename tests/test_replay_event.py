@@ -15,10 +15,14 @@ from live import Client, clients
 pytestmark = pytest.mark.slow
 
 
-def replay(server, match_id: int, tossup: int) -> tuple[int, dict]:
+def replay(server, match_id: int, tossup: int, code: str | None = None) -> tuple[int, dict]:
+    """``GET /api/replay`` of the match with its join code (``code``: another one)."""
+    if code is None:
+        code = server.arena.store.match_row(match_id).join_code
     try:
         with urllib.request.urlopen(
-            f"{server.http_url}/api/replay?match={match_id}&tossup={tossup}", timeout=30
+            f"{server.http_url}/api/replay?match={match_id}&tossup={tossup}&code={code}",
+            timeout=30,
         ) as reply:
             return reply.status, json.loads(reply.read())
     except urllib.error.HTTPError as refused:
@@ -65,8 +69,8 @@ def test_an_events_tossup_is_replayed_once_every_room_has_read_it(tmp_path):
             status, body = replay(server, match1, 2)
             assert status == 409 and "still being played" in body["detail"]
         # a match that is not this event's: nothing said of it
-        status, body = replay(server, 4242, 1)
-        assert status == 404 and body["detail"] == "no match 4242 here"
+        status, body = replay(server, 4242, 1, code=room1)
+        assert status == 404 and body["detail"] == "no match 4242 here with that join code"
 
 
 def test_a_tossup_a_later_round_reads_again_waits_for_that_round(tmp_path):
@@ -132,12 +136,14 @@ def test_a_malformed_replay_request_is_refused_saying_which_field(tmp_path):
     )
     with LiveServer(settings) as server:
         for query, field in (
-            ("match=0&tossup=1", "match"),
-            ("match=1&tossup=-1", "tossup"),
-            ("match=abc&tossup=1", "match"),
-            (f"match={2**40}&tossup=1", "match"),
-            ("match=1&tossup=100000", "tossup"),
-            ("tossup=1", "match"),
+            ("match=0&tossup=1&code=X", "match"),
+            ("match=1&tossup=-1&code=X", "tossup"),
+            ("match=abc&tossup=1&code=X", "match"),
+            (f"match={2**40}&tossup=1&code=X", "match"),
+            ("match=1&tossup=100000&code=X", "tossup"),
+            ("tossup=1&code=X", "match"),
+            ("match=1&tossup=1", "code"),
+            (f"match=1&tossup=1&code={'X' * 33}", "code"),
         ):
             try:
                 urllib.request.urlopen(f"{server.http_url}/api/replay?{query}", timeout=10)
@@ -147,3 +153,73 @@ def test_a_malformed_replay_request_is_refused_saying_which_field(tmp_path):
                 assert detail[0]["loc"] == ["query", field], (query, detail)
             else:
                 raise AssertionError(f"{query} was answered")
+
+
+def test_a_replay_is_for_the_holders_of_the_matchs_code_and_wrong_codes_are_guesses(tmp_path):
+    """Match ids are counted (1, 2, 3...): a stranger who tries them reads no tossup, no team
+    and no player's name or answer without the match's join code, and its wrong codes are
+    throttled as any others."""
+    from live import LiveServer, moderator, two_teams
+
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH
+    from grace_arena.server.app import Settings
+    from grace_arena.server.guard import BURST
+
+    settings = Settings(
+        db_url=f"sqlite:///{tmp_path / 'record.db'}",
+        packets=[SAMPLE_PACKET_PATH],
+        secret="x",
+        first_match=two_teams(),
+    )
+    with LiveServer(settings) as server:
+        (match_id,) = list(server.arena.rooms)
+        code = server.arena.rooms[match_id].join_code
+        with clients(moderator(server, match_id)) as (mod,):
+            play_dead(mod)
+        # no code: refused, naming the field
+        try:
+            urllib.request.urlopen(
+                f"{server.http_url}/api/replay?match={match_id}&tossup=1", timeout=10
+            )
+        except urllib.error.HTTPError as refused:
+            assert refused.code == 422
+            assert json.loads(refused.read())["detail"][0]["loc"] == ["query", "code"]
+        else:
+            raise AssertionError("a replay was given without a code")
+        # a wrong code, or another match's: nothing said of the match
+        wrong = "ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY"
+        status, body = replay(server, match_id, 1, code=wrong)
+        assert status == 404, body
+        assert body["detail"] == f"no match {match_id} here with that join code"
+        assert "Red" not in json.dumps(body)
+        # the right code, in any case: the replay
+        status, body = replay(server, match_id, 1, code=code.lower())
+        assert status == 200 and body["match_id"] == match_id, body
+        # wrong codes are guesses: once the address has made its burst of them, even the
+        # right code waits
+        for _ in range(BURST):
+            replay(server, match_id, 1, code=wrong)
+        status, body = replay(server, match_id, 1, code=code)
+        assert status == 429, body
+
+
+def test_a_tossup_reopened_in_another_room_by_an_undo_waits_for_it_again(tmp_path):
+    from event_helpers import room_player
+    from live import win_first_word
+
+    db_url = f"sqlite:///{tmp_path / 'record.db'}"
+    plan = make_event(db_url, rounds=1, defaults={"answer_time": None, "wpm": 600})
+    with event_server(db_url) as server:
+        room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+        m1, m2 = room_moderator(server, room1), room_moderator(server, room2)
+        bea = room_player(server, room2, "blue", "Bea")
+        with clients(m1, m2, bea):
+            match1 = server.events.live_in(room1).rm.id
+            play_dead(m1)
+            win_first_word(m2, bea, "an answer")  # room 2 reads it too...
+            m2.state(lambda s: s["match"]["phase"] in ("answered", "bonus"))
+            assert replay(server, match1, 1)[0] == 200
+            m2.send(type="undo")  # ...and takes back the ruling that ended it
+            m2.state(lambda s: s["floor"] is not None and s["floor"]["team"] == "blue")
+            status, body = replay(server, match1, 1)
+            assert status == 409 and "yet to be read in room 2" in body["detail"], body

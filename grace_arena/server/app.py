@@ -347,16 +347,19 @@ def create_app(settings: Settings) -> FastAPI:
         arena: ArenaDep,
         match: Annotated[int, fastapi.Query(ge=1, le=MAX_MATCH_ID)],
         tossup: Annotated[int, fastapi.Query(ge=1, le=1000)],
+        code: Annotated[str, fastapi.Query(min_length=1, max_length=32)],
     ) -> ReplayView:
         """One tossup of a match once it has ended, from the record (read-only): its text
         with every buzz, each model player's trajectory against its threshold, the rulings.
-        409 while it is still being played (or, in an event, a room has yet to read it)."""
+        ``code`` is the match's join code (what its room holds: match ids are counted, not
+        secret). 409 while it is still being played (or, in an event, a room has yet to read
+        it)."""
         address = guess(request, arena)
         try:
-            return await asyncio.to_thread(arena.replay, match, tossup)
+            return await asyncio.to_thread(arena.replay, match, tossup, code)
         except ReplayRefused as exc:
-            if exc.status == 404:
-                wrong_guess(address, arena)  # match ids are guessed like codes
+            if exc.wrong_code:
+                wrong_guess(address, arena)  # a match and its code are guessed like codes
             raise HTTPException(status_code=exc.status, detail=str(exc)) from exc
         except RecordError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc

@@ -31,7 +31,7 @@ from grace_arena.protocol import MatchCreatedReply, MatchSetup, ReplayView, Serv
 from grace_arena.record import lease, servers
 from grace_arena.record.db import open_engine
 from grace_arena.record.lease import Holder, LeaseHeld, LeaseLost
-from grace_arena.record.models import EventGameRow, MatchRow, TossupRow
+from grace_arena.record.models import EventGameRow, EventRow, MatchRow, TossupRow
 from grace_arena.record.servers import Peer
 from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
@@ -832,20 +832,27 @@ class Arena:
 
     # -- replays (read from the record) ---------------------------------------------------------
 
-    def replay(self, match_id: int, number: int) -> ReplayView:
+    def replay(self, match_id: int, number: int, code: str) -> ReplayView:
         """Tossup ``number`` of match ``match_id`` as the record holds it (a worker thread's
-        work). Refused (:class:`ReplayRefused`) for a match this server does not speak of (as
-        its summary: a server of an event, that event's matches; any other, matches played as
-        such), a tossup that is not over, and a tossup of an event that a room of the event
-        has yet to read (its text and answer would reach the room before its moderator
-        reads it)."""
+        work), for the holder of the match's join ``code``. Refused (:class:`ReplayRefused`)
+        for a wrong code, a match this server does not speak of (as its summary: a server of
+        an event, that event's matches; any other, matches played as such), a tossup that is
+        not over, and a tossup of an event that a room of the event has yet to read (its text
+        and answer would reach the room before its moderator reads it)."""
         with Session(self.engine) as session:
             row = session.get(MatchRow, match_id)
             game = session.exec(
                 select(EventGameRow).where(EventGameRow.match_id == match_id)
             ).first()
-        unknown = ReplayRefused(404, f"no match {match_id} here")
-        if row is None or row.source is not None:
+        unknown = ReplayRefused(
+            404, f"no match {match_id} here with that join code", wrong_code=True
+        )
+        if (
+            row is None
+            or row.source is not None
+            or row.join_code is None
+            or not _same(row.join_code.upper(), code.strip().upper())
+        ):
             raise unknown
         if self.settings.event:
             if game is None or row.event_id not in self.served_events:
@@ -926,16 +933,31 @@ class Arena:
             if rnd.tossup_ids is not None and tossup_id not in rnd.tossup_ids:
                 continue
             if other.match_id is not None and (
-                other.match_id in ended
-                or any(
-                    ev.type == "tossup_ended" and ev.tossup_id == tossup_id  # type: ignore[attr-defined]
-                    for ev in self.store.events(other.match_id)
-                )
+                other.match_id in ended or self._has_ended(other.match_id, tossup_id)
             ):
                 continue
             name = rooms.get(other.room_id, other.room_id)
             return f"room {name}" if name.isdigit() else name
         return None
+
+    def _has_ended(self, match_id: int, tossup_id: str) -> bool:
+        """Whether match ``match_id`` has ended that tossup, as the record holds it: read from
+        its endings and undone rulings only (a match's whole log is thousands of events), the
+        last of them for the tossup saying (undoing the ruling that ended it reopens it)."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(EventRow.type, EventRow.payload)
+                .where(
+                    EventRow.match_id == match_id,
+                    EventRow.type.in_(("tossup_ended", "ruling_undone")),  # type: ignore[attr-defined]
+                )
+                .order_by(EventRow.seq)  # type: ignore[arg-type]
+            ).all()
+        ended = False
+        for kind, payload in rows:
+            if payload.get("tossup_id") == tossup_id:
+                ended = kind == "tossup_ended"
+        return ended
 
     def join_url(self, code: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/?code={code}"

@@ -648,9 +648,11 @@ class ReplayRefused(LookupError):
     """A replay that cannot be shown: ``status`` is the HTTP status that says why (404: no
     such tossup; 409: not over yet)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, wrong_code: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        #: The match and code asked for open nothing (counted as a wrong guess).
+        self.wrong_code = wrong_code
 
 
 def replay_view(
@@ -686,7 +688,13 @@ def replay_view(
     end = started[number] if number < len(started) else len(events)
     own = events[begin:end]
     tossup_id = own[0].tossup_id  # type: ignore[attr-defined]
-    ended = next((ev for ev in own if ev.type == "tossup_ended"), None)
+    # (undoing the ruling that ended it puts the tossup back under way)
+    ended: Event | None = None
+    for ev in own:
+        if ev.type == "tossup_ended":
+            ended = ev
+        elif ev.type == "ruling_undone":
+            ended = None
     if ended is None:
         raise ReplayRefused(
             409,
