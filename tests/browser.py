@@ -34,3 +34,8 @@ if not os.environ.get("CI"):
             allow_module_level=True,
         )
     pytest.importorskip("playwright", reason="playwright is not installed (pip install -e .[dev])")
+
+
+def phone(pages):
+    """A new page the size of a phone, touch and all (``pages``: the fixture)."""
+    return pages(PHONE, is_mobile=True, has_touch=True)

@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -144,6 +145,23 @@ class Client:
 
     def close(self) -> None:
         self._connect.__exit__(None, None, None)
+
+
+def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:
+    """A fresh match through the HTTP API, as the moderator's screen makes one (slow reading:
+    the moderator steps by hand): its id and join code. ``overrides`` go to :func:`two_teams`."""
+    request = urllib.request.Request(
+        f"{server.http_url}/api/matches",
+        data=two_teams(wpm=30, **overrides).model_dump_json().encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {server.arena.tokens.server()}",
+        },
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=120) as reply:
+        created = json.loads(reply.read())
+    return created["match_id"], created["join_code"]
 
 
 def moderator(server: LiveServer, match_id: int | None = None) -> Client:

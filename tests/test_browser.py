@@ -9,16 +9,14 @@ except in CI (``CI`` set), where they must run: ``.ci/run`` installs it.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from browser import PHONE, SCREENSHOTS
-from live import Client, LiveServer, clients, moderator, player, two_teams
+from live import Client, LiveServer, clients, moderator, new_match, player, two_teams
 from playwright.sync_api import Page, expect
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -48,23 +46,6 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
 @pytest.fixture
 def phone(pages) -> Page:
     return pages(PHONE, is_mobile=True, has_touch=True)
-
-
-def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:
-    """A fresh match through the HTTP API (slow reading: the moderator steps by hand)."""
-    setup = two_teams(wpm=30, **overrides)
-    request = urllib.request.Request(
-        f"{server.http_url}/api/matches",
-        data=setup.model_dump_json().encode(),
-        headers={
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {server.arena.tokens.server()}",
-        },
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=60) as reply:
-        created = json.loads(reply.read())
-    return created["match_id"], created["join_code"]
 
 
 def start_paused(mod: Client, tossup_id: str | None = None, clues: int = 1) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from browser import PHONE, SCREENSHOTS
+from browser import SCREENSHOTS, phone
 from event_helpers import (
     code_of,
     copy_record,
@@ -42,10 +42,6 @@ def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
     template, plan = event_template
     with event_server(copy_record(template, tmp_path)) as server:
         yield server, plan
-
-
-def phone(pages) -> Page:
-    return pages(PHONE, is_mobile=True, has_touch=True)
 
 
 def join(page: Page, server: LiveServer, code: str, team: str, name: str) -> None:

@@ -8,7 +8,6 @@ in Debian's Chromium."""
 
 from __future__ import annotations
 
-import json
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +16,8 @@ from typing import Any
 
 import pytest
 from browser import SCREENSHOTS
-from live import Client, LiveServer, moderator, player, two_teams
+from live import Client, LiveServer, moderator, player
+from live import new_match as _new_match
 from playwright.sync_api import Page, expect
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -46,19 +46,7 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
 
 
 def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:
-    setup = two_teams(wpm=30, **{"teams": TEAMS, **overrides})
-    request = urllib.request.Request(
-        f"{server.http_url}/api/matches",
-        data=setup.model_dump_json().encode(),
-        headers={
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {server.arena.tokens.server()}",
-        },
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=120) as reply:
-        created = json.loads(reply.read())
-    return created["match_id"], created["join_code"]
+    return _new_match(server, **{"teams": TEAMS, **overrides})
 
 
 def model_tossup(server: LiveServer, match_id: int) -> tuple[str, int, int]:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser import PHONE, SCREENSHOTS
+from browser import SCREENSHOTS, phone
 from event_helpers import code_of, copy_record, event_server, make_event
 from event_helpers import room_moderator as moderator
 from live import Client, LiveServer, clients
@@ -48,10 +48,6 @@ def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
     template, plan = event_template
     with event_server(copy_record(template, tmp_path)) as server:
         yield server, plan
-
-
-def phone(pages) -> Page:
-    return pages(PHONE, is_mobile=True, has_touch=True)
 
 
 def assert_fits(page: Page, *selectors: str, what: str) -> None:
