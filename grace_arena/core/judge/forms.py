@@ -372,6 +372,9 @@ def _without_head(form: Form) -> Form | None:
     if len(words) == 1 and fold(rest) in _demonyms():
         directive = Directive.PROMPT
         source = f"{source}; but {rest!r} also names a people"
+    elif derived.prepared.text in lexicon.places():  # "Ghana" for "Ghana Empire": today's Ghana?
+        directive = Directive.PROMPT
+        source = f"{source}; but {rest!r} also names a country or state"
     return dataclasses.replace(derived, directive=directive, source=source, exact=True)
 
 

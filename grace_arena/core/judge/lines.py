@@ -563,6 +563,16 @@ _ABOUT = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _LIST_AND = re.compile(r"\band\b|&|\bwith\b|\bplus\b", re.IGNORECASE)
+# Words that turn the subjects listed into what the answer is not, or is only related to:
+# "composers other than Bach or Handel", "a lack of rain or water", "not Louis or Henry".
+_NOT_LISTED = re.compile(
+    r"\b(?:not|no|non|nor|neither|other\s+than|rather\s+than|instead\s+of|besides|except"
+    r"|excluding|without|apart\s+from|lack|absence|opposite|anti|but)\b",
+    re.IGNORECASE,
+)
+# A first subject that is something of another ("the children of Zeus or Hera", "Zeus's
+# children or Hera") may govern the subjects after it: "Hera" may be "the children of Hera".
+_GOVERNS = re.compile(r"\bof\b|'s\b|\u2019s\b", re.IGNORECASE)
 SUBJECT_WORDS = 5
 """The most words a subject named in such a clause may have: a longer one is a statement."""
 
@@ -570,11 +580,17 @@ SUBJECT_WORDS = 5
 def _listed_subjects(rest: str) -> re.Match[str] | None:
     """The subjects of ``accept any answer about X, Y, or Z``, when they are a list of names."""
     m = _ABOUT.match(rest)
-    if m is None or _LIST_AND.search(m.group("examples")):
+    if (
+        m is None
+        or _LIST_AND.search(m.group("examples"))
+        or _NOT_LISTED.search(m.group("examples"))
+    ):
         return None
     subjects = _answers(m.group("examples"))
-    if not subjects or any(
-        len(normalize(strip_marks(s)).split()) > SUBJECT_WORDS for s in subjects
+    if (
+        not subjects
+        or (len(subjects) > 1 and _GOVERNS.search(subjects[0]))
+        or any(len(normalize(strip_marks(s)).split()) > SUBJECT_WORDS for s in subjects)
     ):
         return None
     return m
