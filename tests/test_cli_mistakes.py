@@ -66,6 +66,8 @@ def test_a_plain_path_is_a_sqlite_file_relative_to_where_you_are(tmp_path, monke
         ("postgres://me:pw@host/db", "no database of the kind 'postgres'"),
         ("sqlite:/club.db", "not a URL"),
         ("mysql+nodriver://host/db", "no database of the kind 'mysql+nodriver'"),
+        ("post gresql://me:pw@host/db", "not a URL"),
+        ("postgresql://me:pw@host:port/db", "not a URL"),
     ],
 )
 def test_a_db_that_is_no_url_says_what_a_url_looks_like(args, given, said, tmp_path, monkeypatch):
