@@ -84,6 +84,19 @@ def test_a_db_that_is_a_folder_is_refused(tmp_path):
     assert "is a folder" in line and str(tmp_path / "club.db") in line
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["event", "show", "club"], ["db", "upgrade"], ["analyze"], ["event", "create", "club",
+     "--team", "Red", "--team", "Blue"]],
+)  # fmt: skip
+def test_a_db_that_is_no_database_is_one_line_and_left_as_it_was(args, tmp_path):
+    notes = tmp_path / "notes.db"
+    notes.write_text("Club night: bring the buzzers.\n" * 200)
+    line = one_error_line(run(*args, "--db", str(notes)))
+    assert line == "error: the record could not be read: file is not a database"
+    assert notes.read_text() == "Club night: bring the buzzers.\n" * 200
+
+
 def test_the_default_record_from_the_environment_may_be_a_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GRACE_ARENA_DB", "env.db")
