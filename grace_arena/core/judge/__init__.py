@@ -98,6 +98,8 @@ Forms a judge takes although the line does not write them (``forms.py``)
   (``Eastern Roman``, not ``Eastern``). It is matched without typos (``Russia`` is not
   ``Russian``) and is only a prompt where the name also names a country's people (``Russian``
   for ``Russian Empire``).
+* A form the line prompts on or rejects is never derived as an accept form (``accept Ottoman
+  Empire; prompt on Ottoman``; ``Ming dynasty [do not accept Ming]``).
 * A derived form that ``data/equivalents.csv`` marks ``distinct`` from the form it comes from
   (``Korea`` from ``Republic of Korea``, ``John Adams`` from ``John Quincy Adams``) is only a
   prompt.
