@@ -227,6 +227,22 @@ def test_schedule_refuses_an_event_whose_model_is_no_model(tmp_path):
 # -- players of a team -----------------------------------------------------------------------
 
 
+def test_two_model_teams_of_one_model_without_names_are_told_to_name_one(tmp_path):
+    db = str(tmp_path / "club.db")
+    line = one_error_line(
+        run("event", "create", "club", "--team", "Red", "--model-team", "tfidf@0.5",
+            "--model-team", "tfidf@0.9", "--db", db)
+    )  # fmt: skip
+    assert line == (
+        "error: --model-team 'tfidf@0.9': a team is already named 'tfidf'; name this one: "
+        "'tfidf@0.9=NAME'"
+    )
+    assert not (tmp_path / "club.db").exists()
+    made = run("event", "create", "club", "--team", "Red", "--model-team", "tfidf@0.5",
+               "--model-team", "tfidf@0.9=Careful", "--db", db)  # fmt: skip
+    assert made.exit_code == 0, made.output
+
+
 def test_a_player_of_a_mistyped_team_names_the_teams_and_the_closest(tmp_path):
     url = f"sqlite:///{tmp_path / 'r.db'}"
     result = run(
