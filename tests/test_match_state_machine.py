@@ -221,6 +221,14 @@ class MatchMachine(RuleBasedStateMachine):
     def rule_(self, ruling):
         self.do(Rule(ruling=ruling))
 
+    @precondition(
+        lambda self: self.match.phase in HAS_FLOOR and self.match.game.floor.team in ("bot", "bot2")
+    )
+    @rule()
+    def rule_a_model_wrong(self):
+        # often enough that a second model team at the same word takes the floor at once
+        self.do(Rule(ruling=Ruling.INCORRECT))
+
     @rule(text=st.text(max_size=20))
     def answer(self, text):
         floor = self.match.game.floor
