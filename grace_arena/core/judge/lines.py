@@ -570,8 +570,8 @@ _LIST_AND = re.compile(r"\band\b|&|\bwith\b|\bplus\b", re.IGNORECASE)
 # Words that turn the subjects listed into what the answer is not, or is only related to:
 # "composers other than Bach or Handel", "a lack of rain or water", "not Louis or Henry".
 _NOT_LISTED = re.compile(
-    r"\b(?:not|no|non|nor|neither|other\s+than|rather\s+than|instead\s+of|besides|except"
-    r"|excluding|without|apart\s+from|lack|absence|opposite|anti|but)\b",
+    r"\b(?:not|nor|neither|other\s+than|rather\s+than|instead\s+of|besides|except"
+    r"|excluding|without|apart\s+from|lack|absence|opposite|but)\b",
     re.IGNORECASE,
 )
 # A first subject that is something of another ("the children of Zeus or Hera", "Zeus's
