@@ -576,7 +576,8 @@ _NOT_LISTED = re.compile(
 )
 # A first subject that is something of another ("the children of Zeus or Hera", "Zeus's
 # children or Hera") may govern the subjects after it: "Hera" may be "the children of Hera".
-_GOVERNS = re.compile(r"\bof\b|'s\b|\u2019s\b", re.IGNORECASE)
+# A name with "of" in it ("the Reign of Terror or Robespierre") governs nothing.
+_GOVERNS = re.compile(r"\b[a-z][\w-]*\s+of\b|'s\b|\u2019s\b")  # not a name: "Reign of Terror"
 # A listed item that describes rather than names ("Zeus, Hera, or other gods", "or related
 # concepts", "or the like", "or anything else").
 _NOT_A_SUBJECT = re.compile(
