@@ -68,6 +68,7 @@ def test_a_plain_path_is_a_sqlite_file_relative_to_where_you_are(tmp_path, monke
         ("mysql+nodriver://host/db", "no database of the kind 'mysql+nodriver'"),
         ("post gresql://me:pw@host/db", "not a URL"),
         ("postgresql://me:pw@host:port/db", "not a URL"),
+        ("postgresql+psycopg://me:pw@pw@host/db", 'an "@" in the password is written %40'),
     ],
 )
 def test_a_db_that_is_no_url_says_what_a_url_looks_like(args, given, said, tmp_path, monkeypatch):
@@ -75,7 +76,7 @@ def test_a_db_that_is_no_url_says_what_a_url_looks_like(args, given, said, tmp_p
     line = one_error_line(run(*args, "--db", given))
     assert said in line
     assert "sqlite:///club.db" in line and "postgresql+psycopg://" in line
-    assert ":pw@" not in line  # a password is not printed back
+    assert ":pw@" not in line and "pw@host" not in line  # a password is not printed back
     assert list(tmp_path.iterdir()) == []
 
 

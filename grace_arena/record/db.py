@@ -101,6 +101,8 @@ def redacted_url(url: str) -> str:
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):  # not a URL ("post gresql://", a port "x"): still a secret
-        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+        return re.sub(r"(://[^:/@]*:).*@", r"\1***@", url)  # to the last "@": "p@ss"
+    if parsed.host and "@" in parsed.host:  # an "@" of the password not written %40
+        return re.sub(r"(://[^:/@]*:).*@", r"\1***@", url)
     # without a password, as given (rendering again would escape a file name's accents)
     return url if parsed.password is None else parsed.render_as_string(hide_password=True)
