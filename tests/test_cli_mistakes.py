@@ -66,6 +66,9 @@ def test_a_plain_path_is_a_sqlite_file_relative_to_where_you_are(tmp_path, monke
         ("postgres://me:pw@host/db", "no database of the kind 'postgres'"),
         ("sqlite:/club.db", "not a URL"),
         ("mysql+nodriver://host/db", "no database of the kind 'mysql+nodriver'"),
+        ("post gresql://me:pw@host/db", "not a URL"),
+        ("postgresql://me:pw@host:port/db", "not a URL"),
+        ("postgresql+psycopg://me:pw@pw@host/db", 'an "@" in the password is written %40'),
     ],
 )
 def test_a_db_that_is_no_url_says_what_a_url_looks_like(args, given, said, tmp_path, monkeypatch):
@@ -73,13 +76,26 @@ def test_a_db_that_is_no_url_says_what_a_url_looks_like(args, given, said, tmp_p
     line = one_error_line(run(*args, "--db", given))
     assert said in line
     assert "sqlite:///club.db" in line and "postgresql+psycopg://" in line
-    assert ":pw@" not in line  # a password is not printed back
+    assert ":pw@" not in line and "pw@host" not in line  # a password is not printed back
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_db_that_is_a_folder_is_refused(tmp_path):
     line = one_error_line(run("db", "upgrade", "--db", str(tmp_path)))
     assert "is a folder" in line and str(tmp_path / "club.db") in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["event", "show", "club"], ["db", "upgrade"], ["analyze"], ["event", "create", "club",
+     "--team", "Red", "--team", "Blue"]],
+)  # fmt: skip
+def test_a_db_that_is_no_database_is_one_line_and_left_as_it_was(args, tmp_path):
+    notes = tmp_path / "notes.db"
+    notes.write_text("Club night: bring the buzzers.\n" * 200)
+    line = one_error_line(run(*args, "--db", str(notes)))
+    assert line == "error: the record could not be read: file is not a database"
+    assert notes.read_text() == "Club night: bring the buzzers.\n" * 200
 
 
 def test_the_default_record_from_the_environment_may_be_a_path(tmp_path, monkeypatch):
@@ -210,6 +226,22 @@ def test_schedule_refuses_an_event_whose_model_is_no_model(tmp_path):
 
 
 # -- players of a team -----------------------------------------------------------------------
+
+
+def test_two_model_teams_of_one_model_without_names_are_told_to_name_one(tmp_path):
+    db = str(tmp_path / "club.db")
+    line = one_error_line(
+        run("event", "create", "club", "--team", "Red", "--model-team", "tfidf@0.5",
+            "--model-team", "tfidf@0.9", "--db", db)
+    )  # fmt: skip
+    assert line == (
+        "error: --model-team 'tfidf@0.9': a team is already named 'tfidf'; name this one: "
+        "'tfidf@0.9=NAME'"
+    )
+    assert not (tmp_path / "club.db").exists()
+    made = run("event", "create", "club", "--team", "Red", "--model-team", "tfidf@0.5",
+               "--model-team", "tfidf@0.9=Careful", "--db", db)  # fmt: skip
+    assert made.exit_code == 0, made.output
 
 
 def test_a_player_of_a_mistyped_team_names_the_teams_and_the_closest(tmp_path):

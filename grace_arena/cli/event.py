@@ -191,6 +191,13 @@ def create(
         entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human))
     for spec in model_team or []:
         parsed = parse_model_team(spec)
+        taken = next((t for t in entries if t.name.casefold() == parsed["name"].casefold()), None)
+        if taken is not None and "=" not in spec:  # a team is named after its model by default
+            raise _fail(
+                f"--model-team {spec!r}: a team is already named {taken.name!r}; name this one: "
+                f"'{spec.strip()}=NAME'",
+                code=2,
+            )
         entries.append(
             TeamEntry(
                 team_id(parsed["name"], [t.id for t in entries]),
