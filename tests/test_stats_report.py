@@ -95,10 +95,39 @@ def test_the_stats_report_is_one_printable_page(db_url, tmp_path) -> None:
         "20–105",
         "L",
     ] in detail
-    assert [r[3:7] for r in rows["tossups"][1:]] == [
+    assert [r[4:8] for r in rows["tossups"][1:]] == [
         ["2", "2", "100%", "1"], ["2", "2", "100%", "1"], ["2", "1", "50%", "1"],
         ["2", "2", "100%", "0"]]  # fmt: skip
     assert rows["bonuses"][1][2:] == ["2", "25.00", "100%", "50%", "100%"]
     # the terminal shows the standings and the individuals
     text = runner.invoke(app, ["event", "stats", "stats", "--db", db_url], env={"COLUMNS": "100"})
     assert text.exit_code == 0 and "individuals" in text.output and "Gil" in text.output
+
+
+def test_the_report_names_model_players_rounds_of_tossups_and_labels_every_column(
+    db_url, tmp_path
+) -> None:
+    from test_stats import model_event
+
+    model_event(db_url)[1].dispose()
+    out = tmp_path / "stats.html"
+    result = runner.invoke(app, ["event", "stats", "models", "--html", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    parser = Tables()
+    parser.feed(out.read_text())
+    rows = parser.rows
+    individuals = [
+        dict(zip(rows["individuals"][0], r, strict=True)) for r in rows["individuals"][1:]
+    ]
+    robo = next(p for p in individuals if p["Team"] == "Robo")
+    assert (robo["Player"], robo["GP"], robo["TUH"], robo["P/20TUH"]) == (
+        "Robo (tfidf)", "2", "4", "75.00")  # fmt: skip
+    assert {p["Player"] for p in individuals} >= {"Robo (tfidf)", "Careful (tfidf)"}
+    assert all(rows["games"][0]) and {r[-1] for r in rows["games"][1:]} == {"final"}
+    tossups = [dict(zip(rows["tossups"][0], r, strict=True)) for r in rows["tossups"][1:]]
+    assert [(t["Round"], t["#"]) for t in tossups] == [
+        ("1", "1"),
+        ("1", "2"),
+        ("2", "1"),
+        ("2", "2"),
+    ]

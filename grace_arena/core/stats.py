@@ -32,7 +32,8 @@ bounceback conv.    bounceback points ÷ points available on the parts bounced t
                     values in the packet
 player TUH          the tossups heard in the matches the player played in (joined or buzzed):
                     YellowFruit's and QBJ's ``tossups_heard``, the whole match for a player
-                    who joined (no substitutions are recorded)
+                    who joined (no substitutions are recorded); a model team's one player
+                    (named "Team (model)", one row per team) plays every match of its team
 player points       tossup points only (bonuses are the team's), P/20TUH and PPG as a team's
 question            times heard; conversion = times answered correctly ÷ times heard; power
                     rate = powers ÷ times heard; negs (PRODUCT.md's "question conversion, power
@@ -261,6 +262,9 @@ def match_play(
             BuzzPlayed(ev.tossup_id, ev.team, ev.player, ev.ruling.value, entry.points, ev.power)
         )
     players: dict[tuple[str, str], str] = {}
+    for team in config.teams:  # a model team's one player plays every tossup of its match
+        if team.kind == "model":
+            players[(team.id, team.model_player)] = f"{team.name} ({team.model})"
     for ev in events:
         if isinstance(ev, PlayerJoined):
             players.setdefault((ev.team, ev.player), ev.name)
@@ -316,6 +320,7 @@ class TossupStats:
     correct: int = 0
     powers: int = 0
     negs: int = 0
+    rounds: tuple[int, ...] = ()  # the rounds it was read in (a number is a round's)
 
     @property
     def conversion(self) -> float | None:
@@ -422,12 +427,15 @@ def _players(plays: Sequence[MatchPlay]) -> list[PlayerStats]:
 def _tossups(plays: Sequence[MatchPlay]) -> list[TossupStats]:
     totals: dict[tuple[str | None, str], dict[str, int]] = {}
     labels: dict[tuple[str | None, str], tuple[int, str]] = {}
+    rounds: dict[tuple[str | None, str], set[int]] = {}
     for p in plays:
         ids = [t.id for t in p.config.tossups]
         for tossup in p.tossups:
             key = (p.config.packet_id, tossup)
             spec = p.config.tossup(tossup)
             labels.setdefault(key, (ids.index(tossup) + 1, spec.answer if spec else ""))
+            if p.round is not None:
+                rounds.setdefault(key, set()).add(p.round)
             t = totals.setdefault(key, {})
             t["heard"] = t.get("heard", 0) + 1
         for b in p.buzzes:
@@ -437,9 +445,16 @@ def _tossups(plays: Sequence[MatchPlay]) -> list[TossupStats]:
                 t["powers"] = t.get("powers", 0) + b.power
             t["negs"] = t.get("negs", 0) + b.neg
     rows = [
-        TossupStats(key[0], key[1], *labels.get(key, (0, "")), **t) for key, t in totals.items()
+        TossupStats(
+            key[0],
+            key[1],
+            *labels.get(key, (0, "")),
+            rounds=tuple(sorted(rounds.get(key, ()))),
+            **t,
+        )
+        for key, t in totals.items()
     ]
-    rows.sort(key=lambda r: (r.packet_id or "", r.number, r.tossup_id))
+    rows.sort(key=lambda r: (r.rounds[:1], r.packet_id or "", r.number, r.tossup_id))
     return rows
 
 
