@@ -227,10 +227,11 @@ def test_one_match_alone_is_an_event_of_one_match(db_url) -> None:
 def model_event(db_url: str, *, finish_last: bool = True):
     """Red and Blue against Robo and Careful (two teams of the model tfidf), two rounds of
     two tossups each (the packet's first two in round 1, the next two in round 2), room 1
-    and room 2. Robo buzzes on the first tossup only (word 3, ruled correct: a power, 15), so it
-    buzzes in round 1 (against Red) and not in round 2 (against Blue); Careful never buzzes.
-    Red's Ann powers round 2's first tossup (15) against Careful. ``finish_last``: whether
-    the last match (Blue–Robo) ends or is left with its first tossup being read."""
+    and room 2. Robo buzzes on the first tossup only (word 3, ruled correct: a power, 15), so
+    it buzzes in round 1 (against Red) and not in round 2 (against Blue); Careful never buzzes.
+    In round 2 Red's Ann powers the first tossup (15) against Careful, and Blue's Bo against
+    Robo. ``finish_last``: whether the last match (Blue–Robo) ends or is left with its
+    second tossup being read."""
     from grace_arena.core.config import ModelBuzz, TeamKind
 
     teams = [TeamEntry("red", "Red"), TeamEntry("blue", "Blue"),
@@ -265,11 +266,11 @@ def model_event(db_url: str, *, finish_last: bool = True):
         last = game.teams == ("blue", "robo")
         for n, tossup in enumerate(tossups):
             match.handle(StartTossup(tossup_id=tossup), now=1.0)
-            if last and not finish_last:
+            if last and not finish_last and n == 1:
                 break
-            if game.teams == ("red", "careful") and n == 0:
+            if game.teams in (("red", "careful"), ("blue", "robo")) and n == 0:
                 match.handle(Reveal(to=2), now=1.0)
-                match.handle(Buzz(team="red", player="ann"), now=1.0)
+                match.handle(Buzz(team=human, player=player), now=1.0)
                 match.handle(Rule(ruling=C), now=1.0)
                 continue
             match.handle(Reveal(to=config.tossups[n].n_words), now=1.0)

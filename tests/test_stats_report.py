@@ -131,3 +131,32 @@ def test_the_report_names_model_players_rounds_of_tossups_and_labels_every_colum
         ("2", "1"),
         ("2", "2"),
     ]
+
+
+def test_a_match_under_way_adds_points_in_play_and_no_game_or_tossup(db_url, tmp_path) -> None:
+    """Blue–Robo is under way, Blue 15 after its first tossup, its second being read: Blue
+    and Robo each have one finished game, and those 15 points are in play."""
+    from test_stats import model_event
+
+    model_event(db_url, finish_last=False)[1].dispose()
+    result = runner.invoke(app, ["event", "standings", "models", "--json", "--db", db_url])
+    assert result.exit_code == 0, result.output
+    rows = {r["team"]: r for r in json.loads(result.output)["rows"]}
+    blue, robo = rows["blue"], rows["robo"]
+    assert (blue["live"], blue["games"], blue["tossups_heard"]) == (1, 1, 2)
+    assert (blue["points"], blue["live_points"], blue["points_per_game"]) == (15, 15, 0.0)
+    # Robo: 15 and a win over Red (15–0) finished; PPG and P/20TUH of that game alone
+    assert (robo["won"], robo["lost"], robo["games"], robo["points"]) == (1, 0, 1, 15)
+    assert (robo["points_per_game"], robo["points_per_20_tuh"]) == (15.0, 150.0)
+    out = tmp_path / "stats.html"
+    result = runner.invoke(app, ["event", "stats", "models", "--html", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    parser = Tables()
+    parser.feed(out.read_text())
+    standings = [dict(zip(parser.rows["standings"][0], r, strict=True))
+                 for r in parser.rows["standings"][1:]]  # fmt: skip
+    by = {r["Team"]: r for r in standings}
+    assert (by["Blue"]["GP"], by["Blue"]["TUH"], by["Blue"]["Pts"]) == ("1", "2", "15")
+    assert (by["Blue"]["PPG"], by["Blue"]["In play"], by["Robo"]["In play"]) == ("0.00", "15", "0")
+    assert by["Red"]["In play"] == ""  # no match under way
+    assert parser.rows["games"][-1][-1] == "under way"

@@ -14,13 +14,16 @@ paragraph) names the figures; YellowFruit (``StatSummaries.ts``, its HTML report
 ==================  ===========================================================================
 W–L–T, win %        matches finished; win % = (W + T/2) ÷ (W + L + T), a tie half a win
                     (SQBS, YellowFruit); 0 before a team's first finished match
-games (GP)          matches played; in live standings a match under way counts as a game too,
-                    as its points count in PPG (over, W–L–T and win % count only it once over)
+games (GP)          matches finished. Every team figure is of the finished matches (SQBS's
+                    and YellowFruit's are of finished games): a match under way adds only its
+                    points, to the team's points and apart as points in play, so that the
+                    live standings move after every ruling while W–L, GP, TUH, PPG, P/20TUH
+                    and PPB of a row are all of the same games
 TUH                 tossups heard: started and not thrown out, each once
                     (:func:`grace_arena.core.events.tossups_heard`, as the QBJ ``tossups_read``)
-PPG                 points ÷ games
-P/20TUH             points ÷ TUH × 20 (PRODUCT.md; SQBS's and YellowFruit's "PP20TUH"), so
-                    that matches of different lengths compare
+PPG                 points in finished matches ÷ games
+P/20TUH             points in finished matches ÷ TUH × 20 (PRODUCT.md; SQBS's and
+                    YellowFruit's "PP20TUH"), so that matches of different lengths compare
 powers/tens/negs    tossups answered correctly in power / correctly after it / incorrect
                     answers that cost points (an incorrect answer at the end of the question
                     costs nothing and is not a neg)
