@@ -492,3 +492,28 @@ def test_the_reliability_diagram_s_title_fits_the_figure(model: str) -> None:
     assert model in text.replace("\n", "")
     assert frame.x0 <= box.x0 and box.x1 <= frame.x1, (box, frame)
     assert frame.y0 <= box.y0 and box.y1 <= frame.y1, (box, frame)
+
+
+def test_a_tossups_only_event_says_in_one_line_that_no_bonus_was_played(
+    event_db: str, analysed: dict, tmp_path: Path
+) -> None:
+    """The models' answers to the packet's bonus parts are in the record (precomputed), but
+    the event played tossups only: one line says so, with no table of them; the whole record
+    (no --event) still analyses them, under human column labels."""
+    md, data = analysed["md"], analysed["json"]
+    section = md.split("## Bonuses", 1)[1].split("\n## ", 1)[0]
+    parts = data["bonuses"]["counts"]["model_parts"]
+    assert parts > 0 and data["bonuses"]["not_played"] and data["bonuses"]["models"] == {}
+    assert f"holds {parts:,} answers of 1 model(s)" in section
+    assert "no bonus was played in the matches analysed" in section
+    assert "|" not in section and "ece_10_bin" not in md and "selective_acc" not in md
+    out = tmp_path / "whole"
+    result = CliRunner().invoke(
+        app, ["analyze", "--db", event_db, "--resamples", "20", "--report", str(out)],
+        env={"COLUMNS": "80"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    whole = (out / "report.md").read_text().split("## Bonuses", 1)[1].split("\n## ", 1)[0]
+    header = next(line for line in whole.splitlines() if line.startswith("| model"))
+    assert "ECE (10 bins) \\[95% CI]" in header and "accuracy of the 10 % most confident" in header
+    assert "ece\\_10\\_bin" not in whole and "selective\\_acc" not in whole

@@ -501,6 +501,15 @@ def _bonus_section(result: dict[str, Any]) -> dict[str, Any] | None:
         return f"{r['k']}/{r['n']} = {_fmt(r['rate'], 2)} [{low}, {high}]"
 
     counts = bonuses["counts"]
+    if bonuses.get("not_played"):
+        return {
+            "lines": [
+                f"The record holds {counts['model_parts']:,} answers of {counts['models']} "
+                "model(s) to the bonus parts of these matches' packets, but no bonus was played "
+                "in the matches analysed: they are not analysed here."
+            ],
+            **dict.fromkeys(("calibration", "difficulty", "consult", "reliance", "selective")),
+        }
     lines = [
         f"{counts['model_parts']:,} answers of {counts['models']} model(s) to bonus parts, each "
         "asked with the lead-in and the earlier parts' answers; "
@@ -540,11 +549,11 @@ def _bonus_section(result: dict[str, Any]) -> dict[str, Any] | None:
                            "consult": None, "reliance": None, "selective": None}  # fmt: skip
     if calibration:
         out["calibration"] = _table(
-            ["model", "confidence", "parts", "bonuses", "accuracy", "ece_10_bin [95% CI]",
-             "Brier [95% CI]", "selective_acc@10", "AURC"], calibration,
+            ["model", "confidence", "parts", "bonuses", "accuracy", "ECE (10 bins) [95% CI]",
+             "Brier [95% CI]", "accuracy of the 10 % most confident", "AURC"], calibration,
         )  # fmt: skip
         out["difficulty"] = _table(
-            ["model", "confidence", "difficulty", "parts", "accuracy", "ece_10_bin", "Brier"],
+            ["model", "confidence", "difficulty", "parts", "accuracy", "ECE (10 bins)", "Brier"],
             by_difficulty,
         )
     consult = bonuses.get("consult")
