@@ -160,3 +160,11 @@ def test_a_match_under_way_adds_points_in_play_and_no_game_or_tossup(db_url, tmp
     assert (by["Blue"]["PPG"], by["Blue"]["In play"], by["Robo"]["In play"]) == ("0.00", "15", "0")
     assert by["Red"]["In play"] == ""  # no match under way
     assert parser.rows["games"][-1][-1] == "under way"
+    # the players and the tossups: of finished matches, as the standings
+    players = [dict(zip(parser.rows["individuals"][0], r, strict=True))
+               for r in parser.rows["individuals"][1:]]  # fmt: skip
+    got = {p["Player"]: (p["GP"], p["TUH"], p["Pts"]) for p in players}
+    assert got["Bo"] == ("1", "2", "0") and got["Robo (tfidf)"] == ("1", "2", "15")
+    tossups = [dict(zip(parser.rows["tossups"][0], r, strict=True))
+               for r in parser.rows["tossups"][1:]]  # fmt: skip
+    assert [t["Heard"] for t in tossups] == ["2", "2", "1", "1"]

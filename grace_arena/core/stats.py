@@ -378,7 +378,9 @@ class EventStats:
 def event_stats(teams: Sequence[TeamInfo], plays: Iterable[MatchPlay]) -> EventStats:
     """Every table of an event's stats report from its matches (any subset; one match alone
     is an event of one match): standings, players (by points per 20 tossups heard), games (by
-    round and room), tossups and bonuses (in packet order)."""
+    round and room), tossups and bonuses (by round, in packet order). A match under way is in
+    the games, and its points in the standings' points in play; the players, tossups and
+    bonuses are of finished matches, as every other figure of the standings."""
     plays = list(plays)
     results = [p.result() for p in plays]
     rows = standings(teams, results)
@@ -390,13 +392,14 @@ def event_stats(teams: Sequence[TeamInfo], plays: Iterable[MatchPlay]) -> EventS
         for p, r in zip(plays, results, strict=True)
     ]  # fmt: skip
     games.sort(key=lambda g: (g.round is None, g.round or 0, g.room or "", g.match_id))
+    over = [p for p in plays if p.ended]  # the players and the questions: as the standings
     return EventStats(
         standings=rows,
-        players=_players(plays),
+        players=_players(over),
         games=games,
-        tossups=_tossups(plays),
-        bonuses=_bonuses(plays),
-        bonuses_played=any(p.bonuses for p in plays),
+        tossups=_tossups(over),
+        bonuses=_bonuses(over),
+        bonuses_played=any(p.bonuses for p in over),
     )
 
 
