@@ -151,8 +151,10 @@ def test_a_match_under_way_adds_points_in_play_and_no_game_or_tossup(db_url, tmp
     out = tmp_path / "stats.html"
     result = runner.invoke(app, ["event", "stats", "models", "--html", str(out), "--db", db_url])
     assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "Statistics after 3 game(s) (1 under way)" in page
     parser = Tables()
-    parser.feed(out.read_text())
+    parser.feed(page)
     standings = [dict(zip(parser.rows["standings"][0], r, strict=True))
                  for r in parser.rows["standings"][1:]]  # fmt: skip
     by = {r["Team"]: r for r in standings}
