@@ -503,6 +503,7 @@ def standings_view(
                 bounceback_points=s.bounceback_points,
                 points_per_game=s.points_per_game,
                 points_per_20_tuh=s.points_per_20_tuh,
+                live_points=s.live_points,
             )
             for s in rows
         ],
