@@ -107,6 +107,8 @@
       case "ruled": {
         const buzz = app.buzzes.get(ev.buzz_id) ||
           { team: ev.team, player: ev.player, word_index: null };
+        // (an undo gives the buzz back the ruling it had before: a prompt, or none)
+        (buzz.earlier = buzz.earlier || []).push({ ruling: buzz.ruling, points: buzz.points });
         buzz.ruling = ev.ruling;
         buzz.points = ev.points;
         if (ev.answer != null) buzz.answer = ev.answer; // revealed to displays with the ruling
@@ -116,7 +118,11 @@
       }
       case "ruling_undone": {
         const buzz = app.buzzes.get(ev.buzz_id);
-        if (buzz) { buzz.ruling = null; buzz.points = null; }
+        if (buzz) {
+          const before = (buzz.earlier && buzz.earlier.pop()) || { ruling: null, points: null };
+          buzz.ruling = before.ruling;
+          buzz.points = before.points;
+        }
         app.lastRuling = null;
         break;
       }
@@ -444,6 +450,7 @@
       list.appendChild(li);
     }
     text.appendChild(list);
+    fitFinal(text, list);
     let info = "Match over";
     if (next) {
       const nextTeams = next.teams.map((t) => t.name).join(" vs ");
@@ -455,6 +462,17 @@
     $("answer").hidden = true;
     $("log-section").hidden = true;
     renderScores(final);
+  }
+
+  // The final scores all in sight, however many teams and however short the screen: the rows'
+  // type shrinks (down to MIN_TEXT_PX) until the list fits the text's box.
+  function fitFinal(box, list) {
+    list.style.fontSize = "";
+    let size = parseFloat(getComputedStyle(list.firstElementChild || list).fontSize);
+    while (box.scrollHeight > box.clientHeight + 1 && size > MIN_TEXT_PX) {
+      size = Math.max(MIN_TEXT_PX, size * 0.92);
+      list.style.fontSize = size + "px";
+    }
   }
 
   function signedScore(points) {
