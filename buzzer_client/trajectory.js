@@ -75,10 +75,17 @@
     }
     // how far the reading has gone (during it) or where it stopped
     if (view.position >= 0 && view.position < last) {
+      const width = Math.max(0, W - right - x(view.position));
       svg("rect", {
-        x: x(view.position), y: top, width: Math.max(0, W - right - x(view.position)),
-        height: H - top - bottom, class: "unread",
+        x: x(view.position), y: top, width, height: H - top - bottom, class: "unread",
       }, root);
+      // once the tossup is over, the words after it are what the room did not hear: said
+      if (view.over && !compact && width > 150) {
+        const label = svg("text", {
+          x: W - right - 4, y: H - bottom - 6, class: "unread-label", "text-anchor": "end",
+        }, root);
+        label.textContent = "not read to the room";
+      }
     }
     // the room's buzzes, on the same axis
     for (const buzz of view.buzzes || []) {
@@ -140,8 +147,13 @@
       key.style.color = COLORS[i % COLORS.length];
       html("strong", null, curve.name, line);
       const latest = curve.points.filter((p) => chosen(curve, p) != null && p.word <= view.position).pop();
+      // (stopped before the model had read a whole clue: it had no guess, so no confidence, at
+      // that word; the curve beyond it is what it would have read, shaded as unread)
+      const before = !latest && view.position >= 0 && curve.points.some((p) => chosen(curve, p) != null);
       let text = " · " + curve.confidence + " " +
-        (latest ? percent(chosen(curve, latest)) : "—") + " / threshold " + percent(curve.threshold);
+        (latest ? percent(chosen(curve, latest)) :
+          before ? "unknown at word " + (view.position + 1) + ": no guess before its first clue" : "—") +
+        " / threshold " + percent(curve.threshold);
       if (curve.buzz_word != null) text += " · buzzed at word " + (curve.buzz_word + 1);
       else if (view.over) text += " · did not buzz";
       line.append(text);

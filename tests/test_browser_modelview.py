@@ -322,3 +322,35 @@ def test_the_event_projector_draws_each_rooms_curve_as_the_display_may(tmp_path,
             assert width <= 1280 and height <= 720, (width, height)
             box = card.locator(".room-curves").bounding_box()
             assert box is not None and box["y"] + box["height"] <= 720
+
+
+def test_a_buzz_before_the_model_s_first_clue_says_it_had_no_guess_yet(server, pages):
+    """The room stops before the model read a whole clue: the caption says it had no guess
+    (so no confidence) at that word, and the curve beyond it is marked as not read."""
+    match_id, code = new_match(server)
+    tossup_id, _, _ = model_tossup(server, match_id)
+    page = projector(pages)
+    mod = moderator(server, match_id)
+    red = player(server, "red", "Ann", match_id)
+    try:
+        page.goto(f"{server.http_url}/display?code={code}")
+        expect(page.locator("#join-code")).to_have_text(code)
+        start_paused(mod, tossup_id)
+        mod.send(type="step", unit="word")
+        mod.state(lambda s: s["tossup"]["position"] >= 0)
+        red.send(type="buzz", client_time=time.time())
+        floor = mod.state(lambda s: s["floor"] is not None)["floor"]
+        mod.send(type="rule", ruling="correct")
+        curves = page.locator("#curves")
+        expect(curves).to_be_visible()
+        line = curves.locator(".trajectory-line")
+        expect(line).to_contain_text(
+            f"logit unknown at word {floor['word_index'] + 1}: no guess before its first clue"
+        )
+        expect(line).to_contain_text("did not buzz")
+        expect(curves.locator("rect.unread")).to_have_count(1)
+        expect(curves.locator("text.unread-label")).to_have_text("not read to the room")
+        fits(page)
+    finally:
+        red.close()
+        mod.close()
