@@ -96,12 +96,22 @@
       }, root);
       mark.setAttribute("data-word", String(buzz.word));
       if (!compact) {
-        const label = svg("text", {
-          x: x(buzz.word) + 3, y: top + 12, class: "buzz-label",
-          fill: RULING_COLORS[buzz.ruling] || "#ffd23f",
-        }, root);
         const name = options.teamName ? options.teamName(buzz.team) : buzz.team;
-        label.textContent = (buzz.kind === "model" ? "◆ " : "") + name;
+        const text = (buzz.kind === "model" ? "◆ " : "") + name;
+        // right of its line, or left of it when it would run off the chart's right edge; at
+        // the top, or at the bottom where a curve passes the top at that word
+        const wide = text.length * 8 + 6;
+        const leftOf = x(buzz.word) + wide > W;
+        const high = view.curves.some((c) => {
+          const p = nearest(c.points.filter((q) => chosen(c, q) != null), buzz.word);
+          return p && y(chosen(c, p)) < top + 24;
+        });
+        const label = svg("text", {
+          x: leftOf ? x(buzz.word) - 3 : x(buzz.word) + 3, y: high ? H - bottom - 6 : top + 12,
+          class: "buzz-label", fill: RULING_COLORS[buzz.ruling] || "#ffd23f",
+          "text-anchor": leftOf ? "end" : "start",
+        }, root);
+        label.textContent = text;
       }
     }
     view.curves.forEach((curve, i) => {
@@ -133,6 +143,13 @@
       }
     });
     return root;
+  }
+
+  // The point nearest a word (of those given), or null.
+  function nearest(points, word) {
+    let best = null;
+    for (const p of points) if (!best || Math.abs(p.word - word) < Math.abs(best.word - word)) best = p;
+    return best;
   }
 
   // One line per model: where its confidence stands against its threshold, and its guess

@@ -253,6 +253,28 @@ def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(serve
         assert width <= PROJECTOR["width"]
         box = page.locator("#curves svg").bounding_box()
         assert box is not None and box["x"] + box["width"] <= PROJECTOR["width"]
+        # the bold words are the power part, and a line says so
+        assert page.locator("#text .power").count() > 0
+        expect(page.locator("#legend")).to_contain_text("Bold: the power part")
+        # on a phone the buzzes' labels stay inside the chart, none across a curve's dots
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.reload()
+        expect(page.locator("#curves .buzz-label")).to_have_count(2)
+        clear = page.evaluate(
+            """() => {
+          const chart = document.querySelector("#curves svg").getBoundingClientRect();
+          const dots = [...document.querySelectorAll("#curves circle.point")]
+            .map((d) => d.getBoundingClientRect());
+          return [...document.querySelectorAll("#curves .buzz-label")].map((l) => {
+            const r = l.getBoundingClientRect();
+            const inside = r.left >= chart.left - 0.5 && r.right <= chart.right + 0.5;
+            const hits = dots.some((d) => d.left < r.right && d.right > r.left
+                                         && d.top < r.bottom && d.bottom > r.top);
+            return [l.textContent, inside, hits];
+          });
+        }"""
+        )
+        assert all(inside and not hits for _, inside, hits in clear), clear
 
         # an unknown tossup or match: refused, saying so
         page.goto(f"{server.http_url}/replay?match={match_id}&tossup=9&code={code}")
