@@ -395,8 +395,12 @@
   // the words outgrow the box, as when the buzz banner takes its place above the text; scrolled
   // to its end instead, the first lines would be hidden under the banner.
   // At the smallest type, the model players' chart below the text gives up its room (down to
-  // its least height, and is drawn again at its new size) before a word is hidden.
+  // its least height, where its axis labels are still legible, and is drawn again at its new
+  // size) before a word is hidden; only if the words still do not fit does it go below that,
+  // to a short chart (CHART_LEAST_PX, its 0 and 100% labels still on it), rather than hide the
+  // first lines.
   const MIN_TEXT_PX = 18;
+  const CHART_LEAST_PX = 56;
   function fitText(box) {
     box.style.fontSize = "";
     let size = parseFloat(getComputedStyle(box).fontSize);
@@ -413,6 +417,13 @@
       height = Math.max(least, height - 8);
       curves.style.flexBasis = height + "px";
     }
+    const caption = curves.querySelector(".trajectory-caption");
+    const floor = CHART_LEAST_PX + (caption ? caption.getBoundingClientRect().height + 4 : 0);
+    while (over() && height > floor) {
+      height = Math.max(floor, height - 8);
+      curves.style.minHeight = height + "px";
+      curves.style.flexBasis = height + "px";
+    }
     window.GraceArena.trajectory.showOnDisplay(app.state);
   }
 
@@ -420,7 +431,10 @@
   function drawCurves(state) {
     if (!window.GraceArena.trajectory) return;
     const curves = $("curves");
-    if (curves) curves.style.flexBasis = "";
+    if (curves) {
+      curves.style.flexBasis = "";
+      curves.style.minHeight = "";
+    }
     window.GraceArena.trajectory.showOnDisplay(state);
   }
 

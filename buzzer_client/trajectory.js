@@ -48,11 +48,14 @@
   //   options.compact   a small chart without axis labels (a room card)
   //   options.teamName  team id -> its name (the buzz marks' labels)
   function chart(root, view, options, W, H) {
-    const compact = Boolean(options.compact) || H < 70;
+    // (a short chart, as on a crowded room display, keeps its 0 and 100% labels but not the
+    // 50% one nor the words' numbers under it; below 48 px it has no labels at all)
+    const compact = Boolean(options.compact) || H < 48;
+    const short = !compact && H < 100;
     const left = compact ? 6 : 44;
     const right = compact ? 6 : 12;
     const top = compact ? 6 : 12;
-    const bottom = compact ? 6 : 28;
+    const bottom = compact ? 6 : short ? 8 : 28;
     const last = Math.max(1, view.n_words - 1);
     const x = (word) => left + (Math.min(Math.max(word, 0), last) / last) * (W - left - right);
     const y = (value) => top + (1 - Math.min(Math.max(value, 0), 1)) * (H - top - bottom);
@@ -62,12 +65,12 @@
     // the frame and the 0 / 50% / 100% lines
     for (const value of [0, 0.5, 1]) {
       svg("line", { x1: left, x2: W - right, y1: y(value), y2: y(value), class: "grid" }, root);
-      if (!compact) {
+      if (!compact && !(short && value === 0.5)) {
         const label = svg("text", { x: left - 6, y: y(value) + 5, class: "axis", "text-anchor": "end" }, root);
         label.textContent = Math.round(value * 100) + "%";
       }
     }
-    if (!compact) {
+    if (!compact && !short) {
       const label = svg("text", { x: W - right, y: H - 6, class: "axis", "text-anchor": "end" }, root);
       label.textContent = "word " + view.n_words;
       const first = svg("text", { x: left, y: H - 6, class: "axis" }, root);
@@ -98,16 +101,23 @@
       if (!compact) {
         const name = options.teamName ? options.teamName(buzz.team) : buzz.team;
         const text = (buzz.kind === "model" ? "◆ " : "") + name;
-        // right of its line, or left of it when it would run off the chart's right edge; at
-        // the top, or at the bottom where a curve passes the top at that word
+        // right of its line, or left of it when it would run off the chart's right edge (clear
+        // of the dot on the line); at the top, or at the bottom where the curves' dots under it
+        // would cross it at the top and not there
         const wide = text.length * 8 + 6;
-        const leftOf = x(buzz.word) + wide > W;
-        const high = view.curves.some((c) => {
-          const p = nearest(c.points.filter((q) => chosen(c, q) != null), buzz.word);
-          return p && y(chosen(c, p)) < top + 24;
-        });
+        const gap = 9;
+        const leftOf = x(buzz.word) + gap + wide > W;
+        const x0 = leftOf ? x(buzz.word) - gap - wide : x(buzz.word) + gap;
+        const ys = [];
+        for (const c of view.curves) {
+          for (const q of c.points) {
+            if (chosen(c, q) != null && x(q.word) >= x0 - 6 && x(q.word) <= x0 + wide + 6) ys.push(y(chosen(c, q)));
+          }
+        }
+        const clear = (from, to) => ys.every((v) => v < from - 6 || v > to + 6);
+        const high = !clear(top, top + 14) && clear(H - bottom - 18, H - bottom - 2);
         const label = svg("text", {
-          x: leftOf ? x(buzz.word) - 3 : x(buzz.word) + 3, y: high ? H - bottom - 6 : top + 12,
+          x: leftOf ? x(buzz.word) - gap : x(buzz.word) + gap, y: high ? H - bottom - 6 : top + 12,
           class: "buzz-label", fill: RULING_COLORS[buzz.ruling] || "#ffd23f",
           "text-anchor": leftOf ? "end" : "start",
         }, root);
@@ -143,13 +153,6 @@
       }
     });
     return root;
-  }
-
-  // The point nearest a word (of those given), or null.
-  function nearest(points, word) {
-    let best = null;
-    for (const p of points) if (!best || Math.abs(p.word - word) < Math.abs(best.word - word)) best = p;
-    return best;
   }
 
   // One line per model: where its confidence stands against its threshold, and its guess

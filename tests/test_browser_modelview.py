@@ -87,6 +87,16 @@ def last_word_in_sight(page: Page) -> None:
     assert text["y"] <= word["y"] and word["y"] + word["height"] <= text["y"] + text["height"] + 1
 
 
+def first_word_in_sight(page: Page) -> None:
+    """The text's first word is below the banner and inside the text's box (not scrolled
+    away)."""
+    text = page.locator("#text").bounding_box()
+    word = page.locator("#text .w").first.bounding_box()
+    banner = page.locator("#banner").bounding_box()
+    assert text is not None and word is not None and banner is not None
+    assert banner["y"] + banner["height"] <= word["y"] and text["y"] <= word["y"] + 1
+
+
 def step_clue(mod: Client) -> dict[str, Any]:
     mod.send(type="step", unit="clue")
     state = mod.wait(lambda m: m["type"] in ("state", "error"))
@@ -102,7 +112,9 @@ def start_paused(mod: Client, tossup_id: str) -> dict[str, Any]:
 
 
 def test_an_exhibition_draws_the_curve_live_and_the_guess_once_ruled(server, pages):
-    match_id, code = new_match(server, exhibition=True)
+    # (a long name: the chart's caption takes two lines)
+    robo = TEAMS[1].model_copy(update={"name": "Robo the Reader (a tfidf model)"})
+    match_id, code = new_match(server, exhibition=True, teams=[TEAMS[0], robo])
     tossup_id, buzz_word, n_steps = model_tossup(server, match_id)
     page = projector(pages)
     mod = moderator(server, match_id)
@@ -149,6 +161,21 @@ def test_an_exhibition_draws_the_curve_live_and_the_guess_once_ruled(server, pag
         page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-trajectory.png"))
         fits(page)
         last_word_in_sight(page)
+        # most of a long tossup read, its answer up, a caption of two lines: every word still
+        # in sight, and a chart no lower than its least, with its 0 and 100% labels and the
+        # model's buzz label clear of its curve's dots
+        first_word_in_sight(page)
+        chart = curves.locator("svg").bounding_box()
+        assert chart is not None and chart["height"] >= 55, chart
+        axis = curves.locator("text.axis").all_text_contents()
+        assert "0%" in axis and "100%" in axis, axis
+        label = curves.locator("text.buzz-label").bounding_box()
+        for dot in curves.locator("circle.point").all():
+            d = dot.bounding_box()
+            assert not (
+                d["x"] < label["x"] + label["width"] and label["x"] < d["x"] + d["width"]
+                and d["y"] < label["y"] + label["height"] and label["y"] < d["y"] + d["height"]
+            ), (label, d)  # fmt: skip
     finally:
         mod.close()
 
@@ -192,6 +219,12 @@ def test_by_default_the_display_shows_the_curve_only_once_the_tossup_is_over(ser
         page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-after-tossup.png"))
         fits(page)
         last_word_in_sight(page)
+        first_word_in_sight(page)
+        # a chart of a readable height, with its axis labels and the buzz's label on it
+        chart = curves.locator("svg").bounding_box()
+        assert chart is not None and chart["height"] >= 80, chart
+        assert curves.locator("text.axis").count() >= 4  # 0 and 100%, the first and last word
+        expect(curves.locator("text.buzz-label")).to_have_count(1)
     finally:
         watcher.close()
         red.close()
