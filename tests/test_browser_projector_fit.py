@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from browser import SCREENSHOTS
-from event_helpers import code_of, copy_record, event_server, make_event
+from event_helpers import code_of, copy_record, event_server, make_event, room_player
 from event_helpers import room_moderator as moderator
 from live import LiveServer, clients
 from playwright.sync_api import expect
@@ -82,9 +82,15 @@ def test_a_full_evening_fits_the_projector_and_ends_on_its_leader(club, pages):
             else:
                 assert rows == len(plan.games) >= 6, rows
             assert projector.locator("#standings tbody tr").count() == 6
-        for mod in (mod1, mod2):
-            mod.send(type="throw_out")
-            mod.state(lambda s: s["match"]["phase"] == "thrown_out")
+        # Red takes room 1's tossup; room 2's is thrown out
+        with clients(room_player(server, room1, "red", "Ann")) as (ann,):
+            ann.state()
+            ann.send(type="buzz")
+            mod1.state(lambda s: s["floor"] is not None)
+            mod1.send(type="rule", ruling="correct")
+            mod1.state(lambda s: s["match"]["phase"] == "answered")
+        mod2.send(type="throw_out")
+        mod2.state(lambda s: s["match"]["phase"] == "thrown_out")
     # every match played: the final standings and who leads them, no rooms to join
     assert len(plan.games) == 6
     for code in (room1, room2) * 3:
@@ -94,12 +100,13 @@ def test_a_full_evening_fits_the_projector_and_ends_on_its_leader(club, pages):
     )
     expect(projector.locator("#rooms-title")).to_be_hidden()
     expect(projector.locator("#leader")).to_be_visible()
-    expect(projector.locator("#leader")).to_contain_text(
-        re.compile(r"(leads|share the lead of) the final standings with \d+ points")
+    expect(projector.locator("#leader")).to_have_text(
+        re.compile(r"^Red leads the final standings with \d+ points$")
     )
     for size in (SMALL, LARGE):
         projector.set_viewport_size(size)
         projector.wait_for_timeout(100)
+        projector.screenshot(path=str(SCREENSHOTS / f"grace-arena-club-final-{size['width']}.png"))
         assert_fits(projector, "#standings tbody tr", "#leader", what=f"the final at {size}")
 
 
