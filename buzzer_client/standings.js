@@ -1,6 +1,8 @@
 // The event's projector view (/display?event=NAME): the standings, each room's current match
 // with its join code, join URL and QR code, and the schedule (this round's matches by room,
-// and who is next), readable from the back of the room; it fits 1280x720 and 1920x1080.
+// and who is next; the rows that do not fit counted in a last "… and N more" line), readable
+// from the back of the room; it fits 1280x720 and 1920x1080. Once every match is played, the
+// final standings and who leads them, in place of the rooms. An unknown event: its error only.
 //
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
