@@ -536,3 +536,62 @@ def test_a_match_s_end_names_the_winner_on_the_phone_and_the_display(server, pho
         expect(display.locator("#banner")).to_contain_text(result)
         expect(display.locator("#banner")).not_to_contain_text("incorrect")
         expect(display.locator(".final-scores li.winner")).to_have_count(0)
+
+
+def test_after_an_undo_the_display_s_banner_and_buzz_list_say_the_same(server, pages):
+    """Prompt, correct, undo: the floor is the prompted buzz's again; the banner says so and
+    the buzz list keeps its prompt."""
+    match_id, code = new_match(server)
+    display = pages({"width": 1280, "height": 720})
+    mod = moderator(server, match_id)
+    red = player(server, "red", "Ann", match_id)
+    try:
+        display.goto(f"{server.http_url}/display?code={code}")
+        expect(display.locator("#join-code")).to_have_text(code)
+        start_paused(mod)
+        red.send(type="buzz", client_time=time.time())
+        wait_for_floor(mod, red.joined["player"])
+        mod.send(type="rule", ruling="prompt")
+        mod.state(lambda s: s["match"]["phase"] == "prompted")
+        expect(display.locator("#banner")).to_contain_text("(prompt)")
+        expect(display.locator("#log li").first).to_contain_text("prompt")
+        mod.send(type="rule", ruling="correct")
+        mod.state(lambda s: s["match"]["phase"] == "answered")
+        expect(display.locator("#banner")).to_contain_text("correct")
+        mod.send(type="undo")
+        state = mod.state(lambda s: s["match"]["phase"] != "answered")
+        assert state["match"]["phase"] == "prompted" and state["floor"] is not None
+        expect(display.locator("#banner")).to_contain_text("(prompt)")
+        expect(display.locator("#log li").first).to_contain_text("prompt")
+        expect(display.locator("#log li").first).not_to_contain_text("correct")
+    finally:
+        red.close()
+        mod.close()
+
+
+def test_the_display_s_final_scores_of_three_teams_fit_a_1280x720_screen(server, pages):
+    from test_browser_results import assert_fits
+
+    teams = [
+        TeamSetup(id="red", name="Red"),
+        TeamSetup(id="blue", name="Blue"),
+        TeamSetup(id="model", name="Model (tfidf)", kind="model", model="tfidf"),
+    ]
+    match_id, code = new_match(server, teams=teams)
+    display = pages({"width": 1280, "height": 720})
+    mod = moderator(server, match_id)
+    try:
+        display.goto(f"{server.http_url}/display?code={code}")
+        expect(display.locator("#join-code")).to_have_text(code)
+        start_paused(mod)
+        mod.send(type="throw_out")
+        mod.state(lambda s: s["match"]["phase"] == "thrown_out")
+        mod.send(type="end_match")
+        mod.state(lambda s: s["match"]["phase"] == "ended")
+        expect(display.locator(".final-scores li")).to_have_count(3)
+        for size in ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080}):
+            display.set_viewport_size(size)
+            display.wait_for_timeout(100)
+            assert_fits(display, "#banner", ".final-scores li", what=f"the end at {size}")
+    finally:
+        mod.close()
