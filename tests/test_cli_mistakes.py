@@ -368,6 +368,32 @@ def test_a_mistyped_event_names_the_closest(club):
     )
 
 
+def test_export_of_a_mistyped_event_names_the_closest_as_the_event_commands_do(club):
+    result = run("export", "--format", "csv", "--out", "o.csv", "--event", "club-nigth",
+                 "--db", club)  # fmt: skip
+    assert result.exit_code == 1
+    assert "no event 'club-nigth' in the record (events: club-night); did you mean club-night?" in (
+        one_error_line(result)
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("tfidf@1.5=Robo", "threshold 1.5 is out of range: it must be from 0 to 1"),
+        ("tfidf@0.5.1=Robo", "threshold '0.5.1' is not a number from 0 to 1"),
+        ("@0.5", "expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]"),
+    ],
+)
+def test_a_model_team_that_does_not_parse_is_refused_in_one_line(tmp_path, spec, problem):
+    url = f"sqlite:///{tmp_path / 'club.db'}"
+    result = run("event", "create", "c", "--team", "Red", "--model-team", spec, "--db", url)
+    assert result.exit_code == 2  # as a model name no match could play, on the same option
+    assert one_error_line(result) == f"error: --model-team {spec!r}: {problem}"
+    assert "Usage:" not in result.output
+    assert not (tmp_path / "club.db").exists()
+
+
 def test_demo_on_a_port_in_use_says_so_in_one_line(tmp_path):
     import socket
 

@@ -46,26 +46,28 @@ _MODEL_TEAM = re.compile(
 
 
 def parse_model_team(spec: str) -> dict[str, Any]:
-    """``'tfidf@0.6/logit=Robo'`` -> model, threshold, confidence and team name."""
+    """``'tfidf@0.6/logit=Robo'`` -> model, threshold, confidence and team name; a spec that
+    is none raises :class:`ValueError` saying what it should be."""
     from grace_arena.protocol import TEAM_NAME_MAX, well_formed_name, well_formed_text
 
     found = _MODEL_TEAM.match(spec.strip())
     if not found:
-        raise typer.BadParameter(f"{spec!r}: expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]")
+        raise ValueError("expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]")
     threshold = found["threshold"]
     try:
         value = float(threshold) if threshold is not None else None
-    except ValueError as exc:
-        raise typer.BadParameter(f"{spec!r}: threshold {threshold!r} is not a number") from exc
+    except ValueError:
+        raise ValueError(f"threshold {threshold!r} is not a number from 0 to 1") from None
     if value is not None and not 0.0 <= value <= 1.0:
-        raise typer.BadParameter(f"{spec!r}: the threshold must be between 0 and 1")
+        raise ValueError(f"threshold {threshold} is out of range: it must be from 0 to 1")
     model = found["model"].strip()
-    try:
-        model = well_formed_text(model)
-        name = well_formed_name(found["name"] or model, max_length=TEAM_NAME_MAX)
-    except ValueError as exc:
-        raise typer.BadParameter(f"{spec!r}: {exc}") from None
-    return {"model": model, "threshold": value, "confidence": found["confidence"], "name": name}
+    name = well_formed_name(found["name"] or model, max_length=TEAM_NAME_MAX)
+    return {
+        "model": well_formed_text(model),
+        "threshold": value,
+        "confidence": found["confidence"],
+        "name": name,
+    }
 
 
 def _name(option: str, given: str, max_length: int) -> str:
@@ -190,7 +192,11 @@ def create(
         human = _name("--team", human, TEAM_NAME_MAX)
         entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human))
     for spec in model_team or []:
-        parsed = parse_model_team(spec)
+        try:
+            parsed = parse_model_team(spec)
+        except ValueError as exc:  # one line, as for a model name no match could play
+            typer.echo(f"error: --model-team {spec!r}: {exc}", err=True)
+            raise typer.Exit(2) from None
         entries.append(
             TeamEntry(
                 team_id(parsed["name"], [t.id for t in entries]),
