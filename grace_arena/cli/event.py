@@ -375,6 +375,8 @@ def schedule_cmd(
         )
     except (pairing.ScheduleError, RecordError) as exc:
         raise _fail(str(exc)) from exc
+    for line in pairing.crowded_rounds(games, room_names):
+        console.print(f"[yellow]note:[/] {line}", soft_wrap=True, highlight=False)
     _check_models(console, url, plan, per_round)
     _print_plan(console, plan)
 
