@@ -135,7 +135,7 @@ def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
         assert waits.startswith("Room 2's round 3 match, Blue vs Robo, starts when")
         expect(bob.locator("#wait-view")).to_be_visible()
         expect(bob.locator("#wait-message")).to_have_text(
-            "Blue plays round 2 in room 1, after the match being played there now."
+            "Blue plays round 2 in room 1 against Red, after Red vs Robo there."
         )
         expect(bob.locator("#me")).to_have_text("Bob · Blue")
         bob.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-waiting.png"))
