@@ -22,6 +22,7 @@ from event_helpers import (
     event_server,
     make_event,
     room_moderator,
+    room_player,
 )
 from live import Client, LiveServer, clients
 from playwright.sync_api import Page, expect
@@ -110,6 +111,51 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
         mod.wait("welcome")
         buzz_and_rule_correct(mod, alice)
         expect(alice.locator("#status-title")).to_have_text("You got it!")
+
+
+def test_a_phone_keeps_its_teams_place_in_the_standings_up_to_date(event, pages):
+    import json
+    import urllib.request
+
+    server, plan = event
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    mod1, mod2 = room_moderator(server, room1), room_moderator(server, room2)
+    alice = phone(pages)
+    with clients(mod1, mod2):
+        join(alice, server, room1, "Red", "Alice")
+        buzz_and_rule_correct(mod1, alice)
+        mod1.send(type="end_match")  # Red won round 1; it waits for Blue's round 1
+        expect(alice.locator("#result")).to_contain_text("Red: 1st of 4 in the standings (1–0")
+        before = alice.locator("#result").inner_text()
+        # Blue wins its round 1 in room 2 with two tossups: Red's place changes, and room 1
+        # goes on to round 2, where Alice waits in the lobby with the result
+        with clients(room_player(server, room2, "blue", "Bob")) as (bob,):
+            bob.state()
+            for _ in range(2):
+                mod2.send(type="start_tossup")
+                mod2.state(lambda s: s["match"]["phase"] == "reading")
+                mod2.send(type="pause")
+                mod2.state(lambda s: s["match"]["paused"])
+                bob.drain(0.05)
+                bob.send(type="buzz")
+                assert bob.wait("buzz_result")["outcome"] == "won"
+                mod2.state(lambda s: s["floor"] is not None)
+                mod2.send(type="rule", ruling="correct")
+                mod2.state(lambda s: s["match"]["phase"] == "answered")
+            mod2.send(type="end_match")
+            mod2.state(lambda s: s["match"]["phase"] == "ended")
+        expect(alice.locator("#event-info")).to_have_text("Round 2 of 3 · Room 1")
+        url = f"{server.http_url}/api/events/night/standings"
+        rows = {r["team"]: r for r in json.load(urllib.request.urlopen(url))["rows"]}
+        red = rows["red"]
+        tied = (
+            "tied " if any(r["rank"] == red["rank"] for t, r in rows.items() if t != "red") else ""
+        )
+        place = {1: "1st", 2: "2nd", 3: "3rd"}.get(red["rank"], f"{red['rank']}th")
+        now = f"Red: {tied}{place} of 4 in the standings"
+        assert now not in before
+        expect(alice.locator("#result")).to_contain_text(now, timeout=10_000)
+        expect(alice.locator("#result")).to_contain_text("Round 1: Red won")
 
 
 def mod_token(server: LiveServer, code: str) -> str:
