@@ -52,6 +52,7 @@
     pendingBuzzAt: null, // when our unanswered buzz was sent (performance.now())
     notice: null, // {text, until}
     waiting: null, // the server's message while the team has no match here yet
+    arrived: null, // the room this phone was moved to for its next match, until it starts
     room: null, // the event room this page is in (its name), from welcome and state
     mine: null, // the latest ruling on this team's buzz in this tossup (its points)
     final: null, // {text, standing}: how the team's last match ended, until the next starts
@@ -153,6 +154,8 @@
 
   function goTo(code, msg) {
     app.moving = null;
+    const elsewhere = app.room != null && msg.room != null && String(msg.room) !== String(app.room);
+    if (elsewhere) app.arrived = msg.room;
     app.room = msg.room;
     app.state = null;
     app.waiting = null;
@@ -181,7 +184,10 @@
     app.waiting = null;
     if (state.event) app.room = state.event.room;
     if (state.match.phase === "ended") keepResult(state);
-    else if (state.match.phase !== "idle" || state.match.tossups_played > 0) app.final = null;
+    else if (state.match.phase !== "idle" || state.match.tossups_played > 0) {
+      app.final = null;
+      app.arrived = null;
+    }
     link.entered();
     learnNames(state);
     app.serverOffset = state.server_time - Date.now() / 1000;
@@ -559,7 +565,11 @@
                detail: "Match over · " + (next || "thanks for playing!") };
     }
     if (phase === "idle") {
-      return { state: "waiting", title: "Waiting for the first tossup", detail: "Get ready to buzz." };
+      // a phone moved here from another room says so until the match starts
+      const moved = app.arrived && s.event && String(s.event.room) === String(app.arrived);
+      return { state: "waiting", title: "Waiting for the first tossup",
+               detail: moved ? "Your match is in " + roomLabel(s.event.room) + " now · get ready to buzz." :
+                 "Get ready to buzz." };
     }
     if (phase === "bonus" && s.bonus) return describeBonus(s.bonus);
     if (phase === "answered" && s.bonus && s.bonus.done) {
