@@ -40,7 +40,7 @@ MODEL_TEAM_HELP = (
 # The model may be a litellm PROVIDER/MODEL name: a slash is the confidence's only when
 # "logit" or "verbal" follows it, at the end or before =NAME.
 _MODEL_TEAM = re.compile(
-    r"^(?P<model>[^@=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
+    r"^(?P<model>[^@=]+?)(?:@(?P<threshold>[^/=]*))?(?:/(?P<confidence>logit|verbal))?"
     r"(?:=(?P<name>.+))?$"
 )
 
