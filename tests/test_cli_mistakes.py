@@ -380,11 +380,11 @@ def test_export_of_a_mistyped_event_names_the_closest_as_the_event_commands_do(c
 @pytest.mark.parametrize(
     ("spec", "problem"),
     [
-        ("tfidf@1.5=Robo", "threshold 1.5 is out of range: it must be from 0 to 1"),
-        ("tfidf@-0.5=Robo", "threshold -0.5 is out of range: it must be from 0 to 1"),
-        ("tfidf@nan", "threshold nan is out of range: it must be from 0 to 1"),
-        ("tfidf@0.5.1=Robo", "threshold '0.5.1' is not a number from 0 to 1"),
-        ("tfidf@high/logit", "threshold 'high' is not a number from 0 to 1"),
+        ("tfidf@1.5=Robo", "threshold 1.5 is out of range: it must be between 0 and 1"),
+        ("tfidf@-0.5=Robo", "threshold -0.5 is out of range: it must be between 0 and 1"),
+        ("tfidf@nan", "threshold nan is out of range: it must be between 0 and 1"),
+        ("tfidf@0.5.1=Robo", "threshold '0.5.1' is not a number between 0 and 1"),
+        ("tfidf@high/logit", "threshold 'high' is not a number between 0 and 1"),
         ("@0.5", "expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]"),
     ],
 )

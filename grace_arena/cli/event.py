@@ -57,9 +57,9 @@ def parse_model_team(spec: str) -> dict[str, Any]:
     try:
         value = float(threshold) if threshold is not None else None
     except ValueError:
-        raise ValueError(f"threshold {threshold!r} is not a number from 0 to 1") from None
+        raise ValueError(f"threshold {threshold!r} is not a number between 0 and 1") from None
     if value is not None and not 0.0 <= value <= 1.0:
-        raise ValueError(f"threshold {threshold} is out of range: it must be from 0 to 1")
+        raise ValueError(f"threshold {threshold} is out of range: it must be between 0 and 1")
     model = found["model"].strip()
     name = well_formed_name(found["name"] or model, max_length=TEAM_NAME_MAX)
     return {
