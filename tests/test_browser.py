@@ -511,6 +511,31 @@ def test_display_keeps_the_join_url_and_qr_code_in_sight_at_1280x720(server, bro
         context.close()
 
 
+def test_the_phone_s_end_says_the_result_once_and_writes_a_negative_score_with_a_minus(
+    server, phone
+):
+    match_id, code = new_match(server, answer_time=1)
+    with clients(moderator(server, match_id)) as (mod,):
+        me = join(phone, server, code, "Blue", "Bo")
+        start_paused(mod, clues=1)
+        buzz_button(phone).tap()
+        wait_for_floor(mod, me)
+        mod.send(type="rule", ruling="incorrect")  # a neg: Blue −5
+        mod.state(lambda s: s["match"]["phase"] in ("reading", "awaiting"))
+        mod.send(type="set_pace", wpm=1200)
+        mod.send(type="resume")
+        mod.state(lambda s: s["match"]["phase"] == "dead", timeout=30)
+        mod.send(type="end_match")
+        mod.state(lambda s: s["match"]["phase"] == "ended")
+        # the result is the title, said once; the scores with a minus sign; no tossup line
+        expect(status(phone)).to_have_text("Red won 0 to −5 (ended after 1 of 26 tossups)")
+        said = status(phone).inner_text()
+        expect(phone.locator("#result")).to_be_hidden()
+        expect(phone.locator("#scores li.mine .score")).to_have_text("−5")
+        expect(phone.locator("#tossup-info")).to_have_text("GRACE Arena Sample Packet")
+        assert phone.locator("body").inner_text().count(said) == 1
+
+
 def test_a_match_s_end_names_the_winner_on_the_phone_and_the_display(server, phone, pages):
     match_id, code = new_match(server)
     display = pages({"width": 1280, "height": 720})
