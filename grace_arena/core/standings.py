@@ -327,7 +327,9 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
 
     from grace_arena.core.stats import rank_key as key  # (stats builds on this module)
 
-    rows.sort(key=lambda s: (*key(s), s.name.casefold(), s.team))
+    # (teams that share a rank are listed by their points, those in play included: a neg in the
+    # first match under way lists a team below those on nothing, though none has a game yet)
+    rows.sort(key=lambda s: (*key(s), -s.points, s.name.casefold(), s.team))
     ranked: list[Standing] = []
     for i, row in enumerate(rows):
         shared = i > 0 and key(rows[i - 1]) == key(row)
