@@ -153,7 +153,7 @@ def test_a_neg_locks_the_team_out(server, phone):
         mod.state(lambda s: s["match"]["phase"] == "reading" and s["floor"] is None)
         expect(status(phone)).to_have_text("Locked out")
         expect(buzz_button(phone)).to_be_disabled()
-        expect(phone.locator("#scores li.mine .score")).to_have_text("-5")
+        expect(phone.locator("#scores li.mine .score")).to_have_text("−5")
         shot(phone, "buzzer-locked-out")
         # The space bar does nothing now: no buzz reaches the server.
         phone.keyboard.press("Space")
