@@ -36,6 +36,7 @@ from moderator_tui.widgets import (
     Scoreboard,
     StatusLine,
     TossupPane,
+    can_prompt,
 )
 
 PACE_STEP = 20  # words per minute per key press
@@ -226,6 +227,8 @@ class LiveScreen(MatchScreen):
             return "resume" in allowed and not (state.reading.running and not state.match.paused)
         if action == "undo":
             return state.match.can_undo
+        if action == "prompt" and not can_prompt(state):
+            return False
         if action in ("consult", "abstain"):
             b = state.bonus
             open_turn = (

@@ -18,7 +18,7 @@ from live import Client, LiveServer, moderator, player, two_teams
 from textual.widgets import DataTable, Input, RadioButton, RadioSet
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
-from grace_arena.protocol import RuleMsg
+from grace_arena.protocol import RuleMsg, TeamSetup
 from grace_arena.server.app import Settings
 from moderator_tui import api, make_tui
 from moderator_tui.dialogs import ConfirmScreen, HelpScreen, InUseScreen
@@ -805,3 +805,37 @@ async def test_the_lobby_e_mid_tossup_and_the_hint_after_a_throw_out_say_what_is
         await pilot.press("n")
         await until(pilot, lambda: phase(app) == "reading", "reading")
     assert server.room().match.game.phase == "reading"
+
+
+async def test_a_model_teams_buzz_offers_no_prompt_and_a_prompt_sent_is_refused(db_url):
+    setup = two_teams(
+        teams=[
+            TeamSetup(id="red", name="Red"),
+            TeamSetup(id="bot", name="Bot", kind="model", model="tfidf", threshold=0.0),
+        ]
+    )
+    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=setup)
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.run(server.arena.moderator_token_async(match_id))
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.connected and app.state is not None, "connected")
+            await pilot.press("s", "n")
+            await until(pilot, lambda: phase(app) == "buzzed", "the model's buzz")
+            assert app.state.floor.kind == "model"
+            screen = app.screen
+            assert screen.check_action("prompt", ()) is False
+            assert "p" not in footer_keys(screen)
+            banner = text_of(screen.query_one(BuzzBanner))
+            assert "correct" in banner and "prompt" not in banner
+            await pilot.press("p")  # nothing: the key is off
+            app.send_command(RuleMsg(ruling="prompt"))  # the match refuses it too
+            await until(pilot, lambda: app._notifications, "a notification")
+            (note,) = list(app._notifications)
+            assert "model team" in note.message and "cannot say more" in note.message
+            assert phase(app) == "buzzed"
+            await pilot.press("i")
+            await until(pilot, lambda: phase(app) != "buzzed", "the ruling")
+        (ruling,) = server.arena.store.rulings(match_id)
+        assert ruling.ruling == "incorrect"
