@@ -229,7 +229,7 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     if kind == "buzz_accepted":
         # words counted from 1 on screen; the record's word_index counts from 0
         at = ev["word_index"]
-        line = Text(f"BUZZ {who} @ word {at + 1} (word_index {at})", style="bold yellow")
+        line = Text(f"BUZZ {who} @ word {at + 1}", style="bold yellow")
         if ev.get("answer"):
             line.append(f" “{ev['answer']}”", style="bold")
         if ev.get("suggestion"):

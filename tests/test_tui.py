@@ -18,7 +18,7 @@ from live import Client, LiveServer, moderator, player, two_teams
 from textual.widgets import DataTable, Input, RadioButton, RadioSet
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
-from grace_arena.protocol import RuleMsg, TeamSetup
+from grace_arena.protocol import RuleMsg, TeamSetup, TeamView
 from grace_arena.server.app import Settings
 from moderator_tui import api, make_tui
 from moderator_tui.dialogs import ConfirmScreen, HelpScreen, InUseScreen
@@ -33,6 +33,7 @@ from moderator_tui.widgets import (
     TossupPane,
     answer_markup,
     buzz_marks,
+    describe_event,
     qr_text,
 )
 
@@ -179,6 +180,8 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
         await pilot.pause()
         scores = text_of(end.query_one("#end-scores"))
         assert "Blue" in scores and "Red" in scores
+        title = text_of(end.query_one("#end-title"))
+        assert "2 of 2 tossups read (1 thrown out)" in title  # one heard, as the match counts
         assert f"--match {match_id}" in text_of(end.query_one("#end-record"))
         for c in (ann, bob):
             c.close()
@@ -398,6 +401,8 @@ async def test_errors_from_the_server_are_notifications(open_match):
         assert isinstance(app.screen, HelpScreen)
         help_text = text_of(app.screen.query_one("#help-keys"))
         assert "Correct" in help_text and "not now" in help_text
+        notes = " ".join(text_of(n) for n in app.screen.query(".hint"))
+        assert "Words count from 1 on screen" in notes and "word_index counts from 0" in notes
         await pilot.press("escape")
         assert isinstance(app.screen, LiveScreen)
 
@@ -544,6 +549,13 @@ def test_buzz_marks_follow_rulings_and_undos():
     ]
     assert buzz_marks(events[:2])[0].ruling == "correct"
     assert buzz_marks(events)[0].ruling is None
+
+
+def test_the_log_counts_words_from_1_as_they_are_read():
+    teams = [TeamView(id="red", name="Red", kind="human", players={"p-1": "Ann"}, size=1)]
+    ev = {"type": "buzz_accepted", "team": "red", "player": "p-1", "word_index": 11}
+    line = describe_event(ev, teams)
+    assert line is not None and line.plain == "BUZZ Red/Ann @ word 12"
 
 
 def test_qr_code_is_dark_on_light_half_blocks():

@@ -171,7 +171,9 @@ def ended_state() -> State:
     state = live_state()
     return state.model_copy(
         update={
-            "match": state.match.model_copy(update={"phase": "ended", "tossups_played": 8}),
+            "match": state.match.model_copy(
+                update={"phase": "ended", "tossups_played": 8, "tossups_heard": 8}
+            ),
             "teams": teams(),
             "tossup": None,
             "floor": None,
