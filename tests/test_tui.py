@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from live import Client, LiveServer, moderator, player, two_teams
+from live import Client, LiveServer, free_port, moderator, player, two_teams
 from textual.widgets import DataTable, Input, RadioButton, RadioSet
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -25,6 +25,7 @@ from moderator_tui.dialogs import ConfirmScreen, HelpScreen, InUseScreen
 from moderator_tui.end import EndScreen
 from moderator_tui.event import RoomPickerScreen, StandingsScreen
 from moderator_tui.live import LiveScreen
+from moderator_tui.screens import ConnectingScreen
 from moderator_tui.setup import LobbyScreen, SetupScreen, parse_tossups, team_id
 from moderator_tui.widgets import (
     BuzzBanner,
@@ -851,3 +852,61 @@ async def test_a_model_teams_buzz_offers_no_prompt_and_a_prompt_sent_is_refused(
             await until(pilot, lambda: phase(app) != "buzzed", "the ruling")
         (ruling,) = server.arena.store.rulings(match_id)
         assert ruling.ruling == "incorrect"
+
+
+# ---------------------------------------------------------------------------------------------
+# Until the server lets the moderator in
+
+
+def connecting_text(app) -> str:
+    return text_of(app.screen.query_one("#connecting"))
+
+
+async def test_a_server_not_there_is_said_on_screen_while_retrying_and_on_quitting():
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    app = make_tui(url, room="d8qagq", moderator_token="x", backoff=(0.1, 0.2))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, ConnectingScreen), "the connecting screen")
+        await until(pilot, lambda: "reconnecting in" in connecting_text(app), "a retry")
+        said = connecting_text(app)
+        assert f"Connecting to {url} (room D8QAGQ)…" in said and "connection refused" in said
+        await pilot.pause(0.5)  # it goes on retrying, and the screen goes on saying why
+        assert isinstance(app.screen, ConnectingScreen)
+        assert "connection refused" in connecting_text(app)
+        await pilot.press("q")
+        (last,) = app._exit_renderables  # printed once the terminal is back
+    assert str(last).startswith(f"Not connected to {url}: connection refused")
+    assert "\n" not in str(last)
+
+
+async def test_a_wrong_moderator_token_is_said_once_and_not_retried(open_match):
+    server, match_id, _ = open_match
+    app = make_tui(
+        server.http_url, match_id=match_id, moderator_token="wrongtoken", backoff=(0.1, 0.2)
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, ConnectingScreen), "the connecting screen")
+        await until(pilot, lambda: "not retrying" in connecting_text(app), "the refusal")
+        said = connecting_text(app)
+        assert "wrong moderator token" in said and "'moderator token:' line" in said
+        await pilot.pause(1.0)  # ten retries' worth of time: still the same words, no retry
+        assert connecting_text(app) == said and not app.connected
+        assert all(w.is_finished for w in app.workers if w.group == "link")
+        await pilot.press("ctrl+q")
+        (last,) = app._exit_renderables
+    assert str(last) == f"Not connected to {server.http_url}: wrong moderator token"
+
+
+async def test_a_room_the_server_does_not_have_is_said_and_retried(server):
+    app = make_tui(server.http_url, room="ZZZZZZ", moderator_token="x", backoff=(0.1, 0.2))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(
+            pilot,
+            lambda: shown(app, ConnectingScreen) and "reconnecting in" in connecting_text(app),
+            "the refusal and the retry",
+        )
+        said = connecting_text(app)
+        assert "the server refused the moderator: no live match" in said
+        await pilot.press("q")
+        (last,) = app._exit_renderables
+    assert "no live match" in str(last)
