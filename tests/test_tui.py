@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from live import Client, LiveServer, free_port, moderator, player, two_teams
-from textual.widgets import DataTable, Input, RadioButton, RadioSet
+from textual.widgets import DataTable, Input, RadioButton, RadioSet, Static
+from textual.widgets._footer import FooterKey
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.protocol import RuleMsg, TeamSetup, TeamView
@@ -910,3 +911,27 @@ async def test_a_room_the_server_does_not_have_is_said_and_retried(server):
         await pilot.press("q")
         (last,) = app._exit_renderables
     assert "no live match" in str(last)
+
+
+async def test_the_live_screen_fits_80_by_24_with_every_key_of_a_prompt(open_match):
+    server, match_id, token = open_match
+    ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.connected and app.state is not None, "connected")
+        await pilot.press("s")
+        live = await until(pilot, lambda: shown(app, LiveScreen), "live")
+        await pilot.press("n")
+        await until(pilot, lambda: phase(app) == "reading", "reading")
+        ann.send(type="buzz", client_time=time.time())
+        await until(pilot, lambda: phase(app) == "buzzed", "Ann's buzz")
+        await pilot.press("p")  # the most keys at once: c, i, p, u, pace, t, j, ?, q
+        await until(pilot, lambda: phase(app) == "prompted" and app.state.match.can_undo, "p")
+        await pilot.pause(0.1)
+        keys = {k.key: k.region for k in live.query(FooterKey)}
+        assert {"c", "i", "p", "u", "plus", "minus", "t", "j", "question_mark", "q"} <= set(keys)
+        assert all(r.width > 0 and r.right <= 80 for r in keys.values()), keys
+        for title in live.query("#live-side .section").results(Static):
+            said = str(title.content)
+            assert title.content_region.width >= len(said), said
+    ann.close()
