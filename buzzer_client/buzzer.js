@@ -20,6 +20,7 @@
   const PENDING_BUZZ_MS = 3000;
   // How long "Your next match is in room 2" is up before the page goes there.
   const MOVE_MS = 3000;
+  const STANDING_MS = 5000;
 
   // localStorage can throw (Safari private mode, storage disabled): then nothing persists.
   const store = {
@@ -51,6 +52,7 @@
     pendingBuzzAt: null, // when our unanswered buzz was sent (performance.now())
     notice: null, // {text, until}
     waiting: null, // the server's message while the team has no match here yet
+    arrived: null, // the room this phone was moved to for its next match, until it starts
     room: null, // the event room this page is in (its name), from welcome and state
     mine: null, // the latest ruling on this team's buzz in this tossup (its points)
     final: null, // {text, standing}: how the team's last match ended, until the next starts
@@ -152,6 +154,8 @@
 
   function goTo(code, msg) {
     app.moving = null;
+    const elsewhere = app.room != null && msg.room != null && String(msg.room) !== String(app.room);
+    if (elsewhere) app.arrived = msg.room;
     app.room = msg.room;
     app.state = null;
     app.waiting = null;
@@ -180,7 +184,10 @@
     app.waiting = null;
     if (state.event) app.room = state.event.room;
     if (state.match.phase === "ended") keepResult(state);
-    else if (state.match.phase !== "idle" || state.match.tossups_played > 0) app.final = null;
+    else if (state.match.phase !== "idle" || state.match.tossups_played > 0) {
+      app.final = null;
+      app.arrived = null;
+    }
     link.entered();
     learnNames(state);
     app.serverOffset = state.server_time - Date.now() / 1000;
@@ -380,10 +387,10 @@
   }
 
   function bonusSummary(b) {
-    const marks = b.parts.map((p) => String(p.points)).join("/");
+    const marks = b.parts.map((p) => scoreText(p.points)).join("/");
     let text = teamName(b.team) + " scored " + (b.points[b.team] || 0) + " on the bonus (" + marks + ")";
     for (const [team, points] of Object.entries(b.points)) {
-      if (team !== b.team && points) text += " · " + teamName(team) + " took " + points + " on bouncebacks";
+      if (team !== b.team && points) text += " · " + teamName(team) + " took " + scoreText(points) + " on bouncebacks";
     }
     return text;
   }
@@ -558,7 +565,11 @@
                detail: "Match over · " + (next || "thanks for playing!") };
     }
     if (phase === "idle") {
-      return { state: "waiting", title: "Waiting for the first tossup", detail: "Get ready to buzz." };
+      // a phone moved here from another room says so until the match starts
+      const moved = app.arrived && s.event && String(s.event.room) === String(app.arrived);
+      return { state: "waiting", title: "Waiting for the first tossup",
+               detail: moved ? "Your match is in " + roomLabel(s.event.room) + " now · get ready to buzz." :
+                 "Get ready to buzz." };
     }
     if (phase === "bonus" && s.bonus) return describeBonus(s.bonus);
     if (phase === "answered" && s.bonus && s.bonus.done) {
@@ -658,7 +669,7 @@
     const info = $("tossup-info");
     if (s && s.bonus && (s.match.phase === "bonus" || s.bonus.done)) {
       info.textContent = "Bonus " + s.bonus.number + (s.bonus.category ? " · " + s.bonus.category : "");
-    } else if (s && s.tossup) {
+    } else if (s && s.tossup && s.match.phase !== "ended") {
       let text = "Tossup " + s.tossup.number + " of " + s.match.tossups_total;
       if (s.tossup.category) text += " · " + s.tossup.category;
       info.textContent = text;
@@ -754,7 +765,7 @@
       }
       const score = document.createElement("span");
       score.className = "score";
-      score.textContent = String(team.score);
+      score.textContent = scoreText(team.score);
       li.append(name, score);
       list.appendChild(li);
     }
@@ -762,8 +773,14 @@
 
   // -- points and results ------------------------------------------------------------------
 
+  // every score and points on the phone: a minus sign (U+2212), as the display and the
+  // moderator's screen write it
+  function scoreText(points) {
+    return points < 0 ? "−" + Math.abs(points) : String(points);
+  }
+
   function signed(points) {
-    return points > 0 ? "+" + points : points < 0 ? "−" + Math.abs(points) : "0";
+    return points > 0 ? "+" + points : scoreText(points);
   }
 
   // the points of the latest ruling on this team's buzz in this tossup: "+15 power — you"
@@ -786,27 +803,31 @@
   // and in the next match's lobby, or while the team waits.
   function keepResult(state) {
     const r = state.match.result;
-    const round = state.event ? "Round " + state.event.round + ": " : "";
-    const text = round + (r ? r.text : state.teams.map((t) => t.name + " " + t.score).join(" · "));
+    const round = state.event ? "Round " + state.event.round : "";
+    const result = r ? r.text : state.teams.map((t) => t.name + " " + scoreText(t.score)).join(" · ");
+    const text = (round ? round + ": " : "") + result;
     if (app.final && app.final.match === state.match.id) {
       app.final.text = text;
       return;
     }
-    app.final = { match: state.match.id, text: text, standing: null };
-    if (state.event && app.me) loadStanding(app.final, state.event.name, app.me.team);
+    app.final = { match: state.match.id, round: round, text: text, standing: null,
+                  event: state.event && app.me ? state.event.name : null, team: app.me && app.me.team };
+    if (app.final.event) loadStanding(app.final);
   }
 
-  function loadStanding(final, eventName, team) {
-    fetch("/api/events/" + encodeURIComponent(eventName) + "/standings", { cache: "no-store" })
+  // the team's place, asked again every STANDING_MS while it is shown: other rooms' rulings
+  // and results move it (the event's projector asks as often)
+  function loadStanding(final) {
+    fetch("/api/events/" + encodeURIComponent(final.event) + "/standings", { cache: "no-store" })
       .then((r) => (r.ok ? r.json() : null))
       .then((view) => {
-        if (!view || !Array.isArray(view.rows)) return;
-        const row = view.rows.find((x) => x.team === team);
+        if (!view || !Array.isArray(view.rows) || app.final !== final) return;
+        const row = view.rows.find((x) => x.team === final.team);
         if (!row) return;
         const record = row.won + "–" + row.lost + (row.tied ? "–" + row.tied : "");
         const tied = view.rows.some((x) => x !== row && x.rank === row.rank) ? "tied " : "";
         final.standing = row.name + ": " + tied + ordinal(row.rank) + " of " + view.rows.length +
-          " in the standings (" + record + ", " + row.points + " pts)";
+          " in the standings (" + record + ", " + scoreText(row.points) + " pts)";
         render();
       })
       .catch(() => { /* the result stands without it */ });
@@ -818,15 +839,27 @@
     return n + suffix;
   }
 
+  // the last match's result is shown at its end, while the team waits and in the next
+  // match's lobby
+  function resultShown() {
+    const s = app.state;
+    return Boolean(app.final && !app.moving && (app.waiting || (s && (s.match.phase === "ended" ||
+      (s.match.phase === "idle" && s.match.tossups_played === 0)))));
+  }
+
+  setInterval(() => { if (resultShown() && app.final.event) loadStanding(app.final); }, STANDING_MS);
+
   function renderResult() {
     const el = $("result");
     const f = app.final;
     const s = app.state;
-    const show = Boolean(f && !app.moving && (app.waiting || (s && (s.match.phase === "ended" ||
-      (s.match.phase === "idle" && s.match.tossups_played === 0)))));
+    const show = resultShown();
     el.hidden = !show;
     if (!show) return;
-    const text = f.text + (f.standing ? " · " + f.standing : "");
+    // at the end of the match, its result is the status's title already: said once
+    const atEnd = !app.waiting && s && s.match.phase === "ended" && s.match.id === f.match;
+    const text = [atEnd ? f.round : f.text, f.standing].filter(Boolean).join(" · ");
+    el.hidden = !text;
     if (el.textContent !== text) el.textContent = text;
   }
 

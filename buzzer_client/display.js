@@ -107,6 +107,8 @@
       case "ruled": {
         const buzz = app.buzzes.get(ev.buzz_id) ||
           { team: ev.team, player: ev.player, word_index: null };
+        // (an undo gives the buzz back the ruling it had before: a prompt, or none)
+        (buzz.earlier = buzz.earlier || []).push({ ruling: buzz.ruling, points: buzz.points });
         buzz.ruling = ev.ruling;
         buzz.points = ev.points;
         if (ev.answer != null) buzz.answer = ev.answer; // revealed to displays with the ruling
@@ -116,7 +118,11 @@
       }
       case "ruling_undone": {
         const buzz = app.buzzes.get(ev.buzz_id);
-        if (buzz) { buzz.ruling = null; buzz.points = null; }
+        if (buzz) {
+          const before = (buzz.earlier && buzz.earlier.pop()) || { ruling: null, points: null };
+          buzz.ruling = before.ruling;
+          buzz.points = before.points;
+        }
         app.lastRuling = null;
         break;
       }
@@ -389,8 +395,12 @@
   // the words outgrow the box, as when the buzz banner takes its place above the text; scrolled
   // to its end instead, the first lines would be hidden under the banner.
   // At the smallest type, the model players' chart below the text gives up its room (down to
-  // its least height, and is drawn again at its new size) before a word is hidden.
+  // its least height, where its axis labels are still legible, and is drawn again at its new
+  // size) before a word is hidden; only if the words still do not fit does it go below that,
+  // to a short chart (CHART_LEAST_PX, its 0 and 100% labels still on it), rather than hide the
+  // first lines.
   const MIN_TEXT_PX = 18;
+  const CHART_LEAST_PX = 56;
   function fitText(box) {
     box.style.fontSize = "";
     let size = parseFloat(getComputedStyle(box).fontSize);
@@ -407,6 +417,13 @@
       height = Math.max(least, height - 8);
       curves.style.flexBasis = height + "px";
     }
+    const caption = curves.querySelector(".trajectory-caption");
+    const floor = CHART_LEAST_PX + (caption ? caption.getBoundingClientRect().height + 4 : 0);
+    while (over() && height > floor) {
+      height = Math.max(floor, height - 8);
+      curves.style.minHeight = height + "px";
+      curves.style.flexBasis = height + "px";
+    }
     window.GraceArena.trajectory.showOnDisplay(app.state);
   }
 
@@ -414,7 +431,10 @@
   function drawCurves(state) {
     if (!window.GraceArena.trajectory) return;
     const curves = $("curves");
-    if (curves) curves.style.flexBasis = "";
+    if (curves) {
+      curves.style.flexBasis = "";
+      curves.style.minHeight = "";
+    }
     window.GraceArena.trajectory.showOnDisplay(state);
   }
 
@@ -444,6 +464,7 @@
       list.appendChild(li);
     }
     text.appendChild(list);
+    fitFinal(text, list);
     let info = "Match over";
     if (next) {
       const nextTeams = next.teams.map((t) => t.name).join(" vs ");
@@ -455,6 +476,17 @@
     $("answer").hidden = true;
     $("log-section").hidden = true;
     renderScores(final);
+  }
+
+  // The final scores all in sight, however many teams and however short the screen: the rows'
+  // type shrinks (down to MIN_TEXT_PX) until the list fits the text's box.
+  function fitFinal(box, list) {
+    list.style.fontSize = "";
+    let size = parseFloat(getComputedStyle(list.firstElementChild || list).fontSize);
+    while (box.scrollHeight > box.clientHeight + 1 && size > MIN_TEXT_PX) {
+      size = Math.max(MIN_TEXT_PX, size * 0.92);
+      list.style.fontSize = size + "px";
+    }
   }
 
   function signedScore(points) {

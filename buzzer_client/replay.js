@@ -67,6 +67,7 @@
         text.append(mark, " ");
       }
     });
+    $("legend").hidden = view.power_index == null; // (what the bold words are)
     $("answer").textContent = "ANSWER: ";
     appendMarkup($("answer"), view.answer);
 

@@ -1,6 +1,8 @@
 // The event's projector view (/display?event=NAME): the standings, each room's current match
 // with its join code, join URL and QR code, and the schedule (this round's matches by room,
-// and who is next), readable from the back of the room; it fits 1280x720 and 1920x1080.
+// and who is next; the rows that do not fit counted in a last "… and N more" line), readable
+// from the back of the room; it fits 1280x720 and 1920x1080. Once every match is played, the
+// final standings and who leads them, in place of the rooms. An unknown event: its error only.
 //
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
@@ -55,6 +57,7 @@
     const games = Array.isArray(view.schedule) ? view.schedule : [];
     $("schedule-section").hidden = games.length === 0;
     list.textContent = "";
+    const rows = [];
     for (const g of games) {
       const li = document.createElement("li");
       li.className = "scheduled " + g.status;
@@ -69,6 +72,30 @@
       status.textContent = STATUS[g.status] || g.status;
       li.append(where, teams, status);
       list.appendChild(li);
+      rows.push(li);
+    }
+    return rows;
+  }
+
+  // The schedule in the room the standings leave it: while it overflows, the matches played
+  // go first, then the latest ones, and a last line says how many more there are.
+  function fitSchedule(rows) {
+    const section = $("schedule-section");
+    if (section.hidden) return;
+    const over = () => section.scrollHeight > section.clientHeight + 1;
+    if (!over()) return;
+    const more = document.createElement("li");
+    more.id = "schedule-more";
+    more.className = "scheduled more";
+    $("schedule").appendChild(more);
+    const order = rows.filter((li) => li.classList.contains("played"))
+      .concat(rows.filter((li) => !li.classList.contains("played")).reverse());
+    let hidden = 0;
+    for (const li of order) {
+      if (!over() || rows.length - hidden <= 1) break;
+      li.remove();
+      hidden += 1;
+      more.textContent = "… and " + hidden + " more";
     }
   }
 
@@ -82,7 +109,7 @@
       "Every match played · final standings";
     // "● playing now" only while a match is under way
     $("live-legend").hidden = !view.rows.some((r) => r.live);
-    renderSchedule(view);
+    const scheduled = renderSchedule(view);
 
     // W–L, or W–L–T once a match ended level
     const ties = view.rows.some((r) => r.tied);
@@ -175,6 +202,21 @@
       list.appendChild(li);
       if (window.GraceArena.trajectory) window.GraceArena.trajectory.roomCard(li, room);
     }
+    // every match played: no codes to join with, but who leads the final standings
+    const over = !view.rooms.some((r) => r.round != null);
+    $("rooms-title").hidden = over;
+    list.hidden = over;
+    const leader = $("leader");
+    leader.hidden = !over || !view.rows.length;
+    if (over && view.rows.length) {
+      const first = view.rows.filter((r) => r.rank === view.rows[0].rank);
+      const names = first.map((r) => r.name);
+      const who = names.length === 1 ? names[0] :
+        names.slice(0, -1).join(", ") + " and " + names[names.length - 1];
+      leader.textContent = who + (names.length === 1 ? " leads" : " share the lead of") +
+        " the final standings with " + first[0].points + " points";
+    }
+    fitSchedule(scheduled);
   }
 
   async function poll() {
@@ -183,12 +225,14 @@
       const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings",
                                 { cache: "no-store" });
       if (reply.status === 404) {
+        $("event-stage").hidden = true; // only the error: no standings of an event not here
         setConn("No event called “" + name + "” on this server.");
       } else if (!reply.ok) {
         setConn("The server answered " + reply.status + " — retrying…");
       } else {
         const text = await reply.text();
         setConn(null);
+        $("event-stage").hidden = false;
         if (text !== shown) { // redraw only what changed: no flicker every two seconds
           shown = text;
           render(JSON.parse(text));
@@ -199,6 +243,9 @@
     }
     timer = setTimeout(poll, POLL_MS);
   }
+
+  // a new screen size: drawn again to fit it (the schedule's rows, the room cards' curves)
+  window.addEventListener("resize", () => { if (shown) render(JSON.parse(shown)); });
 
   $("code-form").hidden = true;
   $("event-screen").hidden = false;

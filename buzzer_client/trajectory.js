@@ -48,11 +48,14 @@
   //   options.compact   a small chart without axis labels (a room card)
   //   options.teamName  team id -> its name (the buzz marks' labels)
   function chart(root, view, options, W, H) {
-    const compact = Boolean(options.compact) || H < 70;
+    // (a short chart, as on a crowded room display, keeps its 0 and 100% labels but not the
+    // 50% one nor the words' numbers under it; below 48 px it has no labels at all)
+    const compact = Boolean(options.compact) || H < 48;
+    const short = !compact && H < 100;
     const left = compact ? 6 : 44;
     const right = compact ? 6 : 12;
     const top = compact ? 6 : 12;
-    const bottom = compact ? 6 : 28;
+    const bottom = compact ? 6 : short ? 8 : 28;
     const last = Math.max(1, view.n_words - 1);
     const x = (word) => left + (Math.min(Math.max(word, 0), last) / last) * (W - left - right);
     const y = (value) => top + (1 - Math.min(Math.max(value, 0), 1)) * (H - top - bottom);
@@ -62,12 +65,12 @@
     // the frame and the 0 / 50% / 100% lines
     for (const value of [0, 0.5, 1]) {
       svg("line", { x1: left, x2: W - right, y1: y(value), y2: y(value), class: "grid" }, root);
-      if (!compact) {
+      if (!compact && !(short && value === 0.5)) {
         const label = svg("text", { x: left - 6, y: y(value) + 5, class: "axis", "text-anchor": "end" }, root);
         label.textContent = Math.round(value * 100) + "%";
       }
     }
-    if (!compact) {
+    if (!compact && !short) {
       const label = svg("text", { x: W - right, y: H - 6, class: "axis", "text-anchor": "end" }, root);
       label.textContent = "word " + view.n_words;
       const first = svg("text", { x: left, y: H - 6, class: "axis" }, root);
@@ -75,10 +78,17 @@
     }
     // how far the reading has gone (during it) or where it stopped
     if (view.position >= 0 && view.position < last) {
+      const width = Math.max(0, W - right - x(view.position));
       svg("rect", {
-        x: x(view.position), y: top, width: Math.max(0, W - right - x(view.position)),
-        height: H - top - bottom, class: "unread",
+        x: x(view.position), y: top, width, height: H - top - bottom, class: "unread",
       }, root);
+      // once the tossup is over, the words after it are what the room did not hear: said
+      if (view.over && !compact && width > 150) {
+        const label = svg("text", {
+          x: W - right - 4, y: H - bottom - 6, class: "unread-label", "text-anchor": "end",
+        }, root);
+        label.textContent = "not read to the room";
+      }
     }
     // the room's buzzes, on the same axis
     for (const buzz of view.buzzes || []) {
@@ -89,12 +99,29 @@
       }, root);
       mark.setAttribute("data-word", String(buzz.word));
       if (!compact) {
-        const label = svg("text", {
-          x: x(buzz.word) + 3, y: top + 12, class: "buzz-label",
-          fill: RULING_COLORS[buzz.ruling] || "#ffd23f",
-        }, root);
         const name = options.teamName ? options.teamName(buzz.team) : buzz.team;
-        label.textContent = (buzz.kind === "model" ? "◆ " : "") + name;
+        const text = (buzz.kind === "model" ? "◆ " : "") + name;
+        // right of its line, or left of it when it would run off the chart's right edge (clear
+        // of the dot on the line); at the top, or at the bottom where the curves' dots under it
+        // would cross it at the top and not there
+        const wide = text.length * 8 + 6;
+        const gap = 9;
+        const leftOf = x(buzz.word) + gap + wide > W;
+        const x0 = leftOf ? x(buzz.word) - gap - wide : x(buzz.word) + gap;
+        const ys = [];
+        for (const c of view.curves) {
+          for (const q of c.points) {
+            if (chosen(c, q) != null && x(q.word) >= x0 - 6 && x(q.word) <= x0 + wide + 6) ys.push(y(chosen(c, q)));
+          }
+        }
+        const clear = (from, to) => ys.every((v) => v < from - 6 || v > to + 6);
+        const high = !clear(top, top + 14) && clear(H - bottom - 18, H - bottom - 2);
+        const label = svg("text", {
+          x: leftOf ? x(buzz.word) - gap : x(buzz.word) + gap, y: high ? H - bottom - 6 : top + 12,
+          class: "buzz-label", fill: RULING_COLORS[buzz.ruling] || "#ffd23f",
+          "text-anchor": leftOf ? "end" : "start",
+        }, root);
+        label.textContent = text;
       }
     }
     view.curves.forEach((curve, i) => {
@@ -140,8 +167,13 @@
       key.style.color = COLORS[i % COLORS.length];
       html("strong", null, curve.name, line);
       const latest = curve.points.filter((p) => chosen(curve, p) != null && p.word <= view.position).pop();
+      // (stopped before the model had read a whole clue: it had no guess, so no confidence, at
+      // that word; the curve beyond it is what it would have read, shaded as unread)
+      const before = !latest && view.position >= 0 && curve.points.some((p) => chosen(curve, p) != null);
       let text = " · " + curve.confidence + " " +
-        (latest ? percent(chosen(curve, latest)) : "—") + " / threshold " + percent(curve.threshold);
+        (latest ? percent(chosen(curve, latest)) :
+          before ? "unknown at word " + (view.position + 1) + ": no guess before its first clue" : "—") +
+        " / threshold " + percent(curve.threshold);
       if (curve.buzz_word != null) text += " · buzzed at word " + (curve.buzz_word + 1);
       else if (view.over) text += " · did not buzz";
       line.append(text);

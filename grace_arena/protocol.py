@@ -1014,7 +1014,7 @@ class StandingRow(_Msg):
     lost: int
     tied: int
     live: int  # matches under way
-    points: int
+    points: int  # finished matches' and those under way's (``live_points``)
     points_against: int
     tossups_heard: int
     points_per_tossup: float | None
@@ -1028,10 +1028,13 @@ class StandingRow(_Msg):
     bonus_points: int = 0
     points_per_bonus: float | None = None
     bounceback_points: int = 0
-    #: Points per game (finished and under way) and per 20 tossups heard
+    #: Points per game and per 20 tossups heard, of finished matches
     #: (``grace_arena.core.stats``).
     points_per_game: float | None = None
     points_per_20_tuh: float | None = None
+    #: Points in play: scored in the matches under way (in ``points`` too); every other
+    #: figure is of finished matches.
+    live_points: int = 0
 
 
 class RoomStatus(_Msg):

@@ -42,15 +42,24 @@ def config(
     reading_mode: str = "read_aloud",
     bonus_answers: dict | None = None,
     consult: ConsultSpec | None = None,
+    second_model_buzzes: dict[str, ModelBuzz] | None = None,
 ) -> MatchConfig:
     """A match of ``n_tossups`` tossups t0, t1...; with ``bonus_parts``, one bonus b0, b1...
-    of that many parts each (part k worth 10, its answer "part k")."""
+    of that many parts each (part k worth 10, its answer "part k"); with
+    ``second_model_buzzes``, a second team "bot2" of the same model after "bot"."""
     teams = [TeamSpec(id=h, name=h.title()) for h in humans]
     if model_buzzes is not None:
         teams.append(
             TeamSpec(
                 id="bot", name="Bot", kind=TeamKind.MODEL, model="tfidf", buzzes=model_buzzes,
                 bonus_answers=bonus_answers or {},
+            )
+        )  # fmt: skip
+    if second_model_buzzes is not None:
+        teams.append(
+            TeamSpec(
+                id="bot2", name="Bot Two", kind=TeamKind.MODEL, model="tfidf",
+                buzzes=second_model_buzzes,
             )
         )  # fmt: skip
     return MatchConfig(

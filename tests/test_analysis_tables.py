@@ -464,3 +464,56 @@ def test_a_model_buzzes_at_once_on_the_word_where_another_was_ruled_wrong() -> N
     assert (match.game.floor.team, match.game.floor.word_index) == ("careful", 5)
     match.handle(Rule(ruling=Ruling.CORRECT), now=4.0)
     assert match.scores == {"robo": -5, "careful": 15}  # in power: before the (*) at word 10
+
+
+@pytest.mark.parametrize("model", ["tfidf", "org/a-very-long-model-name-with-its-revision-v2.1"])
+def test_the_reliability_diagram_s_title_fits_the_figure(model: str) -> None:
+    """The title (model, ECE, sample size, the small-sample caveat) stays inside the figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from grace_arena.analysis.report import reliability_figure
+
+    bins = [{"lower": i / 10, "upper": (i + 1) / 10, "count": 15 + i, "accuracy": i / 10,
+             "mean_confidence": i / 10 + 0.05} for i in range(10)]  # fmt: skip
+    metrics = {"reliability": bins, "n": 156, "n_questions": 26, "ece": 0.102}
+    fig = reliability_figure(model, "verbal", metrics, plt)
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        title = fig.axes[0].title
+        box, frame = title.get_window_extent(renderer), fig.bbox
+        text = title.get_text()
+    finally:
+        plt.close(fig)
+    assert "156 steps, 26 questions; small sample" in text.replace("\n", " ")
+    assert model in text.replace("\n", "")
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1, (box, frame)
+    assert frame.y0 <= box.y0 and box.y1 <= frame.y1, (box, frame)
+
+
+def test_a_tossups_only_event_says_in_one_line_that_no_bonus_was_played(
+    event_db: str, analysed: dict, tmp_path: Path
+) -> None:
+    """The models' answers to the packet's bonus parts are in the record (precomputed), but
+    the event played tossups only: one line says so, with no table of them; the whole record
+    (no --event) still analyses them, under human column labels."""
+    md, data = analysed["md"], analysed["json"]
+    section = md.split("## Bonuses", 1)[1].split("\n## ", 1)[0]
+    parts = data["bonuses"]["counts"]["model_parts"]
+    assert parts > 0 and data["bonuses"]["not_played"] and data["bonuses"]["models"] == {}
+    assert f"holds {parts:,} answers of 1 model(s)" in section
+    assert "no bonus was played in the matches analysed" in section
+    assert "|" not in section and "ece_10_bin" not in md and "selective_acc" not in md
+    out = tmp_path / "whole"
+    result = CliRunner().invoke(
+        app, ["analyze", "--db", event_db, "--resamples", "20", "--report", str(out)],
+        env={"COLUMNS": "80"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    whole = (out / "report.md").read_text().split("## Bonuses", 1)[1].split("\n## ", 1)[0]
+    header = next(line for line in whole.splitlines() if line.startswith("| model"))
+    assert "ECE (10 bins) \\[95% CI]" in header and "accuracy of the 10 % most confident" in header
+    assert "ece\\_10\\_bin" not in whole and "selective\\_acc" not in whole

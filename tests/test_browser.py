@@ -511,6 +511,31 @@ def test_display_keeps_the_join_url_and_qr_code_in_sight_at_1280x720(server, bro
         context.close()
 
 
+def test_the_phone_s_end_says_the_result_once_and_writes_a_negative_score_with_a_minus(
+    server, phone
+):
+    match_id, code = new_match(server, answer_time=1)
+    with clients(moderator(server, match_id)) as (mod,):
+        me = join(phone, server, code, "Blue", "Bo")
+        start_paused(mod, clues=1)
+        buzz_button(phone).tap()
+        wait_for_floor(mod, me)
+        mod.send(type="rule", ruling="incorrect")  # a neg: Blue −5
+        mod.state(lambda s: s["match"]["phase"] in ("reading", "awaiting"))
+        mod.send(type="set_pace", wpm=1200)
+        mod.send(type="resume")
+        mod.state(lambda s: s["match"]["phase"] == "dead", timeout=30)
+        mod.send(type="end_match")
+        mod.state(lambda s: s["match"]["phase"] == "ended")
+        # the result is the title, said once; the scores with a minus sign; no tossup line
+        expect(status(phone)).to_have_text("Red won 0 to −5 (ended after 1 of 26 tossups)")
+        said = status(phone).inner_text()
+        expect(phone.locator("#result")).to_be_hidden()
+        expect(phone.locator("#scores li.mine .score")).to_have_text("−5")
+        expect(phone.locator("#tossup-info")).to_have_text("GRACE Arena Sample Packet")
+        assert phone.locator("body").inner_text().count(said) == 1
+
+
 def test_a_match_s_end_names_the_winner_on_the_phone_and_the_display(server, phone, pages):
     match_id, code = new_match(server)
     display = pages({"width": 1280, "height": 720})
@@ -536,3 +561,62 @@ def test_a_match_s_end_names_the_winner_on_the_phone_and_the_display(server, pho
         expect(display.locator("#banner")).to_contain_text(result)
         expect(display.locator("#banner")).not_to_contain_text("incorrect")
         expect(display.locator(".final-scores li.winner")).to_have_count(0)
+
+
+def test_after_an_undo_the_display_s_banner_and_buzz_list_say_the_same(server, pages):
+    """Prompt, correct, undo: the floor is the prompted buzz's again; the banner says so and
+    the buzz list keeps its prompt."""
+    match_id, code = new_match(server)
+    display = pages({"width": 1280, "height": 720})
+    mod = moderator(server, match_id)
+    red = player(server, "red", "Ann", match_id)
+    try:
+        display.goto(f"{server.http_url}/display?code={code}")
+        expect(display.locator("#join-code")).to_have_text(code)
+        start_paused(mod)
+        red.send(type="buzz", client_time=time.time())
+        wait_for_floor(mod, red.joined["player"])
+        mod.send(type="rule", ruling="prompt")
+        mod.state(lambda s: s["match"]["phase"] == "prompted")
+        expect(display.locator("#banner")).to_contain_text("(prompt)")
+        expect(display.locator("#log li").first).to_contain_text("prompt")
+        mod.send(type="rule", ruling="correct")
+        mod.state(lambda s: s["match"]["phase"] == "answered")
+        expect(display.locator("#banner")).to_contain_text("correct")
+        mod.send(type="undo")
+        state = mod.state(lambda s: s["match"]["phase"] != "answered")
+        assert state["match"]["phase"] == "prompted" and state["floor"] is not None
+        expect(display.locator("#banner")).to_contain_text("(prompt)")
+        expect(display.locator("#log li").first).to_contain_text("prompt")
+        expect(display.locator("#log li").first).not_to_contain_text("correct")
+    finally:
+        red.close()
+        mod.close()
+
+
+def test_the_display_s_final_scores_of_three_teams_fit_a_1280x720_screen(server, pages):
+    from test_browser_results import assert_fits
+
+    teams = [
+        TeamSetup(id="red", name="Red"),
+        TeamSetup(id="blue", name="Blue"),
+        TeamSetup(id="model", name="Model (tfidf)", kind="model", model="tfidf"),
+    ]
+    match_id, code = new_match(server, teams=teams)
+    display = pages({"width": 1280, "height": 720})
+    mod = moderator(server, match_id)
+    try:
+        display.goto(f"{server.http_url}/display?code={code}")
+        expect(display.locator("#join-code")).to_have_text(code)
+        start_paused(mod)
+        mod.send(type="throw_out")
+        mod.state(lambda s: s["match"]["phase"] == "thrown_out")
+        mod.send(type="end_match")
+        mod.state(lambda s: s["match"]["phase"] == "ended")
+        expect(display.locator(".final-scores li")).to_have_count(3)
+        for size in ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080}):
+            display.set_viewport_size(size)
+            display.wait_for_timeout(100)
+            assert_fits(display, "#banner", ".final-scores li", what=f"the end at {size}")
+    finally:
+        mod.close()

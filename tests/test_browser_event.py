@@ -22,6 +22,7 @@ from event_helpers import (
     event_server,
     make_event,
     room_moderator,
+    room_player,
 )
 from live import Client, LiveServer, clients
 from playwright.sync_api import Page, expect
@@ -112,6 +113,103 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
         expect(alice.locator("#status-title")).to_have_text("You got it!")
 
 
+def test_a_phone_keeps_its_teams_place_in_the_standings_up_to_date(event, pages):
+    import json
+    import urllib.request
+
+    server, plan = event
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    mod1, mod2 = room_moderator(server, room1), room_moderator(server, room2)
+    alice = phone(pages)
+    with clients(mod1, mod2):
+        join(alice, server, room1, "Red", "Alice")
+        buzz_and_rule_correct(mod1, alice)
+        mod1.send(type="end_match")  # Red won round 1; it waits for Blue's round 1
+        expect(alice.locator("#result")).to_contain_text("Red: 1st of 4 in the standings (1–0")
+        before = alice.locator("#result").inner_text()
+        # Blue wins its round 1 in room 2 with two tossups: Red's place changes, and room 1
+        # goes on to round 2, where Alice waits in the lobby with the result
+        with clients(room_player(server, room2, "blue", "Bob")) as (bob,):
+            bob.state()
+            for _ in range(2):
+                mod2.send(type="start_tossup")
+                mod2.state(lambda s: s["match"]["phase"] == "reading")
+                mod2.send(type="pause")
+                mod2.state(lambda s: s["match"]["paused"])
+                bob.drain(0.05)
+                bob.send(type="buzz")
+                assert bob.wait("buzz_result")["outcome"] == "won"
+                mod2.state(lambda s: s["floor"] is not None)
+                mod2.send(type="rule", ruling="correct")
+                mod2.state(lambda s: s["match"]["phase"] == "answered")
+            mod2.send(type="end_match")
+            mod2.state(lambda s: s["match"]["phase"] == "ended")
+        expect(alice.locator("#event-info")).to_have_text("Round 2 of 3 · Room 1")
+        url = f"{server.http_url}/api/events/night/standings"
+        rows = {r["team"]: r for r in json.load(urllib.request.urlopen(url))["rows"]}
+        red = rows["red"]
+        tied = (
+            "tied " if any(r["rank"] == red["rank"] for t, r in rows.items() if t != "red") else ""
+        )
+        place = {1: "1st", 2: "2nd", 3: "3rd"}.get(red["rank"], f"{red['rank']}th")
+        now = f"Red: {tied}{place} of 4 in the standings"
+        assert now not in before
+        expect(alice.locator("#result")).to_contain_text(now, timeout=10_000)
+        expect(alice.locator("#result")).to_contain_text("Round 1: Red won")
+
+
+@pytest.fixture
+def six_teams(tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
+    """Four human teams and two models, two rounds in two rooms. Round 1: room 1 Red vs Robo
+    then Green vs Robo, room 2 Blue vs Careful then Gold vs Careful; round 2: room 1 Red vs
+    Gold, room 2 Blue vs Green."""
+    from grace_arena.record.schedule import TeamEntry
+
+    url = f"sqlite:///{tmp_path / 'six.db'}"
+    humans = [TeamEntry(t.lower(), t) for t in ("Red", "Blue", "Green", "Gold")]
+    models = [
+        TeamEntry("robo", "Robo", "model", "tfidf", 0.5),
+        TeamEntry("careful", "Careful", "model", "tfidf", 0.9),
+    ]
+    plan = make_event(url, teams=[*humans, *models], rounds=2)
+    with event_server(url) as server:
+        yield server, plan
+
+
+def test_a_phone_moved_to_another_room_between_rounds_says_so_first(six_teams, pages):
+    server, plan = six_teams
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    mod1, mod2 = room_moderator(server, room1), room_moderator(server, room2)
+    green = phone(pages)
+    with clients(mod1, mod2):
+        join(green, server, room1, "Green", "Gil")  # Green plays after Red vs Robo here
+        expect(green.locator("#wait-message")).to_contain_text("Green plays round 1 in room 1")
+        mod1.send(type="end_match")
+        mod1.wait("next_match")
+        expect(green.locator("#event-info")).to_have_text("Round 1 of 2 · Room 1")
+        rehello_mod(mod1, server, room1)
+        mod1.send(type="end_match")  # Green's round 1 is over; its round 2 is in room 2
+        expect(green.locator("#wait-message")).to_contain_text("Green plays round 2 in room 2")
+        for _ in range(2):  # room 2 plays Blue vs Careful, then Gold vs Careful
+            mod2.send(type="end_match")
+            mod2.wait("next_match")
+            rehello_mod(mod2, server, room2)
+        expect(green.get_by_text("Your next match is in Room 2 — moving you there")).to_be_visible()
+        expect(green.locator("#event-info")).to_have_text("Round 2 of 2 · Room 2")
+        # and, there, until the match starts
+        expect(green.locator("#status-detail")).to_have_text(
+            "Your match is in Room 2 now · get ready to buzz."
+        )
+        mod2.send(type="start_tossup")
+        expect(green.locator("#status-detail")).not_to_contain_text("Your match is in Room 2")
+
+
+def rehello_mod(mod: Client, server: LiveServer, code: str) -> None:
+    mod.send(type="hello", role="moderator", join_code=code, token=mod_token(server, code))
+    mod.wait("welcome")
+    mod.state()
+
+
 def mod_token(server: LiveServer, code: str) -> str:
     return server.run(server.events.moderator_token(server.events.rooms[code]))
 
@@ -135,7 +233,7 @@ def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
         assert waits.startswith("Room 2's round 3 match, Blue vs Robo, starts when")
         expect(bob.locator("#wait-view")).to_be_visible()
         expect(bob.locator("#wait-message")).to_have_text(
-            "Blue plays round 2 in room 1, after the match being played there now."
+            "Blue plays round 2 in room 1 against Red, after Red vs Robo there."
         )
         expect(bob.locator("#me")).to_have_text("Bob · Blue")
         bob.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-waiting.png"))

@@ -87,6 +87,16 @@ def last_word_in_sight(page: Page) -> None:
     assert text["y"] <= word["y"] and word["y"] + word["height"] <= text["y"] + text["height"] + 1
 
 
+def first_word_in_sight(page: Page) -> None:
+    """The text's first word is below the banner and inside the text's box (not scrolled
+    away)."""
+    text = page.locator("#text").bounding_box()
+    word = page.locator("#text .w").first.bounding_box()
+    banner = page.locator("#banner").bounding_box()
+    assert text is not None and word is not None and banner is not None
+    assert banner["y"] + banner["height"] <= word["y"] and text["y"] <= word["y"] + 1
+
+
 def step_clue(mod: Client) -> dict[str, Any]:
     mod.send(type="step", unit="clue")
     state = mod.wait(lambda m: m["type"] in ("state", "error"))
@@ -102,7 +112,9 @@ def start_paused(mod: Client, tossup_id: str) -> dict[str, Any]:
 
 
 def test_an_exhibition_draws_the_curve_live_and_the_guess_once_ruled(server, pages):
-    match_id, code = new_match(server, exhibition=True)
+    # (a long name: the chart's caption takes two lines)
+    robo = TEAMS[1].model_copy(update={"name": "Robo the Reader (a tfidf model)"})
+    match_id, code = new_match(server, exhibition=True, teams=[TEAMS[0], robo])
     tossup_id, buzz_word, n_steps = model_tossup(server, match_id)
     page = projector(pages)
     mod = moderator(server, match_id)
@@ -149,6 +161,21 @@ def test_an_exhibition_draws_the_curve_live_and_the_guess_once_ruled(server, pag
         page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-trajectory.png"))
         fits(page)
         last_word_in_sight(page)
+        # most of a long tossup read, its answer up, a caption of two lines: every word still
+        # in sight, and a chart no lower than its least, with its 0 and 100% labels and the
+        # model's buzz label clear of its curve's dots
+        first_word_in_sight(page)
+        chart = curves.locator("svg").bounding_box()
+        assert chart is not None and chart["height"] >= 55, chart
+        axis = curves.locator("text.axis").all_text_contents()
+        assert "0%" in axis and "100%" in axis, axis
+        label = curves.locator("text.buzz-label").bounding_box()
+        for dot in curves.locator("circle.point").all():
+            d = dot.bounding_box()
+            assert not (
+                d["x"] < label["x"] + label["width"] and label["x"] < d["x"] + d["width"]
+                and d["y"] < label["y"] + label["height"] and label["y"] < d["y"] + d["height"]
+            ), (label, d)  # fmt: skip
     finally:
         mod.close()
 
@@ -192,6 +219,12 @@ def test_by_default_the_display_shows_the_curve_only_once_the_tossup_is_over(ser
         page.screenshot(path=str(SCREENSHOTS / "grace-arena-display-after-tossup.png"))
         fits(page)
         last_word_in_sight(page)
+        first_word_in_sight(page)
+        # a chart of a readable height, with its axis labels and the buzz's label on it
+        chart = curves.locator("svg").bounding_box()
+        assert chart is not None and chart["height"] >= 80, chart
+        assert curves.locator("text.axis").count() >= 4  # 0 and 100%, the first and last word
+        expect(curves.locator("text.buzz-label")).to_have_count(1)
     finally:
         watcher.close()
         red.close()
@@ -253,6 +286,28 @@ def test_the_replay_page_shows_a_finished_tossup_and_refuses_one_under_way(serve
         assert width <= PROJECTOR["width"]
         box = page.locator("#curves svg").bounding_box()
         assert box is not None and box["x"] + box["width"] <= PROJECTOR["width"]
+        # the bold words are the power part, and a line says so
+        assert page.locator("#text .power").count() > 0
+        expect(page.locator("#legend")).to_contain_text("Bold: the power part")
+        # on a phone the buzzes' labels stay inside the chart, none across a curve's dots
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.reload()
+        expect(page.locator("#curves .buzz-label")).to_have_count(2)
+        clear = page.evaluate(
+            """() => {
+          const chart = document.querySelector("#curves svg").getBoundingClientRect();
+          const dots = [...document.querySelectorAll("#curves circle.point")]
+            .map((d) => d.getBoundingClientRect());
+          return [...document.querySelectorAll("#curves .buzz-label")].map((l) => {
+            const r = l.getBoundingClientRect();
+            const inside = r.left >= chart.left - 0.5 && r.right <= chart.right + 0.5;
+            const hits = dots.some((d) => d.left < r.right && d.right > r.left
+                                         && d.top < r.bottom && d.bottom > r.top);
+            return [l.textContent, inside, hits];
+          });
+        }"""
+        )
+        assert all(inside and not hits for _, inside, hits in clear), clear
 
         # an unknown tossup or match: refused, saying so
         page.goto(f"{server.http_url}/replay?match={match_id}&tossup=9&code={code}")
@@ -322,3 +377,35 @@ def test_the_event_projector_draws_each_rooms_curve_as_the_display_may(tmp_path,
             assert width <= 1280 and height <= 720, (width, height)
             box = card.locator(".room-curves").bounding_box()
             assert box is not None and box["y"] + box["height"] <= 720
+
+
+def test_a_buzz_before_the_model_s_first_clue_says_it_had_no_guess_yet(server, pages):
+    """The room stops before the model read a whole clue: the caption says it had no guess
+    (so no confidence) at that word, and the curve beyond it is marked as not read."""
+    match_id, code = new_match(server)
+    tossup_id, _, _ = model_tossup(server, match_id)
+    page = projector(pages)
+    mod = moderator(server, match_id)
+    red = player(server, "red", "Ann", match_id)
+    try:
+        page.goto(f"{server.http_url}/display?code={code}")
+        expect(page.locator("#join-code")).to_have_text(code)
+        start_paused(mod, tossup_id)
+        mod.send(type="step", unit="word")
+        mod.state(lambda s: s["tossup"]["position"] >= 0)
+        red.send(type="buzz", client_time=time.time())
+        floor = mod.state(lambda s: s["floor"] is not None)["floor"]
+        mod.send(type="rule", ruling="correct")
+        curves = page.locator("#curves")
+        expect(curves).to_be_visible()
+        line = curves.locator(".trajectory-line")
+        expect(line).to_contain_text(
+            f"logit unknown at word {floor['word_index'] + 1}: no guess before its first clue"
+        )
+        expect(line).to_contain_text("did not buzz")
+        expect(curves.locator("rect.unread")).to_have_count(1)
+        expect(curves.locator("text.unread-label")).to_have_text("not read to the room")
+        fits(page)
+    finally:
+        red.close()
+        mod.close()

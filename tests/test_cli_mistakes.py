@@ -66,6 +66,9 @@ def test_a_plain_path_is_a_sqlite_file_relative_to_where_you_are(tmp_path, monke
         ("postgres://me:pw@host/db", "no database of the kind 'postgres'"),
         ("sqlite:/club.db", "not a URL"),
         ("mysql+nodriver://host/db", "no database of the kind 'mysql+nodriver'"),
+        ("post gresql://me:pw@host/db", "not a URL"),
+        ("postgresql://me:pw@host:port/db", "not a URL"),
+        ("postgresql+psycopg://me:pw@pw@host/db", 'an "@" in the password is written %40'),
     ],
 )
 def test_a_db_that_is_no_url_says_what_a_url_looks_like(args, given, said, tmp_path, monkeypatch):
@@ -73,13 +76,26 @@ def test_a_db_that_is_no_url_says_what_a_url_looks_like(args, given, said, tmp_p
     line = one_error_line(run(*args, "--db", given))
     assert said in line
     assert "sqlite:///club.db" in line and "postgresql+psycopg://" in line
-    assert ":pw@" not in line  # a password is not printed back
+    assert ":pw@" not in line and "pw@host" not in line  # a password is not printed back
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_db_that_is_a_folder_is_refused(tmp_path):
     line = one_error_line(run("db", "upgrade", "--db", str(tmp_path)))
     assert "is a folder" in line and str(tmp_path / "club.db") in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["event", "show", "club"], ["db", "upgrade"], ["analyze"], ["event", "create", "club",
+     "--team", "Red", "--team", "Blue"]],
+)  # fmt: skip
+def test_a_db_that_is_no_database_is_one_line_and_left_as_it_was(args, tmp_path):
+    notes = tmp_path / "notes.db"
+    notes.write_text("Club night: bring the buzzers.\n" * 200)
+    line = one_error_line(run(*args, "--db", str(notes)))
+    assert line == "error: the record could not be read: file is not a database"
+    assert notes.read_text() == "Club night: bring the buzzers.\n" * 200
 
 
 def test_the_default_record_from_the_environment_may_be_a_path(tmp_path, monkeypatch):
@@ -210,6 +226,22 @@ def test_schedule_refuses_an_event_whose_model_is_no_model(tmp_path):
 
 
 # -- players of a team -----------------------------------------------------------------------
+
+
+def test_two_model_teams_of_one_model_without_names_are_told_to_name_one(tmp_path):
+    db = str(tmp_path / "club.db")
+    line = one_error_line(
+        run("event", "create", "club", "--team", "Red", "--model-team", "tfidf@0.5",
+            "--model-team", "tfidf@0.9", "--db", db)
+    )  # fmt: skip
+    assert line == (
+        "error: --model-team 'tfidf@0.9': a team is already named 'tfidf'; name this one: "
+        "'tfidf@0.9=NAME'"
+    )
+    assert not (tmp_path / "club.db").exists()
+    made = run("event", "create", "club", "--team", "Red", "--model-team", "tfidf@0.5",
+               "--model-team", "tfidf@0.9=Careful", "--db", db)  # fmt: skip
+    assert made.exit_code == 0, made.output
 
 
 def test_a_player_of_a_mistyped_team_names_the_teams_and_the_closest(tmp_path):
@@ -368,6 +400,35 @@ def test_a_mistyped_event_names_the_closest(club):
     )
 
 
+def test_export_of_a_mistyped_event_names_the_closest_as_the_event_commands_do(club):
+    result = run("export", "--format", "csv", "--out", "o.csv", "--event", "club-nigth",
+                 "--db", club)  # fmt: skip
+    assert result.exit_code == 1
+    assert "no event 'club-nigth' in the record (events: club-night); did you mean club-night?" in (
+        one_error_line(result)
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("tfidf@1.5=Robo", "threshold 1.5 is out of range: it must be between 0 and 1"),
+        ("tfidf@-0.5=Robo", "threshold -0.5 is out of range: it must be between 0 and 1"),
+        ("tfidf@nan", "threshold nan is out of range: it must be between 0 and 1"),
+        ("tfidf@0.5.1=Robo", "threshold '0.5.1' is not a number between 0 and 1"),
+        ("tfidf@high/logit", "threshold 'high' is not a number between 0 and 1"),
+        ("@0.5", "expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]"),
+    ],
+)
+def test_a_model_team_that_does_not_parse_is_refused_in_one_line(tmp_path, spec, problem):
+    url = f"sqlite:///{tmp_path / 'club.db'}"
+    result = run("event", "create", "c", "--team", "Red", "--model-team", spec, "--db", url)
+    assert result.exit_code == 2  # as a model name no match could play, on the same option
+    assert one_error_line(result) == f"error: --model-team {spec!r}: {problem}"
+    assert "Usage:" not in result.output
+    assert not (tmp_path / "club.db").exists()
+
+
 def test_demo_on_a_port_in_use_says_so_in_one_line(tmp_path):
     import socket
 
@@ -441,3 +502,23 @@ def test_a_packet_that_is_not_there_is_one_line_and_makes_no_record(args, tmp_pa
     assert result.exit_code == 1
     assert one_error_line(result) == "error: Round 4.docx: file not found"
     assert not (tmp_path / "r.db").exists()
+
+
+def test_schedule_says_when_a_room_plays_matches_of_a_round_one_after_the_other(tmp_path):
+    url = f"sqlite:///{tmp_path / 'club.db'}"
+    teams = [a for t in ("Red", "Blue", "Green", "Gold") for a in ("--team", t)]
+    models = ["--model-team", "tfidf@0.5=Robo", "--model-team", "tfidf@0.9=Careful"]
+    assert run("event", "create", "club", *teams, *models, "--db", url).exit_code == 0
+    packet = str(SAMPLE_PACKET_PATH)
+    made = run("event", "schedule", "club", "--packet", packet, "--rooms", "2", "--rounds", "2",
+               "--format", "grace", "--db", url)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    notes = [line for line in made.output.splitlines() if line.startswith("note: round")]
+    # round 1: each human team meets a model (4 matches); round 2: the humans meet (2)
+    assert notes == ["note: round 1 has 4 matches for 2 rooms: room 1 plays two in a row, "
+                     "room 2 plays two in a row"]  # fmt: skip
+    # rooms enough: nothing to say
+    again = run("event", "schedule", "club", "--packet", packet, "--rooms", "4", "--rounds", "2",
+                "--format", "grace", "--db", url)  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert "in a row" not in again.output

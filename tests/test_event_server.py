@@ -78,7 +78,10 @@ def test_rooms_play_their_rounds_and_players_follow_their_team(db_url):
             assert ended["event"]["waiting"] == (
                 "Room 1's round 2 match, Red vs Blue, starts when round 1 in room 2 (Blue) is over."
             )
-            assert alice.wait("waiting")["message"] == ended["event"]["waiting"]
+            # Alice is told the same, as her team's wait: against whom, once what is over
+            assert alice.wait("waiting")["message"] == (
+                "Red plays round 2 in room 1 against Blue, once round 1 in room 2 (Blue) is over."
+            )
 
             # room 2 ends round 1: room 1 goes on to round 2, and Alice and Bob with it; room
             # 2's next match is round 3's (Blue vs Robo), after Blue's round 2: room 2 waits
@@ -181,7 +184,9 @@ def test_a_player_who_drops_between_rounds_comes_back_to_the_rooms_next_match(db
                 back.send(type="hello", role="player", join_code=room1, token=token)
                 back.wait("welcome")
                 assert back.wait("joined")["name"] == "Alice"
-                assert back.wait("waiting")["message"].startswith("Room 1's round 2 match")
+                assert back.wait("waiting")["message"].startswith(
+                    "Red plays round 2 in room 1 against Blue, once"
+                )
                 mod2.send(type="end_match")  # room 1's round 2 opens: the phone is sent there
                 assert back.wait("next_match")["join_code"] == room1
                 back.send(type="hello", role="player", join_code=room1, token=token)
@@ -226,7 +231,7 @@ def test_a_player_whose_team_has_no_match_yet_waits_and_is_sent_on(db_url):
             sent = bob.wait(lambda m: m["type"] in ("next_match", "waiting"))
             assert sent["type"] == "waiting"
             assert sent["message"] == (
-                "Blue plays round 2 in room 1, after the match being played there now."
+                "Blue plays round 2 in room 1 against Red, after Red vs Robo there."
             )
             end_match(mod1)  # room 1 opens round 2: Bob is sent there
             sent = bob.wait("next_match")
@@ -234,6 +239,47 @@ def test_a_player_whose_team_has_no_match_yet_waits_and_is_sent_on(db_url):
             rehello(bob, room1)
             bob.wait("joined")
             assert bob.state()["event"]["round"] == 2
+
+
+def test_a_waiting_player_is_told_again_what_the_team_waits_for_when_it_changes(db_url):
+    from grace_arena.record.schedule import TeamEntry
+
+    # round 1 in room 1: Red vs Robo, then Green vs Robo; in room 2: Blue vs Careful, then
+    # Gold vs Careful. Round 2 in room 1: Red vs Gold.
+    teams = [TeamEntry(t.lower(), t) for t in ("Red", "Blue", "Green", "Gold")]
+    models = [
+        TeamEntry("robo", "Robo", "model", "tfidf", 0.5),
+        TeamEntry("careful", "Careful", "model", "tfidf", 0.9),
+    ]
+    plan = make_event(db_url, teams=[*teams, *models], rounds=2)
+    room1 = code_of(plan, "1")
+    with event_server(db_url) as server:
+        mod1 = room_moderator(server, room1)
+        alice = room_player(server, room1, "red", "Alice")
+        with clients(mod1, alice):
+            alice.state()
+            end_match(mod1)  # Red's round 1 is over; room 1 goes on to Green vs Robo
+            alice.wait("next_match")
+            rehello(alice, room1)
+            alice.wait("joined")
+            assert alice.wait("waiting")["message"] == (
+                "Red plays round 2 in room 1 against Gold, after Green vs Robo there, "
+                "once round 1 in room 2 (Gold) is over."
+            )
+            # Green vs Robo ends: room 1 now waits for Gold's match in room 2, and Alice is
+            # told so, as the room's moderator is
+            mod_token = server.run(server.events.moderator_token(server.events.rooms[room1]))
+            rehello(mod1, room1, role="moderator", token=mod_token)
+            mod1.wait("welcome")
+            mod1.state()
+            mod1.send(type="end_match")
+            ended = mod1.state(lambda s: s["event"]["waiting"] is not None)
+            assert ended["event"]["waiting"] == (
+                "Room 1's round 2 match, Red vs Gold, starts when round 1 in room 2 (Gold) is over."
+            )
+            assert alice.wait("waiting")["message"] == (
+                "Red plays round 2 in room 1 against Gold, once round 1 in room 2 (Gold) is over."
+            )
 
 
 def test_a_rooms_join_code_has_its_join_url_qr_code_and_summaries_for_its_moderator(db_url):

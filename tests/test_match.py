@@ -211,6 +211,49 @@ def test_undo_is_refused_while_a_newer_buzz_waits():
         match.decide(UndoRuling(), now=T)
 
 
+def test_a_ruling_after_which_a_model_took_the_floor_at_once_may_be_undone():
+    """Two model teams at one word: the first ruled wrong by mistake, the second takes the
+    floor at once. The moderator may take the ruling back (the first has the floor again, no
+    points changed); a later ruling gives the second its floor again."""
+    at_five = {"t0": ModelBuzz(word_index=5, guess="Carver")}
+    rules = ScoringRules(buzz_window=0.0)
+    match, _ = started_match(
+        config(rules=rules, model_buzzes=at_five, second_model_buzzes=at_five, humans=("red",))
+    )
+    match.handle(StartTossup(), now=T)
+    match.handle(Reveal(to=10), now=T)
+    assert match.game.floor is not None and match.game.floor.team == "bot"
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert match.phase is Phase.BUZZED and match.game.floor.team == "bot2"
+    match.handle(UndoRuling(), now=T)
+    assert match.phase is Phase.BUZZED and match.game.floor.team == "bot"
+    assert match.scores == {"red": 0, "bot": 0, "bot2": 0}
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    assert match.game.floor.team == "bot2"
+    match.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    assert match.scores == {"red": 0, "bot": -5, "bot2": 15}
+
+
+def test_undo_is_refused_while_a_model_that_buzzed_later_has_the_floor():
+    """A model that took the floor on a later word (reading went on after the ruling) is a
+    newer buzz like a person's: the ruling before it stays until it is ruled."""
+    rules = ScoringRules(buzz_window=0.0)
+    match, _ = started_match(
+        config(
+            rules=rules, humans=("red",),
+            model_buzzes={"t0": ModelBuzz(word_index=5, guess="Carver")},
+            second_model_buzzes={"t0": ModelBuzz(word_index=8, guess="Carver")},
+        )
+    )  # fmt: skip
+    match.handle(StartTossup(), now=T)
+    match.handle(Reveal(to=6), now=T)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)
+    match.handle(Reveal(to=9), now=T)
+    assert match.phase is Phase.BUZZED and match.game.floor.team == "bot2"
+    with pytest.raises(IllegalCommand, match="cannot undo while the match is buzzed"):
+        match.decide(UndoRuling(), now=T)
+
+
 def test_throw_out_removes_the_tossups_points():
     match, _ = started_match(config())
     match.handle(StartTossup(), now=T)

@@ -76,19 +76,32 @@ class MatchMachine(RuleBasedStateMachine):
             overtime_bonuses=st.booleans(),
         ),
         model_positions=st.lists(st.one_of(st.none(), st.integers(0, 19)), min_size=3, max_size=3),
+        # a second team of the same model: none, or per tossup a word (often the first's)
+        second_positions=st.one_of(
+            st.none(),
+            st.lists(st.sampled_from([-1, -1, None]) | st.integers(0, 19), min_size=3, max_size=3),
+        ),
         n_humans=st.integers(1, 3),
         bonus_parts=(st.lists(st.integers(1, 4), min_size=1, max_size=3) | st.just([])).map(tuple),
         reading_mode=st.sampled_from(["read_aloud", "screen"]),
     )
-    def setup(self, rules, model_positions, n_humans, bonus_parts, reading_mode):
+    def setup(self, rules, model_positions, second_positions, n_humans, bonus_parts, reading_mode):
         buzzes = {
             f"t{i}": ModelBuzz(word_index=p, guess="Carver" if p % 2 else "Washington")
             for i, p in enumerate(model_positions)
             if p is not None
         }
+        second = None
+        if second_positions is not None:  # -1: at the first team's word
+            words = [(model_positions[i] if p == -1 else p) for i, p in enumerate(second_positions)]
+            second = {
+                f"t{i}": ModelBuzz(word_index=p, guess="Washington" if p % 2 else "Carver")
+                for i, p in enumerate(words)
+                if p is not None
+            }
         self.cfg = config(
             rules=rules, model_buzzes=buzzes, humans=HUMANS[:n_humans], bonus_parts=bonus_parts,
-            reading_mode=reading_mode,
+            reading_mode=reading_mode, second_model_buzzes=second,
         )  # fmt: skip
         self.match, self.events = Match.create(self.cfg, now=0.0)
         self.now = 0.0
@@ -147,6 +160,10 @@ class MatchMachine(RuleBasedStateMachine):
                     self.undo_stack.clear()
         if events and isinstance(events[0], Ruled | BonusPartRuled):
             self.undo_stack.append(before_game)
+            if isinstance(events[-1], BuzzAccepted) and self.match.phase is Phase.BUZZED:
+                # a model took the floor at once on that ruling: it may still be taken back
+                event("a model took the floor at once on a ruling")
+                assert self.match.decide(UndoRuling(), now=self.now)
         if isinstance(command, UndoRuling):
             # undo restores the exact previous state, except that the answer clock restarts
             # where it ran (not where an answer given had stopped it)
@@ -203,6 +220,14 @@ class MatchMachine(RuleBasedStateMachine):
     @rule(ruling=st.sampled_from(list(Ruling)))
     def rule_(self, ruling):
         self.do(Rule(ruling=ruling))
+
+    @precondition(
+        lambda self: self.match.phase in HAS_FLOOR and self.match.game.floor.team in ("bot", "bot2")
+    )
+    @rule()
+    def rule_a_model_wrong(self):
+        # often enough that a second model team at the same word takes the floor at once
+        self.do(Rule(ruling=Ruling.INCORRECT))
 
     @rule(text=st.text(max_size=20))
     def answer(self, text):

@@ -170,3 +170,23 @@ def test_a_bye_gets_no_room() -> None:
 def test_impossible_schedules_say_why(call, message: str) -> None:
     with pytest.raises(ScheduleError, match=message):
         call()
+
+
+def test_a_round_with_more_matches_than_rooms_is_named_with_the_rooms_that_play_in_a_row() -> None:
+    from grace_arena.core.schedule import Pairing, assign_rooms, crowded_rounds
+
+    pairings = [
+        *(Pairing(1, teams) for teams in (("a", "b"), ("c", "d"), ("e", "f"), ("g",))),
+        *(Pairing(2, teams) for teams in (("a", "c"), ("b", "d"))),
+    ]
+    games = assign_rooms(pairings, ["1", "Hall"])
+    # the bye takes no room; round 2 fits
+    assert crowded_rounds(games, ["1", "Hall"]) == [
+        "round 1 has 3 matches for 2 rooms: room 1 plays two in a row"
+    ]
+    assert crowded_rounds(assign_rooms(pairings, ["Hall"]), ["Hall"]) == [
+        "round 1 has 3 matches for 1 room: Hall plays three in a row",
+        "round 2 has 2 matches for 1 room: Hall plays two in a row",
+    ]
+    rooms = ["1", "2", "3"]
+    assert crowded_rounds(assign_rooms(pairings, rooms), rooms) == []

@@ -37,15 +37,19 @@ def test_wins_then_points_per_tossup_heard_decide_the_order() -> None:
     rows = {s.team: s for s in standings(TEAMS, results)}
     red, blue, green, model = rows["red"], rows["blue"], rows["green"], rows["tfidf"]
     assert (red.played, red.won, red.lost, red.live) == (1, 1, 0, 1)
-    assert (red.points, red.points_against, red.tossups_heard) == (45, 5, 6)
-    assert (red.correct, red.powers, red.incorrect) == (4, 1, 0)
+    # the match under way adds its points (in play) and nothing else
+    assert (red.points, red.live_points, red.finished_points) == (45, 10, 35)
+    assert (red.points_against, red.tossups_heard, red.games) == (5, 4, 1)
+    assert (red.correct, red.powers, red.incorrect) == (3, 1, 0)
+    assert (red.points_per_game, red.points_per_20_tuh) == (35.0, 175.0)
     assert (blue.won, blue.lost, blue.negs, blue.incorrect) == (0, 1, 1, 1)
-    assert (green.tied, model.tied, model.live, model.points_against) == (1, 1, 1, 30)
-    assert red.points_per_tossup == pytest.approx(45 / 6)
+    assert (green.tied, model.tied, model.live, model.points_against) == (1, 1, 1, 20)
+    assert red.points_per_tossup == pytest.approx(35 / 4)
     assert green.win_share == 0.5
-    # Red 1 win; Green and the model half a win each, Green ahead on 20/4 against 20/6
+    # Red 1 win; Green and the model half a win each and 20 in 4 tossups each (the model's
+    # 2 tossups under way are not counted yet): they share second place
     assert [s.team for s in standings(TEAMS, results)] == ["red", "green", "tfidf", "blue"]
-    assert [s.rank for s in standings(TEAMS, results)] == [1, 2, 3, 4]
+    assert [s.rank for s in standings(TEAMS, results)] == [1, 2, 2, 4]
 
 
 def test_equal_teams_share_a_rank_and_a_team_without_matches_is_listed() -> None:
@@ -60,10 +64,19 @@ def test_equal_teams_share_a_rank_and_a_team_without_matches_is_listed() -> None
     assert rows[2].played == 0 and rows[2].points_per_tossup is None
 
 
-def test_a_live_match_moves_points_but_not_the_record() -> None:
+def test_a_live_match_moves_points_but_not_the_record_nor_the_figures() -> None:
+    """A match under way (its tossup being read counts as heard in it) adds its points, in
+    play, and no game, tossup heard, PPG or P/20TUH: a team without a finished match has
+    none (not 0.0)."""
     live = [MatchResult(1, {"red": line(30, 3), "blue": line(0)}, 3, False)]
-    red = standings(TEAMS, live)[0]
-    assert (red.team, red.won, red.played, red.live, red.points) == ("red", 0, 0, 1, 30)
+    red = next(s for s in standings(TEAMS, live) if s.team == "red")
+    assert (red.won, red.played, red.games, red.live) == (0, 0, 0, 1)
+    assert (red.points, red.live_points, red.tossups_heard, red.correct) == (30, 30, 0, 0)
+    assert (red.points_per_game, red.points_per_20_tuh, red.points_per_tossup) == (None,) * 3
+    # once over, the match is a game like any other
+    over = standings(TEAMS, [MatchResult(1, {"red": line(30, 3), "blue": line(0)}, 3, True)])
+    red = next(s for s in over if s.team == "red")
+    assert (red.games, red.live_points, red.tossups_heard, red.points_per_game) == (1, 0, 3, 30.0)
 
 
 def test_a_team_not_in_the_event_is_an_error() -> None:
@@ -75,24 +88,24 @@ def test_teams_equal_on_win_pct_ppb_and_points_per_20_tossups_share_a_rank() -> 
     # (Points no longer break a tie: the order is win %, PPB, P/20TUH, as SQBS and
     # YellowFruit rank; grace_arena.core.stats.)
     results = [
-        # Red 10 in 2 tossups and Green 20 in 4: 100 per 20 tossups heard each
-        MatchResult(1, {"red": line(10, 1), "green": line(0)}, 2, False),
-        MatchResult(2, {"green": line(20, 2), "tfidf": line(0)}, 2, False),
-        # Blue -5 in 1 tossup: -100 per 20, below the model's 0 in 3 tossups
-        MatchResult(3, {"blue": line(-5, 0, 1, 1), "tfidf": line(0)}, 1, False),
+        # Red and Green tie 10–10 in 2 tossups: 100 per 20 tossups heard each
+        MatchResult(1, {"red": line(10, 1), "green": line(10, 1)}, 2, True),
+        # Blue and the model tie −5 to −5 in 1 tossup, then 0–0 in 3: −25 per 20 each
+        MatchResult(2, {"blue": line(-5, 0, 1, 1), "tfidf": line(-5, 0, 1, 1)}, 1, True),
+        MatchResult(3, {"blue": line(0), "tfidf": line(0)}, 3, True),
     ]
     rows = standings(TEAMS, results)
     assert [(s.team, s.rank) for s in rows] == [
         ("green", 1),
         ("red", 1),
+        ("blue", 3),
         ("tfidf", 3),
-        ("blue", 4),
     ]
     assert rows[0].points_per_20_tuh == rows[1].points_per_20_tuh == 100.0
-    assert rows[3].points_per_20_tuh == -100.0
-    # PPB comes before P/20TUH: the model, 0 a tossup, ahead on 20 a bonus
+    assert rows[2].points_per_20_tuh == rows[3].points_per_20_tuh == -25.0
+    # PPB comes before P/20TUH: the model, below on points a tossup, ahead on 20 a bonus
     bonus = TeamLine(20, bonuses_heard=1, bonus_points=20)
-    with_bonus = [*results, MatchResult(4, {"tfidf": bonus}, 0, False)]
+    with_bonus = [*results, MatchResult(4, {"tfidf": bonus}, 0, True)]
     assert next(s.team for s in standings(TEAMS, with_bonus)) == "tfidf"
 
 

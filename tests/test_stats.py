@@ -26,7 +26,16 @@ from backends import on_both_backends
 from event_helpers import make_event
 
 from grace_arena.core import schedule as pairing
-from grace_arena.core.commands import Buzz, EndMatch, Join, Reveal, Rule, RulePart, StartTossup
+from grace_arena.core.commands import (
+    Buzz,
+    EndMatch,
+    Join,
+    Reveal,
+    Rule,
+    RulePart,
+    StartTossup,
+    TimeUp,
+)
 from grace_arena.core.config import TeamSpec
 from grace_arena.core.events import Ruling
 from grace_arena.core.formats import rules_for
@@ -213,3 +222,82 @@ def test_one_match_alone_is_an_event_of_one_match(db_url) -> None:
     assert (by["red"].points, by["blue"].points, by["green"].games) == (70, 20, 0)
     assert by["red"].points_per_bonus == 20.0 and by["blue"].points_per_bonus == 10.0
     assert [t.heard for t in stats.tossups] == [1, 1, 1, 1]
+
+
+def model_event(db_url: str, *, finish_last: bool = True):
+    """Red and Blue against Robo and Careful (two teams of the model tfidf), two rounds of
+    two tossups each (the packet's first two in round 1, the next two in round 2), room 1
+    and room 2. Robo buzzes on the first tossup only (word 3, ruled correct: a power, 15), so
+    it buzzes in round 1 (against Red) and not in round 2 (against Blue); Careful never buzzes.
+    In round 2 Red's Ann powers the first tossup (15) against Careful, and Blue's Bo against
+    Robo. ``finish_last``: whether the last match (Blue–Robo) ends or is left with its
+    second tossup being read."""
+    from grace_arena.core.config import ModelBuzz, TeamKind
+
+    teams = [TeamEntry("red", "Red"), TeamEntry("blue", "Blue"),
+             TeamEntry("robo", "Robo", "model", "tfidf", 0.5),
+             TeamEntry("careful", "Careful", "model", "tfidf", 0.9)]  # fmt: skip
+    make_event(db_url, name="models", teams=teams, rounds=2, rooms=("1", "2"), tossups=4,
+               players=[("red", "Ann"), ("blue", "Bo")])  # fmt: skip
+    engine = make_engine(db_url)
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    ids = [t.id for t in packet.tossups[:4]]
+    pairs = [(1, "1", ("red", "robo")), (1, "2", ("blue", "careful")),
+             (2, "1", ("red", "careful")), (2, "2", ("blue", "robo"))]  # fmt: skip
+    games = [pairing.Game(r, room, 0, teams) for r, room, teams in pairs]
+    plan = set_schedule(engine, "models", rooms=["1", "2"], games=games,
+                        rounds=[RoundPlan(1, packet.packet.id, tuple(ids[:2])),
+                                RoundPlan(2, packet.packet.id, tuple(ids[2:]))])  # fmt: skip
+    buzz = {ids[0]: ModelBuzz(word_index=3, guess="x")}
+    rules = rules_for("grace").model_copy(update={"answer_time": None, "buzz_window": 0.0})
+    for game in plan.games:
+        specs = [
+            TeamSpec(id=t, name=plan.team(t).name, kind=TeamKind.MODEL, model="tfidf",
+                     buzzes=buzz if t == "robo" else {})
+            if plan.team(t).kind == "model" else TeamSpec(id=t, name=plan.team(t).name)
+            for t in game.teams
+        ]  # fmt: skip
+        tossups = ids[:2] if game.round == 1 else ids[2:]
+        config = match_config(packet, specs, tossup_ids=tossups, rules=rules)
+        match = MatchStore(engine).create(config, now=0.0, event="models", game_id=game.id)
+        human = game.teams[0]
+        player = {"red": "ann", "blue": "bo"}[human]
+        match.handle(Join(team=human, player=player, name=player.title()), now=1.0)
+        last = game.teams == ("blue", "robo")
+        for n, tossup in enumerate(tossups):
+            match.handle(StartTossup(tossup_id=tossup), now=1.0)
+            if last and not finish_last and n == 1:
+                break
+            if game.teams in (("red", "careful"), ("blue", "robo")) and n == 0:
+                match.handle(Reveal(to=2), now=1.0)
+                match.handle(Buzz(team=human, player=player), now=1.0)
+                match.handle(Rule(ruling=C), now=1.0)
+                continue
+            match.handle(Reveal(to=config.tossups[n].n_words), now=1.0)
+            if match.match.game.floor is not None:  # the model buzzed
+                match.handle(Rule(ruling=C), now=1.0)
+            else:
+                match.handle(TimeUp(), now=1.0)  # dead
+        if not (last and not finish_last):
+            match.handle(EndMatch(), now=1.0)
+    return load_plan(engine, "models"), engine
+
+
+def test_a_model_team_s_player_plays_every_tossup_of_its_team(db_url) -> None:
+    plan, engine = model_event(db_url)
+    try:
+        stats = event_stats(plan.team_infos(), plays_of(engine, plan))
+    finally:
+        engine.dispose()
+    players = {(p.team, p.name): p for p in stats.players}
+    # one row per model team, named by the team and its model; the team's games and tossups
+    robo, careful = players["robo", "Robo (tfidf)"], players["careful", "Careful (tfidf)"]
+    team = {s.team: s for s in stats.standings}
+    assert (robo.games, robo.tossups_heard, robo.points) == (2, 4, 15)
+    assert (robo.games, robo.tossups_heard) == (team["robo"].games, team["robo"].tossups_heard)
+    assert robo.points_per_20_tuh == team["robo"].points_per_20_tuh == 75.0
+    assert (careful.games, careful.tossups_heard, careful.points) == (2, 4, 0)
+    assert not any(p.name.startswith("model:") for p in stats.players)
+    # round 1's first tossup and round 2's first tossup: each numbered in its own round
+    assert [(t.rounds, t.number) for t in stats.tossups] == [((1,), 1), ((1,), 2), ((2,), 1),
+                                                             ((2,), 2)]  # fmt: skip

@@ -95,10 +95,78 @@ def test_the_stats_report_is_one_printable_page(db_url, tmp_path) -> None:
         "20–105",
         "L",
     ] in detail
-    assert [r[3:7] for r in rows["tossups"][1:]] == [
+    assert [r[4:8] for r in rows["tossups"][1:]] == [
         ["2", "2", "100%", "1"], ["2", "2", "100%", "1"], ["2", "1", "50%", "1"],
         ["2", "2", "100%", "0"]]  # fmt: skip
     assert rows["bonuses"][1][2:] == ["2", "25.00", "100%", "50%", "100%"]
     # the terminal shows the standings and the individuals
     text = runner.invoke(app, ["event", "stats", "stats", "--db", db_url], env={"COLUMNS": "100"})
     assert text.exit_code == 0 and "individuals" in text.output and "Gil" in text.output
+
+
+def test_the_report_names_model_players_rounds_of_tossups_and_labels_every_column(
+    db_url, tmp_path
+) -> None:
+    from test_stats import model_event
+
+    model_event(db_url)[1].dispose()
+    out = tmp_path / "stats.html"
+    result = runner.invoke(app, ["event", "stats", "models", "--html", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    parser = Tables()
+    parser.feed(out.read_text())
+    rows = parser.rows
+    individuals = [
+        dict(zip(rows["individuals"][0], r, strict=True)) for r in rows["individuals"][1:]
+    ]
+    robo = next(p for p in individuals if p["Team"] == "Robo")
+    assert (robo["Player"], robo["GP"], robo["TUH"], robo["P/20TUH"]) == (
+        "Robo (tfidf)", "2", "4", "75.00")  # fmt: skip
+    assert {p["Player"] for p in individuals} >= {"Robo (tfidf)", "Careful (tfidf)"}
+    assert all(rows["games"][0]) and {r[-1] for r in rows["games"][1:]} == {"final"}
+    tossups = [dict(zip(rows["tossups"][0], r, strict=True)) for r in rows["tossups"][1:]]
+    assert [(t["Round"], t["#"]) for t in tossups] == [
+        ("1", "1"),
+        ("1", "2"),
+        ("2", "1"),
+        ("2", "2"),
+    ]
+
+
+def test_a_match_under_way_adds_points_in_play_and_no_game_or_tossup(db_url, tmp_path) -> None:
+    """Blue–Robo is under way, Blue 15 after its first tossup, its second being read: Blue
+    and Robo each have one finished game, and those 15 points are in play."""
+    from test_stats import model_event
+
+    model_event(db_url, finish_last=False)[1].dispose()
+    result = runner.invoke(app, ["event", "standings", "models", "--json", "--db", db_url])
+    assert result.exit_code == 0, result.output
+    rows = {r["team"]: r for r in json.loads(result.output)["rows"]}
+    blue, robo = rows["blue"], rows["robo"]
+    assert (blue["live"], blue["games"], blue["tossups_heard"]) == (1, 1, 2)
+    assert (blue["points"], blue["live_points"], blue["points_per_game"]) == (15, 15, 0.0)
+    # Robo: 15 and a win over Red (15–0) finished; PPG and P/20TUH of that game alone
+    assert (robo["won"], robo["lost"], robo["games"], robo["points"]) == (1, 0, 1, 15)
+    assert (robo["points_per_game"], robo["points_per_20_tuh"]) == (15.0, 150.0)
+    out = tmp_path / "stats.html"
+    result = runner.invoke(app, ["event", "stats", "models", "--html", str(out), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "Statistics after 3 game(s) (1 under way)" in page
+    parser = Tables()
+    parser.feed(page)
+    standings = [dict(zip(parser.rows["standings"][0], r, strict=True))
+                 for r in parser.rows["standings"][1:]]  # fmt: skip
+    by = {r["Team"]: r for r in standings}
+    assert (by["Blue"]["GP"], by["Blue"]["TUH"], by["Blue"]["Pts"]) == ("1", "2", "15")
+    assert (by["Blue"]["PPG"], by["Blue"]["In play"], by["Robo"]["In play"]) == ("0.00", "15", "0")
+    assert by["Red"]["In play"] == ""  # no match under way
+    assert parser.rows["games"][-1][-1] == "under way"
+    # the players and the tossups: of finished matches, as the standings
+    players = [dict(zip(parser.rows["individuals"][0], r, strict=True))
+               for r in parser.rows["individuals"][1:]]  # fmt: skip
+    got = {p["Player"]: (p["GP"], p["TUH"], p["Pts"]) for p in players}
+    assert got["Bo"] == ("1", "2", "0") and got["Robo (tfidf)"] == ("1", "2", "15")
+    tossups = [dict(zip(parser.rows["tossups"][0], r, strict=True))
+               for r in parser.rows["tossups"][1:]]  # fmt: skip
+    assert [t["Heard"] for t in tossups] == ["2", "2", "1", "1"]

@@ -245,12 +245,33 @@ def analyze_bonuses(
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    bonuses_heard: int | None = None,
 ) -> dict[str, Any] | None:
-    """The bonus section of the analysis (module docstring); None without bonus data."""
+    """The bonus section of the analysis (module docstring); None without bonus data.
+
+    ``bonuses_heard``: the bonuses played in the matches analysed (None: not known, as for
+    exported files). When none was, the models' answers to the packets' bonus parts say
+    nothing of those matches: they are counted (``not_played``) and not analysed."""
     parts = parts if parts is not None else pd.DataFrame()
     choices = choices if choices is not None else pd.DataFrame()
     if parts.empty and choices.empty:
         return None
+    if bonuses_heard == 0 and choices.empty:
+        return {
+            "counts": {
+                "model_parts": len(parts),
+                "models": int(parts["model"].nunique()),
+                "choices": 0,
+                "teams": 0,
+                "bonuses_heard": 0,
+            },
+            "not_played": True,
+            "models": {},
+            "notes": [],
+            "consult": None,
+            "selective": None,
+            "reliance": None,
+        }
     boot = {"n_resamples": n_resamples, "seed": seed, "level": level}
     models, notes = _models(parts, boot) if not parts.empty else ({}, [])
     out: dict[str, Any] = {

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -217,6 +218,10 @@ def kalshibench_summary(result: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 
+#: Characters a line of a 4.5-inch figure's title holds at 10 points.
+_TITLE_WIDTH = 44
+
+
 def reliability_figure(model: str, kind: str, metrics: dict[str, Any], plt: Any) -> Any:
     """One model's reliability diagram for one confidence kind (a matplotlib figure; None
     without a bin): accuracy per bin with the number of steps in it written above its bar,
@@ -244,15 +249,16 @@ def reliability_figure(model: str, kind: str, metrics: dict[str, Any], plt: Any)
         color="C3",
         label="accuracy at the bin's mean confidence",
     )
-    ax.set(
-        xlim=(0, 1),
-        ylim=(0, 1),
-        xlabel="confidence",
-        ylabel="accuracy",
-        title=f"{model}\n{_KIND_LABEL[kind]} (ECE {_fmt(metrics.get('ece'))}; "
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="confidence", ylabel="accuracy")
+    # the title in short lines (the model, the measure, the sample), each wrapped to the
+    # figure's width: one line of it all runs off both sides of a 4.5-inch figure
+    lines = [
+        model,
+        f"{_KIND_LABEL[kind]} (ECE {_fmt(metrics.get('ece'))})",
         f"{metrics['n']} steps, {metrics.get('n_questions', 0)} questions"
-        + ("; small sample)" if is_small(metrics) else ")"),
-    )
+        + ("; small sample" if is_small(metrics) else ""),
+    ]
+    ax.set_title("\n".join(textwrap.fill(line, _TITLE_WIDTH) for line in lines), fontsize=10)
     smooth = metrics.get("smooth_reliability")
     if smooth:
         pts = [(t, a) for t, a in zip(smooth["t"], smooth["accuracy"], strict=True)
@@ -495,6 +501,15 @@ def _bonus_section(result: dict[str, Any]) -> dict[str, Any] | None:
         return f"{r['k']}/{r['n']} = {_fmt(r['rate'], 2)} [{low}, {high}]"
 
     counts = bonuses["counts"]
+    if bonuses.get("not_played"):
+        return {
+            "lines": [
+                f"The record holds {counts['model_parts']:,} answers of {counts['models']} "
+                "model(s) to the bonus parts of these matches' packets, but no bonus was played "
+                "in the matches analysed: they are not analysed here."
+            ],
+            **dict.fromkeys(("calibration", "difficulty", "consult", "reliance", "selective")),
+        }
     lines = [
         f"{counts['model_parts']:,} answers of {counts['models']} model(s) to bonus parts, each "
         "asked with the lead-in and the earlier parts' answers; "
@@ -534,11 +549,11 @@ def _bonus_section(result: dict[str, Any]) -> dict[str, Any] | None:
                            "consult": None, "reliance": None, "selective": None}  # fmt: skip
     if calibration:
         out["calibration"] = _table(
-            ["model", "confidence", "parts", "bonuses", "accuracy", "ece_10_bin [95% CI]",
-             "Brier [95% CI]", "selective_acc@10", "AURC"], calibration,
+            ["model", "confidence", "parts", "bonuses", "accuracy", "ECE (10 bins) [95% CI]",
+             "Brier [95% CI]", "accuracy of the 10 % most confident", "AURC"], calibration,
         )  # fmt: skip
         out["difficulty"] = _table(
-            ["model", "confidence", "difficulty", "parts", "accuracy", "ece_10_bin", "Brier"],
+            ["model", "confidence", "difficulty", "parts", "accuracy", "ECE (10 bins)", "Brier"],
             by_difficulty,
         )
     consult = bonuses.get("consult")

@@ -260,7 +260,10 @@ def analyze(
     )
     if survey is not None and len(survey):
         result["survey"] = analyze_survey(survey_steps_from(survey), model_steps=steps)
-    bonuses = analyze_bonuses(bonus_parts, choices, n_resamples=n_resamples, seed=seed, level=level)
+    bonuses = analyze_bonuses(
+        bonus_parts, choices, n_resamples=n_resamples, seed=seed, level=level,
+        bonuses_heard=(source or {}).get("bonuses_heard"),
+    )  # fmt: skip
     if bonuses is not None:
         result["bonuses"] = bonuses
     if notes:

@@ -248,6 +248,11 @@ def _load_record(url: str, *, events: list[str], matches: list[int]) -> Dataset:
             "pooled_buzzes": data.n_pooled,
             "warnings": data.warnings,
             "match_buzzes": data.n_match_buzzes,
+            # bonuses played in the matches of an event or match selection (None: the whole
+            # record, where the models' answers to bonus parts are analysed whatever was played)
+            "bonuses_heard": sum(len(m.bonuses) for m in data.matches)
+            if (events or matches)
+            else None,
             "description": ", ".join(described),
         },
         notes=list(data.warnings),

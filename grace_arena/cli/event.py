@@ -40,32 +40,34 @@ MODEL_TEAM_HELP = (
 # The model may be a litellm PROVIDER/MODEL name: a slash is the confidence's only when
 # "logit" or "verbal" follows it, at the end or before =NAME.
 _MODEL_TEAM = re.compile(
-    r"^(?P<model>[^@=]+?)(?:@(?P<threshold>[0-9.]+))?(?:/(?P<confidence>logit|verbal))?"
+    r"^(?P<model>[^@=]+?)(?:@(?P<threshold>[^/=]*))?(?:/(?P<confidence>logit|verbal))?"
     r"(?:=(?P<name>.+))?$"
 )
 
 
 def parse_model_team(spec: str) -> dict[str, Any]:
-    """``'tfidf@0.6/logit=Robo'`` -> model, threshold, confidence and team name."""
+    """``'tfidf@0.6/logit=Robo'`` -> model, threshold, confidence and team name; a spec that
+    is none raises :class:`ValueError` saying what it should be."""
     from grace_arena.protocol import TEAM_NAME_MAX, well_formed_name, well_formed_text
 
     found = _MODEL_TEAM.match(spec.strip())
     if not found:
-        raise typer.BadParameter(f"{spec!r}: expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]")
+        raise ValueError("expected MODEL[@THRESHOLD][/CONFIDENCE][=NAME]")
     threshold = found["threshold"]
     try:
         value = float(threshold) if threshold is not None else None
-    except ValueError as exc:
-        raise typer.BadParameter(f"{spec!r}: threshold {threshold!r} is not a number") from exc
+    except ValueError:
+        raise ValueError(f"threshold {threshold!r} is not a number between 0 and 1") from None
     if value is not None and not 0.0 <= value <= 1.0:
-        raise typer.BadParameter(f"{spec!r}: the threshold must be between 0 and 1")
+        raise ValueError(f"threshold {threshold} is out of range: it must be between 0 and 1")
     model = found["model"].strip()
-    try:
-        model = well_formed_text(model)
-        name = well_formed_name(found["name"] or model, max_length=TEAM_NAME_MAX)
-    except ValueError as exc:
-        raise typer.BadParameter(f"{spec!r}: {exc}") from None
-    return {"model": model, "threshold": value, "confidence": found["confidence"], "name": name}
+    name = well_formed_name(found["name"] or model, max_length=TEAM_NAME_MAX)
+    return {
+        "model": well_formed_text(model),
+        "threshold": value,
+        "confidence": found["confidence"],
+        "name": name,
+    }
 
 
 def _name(option: str, given: str, max_length: int) -> str:
@@ -190,7 +192,17 @@ def create(
         human = _name("--team", human, TEAM_NAME_MAX)
         entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human))
     for spec in model_team or []:
-        parsed = parse_model_team(spec)
+        try:
+            parsed = parse_model_team(spec)
+        except ValueError as exc:  # one line, as for a model name no match could play
+            raise _fail(f"--model-team {spec!r}: {exc}", code=2) from None
+        taken = next((t for t in entries if t.name.casefold() == parsed["name"].casefold()), None)
+        if taken is not None and "=" not in spec:  # a team is named after its model by default
+            raise _fail(
+                f"--model-team {spec!r}: a team is already named {taken.name!r}; name this one: "
+                f"'{spec.strip()}=NAME'",
+                code=2,
+            )
         entries.append(
             TeamEntry(
                 team_id(parsed["name"], [t.id for t in entries]),
@@ -369,6 +381,8 @@ def schedule_cmd(
         )
     except (pairing.ScheduleError, RecordError) as exc:
         raise _fail(str(exc)) from exc
+    for line in pairing.crowded_rounds(games, room_names):
+        console.print(f"[yellow]note:[/] {line}", soft_wrap=True, highlight=False)
     _check_models(console, url, plan, per_round)
     _print_plan(console, plan)
 

@@ -23,6 +23,19 @@ class HelpGroup(TyperGroup):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; a record that cannot be opened or read (a file that is no
+        database, a server that does not answer) is one line, not a traceback."""
+        from sqlalchemy.exc import DatabaseError
+
+        try:
+            return super().invoke(ctx)
+        except DatabaseError as exc:
+            # the driver's own words, first line (never the URL: it may hold a password)
+            said = str(exc.orig).strip().splitlines() if exc.orig is not None else []
+            typer.echo(f"error: the record could not be read: {said[0] if said else exc}", err=True)
+            raise typer.Exit(1) from None
+
 
 def command_group(**options: Any) -> typer.Typer:
     """A typer app whose help is click's plain text (``rich_markup_mode=None``): it wraps

@@ -50,6 +50,9 @@ def database_url(given: str, *, source: str = "--db") -> str:
         why = "not a URL"
         try:
             parsed = make_url(text)
+            if parsed.host and "@" in parsed.host:
+                why = 'an "@" in the password is written %40'
+                raise ValueError(why)
             why = f"no database of the kind {parsed.drivername!r}"
             parsed.get_dialect()
         except (ArgumentError, NoSuchModuleError, ValueError):

@@ -995,8 +995,30 @@ def _set_pace(run: _Decision, cmd: SetPace) -> None:
     run.emit(PaceChanged(wpm=cmd.wpm))
 
 
+def can_undo(g: GameState) -> bool:
+    """Whether the last ruling of the tossup (or its bonus) may be taken back now: not while
+    a newer buzz waits, except a model's that took the floor at once on that ruling, at the
+    word where it was given (two model teams at one word: the first ruled wrong by mistake)."""
+    if not g.history or "undo" not in allowed_commands(g.phase):
+        return False
+    if g.phase is not Phase.BUZZED:
+        return True
+    before = g.history[-1]
+    return (
+        g.floor is not None
+        and g.floor.kind is TeamKind.MODEL
+        and before.floor is not None
+        and before.floor.buzz_id != g.floor.buzz_id
+        and before.position == g.position
+    )
+
+
 def _undo(run: _Decision, cmd: UndoRuling) -> None:
     g = run.g
+    if g.phase is Phase.BUZZED and not can_undo(g):
+        raise IllegalCommand(
+            "cannot undo while the match is buzzed: a newer buzz has the floor; rule it first"
+        )
     if not g.history:
         if g.phase is Phase.BONUS or (g.bonus is not None and g.bonus.done):
             raise IllegalCommand(

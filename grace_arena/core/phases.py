@@ -8,7 +8,10 @@ Rules of the table (read this before changing the match engine):
 * ``AWAITING``: every word has been read; the buzz window after the end is open until time
   runs out (then the tossup is ``DEAD``).
 * ``BUZZED``: one player has the floor and must answer; everyone else who buzzes now loses the
-  race (logged, not an error). ``PROMPTED`` is the same after the moderator prompted.
+  race (logged, not an error). ``PROMPTED`` is the same after the moderator prompted. A
+  model team whose buzz position is reached takes the floor at once when the one before it
+  is ruled wrong (``BUZZED`` after a ruling); that ruling may still be undone
+  (:func:`~grace_arena.core.match.can_undo`), the ruling before any other newer buzz not.
 * ``ANSWERED`` / ``DEAD`` / ``THROWN_OUT``: the tossup is over; the next one may start. A
   ruling in the finished tossup may still be undone (except after a throw-out).
 * ``BONUS``: the team that answered the tossup correctly hears the packet's next unused bonus
@@ -91,6 +94,8 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.BUZZED, "rule"): _AFTER_RULING,
     (_P.BUZZED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED, _P.BONUS},
     (_P.BUZZED, "throw_out"): frozenset({_P.THROWN_OUT}),
+    # only where a model took the floor at once on the ruling taken back (match.can_undo)
+    (_P.BUZZED, "undo"): _UNDO_TO,
     (_P.PROMPTED, "join"): frozenset({_P.PROMPTED}),
     (_P.PROMPTED, "buzz"): frozenset({_P.PROMPTED}),
     (_P.PROMPTED, "answer"): frozenset({_P.PROMPTED}),

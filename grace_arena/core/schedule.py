@@ -162,6 +162,29 @@ def assign_rooms(pairings: Sequence[Pairing], rooms: Sequence[str]) -> list[Game
     return games
 
 
+_IN_A_ROW = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def crowded_rounds(games: Sequence[Game], rooms: Sequence[str]) -> list[str]:
+    """One line for each round with more matches than rooms: which rooms play several of its
+    matches one after the other (``round 1 has 3 matches for 2 rooms: room 1 plays two in a
+    row``). A room named by a number is called ``room N``."""
+    out = []
+    for number in sorted({g.round for g in games}):
+        played = [g for g in games if g.round == number and not g.bye]
+        if len(played) <= len(rooms):
+            continue
+        counts = {room: sum(g.room == room for g in played) for room in rooms}
+        rows = []
+        for room, count in counts.items():
+            if count > 1:
+                name = f"room {room}" if room.isdigit() else room
+                rows.append(f"{name} plays {_IN_A_ROW.get(count, str(count))} in a row")
+        places = f"{len(rooms)} room{'s' if len(rooms) != 1 else ''}"
+        out.append(f"round {number} has {len(played)} matches for {places}: {', '.join(rows)}")
+    return out
+
+
 def schedule(
     humans: Sequence[str],
     models: Sequence[str],

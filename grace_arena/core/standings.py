@@ -1,9 +1,12 @@
 """An event's standings: won/lost, points, tossups heard and buzzes per team. Pure.
 
 The input is one :class:`MatchResult` per match of the event (finished or not); the output
-one :class:`Standing` per team, ranked. A match counts towards won/lost/tied once it has
-ended; its points, tossups heard and buzzes count as they happen, so that the standings move
-after every ruling (the tossups heard are those of
+one :class:`Standing` per team, ranked. A finished match counts in every figure; a match
+under way adds its points to the team's points as they happen, so that the standings move
+after every ruling, and they are shown apart as points in play (``live_points``); every other
+figure (won/lost/tied, games, tossups heard, buzzes, bonuses, PPG, P/20TUH, PPB, points
+against, and so the order) is of the finished matches only, so that a row's figures are all
+of the same games (the tossups heard are those of
 :func:`grace_arena.core.events.tossups_heard`, as in the QBJ export). The figures (win %,
 PPG, P/20TUH, PPB, bounceback conversion) and the order are defined once, in
 :mod:`grace_arena.core.stats`, with their sources: win percentage, then points per bonus,
@@ -187,7 +190,8 @@ class Standing:
     lost: int = 0
     tied: int = 0
     live: int = 0  # matches begun and not over
-    points: int = 0
+    points: int = 0  # finished matches' and those under way's (``live_points``)
+    live_points: int = 0  # points in play: in the matches under way
     points_against: int = 0
     tossups_heard: int = 0
     correct: int = 0
@@ -205,24 +209,29 @@ class Standing:
 
     @property
     def games(self) -> int:
-        """Matches played: finished, and under way (their points count already)."""
-        return self.played + self.live
+        """Matches played: finished (a match under way is ``live``)."""
+        return self.played
+
+    @property
+    def finished_points(self) -> int:
+        """Points in finished matches: those PPG and P/20TUH divide."""
+        return self.points - self.live_points
 
     @property
     def points_per_tossup(self) -> float | None:
-        return self.points / self.tossups_heard if self.tossups_heard else None
+        return self.finished_points / self.tossups_heard if self.tossups_heard else None
 
     @property
     def points_per_20_tuh(self) -> float | None:
         from grace_arena.core.stats import per_20_tuh
 
-        return per_20_tuh(self.points, self.tossups_heard)
+        return per_20_tuh(self.finished_points, self.tossups_heard)
 
     @property
     def points_per_game(self) -> float | None:
         from grace_arena.core.stats import per_game
 
-        return per_game(self.points, self.games)
+        return per_game(self.finished_points, self.games)
 
     @property
     def points_per_bonus(self) -> float | None:
@@ -300,8 +309,8 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
                 if others:
                     add["won" if line.points > against else "lost" if line.points < against
                         else "tied"] = 1  # fmt: skip
-            else:
-                add["live"] = 1
+            else:  # under way: its points only, in play
+                add = {"points": line.points, "live_points": line.points, "live": 1}
             for key, value in add.items():
                 t[key] = t.get(key, 0) + value
             matches[team].append(result.match_id)
@@ -318,7 +327,9 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
 
     from grace_arena.core.stats import rank_key as key  # (stats builds on this module)
 
-    rows.sort(key=lambda s: (*key(s), s.name.casefold(), s.team))
+    # (teams that share a rank are listed by their points, those in play included: a neg in the
+    # first match under way lists a team below those on nothing, though none has a game yet)
+    rows.sort(key=lambda s: (*key(s), -s.points, s.name.casefold(), s.team))
     ranked: list[Standing] = []
     for i, row in enumerate(rows):
         shared = i > 0 and key(rows[i - 1]) == key(row)

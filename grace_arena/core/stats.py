@@ -14,13 +14,16 @@ paragraph) names the figures; YellowFruit (``StatSummaries.ts``, its HTML report
 ==================  ===========================================================================
 W–L–T, win %        matches finished; win % = (W + T/2) ÷ (W + L + T), a tie half a win
                     (SQBS, YellowFruit); 0 before a team's first finished match
-games (GP)          matches played; in live standings a match under way counts as a game too,
-                    as its points count in PPG (over, W–L–T and win % count only it once over)
+games (GP)          matches finished. Every team figure is of the finished matches (SQBS's
+                    and YellowFruit's are of finished games): a match under way adds only its
+                    points, to the team's points and apart as points in play, so that the
+                    live standings move after every ruling while W–L, GP, TUH, PPG, P/20TUH
+                    and PPB of a row are all of the same games
 TUH                 tossups heard: started and not thrown out, each once
                     (:func:`grace_arena.core.events.tossups_heard`, as the QBJ ``tossups_read``)
-PPG                 points ÷ games
-P/20TUH             points ÷ TUH × 20 (PRODUCT.md; SQBS's and YellowFruit's "PP20TUH"), so
-                    that matches of different lengths compare
+PPG                 points in finished matches ÷ games
+P/20TUH             points in finished matches ÷ TUH × 20 (PRODUCT.md; SQBS's and
+                    YellowFruit's "PP20TUH"), so that matches of different lengths compare
 powers/tens/negs    tossups answered correctly in power / correctly after it / incorrect
                     answers that cost points (an incorrect answer at the end of the question
                     costs nothing and is not a neg)
@@ -32,7 +35,8 @@ bounceback conv.    bounceback points ÷ points available on the parts bounced t
                     values in the packet
 player TUH          the tossups heard in the matches the player played in (joined or buzzed):
                     YellowFruit's and QBJ's ``tossups_heard``, the whole match for a player
-                    who joined (no substitutions are recorded)
+                    who joined (no substitutions are recorded); a model team's one player
+                    (named "Team (model)", one row per team) plays every match of its team
 player points       tossup points only (bonuses are the team's), P/20TUH and PPG as a team's
 question            times heard; conversion = times answered correctly ÷ times heard; power
                     rate = powers ÷ times heard; negs (PRODUCT.md's "question conversion, power
@@ -261,6 +265,9 @@ def match_play(
             BuzzPlayed(ev.tossup_id, ev.team, ev.player, ev.ruling.value, entry.points, ev.power)
         )
     players: dict[tuple[str, str], str] = {}
+    for team in config.teams:  # a model team's one player plays every tossup of its match
+        if team.kind == "model":
+            players[(team.id, team.model_player)] = f"{team.name} ({team.model})"
     for ev in events:
         if isinstance(ev, PlayerJoined):
             players.setdefault((ev.team, ev.player), ev.name)
@@ -316,6 +323,7 @@ class TossupStats:
     correct: int = 0
     powers: int = 0
     negs: int = 0
+    rounds: tuple[int, ...] = ()  # the rounds it was read in (a number is a round's)
 
     @property
     def conversion(self) -> float | None:
@@ -370,7 +378,9 @@ class EventStats:
 def event_stats(teams: Sequence[TeamInfo], plays: Iterable[MatchPlay]) -> EventStats:
     """Every table of an event's stats report from its matches (any subset; one match alone
     is an event of one match): standings, players (by points per 20 tossups heard), games (by
-    round and room), tossups and bonuses (in packet order)."""
+    round and room), tossups and bonuses (by round, in packet order). A match under way is in
+    the games, and its points in the standings' points in play; the players, tossups and
+    bonuses are of finished matches, as every other figure of the standings."""
     plays = list(plays)
     results = [p.result() for p in plays]
     rows = standings(teams, results)
@@ -382,13 +392,14 @@ def event_stats(teams: Sequence[TeamInfo], plays: Iterable[MatchPlay]) -> EventS
         for p, r in zip(plays, results, strict=True)
     ]  # fmt: skip
     games.sort(key=lambda g: (g.round is None, g.round or 0, g.room or "", g.match_id))
+    over = [p for p in plays if p.ended]  # the players and the questions: as the standings
     return EventStats(
         standings=rows,
-        players=_players(plays),
+        players=_players(over),
         games=games,
-        tossups=_tossups(plays),
-        bonuses=_bonuses(plays),
-        bonuses_played=any(p.bonuses for p in plays),
+        tossups=_tossups(over),
+        bonuses=_bonuses(over),
+        bonuses_played=any(p.bonuses for p in over),
     )
 
 
@@ -422,12 +433,15 @@ def _players(plays: Sequence[MatchPlay]) -> list[PlayerStats]:
 def _tossups(plays: Sequence[MatchPlay]) -> list[TossupStats]:
     totals: dict[tuple[str | None, str], dict[str, int]] = {}
     labels: dict[tuple[str | None, str], tuple[int, str]] = {}
+    rounds: dict[tuple[str | None, str], set[int]] = {}
     for p in plays:
         ids = [t.id for t in p.config.tossups]
         for tossup in p.tossups:
             key = (p.config.packet_id, tossup)
             spec = p.config.tossup(tossup)
             labels.setdefault(key, (ids.index(tossup) + 1, spec.answer if spec else ""))
+            if p.round is not None:
+                rounds.setdefault(key, set()).add(p.round)
             t = totals.setdefault(key, {})
             t["heard"] = t.get("heard", 0) + 1
         for b in p.buzzes:
@@ -437,9 +451,16 @@ def _tossups(plays: Sequence[MatchPlay]) -> list[TossupStats]:
                 t["powers"] = t.get("powers", 0) + b.power
             t["negs"] = t.get("negs", 0) + b.neg
     rows = [
-        TossupStats(key[0], key[1], *labels.get(key, (0, "")), **t) for key, t in totals.items()
+        TossupStats(
+            key[0],
+            key[1],
+            *labels.get(key, (0, "")),
+            rounds=tuple(sorted(rounds.get(key, ()))),
+            **t,
+        )
+        for key, t in totals.items()
     ]
-    rows.sort(key=lambda r: (r.packet_id or "", r.number, r.tossup_id))
+    rows.sort(key=lambda r: (r.rounds[:1], r.packet_id or "", r.number, r.tossup_id))
     return rows
 
 

@@ -93,6 +93,7 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
         "names": names,
         "bonuses": stats.bonuses_played,
         "bouncebacks": any(s.bounceback_parts for s in stats.standings),
+        "in_play": any(s.live for s in stats.standings),
         "fmt": _fmt,
         "pct": _pct,
         "max_parts": max((len(b.parts_heard) for b in stats.bonuses), default=0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -99,7 +100,9 @@ def redacted_url(url: str) -> str:
 
     try:
         parsed = make_url(url)
-    except ArgumentError:  # not a URL: opening it will say so
-        return url
+    except (ArgumentError, ValueError):  # not a URL ("post gresql://", a port "x"): still a secret
+        return re.sub(r"(://[^:/@]*:).*@", r"\1***@", url)  # to the last "@": "p@ss"
+    if parsed.host and "@" in parsed.host:  # an "@" of the password not written %40
+        return re.sub(r"(://[^:/@]*:).*@", r"\1***@", url)
     # without a password, as given (rendering again would escape a file name's accents)
     return url if parsed.password is None else parsed.render_as_string(hide_password=True)

@@ -44,7 +44,7 @@ from grace_arena.record.models import (
     MatchRow,
     PacketRow,
 )
-from grace_arena.record.store import RecordError, ensure_event, player_name_key
+from grace_arena.record.store import RecordError, ensure_event, no_such_event, player_name_key
 
 #: Join codes: characters people read off a screen (no 0/O, no 1/I)...
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -431,15 +431,8 @@ def find_event_row(session: Session, key: str | int) -> ArenaEventRow:
     if row is None and isinstance(key, str) and "\x00" not in key:
         row = session.exec(select(ArenaEventRow).where(ArenaEventRow.name == key)).first()
     if row is None:
-        import difflib
-
         live = session.exec(select(ArenaEventRow.name).order_by(ArenaEventRow.id)).all()
-        close = difflib.get_close_matches(str(key), list(live), n=2, cutoff=0.6)
-        mean = f"did you mean {' or '.join(close)}? or " if close else ""
-        raise RecordError(
-            f"no event {key!r} in the record (events: {', '.join(live) or 'none'}); "
-            f"{mean}create one with `grace-arena event create`"
-        )
+        raise no_such_event(key, list(live))
     return row
 
 

@@ -87,6 +87,18 @@ class GameTaken(RecordError):
     """A scheduled match already has its match (another process created it first)."""
 
 
+def no_such_event(key: str | int, names: Sequence[str]) -> RecordError:
+    """Why ``key`` names no event of the record: the events there are, the closest names."""
+    import difflib
+
+    close = difflib.get_close_matches(str(key), list(names), n=2, cutoff=0.6)
+    mean = f"did you mean {' or '.join(close)}? or " if close else ""
+    return RecordError(
+        f"no event {key!r} in the record (events: {', '.join(names) or 'none'}); "
+        f"{mean}create one with `grace-arena event create`"
+    )
+
+
 class MatchStore:
     """Reads and writes matches in one database."""
 
@@ -256,10 +268,7 @@ class MatchStore:
             elif found not in out:
                 out.append(found)
         if missing:
-            have = ", ".join(e.name for e in known) or "none"
-            raise RecordError(
-                f"no event {', '.join(map(repr, missing))} in the record (events: {have})"
-            )
+            raise no_such_event(missing[0], [e.name for e in known])
         return out
 
     def event_teams(self, event_id: int) -> list[EventTeamRow]:

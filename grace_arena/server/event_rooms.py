@@ -115,7 +115,8 @@ class EventHost:
         self.rooms: dict[str, EventRoom] = {}  # by join code
         self.plans: dict[int, EventPlan] = {}  # the latest read of each event served here
         self.players: dict[int, dict[str, PlayerRecord]] = {}  # event id -> player id -> ...
-        self.waiting: dict[int, set[Connection]] = {}  # event id -> waiting connections
+        #: event id -> the connections waiting for their team's match, and what each was told
+        self.waiting: dict[int, dict[Connection, str]] = {}
         self._moderator_tokens: dict[str, str] = {}  # join code -> token issued here
         self._standings: dict[int, StandingsView] = {}
         self.standings_version: dict[int, int] = {}  # bumped with every recomputation
@@ -377,6 +378,7 @@ class EventHost:
                 log.info("room %s of %s has played all its matches", er.name, er.event_name)
             else:
                 self._wait_in(er, ended)
+            self._send_on_waiting(er.event_id)  # the players waiting elsewhere: why, now
             return
         plan_of = self.plans.get(er.event_id)
         moved = list(ended.connections)
@@ -404,8 +406,7 @@ class EventHost:
                 continue
             ended.connections.discard(conn)
             conn.room, conn.waiting_event = None, er.event_id
-            conn.send_model(Waiting(team=conn.team, message=where))
-            self.wait(er.event_id, conn)
+            self.wait(er.event_id, conn, where)
 
     async def recheck_waiting(
         self, event_id: int | None = None, but: EventRoom | None = None
@@ -544,12 +545,15 @@ class EventHost:
         known = self.players.setdefault(event_id, {})
         return known.setdefault(player_id, PlayerRecord(player_id, team, registered))
 
-    def wait(self, event_id: int, conn: Connection) -> None:
-        self.waiting.setdefault(event_id, set()).add(conn)
+    def wait(self, event_id: int, conn: Connection, message: str) -> None:
+        """The player waits for the team's next match: told why, and told again whenever the
+        reason changes (:meth:`_send_on_waiting`)."""
+        self.waiting.setdefault(event_id, {})[conn] = message
+        conn.send_model(Waiting(team=conn.team or "", message=message))
 
     def unwait(self, conn: Connection) -> None:
         for conns in self.waiting.values():
-            conns.discard(conn)
+            conns.pop(conn, None)
 
     async def seat_of(self, event_id: int, team: str) -> tuple[EventRoom | None, str]:
         """Where the team plays now: the room served here whose current match is the team's
@@ -568,30 +572,41 @@ class EventHost:
             return None, f"{name} has played all its matches: thank you!"
         room = plan.room(game.room_id or "")
         er = self.rooms.get(room.join_code) if room else None
+        names = {t.id: t.name for t in plan.teams}
+        others = " and ".join(names.get(t, t) for t in game.teams if t != team)
+        where = f"{name} plays round {game.round} in {_room_name(room)}"
+        where += f" against {others}" if others else ""
         here = er is not None and er.game is not None and er.game.id == game.id
         if here and self.live(er) is not None and er.waiting is None:  # type: ignore[arg-type]
-            return er, f"{name} plays round {game.round} in {_room_name(room)}"
-        if here and er.waiting is not None:  # type: ignore[union-attr]
-            return None, er.waiting  # type: ignore[union-attr]
+            return er, where
+        # what it waits for, as the room's moderator and display say it (_starts_when)
         current = plan.current_game(room.id) if room else None
-        before = (
-            ", after the match being played there now" if current and current.id != game.id else ""
-        )
-        return None, f"{name} plays round {game.round} in {_room_name(room)}{before}."
+        before = []
+        if current is not None and current.id != game.id:
+            before.append(f"after {' vs '.join(names.get(t, t) for t in current.teams)} there")
+        # (the room's match before it is said once)
+        blockers = [g for g in plan.blockers(game) if current is None or g.id != current.id]
+        if game.match_id is None and blockers:
+            before.append(f"once {_starts_when(plan, blockers, game)}")
+        return None, where + "".join(f", {b}" for b in before) + "."
 
     def _send_on_waiting(self, event_id: int) -> None:
-        """Send each waiting player whose team's match is now open here to its room."""
+        """Send each waiting player whose team's match is now open here to its room; tell the
+        others again why they wait when the reason changed (a match ended or opened)."""
         plan = self.plans.get(event_id)
         if plan is None:
             return
-        for conn in list(self.waiting.get(event_id, ())):
+        waiting = self.waiting.get(event_id, {})
+        for conn, told in list(waiting.items()):
             if conn.closed:
-                self.waiting[event_id].discard(conn)
+                waiting.pop(conn, None)
                 continue
-            er, _ = self._seat_in(plan, conn.team or "")
+            er, where = self._seat_in(plan, conn.team or "")
             if er is not None:
-                self.waiting[event_id].discard(conn)
+                waiting.pop(conn, None)
                 send_on(conn, er, f"your team's match is open in {_room_name(er)}")
+            elif where != told:
+                self.wait(event_id, conn, where)
 
     # -- moderators -------------------------------------------------------------------------------
 
@@ -772,16 +787,22 @@ def _waiting_text(plan: EventPlan, er: EventRoom, game: GamePlan, blockers: list
     """``Room 2's round 3 match, Blue vs Robo, starts when round 2 in Room 1 (Blue) is over.``"""
     names = {t.id: t.name for t in plan.teams}
     teams = " vs ".join(names.get(t, t) for t in game.teams)
+    text = f"{_room_name(er)}'s round {game.round} match, {teams}, starts when "
+    text += f"{_starts_when(plan, blockers, game)}."
+    return text[0].upper() + text[1:]
+
+
+def _starts_when(plan: EventPlan, blockers: list[GamePlan], game: GamePlan) -> str:
+    """What ``game`` waits for, said the same way to its room and to each waiting player:
+    ``round 2 in room 1 (Blue) is over`` (each earlier match not over that shares a team
+    with it, and the teams it shares)."""
+    names = {t.id: t.name for t in plan.teams}
     held = []
     for g in blockers:
         room = plan.room(g.room_id or "")
         who = ", ".join(names.get(t, t) for t in g.teams if t in game.teams)
         held.append(f"round {g.round} in {_room_name(room)} ({who})")
-    text = (
-        f"{_room_name(er)}'s round {game.round} match, {teams}, starts when "
-        f"{' and '.join(held)} {'is' if len(held) == 1 else 'are'} over."
-    )
-    return text[0].upper() + text[1:]
+    return f"{' and '.join(held)} {'is' if len(held) == 1 else 'are'} over"
 
 
 def _room_name(room: Any) -> str:

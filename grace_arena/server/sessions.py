@@ -61,7 +61,6 @@ from grace_arena.protocol import (
     ThrowOutBonusMsg,
     ThrowOutMsg,
     UndoMsg,
-    Waiting,
     Welcome,
 )
 from grace_arena.record.lease import LeaseHeld
@@ -371,8 +370,7 @@ class Session:
                 if seat is not None:  # the team's match is open in another room: go there
                     send_on(conn, seat, where)
                 else:
-                    conn.send_model(Waiting(team=conn.team, message=where))
-                    self.events.wait(er.event_id, conn)
+                    self.events.wait(er.event_id, conn, where)
                 return False
         if conn.player not in room.match.state.players.get(conn.team, {}):
             limit = self.arena.settings.max_players_per_match

@@ -10,8 +10,8 @@ from typing import Any
 from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.formats import describe
-from grace_arena.core.match import Match, bouncebacks_played, in_overtime
-from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase, allowed_commands
+from grace_arena.core.match import Match, bouncebacks_played, can_undo, in_overtime
+from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
 from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
     BonusPartView,
@@ -331,9 +331,7 @@ def state_view(
             tossups_total=len(config.tossups),
             tossups_played=len(game.played),
             tossup_ids=[t.id for t in config.tossups] if role == "moderator" else [],
-            can_undo=role == "moderator"
-            and bool(game.history)
-            and "undo" in allowed_commands(game.phase),
+            can_undo=role == "moderator" and can_undo(game),
             format=config.rules.format,
             rules=describe(config.rules, bouncebacks=bouncebacks_played(config)),
             bonuses=config.rules.bonuses,
@@ -505,6 +503,7 @@ def standings_view(
                 bounceback_points=s.bounceback_points,
                 points_per_game=s.points_per_game,
                 points_per_20_tuh=s.points_per_20_tuh,
+                live_points=s.live_points,
             )
             for s in rows
         ],

@@ -27,10 +27,13 @@ Parsing (:func:`parse_answer_line`, in ``lines.py``)
    ``accept answers such as X``, ``prompt on specific groups such as X``) names its examples,
    and so does one about subjects it lists with ``or`` (``accept any answer about the French
    Revolution, the Reign of Terror, or Robespierre``; ``answers mentioning X or Y``: each of at
-   most five words); one that only describes (``accept any answer indicating ...``, ``... both
-   X and Y``) names none. ``accept "X" in
-   place of "Y"`` adds every accept form with Y replaced by X. A directed prompt (``prompt on X
-   by asking "which one?"``) keeps its question. Trailing qualifiers (``before "X" is read``,
+   most five words, an item that only describes left out: ``or related concepts``, ``or the
+   like``); one that only describes (``accept any answer indicating ...``, ``... both X and
+   Y``), that excludes its subjects (``other than X or Y``, ``not``, ``except``, ``without``,
+   ``a lack of``) or whose first subject may govern the next (``the children of Zeus or
+   Hera``, ``Zeus's children or Hera``) names none. ``accept "X" in place of "Y"`` adds
+   every accept form with Y replaced by X. A directed prompt (``prompt on X by asking "which
+   one?"``) keeps its question. Trailing qualifiers (``before "X" is read``,
    ``until ...``, ``after ...``, ``alone``) are cut off, surrounding quotes removed.
 5. A clause lists answers separated by ``or``, and by commas only when they make a list (``A, B,
    or C``, or every item quoted) and never inside quotes, a marked run, italics or parentheses:
@@ -71,7 +74,8 @@ if it is one vowel, unless the word ends as a chemical name does (``Gettysberg A
 and Punishmant``; not ``potassium nitrite``). With tolerance, a name of five letters or more also
 matches its spelling in another romanization (:func:`text.romanized`: ``Chaikovsky``,
 ``Tchaikowsky``, ``Diaghileff``, ``Haendel``, ``Sophokles``), a rewrite of the letters
-romanizations disagree on that keeps every vowel (``Mailer`` is not ``Mahler``).
+romanizations disagree on that keeps every vowel (``Mailer`` is not ``Mahler``, ``Speer`` not
+``Speyer``).
 
 An answer *matches a form* when its words match the form's one to one, in order, except that a
 middle initial may be left out and a short word may stand for the initials of consecutive words
@@ -98,6 +102,8 @@ Forms a judge takes although the line does not write them (``forms.py``)
   (``Eastern Roman``, not ``Eastern``). It is matched without typos (``Russia`` is not
   ``Russian``) and is only a prompt where the name also names a country's people (``Russian``
   for ``Russian Empire``).
+* A form the line prompts on or rejects is never derived as an accept form (``accept Ottoman
+  Empire; prompt on Ottoman``; ``Ming dynasty [do not accept Ming]``).
 * A derived form that ``data/equivalents.csv`` marks ``distinct`` from the form it comes from
   (``Korea`` from ``Republic of Korea``, ``John Adams`` from ``John Quincy Adams``) is only a
   prompt.

@@ -188,6 +188,10 @@ def compile_line(line: AnswerLine) -> CompiledLine:
     ]
     # An equivalent of a rejected answer is rejected too ("USSR" where "Soviet Union" is).
     reject += [d for form in list(reject) if form is not None for d in _equivalents(form)]
+    # what the line says of a form wins over deriving it from another ("accept Ottoman
+    # Empire; prompt on Ottoman", "Ming dynasty; do not accept Ming")
+    said = {f.prepared.text for f in (*prompt, *reject) if f is not None}
+    accept = [f for f in accept if f.written or f.prepared.text not in said]
     initials: dict[str, Form] = {}
     for form in accept:
         for letters in _initials_of(form):
@@ -372,6 +376,9 @@ def _without_head(form: Form) -> Form | None:
     if len(words) == 1 and fold(rest) in _demonyms():
         directive = Directive.PROMPT
         source = f"{source}; but {rest!r} also names a people"
+    elif derived.prepared.text in lexicon.places():  # "Ghana" for "Ghana Empire": today's Ghana?
+        directive = Directive.PROMPT
+        source = f"{source}; but {rest!r} also names a country or state"
     return dataclasses.replace(derived, directive=directive, source=source, exact=True)
 
 

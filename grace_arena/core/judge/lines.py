@@ -512,6 +512,7 @@ def _parse_body(body: str, directive: Directive, builder: _Builder) -> None:
     described = _DESCRIBED.match(strip_marks(body).strip())
     if described and not _DESCRIPTIVE.match(described.group("rest")):
         described = None  # "accept Answer to Job" names an answer
+    subjects = False  # the subjects an "accept any answer about" clause lists
     if described:
         what = described.group("what").lower()
         if directive is Directive.ACCEPT and what.startswith("equivalent"):
@@ -524,6 +525,7 @@ def _parse_body(body: str, directive: Directive, builder: _Builder) -> None:
         )
         if examples is None and what.startswith(("answer", "anything")):
             examples = _listed_subjects(rest)  # not "equivalents mentioning X": X is no answer
+            subjects = examples is not None
         if examples is None:
             swap = _IN_PLACE_OF.match(rest)
             if swap and directive is Directive.ACCEPT:
@@ -546,6 +548,8 @@ def _parse_body(body: str, directive: Directive, builder: _Builder) -> None:
             question = question.strip(" ,;:") or None
             body = body[: m.start()]
     for answer in _answers(body):
+        if subjects and _NOT_A_SUBJECT.match(strip_marks(answer).strip()):
+            continue  # "... or related concepts", "or the like": a description, no answer
         if directive is Directive.ACCEPT:
             builder.add_accept(answer, source)
         elif directive is Directive.PROMPT:
@@ -563,6 +567,24 @@ _ABOUT = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _LIST_AND = re.compile(r"\band\b|&|\bwith\b|\bplus\b", re.IGNORECASE)
+# Words that turn the subjects listed into what the answer is not, or is only related to:
+# "composers other than Bach or Handel", "a lack of rain or water", "not Louis or Henry".
+_NOT_LISTED = re.compile(
+    r"\b(?:not|nor|neither|other\s+than|rather\s+than|instead\s+of|besides|except"
+    r"|excluding|without|apart\s+from|lack|absence|opposite|but)\b",
+    re.IGNORECASE,
+)
+# A first subject that is something of another ("the children of Zeus or Hera", "Zeus's
+# children or Hera") may govern the subjects after it: "Hera" may be "the children of Hera".
+# A name with "of" in it ("the Reign of Terror or Robespierre") governs nothing.
+_GOVERNS = re.compile(r"\b[a-z][\w-]*\s+of\b|'s\b|\u2019s\b")  # not a name: "Reign of Terror"
+# A listed item that describes rather than names ("Zeus, Hera, or other gods", "or related
+# concepts", "or the like", "or anything else").
+_NOT_A_SUBJECT = re.compile(
+    r"^(?:the\s+)?(?:other|another|related|similar|such|like|anything|something|anyone"
+    r"|someone|whatever|equivalents?|synonyms?|etc|their|its|his|her|more|less|any)\b",
+    re.IGNORECASE,
+)
 SUBJECT_WORDS = 5
 """The most words a subject named in such a clause may have: a longer one is a statement."""
 
@@ -570,11 +592,17 @@ SUBJECT_WORDS = 5
 def _listed_subjects(rest: str) -> re.Match[str] | None:
     """The subjects of ``accept any answer about X, Y, or Z``, when they are a list of names."""
     m = _ABOUT.match(rest)
-    if m is None or _LIST_AND.search(m.group("examples")):
+    if (
+        m is None
+        or _LIST_AND.search(m.group("examples"))
+        or _NOT_LISTED.search(m.group("examples"))
+    ):
         return None
     subjects = _answers(m.group("examples"))
-    if not subjects or any(
-        len(normalize(strip_marks(s)).split()) > SUBJECT_WORDS for s in subjects
+    if (
+        not subjects
+        or (len(subjects) > 1 and _GOVERNS.search(subjects[0]))
+        or any(len(normalize(strip_marks(s)).split()) > SUBJECT_WORDS for s in subjects)
     ):
         return None
     return m

@@ -279,7 +279,9 @@ _ROMANIZATION: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<=[aeiou])ff?$", "v"),  # Rachmaninoff, Karamazof
         (r"(?<=[cs]h)[iy]?o(?=v)|(?<=j)[iy]?o(?=v)", "e"),  # Khrushchov, Gorbachov: the Russian yo
         (r"y", "i"),  # Dostoyevsky, Tolstoy
-        (r"(?<=[aeiou])i(?=[aeiou])", ""),  # Dostoievsky, Mendeleiev, Tsvetaieva
+        # Dostoievsky, Mendeleiev, Tsvetaieva: the Russian ye before a v (not "Speyer", which
+        # is not "Speer", nor "Bayer" "Baer")
+        (r"(?<=[aeiou])i(?=[aeiou]v)", ""),
         (r"i[ij]$", "i"),  # Dostoevskii, Tchaikovskij
         (r"(?<=\w{5})os$", "us"),  # Asklepios, Asclepius (not "Minos", "Marcos")
         # German umlauts written out (Haendel, Goethe), between consonants; not "gue", "que"
