@@ -21,11 +21,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import socket
 import time
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
+from rich.console import RenderableType
+from rich.text import Text
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -66,11 +69,18 @@ from moderator_tui.messages import (
     SummaryLoaded,
     Welcomed,
 )
+from moderator_tui.screens import ConnectingScreen
 
 SILENCE_LIMIT = 9.0  # seconds without any message (not even a ping) before reconnecting
 #: A server that could not be reached this recently is not where the link goes next.
 RECENT_FAILURE = 15.0
 #: Events after which an event's standings change.
+#: Said when the server refuses the moderator token: retrying cannot help.
+WRONG_TOKEN = (
+    "wrong moderator token: not retrying. Quit (q) and run grace-arena moderate again with "
+    "the token on the 'moderator token:' line that grace-arena serve printed for this match "
+    "or room."
+)
 STANDINGS_EVENTS = frozenset({"ruled", "ruling_undone", "tossup_ended", "match_ended"})
 
 
@@ -185,6 +195,10 @@ class ModeratorApp(App[None]):
         #: own cannot be reached (one of them takes the match over).
         self.servers: list[str] = []
         self._failed_at: dict[str, float] = {}
+        #: Why the last try to get in failed (None once the server welcomed this app): said
+        #: on screen while retrying, and printed on quitting while not connected.
+        self.last_error: str | None = None
+        self._refusal = ""  # the server's words when it refused the hello
 
     # -- start-up ------------------------------------------------------------------------------
 
@@ -197,6 +211,7 @@ class ModeratorApp(App[None]):
             return
         t = self.target
         if t.room_code and t.moderator_token:
+            self.push_screen(ConnectingScreen(f"room {t.room_code.strip().upper()}"))
             self.open_room(t.room_code, t.moderator_token)
         elif t.event and t.server_token:
             from moderator_tui.event import RoomPickerScreen
@@ -207,6 +222,7 @@ class ModeratorApp(App[None]):
             self.join = MatchCreatedReply(
                 match_id=t.match_id, join_code="", join_url="", moderator_token=t.moderator_token
             )
+            self.push_screen(ConnectingScreen(f"match {t.match_id}"))
             self.open_match(self.join, created=False)
         elif t.match_id is not None and t.server_token:
             self.find_match(t.match_id)
@@ -355,10 +371,14 @@ class ModeratorApp(App[None]):
         first, cap = self.backoff
         delay = first
         failures = 0  # connections in a row that did not get in
+        ever_in = False  # welcomed once: a try after that reconnects
         while True:
             reason = "connection lost"
             in_use = moved = welcomed = False
             url = api.ws_url(self.target.url)
+            again = "reconnecting" if ever_in else "connecting"
+            last = f" (last try: {self.last_error})" if self.last_error else ""
+            self.post_message(LinkChanged(False, f"{again} to {self.target.url}…{last}"))
             hello = self._hello(match_id, token).model_dump_json()
             try:
                 async with connect(url, open_timeout=10, close_timeout=2) as ws:
@@ -384,12 +404,17 @@ class ModeratorApp(App[None]):
                             if handled == "moved":
                                 moved = True
                                 break
+                            if handled == "wrong_token":
+                                self.last_error = "wrong moderator token"
+                                self.post_message(LinkChanged(False, WRONG_TOKEN))
+                                return  # a wrong token does not get right by retrying
                             if handled == "refused":
-                                reason = "the server refused the moderator"
-                                delay = cap  # the token will not get better by retrying fast
+                                reason = f"the server refused the moderator: {self._refusal}"
+                                delay = cap  # a refusal does not change by retrying fast
                                 break
                             if handled == "welcome":
                                 delay, failures, welcomed = first, 0, True
+                                ever_in = True
                     finally:
                         writer.cancel()
                         self._socket_up = False
@@ -397,6 +422,8 @@ class ModeratorApp(App[None]):
                 reason = _why(exc)
             self._socket_up = False
             self._drain_outbox()
+            if not (moved or in_use):
+                self.last_error = reason
             if moved:
                 self.post_message(LinkChanged(False, f"moving to {self.target.url}"))
                 delay = first
@@ -464,6 +491,7 @@ class ModeratorApp(App[None]):
             self._told_controlled = False
             self.post_message(ControlChanged(msg.watching, True))
             self._socket_up = True
+            self.last_error = None
             self.post_message(Welcomed(msg.match_id))
             self.post_message(LinkChanged(True, "connected"))
             return "welcome"
@@ -502,6 +530,9 @@ class ModeratorApp(App[None]):
                 self.post_message(ControlChanged(True, True, taken_over=True))
             self.post_message(ServerError(msg))
             if msg.in_reply_to == "hello":
+                self._refusal = msg.message
+                if msg.code == "unauthorized":
+                    return "wrong_token"
                 return "in_use" if msg.code == "in_use" else "refused"
         return None
 
@@ -704,7 +735,7 @@ class ModeratorApp(App[None]):
         elif isinstance(base, EndScreen):
             return
         elif (
-            isinstance(base, SetupScreen | RoomPickerScreen)
+            isinstance(base, SetupScreen | RoomPickerScreen | ConnectingScreen)
             or (self._fresh_match and isinstance(base, LiveScreen | LobbyScreen))
             or (not isinstance(base, LiveScreen | LobbyScreen) and self._is_base(base))
         ):
@@ -755,8 +786,6 @@ class ModeratorApp(App[None]):
         self.notify(
             err.message, title=f"The server refused it{about}", severity="warning", markup=False
         )
-        if err.in_reply_to == "hello" and err.code in ("unauthorized", "not_found"):
-            self.link_detail = f"the server refused the moderator: {err.message}"
 
     @on(LinkChanged)
     def _link(self, message: LinkChanged) -> None:
@@ -829,6 +858,14 @@ class ModeratorApp(App[None]):
             answer,
         )
 
+    def exit(
+        self, result: None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        """Quit; while not connected, the terminal is left with the reason, in one line."""
+        if message is None and self.last_error and not self.connected:
+            message = Text(f"Not connected to {self.target.url}: {self.last_error}")
+        super().exit(result, return_code, message)
+
     async def on_unmount(self) -> None:
         with contextlib.suppress(Exception):
             self.workers.cancel_all()
@@ -850,9 +887,11 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, ConnectionClosed):
         return "the connection closed"
     if isinstance(exc, ConnectionRefusedError):
-        return "the server is not answering"
+        return "connection refused (is grace-arena serve running there, on that port?)"
     if isinstance(exc, TimeoutError):
-        return "the server did not answer in time"
+        return "timed out: no answer from that address"
+    if isinstance(exc, socket.gaierror):
+        return "no such host"
     text = str(exc) or type(exc).__name__
     return text if len(text) < 60 else text[:57] + "…"
 

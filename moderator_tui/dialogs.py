@@ -82,7 +82,9 @@ class HelpScreen(ModalScreen[None]):
         yield Static(
             "Keys that do not work in the current phase are hidden from the footer "
             "(and marked 'not now' here). The server holds the match: if this screen "
-            "is closed or the network drops, reconnecting shows the match as it is.",
+            "is closed or the network drops, reconnecting shows the match as it is. "
+            "Words count from 1 on screen, as they are read (word 1 is the first); the "
+            "record's word_index counts from 0.",
             classes="hint",
         )
         if getattr(self.app, "watching", False):

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
-from grace_arena.protocol import EventView, MatchSummary, StandingsView, State
+from grace_arena.protocol import EventView, MatchSummary, MatchView, StandingsView, State
 from moderator_tui.messages import SummaryLoaded
 from moderator_tui.screens import MatchScreen
 from moderator_tui.widgets import ControlBanner, StatusLine, room_label, team_name
@@ -168,6 +168,14 @@ def next_text(final: State, now: State | None, standings: StandingsView | None) 
     return text
 
 
+def tossups_read(m: MatchView) -> str:
+    """How many tossups were read, as the match counts them: a tossup thrown out was read but
+    is not heard (it scores nothing and regulation does not count it)."""
+    line = f"{m.tossups_played} of {m.tossups_total} tossups read"
+    thrown = m.tossups_played - m.tossups_heard
+    return f"{line} ({thrown} thrown out)" if thrown > 0 else line
+
+
 class EndScreen(MatchScreen):
     """The match that ended (``final``): it stays on screen when an event's room moves on to
     its next match, until the moderator goes there (enter)."""
@@ -240,7 +248,7 @@ class EndScreen(MatchScreen):
         m = state.match
         title = Text()
         title.append(f" Match over — {m.title} ", style="bold reverse")
-        title.append(f"  match {m.id} · {m.tossups_played} of {m.tossups_total} tossups played")
+        title.append(f"  match {m.id} · {tossups_read(m)}")
         self.query_one("#end-title", Static).update(title)
         going = next_text(state, now, self.app.standings)  # type: ignore[attr-defined]
         self.query_one("#end-next", Static).display = going is not None

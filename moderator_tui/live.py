@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -36,8 +37,12 @@ from moderator_tui.widgets import (
     Scoreboard,
     StatusLine,
     TossupPane,
+    can_prompt,
 )
 
+NARROW = 100  # columns: below, the footer is compact
+#: The footer shows + and - as one item, "+ - Pace" (the help lists each).
+PACE = Binding.Group("Pace")
 PACE_STEP = 20  # words per minute per key press
 PACE_RANGE = (30, 1200)
 
@@ -91,8 +96,16 @@ class LiveScreen(MatchScreen):
             "Faster",
             key_display="+",
             tooltip=f"Pace +{PACE_STEP} wpm",
+            group=PACE,
         ),
-        Binding("minus", "slower", "Slower", key_display="-", tooltip=f"Pace -{PACE_STEP} wpm"),
+        Binding(
+            "minus",
+            "slower",
+            "Slower",
+            key_display="-",
+            tooltip=f"Pace -{PACE_STEP} wpm",
+            group=PACE,
+        ),
         Binding("t", "throw_out", "Throw out", tooltip="Discard this tossup (asks first)"),
         Binding(
             "b",
@@ -139,12 +152,16 @@ class LiveScreen(MatchScreen):
             with Vertical(id="live-side"):
                 yield Static("Scores", classes="section")
                 yield Scoreboard(id="scores")
-                yield Static("Model players (only you see this)", classes="section")
+                yield Static("Models (only you see this)", classes="section")
                 yield ModelPanel(id="models")
                 yield Static("This tossup", classes="section")
                 with VerticalScroll(id="log-scroll"):
                     yield EventLog(id="log")
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # a narrow terminal (80 columns) keeps every key of the footer: less space between them
+        self.query_one(Footer).compact = event.size.width < NARROW
 
     def on_mount(self) -> None:
         self.watch(self.app, "state", self.show_state)
@@ -226,6 +243,8 @@ class LiveScreen(MatchScreen):
             return "resume" in allowed and not (state.reading.running and not state.match.paused)
         if action == "undo":
             return state.match.can_undo
+        if action == "prompt" and not can_prompt(state):
+            return False
         if action in ("consult", "abstain"):
             b = state.bonus
             open_turn = (

@@ -3,9 +3,14 @@ control banner that follow the link, and when a screen may draw at all."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
 from textual.screen import Screen
+from textual.widgets import Footer, Static
 
 from moderator_tui.widgets import ControlBanner, StatusLine
 
@@ -43,3 +48,39 @@ class MatchScreen(Screen):
         banner.watching = self.app.watching  # type: ignore[attr-defined]
         banner.controlled = self.app.controlled  # type: ignore[attr-defined]
         self.refresh_bindings()
+
+
+def connecting_text(url: str, what: str, detail: str) -> Text:
+    """What the screen says until the server welcomes this moderator: where it connects, to
+    what, and how the last try went (``detail``, the app's ``link_detail``)."""
+    text = Text()
+    text.append(f"Connecting to {url} ({what})…\n\n", style="bold")
+    text.append(detail)
+    text.append("\n\nThe match's screen comes up once the server answers. q quits.", style="dim")
+    return text
+
+
+class ConnectingScreen(Screen):
+    """Up until the first state of the match arrives: the moderator sees what the app is
+    doing, and why it has not got in yet, rather than a blank screen."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "app.leave", "Quit"),
+        Binding("question_mark", "app.help", "Help", key_display="?"),
+    ]
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="connecting-box"):
+            yield Static(id="connecting")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "link_detail", self._show)
+
+    def _show(self, detail: str) -> None:
+        url = self.app.target.url  # type: ignore[attr-defined]
+        self.query_one("#connecting", Static).update(connecting_text(url, self.what, detail))

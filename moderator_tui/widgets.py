@@ -100,6 +100,18 @@ def team_name(teams: list[TeamView], team: str) -> str:
     return next((t.name for t in teams if t.id == team), team)
 
 
+def can_prompt(state: State) -> bool:
+    """Whether the answer being ruled may be prompted: a model team gives its one answer and
+    cannot say more, so the match refuses a prompt on it."""
+    if state.match.phase == "bonus" and state.bonus is not None:
+        team = state.bonus.turn
+    elif state.floor is not None:
+        return state.floor.kind != "model"
+    else:
+        return True
+    return next((t.kind != "model" for t in state.teams if t.id == team), True)
+
+
 def room_label(name: str) -> str:
     """An event's room as said aloud: ``1`` -> ``Room 1``; a named room keeps its name."""
     return f"Room {name}" if name.isdigit() else name
@@ -217,7 +229,7 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     if kind == "buzz_accepted":
         # words counted from 1 on screen; the record's word_index counts from 0
         at = ev["word_index"]
-        line = Text(f"BUZZ {who} @ word {at + 1} (word_index {at})", style="bold yellow")
+        line = Text(f"BUZZ {who} @ word {at + 1}", style="bold yellow")
         if ev.get("answer"):
             line.append(f" “{ev['answer']}”", style="bold")
         if ev.get("suggestion"):
@@ -469,8 +481,8 @@ class BuzzBanner(StateView):
         lines.append(
             Text.assemble(
                 ("c", "bold reverse"), " correct  ", ("i", "bold reverse"), " incorrect  ",
-                ("p", "bold reverse"), " prompt  ", ("u", "bold reverse"), " undo  ",
-                ("b", "bold reverse"), " throw out the bonus",
+                *((("p", "bold reverse"), " prompt  ") if can_prompt(state) else ()),
+                ("u", "bold reverse"), " undo  ", ("b", "bold reverse"), " throw out the bonus",
             )
         )  # fmt: skip
         return Group(*lines)
@@ -511,9 +523,8 @@ class BuzzBanner(StateView):
             ("c", "bold reverse"),
             " correct  ",
             ("i", "bold reverse"),
-            " incorrect  ",
-            ("p", "bold reverse"),
-            " prompt",
+            " incorrect",
+            *(("  ", ("p", "bold reverse"), " prompt") if can_prompt(state) else ()),
         )
         return Group(head, body, keys)
 

@@ -346,6 +346,19 @@ def test_model_buzzes_when_reading_reaches_its_position():
     assert match.scores["bot"] == 15
 
 
+def test_a_model_buzz_cannot_be_prompted_and_the_match_is_unchanged():
+    buzzes = {"t0": ModelBuzz(word_index=6, guess="Carver", confidence=0.8)}
+    match, _ = started_match(config(model_buzzes=buzzes))
+    match.handle(StartTossup(), now=T)
+    match.handle(Reveal(to=15), now=T)
+    before = match.game
+    with pytest.raises(IllegalCommand, match="model team: it gave its one answer"):
+        match.handle(Rule(ruling=Ruling.PROMPT), now=T)
+    assert match.game == before and match.phase is Phase.BUZZED
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=T)  # a ruling it can take still works
+    assert match.scores["bot"] == -5  # an interrupt
+
+
 def test_model_buzzes_right_away_when_reading_resumes_past_its_position():
     buzzes = {"t0": ModelBuzz(word_index=6, guess="Booker T. Washington")}
     match, _ = started_match(config(model_buzzes=buzzes))
@@ -536,7 +549,8 @@ def test_events_round_trip_through_dicts_and_replay_rebuilds_state():
         Reveal(to=30),
         TimeUp(),
         StartTossup(),
-        Reveal(to=9),
+        Reveal(to=2),
+        Buzz(team="red", player="red-1"),  # before the model's buzz: a human can be prompted
         Rule(ruling=Ruling.PROMPT),
         Rule(ruling=Ruling.INCORRECT),
         UndoRuling(),

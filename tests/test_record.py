@@ -90,7 +90,10 @@ def play_some(store: MatchStore):
     rm.handle(Reveal(to=12), now=T + 4)  # the model buzzes at word 9
     rm.handle(Rule(ruling=Ruling.CORRECT), now=T + 5)
     rm.handle(UndoRuling(), now=T + 6)
-    rm.handle(Rule(ruling=Ruling.PROMPT), now=T + 7)
+    rm.handle(Rule(ruling=Ruling.INCORRECT), now=T + 7)  # a model's answer cannot be prompted
+    rm.handle(Reveal(to=14), now=T + 7.5)
+    rm.handle(Buzz(team="blue", player="b1", timing=BuzzTiming(received_mono=16.0)), now=T + 7.6)
+    rm.handle(Rule(ruling=Ruling.PROMPT), now=T + 7.8)  # Bo is asked for more
     return rm
 
 
@@ -101,8 +104,9 @@ def test_buzzes_and_rulings_are_projected_with_every_logged_field(store):
         (1, "red", "won"),
         (2, "blue", "lost_race"),
         (3, "bot", "won"),
+        (4, "blue", "won"),
     ]
-    red, blue, bot = buzzes
+    red, blue, bot, bo = buzzes
     assert (red.word_index, red.clue_index, red.char_offset) == (4, 0, 24)
     assert red.fraction_revealed == pytest.approx(5 / 20)
     assert (red.client_press, red.clock_offset, red.rtt) == (T + 1.4, 0.01, 0.03)
@@ -115,12 +119,14 @@ def test_buzzes_and_rulings_are_projected_with_every_logged_field(store):
         "prompt",
         0.7,
     )
-    # correct was undone, then the moderator prompted: the buzz shows the ruling in force
-    assert bot.ruling == "prompt" and bot.points == 0
+    # correct was undone, then ruled incorrect: the buzz shows the ruling in force
+    assert bot.ruling == "incorrect" and bot.points == -5
+    assert (bo.word_index, bo.ruling, bo.points) == (14, "prompt", 0)
     rulings = store.rulings(rm.id)
     assert [(r.ruling, r.undone_seq is not None) for r in rulings] == [
         ("incorrect", False),
         ("correct", True),
+        ("incorrect", False),
         ("prompt", False),
     ]
 

@@ -14,17 +14,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from live import Client, LiveServer, moderator, player, two_teams
-from textual.widgets import DataTable, Input, RadioButton, RadioSet
+from live import Client, LiveServer, free_port, moderator, player, two_teams
+from textual.widgets import DataTable, Input, RadioButton, RadioSet, Static
+from textual.widgets._footer import FooterKey
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
-from grace_arena.protocol import RuleMsg
+from grace_arena.protocol import RuleMsg, TeamSetup, TeamView
 from grace_arena.server.app import Settings
 from moderator_tui import api, make_tui
 from moderator_tui.dialogs import ConfirmScreen, HelpScreen, InUseScreen
 from moderator_tui.end import EndScreen
 from moderator_tui.event import RoomPickerScreen, StandingsScreen
 from moderator_tui.live import LiveScreen
+from moderator_tui.screens import ConnectingScreen
 from moderator_tui.setup import LobbyScreen, SetupScreen, parse_tossups, team_id
 from moderator_tui.widgets import (
     BuzzBanner,
@@ -33,6 +35,7 @@ from moderator_tui.widgets import (
     TossupPane,
     answer_markup,
     buzz_marks,
+    describe_event,
     qr_text,
 )
 
@@ -179,6 +182,8 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
         await pilot.pause()
         scores = text_of(end.query_one("#end-scores"))
         assert "Blue" in scores and "Red" in scores
+        title = text_of(end.query_one("#end-title"))
+        assert "2 of 2 tossups read (1 thrown out)" in title  # one heard, as the match counts
         assert f"--match {match_id}" in text_of(end.query_one("#end-record"))
         for c in (ann, bob):
             c.close()
@@ -398,6 +403,8 @@ async def test_errors_from_the_server_are_notifications(open_match):
         assert isinstance(app.screen, HelpScreen)
         help_text = text_of(app.screen.query_one("#help-keys"))
         assert "Correct" in help_text and "not now" in help_text
+        notes = " ".join(text_of(n) for n in app.screen.query(".hint"))
+        assert "Words count from 1 on screen" in notes and "word_index counts from 0" in notes
         await pilot.press("escape")
         assert isinstance(app.screen, LiveScreen)
 
@@ -544,6 +551,13 @@ def test_buzz_marks_follow_rulings_and_undos():
     ]
     assert buzz_marks(events[:2])[0].ruling == "correct"
     assert buzz_marks(events)[0].ruling is None
+
+
+def test_the_log_counts_words_from_1_as_they_are_read():
+    teams = [TeamView(id="red", name="Red", kind="human", players={"p-1": "Ann"}, size=1)]
+    ev = {"type": "buzz_accepted", "team": "red", "player": "p-1", "word_index": 11}
+    line = describe_event(ev, teams)
+    assert line is not None and line.plain == "BUZZ Red/Ann @ word 12"
 
 
 def test_qr_code_is_dark_on_light_half_blocks():
@@ -805,3 +819,119 @@ async def test_the_lobby_e_mid_tossup_and_the_hint_after_a_throw_out_say_what_is
         await pilot.press("n")
         await until(pilot, lambda: phase(app) == "reading", "reading")
     assert server.room().match.game.phase == "reading"
+
+
+async def test_a_model_teams_buzz_offers_no_prompt_and_a_prompt_sent_is_refused(db_url):
+    setup = two_teams(
+        teams=[
+            TeamSetup(id="red", name="Red"),
+            TeamSetup(id="bot", name="Bot", kind="model", model="tfidf", threshold=0.0),
+        ]
+    )
+    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=setup)
+    with LiveServer(settings) as server:
+        match_id = server.room().rm.id
+        token = server.run(server.arena.moderator_token_async(match_id))
+        app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.connected and app.state is not None, "connected")
+            await pilot.press("s", "n")
+            await until(pilot, lambda: phase(app) == "buzzed", "the model's buzz")
+            assert app.state.floor.kind == "model"
+            screen = app.screen
+            assert screen.check_action("prompt", ()) is False
+            assert "p" not in footer_keys(screen)
+            banner = text_of(screen.query_one(BuzzBanner))
+            assert "correct" in banner and "prompt" not in banner
+            await pilot.press("p")  # nothing: the key is off
+            app.send_command(RuleMsg(ruling="prompt"))  # the match refuses it too
+            await until(pilot, lambda: app._notifications, "a notification")
+            (note,) = list(app._notifications)
+            assert "model team" in note.message and "cannot say more" in note.message
+            assert phase(app) == "buzzed"
+            await pilot.press("i")
+            await until(pilot, lambda: phase(app) != "buzzed", "the ruling")
+        (ruling,) = server.arena.store.rulings(match_id)
+        assert ruling.ruling == "incorrect"
+
+
+# ---------------------------------------------------------------------------------------------
+# Until the server lets the moderator in
+
+
+def connecting_text(app) -> str:
+    return text_of(app.screen.query_one("#connecting"))
+
+
+async def test_a_server_not_there_is_said_on_screen_while_retrying_and_on_quitting():
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    app = make_tui(url, room="d8qagq", moderator_token="x", backoff=(0.1, 0.2))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, ConnectingScreen), "the connecting screen")
+        await until(pilot, lambda: "reconnecting in" in connecting_text(app), "a retry")
+        said = connecting_text(app)
+        assert f"Connecting to {url} (room D8QAGQ)…" in said and "connection refused" in said
+        await pilot.pause(0.5)  # it goes on retrying, and the screen goes on saying why
+        assert isinstance(app.screen, ConnectingScreen)
+        assert "connection refused" in connecting_text(app)
+        await pilot.press("q")
+        (last,) = app._exit_renderables  # printed once the terminal is back
+    assert str(last).startswith(f"Not connected to {url}: connection refused")
+    assert "\n" not in str(last)
+
+
+async def test_a_wrong_moderator_token_is_said_once_and_not_retried(open_match):
+    server, match_id, _ = open_match
+    app = make_tui(
+        server.http_url, match_id=match_id, moderator_token="wrongtoken", backoff=(0.1, 0.2)
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app, ConnectingScreen), "the connecting screen")
+        await until(pilot, lambda: "not retrying" in connecting_text(app), "the refusal")
+        said = connecting_text(app)
+        assert "wrong moderator token" in said and "'moderator token:' line" in said
+        await pilot.pause(1.0)  # ten retries' worth of time: still the same words, no retry
+        assert connecting_text(app) == said and not app.connected
+        assert all(w.is_finished for w in app.workers if w.group == "link")
+        await pilot.press("ctrl+q")
+        (last,) = app._exit_renderables
+    assert str(last) == f"Not connected to {server.http_url}: wrong moderator token"
+
+
+async def test_a_room_the_server_does_not_have_is_said_and_retried(server):
+    app = make_tui(server.http_url, room="ZZZZZZ", moderator_token="x", backoff=(0.1, 0.2))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(
+            pilot,
+            lambda: shown(app, ConnectingScreen) and "reconnecting in" in connecting_text(app),
+            "the refusal and the retry",
+        )
+        said = connecting_text(app)
+        assert "the server refused the moderator: no live match" in said
+        await pilot.press("q")
+        (last,) = app._exit_renderables
+    assert "no live match" in str(last)
+
+
+async def test_the_live_screen_fits_80_by_24_with_every_key_of_a_prompt(open_match):
+    server, match_id, token = open_match
+    ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
+    app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.connected and app.state is not None, "connected")
+        await pilot.press("s")
+        live = await until(pilot, lambda: shown(app, LiveScreen), "live")
+        await pilot.press("n")
+        await until(pilot, lambda: phase(app) == "reading", "reading")
+        ann.send(type="buzz", client_time=time.time())
+        await until(pilot, lambda: phase(app) == "buzzed", "Ann's buzz")
+        await pilot.press("p")  # the most keys at once: c, i, p, u, pace, t, j, ?, q
+        await until(pilot, lambda: phase(app) == "prompted" and app.state.match.can_undo, "p")
+        await pilot.pause(0.1)
+        keys = {k.key: k.region for k in live.query(FooterKey)}
+        assert {"c", "i", "p", "u", "plus", "minus", "t", "j", "question_mark", "q"} <= set(keys)
+        assert all(r.width > 0 and r.right <= 80 for r in keys.values()), keys
+        for title in live.query("#live-side .section").results(Static):
+            said = str(title.content)
+            assert title.content_region.width >= len(said), said
+    ann.close()

@@ -171,7 +171,9 @@ def ended_state() -> State:
     state = live_state()
     return state.model_copy(
         update={
-            "match": state.match.model_copy(update={"phase": "ended", "tossups_played": 8}),
+            "match": state.match.model_copy(
+                update={"phase": "ended", "tossups_played": 8, "tossups_heard": 8}
+            ),
             "teams": teams(),
             "tossup": None,
             "floor": None,
@@ -308,7 +310,7 @@ def test_lobby_screen(snap_compare):
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
 
 
-@pytest.mark.parametrize("size", [(100, 30), (160, 45)])
+@pytest.mark.parametrize("size", [(100, 30), (160, 45), (80, 24)])
 def test_live_screen_with_a_buzz(snap_compare, size):
     app = offline_app()
 

@@ -941,6 +941,12 @@ def _rule(run: _Decision, cmd: Rule) -> None:
         raise IllegalCommand(
             f"that ruling was for buzz {cmd.buzz_id}, which no longer has the floor"
         )
+    team = run.team(floor.team)
+    if cmd.ruling is Ruling.PROMPT and team.kind is TeamKind.MODEL:
+        raise IllegalCommand(
+            f"team {team.id!r} is a model team: it gave its one answer and cannot say more "
+            "(rule it correct or incorrect)"
+        )
     run.rule(cmd.ruling, by="moderator")
 
 
