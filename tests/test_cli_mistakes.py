@@ -446,11 +446,18 @@ def test_demo_on_a_port_in_use_says_so_in_one_line(tmp_path):
 
 @pytest.mark.parametrize("name", ["a b.db", "é ü.db", "q?x=1.db", "p%20c.db", "h#1.db", "x:y.db"])
 def test_a_path_with_any_characters_names_that_very_file(name, tmp_path, monkeypatch):
-    from sqlalchemy.engine import make_url
+    from sqlalchemy.engine import URL, make_url
 
     from grace_arena.cli.options import database_url
 
     monkeypatch.chdir(tmp_path)
+    escaped = URL.create("sqlite", database="/q?x").render_as_string(hide_password=False)
+    if "?" in name and make_url(escaped).database != "/q?x":
+        # an older SQLAlchemy cannot put a "?" in a URL's file name: said in one line
+        result = run("db", "upgrade", "--db", name)
+        assert result.exit_code == 2  # (as every --db that names no record)
+        assert f"{name!r}" in one_error_line(result) and not list(tmp_path.iterdir())
+        return
     url = database_url(name)
     assert make_url(url).database == str(tmp_path / name)
     result = run("db", "upgrade", "--db", name)

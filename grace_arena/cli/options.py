@@ -65,7 +65,13 @@ def database_url(given: str, *, source: str = "--db") -> str:
     if make_url(plain).database == str(path):  # as people read it (spaces, accents and all)
         return plain
     # "?", "#" or "%" in the name: escaped, so that the URL names this very file
-    return URL.create("sqlite", database=str(path)).render_as_string(hide_password=False)
+    url = URL.create("sqlite", database=str(path)).render_as_string(hide_password=False)
+    if make_url(url).database != str(path):  # (SQLAlchemy 2.0.30 escapes no "?" in a URL)
+        raise _db_error(
+            f"{source} {text!r}: this version of SQLAlchemy cannot name a file with "
+            '"?" in its name; rename the file or give another'
+        )
+    return url
 
 
 def _db_error(message: str) -> typer.Exit:
