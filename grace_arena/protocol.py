@@ -555,7 +555,8 @@ class BonusView(_Msg):
 class ReadingView(_Msg):
     mode: Literal["read_aloud", "screen"]
     wpm: int
-    running: bool  # the server is advancing the reveal position
+    #: Words are being read now (a tossup's reading, not paused): as the record says.
+    running: bool
 
 
 class EventView(_Msg):
@@ -629,6 +630,9 @@ class State(_Msg):
     floor: FloorView | None = None
     bonus: BonusView | None = None
     deadline: float | None = None
+    #: While the match is paused: the seconds left on the clock that stands still (it runs
+    #: again from the resume with that much; ``deadline`` is null meanwhile).
+    held: float | None = None
     reading: ReadingView
     event: EventView | None = None  # a match of an event's schedule
     #: Set while the record is not taking changes (the room holds at its word meanwhile).

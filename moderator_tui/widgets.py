@@ -287,7 +287,7 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
 def seconds_left(state: State, received: float) -> float | None:
     """Time left until the state's deadline, on the server's clock, from a local receipt time."""
     if state.deadline is None:
-        return None
+        return state.held  # paused: the clock stands still with this much left
     return state.deadline - state.server_time - (time.monotonic() - received)
 
 
@@ -569,9 +569,11 @@ class BuzzBanner(StateView):
         if phase == "awaiting":
             left = seconds_left(state, self.received)
             tail = f" ({max(left, 0):.0f} s left)" if left is not None else ""
+            if m.paused:
+                return Text(f"Paused, every word read — buzz window held{tail}; space resumes.")
             return Text(f"Every word read — buzz window open{tail}.", style="bold")
         if phase == "reading":
-            if m.paused or not state.reading.running:
+            if m.paused:
                 return Text("Paused — space resumes; w reveals a word, e the rest of the clue.")
             return Text(f"Reading at {state.reading.wpm} wpm — space pauses.")
         if phase == "ended":

@@ -263,7 +263,7 @@ def test_the_moderator_is_told_when_regulation_is_over_and_overtime_begins() -> 
     win_tossup(match, "red")
     while match.phase is Phase.BONUS:
         match.handle(RulePart(ruling=X), now=2.0)
-    facts = views.RoomFacts(match_id=1, join_code="ABCDEF", words={}, wpm=180, running=False,
+    facts = views.RoomFacts(match_id=1, join_code="ABCDEF", words={}, wpm=180,
                             trajectories={}, tossup_log=[])  # fmt: skip
     state = views.state_view(match, facts, "moderator", now=3.0)
     assert (state.match.tossups_heard, state.match.overtime) == (1, False)

@@ -174,9 +174,16 @@ class MatchMachine(RuleBasedStateMachine):
                     seconds = None
             else:
                 seconds = self.cfg.rules.answer_time
-            stopped = seconds is None or restored.deadline is None
-            expected_deadline = None if stopped else self.now + seconds
-            assert self.match.game == replace(restored, deadline=expected_deadline)
+            stopped = seconds is None or (restored.deadline is None and restored.held is None)
+            # ...and a pause is not a ruling: the match stays paused (its clock held) or not
+            if self.match.game.paused:
+                expected = replace(
+                    restored, paused=True, deadline=None, held=None if stopped else seconds
+                )
+            else:
+                expected_deadline = None if stopped else self.now + seconds
+                expected = replace(restored, paused=False, held=None, deadline=expected_deadline)
+            assert self.match.game == expected
         if any(
             isinstance(ev, TossupEnded | BonusEnded) and ev.outcome == "thrown_out" for ev in events
         ):
@@ -262,7 +269,8 @@ class MatchMachine(RuleBasedStateMachine):
     def throw_out_bonus(self):
         self.do(ThrowOutBonus())
 
-    @phase_in(Phase.READING, Phase.AWAITING)
+    @phase_in(Phase.READING, Phase.AWAITING, Phase.BUZZED, Phase.PROMPTED, Phase.BONUS)
+    @precondition(lambda self: not self.match.game.paused)
     @rule()
     def pause(self):
         self.do(Pause())
@@ -318,6 +326,13 @@ class MatchMachine(RuleBasedStateMachine):
             assert g.floor is not None
         elif g.phase in (Phase.READING, Phase.AWAITING, Phase.IDLE, Phase.DEAD):
             assert g.floor is None
+
+    @invariant()
+    def no_clock_runs_while_paused(self):
+        g = self.match.game
+        assert g.held is None or g.paused
+        if g.paused:
+            assert g.deadline is None and not g.reading
 
     @invariant()
     def score_is_the_sum_of_ruling_points(self):

@@ -73,7 +73,7 @@ class _Room:
         facts = RoomFacts(
             match_id=3, join_code="ABCDE",
             words={t.id: [f"w{i}" for i in range(t.n_words)] for t in self.match.config.tossups},
-            wpm=180, running=True, trajectories=TRAJECTORIES, tossup_log=self.log,
+            wpm=180, trajectories=TRAJECTORIES, tossup_log=self.log,
         )  # fmt: skip
         return state_view(self.match, facts, role, now=self.now)
 
@@ -144,7 +144,7 @@ def test_the_curves_of_a_tossup_without_steps_are_empty_and_a_match_without_mode
     match, _ = started_match(config(), now=0.0)
     match.handle(StartTossup(), now=1.0)
     facts = RoomFacts(
-        match_id=1, join_code="A", words={}, wpm=180, running=True, trajectories={},
+        match_id=1, join_code="A", words={}, wpm=180, trajectories={},
         tossup_log=[],
     )  # fmt: skip
     assert state_view(match, facts, "moderator", now=2.0).curves is None

@@ -156,7 +156,7 @@ class ModelViewMachine(RuleBasedStateMachine):
         facts = RoomFacts(
             match_id=1, join_code="ABCDE",
             words={t.id: [f"w{i}" for i in range(t.n_words)] for t in self.cfg.tossups},
-            wpm=180, running=True, trajectories=self.trajectories, tossup_log=self.log,
+            wpm=180, trajectories=self.trajectories, tossup_log=self.log,
         )  # fmt: skip
         spec = self.match.current_tossup
         over = game.phase in FINISHED or game.phase in (Phase.BONUS, Phase.ENDED)

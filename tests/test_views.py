@@ -20,7 +20,7 @@ from grace_arena.server.views import RoomFacts, events_for, public_tossup_id, st
 def _facts(match, log) -> RoomFacts:
     words = {t.id: [f"w{i}" for i in range(t.n_words)] for t in match.config.tossups}
     return RoomFacts(
-        match_id=7, join_code="ABCDE", words=words, wpm=180, running=True,
+        match_id=7, join_code="ABCDE", words=words, wpm=180,
         trajectories={}, tossup_log=log,
     )  # fmt: skip
 
@@ -94,7 +94,7 @@ def test_the_moderator_gets_the_pronunciation_guides_to_read_aloud():
     match, _ = started_match(config(), now=0.0)
     match.handle(StartTossup(), now=1.0)
     facts = RoomFacts(
-        match_id=7, join_code="ABCDE", words={"t0": words}, wpm=180, running=True,
+        match_id=7, join_code="ABCDE", words={"t0": words}, wpm=180,
         trajectories={}, tossup_log=[], guides={"t0": guides},
     )  # fmt: skip
     assert state_view(match, facts, "moderator", now=2.0).tossup.guides == guides

@@ -165,7 +165,11 @@ class GameState:
     scores: dict[str, int]
     tossup_id: str | None = None
     position: int = -1  # index of the last revealed word of the current tossup
+    #: The moderator paused the match: no word is read and every clock stands still.
     paused: bool = False
+    #: While paused: the seconds the clock that ran at the pause (or was set since) has left;
+    #: it runs again from the resume with that much (``deadline`` is None meanwhile).
+    held: float | None = None
     locked_out: frozenset[str] = frozenset()
     floor: Floor | None = None
     deadline: float | None = None
@@ -176,6 +180,11 @@ class GameState:
     history: tuple[GameState, ...] = ()
     bonus: BonusPlay | None = None  # the cycle's bonus
     bonuses_used: tuple[str, ...] = ()  # bonuses started, in order (thrown out included)
+
+    @property
+    def reading(self) -> bool:
+        """Whether words are being read now: a tossup's reading, not paused."""
+        return self.phase is Phase.READING and not self.paused
 
     @property
     def heard(self) -> int:
@@ -270,7 +279,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         case ReadingPaused():
             g = replace(g, paused=True)
         case ReadingResumed():
-            g = replace(g, paused=False)
+            deadline = g.deadline if g.held is None else ev.t + g.held
+            g = replace(g, paused=False, held=None, deadline=deadline)
         case PaceChanged():
             return replace(s, wpm=ev.wpm)
         case BuzzAccepted():
@@ -288,7 +298,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             # a guess given with the buzz stops the answer clock (also in a record written
             # before the clock stopped for one)
             deadline = None if ev.answer else ev.deadline
-            g = replace(g, phase=Phase.BUZZED, floor=floor, deadline=deadline)
+            g = _held(replace(g, phase=Phase.BUZZED, floor=floor, deadline=deadline), ev)
             return replace(s, game=g, buzzes=max(s.buzzes, ev.buzz_id))
         case BuzzRefused():
             key = RefusalKey(ev.team, ev.player, ev.reason, ev.holder_buzz_id)
@@ -319,7 +329,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         case RulingUndone():
             if not g.history:
                 raise ValueError(f"seq {ev.seq}: nothing to undo")
-            g = replace(g.history[-1], deadline=ev.deadline)
+            # a pause is not a ruling: the undo keeps the match paused or not as it is now
+            g = replace(g.history[-1], deadline=ev.deadline, paused=g.paused, held=None)
         case TossupEnded():
             if ev.outcome is TossupOutcome.THROWN_OUT:
                 g = g.without(lambda e: e.tossup_id != ev.tossup_id)
@@ -333,6 +344,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
                 phase=phase,
                 deadline=None,
                 paused=False,
+                held=None,
                 outcomes={**g.outcomes, ev.tossup_id: ev.outcome},
             )
             if ev.outcome is not TossupOutcome.ANSWERED:
@@ -377,19 +389,28 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         case BonusPartUndone():
             if not g.history:
                 raise ValueError(f"seq {ev.seq}: nothing to undo")
-            g = replace(g.history[-1], deadline=ev.deadline)
+            g = replace(g.history[-1], deadline=ev.deadline, paused=g.paused, held=None)
         case BonusEnded():
             assert g.bonus is not None
             if ev.outcome == "thrown_out":
                 g = replace(g.without(lambda e: e.bonus_id != ev.bonus_id), bonus=None)
             else:
                 g = replace(g, bonus=replace(g.bonus, done=True, answer=None))
-            g = replace(g, phase=Phase.ANSWERED, deadline=None)
+            g = replace(g, phase=Phase.ANSWERED, deadline=None, paused=False, held=None)
         case MatchEnded():
-            g = replace(g, phase=Phase.ENDED, history=())
+            g = replace(g, phase=Phase.ENDED, history=(), paused=False, held=None)
         case MatchCreated():
             raise ValueError("match_created may only be the first event")
-    return replace(s, game=g)
+    return replace(s, game=_held(g, ev))
+
+
+def _held(g: GameState, ev: Event) -> GameState:
+    """Every clock stands still while the match is paused: one running at the pause, or set
+    since (a ruling, an undo, a buzz, the last word read), is held with the time it has left
+    at ``ev``, and runs again from the resume."""
+    if g.paused and g.deadline is not None:
+        return replace(g, held=max(0.0, g.deadline - ev.t), deadline=None)
+    return g
 
 
 # --------------------------------------------------------------------------------------------
@@ -1027,12 +1048,14 @@ def _undo(run: _Decision, cmd: UndoRuling) -> None:
         raise IllegalCommand("there is no ruling on this tossup to undo")
     last = g.ledger[-1]  # the ledger is restored with the state, so its tail is that ruling
     restored = g.history[-1]
+    # (a clock held by a pause at the time ran all the same)
+    stopped = restored.deadline is None and restored.held is None
     if last.bonus_id is not None:
         assert restored.bonus is not None
         run.emit(
             BonusPartUndone(
                 ruled_seq=last.seq, bonus_id=last.bonus_id, part=restored.bonus.part,
-                deadline=None if restored.deadline is None else run.bonus_deadline(),
+                deadline=None if stopped else run.bonus_deadline(),
             )
         )  # fmt: skip
         return
@@ -1043,9 +1066,7 @@ def _undo(run: _Decision, cmd: UndoRuling) -> None:
             tossup_id=last.tossup_id,
             # the clock starts again where it ran (an answer, or an answer to a prompt, still
             # to come), not where an answer was given and had stopped it
-            deadline=None
-            if restored.deadline is None
-            else run.deadline(run.config.rules.answer_time),
+            deadline=None if stopped else run.deadline(run.config.rules.answer_time),
         )
     )
 

@@ -21,6 +21,11 @@ Rules of the table (read this before changing the match engine):
   it; no ruling loses points. After the last part the cycle is ``ANSWERED``. Undo takes back
   the last part's ruling, or, before any, the tossup's (and the bonus goes back unused); a
   bonus thrown out is replaced by the next unused one.
+* ``pause`` and ``resume`` are legal whenever a tossup or its bonus is being played. Paused,
+  no word is read and every clock stands still (the buzz window, the answer clock, a bonus
+  part's and the consult clock): each is held with the time it had left and runs again from
+  the resume. A pause lasts until the resume or the end of the tossup (or of its bonus); a
+  ruling or an undo leaves it as it is.
 * A buzz is never an illegal command: when it cannot take the floor it is recorded as refused
   with its reason (``lost_race``, ``locked_out``, ``not_live``); a press that repeats a
   refusal of the tossup (same player, reason and holder of the floor) is counted on it
@@ -94,6 +99,8 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.BUZZED, "rule"): _AFTER_RULING,
     (_P.BUZZED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED, _P.BONUS},
     (_P.BUZZED, "throw_out"): frozenset({_P.THROWN_OUT}),
+    (_P.BUZZED, "pause"): frozenset({_P.BUZZED}),
+    (_P.BUZZED, "resume"): frozenset({_P.BUZZED}),
     # only where a model took the floor at once on the ruling taken back (match.can_undo)
     (_P.BUZZED, "undo"): _UNDO_TO,
     (_P.PROMPTED, "join"): frozenset({_P.PROMPTED}),
@@ -103,6 +110,8 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.PROMPTED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED, _P.BONUS},
     (_P.PROMPTED, "undo"): _UNDO_TO,  # the ruling taken back may itself be a prompt
     (_P.PROMPTED, "throw_out"): frozenset({_P.THROWN_OUT}),
+    (_P.PROMPTED, "pause"): frozenset({_P.PROMPTED}),
+    (_P.PROMPTED, "resume"): frozenset({_P.PROMPTED}),
     # a bonus: parts answered and ruled one at a time
     (_P.BONUS, "join"): frozenset({_P.BONUS}),
     (_P.BONUS, "buzz"): frozenset({_P.BONUS}),  # refused: not_live
@@ -117,6 +126,8 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.BONUS, "throw_out_bonus"): frozenset({_P.BONUS, _P.ANSWERED}),
     (_P.BONUS, "throw_out"): frozenset({_P.THROWN_OUT}),  # the whole cycle
     (_P.BONUS, "end_match"): frozenset({_P.ENDED}),
+    (_P.BONUS, "pause"): frozenset({_P.BONUS}),
+    (_P.BONUS, "resume"): frozenset({_P.BONUS}),
     # the tossup is over
     (_P.ANSWERED, "join"): frozenset({_P.ANSWERED}),
     (_P.ANSWERED, "buzz"): frozenset({_P.ANSWERED}),  # refused: not_live

@@ -103,7 +103,6 @@ class Room:
         self.controller: Connection | None = None
         #: SHA-256 of the match's valid moderator tokens.
         self.moderator_hashes: frozenset[str] = frozenset()
-        self.running = False  # the reader advances the reveal position
         #: Joins by name are taken one at a time (sessions.py): two at once of one name are
         #: one player.
         self.joining = asyncio.Lock()
@@ -168,7 +167,6 @@ class Room:
         self.state = Lifecycle.CLOSING
         error = error or RoomClosed.stopping()
         self.closed_by = error
-        self.running = False
         for task in [*self._tasks, self._timer, self._pending_task]:
             if task is not None:
                 task.cancel()
@@ -227,7 +225,6 @@ class Room:
             if isinstance(ev, TossupStarted):
                 self.reveal_times = [(ev.t, -1)]
                 self.tossup_log = []
-                self.running = True
             elif ev.type == "words_revealed":
                 self.reveal_times.append((ev.t, ev.position))  # type: ignore[union-attr]
             self.tossup_log.append(event_to_dict(ev))
@@ -266,7 +263,6 @@ class Room:
             words=self.words,
             guides=self.guides,
             wpm=self.wpm,
-            running=self.running,
             trajectories=self.trajectories,
             tossup_log=self.tossup_log,
             event=self.event,
@@ -304,8 +300,9 @@ class Room:
     # -- reading -------------------------------------------------------------------------------
 
     def _reading(self) -> bool:
-        game = self.match.game
-        return self.is_open and self.running and game.phase is Phase.READING and not game.paused
+        """Whether the reader reads now: as the record says (a tossup being read, not paused),
+        and the room open."""
+        return self.is_open and self.match.game.reading
 
     async def _reader(self) -> None:
         """Reveal the next word every 60/wpm seconds while the room reads, for as long as the
@@ -358,21 +355,16 @@ class Room:
         return await self.command(Reveal())
 
     async def pause(self) -> list[Event]:
-        self.running = False
-        events: list[Event] = []
-        if not self.match.game.paused:
-            events = await self.command(Pause())
-        else:
-            self.broadcast_state()
-        return events
+        """Pause the match (the reading and every clock), unless it is paused already."""
+        if self.match.game.paused:
+            return []
+        return await self.command(Pause())
 
     async def resume(self) -> list[Event]:
-        self.running = True
-        self._changed.set()  # (not paused: no event follows, only the flag changed)
-        if self.match.game.paused:
-            return await self.command(Resume())
-        self.broadcast_state()
-        return []
+        """Resume the match paused (the reading and the clock held), unless it is not."""
+        if not self.match.game.paused:
+            return []
+        return await self.command(Resume())
 
     # -- deadlines -----------------------------------------------------------------------------
 

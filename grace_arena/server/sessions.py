@@ -536,7 +536,6 @@ class Session:
                 case SetPaceMsg():
                     self.queue(room, SetPace(wpm=msg.wpm), msg.type)
                 case EndMatchMsg():
-                    room.running = False
                     self.queue(room, EndMatch(), msg.type)
                 case Hello() | JoinTeam():
                     self.error("not_allowed", "already joined", msg.type)

@@ -87,7 +87,6 @@ class RoomFacts:
     join_code: str
     words: Mapping[str, list[str]]  # tossup id -> its words as written
     wpm: int
-    running: bool
     trajectories: Mapping[str, Mapping[str, ModelTrajectory]]
     tossup_log: Sequence[dict[str, Any]]
     event: EventView | None = None  # the event, room and round of a scheduled match
@@ -346,7 +345,8 @@ def state_view(
         floor=floor,
         bonus=bonus_view(match, role) if game.phase is not Phase.ENDED else None,
         deadline=game.deadline,
-        reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=room.running),
+        held=game.held,
+        reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=game.reading),
         event=room.event,
         record=room.record,
         models=models,

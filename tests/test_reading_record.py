@@ -1,0 +1,236 @@
+"""The record is the only truth of the reading: pause, resume, the reading and every clock
+derive from its events; a refused command changes nothing; a reopened match comes back as the
+record says. The engine's part is pure (a clock the test controls); the server's is played
+with a moderator and phones over real websockets."""
+
+from __future__ import annotations
+
+import time
+
+from backends import on_both_backends
+from engine_helpers import config, started_match
+from live import Client, LiveServer, clients, moderator, player, two_teams
+
+from grace_arena.core.commands import (
+    AnswerPart,
+    Buzz,
+    Pause,
+    Resume,
+    Reveal,
+    Rule,
+    RulePart,
+    StartTossup,
+    TimeUp,
+    UndoRuling,
+)
+from grace_arena.core.config import ScoringRules
+from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.events import Ruling
+from grace_arena.core.match import Match
+from grace_arena.core.packet import SAMPLE_PACKET_PATH
+from grace_arena.core.phases import Phase
+from grace_arena.server.app import Settings
+
+# -- the engine ---------------------------------------------------------------------------------
+
+
+def _reading(match: Match, now: float, words: int = 3) -> list:
+    events = match.handle(StartTossup(), now=now)
+    for _ in range(words):
+        events += match.handle(Reveal(), now=now)
+    return events
+
+
+def _to_the_end(match: Match, now: float) -> None:
+    spec = match.current_tossup
+    match.handle(Reveal(to=spec.n_words), now=now)
+
+
+def make_config(*, reading_mode: str = "read_aloud", bonuses: bool = False, **rules):
+    return config(
+        rules=ScoringRules(bonuses=bonuses, **rules),
+        bonus_parts=(3, 3) if bonuses else (),
+        reading_mode=reading_mode,
+    )
+
+
+def new_match(cfg):
+    return started_match(cfg)
+
+
+def test_a_pause_while_a_player_holds_the_floor_is_taken_and_the_reading_stays_paused():
+    """The moderator presses pause as a buzz arrives: the pause is the match's, not lost."""
+    match, events = new_match(make_config(answer_time=8.0))
+    events += _reading(match, 100.0)
+    events += match.handle(Buzz(team="red", player="red-1"), now=101.0)
+    events += match.handle(Pause(), now=101.5)
+    g = match.game
+    assert g.phase is Phase.BUZZED and g.paused
+    # the answer clock stands still with what it had left
+    assert g.deadline is None and g.held == 7.5
+    events += match.handle(Rule(ruling=Ruling.INCORRECT), now=200.0)
+    g = match.game
+    assert g.phase is Phase.READING and g.paused and not g.reading
+    events += match.handle(Resume(), now=210.0)
+    assert match.game.reading
+    assert Match.replay(events).state == match.state
+
+
+def test_a_refused_command_changes_nothing():
+    match, _ = new_match(make_config())
+    _reading(match, 100.0)
+    before = match.state
+    for command in (Resume(), TimeUp()):
+        try:
+            match.handle(command, now=101.0)
+        except IllegalCommand:
+            pass
+        else:  # pragma: no cover - the test's premise
+            raise AssertionError(f"{command} should be refused while reading")
+    assert match.state == before and match.game.reading
+
+
+def test_a_pause_in_the_buzz_window_holds_it_and_the_resume_gives_back_what_was_left():
+    match, events = new_match(make_config(buzz_window=5.0))
+    _reading(match, 100.0, words=0)
+    _to_the_end(match, 100.0)
+    assert match.game.phase is Phase.AWAITING and match.game.deadline == 105.0
+    events += match.handle(Pause(), now=103.0)
+    assert match.game.deadline is None and match.game.held == 2.0
+    try:
+        match.handle(TimeUp(), now=500.0)
+    except IllegalCommand:
+        pass
+    else:
+        raise AssertionError("a held buzz window does not run out")
+    events += match.handle(Resume(), now=600.0)
+    assert match.game.deadline == 602.0 and match.game.held is None
+    with_events = match.handle(TimeUp(), now=602.5)
+    assert match.game.phase is Phase.DEAD and with_events
+
+
+def test_a_last_word_buzz_ruled_incorrect_while_paused_holds_the_whole_buzz_window():
+    match, _ = new_match(make_config(buzz_window=5.0, answer_time=None))
+    _reading(match, 100.0, words=0)
+    _to_the_end(match, 100.0)
+    match.handle(Buzz(team="red", player="red-1"), now=101.0)
+    match.handle(Pause(), now=102.0)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=300.0)
+    g = match.game
+    # back in the buzz window, which does not run while paused (it had run out by 300 s)
+    assert g.phase is Phase.AWAITING and g.deadline is None and g.held == 5.0
+    match.handle(Resume(), now=400.0)
+    assert match.game.deadline == 405.0
+
+
+def test_an_undo_keeps_the_match_paused():
+    match, _ = new_match(make_config(answer_time=8.0))
+    _reading(match, 100.0)
+    match.handle(Buzz(team="red", player="red-1"), now=101.0)
+    match.handle(Rule(ruling=Ruling.INCORRECT), now=102.0)
+    match.handle(Pause(), now=103.0)
+    match.handle(UndoRuling(), now=104.0)
+    g = match.game
+    assert g.phase is Phase.BUZZED and g.paused
+    assert g.deadline is None and g.held == 8.0  # the answer clock restored, standing still
+
+
+def test_the_bonus_part_clock_stands_still_while_paused():
+    config = make_config(bonuses=True, reading_mode="screen", bonus_answer_time=10.0)
+    match, _ = new_match(config)
+    _reading(match, 100.0)
+    match.handle(Buzz(team="red", player="red-1"), now=101.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=102.0)
+    assert match.game.phase is Phase.BONUS and match.game.deadline == 112.0
+    match.handle(Pause(), now=106.0)
+    assert match.game.deadline is None and match.game.held == 6.0
+    match.handle(Resume(), now=200.0)
+    assert match.game.deadline == 206.0
+    match.handle(AnswerPart(team="red", player="red-1", text="x"), now=201.0)
+    match.handle(RulePart(ruling=Ruling.INCORRECT), now=202.0)
+    assert match.game.deadline == 212.0
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+
+def _settings(db_url: str, **setup) -> Settings:
+    return Settings(
+        db_url=db_url,
+        packets=[SAMPLE_PACKET_PATH],
+        secret="s3cret",
+        first_match=two_teams(wpm=300, **setup),
+    )
+
+
+def _position(client: Client) -> int:
+    return client.state(lambda s: s["tossup"] is not None)["tossup"]["position"]
+
+
+def _reads_on(client: Client, beyond: int) -> dict:
+    """The next state that shows a word beyond ``beyond``, read by the server by itself."""
+    return client.state(lambda s: s["tossup"] and s["tossup"]["position"] > beyond, timeout=15)
+
+
+@on_both_backends
+def test_an_end_match_refused_while_a_tossup_is_read_leaves_the_reading_going(db_url):
+    with LiveServer(_settings(db_url)) as server:
+        mod = moderator(server)
+        red = player(server, "red", "Ruth")
+        with clients(mod, red):
+            mod.send(type="start_tossup")
+            at = _position(red)
+            mod.send(type="end_match")
+            assert mod.wait(lambda m: m["type"] == "error")["code"] == "illegal"
+            st = _reads_on(red, at + 2)
+            assert st["match"]["phase"] == "reading" and not st["match"]["paused"]
+            assert st["reading"]["running"]
+
+
+@on_both_backends
+def test_a_pause_that_lands_as_a_buzz_takes_the_floor_is_the_matchs_and_resume_reads_on(db_url):
+    with LiveServer(_settings(db_url)) as server:
+        mod = moderator(server)
+        red, blue = player(server, "red", "Ruth"), player(server, "blue", "Bo")
+        with clients(mod, red, blue):
+            mod.send(type="start_tossup")
+            _position(red)
+            red.send(type="buzz")
+            mod.send(type="pause")  # the race: the buzz got in first
+            assert red.wait("buzz_result")["outcome"] == "won"
+            st = blue.state(lambda s: s["match"]["paused"])
+            assert st["match"]["phase"] == "buzzed" and not st["reading"]["running"]
+            mod.send(type="rule", ruling="incorrect")
+            st = blue.state(lambda s: s["match"]["phase"] == "reading")
+            # every screen says what the record says: paused, nothing read
+            assert st["match"]["paused"] and not st["reading"]["running"]
+            at = st["tossup"]["position"]
+            time.sleep(0.5)
+            assert server.room().match.game.position == at
+            mod.send(type="resume")
+            st = _reads_on(blue, at)
+            assert not st["match"]["paused"] and st["reading"]["running"]
+
+
+@on_both_backends
+def test_a_match_reopened_while_a_player_holds_the_floor_reads_on_after_the_ruling(db_url):
+    with LiveServer(_settings(db_url)) as server:
+        mod = moderator(server)
+        red = player(server, "red", "Ruth")
+        with clients(mod, red):
+            mod.send(type="start_tossup")
+            _position(red)
+            red.send(type="buzz")
+            assert red.wait("buzz_result")["outcome"] == "won"
+            mod.state(lambda s: s["floor"] is not None)
+    again = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s3cret")
+    with LiveServer(again) as server:
+        mod = moderator(server)
+        blue = player(server, "blue", "Bo")
+        with clients(mod, blue):
+            st = next(m for m in reversed(blue.received) if m["type"] == "state")
+            assert st["match"]["phase"] == "buzzed" and not st["match"]["paused"]
+            mod.send(type="rule", ruling="incorrect")
+            st = blue.state(lambda s: s["match"]["phase"] == "reading")
+            assert not st["match"]["paused"] and st["reading"]["running"]
+            _reads_on(blue, st["tossup"]["position"])
