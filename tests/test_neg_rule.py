@@ -29,6 +29,7 @@ from grace_arena.core.standings import TeamInfo
 from grace_arena.core.stats import event_stats, match_play
 from grace_arena.io.exports import export
 from grace_arena.io.sqbs import tossup_values
+from grace_arena.protocol import MatchSettings
 
 T = 1000.0
 X, C = Ruling.INCORRECT, Ruling.CORRECT
@@ -200,3 +201,19 @@ def test_the_rule_set_says_it_and_an_old_record_s_rules_keep_negging_both():
     old = rules_for("acf").model_dump()
     del old["neg_first_team_only"]
     assert not ScoringRules.model_validate(old).neg_first_team_only
+
+
+def test_a_match_s_settings_turn_the_rule_on_or_off_and_a_format_s_holds_otherwise():
+    def rules_of(**settings) -> ScoringRules:
+        made = MatchSettings(**settings)
+        fmt = made.format
+        return rules_for(fmt, **made.scoring()) if fmt else ScoringRules(**made.scoring())
+
+    assert rules_of(format="naqt").neg_first_team_only
+    assert rules_of(format="acf", neg_points=-10).neg_first_team_only  # custom, from ACF's
+    assert not rules_of().neg_first_team_only
+    on = rules_of(neg_first_team_only=True)
+    assert on.neg_first_team_only and on.format is None
+    off = rules_of(format="naqt", neg_first_team_only=False)
+    assert not off.neg_first_team_only and off.format == "custom"
+    assert rules_of(format="naqt", neg_first_team_only=True).format == "naqt"
