@@ -868,6 +868,9 @@ class MatchSettings(_Msg):
     ) = 15
     neg_points: Annotated[int, _Within(-100, 0, "points", field="neg_points")] = -5
     negs_only_before_end: bool = True
+    #: Only the first team to answer a tossup incorrectly is negged (NAQT's and ACF's rule,
+    #: on in those formats); off, every incorrect interrupt is (GRACE's game).
+    neg_first_team_only: bool = False
     rebuzz: bool = True
     #: Quizbowl asks a player to begin answering within a few seconds of buzzing; typing on a
     #: phone takes longer (10 s by default on screen). Under 1 s every buzz times out before
@@ -919,9 +922,9 @@ class MatchSettings(_Msg):
 
     #: The fields that are rules of the game (the others say how the match is read).
     SCORING: ClassVar[tuple[str, ...]] = (
-        "correct_points", "power_points", "neg_points", "negs_only_before_end", "rebuzz",
-        "answer_time", "buzz_window", "bonuses", "bouncebacks", "bonus_answer_time",
-        "regulation_tossups", "overtime_bonuses",
+        "correct_points", "power_points", "neg_points", "negs_only_before_end",
+        "neg_first_team_only", "rebuzz", "answer_time", "buzz_window", "bonuses", "bouncebacks",
+        "bonus_answer_time", "regulation_tossups", "overtime_bonuses",
     )  # fmt: skip
 
     @model_validator(mode="before")

@@ -246,13 +246,17 @@ def test_formats_mirror_the_quizbowl_presets() -> None:
     assert (pace.power_points, pace.neg_points, pace.format) == (20, 0, "pace")
     naqt = rules_for("naqt")
     assert (naqt.power_points, naqt.neg_points) == (15, -5)
+    # NAQT and ACF neg only the first team to answer a tossup incorrectly
+    assert acf.neg_first_team_only and naqt.neg_first_team_only
     assert rules_for("grace") == ScoringRules(format="grace")  # today's game, named
     assert rules_for("acf", neg_points=0).format == "custom"
     assert rules_for("acf", answer_time=20.0).format == "acf"  # the room's clock is its own
     assert set(FORMATS) == {"grace", "acf", "pace", "naqt"}
     with pytest.raises(ValueError, match=r"unknown format 'quiz'.*acf"):
         rules_for("quiz")
-    assert describe(acf) == "ACF: 10 a tossup, no powers, negs -5, bonuses, 20 tossups"
+    assert describe(acf) == (
+        "ACF: 10 a tossup, no powers, negs -5 (first team only), bonuses, 20 tossups"
+    )
 
 
 def test_the_moderator_is_told_when_regulation_is_over_and_overtime_begins() -> None:

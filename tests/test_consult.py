@@ -141,8 +141,8 @@ def test_consult_rules_keep_the_format_they_go_with() -> None:
     rules = rules_for("acf", consult=ConsultScoring())
     assert rules.format == "acf"
     assert describe(rules) == (
-        "ACF: 10 a tossup, no powers, negs -5, bonuses with a model to consult (15 alone, 10 "
-        "after consulting, 5 for a right abstention), 20 tossups"
+        "ACF: 10 a tossup, no powers, negs -5 (first team only), bonuses with a model to "
+        "consult (15 alone, 10 after consulting, 5 for a right abstention), 20 tossups"
     )
     assert rules_for("grace", consult=ConsultScoring()).format == "custom"  # no bonuses there
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from engine_helpers import config
@@ -66,6 +67,7 @@ class MatchMachine(RuleBasedStateMachine):
             power_points=st.sampled_from([15, 20, None]),
             neg_points=st.sampled_from([-5, 0, -10]),
             negs_only_before_end=st.booleans(),
+            neg_first_team_only=st.booleans(),
             rebuzz=st.booleans(),
             answer_time=st.sampled_from([None, 5.0]),
             buzz_window=st.just(3.0),
@@ -340,6 +342,21 @@ class MatchMachine(RuleBasedStateMachine):
         for _, team, points, *_ in self.ledger.values():
             expected[team] += points
         assert self.match.scores == expected
+
+    @invariant()
+    def a_tossup_negs_only_its_first_team_under_that_rule(self):
+        # the tossup rulings in force: at most one neg a tossup under the rule, and none that
+        # costs other than the rules' neg
+        negs = Counter(v[0] for v in self.ledger.values() if len(v) == 3 and v[2] < 0)
+        assert all(
+            points in (0, self.cfg.rules.neg_points)
+            for _, _, points, *bonus in self.ledger.values()
+            if not bonus and points <= 0
+        )
+        if self.cfg.rules.neg_first_team_only:
+            assert all(n == 1 for n in negs.values()), negs
+        if negs and max(negs.values()) > 1:
+            event("a tossup with more than one neg")
 
     @invariant()
     def replay_rebuilds_the_same_state(self):

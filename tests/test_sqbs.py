@@ -51,13 +51,14 @@ def test_an_event_with_bonuses_is_an_sqbs_file(db_url, tmp_path) -> None:
         slots = [take(7) for _ in range(16)]
         games.append((head, bonus, overtime, forfeit_lightning, slots))
     (head, bonus, overtime, rest, slots) = games[0]
-    assert head[1:] == ["0", "1", "70", "20", "4", "1"]  # Red 70 Blue 20, 4 TUH, round 1
+    assert head[1:] == ["0", "1", "75", "20", "4", "1"]  # Red 75 Blue 20, 4 TUH, round 1
     # bouncebacks: 10000 × parts bounced to the team + bonuses heard; 10000 × bounceback points
     # + bonus points (Red: 2 parts, 2 bonuses, 10 and 40; Blue: 2 parts, 1 bonus, 10 and 10)
     assert bonus == ["20002", "100040", "20001", "100010"]
     assert overtime == ["0", "0", "0"] and rest == ["0", "0", "0"]
     # player slots alternate Red, Blue: player, games played, 15s, 10s, -5s, (4th), points
-    assert slots[0] == ["1", "1.00", "1", "0", "1", "0", "10"]  # Ann: a power and a neg
+    # Ann: a power, and a wrong answer after Bo's neg, worth 0 (NAQT negs the first team only)
+    assert slots[0] == ["1", "1.00", "1", "0", "0", "0", "15"]
     assert slots[1] == ["0", "1.00", "0", "1", "2", "0", "0"]  # Bo
     assert slots[2] == ["0", "1.00", "0", "1", "0", "0", "10"]  # Ada
     assert all(s == ["-1", "0", "0", "0", "0", "0", "0"] for s in slots[3:])

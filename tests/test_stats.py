@@ -8,9 +8,9 @@ all in room 1 (a bye each round).
 Round 1, Red (Ann, Ada) vs Blue (Bo):
   T1 Ann power 15; bonus 1 to Red: ✓ ✗(Blue ✓ 10) ✓ → Red 20
   T2 Bo neg −5, Ada ten 10; bonus 2 to Red: ✓ ✓ ✗(Blue ✗) → Red 20
-  T3 Bo neg −5, Ann neg −5: dead, no bonus
+  T3 Bo neg −5, Ann wrong 0 (NAQT negs only the first team): dead, no bonus
   T4 Bo ten 10; bonus 3 to Blue: ✗(Red ✓ 10) ✗(Red ✗) ✓ → Blue 10
-  Red 15+20+10+20−5+10 = 70, Blue 10−5−5+10+10 = 20
+  Red 15+20+10+20+10 = 75, Blue 10−5−5+10+10 = 20
 Round 2, Red (Ann) vs Green (Gil):
   T1 Gil ten 10; bonus 1 to Green: ✓ ✓ ✓ → 30
   T2 Ann power 15; bonus 2 to Red: ✗(Green ✗) ✗(Green ✓ 10) ✗(Green ✗) → 0
@@ -149,7 +149,7 @@ def test_an_events_stats_are_the_hand_worked_numbers(db_url) -> None:
         _, rows = event_standings(engine, "stats")
     finally:
         engine.dispose()
-    assert [p.result().teams[t].points for p in plays for t in p.teams] == [70, 20, 20, 105]
+    assert [p.result().teams[t].points for p in plays for t in p.teams] == [75, 20, 20, 105]
     stats = event_stats(plan.team_infos(), plays)
     # the live standings (read from the record's buzz rows) and the stats (replayed) agree
     assert stats.standings == rows
@@ -157,9 +157,9 @@ def test_an_events_stats_are_the_hand_worked_numbers(db_url) -> None:
     assert [(s.team, s.rank) for s in rows] == [("green", 1), ("red", 2), ("blue", 3)]
     red, blue, green = by["red"], by["blue"], by["green"]
     assert (red.won, red.lost, red.games, red.win_pct) == (1, 1, 2, 0.5)
-    assert (red.points, red.points_per_game, red.tossups_heard) == (90, 45.0, 8)
-    assert red.points_per_20_tuh == 225.0  # 90 / 8 × 20
-    assert (red.powers, red.correct - red.powers, red.negs) == (2, 1, 2)
+    assert (red.points, red.points_per_game, red.tossups_heard) == (95, 47.5, 8)
+    assert red.points_per_20_tuh == 237.5  # 95 / 8 × 20
+    assert (red.powers, red.correct - red.powers, red.negs, red.incorrect) == (2, 1, 1, 2)
     assert (red.bonuses_heard, red.bonus_points) == (3, 40)
     assert red.points_per_bonus == pytest.approx(40 / 3)
     assert (red.bounceback_points, red.bounceback_parts, red.bounceback_available) == (20, 5, 50)
@@ -177,8 +177,9 @@ def test_an_events_stats_are_the_hand_worked_numbers(db_url) -> None:
     ann, ada, bo, gil = (players[k] for k in (("red", "Ann"), ("red", "Ada"), ("blue", "Bo"),
                                               ("green", "Gil")))  # fmt: skip
     assert (ann.games, ann.tossups_heard, ann.powers, ann.tens, ann.negs, ann.points) == (
-        2, 8, 2, 0, 2, 20)  # fmt: skip
-    assert (ann.points_per_20_tuh, ann.points_per_game) == (50.0, 10.0)
+        2, 8, 2, 0, 1, 25)  # fmt: skip
+    assert ann.incorrect == 2  # her wrong answer after Bo's neg is no neg
+    assert (ann.points_per_20_tuh, ann.points_per_game) == (62.5, 12.5)
     assert (ada.games, ada.tossups_heard, ada.tens, ada.points, ada.points_per_20_tuh) == (
         1, 4, 1, 10, 50.0)  # fmt: skip
     assert (bo.tens, bo.negs, bo.points, bo.points_per_20_tuh) == (1, 2, 0, 0.0)
@@ -188,7 +189,7 @@ def test_an_events_stats_are_the_hand_worked_numbers(db_url) -> None:
     assert [(t.number, t.heard, t.correct, t.powers, t.negs) for t in stats.tossups] == [
         (1, 2, 2, 1, 0),
         (2, 2, 2, 1, 1),
-        (3, 2, 1, 1, 2),
+        (3, 2, 1, 1, 1),
         (4, 2, 2, 0, 1),
     ]
     assert [(t.conversion, t.power_rate) for t in stats.tossups] == [
@@ -206,7 +207,7 @@ def test_an_events_stats_are_the_hand_worked_numbers(db_url) -> None:
         (1.0, 1.0, 0.0),
     ]
     assert [(g.round, g.room, g.scores) for g in stats.games] == [
-        (1, "1", (("red", 70), ("blue", 20))),
+        (1, "1", (("red", 75), ("blue", 20))),
         (2, "1", (("red", 20), ("green", 105))),
     ]
 
@@ -219,7 +220,7 @@ def test_one_match_alone_is_an_event_of_one_match(db_url) -> None:
         engine.dispose()
     stats = event_stats(plan.team_infos(), first)
     by = {s.team: s for s in stats.standings}
-    assert (by["red"].points, by["blue"].points, by["green"].games) == (70, 20, 0)
+    assert (by["red"].points, by["blue"].points, by["green"].games) == (75, 20, 0)
     assert by["red"].points_per_bonus == 20.0 and by["blue"].points_per_bonus == 10.0
     assert [t.heard for t in stats.tossups] == [1, 1, 1, 1]
 

@@ -50,13 +50,14 @@ def test_standings_show_w_l_ppg_ppb_and_points_per_20_tossups(db_url) -> None:
     for header in ("W-L", "PPG", "P/20TUH", "PPB"):
         assert header in table.output
     red = next(line for line in table.output.splitlines() if "Red" in line)
-    # 2nd, 1-1, 90 points, 45 a game, 8 tossups heard, 225 per 20, 13.33 a bonus, 2 powers
-    assert re.search(r"2\s.*Red\s.*1-1\s.*90\s.*45\.00\s.*8\s.*225\.00\s.*13\.33\s.*2/1/2", red)
+    # 2nd, 1-1, 95 points, 47.5 a game, 8 tossups heard, 237.5 per 20, 13.33 a bonus, 2 powers,
+    # 1 ten, 1 neg (Ann's wrong answer after Bo's neg is none: NAQT negs the first team only)
+    assert re.search(r"2\s.*Red\s.*1-1\s.*95\s.*47\.50\s.*8\s.*237\.50\s.*13\.33\s.*2/1/1", red)
     result = runner.invoke(app, ["event", "standings", "stats", "--json", "--db", db_url])
     assert result.exit_code == 0, result.output
     rows = {r["team"]: r for r in json.loads(result.output)["rows"]}
-    assert (rows["red"]["won"], rows["red"]["lost"], rows["red"]["points_per_game"]) == (1, 1, 45.0)
-    assert (rows["red"]["points_per_20_tuh"], rows["green"]["points_per_bonus"]) == (225.0, 20.0)
+    assert (rows["red"]["won"], rows["red"]["lost"], rows["red"]["points_per_game"]) == (1, 1, 47.5)
+    assert (rows["red"]["points_per_20_tuh"], rows["green"]["points_per_bonus"]) == (237.5, 20.0)
     assert (rows["blue"]["win_pct"], rows["blue"]["bounceback_conversion"]) == (0.0, 0.5)
 
 
@@ -81,14 +82,14 @@ def test_the_stats_report_is_one_printable_page(db_url, tmp_path) -> None:
     ]
     assert [(p["Player"], p["Team"], p["TUH"], p["Pts"], p["P/20TUH"]) for p in individuals] == [
         ("Gil", "Green", "4", "35", "175.00"),
-        ("Ann", "Red", "8", "20", "50.00"),
+        ("Ann", "Red", "8", "25", "62.50"),
         ("Ada", "Red", "4", "10", "50.00"),
         ("Bo", "Blue", "4", "0", "0.00"),
     ]
-    assert [r[2] for r in rows["games"][1:]] == ["Red 70 – Blue 20", "Red 20 – Green 105"]
+    assert [r[2] for r in rows["games"][1:]] == ["Red 75 – Blue 20", "Red 20 – Green 105"]
     # team detail: each team's games (score and result) and players
     detail = rows["team-detail"]
-    assert ["1", "1", "Blue", "70–20", "W"] in detail and [
+    assert ["1", "1", "Blue", "75–20", "W"] in detail and [
         "2",
         "1",
         "Green",

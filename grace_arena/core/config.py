@@ -36,6 +36,11 @@ class ScoringRules(_Frozen):
     #: True: an incorrect answer costs ``neg_points`` only when the buzz interrupted the reading
     #: (before the end of the question); after the end it scores 0. False: always ``neg_points``.
     negs_only_before_end: bool = True
+    #: True: only the first team to answer a tossup incorrectly is negged (NAQT's and ACF's
+    #: rule); another team's incorrect answer after that neg scores 0, as one after the end
+    #: does. False: every team's incorrect answer before the end costs ``neg_points`` (GRACE's
+    #: game, PRODUCT.md's rule; a match recorded before this rule was named played so).
+    neg_first_team_only: bool = False
     #: True: after an incorrect answer, the teams not locked out may still buzz. False: the first
     #: incorrect answer kills the tossup (one buzz per tossup).
     rebuzz: bool = True
@@ -60,6 +65,19 @@ class ScoringRules(_Frozen):
     #: Bonus parts where the team chooses to answer alone, consult a model or abstain, scored
     #: by these points instead of the parts' values; None: plain bonuses.
     consult: ConsultScoring | None = None
+
+    def incorrect_points(self, *, interrupt: bool, negged: bool) -> int:
+        """What an incorrect answer to a tossup scores: ``neg_points`` (a neg) or 0.
+
+        ``interrupt``: the buzz came before the end of the question; ``negged``: another team
+        has a neg in force on this tossup already. A neg needs both an interrupt (unless
+        ``negs_only_before_end`` is off) and, under ``neg_first_team_only``, no earlier neg.
+        """
+        if self.negs_only_before_end and not interrupt:
+            return 0
+        if self.neg_first_team_only and negged:
+            return 0
+        return self.neg_points
 
 
 class TeamKind(StrEnum):

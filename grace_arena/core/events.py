@@ -150,7 +150,7 @@ class BuzzAccepted(_BuzzFields):
     """A buzz that took the floor."""
 
     type: Literal["buzz_accepted"] = "buzz_accepted"
-    interrupt: bool  # True when the reading was not finished (an incorrect answer is a neg)
+    interrupt: bool  # True when the reading was not finished (an incorrect answer may be a neg)
     answer: str | None = None  # typed answer (screen mode) or the model's guess
     suggestion: str | None = None  # the automatic judge's directive for ``answer``
     prompt_question: str | None = None

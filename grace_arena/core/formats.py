@@ -2,14 +2,19 @@
 
 They mirror MODAQ's format presets and the Quizbowl Schema's ``ScoringRules``:
 
-========  =====  =====  ===  =======  ===========  ==========  ===============================
-format    tossup power  neg  bonuses  bouncebacks  regulation  overtime
-========  =====  =====  ===  =======  ===========  ==========  ===============================
-grace     10     15     -5   no       no           the packet  none (GRACE's tossups-only game)
-acf       10     none   -5   3×10     no           20          tossups only, no bonuses
-pace      10     20     0    3×10     no           20          tossups only, no bonuses
-naqt      10     15     -5   3×10     optional     20          tossups only, no bonuses
-========  =====  =====  ===  =======  ===========  ==========  ===============================
+========  =====  =====  =========  =======  ===========  ==========  ===========================
+format    tossup power  neg        bonuses  bouncebacks  regulation  overtime
+========  =====  =====  =========  =======  ===========  ==========  ===========================
+grace     10     15     -5         no       no           the packet  none (tossups only)
+acf       10     none   -5 first   3×10     no           20          tossups only, no bonuses
+pace      10     20     0          3×10     no           20          tossups only, no bonuses
+naqt      10     15     -5 first   3×10     optional     20          tossups only, no bonuses
+========  =====  =====  =========  =======  ===========  ==========  ===========================
+
+"-5 first": only the first team to answer a tossup incorrectly before the end is negged
+(NAQT: "a 5-point penalty if the first team to attempt answering a tossup gives an incorrect
+answer"; ACF alike); another team's wrong interrupt after it scores 0. GRACE's game, where
+several teams may play one tossup, negs every wrong interrupt (PRODUCT.md's rule).
 
 "custom" is any of them with fields changed (``rules_for("acf", neg_points=0)``). A bonus's
 parts are worth what the packet says (usually 10 each); the format decides whether bonuses are
@@ -28,16 +33,16 @@ __all__ = ["FORMATS", "describe", "rules_for"]
 FORMATS: dict[str, dict[str, Any]] = {
     "grace": {"correct_points": 10, "power_points": 15, "neg_points": -5, "bonuses": False},
     "acf": {
-        "correct_points": 10, "power_points": None, "neg_points": -5, "bonuses": True,
-        "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        "correct_points": 10, "power_points": None, "neg_points": -5, "neg_first_team_only": True,
+        "bonuses": True, "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
     },
     "pace": {
         "correct_points": 10, "power_points": 20, "neg_points": 0, "bonuses": True,
         "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
     },
     "naqt": {
-        "correct_points": 10, "power_points": 15, "neg_points": -5, "bonuses": True,
-        "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        "correct_points": 10, "power_points": 15, "neg_points": -5, "neg_first_team_only": True,
+        "bonuses": True, "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
     },
 }  # fmt: skip
 
@@ -71,11 +76,17 @@ def rules_for(name: str = "grace", **changes: Any) -> ScoringRules:
 
 
 def describe(rules: ScoringRules, *, bouncebacks: bool | None = None) -> str:
-    """One line for screens: "ACF: 10 a tossup, no powers, negs -5, bonuses, 20 tossups".
+    """One line for screens: "ACF: 10 a tossup, no powers, negs -5 (first team only),
+    bonuses, 20 tossups".
     ``bouncebacks``: whether the match plays them (two teams), if not the rules'."""
     bits = [f"{rules.correct_points} a tossup"]
     bits.append(f"powers {rules.power_points}" if rules.power_points is not None else "no powers")
-    bits.append(f"negs {rules.neg_points}" if rules.neg_points else "no negs")
+    if not rules.neg_points:
+        bits.append("no negs")
+    elif rules.neg_first_team_only:
+        bits.append(f"negs {rules.neg_points} (first team only)")
+    else:
+        bits.append(f"negs {rules.neg_points}")
     if rules.bonuses and rules.consult is not None:
         c = rules.consult
         bits.append(

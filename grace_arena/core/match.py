@@ -814,8 +814,10 @@ class _Decision:
             )
             self.start_bonus(floor.team, spec.id)
             return
-        neg = floor.interrupt or not rules.negs_only_before_end
-        points = rules.neg_points if neg else 0
+        negged = any(
+            e.tossup_id == spec.id and e.bonus_id is None and e.points < 0 for e in g.ledger
+        )
+        points = rules.incorrect_points(interrupt=floor.interrupt, negged=negged)
         locked = g.locked_out | {floor.team}
         everyone_out = all(t.id in locked for t in self.config.teams)
         if everyone_out or not rules.rebuzz:
