@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
+from grace_arena.cli.root import app
 
 import_app = command_group(
     help="Bring data into the record: GRACE buzzpoints, another record, QANTA questions.",
