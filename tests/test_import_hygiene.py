@@ -100,7 +100,9 @@ def _import_cycles(graph) -> list[list[str]]:
                     index[other] = low[other] = len(index)
                     stack.append(other)
                     on_stack.add(other)
-                    work.append((other, iter(sorted(graph.find_modules_directly_imported_by(other)))))
+                    work.append(
+                        (other, iter(sorted(graph.find_modules_directly_imported_by(other))))
+                    )
                     break
                 if other in on_stack:
                     low[module] = min(low[module], index[other])
@@ -141,3 +143,27 @@ def test_no_module_of_the_project_imports_itself_through_others():
     graph = grimp.build_graph("grace_arena", "moderator_tui", "buzzer_client")
     assert "grace_arena.core.standings" in graph.modules
     assert _import_cycles(graph) == []
+
+
+def test_every_package_of_the_project_is_in_the_packages_layers():
+    """The layers contract in pyproject.toml names every package and module of grace_arena, and
+    the TUI and the phones' pages, so that a new one cannot slip out of it; the TUI's own
+    contract covers all of moderator_tui."""
+    import pkgutil
+    import tomllib
+    from pathlib import Path
+
+    import grace_arena
+
+    config = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    importlinter = config["tool"]["importlinter"]
+    layers = next(
+        c for c in importlinter["contracts"] if c["name"].startswith("The packages are layered")
+    )
+    named = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
+    modules = {f"grace_arena.{m.name}" for m in pkgutil.iter_modules(grace_arena.__path__)}
+    assert named == modules | {"moderator_tui", "buzzer_client"}
+    assert {"moderator_tui", "buzzer_client"} <= set(importlinter["root_packages"])
+    tui = next(c for c in importlinter["contracts"] if c["name"].startswith("The moderator's TUI"))
+    assert tui["source_modules"] == ["moderator_tui"]
+    assert {"grace_arena.server", "grace_arena.record"} <= set(tui["forbidden_modules"])
