@@ -99,12 +99,10 @@ def create_app(settings: Settings) -> FastAPI:
 
         app.state.surveys = Surveys(arena, settings.survey_packets)
         app.include_router(survey_router)
-    pages, *others = ROUTERS
-    app.include_router(pages)
+    for router in ROUTERS:
+        app.include_router(router)
     if CLIENT_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=CLIENT_DIR), name="static")
-    for router in others:
-        app.include_router(router)
     return app
 
 
