@@ -3,6 +3,7 @@ format there, and a renderer added to it is a format of ``grace-arena export``."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,10 @@ def test_a_renderer_added_to_the_registry_is_a_format_of_the_command(
     assert result.exit_code == 0, result.output
     assert out.read_text() == "2\n"
     assert export(store.engine, "ids", out) == [out] and out.read_text() == "1\n2\n"
+
+
+def test_the_commands_help_describes_every_format() -> None:
+    result = CliRunner().invoke(app, ["export", "--help"], terminal_width=400)
+    assert result.exit_code == 0, result.output
+    described = set(re.findall(r"[a-z]+", result.output))
+    assert set(FORMATS) <= described, set(FORMATS) - described
