@@ -20,7 +20,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grace_arena.cli.options import redacted
 from grace_arena.core.commands import (
     Buzz,
     EndMatch,
@@ -38,6 +37,7 @@ from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.phases import HAS_FLOOR, Phase
 from grace_arena.core.specs import match_config
 from grace_arena.record.db import open_engine
+from grace_arena.record.db import redacted_url as redacted
 from grace_arena.record.store import MatchStore, RecordedMatch
 from moderator_tui.widgets import answer_markup
 
@@ -291,8 +291,8 @@ def run_tui_demo(
     import uvicorn
     from platformdirs import user_log_dir
 
-    from grace_arena.cli.serve import public_base
     from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+    from grace_arena.server.lan import public_base
     from moderator_tui import make_tui
     from moderator_tui.app import SetupDefaults
 

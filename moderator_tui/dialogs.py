@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
-from moderator_tui.widgets import QRCode
+from moderator_tui.widgets import QRCode, join_text
 
 
 def keys_table(screen: Screen) -> Table:
@@ -186,8 +186,6 @@ class JoinScreen(ModalScreen[None]):
         self.url, self.code = url, code
 
     def compose(self) -> ComposeResult:
-        from moderator_tui.setup import join_text
-
         with Vertical(id="join-box"):
             yield Static(join_text(self.url, self.code))
             yield QRCode(self.url)

@@ -32,7 +32,7 @@ from grace_arena.core.specs import parse_tossups, team_id
 from grace_arena.protocol import MatchCreatedReply, MatchSetup, State, TeamSetup
 from moderator_tui.messages import CatalogLoaded, HttpFailed
 from moderator_tui.screens import MatchScreen, showing
-from moderator_tui.widgets import ControlBanner, QRCode, StatusLine
+from moderator_tui.widgets import ControlBanner, QRCode, StatusLine, join_text
 
 HUMAN = "human"
 #: The formats of the set-up's Format list (``grace_arena.core.formats``).
@@ -489,15 +489,6 @@ class LobbyScreen(MatchScreen):
         from moderator_tui.live import LiveScreen
 
         self.app.switch_screen(LiveScreen())
-
-
-def join_text(url: str, code: str) -> Text:
-    return Text.assemble(
-        ("Players: scan the code or open\n", ""),
-        (url, "bold underline"),
-        "\njoin code ",
-        (f" {code} ", "bold reverse"),
-    )
 
 
 def roster(state: State) -> Table:

@@ -702,6 +702,16 @@ def qr_text(url: str, *, border: int = 2) -> Text:
     return Text(out.getvalue().rstrip("\n"), style="#000000 on #ffffff", no_wrap=True)
 
 
+def join_text(url: str, code: str) -> Text:
+    """Where and how players join, above the QR code (the setup screen and the join dialog)."""
+    return Text.assemble(
+        ("Players: scan the code or open\n", ""),
+        (url, "bold underline"),
+        "\njoin code ",
+        (f" {code} ", "bold reverse"),
+    )
+
+
 class QRCode(Static):
     """The join URL as a QR code."""
 

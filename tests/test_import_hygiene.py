@@ -76,3 +76,94 @@ def test_the_import_contracts_hold_and_name_every_module_of_the_server():
     assert lint, "import-linter is a development dependency"
     out = subprocess.run([lint], cwd=root, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _import_cycles(graph) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected components of more than one
+    module (Tarjan's algorithm, iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, imported = work[-1]
+            for other in imported:
+                if other not in index:
+                    index[other] = low[other] = len(index)
+                    stack.append(other)
+                    on_stack.add(other)
+                    work.append(
+                        (other, iter(sorted(graph.find_modules_directly_imported_by(other))))
+                    )
+                    break
+                if other in on_stack:
+                    low[module] = min(low[module], index[other])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == module:
+                            break
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+    return cycles
+
+
+def test_the_import_cycle_finder_finds_a_circle_and_only_circles():
+    import grimp
+
+    graph = grimp.ImportGraph()
+    for importer, imported in [("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d")]:
+        graph.add_import(importer=importer, imported=imported)
+    assert _import_cycles(graph) == [["p.a", "p.b", "p.c"]]
+    graph.remove_import(importer="p.c", imported="p.a")
+    assert _import_cycles(graph) == []
+
+
+def test_no_module_of_the_project_imports_itself_through_others():
+    """No import circle between the modules of the project's packages, counting the imports
+    made inside functions and under ``TYPE_CHECKING`` (grimp reads every import statement): a
+    circle is two modules that can only be understood, and changed, together."""
+    import grimp
+
+    graph = grimp.build_graph("grace_arena", "moderator_tui", "buzzer_client")
+    assert "grace_arena.core.standings" in graph.modules
+    assert _import_cycles(graph) == []
+
+
+def test_every_package_of_the_project_is_in_the_packages_layers():
+    """The layers contract in pyproject.toml names every package and module of grace_arena, and
+    the TUI and the phones' pages, so that a new one cannot slip out of it; the TUI's own
+    contract covers all of moderator_tui."""
+    import pkgutil
+    import tomllib
+    from pathlib import Path
+
+    import grace_arena
+
+    config = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    importlinter = config["tool"]["importlinter"]
+    layers = next(
+        c for c in importlinter["contracts"] if c["name"].startswith("The packages are layered")
+    )
+    named = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
+    modules = {f"grace_arena.{m.name}" for m in pkgutil.iter_modules(grace_arena.__path__)}
+    assert named == modules | {"moderator_tui", "buzzer_client"}
+    assert {"moderator_tui", "buzzer_client"} <= set(importlinter["root_packages"])
+    tui = next(c for c in importlinter["contracts"] if c["name"].startswith("The moderator's TUI"))
+    assert tui["source_modules"] == ["moderator_tui"]
+    assert {"grace_arena.server", "grace_arena.record"} <= set(tui["forbidden_modules"])

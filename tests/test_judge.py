@@ -24,6 +24,7 @@ from grace_arena.core.judge import (
     normalize,
     parse_answer_line,
 )
+from grace_arena.core.judge import data as judge_data
 from grace_arena.core.judge import lines as judge_lines
 from grace_arena.core.judge import match as judge_match
 from grace_arena.core.judge import text as judge_text
@@ -557,7 +558,7 @@ def test_every_clipping_is_the_start_of_the_words_it_stands_for() -> None:
 
 
 def test_a_bad_clippings_row_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lexicon, "_read", lambda name: "spec spectrometry\n")
+    monkeypatch.setattr(judge_data, "read_file", lambda name: "spec spectrometry\n")
     lexicon.clippings.cache_clear()
     try:
         with pytest.raises(ValueError, match="expected 'clip: word word"):
@@ -617,7 +618,9 @@ def test_romanization_is_for_words_of_five_letters_or_more() -> None:
 
 
 def test_a_bad_equivalents_row_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lexicon, "_read", lambda name: "forms,relation,reason\nA | B,twin,x\n")
+    monkeypatch.setattr(
+        judge_data, "read_file", lambda name: "forms,relation,reason\nA | B,twin,x\n"
+    )
     lexicon.equivalence_groups.cache_clear()
     try:
         with pytest.raises(ValueError, match="bad row"):

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from grace_arena.cli.groups import command_group
+from grace_arena.cli.root import app
 
-app = command_group(
-    name="grace-arena",
-    help="GRACE Arena: live human-vs-model quizbowl matches and calibration analysis.",
-    no_args_is_help=True,
-    add_completion=False,
-)
+__all__ = ["app"]
 
 
 def _register() -> None:

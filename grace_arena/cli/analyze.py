@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, existing_db, redacted
+from grace_arena.cli.root import app
 
 
 def _print_tables(result: dict[str, Any]) -> None:

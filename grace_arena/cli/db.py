@@ -6,9 +6,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from grace_arena.cli import app
 from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
+from grace_arena.cli.root import app
 
 db_app = command_group(
     help="The record: migrate its schema and list what it holds.",

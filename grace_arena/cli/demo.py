@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, check_packets, resolve_db
+from grace_arena.cli.root import app
 
 
 @app.command("demo")

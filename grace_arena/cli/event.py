@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import (
     BouncebacksOption,
@@ -25,6 +24,7 @@ from grace_arena.cli.options import (
     redacted,
     resolve_db,
 )
+from grace_arena.cli.root import app
 from grace_arena.resources import command_prefix
 
 event_app = command_group(

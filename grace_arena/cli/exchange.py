@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import DbOption, existing_db, redacted, resolve_db
+from grace_arena.cli.root import app
 
 import_app = command_group(
     help="Bring data into the record: GRACE buzzpoints, another record, QANTA questions.",
@@ -55,12 +55,13 @@ def export(
     --format grace pools, per tossup, every match of the events and their imported
     buzzpoints; a file imported with 'import grace' comes back out exactly.
     """
-    from grace_arena.io.exports import FORMATS
+    from grace_arena.io.exports import FORMATS, RENDERERS
     from grace_arena.io.exports import export as run_export
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import RecordError
 
-    if fmt not in FORMATS:
+    renderer = RENDERERS.get(fmt)
+    if renderer is None:
         typer.echo(f"error: --format must be one of {', '.join(FORMATS)}", err=True)
         raise typer.Exit(2)
     if match and event:
@@ -76,7 +77,7 @@ def export(
         raise typer.Exit(1) from None
     for path in files:
         typer.echo(f"wrote {path}")
-    if fmt == "qbj" and not match:
+    if renderer.notes_pooled_left_out and not match:
         from grace_arena.io.exports import pooled_count
         from grace_arena.record.store import MatchStore
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli import app
+from grace_arena.cli.root import app
 
 
 @app.command("judge")

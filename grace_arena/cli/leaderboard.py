@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, check_model, redacted, resolve_db
+from grace_arena.cli.root import app
 
 
 def _print_ranking(ranking: dict[str, Any]) -> None:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.groups import command_group
 from grace_arena.cli.options import DbOption, check_model, existing_db, redacted, resolve_db
+from grace_arena.cli.root import app
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Packet

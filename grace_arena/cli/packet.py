@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.groups import command_group
+from grace_arena.cli.root import app
 
 if TYPE_CHECKING:
     from grace_arena.core.packet import Bonus, Packet, Tossup

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.options import (
     BouncebacksOption,
     ConsultOption,
@@ -23,27 +22,11 @@ from grace_arena.cli.options import (
     redacted,
     resolve_db,
 )
+from grace_arena.cli.root import app
 
-
-def public_base(console, host: str, port: int, public_url: str | None) -> str:
-    """The base of the join URL, and a line saying which address was chosen and why."""
-    from grace_arena.server.lan import lan_address_choice
-
-    if public_url:
-        console.print(f"join URL from --public-url: {public_url}", soft_wrap=True, highlight=False)
-        return public_url
-    if host not in ("0.0.0.0", "::"):
-        return f"http://{host}:{port}"
-    choice = lan_address_choice()
-    if choice.loopback_only:
-        console.print(f"[bold yellow]warning:[/] {choice.reason}", soft_wrap=True, highlight=False)
-    else:
-        console.print(
-            f"join address {choice.address}: {choice.reason} (--public-url to choose another)",
-            soft_wrap=True,
-            highlight=False,
-        )
-    return f"http://{choice.address}:{port}"
+# The join URL's base is chosen by the server's LAN module; `serve`, `survey serve` and the
+# demo print it.
+from grace_arena.server.lan import public_base
 
 
 def print_join(console, url: str, code: str, moderator_token: str, match_id: int) -> None:

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli import app
 from grace_arena.cli.options import DbOption, redacted, resolve_db
-from grace_arena.cli.serve import public_base
+from grace_arena.cli.root import app
+from grace_arena.server.lan import public_base
 
 
 def print_survey_url(console, url: str, code: str) -> None:

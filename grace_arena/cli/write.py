@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from grace_arena.cli import app
+from grace_arena.cli.root import app
 
 
 @app.command("write")

@@ -8,9 +8,10 @@ figure (won/lost/tied, games, tossups heard, buzzes, bonuses, PPG, P/20TUH, PPB,
 against, and so the order) is of the finished matches only, so that a row's figures are all
 of the same games (the tossups heard are those of
 :func:`grace_arena.core.events.tossups_heard`, as in the QBJ export). The figures (win %,
-PPG, P/20TUH, PPB, bounceback conversion) and the order are defined once, in
-:mod:`grace_arena.core.stats`, with their sources: win percentage, then points per bonus,
-then points per 20 tossups heard; teams equal on all three share a rank, listed by name.
+PPG, P/20TUH, PPB, bounceback conversion) are defined once, in :mod:`grace_arena.core.figures`,
+and the order here (:func:`rank_key`), with their sources in :mod:`grace_arena.core.stats`: win
+percentage, then points per bonus, then points per 20 tossups heard; teams equal on all three
+share a rank, listed by name.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from grace_arena.core.events import (
     MatchCreated,
     TossupOutcome,
 )
+from grace_arena.core.figures import per_20_tuh, per_game, points_per_bonus, rate, win_pct
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ class Standing:
     bounceback_available: int = 0  # their points
     matches: tuple[int, ...] = field(default=())
 
-    # the figures, as grace_arena.core.stats defines them
+    # the figures, as grace_arena.core.figures defines them
 
     @property
     def games(self) -> int:
@@ -223,33 +225,23 @@ class Standing:
 
     @property
     def points_per_20_tuh(self) -> float | None:
-        from grace_arena.core.stats import per_20_tuh
-
         return per_20_tuh(self.finished_points, self.tossups_heard)
 
     @property
     def points_per_game(self) -> float | None:
-        from grace_arena.core.stats import per_game
-
         return per_game(self.finished_points, self.games)
 
     @property
     def points_per_bonus(self) -> float | None:
         """PPB: points on the bonuses the team controlled, per bonus heard."""
-        from grace_arena.core.stats import points_per_bonus
-
         return points_per_bonus(self.bonus_points, self.bonuses_heard)
 
     @property
     def bounceback_conversion(self) -> float | None:
-        from grace_arena.core.stats import rate
-
         return rate(self.bounceback_points, self.bounceback_available)
 
     @property
     def win_pct(self) -> float:
-        from grace_arena.core.stats import win_pct
-
         return win_pct(self.won, self.lost, self.tied)
 
     @property
@@ -266,7 +258,7 @@ class TeamInfo:
 
 def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list[Standing]:
     """Every team of ``teams`` with its totals over ``results``, ranked by
-    :func:`grace_arena.core.stats.rank_key` (1 = first; teams equal on win %, PPB and
+    :func:`rank_key` (1 = first; teams equal on win %, PPB and
     P/20TUH share a rank).
 
     >>> from grace_arena.core.standings import MatchResult, TeamInfo, TeamLine, standings
@@ -325,14 +317,18 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
         for info in teams
     ]
 
-    from grace_arena.core.stats import rank_key as key  # (stats builds on this module)
-
     # (teams that share a rank are listed by their points, those in play included: a neg in the
     # first match under way lists a team below those on nothing, though none has a game yet)
-    rows.sort(key=lambda s: (*key(s), -s.points, s.name.casefold(), s.team))
+    rows.sort(key=lambda s: (*rank_key(s), -s.points, s.name.casefold(), s.team))
     ranked: list[Standing] = []
     for i, row in enumerate(rows):
-        shared = i > 0 and key(rows[i - 1]) == key(row)
+        shared = i > 0 and rank_key(rows[i - 1]) == rank_key(row)
         rank = ranked[-1].rank if shared else i + 1
         ranked.append(replace(row, rank=rank))
     return ranked
+
+
+def rank_key(s: Standing) -> tuple[float, float, float]:
+    """The standings order (lowest first): win %, then PPB, then P/20TUH, highest first; a
+    team without bonuses or tossups heard counts 0 on that measure."""
+    return (-s.win_pct, -(s.points_per_bonus or 0.0), -(s.points_per_20_tuh or 0.0))

@@ -33,9 +33,11 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
@@ -60,14 +62,16 @@ from grace_arena.record.models import PlayerRow, TossupRow
 
 __all__ = [
     "FORMATS",
+    "RENDERERS",
+    "ExportScope",
+    "Renderer",
     "export",
     "export_parquet",
     "grace_export_data",
     "qbj_match",
     "qbj_tournament",
+    "renderer",
 ]
-
-FORMATS = ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses", "sqbs")
 
 #: ``--format bonuses``: one row per bonus part heard, as it stands.
 BONUS_EXPORT_COLUMNS = (
@@ -128,6 +132,202 @@ def _targets(out: Path, names: list[str], suffix: str) -> list[Path]:
     return [out / f"{name}{suffix}" for name in names]
 
 
+# ---------------------------------------------------------------------------------------
+# The formats: one renderer each, registered in RENDERERS
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExportScope:
+    """What an export covers, read from the record once and shared by the renderers: the
+    matches chosen (those of ``events`` when named, ``match_ids`` when given, else all) and
+    the events whose imported pooled buzzpoints go with them (none when matches are named)."""
+
+    engine: Engine
+    match_ids: Sequence[int] | None = None
+    events: Sequence[str] | None = None
+
+    @cached_property
+    def _scope(self) -> tuple[list[MatchInfo], list[int]]:
+        return load_scope(self.engine, self.match_ids, events=self.events)
+
+    @property
+    def matches(self) -> list[MatchInfo]:
+        return self._scope[0]
+
+    @property
+    def event_ids(self) -> list[int]:
+        """The events whose pooled buzzpoints are exported: none for matches alone."""
+        return [] if self.match_ids else self._scope[1]
+
+
+class Renderer(Protocol):
+    """One export format: its ``--format`` name, the suffix of the files it writes (``""``:
+    a folder) and how it writes a scope to ``out``, returning the files written."""
+
+    name: str
+    suffix: str
+    #: Whether the command line notes the imported pooled buzzpoints left out of it.
+    notes_pooled_left_out: bool
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]: ...
+
+
+def _buzz_export_rows(scope: ExportScope) -> list[dict[str, Any]]:
+    """The matches' buzzes, then the events' pooled buzzpoints (the match unknown: empty)."""
+    labels = team_labels(scope.engine, scope.event_ids)
+    pooled = pooled_buzz_rows(scope.engine, scope.event_ids, labels).rows
+    return [*buzz_rows(scope.engine, scope.matches), *pooled_export_rows(pooled)]
+
+
+class CsvBuzzes:
+    """``csv``: one row per buzz with every logged field (an ``analyze --buzzes`` input)."""
+
+    name, suffix, notes_pooled_left_out = "csv", ".csv", False
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        rows = _buzz_export_rows(scope)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _write_csv(out, BUZZ_EXPORT_COLUMNS, rows)
+        return [out]
+
+
+class JsonlBuzzes:
+    """``jsonl``: the rows of ``csv``, one JSON object a line."""
+
+    name, suffix, notes_pooled_left_out = "jsonl", ".jsonl", False
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        rows = _buzz_export_rows(scope)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        return [out]
+
+
+class ModelSteps:
+    """``steps``: the model trajectories of the questions played in scope (all when the whole
+    record is exported)."""
+
+    name, suffix, notes_pooled_left_out = "steps", ".csv", False
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        questions = (
+            {(m.packet_id, t) for m in scope.matches for t in m.counted if m.packet_id}
+            if scope.match_ids or scope.events
+            else None
+        )
+        _write_csv(out, STEP_EXPORT_COLUMNS, step_rows(scope.engine, questions))
+        return [out]
+
+
+class GraceBuzzpoints:
+    """``grace``: GRACE's buzzpoint JSON, a file per packet, and the team codes alongside."""
+
+    name, suffix, notes_pooled_left_out = "grace", ".json", False
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        engine, event_ids = scope.engine, scope.event_ids
+        pooled = pooled_buzz_rows(engine, event_ids, {}).rows
+        packets, mapping = grace_export_data(
+            engine, scope.matches, pooled, import_ids=_import_ids(engine, event_ids)
+        )
+        if not packets:
+            raise ValueError("nothing to export in GRACE's format (no match with a packet)")
+        files = _targets(out, list(packets), self.suffix)
+        for path, tossups in zip(files, packets.values(), strict=True):
+            path.write_text(json.dumps(tossups, indent=4, ensure_ascii=False) + "\n", "utf-8")
+        teams_file = (
+            files[0].with_name(files[0].stem + ".teams.json")
+            if len(files) == 1 and out.suffix
+            else out / "teams.json"
+        )
+        teams_file.write_text(json.dumps(mapping, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        return [*files, teams_file]
+
+
+class QbjFiles:
+    """``qbj``: a QBJ match file per match, and with ``--event`` a tournament file per event
+    run with a schedule."""
+
+    name, suffix, notes_pooled_left_out = "qbj", ".qbj", True
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        engine, matches = scope.engine, scope.matches
+        plans = _scheduled_events(engine, scope.event_ids) if scope.events else []
+        if plans and out.suffix:
+            raise ValueError(
+                f"--out {out}: an event's QBJ export is a folder (a file per match and the "
+                "tournament file); give a folder"
+            )
+        files = _targets(out, [f"match-{m.id}" for m in matches], self.suffix) if matches else []
+        for path, m in zip(files, matches, strict=True):
+            path.write_text(json.dumps(qbj_match(engine, m), indent=2, ensure_ascii=False) + "\n")
+        for plan in plans:
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / f"{_safe_name(plan.name)}{self.suffix}"
+            mine = [m for m in matches if m.event_id == plan.id]
+            data = qbj_tournament(engine, plan, mine)
+            path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+            files.append(path)
+        if not files:
+            raise ValueError("nothing to export in QBJ: no match in scope")
+        return files
+
+
+class ParquetTables:
+    """``parquet``: a folder of the analysis' tables (:func:`export_parquet`)."""
+
+    name, suffix, notes_pooled_left_out = "parquet", "", False
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        return export_parquet(scope.engine, out, scope.match_ids, events=scope.events)
+
+
+class BonusParts:
+    """``bonuses``: one CSV row per bonus part heard (:func:`bonus_rows`)."""
+
+    name, suffix, notes_pooled_left_out = "bonuses", ".csv", False
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        _write_csv(out, BONUS_EXPORT_COLUMNS, bonus_rows(scope.matches))
+        return [out]
+
+
+class SqbsTournament:
+    """``sqbs``: one event run with a schedule as an SQBS tournament file (:func:`export_sqbs`)."""
+
+    name, suffix, notes_pooled_left_out = "sqbs", ".sqbs", False
+
+    def render(self, scope: ExportScope, out: Path) -> list[Path]:
+        return [export_sqbs(scope.engine, out, scope.events or ())]
+
+
+#: Every export format by its ``--format`` name; adding a format is adding a renderer here.
+RENDERERS: dict[str, Renderer] = {
+    r.name: r
+    for r in (
+        CsvBuzzes(),
+        JsonlBuzzes(),
+        ModelSteps(),
+        GraceBuzzpoints(),
+        QbjFiles(),
+        ParquetTables(),
+        BonusParts(),
+        SqbsTournament(),
+    )
+}
+FORMATS = tuple(RENDERERS)
+
+
+def renderer(fmt: str) -> Renderer:
+    """The renderer of ``fmt``; ``ValueError`` naming the formats when there is none."""
+    if fmt not in RENDERERS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    return RENDERERS[fmt]
+
+
 def export(
     engine: Engine,
     fmt: str,
@@ -139,76 +339,7 @@ def export(
     """Write the chosen matches (those of ``events`` when named, ``match_ids`` when given,
     else all) in ``fmt``; returns the files written. ``grace`` also writes the pooled
     buzzpoints of the events in scope (all events when neither is given)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    out = Path(out)
-    if fmt == "parquet":
-        return export_parquet(engine, out, match_ids, events=events)
-    if fmt == "sqbs":
-        return [export_sqbs(engine, out, events or ())]
-    matches, event_ids = load_scope(engine, match_ids, events=events)
-    if match_ids:  # the matches alone: no pooled buzzpoints
-        event_ids = []
-    if fmt in ("csv", "jsonl"):
-        # the matches' buzzes, then the events' pooled buzzpoints (the match unknown: empty)
-        labels = team_labels(engine, event_ids)
-        pooled = pooled_buzz_rows(engine, event_ids, labels).rows
-        rows = [*buzz_rows(engine, matches), *pooled_export_rows(pooled)]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if fmt == "csv":
-            _write_csv(out, BUZZ_EXPORT_COLUMNS, rows)
-        else:
-            with out.open("w", encoding="utf-8") as handle:
-                for row in rows:
-                    handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        return [out]
-    if fmt == "bonuses":
-        _write_csv(out, BONUS_EXPORT_COLUMNS, bonus_rows(matches))
-        return [out]
-    if fmt == "steps":
-        questions = (
-            {(m.packet_id, t) for m in matches for t in m.counted if m.packet_id}
-            if match_ids or events
-            else None
-        )
-        _write_csv(out, STEP_EXPORT_COLUMNS, step_rows(engine, questions))
-        return [out]
-    if fmt == "grace":
-        pooled = pooled_buzz_rows(engine, event_ids, {}).rows
-        packets, mapping = grace_export_data(
-            engine, matches, pooled, import_ids=_import_ids(engine, event_ids)
-        )
-        if not packets:
-            raise ValueError("nothing to export in GRACE's format (no match with a packet)")
-        files = _targets(out, list(packets), ".json")
-        for path, tossups in zip(files, packets.values(), strict=True):
-            path.write_text(json.dumps(tossups, indent=4, ensure_ascii=False) + "\n", "utf-8")
-        teams_file = (
-            files[0].with_name(files[0].stem + ".teams.json")
-            if len(files) == 1 and out.suffix
-            else out / "teams.json"
-        )
-        teams_file.write_text(json.dumps(mapping, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        return [*files, teams_file]
-    plans = _scheduled_events(engine, event_ids) if events else []
-    if plans and out.suffix:
-        raise ValueError(
-            f"--out {out}: an event's QBJ export is a folder (a file per match and the "
-            "tournament file); give a folder"
-        )
-    files = _targets(out, [f"match-{m.id}" for m in matches], ".qbj") if matches else []
-    for path, m in zip(files, matches, strict=True):
-        path.write_text(json.dumps(qbj_match(engine, m), indent=2, ensure_ascii=False) + "\n")
-    for plan in plans:
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / f"{_safe_name(plan.name)}.qbj"
-        mine = [m for m in matches if m.event_id == plan.id]
-        data = qbj_tournament(engine, plan, mine)
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        files.append(path)
-    if not files:
-        raise ValueError("nothing to export in QBJ: no match in scope")
-    return files
+    return renderer(fmt).render(ExportScope(engine, match_ids, events), Path(out))
 
 
 def export_sqbs(engine: Engine, out: Path, events: Sequence[str]) -> Path:

@@ -46,8 +46,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
 
+from grace_arena.record.errors import RecordError
 from grace_arena.record.models import MatchLeaseRow
-from grace_arena.record.store import RecordError
 
 #: Seconds without renewal after which a lease has lapsed.
 DEFAULT_TTL = 15.0

@@ -43,6 +43,7 @@ from grace_arena.core.events import (
     event_to_dict,
 )
 from grace_arena.core.match import Match, MatchState
+from grace_arena.record.errors import RecordError
 from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
@@ -61,10 +62,6 @@ from grace_arena.record.models import (
 
 if TYPE_CHECKING:
     from grace_arena.record.lease import Holder, LeaseClaim
-
-
-class RecordError(RuntimeError):
-    """The record cannot do what was asked (unknown match, corrupt event...)."""
 
 
 def is_transient(exc: BaseException) -> bool:

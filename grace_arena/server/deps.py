@@ -10,11 +10,14 @@ from fastapi import (
     HTTPException,
     Request,
 )
+from fastapi.requests import HTTPConnection
 
 from grace_arena.protocol import (
     ApiError,
 )
 from grace_arena.server.arena import Arena
+from grace_arena.server.event_rooms import EventHost
+from grace_arena.server.sessions import Lobby
 
 #: Error responses of the HTTP API, for its OpenAPI description.
 UNAUTHORIZED: dict[int | str, dict[str, Any]] = {401: {"model": ApiError}}
@@ -30,11 +33,25 @@ THROTTLED: dict[int | str, dict[str, Any]] = {429: {"model": ApiError}}
 # Dependencies (module level: the route annotations are resolved in this module's namespace).
 
 
+# What create_app puts in ``app.state``: the arena (live matches, the record, packets, tokens),
+# the event layer (an event's rooms) and the lobby (a websocket's way to its seat).
+
+
 def get_arena(request: Request) -> Arena:
     return request.app.state.arena
 
 
+def get_events(request: Request) -> EventHost:
+    return request.app.state.events
+
+
+def get_lobby(connection: HTTPConnection) -> Lobby:
+    return connection.app.state.lobby
+
+
 ArenaDep = Annotated[Arena, Depends(get_arena)]
+EventsDep = Annotated[EventHost, Depends(get_events)]
+LobbyDep = Annotated[Lobby, Depends(get_lobby)]
 
 
 def guess(request: Request, arena: Arena) -> str:

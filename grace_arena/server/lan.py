@@ -14,7 +14,13 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["AddressChoice", "choose_lan_address", "lan_address", "lan_address_choice"]
+__all__ = [
+    "AddressChoice",
+    "choose_lan_address",
+    "lan_address",
+    "lan_address_choice",
+    "public_base",
+]
 
 #: Interface name prefixes of virtual networks that phones on the LAN do not share.
 VIRTUAL_PREFIXES = (
@@ -98,3 +104,23 @@ def lan_address_choice() -> AddressChoice:
 def lan_address() -> str:
     """This machine's address on the local network, as players' phones will reach it."""
     return lan_address_choice().address
+
+
+def public_base(console, host: str, port: int, public_url: str | None) -> str:
+    """The base of the join URL, and a line on ``console`` (a rich console) saying which
+    address was chosen and why."""
+    if public_url:
+        console.print(f"join URL from --public-url: {public_url}", soft_wrap=True, highlight=False)
+        return public_url
+    if host not in ("0.0.0.0", "::"):
+        return f"http://{host}:{port}"
+    choice = lan_address_choice()
+    if choice.loopback_only:
+        console.print(f"[bold yellow]warning:[/] {choice.reason}", soft_wrap=True, highlight=False)
+    else:
+        console.print(
+            f"join address {choice.address}: {choice.reason} (--public-url to choose another)",
+            soft_wrap=True,
+            highlight=False,
+        )
+    return f"http://{choice.address}:{port}"

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from grace_arena.core.judge import lexicon
+from grace_arena.core.judge.data import equivalence_groups
 
 ARTICLES = frozenset({"the", "a", "an"})
 # Words that say little on their own: a partial answer made only of these is no answer.
@@ -312,7 +312,7 @@ _DIGIT = re.compile(r"\d")
 
 def make_token(text: str, linked: bool = False) -> Token:
     has_digit = _DIGIT.search(text) is not None
-    return Token(text, has_digit, linked, lexicon.word_variants().get(text, text))
+    return Token(text, has_digit, linked, word_variants().get(text, text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,3 +377,16 @@ def prepared_from(literal: str, toks: list[Token]) -> Prepared:
             if not (0 < i < n - 1 and len(t.text) == 1 and t.text.isalpha())
         ),
     )
+
+
+@lru_cache(maxsize=1)
+def word_variants() -> dict[str, str]:
+    """One-word ``same`` groups as a map from every member to the group's first member."""
+    variants: dict[str, str] = {}
+    for group in equivalence_groups():
+        words = [tokens(form, drop_articles=False) for form in group.forms]
+        if group.relation != "same" or any(len(w) != 1 for w in words):
+            continue
+        for (word,) in words[1:]:
+            variants[word] = words[0][0]
+    return variants

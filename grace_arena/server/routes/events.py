@@ -1,0 +1,99 @@
+"""An event served here: its standings (for the projector) and its rooms (for the moderator's
+terminal), by the event's name."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from fastapi import APIRouter, HTTPException, Request
+
+from grace_arena.protocol import EventRoomInfo, StandingsView
+from grace_arena.record.lease import LeaseHeld
+from grace_arena.record.schedule import load_plan
+from grace_arena.record.store import RecordError
+from grace_arena.server.arena import Arena
+from grace_arena.server.deps import (
+    NOT_FOUND,
+    THROTTLED,
+    UNAUTHORIZED,
+    ArenaDep,
+    EventsDep,
+    ServerAuth,
+    guess,
+    wrong_guess,
+)
+from grace_arena.server.event_rooms import EventHost
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+def served_event(events: EventHost, arena: Arena, name: str, address: str) -> int:
+    """The id of the event served here with this name; 404 otherwise, saying nothing of
+    the record's other events (a public URL must not enumerate them)."""
+    event_id = events.served_event(name)
+    if event_id is None:
+        wrong_guess(address, arena)
+        raise HTTPException(status_code=404, detail="no such event is served here")
+    return event_id
+
+
+@router.get("/api/events/{name}/standings", responses=NOT_FOUND | THROTTLED)
+async def event_standings(
+    name: str, request: Request, arena: ArenaDep, events: EventsDep
+) -> StandingsView:
+    """The event's standings after every ruling so far, and what each room plays now
+    (nothing secret: the projector shows it). Only for an event this server serves, by
+    its name."""
+    event_id = served_event(events, arena, name, guess(request, arena))
+    try:
+        view = await asyncio.to_thread(events.compute_standings, event_id)
+    except RecordError as exc:
+        raise HTTPException(status_code=404, detail="no such event is served here") from exc
+    rooms = [
+        r.model_copy(
+            update={
+                "join_url": arena.join_url(r.join_code),
+                "waiting": events.waiting_text(r.join_code),
+            }
+        )
+        for r in view.rooms
+    ]
+    return view.model_copy(update={"rooms": rooms})
+
+
+@router.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
+async def event_rooms(
+    name: str, request: Request, arena: ArenaDep, events: EventsDep, _: ServerAuth
+) -> list[EventRoomInfo]:
+    """The event's rooms with their join codes and moderator tokens (server token): what
+    the moderator's terminal offers to pick from. A room no process serves now is opened
+    here."""
+    event_id = served_event(events, arena, name, guess(request, arena))
+    try:
+        plan = await asyncio.to_thread(load_plan, arena.engine, event_id)
+    except RecordError as exc:
+        raise HTTPException(status_code=404, detail="no such event is served here") from exc
+    out = []
+    names = {t.id: t.name for t in plan.teams}
+    for r in plan.rooms:
+        with contextlib.suppress(LeaseHeld):
+            await events.room_by_code(r.join_code)
+        er = events.rooms.get(r.join_code)
+        live = events.live(er) if er is not None else None
+        game = plan.current_game(r.id)
+        out.append(
+            EventRoomInfo(
+                room=r.name,
+                join_code=r.join_code,
+                join_url=arena.join_url(r.join_code),
+                moderator_token=await events.moderator_token(er) if er is not None else "",
+                round=game.round if game else None,
+                match_id=live.rm.id if live is not None else game.match_id if game else None,
+                teams=[names.get(t, t) for t in game.teams] if game else [],
+                served_here=live is not None,
+            )
+        )
+    return out

@@ -1,0 +1,166 @@
+"""The server's health, what it offers for a match's set-up (packets, models) and its matches:
+open one, list them, and a match's summary for the moderator's end-of-match screen."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import fastapi
+from fastapi import APIRouter, Header, HTTPException, Request
+from sqlmodel import Session, select
+
+from grace_arena.protocol import (
+    MAX_MATCH_ID,
+    BuzzRecord,
+    Health,
+    MatchCreatedReply,
+    MatchSetup,
+    MatchSummary,
+    PacketInfo,
+    TossupInfo,
+)
+from grace_arena.record.models import EventGameRow, MatchRow
+from grace_arena.server.deps import (
+    BAD_BODY,
+    NOT_FOUND,
+    THROTTLED,
+    UNAUTHORIZED,
+    ArenaDep,
+    EventsDep,
+    ServerAuth,
+    guess,
+    wrong_guess,
+)
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.get("/api/health")
+def health(arena: ArenaDep) -> Health:
+    return Health(
+        ok=True, matches=len(arena.rooms), connections=sum(arena.connections_from.values())
+    )
+
+
+@router.get("/api/packets")
+def packets(arena: ArenaDep) -> list[PacketInfo]:
+    # Anyone on the network can ask: ids and categories for the set-up, never answers.
+    return [
+        PacketInfo(
+            id=p.packet.id,
+            title=p.packet.title,
+            tossups=[TossupInfo(id=t.id, category=t.category) for t in p.tossups],
+        )
+        for p in arena.packets.values()
+    ]
+
+
+@router.get("/api/models")
+def models(arena: ArenaDep) -> list[str]:
+
+    from grace_arena.record.models import ModelStepRow
+
+    with Session(arena.engine) as session:
+        return sorted(session.exec(select(ModelStepRow.model).distinct()).all())
+
+
+@router.post(
+    "/api/matches", status_code=201, responses=UNAUTHORIZED | NOT_FOUND | BAD_BODY | THROTTLED
+)
+async def create_match(setup: MatchSetup, arena: ArenaDep, _: ServerAuth) -> MatchCreatedReply:
+    if arena.settings.event is not None:
+        raise HTTPException(
+            status_code=404,
+            detail=f"this server serves the rooms of event {arena.settings.event!r} only",
+        )
+    try:
+        room = await arena.open_match(setup)
+    except LookupError as exc:  # no such packet loaded
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
+    except ValueError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+    return arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+
+
+@router.get("/api/matches", responses=UNAUTHORIZED | THROTTLED)
+async def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
+    rooms = list(arena.rooms.values())
+    replies = []
+    for room in rooms:
+        reply = arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+        row = await asyncio.to_thread(arena.store.match_row, room.rm.id)
+        replies.append(reply.model_copy(update={"created_at": row and row.created_at}))
+    return replies
+
+
+@router.get("/api/matches/{match_id}/summary", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
+async def match_summary(
+    match_id: Annotated[int, fastapi.Path(ge=1, le=MAX_MATCH_ID)],
+    request: Request,
+    arena: ArenaDep,
+    events: EventsDep,
+    authorization: Annotated[str | None, Header()] = None,
+) -> MatchSummary:
+    """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
+    address = guess(request, arena)
+    given = authorization.removeprefix("Bearer ").strip() if authorization else None
+    if not (
+        arena.tokens.check(given, arena.tokens.server())
+        or await arena.is_moderator_of_record(match_id, given)
+        or events.is_room_moderator(match_id, given)
+    ):
+        wrong_guess(address, arena)
+        raise HTTPException(status_code=401, detail="a server or moderator token is needed")
+
+    def read() -> tuple[MatchRow | None, dict[str, int], list[BuzzRecord]]:
+        with Session(arena.engine) as session:
+            row = session.get(MatchRow, match_id)
+            if row is not None and not arena.settings.event:
+                # a server of matches of their own speaks of matches played as such: not
+                # an event's scheduled ones, nor imported ones
+                scheduled = session.exec(
+                    select(EventGameRow.id).where(EventGameRow.match_id == match_id)
+                ).first()
+                if scheduled is not None or row.source is not None:
+                    row = None
+        if row is None:
+            return None, {}, []
+        room = arena.rooms.get(match_id)
+        scores = (room.rm if room is not None else arena.store.open(match_id)).match.scores
+        buzzes = [
+            BuzzRecord(
+                buzz_id=b.buzz_id,
+                tossup_id=b.tossup_id,
+                team=b.team_id,
+                player=b.player_id,
+                kind="model" if b.player_kind == "model" else "human",
+                word_index=b.word_index,
+                clue_index=b.clue_index,
+                outcome=b.outcome,
+                answer=b.answer,
+                suggestion=b.suggestion,
+                confidence=b.model_confidence,
+                ruling=b.ruling,
+                points=b.points,
+                thrown_out=b.thrown_out,
+                credit=b.credit,
+            )
+            for b in arena.store.buzzes(match_id)
+        ]
+        return row, dict(scores), buzzes
+
+    row, scores, buzzes = await asyncio.to_thread(read)
+    # a server of an event speaks of its event's matches only
+    if row is None or (arena.settings.event and row.event_id not in arena.served_events):
+        raise HTTPException(status_code=404, detail=f"no match {match_id}")
+    return MatchSummary(
+        match_id=match_id,
+        title=row.title,
+        ended=row.ended_at is not None,
+        scores=scores,
+        buzzes=buzzes,
+        record=arena.engine.url.render_as_string(hide_password=True),
+    )
