@@ -25,9 +25,12 @@ afresh. A commit refused for a ``seq`` the record holds already (a live match be
 record) is answered the same way, so no room is wedged by a duplicate ``seq``.
 
 **Its life cycle.** ``open`` until :meth:`close`; then ``closing`` while the batch being
-committed finishes (it is not cancelled mid-commit), and ``closed``: every command queued, and
-every command submitted later, fails at once with the :class:`RoomClosed` that closed it, so
-no caller waits forever and nothing is decided or committed after the close. A commit refused
+committed finishes (within the close's time limit: a commit still running then is given up),
+and ``closed``: every command queued, and every command submitted later, fails at once with
+the :class:`RoomClosed` that closed it, so no caller waits forever and nothing is decided or
+committed after the close. What a close leaves uncommitted is said in the log, in one line per
+match. A close that is itself cancelled (a server whose stopping ran out of time) does the
+same at once, and is cancelled. A commit refused
 because another process took the match over (:class:`~grace_arena.record.lease.LeaseLost`)
 stores nothing; the pipeline reports it (``on_lease_lost``) and its owner closes it.
 """
@@ -142,6 +145,11 @@ class _Decision:
         by_index = {i: r for i, r in self.entries if i is not None}
         return [by_index.get(i, resumed) for i in range(len(self.commands))]
 
+    def result_of(self, command: Command) -> Result | None:
+        for c, result in zip(self.commands, self.results(), strict=True):
+            if c is command:
+                return result
+        return None
 
 
 class CommitPipeline:
@@ -174,9 +182,13 @@ class CommitPipeline:
         self._held_since = held_since
         self._held_reason = held_reason
         self._committed = False  # the last batch run wrote something
-        #: The decision whose commit is running or whose outcome is unknown (the connection
-        #: dropped at COMMIT): asked of the record before anything else is decided.
+        #: The batch being decided and committed, and its decision whose commit is running or
+        #: whose outcome is unknown (the connection dropped at COMMIT): asked of the record
+        #: before anything else is decided.
+        self._batch: list[tuple[Command, asyncio.Future]] = []
         self._pending: _Decision | None = None
+        #: What the close left uncommitted, said in one line once it is closed.
+        self._lost: list[str] = []
         #: Commits written, and how many attempts failed (for tests and benchmarks).
         self.commits = 0
         self.failures = 0
@@ -211,37 +223,68 @@ class CommitPipeline:
     # -- closing ---------------------------------------------------------------------------------
 
     async def close(self, error: RoomClosed, *, timeout: float = 10.0) -> None:
-        """Stop: the batch being committed may finish (within ``timeout``); every other command,
-        queued or to come, fails with ``error``."""
+        """Stop: the batch being committed may finish within ``timeout`` seconds (after that
+        its commit is given up); every other command, queued or to come, fails with
+        ``error``. What was not committed is said in the log. If the close is cancelled it
+        gives up at once in the same way, and is cancelled."""
         if self.state is Lifecycle.OPEN:
             self.state = Lifecycle.CLOSING
             self._closed_by = error
             self._wake.set()  # a drainer waiting to try again gives up at once
         drainer = self._drainer
-        if drainer is not None and not drainer.done():
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(drainer), timeout)
-            if not drainer.done():
+        try:
+            if drainer is not None and not drainer.done():
+                with contextlib.suppress(Exception):  # TimeoutError: given up below
+                    await asyncio.wait_for(asyncio.shield(drainer), timeout)
+        finally:  # also when cancelled: nothing here waits
+            if drainer is not None and not drainer.done():
                 drainer.cancel()
-        self._fail_queued()
-        self.state = Lifecycle.CLOSED
+                self._fail_queued(self._batch)
+            self._fail_queued()
+            self.state = Lifecycle.CLOSED
+            self._say_lost()
 
     def _fail_queued(self, batch: list[tuple[Command, asyncio.Future]] | None = None) -> None:
         error = self._closed_by
         assert error is not None
-        for _, future in [*(batch or []), *self._queue]:
+        for command, future in [*(batch or []), *self._queue]:
             if not future.done():
                 future.set_exception(error)
+                self._lost.append(self._describe(command))
         self._queue = []
+
+    def _describe(self, command: Command) -> str:
+        """A command left uncommitted, and its events if it was decided and their commit
+        did not finish (the record may hold them: whoever opens the match next replays what
+        it holds)."""
+        result = self._pending.result_of(command) if self._pending is not None else None
+        if not isinstance(result, list) or not _stored(result):
+            return command.kind
+        events = _stored(result)
+        seqs = f"{events[0].seq}" if len(events) == 1 else f"{events[0].seq}-{events[-1].seq}"
+        types = ", ".join(ev.type for ev in events)
+        return f"{command.kind} (events {seqs}: {types}; commit unfinished, may be stored)"
+
+    def _say_lost(self) -> None:
+        if not self._lost:
+            return
+        n = len(self._lost)
+        log.warning(
+            "match %d: closed (%s) with %d command%s not committed: %s",
+            self.rm.id, self._closed_by, n, "" if n == 1 else "s", "; ".join(self._lost),
+        )  # fmt: skip
+        self._lost = []
 
     # -- the work --------------------------------------------------------------------------------
 
     async def _drain(self) -> None:
         while self._queue and self.state is Lifecycle.OPEN:
             batch, self._queue = self._queue, []
+            self._batch = batch
             self._committed = False
             if not await self._run(batch):
                 return
+            self._batch = []
             # a clock held by a slow commit gets its time back now; not after a failure (a
             # resumption that fails is not tried again and again: the next batch carries it)
             if self._committed and self._held_since is not None and not self._queue:
