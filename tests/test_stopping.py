@@ -9,8 +9,11 @@ import threading
 
 import pytest
 from engine_helpers import config
+from live import two_teams
 
 from grace_arena.core.commands import Join, StartTossup
+from grace_arena.core.packet import SAMPLE_PACKET_PATH
+from grace_arena.server.arena import Arena, Settings
 from grace_arena.server.pipeline import CommitPipeline, Lifecycle, RoomClosed
 from grace_arena.server.writer import GroupWriter
 
@@ -87,3 +90,41 @@ def test_a_close_gives_a_hanging_commit_up_at_its_limit_and_says_what_was_lost(s
     asyncio.run(scenario())
     (line,) = _lost_lines(caplog, rm.id)
     assert "this server process is stopping" in line and "join (events 2" in line
+
+
+def test_stopping_with_several_rooms_stuck_in_a_commit_ends_at_its_limit(tmp_path, caplog):
+    """Three rooms are stuck in a commit that never comes back; the server stops with a time
+    limit of 0.2 s: it stops (every room closed, its callers told), the log names what each
+    room could not commit, and the commits are still hanging (they were not waited for)."""
+    settings = Settings(
+        db_url=f"sqlite:///{tmp_path / 'record.db'}",
+        packets=[SAMPLE_PACKET_PATH],
+        secret="s",
+        stop_timeout=0.2,
+    )
+
+    async def scenario() -> list[int]:
+        arena = Arena(settings)
+        arena.load_packets(settings.packets)
+        rooms = [await arena.open_match(two_teams()) for _ in range(3)]
+        hang = Hang(arena.store)
+        try:
+            joins = [
+                room.submit(Join(team="red", player=f"r{i}", name=f"R{i}"))
+                for i, room in enumerate(rooms)
+            ]
+            await hang.stuck()
+            async with asyncio.timeout(20):  # against a hang only: the limit is 0.2 s
+                await arena.stop_serving()
+            assert not hang.released.is_set()
+            assert arena.rooms == {}
+            assert all(room.state is Lifecycle.CLOSED for room in rooms)
+            assert all(isinstance(join.exception(), RoomClosed) for join in joins)
+        finally:
+            hang.released.set()
+        await arena.close()
+        return [room.rm.id for room in rooms]
+
+    for match_id in asyncio.run(scenario()):
+        (line,) = _lost_lines(caplog, match_id)
+        assert "join" in line
