@@ -140,8 +140,8 @@ def web_server(app: FastAPI, *, host: str, port: int) -> Any:
         async def shutdown(self, sockets: Any = None) -> None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(app.state.events.close(), 5.0)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(arena.stop_serving(), 15.0)
+            with contextlib.suppress(Exception):  # it keeps to its limit by itself
+                await asyncio.wait_for(arena.stop_serving(), arena.settings.stop_timeout + 1.0)
             await super().shutdown(sockets)
 
         async def startup(self, sockets: Any = None) -> None:

@@ -110,6 +110,9 @@ class Settings:
     max_press_credit: float = DEFAULT_MAX_CREDIT
     #: Players one event may register (None: ``max_players_per_match`` for each of its rooms).
     max_players_per_event: int | None = None
+    #: Seconds stopping may take (:meth:`Arena.stop_serving`), however many rooms are in a
+    #: commit: one still running then is given up, and the log says what it held.
+    stop_timeout: float = 15.0
 
 
 class Tokens:
@@ -975,27 +978,45 @@ class Arena:
             tossups_started=state.tossups_started,
         )
 
-    async def stop_serving(self) -> None:
+    async def stop_serving(self, *, limit: float | None = None) -> None:
         """Retire every room (its clients are told the server is stopping and their sockets
         closed, before the web server closes them for its own reasons) and give the leases
-        up, so that another process may go on at once."""
+        up, so that another process may go on at once; within ``limit`` seconds
+        (``Settings.stop_timeout``), whatever the rooms are doing."""
         self.stopping = True
         for task in (self._renewer, self._looking):
             if task is not None:
                 task.cancel()
+        limit = self.settings.stop_timeout if limit is None else limit
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
         stopping = RoomClosed.stopping()
+        rooms = list(self.rooms.values())
         ids = list(self.rooms)
-        for room in list(self.rooms.values()):
-            await self.retire(room, stopping, release=False)
+        # The commits in flight get the limit, less a moment for the leases, all at once (not
+        # one room after another): a commit still running then is given up (the room's
+        # pipeline says in the log what it held), and the rooms retire without waiting.
+        commits = max(limit - min(1.0, limit / 4), 0.0)
+        await asyncio.gather(*(room.pipeline.close(stopping, timeout=commits) for room in rooms))
+        await asyncio.gather(*(self.retire(room, stopping, release=False) for room in rooms))
         if ids:
             with contextlib.suppress(Exception):  # else the leases lapse by themselves
-                await asyncio.to_thread(lease.release, self.engine, self.holder, ids)
+                await asyncio.wait_for(
+                    asyncio.to_thread(lease.release, self.engine, self.holder, ids),
+                    max(deadline - loop.time(), 0.0),
+                )
 
     async def close(self) -> None:
-        """Stop serving (:meth:`stop_serving`), say so in the record, let go of it."""
+        """Stop serving (:meth:`stop_serving`), say so in the record, let go of it; within
+        ``Settings.stop_timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.stop_timeout
         await self.stop_serving()
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(servers.unregister, self.engine, self.holder.id)
+        with contextlib.suppress(Exception):  # else the registration lapses by itself
+            await asyncio.wait_for(
+                asyncio.to_thread(servers.unregister, self.engine, self.holder.id),
+                max(deadline - loop.time(), 0.0),
+            )
         for task in list(self._tasks):
             task.cancel()
         self.engine.dispose()

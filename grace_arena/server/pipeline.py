@@ -16,10 +16,21 @@ as the same kind of outage. Time the match was held that way is not the players'
 batch after it resumes a running answer clock or buzz window with what it had left
 (:class:`~grace_arena.core.commands.ResumeClock`).
 
+**A commit that may have landed.** A connection that drops at COMMIT leaves the outcome
+unknown: the server may have stored the events before the way back broke. So before trying
+again the pipeline asks the record how far the match got (the events after the live state's
+``seq``): what is stored is the truth, applied to the live match and told, and the commands
+whose events it holds are done (their callers get those events); only the others are decided
+afresh. A commit refused for a ``seq`` the record holds already (a live match behind its
+record) is answered the same way, so no room is wedged by a duplicate ``seq``.
+
 **Its life cycle.** ``open`` until :meth:`close`; then ``closing`` while the batch being
-committed finishes (it is not cancelled mid-commit), and ``closed``: every command queued, and
-every command submitted later, fails at once with the :class:`RoomClosed` that closed it, so
-no caller waits forever and nothing is decided or committed after the close. A commit refused
+committed finishes (within the close's time limit: a commit still running then is given up),
+and ``closed``: every command queued, and every command submitted later, fails at once with
+the :class:`RoomClosed` that closed it, so no caller waits forever and nothing is decided or
+committed after the close. What a close leaves uncommitted is said in the log, in one line per
+match. A close that is itself cancelled (a server whose stopping ran out of time) does the
+same at once, and is cancelled. A commit refused
 because another process took the match over (:class:`~grace_arena.record.lease.LeaseLost`)
 stores nothing; the pipeline reports it (``on_lease_lost``) and its owner closes it.
 """
@@ -30,13 +41,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sqlalchemy.exc import IntegrityError
+
 from grace_arena.core.commands import Command, ResumeClock
 from grace_arena.core.errors import IllegalCommand
-from grace_arena.core.events import Event
+from grace_arena.core.events import BuzzRepeated, Event, event_to_dict
+from grace_arena.core.match import MatchState
 from grace_arena.record.lease import LeaseLost
 from grace_arena.record.store import RecordedMatch, is_transient
 from grace_arena.server.writer import GroupWriter
@@ -108,6 +122,36 @@ def _retrieve(future: asyncio.Future) -> None:
         future.exception()  # a room closed meanwhile: nothing to give back to
 
 
+def _stored(events: Sequence[Event]) -> list[Event]:
+    """The events of ``events`` that have a row of their own in the record."""
+    return [ev for ev in events if not isinstance(ev, BuzzRepeated)]
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """Commands decided on the live match, handed to the record: per entry (a held clock
+    resumed first, ``None``, then each command by its index) its events or refusal, the state
+    they lead to, and all their events in order."""
+
+    commands: list[Command]
+    entries: list[tuple[int | None, Result]]
+    state: MatchState
+    events: list[Event]
+    now: float
+
+    def results(self) -> list[Result]:
+        """Per command its result: a ``ResumeClock`` gets the resumption's (if any)."""
+        resumed = self.entries[0][1] if self.entries and self.entries[0][0] is None else []
+        by_index = {i: r for i, r in self.entries if i is not None}
+        return [by_index.get(i, resumed) for i in range(len(self.commands))]
+
+    def result_of(self, command: Command) -> Result | None:
+        for c, result in zip(self.commands, self.results(), strict=True):
+            if c is command:
+                return result
+        return None
+
+
 class CommitPipeline:
     """Decides and commits one match's commands in order (see the module docstring)."""
 
@@ -138,6 +182,13 @@ class CommitPipeline:
         self._held_since = held_since
         self._held_reason = held_reason
         self._committed = False  # the last batch run wrote something
+        #: The batch being decided and committed, and its decision whose commit is running or
+        #: whose outcome is unknown (the connection dropped at COMMIT): asked of the record
+        #: before anything else is decided.
+        self._batch: list[tuple[Command, asyncio.Future]] = []
+        self._pending: _Decision | None = None
+        #: What the close left uncommitted, said in one line once it is closed.
+        self._lost: list[str] = []
         #: Commits written, and how many attempts failed (for tests and benchmarks).
         self.commits = 0
         self.failures = 0
@@ -172,37 +223,68 @@ class CommitPipeline:
     # -- closing ---------------------------------------------------------------------------------
 
     async def close(self, error: RoomClosed, *, timeout: float = 10.0) -> None:
-        """Stop: the batch being committed may finish (within ``timeout``); every other command,
-        queued or to come, fails with ``error``."""
+        """Stop: the batch being committed may finish within ``timeout`` seconds (after that
+        its commit is given up); every other command, queued or to come, fails with
+        ``error``. What was not committed is said in the log. If the close is cancelled it
+        gives up at once in the same way, and is cancelled."""
         if self.state is Lifecycle.OPEN:
             self.state = Lifecycle.CLOSING
             self._closed_by = error
             self._wake.set()  # a drainer waiting to try again gives up at once
         drainer = self._drainer
-        if drainer is not None and not drainer.done():
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(drainer), timeout)
-            if not drainer.done():
+        try:
+            if drainer is not None and not drainer.done():
+                with contextlib.suppress(Exception):  # TimeoutError: given up below
+                    await asyncio.wait_for(asyncio.shield(drainer), timeout)
+        finally:  # also when cancelled: nothing here waits
+            if drainer is not None and not drainer.done():
                 drainer.cancel()
-        self._fail_queued()
-        self.state = Lifecycle.CLOSED
+                self._fail_queued(self._batch)
+            self._fail_queued()
+            self.state = Lifecycle.CLOSED
+            self._say_lost()
 
     def _fail_queued(self, batch: list[tuple[Command, asyncio.Future]] | None = None) -> None:
         error = self._closed_by
         assert error is not None
-        for _, future in [*(batch or []), *self._queue]:
+        for command, future in [*(batch or []), *self._queue]:
             if not future.done():
                 future.set_exception(error)
+                self._lost.append(self._describe(command))
         self._queue = []
+
+    def _describe(self, command: Command) -> str:
+        """A command left uncommitted, and its events if it was decided and their commit
+        did not finish (the record may hold them: whoever opens the match next replays what
+        it holds)."""
+        result = self._pending.result_of(command) if self._pending is not None else None
+        if not isinstance(result, list) or not _stored(result):
+            return command.kind
+        events = _stored(result)
+        seqs = f"{events[0].seq}" if len(events) == 1 else f"{events[0].seq}-{events[-1].seq}"
+        types = ", ".join(ev.type for ev in events)
+        return f"{command.kind} (events {seqs}: {types}; commit unfinished, may be stored)"
+
+    def _say_lost(self) -> None:
+        if not self._lost:
+            return
+        n = len(self._lost)
+        log.warning(
+            "match %d: closed (%s) with %d command%s not committed: %s",
+            self.rm.id, self._closed_by, n, "" if n == 1 else "s", "; ".join(self._lost),
+        )  # fmt: skip
+        self._lost = []
 
     # -- the work --------------------------------------------------------------------------------
 
     async def _drain(self) -> None:
         while self._queue and self.state is Lifecycle.OPEN:
             batch, self._queue = self._queue, []
+            self._batch = batch
             self._committed = False
             if not await self._run(batch):
                 return
+            self._batch = []
             # a clock held by a slow commit gets its time back now; not after a failure (a
             # resumption that fails is not tried again and again: the next batch carries it)
             if self._committed and self._held_since is not None and not self._queue:
@@ -216,7 +298,7 @@ class CommitPipeline:
         record refuses) is committed again command by command, so that one command's
         failure is its own, not that of the buzzes and rulings decided with it."""
         try:
-            outcome = await self._commit_batch(batch)
+            results, events = await self._commit_batch(batch)
         except asyncio.CancelledError:
             if self._closed_by is not None:
                 self._fail_queued(batch)
@@ -243,46 +325,72 @@ class CommitPipeline:
                 if not future.done():
                     future.set_exception(exc)
             return True
-        if outcome is None:  # closed meanwhile
-            self._fail_queued(batch)
-            return False
-        results, events = outcome
         if events:
             try:
                 self._on_committed(events)
             except Exception:  # what was committed stays committed; tell the callers
                 log.exception("match %d: telling a change failed", self.rm.id)
         for (_, future), result in zip(batch, results, strict=True):
-            if future.done():  # its caller went away
+            if future.done() or result is None:  # its caller went away; not committed
                 continue
             if isinstance(result, IllegalCommand):
                 future.set_exception(result)
             else:
                 future.set_result(result)
+        if any(result is None for result in results):  # closed meanwhile
+            self._fail_queued(batch)
+            return False
         return True
 
     async def _commit_batch(
         self, batch: list[tuple[Command, asyncio.Future]]
-    ) -> tuple[list[Result], list[Event]] | None:
-        """Decide and commit ``batch``, trying again while the record is unavailable; None
-        when the pipeline closed before it could be committed."""
+    ) -> tuple[list[Result | None], list[Event]]:
+        """Decide and commit ``batch``, trying again while the record is unavailable: per
+        command its result (``None``: not committed, the pipeline closed first), and the
+        events that took effect (to be told)."""
+        commands = [c for c, _ in batch]
+        results: list[Result | None] = [None] * len(commands)
+        told: list[Event] = []
         attempt = 0
+        refused: IntegrityError | None = None  # a duplicate seq, maybe: the record is ahead
         while self.state is Lifecycle.OPEN:
             started = time.time()
             stall = asyncio.get_running_loop().call_later(STALL_AFTER, self._stalled, started)
             try:
-                outcome = await self._commit([c for c, _ in batch])
+                if self._pending is not None:
+                    found = await self._catch_up(commands, results, told)
+                    if refused is not None and not found:
+                        raise refused  # not a seq the record holds: a refusal of its own
+                    refused = None
+                todo = [i for i, result in enumerate(results) if result is None]
+                if todo:
+                    decision = self._decide([commands[i] for i in todo], now=time.time())
+                    self._pending = decision
+                    await self._write(decision)
+                    self._pending = None
+                    self._take_effect(decision)
+                    for i, result in zip(todo, decision.results(), strict=True):
+                        results[i] = result
+                    told.extend(decision.events)
             except LeaseLost as exc:
                 # Nothing more is decided or committed here: every command queued or to come
                 # fails at once, and the owner hears of the loss once (and closes the room).
+                self._pending = None
                 self._closed_by = self._closed_by or RoomClosed(str(exc))
                 lost_now = self.state is Lifecycle.OPEN
                 self.state = Lifecycle.CLOSING
                 if lost_now:
                     self._on_lease_lost(exc)
-                return None
+                return results, told
+            except IntegrityError as exc:
+                if self._pending is None or refused is not None:
+                    self._pending = None
+                    raise
+                refused = exc  # asked of the record at once, without counting as an outage
+                continue
             except Exception as exc:
                 if not is_transient(exc):
+                    self._pending = None
                     raise
                 self.failures += 1
                 attempt += 1
@@ -310,13 +418,73 @@ class CommitPipeline:
             # back at once (by the commit that follows), not whenever a batch next comes (the
             # timer's, a whole clock later). The commit that gives it back is not given back.
             if time.time() - started > STALL_AFTER and not all(
-                isinstance(c, ResumeClock) for c, _ in batch
+                isinstance(c, ResumeClock) for c in commands
             ):
                 self.hold(started, "record")
             if not self.health.ok:
                 self._set_health(RecordHealth())
-            return outcome
-        return None
+            return results, told
+        return results, told
+
+    async def _catch_up(
+        self, commands: list[Command], results: list[Result | None], told: list[Event]
+    ) -> bool:
+        """After a commit whose outcome is unknown (or refused for a ``seq`` the record
+        holds): take what the record holds after the live state, and settle the commands
+        whose events it holds. Whether it held anything."""
+        decision = self._pending
+        assert decision is not None
+        stored = await asyncio.to_thread(self.rm.store.events, self.rm.id, after=self.rm.seq)
+        self._pending = None
+        if not stored:
+            return False  # nothing landed: what is left is decided afresh
+        written = _stored(decision.events)
+        same = 0
+        for ours, theirs in zip(written, stored, strict=False):
+            if event_to_dict(ours) != event_to_dict(theirs):
+                break
+            same += 1
+        batch_index = {id(c): i for i, c in enumerate(commands)}
+
+        def settle(i: int, result: Result) -> None:
+            results[batch_index[id(decision.commands[i])]] = result
+
+        if same == len(written) == len(stored):  # the commit landed: as if it had said so
+            self._take_effect(decision)
+            for i, result in enumerate(decision.results()):
+                settle(i, result)
+            told.extend(decision.events)
+            resumed = True
+        else:
+            # Only part of it, or not ours: the record's events are the truth. The commands
+            # whose events it holds are done; the rest are decided again on what it holds.
+            self.rm.match.apply(stored)
+            self.commits += 1
+            self._committed = True
+            told.extend(stored)
+            count, resumed = 0, False
+            for i, result in decision.entries:
+                mine = _stored(result) if isinstance(result, list) else []
+                if not mine or count + len(mine) > same:
+                    break
+                count += len(mine)
+                if i is None:
+                    resumed = True
+                    for j, c in enumerate(decision.commands):
+                        if isinstance(c, ResumeClock):
+                            settle(j, result)
+                else:
+                    settle(i, result)
+        if resumed:
+            # a running clock went on from the decision's moment; the room has been held
+            # since then (nothing was shown), and gets that time back next
+            self._held_since, self._held_reason = decision.now, "record"
+        log.warning(
+            "match %d: the record held %d events the room had not taken (a commit whose "
+            "outcome was lost); taken, not written again",
+            self.rm.id, len(stored),
+        )  # fmt: skip
+        return True
 
     def _stalled(self, started: float) -> None:
         if self.health.ok:
@@ -330,10 +498,9 @@ class CommitPipeline:
         except Exception:
             log.exception("match %d: telling the record's health failed", self.rm.id)
 
-    async def _commit(self, commands: list[Command]) -> tuple[list[Result], list[Event]]:
+    def _decide(self, commands: list[Command], *, now: float) -> _Decision:
         """Decide ``commands`` (after resuming a clock that was held, if any) on the match as
-        it is, commit their events (with the other rooms' changes of the moment, through the
-        server's group writer), then let them take effect."""
+        it is; the live match is unchanged."""
         # One resumption of the clock at most, first: from the moment the match stopped being
         # served (a reopened match's :meth:`resume`), or else the record's outage began. Time
         # lost after that (a commit that failed again) is given back too: the new deadline is
@@ -345,23 +512,34 @@ class CommitPipeline:
         prefix: list[Command] = (
             [held] if held is not None and self.rm.match.game.deadline is not None else []
         )
-        rest = [c for c in commands if not isinstance(c, ResumeClock)]
-        decided, state, events = self.rm.decide_many([*prefix, *rest], now=time.time())
-        if events:
-            # words revealed (or presses counted) and nothing else: stored before they are
-            # shown, without a disk sync of their own (writer.py)
-            synced = not all(ev.type in _UNSYNCED for ev in events)
-            if self.writer is not None:
-                await self.writer.write(self.rm.id, events, self.rm.fence, synced=synced)
-            else:
-                await asyncio.to_thread(
-                    self.rm.store.append, self.rm.id, events, holder=self.rm.fence, synced=synced
-                )
-            self.rm.match.state = state
+        rest = [i for i, c in enumerate(commands) if not isinstance(c, ResumeClock)]
+        decided, state, events = self.rm.decide_many(
+            [*prefix, *(commands[i] for i in rest)], now=now
+        )
+        entries: list[tuple[int | None, Result]] = [(None, decided[0])] if prefix else []
+        entries += zip(rest, decided[len(prefix) :], strict=True)
+        return _Decision(list(commands), entries, state, events, now)
+
+    async def _write(self, decision: _Decision) -> None:
+        """Commit the decision's events (with the other rooms' changes of the moment, through
+        the server's group writer)."""
+        events = decision.events
+        if not events:
+            return
+        # words revealed (or presses counted) and nothing else: stored before they are
+        # shown, without a disk sync of their own (writer.py)
+        synced = not all(ev.type in _UNSYNCED for ev in events)
+        if self.writer is not None:
+            await self.writer.write(self.rm.id, events, self.rm.fence, synced=synced)
+        else:
+            await asyncio.to_thread(
+                self.rm.store.append, self.rm.id, events, holder=self.rm.fence, synced=synced
+            )
+
+    def _take_effect(self, decision: _Decision) -> None:
+        """The decision's events are stored: they take effect."""
+        if decision.events:
+            self.rm.match.state = decision.state
         self.commits += 1
         self._committed = True
         self._held_since = None  # a clock held, if any, has resumed
-        resumed = decided[0] if prefix else []
-        answers = iter(decided[len(prefix) :])
-        results = [resumed if isinstance(c, ResumeClock) else next(answers) for c in commands]
-        return results, events

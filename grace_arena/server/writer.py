@@ -58,7 +58,11 @@ class GroupWriter:
 
     async def _run(self) -> None:
         while self._queue:
-            batch, self._queue = self._queue, []
+            # a change whose room gave up waiting (it closed) is not written after all
+            batch = [change for change in self._queue if not change[-1].done()]
+            self._queue = []
+            if not batch:
+                continue
             try:
                 await asyncio.to_thread(
                     self.store.append_many,
