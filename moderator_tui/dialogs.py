@@ -36,8 +36,6 @@ def keys_table(screen: Screen) -> Table:
         does = binding.tooltip or binding.description
         action = binding.action.removeprefix("app.")
         enabled = screen.check_action(action, ()) if not binding.action.startswith("app.") else True
-        if action == "pause" and not enabled:  # (the same key while a player has the floor)
-            enabled = screen.check_action("pause_floor", ())
         if enabled:
             now = Text("yes", style="green")
         elif enabled is None and watching:  # the match allows it, but another moderator acts

@@ -60,7 +60,6 @@ COMMAND_OF = {
     "end_match": "end_match",
     "end_match_not_now": "end_match",  # E mid-tossup: says what comes first
     "pause": "pause",
-    "pause_floor": "pause",
     "resume": "resume",
     "step_word": "reveal",
     "step_clue": "reveal",
@@ -88,8 +87,6 @@ class LiveScreen(MatchScreen):
         Binding("u", "undo", "Undo", tooltip="Take back the last ruling of this tossup"),
         Binding("n", "next_tossup", "Next tossup", tooltip="Start reading the next tossup"),
         Binding("space", "pause", "Pause", tooltip="Pause the reading and every clock"),
-        # (while a player has the floor the footer is full of rulings: the same key, unshown)
-        Binding("space", "pause_floor", "Pause", show=False),
         Binding("space", "resume", "Resume", tooltip="Restart the automatic reveal"),
         Binding("w", "step_word", "Word", tooltip="Reveal one more word (also while paused)"),
         Binding("e", "step_clue", "Clue", tooltip="Reveal the rest of the current clue"),
@@ -141,7 +138,7 @@ class LiveScreen(MatchScreen):
     ]
 
     #: Not listed in the help (E's explanation when the match cannot end yet).
-    HELP_HIDDEN: ClassVar[frozenset[str]] = frozenset({"end_match_not_now", "pause_floor"})
+    HELP_HIDDEN: ClassVar[frozenset[str]] = frozenset({"end_match_not_now"})
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -240,10 +237,7 @@ class LiveScreen(MatchScreen):
         allowed = allowed_commands(phase)
         if phase is Phase.BONUS and command == "rule":
             command = "rule_part"  # the same keys rule a bonus's current part
-        if action in ("pause", "pause_floor"):
-            floor = phase in (Phase.BUZZED, Phase.PROMPTED)
-            if floor != (action == "pause_floor"):
-                return False
+        if action == "pause":
             return "pause" in allowed and not state.match.paused
         if action == "resume":
             return "resume" in allowed and state.match.paused
@@ -309,8 +303,6 @@ class LiveScreen(MatchScreen):
 
     def action_pause(self) -> None:
         self._send(PauseMsg())
-
-    action_pause_floor = action_pause
 
     def action_resume(self) -> None:
         self._send(ResumeMsg())

@@ -271,7 +271,7 @@ class MatchMachine(RuleBasedStateMachine):
     def throw_out_bonus(self):
         self.do(ThrowOutBonus())
 
-    @phase_in(Phase.READING, Phase.AWAITING, Phase.BUZZED, Phase.PROMPTED, Phase.BONUS)
+    @phase_in(Phase.READING, Phase.AWAITING, Phase.BONUS)
     @precondition(lambda self: not self.match.game.paused)
     @rule()
     def pause(self):

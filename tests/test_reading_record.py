@@ -58,16 +58,34 @@ def new_match(cfg):
     return started_match(cfg)
 
 
-def test_a_pause_while_a_player_holds_the_floor_is_taken_and_the_reading_stays_paused():
-    """The moderator presses pause as a buzz arrives: the pause is the match's, not lost."""
+def test_a_pause_refused_while_a_player_holds_the_floor_changes_nothing():
+    """The moderator presses pause as a buzz arrives: the buzz got the floor first, the pause is
+    refused, and after the ruling the reading goes on as if it had never been sent."""
     match, events = new_match(make_config(answer_time=8.0))
     events += _reading(match, 100.0)
     events += match.handle(Buzz(team="red", player="red-1"), now=101.0)
-    events += match.handle(Pause(), now=101.5)
+    before = match.state
+    try:
+        match.handle(Pause(), now=101.5)
+    except IllegalCommand as refused:
+        assert "buzzed" in str(refused)
+    else:
+        raise AssertionError("a pause while the floor is held is the ruling's to come first")
+    assert match.state == before
+    events += match.handle(Rule(ruling=Ruling.INCORRECT), now=102.0)
+    assert match.game.reading
+    assert Match.replay(events).state == match.state
+
+
+def test_a_buzz_taken_while_paused_holds_its_answer_clock_and_the_pause_outlasts_the_ruling():
+    match, events = new_match(make_config(answer_time=8.0))
+    events += _reading(match, 100.0)
+    events += match.handle(Pause(), now=100.5)
+    events += match.handle(Buzz(team="red", player="red-1"), now=101.0)
     g = match.game
     assert g.phase is Phase.BUZZED and g.paused
-    # the answer clock stands still with what it had left
-    assert g.deadline is None and g.held == 7.5
+    # the answer clock stands still with its whole time
+    assert g.deadline is None and g.held == 8.0
     events += match.handle(Rule(ruling=Ruling.INCORRECT), now=200.0)
     g = match.game
     assert g.phase is Phase.READING and g.paused and not g.reading
@@ -113,8 +131,8 @@ def test_a_last_word_buzz_ruled_incorrect_while_paused_holds_the_whole_buzz_wind
     match, _ = new_match(make_config(buzz_window=5.0, answer_time=None))
     _reading(match, 100.0, words=0)
     _to_the_end(match, 100.0)
-    match.handle(Buzz(team="red", player="red-1"), now=101.0)
-    match.handle(Pause(), now=102.0)
+    match.handle(Pause(), now=101.0)
+    match.handle(Buzz(team="red", player="red-1"), now=102.0)
     match.handle(Rule(ruling=Ruling.INCORRECT), now=300.0)
     g = match.game
     # back in the buzz window, which does not run while paused (it had run out by 300 s)
@@ -188,7 +206,7 @@ def test_an_end_match_refused_while_a_tossup_is_read_leaves_the_reading_going(db
 
 
 @on_both_backends
-def test_a_pause_that_lands_as_a_buzz_takes_the_floor_is_the_matchs_and_resume_reads_on(db_url):
+def test_a_pause_that_lands_as_a_buzz_takes_the_floor_changes_nothing_and_reading_goes_on(db_url):
     with LiveServer(_settings(db_url)) as server:
         mod = moderator(server)
         red, blue = player(server, "red", "Ruth"), player(server, "blue", "Bo")
@@ -196,14 +214,19 @@ def test_a_pause_that_lands_as_a_buzz_takes_the_floor_is_the_matchs_and_resume_r
             mod.send(type="start_tossup")
             _position(red)
             red.send(type="buzz")
-            mod.send(type="pause")  # the race: the buzz got in first
             assert red.wait("buzz_result")["outcome"] == "won"
-            st = blue.state(lambda s: s["match"]["paused"])
-            assert st["match"]["phase"] == "buzzed" and not st["reading"]["running"]
+            blue.state(lambda s: s["match"]["phase"] == "buzzed")
+            mod.send(type="pause")  # the race: the buzz got in first
+            refused = mod.wait(lambda m: m["type"] == "error")
+            assert refused["code"] == "illegal" and refused["in_reply_to"] == "pause"
             mod.send(type="rule", ruling="incorrect")
             st = blue.state(lambda s: s["match"]["phase"] == "reading")
-            # every screen says what the record says: paused, nothing read
-            assert st["match"]["paused"] and not st["reading"]["running"]
+            assert not st["match"]["paused"] and st["reading"]["running"]
+            _reads_on(blue, st["tossup"]["position"])
+            # and a pause taken while reading holds on every screen until the resume
+            mod.send(type="pause")
+            st = blue.state(lambda s: s["match"]["paused"])
+            assert not st["reading"]["running"]
             at = st["tossup"]["position"]
             time.sleep(0.5)
             assert server.room().match.game.position == at

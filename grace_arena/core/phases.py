@@ -21,11 +21,14 @@ Rules of the table (read this before changing the match engine):
   it; no ruling loses points. After the last part the cycle is ``ANSWERED``. Undo takes back
   the last part's ruling, or, before any, the tossup's (and the bonus goes back unused); a
   bonus thrown out is replaced by the next unused one.
-* ``pause`` and ``resume`` are legal whenever a tossup or its bonus is being played. Paused,
-  no word is read and every clock stands still (the buzz window, the answer clock, a bonus
-  part's and the consult clock): each is held with the time it had left and runs again from
-  the resume. A pause lasts until the resume or the end of the tossup (or of its bonus); a
-  ruling or an undo leaves it as it is.
+* ``pause`` is legal while a tossup is read, in its buzz window and in its bonus, not while a
+  player has the floor (the floor is the moderator's to rule first: a pause that lands as a
+  buzz takes the floor is refused and changes nothing, so the reading goes on after the
+  ruling); ``resume`` whenever the match is paused. Paused, no word is read and every clock
+  stands still (the buzz window, the answer clock of a buzz taken while paused, a bonus part's
+  and the consult clock): each is held with the time it had left and runs again from the
+  resume. A pause lasts until the resume or the end of the tossup (or of its bonus); a ruling
+  or an undo leaves it as it is.
 * A buzz is never an illegal command: when it cannot take the floor it is recorded as refused
   with its reason (``lost_race``, ``locked_out``, ``not_live``); a press that repeats a
   refusal of the tossup (same player, reason and holder of the floor) is counted on it
@@ -99,7 +102,6 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.BUZZED, "rule"): _AFTER_RULING,
     (_P.BUZZED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED, _P.BONUS},
     (_P.BUZZED, "throw_out"): frozenset({_P.THROWN_OUT}),
-    (_P.BUZZED, "pause"): frozenset({_P.BUZZED}),
     (_P.BUZZED, "resume"): frozenset({_P.BUZZED}),
     # only where a model took the floor at once on the ruling taken back (match.can_undo)
     (_P.BUZZED, "undo"): _UNDO_TO,
@@ -110,7 +112,6 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.PROMPTED, "time_up"): _AFTER_RULING - {_P.ANSWERED, _P.PROMPTED, _P.BONUS},
     (_P.PROMPTED, "undo"): _UNDO_TO,  # the ruling taken back may itself be a prompt
     (_P.PROMPTED, "throw_out"): frozenset({_P.THROWN_OUT}),
-    (_P.PROMPTED, "pause"): frozenset({_P.PROMPTED}),
     (_P.PROMPTED, "resume"): frozenset({_P.PROMPTED}),
     # a bonus: parts answered and ruled one at a time
     (_P.BONUS, "join"): frozenset({_P.BONUS}),
