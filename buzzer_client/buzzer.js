@@ -537,7 +537,8 @@
   }
 
   function secondsLeft(deadline) {
-    if (deadline == null) return null;
+    // paused: the clock stands still with what it had left
+    if (deadline == null) return app.state && app.state.held != null ? Math.ceil(app.state.held) : null;
     return Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + app.serverOffset)));
   }
 
@@ -635,7 +636,8 @@
     }
     if (phase === "awaiting") {
       const left = secondsLeft(s.deadline);
-      detail = "Last chance to buzz" + (left != null ? " (" + left + " s)" : "");
+      detail = (s.match.paused ? "Paused — you may still buzz" : "Last chance to buzz") +
+        (left != null ? " (" + left + " s" + (s.match.paused ? " left" : "") + ")" : "");
     } else if (s.match.paused) {
       detail = "Reading paused — you may still buzz";
     }
