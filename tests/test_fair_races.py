@@ -5,6 +5,7 @@ loop reads late keeps its credit. Phones on a loopback port that read all the ti
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ from race_phones import Phone, moderator_phone, open_floor, stalled, wait_for_cl
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.server.app import Settings
 from grace_arena.server.arbiter import ROOM_SLACK
+from grace_arena.server.connection import LoopWatch
 
 #: The cheat's pongs come back this late (its round trips look this long)...
 HOLD = 0.5
@@ -118,3 +120,22 @@ def test_two_honest_presses_read_in_one_stall_are_ordered_as_pressed(server):
         won, lost = _race(server)
     assert (won.team, lost.team) == ("blue", "red"), (won.timing, lost.timing)
     assert won.timing.arbitration == lost.timing.arbitration == "compensated"
+
+
+def test_the_loop_watch_sees_a_blocking_call_as_time_a_message_may_have_waited():
+    """A message read right after the loop was blocked for 0.12 s may have waited all of it
+    (the watch cannot tell when in the block it arrived, only that the loop was not free)."""
+
+    async def block_and_read() -> tuple[float, float]:
+        watch = LoopWatch()
+        watch.start()
+        await asyncio.sleep(0.05)  # watched
+        started = time.monotonic()
+        time.sleep(0.12)  # a call that holds the loop (a broadcast, a garbage collection)
+        now = time.monotonic()
+        delay = watch.read_delay(now)
+        watch.stop()
+        return delay, now - started
+
+    delay, blocked = asyncio.run(block_and_read())
+    assert delay >= blocked >= 0.12

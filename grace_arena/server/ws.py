@@ -64,6 +64,8 @@ async def serve_websocket(lobby: Lobby, ws: WebSocket) -> None:
         arena.connections_from[address] -= 1
         if arena.connections_from[address] <= 0:
             del arena.connections_from[address]
+        if not arena.connections_from:  # the last connection is gone
+            lobby.loop_watch.stop()
 
 
 async def receive(
