@@ -250,11 +250,13 @@ def test_the_loop_counts_as_busy_from_when_it_was_last_seen_free():
     # ran again, may have waited since 1.005
     assert lag.read_delay(1.125) == pytest.approx(0.12)
     lag.woke(1.125)  # the watcher, late: it saw the stall end
-    assert lag.busy == pytest.approx((1.005, 1.125))
-    assert lag.read_delay(1.127) == pytest.approx(0.122)  # read right after it, in its wake
-    # busy on end (a backlog after the stall): one stretch since 1.005
-    lag.woke(1.140)
-    assert lag.busy == pytest.approx((1.005, 1.140))
-    lag.woke(1.145)
-    lag.woke(1.150)
-    assert lag.read_delay(1.152) == 0.0  # free again
+    assert lag.late_run == pytest.approx((1.005, 1.125))
+    # read in its wake (handled after the watcher, though it came in the stall)
+    assert lag.read_delay(1.127) == pytest.approx(0.122)
+    assert lag.read_delay(1.140) == pytest.approx(0.135)  # the loop busy again, overdue
+    # late at every tick (an overloaded loop): a delay of its last interval, not their sum
+    for at in (1.140, 1.150, 1.160, 1.170):
+        lag.woke(at)
+    assert lag.read_delay(1.171) == pytest.approx(0.011)
+    lag.woke(1.175)
+    assert lag.read_delay(1.178) == 0.0  # free again

@@ -132,46 +132,44 @@ class ClockEstimate:
 
 @dataclass
 class LoopLag:
-    """How long the server's event loop had been busy when it read a message.
+    """How long a message that the server's event loop reads may have waited for it, arrived.
 
-    A watcher task runs every :data:`LOOP_TICK` seconds and says when (:meth:`woke`). A loop
-    that wakes it more than :data:`LOOP_LATE` past its time was busy since the watcher last
-    ran: a message read meanwhile (the watcher overdue), or just after (within a tick of the
-    watcher's late wake-up, which may run before the message is handled), may have arrived at
-    any moment of that stretch. :meth:`read_delay` is the longest it may have waited: the loop
-    was last seen free then. Monotonic times, passed in.
+    A watcher task runs every :data:`LOOP_TICK` seconds and says when (:meth:`woke`); the loop
+    runs it more than :data:`LOOP_LATE` past its time when it was busy meanwhile (a long
+    callback, a garbage collection). A message read while the watcher is overdue may have
+    arrived at any moment since the watcher last ran; one read after a late run of the
+    watcher and before its next run, at any moment since the run before the late one (the
+    loop runs the callbacks it has in the order they came: a message it got in the stall is
+    handled before the watcher's next run). :meth:`read_delay` is that longest wait. It looks
+    back no further than the last late run, so that a loop late at every tick (overloaded)
+    gives a delay of about one of its late intervals, not their sum. Monotonic times, passed
+    in.
     """
 
     tick: float = LOOP_TICK
     late: float = LOOP_LATE
     #: When the watcher last ran.
     woke_at: float | None = None
-    #: The last stretch the loop was busy: (last seen free, seen free again).
-    busy: tuple[float, float] | None = None
+    #: Its last late run: (when it ran before, when it ran late).
+    late_run: tuple[float, float] | None = None
 
-    def _busy_since(self, now: float) -> float | None:
-        """When the loop was last seen free, if it has been busy since (the watcher is late
-        at ``now``)."""
-        if self.woke_at is None or now - self.woke_at <= self.tick + self.late:
-            return None
-        if self.busy is not None and self.busy[1] == self.woke_at:  # busy on end
-            return self.busy[0]
-        return self.woke_at
+    def _overdue(self, now: float) -> bool:
+        return self.woke_at is not None and now - self.woke_at > self.tick + self.late
 
     def woke(self, now: float) -> None:
         """The watcher ran at ``now`` (it had gone to sleep for a tick when it last ran)."""
-        since = self._busy_since(now)
-        if since is not None:
-            self.busy = (since, now)
+        if self.woke_at is not None and self._overdue(now):  # (woke_at: for the type checker)
+            self.late_run = (self.woke_at, now)
         self.woke_at = now
 
     def read_delay(self, now: float) -> float:
         """The longest a message read at ``now`` may have waited for the loop (0 if the loop
         was free)."""
-        since = self._busy_since(now)
-        if since is None and self.busy is not None and now - self.busy[1] <= self.tick:
-            since = self.busy[0]  # read right after a busy stretch the watcher has seen end
-        return 0.0 if since is None else now - since
+        if self.late_run is not None and self.late_run[1] == self.woke_at:
+            return now - self.late_run[0]  # in the wake of a stall
+        if self.woke_at is not None and self._overdue(now):
+            return now - self.woke_at  # in a stall
+        return 0.0
 
 
 def room_round_trip(min_rtts: Iterable[float | None]) -> float | None:
