@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,10 +12,13 @@ from grace_arena.core.events import BuzzTiming
 from grace_arena.server.arbiter import (
     DEFAULT_MAX_CREDIT,
     MAX_RTT,
+    ROOM_SLACK,
     ClockEstimate,
+    LoopLag,
     compensate,
     position_at,
     race_order,
+    room_round_trip,
 )
 
 HONEST = BuzzTiming(
@@ -125,3 +130,133 @@ def test_a_press_is_placed_at_the_word_revealed_when_it_happened():
     assert position_at(reveals, 1.3) == 0
     assert position_at(reveals, 1.5) == 1
     assert position_at(reveals, 9.0) == 2
+
+
+# -- the room's round trip and the server's read delay ------------------------------------------
+
+#: An honest phone on a LAN (3 ms round trips) whose clock reads server time - 50 s.
+LAN = BuzzTiming(
+    client_press=None, clock_offset=50.0, rtt=0.004, min_rtt=0.003, clock_samples=12,
+    clock_spread=0.001,
+)  # fmt: skip
+
+
+def _cheat_clock() -> ClockEstimate:
+    """A phone that answers every ping 0.9 s late, stamping its pongs so that they agree."""
+    clock = ClockEstimate()
+    for i in range(6):
+        sent = 10.0 + i
+        clock.sent(sent)
+        assert clock.add(sent, sent + 0.45 - 50.0, sent + 0.9)
+    return clock
+
+
+def test_the_room_round_trip_is_the_median_of_its_phones_shortest():
+    assert room_round_trip([]) is None and room_round_trip([None]) is None
+    assert room_round_trip([0.004, 0.9, None, 0.003]) == 0.004
+    # a room of two: the quicker one, so that a cheat cannot pull the room up to half its own
+    assert room_round_trip([0.9, 0.003]) == 0.003
+
+
+def test_pongs_held_back_buy_no_more_than_the_rooms_round_trip_and_its_slack():
+    """The cheat claims its press 0.9 s before its buzz arrived, its round trips 0.9 s long:
+    it gets what the room's phones need (3 ms) plus the slack, not the server's cap."""
+    cheat = _cheat_clock().timing(client_press=100.0 - 0.9 - 50.0, wall=100.0, mono=7.0)
+    timed = compensate(cheat, room_rtt=0.003)
+    assert timed.arbitration == "compensated" and timed.room_rtt == 0.003
+    assert timed.credit == pytest.approx(0.003 + ROOM_SLACK)
+    # an honest LAN phone that pressed 10 ms before the cheat (whose buzz took 1.5 ms to
+    # arrive) wins; credited the cap as before, the cheat won it by 90 ms
+    honest = LAN.model_copy(update={"received_wall": 99.9915, "client_press": 99.99 - 50.0})
+    assert compensate(honest, room_rtt=0.003).credit == pytest.approx(0.0015)
+    order = race_order([("cheat", cheat), ("honest", honest)], room_rtt=0.003)
+    assert [who for who, _ in order] == ["honest", "cheat"]
+    assert [who for who, _ in race_order([("cheat", cheat), ("honest", honest)])] == [
+        "cheat",
+        "honest",
+    ]
+
+
+def test_a_press_read_late_by_a_busy_loop_keeps_its_credit():
+    """The honest phone pressed at 99.99; its buzz arrived 1.5 ms later while the server's
+    loop was stalled, and was read at 100.12 (``read_delay``: the loop had not been seen free
+    since 99.991, 0.129 s before). It is credited its press, not pushed back to its reading."""
+    honest = LAN.model_copy(
+        update={"received_wall": 100.12, "read_delay": 0.129, "client_press": 99.99 - 50.0}
+    )
+    timed = compensate(honest, room_rtt=0.003)
+    assert timed.arbitration == "compensated"
+    assert timed.estimated_press == pytest.approx(99.99)
+    assert timed.credit == pytest.approx(0.13)
+    # without the read delay the press looks earlier than its round trip allows
+    assert compensate(honest.model_copy(update={"read_delay": 0.0})).arbitration == (
+        "arrival_fallback"
+    )
+    # the read delay covers the wait for the loop, not a press claimed earlier still
+    early = honest.model_copy(update={"client_press": 99.97 - 50.0})
+    assert compensate(early, room_rtt=0.003).estimated_press == pytest.approx(
+        100.12 - 0.129 - 0.003
+    )
+
+
+def test_a_phone_that_holds_back_its_pongs_gains_nothing_from_a_busy_loop():
+    """Read in the same stall, 20 ms after the honest press arrived, the cheat claims its
+    press 0.9 s before its reading: slower than the room, it gets no read delay, and the
+    honest press wins."""
+    honest = LAN.model_copy(
+        update={"received_wall": 100.12, "read_delay": 0.129, "client_press": 99.99 - 50.0}
+    )
+    cheat = _cheat_clock().timing(
+        client_press=100.12 - 0.9 - 50.0, wall=100.12, mono=7.0, read_delay=0.129
+    )
+    timed = compensate(cheat, room_rtt=0.003)
+    assert timed.credit == pytest.approx(0.003 + ROOM_SLACK)
+    order = race_order([("cheat", cheat), ("honest", honest)], room_rtt=0.003)
+    assert [who for who, _ in order] == ["honest", "cheat"]
+
+
+@given(
+    press_before=st.floats(-1.0, 2.0),
+    min_rtt=st.floats(0.001, MAX_RTT),
+    room=st.one_of(st.none(), st.floats(0.0, MAX_RTT)),
+    read_delay=st.floats(0.0, 1.0),
+    cap=st.floats(0.0, 0.5),
+)
+def test_no_press_is_credited_more_than_its_wait_for_the_loop_and_the_rooms_round_trip(
+    press_before, min_rtt, room, read_delay, cap
+):
+    timing = HONEST.model_copy(
+        update={
+            "client_press": 50.0 - press_before,
+            "rtt": min_rtt,
+            "min_rtt": min_rtt,
+            "read_delay": read_delay,
+        }
+    )
+    timed = compensate(timing, max_credit=cap, room_rtt=room)
+    bound = min(cap, min_rtt, math.inf if room is None else room + ROOM_SLACK)
+    waited = read_delay if room is None or min_rtt <= room + ROOM_SLACK else 0.0
+    assert 0.0 <= timed.credit <= waited + bound + 1e-12
+    assert timed.estimated_press == pytest.approx(100.0 - timed.credit)
+
+
+def test_the_loop_counts_as_busy_from_when_it_was_last_seen_free():
+    lag = LoopLag(tick=0.005, late=0.002)
+    assert lag.read_delay(1.0) == 0.0  # not watched yet
+    lag.woke(1.000)
+    lag.woke(1.005)
+    assert lag.read_delay(1.008) == 0.0  # free: the watcher is not late
+    # the loop stalls from just after 1.005: a message read at 1.125, before the watcher
+    # ran again, may have waited since 1.005
+    assert lag.read_delay(1.125) == pytest.approx(0.12)
+    lag.woke(1.125)  # the watcher, late: it saw the stall end
+    assert lag.late_run == pytest.approx((1.005, 1.125))
+    # read in its wake (handled after the watcher, though it came in the stall)
+    assert lag.read_delay(1.127) == pytest.approx(0.122)
+    assert lag.read_delay(1.140) == pytest.approx(0.135)  # the loop busy again, overdue
+    # late at every tick (an overloaded loop): a delay of its last interval, not their sum
+    for at in (1.140, 1.150, 1.160, 1.170):
+        lag.woke(at)
+    assert lag.read_delay(1.171) == pytest.approx(0.011)
+    lag.woke(1.175)
+    assert lag.read_delay(1.178) == 0.0  # free again

@@ -128,9 +128,16 @@ class BuzzTiming(BaseModel):
     clock_samples: int | None = None
     clock_spread: float | None = None
     fallback: str | None = None
-    #: Compensated mode: seconds before its arrival the press was credited with (at most the
-    #: connection's shortest round trip and the server's cap; 0 for an arrival fallback).
+    #: Compensated mode: seconds before its receipt the press was credited with (at most the
+    #: connection's shortest round trip, the room's and the server's cap, plus the time the
+    #: buzz may have waited for the server's loop; 0 for an arrival fallback).
     credit: float | None = None
+    #: How long the buzz may have waited, already arrived, for the server's busy loop to read
+    #: it (seconds; 0 when the loop was free).
+    read_delay: float | None = None
+    #: Compensated mode: the round trip of the room's phones (the median of their shortest)
+    #: that bounded the credit.
+    room_rtt: float | None = None
 
 
 class _BuzzFields(_Event):

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import random
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from starlette.websockets import WebSocket
 
 from grace_arena.protocol import Ping, Role
-from grace_arena.server.arbiter import ClockEstimate
+from grace_arena.server.arbiter import ClockEstimate, LoopLag, room_round_trip
 from grace_arena.server.frames import abort_of, write_now_of
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,48 @@ class RateLimit:
             return 0.0
         tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
         return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
+
+class LoopWatch:
+    """Watches the server's event loop for the time it is too busy to read (one per server
+    process): a task that wakes every :data:`~grace_arena.server.arbiter.LOOP_TICK` and tells
+    :class:`~grace_arena.server.arbiter.LoopLag` when it did. A message's read delay
+    (:meth:`read_delay`) is measured apart from its time on the network, so that a buzz read
+    late by a stalled loop keeps the credit of its network (``arbiter.compensate``). It runs
+    while the process has connections (its wake-ups cost about 2 % of a core)."""
+
+    def __init__(self) -> None:
+        self.lag = LoopLag()
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        """Start watching the running loop, afresh (nothing happens if it is watched)."""
+        if self._task is None or self._task.done():
+            self.lag = LoopLag()  # (a loop not watched for a while was not busy all along)
+            self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    def read_delay(self, mono: float) -> float:
+        """How long a message read at ``mono`` (monotonic) may have waited for the loop."""
+        return self.lag.read_delay(mono)
+
+    async def _watch(self) -> None:
+        while True:
+            self.lag.woke(time.monotonic())
+            await asyncio.sleep(self.lag.tick)
+
+
+def room_rtt_of(connections: Iterable[Connection]) -> float | None:
+    """The round trip of a room (``arbiter.room_round_trip``) from the shortest round trip of
+    each of its connections that plays or moderates: a display, which anyone with the join
+    code may open, has no say in it."""
+    return room_round_trip(
+        conn.clock.min_rtt for conn in connections if conn.role in ("player", "moderator")
+    )
 
 
 class Connection:

@@ -43,7 +43,7 @@ from grace_arena.record.lease import LeaseLost
 from grace_arena.record.store import RecordedMatch
 from grace_arena.server import views
 from grace_arena.server.arbiter import DEFAULT_MAX_CREDIT, position_at, race_order
-from grace_arena.server.connection import CLOSE_MOVED, CLOSE_STOPPING, Connection
+from grace_arena.server.connection import CLOSE_MOVED, CLOSE_STOPPING, Connection, room_rtt_of
 from grace_arena.server.frames import text_frame
 from grace_arena.server.pipeline import CommitPipeline, Lifecycle, RecordHealth, RoomClosed
 from grace_arena.server.views import ModelTrajectory
@@ -418,7 +418,8 @@ class Room:
         pending, self._pending = self._pending, []
         self._pending_task = None
         # queued together: decided in one batch, earliest estimated press first
-        for conn, timing in race_order(pending, max_credit=self.max_credit):
+        room_rtt = room_rtt_of(self.connections)  # what the room's honest phones need
+        for conn, timing in race_order(pending, max_credit=self.max_credit, room_rtt=room_rtt):
             assert timing.estimated_press is not None
             self._apply_buzz(conn, timing, position_at(self.reveal_times, timing.estimated_press))
 

@@ -67,7 +67,7 @@ from grace_arena.record.lease import LeaseHeld
 from grace_arena.record.store import is_transient, player_name_key
 from grace_arena.server import views
 from grace_arena.server.arena import Arena
-from grace_arena.server.connection import CLOSE_REPLACED, Connection
+from grace_arena.server.connection import CLOSE_REPLACED, Connection, LoopWatch
 from grace_arena.server.event_rooms import EventFull, EventHost, EventRoom, send_on
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
@@ -78,8 +78,10 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Received:
     message: ClientMessage
-    wall: float  # when it arrived: server wall clock
+    wall: float  # when it was read: server wall clock
     mono: float  # and monotonic clock
+    #: How long it may have waited, arrived, for the server's busy loop to read it (seconds).
+    read_delay: float = 0.0
 
 
 #: Reads the connection's next message (None after an error reply), within a timeout.
@@ -95,6 +97,8 @@ class Lobby:
         self.events = events
         #: Every open connection of this process, in a room, waiting, or on its way.
         self.connections: set[Connection] = set()
+        #: How late the process's loop reads what arrives (a buzz's read delay).
+        self.loop_watch = LoopWatch()
 
     async def room_for(self, hello: Hello) -> Room | None:
         """The live match a hello asks for: a moderator's match id, or a join code (a match's,
@@ -493,7 +497,9 @@ class Session:
                 case Pong():
                     conn.clock.add(msg.sent, msg.time, received.wall)
                 case BuzzMsg():
-                    timing = conn.clock.timing(msg.client_time, received.wall, received.mono)
+                    timing = conn.clock.timing(
+                        msg.client_time, received.wall, received.mono, received.read_delay
+                    )
                     room.buzz(conn, timing)  # queued: the socket goes on being read
                 case AnswerMsg():
                     assert conn.team is not None and conn.player is not None

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from grace_arena.protocol import ErrorMsg, parse_client
 from grace_arena.server.arena import Settings
-from grace_arena.server.connection import Connection, RateLimit
+from grace_arena.server.connection import Connection, LoopWatch, RateLimit
 from grace_arena.server.sessions import Lobby, Received, Session
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ async def serve_websocket(lobby: Lobby, ws: WebSocket) -> None:
         await ws.close(code=1008, reason="too many connections from this address")
         return
     arena.connections_from[address] += 1
+    lobby.loop_watch.start()
     try:
         await ws.accept()
         conn = Connection(
@@ -40,7 +41,9 @@ async def serve_websocket(lobby: Lobby, ws: WebSocket) -> None:
             max_queue_bytes=settings.max_queue_bytes,
         )
         writer = asyncio.create_task(conn.writer())
-        session = Session(lobby, conn, lambda timeout: receive(settings, conn, timeout))
+        session = Session(
+            lobby, conn, lambda timeout: receive(settings, conn, timeout, lobby.loop_watch)
+        )
         try:
             await session.run()
         except WebSocketDisconnect:
@@ -61,16 +64,22 @@ async def serve_websocket(lobby: Lobby, ws: WebSocket) -> None:
         arena.connections_from[address] -= 1
         if arena.connections_from[address] <= 0:
             del arena.connections_from[address]
+        if not arena.connections_from:  # the last connection is gone
+            lobby.loop_watch.stop()
 
 
-async def receive(settings: Settings, conn: Connection, timeout: float | None) -> Received | None:
+async def receive(
+    settings: Settings, conn: Connection, timeout: float | None, watch: LoopWatch | None = None
+) -> Received | None:
     """The connection's next message, parsed; None after an error reply (too large, a flood,
-    malformed). Raises ``WebSocketDisconnect`` when the client is gone."""
+    malformed). Raises ``WebSocketDisconnect`` when the client is gone. Stamped when it was
+    read, with how long it may have waited for a busy loop before (``watch``)."""
     async with asyncio.timeout(timeout):  # (wait_for may swallow a cancellation on 3.11)
         frame = await conn.ws.receive()
+    wall, mono = time.time(), time.monotonic()
+    read_delay = watch.read_delay(mono) if watch is not None else 0.0
     if frame["type"] == "websocket.disconnect":
         raise WebSocketDisconnect(frame.get("code", 1000))
-    wall, mono = time.time(), time.monotonic()
     conn.heard_at = mono
     raw = frame.get("text")
     if raw is None:  # a binary frame
@@ -85,7 +94,7 @@ async def receive(settings: Settings, conn: Connection, timeout: float | None) -
         _error(conn, "rate_limited", "too many messages; slow down", _message_type(raw))
         return None
     try:
-        return Received(parse_client(raw), wall, mono)
+        return Received(parse_client(raw), wall, mono, read_delay)
     except ValidationError as exc:
         _error(conn, "bad_message", _explain(exc), _message_type(raw))
         return None
