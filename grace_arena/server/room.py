@@ -114,6 +114,8 @@ class Room:
         self._timer: asyncio.Task | None = None
         self._timer_deadline: float | None = None
         self._pending: list[tuple[Connection, BuzzTiming]] = []
+        #: Each player's last press submitted and not yet stored (:meth:`_apply_buzz`).
+        self._queued_presses: dict[tuple[str, str], asyncio.Future[list[Event]]] = {}
         self._pending_task: asyncio.Task | None = None
         #: For a match of an event's schedule: the event, room and round (in every state), and
         #: the event's id.
@@ -425,10 +427,25 @@ class Room:
 
     def _apply_buzz(self, conn: Connection, timing: BuzzTiming, word: int | None) -> None:
         assert conn.team is not None and conn.player is not None
+        key = (conn.team, conn.player)
+        queued = self._queued_presses.get(key)
+        if queued is not None and not queued.done() and not self.pipeline.health.ok:
+            # While the record is away, a player's presses wait as one: each is told that
+            # press's outcome once it is stored, and the room's queue stays one press a
+            # player however long the record takes (the presses folded so are not counted
+            # as repeats in the record).
+            queued.add_done_callback(lambda done: _tell_buzzer(conn, done))
+            return
         future = self.submit(
             Buzz(team=conn.team, player=conn.player, timing=timing, word_index=word)
         )
+        self._queued_presses[key] = future
+        future.add_done_callback(lambda done: self._press_done(key, done))
         future.add_done_callback(lambda done: _tell_buzzer(conn, done))
+
+    def _press_done(self, key: tuple[str, str], done: asyncio.Future) -> None:
+        if self._queued_presses.get(key) is done:
+            del self._queued_presses[key]
 
 
 def _safely(work: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
