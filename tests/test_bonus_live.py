@@ -71,9 +71,12 @@ def test_a_bonus_is_played_part_by_part_and_replays_from_the_record(db_url):
             mod.send(type="throw_out_bonus", reason="the part was misread")
             state = mod.state(lambda s: s["bonus"] and s["bonus"]["id"] == "b-lit-british-1")
             assert {t["id"]: t["score"] for t in state["teams"]} == {"red": 15, "blue": 0}
-            for ruling in ("correct", "correct", "incorrect"):
+            # (a ruling that names no part rules the part up as it arrives: one at a time)
+            for part, ruling in enumerate(("correct", "correct", "incorrect")):
                 mod.send(type="rule", ruling=ruling)
-                if ruling == "incorrect":
+                if ruling == "correct":
+                    mod.state(lambda s, part=part: s["bonus"] and s["bonus"]["part"] == part + 1)
+                else:
                     mod.state(lambda s: s["bonus"] and s["bonus"]["bounceback"])
                     mod.send(type="rule", ruling="incorrect")
             state = mod.state(lambda s: s["match"]["phase"] == "answered")

@@ -73,3 +73,38 @@ def test_presses_during_a_record_outage_wait_as_one_a_player_and_are_all_answere
             buzzes = server.arena.store.buzzes(room.rm.id)
             assert sum(b.outcome == "won" for b in buzzes) == 1
             assert len(buzzes) <= PLAYERS * PRESSES
+
+
+def test_a_ruling_sent_twice_while_the_record_is_away_does_not_rule_the_bonus_after_it(tmp_path):
+    """The moderator rules a buzz correct while the record is away and, seeing nothing change,
+    rules it again: the second ruling was for that buzz, and is refused once the bonus is up
+    rather than taken for its first part (points nobody earned)."""
+    path = tmp_path / "record.db"
+    setup = two_teams(format="naqt", reading_mode="screen", bonus_answer_time=60)
+    settings = Settings(
+        db_url=f"sqlite:///{path}", packets=[SAMPLE_PACKET_PATH], secret="s", first_match=setup
+    )
+    with LiveServer(settings) as server:
+        mod, red = moderator(server), player(server, "red", "Ann")
+        with clients(mod, red):
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            mod.send(type="step", unit="word")
+            mod.state(lambda s: s["tossup"]["position"] >= 0)
+            red.send(type="buzz")
+            mod.state(lambda s: s["floor"] is not None)
+            locker = hold_lock(path, 3.0)
+            mod.send(type="rule", ruling="correct")
+            mod.state(lambda s: s["record"] is not None, timeout=5)
+            mod.send(type="rule", ruling="correct")
+            locker.wait(30)
+            refused = mod.wait(lambda m: m["type"] == "error", timeout=15)
+            assert refused["code"] == "illegal" and "buzz" in refused["message"]
+            mod.drain(0.3)
+            st = next(m for m in reversed(mod.received) if m["type"] == "state")
+            assert st["match"]["phase"] == "bonus" and st["record"] is None
+            assert st["bonus"]["part"] == 0 and st["teams"][0]["score"] == 15
+            match = server.room().match
+            assert match.game.bonus.results == ()

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from grace_arena.core.commands import Buzz, Command, Pause, Resume, Reveal, TimeUp
+from grace_arena.core.commands import Buzz, Command, Pause, Resume, Reveal, Rule, TimeUp
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
@@ -347,6 +347,22 @@ class Room:
                 with contextlib.suppress(IllegalCommand):
                     await self.command(Reveal())
             next_at += spacing
+
+    def as_shown(self, rule: Rule) -> Rule:
+        """A ruling that names nothing rules what the room shows as it arrives: the buzz with
+        the floor, or the bonus part up. Decided later (behind other commands, or after the
+        record was away), it is refused if that is no longer up, rather than taken for what
+        came next (a ruling sent twice during an outage would otherwise rule the bonus part
+        after the tossup)."""
+        if rule.buzz_id is not None or rule.part is not None:
+            return rule
+        game = self.match.game
+        if game.phase is Phase.BONUS and game.bonus is not None:
+            update = {"part": game.bonus.part + 1, "bounceback": game.bonus.bounceback}
+            return rule.model_copy(update=update)
+        if game.phase in HAS_FLOOR and game.floor is not None:
+            return rule.model_copy(update={"buzz_id": game.floor.buzz_id})
+        return rule
 
     async def step(self, unit: str) -> list[Event]:
         game = self.match.game

@@ -513,7 +513,7 @@ class Session:
                     # one key rules a tossup's buzz, or in a bonus its current part
                     ruling = Rule(ruling=msg.ruling, buzz_id=msg.buzz_id, part=msg.part,
                                   bounceback=msg.bounceback)  # fmt: skip
-                    self.queue(room, ruling, msg.type)
+                    self.queue(room, room.as_shown(ruling), msg.type)
                 case ConsultMsg() | AbstainMsg():
                     # a player's for their team; the moderator's for the team whose turn it is
                     team = conn.team if conn.role == "player" else room.match.bonus_turn()
