@@ -5,6 +5,9 @@ sample match, and the browser."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import sqlalchemy
@@ -14,6 +17,13 @@ from hypothesis import settings
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.store import MatchStore
+
+if TYPE_CHECKING:
+    from live import LiveServer
+
+    from grace_arena.model.stub_server import StubServer
+    from grace_arena.record.schedule import EventPlan
+    from grace_arena.server.app import Settings
 
 # Property tests: new random examples on every run here; in CI the same examples each run, so
 # that a run's verdict is the code's (a failure found here becomes an @example).
@@ -94,19 +104,92 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("GRACE_ARENA_CACHE_DIR", str(tmp_path / "cache"))
 
 
-@pytest.fixture
-def server(db_url):
-    """A live server with the sample packet and a two-team match (a module that needs another
-    server defines its own ``server``)."""
-    from live import LiveServer, two_teams
+def _server_settings(request: pytest.FixtureRequest, db_url: str, folder: Path) -> Settings:
+    """The settings of the ``server`` fixture's server: the sample packet and a two-team
+    match, with what the closest ``server`` mark of the test or its module says instead (a
+    callable there is called with the server's folder, for files it writes)."""
+    from live import two_teams
 
     from grace_arena.server.app import Settings
 
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s3cret", first_match=two_teams()
-    )
+    mark = request.node.get_closest_marker("server")
+    options: dict[str, Any] = {
+        "packets": [SAMPLE_PACKET_PATH], "secret": "s3cret", "first_match": two_teams(),
+    }  # fmt: skip
+    options.update(mark.kwargs if mark else {})
+    options.pop("per_module", None)
+    options = {k: v(folder) if callable(v) else v for k, v in options.items()}
+    return Settings(db_url=db_url, **options)
+
+
+def _per_module(request: pytest.FixtureRequest) -> bool:
+    mark = request.node.get_closest_marker("server")
+    return bool(mark and mark.kwargs.get("per_module"))
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """A live server on a free port: by default with the sample packet and a two-team match
+    on a fresh record (``db_url``). A module says what its server has instead with a mark,
+    e.g. ``pytestmark = pytest.mark.server(first_match=None, secret="tui-test")``; with
+    ``per_module=True`` its tests share one server, on a SQLite record of the module's."""
+    if _per_module(request):
+        yield request.getfixturevalue("_module_server")
+        return
+    from live import LiveServer
+
+    with LiveServer(_server_settings(request, db_url, tmp_path)) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def _module_server(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[LiveServer]:
+    """The server the tests of a module share (``server``'s mark with ``per_module=True``)."""
+    from live import LiveServer
+
+    folder = tmp_path_factory.mktemp("server")
+    settings = _server_settings(request, f"sqlite:///{folder / 'record.db'}", folder)
     with LiveServer(settings) as live:
         yield live
+
+
+@pytest.fixture
+def llm_server(request: pytest.FixtureRequest) -> Iterator[StubServer]:
+    """A stand-in for an LLM API on a free port (grace_arena.model.stub_server), answering the
+    closest ``llm_server`` mark's arguments (``answers=...``, ``latency=...``)."""
+    from grace_arena.model.stub_server import StubServer
+
+    mark = request.node.get_closest_marker("llm_server")
+    with StubServer(**(mark.kwargs if mark else {})) as stub:
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def event_template(request: pytest.FixtureRequest, tmp_path_factory) -> tuple[Path, EventPlan]:
+    """An event made once per module (``event_helpers.make_event``, given the closest
+    ``event`` mark's arguments) in a SQLite record: the record's path and the plan."""
+    from event_helpers import make_event
+
+    mark = request.node.get_closest_marker("event")
+    path = tmp_path_factory.mktemp("event") / "record.db"
+    return path, make_event(f"sqlite:///{path}", **(mark.kwargs if mark else {}))
+
+
+@pytest.fixture
+def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
+    """A live server of the module's event, on a copy of its record: each test plays the
+    event from the start."""
+    from event_helpers import copy_record, event_server
+
+    template, plan = event_template
+    with event_server(copy_record(template, tmp_path)) as live:
+        yield live, plan
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The async tests (Textual's pilots) run on asyncio."""
+    return "asyncio"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,24 +22,15 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.protocol import TeamSetup
 from grace_arena.server.app import Settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    # one server for the module's tests, its first match read slowly
+    pytest.mark.server(per_module=True, secret="browser-tests", first_match=two_teams(wpm=30)),
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # fixtures
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[LiveServer]:
-    db = tmp_path_factory.mktemp("browser") / "record.db"
-    settings = Settings(
-        db_url=f"sqlite:///{db}",
-        packets=[SAMPLE_PACKET_PATH],
-        secret="browser-tests",
-        first_match=two_teams(wpm=30),
-    )
-    with LiveServer(settings) as live:
-        yield live
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from grace_arena.model.tfidf import ExemplarRetriever
 
 ANSWERS = {"Melville": "Moby-Dick", "whal": "Moby-Dick", "Frankenstein": "Frankenstein"}
 
-pytestmark = pytest.mark.usefixtures("private_cache")
+pytestmark = [pytest.mark.usefixtures("private_cache"), pytest.mark.llm_server(answers=ANSWERS)]
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +33,6 @@ def retriever() -> ExemplarRetriever:
 @pytest.fixture(scope="module")
 def prefixes():
     return packet_prefixes(load_packet(SAMPLE_PACKET_PATH))
-
-
-@pytest.fixture
-def server():
-    with StubServer(answers=ANSWERS) as s:
-        yield s
 
 
 def _guesser(server: StubServer, retriever, **kw) -> LLMGuesser:
@@ -86,17 +80,17 @@ def test_mock_response_with_logprobs_gives_span_confidences():
 
 
 @pytest.mark.parametrize("provider", ["openai", "hosted_vllm"])
-def test_prompts_and_confidences_over_http(server, retriever, prefixes, provider):
+def test_prompts_and_confidences_over_http(llm_server, retriever, prefixes, provider):
     guesser = LLMGuesser(
-        f"{provider}/stub", retriever=retriever, api_base=server.api_base, k=3, cache=None
+        f"{provider}/stub", retriever=retriever, api_base=llm_server.api_base, k=3, cache=None
     )
     prefix = prefixes[2]  # lit-american-1 after three clues
     guess = asyncio.run(guesser.guess(prefix))
     assert guess.error is None, guess.error
-    assert len(server.requests) == 2 and guess.calls == 2
+    assert len(llm_server.requests) == 2 and guess.calls == 2
     # Sent together, in either order: the guess is the one that asks for log-probabilities.
-    [ask] = [r for r in server.requests if "logprobs" in r]
-    [verbal] = [r for r in server.requests if "logprobs" not in r]
+    [ask] = [r for r in llm_server.requests if "logprobs" in r]
+    [verbal] = [r for r in llm_server.requests if "logprobs" not in r]
     # The guess: E.1 prompt, temperature 0, logprobs asked for.
     assert ask["model"] == "stub" and ask["temperature"] == 0
     assert ask["logprobs"] is True and ask["top_logprobs"] == 0
@@ -127,12 +121,12 @@ def test_prompts_and_confidences_over_http(server, retriever, prefixes, provider
     assert len(guess.exemplars) == 3
 
 
-def test_retries_after_429_and_500(server, retriever, prefixes):
-    server.fail_next = [429, 500]
-    guess = asyncio.run(_guesser(server, retriever).guess(prefixes[0]))
+def test_retries_after_429_and_500(llm_server, retriever, prefixes):
+    llm_server.fail_next = [429, 500]
+    guess = asyncio.run(_guesser(llm_server, retriever).guess(prefixes[0]))
     assert guess.error is None, guess.error
     assert guess.guess is not None
-    assert len(server.requests) == 4  # 2 failures, the guess and the verbal call
+    assert len(llm_server.requests) == 4  # 2 failures, the guess and the verbal call
     assert guess.calls == 2 and guess.confidence_verbal is not None
 
 
@@ -158,9 +152,9 @@ def test_a_failed_call_fails_the_prefix(retriever, prefixes):
     assert guess.calls == 2 and len(server.requests) == 2
 
 
-def test_an_error_after_the_retries_is_reported_not_raised(server, retriever, prefixes):
-    server.fail_next = [500] * 50
-    guess = asyncio.run(_guesser(server, retriever, num_retries=0).guess(prefixes[0]))
+def test_an_error_after_the_retries_is_reported_not_raised(llm_server, retriever, prefixes):
+    llm_server.fail_next = [500] * 50
+    guess = asyncio.run(_guesser(llm_server, retriever, num_retries=0).guess(prefixes[0]))
     assert guess.guess is None
     assert guess.error is not None and "500" in guess.error
 
@@ -234,7 +228,7 @@ def test_two_guessers_on_one_loop_keep_their_own_limits(retriever, prefixes):
     assert len(one.requests) == 6 and len(three.requests) == 15
 
 
-def test_litellm_files_its_clients_where_the_guesser_drops_them(server, retriever, prefixes):
+def test_litellm_files_its_clients_where_the_guesser_drops_them(llm_server, retriever, prefixes):
     """Fails (never skips) on a litellm whose client cache moved or changed shape: the guesser
     could then no longer drop a client made on a session it has closed."""
     import litellm
@@ -247,7 +241,7 @@ def test_litellm_files_its_clients_where_the_guesser_drops_them(server, retrieve
             cache = litellm.in_memory_llm_clients_cache.cache_dict
             return [k for k in cache if str(k).endswith(suffix)]
 
-        guesser = _guesser(server, retriever, verbal=False)
+        guesser = _guesser(llm_server, retriever, verbal=False)
         assert (await guesser.guess(prefixes[0])).error is None
         made = this_loops()
         await guesser.aclose()
@@ -282,13 +276,13 @@ def test_without_litellm_client_cache_litellm_sends_through_its_own_sessions(
     assert len(warnings) == 1 and "client cache" in warnings[0].getMessage()
 
 
-def test_cache_prevents_repeat_calls(server, retriever, prefixes, tmp_path):
+def test_cache_prevents_repeat_calls(llm_server, retriever, prefixes, tmp_path):
     cache = ResponseCache(tmp_path / "responses.sqlite")
-    first = asyncio.run(_guesser(server, retriever, cache=cache).guess(prefixes[1]))
+    first = asyncio.run(_guesser(llm_server, retriever, cache=cache).guess(prefixes[1]))
     assert first.calls == 2 and first.cache_hits == 0 and len(cache) == 2
-    seen = len(server.requests)
-    again = asyncio.run(_guesser(server, retriever, cache=cache).guess(prefixes[1]))
-    assert len(server.requests) == seen  # nothing sent
+    seen = len(llm_server.requests)
+    again = asyncio.run(_guesser(llm_server, retriever, cache=cache).guess(prefixes[1]))
+    assert len(llm_server.requests) == seen  # nothing sent
     assert again.calls == 0 and again.cache_hits == 2
     assert (again.guess, again.confidence_logit, again.confidence_verbal) == (
         first.guess,

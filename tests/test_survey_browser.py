@@ -9,26 +9,23 @@ from collections.abc import Iterator
 
 import pytest
 from browser import PHONE, SCREENSHOTS
-from live import LiveServer
 from playwright.sync_api import Browser, Page, expect
 from sqlmodel import Session, select
 from test_survey import write_packet
 
 from grace_arena.record.models import SurveyStepRow
-from grace_arena.server.app import Settings
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[LiveServer]:
-    folder = tmp_path_factory.mktemp("survey-browser")
-    settings = Settings(
-        db_url=f"sqlite:///{folder / 'record.db'}",
-        survey_packets=[write_packet(folder, "survey-a", "Survey A")],
-    )
-    with LiveServer(settings) as live:
-        yield live
+pytestmark = [
+    pytest.mark.slow,
+    # one survey server for the module's tests, of one packet
+    pytest.mark.server(
+        per_module=True,
+        packets=[],
+        first_match=None,
+        secret=None,
+        survey_packets=lambda folder: [write_packet(folder, "survey-a", "Survey A")],
+    ),
+]
 
 
 @pytest.fixture
