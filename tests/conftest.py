@@ -31,6 +31,50 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--part",
+        choices=("all", "shared", "alone"),
+        default="all",
+        help="all the tests (the default); those that may run beside others (`python3 dev.py "
+        "test` runs them on parallel workers); or only the tests marked `alone`, which stop "
+        "something the others use (it runs them afterwards, by themselves)",
+    )
+    parser.addoption(
+        "--counts-to",
+        metavar="FILE",
+        help="write the run's outcomes (passed, failed, ...) to FILE as JSON, for dev.py to add "
+        "up the runs of one task",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that drives Chromium (through the ``browser`` fixture) is marked ``browser``;
+    ``--part`` keeps the tests of its part (dropping the others without counting them as
+    deselected: two parts of one run deselect nothing between them)."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker("browser")
+    part = config.getoption("part")
+    if part != "all":
+        shared = part == "shared"
+        items[:] = [i for i in items if (i.get_closest_marker("alone") is None) == shared]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    path = config.getoption("counts_to")
+    if path and not hasattr(config, "workerinput"):  # the controller, with every outcome
+        import json
+
+        stats = terminalreporter.stats
+        counts = {key: len(stats.get(key, [])) for key in OUTCOMES}
+        Path(path).write_text(json.dumps({"counts": counts, "exitstatus": int(exitstatus)}))
+
+
+#: The outcomes pytest counts in its closing line, in its order.
+OUTCOMES = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "warnings", "error")
+
+
 def _no_postgres(reason: str) -> None:
     """PostgreSQL tests skip where there is no server for them, but not in CI (see backends.py)."""
     if os.environ.get("CI"):

@@ -138,6 +138,8 @@ def _postgres_cluster() -> tuple[str, str]:
     return version, name
 
 
+# Every other test's PostgreSQL database goes down with the server: this one runs by itself.
+@pytest.mark.alone
 def test_postgresql_stopped_and_started_again_holds_the_room_and_it_goes_on(
     postgres_url, postgres_server
 ):
