@@ -166,12 +166,9 @@ def test_concurrency_limit_is_respected(retriever, prefixes):
         async def run_all():
             return await asyncio.gather(*(guesser.guess(p) for p in prefixes[:12]))
 
-        start = time.perf_counter()
         guesses = asyncio.run(run_all())
-        elapsed = time.perf_counter() - start
     assert all(g.error is None for g in guesses)
-    assert server.max_in_flight == 3
-    assert elapsed >= 12 / 3 * 0.1 * 0.9  # four waves of 0.1 s
+    assert server.max_in_flight == 3  # 12 requests, never more than 3 at once
 
 
 @pytest.mark.parametrize("provider", ["openai", "hosted_vllm"])
@@ -189,17 +186,21 @@ def test_only_requests_in_flight_hold_a_slot(retriever, prefixes, provider):
 
         async def run_all():
             try:
+                started = time.perf_counter()
                 guesses = await asyncio.gather(*(guesser.guess(p) for p in prefixes[:4]))
-                return guesses, guesser._limits_here().sent
+                return guesses, guesser._limits_here().sent, time.perf_counter() - started
             finally:
                 await guesser.aclose()
 
-        guesses, sent = asyncio.run(run_all())
+        guesses, sent, took = asyncio.run(run_all())
     assert all(g.error is None for g in guesses)
     assert sent == 4  # every request passed the guesser's own slots
     assert server.max_in_flight == 1
-    # Four calls queued behind one slot, each measured from its own request: about 0.1 s.
-    assert all(0.09 <= g.extra["latency_guess_s"] < 0.19 for g in guesses)
+    # Four calls queued behind one slot, one after the other: each measured from its own
+    # request, their latencies do not overlap and add up to no more than the whole took (from
+    # the moment they were queued, the waits would count up to 1 + 2 + 3 + 4 requests' time).
+    assert all(g.extra["latency_guess_s"] > 0 for g in guesses)
+    assert sum(g.extra["latency_guess_s"] for g in guesses) <= took
 
 
 def test_two_guessers_on_one_loop_keep_their_own_limits(retriever, prefixes):
@@ -351,33 +352,40 @@ def test_litellm_is_not_imported_by_the_model_package():
 
 
 def test_the_stub_server_takes_many_connections_at_once():
-    # A listen backlog of 5 dropped the connections beyond it, which the client's TCP stack
-    # retried only a second later: a benchmark at concurrency 8 would measure that second.
+    """A listen backlog of 5 dropped the connections a client opened at once beyond it, which
+    its TCP stack retried only a second later (a benchmark at concurrency 8 measured that
+    second): 32 connections opened before the server accepts any all get through, and 160
+    requests, 32 at a time, are all answered."""
+    import socket
+    from http.server import BaseHTTPRequestHandler
+
+    from grace_arena.model.stub_server import _Server
+
+    with _Server(("127.0.0.1", 0), BaseHTTPRequestHandler) as waiting:  # accepts nothing
+        opened = [socket.create_connection(waiting.server_address, timeout=30) for _ in range(32)]
+        for sock in opened:
+            sock.close()
+
     body = b'{"model": "stub", "messages": [{"role": "user", "content": "Melville?"}]}'
     request = (
         b"POST /v1/chat/completions HTTP/1.1\r\nHost: stub\r\nContent-Type: application/json\r\n"
         b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
     )
 
-    async def one(port: int) -> float:
-        start = time.perf_counter()
+    async def one(port: int) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(request)
         reply = await reader.read()
         writer.close()
         assert reply.startswith(b"HTTP/1.0 200") or reply.startswith(b"HTTP/1.1 200")
-        return time.perf_counter() - start
 
-    async def rounds(port: int) -> list[float]:
-        times: list[float] = []
+    async def rounds(port: int) -> None:
         for _ in range(5):
-            times += await asyncio.gather(*(one(port) for _ in range(32)))
-        return times
+            await asyncio.gather(*(one(port) for _ in range(32)))
 
     with StubServer(latency=0.05) as server:
-        times = asyncio.run(rounds(server.port))
+        asyncio.run(rounds(server.port))
         assert len(server.requests) == 160
-    assert max(times) < 0.9  # a dropped connection is retried after 1 s
 
 
 def test_a_new_cache_file_opened_at_once_by_several_openers(tmp_path):
