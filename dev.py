@@ -146,18 +146,47 @@ OUTCOMES = (
 )
 
 
+def closing_line(counts: dict[str, int], seconds: float, width: int = 80) -> str:
+    """pytest's closing line for ``counts`` (outcome -> how many) and a run of ``seconds``.
+
+    >>> closing_line({"passed": 3, "failed": 1, "warnings": 1}, 75.5, width=61)
+    '===== 1 failed, 3 passed, 1 warning in 75.50s (0:01:15) ====='
+    """
+    import datetime
+
+    words = [
+        f"{counts[key]} {one if counts[key] == 1 else several}"
+        for key, one, several in OUTCOMES
+        if counts.get(key)
+    ]
+    took = f"{seconds:.2f}s" + (
+        f" ({datetime.timedelta(seconds=int(seconds))})" if seconds >= 60 else ""
+    )
+    return f" {', '.join(words) or 'no tests ran'} in {took} ".center(width, "=")
+
+
+def exit_code(codes: list[int]) -> int:
+    """One exit code for pytest runs that ended with ``codes``: the first that is not 0
+    (all passed) or 5 (no tests ran); 5 if none ran anything.
+
+    >>> exit_code([0, 5]), exit_code([5, 5]), exit_code([0, 1]), exit_code([1, 0])
+    (0, 5, 1, 1)
+    """
+    failed = [code for code in codes if code not in (0, 5)]
+    return failed[0] if failed else (5 if all(code == 5 for code in codes) else 0)
+
+
 def pytest(py: Path, *args: str) -> int:
     """The tests of ``args`` in two parts: every test but those marked ``alone`` on parallel
     workers (pytest-xdist; a test file goes to one worker, so that its module's fixtures are
     made once), then the ``alone`` ones by themselves, with nothing running beside them. One
-    exit code for both (pytest's: 0 all passed, 1 some failed, 5 nothing to run), and a closing
-    line that adds up what both ran."""
-    import datetime
+    exit code for both (:func:`exit_code`), and a closing line that adds up what both ran."""
     import json
 
     workers = os.environ.get("GRACE_ARENA_TEST_WORKERS", "auto")
     started = time.monotonic()
-    codes, counts = [], dict.fromkeys((key for key, _, _ in OUTCOMES), 0)
+    codes: list[int] = []
+    counts = dict.fromkeys((key for key, _, _ in OUTCOMES), 0)
     with tempfile.TemporaryDirectory() as folder:
         parts = (
             ("--part", "shared", "-n", workers, "--dist", "loadfile", *args),
@@ -173,20 +202,10 @@ def pytest(py: Path, *args: str) -> int:
                 return code or 3
             for key, value in json.loads(report.read_text())["counts"].items():
                 counts[key] += value
-    took = time.monotonic() - started
-    words = [
-        f"{counts[key]} {one if counts[key] == 1 else several}"
-        for key, one, several in OUTCOMES
-        if counts[key]
-    ]
-    duration = f"{took:.2f}s" + (
-        f" ({datetime.timedelta(seconds=int(took))})" if took >= 60 else ""
-    )
     print("both parts together:", flush=True)
-    line = f" {', '.join(words) or 'no tests ran'} in {duration} "
-    print(line.center(shutil.get_terminal_size().columns, "="), flush=True)
-    failed = [code for code in codes if code not in (0, 5)]
-    return failed[0] if failed else (5 if all(code == 5 for code in codes) else 0)
+    width = shutil.get_terminal_size().columns
+    print(closing_line(counts, time.monotonic() - started, width), flush=True)
+    return exit_code(codes)
 
 
 def main(argv: list[str]) -> int:
