@@ -1,6 +1,10 @@
-"""Shared fixtures: a fresh migrated database per test (SQLite, or PostgreSQL too where the
-record's SQL is exercised), the sample packet, a private response cache, a live server with the
-sample match, and the browser."""
+"""Shared fixtures, each defined here once: a fresh migrated database per test (SQLite, or
+PostgreSQL too where the record's SQL is exercised), the sample packet, a private response
+cache, a live server (the sample match unless a module's ``server`` mark says otherwise), a
+stand-in LLM API, an event a module plays, the browser and its pages, the async tests' backend.
+
+Also the options ``python3 dev.py test`` runs the suite with: ``--part`` (the tests that may
+run beside others, on parallel workers, or those marked ``alone``) and ``--counts-to``."""
 
 from __future__ import annotations
 
