@@ -133,12 +133,12 @@ def ensure_browser() -> None:
         print(f"      (Debian/Ubuntu: sudo apt-get install {' '.join(missing)})", flush=True)
 
 
-#: pytest's outcomes in the order of its closing line, with the word for one and for several.
+#: pytest's outcomes in the order of its closing line, with the word for one and for several
+#: (not the tests deselected: pytest-xdist's workers deselect, and do not tell).
 OUTCOMES = (
     ("failed", "failed", "failed"),
     ("passed", "passed", "passed"),
     ("skipped", "skipped", "skipped"),
-    ("deselected", "deselected", "deselected"),
     ("xfailed", "xfailed", "xfailed"),
     ("xpassed", "xpassed", "xpassed"),
     ("warnings", "warning", "warnings"),

@@ -258,10 +258,15 @@ def browser():
 @pytest.fixture
 def pages(browser):
     """New pages (each in a context of its own: its own localStorage), failing the test on a
-    JavaScript error: ``pages(viewport, timeout=..., **context options)``."""
+    JavaScript error or a fetch from anywhere but the server under test:
+    ``pages(viewport, timeout=..., **context options)``."""
     from browser import PHONE
 
-    contexts, errors = [], []
+    contexts, errors, outside = [], [], []
+
+    def fetched(request) -> None:
+        if not request.url.startswith(("http://127.0.0.1", "data:")):
+            outside.append(request.url)
 
     def new(viewport=PHONE, *, timeout: float = 10_000, **options):
         context = browser.new_context(viewport=viewport, **options)
@@ -269,9 +274,19 @@ def pages(browser):
         page = context.new_page()
         page.set_default_timeout(timeout)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("request", fetched)
         return page
 
     yield new
     for context in contexts:
         context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+    assert not outside, f"the page fetched from elsewhere: {outside}"
+
+
+@pytest.fixture
+def phone(pages):
+    """A new page the size of a phone, touch and all."""
+    from browser import phone
+
+    return phone(pages)

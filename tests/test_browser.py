@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 import pytest
-from browser import PHONE, SCREENSHOTS
+from browser import SCREENSHOTS
 from live import Client, LiveServer, clients, moderator, new_match, player, two_teams
 from playwright.sync_api import Page, expect
 
@@ -31,11 +31,6 @@ pytestmark = [
 
 # ---------------------------------------------------------------------------------------------
 # fixtures
-
-
-@pytest.fixture
-def phone(pages) -> Page:
-    return pages(PHONE, is_mobile=True, has_touch=True)
 
 
 def start_paused(mod: Client, tossup_id: str | None = None, clues: int = 1) -> dict[str, Any]:

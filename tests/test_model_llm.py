@@ -197,10 +197,11 @@ def test_only_requests_in_flight_hold_a_slot(retriever, prefixes, provider):
     assert sent == 4  # every request passed the guesser's own slots
     assert server.max_in_flight == 1
     # Four calls queued behind one slot, one after the other: each measured from its own
-    # request, their latencies do not overlap and add up to no more than the whole took (from
-    # the moment they were queued, the waits would count up to 1 + 2 + 3 + 4 requests' time).
+    # request, their latencies add up to about what the whole took (they overlap only by the
+    # reading of a reply while the next request goes out); measured from the moment they were
+    # queued, the waits would count 1 + 2 + 3 + 4 requests' time, 2.5 times the whole.
     assert all(g.extra["latency_guess_s"] > 0 for g in guesses)
-    assert sum(g.extra["latency_guess_s"] for g in guesses) <= took
+    assert sum(g.extra["latency_guess_s"] for g in guesses) < 1.75 * took
 
 
 def test_two_guessers_on_one_loop_keep_their_own_limits(retriever, prefixes):
