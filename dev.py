@@ -201,7 +201,7 @@ def pytest(py: Path, *args: str) -> int:
             if not report.exists():
                 return code or 3
             for key, value in json.loads(report.read_text())["counts"].items():
-                counts[key] += value
+                counts[key] = counts.get(key, 0) + value
     print("both parts together:", flush=True)
     width = shutil.get_terminal_size().columns
     print(closing_line(counts, time.monotonic() - started, width), flush=True)
