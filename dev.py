@@ -4,13 +4,19 @@
     python3 dev.py demo     # set up, then play the demo match
     python3 dev.py test     # set up, then run the whole test suite
     python3 dev.py check    # set up, then lint, format check, import contracts and tests
-    python3 dev.py test-min # the same tests on the lowest versions pyproject.toml allows
+    python3 dev.py test-min # the tests of the dependencies' APIs on the lowest versions allowed
 
 Set-up is idempotent: a virtual environment in .venv with the project and its development
 dependencies, reinstalled only when pyproject.toml changes. ``test-min`` sets up another one,
 .venv-min, in which every runtime dependency with a lower bound is installed at exactly that
-bound (the development tools resolve as usual), and runs the test suite there; CI runs both.
-Extra arguments after the task go to the underlying command (pytest, or ``grace-arena demo``).
+bound (the development tools resolve as usual), and runs there every test but those that drive
+Chromium (marked ``browser``); CI runs both.
+
+The tests run in two parts (:func:`pytest`): on parallel workers (pytest-xdist, one per CPU;
+``GRACE_ARENA_TEST_WORKERS`` sets how many), every test but those marked ``alone``; then those,
+by themselves (they stop the PostgreSQL server that the others use). The last line adds the two
+up, as pytest's closing line does. Extra arguments after the task go to the underlying command
+(pytest, both parts, or ``grace-arena demo``).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import venv
 from pathlib import Path
 
@@ -125,15 +133,93 @@ def ensure_browser() -> None:
         print(f"      (Debian/Ubuntu: sudo apt-get install {' '.join(missing)})", flush=True)
 
 
+#: pytest's outcomes in the order of its closing line, with the word for one and for several
+#: (not the tests deselected: pytest-xdist's workers deselect, and do not tell).
+OUTCOMES = (
+    ("failed", "failed", "failed"),
+    ("passed", "passed", "passed"),
+    ("skipped", "skipped", "skipped"),
+    ("xfailed", "xfailed", "xfailed"),
+    ("xpassed", "xpassed", "xpassed"),
+    ("warnings", "warning", "warnings"),
+    ("error", "error", "errors"),
+)
+
+
+def closing_line(counts: dict[str, int], seconds: float, width: int = 80) -> str:
+    """pytest's closing line for ``counts`` (outcome -> how many) and a run of ``seconds``.
+
+    >>> closing_line({"passed": 3, "failed": 1, "warnings": 1}, 75.5, width=61)
+    '===== 1 failed, 3 passed, 1 warning in 75.50s (0:01:15) ====='
+    """
+    import datetime
+
+    words = [
+        f"{counts[key]} {one if counts[key] == 1 else several}"
+        for key, one, several in OUTCOMES
+        if counts.get(key)
+    ]
+    took = f"{seconds:.2f}s" + (
+        f" ({datetime.timedelta(seconds=int(seconds))})" if seconds >= 60 else ""
+    )
+    return f" {', '.join(words) or 'no tests ran'} in {took} ".center(width, "=")
+
+
+def exit_code(codes: list[int]) -> int:
+    """One exit code for pytest runs that ended with ``codes``: the first that is not 0
+    (all passed) or 5 (no tests ran); 5 if none ran anything.
+
+    >>> exit_code([0, 5]), exit_code([5, 5]), exit_code([0, 1]), exit_code([1, 0])
+    (0, 5, 1, 1)
+    """
+    failed = [code for code in codes if code not in (0, 5)]
+    return failed[0] if failed else (5 if all(code == 5 for code in codes) else 0)
+
+
+def pytest(py: Path, *args: str) -> int:
+    """The tests of ``args`` in two parts: every test but those marked ``alone`` on parallel
+    workers (pytest-xdist; a test file goes to one worker, so that its module's fixtures are
+    made once), then the ``alone`` ones by themselves, with nothing running beside them. One
+    exit code for both (:func:`exit_code`), and a closing line that adds up what both ran."""
+    import json
+
+    workers = os.environ.get("GRACE_ARENA_TEST_WORKERS", "auto")
+    started = time.monotonic()
+    codes: list[int] = []
+    counts = dict.fromkeys((key for key, _, _ in OUTCOMES), 0)
+    with tempfile.TemporaryDirectory() as folder:
+        parts = (
+            ("--part", "shared", "-n", workers, "--dist", "loadfile", *args),
+            ("--part", "alone", *args, "-n", "0"),
+        )
+        for number, part in enumerate(parts):
+            report = Path(folder) / f"part-{number}.json"
+            code = run(py, "-m", "pytest", *part, "--counts-to", report, check=False)
+            codes.append(code)
+            if code not in (0, 1, 5):  # interrupted, an internal or a usage error: stop here
+                return code
+            if not report.exists():
+                return code or 3
+            for key, value in json.loads(report.read_text())["counts"].items():
+                counts[key] = counts.get(key, 0) + value
+    print("both parts together:", flush=True)
+    width = shutil.get_terminal_size().columns
+    print(closing_line(counts, time.monotonic() - started, width), flush=True)
+    return exit_code(codes)
+
+
 def main(argv: list[str]) -> int:
     task, rest = (argv[0], argv[1:]) if argv else ("", [])
     if task not in ("demo", "test", "check", "setup", "test-min"):
         print(__doc__)
         return 2
     if task == "test-min":
+        # The lowest versions are there for the dependencies' APIs: every test reaches them
+        # but the browser tests, which try the pages (our JavaScript) in Chromium against the
+        # server that the other tests reach with websocket and HTTP clients.
         py = setup_min()
         ensure_browser()
-        return run(py, "-m", "pytest", *rest, check=False)
+        return pytest(py, "-m", "not browser", *rest)
     setup()
     if task == "setup":
         return 0
@@ -142,17 +228,16 @@ def main(argv: list[str]) -> int:
     if task in ("test", "check"):
         ensure_browser()
     if task == "test":
-        return run(PY, "-m", "pytest", *rest, check=False)
+        return pytest(PY, *rest)
     # check: everything, stopping at the first failure
     for cmd in (
         (BIN / "ruff", "check", "."),
         (BIN / "ruff", "format", "--check", "."),
         (BIN / "lint-imports",),
-        (PY, "-m", "pytest", *rest),
     ):
         if code := run(*cmd, check=False):
             return code
-    return 0
+    return pytest(PY, *rest)
 
 
 if __name__ == "__main__":

@@ -107,16 +107,28 @@ def wait_for(predicate, what: str, timeout: float = 30.0, every: float = 0.1):
     raise TimeoutError(f"waited {timeout:g} s for {what}")
 
 
-def hold_lock(path, seconds: float) -> subprocess.Popen:
-    """Another process that takes SQLite's write lock and keeps it for ``seconds``."""
+def hold_lock(path, seconds: float | None = None) -> subprocess.Popen:
+    """Another process that takes SQLite's write lock and keeps it for ``seconds``, or, with
+    ``None``, until :func:`release` (a test that waits for what the lock brings, however
+    long a loaded machine takes to bring it)."""
+    wait = "sys.stdin.read()" if seconds is None else f"time.sleep({seconds})"
     code = (
         "import sqlite3, sys, time\n"
         f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
         "c.execute('BEGIN EXCLUSIVE')\n"
         "print('locked', flush=True)\n"
-        f"time.sleep({seconds})\n"
+        f"{wait}\n"
         "c.execute('COMMIT')\n"
     )
-    locker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    locker = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
     return locker
+
+
+def release(locker: subprocess.Popen) -> None:
+    """Let the process of :func:`hold_lock` give its lock up, and wait until it has."""
+    assert locker.stdin is not None
+    locker.stdin.close()
+    locker.wait(30)

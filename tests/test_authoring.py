@@ -44,11 +44,6 @@ WIDE = {"COLUMNS": "200"}  # error boxes unwrapped
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # ---------------------------------------------------------------------------------------------
 # Pure parts
 

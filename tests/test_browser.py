@@ -11,11 +11,10 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser import PHONE, SCREENSHOTS
+from browser import SCREENSHOTS
 from live import Client, LiveServer, clients, moderator, new_match, player, two_teams
 from playwright.sync_api import Page, expect
 
@@ -23,29 +22,15 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.protocol import TeamSetup
 from grace_arena.server.app import Settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    # one server for the module's tests, its first match read slowly
+    pytest.mark.server(per_module=True, secret="browser-tests", first_match=two_teams(wpm=30)),
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # fixtures
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[LiveServer]:
-    db = tmp_path_factory.mktemp("browser") / "record.db"
-    settings = Settings(
-        db_url=f"sqlite:///{db}",
-        packets=[SAMPLE_PACKET_PATH],
-        secret="browser-tests",
-        first_match=two_teams(wpm=30),
-    )
-    with LiveServer(settings) as live:
-        yield live
-
-
-@pytest.fixture
-def phone(pages) -> Page:
-    return pages(PHONE, is_mobile=True, has_touch=True)
 
 
 def start_paused(mod: Client, tossup_id: str | None = None, clues: int = 1) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import pytest
 from browser import SCREENSHOTS, phone
 from event_helpers import (
     code_of,
-    copy_record,
     end_round_in,
     event_server,
     make_event,
@@ -30,19 +29,6 @@ from playwright.sync_api import Page, expect
 from grace_arena.record.schedule import EventPlan
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def event_template(tmp_path_factory):
-    path = tmp_path_factory.mktemp("event") / "record.db"
-    return path, make_event(f"sqlite:///{path}")
-
-
-@pytest.fixture
-def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
-    template, plan = event_template
-    with event_server(copy_record(template, tmp_path)) as server:
-        yield server, plan
 
 
 def join(page: Page, server: LiveServer, code: str, team: str, name: str) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,29 +19,19 @@ from live import Client, LiveServer, moderator, player
 from live import new_match as _new_match
 from playwright.sync_api import Page, expect
 
-from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.protocol import TeamSetup
-from grace_arena.server.app import Settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    # one server for the module's tests, without a match of its own
+    pytest.mark.server(per_module=True, secret="modelview-tests", first_match=None),
+]
 
 PROJECTOR = {"width": 1280, "height": 720}
 TEAMS = [
     TeamSetup(id="red", name="Red"),
     TeamSetup(id="model", name="Robo", kind="model", model="tfidf", threshold=0.3),
 ]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[LiveServer]:
-    db = tmp_path_factory.mktemp("modelview") / "record.db"
-    settings = Settings(
-        db_url=f"sqlite:///{db}",
-        packets=[SAMPLE_PACKET_PATH],
-        secret="modelview-tests",
-    )
-    with LiveServer(settings) as live:
-        yield live
 
 
 def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:

@@ -9,19 +9,16 @@ standings with the leader named; an unknown event shows only its error.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from browser import SCREENSHOTS
-from event_helpers import code_of, copy_record, event_server, make_event, room_player
+from event_helpers import code_of, room_player
 from event_helpers import room_moderator as moderator
-from live import LiveServer, clients
+from live import clients
 from playwright.sync_api import expect
 from test_browser_results import LARGE, SMALL, assert_fits, end_the_match_in
 
-from grace_arena.record.schedule import EventPlan, TeamEntry
-
-pytestmark = pytest.mark.slow
+from grace_arena.record.schedule import TeamEntry
 
 TEAMS = [
     TeamEntry("red", "Red"),
@@ -37,23 +34,17 @@ PARTS = (
     "#schedule li",
 )  # fmt: skip
 
-
-@pytest.fixture(scope="module")
-def club_template(tmp_path_factory):
-    path = tmp_path_factory.mktemp("club") / "record.db"
-    defaults = {"answer_time": None, "wpm": 600, "exhibition": True}
-    return path, make_event(f"sqlite:///{path}", teams=TEAMS, rounds=2, defaults=defaults)
-
-
-@pytest.fixture
-def club(club_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
-    template, plan = club_template
-    with event_server(copy_record(template, tmp_path)) as server:
-        yield server, plan
+pytestmark = [
+    pytest.mark.slow,
+    # the ``event`` fixture's: the six teams over two rounds, read fast, curves live
+    pytest.mark.event(
+        teams=TEAMS, rounds=2, defaults={"answer_time": None, "wpm": 600, "exhibition": True}
+    ),
+]
 
 
-def test_a_full_evening_fits_the_projector_and_ends_on_its_leader(club, pages):
-    server, plan = club
+def test_a_full_evening_fits_the_projector_and_ends_on_its_leader(event, pages):
+    server, plan = event
     room1, room2 = code_of(plan, "1"), code_of(plan, "2")
     projector = pages(SMALL)
     projector.goto(f"{server.http_url}/display?event=night")
@@ -110,10 +101,10 @@ def test_a_full_evening_fits_the_projector_and_ends_on_its_leader(club, pages):
         assert_fits(projector, "#standings tbody tr", "#leader", what=f"the final at {size}")
 
 
-def test_an_unknown_event_shows_only_its_error(club, pages):
-    server, _ = club
+def test_an_unknown_event_shows_only_its_error(event, pages):
+    server, _ = event
     projector = pages(SMALL)
-    projector.goto(f"{server.http_url}/display?event=club-nite")
-    expect(projector.locator("#event-conn")).to_contain_text("No event called “club-nite”")
+    projector.goto(f"{server.http_url}/display?event=event-nite")
+    expect(projector.locator("#event-conn")).to_contain_text("No event called “event-nite”")
     expect(projector.locator("#standings")).to_be_hidden()
     expect(projector.locator(".event-stage")).to_be_hidden()

@@ -17,17 +17,14 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from browser import SCREENSHOTS, phone
-from event_helpers import code_of, copy_record, event_server, make_event
+from event_helpers import code_of
 from event_helpers import room_moderator as moderator
 from live import Client, LiveServer, clients
 from playwright.sync_api import Page, expect
-
-from grace_arena.record.schedule import EventPlan
 
 pytestmark = pytest.mark.slow
 
@@ -35,19 +32,6 @@ SMALL = {"width": 1280, "height": 720}
 LARGE = {"width": 1920, "height": 1080}
 #: Where the README's screenshots are written when GRACE_ARENA_README_IMAGES is set.
 README_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "img"
-
-
-@pytest.fixture(scope="module")
-def event_template(tmp_path_factory):
-    path = tmp_path_factory.mktemp("event") / "record.db"
-    return path, make_event(f"sqlite:///{path}")
-
-
-@pytest.fixture
-def event(event_template, tmp_path) -> Iterator[tuple[LiveServer, EventPlan]]:
-    template, plan = event_template
-    with event_server(copy_record(template, tmp_path)) as server:
-        yield server, plan
 
 
 def assert_fits(page: Page, *selectors: str, what: str) -> None:

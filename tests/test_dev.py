@@ -48,3 +48,15 @@ def test_every_runtime_dependency_has_a_lower_bound_that_ci_tests(dev):
     pinned = {pin.split("==")[0] for pin in dev.lowest_versions(dependencies)}
     unpinned = [d for d in dependencies if dev._REQUIREMENT.match(d)["name"] not in pinned]
     assert unpinned == []
+
+
+def test_the_two_parts_of_a_run_close_with_one_line_and_one_exit_code(dev):
+    assert dev.exit_code([0, 0]) == 0
+    assert dev.exit_code([0, 5]) == 0  # nothing marked alone among the tests asked for
+    assert dev.exit_code([5, 0]) == 0
+    assert dev.exit_code([5, 5]) == 5
+    assert dev.exit_code([1, 0]) == dev.exit_code([0, 1]) == 1
+    line = dev.closing_line({"passed": 2340, "failed": 1, "skipped": 9, "error": 2}, 598.7)
+    assert line.strip("= ") == "1 failed, 2340 passed, 9 skipped, 2 errors in 598.70s (0:09:58)"
+    assert len(line) == 80 and line.startswith("=") and line.endswith("=")
+    assert dev.closing_line({}, 1.5).strip("= ") == "no tests ran in 1.50s"

@@ -162,9 +162,9 @@ def test_a_process_that_froze_and_lost_its_room_closes_its_sockets(db_url) -> No
             # SQLite has one writer: A frozen in the middle of a write (a lease renewal, its
             # heartbeat) keeps B from writing until it wakes (the README says so; PostgreSQL
             # ends such a transaction). Frozen there, A is woken for a moment and frozen again.
+            # (B cannot take a lease younger than its time to live: test_lease.py)
             for attempt in range(3):
                 a.freeze()
-                frozen = time.time()
                 try:
                     wait_for(lambda: (b.health() or {}).get("matches") == 2, "B takes room 1", 12)
                     break
@@ -173,7 +173,6 @@ def test_a_process_that_froze_and_lost_its_room_closes_its_sockets(db_url) -> No
                         raise
                     a.thaw()
                     time.sleep(0.2)
-            assert time.time() - frozen >= 2.0  # not before the lease lapsed
             a.thaw()
             for client in (mod, *phones):
                 moved = client.wait(lambda m: m["type"] == "error" and m["code"] == "elsewhere")

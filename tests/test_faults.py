@@ -16,12 +16,16 @@ import time
 
 import pytest
 from live import Client, clients, free_port
-from processes import ServerProcess, hold_lock, wait_for
+from processes import ServerProcess, hold_lock, release, wait_for
 
 from grace_arena.record.db import make_engine
 from grace_arena.record.store import MatchStore
 
 pytestmark = pytest.mark.slow
+
+#: How long to wait for what a fault is bound to bring (a limit for a loaded machine, not a
+#: measure: what the tests assert is what comes, in what order).
+WAIT = 60.0
 
 
 def _enter(server: ServerProcess, code: str) -> tuple[Client, Client, Client, dict]:
@@ -82,39 +86,37 @@ def test_a_record_locked_past_its_busy_timeout_holds_the_room_and_it_goes_on(tmp
             mod.send(type="start_tossup")
             mod.state(lambda s: s["tossup"] and s["tossup"]["position"] >= 3)
 
-            # Another process holds the write lock for 12 s (the busy timeout is 10 s).
-            locker = hold_lock(path, 12.0)
-            locked_at = time.time()
-            held = mod.state(lambda s: s["record"] is not None, timeout=5)
+            # Another process holds the write lock past the busy timeout (10 s): until the
+            # room says the record refused its commit.
+            locker = hold_lock(path)
+            held = mod.state(lambda s: s["record"] is not None, timeout=WAIT)
             word = held["tossup"]["position"]
             assert "waiting for the record" in held["record"]["message"]
             told = mod.state(
                 lambda s: s["record"] and "database is locked" in s["record"]["message"],
-                timeout=15,
+                timeout=WAIT,
             )
             assert "retrying" in told["record"]["message"]
             assert told["tossup"]["position"] == word  # nothing shown that is not stored
             # the displays and the phones are told too
             assert red.state(lambda s: s["record"] is not None)["record"]["message"]
-            locker.wait(30)
-            released = time.time()
-            assert released - locked_at >= 11
-            # the reading goes on by itself within a second or so, from the word it held
-            back = mod.state(lambda s: s["record"] is None, timeout=5)
-            assert time.time() - released < 2.0
-            moving = mod.state(lambda s: s["tossup"]["position"] >= word + 2, timeout=5)
+            release(locker)
+            # the reading goes on by itself (nobody sends anything), from the word it held
+            back = mod.state(lambda s: s["record"] is None, timeout=WAIT)
+            assert back["tossup"]["position"] in (word, word + 1)
+            moving = mod.state(lambda s: s["tossup"]["position"] >= word + 2, timeout=WAIT)
             assert moving["record"] is None
 
             # A shorter stall with a buzz in it: held, not acknowledged until it is stored,
             # then won at the word its player saw.
-            locker = hold_lock(path, 3.0)
-            held = mod.state(lambda s: s["record"] is not None, timeout=5)
+            locker = hold_lock(path)
+            held = mod.state(lambda s: s["record"] is not None, timeout=WAIT)
             word = held["tossup"]["position"]
             red.send(type="buzz")
             with pytest.raises(TimeoutError):
-                red.wait("buzz_result", timeout=1.0)  # not before it is stored
-            locker.wait(30)
-            result = red.wait("buzz_result", timeout=5)
+                red.wait("buzz_result", timeout=1.0)  # not while the record is locked
+            release(locker)
+            result = red.wait("buzz_result", timeout=WAIT)
             assert result["outcome"] == "won" and result["word_index"] == word
             last = mod.state(lambda s: s["floor"] is not None and s["record"] is None)
             assert back is not None
@@ -138,6 +140,8 @@ def _postgres_cluster() -> tuple[str, str]:
     return version, name
 
 
+# Every other test's PostgreSQL database goes down with the server: this one runs by itself.
+@pytest.mark.alone
 def test_postgresql_stopped_and_started_again_holds_the_room_and_it_goes_on(
     postgres_url, postgres_server
 ):
@@ -157,20 +161,19 @@ def test_postgresql_stopped_and_started_again_holds_the_room_and_it_goes_on(
                     t["id"] for t in s["teams"] if t["locked_out"]
                 ])  # fmt: skip
                 subprocess.run(["pg_ctlcluster", version, cluster, "stop"], check=True)
-                stopped = time.time()
-                held = mod.state(lambda s: s["record"] is not None, timeout=10)
+                held = mod.state(lambda s: s["record"] is not None, timeout=WAIT)
                 word = held["tossup"]["position"]
                 assert "retrying" in held["record"]["message"]
-                during = _states_while(mod, max(0.0, 5.0 - (time.time() - stopped)))
+                # the pipeline tries again meanwhile (0.05 s to 0.5 s apart): nothing moves
+                during = _states_while(mod, 3.0)
                 assert all(s["tossup"]["position"] == word for s in during)
                 # a moderator's command meanwhile is held, not refused, not a dropped socket
                 mod.send(type="set_pace", wpm=240)
                 subprocess.run(["pg_ctlcluster", version, cluster, "start"], check=True)
-                started = time.time()
-                mod.state(lambda s: s["record"] is None, timeout=15)
-                assert time.time() - started < 3.0
-                paced = mod.state(lambda s: s["reading"]["wpm"] == 240, timeout=5)
-                moving = mod.state(lambda s: s["tossup"]["position"] >= word + 2, timeout=10)
+                # back by itself: nobody sends anything but the command held meanwhile
+                mod.state(lambda s: s["record"] is None, timeout=WAIT)
+                paced = mod.state(lambda s: s["reading"]["wpm"] == 240, timeout=WAIT)
+                moving = mod.state(lambda s: s["tossup"]["position"] >= word + 2, timeout=WAIT)
                 assert paced and moving
                 red.send(type="buzz")
                 assert red.wait("buzz_result")["outcome"] == "won"
@@ -185,8 +188,9 @@ def test_postgresql_stopped_and_started_again_holds_the_room_and_it_goes_on(
 
 def test_a_crash_and_a_restart_12_s_later_leave_the_player_the_answer_time_left(tmp_path):
     """The answer clock stands still while no process serves the match: a player who held
-    the floor for 3 s of a 10 s answer time when the server was killed has about 7 s left
-    when it is served again 12 s later, not a ruling by the timer."""
+    the floor for 3 s of a 10 s answer time when the server was killed has the time that was
+    left then (about 7 s) when it is served again 12 s later, not a ruling by the timer. The
+    times compared are the record's, whatever the machine's load made of the 3 s."""
     db_url = f"sqlite:///{tmp_path / 'record.db'}"
     port = free_port()
     server = ServerProcess(db_url, port, "--model", "", "--answer-time", "10")
@@ -200,23 +204,16 @@ def test_a_crash_and_a_restart_12_s_later_leave_the_player_the_answer_time_left(
             red.send(type="buzz")
             assert red.wait("buzz_result")["outcome"] == "won"
             floor = mod.state(lambda s: s["floor"] is not None)
-            left = floor["deadline"] - floor["server_time"]
-            assert 9 < left <= 10
+            assert 0 < floor["deadline"] - floor["server_time"] <= 10
             time.sleep(3.0)
             server.kill()
-        killed = time.time()
         time.sleep(12.0)
         server = ServerProcess(db_url, port, "--model", "", "--answer-time", "10")
-        assert time.time() - killed >= 12
         mod, red = Client(server.ws_url), Client(server.ws_url)
         with clients(mod, red):
             mod.send(type="hello", role="moderator", join_code=code, token=token)
             mod.wait("welcome")
             state = mod.state(lambda s: s["floor"] is not None and s["deadline"])
-            remaining = state["deadline"] - state["server_time"]
-            # what was left at the crash (about 7 s; the server renews every second, so at
-            # most a second more), not the 10 s again, nor nothing
-            assert 5.5 < remaining <= 8.2, remaining
             assert state["match"]["phase"] == "buzzed"
             red.send(type="hello", role="player", join_code=code, token=joined["red"]["token"])
             red.wait("welcome")
@@ -226,6 +223,15 @@ def test_a_crash_and_a_restart_12_s_later_leave_the_player_the_answer_time_left(
         assert not [e for e in events if e.type == "ruled" and e.by == "timer"]
         resumed = [e for e in events if e.type == "clock_resumed"]
         assert len(resumed) == 1 and resumed[0].reason == "restart"
+        # what was left when the match was last served (the server renews its lease every
+        # second, 3 s into the answer time): less than the 10 s, more than nothing...
+        (buzz,) = [e for e in events if e.type == "buzz_accepted"]
+        left = buzz.deadline - resumed[0].down_since
+        assert 0 < left < 10, left
+        # ...is what the restarted server gives back, and shows
+        assert resumed[0].deadline - resumed[0].t == pytest.approx(left)
+        assert state["deadline"] == pytest.approx(resumed[0].deadline)
+        assert 0 < state["deadline"] - state["server_time"] <= left
     finally:
         server.kill()
 

@@ -4,15 +4,40 @@ transaction; one room's failure is that room's only."""
 from __future__ import annotations
 
 import asyncio
-from itertools import pairwise
 
 import pytest
+import virtual_clock
 from backends import on_both_backends
 from engine_helpers import config
 
 from grace_arena.core.commands import Join, StartTossup
 from grace_arena.record.lease import Holder, LeaseLost, acquire
 from grace_arena.server.writer import GroupWriter
+
+
+class OnTheLoop(GroupWriter):
+    """A group writer that commits on the event loop itself rather than in a thread, after
+    ``delay`` of the loop's clock (a slow disk): on a virtual clock (tests/virtual_clock.py)
+    a change is stored when that clock says. ``handed``: when each change was handed in (the
+    loop's time), its events' types and whether it was to sync."""
+
+    def __init__(self, store, delay: float = 0.0) -> None:
+        super().__init__(store)
+        self.delay = delay
+        self.handed: list[tuple[float, list[str], bool]] = []
+
+    async def write(self, match_id, events, holder, *, synced=True):
+        now = asyncio.get_running_loop().time()
+        self.handed.append((now, [ev.type for ev in events], synced))
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        self.store.append_many([(match_id, events, holder)], synced=synced)
+        self.transactions += 1
+        self.changes += 1
+
+    def words(self) -> list[float]:
+        """When each change that only reveals words was handed in."""
+        return [t for t, types, _ in self.handed if types == ["words_revealed"]]
 
 
 @on_both_backends
@@ -58,34 +83,31 @@ def test_one_rooms_failure_is_its_own(store):
 
 def test_a_slow_commit_delays_one_word_not_the_pace(store):
     """The reader keeps a schedule from the first word: with every commit taking 0.1 s at a
-    pace of 4 words a second, the words still come 0.25 s apart on average (a reader that
-    waited a word's time after each commit would take 0.35 s a word)."""
+    pace of 4 words a second, the words are still handed in 0.25 s apart (a reader that
+    waited a word's time after each commit would take 0.35 s a word). On the test's clock."""
     from grace_arena.core.config import TeamSpec
     from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
     from grace_arena.core.specs import match_config
     from grace_arena.server.room import Room
 
-    class SlowWriter(GroupWriter):
-        async def write(self, match_id, events, holder, **kwargs):
-            await asyncio.sleep(0.1)
-            await super().write(match_id, events, holder, **kwargs)
-
     packet = load_packet(SAMPLE_PACKET_PATH)
     teams = [TeamSpec(id="red", name="Red")]
     rm = store.create(match_config(packet, teams, wpm=240), now=0.0)
+    writer = OnTheLoop(store, delay=0.1)
 
-    async def scenario() -> list[float]:
-        room = Room(rm, join_code="SLOW", writer=SlowWriter(store))
+    async def scenario() -> float:
+        room = Room(rm, join_code="SLOW", writer=writer)
         room.start()
-        await room.command(StartTossup())
+        await room.command(StartTossup())  # stored 0.1 s after it was handed in
+        started = asyncio.get_running_loop().time()
         await asyncio.sleep(2.6)
         await room.close()
-        return [ev["t"] for ev in room.tossup_log if ev["type"] == "words_revealed"]
+        return started
 
-    times = asyncio.run(scenario())
-    assert len(times) >= 8
-    gaps = [b - a for a, b in pairwise(times)]
-    assert sum(gaps) / len(gaps) < 0.29
+    started = virtual_clock.run(scenario())
+    times = writer.words()
+    assert len(times) == 10  # 0.25 s, 0.5 s, ... 2.5 s after the tossup started
+    assert [t - started for t in times] == pytest.approx([0.25 * i for i in range(1, 11)])
 
 
 def _sync_setting(session) -> str:
@@ -215,7 +237,7 @@ def test_a_room_not_reading_waits_for_its_next_change_not_for_a_clock_tick(store
     looking again every so often, so that a tossup's first word is due a word's time after
     that tossup started. (Readers that looked every 50 ms put the words of all the rooms of a
     server on the five 50 ms ticks between two words, several rooms' words falling due
-    together and waiting for each other.)"""
+    together and waiting for each other.) On the test's clock."""
     from grace_arena.core.config import TeamSpec
     from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
     from grace_arena.core.specs import match_config
@@ -223,6 +245,7 @@ def test_a_room_not_reading_waits_for_its_next_change_not_for_a_clock_tick(store
 
     packet = load_packet(SAMPLE_PACKET_PATH)
     rm = store.create(match_config(packet, [TeamSpec(id="red", name="Red")], wpm=240), now=0.0)
+    writer = OnTheLoop(store)
     real_sleep = asyncio.sleep
     naps: list[float] = []
 
@@ -230,28 +253,26 @@ def test_a_room_not_reading_waits_for_its_next_change_not_for_a_clock_tick(store
         naps.append(delay)
         return await real_sleep(delay, *args, **kwargs)
 
-    async def scenario() -> tuple[list[float], list[float], list[dict]]:
-        room = room_module.Room(rm, join_code="IDLE", writer=GroupWriter(store))
+    async def scenario() -> tuple[list[float], list[float], list[float], float]:
+        room = room_module.Room(rm, join_code="IDLE", writer=writer)
         monkeypatch.setattr(room_module.asyncio, "sleep", nap)
         room.start()
         await real_sleep(0.3)  # nothing to read
         idle = list(naps)
+        started = asyncio.get_running_loop().time()
         await room.command(StartTossup())
         await real_sleep(0.8)
         reading = list(naps[len(idle) :])
         await room.pause()
         await real_sleep(0.3)
         paused = list(naps[len(idle) + len(reading) :])
-        log = list(room.tossup_log)
         await room.close()
-        return idle, reading, paused, log
+        return idle, reading, paused, started
 
-    idle, reading, paused, log = asyncio.run(scenario())
+    idle, reading, paused, started = virtual_clock.run(scenario())
     assert idle == [] and paused == []
-    assert reading and reading[0] == pytest.approx(0.25, abs=0.02)  # a word's time from its start
-    started = next(ev["t"] for ev in log if ev["type"] == "tossup_started")
-    first = next(ev["t"] for ev in log if ev["type"] == "words_revealed")
-    assert first - started >= 0.24
+    assert reading and reading[0] == pytest.approx(0.25)  # a word's time from its start
+    assert [t - started for t in writer.words()] == pytest.approx([0.25, 0.5, 0.75])
 
 
 def test_a_room_hands_in_its_words_unsynced_and_everything_else_synced(store):
@@ -260,26 +281,21 @@ def test_a_room_hands_in_its_words_unsynced_and_everything_else_synced(store):
     from grace_arena.core.specs import match_config
     from grace_arena.server.room import Room
 
-    handed: list[tuple[list[str], bool]] = []
-
-    class Recording(GroupWriter):
-        async def write(self, match_id, events, holder, *, synced=True):
-            handed.append(([ev.type for ev in events], synced))
-            await super().write(match_id, events, holder, synced=synced)
-
     packet = load_packet(SAMPLE_PACKET_PATH)
     rm = store.create(match_config(packet, [TeamSpec(id="red", name="Red")], wpm=600), now=0.0)
+    writer = OnTheLoop(store)
 
     async def scenario() -> None:
-        room = Room(rm, join_code="SYNC", writer=Recording(store))
+        room = Room(rm, join_code="SYNC", writer=writer)
         room.start()
         await room.command(StartTossup())
         await asyncio.sleep(0.45)  # between two words (due 0.1 s apart from the start)
         await room.command(Join(team="red", player="p", name="P"))
         await room.close()
 
-    asyncio.run(scenario())
+    virtual_clock.run(scenario())
+    handed = [(types, synced) for _, types, synced in writer.handed]
     words = [synced for types, synced in handed if types == ["words_revealed"]]
-    others = [synced for types, synced in handed if "words_revealed" not in types]
-    assert len(words) >= 3 and not any(words)
-    assert len(others) == 2 and all(others)
+    others = [(types, synced) for types, synced in handed if "words_revealed" not in types]
+    assert words == [False] * 4
+    assert others == [(["tossup_started"], True), (["player_joined"], True)]

@@ -101,9 +101,9 @@ def test_a_dead_process_of_this_system_loses_its_lease_at_once(db_url) -> None:
     dead = lease.Holder(f"{me.host}:{pid}:y", me.host, int(pid), None, proc)
     assert lease.known_dead(proc) and not lease.known_dead(me.proc)
     lease.acquire(engine, match.id, dead)
-    started = time.monotonic()
+    # taken over at once: a lease renewed just now, of a holder not known dead, is held for
+    # 60 s (LeaseHeld), and acquire never waits one out
     assert lease.acquire(engine, match.id, me, ttl=60.0).took_over
-    assert time.monotonic() - started < 5  # no waiting out the 60 s
 
 
 def test_a_process_of_another_pid_namespace_or_boot_is_never_declared_dead() -> None:

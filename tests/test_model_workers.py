@@ -19,26 +19,20 @@ from grace_arena.model.corpus import load_corpus
 from grace_arena.model.llm import LLMGuesser
 from grace_arena.model.policy import BuzzPolicy
 from grace_arena.model.precompute import _store, precompute
-from grace_arena.model.stub_server import StubServer
 from grace_arena.model.tfidf import ExemplarRetriever
 from grace_arena.model.workers import WorkerPool, _PipeWriter, _run
 from grace_arena.record.db import open_engine
 from grace_arena.record.models import ModelStepRow
 from grace_arena.record.store import MatchStore
 
+ANSWERS = {"Melville": "Moby-Dick", "Geneva": "Frankenstein", "whal": "Moby-Dick"}
+
 pytestmark = [
     pytest.mark.slow,  # each pool starts Python processes that import litellm
     pytest.mark.usefixtures("private_cache"),
+    pytest.mark.llm_server(answers=ANSWERS, latency=0.05),
 ]
-
-ANSWERS = {"Melville": "Moby-Dick", "Geneva": "Frankenstein", "whal": "Moby-Dick"}
 TOSSUPS = ["lit-american-1", "lit-british-1", "sci-physics-1"]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with StubServer(answers=ANSWERS, latency=0.05) as s:
-        yield s
 
 
 def _steps(engine) -> dict[tuple[str, int], tuple]:
@@ -56,12 +50,12 @@ def _steps(engine) -> dict[tuple[str, int], tuple]:
     }
 
 
-def test_a_pool_stores_what_one_process_stores_within_the_concurrency(sample, server, tmp_path):
+def test_a_pool_stores_what_one_process_stores_within_the_concurrency(sample, llm_server, tmp_path):
     in_process = open_engine(f"sqlite:///{tmp_path / 'one.db'}")
     guesser = LLMGuesser(
         "openai/stub",
         retriever=ExemplarRetriever(load_corpus()),
-        api_base=server.api_base,
+        api_base=llm_server.api_base,
         num_retries=0,
         concurrency=3,
     )
@@ -71,36 +65,36 @@ def test_a_pool_stores_what_one_process_stores_within_the_concurrency(sample, se
     with WorkerPool(
         "openai/stub",
         workers=2,
-        api_base=server.api_base,
+        api_base=llm_server.api_base,
         concurrency=3,
         num_retries=0,
         cache=ResponseCache(cache),
     ) as pool:
         assert pool.shares == [2, 1] and pool.name == "openai/stub"
-        server.max_in_flight = 0
-        before = len(server.requests)
+        llm_server.max_in_flight = 0
+        before = len(llm_server.requests)
         pooled = open_engine(f"sqlite:///{tmp_path / 'pool.db'}")
         stats = asyncio.run(precompute(pooled, sample, pool, tossups=TOSSUPS))
         steps = _steps(pooled)
         assert stats.errors == 0 and stats.stored == len(steps) == stats.steps
-        assert stats.calls == 2 * stats.steps == len(server.requests) - before
-        assert server.max_in_flight == 3  # the limit is over all workers, and is used
+        assert stats.calls == 2 * stats.steps == len(llm_server.requests) - before
+        assert llm_server.max_in_flight == 3  # the limit is over all workers, and is used
         assert steps == _steps(in_process)
 
         # The same workers serve another event loop, from the cache they share.
         again = open_engine(f"sqlite:///{tmp_path / 'again.db'}")
-        sent = len(server.requests)
+        sent = len(llm_server.requests)
         stats = asyncio.run(precompute(again, sample, pool, tossups=TOSSUPS))
         assert stats.calls == 0 and stats.cache_hits == 2 * stats.steps
-        assert len(server.requests) == sent and _steps(again) == steps
+        assert len(llm_server.requests) == sent and _steps(again) == steps
     for worker in pool._workers:
         assert worker.proc.returncode == 0  # closed, not killed
 
 
-def test_a_dead_worker_fails_only_what_it_holds(sample, server, tmp_path):
+def test_a_dead_worker_fails_only_what_it_holds(sample, llm_server, tmp_path):
     engine = open_engine(f"sqlite:///{tmp_path / 'r.db'}")
     with WorkerPool(
-        "openai/stub", workers=2, api_base=server.api_base, concurrency=2, num_retries=0
+        "openai/stub", workers=2, api_base=llm_server.api_base, concurrency=2, num_retries=0
     ) as pool:
         os.kill(pool._workers[1].proc.pid, signal.SIGKILL)
         pool._workers[1].proc.wait()
@@ -130,7 +124,7 @@ def test_each_worker_needs_a_request_in_flight():
         WorkerPool("openai/stub", workers=2, concurrency=1)
 
 
-def test_precompute_command_with_workers(server, tmp_path):
+def test_precompute_command_with_workers(llm_server, tmp_path):
     db = f"sqlite:///{tmp_path / 'cli.db'}"
     result = CliRunner().invoke(
         app,
@@ -141,7 +135,7 @@ def test_precompute_command_with_workers(server, tmp_path):
             "--model",
             "openai/stub",
             "--api-base",
-            server.api_base,
+            llm_server.api_base,
             "--workers",
             "2",
             "--concurrency",

@@ -8,7 +8,6 @@ stopped, also after a restart; bad input gets a clear error and stores nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -50,19 +49,22 @@ def write_packet(folder: Path, packet_id: str, title: str) -> Path:
     return path
 
 
-@pytest.fixture
-def packets(tmp_path) -> list[Path]:
+def two_packets(folder: Path) -> list[Path]:
     return [
-        write_packet(tmp_path, "survey-a", "Survey A"),
-        write_packet(tmp_path, "survey-b", "Survey B"),
+        write_packet(folder, "survey-a", "Survey A"),
+        write_packet(folder, "survey-b", "Survey B"),
     ]
 
 
+# the ``server`` fixture's: a survey server of the two packets, written in the test's folder
+pytestmark = pytest.mark.server(
+    packets=[], first_match=None, secret="survey-tests", survey_packets=two_packets
+)
+
+
 @pytest.fixture
-def server(db_url, packets) -> Iterator[LiveServer]:
-    settings = Settings(db_url=db_url, secret="survey-tests", survey_packets=packets)
-    with LiveServer(settings) as live:
-        yield live
+def packets(tmp_path) -> list[Path]:
+    return two_packets(tmp_path)
 
 
 def codes(server: LiveServer) -> dict[str, str]:

@@ -5,50 +5,26 @@ finish; the answers are in the record. Skips without Debian's chromium, except i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
-from browser import PHONE, SCREENSHOTS
-from live import LiveServer
-from playwright.sync_api import Browser, Page, expect
+from browser import SCREENSHOTS
+from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 from test_survey import write_packet
 
 from grace_arena.record.models import SurveyStepRow
-from grace_arena.server.app import Settings
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[LiveServer]:
-    folder = tmp_path_factory.mktemp("survey-browser")
-    settings = Settings(
-        db_url=f"sqlite:///{folder / 'record.db'}",
-        survey_packets=[write_packet(folder, "survey-a", "Survey A")],
-    )
-    with LiveServer(settings) as live:
-        yield live
-
-
-@pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    outside: list[str] = []
-    page.on(
-        "request",
-        lambda r: (
-            outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:")) else None
-        ),
-    )
-    yield page
-    context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
-    assert not outside, f"the page fetched from elsewhere: {outside}"
+pytestmark = [
+    pytest.mark.slow,
+    # one survey server for the module's tests, of one packet
+    pytest.mark.server(
+        per_module=True,
+        packets=[],
+        first_match=None,
+        secret=None,
+        survey_packets=lambda folder: [write_packet(folder, "survey-a", "Survey A")],
+    ),
+]
 
 
 def answer(page: Page, guess: str, buzz: bool = False) -> None:

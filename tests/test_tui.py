@@ -40,19 +40,7 @@ from moderator_tui.widgets import (
 )
 
 SIZE = (120, 40)
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def server(db_url) -> Iterator[LiveServer]:
-    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="tui-test")
-    with LiveServer(settings) as live:
-        yield live
+pytestmark = [pytest.mark.anyio, pytest.mark.server(first_match=None, secret="tui-test")]
 
 
 @pytest.fixture

@@ -24,11 +24,6 @@ from moderator_tui.setup import LobbyScreen
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Phones:
     """Two phones in Chromium, driven from one thread of their own (Playwright's sync API
     belongs to the thread that started it; the TUI runs on the test's event loop)."""

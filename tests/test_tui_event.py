@@ -39,11 +39,6 @@ from moderator_tui.widgets import StatusLine
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def event_template(tmp_path_factory) -> tuple[Path, EventPlan]:
     path = tmp_path_factory.mktemp("event") / "record.db"

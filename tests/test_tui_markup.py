@@ -15,11 +15,6 @@ from moderator_tui.widgets import describe_event
 HOSTILE = "[/] [bold]Bob[/bold] [or The Whale]"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def render(renderable) -> str:
     console = Console(width=200, record=True)
     console.print(renderable)

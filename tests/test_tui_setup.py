@@ -18,11 +18,6 @@ from moderator_tui.setup import SetupScreen, open_match_text
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def footer_keys(app) -> dict[str, str]:
     """The keys the footer shows, with what they do."""
     from textual.widgets._footer import FooterKey
