@@ -13,8 +13,6 @@ import pytest
 from live import LiveServer, clients, two_teams
 from race_phones import Phone, moderator_phone, open_floor, stalled, wait_for_clocks
 
-from grace_arena.core.packet import SAMPLE_PACKET_PATH
-from grace_arena.server.app import Settings
 from grace_arena.server.arbiter import ROOM_SLACK
 from grace_arena.server.connection import LoopWatch
 
@@ -25,14 +23,7 @@ HOLD = 0.5
 CLAIM = 0.15
 
 
-@pytest.fixture
-def server(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x",
-        first_match=two_teams(compensated=True), race_window=0.5,
-    )  # fmt: skip
-    with LiveServer(settings) as live:
-        yield live
+pytestmark = pytest.mark.server(first_match=two_teams(compensated=True), race_window=0.5)
 
 
 def _room_of_three(server: LiveServer) -> tuple[Phone, Phone, Phone]:
