@@ -257,3 +257,33 @@ def test_a_match_reopened_while_a_player_holds_the_floor_reads_on_after_the_ruli
             st = blue.state(lambda s: s["match"]["phase"] == "reading")
             assert not st["match"]["paused"] and st["reading"]["running"]
             _reads_on(blue, st["tossup"]["position"])
+
+
+@on_both_backends
+def test_a_pause_in_the_buzz_window_holds_it_on_a_real_server_until_the_resume(db_url):
+    """The last word read while paused, the buzz window does not run however long the pause;
+    resumed, it has what it had left, and only then does the tossup go dead."""
+    with LiveServer(_settings(db_url, buzz_window=1.0)) as server:
+        mod = moderator(server)
+        red = player(server, "red", "Ruth")
+        with clients(mod, red):
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            room = server.room()
+            # every word read (as the moderator's steps would), then the pause
+            server.run(room.command(Reveal(to=room.match.current_tossup.n_words)))
+            mod.send(type="pause")
+            st = red.state(lambda s: s["match"]["phase"] == "awaiting" and s["match"]["paused"])
+            assert st["deadline"] is None and 0 < st["held"] <= 1.0
+            time.sleep(1.5)  # longer than the whole window: it stands still
+            assert server.room().match.game.phase.value == "awaiting"
+            mod.send(type="resume")
+            st = red.state(lambda s: not s["match"]["paused"])
+            assert st["match"]["phase"] == "awaiting" and st["deadline"] is not None
+            # (an order, not a duration: the tossup dies by its clock after the resume)
+            st = red.state(lambda s: s["match"]["phase"] == "dead", timeout=15)
+            mod.state(lambda s: s["match"]["phase"] == "dead", timeout=15)
+            told = [e["event"]["type"] for e in mod.received if e["type"] == "event"]
+            assert told.index("reading_resumed") < told.index("tossup_ended")
