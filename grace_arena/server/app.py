@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import inspect
+import math
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -40,9 +41,12 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _writable(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD, and every
+    number JSON cannot hold (NaN, Infinity: Python's JSON reader takes them) by its name."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, list):
         return [_writable(v) for v in value]
     if isinstance(value, dict):
@@ -53,7 +57,9 @@ def _writable(value: Any) -> Any:
 async def malformed_request(request: fastapi.Request, exc: RequestValidationError) -> Response:
     """FastAPI's 422 reply, where each field is malformed, with the input it echoes made
     writable: JSON's escapes can carry a lone surrogate (``"\\ud800"``), which UTF-8 cannot
-    hold, so the reply to a name holding one failed with a 500."""
+    hold, and a body may hold ``NaN`` or ``Infinity``, which a reply may not, so the reply to
+    either failed with a 500. (Every float of the protocol's models refuses them:
+    ``allow_inf_nan=False``.)"""
     return JSONResponse(
         status_code=422, content={"detail": _writable(jsonable_encoder(exc.errors()))}
     )
