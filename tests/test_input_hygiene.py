@@ -11,15 +11,23 @@ from pathlib import Path
 import httpx
 import pytest
 from live import Client, LiveServer, clients, two_teams
+from sqlmodel import Session, select
 from test_analyze_record import PACKET, T0, _now
+from test_sqbs import export as sqbs_export
+from test_stats import played_event
+from typer.testing import CliRunner
 
 from grace_arena.analysis.frames import read_buzzes, spreadsheet_safe, spreadsheet_text
+from grace_arena.cli import app
 from grace_arena.core.commands import Buzz, Join, Reveal, Rule, StartTossup
 from grace_arena.core.config import ScoringRules, TeamSpec
 from grace_arena.core.events import BuzzTiming, Ruling
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
 from grace_arena.core.specs import match_config
 from grace_arena.io.exports import export
+from grace_arena.record.models import ArenaEventRow
+from grace_arena.record.schedule import TeamEntry, create_event
+from grace_arena.record.store import RecordError
 from grace_arena.server.app import Settings
 
 # ---------------------------------------------------------------------------------------------
@@ -159,3 +167,68 @@ def test_spreadsheet_safe_reads_back_as_it_was(text: str) -> None:
     cell = spreadsheet_safe(text)
     assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))
     assert spreadsheet_text(cell) == text
+
+
+# ---------------------------------------------------------------------------------------------
+# Line breaks in titles: refused where they are given, and never in an SQBS file
+
+
+BROKEN_TITLES = ["Club\nNight", "Club\r\nNight", "Club\u2028Night", "Club\x85Night"]
+
+
+@pytest.mark.parametrize("title", BROKEN_TITLES)
+def test_a_title_with_a_line_break_is_refused_by_event_create(db_url, title) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["event", "create", "night", "--title", title, "--team", "Red", "--team", "Blue",
+         "--db", db_url],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "one line" in result.output
+    result = CliRunner().invoke(
+        app, ["event", "create", "a\nb", "--team", "Red", "--team", "Blue", "--db", db_url]
+    )
+    assert result.exit_code == 2, result.output
+    assert "one line" in result.output
+
+
+def test_a_title_with_a_line_break_is_refused_by_the_record(store) -> None:
+    teams = [TeamEntry(id="red", name="Red"), TeamEntry(id="blue", name="Blue")]
+    with pytest.raises(RecordError, match="one line"):
+        create_event(store.engine, "night", title="Club\nNight", teams=teams)
+
+
+def test_a_match_title_with_a_line_break_is_a_422(server) -> None:
+    bearer = {"authorization": f"Bearer {server.arena.tokens.server()}"}
+    with httpx.Client(base_url=server.http_url, timeout=20) as http:
+        for title in BROKEN_TITLES:
+            body = two_teams(title="x").model_dump_json().replace('"x"', json.dumps(title))
+            reply = _json(http, "POST", "/api/matches", body, **bearer)
+            assert reply.status_code == 422, reply.text
+            (error,) = reply.json()["detail"]
+            assert error["loc"] == ["body", "title"] and "one line" in error["msg"]
+        body = two_teams(title="Club Night").model_dump_json()
+        assert _json(http, "POST", "/api/matches", body, **bearer).status_code == 201
+
+
+def test_a_title_with_a_line_break_in_an_old_record_stays_on_its_line_in_sqbs(
+    db_url, tmp_path
+) -> None:
+    _, engine = played_event(db_url)
+    out = tmp_path / "clean.sqbs"
+    assert sqbs_export(db_url, out).exit_code == 0
+    clean = out.read_bytes().split(b"\r\n")
+    with Session(engine) as session:  # as a record written before titles were checked
+        row = session.exec(select(ArenaEventRow).where(ArenaEventRow.name == "stats")).one()
+        row.title = "Club\r\nNight\n=1+1"
+        session.add(row)
+        session.commit()
+    engine.dispose()
+    result = sqbs_export(db_url, out)
+    assert result.exit_code == 0, result.output
+    raw = out.read_bytes()
+    assert b"\n" not in raw.replace(b"\r\n", b"")
+    lines = raw.split(b"\r\n")
+    assert len(lines) == len(clean)
+    changed = [(a, b) for a, b in zip(lines, clean, strict=True) if a != b]
+    assert [new for new, _ in changed] == [b"Club Night =1+1"]  # the title's line, and no other
