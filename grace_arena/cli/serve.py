@@ -28,6 +28,7 @@ from grace_arena.cli.root import app
 
 # The join URL's base is chosen by the server's LAN module; `serve`, `survey serve` and the
 # demo print it.
+from grace_arena.server.http_limits import MAX_PER_ADDRESS
 from grace_arena.server.lan import public_base
 
 
@@ -220,6 +221,24 @@ def serve(
         int,
         typer.Option(min=1, help="Websockets open at once from one address (a club's router)."),
     ] = 300,
+    max_http_connections_per_address: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="HTTP connections open at once from one address (pages, the API; a request "
+            "must arrive within 10 s of its connection). A club's 300 phones behind one router "
+            "stay far below.",
+        ),
+    ] = MAX_PER_ADDRESS,
+    trust_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trust-proxy",
+            help="A reverse proxy or tunnel in front of the server, by its address or network "
+            "(repeatable): its X-Forwarded-For and X-Forwarded-Proto headers give the client's "
+            "address. Default: none, and the headers are ignored (anyone can write them).",
+        ),
+    ] = None,
     event: Annotated[
         str | None,
         typer.Option(
@@ -290,7 +309,7 @@ def serve(
 
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
     from grace_arena.protocol import MatchSetup, TeamSetup
-    from grace_arena.server.app import Settings, create_app, run
+    from grace_arena.server.app import HttpLimits, Settings, create_app, run
 
     console = Console()
     secret = given_secret(
@@ -302,6 +321,13 @@ def serve(
         envvar="GRACE_ARENA_SECRET",
         file_option="--secret-file",
     )
+    try:
+        limits = HttpLimits(
+            max_per_address=max_http_connections_per_address,
+            trusted_proxies=tuple(trust_proxy or ()),
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--trust-proxy") from None
     _check_port_free(host, port)
     # An event is in a record that exists: a mistyped file is named, and none is made.
     url = existing_db(db) if event is not None else resolve_db(db)
@@ -417,4 +443,4 @@ def serve(
         lease_ttl=lease_ttl,
         max_press_credit=max_press_credit,
     )
-    run(create_app(settings), host=host, port=port)
+    run(create_app(settings), host=host, port=port, limits=limits)

@@ -34,6 +34,7 @@ from grace_arena.server.arena import (
     token_sha256,
 )
 from grace_arena.server.event_rooms import EventHost
+from grace_arena.server.http_limits import HttpLimits, uvicorn_options
 from grace_arena.server.routes import ROUTERS
 from grace_arena.server.sessions import Lobby
 
@@ -132,11 +133,14 @@ def allow_more_open_files(wanted: int = OPEN_FILES) -> int | None:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-def web_server(app: FastAPI, *, host: str, port: int) -> Any:
+def web_server(app: FastAPI, *, host: str, port: int, limits: HttpLimits | None = None) -> Any:
     """The web server of ``app`` (a ``uvicorn.Server``): on shutdown it first tells the clients
     why their sockets close (every room retired, ``stopping``), before uvicorn closes them for
     its own reasons; once it listens, ``Settings.on_ready`` is called (the lifespan's start-up
-    runs before uvicorn binds: a URL printed there may be refused for a moment)."""
+    runs before uvicorn binds: a URL printed there may be refused for a moment). Its HTTP
+    connections are held to ``limits`` (:mod:`grace_arena.server.http_limits`: time to send a
+    request, connections per address, the proxies trusted; default: its defaults, no proxy);
+    ``server.config.http`` counts what they refused."""
     import uvicorn
 
     arena: Arena = app.state.arena
@@ -157,18 +161,26 @@ def web_server(app: FastAPI, *, host: str, port: int) -> Any:
                 if inspect.isawaitable(ready):
                     await ready
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        **UVICORN_OPTIONS,
+        **uvicorn_options(limits),
+    )
     return _Server(config)
 
 
-def run(app: FastAPI, *, host: str, port: int) -> None:
+def run(app: FastAPI, *, host: str, port: int, limits: HttpLimits | None = None) -> None:
     """Serve ``app`` until interrupted (:func:`web_server`)."""
-    web_server(app, host=host, port=port).run()
+    web_server(app, host=host, port=port, limits=limits).run()
 
 
 __all__ = [
     "UVICORN_OPTIONS",
     "Arena",
+    "HttpLimits",
     "Settings",
     "TeamView",
     "Tokens",
