@@ -292,6 +292,7 @@ def run_tui_demo(
     from platformdirs import user_log_dir
 
     from grace_arena.server.app import UVICORN_OPTIONS, Settings, create_app
+    from grace_arena.server.http_limits import uvicorn_options
     from grace_arena.server.lan import public_base
     from moderator_tui import make_tui
     from moderator_tui.app import SetupDefaults
@@ -308,7 +309,13 @@ def run_tui_demo(
     app = create_app(Settings(db_url=db_url, packets=[packet_path], public_url=public))
     arena = app.state.arena
     config = uvicorn.Config(
-        app, host=host, port=port, log_config=None, log_level="warning", **UVICORN_OPTIONS
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        log_level="warning",
+        **UVICORN_OPTIONS,
+        **uvicorn_options(),  # the server's limits, no proxy trusted (as serve)
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="grace-arena-server", daemon=True)

@@ -190,6 +190,42 @@ Name = Annotated[
 ]
 
 
+#: What a title may not hold, besides what no text may: control characters (line feed,
+#: carriage return, tab...) and the line and paragraph separators. A title is one line: files
+#: that carry it a line each (SQBS) would read the rest as the next line.
+_NOT_IN_TITLES = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    found = _NOT_IN_TITLES.search(text)
+    if found is not None:
+        char = found[0]
+        what = (
+            "a line break ({code}): a title is one line"
+            if char in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+            else "a control character ({code})"
+        )
+        raise PydanticCustomError(
+            "malformed_title", f"a title may not contain {what}", {"code": _code(char)}
+        )
+    return text
+
+
+#: A title from a client (a match's, an event's): what ``Text`` takes, on one line.
+Title = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    AfterValidator(_one_line),
+    Field(json_schema_extra={"pattern": r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"}),
+]
+
+
+def well_formed_title(text: str) -> str:
+    """``text`` as a ``Title`` field takes it, for titles given another way (the command
+    line); raises ``ValueError`` saying what is wrong."""
+    return _one_line(_well_formed(text))
+
+
 def well_formed_text(text: str) -> str:
     """``text`` as a ``Text`` field takes it, for text given another way (the command line);
     raises ``ValueError`` saying what is wrong."""
@@ -953,7 +989,7 @@ class MatchSetup(MatchSettings):
     """``POST /api/matches`` (server token): a new match on a loaded packet."""
 
     packet_id: Text
-    title: Text | None = None
+    title: Title | None = None
     tossup_ids: list[Text] | None = None
     teams: list[TeamSetup] = Field(min_length=1)
 

@@ -16,7 +16,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from grace_arena.protocol import MatchSetup, TeamSetup
-from grace_arena.server.app import Settings, create_app, web_server
+from grace_arena.server.app import HttpLimits, Settings, create_app, web_server
 
 T = TypeVar("T")
 
@@ -39,7 +39,7 @@ def two_teams(**overrides: Any) -> MatchSetup:
 
 
 class LiveServer:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, http_limits: HttpLimits | None = None) -> None:
         self.port = free_port()
         settings.public_url = f"http://127.0.0.1:{self.port}"
         self.app = create_app(settings)
@@ -47,7 +47,7 @@ class LiveServer:
         #: The event layer (the rooms of the events it serves).
         self.events = self.app.state.events
         # the server `serve` runs: stopped, it tells the clients why (the rooms retired)
-        self.server = web_server(self.app, host="127.0.0.1", port=self.port)
+        self.server = web_server(self.app, host="127.0.0.1", port=self.port, limits=http_limits)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

@@ -68,7 +68,8 @@ def moderator_token(proc: subprocess.Popen) -> str:
         if line.startswith("moderator token:"):
             token = line.split(":", 1)[1].strip()
         elif line.startswith("moderator:"):
-            assert token and line.rstrip().endswith(f"--match 1 --token {token}"), line
+            assert token and line.startswith(f"moderator: GRACE_ARENA_TOKEN={token} "), line
+            assert line.rstrip().endswith("--match 1") and "--token" not in line, line
             assert " moderate --server http://127.0.0.1:" in line, line
         elif line.startswith("projector:"):
             assert "/display?code=" in line, line

@@ -48,6 +48,7 @@ import pandas as pd
 __all__ = [
     "BUZZ_COLUMNS",
     "BUZZ_OPTIONAL",
+    "FORMULA_STARTS",
     "HEARD_COLUMNS",
     "HEARD_OPTIONAL",
     "ROSTER_COLUMNS",
@@ -67,6 +68,8 @@ __all__ = [
     "read_steps",
     "read_table",
     "roster_frame",
+    "spreadsheet_safe",
+    "spreadsheet_text",
     "step_policies",
     "steps_frame",
     "tossups_frame",
@@ -553,6 +556,37 @@ def tossups_from(steps: pd.DataFrame, buzzes: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------
 
 
+#: How a cell that a spreadsheet would run as a formula begins (OWASP's list: ``=``, ``+``,
+#: ``-``, ``@``, tab, carriage return). A text cell of a CSV file written here that begins so
+#: gets a single quote in front (``'=HYPERLINK(…)``): a spreadsheet shows it as text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _runs_in_a_spreadsheet(text: str) -> bool:
+    # A text that begins with quotes before a formula's start is quoted once more, so that
+    # reading a cell back (`spreadsheet_text`) takes off exactly the quote writing added.
+    stripped = text.lstrip("'")
+    return stripped.startswith(FORMULA_STARTS)
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` as a CSV cell that no spreadsheet runs as a formula: a single quote in front
+    when it begins as one (:data:`FORMULA_STARTS`), or with quotes before that. For text
+    cells only: a number (``-3``) is written as it is. :func:`spreadsheet_text` undoes it.
+
+    >>> spreadsheet_safe("=1+1"), spreadsheet_safe("Red")
+    ("'=1+1", 'Red')
+    """
+    return f"'{text}" if _runs_in_a_spreadsheet(text) else text
+
+
+def spreadsheet_text(cell: str) -> str:
+    """The text of a cell written by :func:`spreadsheet_safe` (any other cell as it is)."""
+    if cell.startswith("'") and _runs_in_a_spreadsheet(cell[1:]):
+        return cell[1:]
+    return cell
+
+
 def read_table(path: str | Path, required: Sequence[str] = ()) -> pd.DataFrame:
     """A CSV file (every cell as text; empty cells stay empty) or a Parquet file (``.parquet``,
     ``.pq``; typed columns), with the ``required`` columns checked."""
@@ -570,6 +604,7 @@ def read_table(path: str | Path, required: Sequence[str] = ()) -> pd.DataFrame:
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise FileFormatError(f"{path}: not a readable CSV file ({exc})") from None
         df.columns = [str(c).strip() for c in df.columns]
+        df = df.map(spreadsheet_text)  # a cell an export quoted (spreadsheet_safe) reads as given
     _missing(df, required, _Where(path, str(path)))
     return df
 

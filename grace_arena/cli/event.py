@@ -161,7 +161,7 @@ def create(
         PLAYER_NAME_MAX,
         TEAM_NAME_MAX,
         MatchSettings,
-        well_formed_text,
+        well_formed_title,
     )
     from grace_arena.record.db import open_engine
     from grace_arena.record.schedule import TeamEntry, create_event
@@ -169,7 +169,7 @@ def create(
 
     for option, text in (("NAME", name), ("--title", title or "")):
         try:
-            well_formed_text(text)
+            well_formed_title(text)  # one line: the SQBS file carries the title as one
         except ValueError as exc:
             raise typer.BadParameter(f"{text!r}: {exc}", param_hint=option) from None
     try:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from grace_arena.cli.options import given_secret, secret_help
 from grace_arena.cli.root import app
 
 
 @app.command("moderate")
 def moderate(
+    ctx: typer.Context,
     server: Annotated[
         str, typer.Option(help="The server's address, as grace-arena serve prints it.")
     ] = "http://127.0.0.1:8000",
@@ -18,10 +21,18 @@ def moderate(
         str | None,
         typer.Option(
             envvar="GRACE_ARENA_TOKEN",
-            help="The server token (set up new matches, resume open ones, pick a room of "
-            "--event), or with --match that match's moderator token, or with --room that "
-            "room's moderator token. All are printed by grace-arena serve.",
+            help=secret_help(
+                "The server token (set up new matches, resume open ones, pick a room of "
+                "--event), or with --match that match's moderator token, or with --room that "
+                "room's moderator token. All are printed by grace-arena serve.",
+                "GRACE_ARENA_TOKEN",
+                "--token-file",
+            ),
         ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(help="A file whose first line is the token (kept from ps).", dir_okay=False),
     ] = None,
     match: Annotated[
         int | None, typer.Option(help="Moderate this match now (skip the set-up screen).")
@@ -57,12 +68,22 @@ def moderate(
     """
     from moderator_tui import make_tui
 
+    token = given_secret(
+        ctx,
+        token,
+        token_file,
+        param="token",
+        option="--token",
+        envvar="GRACE_ARENA_TOKEN",
+        file_option="--token-file",
+    )
     base = server.rstrip("/")
     if "://" not in base:
         base = f"http://{base}"
     if not token:
         raise typer.BadParameter(
-            "the server token (or a moderator token with --match or --room)",
+            "the server token (or a moderator token with --match or --room): set "
+            "GRACE_ARENA_TOKEN, or give --token-file",
             param_hint="--token",
         )
     if match is not None and (room or event):

@@ -274,3 +274,52 @@ def check_packets(paths: list[Path]) -> None:
         except (OSError, PacketError) as exc:
             typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
             raise typer.Exit(1) from None
+
+
+# Secrets (the server's signing secret, a moderator's token): from the environment or a file.
+# A command's arguments are public on the machine it runs on (``ps``, /proc/PID/cmdline, every
+# user); its environment and a file of the user's own are not.
+
+
+def secret_help(what: str, envvar: str, file_option: str) -> str:
+    """The help of an option that takes a secret on the command line."""
+    return (
+        f"{what} Visible to every user of this machine (ps) when given here: set {envvar} "
+        f"or give {file_option} instead."
+    )
+
+
+def given_secret(
+    ctx: typer.Context,
+    value: str | None,
+    file: Path | None,
+    *,
+    param: str,
+    option: str,
+    envvar: str,
+    file_option: str,
+) -> str | None:
+    """The secret of ``option`` (parameter ``param``): read from ``file`` (its first line,
+    trimmed), or as given. Given on the command line itself, it works but is said to be visible
+    to other users (on stderr); from ``envvar`` it is not shown anywhere."""
+    # (by its name: typer's context may be of a click of its own, whose enum is another)
+    on_command_line = getattr(ctx.get_parameter_source(param), "name", None) == "COMMANDLINE"
+    if file is not None:
+        if value and on_command_line:
+            raise typer.BadParameter(f"give {option} or {file_option}, not both", param_hint=option)
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise typer.BadParameter(f"{file}: {why}", param_hint=file_option) from None
+        secret = lines[0].strip() if lines else ""
+        if not secret:
+            raise typer.BadParameter(f"{file} is empty", param_hint=file_option)
+        return secret
+    if value and on_command_line:
+        typer.echo(
+            f"warning: {option} on the command line can be read by every user of this machine "
+            f"(ps); set {envvar} or give {file_option} instead",
+            err=True,
+        )
+    return value

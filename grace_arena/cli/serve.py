@@ -19,13 +19,16 @@ from grace_arena.cli.options import (
     consult_settings,
     existing_db,
     format_settings,
+    given_secret,
     redacted,
     resolve_db,
+    secret_help,
 )
 from grace_arena.cli.root import app
 
 # The join URL's base is chosen by the server's LAN module; `serve`, `survey serve` and the
 # demo print it.
+from grace_arena.server.http_limits import MAX_PER_ADDRESS
 from grace_arena.server.lan import public_base
 
 
@@ -57,15 +60,22 @@ async def print_room(console, arena, events, er) -> None:
     )
     token = await events.moderator_token(er)
     print_join(console, arena.join_url(er.join_code), er.join_code, token, live.rm.id)
-    from grace_arena.resources import command_prefix
 
     console.print(
-        f"moderator: {command_prefix()} moderate --server {arena.settings.public_url} "
-        f"--room {er.join_code} --token {token}",
+        f"moderator: {moderate_command(arena.settings.public_url, token, '--room', er.join_code)}",
         soft_wrap=True,
         highlight=False,
         markup=False,
     )
+
+
+def moderate_command(server: str, token: str, *args: str) -> str:
+    """The command that moderates with ``token``, the token in the environment of the command
+    (``GRACE_ARENA_TOKEN=...``): a command's arguments are shown to every user by ``ps``."""
+    from grace_arena.resources import command_prefix
+
+    words = [command_prefix(), "moderate", "--server", shlex.quote(server), *args]
+    return f"GRACE_ARENA_TOKEN={shlex.quote(token)} {' '.join(words)}"
 
 
 def _check_port_free(host: str, port: int) -> None:
@@ -163,6 +173,7 @@ def _check_event_models(engine, url: str, plan) -> None:
 
 @app.command("serve")
 def serve(
+    ctx: typer.Context,
     db: DbOption = None,
     host: Annotated[
         str, typer.Option(help="Address to listen on (0.0.0.0: the whole LAN).")
@@ -184,7 +195,19 @@ def serve(
     secret: Annotated[
         str | None,
         typer.Option(
-            envvar="GRACE_ARENA_SECRET", help="Secret that signs tokens (default: random)."
+            envvar="GRACE_ARENA_SECRET",
+            help=secret_help(
+                "Secret that signs tokens (default: random).",
+                "GRACE_ARENA_SECRET",
+                "--secret-file",
+            ),
+        ),
+    ] = None,
+    secret_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file whose first line is the secret that signs tokens (kept from ps).",
+            dir_okay=False,
         ),
     ] = None,
     public_url: Annotated[
@@ -198,6 +221,24 @@ def serve(
         int,
         typer.Option(min=1, help="Websockets open at once from one address (a club's router)."),
     ] = 300,
+    max_http_connections_per_address: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="HTTP connections open at once from one address (pages, the API; a request "
+            "must arrive within 10 s of its connection). A club's 300 phones behind one router "
+            "stay far below.",
+        ),
+    ] = MAX_PER_ADDRESS,
+    trust_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trust-proxy",
+            help="A reverse proxy or tunnel in front of the server, by its address or network "
+            "(repeatable): its X-Forwarded-For and X-Forwarded-Proto headers give the client's "
+            "address. Default: none, and the headers are ignored (anyone can write them).",
+        ),
+    ] = None,
     event: Annotated[
         str | None,
         typer.Option(
@@ -268,10 +309,25 @@ def serve(
 
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
     from grace_arena.protocol import MatchSetup, TeamSetup
-    from grace_arena.resources import command_prefix
-    from grace_arena.server.app import Settings, create_app, run
+    from grace_arena.server.app import HttpLimits, Settings, create_app, run
 
     console = Console()
+    secret = given_secret(
+        ctx,
+        secret,
+        secret_file,
+        param="secret",
+        option="--secret",
+        envvar="GRACE_ARENA_SECRET",
+        file_option="--secret-file",
+    )
+    try:
+        limits = HttpLimits(
+            max_per_address=max_http_connections_per_address,
+            trusted_proxies=tuple(trust_proxy or ()),
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--trust-proxy") from None
     _check_port_free(host, port)
     # An event is in a record that exists: a mistyped file is named, and none is made.
     url = existing_db(db) if event is not None else resolve_db(db)
@@ -354,9 +410,11 @@ def serve(
             print_join(
                 console, reply.join_url, reply.join_code, reply.moderator_token, reply.match_id
             )
+            command = moderate_command(
+                public, reply.moderator_token, "--match", str(reply.match_id)
+            )
             console.print(
-                f"moderator: {command_prefix()} moderate --server {public} "
-                f"--match {reply.match_id} --token {reply.moderator_token}\n"
+                f"moderator: {command}\n"
                 f"projector: {public.rstrip('/')}/display?code={reply.join_code}",
                 soft_wrap=True,
                 highlight=False,
@@ -385,4 +443,4 @@ def serve(
         lease_ttl=lease_ttl,
         max_press_credit=max_press_credit,
     )
-    run(create_app(settings), host=host, port=port)
+    run(create_app(settings), host=host, port=port, limits=limits)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli.options import DbOption, redacted, resolve_db
+from grace_arena.cli.options import DbOption, given_secret, redacted, resolve_db, secret_help
 from grace_arena.cli.root import app
 from grace_arena.server.lan import public_base
 
@@ -30,6 +30,7 @@ def print_survey_url(console, url: str, code: str) -> None:
 
 @app.command("survey")
 def survey(
+    ctx: typer.Context,
     packet: Annotated[
         list[Path],
         typer.Argument(help="Packet file(s) to survey: one survey (and one code) per packet."),
@@ -43,7 +44,19 @@ def survey(
         str | None,
         typer.Option(
             envvar="GRACE_ARENA_SECRET",
-            help="Secret that signs the server token (for /api/survey/CODE/progress).",
+            help=secret_help(
+                "Secret that signs the server token (for /api/survey/CODE/progress).",
+                "GRACE_ARENA_SECRET",
+                "--secret-file",
+            ),
+        ),
+    ] = None,
+    secret_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file whose first line is the secret that signs the server token (kept "
+            "from ps).",
+            dir_okay=False,
         ),
     ] = None,
     public_url: Annotated[
@@ -63,6 +76,15 @@ def survey(
     from grace_arena.server.app import Settings, create_app, run
 
     console = Console()
+    secret = given_secret(
+        ctx,
+        secret,
+        secret_file,
+        param="secret",
+        option="--secret",
+        envvar="GRACE_ARENA_SECRET",
+        file_option="--secret-file",
+    )
     for path in packet:
         try:
             load_packet(path)

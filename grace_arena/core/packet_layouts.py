@@ -307,6 +307,74 @@ def _packet_data(stem: str, title: str, tossups: list, bonuses: list) -> dict[st
 #: paragraphs: packets are far smaller (a 24-tossup, 24-bonus packet: ~0.3 MB, ~400).
 MAX_DOCX_BYTES = 64 << 20
 MAX_PARAGRAPHS = 100_000
+#: The most any one member of a ``.docx`` archive may hold uncompressed (the document's text
+#: is held to MAX_DOCX_BYTES), all members together, and how many members there may be. Every
+#: member is checked before anything is read: the Word document reader loads every part (a
+#: thumbnail, an embedded image) whole into memory, so a file of 1 MB holding a 1 GB member,
+#: highly compressible, would take a gigabyte. A packet with pictures stays far below.
+MAX_DOCX_MEMBER_BYTES = 64 << 20
+MAX_DOCX_TOTAL_BYTES = 128 << 20
+MAX_DOCX_MEMBERS = 1_000
+_CHUNK = 1 << 20
+
+
+class _TooLarge(ValueError):
+    """The archive is refused for what it is (not for a broken zip)."""
+
+
+def _check_docx_archive(path: str | Path) -> None:
+    """Refuse a ``.docx`` whose members are larger than :data:`MAX_DOCX_MEMBER_BYTES` each,
+    :data:`MAX_DOCX_TOTAL_BYTES` together, or more than :data:`MAX_DOCX_MEMBERS`: first by
+    the sizes its central directory declares, then by decompressing each member a chunk at
+    a time and counting (a declared size can lie), so that memory stays at one chunk."""
+    import zipfile
+
+    def too_large(what: str, size: int, limit: int) -> ValueError:
+        return _TooLarge(
+            f"too large for a packet: {what} is {size / 1e6:.0f} MB (at most {limit >> 20} MB)"
+        )
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            if len(members) > MAX_DOCX_MEMBERS:
+                raise _TooLarge(
+                    f"too large for a packet: {len(members):,} parts (at most {MAX_DOCX_MEMBERS:,})"
+                )
+            names = {m.filename for m in members}
+            if "word/document.xml" not in names:
+                raise _TooLarge("not a Word (.docx) document: it has no word/document.xml")
+            total = 0
+            for member in members:  # as declared
+                if member.filename == "word/document.xml":
+                    what, limit = "its text", MAX_DOCX_BYTES
+                else:
+                    what, limit = f"its part {member.filename}", MAX_DOCX_MEMBER_BYTES
+                if member.file_size > limit:
+                    raise too_large(what, member.file_size, limit)
+                total += member.file_size
+            if total > MAX_DOCX_TOTAL_BYTES:
+                raise too_large("the whole document", total, MAX_DOCX_TOTAL_BYTES)
+            total = 0
+            for member in members:  # as they are
+                read = 0
+                with archive.open(member) as data:
+                    while chunk := data.read(_CHUNK):
+                        read += len(chunk)
+                        total += len(chunk)
+                        if read > member.file_size:
+                            raise _TooLarge(
+                                f"not a readable Word (.docx) document: its part "
+                                f"{member.filename} holds more than its header says"
+                            )
+                        if total > MAX_DOCX_TOTAL_BYTES:
+                            raise too_large("the whole document", total, MAX_DOCX_TOTAL_BYTES)
+    except _TooLarge:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"not a Word (.docx) document: {exc}") from None
+    except NotImplementedError as exc:  # a compression method zipfile does not have
+        raise ValueError(f"not a readable Word (.docx) document: {exc}") from None
 
 
 def read_docx(path: str | Path) -> list[Paragraph]:
@@ -314,25 +382,14 @@ def read_docx(path: str | Path) -> list[Paragraph]:
     and text boxes included, numbered from 1 (empty ones counted, so that a number points at
     the paragraph a writer sees). Tracked insertions, fields and smart tags are read as
     text (deletions are not). Raises ``ValueError`` when the file is not a Word document, or
-    is larger than any packet (:data:`MAX_DOCX_BYTES`, :data:`MAX_PARAGRAPHS`)."""
-    import zipfile
-
+    is larger than any packet (:data:`MAX_DOCX_BYTES`, :data:`MAX_PARAGRAPHS`, and for every
+    part of the archive :data:`MAX_DOCX_MEMBER_BYTES`, :data:`MAX_DOCX_TOTAL_BYTES`,
+    :data:`MAX_DOCX_MEMBERS`), checked before it is read."""
     import docx  # python-docx: imported only when a .docx is read
     from docx.oxml.ns import qn
     from docx.text.run import Run
 
-    try:
-        with zipfile.ZipFile(path) as archive:
-            size = archive.getinfo("word/document.xml").file_size
-    except KeyError:
-        raise ValueError("not a Word (.docx) document: it has no word/document.xml") from None
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ValueError(f"not a Word (.docx) document: {exc}") from None
-    if size > MAX_DOCX_BYTES:
-        raise ValueError(
-            f"too large for a packet: its text is {size / 1e6:.0f} MB "
-            f"(at most {MAX_DOCX_BYTES >> 20} MB)"
-        )
+    _check_docx_archive(path)
     try:
         document = docx.Document(str(path))
     except Exception as exc:  # a zip that is not a document: BadZipFile, an XML error

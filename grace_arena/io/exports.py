@@ -42,6 +42,7 @@ from typing import Any, Protocol
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from grace_arena.analysis.frames import spreadsheet_safe
 from grace_arena.io.imports import GraceBuzz, grace_word_maps
 from grace_arena.io.record_io import (
     BUZZ_EXPORT_COLUMNS,
@@ -114,13 +115,20 @@ def bonus_rows(matches: Sequence[MatchInfo]) -> list[dict[str, Any]]:
     return rows
 
 
+def _csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: text that a spreadsheet would run as a formula (a player named
+    ``=HYPERLINK(…)``) quoted as text (:func:`spreadsheet_safe`); numbers as they are."""
+    cell = dumps_cell(value)
+    return spreadsheet_safe(cell) if isinstance(value, str) else cell
+
+
 def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: dumps_cell(row.get(k)) for k in columns})
+            writer.writerow({k: _csv_cell(row.get(k)) for k in columns})
 
 
 def _targets(out: Path, names: list[str], suffix: str) -> list[Path]:

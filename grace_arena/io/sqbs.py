@@ -22,10 +22,15 @@ YellowFruit writes it for SQBS (``SqbsFileGeneration.ts``):
 
 SQBS's limits, refused with a one-line error: at most four tossup point values (0 is not one:
 SQBS has no 0-point buzz) and at most 8 players of a team in one game.
+
+Every value is one line: a line break inside a title or a name (refused where they are given,
+but a record may be older than that) is written as a space, or SQBS would read the rest of the
+file one line off.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from grace_arena.core.stats import MatchPlay
@@ -108,7 +113,15 @@ def sqbs_file(plan, plays: Sequence[MatchPlay]) -> str:
         len(team_ids),
         *[0] * len(team_ids),  # no exhibition team
     ]  # fmt: skip
-    return "".join(f"{line}\r\n" for line in lines)
+    return "".join(f"{_one_line(line)}\r\n" for line in lines)
+
+
+#: What ends a line for SQBS or for Python's ``splitlines`` (which other readers follow).
+_LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
+
+
+def _one_line(value: str | int) -> str | int:
+    return _LINE_BREAKS.sub(" ", value) if isinstance(value, str) else value
 
 
 def _game(

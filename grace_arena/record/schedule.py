@@ -200,7 +200,15 @@ def create_event(
     An event of that name that exists already is an error, unless ``replace``: then its teams,
     players and settings are replaced, which is refused once a round has started. ``defaults``
     are the settings of its matches (``MatchSettings``: reading mode, pace, scoring), refused
-    out of their ranges as a match's set-up is: a match that they make could not start."""
+    out of their ranges as a match's set-up is: a match that they make could not start. Its
+    name and title are one line each (files such as SQBS's carry them a line each)."""
+    from grace_arena.protocol import well_formed_title
+
+    for what, text in (("name", name), ("title", title or "")):
+        try:
+            well_formed_title(text)
+        except ValueError as exc:
+            raise RecordError(f"the event's {what} {text!r}: {exc}") from None
     _check_teams(teams)
     defaults = _match_settings(defaults or {})
     by_id = {t.id for t in teams}

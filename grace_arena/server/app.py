@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import inspect
+import math
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -33,6 +34,7 @@ from grace_arena.server.arena import (
     token_sha256,
 )
 from grace_arena.server.event_rooms import EventHost
+from grace_arena.server.http_limits import HttpLimits, uvicorn_options
 from grace_arena.server.routes import ROUTERS
 from grace_arena.server.sessions import Lobby
 
@@ -40,9 +42,12 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _writable(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD, and every
+    number JSON cannot hold (NaN, Infinity: Python's JSON reader takes them) by its name."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, list):
         return [_writable(v) for v in value]
     if isinstance(value, dict):
@@ -53,7 +58,9 @@ def _writable(value: Any) -> Any:
 async def malformed_request(request: fastapi.Request, exc: RequestValidationError) -> Response:
     """FastAPI's 422 reply, where each field is malformed, with the input it echoes made
     writable: JSON's escapes can carry a lone surrogate (``"\\ud800"``), which UTF-8 cannot
-    hold, so the reply to a name holding one failed with a 500."""
+    hold, and a body may hold ``NaN`` or ``Infinity``, which a reply may not, so the reply to
+    either failed with a 500. (Every float of the protocol's models refuses them:
+    ``allow_inf_nan=False``.)"""
     return JSONResponse(
         status_code=422, content={"detail": _writable(jsonable_encoder(exc.errors()))}
     )
@@ -126,11 +133,14 @@ def allow_more_open_files(wanted: int = OPEN_FILES) -> int | None:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-def web_server(app: FastAPI, *, host: str, port: int) -> Any:
+def web_server(app: FastAPI, *, host: str, port: int, limits: HttpLimits | None = None) -> Any:
     """The web server of ``app`` (a ``uvicorn.Server``): on shutdown it first tells the clients
     why their sockets close (every room retired, ``stopping``), before uvicorn closes them for
     its own reasons; once it listens, ``Settings.on_ready`` is called (the lifespan's start-up
-    runs before uvicorn binds: a URL printed there may be refused for a moment)."""
+    runs before uvicorn binds: a URL printed there may be refused for a moment). Its HTTP
+    connections are held to ``limits`` (:mod:`grace_arena.server.http_limits`: time to send a
+    request, connections per address, the proxies trusted; default: its defaults, no proxy);
+    ``server.config.http`` counts what they refused."""
     import uvicorn
 
     arena: Arena = app.state.arena
@@ -151,18 +161,26 @@ def web_server(app: FastAPI, *, host: str, port: int) -> Any:
                 if inspect.isawaitable(ready):
                     await ready
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        **UVICORN_OPTIONS,
+        **uvicorn_options(limits),
+    )
     return _Server(config)
 
 
-def run(app: FastAPI, *, host: str, port: int) -> None:
+def run(app: FastAPI, *, host: str, port: int, limits: HttpLimits | None = None) -> None:
     """Serve ``app`` until interrupted (:func:`web_server`)."""
-    web_server(app, host=host, port=port).run()
+    web_server(app, host=host, port=port, limits=limits).run()
 
 
 __all__ = [
     "UVICORN_OPTIONS",
     "Arena",
+    "HttpLimits",
     "Settings",
     "TeamView",
     "Tokens",
