@@ -287,3 +287,21 @@ def test_a_pause_in_the_buzz_window_holds_it_on_a_real_server_until_the_resume(d
             mod.state(lambda s: s["match"]["phase"] == "dead", timeout=15)
             told = [e["event"]["type"] for e in mod.received if e["type"] == "event"]
             assert told.index("reading_resumed") < told.index("tossup_ended")
+
+
+def test_the_readers_reveal_decided_after_a_pause_is_refused_and_the_moderators_step_is_not():
+    """The reader queued its word as the moderator paused (or as a reopened match was paused):
+    the pause is committed first, and the reader's word is then refused, not read."""
+    match, _ = new_match(make_config())
+    _reading(match, 100.0)
+    match.handle(Pause(), now=101.0)
+    at = match.game.position
+    try:
+        match.handle(Reveal(paced=True), now=101.1)
+    except IllegalCommand as refused:
+        assert "paused" in str(refused)
+    else:
+        raise AssertionError("the reader reads nothing while paused")
+    assert match.game.position == at
+    match.handle(Reveal(), now=102.0)  # the moderator's step
+    assert match.game.position == at + 1

@@ -40,6 +40,9 @@ class Reveal(Command):
 
     kind: ClassVar[str] = "reveal"
     to: int | None = None
+    #: The reader's reveal, at the match's pace: refused once the match is paused (a pause
+    #: committed while it waited its turn), unlike the moderator's step, which is allowed then.
+    paced: bool = False
 
 
 class Buzz(Command):

@@ -871,6 +871,8 @@ def _start_tossup(run: _Decision, cmd: StartTossup) -> None:
 def _reveal(run: _Decision, cmd: Reveal) -> None:
     # A pause stops the automatic reading; the moderator may still step by hand.
     g, spec = run.g, run.tossup()
+    if cmd.paced and g.paused:
+        raise IllegalCommand("the reading is paused: only the moderator's step reveals a word")
     target = g.position + 1 if cmd.to is None else cmd.to
     if target <= g.position:
         raise IllegalCommand(f"word {target} is already revealed (position {g.position})")

@@ -344,8 +344,9 @@ class Room:
                 next_at = now
             await asyncio.sleep(max(0.0, next_at - now))
             if self._reading():
+                # (refused if a pause is committed while it waits its turn)
                 with contextlib.suppress(IllegalCommand):
-                    await self.command(Reveal())
+                    await self.command(Reveal(paced=True))
             next_at += spacing
 
     def as_shown(self, rule: Rule) -> Rule:
