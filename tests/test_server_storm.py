@@ -332,6 +332,8 @@ def test_a_slow_commit_gives_the_clock_back_the_time_it_took_once(store):
         await room.command(Buzz(team="red", player="p1", timing=BuzzTiming()))
         # the clock is given back at once, by a commit of its own (before the timer's)
         resumed = await _polled(lambda: _events_of(store, room, "clock_resumed"))
+        # (stored first, then applied to the live match: read its deadline once applied)
+        await _polled(lambda: room.match.state.seq >= resumed[-1].seq)
         deadline = room.match.game.deadline
         # the timer's own commit gives nothing more
         with contextlib.suppress(IllegalCommand):
