@@ -41,7 +41,8 @@ bounceback conv.    bounceback points ÷ points available on the parts bounced t
 player TUH          the tossups heard in the matches the player played in (joined or buzzed):
                     YellowFruit's and QBJ's ``tossups_heard``, the whole match for a player
                     who joined (no substitutions are recorded); a model team's one player
-                    (named "Team (model)", one row per team) plays every match of its team
+                    (named by its model, as in QBJ and SQBS, one row per team) plays every
+                    match of its team
 player points       tossup points only (bonuses are the team's), P/20TUH and PPG as a team's
 question            times heard; conversion = times answered correctly ÷ times heard; power
                     rate = powers ÷ times heard; negs (PRODUCT.md's "question conversion, power
@@ -216,7 +217,10 @@ def match_play(
     players: dict[tuple[str, str], str] = {}
     for team in config.teams:  # a model team's one player plays every tossup of its match
         if team.kind == "model":
-            players[(team.id, team.model_player)] = f"{team.name} ({team.model})"
+            # named by its model, as the match and the record name it: one name for the
+            # player in the stats, QBJ and SQBS (never "Team (model)", which YellowFruit's
+            # SQBS import reads as a name and a school year)
+            players[(team.id, team.model_player)] = team.model or team.name
     for ev in events:
         if isinstance(ev, PlayerJoined):
             players.setdefault((ev.team, ev.player), ev.name)
