@@ -1067,9 +1067,10 @@ def _rules_name(rules: Any) -> str:
 
 def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
     """QBJ ``ScoringRules``' bonus fields: bonuses of the packets played, bouncebacks and
-    overtime as the format says (nothing when no bonus is played)."""
+    overtime as the format says; none when no bonus is played (YellowFruit plays bonuses when
+    ``maximum_bonus_score`` is there, and refuses a 0)."""
     if rules is None or not rules.bonuses:
-        return {"maximum_bonus_score": 0}
+        return {}
     bonuses = [b for m in matches for b in m.config.bonuses]
     parts = [len(b.parts) for b in bonuses] or [3]
     values = {p.value for b in bonuses for p in b.parts} or {10}
