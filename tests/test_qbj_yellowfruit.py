@@ -93,7 +93,8 @@ from grace_arena.core.config import TeamSpec
 from grace_arena.core.formats import rules_for
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.core.specs import match_config
-from grace_arena.core.tokenize import tokenize
+from grace_arena.core.tokenize import POWER_MARK, tokenize
+from grace_arena.io.exports import modaq_word_index, modaq_words
 from grace_arena.io.stats_report import load_event_stats
 from grace_arena.record.db import make_engine
 from grace_arena.record.schedule import RoundPlan, TeamEntry, event_standings, set_schedule
@@ -399,7 +400,10 @@ def _modaq_score(match: dict, questions: list[str]) -> dict[str, int]:
         number = cycle["tossup_question"]["question_number"]
         assert number > previous  # a gap is read as tossups thrown out
         previous = number
-        read = tokenize(questions[number - 1])
+        text = questions[number - 1]
+        words = modaq_words(text)  # as MODAQ counts them (checked below)
+        power_mark = text.find(POWER_MARK)
+        before_power = sum(1 for at in words if at < power_mark) if power_mark >= 0 else None
         length_of_cycle_i = len(questions[i].split())
         wrong = []
         for buzz in cycle["buzzes"]:
@@ -408,14 +412,14 @@ def _modaq_score(match: dict, questions: list[str]) -> dict[str, int]:
             assert 0 <= word <= length_of_cycle_i + 1  # else MODAQ refuses the file
             value = buzz["result"]["value"]
             if value > 0:
-                power = read.power_index is not None and word < read.power_index
+                power = before_power is not None and word < before_power
                 assert value == (15 if power else 10)
                 score[buzz["team"]["name"]] += value
             else:
                 wrong.append((word, buzz))
         if wrong:  # the first incorrect buzz by word: a neg unless at the end (word n)
             word, buzz = min(wrong, key=lambda w: w[0])
-            neg = -5 if word < len(read.words) else 0
+            neg = -5 if word < len(words) else 0
             assert [b["result"]["value"] for _, b in wrong] == [neg] + [0] * (len(wrong) - 1)
             score[buzz["team"]["name"]] += neg
         bonus = cycle.get("bonus")
@@ -446,3 +450,22 @@ def test_a_tossups_only_event_s_tournament_file_has_no_bonus_score(db_url, tmp_p
                for r in tournament["registrations"] for t in r["teams"]}  # fmt: skip
     assert rosters["Robo"] == rosters["Careful"] == ["tfidf"]
     assert Path(out / "match-1.qbj").exists()
+
+
+def test_words_are_counted_as_modaq_counts_them() -> None:
+    # MODAQ (FormattedTextParser, Tossup.getWords, with its formats' guide markers ("…")):
+    # a pronunciation guide, a reader directive such as (pause) and the power mark are not
+    # words; a formatting tag is cut out of its word; a lone dash is a word. We count
+    # "(pause)" and not "—", so a buzz is written at the word MODAQ counts.
+    text = 'Nietzsche ("NEE-chuh") wrote (pause) this (*) book. <b>For 10</b>, name it — now.'
+    assert [text[at:].split()[0] for at in modaq_words(text)] == [
+        "Nietzsche", "wrote", "this", "book.", "For", "10</b>,", "name", "it", "—", "now.",
+    ]  # fmt: skip
+    ours = [w.text for w in tokenize(text).words]
+    assert ours == ["Nietzsche", "wrote", "(pause)", "this", "book.", "<b>For", "10</b>,",
+                    "name", "it", "now."]  # fmt: skip
+    assert [modaq_word_index(text, i) for i in range(len(ours))] == [0, 1, 1, 2, 3, 4, 5, 6, 7, 9]
+    # after the whole tossup was read: MODAQ's end-of-question mark, one past its last word
+    assert modaq_word_index(text, None) == 10
+    # ours before the power mark ("this", our 3rd) is MODAQ's before it (its 2nd of 2)
+    assert modaq_word_index(text, 3) < sum(1 for at in modaq_words(text) if at < text.find("(*)"))

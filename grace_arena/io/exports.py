@@ -36,6 +36,7 @@ import csv
 import json
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,6 +47,7 @@ from typing import Any, Protocol
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from grace_arena.core.tokenize import POWER_MARK, tokenize
 from grace_arena.io.imports import GraceBuzz, grace_word_maps
 from grace_arena.io.record_io import (
     BUZZ_EXPORT_COLUMNS,
@@ -705,7 +707,9 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
         for r in rows:
             if r["tossup_id"] != tossup_id:
                 continue
-            position: dict[str, Any] = {"word_index": _qbj_word_index(r, spec)}
+            row = stored.get((m.packet_id or "", tossup_id))
+            word_index = _qbj_word_index(r, spec, row.text if row else None)
+            position: dict[str, Any] = {"word_index": word_index}
             if r["clue_index"] is not None:
                 position["clue_index"] = r["clue_index"]
             if r["received_wall"] is not None:
@@ -821,14 +825,115 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
     }
 
 
-def _qbj_word_index(row: dict[str, Any], spec: Any) -> int:
+def _qbj_word_index(row: dict[str, Any], spec: Any, text: str | None) -> int:
     """A buzz's QBJ ``word_index``: the word it came on, or n (the number of words, one past
     the last) for a buzz after the whole question was read, which MODAQ reads as the end of
-    the question rather than an interrupt on the last word."""
+    the question rather than an interrupt on the last word. Words are counted as MODAQ counts
+    those of the tossup's text (:func:`modaq_word_index`: not "(pause)", but "—"), so that
+    it finds the power mark and the end where we did; without the text, as we count them."""
     word = int(row["word_index"])
-    if spec is not None and row["interrupt"] is False and word >= spec.n_words - 1:
-        return spec.n_words
-    return word
+    after = spec is not None and row["interrupt"] is False and word >= spec.n_words - 1
+    if text is not None:
+        return modaq_word_index(text, None if after else word)
+    return spec.n_words if after else word
+
+
+#: What MODAQ's packet reader does not count as words (``FormattedTextParser.ts``, with the
+#: pronunciation guide markers of its game formats, ``("`` ... ``")``, straight or curly):
+#: its formatting tags are cut out of the text, a guide or a reader directive starts a word
+#: that is not one, and so does the power mark.
+_MODAQ_GUIDES = (('("', '")'), ("(“", "”)"))
+_MODAQ_DIRECTIVES = ("(emphasize)", "(emphasise)", "(pause)", "(read slowly)",
+                     "[emphasize]", "[emphasise]", "[pause]", "[read slowly]")  # fmt: skip
+_MODAQ_TAGS = re.compile(
+    "|".join(
+        [r"</?em>", r"</?req>", r"</?b>", r"</?u>", r"</?sub>", r"</?sup>"]
+        + [re.escape(m) for pair in _MODAQ_GUIDES for m in pair]
+        + [re.escape(d) for d in _MODAQ_DIRECTIVES]
+    ),
+    re.IGNORECASE,
+)
+
+
+def modaq_words(text: str) -> list[int]:
+    """Where each word MODAQ counts in a tossup's text starts (an offset in ``text``): the
+    words its reader shows as buzzable, numbered from 0, whose number is the index of its
+    end-of-question mark. The same reading as MODAQ's ``parseFormattedText``,
+    ``splitFormattedTextIntoWords`` and ``Tossup.getWords``.
+
+    >>> text = 'Nietzsche ("NEE-chuh") wrote (pause) this (*) book.'
+    >>> [text[i:].split()[0] for i in modaq_words(text)]
+    ['Nietzsche', 'wrote', 'this', 'book.']
+    """
+    # the text as segments (their start in ``text``, their text, whether a guide's)
+    segments: list[tuple[int, str, bool]] = []
+    start, guide = 0, False
+    for match in _MODAQ_TAGS.finditer(text):
+        tag = match.group().lower()
+        ends_guide = any(tag == close.lower() for _, close in _MODAQ_GUIDES)
+        end = match.start() + (len(tag) if ends_guide else 0)
+        if end > start:
+            segments.append((start, text[start:end], guide))
+        if any(tag == open_.lower() for open_, _ in _MODAQ_GUIDES):
+            guide, start = True, match.start()  # (the guide's opening stays in its text)
+            continue
+        if ends_guide:
+            guide = False
+        elif tag in _MODAQ_DIRECTIVES:
+            segments.append((match.start(), match.group(), True))
+        start = match.end()
+    if start < len(text):
+        segments.append((start, text[start:], guide))
+    # the words, each its pieces of segments (its first piece says whether it is a guide) and
+    # where it starts; a segment starting with a space closes the word before it, even an
+    # empty one, which MODAQ counts as a word
+    words: list[tuple[int, list[bool]]] = []
+    at, pieces = 0, []  # the word being read
+    for offset, piece, in_guide in segments:
+        parts = list(re.finditer(r"\S+", piece))
+        if not re.search(r"\s", piece):
+            if not pieces:
+                at = offset
+            pieces.append(in_guide)
+            continue
+        if parts and parts[0].start() == 0:  # the end of the word being read
+            if not pieces:
+                at = offset
+            pieces.append(in_guide)
+            parts = parts[1:]
+        words.append((at, pieces))
+        at, pieces = offset, []
+        for part in parts:
+            if part.end() == len(piece):  # the start of a word going on in the next segment
+                at, pieces = offset + part.start(), [in_guide]
+            else:
+                words.append((offset + part.start(), [in_guide]))
+    if pieces:
+        words.append((at, pieces))
+    return [
+        at
+        for at, pieces in words
+        if not (pieces and pieces[0]) and not text[at:].lstrip().startswith(POWER_MARK)
+    ]
+
+
+def modaq_word_index(text: str, word: int | None) -> int:
+    """Our word ``word`` of a tossup (:mod:`grace_arena.core.tokenize`) as MODAQ counts the
+    words of its text (:func:`modaq_words`); None: after the whole tossup was read, MODAQ's
+    end-of-question mark."""
+    # each MODAQ word by the start of the whitespace-separated token it is in (a tag before
+    # it, "<b>For", is cut out of its text, not of ours)
+    starts = [_token_start(text, at) for at in modaq_words(text)]
+    ours = tokenize(text).words
+    if word is None or word >= len(ours):
+        return len(starts)
+    return max(0, bisect_right(starts, ours[word].start) - 1)
+
+
+def _token_start(text: str, at: int) -> int:
+    while at > 0 and not text[at - 1].isspace():
+        at -= 1
+    return at
 
 
 def _packet_positions(m: MatchInfo, stored: dict[tuple[str, str], TossupRow]) -> list[int | None]:
