@@ -642,9 +642,10 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
       each team's answers in overtime as ``YfData.overTimeBuzzes`` (MODAQ's way of telling
       YellowFruit, which reads them to check the overtime and to leave overtime out of the
       bonuses heard);
-    * a buzz after the whole question was read is at ``word_index`` n, the number of words
-      (MODAQ's end-of-question mark, where an incorrect answer costs nothing), not on the last
-      word n − 1 (an interrupt for MODAQ);
+    * ``word_index`` counts the words of the tossup's text as MODAQ does
+      (:func:`modaq_word_index`), and a buzz after the whole question was read is at n, the
+      number of words (MODAQ's end-of-question mark, where an incorrect answer costs
+      nothing), not on the last word n − 1 (an interrupt for MODAQ);
     * ``tossup_question.question_number`` is the tossup's place in the packet, so a match that
       read tossups 7–12 of its packet says so (MODAQ reads the gap before the first as tossups
       thrown out);
