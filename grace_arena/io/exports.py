@@ -718,7 +718,7 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             value = int(r["points"] or 0)
             buzzes.append(
                 {
-                    "team": team_of(r["team_id"]),
+                    "team": {"id": f"team_{r['team_id']}", "name": m.team_name(r["team_id"])},
                     "player": player(r["team_id"], r["player"]),
                     "buzz_position": position,
                     "result": {"value": value},
