@@ -95,7 +95,7 @@ from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import POWER_MARK, tokenize
 from grace_arena.io.exports import modaq_word_index, modaq_words
-from grace_arena.io.stats_report import load_event_stats
+from grace_arena.io.stats_report import OVERTIME_NOTE, load_event_stats
 from grace_arena.record.db import make_engine
 from grace_arena.record.schedule import RoundPlan, TeamEntry, event_standings, set_schedule
 from grace_arena.record.store import MatchStore
@@ -230,6 +230,14 @@ def exported(db_url, tmp_path):
         app, ["export", "--format", "qbj", "--event", "yf", "--out", str(out), "--db", db_url]
     )
     assert result.exit_code == 0, result.output
+    # the standings and the stats report say how PPG and P/20TUH count the overtime
+    result = CliRunner().invoke(app, ["event", "standings", "yf", "--db", db_url])
+    assert result.exit_code == 0, result.output
+    assert "PPG and P/20TUH leave out the tossups of an overtime" in " ".join(result.output.split())
+    html = tmp_path / "stats.html"
+    result = CliRunner().invoke(app, ["event", "stats", "yf", "--html", str(html), "--db", db_url])
+    assert result.exit_code == 0, result.output
+    assert OVERTIME_NOTE in html.read_text()
     return packet, stats, live, out
 
 
