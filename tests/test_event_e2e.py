@@ -138,7 +138,8 @@ def test_a_scripted_event_of_three_rounds_in_two_rooms(db_url, tmp_path) -> None
     # there, and does not follow references)
     assert len(event["registrations"]) == 4
     registered = {team["id"]: team for r in event["registrations"] for team in r["teams"]}
-    assert set(registered) == {f"team_{t.id}" for t in plan.teams}
+    # (YellowFruit's ids for teams, by which its Import Games finds them)
+    assert set(registered) == {f"Team_{t.name}" for t in plan.teams}
     players = {p["id"]: p for team in registered.values() for p in team["players"]}
     for match in (o for o in tournament["objects"] if o["type"] == "Match"):
         for entry in match["match_teams"]:  # every reference resolves to a registered team

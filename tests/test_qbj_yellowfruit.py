@@ -369,7 +369,7 @@ def test_a_match_file_imports_into_its_round_and_modaq_rebuilds_its_score(export
         key = next(k for k, score in SCORES.items() if k[0] == number and set(score) == set(names))
         for entry in match["match_teams"]:
             team = entry["team"]
-            assert team["id"].startswith("team_") and team["name"] in registered
+            assert team["id"] == f"Team_{team['name']}" and team["name"] in registered
             for mp in entry["match_players"]:
                 assert mp["player"]["id"] and mp["player"]["name"] in registered[team["name"]]
             assert all(set(c) == {"number", "answer_type"} for mp in entry["match_players"]

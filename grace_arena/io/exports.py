@@ -681,9 +681,11 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
     def player(team: str, name: str) -> dict[str, str]:
         return {"id": player_ids[(team, name)], "name": name}
 
+    team_ids = _qbj_team_ids({t.id: m.team_name(t.id) for t in m.config.teams})
+
     def team_of(team: str) -> dict[str, Any]:
         return {
-            "id": f"team_{team}",
+            "id": team_ids[team],
             "name": m.team_name(team),
             "players": [player(team, n) for n in roster[team]],
         }
@@ -718,7 +720,7 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             value = int(r["points"] or 0)
             buzzes.append(
                 {
-                    "team": {"id": f"team_{r['team_id']}", "name": m.team_name(r["team_id"])},
+                    "team": {"id": team_ids[r["team_id"]], "name": m.team_name(r["team_id"])},
                     "player": player(r["team_id"], r["player"]),
                     "buzz_position": position,
                     "result": {"value": value},
@@ -824,6 +826,15 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         },
     }
+
+
+def _qbj_team_ids(names: dict[str, str]) -> dict[str, str]:
+    """Each team's QBJ id: ``Team_<name>``, the id YellowFruit gives a team, by which its
+    "Import Games" of a whole QBJ file finds the tournament's teams (``buildTypesByIdArrays``),
+    or ``team_<id>`` for all when two teams share a name."""
+    if len(set(names.values())) < len(names):
+        return {team: f"team_{team}" for team in names}
+    return {team: f"Team_{name}" for team, name in names.items()}
 
 
 def _qbj_word_index(row: dict[str, Any], spec: Any, text: str | None) -> int:
@@ -1036,7 +1047,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
     reads the rosters from it ("Import from QBJ" of a registration): it does not follow
     references, so the registrations and their teams are written in the ``Tournament``."""
     by_match = {m.id: m for m in matches}
-    team_ref = {t.id: f"team_{t.id}" for t in plan.teams}
+    team_ref = _qbj_team_ids({t.id: t.name for t in plan.teams})
     players: dict[str, list[str]] = {t.id: [] for t in plan.teams}
     for p in plan.players:
         if p.name not in players[p.team]:  # (one name is one player of the team)
