@@ -632,8 +632,9 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
 
     What the programs that read it need, from their own code:
 
-    * the match, its teams and its players carry ids (``match_<id>``, ``team_<id>``,
-      ``player_<team>_<n>``); a team and a player are written in full wherever they appear
+    * the match, its teams and its players carry ids (``match_<id>``, ``Team_<name>`` as
+      YellowFruit names a team, ``player_<team>_<n>``); a team and a player are written in
+      full wherever they appear
       (the same id and name each time), since MODAQ reads their names where they are used
       and YellowFruit's game import matches them by name;
     * ``_round``: the event's round of a scheduled match. It is not QBJ's but MODAQ's, and
