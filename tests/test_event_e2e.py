@@ -131,16 +131,15 @@ def test_a_scripted_event_of_three_rounds_in_two_rooms(db_url, tmp_path) -> None
         jsonschema.validate(json.loads(path.read_text()), schema)
     tournament = json.loads((out / "night.qbj").read_text())
     kinds = [o["type"] for o in tournament["objects"]]
-    assert kinds.count("Registration") == 4 and kinds.count("Match") == 5
+    assert kinds.count("Tournament") == 1 and kinds.count("Match") == 5
     (event,) = [o for o in tournament["objects"] if o["type"] == "Tournament"]
     assert [len(r["matches"]) for r in event["phases"][0]["rounds"]] == [2, 1, 2]
-    registered = {
-        team["id"]: team
-        for o in tournament["objects"]
-        if o["type"] == "Registration"
-        for team in o["teams"]
-    }
-    assert set(registered) == {f"team_{t.id}" for t in plan.teams}
+    # the registrations are written in the tournament, with their teams (MODAQ reads them
+    # there, and does not follow references)
+    assert len(event["registrations"]) == 4
+    registered = {team["id"]: team for r in event["registrations"] for team in r["teams"]}
+    # (YellowFruit's ids for teams, by which its Import Games finds them)
+    assert set(registered) == {f"Team_{t.name}" for t in plan.teams}
     players = {p["id"]: p for team in registered.values() for p in team["players"]}
     for match in (o for o in tournament["objects"] if o["type"] == "Match"):
         for entry in match["match_teams"]:  # every reference resolves to a registered team

@@ -11,7 +11,14 @@ from grace_arena.core.events import (
     TossupStarted,
     tossups_heard,
 )
-from grace_arena.core.standings import MatchResult, TeamInfo, TeamLine, standings
+from grace_arena.core.formats import rules_for
+from grace_arena.core.standings import (
+    MatchResult,
+    TeamInfo,
+    TeamLine,
+    standings,
+    unrated_tossups,
+)
 
 TEAMS = [
     TeamInfo("red", "Red"),
@@ -124,3 +131,22 @@ def test_a_tossup_ended_again_after_an_undo_is_heard_once() -> None:
         TossupStarted(tossup_id="t4", index=3),  # being read
     ]
     assert tossups_heard(events) == ["t1", "t4"]
+
+
+def test_ppg_and_p20tuh_leave_out_an_overtime_without_bonuses_as_yellowfruit_does() -> None:
+    # ACF, 2 tossups of regulation then overtime without bonuses: Red 20 (a ten, a bonus of
+    # 10) and Green 20 after regulation, then Red wins on a ten in overtime, 30 to 20
+    acf = rules_for("acf", regulation_tossups=2)
+    assert unrated_tossups(acf, ["t1", "t2", "t3"]) == ["t3"]
+    red = TeamLine(30, 1 + 1, bonuses_heard=1, bonus_points=10, overtime_points=10)
+    green = TeamLine(20, 1, bonuses_heard=1, bonus_points=10)
+    result = MatchResult(1, {"red": red, "green": green}, 3, True, 1, overtime_tossups=1)
+    rows = {s.team: s for s in standings(TEAMS, [result])}
+    # points and TUH count everything; PPG and P/20TUH leave the overtime tossup and its 10 out
+    assert (rows["red"].points, rows["red"].tossups_heard, rows["red"].won) == (30, 3, 1)
+    assert (rows["red"].points_per_game, rows["red"].points_per_20_tuh) == (20.0, 200.0)
+    assert (rows["green"].points_per_game, rows["green"].points_per_20_tuh) == (20.0, 200.0)
+    # tossups only, or bonuses in overtime: the overtime counts like any tossup
+    assert unrated_tossups(rules_for("grace", regulation_tossups=2), ["t1", "t2", "t3"]) == []
+    with_bonuses = rules_for("acf", regulation_tossups=2, overtime_bonuses=True)
+    assert unrated_tossups(with_bonuses, ["t1", "t2", "t3"]) == []

@@ -291,8 +291,10 @@ def test_a_model_team_s_player_plays_every_tossup_of_its_team(db_url) -> None:
     finally:
         engine.dispose()
     players = {(p.team, p.name): p for p in stats.players}
-    # one row per model team, named by the team and its model; the team's games and tossups
-    robo, careful = players["robo", "Robo (tfidf)"], players["careful", "Careful (tfidf)"]
+    # one row per model team, its player named by its model (as in QBJ and SQBS, and without
+    # parentheses, which YellowFruit's SQBS import reads as a school year); the team's games
+    # and tossups
+    robo, careful = players["robo", "tfidf"], players["careful", "tfidf"]
     team = {s.team: s for s in stats.standings}
     assert (robo.games, robo.tossups_heard, robo.points) == (2, 4, 15)
     assert (robo.games, robo.tossups_heard) == (team["robo"].games, team["robo"].tossups_heard)

@@ -570,7 +570,16 @@ def standings_table(title: str, rows) -> Any:
     played."""
     from rich.table import Table
 
-    table = Table(title=f"{title}: standings", title_justify="left", pad_edge=False)
+    from grace_arena.io.stats_report import OVERTIME_NOTE
+
+    overtime = any(s.overtime_tossups for s in rows)
+    table = Table(
+        title=f"{title}: standings",
+        title_justify="left",
+        pad_edge=False,
+        caption=OVERTIME_NOTE if overtime else None,
+        caption_justify="left",
+    )
     bonuses = any(s.bonuses_heard for s in rows)  # PPB only where bonuses were played
     for header, justify in (
         ("#", "right"),

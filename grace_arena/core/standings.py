@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from grace_arena.core.events import (
     BonusEnded,
@@ -28,6 +29,9 @@ from grace_arena.core.events import (
     TossupOutcome,
 )
 from grace_arena.core.figures import per_20_tuh, per_game, points_per_bonus, rate, win_pct
+
+if TYPE_CHECKING:
+    from grace_arena.core.config import ScoringRules
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,9 @@ class TeamLine:
     bounceback_points: int = 0  # points on the other team's bonuses (in ``points`` too)
     bounceback_parts: int = 0  # the other team's parts bounced to this team (it missed them)
     bounceback_available: int = 0  # those parts' points (their values)
+    #: points on the tossups of an overtime played without bonuses (:func:`unrated_tossups`;
+    #: in ``points`` too), which PPG and P/20TUH leave out
+    overtime_points: int = 0
 
 
 @dataclass(frozen=True)
@@ -170,6 +177,26 @@ def lines_of_bonuses(bonuses: Iterable[BonusPlayed]) -> dict[str, BonusLine]:
     return {team: BonusLine(**line) for team, line in lines.items()}
 
 
+def unrated_tossups(rules: ScoringRules, heard: Sequence[str]) -> list[str]:
+    """The tossups of a match (``heard``, in order) that PPG and P/20TUH leave out, with the
+    points scored on them: those of an overtime played without bonuses, in rules that play
+    bonuses. They are worth less than a tossup and its bonus, so a team that went to overtime
+    would rate lower than for its games in regulation. Everything counts otherwise (tossups
+    only, or bonuses in overtime). This is YellowFruit's rule (``ScoringRules
+    .useOvertimeInPPTUH``, ``MatchTeam.getPointsForPPG``).
+
+    >>> from grace_arena.core.formats import rules_for
+    >>> unrated_tossups(rules_for("acf", regulation_tossups=2), ["t1", "t2", "t3"])
+    ['t3']
+    >>> unrated_tossups(rules_for("grace", regulation_tossups=2), ["t1", "t2", "t3"])
+    []
+    """
+    regulation = rules.regulation_tossups
+    if not rules.bonuses or rules.overtime_bonuses or regulation is None:
+        return []
+    return list(heard[regulation:])
+
+
 @dataclass(frozen=True)
 class MatchResult:
     """What a match adds to the standings; ``teams`` maps team id to its line."""
@@ -179,6 +206,9 @@ class MatchResult:
     tossups_heard: int
     ended: bool
     round: int | None = None
+    #: of ``tossups_heard``, those of an overtime played without bonuses
+    #: (:func:`unrated_tossups`), which P/20TUH leaves out
+    overtime_tossups: int = 0
 
 
 @dataclass(frozen=True)
@@ -205,6 +235,8 @@ class Standing:
     bounceback_points: int = 0
     bounceback_parts: int = 0  # parts bounced to the team
     bounceback_available: int = 0  # their points
+    overtime_tossups: int = 0  # heard in overtimes without bonuses: not in P/20TUH
+    overtime_points: int = 0  # scored on them: not in PPG and P/20TUH
     matches: tuple[int, ...] = field(default=())
 
     # the figures, as grace_arena.core.figures defines them
@@ -220,16 +252,29 @@ class Standing:
         return self.points - self.live_points
 
     @property
+    def rated_points(self) -> int:
+        """The points PPG and P/20TUH divide: those of finished matches, less those scored on
+        the tossups of an overtime played without bonuses (:func:`unrated_tossups`)."""
+        return self.finished_points - self.overtime_points
+
+    @property
+    def rated_tossups_heard(self) -> int:
+        """The tossups heard P/20TUH divides by: all, less those of an overtime played
+        without bonuses."""
+        return self.tossups_heard - self.overtime_tossups
+
+    @property
     def points_per_tossup(self) -> float | None:
-        return self.finished_points / self.tossups_heard if self.tossups_heard else None
+        tuh = self.rated_tossups_heard
+        return self.rated_points / tuh if tuh else None
 
     @property
     def points_per_20_tuh(self) -> float | None:
-        return per_20_tuh(self.finished_points, self.tossups_heard)
+        return per_20_tuh(self.rated_points, self.rated_tossups_heard)
 
     @property
     def points_per_game(self) -> float | None:
-        return per_game(self.finished_points, self.games)
+        return per_game(self.rated_points, self.games)
 
     @property
     def points_per_bonus(self) -> float | None:
@@ -295,6 +340,8 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
                 "bounceback_points": line.bounceback_points,
                 "bounceback_parts": line.bounceback_parts,
                 "bounceback_available": line.bounceback_available,
+                "overtime_tossups": result.overtime_tossups,
+                "overtime_points": line.overtime_points,
             }
             if result.ended:
                 add["played"] = 1

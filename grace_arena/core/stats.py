@@ -24,7 +24,11 @@ TUH                 tossups heard: started and not thrown out, each once
                     (:func:`grace_arena.core.events.tossups_heard`, as the QBJ ``tossups_read``)
 PPG                 points in finished matches ÷ games
 P/20TUH             points in finished matches ÷ TUH × 20 (PRODUCT.md; SQBS's and
-                    YellowFruit's "PP20TUH"), so that matches of different lengths compare
+                    YellowFruit's "PP20TUH"), so that matches of different lengths compare.
+                    Overtime: in rules that play bonuses but none in overtime, PPG and
+                    P/20TUH leave out the overtime tossups and the points scored on them
+                    (``unrated_tossups``), as YellowFruit does; otherwise (tossups only, or
+                    bonuses in overtime) they count like any other. TUH counts them all
 powers/tens/negs    tossups answered correctly in power / correctly after it / incorrect
                     answers that cost points (an incorrect answer at the end of the question
                     costs nothing and is not a neg)
@@ -37,7 +41,8 @@ bounceback conv.    bounceback points ÷ points available on the parts bounced t
 player TUH          the tossups heard in the matches the player played in (joined or buzzed):
                     YellowFruit's and QBJ's ``tossups_heard``, the whole match for a player
                     who joined (no substitutions are recorded); a model team's one player
-                    (named "Team (model)", one row per team) plays every match of its team
+                    (named by its model, as in QBJ and SQBS, one row per team) plays every
+                    match of its team
 player points       tossup points only (bonuses are the team's), P/20TUH and PPG as a team's
 question            times heard; conversion = times answered correctly ÷ times heard; power
                     rate = powers ÷ times heard; negs (PRODUCT.md's "question conversion, power
@@ -87,6 +92,7 @@ from grace_arena.core.standings import (
     lines_of_bonuses,
     rank_key,
     standings,
+    unrated_tossups,
 )
 
 if TYPE_CHECKING:
@@ -156,9 +162,12 @@ class MatchPlay:
     def result(self) -> MatchResult:
         """What the match adds to the standings (the team lines of its rulings in force)."""
         lines: dict[str, dict[str, int]] = {t: {} for t in self.teams}
+        unrated = set(unrated_tossups(self.config.rules, self.tossups))
         for b in self.buzzes:
             line = lines.setdefault(b.team, {})
             line["points"] = line.get("points", 0) + b.points
+            if b.tossup_id in unrated:
+                line["overtime_points"] = line.get("overtime_points", 0) + b.points
             if b.ruling == Ruling.CORRECT:
                 line["correct"] = line.get("correct", 0) + 1
                 line["powers"] = line.get("powers", 0) + b.power
@@ -175,6 +184,7 @@ class MatchPlay:
             tossups_heard=len(self.tossups),
             ended=self.ended,
             round=self.round,
+            overtime_tossups=len(unrated),
         )
 
 
@@ -207,7 +217,10 @@ def match_play(
     players: dict[tuple[str, str], str] = {}
     for team in config.teams:  # a model team's one player plays every tossup of its match
         if team.kind == "model":
-            players[(team.id, team.model_player)] = f"{team.name} ({team.model})"
+            # named by its model, as the match and the record name it: one name for the
+            # player in the stats, QBJ and SQBS (never "Team (model)", which YellowFruit's
+            # SQBS import reads as a name and a school year)
+            players[(team.id, team.model_player)] = team.model or team.name
     for ev in events:
         if isinstance(ev, PlayerJoined):
             players.setdefault((ev.team, ev.player), ev.name)

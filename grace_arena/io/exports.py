@@ -14,11 +14,15 @@
   (and their imported pooled buzzpoints) pooled per tossup, team codes ``H1…``/``M1…`` kept
   per event team, with the mapping written alongside (``<name>.teams.json``). A GRACE file
   imported with ``grace-arena import grace`` comes back out as it went in.
-* ``qbj``: one QBJ ``Match`` object per match (schema.quizbowl.technology), as MODAQ writes
-  them; our own fields sit under ``_grace_arena`` (QBJ readers skip ``_`` keys). With
-  ``--event``, an event run with a schedule also gets a QBJ tournament file
-  (``<event>.qbj``: registrations, rounds with their packet and matches, the scoring rules),
-  as tournament statistics programs read them.
+* ``qbj``: one QBJ ``Match`` object per match (schema.quizbowl.technology, version 2.1.1),
+  as MODAQ writes them, with the event round of a scheduled match in ``_round`` (MODAQ's
+  field, where YellowFruit's "Import Games" finds it); our own fields sit under
+  ``_grace_arena`` (QBJ readers skip ``_`` keys). A match that read its packet from a later
+  tossup on (a round reading tossups 7–12) numbers its questions in the packet of its own
+  tossups, written beside it in MODAQ's packet JSON. With ``--event``, an event run with a
+  schedule also gets a QBJ tournament file (``<event>.qbj``: registrations, rounds with their
+  packet and matches, the scoring rules), which YellowFruit opens as written and MODAQ reads
+  the rosters of.
 
 * ``sqbs``: with ``--event``, one event run with a schedule as an SQBS tournament file
   (:mod:`grace_arena.io.sqbs`; at most four tossup point values, 8 players a team a game).
@@ -32,6 +36,7 @@ import csv
 import json
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,6 +48,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.analysis.frames import spreadsheet_safe
+from grace_arena.core.tokenize import POWER_MARK, tokenize
 from grace_arena.io.imports import GraceBuzz, grace_word_maps
 from grace_arena.io.record_io import (
     BUZZ_EXPORT_COLUMNS,
@@ -270,8 +276,20 @@ class QbjFiles:
                 "tournament file); give a folder"
             )
         files = _targets(out, [f"match-{m.id}" for m in matches], self.suffix) if matches else []
+        rounds = _rounds_of(engine, matches)
+        packets: list[Path] = []
         for path, m in zip(files, matches, strict=True):
-            path.write_text(json.dumps(qbj_match(engine, m), indent=2, ensure_ascii=False) + "\n")
+            data = qbj_match(engine, m, round_number=rounds.get(m.id))
+            path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+            # a match that read its packet from a later tossup on: the packet its questions
+            # are numbered in, for MODAQ
+            if data.get("packets") not in (None, m.packet_id):
+                packet_path = path.with_name(f"{_safe_name(data['packets'])}.json")
+                packet = modaq_packet(engine, m)
+                if packet is not None and packet_path not in packets:
+                    text = json.dumps(packet, indent=2, ensure_ascii=False) + "\n"
+                    packet_path.write_text(text, "utf-8")
+                    packets.append(packet_path)
         for plan in plans:
             out.mkdir(parents=True, exist_ok=True)
             path = out / f"{_safe_name(plan.name)}{self.suffix}"
@@ -281,7 +299,7 @@ class QbjFiles:
             files.append(path)
         if not files:
             raise ValueError("nothing to export in QBJ: no match in scope")
-        return files
+        return [*files, *packets]
 
 
 class ParquetTables:
@@ -611,13 +629,39 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 
-def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
-    """One match as a QBJ ``Match`` object (the layout MODAQ writes and reads).
+def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) -> dict[str, Any]:
+    """One match as a QBJ ``Match`` object (schema.quizbowl.technology, version
+    :data:`QBJ_VERSION`), in the layout MODAQ writes and reads and YellowFruit imports.
 
     Cycles are the tossups played and not thrown out; a cycle's buzzes are those that took
     the floor and were ruled, each worth the points in force (10, 15, −5 or 0). Lost races,
     lockouts and prompts still pending have no place in QBJ: the ``csv``/``jsonl`` exports
     carry them.
+
+    What the programs that read it need, from their own code:
+
+    * the match, its teams and its players carry ids (``match_<id>``, ``Team_<name>`` as
+      YellowFruit names a team, ``player_<team>_<n>``); a team and a player are written in
+      full wherever they appear
+      (the same id and name each time), since MODAQ reads their names where they are used
+      and YellowFruit's game import matches them by name;
+    * ``_round``: the event's round of a scheduled match. It is not QBJ's but MODAQ's, and
+      the only place YellowFruit's "Import Games" finds the round of a lone match file;
+    * ``carryover_phases`` (empty), ``overtime_tossups_read`` and, when there was overtime,
+      each team's answers in overtime as ``YfData.overTimeBuzzes`` (MODAQ's way of telling
+      YellowFruit, which reads them to check the overtime and to leave overtime out of the
+      bonuses heard);
+    * ``word_index`` counts the words of the tossup's text as MODAQ does
+      (:func:`modaq_word_index`), and a buzz after the whole question was read is at n, the
+      number of words (MODAQ's end-of-question mark, where an incorrect answer costs
+      nothing), not on the last word n − 1 (an interrupt for MODAQ);
+    * ``tossup_question.question_number`` is the tossup's place in the packet, so a match that
+      read tossups 7–12 of its packet says so (MODAQ reads the gap before the first as tossups
+      thrown out);
+    * ``answer_counts`` hold ``number`` and ``answer_type`` only; an incorrect answer that
+      costs nothing (after the end, or another team's after a neg under the first-team-only
+      rule) is an answer of value 0, which YellowFruit leaves out and MODAQ reads as a wrong
+      answer that is not the tossup's neg.
     """
     rows = [
         r
@@ -637,11 +681,31 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
     for r in rows:  # anyone who buzzed is on the roster
         if r["player"] not in roster.setdefault(r["team_id"], []):
             roster[r["team_id"]].append(r["player"])
-    teams = {
-        t.id: {"name": t.name, "players": [{"name": n} for n in roster[t.id]]}
-        for t in m.config.teams
+    player_ids = {
+        (team, name): f"player_{team}_{i}"
+        for team, names in roster.items()
+        for i, name in enumerate(names, start=1)
     }
+
+    def player(team: str, name: str) -> dict[str, str]:
+        return {"id": player_ids[(team, name)], "name": name}
+
+    team_ids = _qbj_team_ids({t.id: m.team_name(t.id) for t in m.config.teams})
+
+    def team_of(team: str) -> dict[str, Any]:
+        return {
+            "id": team_ids[team],
+            "name": m.team_name(team),
+            "players": [player(team, n) for n in roster[team]],
+        }
+
+    regulation = m.config.rules.regulation_tossups
+    overtime = max(0, len(counted) - regulation) if regulation else 0
+    # the match's questions are numbered in its own list of tossups, which is its packet's
+    # unless the match read a part of it after the start (see qbj_packet_name)
+    in_list = {t.id: i for i, t in enumerate(m.config.tossups)}
     answer_counts: dict[tuple[str, str], dict[int, int]] = {}
+    overtime_counts: dict[str, dict[int, int]] = {}
     questions = []
     bonuses = {b.tossup_id: b for b in m.bonuses}
     correct: dict[str, list[str]] = {}  # team -> tossups it answered correctly
@@ -649,20 +713,15 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
         if r["correct"]:
             correct.setdefault(r["team_id"], []).append(r["tossup_id"])
     for number, tossup_id in enumerate(counted, start=1):
-        row = stored.get((m.packet_id or "", tossup_id))
-        in_packet = (
-            row.position + 1
-            if row
-            else m.config.tossups.index(
-                m.config.tossup(tossup_id)  # type: ignore[arg-type]
-            )
-            + 1
-        )
+        spec = m.config.tossup(tossup_id)
+        in_packet = in_list[tossup_id] + 1
         buzzes = []
         for r in rows:
             if r["tossup_id"] != tossup_id:
                 continue
-            position: dict[str, Any] = {"word_index": r["word_index"]}
+            row = stored.get((m.packet_id or "", tossup_id))
+            word_index = _qbj_word_index(r, spec, row.text if row else None)
+            position: dict[str, Any] = {"word_index": word_index}
             if r["clue_index"] is not None:
                 position["clue_index"] = r["clue_index"]
             if r["received_wall"] is not None:
@@ -670,14 +729,17 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
             value = int(r["points"] or 0)
             buzzes.append(
                 {
-                    "team": teams[r["team_id"]],
-                    "player": {"name": r["player"]},
+                    "team": {"id": team_ids[r["team_id"]], "name": m.team_name(r["team_id"])},
+                    "player": player(r["team_id"], r["player"]),
                     "buzz_position": position,
                     "result": {"value": value},
                 }
             )
             counts = answer_counts.setdefault((r["team_id"], r["player"]), {})
             counts[value] = counts.get(value, 0) + 1
+            if regulation and number > regulation:
+                in_overtime = overtime_counts.setdefault(r["team_id"], {})
+                in_overtime[value] = in_overtime.get(value, 0) + 1
         question: dict[str, Any] = {
             "question_number": number,
             "tossup_question": {
@@ -689,73 +751,85 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
         }
         bonus = bonuses.get(tossup_id)
         if bonus is not None:
-            spec = m.config.bonus(bonus.bonus_id)
+            bonus_spec = m.config.bonus(bonus.bonus_id)
             ruled = {p.part: p for p in bonus.parts}
             number_in_packet = (
-                [b.id for b in m.config.bonuses].index(bonus.bonus_id) + 1 if spec else 0
+                [b.id for b in m.config.bonuses].index(bonus.bonus_id) + 1 if bonus_spec else 0
             )
+            n_parts = len(bonus_spec.parts) if bonus_spec else len(bonus.parts)
             question["bonus"] = {
                 "question": {
                     "question_number": number_in_packet,
                     "type": "bonus",
-                    "parts": len(spec.parts) if spec else len(bonus.parts),
+                    "parts": n_parts,
                 },
                 # every part of the bonus, those the match ended before worth nothing
                 "parts": [
                     {"controlled_points": p.points, "bounceback_points": p.bounceback_points}
-                    if (p := ruled.get(number)) is not None
+                    if (p := ruled.get(part)) is not None
                     else {"controlled_points": 0, "bounceback_points": 0}
-                    for number in range(len(spec.parts) if spec else len(bonus.parts))
+                    for part in range(n_parts)
                 ],
             }
         questions.append(question)
     match_teams = []
     for t in m.config.teams:
-        team = teams[t.id]
-        match_teams.append(
-            {
-                "team": team,
-                "bonus_points": sum(b.points for b in m.bonuses if b.team == t.id),
-                "bonus_bounceback_points": sum(
-                    p.bounceback_points
-                    for b in m.bonuses
-                    for p in b.parts
-                    if p.bounceback_team == t.id
-                ),
-                # a correct tossup with no bonus heard (tossups only, overtime, none left): not
-                # in the PPB denominator
-                "correct_tossups_without_bonuses": sum(
-                    1 for tossup in correct.get(t.id, []) if tossup not in bonuses
-                ),
-                "lineups": [{"first_question": 1, "players": team["players"]}],
-                "match_players": [
-                    {
-                        "player": p,
-                        "tossups_heard": len(counted),
-                        "answer_counts": [
-                            # "answer_type" is the schema's name, "answer" what MODAQ writes
-                            {"number": n, "answer_type": {"value": v}, "answer": {"value": v}}
-                            for v, n in sorted(answer_counts.get((t.id, p["name"]), {}).items())
-                        ],
-                    }
-                    for p in team["players"]
-                ],
+        entry: dict[str, Any] = {
+            "team": team_of(t.id),
+            "bonus_points": sum(b.points for b in m.bonuses if b.team == t.id),
+            "bonus_bounceback_points": sum(
+                p.bounceback_points for b in m.bonuses for p in b.parts if p.bounceback_team == t.id
+            ),
+            # a correct tossup with no bonus heard (tossups only, overtime, none left): not
+            # in the PPB denominator
+            "correct_tossups_without_bonuses": sum(
+                1 for tossup in correct.get(t.id, []) if tossup not in bonuses
+            ),
+            # no substitutions are recorded: everyone who played plays the whole match
+            "lineups": [
+                {
+                    "first_question": 1,
+                    "players": [player(t.id, n) for n in roster[t.id]],
+                    "reason": "initial",
+                }
+            ],
+            "match_players": [
+                {
+                    "player": player(t.id, name),
+                    "tossups_heard": len(counted),
+                    "answer_counts": [
+                        {"number": n, "answer_type": {"value": v}}
+                        for v, n in sorted(answer_counts.get((t.id, name), {}).items())
+                    ],
+                }
+                for name in roster[t.id]
+            ],
+        }
+        if overtime:
+            entry["YfData"] = {
+                "overTimeBuzzes": [
+                    {"number": n, "answer_type": {"value": v}}
+                    for v, n in sorted(overtime_counts.get(t.id, {}).items(), reverse=True)
+                    if v  # (a 0 is no answer type of the rules: YellowFruit refuses it here)
+                ]
             }
-        )
+        match_teams.append(entry)
     thrown = [t for t in m.played if t not in counted]
     notes = [f"Tossup {t} thrown out." for t in thrown]
-    regulation = m.config.rules.regulation_tossups
-    overtime = max(0, len(counted) - regulation) if regulation else 0
     return {
+        "id": f"match_{m.id}",
+        **({"_round": round_number} if round_number is not None else {}),
         "tossups_read": len(counted),
-        **({"overtime_tossups_read": overtime} if regulation else {}),
+        "overtime_tossups_read": overtime,
+        "carryover_phases": [],
         "match_teams": match_teams,
         "match_questions": questions,
-        **({"packets": m.packet_id} if m.packet_id else {}),
+        **({"packets": qbj_packet_name(m, stored)} if m.packet_id else {}),
         **({"notes": "\n".join(notes)} if notes else {}),
         "_grace_arena": {
             "match": m.id,
             "title": m.title,
+            **({"packet": m.packet_id} if m.packet_id else {}),
             "team_kinds": {t.name: t.kind.value for t in m.config.teams},
             "models": {t.name: t.model for t in m.config.teams if t.model},
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -763,12 +837,184 @@ def qbj_match(engine: Engine, m: MatchInfo) -> dict[str, Any]:
     }
 
 
+def _qbj_team_ids(names: dict[str, str]) -> dict[str, str]:
+    """Each team's QBJ id: ``Team_<name>``, the id YellowFruit gives a team, by which its
+    "Import Games" of a whole QBJ file finds the tournament's teams (``buildTypesByIdArrays``),
+    or ``team_<id>`` for all when two teams share a name."""
+    if len(set(names.values())) < len(names):
+        return {team: f"team_{team}" for team in names}
+    return {team: f"Team_{name}" for team, name in names.items()}
+
+
+def _qbj_word_index(row: dict[str, Any], spec: Any, text: str | None) -> int:
+    """A buzz's QBJ ``word_index``: the word it came on, or n (the number of words, one past
+    the last) for a buzz after the whole question was read, which MODAQ reads as the end of
+    the question rather than an interrupt on the last word. Words are counted as MODAQ counts
+    those of the tossup's text (:func:`modaq_word_index`: not "(pause)", but "—"), so that
+    it finds the power mark and the end where we did; without the text, as we count them."""
+    word = int(row["word_index"])
+    after = spec is not None and row["interrupt"] is False and word >= spec.n_words - 1
+    if text is not None:
+        return modaq_word_index(text, None if after else word)
+    return spec.n_words if after else word
+
+
+#: What MODAQ's packet reader does not count as words (``FormattedTextParser.ts``, with the
+#: pronunciation guide markers of its game formats, ``("`` ... ``")``, straight or curly):
+#: its formatting tags are cut out of the text, a guide or a reader directive starts a word
+#: that is not one, and so does the power mark.
+_MODAQ_GUIDES = (('("', '")'), ("(“", "”)"))
+_MODAQ_DIRECTIVES = ("(emphasize)", "(emphasise)", "(pause)", "(read slowly)",
+                     "[emphasize]", "[emphasise]", "[pause]", "[read slowly]")  # fmt: skip
+_MODAQ_TAGS = re.compile(
+    "|".join(
+        [r"</?em>", r"</?req>", r"</?b>", r"</?u>", r"</?sub>", r"</?sup>"]
+        + [re.escape(m) for pair in _MODAQ_GUIDES for m in pair]
+        + [re.escape(d) for d in _MODAQ_DIRECTIVES]
+    ),
+    re.IGNORECASE,
+)
+
+
+def modaq_words(text: str) -> list[int]:
+    """Where each word MODAQ counts in a tossup's text starts (an offset in ``text``): the
+    words its reader shows as buzzable, numbered from 0, whose number is the index of its
+    end-of-question mark. The same reading as MODAQ's ``parseFormattedText``,
+    ``splitFormattedTextIntoWords`` and ``Tossup.getWords``.
+
+    >>> text = 'Nietzsche ("NEE-chuh") wrote (pause) this (*) book.'
+    >>> [text[i:].split()[0] for i in modaq_words(text)]
+    ['Nietzsche', 'wrote', 'this', 'book.']
+    """
+    # the text as segments (their start in ``text``, their text, whether a guide's)
+    segments: list[tuple[int, str, bool]] = []
+    start, guide = 0, False
+    for match in _MODAQ_TAGS.finditer(text):
+        tag = match.group().lower()
+        ends_guide = any(tag == close.lower() for _, close in _MODAQ_GUIDES)
+        end = match.start() + (len(tag) if ends_guide else 0)
+        if end > start:
+            segments.append((start, text[start:end], guide))
+        if any(tag == open_.lower() for open_, _ in _MODAQ_GUIDES):
+            guide, start = True, match.start()  # (the guide's opening stays in its text)
+            continue
+        if ends_guide:
+            guide = False
+        elif tag in _MODAQ_DIRECTIVES:
+            segments.append((match.start(), match.group(), True))
+        start = match.end()
+    if start < len(text):
+        segments.append((start, text[start:], guide))
+    # the words, each its pieces of segments (its first piece says whether it is a guide) and
+    # where it starts; a segment starting with a space closes the word before it, even an
+    # empty one, which MODAQ counts as a word
+    words: list[tuple[int, list[bool]]] = []
+    at, pieces = 0, []  # the word being read
+    for offset, piece, in_guide in segments:
+        parts = list(re.finditer(r"\S+", piece))
+        if not re.search(r"\s", piece):
+            if not pieces:
+                at = offset
+            pieces.append(in_guide)
+            continue
+        if parts and parts[0].start() == 0:  # the end of the word being read
+            if not pieces:
+                at = offset
+            pieces.append(in_guide)
+            parts = parts[1:]
+        words.append((at, pieces))
+        at, pieces = offset, []
+        for part in parts:
+            if part.end() == len(piece):  # the start of a word going on in the next segment
+                at, pieces = offset + part.start(), [in_guide]
+            else:
+                words.append((offset + part.start(), [in_guide]))
+    if pieces:
+        words.append((at, pieces))
+    return [
+        at
+        for at, pieces in words
+        if not (pieces and pieces[0]) and not text[at:].lstrip().startswith(POWER_MARK)
+    ]
+
+
+def modaq_word_index(text: str, word: int | None) -> int:
+    """Our word ``word`` of a tossup (:mod:`grace_arena.core.tokenize`) as MODAQ counts the
+    words of its text (:func:`modaq_words`); None: after the whole tossup was read, MODAQ's
+    end-of-question mark."""
+    # each MODAQ word by the start of the whitespace-separated token it is in (a tag before
+    # it, "<b>For", is cut out of its text, not of ours)
+    starts = [_token_start(text, at) for at in modaq_words(text)]
+    ours = tokenize(text).words
+    if word is None or word >= len(ours):
+        return len(starts)
+    return max(0, bisect_right(starts, ours[word].start) - 1)
+
+
+def _token_start(text: str, at: int) -> int:
+    while at > 0 and not text[at - 1].isspace():
+        at -= 1
+    return at
+
+
+def _packet_positions(m: MatchInfo, stored: dict[tuple[str, str], TossupRow]) -> list[int | None]:
+    """Where each tossup of the match's list is in its packet (None: not stored)."""
+    return [
+        row.position if (row := stored.get((m.packet_id or "", t.id))) else None
+        for t in m.config.tossups
+    ]
+
+
+def qbj_packet_name(m: MatchInfo, stored: dict[tuple[str, str], TossupRow]) -> str:
+    """The packet a match's QBJ file numbers its questions in: its packet's id when the
+    match's tossups are its packet's from the first on, else the packet of the match's own
+    tossups that the ``qbj`` export writes beside it (:func:`modaq_packet`), named after
+    the packet and the tossups taken (``sample-7-10``).
+
+    MODAQ's "Import from QBJ" reads a match against a packet from the packet's first tossup
+    on (``QBJ.fromQBJ`` checks cycle i's buzzes against the packet's tossup i, whatever its
+    question number says), so a round that read tossups 7–12 of a packet can be rebuilt only
+    from a packet that starts at tossup 7."""
+    positions = _packet_positions(m, stored)
+    if m.packet_id is None or positions == list(range(len(positions))):
+        return m.packet_id or ""
+    known = [p for p in positions if p is not None]
+    if not known:
+        return m.packet_id
+    return f"{m.packet_id}-{min(known) + 1}-{max(known) + 1}"
+
+
+def modaq_packet(engine: Engine, m: MatchInfo) -> dict[str, Any] | None:
+    """The match's own tossups and its bonuses as a packet in MODAQ's (YAPP's) JSON
+    (``tossups``: question and answer; ``bonuses``: lead-in, parts, answers, values), the
+    packet :func:`qbj_packet_name` names when the match did not read its packet from the
+    first tossup; None when its texts are not in the record."""
+    stored = tossup_rows(engine, [m.packet_id] if m.packet_id else [])
+    rows = [stored.get((m.packet_id or "", t.id)) for t in m.config.tossups]
+    if any(r is None for r in rows):
+        return None
+    return {
+        "name": qbj_packet_name(m, stored),
+        "tossups": [{"question": r.text, "answer": r.answer} for r in rows if r is not None],
+        "bonuses": [
+            {
+                "leadin": b.leadin,
+                "parts": [p.text for p in b.parts],
+                "answers": [p.answer for p in b.parts],
+                "values": [p.value for p in b.parts],
+            }
+            for b in m.config.bonuses
+        ],
+    }
+
+
 # ---------------------------------------------------------------------------------------
 # QBJ tournament (an event run with a schedule)
 # ---------------------------------------------------------------------------------------
 
-#: The version of the QBJ tournament file format (schema.quizbowl.technology/serialization).
-QBJ_VERSION = "1.3"
+#: The version of the QBJ schema our files follow (schema.quizbowl.technology): the one
+#: YellowFruit reads (``QbjUtils.ts``: it refuses a file of any other version).
+QBJ_VERSION = "2.1.1"
 
 
 def _scheduled_events(engine: Engine, event_ids: Sequence[int]) -> list[Any]:
@@ -778,24 +1024,39 @@ def _scheduled_events(engine: Engine, event_ids: Sequence[int]) -> list[Any]:
     return [p for p in plans if p.rooms]
 
 
+def _rounds_of(engine: Engine, matches: Sequence[MatchInfo]) -> dict[int, int]:
+    """The event round of each of these matches that an event's schedule placed."""
+    from grace_arena.record.schedule import load_plan
+
+    rounds: dict[int, int] = {}
+    for event_id in sorted({m.event_id for m in matches if m.event_id is not None}):
+        for game in load_plan(engine, event_id).games:
+            if game.match_id is not None:
+                rounds[game.match_id] = game.round
+    return rounds
+
+
 def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "event"
 
 
 def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
-    """An event run with a schedule as a QBJ tournament file: a ``Registration`` per team
-    (its players those of the event and every name that played in its matches, each with an
-    id), every played match as a ``Match`` (the per-match export, its teams and players
-    referring to the registrations), and the ``Tournament``: one phase with one pool of all
-    teams, whose rounds, named by their number, list their packet and matches, and the
-    scoring rules of the event's matches.
+    """An event run with a schedule as a QBJ tournament file: the ``Tournament`` with its
+    registrations written in it (a ``Registration`` per team, its players those of the event
+    and every name that played in its matches, each with an id), every played match as a
+    ``Match`` object of the file (the per-match export, its teams and players references to
+    the registered ones), one phase with one pool of all teams, whose rounds, named by their
+    number, list their packet and matches, and the scoring rules of the event's matches.
 
-    This is the layout YellowFruit opens (``FileParser.parseTournament``): a round's name must
-    read as a number or its matches are skipped, a match's teams and players must be
+    This is the layout YellowFruit opens ("Open QBJ Tournament", ``FileParser
+    .parseTournament``): version 2.1.1, a round's name must read as a number or its matches
+    are skipped, every match has ``carryover_phases``, a match's teams and players are
     references to registered ones, a team needs a player; YellowFruit reads the aggregates
-    (``match_players``' answer counts, ``bonus_points``), not ``match_questions``."""
+    (``match_players``' answer counts, ``bonus_points``), not ``match_questions``. MODAQ
+    reads the rosters from it ("Import from QBJ" of a registration): it does not follow
+    references, so the registrations and their teams are written in the ``Tournament``."""
     by_match = {m.id: m for m in matches}
-    team_ref = {t.id: f"team_{t.id}" for t in plan.teams}
+    team_ref = _qbj_team_ids({t.id: t.name for t in plan.teams})
     players: dict[str, list[str]] = {t.id: [] for t in plan.teams}
     for p in plan.players:
         if p.name not in players[p.team]:  # (one name is one player of the team)
@@ -805,7 +1066,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         m = by_match.get(game.match_id) if game.match_id is not None else None
         if m is None or not m.played:
             continue
-        match = qbj_match(engine, m)
+        match = qbj_match(engine, m, round_number=game.round)
         for entry, team in zip(match["match_teams"], m.config.teams, strict=True):
             for p in entry["team"]["players"]:  # everyone who played is registered
                 if p["name"] not in players.setdefault(team.id, []):
@@ -819,28 +1080,26 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         for team, names in players.items()
         for i, name in enumerate(names, start=1)
     }
+    registrations = [
+        {
+            "type": "Registration",
+            "id": f"registration_{t.id}",
+            "name": t.name,
+            "teams": [
+                {
+                    "id": team_ref[t.id],
+                    "name": t.name,
+                    "players": [{"id": player_ref[(t.id, n)], "name": n} for n in players[t.id]],
+                }
+            ],
+        }
+        for t in plan.teams
+    ]
     objects: list[dict[str, Any]] = []
-    for t in plan.teams:
-        objects.append(
-            {
-                "type": "Registration",
-                "id": f"registration_{t.id}",
-                "name": t.name,
-                "teams": [
-                    {
-                        "id": team_ref[t.id],
-                        "name": t.name,
-                        "players": [
-                            {"id": player_ref[(t.id, n)], "name": n} for n in players[t.id]
-                        ],
-                    }
-                ],
-            }
-        )
     rounds: dict[int, list[dict[str, str]]] = {}
     rules = None
     for game, m, match in played:
-        ids = {t.name: t.id for t in m.config.teams}
+        ids = {m.team_name(t.id): t.id for t in m.config.teams}
 
         def ref(
             team: dict[str, Any], player: dict[str, Any] | None = None, ids: dict = ids
@@ -862,27 +1121,25 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 buzz["player"] = ref(buzz["team"], buzz["player"])
                 buzz["team"] = ref(buzz["team"])
         room = plan.room(game.room_id or "")
-        match_id = f"match_{m.id}"
         objects.append(
             {
                 "type": "Match",
-                "id": match_id,
+                **match,
                 **({"location": f"Room {room.name}"} if room else {}),
                 # round, room and the game's place in the room's round: two matches of one
                 # room in one round differ
                 "serial": f"{game.round}-{room.name if room else '-'}-{game.slot + 1}",
-                "_round": game.round,  # MODAQ's: YellowFruit's importer reads it
-                **match,
             }
         )
-        rounds.setdefault(game.round, []).append({"$ref": match_id})
+        rounds.setdefault(game.round, []).append({"$ref": match["id"]})
         rules = rules or m.config.rules
     answer_types = [{"value": 10}, {"value": -5}]
     if rules is not None:
         values = {rules.correct_points, rules.neg_points, *([rules.power_points] if
                   rules.power_points else [])}  # fmt: skip
         answer_types = [{"value": v} for v in sorted(values, reverse=True) if v]
-    objects.append(
+    objects.insert(
+        0,
         {
             "type": "Tournament",
             "name": plan.title,
@@ -896,7 +1153,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 "answer_types": answer_types,
                 **_bonus_rules(rules, [m for m in matches if m.config.rules.bonuses]),
             },
-            "registrations": [{"$ref": f"registration_{t.id}"} for t in plan.teams],
+            "registrations": registrations,
             "phases": [
                 {
                     "name": "Rounds",
@@ -923,7 +1180,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 "models": {t.name: t.model for t in plan.teams if t.model},
                 "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
             },
-        }
+        },
     )
     return {"version": QBJ_VERSION, "objects": objects}
 
@@ -936,9 +1193,10 @@ def _rules_name(rules: Any) -> str:
 
 def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
     """QBJ ``ScoringRules``' bonus fields: bonuses of the packets played, bouncebacks and
-    overtime as the format says (nothing when no bonus is played)."""
+    overtime as the format says; none when no bonus is played (YellowFruit plays bonuses when
+    ``maximum_bonus_score`` is there, and refuses a 0)."""
     if rules is None or not rules.bonuses:
-        return {"maximum_bonus_score": 0}
+        return {}
     bonuses = [b for m in matches for b in m.config.bonuses]
     parts = [len(b.parts) for b in bonuses] or [3]
     values = {p.value for b in bonuses for p in b.parts} or {10}

@@ -62,6 +62,14 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
 
 
+#: What the standings say when an overtime without bonuses was played
+#: (:func:`grace_arena.core.standings.unrated_tossups`).
+OVERTIME_NOTE = (
+    "PPG and P/20TUH leave out the tossups of an overtime played without bonuses and the "
+    "points scored on them, as YellowFruit does (TUH counts them)."
+)
+
+
 def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]) -> dict[str, Any]:
     """What the template shows (numbers already formatted)."""
     names = {t.id: t.name for t in plan.teams}
@@ -94,6 +102,8 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
         "bonuses": stats.bonuses_played,
         "bouncebacks": any(s.bounceback_parts for s in stats.standings),
         "in_play": any(s.live for s in stats.standings),
+        "overtime": any(s.overtime_tossups for s in stats.standings),
+        "overtime_note": OVERTIME_NOTE,
         "fmt": _fmt,
         "pct": _pct,
         "max_parts": max((len(b.parts_heard) for b in stats.bonuses), default=0),

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
 from grace_arena.core import schedule as pairing
-from grace_arena.core.events import Event, event_from_dict, tossups_heard
+from grace_arena.core.events import Event, MatchCreated, event_from_dict, tossups_heard
 from grace_arena.core.standings import (
     MatchResult,
     Standing,
@@ -31,6 +31,7 @@ from grace_arena.core.standings import (
     TeamLine,
     bonus_lines,
     standings,
+    unrated_tossups,
 )
 from grace_arena.record.models import (
     ArenaEventRow,
@@ -602,6 +603,12 @@ def match_results(
             )
             .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
         ).all()
+        created = session.exec(
+            select(EventRow.match_id, EventRow.payload).where(
+                EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
+                EventRow.type == "match_created",
+            )
+        ).all()
         # a match of bonuses is replayed whole for its bonuses (undo and throw-outs included)
         with_bonuses = set(
             session.exec(
@@ -627,11 +634,25 @@ def match_results(
     for match_id, payload in replayed:
         whole.setdefault(match_id, []).append(event_from_dict(payload))
     # each tossup once, however often it ended (an undone ruling and a new one end it again)
-    heard = {match_id: len(tossups_heard(evs)) for match_id, evs in events.items()}
+    heard_ids = {match_id: tossups_heard(evs) for match_id, evs in events.items()}
+    heard = {match_id: len(tossups) for match_id, tossups in heard_ids.items()}
+    # the tossups PPG and P/20TUH leave out (an overtime without bonuses)
+    rules: dict[int, Any] = {}
+    for match_id, payload in created:
+        ev = event_from_dict(payload)
+        if isinstance(ev, MatchCreated):
+            rules[match_id] = ev.config.rules
+    unrated = {
+        match_id: set(unrated_tossups(rules[match_id], tossups))
+        for match_id, tossups in heard_ids.items()
+        if match_id in rules
+    }
     lines: dict[int, dict[str, dict[str, int]]] = {i: {} for i in ids}
     for b in buzzes:
         line = lines[b.match_id].setdefault(b.team_id, {})
         line["points"] = line.get("points", 0) + (b.points or 0)
+        if b.tossup_id in unrated.get(b.match_id, ()):
+            line["overtime_points"] = line.get("overtime_points", 0) + (b.points or 0)
         if b.ruling == "correct":
             line["correct"] = line.get("correct", 0) + 1
             line["powers"] = line.get("powers", 0) + bool(b.power)
@@ -657,6 +678,7 @@ def match_results(
                 tossups_heard=heard.get(game.match_id, 0),
                 ended=m.ended_at is not None,
                 round=game.round,
+                overtime_tossups=len(unrated.get(game.match_id, ())),
             )
         )
     return results
