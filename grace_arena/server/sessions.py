@@ -1,18 +1,17 @@
 """One connection's conversation with the server: the handshake (hello, join, one moderator
 in control), then each message it sends, handled in its room.
 
-The transport (``ws.py``) reads frames and hands over parsed messages; this module decides:
-which room a ``hello`` opens (:class:`Lobby`: a match of its own, or an event's room, served
-here or taken over from a process that stopped; nothing of another event, nothing for a
-stranger's guess), who the client is, and what each command does. Every error becomes an
-``error`` reply; none reaches the transport.
+The transport (``ws.py``) reads frames and hands over parsed messages; this module decides
+who the client is and what each command does, and asks the rooms layer (``rooms.py``) which
+room a ``hello`` opens (served here or taken over from a process that stopped; nothing a
+server does not serve, nothing for a stranger's guess), which player a token names, and where
+the player's team plays. Every error becomes an ``error`` reply; none reaches the transport.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -30,7 +29,6 @@ from grace_arena.core.commands import (
     ThrowOutBonus,
     UndoRuling,
 )
-from grace_arena.core.config import TeamKind
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.protocol import (
     MODERATOR_ONLY,
@@ -64,13 +62,12 @@ from grace_arena.protocol import (
     Welcome,
 )
 from grace_arena.record.lease import LeaseHeld
-from grace_arena.record.store import is_transient, player_name_key
+from grace_arena.record.store import is_transient
 from grace_arena.server import views
-from grace_arena.server.arena import Arena
 from grace_arena.server.connection import CLOSE_REPLACED, Connection
-from grace_arena.server.event_rooms import EventFull, EventHost, EventRoom, send_on
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
+from grace_arena.server.rooms import EventFull, Rooms, ScheduledRoom, send_on
 
 log = logging.getLogger(__name__)
 
@@ -87,35 +84,14 @@ Receive = Callable[[float | None], Awaitable[Received | None]]
 
 
 class Lobby:
-    """Where a ``hello`` leads: the live room of a match of its own or of an event's room,
-    served here or opened here (a match whose server process stopped)."""
+    """Where a ``hello`` leads: the rooms layer (a join code names a room), and every open
+    connection of this process."""
 
-    def __init__(self, arena: Arena, events: EventHost) -> None:
-        self.arena = arena
-        self.events = events
+    def __init__(self, rooms: Rooms) -> None:
+        self.rooms = rooms
+        self.arena = rooms.arena
         #: Every open connection of this process, in a room, waiting, or on its way.
         self.connections: set[Connection] = set()
-
-    async def room_for(self, hello: Hello) -> Room | None:
-        """The live match a hello asks for: a moderator's match id, or a join code (a match's,
-        or an event room's: its current match). None: nothing this process serves. Raises
-        ``LeaseHeld`` when another live process serves it."""
-        arena = self.arena
-        code = hello.join_code
-        if hello.role == "moderator" and hello.match_id is not None:
-            room = arena.rooms.get(hello.match_id)
-            if room is not None:
-                return room
-            row = await asyncio.to_thread(arena.store.match_row, hello.match_id)
-            code = row.join_code if row is not None else None
-        if not code:
-            return None
-        code = code.strip().upper()
-        return (
-            arena.room_by_code(code)
-            or await self.events.room_by_code(code)
-            or await arena.open_by_code(code)
-        )
 
 
 class Session:
@@ -124,7 +100,7 @@ class Session:
     def __init__(self, lobby: Lobby, conn: Connection, receive: Receive) -> None:
         self.lobby = lobby
         self.arena = lobby.arena
-        self.events = lobby.events
+        self.rooms = lobby.rooms
         self.conn = conn
         self.receive = receive
 
@@ -180,7 +156,7 @@ class Session:
                 room.controller = None
                 if tell and not conn.moved:  # the watchers may take control now
                     _tell_watchers(room, controlled=False)
-        self.events.unwait(conn)
+        self.rooms.unwait(conn)
         conn.room = None
         conn.waiting_event = None
 
@@ -244,7 +220,8 @@ class Session:
             room = await self._admit(msg)
         if room is None:
             return False
-        er = self.events.event_room(room)
+        er = self.rooms.room_of(room)
+        assert er is not None  # every live match is played in a room
         # the hello holds: leave the room this connection was in (a hello again, or a room
         # that moved on); its watchers hear of a controller that left here, unless it is the
         # room this hello takes control of again (they hear of that below)
@@ -291,7 +268,7 @@ class Session:
             self.error("rate_limited", arena.guard.message(wait), "hello")
             return None
         try:
-            room = await self.lobby.room_for(msg)
+            room = await self.rooms.room_for(msg.join_code, msg.match_id, msg.role)
         except LeaseHeld as exc:
             self.error("elsewhere", str(exc), "hello", url=exc.holder.url)
             return None
@@ -299,13 +276,13 @@ class Session:
             self.error(exc.code, str(exc), "hello", url=exc.url)  # type: ignore[arg-type]
             return None
         if room is None:
-            waiting = self.events.waiting_text(msg.join_code or "")
+            waiting = self.rooms.waiting_text(msg.join_code or "")
             if waiting is None:
                 arena.guard.failed(conn.address)
             self.error("not_found", waiting or "no live match with that join code or id", "hello")
             return None
         if msg.role == "moderator":
-            if not arena.is_moderator(room.rm.id, msg.token):
+            if not await self.rooms.is_moderator(room.rm.id, msg.token):
                 arena.guard.failed(conn.address)
                 self.error("unauthorized", "wrong moderator token", "hello")
                 return None
@@ -318,8 +295,9 @@ class Session:
                 )
                 return None
         elif msg.role == "player" and msg.token:
-            er = self.events.event_room(room)
-            player, team = await self._player_of_token(room, er, msg.token)
+            er = self.rooms.room_of(room)
+            assert er is not None
+            player, team = await self._player_of_token(er, msg.token)
             if player is None or team is None:
                 arena.guard.failed(conn.address)
                 self.error("unauthorized", "unknown player token; join again", "hello")
@@ -328,50 +306,44 @@ class Session:
         return room
 
     async def _player_of_token(
-        self, room: Room, er: EventRoom | None, token: str
+        self, er: ScheduledRoom, token: str
     ) -> tuple[str | None, str | None]:
-        """The player (and team) a player's token names in ``room``: a player of the event
-        (from this process's memory or the record), or of the match."""
-        tokens = self.arena.tokens
-        if er is not None:
-            player_id = tokens.player_id(self.events.token_scope(er), token)
-            record = await self.events.player(er.event_id, player_id or "")
-            return (record.id, record.team) if record is not None else (None, None)
-        player = tokens.player_id(room.rm.id, token)
-        return player, _team_of(room, player)
+        """The player (and team) a player's token names in ``er``: a player of the room's
+        event (from this process's memory or the record)."""
+        player_id = self.arena.tokens.player_id(self.rooms.token_scope(er), token)
+        record = await self.rooms.player(er.event_id, player_id or "")
+        return (record.id, record.team) if record is not None else (None, None)
 
-    def _joinable(self, room: Room, er: EventRoom | None) -> list[TeamView]:
-        """The teams a new player may join: the match's human teams, or, in an event's room,
-        every human team of the event (a player who comes to the wrong room is sent on)."""
-        teams = [t for t in views.team_views(room.match, "player") if t.kind == "human"]
-        if er is None:
-            return teams
-        here = {t.id: t for t in teams}
+    def _joinable(self, room: Room, er: ScheduledRoom) -> list[TeamView]:
+        """The teams a new player may join: every human team of the room's event, as the
+        match names them if it plays here (a player who comes to the wrong room of an event
+        is sent on)."""
+        here = {t.id: t for t in views.team_views(room.match, "player") if t.kind == "human"}
         return [
             here.get(tid) or TeamView(id=tid, name=name, kind="human")
-            for tid, name in self.events.human_teams(er.event_id)
+            for tid, name in self.rooms.human_teams(er.event_id)
         ]
 
-    async def _seat(self, room: Room, er: EventRoom | None, token: str) -> bool:
+    async def _seat(self, room: Room, er: ScheduledRoom, token: str) -> bool:
         """A known player (``conn.player`` of ``conn.team``) takes their seat: in this match
         (joined to it if they were not yet: a player of an event in a new round), or, when the
         team does not play here now, in the wait for its next match. False: waiting."""
         conn = self.conn
         assert conn.player is not None and conn.team is not None
         name = room.match.state.players.get(conn.team, {}).get(conn.player)
-        if name is None and er is not None:
-            record = await self.events.player(er.event_id, conn.player)
+        if name is None:
+            record = await self.rooms.player(er.event_id, conn.player)
             name = record.name if record else conn.player
-        conn.send_model(Joined(player=conn.player, team=conn.team, name=name or "", token=token))
-        if er is not None:
-            seat, where = await self.events.seat_of(er.event_id, conn.team)
-            if seat is not er:
-                conn.waiting_event = er.event_id
-                if seat is not None:  # the team's match is open in another room: go there
-                    send_on(conn, seat, where)
-                else:
-                    self.events.wait(er.event_id, conn, where)
-                return False
+        joined = Joined(player=conn.player, team=conn.team, name=name or "", token=token)
+        seat, where = await self.rooms.seat_of(er.event_id, conn.team)
+        if seat is not er:
+            conn.send_model(joined)
+            conn.waiting_event = er.event_id
+            if seat is not None:  # the team's match is open in another room: go there
+                send_on(conn, seat, where)
+            else:
+                self.rooms.wait(er.event_id, conn, where)
+            return False
         if conn.player not in room.match.state.players.get(conn.team, {}):
             limit = self.arena.settings.max_players_per_match
             join = Join(team=conn.team, player=conn.player, name=name or "player", limit=limit)
@@ -382,10 +354,14 @@ class Session:
                 return False
             except RoomClosed:
                 return True  # told below
+        conn.send_model(joined)  # once the match has the player
         return True
 
-    async def _join(self, room: Room, er: EventRoom | None) -> bool:
-        """A new player picks a team and a name; False when the connection waits or ended."""
+    async def _join(self, room: Room, er: ScheduledRoom) -> bool:
+        """A new player picks a team and a name; False when the connection waits or ended.
+        One name, one player of a team of the room's event: a phone that joins with the name
+        of a player who is not playing now (a phone that died, its token lost) is that player;
+        the name of one who is playing is refused."""
         conn, arena = self.conn, self.arena
         join_by = time.monotonic() + arena.settings.join_timeout
         while not conn.closed:
@@ -400,65 +376,26 @@ class Session:
                 self.error("not_allowed", "choose a team and a name first (join)", msg.type)
                 continue
             name = msg.name.strip()
-            if er is not None:
-                if msg.team not in {tid for tid, _ in self.events.human_teams(er.event_id)}:
-                    self.error("not_found", f"no team {msg.team!r} to join", "join")
-                    continue
-                try:
-                    record = await self.events.register_player(er.event_id, msg.team, name)
-                except EventFull as exc:
-                    self.error("not_allowed", str(exc), "join")
-                    continue
-                except Exception as exc:
-                    if not is_transient(exc):
-                        raise
-                    why = short_reason(exc)
-                    self.error(
-                        "server_error", f"the record is unavailable ({why}): join again", "join"
-                    )
-                    continue
-                if _playing(self.lobby, msg.team, record.id, conn):
-                    self.error("in_use", _in_use(record.name), "join")
-                    continue
-                conn.player, conn.team = record.id, msg.team
-                token = arena.tokens.player(self.events.token_scope(er), record.id)
-                return await self._seat(room, er, token)
-            team = room.match.config.team(msg.team)
-            if team is None or team.kind is not TeamKind.HUMAN:
+            if msg.team not in {tid for tid, _ in self.rooms.human_teams(er.event_id)}:
                 self.error("not_found", f"no team {msg.team!r} to join", "join")
                 continue
-            # one name, one player of a team: a phone that joins with the name of a player
-            # who is not playing now (a phone that died, its token lost) is that player; the
-            # name of one who is playing is refused. Joins of one room one at a time, so that
-            # names that arrive together make one player.
-            async with room.joining:
-                members = room.match.state.players.get(msg.team, {})
-                key = player_name_key(name)
-                player = next((p for p, n in members.items() if player_name_key(n) == key), None)
-                if player is not None and _playing(self.lobby, msg.team, player, conn):
-                    self.error("in_use", _in_use(members[player]), "join")
-                    continue
-                if player is None:
-                    player = f"p-{secrets.token_hex(4)}"
-                    limit = arena.settings.max_players_per_match
-                    join = Join(team=msg.team, player=player, name=name, limit=limit)
-                    try:
-                        await room.command(join)
-                    except IllegalCommand as exc:
-                        self.error("not_allowed", str(exc), "join")
-                        continue
-                    except RoomClosed:
-                        return True  # told by the caller
-                conn.player, conn.team = player, msg.team
-            conn.send_model(
-                Joined(
-                    player=player,
-                    team=msg.team,
-                    name=members.get(player, name),
-                    token=arena.tokens.player(room.rm.id, player),
-                )
-            )
-            return True
+            try:
+                record = await self.rooms.register_player(er.event_id, msg.team, name)
+            except EventFull as exc:
+                self.error("not_allowed", str(exc), "join")
+                continue
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                why = short_reason(exc)
+                self.error("server_error", f"the record is unavailable ({why}): join again", "join")
+                continue
+            if _playing(self.lobby, msg.team, record.id, conn):
+                self.error("in_use", _in_use(record.name), "join")
+                continue
+            conn.player, conn.team = record.id, msg.team
+            token = arena.tokens.player(self.rooms.token_scope(er), record.id)
+            return await self._seat(room, er, token)
         return False
 
     # -- commands ----------------------------------------------------------------------------------
@@ -623,13 +560,6 @@ def _tell_watchers(room: Room, *, controlled: bool) -> None:
     for other in list(room.connections):
         if other.role == "moderator" and other.watching and not other.closed:
             _tell(other, controlled=controlled)
-
-
-def _team_of(room: Room, player: str | None) -> str | None:
-    for team, members in room.match.state.players.items():
-        if player in members:
-            return team
-    return None
 
 
 def _playing(lobby: Lobby, team: str, player: str, conn: Connection) -> bool:

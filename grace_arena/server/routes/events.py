@@ -18,19 +18,19 @@ from grace_arena.server.deps import (
     THROTTLED,
     UNAUTHORIZED,
     ArenaDep,
-    EventsDep,
+    RoomsDep,
     ServerAuth,
     guess,
     wrong_guess,
 )
-from grace_arena.server.event_rooms import EventHost
+from grace_arena.server.rooms import Rooms
 
 __all__ = ["router"]
 
 router = APIRouter()
 
 
-def served_event(events: EventHost, arena: Arena, name: str, address: str) -> int:
+def served_event(events: Rooms, arena: Arena, name: str, address: str) -> int:
     """The id of the event served here with this name; 404 otherwise, saying nothing of
     the record's other events (a public URL must not enumerate them)."""
     event_id = events.served_event(name)
@@ -42,7 +42,7 @@ def served_event(events: EventHost, arena: Arena, name: str, address: str) -> in
 
 @router.get("/api/events/{name}/standings", responses=NOT_FOUND | THROTTLED)
 async def event_standings(
-    name: str, request: Request, arena: ArenaDep, events: EventsDep
+    name: str, request: Request, arena: ArenaDep, events: RoomsDep
 ) -> StandingsView:
     """The event's standings after every ruling so far, and what each room plays now
     (nothing secret: the projector shows it). Only for an event this server serves, by
@@ -66,7 +66,7 @@ async def event_standings(
 
 @router.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
 async def event_rooms(
-    name: str, request: Request, arena: ArenaDep, events: EventsDep, _: ServerAuth
+    name: str, request: Request, arena: ArenaDep, events: RoomsDep, _: ServerAuth
 ) -> list[EventRoomInfo]:
     """The event's rooms with their join codes and moderator tokens (server token): what
     the moderator's terminal offers to pick from. A room no process serves now is opened

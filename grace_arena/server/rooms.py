@@ -1,25 +1,31 @@
-"""The rooms of an event, served live: each room plays its scheduled matches one after another.
+"""The rooms this process serves: every match is played in a room. A join code names a room;
+a room plays a schedule of one or more games, one after another: an event's room the games the
+event's schedule gives it, a match of its own a schedule of one game (the record makes an event
+of its own for it, with its teams and players). This layer owns the codes, the schedules, the
+players and their tokens, the moderator check and what a server speaks of (replays, summaries).
 
-The event layer sits above the arena (``arena.py``): it asks the arena to create, reopen, serve
-and retire matches, and follows them through the arena's hook (:class:`EventHost` is an
-``ArenaListener``); the arena knows nothing of events. The arena's ``rooms`` is the one record
-of which match is live here: an event's room keeps only the id of its current match.
+It sits above the arena (``arena.py``), which owns the live matches and their leases: it asks
+the arena to create, reopen, serve and retire matches, and follows them through the arena's
+hook (:class:`Rooms` is an ``ArenaListener``); the arena knows nothing of rooms. The arena's
+``rooms`` is the one record of which match is live here: a room keeps only the id of its
+current match.
 
-A server process serves the events it was started for (``serve --event``), and nothing else:
-a code of another event's room opens nothing and changes nothing in the record.
+A server process serves the events it was started for (``serve --event``), or, started for
+none, matches of their own (:meth:`Rooms.speaks_of`): a code of anything else opens nothing
+and changes nothing in the record.
 
 A room is found by its join code, which stays the same from round to round. The room's
 current match is the first of its schedule that has not ended: opened from the record if it
 exists (this process takes its lease), created from the schedule if not. When a match ends,
 the room moves on: its next match is created and every connection of the ended one gets
 ``next_match`` and says ``hello`` again, as after a dropped connection. A player is someone
-of the event (an event-wide token), so a phone comes back as the same player of the same
-team in every round, on every server process of the event (a player not in this process's
-memory is looked up in the record); a player whose team plays in another room, or not yet,
-waits and is sent on when the team's match opens here. A room whose server process died (its
-lease lapsed, or its holder is known dead) is taken over by another process serving the
-event. Standings are computed from the record after every ruling, so that every process
-sharing the record shows the same.
+of the room's event (a token valid in every room and round of it), so a phone comes back as
+the same player of the same team in every round, on every server process of the event (a
+player not in this process's memory is looked up in the record); a player whose team plays
+in another room, or not yet, waits and is sent on when the team's match opens here. A room
+whose server process died (its lease lapsed, or its holder is known dead) is taken over by
+another process serving the event. Standings are computed from the record after every
+ruling, so that every process sharing the record shows the same.
 """
 
 from __future__ import annotations
@@ -28,17 +34,22 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from dataclasses import dataclass, field
+from collections.abc import Container
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from grace_arena.core.config import MatchConfig
 from grace_arena.core.events import Event
+from grace_arena.core.phases import Phase
 from grace_arena.protocol import (
     EventView,
     MatchSetup,
     NextMatch,
+    ReplayView,
     RoomStatus,
     ScheduledMatch,
     StandingsView,
@@ -46,10 +57,11 @@ from grace_arena.protocol import (
     Waiting,
 )
 from grace_arena.record import lease
-from grace_arena.record.models import EventPlayerRow
+from grace_arena.record.models import EventGameRow, EventPlayerRow, EventRow, MatchRow
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
+    RoomPlan,
     StandingsReader,
     add_room_moderator_token,
     event_id_of,
@@ -57,12 +69,12 @@ from grace_arena.record.schedule import (
     load_plan,
     room_moderator_hashes,
 )
-from grace_arena.record.store import GameTaken, RecordError, register_player
-from grace_arena.server.arena import Arena, token_sha256
+from grace_arena.record.store import GameTaken, MatchStore, RecordError, register_player
+from grace_arena.server.arena import Arena, same_secret, token_in, token_sha256
 from grace_arena.server.connection import Connection
 from grace_arena.server.pipeline import RoomClosed
 from grace_arena.server.room import Room
-from grace_arena.server.views import standings_view
+from grace_arena.server.views import ReplayRefused, replay_view, standings_view
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +90,88 @@ class EventFull(RecordError):
     """The event has registered as many players as it takes."""
 
 
-@dataclass(eq=False)
-class EventRoom:
-    """One room of an event, as this process serves it."""
+class EventSchedule:
+    """The games an event's schedule gives one of its rooms (the record's ``event_game``)."""
 
+    def __init__(self, event_id: int, room_id: str) -> None:
+        self.event_id = event_id
+        self.room_id = room_id
+        #: Its games are an event's scheduled matches (those of a match of its own are not).
+        self.scheduled = True
+        #: Its standings change with every ruling (a match of its own has none).
+        self.standings = True
+
+    def read(self, engine: Engine, served: Container[int]) -> EventPlan:
+        return load_plan(engine, self.event_id)
+
+    def view(self, plan: EventPlan, room: ScheduledRoom, game: GamePlan) -> EventView | None:
+        """What the room's clients are told of the event it plays in."""
+        return EventView(
+            name=plan.name,
+            title=plan.title,
+            room=room.name,
+            join_code=room.join_code,
+            round=game.round,
+            rounds=len(plan.rounds),
+        )
+
+    def moderator_hashes(self, engine: Engine) -> list[str]:
+        return room_moderator_hashes(engine, self.event_id, self.room_id)
+
+    def add_moderator_token(self, engine: Engine, digest: str) -> list[str]:
+        return add_room_moderator_token(engine, self.event_id, self.room_id, digest)
+
+
+class OneGame:
+    """The schedule of a match of its own: one game, in a room of its own (its join code), of
+    the event the record made for it. Its game lasts for as long as the match is served here:
+    its phones see it end, and nothing comes after it."""
+
+    ROOM = "match"
+
+    def __init__(self, event_id: int, match_id: int, join_code: str) -> None:
+        self.event_id = event_id
+        self.match_id = match_id
+        self.join_code = join_code
+        self.room_id = self.ROOM
+        self.scheduled = False
+        self.standings = False
+
+    def read(self, engine: Engine, served: Container[int]) -> EventPlan:
+        plan = load_plan(engine, self.event_id)
+        with Session(engine) as session:
+            row = session.get(MatchRow, self.match_id)
+        ended = row is not None and row.ended_at is not None and self.match_id not in served
+        game = GamePlan(
+            id=-self.match_id,
+            round=1,
+            room_id=self.ROOM,
+            slot=0,
+            teams=tuple(t.id for t in plan.teams),
+            match_id=self.match_id,
+            ended=ended,
+        )
+        room = RoomPlan(self.ROOM, f"match {self.match_id}", self.join_code, 0)
+        return replace(plan, rooms=(room,), rounds=(), games=(game,))
+
+    def view(self, plan: EventPlan, room: ScheduledRoom, game: GamePlan) -> EventView | None:
+        return None  # its clients are told of no event
+
+    def moderator_hashes(self, engine: Engine) -> list[str]:
+        return []  # the match's own, which the arena reads when it opens the match
+
+    def add_moderator_token(self, engine: Engine, digest: str) -> list[str]:
+        return MatchStore(engine).add_moderator_token(self.match_id, digest)
+
+
+Schedule = EventSchedule | OneGame
+
+
+@dataclass(eq=False)
+class ScheduledRoom:
+    """One room, as this process serves it: its join code and its schedule."""
+
+    schedule: Schedule
     event_id: int
     event_name: str
     event_title: str
@@ -107,16 +197,18 @@ class PlayerRecord:
     name: str
 
 
-class EventHost:
-    """The event rooms this process serves, and the players waiting for their team's match."""
+class Rooms:
+    """The rooms this process serves (an event's, a match of its own's), by join code, and
+    the players waiting for their team's match."""
 
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
-        self.rooms: dict[str, EventRoom] = {}  # by join code
+        self.rooms: dict[str, ScheduledRoom] = {}  # by join code
         self.plans: dict[int, EventPlan] = {}  # the latest read of each event served here
         self.players: dict[int, dict[str, PlayerRecord]] = {}  # event id -> player id -> ...
         #: event id -> the connections waiting for their team's match, and what each was told
         self.waiting: dict[int, dict[Connection, str]] = {}
+        self._schedules: dict[int, Schedule] = {}  # event id -> how its plan is read
         self._moderator_tokens: dict[str, str] = {}  # join code -> token issued here
         self._standings: dict[int, StandingsView] = {}
         self.standings_version: dict[int, int] = {}  # bumped with every recomputation
@@ -136,20 +228,32 @@ class EventHost:
         """The ids of the events this process serves."""
         return self.arena.served_events
 
-    def live(self, er: EventRoom) -> Room | None:
+    def speaks_of(self, event_id: int | None, *, scheduled: bool) -> bool:
+        """Whether this process speaks of (opens, replays, sums up) a match or room of the
+        event ``event_id``: a server of events, of their rooms' matches only; any other, of
+        matches played as such (not an event's ``scheduled`` ones)."""
+        return (scheduled and event_id in self.served) if self.served else not scheduled
+
+    def live(self, er: ScheduledRoom) -> Room | None:
         """The room's current match, if this process serves it now."""
         return self.arena.rooms.get(er.match_id) if er.match_id is not None else None
 
     def live_in(self, join_code: str) -> Room | None:
-        er = self.rooms.get(join_code)
+        """The live match of the room with this join code, if this process serves it now."""
+        er = self.rooms.get(join_code.strip().upper())
         return self.live(er) if er is not None else None
 
-    def event_room(self, room: Room) -> EventRoom | None:
+    def room_of(self, room: Room) -> ScheduledRoom | None:
+        """The room a live match is played in."""
         return next((r for r in self.rooms.values() if r.match_id == room.rm.id), None)
+
+    def event_rooms(self) -> list[ScheduledRoom]:
+        """The rooms of the events served here, in the order they were opened."""
+        return [r for r in self.rooms.values() if r.schedule.scheduled]
 
     # -- opening rooms -------------------------------------------------------------------------
 
-    async def open_event(self, name: str, rooms: list[str] | None = None) -> list[EventRoom]:
+    async def open_event(self, name: str, rooms: list[str] | None = None) -> list[ScheduledRoom]:
         """Serve the event: its rooms (those named in ``rooms``, or all) each open their
         current match now; a room whose match another live process serves is left to it (and
         logged). Hellos to the event's other rooms are answered too (a room of another process
@@ -173,7 +277,7 @@ class EventHost:
         await self._load(plan)
         opened = []
         for plan_room in chosen:
-            er = self._register(plan, plan_room.id)
+            er = self._register(plan, EventSchedule(plan.id, plan_room.id))
             try:
                 await self.advance(er, plan)
             except lease.LeaseHeld as exc:
@@ -182,6 +286,66 @@ class EventHost:
             opened.append(er)
         await self.arena.register()
         return opened
+
+    async def open_match(self, setup: MatchSetup) -> Room:
+        """Create a match of its own and serve it, in a room of its own (its join code)."""
+        room = await self.arena.create(setup)
+        self.arena.serve(room)
+        schedule, plan = await asyncio.to_thread(self._one_game, room.rm.id, room.join_code)
+        await self.advance(self._register(plan, schedule), plan)
+        return room
+
+    async def restore(self) -> None:
+        """Reopen every unfinished match of its own in the record that no other live server
+        process serves (after a crash or a restart). The matches of an event's rooms are
+        opened by the event's rooms (``serve --event``), not here."""
+
+        def unfinished() -> list[tuple[int, str]]:
+            with Session(self.engine) as session:
+                scheduled = set(
+                    session.exec(
+                        select(EventGameRow.match_id).where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
+                    ).all()
+                )
+                rows = session.exec(
+                    select(MatchRow)
+                    .where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
+                    .order_by(MatchRow.id)  # type: ignore[arg-type]  (PostgreSQL has no order unless asked)
+                ).all()
+            return [(r.id, r.join_code) for r in rows if r.id not in scheduled]  # type: ignore[misc]
+
+        for match_id, code in await asyncio.to_thread(unfinished):
+            if match_id in self.arena.rooms:
+                continue
+            schedule, plan = await asyncio.to_thread(self._one_game, match_id, code)
+            try:
+                await self.advance(self._register(plan, schedule), plan)
+            except lease.LeaseHeld as exc:
+                log.warning("not reopened here: %s", exc)
+
+    def _one_game(self, match_id: int, code: str) -> tuple[OneGame, EventPlan]:
+        """The schedule of the match of its own ``match_id`` and its plan (a worker thread's
+        work)."""
+        row = self.arena.store.match_row(match_id)
+        assert row is not None and row.event_id is not None
+        schedule = OneGame(row.event_id, match_id, code)
+        return schedule, schedule.read(self.engine, frozenset(self.arena.rooms))
+
+    def _schedule_of_code(self, code: str) -> Schedule | None:
+        """What the record says a join code opens (a worker thread's work): an event's room,
+        or an unfinished match of its own (not a match of an event's schedule: its room's code
+        opens it)."""
+        found = find_room_by_code(self.engine, code)
+        if found is not None:
+            return EventSchedule(*found)
+        row = self.arena.store.find_by_join_code(code)
+        if row is None or row.id is None or row.ended_at is not None or row.event_id is None:
+            return None
+        with Session(self.engine) as session:
+            game = session.exec(select(EventGameRow.id).where(EventGameRow.match_id == row.id))
+            if game.first() is not None:
+                return None
+        return OneGame(row.event_id, row.id, code)
 
     async def _load(self, plan: EventPlan) -> None:
         """The event's packets, from the record when this process was given no file."""
@@ -202,13 +366,20 @@ class EventHost:
         for p in plan.players:
             known.setdefault(p.id, PlayerRecord(p.id, p.team, p.name))
 
-    def _register(self, plan: EventPlan, room_id: str) -> EventRoom:
+    async def _read(self, event_id: int) -> EventPlan:
+        """The event's plan as the record holds it now."""
+        schedule = self._schedules[event_id]
+        return await asyncio.to_thread(schedule.read, self.engine, frozenset(self.arena.rooms))
+
+    def _register(self, plan: EventPlan, schedule: Schedule) -> ScheduledRoom:
         self._remember(plan)
-        room = plan.room(room_id)
+        self._schedules.setdefault(plan.id, schedule)
+        room = plan.room(schedule.room_id)
         assert room is not None
         er = self.rooms.get(room.join_code)
         if er is None:
-            er = EventRoom(
+            er = ScheduledRoom(
+                schedule=schedule,
                 event_id=plan.id,
                 event_name=plan.name,
                 event_title=plan.title,
@@ -220,33 +391,49 @@ class EventHost:
             self.rooms[room.join_code] = er
         return er
 
+    async def room_for(
+        self, code: str | None, match_id: int | None = None, role: str = "player"
+    ) -> Room | None:
+        """The live match a ``hello`` asks for: the current match of the room its join code
+        names, or a moderator's match by id (its room's). Raises ``LeaseHeld`` when another
+        live process serves it."""
+        if role == "moderator" and match_id is not None:
+            room = self.arena.rooms.get(match_id)
+            if room is not None:
+                return room
+            row = await asyncio.to_thread(self.arena.store.match_row, match_id)
+            code = row.join_code if row is not None else None
+        return await self.room_by_code(code) if code else None
+
     async def room_by_code(self, code: str) -> Room | None:
-        """The live match of the event room with this join code (opened here if this process
-        was not serving it: a room of another process that stopped). None: no room of an
-        event served here, or every match of the room has ended. Raises ``LeaseHeld`` when
-        another live process serves the room's match."""
+        """The live match of the room with this join code (opened here if this process was
+        not serving it: a room of another process that stopped). None: no room this process
+        speaks of, or every match of the room has ended. Raises ``LeaseHeld`` when another
+        live process serves the room's match."""
         code = code.strip().upper()
         er = self.rooms.get(code)
         if er is None:
-            if not self.served:
-                return None
-            found = await asyncio.to_thread(find_room_by_code, self.engine, code)
-            if found is None or found[0] not in self.served:
-                return None  # another event's room: not this process's to open
-            plan = await asyncio.to_thread(load_plan, self.engine, found[0])
+            schedule = await asyncio.to_thread(self._schedule_of_code, code)
+            if schedule is None or not self.speaks_of(
+                schedule.event_id, scheduled=schedule.scheduled
+            ):
+                return None  # not this process's to open
+            plan = await asyncio.to_thread(schedule.read, self.engine, frozenset(self.arena.rooms))
             await self._load(plan)
-            er = self._register(plan, found[1])
+            er = self._register(plan, schedule)
         room = self.live(er)
         if room is not None:
             return room
         return await self.advance(er)
 
-    async def advance(self, er: EventRoom, plan: EventPlan | None = None) -> Room | None:
+    async def advance(self, er: ScheduledRoom, plan: EventPlan | None = None) -> Room | None:
         """Open the room's current match: the one under way, or the next of its schedule
         (created now). None when every match of the room has ended, or its next one waits."""
         async with er.lock:
             if plan is None:
-                plan = await asyncio.to_thread(load_plan, self.engine, er.event_id)
+                plan = await asyncio.to_thread(
+                    er.schedule.read, self.engine, frozenset(self.arena.rooms)
+                )
             self._remember(plan)
             game = plan.current_game(er.room_id)
             if game is None:
@@ -261,27 +448,18 @@ class EventHost:
                 return None
             # (read before the match is opened: from its opening to its serving nothing
             # waits, so a process that begins to stop meanwhile holds no lease it won't serve)
-            hashes = await asyncio.to_thread(
-                room_moderator_hashes, self.engine, er.event_id, er.room_id
-            )
+            hashes = await asyncio.to_thread(er.schedule.moderator_hashes, self.engine)
             room = await self._open_game(er, plan, game)
-            room.event = EventView(
-                name=plan.name,
-                title=plan.title,
-                room=er.name,
-                join_code=er.join_code,
-                round=game.round,
-                rounds=len(plan.rounds),
-            )
+            room.event = er.schedule.view(plan, er, game)
             room.event_id = plan.id
             er.match_id, er.game, er.done, er.waiting = room.rm.id, game, False, None
             if room.rm.id not in self.arena.rooms:
                 self.arena.serve(room, extra_hashes=frozenset(hashes))
         self._send_on_waiting(er.event_id)
-        self.refresh_standings(er.event_id)
+        self._standings_change(er)
         return room
 
-    async def _open_game(self, er: EventRoom, plan: EventPlan, game: GamePlan) -> Room:
+    async def _open_game(self, er: ScheduledRoom, plan: EventPlan, game: GamePlan) -> Room:
         if game.match_id is not None:
             match_id = game.match_id
             return await self.arena.open_once(
@@ -293,7 +471,7 @@ class EventHost:
                 setup, event=plan.name, game_id=game.id, join_code=er.join_code
             )
         except GameTaken:  # another process created it first: open theirs
-            fresh = await asyncio.to_thread(load_plan, self.engine, er.event_id)
+            fresh = await self._read(er.event_id)
             match_id = next(g.match_id for g in fresh.games if g.id == game.id)
             assert match_id is not None
             return await self.arena.open_once(
@@ -331,15 +509,139 @@ class EventHost:
             **defaults,
         )
 
+    # -- replays (read from the record) ---------------------------------------------------------
+
+    def replay(self, match_id: int, number: int, code: str) -> ReplayView:
+        """Tossup ``number`` of match ``match_id`` as the record holds it (a worker thread's
+        work), for the holder of the match's join ``code``. Refused (:class:`ReplayRefused`)
+        for a wrong code, a match this server does not speak of (:meth:`speaks_of`), a tossup
+        that is
+        not over, and a tossup of an event that a room of the event has yet to read (its text
+        and answer would reach the room before its moderator reads it)."""
+        with Session(self.engine) as session:
+            row = session.get(MatchRow, match_id)
+            game = session.exec(
+                select(EventGameRow.id).where(EventGameRow.match_id == match_id)
+            ).first()
+        unknown = ReplayRefused(
+            404, f"no match {match_id} here with that join code", wrong_code=True
+        )
+        if (
+            row is None
+            or row.source is not None
+            or row.join_code is None
+            or not same_secret(row.join_code.upper(), code.strip().upper())
+        ):
+            raise unknown
+        if not self.speaks_of(row.event_id, scheduled=game is not None):
+            raise unknown
+        events = self.arena.store.events(match_id)
+        created = next((ev for ev in events if ev.type == "match_created"), None)
+        if created is None:
+            raise unknown
+        config: MatchConfig = created.config  # type: ignore[attr-defined]
+        tossups = self.arena.tokenized(config.packet_id)
+        words = {tid: [w.text for w in t.words] for tid, t in tossups.items()}
+        view = replay_view(match_id, events, number, words, self.arena.trajectories(config))
+        started = [ev for ev in events if ev.type == "tossup_started"]
+        tossup_id = started[number - 1].tossup_id  # type: ignore[attr-defined]
+        room = self._yet_to_read(row.event_id, match_id, config.packet_id, tossup_id)
+        if room is not None:
+            raise ReplayRefused(
+                409,
+                f"tossup {number} is yet to be read in {room} of this event: its replay "
+                "opens once every room has read it",
+            )
+        for other in list(self.arena.rooms.values()):
+            # another match played here now on the same packet, that has not read it
+            game_ = other.match.game
+            if (
+                other.rm.id != match_id
+                and other.match.config.packet_id == config.packet_id
+                and other.match.config.tossup(tossup_id) is not None
+                and tossup_id not in game_.outcomes
+                and game_.phase is not Phase.ENDED
+            ):
+                raise ReplayRefused(
+                    409,
+                    f"tossup {number} is yet to be read in another match played here (match "
+                    f"{other.rm.id}): its replay opens once that match has read it",
+                )
+        return view
+
+    def _yet_to_read(
+        self, event_id: int | None, match_id: int, packet_id: str | None, tossup_id: str
+    ) -> str | None:
+        """The name of a room of the event whose match (not ``match_id``) reads that tossup of
+        that packet and has not ended it yet, or None."""
+        from grace_arena.record.models import EventRoomRow, EventRoundRow
+
+        with Session(self.engine) as session:
+            rounds = {
+                r.number: r
+                for r in session.exec(
+                    select(EventRoundRow).where(EventRoundRow.event_id == event_id)
+                ).all()
+            }
+            rooms = {
+                r.room_id: r.name
+                for r in session.exec(
+                    select(EventRoomRow).where(EventRoomRow.event_id == event_id)
+                ).all()
+            }
+            games = session.exec(select(EventGameRow).where(EventGameRow.event_id == event_id))
+            others = [g for g in games.all() if g.match_id != match_id]
+            ended = {
+                m.id
+                for m in session.exec(
+                    select(MatchRow).where(
+                        MatchRow.event_id == event_id,
+                        MatchRow.ended_at.is_not(None),  # type: ignore[union-attr]
+                    )
+                ).all()
+            }
+        for other in others:
+            rnd = rounds.get(other.round)
+            if other.room_id is None or rnd is None or rnd.packet_id != packet_id:
+                continue
+            if rnd.tossup_ids is not None and tossup_id not in rnd.tossup_ids:
+                continue
+            if other.match_id is not None and (
+                other.match_id in ended or self._has_ended(other.match_id, tossup_id)
+            ):
+                continue
+            name = rooms.get(other.room_id, other.room_id)
+            return f"room {name}" if name.isdigit() else name
+        return None
+
+    def _has_ended(self, match_id: int, tossup_id: str) -> bool:
+        """Whether match ``match_id`` has ended that tossup, as the record holds it: read from
+        its endings and undone rulings only (a match's whole log is thousands of events), the
+        last of them for the tossup saying (undoing the ruling that ended it reopens it)."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(EventRow.type, EventRow.payload)
+                .where(
+                    EventRow.match_id == match_id,
+                    EventRow.type.in_(("tossup_ended", "ruling_undone")),  # type: ignore[attr-defined]
+                )
+                .order_by(EventRow.seq)  # type: ignore[arg-type]
+            ).all()
+        ended = False
+        for kind, payload in rows:
+            if payload.get("tossup_id") == tossup_id:
+                ended = kind == "tossup_ended"
+        return ended
+
     # -- following the matches (the arena's hook) -------------------------------------------------
 
     def on_events(self, room: Room, events: list[Event]) -> None:
-        er = self.event_room(room)
-        if er is None:
+        er = self.room_of(room)
+        if er is None:  # (a match opened by the arena alone)
             return
         types = {ev.type for ev in events}
         if types & _STANDINGS_EVENTS:
-            self.refresh_standings(er.event_id)
+            self._standings_change(er)
         if "match_ended" in types:
             self._spawn(self._move_on(er, room))
             self._spawn(self.recheck_waiting(er.event_id, but=er))
@@ -364,7 +666,7 @@ class EventHost:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _move_on(self, er: EventRoom, ended: Room) -> None:
+    async def _move_on(self, er: ScheduledRoom, ended: Room) -> None:
         """The room's match ended: open its next one and send everyone there."""
         try:
             new = await self.advance(er)
@@ -372,6 +674,8 @@ class EventHost:
             return
         except Exception:
             log.exception("room %s of %s: its next match did not open", er.name, er.event_name)
+            return
+        if new is ended:  # its schedule goes on with the match that ended: nowhere to go
             return
         if new is None:
             if er.waiting is None:
@@ -389,7 +693,7 @@ class EventHost:
             send_on(conn, er, _moves_on_text(plan_of, er))
         await self.arena.retire(ended, RoomClosed("this match has ended", code="illegal"))
 
-    def _wait_in(self, er: EventRoom, ended: Room) -> None:
+    def _wait_in(self, er: ScheduledRoom, ended: Room) -> None:
         """The room's next match cannot start yet: its ended match stays on the moderator's
         and displays' screens, saying what it waits for; each player is sent to the team's
         match if it is open in another room, or waits for it."""
@@ -409,7 +713,7 @@ class EventHost:
             self.wait(er.event_id, conn, where)
 
     async def recheck_waiting(
-        self, event_id: int | None = None, but: EventRoom | None = None
+        self, event_id: int | None = None, but: ScheduledRoom | None = None
     ) -> None:
         """Move on the rooms (of the event, or of every event) whose next match waited for
         teams of an earlier round: a match that held them may have ended, here or in another
@@ -431,7 +735,7 @@ class EventHost:
         """Take over the rooms of the events served here whose current match's server process
         died (its lease lapsed, or it is known dead): their phones, sent here, find them
         served, at the word where they stopped."""
-        candidates: dict[int, EventRoom] = {}
+        candidates: dict[int, ScheduledRoom] = {}
         for event_id in list(self.served):
             plan = self.plans.get(event_id)
             if plan is None:
@@ -439,13 +743,14 @@ class EventHost:
             foreign = [r for r in plan.rooms if self.live_in(r.join_code) is None]
             if not foreign:
                 continue  # every room of it is served here
-            plan = await asyncio.to_thread(load_plan, self.engine, event_id)  # as it is now
+            plan = await self._read(event_id)  # as it is now
             self._remember(plan)
             for plan_room in plan.rooms:
                 game = plan.current_game(plan_room.id)
                 if game is None or game.match_id is None or game.match_id in self.arena.rooms:
                     continue
-                candidates[game.match_id] = self._register(plan, plan_room.id)
+                schedule = EventSchedule(plan.id, plan_room.id)
+                candidates[game.match_id] = self._register(plan, schedule)
         if not candidates:
             return
         orphans = await asyncio.to_thread(
@@ -468,7 +773,7 @@ class EventHost:
 
     # -- players ---------------------------------------------------------------------------------
 
-    def token_scope(self, er: EventRoom) -> str:
+    def token_scope(self, er: ScheduledRoom) -> str:
         """Players' tokens are valid in every room and round of the event."""
         return f"event:{er.event_id}"
 
@@ -555,16 +860,16 @@ class EventHost:
         for conns in self.waiting.values():
             conns.pop(conn, None)
 
-    async def seat_of(self, event_id: int, team: str) -> tuple[EventRoom | None, str]:
+    async def seat_of(self, event_id: int, team: str) -> tuple[ScheduledRoom | None, str]:
         """Where the team plays now: the room served here whose current match is the team's
         next one (its earliest scheduled match not over), or None and where it plays later,
         in words (another room whose match is not over yet, a room of another server process,
         or nothing: the team has played all its matches)."""
-        plan = await asyncio.to_thread(load_plan, self.engine, event_id)
+        plan = await self._read(event_id)
         self._remember(plan)
         return self._seat_in(plan, team)
 
-    def _seat_in(self, plan: EventPlan, team: str) -> tuple[EventRoom | None, str]:
+    def _seat_in(self, plan: EventPlan, team: str) -> tuple[ScheduledRoom | None, str]:
         game = plan.next_game_of(team)
         entry = plan.team(team)
         name = entry.name if entry else team
@@ -610,14 +915,14 @@ class EventHost:
 
     # -- moderators -------------------------------------------------------------------------------
 
-    async def moderator_token(self, er: EventRoom) -> str:
+    async def moderator_token(self, er: ScheduledRoom) -> str:
         """The room's moderator token as issued by this process (a new one, stored hashed in
         the record, when it has issued none; every one issued stays valid)."""
         token = self._moderator_tokens.get(er.join_code)
         if token is None:
             token = secrets.token_urlsafe(24)
             hashes = await asyncio.to_thread(
-                add_room_moderator_token, self.engine, er.event_id, er.room_id, token_sha256(token)
+                er.schedule.add_moderator_token, self.engine, token_sha256(token)
             )
             token = self._moderator_tokens.setdefault(er.join_code, token)
             live = self.live(er)
@@ -625,19 +930,28 @@ class EventHost:
                 live.moderator_hashes = live.moderator_hashes | frozenset(hashes)
         return token
 
-    def is_room_moderator(self, match_id: int, given: str | None) -> bool:
-        """Whether ``given`` is the moderator token of the event room that played ``match_id``
-        (the room has moved on to its next match by the time its moderator's screen asks for
-        the summary of the one that ended)."""
+    async def is_moderator(self, match_id: int, given: str | None) -> bool:
+        """Whether ``given`` is a moderator token of match ``match_id``: one of the match (as
+        it is served here, or as the record holds it), or of the room that played it (the
+        room has moved on to its next match by the time its moderator's screen asks for the
+        summary of the one that ended)."""
+        if not given:
+            return False
+        hashes = set(await self.arena.moderator_hashes(match_id))
         for er in self.rooms.values():
-            plan = self.plans.get(er.event_id)
-            if er.match_id is None or plan is None:
+            plan, live = self.plans.get(er.event_id), self.live(er)
+            if live is None or plan is None:
                 continue
             if any(g.match_id == match_id and g.room_id == er.room_id for g in plan.games):
-                return self.arena.is_moderator(er.match_id, given)
-        return False
+                hashes |= live.moderator_hashes
+        return token_in(given, hashes)
 
     # -- standings -------------------------------------------------------------------------------
+
+    def _standings_change(self, er: ScheduledRoom) -> None:
+        """A match of the room opened or changed: its event's standings, if it has any."""
+        if er.schedule.standings:
+            self.refresh_standings(er.event_id)
 
     def refresh_standings(self, event_id: int) -> None:
         """Recompute the event's standings from the record, soon (one at a time: a burst of
@@ -723,7 +1037,7 @@ class EventHost:
             task.cancel()
 
 
-def send_on(conn: Connection, er: EventRoom, message: str) -> None:
+def send_on(conn: Connection, er: ScheduledRoom, message: str) -> None:
     """Tell a connection to say hello again, to ``er``'s code: its room moved on, or its
     team's match is open there."""
     conn.moved = True
@@ -771,7 +1085,7 @@ def schedule_of(plan: EventPlan) -> list[ScheduledMatch]:
     return out
 
 
-def _moves_on_text(plan: EventPlan | None, er: EventRoom) -> str:
+def _moves_on_text(plan: EventPlan | None, er: ScheduledRoom) -> str:
     """``Room 1 moves on to its next match: round 1, Green vs Robo`` (a room may play
     several matches in one round)."""
     room = _room_name(er)
@@ -783,7 +1097,9 @@ def _moves_on_text(plan: EventPlan | None, er: EventRoom) -> str:
     return f"{room[0].upper()}{room[1:]} moves on to its next match: round {game.round}, {teams}"
 
 
-def _waiting_text(plan: EventPlan, er: EventRoom, game: GamePlan, blockers: list[GamePlan]) -> str:
+def _waiting_text(
+    plan: EventPlan, er: ScheduledRoom, game: GamePlan, blockers: list[GamePlan]
+) -> str:
     """``Room 2's round 3 match, Blue vs Robo, starts when round 2 in Room 1 (Blue) is over.``"""
     names = {t.id: t.name for t in plan.teams}
     teams = " vs ".join(names.get(t, t) for t in game.teams)
