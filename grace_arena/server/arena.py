@@ -233,7 +233,6 @@ class _Parts:
     trajectories: dict[str, dict[str, ModelTrajectory]]
     tossup_log: list[dict[str, Any]] = field(default_factory=list)
     hashes: list[str] = field(default_factory=list)
-    moderator_token: str | None = None
     #: The last moment the match was served before (on its deadlines' clock), if reopened.
     held_since: float | None = None
 
@@ -267,8 +266,8 @@ class Arena:
         self.engine: Engine = open_engine(settings.db_url)
         _end_hung_transactions(self.engine, settings.lease_ttl)
         self.store = MatchStore(self.engine)
-        scope = f"event:{settings.event}" if settings.event else settings.token_scope
-        self.tokens = Tokens(settings.secret or secrets.token_hex(32), scope)
+        #: (an event's rooms give the server token their event's scope when they open)
+        self.tokens = Tokens(settings.secret or secrets.token_hex(32), settings.token_scope)
         self.packets: dict[str, Packet] = {}
         #: The matches served here, by id: the one record of what is live in this process.
         self.rooms: dict[int, Room] = {}
@@ -412,8 +411,8 @@ class Arena:
     ) -> Room:
         """A new match in the record, this process holding its lease, and its room (not served
         yet: :meth:`serve`). With ``event``/``game_id``/``join_code``, the match plays a
-        scheduled match of an event in the room with that code; otherwise it has a join code
-        and a moderator token of its own."""
+        scheduled match of an event in the room with that code; otherwise it is a match of
+        its own (an event of its own in the record) with a join code of its own."""
         self._refuse_if_stopping()
         taken = frozenset(room.join_code for room in self.rooms.values())
         parts = await asyncio.to_thread(self._create_parts, setup, event, game_id, join_code, taken)
@@ -438,11 +437,7 @@ class Arena:
             game_id=game_id,
             holder=self.holder,
         )
-        token, hashes = None, []
-        if event is None:
-            token = secrets.token_urlsafe(24)
-            hashes = self.store.add_moderator_token(rm.id, token_sha256(token))
-        return _Parts(rm, code, **self._room_data(config), hashes=hashes, moderator_token=token)
+        return _Parts(rm, code, **self._room_data(config))
 
     async def reopen(self, match_id: int, join_code: str) -> Room:
         """A match of the record, rebuilt, with this process holding its lease, and its room
@@ -526,8 +521,6 @@ class Arena:
         )
         room.tossup_log = parts.tossup_log
         room.moderator_hashes = frozenset(parts.hashes)
-        if parts.moderator_token is not None:
-            self._moderator_tokens[parts.rm.id] = parts.moderator_token
         return room
 
     # -- serving and retiring ------------------------------------------------------------------
@@ -549,9 +542,10 @@ class Arena:
                 self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
 
     async def open_match(self, setup: MatchSetup) -> Room:
-        """Create a match of its own and serve it."""
+        """Create a match of its own and serve it, with a moderator token issued for it."""
         room = await self.create(setup)
         self.serve(room)
+        await self.moderator_token_async(room.rm.id)
         return room
 
     async def retire(self, room: Room, error: RoomClosed, *, release: bool = True) -> None:
@@ -689,24 +683,14 @@ class Arena:
         if self._renewer is None or self._renewer.done():
             self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
 
-    def servers_for(self, room: Room | None) -> list[str]:
-        """The other server processes a client of ``room`` may turn to: those serving the
-        room's event (for a room of an event), or matches of their own."""
-        event_id = self.event_of(room)
-        return [
-            p.url
-            for p in self.peers
-            if (event_id in p.events if event_id is not None else not p.events)
-        ]
-
-    def event_of(self, room: Room | None) -> int | None:
-        if room is None or room.event is None:
-            return None
-        return room.event_id
+    def servers(self) -> list[str]:
+        """The other server processes a client of a match served here may turn to: those
+        serving what this one serves (the same events; none: matches of their own)."""
+        return [p.url for p in self.peers if set(p.events) == self.served_events]
 
     def _tell_servers(self) -> None:
+        urls = self.servers()
         for room in list(self.rooms.values()):
-            urls = self.servers_for(room)
             for conn in list(room.connections):
                 conn.send_model(Servers(urls=urls))
 

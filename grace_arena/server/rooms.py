@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -42,11 +43,14 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from grace_arena.core.commands import Join
 from grace_arena.core.config import MatchConfig
 from grace_arena.core.events import Event
 from grace_arena.core.phases import Phase
 from grace_arena.protocol import (
     EventView,
+    Hello,
+    Joined,
     MatchSetup,
     NextMatch,
     ReplayView,
@@ -54,6 +58,7 @@ from grace_arena.protocol import (
     ScheduledMatch,
     StandingsView,
     TeamSetup,
+    TeamView,
     Waiting,
 )
 from grace_arena.record import lease
@@ -69,10 +74,17 @@ from grace_arena.record.schedule import (
     load_plan,
     room_moderator_hashes,
 )
-from grace_arena.record.store import GameTaken, MatchStore, RecordError, register_player
+from grace_arena.record.store import (
+    GameTaken,
+    MatchStore,
+    RecordError,
+    is_transient,
+    register_player,
+)
+from grace_arena.server import views
 from grace_arena.server.arena import Arena, same_secret, token_in, token_sha256
-from grace_arena.server.connection import Connection
-from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.connection import CLOSE_REPLACED, Connection
+from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
 from grace_arena.server.views import ReplayRefused, replay_view, standings_view
 
@@ -88,6 +100,33 @@ _SETUP_DEFAULTS = frozenset(MatchSetup.model_fields) - {"packet_id", "title", "t
 
 class EventFull(RecordError):
     """The event has registered as many players as it takes."""
+
+
+class Refused(Exception):
+    """A ``hello`` or a ``join`` that opens nothing: the error reply it gets, and whether it
+    was a guess (a wrong code or token, charged to the address)."""
+
+    def __init__(
+        self, code: str, message: str, *, url: str | None = None, guess: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.url = url
+        self.guess = guess
+
+
+@dataclass
+class Admission:
+    """What a ``hello`` opens: the live match, the room it is played in, the teams a new
+    player may join, the other server processes to turn to; for a player's token, who the
+    player is."""
+
+    room: Room
+    place: ScheduledRoom
+    teams: list[TeamView]
+    servers: list[str]
+    player: str | None = None
+    team: str | None = None
 
 
 class EventSchedule:
@@ -217,6 +256,8 @@ class Rooms:
         self._readers: dict[int, StandingsReader] = {}  # by event id
         self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
+        #: Every open connection of this process, in a room, waiting, or on its way.
+        self.connections: set[Connection] = set()
         arena.subscribe(self)
 
     @property
@@ -234,14 +275,22 @@ class Rooms:
         matches played as such (not an event's ``scheduled`` ones)."""
         return (scheduled and event_id in self.served) if self.served else not scheduled
 
-    def live(self, er: ScheduledRoom) -> Room | None:
+    def speaks_of_match(self, session: Session, row: MatchRow) -> bool:
+        """Whether this process speaks of (replays, sums up) a match of the record: one played
+        here, not imported, that :meth:`speaks_of` says it serves."""
+        game = session.exec(select(EventGameRow.id).where(EventGameRow.match_id == row.id))
+        return row.source is None and self.speaks_of(
+            row.event_id, scheduled=game.first() is not None
+        )
+
+    def live(self, sr: ScheduledRoom) -> Room | None:
         """The room's current match, if this process serves it now."""
-        return self.arena.rooms.get(er.match_id) if er.match_id is not None else None
+        return self.arena.rooms.get(sr.match_id) if sr.match_id is not None else None
 
     def live_in(self, join_code: str) -> Room | None:
         """The live match of the room with this join code, if this process serves it now."""
-        er = self.rooms.get(join_code.strip().upper())
-        return self.live(er) if er is not None else None
+        sr = self.rooms.get(join_code.strip().upper())
+        return self.live(sr) if sr is not None else None
 
     def room_of(self, room: Room) -> ScheduledRoom | None:
         """The room a live match is played in."""
@@ -277,20 +326,19 @@ class Rooms:
         await self._load(plan)
         opened = []
         for plan_room in chosen:
-            er = self._register(plan, EventSchedule(plan.id, plan_room.id))
+            sr = self._register(plan, EventSchedule(plan.id, plan_room.id))
             try:
-                await self.advance(er, plan)
+                await self.advance(sr, plan)
             except lease.LeaseHeld as exc:
-                log.warning("room %s of %s not opened here: %s", er.name, plan.name, exc)
+                log.warning("room %s of %s not opened here: %s", sr.name, plan.name, exc)
                 continue
-            opened.append(er)
+            opened.append(sr)
         await self.arena.register()
         return opened
 
     async def open_match(self, setup: MatchSetup) -> Room:
         """Create a match of its own and serve it, in a room of its own (its join code)."""
-        room = await self.arena.create(setup)
-        self.arena.serve(room)
+        room = await self.arena.open_match(setup)
         schedule, plan = await asyncio.to_thread(self._one_game, room.rm.id, room.join_code)
         await self.advance(self._register(plan, schedule), plan)
         return room
@@ -339,7 +387,7 @@ class Rooms:
         if found is not None:
             return EventSchedule(*found)
         row = self.arena.store.find_by_join_code(code)
-        if row is None or row.id is None or row.ended_at is not None or row.event_id is None:
+        if row is None or row.id is None or row.ended_at is not None:
             return None
         with Session(self.engine) as session:
             game = session.exec(select(EventGameRow.id).where(EventGameRow.match_id == row.id))
@@ -376,9 +424,9 @@ class Rooms:
         self._schedules.setdefault(plan.id, schedule)
         room = plan.room(schedule.room_id)
         assert room is not None
-        er = self.rooms.get(room.join_code)
-        if er is None:
-            er = ScheduledRoom(
+        sr = self.rooms.get(room.join_code)
+        if sr is None:
+            sr = ScheduledRoom(
                 schedule=schedule,
                 event_id=plan.id,
                 event_name=plan.name,
@@ -388,8 +436,8 @@ class Rooms:
                 name=room.name,
                 join_code=room.join_code,
             )
-            self.rooms[room.join_code] = er
-        return er
+            self.rooms[room.join_code] = sr
+        return sr
 
     async def room_for(
         self, code: str | None, match_id: int | None = None, role: str = "player"
@@ -411,8 +459,8 @@ class Rooms:
         speaks of, or every match of the room has ended. Raises ``LeaseHeld`` when another
         live process serves the room's match."""
         code = code.strip().upper()
-        er = self.rooms.get(code)
-        if er is None:
+        sr = self.rooms.get(code)
+        if sr is None:
             schedule = await asyncio.to_thread(self._schedule_of_code, code)
             if schedule is None or not self.speaks_of(
                 schedule.event_id, scheduled=schedule.scheduled
@@ -420,62 +468,62 @@ class Rooms:
                 return None  # not this process's to open
             plan = await asyncio.to_thread(schedule.read, self.engine, frozenset(self.arena.rooms))
             await self._load(plan)
-            er = self._register(plan, schedule)
-        room = self.live(er)
+            sr = self._register(plan, schedule)
+        room = self.live(sr)
         if room is not None:
             return room
-        return await self.advance(er)
+        return await self.advance(sr)
 
-    async def advance(self, er: ScheduledRoom, plan: EventPlan | None = None) -> Room | None:
+    async def advance(self, sr: ScheduledRoom, plan: EventPlan | None = None) -> Room | None:
         """Open the room's current match: the one under way, or the next of its schedule
         (created now). None when every match of the room has ended, or its next one waits."""
-        async with er.lock:
+        async with sr.lock:
             if plan is None:
                 plan = await asyncio.to_thread(
-                    er.schedule.read, self.engine, frozenset(self.arena.rooms)
+                    sr.schedule.read, self.engine, frozenset(self.arena.rooms)
                 )
             self._remember(plan)
-            game = plan.current_game(er.room_id)
+            game = plan.current_game(sr.room_id)
             if game is None:
-                er.done, er.game = True, None
+                sr.done, sr.game = True, None
                 return None
-            live = self.live(er)
+            live = self.live(sr)
             if live is not None and live.rm.id == game.match_id:
                 return live
             if game.match_id is None and (blockers := plan.blockers(game)):
-                er.game, er.done = game, False
-                er.waiting = _waiting_text(plan, er, game, blockers)
+                sr.game, sr.done = game, False
+                sr.waiting = _waiting_text(plan, sr, game, blockers)
                 return None
             # (read before the match is opened: from its opening to its serving nothing
             # waits, so a process that begins to stop meanwhile holds no lease it won't serve)
-            hashes = await asyncio.to_thread(er.schedule.moderator_hashes, self.engine)
-            room = await self._open_game(er, plan, game)
-            room.event = er.schedule.view(plan, er, game)
+            hashes = await asyncio.to_thread(sr.schedule.moderator_hashes, self.engine)
+            room = await self._open_game(sr, plan, game)
+            room.event = sr.schedule.view(plan, sr, game)
             room.event_id = plan.id
-            er.match_id, er.game, er.done, er.waiting = room.rm.id, game, False, None
+            sr.match_id, sr.game, sr.done, sr.waiting = room.rm.id, game, False, None
             if room.rm.id not in self.arena.rooms:
                 self.arena.serve(room, extra_hashes=frozenset(hashes))
-        self._send_on_waiting(er.event_id)
-        self._standings_change(er)
+        self._send_on_waiting(sr.event_id)
+        self._standings_change(sr)
         return room
 
-    async def _open_game(self, er: ScheduledRoom, plan: EventPlan, game: GamePlan) -> Room:
+    async def _open_game(self, sr: ScheduledRoom, plan: EventPlan, game: GamePlan) -> Room:
         if game.match_id is not None:
             match_id = game.match_id
             return await self.arena.open_once(
-                match_id, lambda: self.arena.reopen(match_id, er.join_code)
+                match_id, lambda: self.arena.reopen(match_id, sr.join_code)
             )
         setup = self.game_setup(plan, game)
         try:
             return await self.arena.create(
-                setup, event=plan.name, game_id=game.id, join_code=er.join_code
+                setup, event=plan.name, game_id=game.id, join_code=sr.join_code
             )
         except GameTaken:  # another process created it first: open theirs
-            fresh = await self._read(er.event_id)
+            fresh = await self._read(sr.event_id)
             match_id = next(g.match_id for g in fresh.games if g.id == game.id)
             assert match_id is not None
             return await self.arena.open_once(
-                match_id, lambda: self.arena.reopen(match_id, er.join_code)
+                match_id, lambda: self.arena.reopen(match_id, sr.join_code)
             )
 
     def game_setup(self, plan: EventPlan, game: GamePlan) -> MatchSetup:
@@ -520,20 +568,16 @@ class Rooms:
         and answer would reach the room before its moderator reads it)."""
         with Session(self.engine) as session:
             row = session.get(MatchRow, match_id)
-            game = session.exec(
-                select(EventGameRow.id).where(EventGameRow.match_id == match_id)
-            ).first()
+            spoken = row is not None and self.speaks_of_match(session, row)
         unknown = ReplayRefused(
             404, f"no match {match_id} here with that join code", wrong_code=True
         )
         if (
             row is None
-            or row.source is not None
+            or not spoken
             or row.join_code is None
             or not same_secret(row.join_code.upper(), code.strip().upper())
         ):
-            raise unknown
-        if not self.speaks_of(row.event_id, scheduled=game is not None):
             raise unknown
         events = self.arena.store.events(match_id)
         created = next((ev for ev in events if ev.type == "match_created"), None)
@@ -636,23 +680,23 @@ class Rooms:
     # -- following the matches (the arena's hook) -------------------------------------------------
 
     def on_events(self, room: Room, events: list[Event]) -> None:
-        er = self.room_of(room)
-        if er is None:  # (a match opened by the arena alone)
+        sr = self.room_of(room)
+        if sr is None:  # (a match opened by the arena alone)
             return
         types = {ev.type for ev in events}
         if types & _STANDINGS_EVENTS:
-            self._standings_change(er)
+            self._standings_change(sr)
         if "match_ended" in types:
-            self._spawn(self._move_on(er, room))
-            self._spawn(self.recheck_waiting(er.event_id, but=er))
+            self._spawn(self._move_on(sr, room))
+            self._spawn(self.recheck_waiting(sr.event_id, but=sr))
 
     def on_retired(self, room: Room) -> None:
         """A match stopped being served here (it ended, another process took it over, the
         server stops): its room no longer has it live here."""
         moved = room.closed_by is not None and room.closed_by.code == "elsewhere"
-        for er in self.rooms.values():
-            if er.match_id == room.rm.id and moved:
-                er.match_id = None
+        for sr in self.rooms.values():
+            if sr.match_id == room.rm.id and moved:
+                sr.match_id = None
 
     async def on_tick(self) -> None:
         """After each renewal of the leases: rooms waiting for other rooms' matches move on
@@ -666,41 +710,41 @@ class Rooms:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _move_on(self, er: ScheduledRoom, ended: Room) -> None:
+    async def _move_on(self, sr: ScheduledRoom, ended: Room) -> None:
         """The room's match ended: open its next one and send everyone there."""
         try:
-            new = await self.advance(er)
+            new = await self.advance(sr)
         except RoomClosed:  # this process is stopping: the next process opens it
             return
         except Exception:
-            log.exception("room %s of %s: its next match did not open", er.name, er.event_name)
+            log.exception("room %s of %s: its next match did not open", sr.name, sr.event_name)
             return
         if new is ended:  # its schedule goes on with the match that ended: nowhere to go
             return
         if new is None:
-            if er.waiting is None:
-                log.info("room %s of %s has played all its matches", er.name, er.event_name)
+            if sr.waiting is None:
+                log.info("room %s of %s has played all its matches", sr.name, sr.event_name)
             else:
-                self._wait_in(er, ended)
-            self._send_on_waiting(er.event_id)  # the players waiting elsewhere: why, now
+                self._wait_in(sr, ended)
+            self._send_on_waiting(sr.event_id)  # the players waiting elsewhere: why, now
             return
-        plan_of = self.plans.get(er.event_id)
+        plan_of = self.plans.get(sr.event_id)
         moved = list(ended.connections)
         ended.connections.clear()
         ended.controller = None
         for conn in moved:
             conn.room = None
-            send_on(conn, er, _moves_on_text(plan_of, er))
+            send_on(conn, sr, _moves_on_text(plan_of, sr))
         await self.arena.retire(ended, RoomClosed("this match has ended", code="illegal"))
 
-    def _wait_in(self, er: ScheduledRoom, ended: Room) -> None:
+    def _wait_in(self, sr: ScheduledRoom, ended: Room) -> None:
         """The room's next match cannot start yet: its ended match stays on the moderator's
         and displays' screens, saying what it waits for; each player is sent to the team's
         match if it is open in another room, or waits for it."""
         if ended.event is not None:
-            ended.event = ended.event.model_copy(update={"waiting": er.waiting})
+            ended.event = ended.event.model_copy(update={"waiting": sr.waiting})
             ended.broadcast_state()
-        plan = self.plans.get(er.event_id)
+        plan = self.plans.get(sr.event_id)
         for conn in list(ended.connections):
             if conn.role != "player" or not conn.team or plan is None:
                 continue
@@ -709,8 +753,8 @@ class Rooms:
                 send_on(conn, seat, where)
                 continue
             ended.connections.discard(conn)
-            conn.room, conn.waiting_event = None, er.event_id
-            self.wait(er.event_id, conn, where)
+            conn.room, conn.waiting_event = None, sr.event_id
+            self.wait(sr.event_id, conn, where)
 
     async def recheck_waiting(
         self, event_id: int | None = None, but: ScheduledRoom | None = None
@@ -718,18 +762,18 @@ class Rooms:
         """Move on the rooms (of the event, or of every event) whose next match waited for
         teams of an earlier round: a match that held them may have ended, here or in another
         process sharing the record."""
-        for er in list(self.rooms.values()):
-            other = event_id is not None and er.event_id != event_id
-            if er is but or er.waiting is None or other:
+        for sr in list(self.rooms.values()):
+            other = event_id is not None and sr.event_id != event_id
+            if sr is but or sr.waiting is None or other:
                 continue
             try:
-                live = self.live(er)
+                live = self.live(sr)
                 if live is not None:
-                    await self._move_on(er, live)
+                    await self._move_on(sr, live)
                 else:
-                    await self.advance(er)
+                    await self.advance(sr)
             except Exception:
-                log.exception("room %s of %s: its next match did not open", er.name, er.event_name)
+                log.exception("room %s of %s: its next match did not open", sr.name, sr.event_name)
 
     async def adopt_orphans(self) -> None:
         """Take over the rooms of the events served here whose current match's server process
@@ -757,25 +801,139 @@ class Rooms:
             lease.orphaned, self.engine, candidates, ttl=self.arena.settings.lease_ttl
         )
         for match_id in sorted(orphans):
-            er = candidates[match_id]
+            sr = candidates[match_id]
             try:
-                if await self.advance(er) is not None:
-                    log.warning("room %s of %s: taken over here", er.name, er.event_name)
+                if await self.advance(sr) is not None:
+                    log.warning("room %s of %s: taken over here", sr.name, sr.event_name)
             except lease.LeaseHeld:
                 pass  # another process was quicker
             except Exception:
-                log.exception("room %s of %s could not be taken over", er.name, er.event_name)
+                log.exception("room %s of %s could not be taken over", sr.name, sr.event_name)
 
     def waiting_text(self, code: str) -> str | None:
         """Why the event room with this join code has no match open now, if it waits."""
-        er = self.rooms.get(code.strip().upper())
-        return er.waiting if er is not None else None
+        sr = self.rooms.get(code.strip().upper())
+        return sr.waiting if sr is not None else None
+
+    # -- a phone's way to its seat ------------------------------------------------------------
+
+    async def admit(self, hello: Hello) -> Admission:
+        """What ``hello`` opens (:class:`Admission`): the current match of the room its join
+        code names (or a moderator's match by id), its moderator token right, or the player
+        its player token names. Raises :class:`Refused` when it opens nothing."""
+        try:
+            room = await self.room_for(hello.join_code, hello.match_id, hello.role)
+        except lease.LeaseHeld as exc:
+            raise Refused("elsewhere", str(exc), url=exc.holder.url) from exc
+        except RoomClosed as exc:  # this process is stopping
+            raise Refused(exc.code, str(exc), url=exc.url) from exc
+        if room is None:
+            waiting = self.waiting_text(hello.join_code or "")
+            message = waiting or "no live match with that join code or id"
+            raise Refused("not_found", message, guess=waiting is None)
+        sr = self.room_of(room)
+        assert sr is not None  # every live match is played in a room
+        admission = Admission(room, sr, self._joinable(room, sr), self.arena.servers())
+        if hello.role == "moderator":
+            if not await self.is_moderator(room.rm.id, hello.token):
+                raise Refused("unauthorized", "wrong moderator token", guess=True)
+        elif hello.role == "player" and hello.token:
+            player_id = self.arena.tokens.player_id(self.token_scope(sr), hello.token)
+            record = await self.player(sr.event_id, player_id or "")
+            if record is None:
+                raise Refused("unauthorized", "unknown player token; join again", guess=True)
+            admission.player, admission.team = record.id, record.team
+        return admission
+
+    def _joinable(self, room: Room, sr: ScheduledRoom) -> list[TeamView]:
+        """The teams a new player may join: every human team of the room's event, as the
+        match names them if it plays here (a player who comes to the wrong room of an event
+        is sent on)."""
+        here = {t.id: t for t in views.team_views(room.match, "player") if t.kind == "human"}
+        return [
+            here.get(tid) or TeamView(id=tid, name=name, kind="human")
+            for tid, name in self.human_teams(sr.event_id)
+        ]
+
+    async def join(
+        self, conn: Connection, room: Room, sr: ScheduledRoom, team: str, name: str
+    ) -> bool:
+        """A new player of ``conn`` picks ``team`` and a ``name`` in ``sr``, whose match now is
+        ``room``: the event's player of that name (so that Alice of Red is the same player from
+        any phone, on any server process of the event), or a new one, registered now; then
+        their seat (:meth:`seat`). One name, one player of a team: a phone that joins with the
+        name of a player who is not playing now (a phone that died, its token lost) is that
+        player; the name of one who is playing is refused. Raises :class:`Refused`."""
+        if team not in {tid for tid, _ in self.human_teams(sr.event_id)}:
+            raise Refused("not_found", f"no team {team!r} to join")
+        try:
+            record = await self.register_player(sr.event_id, team, name)
+        except EventFull as exc:
+            raise Refused("not_allowed", str(exc)) from exc
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            why = short_reason(exc)
+            raise Refused("server_error", f"the record is unavailable ({why}): join again") from exc
+        if self._playing(team, record.id, conn):
+            raise Refused("in_use", _in_use(record.name))
+        conn.player, conn.team = record.id, team
+        token = self.arena.tokens.player(self.token_scope(sr), record.id)
+        return await self.seat(conn, room, sr, token)
+
+    async def seat(self, conn: Connection, room: Room, sr: ScheduledRoom, token: str) -> bool:
+        """A known player (``conn.player`` of ``conn.team``) takes their seat, and is told so
+        (``joined``): in ``room``, the match of ``sr`` their hello opened (joined to it if they
+        were not yet: a player of an event in a new round), or, when the team does not play
+        there now, in the wait for its next match (False: waiting). A refused join raises
+        ``IllegalCommand``, a room that closed ``RoomClosed``."""
+        assert conn.player is not None and conn.team is not None
+        name = room.match.state.players.get(conn.team, {}).get(conn.player)
+        if name is None:
+            record = await self.player(sr.event_id, conn.player)
+            name = record.name if record else conn.player
+        joined = Joined(player=conn.player, team=conn.team, name=name or "", token=token)
+        seat, where = await self.seat_of(sr.event_id, conn.team)
+        if seat is not sr:
+            conn.send_model(joined)
+            conn.waiting_event = sr.event_id
+            if seat is not None:  # the team's match is open in another room: go there
+                send_on(conn, seat, where)
+            else:
+                self.wait(sr.event_id, conn, where)
+            return False
+        if conn.player not in room.match.state.players.get(conn.team, {}):
+            limit = self.arena.settings.max_players_per_match
+            await room.command(
+                Join(team=conn.team, player=conn.player, name=name or "player", limit=limit)
+            )
+        conn.send_model(joined)  # once the match has the player
+        return True
+
+    def _playing(self, team: str, player: str, conn: Connection) -> bool:
+        """Whether another connection of this process plays as ``player`` of ``team`` now (in
+        a room, waiting for the team's next match, or on its way to it). A join takes its
+        player (``conn.player``) with no wait after this check, so two joins of one name at
+        once cannot both pass it. A connection that has not answered the server's pings for a
+        while (a phone whose Wi-Fi dropped: its socket is not known to be closed yet) plays
+        no more: it is closed, and the name is the new phone's."""
+        silent_for = 3 * self.arena.settings.ping_interval
+        now = time.monotonic()
+        playing = False
+        for other in list(self.connections):
+            if other is conn or other.closed or other.player != player or other.team != team:
+                continue
+            if now - other.heard_at > silent_for:
+                other.close(CLOSE_REPLACED, "this player joined on another device")
+                continue
+            playing = True
+        return playing
 
     # -- players ---------------------------------------------------------------------------------
 
-    def token_scope(self, er: ScheduledRoom) -> str:
+    def token_scope(self, sr: ScheduledRoom) -> str:
         """Players' tokens are valid in every room and round of the event."""
-        return f"event:{er.event_id}"
+        return f"event:{sr.event_id}"
 
     def human_teams(self, event_id: int) -> list[tuple[str, str]]:
         """``(id, name)`` of the event's human teams, in order of registration."""
@@ -876,14 +1034,14 @@ class Rooms:
         if game is None:
             return None, f"{name} has played all its matches: thank you!"
         room = plan.room(game.room_id or "")
-        er = self.rooms.get(room.join_code) if room else None
+        sr = self.rooms.get(room.join_code) if room else None
         names = {t.id: t.name for t in plan.teams}
         others = " and ".join(names.get(t, t) for t in game.teams if t != team)
         where = f"{name} plays round {game.round} in {_room_name(room)}"
         where += f" against {others}" if others else ""
-        here = er is not None and er.game is not None and er.game.id == game.id
-        if here and self.live(er) is not None and er.waiting is None:  # type: ignore[arg-type]
-            return er, where
+        here = sr is not None and sr.game is not None and sr.game.id == game.id
+        if here and self.live(sr) is not None and sr.waiting is None:  # type: ignore[arg-type]
+            return sr, where
         # what it waits for, as the room's moderator and display say it (_starts_when)
         current = plan.current_game(room.id) if room else None
         before = []
@@ -906,26 +1064,26 @@ class Rooms:
             if conn.closed:
                 waiting.pop(conn, None)
                 continue
-            er, where = self._seat_in(plan, conn.team or "")
-            if er is not None:
+            sr, where = self._seat_in(plan, conn.team or "")
+            if sr is not None:
                 waiting.pop(conn, None)
-                send_on(conn, er, f"your team's match is open in {_room_name(er)}")
+                send_on(conn, sr, f"your team's match is open in {_room_name(sr)}")
             elif where != told:
                 self.wait(event_id, conn, where)
 
     # -- moderators -------------------------------------------------------------------------------
 
-    async def moderator_token(self, er: ScheduledRoom) -> str:
+    async def moderator_token(self, sr: ScheduledRoom) -> str:
         """The room's moderator token as issued by this process (a new one, stored hashed in
         the record, when it has issued none; every one issued stays valid)."""
-        token = self._moderator_tokens.get(er.join_code)
+        token = self._moderator_tokens.get(sr.join_code)
         if token is None:
             token = secrets.token_urlsafe(24)
             hashes = await asyncio.to_thread(
-                er.schedule.add_moderator_token, self.engine, token_sha256(token)
+                sr.schedule.add_moderator_token, self.engine, token_sha256(token)
             )
-            token = self._moderator_tokens.setdefault(er.join_code, token)
-            live = self.live(er)
+            token = self._moderator_tokens.setdefault(sr.join_code, token)
+            live = self.live(sr)
             if live is not None:
                 live.moderator_hashes = live.moderator_hashes | frozenset(hashes)
         return token
@@ -938,20 +1096,20 @@ class Rooms:
         if not given:
             return False
         hashes = set(await self.arena.moderator_hashes(match_id))
-        for er in self.rooms.values():
-            plan, live = self.plans.get(er.event_id), self.live(er)
+        for sr in self.rooms.values():
+            plan, live = self.plans.get(sr.event_id), self.live(sr)
             if live is None or plan is None:
                 continue
-            if any(g.match_id == match_id and g.room_id == er.room_id for g in plan.games):
+            if any(g.match_id == match_id and g.room_id == sr.room_id for g in plan.games):
                 hashes |= live.moderator_hashes
         return token_in(given, hashes)
 
     # -- standings -------------------------------------------------------------------------------
 
-    def _standings_change(self, er: ScheduledRoom) -> None:
+    def _standings_change(self, sr: ScheduledRoom) -> None:
         """A match of the room opened or changed: its event's standings, if it has any."""
-        if er.schedule.standings:
-            self.refresh_standings(er.event_id)
+        if sr.schedule.standings:
+            self.refresh_standings(sr.event_id)
 
     def refresh_standings(self, event_id: int) -> None:
         """Recompute the event's standings from the record, soon (one at a time: a burst of
@@ -1009,8 +1167,8 @@ class Rooms:
         names = {t.id: t.name for t in plan.teams}
         for r in plan.rooms:
             game = plan.current_game(r.id)
-            er = self.rooms.get(r.join_code)
-            live = self.live(er) if er is not None and game is not None else None
+            sr = self.rooms.get(r.join_code)
+            live = self.live(sr) if sr is not None and game is not None else None
             if live is not None and live.rm.id != game.match_id:  # type: ignore[union-attr]
                 live = None
             out.append(
@@ -1037,11 +1195,11 @@ class Rooms:
             task.cancel()
 
 
-def send_on(conn: Connection, er: ScheduledRoom, message: str) -> None:
-    """Tell a connection to say hello again, to ``er``'s code: its room moved on, or its
+def send_on(conn: Connection, sr: ScheduledRoom, message: str) -> None:
+    """Tell a connection to say hello again, to ``sr``'s code: its room moved on, or its
     team's match is open there."""
     conn.moved = True
-    conn.send_model(NextMatch(join_code=er.join_code, room=er.name, message=message))
+    conn.send_model(NextMatch(join_code=sr.join_code, room=sr.name, message=message))
 
 
 def schedule_of(plan: EventPlan) -> list[ScheduledMatch]:
@@ -1085,11 +1243,11 @@ def schedule_of(plan: EventPlan) -> list[ScheduledMatch]:
     return out
 
 
-def _moves_on_text(plan: EventPlan | None, er: ScheduledRoom) -> str:
+def _moves_on_text(plan: EventPlan | None, sr: ScheduledRoom) -> str:
     """``Room 1 moves on to its next match: round 1, Green vs Robo`` (a room may play
     several matches in one round)."""
-    room = _room_name(er)
-    game = er.game
+    room = _room_name(sr)
+    game = sr.game
     if game is None:
         return f"{room[0].upper()}{room[1:]} moves on to its next match"
     names = {t.id: t.name for t in plan.teams} if plan is not None else {}
@@ -1098,12 +1256,12 @@ def _moves_on_text(plan: EventPlan | None, er: ScheduledRoom) -> str:
 
 
 def _waiting_text(
-    plan: EventPlan, er: ScheduledRoom, game: GamePlan, blockers: list[GamePlan]
+    plan: EventPlan, sr: ScheduledRoom, game: GamePlan, blockers: list[GamePlan]
 ) -> str:
     """``Room 2's round 3 match, Blue vs Robo, starts when round 2 in Room 1 (Blue) is over.``"""
     names = {t.id: t.name for t in plan.teams}
     teams = " vs ".join(names.get(t, t) for t in game.teams)
-    text = f"{_room_name(er)}'s round {game.round} match, {teams}, starts when "
+    text = f"{_room_name(sr)}'s round {game.round} match, {teams}, starts when "
     text += f"{_starts_when(plan, blockers, game)}."
     return text[0].upper() + text[1:]
 
@@ -1119,6 +1277,10 @@ def _starts_when(plan: EventPlan, blockers: list[GamePlan], game: GamePlan) -> s
         who = ", ".join(names.get(t, t) for t in g.teams if t in game.teams)
         held.append(f"round {g.round} in {_room_name(room)} ({who})")
     return f"{' and '.join(held)} {'is' if len(held) == 1 else 'are'} over"
+
+
+def _in_use(name: str) -> str:
+    return f"{name} is playing on another device: choose another name, or go on there"
 
 
 def _room_name(room: Any) -> str:

@@ -81,15 +81,15 @@ async def event_rooms(
     for r in plan.rooms:
         with contextlib.suppress(LeaseHeld):
             await events.room_by_code(r.join_code)
-        er = events.rooms.get(r.join_code)
-        live = events.live(er) if er is not None else None
+        sr = events.rooms.get(r.join_code)
+        live = events.live(sr) if sr is not None else None
         game = plan.current_game(r.id)
         out.append(
             EventRoomInfo(
                 room=r.name,
                 join_code=r.join_code,
                 join_url=arena.join_url(r.join_code),
-                moderator_token=await events.moderator_token(er) if er is not None else "",
+                moderator_token=await events.moderator_token(sr) if sr is not None else "",
                 round=game.round if game else None,
                 match_id=live.rm.id if live is not None else game.match_id if game else None,
                 teams=[names.get(t, t) for t in game.teams] if game else [],

@@ -20,7 +20,7 @@ from grace_arena.protocol import (
     PacketInfo,
     TossupInfo,
 )
-from grace_arena.record.models import EventGameRow, MatchRow
+from grace_arena.record.models import MatchRow
 from grace_arena.server.deps import (
     BAD_BODY,
     NOT_FOUND,
@@ -119,15 +119,8 @@ async def match_summary(
     def read() -> tuple[MatchRow | None, dict[str, int], list[BuzzRecord]]:
         with Session(arena.engine) as session:
             row = session.get(MatchRow, match_id)
-            if row is not None:
-                # a server speaks of the matches it serves (never of imported ones)
-                game = session.exec(
-                    select(EventGameRow.id).where(EventGameRow.match_id == match_id)
-                ).first()
-                if row.source is not None or not rooms.speaks_of(
-                    row.event_id, scheduled=game is not None
-                ):
-                    row = None
+            if row is not None and not rooms.speaks_of_match(session, row):
+                row = None  # (nothing is said of a match it does not speak of)
         if row is None:
             return None, {}, []
         room = arena.rooms.get(match_id)
