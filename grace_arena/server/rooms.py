@@ -44,16 +44,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from grace_arena.core.commands import Join
-from grace_arena.core.config import MatchConfig
 from grace_arena.core.events import Event
-from grace_arena.core.phases import Phase
 from grace_arena.protocol import (
     EventView,
     Hello,
     Joined,
     MatchSetup,
     NextMatch,
-    ReplayView,
     RoomStatus,
     ScheduledMatch,
     StandingsView,
@@ -62,7 +59,7 @@ from grace_arena.protocol import (
     Waiting,
 )
 from grace_arena.record import lease
-from grace_arena.record.models import EventGameRow, EventPlayerRow, EventRow, MatchRow
+from grace_arena.record.models import EventGameRow, EventPlayerRow, MatchRow
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
@@ -82,11 +79,11 @@ from grace_arena.record.store import (
     register_player,
 )
 from grace_arena.server import views
-from grace_arena.server.arena import Arena, same_secret, token_in, token_sha256
+from grace_arena.server.arena import Arena, token_in, token_sha256
 from grace_arena.server.connection import CLOSE_REPLACED, Connection
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
-from grace_arena.server.views import ReplayRefused, replay_view, standings_view
+from grace_arena.server.views import standings_view
 
 log = logging.getLogger(__name__)
 
@@ -556,126 +553,6 @@ class Rooms:
             teams=teams,
             **defaults,
         )
-
-    # -- replays (read from the record) ---------------------------------------------------------
-
-    def replay(self, match_id: int, number: int, code: str) -> ReplayView:
-        """Tossup ``number`` of match ``match_id`` as the record holds it (a worker thread's
-        work), for the holder of the match's join ``code``. Refused (:class:`ReplayRefused`)
-        for a wrong code, a match this server does not speak of (:meth:`speaks_of`), a tossup
-        that is
-        not over, and a tossup of an event that a room of the event has yet to read (its text
-        and answer would reach the room before its moderator reads it)."""
-        with Session(self.engine) as session:
-            row = session.get(MatchRow, match_id)
-            spoken = row is not None and self.speaks_of_match(session, row)
-        unknown = ReplayRefused(
-            404, f"no match {match_id} here with that join code", wrong_code=True
-        )
-        if (
-            row is None
-            or not spoken
-            or row.join_code is None
-            or not same_secret(row.join_code.upper(), code.strip().upper())
-        ):
-            raise unknown
-        events = self.arena.store.events(match_id)
-        created = next((ev for ev in events if ev.type == "match_created"), None)
-        if created is None:
-            raise unknown
-        config: MatchConfig = created.config  # type: ignore[attr-defined]
-        tossups = self.arena.tokenized(config.packet_id)
-        words = {tid: [w.text for w in t.words] for tid, t in tossups.items()}
-        view = replay_view(match_id, events, number, words, self.arena.trajectories(config))
-        started = [ev for ev in events if ev.type == "tossup_started"]
-        tossup_id = started[number - 1].tossup_id  # type: ignore[attr-defined]
-        room = self._yet_to_read(row.event_id, match_id, config.packet_id, tossup_id)
-        if room is not None:
-            raise ReplayRefused(
-                409,
-                f"tossup {number} is yet to be read in {room} of this event: its replay "
-                "opens once every room has read it",
-            )
-        for other in list(self.arena.rooms.values()):
-            # another match played here now on the same packet, that has not read it
-            game_ = other.match.game
-            if (
-                other.rm.id != match_id
-                and other.match.config.packet_id == config.packet_id
-                and other.match.config.tossup(tossup_id) is not None
-                and tossup_id not in game_.outcomes
-                and game_.phase is not Phase.ENDED
-            ):
-                raise ReplayRefused(
-                    409,
-                    f"tossup {number} is yet to be read in another match played here (match "
-                    f"{other.rm.id}): its replay opens once that match has read it",
-                )
-        return view
-
-    def _yet_to_read(
-        self, event_id: int | None, match_id: int, packet_id: str | None, tossup_id: str
-    ) -> str | None:
-        """The name of a room of the event whose match (not ``match_id``) reads that tossup of
-        that packet and has not ended it yet, or None."""
-        from grace_arena.record.models import EventRoomRow, EventRoundRow
-
-        with Session(self.engine) as session:
-            rounds = {
-                r.number: r
-                for r in session.exec(
-                    select(EventRoundRow).where(EventRoundRow.event_id == event_id)
-                ).all()
-            }
-            rooms = {
-                r.room_id: r.name
-                for r in session.exec(
-                    select(EventRoomRow).where(EventRoomRow.event_id == event_id)
-                ).all()
-            }
-            games = session.exec(select(EventGameRow).where(EventGameRow.event_id == event_id))
-            others = [g for g in games.all() if g.match_id != match_id]
-            ended = {
-                m.id
-                for m in session.exec(
-                    select(MatchRow).where(
-                        MatchRow.event_id == event_id,
-                        MatchRow.ended_at.is_not(None),  # type: ignore[union-attr]
-                    )
-                ).all()
-            }
-        for other in others:
-            rnd = rounds.get(other.round)
-            if other.room_id is None or rnd is None or rnd.packet_id != packet_id:
-                continue
-            if rnd.tossup_ids is not None and tossup_id not in rnd.tossup_ids:
-                continue
-            if other.match_id is not None and (
-                other.match_id in ended or self._has_ended(other.match_id, tossup_id)
-            ):
-                continue
-            name = rooms.get(other.room_id, other.room_id)
-            return f"room {name}" if name.isdigit() else name
-        return None
-
-    def _has_ended(self, match_id: int, tossup_id: str) -> bool:
-        """Whether match ``match_id`` has ended that tossup, as the record holds it: read from
-        its endings and undone rulings only (a match's whole log is thousands of events), the
-        last of them for the tossup saying (undoing the ruling that ended it reopens it)."""
-        with Session(self.engine) as session:
-            rows = session.exec(
-                select(EventRow.type, EventRow.payload)
-                .where(
-                    EventRow.match_id == match_id,
-                    EventRow.type.in_(("tossup_ended", "ruling_undone")),  # type: ignore[attr-defined]
-                )
-                .order_by(EventRow.seq)  # type: ignore[arg-type]
-            ).all()
-        ended = False
-        for kind, payload in rows:
-            if payload.get("tossup_id") == tossup_id:
-                ended = kind == "tossup_ended"
-        return ended
 
     # -- following the matches (the arena's hook) -------------------------------------------------
 

@@ -12,6 +12,7 @@ from fastapi.responses import FileResponse
 
 from grace_arena.protocol import MAX_MATCH_ID, ReplayView
 from grace_arena.record.store import RecordError
+from grace_arena.server import replays
 from grace_arena.server.arena import CLIENT_DIR
 from grace_arena.server.deps import (
     CONFLICT,
@@ -50,7 +51,7 @@ async def replay(
     it)."""
     address = guess(request, arena)
     try:
-        return await asyncio.to_thread(rooms.replay, match, tossup, code)
+        return await asyncio.to_thread(replays.replay, rooms, match, tossup, code)
     except ReplayRefused as exc:
         if exc.wrong_code:
             wrong_guess(address, arena)  # a match and its code are guessed like codes
