@@ -88,7 +88,7 @@ class Settings:
     #: A match to open on start-up when the record has no unfinished match.
     first_match: MatchSetup | None = None
     #: Called (and awaited, if it is a coroutine function) once the server listens, with the
-    #: arena and the event layer (by :func:`run`; e.g. to print the join URLs).
+    #: arena and the rooms (by :func:`run`; e.g. to print the join URLs).
     on_ready: Callable[..., Any] | None = None
     #: Packets to host a per-clue survey of (``/survey``; grace_arena/server/survey.py).
     survey_packets: list[Path] = field(default_factory=list)
@@ -238,7 +238,7 @@ class _Parts:
 
 
 class ArenaListener(Protocol):
-    """What the layers above the arena (an event's rooms) follow: every committed change of
+    """What the layers above the arena (the rooms) follow: every committed change of
     every room served here, every room retired, and the arena's periodic tick (after the
     leases were renewed)."""
 
@@ -257,7 +257,7 @@ class Arena:
     record's work in a worker thread, nothing of the arena changed there), served
     (:meth:`serve`: registered and started, on the event loop), and retired (:meth:`retire`:
     unregistered and closed). ``rooms`` is the one place that says which match is served here.
-    The layers above (an event's rooms) subscribe (:meth:`subscribe`) rather than being
+    The layers above (the rooms) subscribe (:meth:`subscribe`) rather than being
     called from here.
     """
 
@@ -282,7 +282,7 @@ class Arena:
         self.writer = GroupWriter(self.store)
         #: The other server processes sharing the record (renewed with the leases).
         self.peers: list[Peer] = []
-        #: Ids of the events this process serves the rooms of (set by the event layer).
+        #: Ids of the events this process serves the rooms of (set by the rooms layer).
         self.served_events: set[int] = set()
         self._listeners: list[ArenaListener] = []
         self._opening: dict[int, asyncio.Future[Room]] = {}

@@ -688,7 +688,7 @@ class Rooms:
                 log.exception("room %s of %s could not be taken over", sr.name, sr.event_name)
 
     def waiting_text(self, code: str) -> str | None:
-        """Why the event room with this join code has no match open now, if it waits."""
+        """Why the room with this join code has no match open now, if it waits."""
         sr = self.rooms.get(code.strip().upper())
         return sr.waiting if sr is not None else None
 
