@@ -240,6 +240,7 @@ class Rooms:
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
         self.rooms: dict[str, ScheduledRoom] = {}  # by join code
+        self._by_match: dict[int, ScheduledRoom] = {}  # by the id of a match they played
         self.plans: dict[int, EventPlan] = {}  # the latest read of each event served here
         self.players: dict[int, dict[str, PlayerRecord]] = {}  # event id -> player id -> ...
         #: event id -> the connections waiting for their team's match, and what each was told
@@ -291,7 +292,8 @@ class Rooms:
 
     def room_of(self, room: Room) -> ScheduledRoom | None:
         """The room a live match is played in."""
-        return next((r for r in self.rooms.values() if r.match_id == room.rm.id), None)
+        sr = self._by_match.get(room.rm.id)
+        return sr if sr is not None and sr.match_id == room.rm.id else None
 
     def event_rooms(self) -> list[ScheduledRoom]:
         """The rooms of the events served here, in the order they were opened."""
@@ -498,6 +500,7 @@ class Rooms:
             room.event = sr.schedule.view(plan, sr, game)
             room.event_id = plan.id
             sr.match_id, sr.game, sr.done, sr.waiting = room.rm.id, game, False, None
+            self._by_match[room.rm.id] = sr
             if room.rm.id not in self.arena.rooms:
                 self.arena.serve(room, extra_hashes=frozenset(hashes))
         self._send_on_waiting(sr.event_id)
@@ -709,7 +712,9 @@ class Rooms:
             message = waiting or "no live match with that join code or id"
             raise Refused("not_found", message, guess=waiting is None)
         sr = self.room_of(room)
-        assert sr is not None  # every live match is played in a room
+        if sr is None:  # its room moved on to its next match a moment ago
+            gone = RoomClosed("this match is no longer served here")
+            raise Refused(gone.code, str(gone), url=gone.url)
         admission = Admission(room, sr, self._joinable(room, sr), self.arena.servers())
         if hello.role == "moderator":
             if not await self.is_moderator(room.rm.id, hello.token):
