@@ -132,6 +132,8 @@ class EventSchedule:
     def __init__(self, event_id: int, room_id: str) -> None:
         self.event_id = event_id
         self.room_id = room_id
+        #: What its players are of, in words ("this event is full").
+        self.noun = "event"
         #: Its games are an event's scheduled matches (those of a match of its own are not).
         self.scheduled = True
         #: Its standings change with every ruling (a match of its own has none).
@@ -170,6 +172,7 @@ class OneGame:
         self.match_id = match_id
         self.join_code = join_code
         self.room_id = self.ROOM
+        self.noun = "match"
         self.scheduled = False
         self.standings = False
 
@@ -853,6 +856,7 @@ class Rooms:
         many players as it takes."""
         lock = self._registering.setdefault(event_id, asyncio.Lock())
         limit = self.player_limit(event_id)
+        full = f"this {self._schedules[event_id].noun} is full ({limit} players)"
         async with lock:  # one at a time in this process; the record's unique name across
             fresh = f"p-{secrets.token_hex(4)}"
 
@@ -872,7 +876,7 @@ class Rooms:
                         row = session.get(EventPlayerRow, (event_id, existing))
                         return existing, row.name if row is not None else name
                     if count >= limit:
-                        raise EventFull(f"this event is full ({limit} players)")
+                        raise EventFull(full)
                     player_id = register_player(
                         session, event_id, player_id=fresh, team_id=team, name=name, kind="human"
                     )
