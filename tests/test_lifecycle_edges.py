@@ -236,7 +236,7 @@ def test_a_take_over_given_up_while_stopping_keeps_the_time_left(tmp_path):
 def test_an_event_room_opened_as_the_server_stops_holds_no_lease(db_url, monkeypatch):
     """The server begins to stop while a room's match is being opened: nothing of it is
     served, and no lease of this process is left to lapse."""
-    from grace_arena.server import rooms
+    from grace_arena.server import schedules
 
     make_event(db_url, teams=HUMANS, rounds=1, rooms=("1",), fmt="round_robin")
 
@@ -245,13 +245,13 @@ def test_an_event_room_opened_as_the_server_stops_holds_no_lease(db_url, monkeyp
             Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", event="night")
         )
         events = Rooms(arena)
-        hashes = rooms.room_moderator_hashes
+        hashes = schedules.room_moderator_hashes
 
         def hashes_as_it_stops(*args):
             arena.stopping = True  # stop_serving began meanwhile
             return hashes(*args)
 
-        monkeypatch.setattr(rooms, "room_moderator_hashes", hashes_as_it_stops)
+        monkeypatch.setattr(schedules, "room_moderator_hashes", hashes_as_it_stops)
         with pytest.raises(RoomClosed):
             await events.open_event("night")
         served = list(arena.rooms)

@@ -35,24 +35,20 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Container
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from grace_arena.core.commands import Join
 from grace_arena.core.events import Event
 from grace_arena.protocol import (
-    EventView,
     Hello,
     Joined,
     MatchSetup,
     NextMatch,
     RoomStatus,
-    ScheduledMatch,
     StandingsView,
     TeamSetup,
     TeamView,
@@ -63,17 +59,13 @@ from grace_arena.record.models import EventGameRow, EventPlayerRow, MatchRow
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
-    RoomPlan,
     StandingsReader,
-    add_room_moderator_token,
     event_id_of,
     find_room_by_code,
     load_plan,
-    room_moderator_hashes,
 )
 from grace_arena.record.store import (
     GameTaken,
-    MatchStore,
     RecordError,
     is_transient,
     register_player,
@@ -83,6 +75,17 @@ from grace_arena.server.arena import Arena, token_in, token_sha256
 from grace_arena.server.connection import CLOSE_REPLACED, Connection
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
+from grace_arena.server.schedules import (
+    EventSchedule,
+    OneGame,
+    Schedule,
+    ScheduledRoom,
+    moves_on_text,
+    room_name,
+    schedule_of,
+    starts_when,
+    waiting_text_of,
+)
 from grace_arena.server.views import standings_view
 
 log = logging.getLogger(__name__)
@@ -124,107 +127,6 @@ class Admission:
     servers: list[str]
     player: str | None = None
     team: str | None = None
-
-
-class EventSchedule:
-    """The games an event's schedule gives one of its rooms (the record's ``event_game``)."""
-
-    def __init__(self, event_id: int, room_id: str) -> None:
-        self.event_id = event_id
-        self.room_id = room_id
-        #: What its players are of, in words ("this event is full").
-        self.noun = "event"
-        #: Its games are an event's scheduled matches (those of a match of its own are not).
-        self.scheduled = True
-        #: Its standings change with every ruling (a match of its own has none).
-        self.standings = True
-
-    def read(self, engine: Engine, served: Container[int]) -> EventPlan:
-        return load_plan(engine, self.event_id)
-
-    def view(self, plan: EventPlan, room: ScheduledRoom, game: GamePlan) -> EventView | None:
-        """What the room's clients are told of the event it plays in."""
-        return EventView(
-            name=plan.name,
-            title=plan.title,
-            room=room.name,
-            join_code=room.join_code,
-            round=game.round,
-            rounds=len(plan.rounds),
-        )
-
-    def moderator_hashes(self, engine: Engine) -> list[str]:
-        return room_moderator_hashes(engine, self.event_id, self.room_id)
-
-    def add_moderator_token(self, engine: Engine, digest: str) -> list[str]:
-        return add_room_moderator_token(engine, self.event_id, self.room_id, digest)
-
-
-class OneGame:
-    """The schedule of a match of its own: one game, in a room of its own (its join code), of
-    the event the record made for it. Its game lasts for as long as the match is served here:
-    its phones see it end, and nothing comes after it."""
-
-    ROOM = "match"
-
-    def __init__(self, event_id: int, match_id: int, join_code: str) -> None:
-        self.event_id = event_id
-        self.match_id = match_id
-        self.join_code = join_code
-        self.room_id = self.ROOM
-        self.noun = "match"
-        self.scheduled = False
-        self.standings = False
-
-    def read(self, engine: Engine, served: Container[int]) -> EventPlan:
-        plan = load_plan(engine, self.event_id)
-        with Session(engine) as session:
-            row = session.get(MatchRow, self.match_id)
-        ended = row is not None and row.ended_at is not None and self.match_id not in served
-        game = GamePlan(
-            id=-self.match_id,
-            round=1,
-            room_id=self.ROOM,
-            slot=0,
-            teams=tuple(t.id for t in plan.teams),
-            match_id=self.match_id,
-            ended=ended,
-        )
-        room = RoomPlan(self.ROOM, f"match {self.match_id}", self.join_code, 0)
-        return replace(plan, rooms=(room,), rounds=(), games=(game,))
-
-    def view(self, plan: EventPlan, room: ScheduledRoom, game: GamePlan) -> EventView | None:
-        return None  # its clients are told of no event
-
-    def moderator_hashes(self, engine: Engine) -> list[str]:
-        return []  # the match's own, which the arena reads when it opens the match
-
-    def add_moderator_token(self, engine: Engine, digest: str) -> list[str]:
-        return MatchStore(engine).add_moderator_token(self.match_id, digest)
-
-
-Schedule = EventSchedule | OneGame
-
-
-@dataclass(eq=False)
-class ScheduledRoom:
-    """One room, as this process serves it: its join code and its schedule."""
-
-    schedule: Schedule
-    event_id: int
-    event_name: str
-    event_title: str
-    rounds: int
-    room_id: str
-    name: str
-    join_code: str
-    #: The match it plays now, while this process serves it (the arena's ``rooms`` holds it).
-    match_id: int | None = None
-    game: GamePlan | None = None
-    done: bool = False  # every match of its schedule has ended
-    #: Its next match cannot start yet (a team of it plays an earlier round elsewhere): why.
-    waiting: str | None = None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 @dataclass
@@ -494,7 +396,7 @@ class Rooms:
                 return live
             if game.match_id is None and (blockers := plan.blockers(game)):
                 sr.game, sr.done = game, False
-                sr.waiting = _waiting_text(plan, sr, game, blockers)
+                sr.waiting = waiting_text_of(plan, sr, game, blockers)
                 return None
             # (read before the match is opened: from its opening to its serving nothing
             # waits, so a process that begins to stop meanwhile holds no lease it won't serve)
@@ -554,7 +456,7 @@ class Rooms:
         defaults = {k: v for k, v in plan.defaults.items() if k in _SETUP_DEFAULTS}
         return MatchSetup(
             packet_id=rnd.packet_id,
-            title=f"{plan.title}, round {game.round}, {_room_name(room)}: {names}",
+            title=f"{plan.title}, round {game.round}, {room_name(room)}: {names}",
             tossup_ids=list(rnd.tossup_ids) if rnd.tossup_ids is not None else None,
             teams=teams,
             **defaults,
@@ -617,7 +519,7 @@ class Rooms:
         ended.controller = None
         for conn in moved:
             conn.room = None
-            send_on(conn, sr, _moves_on_text(plan_of, sr))
+            send_on(conn, sr, moves_on_text(plan_of, sr))
         await self.arena.retire(ended, RoomClosed("this match has ended", code="illegal"))
 
     def _wait_in(self, sr: ScheduledRoom, ended: Room) -> None:
@@ -923,12 +825,12 @@ class Rooms:
         sr = self.rooms.get(room.join_code) if room else None
         names = {t.id: t.name for t in plan.teams}
         others = " and ".join(names.get(t, t) for t in game.teams if t != team)
-        where = f"{name} plays round {game.round} in {_room_name(room)}"
+        where = f"{name} plays round {game.round} in {room_name(room)}"
         where += f" against {others}" if others else ""
         here = sr is not None and sr.game is not None and sr.game.id == game.id
         if here and self.live(sr) is not None and sr.waiting is None:  # type: ignore[arg-type]
             return sr, where
-        # what it waits for, as the room's moderator and display say it (_starts_when)
+        # what it waits for, as the room's moderator and display say it (starts_when)
         current = plan.current_game(room.id) if room else None
         before = []
         if current is not None and current.id != game.id:
@@ -936,7 +838,7 @@ class Rooms:
         # (the room's match before it is said once)
         blockers = [g for g in plan.blockers(game) if current is None or g.id != current.id]
         if game.match_id is None and blockers:
-            before.append(f"once {_starts_when(plan, blockers, game)}")
+            before.append(f"once {starts_when(plan, blockers, game)}")
         return None, where + "".join(f", {b}" for b in before) + "."
 
     def _send_on_waiting(self, event_id: int) -> None:
@@ -953,7 +855,7 @@ class Rooms:
             sr, where = self._seat_in(plan, conn.team or "")
             if sr is not None:
                 waiting.pop(conn, None)
-                send_on(conn, sr, f"your team's match is open in {_room_name(sr)}")
+                send_on(conn, sr, f"your team's match is open in {room_name(sr)}")
             elif where != told:
                 self.wait(event_id, conn, where)
 
@@ -1088,89 +990,5 @@ def send_on(conn: Connection, sr: ScheduledRoom, message: str) -> None:
     conn.send_model(NextMatch(join_code=sr.join_code, room=sr.name, message=message))
 
 
-def schedule_of(plan: EventPlan) -> list[ScheduledMatch]:
-    """The matches of the event's current round (the earliest with a match not over) and of
-    the next, by round and room, each with where it stands: ``played``, ``playing`` (opened),
-    ``next`` (the first of its room not opened yet), ``later``. Byes are left out."""
-    games = [g for g in plan.games if not g.bye]
-    left = [g.round for g in games if not g.ended]
-    if not left:
-        return []
-    shown = {min(left), min(left) + 1}
-    names = {t.id: t.name for t in plan.teams}
-    order = {r.id: r.position for r in plan.rooms}
-    rooms = {r.id: r.name for r in plan.rooms}
-    nexts = set()
-    for room in plan.rooms:
-        waiting = [g for g in plan.games_in(room.id) if not g.bye and g.match_id is None]
-        if waiting:
-            nexts.add(waiting[0].id)
-    out = []
-    for g in sorted(games, key=lambda g: (g.round, order.get(g.room_id or "", 0), g.slot)):
-        if g.round not in shown:
-            continue
-        status = (
-            "played"
-            if g.ended
-            else "playing"
-            if g.match_id is not None
-            else "next"
-            if g.id in nexts
-            else "later"
-        )
-        out.append(
-            ScheduledMatch(
-                round=g.round,
-                room=rooms.get(g.room_id or "", ""),
-                teams=[names.get(t, t) for t in g.teams],
-                status=status,
-            )
-        )
-    return out
-
-
-def _moves_on_text(plan: EventPlan | None, sr: ScheduledRoom) -> str:
-    """``Room 1 moves on to its next match: round 1, Green vs Robo`` (a room may play
-    several matches in one round)."""
-    room = _room_name(sr)
-    game = sr.game
-    if game is None:
-        return f"{room[0].upper()}{room[1:]} moves on to its next match"
-    names = {t.id: t.name for t in plan.teams} if plan is not None else {}
-    teams = " vs ".join(names.get(t, t) for t in game.teams)
-    return f"{room[0].upper()}{room[1:]} moves on to its next match: round {game.round}, {teams}"
-
-
-def _waiting_text(
-    plan: EventPlan, sr: ScheduledRoom, game: GamePlan, blockers: list[GamePlan]
-) -> str:
-    """``Room 2's round 3 match, Blue vs Robo, starts when round 2 in Room 1 (Blue) is over.``"""
-    names = {t.id: t.name for t in plan.teams}
-    teams = " vs ".join(names.get(t, t) for t in game.teams)
-    text = f"{_room_name(sr)}'s round {game.round} match, {teams}, starts when "
-    text += f"{_starts_when(plan, blockers, game)}."
-    return text[0].upper() + text[1:]
-
-
-def _starts_when(plan: EventPlan, blockers: list[GamePlan], game: GamePlan) -> str:
-    """What ``game`` waits for, said the same way to its room and to each waiting player:
-    ``round 2 in room 1 (Blue) is over`` (each earlier match not over that shares a team
-    with it, and the teams it shares)."""
-    names = {t.id: t.name for t in plan.teams}
-    held = []
-    for g in blockers:
-        room = plan.room(g.room_id or "")
-        who = ", ".join(names.get(t, t) for t in g.teams if t in game.teams)
-        held.append(f"round {g.round} in {_room_name(room)} ({who})")
-    return f"{' and '.join(held)} {'is' if len(held) == 1 else 'are'} over"
-
-
 def _in_use(name: str) -> str:
     return f"{name} is playing on another device: choose another name, or go on there"
-
-
-def _room_name(room: Any) -> str:
-    if room is None:
-        return "no room"
-    name = room.name
-    return name if not name.isdigit() else f"room {name}"
