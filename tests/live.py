@@ -44,8 +44,8 @@ class LiveServer:
         settings.public_url = f"http://127.0.0.1:{self.port}"
         self.app = create_app(settings)
         self.arena = self.app.state.arena
-        #: The event layer (the rooms of the events it serves).
-        self.events = self.app.state.events
+        #: The rooms layer (join codes, schedules, players: an event's rooms, matches' own).
+        self.events = self.app.state.rooms
         # the server `serve` runs: stopped, it tells the clients why (the rooms retired)
         self.server = web_server(self.app, host="127.0.0.1", port=self.port, limits=http_limits)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -24,8 +24,8 @@ from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.models import MatchLeaseRow
 from grace_arena.record.store import MatchStore
 from grace_arena.server.arena import Arena, Settings
-from grace_arena.server.event_rooms import EventHost
 from grace_arena.server.pipeline import CommitPipeline, RoomClosed
+from grace_arena.server.rooms import Rooms
 
 _LEASES = MatchLeaseRow.__table__
 
@@ -131,7 +131,7 @@ def test_a_match_ending_while_the_server_stops_opens_no_match_after_it(db_url):
         arena = Arena(
             Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", event="night")
         )
-        events = EventHost(arena)
+        events = Rooms(arena)
         await events.open_event("night")
         (room,) = arena.rooms.values()
         append_many = arena.store.append_many
@@ -192,7 +192,7 @@ def test_a_name_registered_by_another_process_meanwhile_is_that_player(db_url, m
         arena = Arena(
             Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", event="night")
         )
-        events = EventHost(arena)
+        events = Rooms(arena)
         await events.open_event("night")
         er = next(iter(events.rooms.values()))
         try:
@@ -236,7 +236,7 @@ def test_a_take_over_given_up_while_stopping_keeps_the_time_left(tmp_path):
 def test_an_event_room_opened_as_the_server_stops_holds_no_lease(db_url, monkeypatch):
     """The server begins to stop while a room's match is being opened: nothing of it is
     served, and no lease of this process is left to lapse."""
-    from grace_arena.server import event_rooms
+    from grace_arena.server import schedules
 
     make_event(db_url, teams=HUMANS, rounds=1, rooms=("1",), fmt="round_robin")
 
@@ -244,14 +244,14 @@ def test_an_event_room_opened_as_the_server_stops_holds_no_lease(db_url, monkeyp
         arena = Arena(
             Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", event="night")
         )
-        events = EventHost(arena)
-        hashes = event_rooms.room_moderator_hashes
+        events = Rooms(arena)
+        hashes = schedules.room_moderator_hashes
 
         def hashes_as_it_stops(*args):
             arena.stopping = True  # stop_serving began meanwhile
             return hashes(*args)
 
-        monkeypatch.setattr(event_rooms, "room_moderator_hashes", hashes_as_it_stops)
+        monkeypatch.setattr(schedules, "room_moderator_hashes", hashes_as_it_stops)
         with pytest.raises(RoomClosed):
             await events.open_event("night")
         served = list(arena.rooms)

@@ -401,7 +401,7 @@ def serve(
         console.print(
             f"server token (for the moderator's set-up): {arena.tokens.server()}", soft_wrap=True
         )
-        for er in events.rooms.values():
+        for er in events.event_rooms():
             await print_room(console, arena, events, er)
         for live in list(arena.rooms.values()):
             if live.event is not None:

@@ -605,7 +605,7 @@ def register_player(
         if session.get_bind().dialect.name != "postgresql":
             # SQLite has one writer: a name registered by another process after this
             # transaction read makes its write fail as a whole (IntegrityError: the caller
-            # tries again, as EventHost.register_player does)
+            # tries again, as Rooms.register_player does)
             session.add(row)
             session.flush()
             return player_id

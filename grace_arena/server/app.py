@@ -33,8 +33,8 @@ from grace_arena.server.arena import (
     Tokens,
     token_sha256,
 )
-from grace_arena.server.event_rooms import EventHost
 from grace_arena.server.http_limits import HttpLimits, uvicorn_options
+from grace_arena.server.rooms import Rooms
 from grace_arena.server.routes import ROUTERS
 from grace_arena.server.sessions import Lobby
 
@@ -67,23 +67,23 @@ async def malformed_request(request: fastapi.Request, exc: RequestValidationErro
 
 
 def create_app(settings: Settings) -> FastAPI:
-    """The server of ``settings``: what it holds (the arena, the event layer, the lobby) kept in
+    """The server of ``settings``: what it holds (the arena, the rooms, the lobby) kept in
     ``app.state`` for the routes' dependencies, the routers of :mod:`grace_arena.server.routes`
     (and the survey's when it hosts one), and a lifespan that opens the matches or the event's
     rooms on start-up and closes them on shutdown."""
     arena = Arena(settings)
     arena.load_packets(settings.packets)
-    events = EventHost(arena)
-    lobby = Lobby(arena, events)
+    rooms = Rooms(arena)
+    lobby = Lobby(rooms)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.event is not None:
-            await events.open_event(settings.event, settings.event_rooms)
+            await rooms.open_event(settings.event, settings.event_rooms)
         else:
-            await arena.restore()
+            await rooms.restore()
             if settings.first_match is not None and not arena.rooms:
-                await arena.open_match(settings.first_match)
+                await rooms.open_match(settings.first_match)
             await arena.register()
         if settings.freeze_gc:
             # Modules, packets and restored rooms live as long as the server. A full collection
@@ -92,12 +92,12 @@ def create_app(settings: Settings) -> FastAPI:
             gc.collect()
             gc.freeze()
         yield
-        await events.close()
+        await rooms.close()
         await arena.close()
 
     app = FastAPI(title="GRACE Arena", lifespan=lifespan)
     app.state.arena = arena
-    app.state.events = events
+    app.state.rooms = rooms
     app.state.lobby = lobby
     app.add_exception_handler(RequestValidationError, malformed_request)  # type: ignore[arg-type]
     if settings.survey_packets:
@@ -149,7 +149,7 @@ def web_server(app: FastAPI, *, host: str, port: int, limits: HttpLimits | None 
     class _Server(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(app.state.events.close(), 5.0)
+                await asyncio.wait_for(app.state.rooms.close(), 5.0)
             with contextlib.suppress(Exception):  # it keeps to its limit by itself
                 await asyncio.wait_for(arena.stop_serving(), arena.settings.stop_timeout + 1.0)
             await super().shutdown(sockets)
@@ -157,7 +157,7 @@ def web_server(app: FastAPI, *, host: str, port: int, limits: HttpLimits | None 
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             if self.started and arena.settings.on_ready is not None:
-                ready = arena.settings.on_ready(arena, app.state.events)
+                ready = arena.settings.on_ready(arena, app.state.rooms)
                 if inspect.isawaitable(ready):
                     await ready
 

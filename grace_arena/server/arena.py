@@ -1,6 +1,7 @@
 """What the server holds: its settings, its tokens, the record, the loaded packets and the live
-rooms (``Arena``). No HTTP or websocket handling here (``app.py``, ``ws.py``), and nothing of
-events (``event_rooms.py`` sits above the arena and subscribes to it)."""
+matches with their leases (``Arena``). No HTTP or websocket handling here (``app.py``,
+``ws.py``), and nothing of rooms, join codes, schedules or players (``rooms.py`` sits above the
+arena and subscribes to it)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,14 +25,13 @@ from grace_arena.core.config import MatchConfig, ScoringRules, TeamKind, TeamSpe
 from grace_arena.core.events import Event, event_to_dict
 from grace_arena.core.formats import rules_for
 from grace_arena.core.packet import Packet, load_packet
-from grace_arena.core.phases import Phase
 from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
-from grace_arena.protocol import MatchCreatedReply, MatchSetup, ReplayView, Servers
+from grace_arena.protocol import MatchCreatedReply, MatchSetup, Servers
 from grace_arena.record import lease, servers
 from grace_arena.record.db import open_engine
-from grace_arena.record.lease import Holder, LeaseHeld, LeaseLost
-from grace_arena.record.models import EventGameRow, EventRow, MatchRow, TossupRow
+from grace_arena.record.lease import Holder, LeaseLost
+from grace_arena.record.models import TossupRow
 from grace_arena.record.servers import Peer
 from grace_arena.record.store import MatchStore, RecordedMatch
 from grace_arena.resources import shipped_folder
@@ -40,7 +40,7 @@ from grace_arena.server.frames import websocket_protocol
 from grace_arena.server.guard import Guard
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
-from grace_arena.server.views import ModelStep, ModelTrajectory, ReplayRefused, replay_view
+from grace_arena.server.views import ModelStep, ModelTrajectory
 from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class Settings:
     #: A match to open on start-up when the record has no unfinished match.
     first_match: MatchSetup | None = None
     #: Called (and awaited, if it is a coroutine function) once the server listens, with the
-    #: arena and the event layer (by :func:`run`; e.g. to print the join URLs).
+    #: arena and the rooms (by :func:`run`; e.g. to print the join URLs).
     on_ready: Callable[..., Any] | None = None
     #: Packets to host a per-clue survey of (``/survey``; grace_arena/server/survey.py).
     survey_packets: list[Path] = field(default_factory=list)
@@ -140,12 +140,12 @@ class Tokens:
 
     def player_id(self, scope: int | str, token: str) -> str | None:
         player_id, _, _ = token.rpartition(".")
-        if player_id and _same(self.player(scope, player_id), token):
+        if player_id and same_secret(self.player(scope, player_id), token):
             return player_id
         return None
 
     def check(self, given: str | None, expected: str) -> bool:
-        return given is not None and _same(given, expected)
+        return given is not None and same_secret(given, expected)
 
 
 def reading_guides(tossup: Tokenized) -> dict[int, str]:
@@ -188,7 +188,15 @@ def token_sha256(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _same(a: str, b: str) -> bool:
+def token_in(given: str | None, hashes: Iterable[str]) -> bool:
+    """Whether ``given`` is a token whose SHA-256 is one of ``hashes``."""
+    if not given:
+        return False
+    digest = token_sha256(given)
+    return any(same_secret(digest, h) for h in hashes)
+
+
+def same_secret(a: str, b: str) -> bool:
     """Constant-time comparison of two tokens; any text may be given (``compare_digest``
     refuses non-ASCII ``str``), so compare their UTF-8 bytes."""
     return hmac.compare_digest(
@@ -225,13 +233,12 @@ class _Parts:
     trajectories: dict[str, dict[str, ModelTrajectory]]
     tossup_log: list[dict[str, Any]] = field(default_factory=list)
     hashes: list[str] = field(default_factory=list)
-    moderator_token: str | None = None
     #: The last moment the match was served before (on its deadlines' clock), if reopened.
     held_since: float | None = None
 
 
 class ArenaListener(Protocol):
-    """What the layers above the arena (an event's rooms) follow: every committed change of
+    """What the layers above the arena (the rooms) follow: every committed change of
     every room served here, every room retired, and the arena's periodic tick (after the
     leases were renewed)."""
 
@@ -250,7 +257,7 @@ class Arena:
     record's work in a worker thread, nothing of the arena changed there), served
     (:meth:`serve`: registered and started, on the event loop), and retired (:meth:`retire`:
     unregistered and closed). ``rooms`` is the one place that says which match is served here.
-    The layers above (an event's rooms) subscribe (:meth:`subscribe`) rather than being
+    The layers above (the rooms) subscribe (:meth:`subscribe`) rather than being
     called from here.
     """
 
@@ -259,12 +266,11 @@ class Arena:
         self.engine: Engine = open_engine(settings.db_url)
         _end_hung_transactions(self.engine, settings.lease_ttl)
         self.store = MatchStore(self.engine)
-        scope = f"event:{settings.event}" if settings.event else settings.token_scope
-        self.tokens = Tokens(settings.secret or secrets.token_hex(32), scope)
+        #: (an event's rooms give the server token their event's scope when they open)
+        self.tokens = Tokens(settings.secret or secrets.token_hex(32), settings.token_scope)
         self.packets: dict[str, Packet] = {}
         #: The matches served here, by id: the one record of what is live in this process.
         self.rooms: dict[int, Room] = {}
-        self._codes: dict[str, int] = {}  # a match's own join code -> its id
         self.connections_from: Counter[str] = Counter()  # open websockets per address
         #: Wrong codes and tokens per address (guessing is throttled).
         self.guard = Guard()
@@ -276,7 +282,7 @@ class Arena:
         self.writer = GroupWriter(self.store)
         #: The other server processes sharing the record (renewed with the leases).
         self.peers: list[Peer] = []
-        #: Ids of the events this process serves the rooms of (set by the event layer).
+        #: Ids of the events this process serves the rooms of (set by the rooms layer).
         self.served_events: set[int] = set()
         self._listeners: list[ArenaListener] = []
         self._opening: dict[int, asyncio.Future[Room]] = {}
@@ -298,7 +304,7 @@ class Arena:
             self.store.save_packet(packet, source=path)
             self.packets[packet.packet.id] = packet
 
-    def _tokenized(self, packet_id: str | None) -> dict[str, Tokenized]:
+    def tokenized(self, packet_id: str | None) -> dict[str, Tokenized]:
         """Each tossup of the packet, split into its canonical words."""
         if packet_id in self.packets:
             return {t.id: t.tokens() for t in self.packets[packet_id].tossups}
@@ -405,10 +411,10 @@ class Arena:
     ) -> Room:
         """A new match in the record, this process holding its lease, and its room (not served
         yet: :meth:`serve`). With ``event``/``game_id``/``join_code``, the match plays a
-        scheduled match of an event in the room with that code; otherwise it has a join code
-        and a moderator token of its own."""
+        scheduled match of an event in the room with that code; otherwise it is a match of
+        its own (an event of its own in the record) with a join code of its own."""
         self._refuse_if_stopping()
-        taken = frozenset(self._codes)
+        taken = frozenset(room.join_code for room in self.rooms.values())
         parts = await asyncio.to_thread(self._create_parts, setup, event, game_id, join_code, taken)
         await self._give_up_if_stopping(parts)
         return self._build(parts)
@@ -431,11 +437,7 @@ class Arena:
             game_id=game_id,
             holder=self.holder,
         )
-        token, hashes = None, []
-        if event is None:
-            token = secrets.token_urlsafe(24)
-            hashes = self.store.add_moderator_token(rm.id, token_sha256(token))
-        return _Parts(rm, code, **self._room_data(config), hashes=hashes, moderator_token=token)
+        return _Parts(rm, code, **self._room_data(config))
 
     async def reopen(self, match_id: int, join_code: str) -> Room:
         """A match of the record, rebuilt, with this process holding its lease, and its room
@@ -480,14 +482,14 @@ class Arena:
         )
 
     def _room_data(self, config: MatchConfig) -> dict[str, Any]:
-        tossups = self._tokenized(config.packet_id)
+        tossups = self.tokenized(config.packet_id)
         return {
             "words": {tid: [w.text for w in t.words] for tid, t in tossups.items()},
             "guides": {tid: reading_guides(t) for tid, t in tossups.items()},
-            "trajectories": self._trajectories(config),
+            "trajectories": self.trajectories(config),
         }
 
-    def _trajectories(self, config: MatchConfig) -> dict[str, dict[str, ModelTrajectory]]:
+    def trajectories(self, config: MatchConfig) -> dict[str, dict[str, ModelTrajectory]]:
         """Each model team's precomputed guesses, per tossup, for the moderator's model panel."""
         out: dict[str, dict[str, ModelTrajectory]] = {}
         models = [t for t in config.teams if t.kind is TeamKind.MODEL and t.model]
@@ -519,23 +521,18 @@ class Arena:
         )
         room.tossup_log = parts.tossup_log
         room.moderator_hashes = frozenset(parts.hashes)
-        if parts.moderator_token is not None:
-            self._moderator_tokens[parts.rm.id] = parts.moderator_token
         return room
 
     # -- serving and retiring ------------------------------------------------------------------
 
     def serve(self, room: Room, *, extra_hashes: frozenset[str] = frozenset()) -> None:
         """Serve ``room`` (its match's lease is this process's): register it and start its
-        reading and timers. A match of an event's room is found by the event layer, any other
-        by its own join code."""
+        reading and timers. Its room (its join code) is the rooms layer's (``rooms.py``)."""
         match_id = room.rm.id
         self._refuse_if_stopping()
         if match_id in self.rooms and self.rooms[match_id] is not room:
             raise RuntimeError(f"match {match_id} is served here already")
         self.rooms[match_id] = room
-        if room.event is None:
-            self._codes[room.join_code] = match_id
         room.moderator_hashes = room.moderator_hashes | extra_hashes
         room.listeners.append(self._tell_events)
         room.on_lease_lost = self._lease_lost
@@ -545,9 +542,10 @@ class Arena:
                 self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
 
     async def open_match(self, setup: MatchSetup) -> Room:
-        """Create a match of its own and serve it."""
+        """Create a match of its own and serve it, with a moderator token issued for it."""
         room = await self.create(setup)
         self.serve(room)
+        await self.moderator_token_async(room.rm.id)
         return room
 
     async def retire(self, room: Room, error: RoomClosed, *, release: bool = True) -> None:
@@ -557,8 +555,6 @@ class Arena:
         match_id = room.rm.id
         if self.rooms.get(match_id) is room:
             del self.rooms[match_id]
-        if self._codes.get(room.join_code) == match_id:
-            del self._codes[room.join_code]
         await room.close(error)
         for listener in list(self._listeners):
             try:
@@ -605,11 +601,6 @@ class Arena:
 
     # -- finding rooms --------------------------------------------------------------------------
 
-    def room_by_code(self, code: str) -> Room | None:
-        """The match of its own with this join code, if it is served here."""
-        match_id = self._codes.get(code.strip().upper())
-        return self.rooms.get(match_id) if match_id is not None else None
-
     async def open_once(self, match_id: int, opening: Callable[[], Any]) -> Room:
         """The room of ``match_id``: served here already, or opened by ``opening`` (once,
         however many ask at the same time)."""
@@ -631,71 +622,6 @@ class Arena:
             raise
         finally:
             del self._opening[match_id]
-
-    async def open_by_code(self, code: str) -> Room | None:
-        """The live match of its own (not an event room's) that a join code opens: served
-        here already, or an unfinished match of the record that this process takes over (its
-        server stopped). None: no such match, or this process serves an event's rooms only.
-        Raises :class:`~grace_arena.record.lease.LeaseHeld` when another live process serves
-        it."""
-        code = code.strip().upper()
-        room = self.room_by_code(code)
-        if room is not None:
-            return room
-        if self.settings.event is not None:  # it serves that event's rooms, nothing else
-            return None
-        row = await asyncio.to_thread(self._own_match, code)
-        if row is None:
-            return None
-
-        async def opening() -> Room:
-            room = await self.reopen(row, code)
-            self.serve(room)
-            return room
-
-        return await self.open_once(row, opening)
-
-    def _own_match(self, code: str) -> int | None:
-        """The unfinished match of its own with this join code in the record (not a match
-        of an event's schedule: those are the event's rooms')."""
-        from grace_arena.record.models import EventGameRow
-
-        row = self.store.find_by_join_code(code)
-        if row is None or row.id is None or row.ended_at is not None:
-            return None
-        with Session(self.engine) as session:
-            scheduled = session.exec(
-                select(EventGameRow.id).where(EventGameRow.match_id == row.id)
-            ).first()
-        return None if scheduled is not None else row.id
-
-    async def restore(self) -> None:
-        """Reopen every unfinished match of its own in the record that no other live server
-        process serves (after a crash or a restart). Matches of an event's rooms are opened by
-        the event's rooms (``serve --event``), not here."""
-        from grace_arena.record.models import EventGameRow
-
-        def unfinished() -> list[tuple[int, str]]:
-            with Session(self.engine) as session:
-                scheduled = set(
-                    session.exec(
-                        select(EventGameRow.match_id).where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
-                    ).all()
-                )
-                rows = session.exec(
-                    select(MatchRow)
-                    .where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
-                    .order_by(MatchRow.id)  # type: ignore[arg-type]  (PostgreSQL has no order unless asked)
-                ).all()
-            return [(r.id, r.join_code) for r in rows if r.id not in scheduled]  # type: ignore[misc]
-
-        for match_id, code in await asyncio.to_thread(unfinished):
-            if match_id in self.rooms:
-                continue
-            try:
-                self.serve(await self.reopen(match_id, code))
-            except LeaseHeld as exc:
-                log.warning("not reopened here: %s", exc)
 
     # -- leases, peers --------------------------------------------------------------------------
 
@@ -757,24 +683,14 @@ class Arena:
         if self._renewer is None or self._renewer.done():
             self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
 
-    def servers_for(self, room: Room | None) -> list[str]:
-        """The other server processes a client of ``room`` may turn to: those serving the
-        room's event (for a room of an event), or matches of their own."""
-        event_id = self.event_of(room)
-        return [
-            p.url
-            for p in self.peers
-            if (event_id in p.events if event_id is not None else not p.events)
-        ]
-
-    def event_of(self, room: Room | None) -> int | None:
-        if room is None or room.event is None:
-            return None
-        return room.event_id
+    def servers(self) -> list[str]:
+        """The other server processes a client of a match served here may turn to: those
+        serving what this one serves (the same events; none: matches of their own)."""
+        return [p.url for p in self.peers if set(p.events) == self.served_events]
 
     def _tell_servers(self) -> None:
+        urls = self.servers()
         for room in list(self.rooms.values()):
-            urls = self.servers_for(room)
             for conn in list(room.connections):
                 conn.send_model(Servers(urls=urls))
 
@@ -810,157 +726,13 @@ class Arena:
             room.moderator_hashes = room.moderator_hashes | frozenset(hashes)
         return token
 
-    def is_moderator(self, match_id: int, given: str | None) -> bool:
-        """Whether ``given`` is a valid moderator token of the match (served here)."""
-        if not given:
-            return False
+    async def moderator_hashes(self, match_id: int) -> frozenset[str]:
+        """The hashes of the valid moderator tokens of match ``match_id``: of the room serving
+        it here, or of the record."""
         room = self.rooms.get(match_id)
-        if room is None:
-            return False
-        digest = token_sha256(given)
-        return any(_same(digest, h) for h in room.moderator_hashes)
-
-    async def is_moderator_of_record(self, match_id: int, given: str | None) -> bool:
-        """Whether ``given`` is a valid moderator token of a match of the record."""
-        if not given:
-            return False
-        room = self.rooms.get(match_id)
-        hashes = (
-            room.moderator_hashes
-            if room is not None
-            else await asyncio.to_thread(self.store.moderator_tokens, match_id)
-        )
-        digest = token_sha256(given)
-        return any(_same(digest, h) for h in hashes)
-
-    # -- replays (read from the record) ---------------------------------------------------------
-
-    def replay(self, match_id: int, number: int, code: str) -> ReplayView:
-        """Tossup ``number`` of match ``match_id`` as the record holds it (a worker thread's
-        work), for the holder of the match's join ``code``. Refused (:class:`ReplayRefused`)
-        for a wrong code, a match this server does not speak of (as its summary: a server of
-        an event, that event's matches; any other, matches played as such), a tossup that is
-        not over, and a tossup of an event that a room of the event has yet to read (its text
-        and answer would reach the room before its moderator reads it)."""
-        with Session(self.engine) as session:
-            row = session.get(MatchRow, match_id)
-            game = session.exec(
-                select(EventGameRow).where(EventGameRow.match_id == match_id)
-            ).first()
-        unknown = ReplayRefused(
-            404, f"no match {match_id} here with that join code", wrong_code=True
-        )
-        if (
-            row is None
-            or row.source is not None
-            or row.join_code is None
-            or not _same(row.join_code.upper(), code.strip().upper())
-        ):
-            raise unknown
-        if self.settings.event:
-            if game is None or row.event_id not in self.served_events:
-                raise unknown
-        elif game is not None:
-            raise unknown
-        events = self.store.events(match_id)
-        created = next((ev for ev in events if ev.type == "match_created"), None)
-        if created is None:
-            raise unknown
-        config: MatchConfig = created.config  # type: ignore[attr-defined]
-        tossups = self._tokenized(config.packet_id)
-        words = {tid: [w.text for w in t.words] for tid, t in tossups.items()}
-        view = replay_view(match_id, events, number, words, self._trajectories(config))
-        started = [ev for ev in events if ev.type == "tossup_started"]
-        tossup_id = started[number - 1].tossup_id  # type: ignore[attr-defined]
-        if game is not None:
-            room = self._yet_to_read(game, config.packet_id, tossup_id)
-            if room is not None:
-                raise ReplayRefused(
-                    409,
-                    f"tossup {number} is yet to be read in {room} of this event: its replay "
-                    "opens once every room has read it",
-                )
-        for other in list(self.rooms.values()):
-            # a match of its own played here now on the same packet, that has not read it
-            game_ = other.match.game
-            if (
-                other.rm.id != match_id
-                and other.match.config.packet_id == config.packet_id
-                and other.match.config.tossup(tossup_id) is not None
-                and tossup_id not in game_.outcomes
-                and game_.phase is not Phase.ENDED
-            ):
-                raise ReplayRefused(
-                    409,
-                    f"tossup {number} is yet to be read in another match played here (match "
-                    f"{other.rm.id}): its replay opens once that match has read it",
-                )
-        return view
-
-    def _yet_to_read(self, game: EventGameRow, packet_id: str | None, tossup_id: str) -> str | None:
-        """The name of a room of ``game``'s event whose match (not ``game``) reads that tossup
-        of that packet and has not ended it yet, or None."""
-        from grace_arena.record.models import EventRoomRow, EventRoundRow
-
-        with Session(self.engine) as session:
-            rounds = {
-                r.number: r
-                for r in session.exec(
-                    select(EventRoundRow).where(EventRoundRow.event_id == game.event_id)
-                ).all()
-            }
-            rooms = {
-                r.room_id: r.name
-                for r in session.exec(
-                    select(EventRoomRow).where(EventRoomRow.event_id == game.event_id)
-                ).all()
-            }
-            others = session.exec(
-                select(EventGameRow).where(
-                    EventGameRow.event_id == game.event_id, EventGameRow.id != game.id
-                )
-            ).all()
-            ended = {
-                m.id
-                for m in session.exec(
-                    select(MatchRow).where(
-                        MatchRow.event_id == game.event_id,
-                        MatchRow.ended_at.is_not(None),  # type: ignore[union-attr]
-                    )
-                ).all()
-            }
-        for other in others:
-            rnd = rounds.get(other.round)
-            if other.room_id is None or rnd is None or rnd.packet_id != packet_id:
-                continue
-            if rnd.tossup_ids is not None and tossup_id not in rnd.tossup_ids:
-                continue
-            if other.match_id is not None and (
-                other.match_id in ended or self._has_ended(other.match_id, tossup_id)
-            ):
-                continue
-            name = rooms.get(other.room_id, other.room_id)
-            return f"room {name}" if name.isdigit() else name
-        return None
-
-    def _has_ended(self, match_id: int, tossup_id: str) -> bool:
-        """Whether match ``match_id`` has ended that tossup, as the record holds it: read from
-        its endings and undone rulings only (a match's whole log is thousands of events), the
-        last of them for the tossup saying (undoing the ruling that ended it reopens it)."""
-        with Session(self.engine) as session:
-            rows = session.exec(
-                select(EventRow.type, EventRow.payload)
-                .where(
-                    EventRow.match_id == match_id,
-                    EventRow.type.in_(("tossup_ended", "ruling_undone")),  # type: ignore[attr-defined]
-                )
-                .order_by(EventRow.seq)  # type: ignore[arg-type]
-            ).all()
-        ended = False
-        for kind, payload in rows:
-            if payload.get("tossup_id") == tossup_id:
-                ended = kind == "tossup_ended"
-        return ended
+        if room is not None:
+            return room.moderator_hashes
+        return frozenset(await asyncio.to_thread(self.store.moderator_tokens, match_id))
 
     def join_url(self, code: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/?code={code}"

@@ -16,7 +16,7 @@ from grace_arena.protocol import (
     ApiError,
 )
 from grace_arena.server.arena import Arena
-from grace_arena.server.event_rooms import EventHost
+from grace_arena.server.rooms import Rooms
 from grace_arena.server.sessions import Lobby
 
 #: Error responses of the HTTP API, for its OpenAPI description.
@@ -34,15 +34,15 @@ THROTTLED: dict[int | str, dict[str, Any]] = {429: {"model": ApiError}}
 
 
 # What create_app puts in ``app.state``: the arena (live matches, the record, packets, tokens),
-# the event layer (an event's rooms) and the lobby (a websocket's way to its seat).
+# the rooms (join codes, schedules, players) and the lobby (a websocket's way to its seat).
 
 
 def get_arena(request: Request) -> Arena:
     return request.app.state.arena
 
 
-def get_events(request: Request) -> EventHost:
-    return request.app.state.events
+def get_rooms(request: Request) -> Rooms:
+    return request.app.state.rooms
 
 
 def get_lobby(connection: HTTPConnection) -> Lobby:
@@ -50,7 +50,7 @@ def get_lobby(connection: HTTPConnection) -> Lobby:
 
 
 ArenaDep = Annotated[Arena, Depends(get_arena)]
-EventsDep = Annotated[EventHost, Depends(get_events)]
+RoomsDep = Annotated[Rooms, Depends(get_rooms)]
 LobbyDep = Annotated[Lobby, Depends(get_lobby)]
 
 

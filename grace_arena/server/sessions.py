@@ -1,18 +1,17 @@
 """One connection's conversation with the server: the handshake (hello, join, one moderator
 in control), then each message it sends, handled in its room.
 
-The transport (``ws.py``) reads frames and hands over parsed messages; this module decides:
-which room a ``hello`` opens (:class:`Lobby`: a match of its own, or an event's room, served
-here or taken over from a process that stopped; nothing of another event, nothing for a
-stranger's guess), who the client is, and what each command does. Every error becomes an
-``error`` reply; none reaches the transport.
+The transport (``ws.py``) reads frames and hands over parsed messages; this module decides
+who the client is and what each command does, and asks the rooms layer (``rooms.py``) which
+room a ``hello`` opens (served here or taken over from a process that stopped; nothing a
+server does not serve, nothing for a stranger's guess), which player a token names, and where
+the player's team plays. Every error becomes an ``error`` reply; none reaches the transport.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from grace_arena.core.commands import (
     ConsultPart,
     EndMatch,
     GiveAnswer,
-    Join,
     Rule,
     SetPace,
     StartTossup,
@@ -30,7 +28,6 @@ from grace_arena.core.commands import (
     ThrowOutBonus,
     UndoRuling,
 )
-from grace_arena.core.config import TeamKind
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.protocol import (
     MODERATOR_ONLY,
@@ -45,7 +42,6 @@ from grace_arena.protocol import (
     EndMatchMsg,
     ErrorMsg,
     Hello,
-    Joined,
     JoinTeam,
     PauseMsg,
     Ping,
@@ -57,20 +53,15 @@ from grace_arena.protocol import (
     SetPaceMsg,
     StartTossupMsg,
     StepMsg,
-    TeamView,
     ThrowOutBonusMsg,
     ThrowOutMsg,
     UndoMsg,
     Welcome,
 )
-from grace_arena.record.lease import LeaseHeld
-from grace_arena.record.store import is_transient, player_name_key
-from grace_arena.server import views
-from grace_arena.server.arena import Arena
-from grace_arena.server.connection import CLOSE_REPLACED, Connection, LoopWatch
-from grace_arena.server.event_rooms import EventFull, EventHost, EventRoom, send_on
-from grace_arena.server.pipeline import RoomClosed, short_reason
+from grace_arena.server.connection import Connection, LoopWatch
+from grace_arena.server.pipeline import RoomClosed
 from grace_arena.server.room import Room
+from grace_arena.server.rooms import Admission, Refused, Rooms, ScheduledRoom
 
 log = logging.getLogger(__name__)
 
@@ -89,37 +80,16 @@ Receive = Callable[[float | None], Awaitable[Received | None]]
 
 
 class Lobby:
-    """Where a ``hello`` leads: the live room of a match of its own or of an event's room,
-    served here or opened here (a match whose server process stopped)."""
+    """Where a ``hello`` leads: the rooms layer (a join code names a room), and every open
+    connection of this process."""
 
-    def __init__(self, arena: Arena, events: EventHost) -> None:
-        self.arena = arena
-        self.events = events
+    def __init__(self, rooms: Rooms) -> None:
+        self.rooms = rooms
+        self.arena = rooms.arena
         #: Every open connection of this process, in a room, waiting, or on its way.
-        self.connections: set[Connection] = set()
+        self.connections: set[Connection] = rooms.connections
         #: How late the process's loop reads what arrives (a buzz's read delay).
         self.loop_watch = LoopWatch()
-
-    async def room_for(self, hello: Hello) -> Room | None:
-        """The live match a hello asks for: a moderator's match id, or a join code (a match's,
-        or an event room's: its current match). None: nothing this process serves. Raises
-        ``LeaseHeld`` when another live process serves it."""
-        arena = self.arena
-        code = hello.join_code
-        if hello.role == "moderator" and hello.match_id is not None:
-            room = arena.rooms.get(hello.match_id)
-            if room is not None:
-                return room
-            row = await asyncio.to_thread(arena.store.match_row, hello.match_id)
-            code = row.join_code if row is not None else None
-        if not code:
-            return None
-        code = code.strip().upper()
-        return (
-            arena.room_by_code(code)
-            or await self.events.room_by_code(code)
-            or await arena.open_by_code(code)
-        )
 
 
 class Session:
@@ -128,7 +98,7 @@ class Session:
     def __init__(self, lobby: Lobby, conn: Connection, receive: Receive) -> None:
         self.lobby = lobby
         self.arena = lobby.arena
-        self.events = lobby.events
+        self.rooms = lobby.rooms
         self.conn = conn
         self.receive = receive
 
@@ -184,7 +154,7 @@ class Session:
                 room.controller = None
                 if tell and not conn.moved:  # the watchers may take control now
                     _tell_watchers(room, controlled=False)
-        self.events.unwait(conn)
+        self.rooms.unwait(conn)
         conn.room = None
         conn.waiting_event = None
 
@@ -245,10 +215,10 @@ class Session:
         # an address's codes and tokens are looked at a few at a time (guard.SLOTS), those
         # in flight charged all the same: sockets sent together buy no more guesses
         async with arena.guard.turn(conn.address):
-            room = await self._admit(msg)
-        if room is None:
+            admission = await self._admit(msg)
+        if admission is None:
             return False
-        er = self.events.event_room(room)
+        room, place = admission.room, admission.place
         # the hello holds: leave the room this connection was in (a hello again, or a room
         # that moved on); its watchers hear of a controller that left here, unless it is the
         # room this hello takes control of again (they hear of that below)
@@ -264,134 +234,71 @@ class Session:
                 match_id=room.rm.id,
                 watching=conn.watching,
                 needs_join=needs_join,
-                teams=self._joinable(room, er),
+                teams=admission.teams,
                 title=room.match.config.title,
                 event=room.event,
             )
         )
         if needs_join:
-            if not await self._join(room, er):
+            if not await self._join(room, place):
                 return True
-        elif conn.player is not None and not await self._seat(room, er, msg.token or ""):
+        elif conn.player is not None and not await self._seat(room, place, msg.token or ""):
             return True
         if not room.is_open:  # it closed meanwhile: say where the match is now
             error = room.closed_by or RoomClosed("this match is no longer served here")
             self.error(error.code, str(error), "hello", url=error.url)
             return False
         _attach(room, conn, msg.role)
-        urls = arena.servers_for(room)
-        if urls:  # where to turn if this server cannot be reached (later changes: the arena)
-            conn.send_model(Servers(urls=urls))
+        if admission.servers:  # where to turn if this server cannot be reached (later: the arena)
+            conn.send_model(Servers(urls=admission.servers))
         if conn.watching:
             _tell(conn, controlled=_controlled_by_another(room, conn))
         return True
 
-    async def _admit(self, msg: Hello) -> Room | None:
-        """The room a ``hello`` opens, its code or token right; None after an error reply
-        (a wrong code or token is charged to the address)."""
-        conn, arena = self.conn, self.arena
-        wait = arena.guard.wait(conn.address)
+    async def _admit(self, msg: Hello) -> Admission | None:
+        """What a ``hello`` opens, its code or token right; None after an error reply (a wrong
+        code or token is charged to the address)."""
+        conn, guard = self.conn, self.arena.guard
+        wait = guard.wait(conn.address)
         if wait:
-            self.error("rate_limited", arena.guard.message(wait), "hello")
+            self.error("rate_limited", guard.message(wait), "hello")
             return None
         try:
-            room = await self.lobby.room_for(msg)
-        except LeaseHeld as exc:
-            self.error("elsewhere", str(exc), "hello", url=exc.holder.url)
+            admission = await self.rooms.admit(msg)
+        except Refused as exc:
+            if exc.guess:
+                guard.failed(conn.address)
+            self.error(exc.code, str(exc), "hello", url=exc.url)
             return None
-        except RoomClosed as exc:  # this process is stopping
-            self.error(exc.code, str(exc), "hello", url=exc.url)  # type: ignore[arg-type]
+        if (
+            msg.role == "moderator"
+            and _controlled_by_another(admission.room, conn)
+            and not (msg.watch or msg.take_over)
+        ):
+            message = (
+                "another moderator controls this match: take over (the other then watches) or watch"
+            )
+            self.error("in_use", message, "hello")
             return None
-        if room is None:
-            waiting = self.events.waiting_text(msg.join_code or "")
-            if waiting is None:
-                arena.guard.failed(conn.address)
-            self.error("not_found", waiting or "no live match with that join code or id", "hello")
-            return None
-        if msg.role == "moderator":
-            if not arena.is_moderator(room.rm.id, msg.token):
-                arena.guard.failed(conn.address)
-                self.error("unauthorized", "wrong moderator token", "hello")
-                return None
-            if _controlled_by_another(room, conn) and not (msg.watch or msg.take_over):
-                self.error(
-                    "in_use",
-                    "another moderator controls this match: take over (the other then "
-                    "watches) or watch",
-                    "hello",
-                )
-                return None
-        elif msg.role == "player" and msg.token:
-            er = self.events.event_room(room)
-            player, team = await self._player_of_token(room, er, msg.token)
-            if player is None or team is None:
-                arena.guard.failed(conn.address)
-                self.error("unauthorized", "unknown player token; join again", "hello")
-                return None
-            conn.player, conn.team = player, team
-        return room
+        if admission.player is not None:
+            conn.player, conn.team = admission.player, admission.team
+        return admission
 
-    async def _player_of_token(
-        self, room: Room, er: EventRoom | None, token: str
-    ) -> tuple[str | None, str | None]:
-        """The player (and team) a player's token names in ``room``: a player of the event
-        (from this process's memory or the record), or of the match."""
-        tokens = self.arena.tokens
-        if er is not None:
-            player_id = tokens.player_id(self.events.token_scope(er), token)
-            record = await self.events.player(er.event_id, player_id or "")
-            return (record.id, record.team) if record is not None else (None, None)
-        player = tokens.player_id(room.rm.id, token)
-        return player, _team_of(room, player)
+    async def _seat(self, room: Room, place: ScheduledRoom, token: str) -> bool:
+        """A known player takes their seat (:meth:`Rooms.seat`); False: waiting."""
+        try:
+            return await self.rooms.seat(self.conn, room, place, token)
+        except IllegalCommand as exc:
+            self.error("not_allowed", str(exc), "hello")
+            return False
+        except RoomClosed:
+            return True  # told by the caller
 
-    def _joinable(self, room: Room, er: EventRoom | None) -> list[TeamView]:
-        """The teams a new player may join: the match's human teams, or, in an event's room,
-        every human team of the event (a player who comes to the wrong room is sent on)."""
-        teams = [t for t in views.team_views(room.match, "player") if t.kind == "human"]
-        if er is None:
-            return teams
-        here = {t.id: t for t in teams}
-        return [
-            here.get(tid) or TeamView(id=tid, name=name, kind="human")
-            for tid, name in self.events.human_teams(er.event_id)
-        ]
-
-    async def _seat(self, room: Room, er: EventRoom | None, token: str) -> bool:
-        """A known player (``conn.player`` of ``conn.team``) takes their seat: in this match
-        (joined to it if they were not yet: a player of an event in a new round), or, when the
-        team does not play here now, in the wait for its next match. False: waiting."""
+    async def _join(self, room: Room, place: ScheduledRoom) -> bool:
+        """A new player picks a team and a name (:meth:`Rooms.join`); False when the
+        connection waits or ended."""
         conn = self.conn
-        assert conn.player is not None and conn.team is not None
-        name = room.match.state.players.get(conn.team, {}).get(conn.player)
-        if name is None and er is not None:
-            record = await self.events.player(er.event_id, conn.player)
-            name = record.name if record else conn.player
-        conn.send_model(Joined(player=conn.player, team=conn.team, name=name or "", token=token))
-        if er is not None:
-            seat, where = await self.events.seat_of(er.event_id, conn.team)
-            if seat is not er:
-                conn.waiting_event = er.event_id
-                if seat is not None:  # the team's match is open in another room: go there
-                    send_on(conn, seat, where)
-                else:
-                    self.events.wait(er.event_id, conn, where)
-                return False
-        if conn.player not in room.match.state.players.get(conn.team, {}):
-            limit = self.arena.settings.max_players_per_match
-            join = Join(team=conn.team, player=conn.player, name=name or "player", limit=limit)
-            try:
-                await room.command(join)
-            except IllegalCommand as exc:
-                self.error("not_allowed", str(exc), "hello")
-                return False
-            except RoomClosed:
-                return True  # told below
-        return True
-
-    async def _join(self, room: Room, er: EventRoom | None) -> bool:
-        """A new player picks a team and a name; False when the connection waits or ended."""
-        conn, arena = self.conn, self.arena
-        join_by = time.monotonic() + arena.settings.join_timeout
+        join_by = time.monotonic() + self.arena.settings.join_timeout
         while not conn.closed:
             received = await self.receive(max(0.0, join_by - time.monotonic()))
             if received is None:
@@ -403,66 +310,15 @@ class Session:
             if not isinstance(msg, JoinTeam):
                 self.error("not_allowed", "choose a team and a name first (join)", msg.type)
                 continue
-            name = msg.name.strip()
-            if er is not None:
-                if msg.team not in {tid for tid, _ in self.events.human_teams(er.event_id)}:
-                    self.error("not_found", f"no team {msg.team!r} to join", "join")
-                    continue
-                try:
-                    record = await self.events.register_player(er.event_id, msg.team, name)
-                except EventFull as exc:
-                    self.error("not_allowed", str(exc), "join")
-                    continue
-                except Exception as exc:
-                    if not is_transient(exc):
-                        raise
-                    why = short_reason(exc)
-                    self.error(
-                        "server_error", f"the record is unavailable ({why}): join again", "join"
-                    )
-                    continue
-                if _playing(self.lobby, msg.team, record.id, conn):
-                    self.error("in_use", _in_use(record.name), "join")
-                    continue
-                conn.player, conn.team = record.id, msg.team
-                token = arena.tokens.player(self.events.token_scope(er), record.id)
-                return await self._seat(room, er, token)
-            team = room.match.config.team(msg.team)
-            if team is None or team.kind is not TeamKind.HUMAN:
-                self.error("not_found", f"no team {msg.team!r} to join", "join")
-                continue
-            # one name, one player of a team: a phone that joins with the name of a player
-            # who is not playing now (a phone that died, its token lost) is that player; the
-            # name of one who is playing is refused. Joins of one room one at a time, so that
-            # names that arrive together make one player.
-            async with room.joining:
-                members = room.match.state.players.get(msg.team, {})
-                key = player_name_key(name)
-                player = next((p for p, n in members.items() if player_name_key(n) == key), None)
-                if player is not None and _playing(self.lobby, msg.team, player, conn):
-                    self.error("in_use", _in_use(members[player]), "join")
-                    continue
-                if player is None:
-                    player = f"p-{secrets.token_hex(4)}"
-                    limit = arena.settings.max_players_per_match
-                    join = Join(team=msg.team, player=player, name=name, limit=limit)
-                    try:
-                        await room.command(join)
-                    except IllegalCommand as exc:
-                        self.error("not_allowed", str(exc), "join")
-                        continue
-                    except RoomClosed:
-                        return True  # told by the caller
-                conn.player, conn.team = player, msg.team
-            conn.send_model(
-                Joined(
-                    player=player,
-                    team=msg.team,
-                    name=members.get(player, name),
-                    token=arena.tokens.player(room.rm.id, player),
-                )
-            )
-            return True
+            try:
+                return await self.rooms.join(conn, room, place, msg.team, msg.name.strip())
+            except Refused as exc:
+                self.error(exc.code, str(exc), "join", url=exc.url)
+            except IllegalCommand as exc:
+                self.error("not_allowed", str(exc), "hello")
+                return False
+            except RoomClosed:
+                return True  # told by the caller
         return False
 
     # -- commands ----------------------------------------------------------------------------------
@@ -629,34 +485,3 @@ def _tell_watchers(room: Room, *, controlled: bool) -> None:
     for other in list(room.connections):
         if other.role == "moderator" and other.watching and not other.closed:
             _tell(other, controlled=controlled)
-
-
-def _team_of(room: Room, player: str | None) -> str | None:
-    for team, members in room.match.state.players.items():
-        if player in members:
-            return team
-    return None
-
-
-def _playing(lobby: Lobby, team: str, player: str, conn: Connection) -> bool:
-    """Whether another connection of this process plays as ``player`` of ``team`` now (in a
-    room, waiting for the team's next match, or on its way to it). A join takes its player
-    (``conn.player``) with no wait after this check, so two joins of one name at once cannot
-    both pass it. A connection that has not answered the server's pings for a while (a phone
-    whose Wi-Fi dropped: its socket is not known to be closed yet) plays no more: it is
-    closed, and the name is the new phone's."""
-    silent_for = 3 * lobby.arena.settings.ping_interval
-    now = time.monotonic()
-    playing = False
-    for other in list(lobby.connections):
-        if other is conn or other.closed or other.player != player or other.team != team:
-            continue
-        if now - other.heard_at > silent_for:
-            other.close(CLOSE_REPLACED, "this player joined on another device")
-            continue
-        playing = True
-    return playing
-
-
-def _in_use(name: str) -> str:
-    return f"{name} is playing on another device: choose another name, or go on there"

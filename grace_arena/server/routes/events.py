@@ -18,19 +18,19 @@ from grace_arena.server.deps import (
     THROTTLED,
     UNAUTHORIZED,
     ArenaDep,
-    EventsDep,
+    RoomsDep,
     ServerAuth,
     guess,
     wrong_guess,
 )
-from grace_arena.server.event_rooms import EventHost
+from grace_arena.server.rooms import Rooms
 
 __all__ = ["router"]
 
 router = APIRouter()
 
 
-def served_event(events: EventHost, arena: Arena, name: str, address: str) -> int:
+def served_event(events: Rooms, arena: Arena, name: str, address: str) -> int:
     """The id of the event served here with this name; 404 otherwise, saying nothing of
     the record's other events (a public URL must not enumerate them)."""
     event_id = events.served_event(name)
@@ -42,7 +42,7 @@ def served_event(events: EventHost, arena: Arena, name: str, address: str) -> in
 
 @router.get("/api/events/{name}/standings", responses=NOT_FOUND | THROTTLED)
 async def event_standings(
-    name: str, request: Request, arena: ArenaDep, events: EventsDep
+    name: str, request: Request, arena: ArenaDep, events: RoomsDep
 ) -> StandingsView:
     """The event's standings after every ruling so far, and what each room plays now
     (nothing secret: the projector shows it). Only for an event this server serves, by
@@ -66,7 +66,7 @@ async def event_standings(
 
 @router.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
 async def event_rooms(
-    name: str, request: Request, arena: ArenaDep, events: EventsDep, _: ServerAuth
+    name: str, request: Request, arena: ArenaDep, events: RoomsDep, _: ServerAuth
 ) -> list[EventRoomInfo]:
     """The event's rooms with their join codes and moderator tokens (server token): what
     the moderator's terminal offers to pick from. A room no process serves now is opened
@@ -81,15 +81,15 @@ async def event_rooms(
     for r in plan.rooms:
         with contextlib.suppress(LeaseHeld):
             await events.room_by_code(r.join_code)
-        er = events.rooms.get(r.join_code)
-        live = events.live(er) if er is not None else None
+        sr = events.rooms.get(r.join_code)
+        live = events.live(sr) if sr is not None else None
         game = plan.current_game(r.id)
         out.append(
             EventRoomInfo(
                 room=r.name,
                 join_code=r.join_code,
                 join_url=arena.join_url(r.join_code),
-                moderator_token=await events.moderator_token(er) if er is not None else "",
+                moderator_token=await events.moderator_token(sr) if sr is not None else "",
                 round=game.round if game else None,
                 match_id=live.rm.id if live is not None else game.match_id if game else None,
                 teams=[names.get(t, t) for t in game.teams] if game else [],

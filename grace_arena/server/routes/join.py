@@ -7,18 +7,15 @@ from fastapi import APIRouter, HTTPException, Request, WebSocket
 from fastapi.responses import Response
 
 from grace_arena.protocol import JoinInfo
-from grace_arena.server.arena import Arena
 from grace_arena.server.deps import (
     NOT_FOUND,
     THROTTLED,
     ArenaDep,
-    EventsDep,
     LobbyDep,
+    RoomsDep,
     guess,
     wrong_guess,
 )
-from grace_arena.server.event_rooms import EventHost
-from grace_arena.server.room import Room
 from grace_arena.server.ws import serve_websocket
 
 __all__ = ["router"]
@@ -26,19 +23,10 @@ __all__ = ["router"]
 router = APIRouter()
 
 
-def served(arena: Arena, events: EventHost, code: str) -> Room | None:
-    """The live match a join code opens here: a match's own code, or an event room's."""
-    code = code.strip().upper()
-    room = arena.room_by_code(code)
-    if room is None:
-        room = events.live_in(code)
-    return room
-
-
 @router.get("/api/join/{code}", responses=NOT_FOUND | THROTTLED)
-def join_info(code: str, request: Request, arena: ArenaDep, events: EventsDep) -> JoinInfo:
+def join_info(code: str, request: Request, arena: ArenaDep, rooms: RoomsDep) -> JoinInfo:
     address = guess(request, arena)
-    room = served(arena, events, code)
+    room = rooms.live_in(code)
     if room is None:
         wrong_guess(address, arena)
         raise HTTPException(status_code=404, detail="no live match with that join code here")
@@ -51,13 +39,13 @@ def join_info(code: str, request: Request, arena: ArenaDep, events: EventsDep) -
 
 
 @router.get("/api/join/{code}/qr.svg", include_in_schema=False)
-def join_qr(code: str, request: Request, arena: ArenaDep, events: EventsDep) -> Response:
+def join_qr(code: str, request: Request, arena: ArenaDep, rooms: RoomsDep) -> Response:
     import io
 
     import segno
 
     address = guess(request, arena)
-    if served(arena, events, code) is None:
+    if rooms.live_in(code) is None:
         wrong_guess(address, arena)
         raise HTTPException(status_code=404, detail="no live match with that join code here")
     out = io.BytesIO()

@@ -20,14 +20,14 @@ from grace_arena.protocol import (
     PacketInfo,
     TossupInfo,
 )
-from grace_arena.record.models import EventGameRow, MatchRow
+from grace_arena.record.models import MatchRow
 from grace_arena.server.deps import (
     BAD_BODY,
     NOT_FOUND,
     THROTTLED,
     UNAUTHORIZED,
     ArenaDep,
-    EventsDep,
+    RoomsDep,
     ServerAuth,
     guess,
     wrong_guess,
@@ -70,14 +70,16 @@ def models(arena: ArenaDep) -> list[str]:
 @router.post(
     "/api/matches", status_code=201, responses=UNAUTHORIZED | NOT_FOUND | BAD_BODY | THROTTLED
 )
-async def create_match(setup: MatchSetup, arena: ArenaDep, _: ServerAuth) -> MatchCreatedReply:
-    if arena.settings.event is not None:
+async def create_match(
+    setup: MatchSetup, arena: ArenaDep, rooms: RoomsDep, _: ServerAuth
+) -> MatchCreatedReply:
+    if not rooms.speaks_of(None, scheduled=False):
         raise HTTPException(
             status_code=404,
             detail=f"this server serves the rooms of event {arena.settings.event!r} only",
         )
     try:
-        room = await arena.open_match(setup)
+        room = await rooms.open_match(setup)
     except LookupError as exc:  # no such packet loaded
         raise HTTPException(status_code=404, detail=str(exc)) from exc
     except ValueError as exc:
@@ -101,7 +103,7 @@ async def match_summary(
     match_id: Annotated[int, fastapi.Path(ge=1, le=MAX_MATCH_ID)],
     request: Request,
     arena: ArenaDep,
-    events: EventsDep,
+    rooms: RoomsDep,
     authorization: Annotated[str | None, Header()] = None,
 ) -> MatchSummary:
     """Scores and every buzz from the record (for the moderator's end-of-match screen)."""
@@ -109,8 +111,7 @@ async def match_summary(
     given = authorization.removeprefix("Bearer ").strip() if authorization else None
     if not (
         arena.tokens.check(given, arena.tokens.server())
-        or await arena.is_moderator_of_record(match_id, given)
-        or events.is_room_moderator(match_id, given)
+        or await rooms.is_moderator(match_id, given)
     ):
         wrong_guess(address, arena)
         raise HTTPException(status_code=401, detail="a server or moderator token is needed")
@@ -118,14 +119,8 @@ async def match_summary(
     def read() -> tuple[MatchRow | None, dict[str, int], list[BuzzRecord]]:
         with Session(arena.engine) as session:
             row = session.get(MatchRow, match_id)
-            if row is not None and not arena.settings.event:
-                # a server of matches of their own speaks of matches played as such: not
-                # an event's scheduled ones, nor imported ones
-                scheduled = session.exec(
-                    select(EventGameRow.id).where(EventGameRow.match_id == match_id)
-                ).first()
-                if scheduled is not None or row.source is not None:
-                    row = None
+            if row is not None and not rooms.speaks_of_match(session, row):
+                row = None  # (nothing is said of a match it does not speak of)
         if row is None:
             return None, {}, []
         room = arena.rooms.get(match_id)
@@ -153,8 +148,7 @@ async def match_summary(
         return row, dict(scores), buzzes
 
     row, scores, buzzes = await asyncio.to_thread(read)
-    # a server of an event speaks of its event's matches only
-    if row is None or (arena.settings.event and row.event_id not in arena.served_events):
+    if row is None:
         raise HTTPException(status_code=404, detail=f"no match {match_id}")
     return MatchSummary(
         match_id=match_id,

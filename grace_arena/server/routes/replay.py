@@ -12,8 +12,17 @@ from fastapi.responses import FileResponse
 
 from grace_arena.protocol import MAX_MATCH_ID, ReplayView
 from grace_arena.record.store import RecordError
+from grace_arena.server import replays
 from grace_arena.server.arena import CLIENT_DIR
-from grace_arena.server.deps import CONFLICT, NOT_FOUND, THROTTLED, ArenaDep, guess, wrong_guess
+from grace_arena.server.deps import (
+    CONFLICT,
+    NOT_FOUND,
+    THROTTLED,
+    ArenaDep,
+    RoomsDep,
+    guess,
+    wrong_guess,
+)
 from grace_arena.server.views import ReplayRefused
 
 __all__ = ["router"]
@@ -30,6 +39,7 @@ def replay_page() -> FileResponse:
 async def replay(
     request: Request,
     arena: ArenaDep,
+    rooms: RoomsDep,
     match: Annotated[int, fastapi.Query(ge=1, le=MAX_MATCH_ID)],
     tossup: Annotated[int, fastapi.Query(ge=1, le=1000)],
     code: Annotated[str, fastapi.Query(min_length=1, max_length=32)],
@@ -41,7 +51,7 @@ async def replay(
     it)."""
     address = guess(request, arena)
     try:
-        return await asyncio.to_thread(arena.replay, match, tossup, code)
+        return await asyncio.to_thread(replays.replay, rooms, match, tossup, code)
     except ReplayRefused as exc:
         if exc.wrong_code:
             wrong_guess(address, arena)  # a match and its code are guessed like codes

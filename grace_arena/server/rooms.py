@@ -1,0 +1,994 @@
+"""The rooms this process serves: every match is played in a room. A join code names a room;
+a room plays a schedule of one or more games, one after another: an event's room the games the
+event's schedule gives it, a match of its own a schedule of one game (the record makes an event
+of its own for it, with its teams and players). This layer owns the codes, the schedules, the
+players and their tokens, the moderator check and what a server speaks of (replays, summaries).
+
+It sits above the arena (``arena.py``), which owns the live matches and their leases: it asks
+the arena to create, reopen, serve and retire matches, and follows them through the arena's
+hook (:class:`Rooms` is an ``ArenaListener``); the arena knows nothing of rooms. The arena's
+``rooms`` is the one record of which match is live here: a room keeps only the id of its
+current match.
+
+A server process serves the events it was started for (``serve --event``), or, started for
+none, matches of their own (:meth:`Rooms.speaks_of`): a code of anything else opens nothing
+and changes nothing in the record.
+
+A room is found by its join code, which stays the same from round to round. The room's
+current match is the first of its schedule that has not ended: opened from the record if it
+exists (this process takes its lease), created from the schedule if not. When a match ends,
+the room moves on: its next match is created and every connection of the ended one gets
+``next_match`` and says ``hello`` again, as after a dropped connection. A player is someone
+of the room's event (a token valid in every room and round of it), so a phone comes back as
+the same player of the same team in every round, on every server process of the event (a
+player not in this process's memory is looked up in the record); a player whose team plays
+in another room, or not yet, waits and is sent on when the team's match opens here. A room
+whose server process died (its lease lapsed, or its holder is known dead) is taken over by
+another process serving the event. Standings are computed from the record after every
+ruling, so that every process sharing the record shows the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+from grace_arena.core.commands import Join
+from grace_arena.core.events import Event
+from grace_arena.protocol import (
+    Hello,
+    Joined,
+    MatchSetup,
+    NextMatch,
+    RoomStatus,
+    StandingsView,
+    TeamSetup,
+    TeamView,
+    Waiting,
+)
+from grace_arena.record import lease
+from grace_arena.record.models import EventGameRow, EventPlayerRow, MatchRow
+from grace_arena.record.schedule import (
+    EventPlan,
+    GamePlan,
+    StandingsReader,
+    event_id_of,
+    find_room_by_code,
+    load_plan,
+)
+from grace_arena.record.store import (
+    GameTaken,
+    RecordError,
+    is_transient,
+    register_player,
+)
+from grace_arena.server import views
+from grace_arena.server.arena import Arena, token_in, token_sha256
+from grace_arena.server.connection import CLOSE_REPLACED, Connection
+from grace_arena.server.pipeline import RoomClosed, short_reason
+from grace_arena.server.room import Room
+from grace_arena.server.schedules import (
+    EventSchedule,
+    OneGame,
+    Schedule,
+    ScheduledRoom,
+    moves_on_text,
+    room_name,
+    schedule_of,
+    starts_when,
+    waiting_text_of,
+)
+from grace_arena.server.views import standings_view
+
+log = logging.getLogger(__name__)
+
+#: Events after which the standings change (a tossup started is a tossup heard).
+_STANDINGS_EVENTS = frozenset(
+    {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
+)
+#: Settings of a scheduled match that the event's defaults may give.
+_SETUP_DEFAULTS = frozenset(MatchSetup.model_fields) - {"packet_id", "title", "tossup_ids", "teams"}
+
+
+class EventFull(RecordError):
+    """The event has registered as many players as it takes."""
+
+
+class Refused(Exception):
+    """A ``hello`` or a ``join`` that opens nothing: the error reply it gets, and whether it
+    was a guess (a wrong code or token, charged to the address)."""
+
+    def __init__(
+        self, code: str, message: str, *, url: str | None = None, guess: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.url = url
+        self.guess = guess
+
+
+@dataclass
+class Admission:
+    """What a ``hello`` opens: the live match, the room it is played in, the teams a new
+    player may join, the other server processes to turn to; for a player's token, who the
+    player is."""
+
+    room: Room
+    place: ScheduledRoom
+    teams: list[TeamView]
+    servers: list[str]
+    player: str | None = None
+    team: str | None = None
+
+
+@dataclass
+class PlayerRecord:
+    """A player of an event: the team they play for, whatever the room or round."""
+
+    id: str
+    team: str
+    name: str
+
+
+class Rooms:
+    """The rooms this process serves (an event's, a match of its own's), by join code, and
+    the players waiting for their team's match."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.rooms: dict[str, ScheduledRoom] = {}  # by join code
+        self._by_match: dict[int, ScheduledRoom] = {}  # by the id of a match they played
+        self.plans: dict[int, EventPlan] = {}  # the latest read of each event served here
+        self.players: dict[int, dict[str, PlayerRecord]] = {}  # event id -> player id -> ...
+        #: event id -> the connections waiting for their team's match, and what each was told
+        self.waiting: dict[int, dict[Connection, str]] = {}
+        self._schedules: dict[int, Schedule] = {}  # event id -> how its plan is read
+        self._moderator_tokens: dict[str, str] = {}  # join code -> token issued here
+        self._standings: dict[int, StandingsView] = {}
+        self.standings_version: dict[int, int] = {}  # bumped with every recomputation
+        self._refreshing: dict[int, asyncio.Task] = {}
+        self._again: set[int] = set()
+        self._readers: dict[int, StandingsReader] = {}  # by event id
+        self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
+        self._tasks: set[asyncio.Task] = set()  # moving rooms on
+        #: Every open connection of this process, in a room, waiting, or on its way.
+        self.connections: set[Connection] = set()
+        arena.subscribe(self)
+
+    @property
+    def engine(self):
+        return self.arena.engine
+
+    @property
+    def served(self) -> set[int]:
+        """The ids of the events this process serves."""
+        return self.arena.served_events
+
+    def speaks_of(self, event_id: int | None, *, scheduled: bool) -> bool:
+        """Whether this process speaks of (opens, replays, sums up) a match or room of the
+        event ``event_id``: a server of events, of their rooms' matches only; any other, of
+        matches played as such (not an event's ``scheduled`` ones)."""
+        return (scheduled and event_id in self.served) if self.served else not scheduled
+
+    def speaks_of_match(self, session: Session, row: MatchRow) -> bool:
+        """Whether this process speaks of (replays, sums up) a match of the record: one played
+        here, not imported, that :meth:`speaks_of` says it serves."""
+        game = session.exec(select(EventGameRow.id).where(EventGameRow.match_id == row.id))
+        return row.source is None and self.speaks_of(
+            row.event_id, scheduled=game.first() is not None
+        )
+
+    def live(self, sr: ScheduledRoom) -> Room | None:
+        """The room's current match, if this process serves it now."""
+        return self.arena.rooms.get(sr.match_id) if sr.match_id is not None else None
+
+    def live_in(self, join_code: str) -> Room | None:
+        """The live match of the room with this join code, if this process serves it now."""
+        sr = self.rooms.get(join_code.strip().upper())
+        return self.live(sr) if sr is not None else None
+
+    def room_of(self, room: Room) -> ScheduledRoom | None:
+        """The room a live match is played in."""
+        sr = self._by_match.get(room.rm.id)
+        return sr if sr is not None and sr.match_id == room.rm.id else None
+
+    def event_rooms(self) -> list[ScheduledRoom]:
+        """The rooms of the events served here, in the order they were opened."""
+        return [r for r in self.rooms.values() if r.schedule.scheduled]
+
+    # -- opening rooms -------------------------------------------------------------------------
+
+    async def open_event(self, name: str, rooms: list[str] | None = None) -> list[ScheduledRoom]:
+        """Serve the event: its rooms (those named in ``rooms``, or all) each open their
+        current match now; a room whose match another live process serves is left to it (and
+        logged). Hellos to the event's other rooms are answered too (a room of another process
+        that stopped is taken over)."""
+        plan = await asyncio.to_thread(load_plan, self.engine, name)
+        if not plan.rooms:
+            raise RecordError(
+                f"event {plan.name!r} has no schedule yet: "
+                f"grace-arena event schedule {plan.name} --rooms N --packet ..."
+            )
+        chosen = list(plan.rooms)
+        if rooms:
+            unknown = [r for r in rooms if plan.room(r) is None]
+            if unknown:
+                have = ", ".join(r.name for r in plan.rooms)
+                raise RecordError(f"event {plan.name!r} has no room {unknown} (rooms: {have})")
+            chosen = [r for r in plan.rooms if r.id in rooms or r.name in rooms]
+        self.served.add(plan.id)
+        # the server token of an event's processes is the event's, however it was named
+        self.arena.tokens.scope = f"event:{plan.name}"
+        await self._load(plan)
+        opened = []
+        for plan_room in chosen:
+            sr = self._register(plan, EventSchedule(plan.id, plan_room.id))
+            try:
+                await self.advance(sr, plan)
+            except lease.LeaseHeld as exc:
+                log.warning("room %s of %s not opened here: %s", sr.name, plan.name, exc)
+                continue
+            opened.append(sr)
+        await self.arena.register()
+        return opened
+
+    async def open_match(self, setup: MatchSetup) -> Room:
+        """Create a match of its own and serve it, in a room of its own (its join code)."""
+        room = await self.arena.open_match(setup)
+        schedule, plan = await asyncio.to_thread(self._one_game, room.rm.id, room.join_code)
+        await self.advance(self._register(plan, schedule), plan)
+        return room
+
+    async def restore(self) -> None:
+        """Reopen every unfinished match of its own in the record that no other live server
+        process serves (after a crash or a restart). The matches of an event's rooms are
+        opened by the event's rooms (``serve --event``), not here."""
+
+        def unfinished() -> list[tuple[int, str]]:
+            with Session(self.engine) as session:
+                scheduled = set(
+                    session.exec(
+                        select(EventGameRow.match_id).where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
+                    ).all()
+                )
+                rows = session.exec(
+                    select(MatchRow)
+                    .where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
+                    .order_by(MatchRow.id)  # type: ignore[arg-type]  (PostgreSQL has no order unless asked)
+                ).all()
+            return [(r.id, r.join_code) for r in rows if r.id not in scheduled]  # type: ignore[misc]
+
+        for match_id, code in await asyncio.to_thread(unfinished):
+            if match_id in self.arena.rooms:
+                continue
+            schedule, plan = await asyncio.to_thread(self._one_game, match_id, code)
+            try:
+                await self.advance(self._register(plan, schedule), plan)
+            except lease.LeaseHeld as exc:
+                log.warning("not reopened here: %s", exc)
+
+    def _one_game(self, match_id: int, code: str) -> tuple[OneGame, EventPlan]:
+        """The schedule of the match of its own ``match_id`` and its plan (a worker thread's
+        work)."""
+        row = self.arena.store.match_row(match_id)
+        assert row is not None and row.event_id is not None
+        schedule = OneGame(row.event_id, match_id, code)
+        return schedule, schedule.read(self.engine, frozenset(self.arena.rooms))
+
+    def _schedule_of_code(self, code: str) -> Schedule | None:
+        """What the record says a join code opens (a worker thread's work): an event's room,
+        or an unfinished match of its own (not a match of an event's schedule: its room's code
+        opens it)."""
+        found = find_room_by_code(self.engine, code)
+        if found is not None:
+            return EventSchedule(*found)
+        row = self.arena.store.find_by_join_code(code)
+        if row is None or row.id is None or row.ended_at is not None:
+            return None
+        with Session(self.engine) as session:
+            game = session.exec(select(EventGameRow.id).where(EventGameRow.match_id == row.id))
+            if game.first() is not None:
+                return None
+        return OneGame(row.event_id, row.id, code)
+
+    async def _load(self, plan: EventPlan) -> None:
+        """The event's packets, from the record when this process was given no file."""
+        from grace_arena.record.packets import packet_from_record
+
+        missing = sorted({r.packet_id for r in plan.rounds} - set(self.arena.packets))
+
+        def read() -> dict:
+            return {packet_id: packet_from_record(self.engine, packet_id) for packet_id in missing}
+
+        if missing:
+            for packet_id, packet in (await asyncio.to_thread(read)).items():
+                self.arena.packets.setdefault(packet_id, packet)
+
+    def _remember(self, plan: EventPlan) -> None:
+        self.plans[plan.id] = plan
+        known = self.players.setdefault(plan.id, {})
+        for p in plan.players:
+            known.setdefault(p.id, PlayerRecord(p.id, p.team, p.name))
+
+    async def _read(self, event_id: int) -> EventPlan:
+        """The event's plan as the record holds it now."""
+        schedule = self._schedules[event_id]
+        return await asyncio.to_thread(schedule.read, self.engine, frozenset(self.arena.rooms))
+
+    def _register(self, plan: EventPlan, schedule: Schedule) -> ScheduledRoom:
+        self._remember(plan)
+        self._schedules.setdefault(plan.id, schedule)
+        room = plan.room(schedule.room_id)
+        assert room is not None
+        sr = self.rooms.get(room.join_code)
+        if sr is None:
+            sr = ScheduledRoom(
+                schedule=schedule,
+                event_id=plan.id,
+                event_name=plan.name,
+                event_title=plan.title,
+                rounds=len(plan.rounds),
+                room_id=room.id,
+                name=room.name,
+                join_code=room.join_code,
+            )
+            self.rooms[room.join_code] = sr
+        return sr
+
+    async def room_for(
+        self, code: str | None, match_id: int | None = None, role: str = "player"
+    ) -> Room | None:
+        """The live match a ``hello`` asks for: the current match of the room its join code
+        names, or a moderator's match by id (its room's). Raises ``LeaseHeld`` when another
+        live process serves it."""
+        if role == "moderator" and match_id is not None:
+            room = self.arena.rooms.get(match_id)
+            if room is not None:
+                return room
+            row = await asyncio.to_thread(self.arena.store.match_row, match_id)
+            code = row.join_code if row is not None else None
+        return await self.room_by_code(code) if code else None
+
+    async def room_by_code(self, code: str) -> Room | None:
+        """The live match of the room with this join code (opened here if this process was
+        not serving it: a room of another process that stopped). None: no room this process
+        speaks of, or every match of the room has ended. Raises ``LeaseHeld`` when another
+        live process serves the room's match."""
+        code = code.strip().upper()
+        sr = self.rooms.get(code)
+        if sr is None:
+            schedule = await asyncio.to_thread(self._schedule_of_code, code)
+            if schedule is None or not self.speaks_of(
+                schedule.event_id, scheduled=schedule.scheduled
+            ):
+                return None  # not this process's to open
+            plan = await asyncio.to_thread(schedule.read, self.engine, frozenset(self.arena.rooms))
+            await self._load(plan)
+            sr = self._register(plan, schedule)
+        room = self.live(sr)
+        if room is not None:
+            return room
+        return await self.advance(sr)
+
+    async def advance(self, sr: ScheduledRoom, plan: EventPlan | None = None) -> Room | None:
+        """Open the room's current match: the one under way, or the next of its schedule
+        (created now). None when every match of the room has ended, or its next one waits."""
+        async with sr.lock:
+            if plan is None:
+                plan = await asyncio.to_thread(
+                    sr.schedule.read, self.engine, frozenset(self.arena.rooms)
+                )
+            self._remember(plan)
+            game = plan.current_game(sr.room_id)
+            if game is None:
+                sr.done, sr.game = True, None
+                return None
+            live = self.live(sr)
+            if live is not None and live.rm.id == game.match_id:
+                return live
+            if game.match_id is None and (blockers := plan.blockers(game)):
+                sr.game, sr.done = game, False
+                sr.waiting = waiting_text_of(plan, sr, game, blockers)
+                return None
+            # (read before the match is opened: from its opening to its serving nothing
+            # waits, so a process that begins to stop meanwhile holds no lease it won't serve)
+            hashes = await asyncio.to_thread(sr.schedule.moderator_hashes, self.engine)
+            room = await self._open_game(sr, plan, game)
+            room.event = sr.schedule.view(plan, sr, game)
+            room.event_id = plan.id
+            sr.match_id, sr.game, sr.done, sr.waiting = room.rm.id, game, False, None
+            self._by_match[room.rm.id] = sr
+            if room.rm.id not in self.arena.rooms:
+                self.arena.serve(room, extra_hashes=frozenset(hashes))
+        self._send_on_waiting(sr.event_id)
+        self._standings_change(sr)
+        return room
+
+    async def _open_game(self, sr: ScheduledRoom, plan: EventPlan, game: GamePlan) -> Room:
+        if game.match_id is not None:
+            match_id = game.match_id
+            return await self.arena.open_once(
+                match_id, lambda: self.arena.reopen(match_id, sr.join_code)
+            )
+        setup = self.game_setup(plan, game)
+        try:
+            return await self.arena.create(
+                setup, event=plan.name, game_id=game.id, join_code=sr.join_code
+            )
+        except GameTaken:  # another process created it first: open theirs
+            fresh = await self._read(sr.event_id)
+            match_id = next(g.match_id for g in fresh.games if g.id == game.id)
+            assert match_id is not None
+            return await self.arena.open_once(
+                match_id, lambda: self.arena.reopen(match_id, sr.join_code)
+            )
+
+    def game_setup(self, plan: EventPlan, game: GamePlan) -> MatchSetup:
+        """The match a scheduled game is: its teams, its round's packet, the event's rules."""
+        rnd = plan.round_(game.round)
+        if rnd is None:
+            raise RecordError(f"event {plan.name!r} has no round {game.round}")
+        teams = []
+        for team_id in game.teams:
+            t = plan.team(team_id)
+            if t is None:
+                raise RecordError(f"event {plan.name!r} has no team {team_id!r}")
+            teams.append(
+                TeamSetup(
+                    id=t.id,
+                    name=t.name,
+                    kind="model" if t.kind == "model" else "human",
+                    model=t.model,
+                    threshold=t.threshold,
+                    confidence="verbal" if t.confidence == "verbal" else "logit",
+                )
+            )
+        room = plan.room(game.room_id or "")
+        names = " vs ".join(t.name for t in teams)
+        defaults = {k: v for k, v in plan.defaults.items() if k in _SETUP_DEFAULTS}
+        return MatchSetup(
+            packet_id=rnd.packet_id,
+            title=f"{plan.title}, round {game.round}, {room_name(room)}: {names}",
+            tossup_ids=list(rnd.tossup_ids) if rnd.tossup_ids is not None else None,
+            teams=teams,
+            **defaults,
+        )
+
+    # -- following the matches (the arena's hook) -------------------------------------------------
+
+    def on_events(self, room: Room, events: list[Event]) -> None:
+        sr = self.room_of(room)
+        if sr is None:  # (a match opened by the arena alone)
+            return
+        types = {ev.type for ev in events}
+        if types & _STANDINGS_EVENTS:
+            self._standings_change(sr)
+        if "match_ended" in types:
+            self._spawn(self._move_on(sr, room))
+            self._spawn(self.recheck_waiting(sr.event_id, but=sr))
+
+    def on_retired(self, room: Room) -> None:
+        """A match stopped being served here (it ended, another process took it over, the
+        server stops): its room no longer has it live here."""
+        moved = room.closed_by is not None and room.closed_by.code == "elsewhere"
+        for sr in self.rooms.values():
+            if sr.match_id == room.rm.id and moved:
+                sr.match_id = None
+
+    async def on_tick(self) -> None:
+        """After each renewal of the leases: rooms waiting for other rooms' matches move on
+        when those ended (here or in another process), and rooms of the events served here
+        whose server process died are taken over."""
+        await self.recheck_waiting()
+        await self.adopt_orphans()
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _move_on(self, sr: ScheduledRoom, ended: Room) -> None:
+        """The room's match ended: open its next one and send everyone there."""
+        try:
+            new = await self.advance(sr)
+        except RoomClosed:  # this process is stopping: the next process opens it
+            return
+        except Exception:
+            log.exception("room %s of %s: its next match did not open", sr.name, sr.event_name)
+            return
+        if new is ended:  # its schedule goes on with the match that ended: nowhere to go
+            return
+        if new is None:
+            if sr.waiting is None:
+                log.info("room %s of %s has played all its matches", sr.name, sr.event_name)
+            else:
+                self._wait_in(sr, ended)
+            self._send_on_waiting(sr.event_id)  # the players waiting elsewhere: why, now
+            return
+        plan_of = self.plans.get(sr.event_id)
+        moved = list(ended.connections)
+        ended.connections.clear()
+        ended.controller = None
+        for conn in moved:
+            conn.room = None
+            send_on(conn, sr, moves_on_text(plan_of, sr))
+        await self.arena.retire(ended, RoomClosed("this match has ended", code="illegal"))
+
+    def _wait_in(self, sr: ScheduledRoom, ended: Room) -> None:
+        """The room's next match cannot start yet: its ended match stays on the moderator's
+        and displays' screens, saying what it waits for; each player is sent to the team's
+        match if it is open in another room, or waits for it."""
+        if ended.event is not None:
+            ended.event = ended.event.model_copy(update={"waiting": sr.waiting})
+            ended.broadcast_state()
+        plan = self.plans.get(sr.event_id)
+        for conn in list(ended.connections):
+            if conn.role != "player" or not conn.team or plan is None:
+                continue
+            seat, where = self._seat_in(plan, conn.team)
+            if seat is not None:
+                send_on(conn, seat, where)
+                continue
+            ended.connections.discard(conn)
+            conn.room, conn.waiting_event = None, sr.event_id
+            self.wait(sr.event_id, conn, where)
+
+    async def recheck_waiting(
+        self, event_id: int | None = None, but: ScheduledRoom | None = None
+    ) -> None:
+        """Move on the rooms (of the event, or of every event) whose next match waited for
+        teams of an earlier round: a match that held them may have ended, here or in another
+        process sharing the record."""
+        for sr in list(self.rooms.values()):
+            other = event_id is not None and sr.event_id != event_id
+            if sr is but or sr.waiting is None or other:
+                continue
+            try:
+                live = self.live(sr)
+                if live is not None:
+                    await self._move_on(sr, live)
+                else:
+                    await self.advance(sr)
+            except Exception:
+                log.exception("room %s of %s: its next match did not open", sr.name, sr.event_name)
+
+    async def adopt_orphans(self) -> None:
+        """Take over the rooms of the events served here whose current match's server process
+        died (its lease lapsed, or it is known dead): their phones, sent here, find them
+        served, at the word where they stopped."""
+        candidates: dict[int, ScheduledRoom] = {}
+        for event_id in list(self.served):
+            plan = self.plans.get(event_id)
+            if plan is None:
+                continue
+            foreign = [r for r in plan.rooms if self.live_in(r.join_code) is None]
+            if not foreign:
+                continue  # every room of it is served here
+            plan = await self._read(event_id)  # as it is now
+            self._remember(plan)
+            for plan_room in plan.rooms:
+                game = plan.current_game(plan_room.id)
+                if game is None or game.match_id is None or game.match_id in self.arena.rooms:
+                    continue
+                schedule = EventSchedule(plan.id, plan_room.id)
+                candidates[game.match_id] = self._register(plan, schedule)
+        if not candidates:
+            return
+        orphans = await asyncio.to_thread(
+            lease.orphaned, self.engine, candidates, ttl=self.arena.settings.lease_ttl
+        )
+        for match_id in sorted(orphans):
+            sr = candidates[match_id]
+            try:
+                if await self.advance(sr) is not None:
+                    log.warning("room %s of %s: taken over here", sr.name, sr.event_name)
+            except lease.LeaseHeld:
+                pass  # another process was quicker
+            except Exception:
+                log.exception("room %s of %s could not be taken over", sr.name, sr.event_name)
+
+    def waiting_text(self, code: str) -> str | None:
+        """Why the room with this join code has no match open now, if it waits."""
+        sr = self.rooms.get(code.strip().upper())
+        return sr.waiting if sr is not None else None
+
+    # -- a phone's way to its seat ------------------------------------------------------------
+
+    async def admit(self, hello: Hello) -> Admission:
+        """What ``hello`` opens (:class:`Admission`): the current match of the room its join
+        code names (or a moderator's match by id), its moderator token right, or the player
+        its player token names. Raises :class:`Refused` when it opens nothing."""
+        try:
+            room = await self.room_for(hello.join_code, hello.match_id, hello.role)
+        except lease.LeaseHeld as exc:
+            raise Refused("elsewhere", str(exc), url=exc.holder.url) from exc
+        except RoomClosed as exc:  # this process is stopping
+            raise Refused(exc.code, str(exc), url=exc.url) from exc
+        if room is None:
+            waiting = self.waiting_text(hello.join_code or "")
+            message = waiting or "no live match with that join code or id"
+            raise Refused("not_found", message, guess=waiting is None)
+        sr = self.room_of(room)
+        if sr is None:  # its room moved on to its next match a moment ago
+            gone = RoomClosed("this match is no longer served here")
+            raise Refused(gone.code, str(gone), url=gone.url)
+        admission = Admission(room, sr, self._joinable(room, sr), self.arena.servers())
+        if hello.role == "moderator":
+            if not await self.is_moderator(room.rm.id, hello.token):
+                raise Refused("unauthorized", "wrong moderator token", guess=True)
+        elif hello.role == "player" and hello.token:
+            player_id = self.arena.tokens.player_id(self.token_scope(sr), hello.token)
+            record = await self.player(sr.event_id, player_id or "")
+            if record is None:
+                raise Refused("unauthorized", "unknown player token; join again", guess=True)
+            admission.player, admission.team = record.id, record.team
+        return admission
+
+    def _joinable(self, room: Room, sr: ScheduledRoom) -> list[TeamView]:
+        """The teams a new player may join: every human team of the room's event, as the
+        match names them if it plays here (a player who comes to the wrong room of an event
+        is sent on)."""
+        here = {t.id: t for t in views.team_views(room.match, "player") if t.kind == "human"}
+        return [
+            here.get(tid) or TeamView(id=tid, name=name, kind="human")
+            for tid, name in self.human_teams(sr.event_id)
+        ]
+
+    async def join(
+        self, conn: Connection, room: Room, sr: ScheduledRoom, team: str, name: str
+    ) -> bool:
+        """A new player of ``conn`` picks ``team`` and a ``name`` in ``sr``, whose match now is
+        ``room``: the event's player of that name (so that Alice of Red is the same player from
+        any phone, on any server process of the event), or a new one, registered now; then
+        their seat (:meth:`seat`). One name, one player of a team: a phone that joins with the
+        name of a player who is not playing now (a phone that died, its token lost) is that
+        player; the name of one who is playing is refused. Raises :class:`Refused`."""
+        if team not in {tid for tid, _ in self.human_teams(sr.event_id)}:
+            raise Refused("not_found", f"no team {team!r} to join")
+        try:
+            record = await self.register_player(sr.event_id, team, name)
+        except EventFull as exc:
+            raise Refused("not_allowed", str(exc)) from exc
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            why = short_reason(exc)
+            raise Refused("server_error", f"the record is unavailable ({why}): join again") from exc
+        if self._playing(team, record.id, conn):
+            raise Refused("in_use", _in_use(record.name))
+        conn.player, conn.team = record.id, team
+        token = self.arena.tokens.player(self.token_scope(sr), record.id)
+        return await self.seat(conn, room, sr, token)
+
+    async def seat(self, conn: Connection, room: Room, sr: ScheduledRoom, token: str) -> bool:
+        """A known player (``conn.player`` of ``conn.team``) takes their seat, and is told so
+        (``joined``): in ``room``, the match of ``sr`` their hello opened (joined to it if they
+        were not yet: a player of an event in a new round), or, when the team does not play
+        there now, in the wait for its next match (False: waiting). A refused join raises
+        ``IllegalCommand``, a room that closed ``RoomClosed``."""
+        assert conn.player is not None and conn.team is not None
+        name = room.match.state.players.get(conn.team, {}).get(conn.player)
+        if name is None:
+            record = await self.player(sr.event_id, conn.player)
+            name = record.name if record else conn.player
+        joined = Joined(player=conn.player, team=conn.team, name=name or "", token=token)
+        seat, where = await self.seat_of(sr.event_id, conn.team)
+        if seat is not sr:
+            conn.send_model(joined)
+            conn.waiting_event = sr.event_id
+            if seat is not None:  # the team's match is open in another room: go there
+                send_on(conn, seat, where)
+            else:
+                self.wait(sr.event_id, conn, where)
+            return False
+        if conn.player not in room.match.state.players.get(conn.team, {}):
+            limit = self.arena.settings.max_players_per_match
+            await room.command(
+                Join(team=conn.team, player=conn.player, name=name or "player", limit=limit)
+            )
+        conn.send_model(joined)  # once the match has the player
+        return True
+
+    def _playing(self, team: str, player: str, conn: Connection) -> bool:
+        """Whether another connection of this process plays as ``player`` of ``team`` now (in
+        a room, waiting for the team's next match, or on its way to it). A join takes its
+        player (``conn.player``) with no wait after this check, so two joins of one name at
+        once cannot both pass it. A connection that has not answered the server's pings for a
+        while (a phone whose Wi-Fi dropped: its socket is not known to be closed yet) plays
+        no more: it is closed, and the name is the new phone's."""
+        silent_for = 3 * self.arena.settings.ping_interval
+        now = time.monotonic()
+        playing = False
+        for other in list(self.connections):
+            if other is conn or other.closed or other.player != player or other.team != team:
+                continue
+            if now - other.heard_at > silent_for:
+                other.close(CLOSE_REPLACED, "this player joined on another device")
+                continue
+            playing = True
+        return playing
+
+    # -- players ---------------------------------------------------------------------------------
+
+    def token_scope(self, sr: ScheduledRoom) -> str:
+        """Players' tokens are valid in every room and round of the event."""
+        return f"event:{sr.event_id}"
+
+    def human_teams(self, event_id: int) -> list[tuple[str, str]]:
+        """``(id, name)`` of the event's human teams, in order of registration."""
+        plan = self.plans.get(event_id)
+        return [(t.id, t.name) for t in plan.teams if t.kind == "human"] if plan else []
+
+    async def player(self, event_id: int, player_id: str) -> PlayerRecord | None:
+        """The event's player with this id: from this process's memory, or from the record (a
+        player who joined on another server process of the event)."""
+        known = self.players.setdefault(event_id, {})
+        record = known.get(player_id)
+        if record is not None or not player_id:
+            return record
+
+        def read() -> EventPlayerRow | None:
+            with Session(self.engine) as session:
+                return session.get(EventPlayerRow, (event_id, player_id))
+
+        row = await asyncio.to_thread(read)
+        if row is None or row.kind != "human":
+            return None
+        return known.setdefault(player_id, PlayerRecord(row.player_id, row.team_id, row.name))
+
+    def player_limit(self, event_id: int) -> int:
+        settings = self.arena.settings
+        if settings.max_players_per_event is not None:
+            return settings.max_players_per_event
+        plan = self.plans.get(event_id)
+        return settings.max_players_per_match * max(1, len(plan.rooms) if plan else 1)
+
+    async def register_player(self, event_id: int, team: str, name: str) -> PlayerRecord:
+        """The event's player ``name`` of ``team``: the one registered under that name (so
+        that Alice of Red is the same player from any phone and on any server process of the
+        event), or a new one, registered now. Raises :class:`EventFull` when the event has as
+        many players as it takes."""
+        lock = self._registering.setdefault(event_id, asyncio.Lock())
+        limit = self.player_limit(event_id)
+        full = f"this {self._schedules[event_id].noun} is full ({limit} players)"
+        async with lock:  # one at a time in this process; the record's unique name across
+            fresh = f"p-{secrets.token_hex(4)}"
+
+            def store() -> tuple[str, str]:
+                from sqlalchemy import func
+
+                with Session(self.engine) as session:
+                    count = session.exec(
+                        select(func.count())
+                        .select_from(EventPlayerRow)
+                        .where(EventPlayerRow.event_id == event_id, EventPlayerRow.kind == "human")
+                    ).one()
+                    from grace_arena.record.store import find_player
+
+                    existing = find_player(session, event_id, team, name)
+                    if existing is not None:
+                        row = session.get(EventPlayerRow, (event_id, existing))
+                        return existing, row.name if row is not None else name
+                    if count >= limit:
+                        raise EventFull(full)
+                    player_id = register_player(
+                        session, event_id, player_id=fresh, team_id=team, name=name, kind="human"
+                    )
+                    session.commit()
+                    row = session.get(EventPlayerRow, (event_id, player_id))
+                    return player_id, row.name if row is not None else name
+
+            try:
+                player_id, registered = await asyncio.to_thread(store)
+            except IntegrityError:
+                # SQLite: another process registered the name between this transaction's
+                # read and its write (PostgreSQL reads it back within the transaction): the
+                # second try finds it
+                player_id, registered = await asyncio.to_thread(store)
+        known = self.players.setdefault(event_id, {})
+        return known.setdefault(player_id, PlayerRecord(player_id, team, registered))
+
+    def wait(self, event_id: int, conn: Connection, message: str) -> None:
+        """The player waits for the team's next match: told why, and told again whenever the
+        reason changes (:meth:`_send_on_waiting`)."""
+        self.waiting.setdefault(event_id, {})[conn] = message
+        conn.send_model(Waiting(team=conn.team or "", message=message))
+
+    def unwait(self, conn: Connection) -> None:
+        for conns in self.waiting.values():
+            conns.pop(conn, None)
+
+    async def seat_of(self, event_id: int, team: str) -> tuple[ScheduledRoom | None, str]:
+        """Where the team plays now: the room served here whose current match is the team's
+        next one (its earliest scheduled match not over), or None and where it plays later,
+        in words (another room whose match is not over yet, a room of another server process,
+        or nothing: the team has played all its matches)."""
+        plan = await self._read(event_id)
+        self._remember(plan)
+        return self._seat_in(plan, team)
+
+    def _seat_in(self, plan: EventPlan, team: str) -> tuple[ScheduledRoom | None, str]:
+        game = plan.next_game_of(team)
+        entry = plan.team(team)
+        name = entry.name if entry else team
+        if game is None:
+            return None, f"{name} has played all its matches: thank you!"
+        room = plan.room(game.room_id or "")
+        sr = self.rooms.get(room.join_code) if room else None
+        names = {t.id: t.name for t in plan.teams}
+        others = " and ".join(names.get(t, t) for t in game.teams if t != team)
+        where = f"{name} plays round {game.round} in {room_name(room)}"
+        where += f" against {others}" if others else ""
+        here = sr is not None and sr.game is not None and sr.game.id == game.id
+        if here and self.live(sr) is not None and sr.waiting is None:  # type: ignore[arg-type]
+            return sr, where
+        # what it waits for, as the room's moderator and display say it (starts_when)
+        current = plan.current_game(room.id) if room else None
+        before = []
+        if current is not None and current.id != game.id:
+            before.append(f"after {' vs '.join(names.get(t, t) for t in current.teams)} there")
+        # (the room's match before it is said once)
+        blockers = [g for g in plan.blockers(game) if current is None or g.id != current.id]
+        if game.match_id is None and blockers:
+            before.append(f"once {starts_when(plan, blockers, game)}")
+        return None, where + "".join(f", {b}" for b in before) + "."
+
+    def _send_on_waiting(self, event_id: int) -> None:
+        """Send each waiting player whose team's match is now open here to its room; tell the
+        others again why they wait when the reason changed (a match ended or opened)."""
+        plan = self.plans.get(event_id)
+        if plan is None:
+            return
+        waiting = self.waiting.get(event_id, {})
+        for conn, told in list(waiting.items()):
+            if conn.closed:
+                waiting.pop(conn, None)
+                continue
+            sr, where = self._seat_in(plan, conn.team or "")
+            if sr is not None:
+                waiting.pop(conn, None)
+                send_on(conn, sr, f"your team's match is open in {room_name(sr)}")
+            elif where != told:
+                self.wait(event_id, conn, where)
+
+    # -- moderators -------------------------------------------------------------------------------
+
+    async def moderator_token(self, sr: ScheduledRoom) -> str:
+        """The room's moderator token as issued by this process (a new one, stored hashed in
+        the record, when it has issued none; every one issued stays valid)."""
+        token = self._moderator_tokens.get(sr.join_code)
+        if token is None:
+            token = secrets.token_urlsafe(24)
+            hashes = await asyncio.to_thread(
+                sr.schedule.add_moderator_token, self.engine, token_sha256(token)
+            )
+            token = self._moderator_tokens.setdefault(sr.join_code, token)
+            live = self.live(sr)
+            if live is not None:
+                live.moderator_hashes = live.moderator_hashes | frozenset(hashes)
+        return token
+
+    async def is_moderator(self, match_id: int, given: str | None) -> bool:
+        """Whether ``given`` is a moderator token of match ``match_id``: one of the match (as
+        it is served here, or as the record holds it), or of the room that played it (the
+        room has moved on to its next match by the time its moderator's screen asks for the
+        summary of the one that ended)."""
+        if not given:
+            return False
+        hashes = set(await self.arena.moderator_hashes(match_id))
+        for sr in self.rooms.values():
+            plan, live = self.plans.get(sr.event_id), self.live(sr)
+            if live is None or plan is None:
+                continue
+            if any(g.match_id == match_id and g.room_id == sr.room_id for g in plan.games):
+                hashes |= live.moderator_hashes
+        return token_in(given, hashes)
+
+    # -- standings -------------------------------------------------------------------------------
+
+    def _standings_change(self, sr: ScheduledRoom) -> None:
+        """A match of the room opened or changed: its event's standings, if it has any."""
+        if sr.schedule.standings:
+            self.refresh_standings(sr.event_id)
+
+    def refresh_standings(self, event_id: int) -> None:
+        """Recompute the event's standings from the record, soon (one at a time: a burst of
+        rulings costs one computation after the one under way)."""
+        task = self._refreshing.get(event_id)
+        if task is not None and not task.done():
+            self._again.add(event_id)
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop: computed when asked
+            loop = asyncio.get_running_loop()
+            self._refreshing[event_id] = loop.create_task(self._refresh(event_id))
+
+    async def _refresh(self, event_id: int) -> None:
+        while True:
+            self._again.discard(event_id)
+            try:
+                view = await asyncio.to_thread(self.compute_standings, event_id)
+            except Exception:
+                log.exception("standings of event %d could not be computed", event_id)
+                return
+            self._standings[event_id] = view
+            self.standings_version[event_id] = self.standings_version.get(event_id, 0) + 1
+            if event_id not in self._again:
+                return
+
+    def served_event(self, name: str) -> int | None:
+        """The id of the event served here with this name (never by its number: a public URL
+        must not enumerate the record's events)."""
+        for event_id in self.served:
+            plan = self.plans.get(event_id)
+            if plan is not None and plan.name == name:
+                return event_id
+        return None
+
+    def compute_standings(self, key: int | str) -> StandingsView:
+        """The standings of the event named (or numbered) ``key``; raises ``RecordError``
+        for no such event. One reader per event, whatever name it was asked by."""
+        event_id = key if isinstance(key, int) else event_id_of(self.engine, key)
+        reader = self._readers.get(event_id)
+        if reader is None:
+            reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
+        plan, rows = reader.read()
+        return standings_view(
+            plan.name,
+            plan.title,
+            len(plan.rounds),
+            rows,
+            self.room_status(plan),
+            schedule_of(plan),
+        )
+
+    def room_status(self, plan: EventPlan) -> list[RoomStatus]:
+        """Each room of the event: what it plays now (live scores for the rooms served here)."""
+        out = []
+        names = {t.id: t.name for t in plan.teams}
+        for r in plan.rooms:
+            game = plan.current_game(r.id)
+            sr = self.rooms.get(r.join_code)
+            live = self.live(sr) if sr is not None and game is not None else None
+            if live is not None and live.rm.id != game.match_id:  # type: ignore[union-attr]
+                live = None
+            out.append(
+                RoomStatus(
+                    room=r.name,
+                    join_code=r.join_code,
+                    round=game.round if game else None,
+                    match_id=game.match_id if game else None,
+                    teams=[names.get(t, t) for t in game.teams] if game else [],
+                    scores={names.get(t, t): p for t, p in live.match.scores.items()}
+                    if live is not None
+                    else {},
+                    phase=live.match.phase.value if live is not None else None,
+                    tossups_played=len(live.match.game.played) if live is not None else None,
+                )
+            )
+        return out
+
+    def standings(self, event_id: int) -> StandingsView | None:
+        return self._standings.get(event_id)
+
+    async def close(self) -> None:
+        for task in [*self._refreshing.values(), *self._tasks]:
+            task.cancel()
+
+
+def send_on(conn: Connection, sr: ScheduledRoom, message: str) -> None:
+    """Tell a connection to say hello again, to ``sr``'s code: its room moved on, or its
+    team's match is open there."""
+    conn.moved = True
+    conn.send_model(NextMatch(join_code=sr.join_code, room=sr.name, message=message))
+
+
+def _in_use(name: str) -> str:
+    return f"{name} is playing on another device: choose another name, or go on there"
