@@ -260,3 +260,18 @@ def test_serve_names_its_proxies_with_a_flag(tmp_path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2
     assert "an IP address or network" in " ".join(result.output.replace("│", " ").split())
+
+
+def test_a_websocket_outlives_the_http_clocks(db_url) -> None:
+    """Once upgraded, a phone's socket is the websocket protocol's: neither the head's nor the
+    body's clock closes it (h11 still sees the upgrade request's body as unfinished)."""
+    limits = HttpLimits(head_timeout=0.3, body_timeout=0.3)
+    with LiveServer(_settings(db_url), http_limits=limits) as live:
+        display = Client(live.ws_url)
+        with clients(display):
+            display.send(type="hello", role="display", join_code=live.room().join_code)
+            display.wait("welcome")
+            time.sleep(1.0)  # past both clocks
+            display.send(type="ping")  # anything: the connection answers
+            assert display.wait(lambda m: m["type"] in ("error", "pong", "state"))
+            assert _guard(live).timed_out == 0

@@ -122,6 +122,8 @@ def guarded_protocol(limits: HttpLimits) -> type:
         _address: str | None = None
         _deadline: Any = None
         _waiting_for: str | None = None  # "head" or "body"
+        #: Handed to the websocket protocol: no HTTP clock of ours runs on it any more.
+        _upgraded: bool = False
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -158,6 +160,7 @@ def guarded_protocol(limits: HttpLimits) -> type:
                 self._stop_waiting()
 
         def handle_websocket_upgrade(self, event: Any) -> None:
+            self._upgraded = True
             self._stop_waiting()
             self._uncount()
             super().handle_websocket_upgrade(event)
@@ -169,7 +172,7 @@ def guarded_protocol(limits: HttpLimits) -> type:
 
         def _follow(self) -> None:
             """Wait for what the request still lacks, from when it began to lack it."""
-            if self.transport.is_closing():
+            if self._upgraded or self.transport.is_closing():
                 self._stop_waiting()
                 return
             state = self.conn.their_state
