@@ -830,9 +830,9 @@ def test_pongs_held_back_buy_a_press_no_more_than_the_cap(db_url):
         assert refused.timing.min_rtt >= 0.85 and refused.timing.clock_spread < 0.05
         # ...but the room's bound held (this test's honest phone answers when it is read)
         bound = min(DEFAULT_MAX_CREDIT, refused.timing.room_rtt + ROOM_SLACK)
-        assert refused.timing.credit == pytest.approx(bound)
+        assert refused.timing.credit <= bound + 1e-9
         row = next(b for b in server.arena.store.buzzes(room.rm.id) if b.outcome == "lost_race")
-        assert row.credit == pytest.approx(bound)  # in the buzz table too
+        assert row.credit == pytest.approx(refused.timing.credit)  # in the buzz table too
 
 
 def _raw_player(server, join_code: str) -> socket.socket:
