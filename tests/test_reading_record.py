@@ -68,7 +68,7 @@ def test_a_pause_refused_while_a_player_holds_the_floor_changes_nothing():
     try:
         match.handle(Pause(), now=101.5)
     except IllegalCommand as refused:
-        assert "buzzed" in str(refused)
+        assert "buzzed first" in str(refused)
     else:
         raise AssertionError("a pause while the floor is held is the ruling's to come first")
     assert match.state == before

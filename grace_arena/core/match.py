@@ -501,6 +501,11 @@ class Match:
         """The events ``command`` produces at time ``now``; the match itself is unchanged."""
         start = self.state.game.phase
         allowed = TRANSITIONS.get((start, command.kind))
+        if allowed is None and command.kind == "pause" and start in HAS_FLOOR:
+            # (the usual race: the moderator pressed pause as a player buzzed)
+            raise IllegalCommand(
+                "not paused: a player buzzed first and has the floor; rule the buzz, then pause"
+            )
         if allowed is None:
             raise IllegalCommand(
                 f"cannot {command.kind.replace('_', ' ')} while the match is {start.value}; "
