@@ -10,7 +10,8 @@
   const { appendMarkup, plainText } = window.GraceArena;
   const OUTCOMES = {
     correct_answer: "answered correctly", all_locked_out: "every team locked out",
-    no_rebuzz: "dead: no rebuzz after a wrong answer", time_up: "dead: nobody buzzed in time",
+    no_rebuzz: "dead: no rebuzz after a wrong answer",
+    time_up: "dead: time ran out with no right answer",
   };
 
   function fail(text) {

@@ -421,8 +421,10 @@ def test_refused_buzz_when_no_tossup_is_live_and_running_out_of_tossups():
         match.decide(StartTossup(), now=T)
     (ended,) = match.handle(EndMatch(), now=T)
     assert ended.scores == {"red": 0, "blue": 0}
-    with pytest.raises(IllegalCommand, match="allowed now: nothing"):
+    with pytest.raises(IllegalCommand, match="this match has ended: it is over"):
         match.decide(StartTossup(), now=T)
+    with pytest.raises(IllegalCommand, match="this match has ended: it takes no more players"):
+        match.decide(Join(team="red", player="late", name="Late"), now=T)
 
 
 def _press(match: Match, team: str, player: str, at: float):

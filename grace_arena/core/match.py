@@ -501,6 +501,9 @@ class Match:
         """The events ``command`` produces at time ``now``; the match itself is unchanged."""
         start = self.state.game.phase
         allowed = TRANSITIONS.get((start, command.kind))
+        if allowed is None and start is Phase.ENDED:
+            what = "takes no more players" if command.kind == "join" else "is over"
+            raise IllegalCommand(f"this match has ended: it {what}")
         if allowed is None and command.kind == "pause" and start in HAS_FLOOR:
             # (the usual race: the moderator pressed pause as a player buzzed)
             raise IllegalCommand(
