@@ -4,6 +4,7 @@ only renders it; none of them does I/O."""
 from __future__ import annotations
 
 import io
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -439,7 +440,9 @@ class BuzzBanner(StateView):
         head.append(f" · {total} so far")
         left = seconds_left(state, self.received)
         if left is not None:
-            head.append(f" · {max(left, 0):.0f} s left", style="bold red" if left < 4 else "")
+            head.append(
+                f" · {math.ceil(max(left, 0))} s left", style="bold red" if left < 4 else ""
+            )
         lines = [head]
         if part.number == 1 and bonus.leadin:
             lines.append(Text(bonus.leadin, style="italic"))
@@ -503,7 +506,9 @@ class BuzzBanner(StateView):
                 head.append(f" (“{tossup.words[floor.word_index]}”)", style="dim")
         left = seconds_left(state, self.received)
         if left is not None:
-            head.append(f" · {max(left, 0):.0f} s left", style="bold red" if left < 4 else "")
+            head.append(
+                f" · {math.ceil(max(left, 0))} s left", style="bold red" if left < 4 else ""
+            )
         body = Text()
         if floor.answer:
             body.append("answer: ", style="bold")
@@ -568,7 +573,7 @@ class BuzzBanner(StateView):
             return Group(last or Text(PHASE_LABEL[phase]), Text(nxt, style="dim"))
         if phase == "awaiting":
             left = seconds_left(state, self.received)
-            tail = f" ({max(left, 0):.0f} s left)" if left is not None else ""
+            tail = f" ({math.ceil(max(left, 0))} s left)" if left is not None else ""
             if m.paused:
                 return Text(f"Paused, every word read — buzz window held{tail}; space resumes.")
             return Text(f"Every word read — buzz window open{tail}.", style="bold")
