@@ -14,6 +14,7 @@ from live import Client, LiveServer, clients, moderator, player, two_teams
 from grace_arena.core.commands import (
     AnswerPart,
     Buzz,
+    GiveAnswer,
     Pause,
     Resume,
     Reveal,
@@ -305,3 +306,89 @@ def test_the_readers_reveal_decided_after_a_pause_is_refused_and_the_moderators_
     assert match.game.position == at
     match.handle(Reveal(), now=102.0)  # the moderator's step
     assert match.game.position == at + 1
+
+
+def test_an_answer_typed_while_paused_stops_the_held_clock_for_good():
+    """The typed answer stops the answer clock: the resume gives back no clock to time it out."""
+    match, _ = new_match(make_config(answer_time=6.0, reading_mode="screen"))
+    _reading(match, 100.0)
+    match.handle(Pause(), now=100.5)
+    match.handle(Buzz(team="red", player="red-1"), now=101.0)
+    assert match.game.held == 6.0
+    match.handle(GiveAnswer(team="red", player="red-1", text="Moby Dick"), now=102.0)
+    assert match.game.held is None and match.game.deadline is None
+    match.handle(Resume(), now=103.0)
+    assert match.game.deadline is None and match.game.phase is Phase.BUZZED
+
+
+def test_a_buzz_with_no_answer_clock_taken_while_the_window_is_held_is_not_timed():
+    """Read aloud, the floor has no clock: a buzz in a held buzz window takes the floor with
+    none, and the window's held time does not come back as one on the resume."""
+    match, _ = new_match(make_config(answer_time=None, buzz_window=3.0))
+    _reading(match, 100.0, words=0)
+    _to_the_end(match, 100.0)
+    match.handle(Pause(), now=101.0)
+    assert match.game.held == 2.0
+    match.handle(Buzz(team="red", player="red-1"), now=102.0)
+    assert match.game.held is None
+    match.handle(Resume(), now=200.0)
+    assert match.game.deadline is None and match.game.phase is Phase.BUZZED
+
+
+def test_a_bonus_answer_typed_while_paused_stops_the_held_part_clock():
+    config = make_config(bonuses=True, reading_mode="screen", bonus_answer_time=6.0)
+    match, _ = new_match(config)
+    _reading(match, 100.0)
+    match.handle(Buzz(team="red", player="red-1"), now=101.0)
+    match.handle(Rule(ruling=Ruling.CORRECT), now=102.0)
+    match.handle(Pause(), now=103.0)
+    match.handle(AnswerPart(team="red", player="red-1", text="part 0"), now=104.0)
+    match.handle(Resume(), now=105.0)
+    assert match.game.deadline is None and match.game.held is None
+
+
+@on_both_backends
+def test_pause_and_resume_sent_together_are_taken_in_order(db_url):
+    """Each is decided in the order it came, against what the one before it left: none is
+    dropped for what the record said as it arrived."""
+    with LiveServer(_settings(db_url)) as server:
+        mod = moderator(server)
+        red = player(server, "red", "Ruth")
+        with clients(mod, red):
+            mod.send(type="start_tossup")
+            _position(red)
+            mod.send(type="pause")
+            mod.send(type="resume")
+            st = _reads_on(red, _position(red) + 1)
+            assert not st["match"]["paused"]
+            mod.send(type="resume")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            time.sleep(0.5)
+            game = server.room().match.game
+            assert game.paused and not game.reading
+            told = [e["event"]["type"] for e in mod.received if e["type"] == "event"]
+            assert told.count("reading_paused") == 2 and told.count("reading_resumed") == 1
+            # the one resume sent while reading is refused, and says so
+            if not any(m["type"] == "error" for m in mod.received):
+                mod.wait("error")
+            errors = [m for m in mod.received if m["type"] == "error"]
+            assert [e["in_reply_to"] for e in errors] == ["resume"]
+
+
+@on_both_backends
+def test_clue_steps_sent_in_a_burst_each_reveal_one_more_clue(db_url):
+    with LiveServer(_settings(db_url)) as server:
+        mod = moderator(server)
+        with clients(mod):
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            spec = server.room().match.current_tossup
+            at = server.room().match.game.position
+            for _ in range(3):
+                mod.send(type="step", unit="clue")
+            ends = [e for e in spec.clue_ends if e > at][:3]
+            mod.state(lambda s: s["tossup"]["position"] == ends[-1])
+            assert not [m for m in mod.received if m["type"] == "error"]

@@ -43,6 +43,8 @@ class Reveal(Command):
     #: The reader's reveal, at the match's pace: refused once the match is paused (a pause
     #: committed while it waited its turn), unlike the moderator's step, which is allowed then.
     paced: bool = False
+    #: The rest of the current clue (from where the reading is when it is decided), not ``to``.
+    clue: bool = False
 
 
 class Buzz(Command):

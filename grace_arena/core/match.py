@@ -407,10 +407,17 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
 def _held(g: GameState, ev: Event) -> GameState:
     """Every clock stands still while the match is paused: one running at the pause, or set
     since (a ruling, an undo, a buzz, the last word read), is held with the time it has left
-    at ``ev``, and runs again from the resume."""
+    at ``ev``, and runs again from the resume. An event that sets the clock anew and sets none
+    (an answer given, which stops it; a buzz with no answer clock) ends the one held too."""
     if g.paused and g.deadline is not None:
         return replace(g, held=max(0.0, g.deadline - ev.t), deadline=None)
+    if g.held is not None and not isinstance(ev, _CLOCK_KEPT):
+        return replace(g, held=None)
     return g
+
+
+#: The events after which the clock is as it was (the others set it anew, or stop it).
+_CLOCK_KEPT = (WordsRevealed, ReadingPaused, ReadingResumed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -882,6 +889,8 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
     if cmd.paced and g.paused:
         raise IllegalCommand("the reading is paused: only the moderator's step reveals a word")
     target = g.position + 1 if cmd.to is None else cmd.to
+    if cmd.clue:  # the rest of the clue the next word is in, as far as the reading got now
+        target = spec.clue_ends[spec.clue_of(min(g.position + 1, spec.n_words - 1))]
     if target <= g.position:
         raise IllegalCommand(f"word {target} is already revealed (position {g.position})")
     last = spec.n_words - 1

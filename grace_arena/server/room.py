@@ -366,23 +366,17 @@ class Room:
         return rule
 
     async def step(self, unit: str) -> list[Event]:
-        game = self.match.game
-        spec = self.match.current_tossup
-        if unit == "clue" and spec is not None:
-            nxt = min(game.position + 1, spec.n_words - 1)
-            return await self.command(Reveal(to=spec.clue_ends[spec.clue_of(nxt)]))
-        return await self.command(Reveal())
+        """The moderator's step: a word, or the rest of the clue (decided in order, from where
+        the reading is then: steps sent in a burst each reveal one more)."""
+        return await self.command(Reveal(clue=unit == "clue"))
 
     async def pause(self) -> list[Event]:
-        """Pause the match (the reading and every clock), unless it is paused already."""
-        if self.match.game.paused:
-            return []
+        """Pause the match (the reading and every clock). Decided in order with what came
+        before it: a pause after a resume still in the queue is a pause."""
         return await self.command(Pause())
 
     async def resume(self) -> list[Event]:
-        """Resume the match paused (the reading and the clock held), unless it is not."""
-        if not self.match.game.paused:
-            return []
+        """Resume the paused match (the reading and the clock held), in order as :meth:`pause`."""
         return await self.command(Resume())
 
     # -- deadlines -----------------------------------------------------------------------------
