@@ -199,9 +199,9 @@ def clients(*made: Client) -> Iterator[tuple[Client, ...]]:
                 c.close()
 
 
-def win_first_word(mod: Client, phone: Client, answer: str) -> None:
-    """The phone's team wins the next tossup at its first word: the moderator starts and
-    pauses it, reveals one word, the phone buzzes and answers, the moderator rules it correct."""
+def buzz_first_word(mod: Client, phone: Client) -> None:
+    """The moderator starts the next tossup and pauses it, reveals one word, and the phone
+    buzzes: its player has the floor."""
     mod.send(type="start_tossup")
     mod.state(lambda s: s["match"]["phase"] == "reading")
     mod.send(type="pause")
@@ -210,6 +210,12 @@ def win_first_word(mod: Client, phone: Client, answer: str) -> None:
     mod.state(lambda s: s["tossup"]["position"] >= 0)
     phone.send(type="buzz")
     mod.state(lambda s: s["floor"] is not None)
+
+
+def win_first_word(mod: Client, phone: Client, answer: str) -> None:
+    """The phone's team wins the next tossup at its first word (:func:`buzz_first_word`): the
+    phone answers, the moderator rules it correct."""
+    buzz_first_word(mod, phone)
     phone.send(type="answer", text=answer)
     mod.state(lambda s: s["floor"]["answer"] == answer)
     mod.send(type="rule", ruling="correct")

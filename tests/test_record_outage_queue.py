@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from live import LiveServer, clients, moderator, player, two_teams
+from live import LiveServer, buzz_first_word, clients, moderator, player, two_teams
 from processes import hold_lock
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -87,14 +87,7 @@ def test_a_ruling_sent_twice_while_the_record_is_away_does_not_rule_the_bonus_af
     with LiveServer(settings) as server:
         mod, red = moderator(server), player(server, "red", "Ann")
         with clients(mod, red):
-            mod.send(type="start_tossup")
-            mod.state(lambda s: s["match"]["phase"] == "reading")
-            mod.send(type="pause")
-            mod.state(lambda s: s["match"]["paused"])
-            mod.send(type="step", unit="word")
-            mod.state(lambda s: s["tossup"]["position"] >= 0)
-            red.send(type="buzz")
-            mod.state(lambda s: s["floor"] is not None)
+            buzz_first_word(mod, red)
             locker = hold_lock(path, 3.0)
             mod.send(type="rule", ruling="correct")
             mod.state(lambda s: s["record"] is not None, timeout=5)
