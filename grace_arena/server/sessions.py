@@ -141,8 +141,7 @@ class Session:
 
     def leave(self) -> None:
         """Take the connection out of its room (and out of the players waiting)."""
-        if self.conn.room is not None or self.conn.waiting_event is not None:
-            self.rooms.leave(self.conn)
+        self.rooms.leave(self.conn)
 
     def error(self, code: str, message: str, in_reply_to: str | None = None, **extra) -> None:
         self.conn.send_model(
@@ -171,7 +170,7 @@ class Session:
         # A moderator's hello again in its room (to take control back, or to watch) that does
         # not hold leaves it where it was; any other connection leaves its room at once.
         staying = conn.role == "moderator" and conn.room is not None and not conn.moved
-        if not staying:
+        if not staying and not fresh:  # (a new connection is nowhere yet)
             self.leave()
             conn.moved = False
         received = first
