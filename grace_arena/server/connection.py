@@ -17,14 +17,14 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from starlette.websockets import WebSocket
 
-from grace_arena.protocol import Ping, Role
+from grace_arena.protocol import ErrorMsg, JoinTeam, Ping, Pong, Role
 from grace_arena.server.arbiter import ClockEstimate, LoopLag, room_round_trip
 from grace_arena.server.frames import abort_of, write_now_of
 
@@ -110,6 +110,27 @@ class LoopWatch:
         while True:
             self.lag.woke(time.monotonic())
             await asyncio.sleep(self.lag.tick)
+
+
+async def next_join(
+    conn: Connection, receive: Callable[[float | None], Awaitable[Any]], by: float
+) -> JoinTeam | None:
+    """The next ``join`` a new player's connection sends (pings answered, anything else
+    refused) before ``by`` (monotonic; ``TimeoutError`` after it); None when it closed.
+    ``receive`` is the transport's: the next message read, or None after an error reply."""
+    while not conn.closed:
+        received = await receive(max(0.0, by - time.monotonic()))
+        if received is None:
+            continue
+        msg = received.message
+        if isinstance(msg, Ping):
+            conn.send_model(Pong(sent=msg.sent, time=time.time()))
+        elif isinstance(msg, JoinTeam):
+            return msg
+        else:
+            message = "choose a team and a name first (join)"
+            conn.send_model(ErrorMsg(code="not_allowed", message=message, in_reply_to=msg.type))
+    return None
 
 
 def room_rtt_of(connections: Iterable[Connection]) -> float | None:

@@ -35,6 +35,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,17 +43,22 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from grace_arena.core.commands import Join
+from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import Event
 from grace_arena.protocol import (
+    Control,
+    ErrorMsg,
     Hello,
     Joined,
     MatchSetup,
     NextMatch,
     RoomStatus,
+    Servers,
     StandingsView,
     TeamSetup,
     TeamView,
     Waiting,
+    Welcome,
 )
 from grace_arena.record import lease
 from grace_arena.record.models import EventGameRow, EventPlayerRow, MatchRow
@@ -72,7 +78,7 @@ from grace_arena.record.store import (
 )
 from grace_arena.server import views
 from grace_arena.server.arena import Arena, token_in, token_sha256
-from grace_arena.server.connection import CLOSE_REPLACED, Connection
+from grace_arena.server.connection import CLOSE_REPLACED, Connection, next_join
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
 from grace_arena.server.schedules import (
@@ -94,6 +100,8 @@ log = logging.getLogger(__name__)
 _STANDINGS_EVENTS = frozenset(
     {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
 )
+#: The transport's reader of a connection's next message (None after an error reply).
+Receive = Callable[[float | None], Awaitable[Any]]
 #: Settings of a scheduled match that the event's defaults may give.
 _SETUP_DEFAULTS = frozenset(MatchSetup.model_fields) - {"packet_id", "title", "tossup_ids", "teams"}
 
@@ -602,6 +610,117 @@ class Rooms:
 
     # -- a phone's way to its seat ------------------------------------------------------------
 
+    async def enter(self, conn: Connection, hello: Hello, receive: Receive) -> bool:
+        """Take ``hello`` on ``conn``, down to its seat: what it opens (:meth:`admit`), the
+        moderator who controls the match, the room the connection was in left, the
+        ``welcome``; for a new player, a ``join`` read with ``receive`` (the transport's) and
+        the player it names (:meth:`join`); for a known one, their seat (:meth:`seat`); then
+        the connection follows its room. True when the hello holds (the connection is in its
+        room, waits for its team's next match, or ended); raises :class:`Refused` when it
+        opens nothing (a wrong code or token charged to the address)."""
+        guard = self.arena.guard
+        # an address's codes and tokens are looked at a few at a time (guard.SLOTS), those
+        # in flight charged all the same: sockets sent together buy no more guesses
+        async with guard.turn(conn.address):
+            wait = guard.wait(conn.address)
+            if wait:
+                raise Refused("rate_limited", guard.message(wait))
+            try:
+                admission = await self.admit(hello)
+            except Refused as exc:
+                if exc.guess:
+                    guard.failed(conn.address)
+                raise
+            room, sr = admission.room, admission.place
+            if (
+                hello.role == "moderator"
+                and _controlled_by_another(room, conn)
+                and not (hello.watch or hello.take_over)
+            ):
+                message = (
+                    "another moderator controls this match: take over (the other then "
+                    "watches) or watch"
+                )
+                raise Refused("in_use", message)
+            if admission.player is not None:
+                conn.player, conn.team = admission.player, admission.team
+        # the hello holds: leave the room this connection was in (a hello again, or a room
+        # that moved on); its watchers hear of a controller that left here, unless it is the
+        # room this hello takes control of again (they hear of that below)
+        self.leave(conn, tell=conn.room is not room)
+        conn.moved = False
+        if hello.role == "moderator":
+            _take_control(room, conn, hello)
+        conn.role = hello.role
+        needs_join = hello.role == "player" and conn.player is None
+        match = room.match
+        conn.send_model(
+            Welcome(
+                role=hello.role,
+                match_id=room.rm.id,
+                watching=conn.watching,
+                needs_join=needs_join,
+                teams=admission.teams,
+                title=match.config.title,
+                event=room.event,
+            )
+        )
+        try:
+            if needs_join:
+                seated = await self._join_by(conn, room, sr, receive)
+            elif conn.player is not None:
+                seated = await self.seat(conn, room, sr, hello.token or "")
+            else:
+                seated = True  # a moderator, or a projector
+            if not seated:  # waiting for the team's next match, or ended
+                return True
+        except IllegalCommand as exc:  # a refused join (the match is full)
+            _error(conn, "not_allowed", str(exc), "hello")
+            return True
+        except RoomClosed:
+            pass  # told below
+        if not room.is_open:  # it closed meanwhile: say where the match is now
+            error = room.closed_by or RoomClosed("this match is no longer served here")
+            raise Refused(error.code, str(error), url=error.url)
+        conn.room = room
+        room.connections.add(conn)
+        conn.send_model(room.state_for(hello.role))
+        if admission.servers:  # where to turn if this server cannot be reached (later: the arena)
+            conn.send_model(Servers(urls=admission.servers))
+        if conn.watching:
+            _tell(conn, controlled=_controlled_by_another(room, conn))
+        return True
+
+    async def _join_by(
+        self, conn: Connection, room: Room, sr: ScheduledRoom, receive: Receive
+    ) -> bool:
+        """A new player picks a team and a name (:meth:`join`) within the join timeout (a
+        refused ``join`` is told why, and another one read); False when the connection waits
+        or ended."""
+        join_by = time.monotonic() + self.arena.settings.join_timeout
+        while (msg := await next_join(conn, receive, join_by)) is not None:
+            try:
+                return await self.join(conn, room, sr, msg.team, msg.name.strip())
+            except Refused as exc:
+                _error(conn, exc.code, str(exc), "join", url=exc.url)
+        return False
+
+    def leave(self, conn: Connection, *, tell: bool = True) -> None:
+        """Take ``conn`` out of its room (and out of the players waiting). A moderator in
+        control gives it up: the room's watchers are told (``tell``), unless the room moved on
+        with everyone in it."""
+        room = conn.room
+        if room is not None:
+            room.connections.discard(conn)
+            if room.controller is conn:
+                room.controller = None
+                if tell and not conn.moved:  # the watchers may take control now
+                    _tell_watchers(room, controlled=False)
+        for conns in self.waiting.values():
+            conns.pop(conn, None)
+        conn.room = None
+        conn.waiting_event = None
+
     async def admit(self, hello: Hello) -> Admission:
         """What ``hello`` opens (:class:`Admission`): the current match of the room its join
         code names (or a moderator's match by id), its moderator token right, or the player
@@ -802,10 +921,6 @@ class Rooms:
         self.waiting.setdefault(event_id, {})[conn] = message
         conn.send_model(Waiting(team=conn.team or "", message=message))
 
-    def unwait(self, conn: Connection) -> None:
-        for conns in self.waiting.values():
-            conns.pop(conn, None)
-
     async def seat_of(self, event_id: int, team: str) -> tuple[ScheduledRoom | None, str]:
         """Where the team plays now: the room served here whose current match is the team's
         next one (its earliest scheduled match not over), or None and where it plays later,
@@ -992,3 +1107,57 @@ def send_on(conn: Connection, sr: ScheduledRoom, message: str) -> None:
 
 def _in_use(name: str) -> str:
     return f"{name} is playing on another device: choose another name, or go on there"
+
+
+def _error(conn: Connection, code: str, message: str, in_reply_to: str, **extra: Any) -> None:
+    conn.send_model(ErrorMsg(code=code, message=message, in_reply_to=in_reply_to, **extra))
+
+
+def _controlled_by_another(room: Room, conn: Connection) -> bool:
+    current = room.controller
+    return current is not None and current is not conn and not current.closed
+
+
+def _take_control(room: Room, conn: Connection, hello: Hello) -> None:
+    """One moderator controls a match at a time. A second one watches (``watch``) or takes
+    over (``take_over``: the first then watches); a plain hello was refused before, while
+    another controls the match. The watchers are told who controls it (``control``)."""
+    conn.watching = False  # (a moderator's hello again on its connection)
+    current = room.controller
+    if not _controlled_by_another(room, conn):
+        room.controller = None
+        if hello.watch:
+            conn.watching = True
+            _tell_watchers(room, controlled=False)
+        else:
+            room.controller = conn
+            _tell_watchers(room, controlled=True)
+        return
+    assert current is not None
+    if hello.watch:
+        conn.watching = True
+    else:  # take_over
+        current.watching = True
+        room.controller = conn
+        current.send_model(
+            ErrorMsg(
+                code="taken_over",
+                message="another moderator took over this match: you are watching",
+            )
+        )
+        _tell_watchers(room, controlled=True)
+
+
+def _tell(conn: Connection, *, controlled: bool) -> None:
+    if controlled:
+        message = "another moderator controls this match: you are watching (take over to act)"
+    else:
+        message = "no moderator controls this match now: take over to act"
+    conn.send_model(Control(controlled=controlled, message=message))
+
+
+def _tell_watchers(room: Room, *, controlled: bool) -> None:
+    """Tell the moderators who watch ``room`` whether another moderator controls it now."""
+    for other in list(room.connections):
+        if other.role == "moderator" and other.watching and not other.closed:
+            _tell(other, controlled=controlled)

@@ -1,11 +1,12 @@
-"""One connection's conversation with the server: the handshake (hello, join, one moderator
-in control), then each message it sends, handled in its room.
+"""One connection's conversation with the server: its handshake (a hello, taken to its seat by
+the rooms layer), then each message it sends, handled in its room.
 
 The transport (``ws.py``) reads frames and hands over parsed messages; this module decides
-who the client is and what each command does, and asks the rooms layer (``rooms.py``) which
-room a ``hello`` opens (served here or taken over from a process that stopped; nothing a
-server does not serve, nothing for a stranger's guess), which player a token names, and where
-the player's team plays. Every error becomes an ``error`` reply; none reaches the transport.
+what each command does. A ``hello`` is handed down to the rooms layer in one call
+(:meth:`Rooms.enter`), which takes it to its seat: the room it opens (served here or taken
+over from a process that stopped; nothing a server does not serve, nothing for a stranger's
+guess), the player a token names or a new player's ``join``, and where the player's team
+plays. Every error becomes an ``error`` reply; none reaches the transport.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from grace_arena.protocol import (
     BuzzMsg,
     ClientMessage,
     ConsultMsg,
-    Control,
     EndMatchMsg,
     ErrorMsg,
     Hello,
@@ -47,21 +47,18 @@ from grace_arena.protocol import (
     Ping,
     Pong,
     ResumeMsg,
-    Role,
     RuleMsg,
-    Servers,
     SetPaceMsg,
     StartTossupMsg,
     StepMsg,
     ThrowOutBonusMsg,
     ThrowOutMsg,
     UndoMsg,
-    Welcome,
 )
 from grace_arena.server.connection import Connection, LoopWatch
 from grace_arena.server.pipeline import RoomClosed
 from grace_arena.server.room import Room
-from grace_arena.server.rooms import Admission, Refused, Rooms, ScheduledRoom
+from grace_arena.server.rooms import Refused, Rooms
 
 log = logging.getLogger(__name__)
 
@@ -142,21 +139,9 @@ class Session:
             else:
                 await self.dispatch(conn.room, received)
 
-    def leave(self, *, tell: bool = True) -> None:
-        """Take the connection out of its room (and out of the players waiting). A moderator in
-        control gives it up: the room's watchers are told (``tell``), unless the room moved on
-        with everyone in it."""
-        conn = self.conn
-        room = conn.room
-        if room is not None:
-            room.connections.discard(conn)
-            if room.controller is conn:
-                room.controller = None
-                if tell and not conn.moved:  # the watchers may take control now
-                    _tell_watchers(room, controlled=False)
-        self.rooms.unwait(conn)
-        conn.room = None
-        conn.waiting_event = None
+    def leave(self) -> None:
+        """Take the connection out of its room (and out of the players waiting)."""
+        self.rooms.leave(self.conn)
 
     def error(self, code: str, message: str, in_reply_to: str | None = None, **extra) -> None:
         self.conn.send_model(
@@ -185,7 +170,7 @@ class Session:
         # A moderator's hello again in its room (to take control back, or to watch) that does
         # not hold leaves it where it was; any other connection leaves its room at once.
         staying = conn.role == "moderator" and conn.room is not None and not conn.moved
-        if not staying:
+        if not staying and not fresh:  # (a new connection is nowhere yet)
             self.leave()
             conn.moved = False
         received = first
@@ -210,116 +195,13 @@ class Session:
                 return
 
     async def _hello(self, msg: Hello) -> bool:
-        """Take one ``hello``; True when it holds (the connection is in its room, or waits)."""
-        conn, arena = self.conn, self.arena
-        # an address's codes and tokens are looked at a few at a time (guard.SLOTS), those
-        # in flight charged all the same: sockets sent together buy no more guesses
-        async with arena.guard.turn(conn.address):
-            admission = await self._admit(msg)
-        if admission is None:
-            return False
-        room, place = admission.room, admission.place
-        # the hello holds: leave the room this connection was in (a hello again, or a room
-        # that moved on); its watchers hear of a controller that left here, unless it is the
-        # room this hello takes control of again (they hear of that below)
-        self.leave(tell=conn.room is not room)
-        conn.moved = False
-        if msg.role == "moderator":
-            _take_control(room, conn, msg)
-        conn.role = msg.role
-        needs_join = msg.role == "player" and conn.player is None
-        conn.send_model(
-            Welcome(
-                role=msg.role,
-                match_id=room.rm.id,
-                watching=conn.watching,
-                needs_join=needs_join,
-                teams=admission.teams,
-                title=room.match.config.title,
-                event=room.event,
-            )
-        )
-        if needs_join:
-            if not await self._join(room, place):
-                return True
-        elif conn.player is not None and not await self._seat(room, place, msg.token or ""):
-            return True
-        if not room.is_open:  # it closed meanwhile: say where the match is now
-            error = room.closed_by or RoomClosed("this match is no longer served here")
-            self.error(error.code, str(error), "hello", url=error.url)
-            return False
-        _attach(room, conn, msg.role)
-        if admission.servers:  # where to turn if this server cannot be reached (later: the arena)
-            conn.send_model(Servers(urls=admission.servers))
-        if conn.watching:
-            _tell(conn, controlled=_controlled_by_another(room, conn))
-        return True
-
-    async def _admit(self, msg: Hello) -> Admission | None:
-        """What a ``hello`` opens, its code or token right; None after an error reply (a wrong
-        code or token is charged to the address)."""
-        conn, guard = self.conn, self.arena.guard
-        wait = guard.wait(conn.address)
-        if wait:
-            self.error("rate_limited", guard.message(wait), "hello")
-            return None
+        """Take one ``hello`` down to its seat (:meth:`Rooms.enter`); True when it holds (the
+        connection is in its room, or waits), False after an error reply."""
         try:
-            admission = await self.rooms.admit(msg)
+            return await self.rooms.enter(self.conn, msg, self.receive)
         except Refused as exc:
-            if exc.guess:
-                guard.failed(conn.address)
             self.error(exc.code, str(exc), "hello", url=exc.url)
-            return None
-        if (
-            msg.role == "moderator"
-            and _controlled_by_another(admission.room, conn)
-            and not (msg.watch or msg.take_over)
-        ):
-            message = (
-                "another moderator controls this match: take over (the other then watches) or watch"
-            )
-            self.error("in_use", message, "hello")
-            return None
-        if admission.player is not None:
-            conn.player, conn.team = admission.player, admission.team
-        return admission
-
-    async def _seat(self, room: Room, place: ScheduledRoom, token: str) -> bool:
-        """A known player takes their seat (:meth:`Rooms.seat`); False: waiting."""
-        try:
-            return await self.rooms.seat(self.conn, room, place, token)
-        except IllegalCommand as exc:
-            self.error("not_allowed", str(exc), "hello")
             return False
-        except RoomClosed:
-            return True  # told by the caller
-
-    async def _join(self, room: Room, place: ScheduledRoom) -> bool:
-        """A new player picks a team and a name (:meth:`Rooms.join`); False when the
-        connection waits or ended."""
-        conn = self.conn
-        join_by = time.monotonic() + self.arena.settings.join_timeout
-        while not conn.closed:
-            received = await self.receive(max(0.0, join_by - time.monotonic()))
-            if received is None:
-                continue
-            msg = received.message
-            if isinstance(msg, Ping):
-                conn.send_model(Pong(sent=msg.sent, time=time.time()))
-                continue
-            if not isinstance(msg, JoinTeam):
-                self.error("not_allowed", "choose a team and a name first (join)", msg.type)
-                continue
-            try:
-                return await self.rooms.join(conn, room, place, msg.team, msg.name.strip())
-            except Refused as exc:
-                self.error(exc.code, str(exc), "join", url=exc.url)
-            except IllegalCommand as exc:
-                self.error("not_allowed", str(exc), "hello")
-                return False
-            except RoomClosed:
-                return True  # told by the caller
-        return False
 
     # -- commands ----------------------------------------------------------------------------------
 
@@ -429,59 +311,3 @@ class Session:
         else:
             log.error("%s failed: %s", in_reply_to, exc)
             self.error("server_error", "it could not be recorded: try again", in_reply_to)
-
-
-def _attach(room: Room, conn: Connection, role: Role) -> None:
-    conn.room = room
-    room.connections.add(conn)
-    conn.send_model(room.state_for(role))
-
-
-def _controlled_by_another(room: Room, conn: Connection) -> bool:
-    current = room.controller
-    return current is not None and current is not conn and not current.closed
-
-
-def _take_control(room: Room, conn: Connection, hello: Hello) -> None:
-    """One moderator controls a match at a time. A second one watches (``watch``) or takes
-    over (``take_over``: the first then watches); a plain hello was refused before, while
-    another controls the match. The watchers are told who controls it (``control``)."""
-    conn.watching = False  # (a moderator's hello again on its connection)
-    current = room.controller
-    if not _controlled_by_another(room, conn):
-        room.controller = None
-        if hello.watch:
-            conn.watching = True
-            _tell_watchers(room, controlled=False)
-        else:
-            room.controller = conn
-            _tell_watchers(room, controlled=True)
-        return
-    assert current is not None
-    if hello.watch:
-        conn.watching = True
-    else:  # take_over
-        current.watching = True
-        room.controller = conn
-        current.send_model(
-            ErrorMsg(
-                code="taken_over",
-                message="another moderator took over this match: you are watching",
-            )
-        )
-        _tell_watchers(room, controlled=True)
-
-
-def _tell(conn: Connection, *, controlled: bool) -> None:
-    if controlled:
-        message = "another moderator controls this match: you are watching (take over to act)"
-    else:
-        message = "no moderator controls this match now: take over to act"
-    conn.send_model(Control(controlled=controlled, message=message))
-
-
-def _tell_watchers(room: Room, *, controlled: bool) -> None:
-    """Tell the moderators who watch ``room`` whether another moderator controls it now."""
-    for other in list(room.connections):
-        if other.role == "moderator" and other.watching and not other.closed:
-            _tell(other, controlled=controlled)
