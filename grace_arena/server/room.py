@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from grace_arena.core.commands import Buzz, Command, Pause, Resume, Reveal, Rule, TimeUp
+from grace_arena.core.commands import Buzz, Command, Pause, Reveal, Rule, TimeUp
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
@@ -364,20 +364,6 @@ class Room:
         if game.phase in HAS_FLOOR and game.floor is not None:
             return rule.model_copy(update={"buzz_id": game.floor.buzz_id})
         return rule
-
-    async def step(self, unit: str) -> list[Event]:
-        """The moderator's step: a word, or the rest of the clue (decided in order, from where
-        the reading is then: steps sent in a burst each reveal one more)."""
-        return await self.command(Reveal(clue=unit == "clue"))
-
-    async def pause(self) -> list[Event]:
-        """Pause the match (the reading and every clock). Decided in order with what came
-        before it: a pause after a resume still in the queue is a pause."""
-        return await self.command(Pause())
-
-    async def resume(self) -> list[Event]:
-        """Resume the paused match (the reading and the clock held), in order as :meth:`pause`."""
-        return await self.command(Resume())
 
     # -- deadlines -----------------------------------------------------------------------------
 

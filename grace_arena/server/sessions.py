@@ -22,6 +22,9 @@ from grace_arena.core.commands import (
     ConsultPart,
     EndMatch,
     GiveAnswer,
+    Pause,
+    Resume,
+    Reveal,
     Rule,
     SetPace,
     StartTossup,
@@ -272,11 +275,11 @@ class Session:
                 case ThrowOutMsg():
                     self.queue(room, ThrowOut(reason=msg.reason), msg.type)
                 case PauseMsg():
-                    self.watch(room.pause(), msg.type)
+                    self.queue(room, Pause(), msg.type)
                 case ResumeMsg():
-                    self.watch(room.resume(), msg.type)
-                case StepMsg():
-                    self.watch(room.step(msg.unit), msg.type)
+                    self.queue(room, Resume(), msg.type)
+                case StepMsg():  # a word, or the rest of the clue from where the reading is then
+                    self.queue(room, Reveal(clue=msg.unit == "clue"), msg.type)
                 case SetPaceMsg():
                     self.queue(room, SetPace(wpm=msg.wpm), msg.type)
                 case EndMatchMsg():
@@ -291,11 +294,6 @@ class Session:
         """Queue a command; its refusal, if any, is an error reply when it comes."""
         future = room.submit(command)
         future.add_done_callback(lambda done: self.refused(done, in_reply_to))
-
-    def watch(self, work: Awaitable, in_reply_to: str) -> None:
-        """Run ``work`` (a room's method that queues a command) and reply its refusal."""
-        task = asyncio.ensure_future(work)
-        task.add_done_callback(lambda done: self.refused(done, in_reply_to))
 
     def refused(self, done: asyncio.Future, in_reply_to: str) -> None:
         """Tell the client why a queued command of theirs was not taken, if it was not."""
