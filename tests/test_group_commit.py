@@ -10,7 +10,7 @@ import virtual_clock
 from backends import on_both_backends
 from engine_helpers import config
 
-from grace_arena.core.commands import Join, StartTossup
+from grace_arena.core.commands import Join, Pause, StartTossup
 from grace_arena.record.lease import Holder, LeaseLost, acquire
 from grace_arena.server.writer import GroupWriter
 
@@ -263,7 +263,7 @@ def test_a_room_not_reading_waits_for_its_next_change_not_for_a_clock_tick(store
         await room.command(StartTossup())
         await real_sleep(0.8)
         reading = list(naps[len(idle) :])
-        await room.pause()
+        await room.command(Pause())
         await real_sleep(0.3)
         paused = list(naps[len(idle) + len(reading) :])
         await room.close()
