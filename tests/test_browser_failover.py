@@ -15,7 +15,9 @@ from live import Client, clients, free_port
 from playwright.sync_api import expect
 from processes import ServerProcess, wait_for
 
-pytestmark = pytest.mark.slow
+# (alone: in a process after the group-commit tests it waited in vain for its phones on B, 2
+# runs in 3; by itself it passes: what those tests leave behind is not yet found)
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 
 def _serve(db_url: str, room: str) -> ServerProcess:
