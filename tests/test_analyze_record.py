@@ -415,8 +415,16 @@ def test_a_model_team_that_never_buzzed_is_still_a_model_team(
     )
     assert result.exit_code == 0, result.output
     for source in (db_url, folder):
-        teams_table = analyze_api(load(source), n_resamples=10).to_dict()["teams"]
+        result = analyze_api(load(source), n_resamples=10).to_dict()
+        teams_table = result["teams"]
         assert {name: t["kind"] for name, t in teams_table.items()} == {
             "Red": "human",
             "Quiet": "model",
         }
+        # one ruled buzz, by one of the two teams that played
+        assert result["counts"]["buzzes"] == 1
+        assert (result["counts"]["teams"], result["counts"]["teams_buzzing"]) == (2, 1)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["analyze", "--db", db_url, "--report", str(out), "--resamples", "10"])
+    assert result.exit_code == 0, result.output
+    assert "1 ruled buzzes by 1 of the 2 team(s) that played" in (out / "report.md").read_text()

@@ -1319,6 +1319,8 @@ def analyze(
             "questions": int(used.size),
             "buzzes": len(buzz_arrays),
             "teams": len(teams),
+            # the teams with a ruled buzz (a team may play and never buzz)
+            "teams_buzzing": sum(1 for t in teams.values() if t["buzzes"]),
         },
         "models": models,
         "leaderboard": _leaderboard(models),

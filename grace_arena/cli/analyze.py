@@ -20,7 +20,8 @@ def _print_tables(result: dict[str, Any]) -> None:
     counts = result["counts"]
     console.print(
         f"{counts['steps']:,} steps, {counts['models']} model(s), {counts['buzzes']:,} ruled "
-        f"buzzes, {counts['teams']} team(s), {counts['questions']:,} question(s)"
+        f"buzzes by {counts.get('teams_buzzing', counts['teams'])} of {counts['teams']} team(s), "
+        f"{counts['questions']:,} question(s)"
     )
 
     def fmt(value: Any) -> str:
