@@ -425,6 +425,8 @@ def test_a_model_team_that_never_buzzed_is_still_a_model_team(
         assert result["counts"]["buzzes"] == 1
         assert (result["counts"]["teams"], result["counts"]["teams_buzzing"]) == (2, 1)
     out = tmp_path / "report"
-    result = CliRunner().invoke(app, ["analyze", "--db", db_url, "--report", str(out), "--resamples", "10"])
+    result = CliRunner().invoke(
+        app, ["analyze", "--db", db_url, "--report", str(out), "--resamples", "10"]
+    )
     assert result.exit_code == 0, result.output
     assert "1 ruled buzzes by 1 of the 2 team(s) that played" in (out / "report.md").read_text()

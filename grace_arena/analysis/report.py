@@ -902,7 +902,8 @@ def report_context(result: dict[str, Any], images: dict[str, list[str]]) -> dict
         "generated_at": result.get("generated_at"),
         "source": result.get("source", {}).get("description", "n/a"),
         "counts": {
-            k: f"{counts.get(k, 0):,}" for k in ("steps", "models", "buzzes", "teams", "teams_buzzing", "questions")
+            k: f"{counts.get(k, 0):,}"
+            for k in ("steps", "models", "buzzes", "teams", "teams_buzzing", "questions")
         },
         "level": int(boot["level"] * 100),
         "resamples": boot["n_resamples"],

@@ -59,23 +59,24 @@ transliterations such as ``Chaikovsky``, irregular plurals such as ``geese``): t
 the same one match.
 
 Two words *match exactly* when their canonical forms are equal; when their stems (Snowball
-English) are equal and what remains after their common prefix is an inflection (``'' s es ies
-y ys e ed d a on um is ing ings``, after a doubled consonant too: ``tunnelling``); when the answer
+English) are equal and what remains after their common prefix is an inflection (``'' s es ies y
+ys e ed d a on um is ing ings``, after a doubled consonant too: ``tunnelling``); when the answer
 gives a decade's first year or drops its ``s`` (``1960`` for ``1960s``, ``80`` for ``80s``);
 with ``accept word forms``, when their stems are equal or they differ only by derivational
-endings (``Romantic``, ``Romanticism``). They *match with tolerance* when they
-may also differ by a few typing errors: no digits, the same first letter, a Damerau-Levenshtein
-distance of at most ``floor(len(reference) / strictness)``, and an ending spared by the typo
-(``chloride`` is not ``chlorine``). With the default ``strictness=7`` a word needs seven letters
-to allow one error. In a form of three words and ten letters or more (two words and fourteen
-letters), a shorter word may have a letter doubled or undoubled or two letters after its first
-swapped (``Things Fall Appart``, ``Diet of Wroms``), and a longer one's typo may touch its ending
-if it is one vowel, unless the word ends as a chemical name does (``Gettysberg Address``, ``Crime
-and Punishmant``; not ``potassium nitrite``). With tolerance, a name of five letters or more also
-matches its spelling in another romanization (:func:`text.romanized`: ``Chaikovsky``,
-``Tchaikowsky``, ``Diaghileff``, ``Haendel``, ``Sophokles``), a rewrite of the letters
-romanizations disagree on that keeps every vowel (``Mailer`` is not ``Mahler``, ``Speer`` not
-``Speyer``).
+endings (``Romantic``, ``Romanticism``). They *match with tolerance* when they may also differ
+by a few typing errors: no digits, the same first letter, a Damerau-Levenshtein distance of at
+most ``floor(len(reference) / strictness)``, and an ending spared by the typo (``chloride`` is
+not ``chlorine``) unless the typo is a letter said as one sound with its neighbour, doubled or
+the ``c`` of ``ck`` (``Alderwik``; a vowel is not: ``hungry``). With the default
+``strictness=7`` a word needs seven letters to allow one error. In a form of three words and ten
+letters or more (two words and fourteen letters), a shorter word may have a letter doubled or
+undoubled or two letters after its first swapped (``Things Fall Appart``, ``Diet of Wroms``),
+and a longer one's typo may touch its ending if it is one vowel, unless the word ends as a
+chemical name does (``Gettysberg Address``, ``Crime and Punishmant``; not ``potassium
+nitrite``). With tolerance, a name of five letters or more also matches its spelling in another
+romanization (:func:`text.romanized`: ``Chaikovsky``, ``Tchaikowsky``, ``Diaghileff``,
+``Haendel``, ``Sophokles``), a rewrite of the letters romanizations disagree on that keeps every
+vowel (``Mailer`` is not ``Mahler``, ``Speer`` not ``Speyer``).
 
 An answer *matches a form* when its words match the form's one to one, in order, except that a
 middle initial may be left out and a short word may stand for the initials of consecutive words

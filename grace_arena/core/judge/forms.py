@@ -86,7 +86,8 @@ _STATE = re.compile(
     re.IGNORECASE,
 )
 _DESIGNATION_SUFFIX = re.compile(
-    r"^(?P<rest>.+?)\s+(?:river|language|dynasty|mountains|desert|people|peoples)$", re.I
+    r"^(?:the\s+)?(?P<rest>.+?)\s+(?:river|language|dynasty|family|clan|mountains|desert|people|peoples)$",
+    re.I,
 )
 _HOUSE = re.compile(r"^(?:the\s+)?house\s+of\s+(?P<rest>\S.*)$", re.IGNORECASE)
 _REGNAL_OF = re.compile(r"^(?P<name>.+\s[IVX]+)\s+of\s+(?P<place>.+)$")  # Louis XIII of France

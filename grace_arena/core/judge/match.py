@@ -98,7 +98,7 @@ def tokens_match(
             if _same_ending(g, r):
                 if DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed:
                     return True
-            elif (
+            elif _one_sound(g, r) or (
                 in_long_answer
                 and DamerauLevenshtein.distance(g, r, score_cutoff=allowed) <= allowed
                 and _vowel_slip(g, r)
@@ -159,6 +159,25 @@ def _doubling(a: str, b: str) -> bool:
         return False
     i = _common_prefix_length(short, long_)
     return i > 0 and long_[i] == long_[i - 1] and long_[i + 1 :] == short[i:]
+
+
+def _one_sound(a: str, b: str) -> bool:
+    """Whether one word is the other with one letter more that is said as one sound with its
+    neighbour, a letter doubled or the ``c`` of ``ck`` (``Alderwik``, ``Alderwick``): a slip
+    of spelling that touches the ending without changing the word (a vowel dropped does:
+    ``hungry``, ``Hungary``)."""
+    short, long_ = sorted((a, b), key=len)
+    if len(long_) != len(short) + 1:
+        return False
+    i = _common_prefix_length(short, long_)
+    if long_[i + 1 :] != short[i:]:
+        return False
+    extra, before, after = long_[i], long_[i - 1 : i], long_[i + 1 : i + 2]
+    return (
+        (extra == before and extra not in _VOWELS)
+        or (extra == "c" and after == "k")
+        or (extra == "k" and before == "c")
+    )
 
 
 def _swapped(a: str, b: str) -> bool:
