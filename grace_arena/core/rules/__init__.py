@@ -84,7 +84,7 @@ class RuleSet:
 
     @property
     def name(self) -> str:
-        """ "GRACE", "ACF", "Custom"."""
+        """The name screens give them: "GRACE", "ACF", "Custom"."""
         return "Custom" if self.format == "custom" else (self.format or "grace").upper()
 
     def describe(self, *, bouncebacks: bool | None = None) -> str:

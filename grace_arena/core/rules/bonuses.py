@@ -120,8 +120,8 @@ class BonusRules:
         return self.played and self.asked_bouncebacks
 
     def describe(self, bouncebacks: bool | None = None) -> str:
-        """ "bonuses", "bonuses with bouncebacks"; ``bouncebacks``: whether the match plays
-        them, if not what the rules say."""
+        """What they say of themselves: "bonuses", "bonuses with bouncebacks".
+        ``bouncebacks``: whether the match plays them, if not what the rules say."""
         played = self.bounces_with(2) if bouncebacks is None else bouncebacks
         return "bonuses with bouncebacks" if played else "bonuses"
 

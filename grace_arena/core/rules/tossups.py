@@ -57,9 +57,9 @@ class TossupRules:
     def in_power(self, word_index: int, power_index: int | None) -> bool:
         """A buzz at ``word_index`` is in power: the rules have powers and the tossup a mark
         (words before ``power_index`` are in power)."""
-        return (
-            self.power_points is not None and power_index is not None and (word_index < power_index)
-        )
+        if self.power_points is None or power_index is None:
+            return False
+        return word_index < power_index
 
     def buzz_score(
         self,
@@ -112,8 +112,10 @@ class TossupRules:
 
     def point_values(self) -> set[int]:
         """The values a tossup can score under these rules (0 included when a value is 0)."""
-        return {self.correct_points, self.neg_points, *([self.power_points] if self.power_points
-                                                        is not None else [])}  # fmt: skip
+        values = {self.correct_points, self.neg_points}
+        if self.power_points is not None:
+            values.add(self.power_points)
+        return values
 
     def qbj_answer_types(self) -> list[dict[str, Any]]:
         """QBJ ``ScoringRules.answer_types``: each non-zero value, highest first."""
@@ -125,7 +127,8 @@ class TossupRules:
         return self.power_points is not None or bool(self.neg_points)
 
     def describe(self) -> list[str]:
-        """ "10 a tossup", "powers 15", "negs -5 (first team only)"."""
+        """What they say of themselves: "10 a tossup", "powers 15", "negs -5 (first team
+        only)"."""
         bits = [f"{self.correct_points} a tossup"]
         bits.append(f"powers {self.power_points}" if self.power_points is not None else "no powers")
         if not self.neg_points:
