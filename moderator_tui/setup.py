@@ -28,6 +28,7 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from grace_arena.core.formats import registry
 from grace_arena.core.specs import parse_tossups, team_id
 from grace_arena.protocol import MatchCreatedReply, MatchSetup, State, TeamSetup
 from moderator_tui.messages import CatalogLoaded, HttpFailed
@@ -35,13 +36,8 @@ from moderator_tui.screens import MatchScreen, showing
 from moderator_tui.widgets import ControlBanner, QRCode, StatusLine, join_text
 
 HUMAN = "human"
-#: The formats of the set-up's Format list (``grace_arena.core.formats``).
-FORMAT_CHOICES = [
-    ("GRACE: tossups only", "grace"),
-    ("ACF: 20 cycles, no powers, -5", "acf"),
-    ("PACE: powers 20, no negs", "pace"),
-    ("NAQT: powers 15, -5", "naqt"),
-]
+#: The formats of the set-up's Format list (one file each in ``grace_arena.core.formats``).
+FORMAT_CHOICES = [(f.label, f.name) for f in registry().values()]
 OFFLINE_MODEL = "tfidf"
 
 
@@ -270,15 +266,17 @@ class SetupScreen(Screen):
     def format_chosen(self, event: Select.Changed) -> None:
         """A format fills in its points (which may then be changed: a custom format)."""
         from grace_arena.core.formats import rules_for
+        from grace_arena.core.rules import rule_set
 
-        rules = rules_for(str(event.value))
-        self.query_one("#correct", Input).value = str(rules.correct_points)
-        power = rules.power_points
+        rules = rule_set(rules_for(str(event.value)))
+        tossups = rules.tossups
+        self.query_one("#correct", Input).value = str(tossups.correct_points)
+        power = tossups.power_points
         self.query_one("#power", Input).value = "" if power is None else str(power)
-        self.query_one("#neg", Input).value = str(rules.neg_points)
+        self.query_one("#neg", Input).value = str(tossups.neg_points)
         bouncebacks = self.query_one("#bouncebacks", Checkbox)
-        bouncebacks.disabled = not rules.bonuses
-        if not rules.bonuses:
+        bouncebacks.disabled = not rules.bonuses.played
+        if not rules.bonuses.played:
             bouncebacks.value = False
 
     @on(Input.Changed, "#tossups")

@@ -28,7 +28,11 @@ class ConsultScoring(_Frozen):
 
 
 class ScoringRules(_Frozen):
-    """Per-match rules. Defaults are PRODUCT.md's: +10, +15 power, -5 neg before the end."""
+    """Per-match rules, as the record stores them. Defaults are PRODUCT.md's: +10, +15 power,
+    -5 neg before the end. What they mean (what a buzz or a bonus part scores, whose turn comes
+    next, what they write to QBJ and SQBS) is asked of their rule set,
+    ``grace_arena.core.rules.rule_set(rules)``; formats are named in
+    ``grace_arena.core.formats``."""
 
     correct_points: int = 10
     power_points: int | None = 15  # None: no powers even when the text has a (*) mark
@@ -65,19 +69,6 @@ class ScoringRules(_Frozen):
     #: Bonus parts where the team chooses to answer alone, consult a model or abstain, scored
     #: by these points instead of the parts' values; None: plain bonuses.
     consult: ConsultScoring | None = None
-
-    def incorrect_points(self, *, interrupt: bool, negged: bool) -> int:
-        """What an incorrect answer to a tossup scores: ``neg_points`` (a neg) or 0.
-
-        ``interrupt``: the buzz came before the end of the question; ``negged``: another team
-        has a neg in force on this tossup already. A neg needs both an interrupt (unless
-        ``negs_only_before_end`` is off) and, under ``neg_first_team_only``, no earlier neg.
-        """
-        if self.negs_only_before_end and not interrupt:
-            return 0
-        if self.neg_first_team_only and negged:
-            return 0
-        return self.neg_points
 
 
 class TeamKind(StrEnum):

@@ -28,6 +28,7 @@ from grace_arena.core.events import (
     TossupOutcome,
 )
 from grace_arena.core.judge import Directive, judge
+from grace_arena.core.rules import ConsultBonuses, rule_set
 
 __all__ = ["PartChoice", "part_choices"]
 
@@ -78,14 +79,14 @@ def part_choices(events: Sequence[Event], config: MatchConfig | None = None) -> 
         if first is None:
             return []
         config = first.config
-    if config.rules.consult is None:
+    if not rule_set(config.rules).bonuses.consults:
         return []
     model = config.consult.model if config.consult is not None else None
 
     def abstained_right(bonus_id: str, part: int) -> bool:
-        # as the engine decides it (grace_arena.core.match._abstain_part)
+        # as the engine scores it (ConsultBonuses.abstain_points)
         seen = config.consult.answer(bonus_id, part) if config.consult is not None else None
-        return seen is None or not seen.guess or seen.correct is not True
+        return ConsultBonuses.abstention_right(seen)
 
     humans = {t.id for t in config.teams if t.kind is TeamKind.HUMAN}
     ruled: dict[int, PartChoice] = {}  # seq of the ruling -> its choice

@@ -72,6 +72,7 @@ from grace_arena.core.events import (
     WordsRevealed,
 )
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, LIVE, TRANSITIONS, Phase, allowed_commands
+from grace_arena.core.rules import ConsultBonuses, RuleSet, rule_set
 
 
 @dataclass(frozen=True)
@@ -554,6 +555,10 @@ class _Decision:
     def config(self) -> MatchConfig:
         return self.state.config
 
+    @property
+    def rules(self) -> RuleSet:
+        return rule_set(self.state.config.rules)
+
     def tossup(self) -> TossupSpec:
         assert self.g.tossup_id is not None
         spec = self.config.tossup(self.g.tossup_id)
@@ -575,17 +580,15 @@ class _Decision:
         and rules what the team says: no clock (it would run while the part is read)."""
         if self.config.reading_mode == "read_aloud":
             return None
-        return self.deadline(self.config.rules.bonus_answer_time)
+        return self.deadline(self.rules.bonuses.answer_time)
 
     # -- bonuses -------------------------------------------------------------------------------
 
     def start_bonus(self, team: str, tossup_id: str) -> None:
         """The team that answered ``tossup_id`` gets the next unused bonus, if the rules play
         bonuses now (not in overtime, unless the format says so) and one is left."""
-        rules, g = self.config.rules, self.g
-        if not rules.bonuses:
-            return
-        if in_overtime(self.config, g) and not rules.overtime_bonuses:
+        g = self.g
+        if not self.rules.bonuses.earned(overtime=in_overtime(self.config, g)):
             return
         used = set(g.bonuses_used)
         bonus = next((b for b in self.config.bonuses if b.id not in used), None)
@@ -630,14 +633,14 @@ class _Decision:
         (a bounceback, or a model team's answer, is scored by the part's value)."""
         play = self.g.bonus
         assert play is not None
-        consult = self.config.rules.consult
         team = self.config.team(_turn(self.state))
-        if consult is None or play.bounceback or team is None or team.kind is TeamKind.MODEL:
-            return (value if ruling is Ruling.CORRECT else 0), None
-        choice = "consult" if play.consulted is not None else "own"
-        if ruling is not Ruling.CORRECT:
-            return 0, choice
-        return (consult.consult_points if choice == "consult" else consult.own_points), choice
+        bonuses = self.rules.bonuses
+        choice = bonuses.choice(
+            bounceback=play.bounceback,
+            consulted=play.consulted is not None,
+            model=team is None or team.kind is TeamKind.MODEL,
+        )
+        return bonuses.part_points(ruling, value, choice), choice
 
     def rule_part(self, ruling: Ruling, *, by: str) -> None:
         play = self.g.bonus
@@ -665,13 +668,12 @@ class _Decision:
         assert play is not None
         spec = self.config.bonus(play.bonus_id)
         assert spec is not None
-        resume: str | None
-        if ruling is Ruling.INCORRECT and not play.bounceback and bouncebacks_played(self.config):
-            resume = "bounceback"
-        elif play.part + 1 < len(spec.parts):
-            resume = "part"
-        else:
-            resume = None
+        resume = self.rules.bonuses.after_part(
+            ruling,
+            bounceback=play.bounceback,
+            n_teams=len(self.config.teams),
+            more_parts=play.part + 1 < len(spec.parts),
+        )
         deadline = self.bonus_deadline() if resume is not None else None
         self.emit(
             BonusPartRuled(**base, points=points, resume=resume, deadline=deadline, choice=choice)
@@ -791,14 +793,14 @@ class _Decision:
                     prompt_question=question,
                     confidence=confidence,
                     # the answer clock runs until an answer is given: a model's comes with it
-                    deadline=None if answer else self.deadline(self.config.rules.answer_time),
+                    deadline=None if answer else self.deadline(self.rules.tossups.answer_time),
                 )
             )
 
     # -- ruling --------------------------------------------------------------------------------
 
     def rule(self, ruling: Ruling, *, by: str) -> None:
-        g, rules, spec = self.g, self.config.rules, self.tossup()
+        g, rules, spec = self.g, self.rules.tossups, self.tossup()
         floor = g.floor
         assert floor is not None
         base = {
@@ -813,15 +815,17 @@ class _Decision:
             deadline = self.deadline(rules.answer_time)
             self.emit(Ruled(**base, points=0, resume=Phase.PROMPTED.value, deadline=deadline))
             return
+        before = [e.points for e in g.ledger if e.tossup_id == spec.id and e.bonus_id is None]
+        score = rules.buzz_score(
+            ruling,
+            word_index=floor.word_index,
+            power_index=spec.power_index,
+            interrupt=floor.interrupt,
+            before=before,
+        )
+        points = score.points
         if ruling is Ruling.CORRECT:
-            power = (
-                rules.power_points is not None
-                and spec.power_index is not None
-                and floor.word_index < spec.power_index
-            )
-            points = rules.power_points if power else rules.correct_points
-            assert points is not None
-            self.emit(Ruled(**base, points=points, power=power))
+            self.emit(Ruled(**base, points=points, power=score.power))
             self.emit(
                 TossupEnded(
                     tossup_id=spec.id, outcome=TossupOutcome.ANSWERED, reason="correct_answer"
@@ -829,15 +833,10 @@ class _Decision:
             )
             self.start_bonus(floor.team, spec.id)
             return
-        negged = any(
-            e.tossup_id == spec.id and e.bonus_id is None and e.points < 0 for e in g.ledger
-        )
-        points = rules.incorrect_points(interrupt=floor.interrupt, negged=negged)
         locked = g.locked_out | {floor.team}
-        everyone_out = all(t.id in locked for t in self.config.teams)
-        if everyone_out or not rules.rebuzz:
+        reason = rules.ends_after_incorrect(locked, [t.id for t in self.config.teams])
+        if reason is not None:
             self.emit(Ruled(**base, points=points))
-            reason = "all_locked_out" if everyone_out else "no_rebuzz"
             self.emit(TossupEnded(tossup_id=spec.id, outcome=TossupOutcome.DEAD, reason=reason))
             return
         if floor.interrupt:
@@ -910,7 +909,7 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
         run.trigger_models()
         return
     if target > last:
-        deadline = run.now + run.config.rules.buzz_window
+        deadline = run.now + run.rules.tossups.buzz_window
         run.emit(ReadingFinished(tossup_id=spec.id, deadline=deadline))
 
 
@@ -1087,7 +1086,7 @@ def _undo(run: _Decision, cmd: UndoRuling) -> None:
             tossup_id=last.tossup_id,
             # the clock starts again where it ran (an answer, or an answer to a prompt, still
             # to come), not where an answer was given and had stopped it
-            deadline=None if stopped else run.deadline(run.config.rules.answer_time),
+            deadline=None if stopped else run.deadline(run.rules.tossups.answer_time),
         )
     )
 
@@ -1119,22 +1118,20 @@ def _turn(state: MatchState) -> str:
     bounceback the other one."""
     play = state.game.bonus
     assert play is not None
-    if not play.bounceback:
-        return play.team
-    return next(t.id for t in state.config.teams if t.id != play.team)
+    teams = [t.id for t in state.config.teams]
+    return rule_set(state.config.rules).bonuses.turn(play.team, teams, bounceback=play.bounceback)
 
 
 def in_overtime(config: MatchConfig, game: GameState) -> bool:
     """Past regulation: more tossups heard than the rules' regulation count."""
-    regulation = config.rules.regulation_tossups
-    return regulation is not None and game.heard > regulation
+    return rule_set(config.rules).in_overtime(game.heard)
 
 
 def bouncebacks_played(config: MatchConfig) -> bool:
     """Bouncebacks are played when the rules say so and two teams play (with more teams,
     whose turn it would be is no format's rule), and not under consult rules (QANTA's bonuses
     follow ACF's, which has none)."""
-    return config.rules.bouncebacks and len(config.teams) == 2 and config.rules.consult is None
+    return rule_set(config.rules).bonuses.bounces_with(len(config.teams))
 
 
 def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
@@ -1158,9 +1155,9 @@ def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
     spec = run.config.bonus(play.bonus_id)
     assert spec is not None
     suggestion, question = _suggest(cmd.text, spec.parts[play.part].answer)
-    choice = None
-    if run.config.rules.consult is not None and not play.bounceback:
-        choice = "consult" if play.consulted is not None else "own"
+    choice = run.rules.bonuses.choice(
+        bounceback=play.bounceback, consulted=play.consulted is not None, model=False
+    )
     run.emit(
         BonusAnswerGiven(
             bonus_id=play.bonus_id, part=play.part, team=team.id, player=cmd.player,
@@ -1174,7 +1171,7 @@ def _consulting_team(run: _Decision, team_id: str, player: str | None, what: str
     abstain (a player of it, or the moderator when ``player`` is None)."""
     play = run.g.bonus
     assert play is not None
-    if run.config.rules.consult is None or run.config.consult is None:
+    if not run.rules.bonuses.consults or run.config.consult is None:
         raise IllegalCommand(f"this match's bonuses have no consult rules: nothing to {what}")
     turn = _turn(run.state)
     team = run.team(team_id)
@@ -1224,17 +1221,15 @@ def _abstain_part(run: _Decision, cmd: AbstainPart) -> None:
     _up(run, cmd.part, None, "abstention")
     team = _consulting_team(run, cmd.team, cmd.player, "abstain from")
     play = run.g.bonus
-    consult, model = run.config.rules.consult, run.config.consult
-    assert play is not None and consult is not None and model is not None
+    consult, model = run.rules.bonuses, run.config.consult
+    assert play is not None and isinstance(consult, ConsultBonuses) and model is not None
     seen = model.answer(play.bonus_id, play.part)
-    # right when no one had the answer: the model's guess (as judged) was not correct
-    right = seen is None or not seen.guess or seen.correct is not True
     base = {
         "bonus_id": play.bonus_id, "tossup_id": play.tossup_id, "part": play.part,
         "team": team.id, "ruling": Ruling.INCORRECT, "bounceback": False, "by": "team",
         "answer": None,
     }  # fmt: skip
-    run.finish_part(base, Ruling.INCORRECT, consult.abstain_points if right else 0, "abstain")
+    run.finish_part(base, Ruling.INCORRECT, consult.abstain_points(seen), "abstain")
 
 
 def _rule_part(run: _Decision, cmd: RulePart) -> None:

@@ -29,6 +29,7 @@ from grace_arena.core.events import (
     TossupOutcome,
 )
 from grace_arena.core.figures import per_20_tuh, per_game, points_per_bonus, rate, win_pct
+from grace_arena.core.rules import rule_set
 
 if TYPE_CHECKING:
     from grace_arena.core.config import ScoringRules
@@ -191,10 +192,7 @@ def unrated_tossups(rules: ScoringRules, heard: Sequence[str]) -> list[str]:
     >>> unrated_tossups(rules_for("grace", regulation_tossups=2), ["t1", "t2", "t3"])
     []
     """
-    regulation = rules.regulation_tossups
-    if not rules.bonuses or rules.overtime_bonuses or regulation is None:
-        return []
-    return list(heard[regulation:])
+    return rule_set(rules).unrated(heard)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -48,6 +47,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.analysis.frames import spreadsheet_safe
+from grace_arena.core.rules import rule_set
 from grace_arena.core.tokenize import POWER_MARK, tokenize
 from grace_arena.io.imports import GraceBuzz, grace_word_maps
 from grace_arena.io.record_io import (
@@ -699,8 +699,8 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             "players": [player(team, n) for n in roster[team]],
         }
 
-    regulation = m.config.rules.regulation_tossups
-    overtime = max(0, len(counted) - regulation) if regulation else 0
+    rules = rule_set(m.config.rules)
+    overtime = rules.overtime_tossups(len(counted))
     # the match's questions are numbered in its own list of tossups, which is its packet's
     # unless the match read a part of it after the start (see qbj_packet_name)
     in_list = {t.id: i for i, t in enumerate(m.config.tossups)}
@@ -737,7 +737,7 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             )
             counts = answer_counts.setdefault((r["team_id"], r["player"]), {})
             counts[value] = counts.get(value, 0) + 1
-            if regulation and number > regulation:
+            if rules.overtime_tossups(number):  # question ``number`` is past regulation
                 in_overtime = overtime_counts.setdefault(r["team_id"], {})
                 in_overtime[value] = in_overtime.get(value, 0) + 1
         question: dict[str, Any] = {
@@ -1133,11 +1133,10 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         )
         rounds.setdefault(game.round, []).append({"$ref": match["id"]})
         rules = rules or m.config.rules
+    played = rule_set(rules) if rules is not None else None
     answer_types = [{"value": 10}, {"value": -5}]
-    if rules is not None:
-        values = {rules.correct_points, rules.neg_points, *([rules.power_points] if
-                  rules.power_points else [])}  # fmt: skip
-        answer_types = [{"value": v} for v in sorted(values, reverse=True) if v]
+    if played is not None:
+        answer_types = played.tossups.qbj_answer_types()
     objects.insert(
         0,
         {
@@ -1145,13 +1144,24 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             "name": plan.title,
             "short_name": plan.name,
             "scoring_rules": {
-                "name": _rules_name(rules),
+                "name": played.qbj_name if played else "GRACE Arena tossups",
                 "teams_per_match": 2,
                 "maximum_players_per_team": max(4, *(len(n) for n in players.values())),
-                "regulation_tossup_count": (rules.regulation_tossups if rules else None)
+                "regulation_tossup_count": (played.regulation if played else None)
                 or max((len(r.tossup_ids) for r in plan.rounds if r.tossup_ids), default=20),
                 "answer_types": answer_types,
-                **_bonus_rules(rules, [m for m in matches if m.config.rules.bonuses]),
+                **(
+                    played.qbj_bonuses(
+                        [
+                            b
+                            for m in matches
+                            if rule_set(m.config.rules).bonuses.played
+                            for b in m.config.bonuses
+                        ]
+                    )
+                    if played
+                    else {}
+                ),
             },
             "registrations": registrations,
             "phases": [
@@ -1183,45 +1193,6 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         },
     )
     return {"version": QBJ_VERSION, "objects": objects}
-
-
-def _rules_name(rules: Any) -> str:
-    if rules is None or rules.format in (None, "grace"):
-        return "GRACE Arena tossups"
-    return f"GRACE Arena {rules.format.upper() if rules.format != 'custom' else 'custom'}"
-
-
-def _bonus_rules(rules: Any, matches: Sequence[MatchInfo]) -> dict[str, Any]:
-    """QBJ ``ScoringRules``' bonus fields: bonuses of the packets played, bouncebacks and
-    overtime as the format says; none when no bonus is played (YellowFruit plays bonuses when
-    ``maximum_bonus_score`` is there, and refuses a 0)."""
-    if rules is None or not rules.bonuses:
-        return {}
-    bonuses = [b for m in matches for b in m.config.bonuses]
-    parts = [len(b.parts) for b in bonuses] or [3]
-    values = {p.value for b in bonuses for p in b.parts} or {10}
-    shape = {
-        "minimum_parts_per_bonus": min(parts),
-        "maximum_parts_per_bonus": max(parts),
-        # (consult rules play none: grace_arena.core.match.bouncebacks_played)
-        "bonuses_bounce_back": rules.bouncebacks and rules.consult is None,
-        "overtime_includes_bonuses": rules.overtime_bonuses,
-    }
-    if rules.consult is not None:
-        # consult rules score a part by the team's choice (own, consult, abstain), not its
-        # value: the most a bonus scores is every part answered alone, and bonus totals are
-        # sums of these points (5 apart, by default: not of the usual 10)
-        c = rules.consult
-        return {
-            "maximum_bonus_score": c.own_points * max(parts),
-            "bonus_divisor": math.gcd(c.own_points, c.consult_points, c.abstain_points) or 1,
-            **shape,
-        }
-    return {
-        "maximum_bonus_score": max((sum(p.value for p in b.parts) for b in bonuses), default=30),
-        **({"points_per_bonus_part": next(iter(values))} if len(values) == 1 else {}),
-        **shape,
-    }
 
 
 # ---------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from grace_arena.core.rules import rule_set
 from grace_arena.core.stats import MatchPlay
 
 __all__ = ["MAX_PLAYERS", "MAX_VALUES", "sqbs_file", "tossup_values"]
@@ -46,10 +47,7 @@ def tossup_values(plays: Sequence[MatchPlay]) -> list[int]:
     first (SQBS takes the first as the power and the last as the neg)."""
     values: set[int] = set()
     for p in plays:
-        rules = p.config.rules
-        values |= {rules.correct_points, rules.neg_points}
-        if rules.power_points is not None:
-            values.add(rules.power_points)
+        values |= rule_set(p.config.rules).tossups.point_values()
         values |= {b.points for b in p.buzzes}
     return sorted((v for v in values if v), reverse=True)
 
@@ -75,17 +73,15 @@ def sqbs_file(plan, plays: Sequence[MatchPlay]) -> str:
     for t in plan.teams:
         if not rosters[t.id] and t.model:
             rosters[t.id].append(t.model)
-    bonuses = any(p.config.rules.bonuses for p in plays)
-    bouncebacks = any(p.config.rules.bonuses and p.config.rules.bouncebacks for p in plays)
+    bonuses = any(rule_set(p.config.rules).bonuses.played for p in plays)
+    bouncebacks = any(rule_set(p.config.rules).bonuses.sqbs_bouncebacks for p in plays)
     lines: list[str | int] = [len(team_ids)]
     for t in plan.teams:
         lines += [len(rosters[t.id]) + 1, t.name, *rosters[t.id]]
     lines.append(len(plays))
     for p in plays:
         lines += _game(p, team_ids, rosters, values, bouncebacks=bouncebacks)
-    powers_or_negs = any(
-        p.config.rules.power_points is not None or p.config.rules.neg_points for p in plays
-    )
+    powers_or_negs = any(rule_set(p.config.rules).tossups.powers_or_negs for p in plays)
     lines += [
         1 if bonuses else 0,  # bonus conversion tracking
         3 if bouncebacks else 1,  # ... with bouncebacks
@@ -133,6 +129,7 @@ def _game(
     bouncebacks: bool,
 ) -> list[str | int]:
     result = p.result()
+    rules = rule_set(p.config.rules)
     first, second = p.teams[:2] if len(p.teams) >= 2 else (p.teams[0], p.teams[0])
     tuh = result.tossups_heard
     lines: list[str | int] = [
@@ -146,7 +143,7 @@ def _game(
     ]
     for team in (first, second):
         line = result.teams[team]
-        if not p.config.rules.bonuses:
+        if not rules.bonuses.played:
             lines += [0, 0]
         elif bouncebacks:
             lines += [
@@ -155,13 +152,12 @@ def _game(
             ]
         else:
             lines += [line.bonuses_heard, line.bonus_points]
-    regulation = p.config.rules.regulation_tossups
-    overtime = max(0, tuh - regulation) if regulation else 0
+    overtime = rules.overtime_tossups(tuh)
     with_bonus = {b.tossup_id for b in p.bonuses}
     lines.append(overtime)
     for team in (first, second):
         converted = 0
-        if p.config.rules.bonuses and not p.config.rules.overtime_bonuses:
+        if rules.bonuses.none_in_overtime:
             converted = sum(
                 1 for b in p.buzzes
                 if b.team == team and b.ruling == "correct" and b.tossup_id not in with_bonus

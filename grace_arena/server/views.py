@@ -9,9 +9,9 @@ from typing import Any
 
 from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
-from grace_arena.core.formats import describe
 from grace_arena.core.match import Match, bouncebacks_played, can_undo, in_overtime
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
+from grace_arena.core.rules import rule_set
 from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
     BonusPartView,
@@ -183,8 +183,8 @@ def bonus_view(match: Match, role: Role) -> BonusView | None:
         points={t.id: play.points(t.id) for t in match.config.teams},
         done=play.done,
         prompted=play.prompted,
-        consult=(c := match.config.rules.consult) is not None,
-        consult_points=None if c is None else (c.own_points, c.consult_points, c.abstain_points),
+        consult=(rules := rule_set(match.config.rules).bonuses).consults,
+        consult_points=rules.consult_points,
         consulted=None
         if play.consulted is None
         else ConsultedView(
@@ -319,6 +319,7 @@ def state_view(
             over=finished,
             tossup_log=room.tossup_log,
         )
+    rules = rule_set(config.rules)
     return State(
         role=role,
         match=MatchView(
@@ -331,10 +332,10 @@ def state_view(
             tossups_played=len(game.played),
             tossup_ids=[t.id for t in config.tossups] if role == "moderator" else [],
             can_undo=role == "moderator" and can_undo(game),
-            format=config.rules.format,
-            rules=describe(config.rules, bouncebacks=bouncebacks_played(config)),
-            bonuses=config.rules.bonuses,
-            regulation_tossups=config.rules.regulation_tossups,
+            format=rules.format,
+            rules=rules.describe(bouncebacks=bouncebacks_played(config)),
+            bonuses=rules.bonuses.played,
+            regulation_tossups=rules.regulation,
             tossups_heard=match.game.heard,
             no_bonus=_no_bonus(match),
             overtime=in_overtime(config, game),
@@ -370,7 +371,7 @@ def match_result(match: Match) -> MatchResult | None:
     scores = {t.id: game.scores[t.id] for t in config.teams}
     ranked = sorted(config.teams, key=lambda t: -scores[t.id])  # (stable: ties keep order)
     overtime = in_overtime(config, game)
-    regulation = config.rules.regulation_tossups
+    regulation = rule_set(config.rules).regulation
     if regulation is not None and game.heard >= regulation:
         early = False
     else:
@@ -418,7 +419,7 @@ def _no_bonus(match: Match) -> str | None:
     """Why the tossup just answered correctly has no bonus, where the rules play bonuses."""
     game, config = match.game, match.config
     if (
-        not config.rules.bonuses
+        not rule_set(config.rules).bonuses.played
         or game.phase is not Phase.ANSWERED
         or game.bonus is not None
         or game.floor is None
@@ -426,7 +427,7 @@ def _no_bonus(match: Match) -> str | None:
         return None
     if game.floor.kind is TeamKind.MODEL:
         return "a model player's tossup earns no bonus"
-    if in_overtime(config, game) and not config.rules.overtime_bonuses:
+    if not rule_set(config.rules).bonuses.earned(overtime=in_overtime(config, game)):
         return "no bonus in overtime"
     if all(b.id in game.bonuses_used for b in config.bonuses):
         return "every bonus of the packet has been used"

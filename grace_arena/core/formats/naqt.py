@@ -1,0 +1,15 @@
+"""NAQT: 20 tossup–bonus cycles, powers 15, -5 for the first team's wrong interrupt only,
+bouncebacks as the tournament chooses, no bonuses in overtime."""
+
+from grace_arena.core.formats import CLOCKS, Format
+
+FORMAT = Format(
+    name="naqt",
+    label="NAQT: powers 15, -5",
+    order=3,
+    rules={
+        "correct_points": 10, "power_points": 15, "neg_points": -5, "neg_first_team_only": True,
+        "bonuses": True, "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+    },
+    options=CLOCKS | {"bouncebacks"},
+)  # fmt: skip
