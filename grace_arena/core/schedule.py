@@ -257,6 +257,33 @@ def pools_of(teams: Sequence[str], count: int) -> list[list[str]]:
     return pools
 
 
+def pooled_round_robin(pools: Sequence[Sequence[str]]) -> list[Pairing]:
+    """A round robin within each pool, the pools' rounds played at the same time (round 1 of
+    every pool is the event's round 1); a pool with fewer rounds is done sooner.
+
+    >>> [(p.round, p.teams) for p in pooled_round_robin([["a", "b"], ["c", "d"]])]
+    [(1, ('a', 'b')), (1, ('c', 'd'))]
+    """
+    if not pools:
+        raise ScheduleError("a phase needs at least one pool")
+    _check_teams([t for pool in pools for t in pool], at_least=2)
+    per_pool = [round_robin(pool) for pool in pools]
+    rounds = max(p.round for games in per_pool for p in games)
+    return [
+        p
+        for r in range(1, rounds + 1)
+        for games in per_pool
+        for p in games
+        if p.round == r and not p.bye
+    ] + [
+        p
+        for r in range(1, rounds + 1)
+        for games in per_pool
+        for p in games
+        if p.round == r and p.bye
+    ]
+
+
 def crossover(
     groups: Sequence[Sequence[str]], *, met: Collection[frozenset[str]] = ()
 ) -> list[Pairing]:
@@ -327,8 +354,9 @@ def elimination_round(slots: Sequence[str | None], round: int = 1) -> list[Pairi
     [('b', 'c'), ('a',)]
     """
     if len(slots) < 2 or len(slots) % 2:
-        raise ScheduleError(f"a round of single elimination pairs an even number of slots, "
-                            f"not {len(slots)}")  # fmt: skip
+        raise ScheduleError(
+            f"a round of single elimination pairs an even number of slots, not {len(slots)}"
+        )
     games: list[tuple[str, ...]] = []
     for a, b in zip(slots[::2], slots[1::2], strict=True):
         present = tuple(t for t in (a, b) if t is not None)
@@ -430,8 +458,9 @@ def advance(
             (p for p in placed if p.team not in taken), key=lambda p: (*seed_key(p, method), p.team)
         )
         if len(rest) < tier.wild_cards:
-            raise ScheduleError(f"tier {tier.name!r} wants {tier.wild_cards} wild cards, "
-                                f"{len(rest)} teams are left")  # fmt: skip
+            raise ScheduleError(
+                f"tier {tier.name!r} wants {tier.wild_cards} wild cards, {len(rest)} teams are left"
+            )
         chosen.extend(rest[: tier.wild_cards])
         taken |= {p.team for p in chosen}
         chosen.sort(key=lambda p: (*seed_key(p, method), p.pool, p.team))

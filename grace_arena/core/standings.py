@@ -331,8 +331,9 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
             raise ValueError(f"match {result.match_id}: teams {unknown} are not in the event")
         if result.forfeit is not None:
             if result.forfeit not in result.teams:
-                raise ValueError(f"match {result.match_id}: {result.forfeit!r} forfeited a "
-                                 "game it is not in")  # fmt: skip
+                raise ValueError(
+                    f"match {result.match_id}: {result.forfeit!r} forfeited a game it is not in"
+                )
             for team in result.teams:
                 t = totals[team]
                 key = "lost" if team == result.forfeit else "won"

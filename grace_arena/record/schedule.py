@@ -405,7 +405,9 @@ def set_schedule(
             f"{_room_label(plan, first.room_id)}): its schedule can no longer change"
         )
     if phase is not None:
-        _check_pools(plan, phase, games)
+        from dataclasses import replace as replaced
+
+        _check_pools(replaced(plan, phases=()), phase, games)
     numbers = [r.number for r in rounds]
     if numbers != list(range(1, len(rounds) + 1)):
         raise RecordError(f"rounds must be numbered 1..{len(rounds)}, got {numbers}")
@@ -486,8 +488,10 @@ def _check_pools(plan: EventPlan, phase: PhasePlan, games: Sequence[pairing.Game
     """A phase's pools hold teams of the event, each team in one pool at most, and every game
     of the phase is between teams of one pool."""
     if phase.kind not in pairing.PHASE_KINDS:
-        raise RecordError(f"phase {phase.name!r}: kind must be one of "
-                          f"{', '.join(pairing.PHASE_KINDS)}, not {phase.kind!r}")  # fmt: skip
+        raise RecordError(
+            f"phase {phase.name!r}: kind must be one of "
+            f"{', '.join(pairing.PHASE_KINDS)}, not {phase.kind!r}"
+        )
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", phase.id):
         raise RecordError(f"phase id {phase.id!r}: letters, digits, - and _ only (64 at most)")
     if plan.phase(phase.id) is not None or plan.phase(phase.name) is not None:
@@ -508,8 +512,10 @@ def _check_pools(plan: EventPlan, phase: PhasePlan, games: Sequence[pairing.Game
         pools = {phase.pool_of(t).id if phase.pool_of(t) else None for t in g.teams}  # type: ignore[union-attr]
         if None in pools or len(pools) != 1:
             names = " vs ".join(g.teams)
-            raise RecordError(f"phase {phase.name!r}, round {g.round}: {names} is not a game "
-                              "between teams of one of its pools")  # fmt: skip
+            raise RecordError(
+                f"phase {phase.name!r}, round {g.round}: {names} is not a game "
+                "between teams of one of its pools"
+            )
 
 
 def _add_phase_rows(session: Session, event_id: int, phase: PhasePlan) -> None:
@@ -544,15 +550,24 @@ def add_phase(
     rounds: Sequence[RoundPlan],
     games: Sequence[pairing.Game],
     carryover: Iterable[int] = (),
+    extend: bool = False,
 ) -> EventPlan:
     """Add a phase after the event's others: its pools, its rounds (numbered on from the
     event's last) and its games, in the event's rooms. ``carryover``: ids of earlier games
     that count in this phase too (teams of one of its pools that met before). The earlier
-    phases stay as they are, played or not."""
+    phases stay as they are, played or not. ``extend``: ``phase`` exists already (the last
+    one), and the rounds and games are more of it (the next round of a bracket, the second
+    game of a double final)."""
     plan = load_plan(engine, name)
     if not plan.rooms:
         raise RecordError(f"event {name!r} has no schedule yet: schedule its first phase first")
-    _check_pools(plan, phase, games)
+    if extend:
+        if not plan.phases or plan.phases[-1].id != phase.id:
+            raise RecordError(f"only the last phase of {name!r} takes more rounds")
+        phase = plan.phases[-1]
+        _check_games(phase, games)
+    else:
+        _check_pools(plan, phase, games)
     first = len(plan.rounds) + 1
     numbers = [r.number for r in rounds]
     if numbers != list(range(first, first + len(rounds))) or not rounds:
@@ -567,23 +582,23 @@ def add_phase(
     by_id = {g.id: g for g in plan.games}
     for game_id in carried:
         game = by_id.get(game_id)
-        if (
-            game is None
-            or phase.pool_of(game.teams[0]) is None
-            or len(
-                {phase.pool_of(t).id for t in game.teams if phase.pool_of(t)}  # type: ignore[union-attr]
+        pools = (
+            {phase.pool_of(t).id if phase.pool_of(t) else None for t in game.teams}
+            if game
+            else {None}
+        )  # type: ignore[union-attr]
+        if None in pools or len(pools) != 1:
+            raise RecordError(
+                f"game {game_id} cannot carry over into {phase.name!r}: its "
+                "teams are not in one of its pools"
             )
-            != 1
-            or any(phase.pool_of(t) is None for t in game.teams)
-        ):
-            raise RecordError(f"game {game_id} cannot carry over into {phase.name!r}: its "
-                              "teams are not in one of its pools")  # fmt: skip
     with Session(engine) as session:
         packets = set(session.exec(select(PacketRow.id)).all())
         missing = sorted({r.packet_id for r in rounds} - packets)
         if missing:
             raise RecordError(f"packets {missing} are not in the record (load them first)")
-        _add_phase_rows(session, plan.id, replace_position(phase, len(plan.phases)))
+        if not extend:
+            _add_phase_rows(session, plan.id, replace_position(phase, len(plan.phases)))
         for r in rounds:
             session.add(
                 EventRoundRow(
@@ -616,6 +631,275 @@ def add_phase(
     return load_plan(engine, plan.id)
 
 
+def _check_games(phase: PhasePlan, games: Sequence[pairing.Game]) -> None:
+    for g in games:
+        pools = {phase.pool_of(t).id if phase.pool_of(t) else None for t in g.teams}  # type: ignore[union-attr]
+        if None in pools or len(pools) != 1:
+            names = " vs ".join(g.teams)
+            raise RecordError(
+                f"phase {phase.name!r}, round {g.round}: {names} is not a game "
+                "between teams of one of its pools"
+            )
+
+
+def winner_of(game: GamePlan, results: Mapping[int, MatchResult]) -> str | None:
+    """The team that won ``game`` (a forfeit: the other team), or None: not over, or a tie."""
+    result = results.get(game.result_id)
+    if result is None or not result.ended or game.bye:
+        return game.teams[0] if game.bye else None
+    if result.forfeit is not None:
+        return next(t for t in game.teams if t != result.forfeit)
+    points = {t: line.points for t, line in result.teams.items()}
+    best = max(points.values())
+    leaders = [t for t, p in points.items() if p == best]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def _results_by_id(engine: Engine, plan: EventPlan) -> dict[int, MatchResult]:
+    return {r.match_id: r for r in match_results(engine, plan)}
+
+
+def _packet_rounds(plan: EventPlan, packets: Sequence[RoundPlan], count: int) -> list[RoundPlan]:
+    """``count`` rounds numbered on from the event's last, a packet each (``packets``'
+    packet and tossups, the last used again)."""
+    if not packets:
+        raise RecordError("give a packet for the phase's rounds")
+    first = len(plan.rounds) + 1
+    return [
+        RoundPlan(
+            first + i,
+            packets[min(i, len(packets) - 1)].packet_id,
+            packets[min(i, len(packets) - 1)].tossup_ids,
+        )
+        for i in range(count)
+    ]
+
+
+def _shifted(plan: EventPlan, pairings: Sequence[pairing.Pairing]) -> list[pairing.Game]:
+    offset = len(plan.rounds)
+    moved = [pairing.Pairing(p.round + offset, p.teams) for p in pairings]
+    return pairing.assign_rooms(moved, [r.id for r in plan.rooms])
+
+
+def placed_in(plan: EventPlan, engine: Engine, phase: PhasePlan) -> list[pairing.Placed]:
+    """The teams' finish in each pool of ``phase``, ties broken by the games of the
+    tiebreaker phases that follow it (before the next full phase)."""
+    results = match_results(engine, plan)
+    by_id = {r.match_id: r for r in results}
+    rows = phase_standings(plan, results, phase.id)
+    placed = [
+        pairing.Placed(s.team, ps.pool.id, s.rank, s.win_pct, s.points_per_bonus)
+        for ps in rows
+        for s in ps.rows
+    ]
+    tiebreaks: list[tuple[str, str]] = []
+    for later in plan.phases[phase.position + 1 :]:
+        if later.kind != "tiebreaker":
+            break
+        for g in plan.games:
+            if g.phase_id == later.id and not g.bye:
+                won = winner_of(g, by_id)
+                if won is not None:
+                    tiebreaks.extend((won, t) for t in g.teams if t != won)
+    return pairing.break_ties(placed, tiebreaks)
+
+
+def advance_phase(
+    engine: Engine,
+    name: str,
+    *,
+    source: str,
+    phase_id: str,
+    phase_name: str,
+    tiers: Sequence[pairing.Tier],
+    packets: Sequence[RoundPlan],
+    method: pairing.Seeding = "rank_then_ppb",
+    carryover: bool = True,
+    kind: str = "playoff",
+) -> EventPlan:
+    """The next phase, bracketed from the finish of phase ``source`` (every game of it over):
+    a pool per tier (:func:`grace_arena.core.schedule.advance`: places in each pool, then
+    wild cards by ``method``), its teams in seed order. With ``carryover``, the games of
+    ``source`` between teams of one new pool count in it too, and those teams do not meet
+    again (:func:`grace_arena.core.schedule.crossover`); otherwise each pool plays a round
+    robin. Teams sharing a rank at a cut are refused until a tiebreaker separates them."""
+    plan = load_plan(engine, name)
+    before = plan.phase(source)
+    if before is None:
+        names = ", ".join(p.name for p in plan.phases) or "none"
+        raise RecordError(f"event {plan.name!r} has no phase {source!r} (phases: {names})")
+    left = [g for g in plan.games if g.phase_id == before.id and not g.bye and not g.ended]
+    if left:
+        raise RecordError(
+            f"phase {before.name!r} has {len(left)} games not over (first: round "
+            f"{left[0].round}, {' vs '.join(left[0].teams)})"
+        )
+    placed = placed_in(plan, engine, before)
+    ties = pairing.ties_at_cuts(placed, tiers)
+    if ties:
+        said = "; ".join(", ".join(group) for group in ties)
+        raise RecordError(
+            f"teams share a place at a cut: {said}: play a tiebreaker first "
+            f"(event tiebreaker {plan.name} --teams ...)"
+        )
+    try:
+        groups = pairing.advance(placed, tiers, method=method)
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    pools = tuple(
+        PoolPlan(_slug(tier.name), tier.name, tuple(teams), i)
+        for i, (tier, teams) in enumerate(zip(tiers, groups, strict=True))
+        if teams
+    )
+    phase = PhasePlan(
+        phase_id,
+        phase_name,
+        kind,
+        len(plan.phases),
+        pools,
+        {
+            "source": before.id,
+            "seeding": method,
+            "carryover": carryover,
+            "tiers": [vars(t) for t in tiers],
+        },
+    )
+    pairings: list[pairing.Pairing] = []
+    carried: list[int] = []
+    for pool in pools:
+        if len(pool.teams) < 2:
+            continue
+        if carryover:
+            origin = [[t for t in pool.teams if before.pool_of(t) == p] for p in before.pools]
+            origin = [g for g in origin if g]
+            met = {
+                frozenset(g.teams)
+                for g in plan.games
+                if g.phase_id == before.id and not g.bye and set(g.teams) <= set(pool.teams)
+            }
+            if len(origin) > 1:
+                games = pairing.crossover(origin, met=met if _uneven(origin) else ())
+            else:
+                games = []  # all from one pool: every game carried over
+            carried += [
+                g.id
+                for g in plan.games
+                if g.phase_id == before.id and not g.bye and set(g.teams) <= set(pool.teams)
+            ]
+        else:
+            games = pairing.round_robin(list(pool.teams))
+        pairings += games
+    if not pairings:
+        raise RecordError(f"phase {phase_name!r} would have no game to play")
+    count = max(p.round for p in pairings)
+    rounds = _packet_rounds(plan, packets, count)
+    return add_phase(
+        engine, name, phase, rounds=rounds, games=_shifted(plan, pairings), carryover=carried
+    )
+
+
+def _uneven(groups: Sequence[Sequence[str]]) -> bool:
+    return not (len(groups) == 2 and len(groups[0]) == len(groups[1]))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text.strip()).strip("-")[:64].lower() or "pool"
+
+
+def add_tiebreaker(
+    engine: Engine,
+    name: str,
+    *,
+    teams: Sequence[str],
+    packet: RoundPlan,
+    phase_name: str | None = None,
+) -> EventPlan:
+    """A tiebreaker phase after the last phase: the tied teams play a round robin among
+    themselves (two teams: one game), its winner placed first among them when the phase
+    before is bracketed (:func:`placed_in`); a tiebreaker counts in no other standings."""
+    plan = load_plan(engine, name)
+    number = sum(p.kind == "tiebreaker" for p in plan.phases) + 1
+    phase = PhasePlan(
+        f"tiebreaker-{number}",
+        phase_name or f"Tiebreaker {number}" if number > 1 else phase_name or "Tiebreaker",
+        "tiebreaker",
+        len(plan.phases),
+        (PoolPlan("tied", "Tied teams", tuple(teams)),),
+    )
+    try:
+        pairings = pairing.round_robin(list(teams))
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    rounds = _packet_rounds(plan, [packet], max(p.round for p in pairings))
+    return add_phase(engine, name, phase, rounds=rounds, games=_shifted(plan, pairings))
+
+
+def add_final(
+    engine: Engine,
+    name: str,
+    *,
+    teams: tuple[str, str],
+    packet: RoundPlan,
+    advantaged: str | None = None,
+) -> EventPlan:
+    """A finals phase: one game between ``teams``; with an ``advantaged`` team (a double
+    final), a second game is played if it loses the first (:func:`next_final_game`)."""
+    plan = load_plan(engine, name)
+    if advantaged is not None and advantaged not in teams:
+        raise RecordError(f"the advantaged team {advantaged!r} is not in the final")
+    phase = PhasePlan(
+        "finals",
+        "Finals",
+        "finals",
+        len(plan.phases),
+        (PoolPlan("final", "Final", teams),),
+        {"advantaged": advantaged},
+    )
+    rounds = _packet_rounds(plan, [packet], 1)
+    return add_phase(
+        engine, name, phase, rounds=rounds, games=_shifted(plan, [pairing.Pairing(1, teams)])
+    )
+
+
+def final_state(engine: Engine, plan: EventPlan) -> tuple[str | None, bool]:
+    """The finals' champion (None: not decided) and whether another game is to be played
+    (the advantaged team lost the first game of a double final)."""
+    final = plan.phase("finals")
+    if final is None:
+        raise RecordError(f"event {plan.name!r} has no final (event final ...)")
+    teams = final.pools[0].teams
+    games = [g for g in plan.games if g.phase_id == final.id]
+    by_id = _results_by_id(engine, plan)
+    winners = [w for g in games if (w := winner_of(g, by_id)) is not None]
+    champion = pairing.final_decided(
+        winners, (teams[0], teams[1]), advantaged=final.meta.get("advantaged")
+    )
+    return champion, champion is None and all(g.ended for g in games)
+
+
+def next_final_game(engine: Engine, name: str, *, packet: RoundPlan) -> EventPlan:
+    """The second game of a double final, once the advantaged team lost the first."""
+    plan = load_plan(engine, name)
+    champion, another = final_state(engine, plan)
+    if not another:
+        raise RecordError(
+            f"the final is decided: {champion} won"
+            if champion
+            else "the final's game is not over yet"
+        )
+    final = plan.phase("finals")
+    assert final is not None
+    rounds = _packet_rounds(plan, [packet], 1)
+    return add_phase(
+        engine,
+        name,
+        final,
+        rounds=rounds,
+        extend=True,
+        games=_shifted(plan, [pairing.Pairing(1, final.pools[0].teams)]),
+    )
+
+
 def replace_position(phase: PhasePlan, position: int) -> PhasePlan:
     from dataclasses import replace
 
@@ -628,11 +912,16 @@ def find_game(plan: EventPlan, round_: int, teams: Sequence[str]) -> GamePlan:
     found = [g for g in plan.games if g.round == round_ and set(g.teams) == wanted]
     if not found:
         names = {t.id: t.name for t in plan.teams}
-        in_round = [" vs ".join(names.get(t, t) for t in g.teams) for g in plan.games
-                    if g.round == round_ and not g.bye]  # fmt: skip
+        in_round = [
+            " vs ".join(names.get(t, t) for t in g.teams)
+            for g in plan.games
+            if g.round == round_ and not g.bye
+        ]
         listed = "; ".join(in_round) or "none"
-        raise RecordError(f"no game of round {round_} between {' and '.join(sorted(wanted))} "
-                          f"(its games: {listed})")  # fmt: skip
+        raise RecordError(
+            f"no game of round {round_} between {' and '.join(sorted(wanted))} "
+            f"(its games: {listed})"
+        )
     return found[0]
 
 
@@ -759,12 +1048,15 @@ def result_lines(plan: EventPlan, result: Mapping[str, Any]) -> tuple[dict[str, 
                 f"{tossup_points} points and bonuses {bonus_points}: not the {points} given"
             )
         heard_bonuses = c.get("bonuses_heard", powers + tens if rules.bonuses else 0)
-        if bonus_points < 0 or (heard_bonuses and bonus_points > 30 * heard_bonuses):
-            raise RecordError(f"team {team}: {bonus_points} bonus points on {heard_bonuses} "
-                              "bonuses cannot be")  # fmt: skip
+        if bonus_points < 0 or bonus_points > 30 * heard_bonuses:
+            raise RecordError(
+                f"team {team}: {bonus_points} bonus points on {heard_bonuses} bonuses cannot be"
+            )
         if not rules.bonuses and bonus_points:
-            raise RecordError(f"team {team}: the tossups make {tossup_points}, not {points} "
-                              "(the event's rules play no bonuses)")  # fmt: skip
+            raise RecordError(
+                f"team {team}: the tossups make {tossup_points}, not {points} "
+                "(the event's rules play no bonuses)"
+            )
         total_correct += powers + tens
         lines[team] = TeamLine(
             points=points,
