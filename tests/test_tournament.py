@@ -329,3 +329,66 @@ def test_an_entered_result_that_does_not_add_up_is_refused_and_stores_nothing(db
     with pytest.raises(RecordError, match="has a result already"):
         enter_result(engine, "cup", plan.games[0], points={"x": 10, "y": 0})
     engine.dispose()
+
+
+def test_a_director_runs_the_phases_from_the_command_line(db_url) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app
+
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(app, [*args, "--db", db_url])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    teams = ["Ash", "Birch", "Cedar", "Dogwood", "Elm", "Fir", "Gum", "Hazel"]
+    run("event", "create", "cup", *[x for t in teams for x in ("--team", t)], "--rules", "acf")
+    out = run("event", "schedule", "cup", "--pools", "2", "--rooms", "4",
+              "--packet", str(SAMPLE_PACKET_PATH), "--tossups", "1-2")  # fmt: skip
+    assert "Pool A" in out and "Ash, Dogwood, Elm, Hazel" in out  # the snake: 1, 4, 5, 8
+    engine = make_engine(db_url)
+    plan = load_plan(engine, "cup")
+    assert [len(p.teams) for p in plan.phases[0].pools] == [4, 4] and len(plan.rounds) == 3
+    seed = {t.id: i for i, t in enumerate(plan.teams)}
+    names = {t.id: t.name for t in plan.teams}
+    for game in plan.games:
+        win, lose = sorted(game.teams, key=seed.get)  # type: ignore[arg-type]
+        if {names[win], names[lose]} == {"Elm", "Hazel"}:
+            out = run("event", "forfeit", "cup", "--round", str(game.round),
+                      "--team", "Hazel", "--against", "Elm")  # fmt: skip
+            assert "Hazel forfeits to Elm" in out
+            continue
+        run("event", "score", "cup", "--round", str(game.round),
+            "--team", f"{names[win]}=300", "--team", f"{names[lose]}=100",
+            "--buzzes", f"{names[win]}=0/12/1", "--buzzes", f"{names[lose]}=0/6/2")  # fmt: skip
+    refused = runner.invoke(app, ["event", "score", "cup", "--round", "1", "--team", "Ash=5",
+                                  "--team", "Gum=0", "--db", db_url])  # fmt: skip
+    assert refused.exit_code == 1 and "no game of round 1 between" in refused.output
+    data = json.loads(run("event", "standings", "cup", "--phase", "Prelims", "--json"))
+    pool_a = data["pools"][0]["rows"]
+    assert [(r["name"], r["won"], r["lost"]) for r in pool_a] == [
+        ("Ash", 3, 0),
+        ("Dogwood", 2, 1),
+        ("Elm", 1, 2),
+        ("Hazel", 0, 3),
+    ]
+    hazel = next(r for r in pool_a if r["name"] == "Hazel")
+    # Hazel: a forfeit and two losses of 100: 200 points in 2 games
+    assert (hazel["forfeits"], hazel["games"], hazel["points"]) == (1, 2, 200)
+    out = run("event", "advance", "cup", "--tier", "Upper:2", "--tier", "Lower:2",
+              "--packet", str(SAMPLE_PACKET_PATH), "--tossups", "3-4")  # fmt: skip
+    assert "Playoffs" in out and "carried over" in out
+    plan = load_plan(engine, "cup")
+    upper = plan.phase("Playoffs").pools[0]  # type: ignore[union-attr]
+    assert [names[t] for t in upper.teams][:2] == ["Ash", "Birch"]
+    playoff_games = [g for g in plan.games if g.phase_id == plan.phase("Playoffs").id]  # type: ignore[union-attr]
+    assert len(playoff_games) == 8 and {g.round for g in playoff_games} == {4, 5}
+    shown = run("event", "show", "cup")
+    assert "phases" in shown and "Upper" in shown and "forfeited by Hazel" in shown
+    table = run("event", "standings", "cup", "--phase", "playoffs")
+    assert "Playoffs, Upper" in table and "Playoffs, Lower" in table
+    engine.dispose()
