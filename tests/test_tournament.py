@@ -170,7 +170,7 @@ def _play(engine, plan, game, packet, winner):
 
 
 @on_both_backends
-def test_a_twelve_team_tournament_is_played_to_the_end(db_url) -> None:
+def test_a_twelve_team_tournament_is_played_to_the_end(db_url, tmp_path) -> None:
     upgrade(db_url)
     engine = make_engine(db_url)
     packet = load_packet(SAMPLE_PACKET_PATH)
@@ -288,7 +288,69 @@ def test_a_twelve_team_tournament_is_played_to_the_end(db_url) -> None:
     total = {r.team: r.won + r.lost for r in overall}
     assert total["a1"] == 5 + 3 + 2  # prelims, crossover, final (carryover counted once)
     assert total["a3"] == 5 + 2 + 3
+    _check_qbj(engine, tmp_path)
     engine.dispose()
+
+
+def _check_qbj(engine, tmp_path) -> None:
+    """The tournament file: its phases (YellowFruit's types and codes), pools in seed order,
+    rounds numbered on from phase to phase, carryover, the tiebreakers, the forfeit and the
+    games entered by their score."""
+    import json
+
+    from grace_arena.io.exports import export
+
+    export(engine, "qbj", tmp_path / "qbj", events=["invitational"])
+    data = json.loads((tmp_path / "qbj" / "invitational.qbj").read_text())
+    assert data["version"] == "2.1.1"
+    by_id = {o["id"]: o for o in data["objects"] if "id" in o}
+    (tournament,) = [o for o in data["objects"] if o["type"] == "Tournament"]
+    team_name = {t["id"]: t["name"] for r in tournament["registrations"] for t in r["teams"]}
+    phases = tournament["phases"]
+    assert [(p["name"], p["YfData"]["phaseType"], p["YfData"]["code"]) for p in phases] == [
+        ("Prelims", "Prelim", "1"),
+        ("Tiebreaker", "Tiebreaker", "2T"),
+        ("Playoffs", "Playoff", "2"),
+        ("Finals", "Finals", "3"),
+    ]
+    pools = {
+        (p["name"], pool["name"]): [team_name[pt["team"]["$ref"]] for pt in pool["pool_teams"]]
+        for p in phases
+        for pool in p["pools"]
+    }
+    assert pools[("Prelims", "Pool A")] == [t.upper() for t in POOL_A]
+    assert pools[("Playoffs", "Championship")] == [t.upper() for t in SEEDS["Championship"]]
+    numbers = [[int(r["name"]) for r in p["rounds"]] for p in phases]
+    assert numbers == [[1, 2, 3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13]]
+    matches = {
+        p["name"]: [by_id[m["$ref"]] for r in p["rounds"] for m in r["matches"]] for p in phases
+    }
+    assert [len(matches[p]) for p in ("Prelims", "Tiebreaker", "Playoffs", "Finals")] == [
+        30, 3, 18, 2
+    ]  # fmt: skip
+    carried = [m for m in matches["Prelims"] if m["carryover_phases"]]
+    assert len(carried) == 12
+    assert {m["carryover_phases"][0]["$ref"] for m in carried} == {phases[2]["id"]}
+    assert all(m.get("tiebreaker") for m in matches["Tiebreaker"])
+    assert not any(m.get("tiebreaker") for m in matches["Prelims"] + matches["Playoffs"])
+
+    def teams_of(m):
+        return {team_name[e["team"]["$ref"]]: e for e in m["match_teams"]}
+
+    (forfeit,) = [m for m in matches["Prelims"] if any(e.get("forfeit_loss")
+                                                       for e in m["match_teams"])]  # fmt: skip
+    sides = teams_of(forfeit)
+    assert set(sides) == {"B5", "B6"} and sides["B6"]["forfeit_loss"] is True
+    assert sides["B5"]["forfeit_loss"] is False and "tossups_read" not in forfeit
+    (alone,) = [m for m in matches["Playoffs"] if set(teams_of(m)) == {"A6", "B6"}]
+    assert {n: e["points"] for n, e in teams_of(alone).items()} == {"A6": 250, "B6": 150}
+    # a game entered with statistics adds up as YellowFruit adds it: answers and bonuses
+    entered = next(m for m in matches["Prelims"] if set(teams_of(m)) == {"A1", "A2"})
+    for name, entry in teams_of(entered).items():
+        answers = sum(c["number"] * c["answer_type"]["value"]
+                      for mp in entry["match_players"] for c in mp["answer_counts"])  # fmt: skip
+        assert answers + entry["bonus_points"] == entry["points"] == (300 if name == "A1" else 100)
+        assert [mp["tossups_heard"] for mp in entry["match_players"]] == [20]
 
 
 @on_both_backends

@@ -988,7 +988,8 @@ def enter_result(
     return _decide(engine, plan, game, result=result)
 
 
-def _rules_of(plan: EventPlan) -> Any:
+def event_rules(plan: EventPlan) -> Any:
+    """The scoring rules of the event's matches (its match settings' format and rules)."""
     from grace_arena.core.formats import rules_for
     from grace_arena.protocol import MatchSettings
 
@@ -1003,7 +1004,7 @@ def result_lines(plan: EventPlan, result: Mapping[str, Any]) -> tuple[dict[str, 
     takes them (``MatchTeam.calculateTotalPoints``), and a bonus is heard for every tossup
     answered correctly when the rules play bonuses. Where no count is given the line has the
     points only (PPB and buzzes unknown)."""
-    rules = _rules_of(plan)
+    rules = event_rules(plan)
     teams = list(result.get("teams") or result["points"])
     heard = result.get("tossups_heard") or rules.regulation_tossups or 20
     counts: dict[str, dict[str, int]] = {
