@@ -288,6 +288,13 @@ def test_a_twelve_team_tournament_is_played_to_the_end(db_url, tmp_path) -> None
     total = {r.team: r.won + r.lost for r in overall}
     assert total["a1"] == 5 + 3 + 2  # prelims, crossover, final (carryover counted once)
     assert total["a3"] == 5 + 2 + 3
+    # the stats report counts the games entered and forfeited as the standings do
+    from grace_arena.io.stats_report import html_stats, load_event_stats
+
+    plan, stats, plays = load_event_stats(engine, "invitational")
+    assert stats.standings == overall
+    assert len(stats.games) == len([g for g in plan.games if not g.bye])
+    assert "250" in html_stats(plan, stats, plays)
     _check_qbj(engine, tmp_path)
     engine.dispose()
 
@@ -453,4 +460,9 @@ def test_a_director_runs_the_phases_from_the_command_line(db_url) -> None:
     assert "phases" in shown and "Upper" in shown and "forfeited by Hazel" in shown
     table = run("event", "standings", "cup", "--phase", "playoffs")
     assert "Playoffs, Upper" in table and "Playoffs, Lower" in table
+    assert "Prelims, Pool B" in run("event", "stats", "cup", "--phase", "Prelims")
+    missing = runner.invoke(app, ["event", "standings", "cup", "--phase", "Semis", "--db", db_url])
+    assert (
+        missing.exit_code == 1 and "no phase 'Semis' (phases: Prelims, Playoffs)" in missing.output
+    )
     engine.dispose()

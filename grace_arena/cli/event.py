@@ -762,16 +762,24 @@ def stats_cmd(
         Path | None,
         typer.Option("--html", help="Write the printable stats report (one HTML page) here."),
     ] = None,
+    phase: Annotated[
+        str | None,
+        typer.Option("--phase", help="Only this phase's standings, pool by pool."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """The event's statistics: standings and individuals in the terminal; with --html, the
-    whole report (standings, individuals, games, team detail, question conversion)."""
+    whole report (standings, individuals, games, team detail, question conversion). Games
+    entered by their score and forfeits count in the standings and the games."""
     from rich.table import Table
 
     from grace_arena.io.stats_report import html_stats, load_event_stats
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import RecordError
 
+    if phase is not None:
+        standings_cmd(name, json_out=False, phase=phase, db=db)
+        return
     url = existing_db(db)
     try:
         plan, stats, plays = load_event_stats(open_engine(url), name)
