@@ -466,3 +466,57 @@ def test_a_director_runs_the_phases_from_the_command_line(db_url) -> None:
         missing.exit_code == 1 and "no phase 'Semis' (phases: Prelims, Playoffs)" in missing.output
     )
     engine.dispose()
+
+
+@on_both_backends
+def test_a_single_elimination_bracket_is_played_round_by_round_to_its_winner(db_url) -> None:
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app
+
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(app, [*args, "--db", db_url])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    teams = ["One", "Two", "Three", "Four", "Five"]
+    run("event", "create", "ko", *[x for t in teams for x in ("--team", t)])
+    run("event", "schedule", "ko", "--pools", "1", "--rooms", "2", "--rounds", "1",
+        "--packet", str(SAMPLE_PACKET_PATH), "--tossups", "1-2")  # fmt: skip
+    engine = make_engine(db_url)
+    for game in load_plan(engine, "ko").games:  # round 1 of the pool: scores to start from
+        if not game.bye:
+            enter_result(engine, "ko", game, points=dict(zip(game.teams, (30, 10), strict=True)))
+    out = run("event", "bracket", "ko", *[x for t in teams for x in ("--team", t)],
+              "--packet", str(SAMPLE_PACKET_PATH))  # fmt: skip
+    plan = load_plan(engine, "ko")
+    first = [g for g in plan.games if g.phase_id == "bracket"]
+    # five teams: a bracket of eight, the top three seeds through on byes, four plays five
+    assert [g.teams for g in first if not g.bye] == [("four", "five")]
+    assert sorted(g.teams for g in first if g.bye) == [("one",), ("three",), ("two",)]
+    refused = runner.invoke(app, ["event", "bracket", "ko", "--packet", str(SAMPLE_PACKET_PATH),
+                                  "--db", db_url])  # fmt: skip
+    assert refused.exit_code == 1 and "is not over" in refused.output
+    seed = {t.lower(): i for i, t in enumerate(teams)}
+    for _ in range(3):  # the better seed wins each game, but five beats four
+        plan = load_plan(engine, "ko")
+        for g in plan.games:
+            if g.phase_id == "bracket" and not g.bye and not g.ended:
+                win = "five" if set(g.teams) == {"four", "five"} else min(g.teams, key=seed.get)
+                lose = next(t for t in g.teams if t != win)
+                enter_result(engine, "ko", g, points={win: 200, lose: 100})
+        out = run("event", "bracket", "ko", "--packet", str(SAMPLE_PACKET_PATH))
+    plan = load_plan(engine, "ko")
+    rounds = {}
+    for g in plan.games:
+        if g.phase_id == "bracket" and not g.bye:
+            rounds.setdefault(g.round, []).append(set(g.teams))
+    assert rounds == {
+        2: [{"four", "five"}],
+        3: [{"one", "five"}, {"two", "three"}],
+        4: [{"one", "two"}],
+    }
+    assert "Bracket is won by One" in out
+    engine.dispose()

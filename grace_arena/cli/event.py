@@ -1199,3 +1199,68 @@ def _print_phases(console: Any, plan: Any) -> None:
                 ", ".join(names.get(t, t) for t in pool.teams),
             )
     console.print(table)
+
+
+@event_app.command("bracket")
+def bracket_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    packet: PacketsOption,
+    team: Annotated[
+        list[str] | None,
+        typer.Option("--team", help="A team of the bracket, best seed first (repeatable)."),
+    ] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            help="The bracket's teams: the first N of the last phase, seeded as `event "
+            "advance` seeds (place in pool, then PPB).",
+        ),
+    ] = None,
+    phase_name: Annotated[str, typer.Option("--phase", help="The phase's name.")] = "Bracket",
+    tossups: TossupsOption = None,
+    db: DbOption = None,
+) -> None:
+    """Single elimination: the first run makes the bracket (top seeds have byes when the
+    field is not a power of two) and its first round; each later run, once the round's games
+    are over, schedules the next round from its winners, until one team is left."""
+    from grace_arena.core import schedule as pairing
+    from grace_arena.record.schedule import (
+        add_bracket,
+        bracket_state,
+        next_bracket_round,
+        placed_in,
+    )
+    from grace_arena.record.store import RecordError
+
+    engine, plan, console = _open(name, db)
+    rounds = _phase_rounds(engine, packet, tossups)
+    try:
+        last = plan.phases[-1] if plan.phases else None
+        if last is not None and last.meta.get("elimination") and not (team or top):
+            _, winners = bracket_state(engine, plan)
+            if winners is not None and len(winners) == 1:
+                winner = plan.team(winners[0] or "")
+                console.print(f"{last.name} is won by {winner.name if winner else winners[0]}")
+                return
+            plan = next_bracket_round(engine, plan.name, packet=rounds[0])
+        else:
+            if team:
+                seeds = _team_ids(plan, team, "--team")
+            elif top:
+                full = [p for p in plan.phases if p.kind in ("prelim", "playoff")]
+                if not full:
+                    raise _fail("name the bracket's teams: --team A --team B ...", code=2)
+                placed = placed_in(plan, engine, full[-1])
+                ordered = sorted(placed, key=lambda p: (*pairing.seed_key(p, "rank_then_ppb"),
+                                                        p.pool, p.team))  # fmt: skip
+                seeds = [p.team for p in ordered[:top]]
+            else:
+                raise _fail("give the bracket's teams: --team A --team B ... or --top N", code=2)
+            plan = add_bracket(
+                engine, plan.name, seeds=seeds, packet=rounds[0], phase_name=phase_name
+            )
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    _print_phases(console, plan)
+    _print_plan(console, plan)

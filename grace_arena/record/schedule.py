@@ -900,6 +900,86 @@ def next_final_game(engine: Engine, name: str, *, packet: RoundPlan) -> EventPla
     )
 
 
+def add_bracket(
+    engine: Engine,
+    name: str,
+    *,
+    seeds: Sequence[str],
+    packet: RoundPlan,
+    phase_name: str = "Bracket",
+) -> EventPlan:
+    """A single-elimination phase of ``seeds`` (best first): its first round
+    (:func:`grace_arena.core.schedule.bracket`: the top seeds have byes when the field is not
+    a power of two); :func:`next_bracket_round` plays the next rounds."""
+    plan = load_plan(engine, name)
+    try:
+        slots = pairing.bracket(list(seeds))
+        first = pairing.elimination_round(slots)
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    phase = PhasePlan(
+        _slug(phase_name),
+        phase_name,
+        "playoff",
+        len(plan.phases),
+        (PoolPlan("bracket", phase_name, tuple(seeds)),),
+        {"elimination": True, "slots": slots},
+    )
+    rounds = _packet_rounds(plan, [packet], 1)
+    return add_phase(engine, name, phase, rounds=rounds, games=_shifted(plan, first))
+
+
+def bracket_state(engine: Engine, plan: EventPlan) -> tuple[PhasePlan, list[str | None] | None]:
+    """The last phase (a single-elimination one) and the next round's slots: the winners of
+    its last round in bracket order (a bye's team goes through), or None while a game of the
+    round is not over (a tie is not over: it needs a game more)."""
+    phase = plan.phases[-1] if plan.phases else None
+    if phase is None or not phase.meta.get("elimination"):
+        raise RecordError(f"the last phase of {plan.name!r} is no single-elimination bracket")
+    slots: list[str | None] = list(phase.meta["slots"])
+    last = max(g.round for g in plan.games if g.phase_id == phase.id)
+    games = [g for g in plan.games if g.phase_id == phase.id and g.round == last]
+    by_id = _results_by_id(engine, plan)
+    winners: list[str | None] = []
+    for a, b in zip(slots[::2], slots[1::2], strict=True):
+        present = {t for t in (a, b) if t is not None}
+        if not present:
+            winners.append(None)
+            continue
+        game = next(g for g in games if set(g.teams) == present)
+        won = winner_of(game, by_id)
+        if won is None:
+            return phase, None
+        winners.append(won)
+    return phase, winners
+
+
+def next_bracket_round(engine: Engine, name: str, *, packet: RoundPlan) -> EventPlan:
+    """The next round of the last phase's single-elimination bracket, from the winners of
+    its last round; refused while a game of it is not over, and once the bracket is won."""
+    plan = load_plan(engine, name)
+    phase, winners = bracket_state(engine, plan)
+    if winners is None:
+        raise RecordError(f"a game of {phase.name!r}'s last round is not over (or tied)")
+    if len(winners) == 1:
+        raise RecordError(f"{phase.name!r} is won by {winners[0]}")
+    plan = add_phase(
+        engine,
+        name,
+        phase,
+        rounds=_packet_rounds(plan, [packet], 1),
+        games=_shifted(plan, pairing.elimination_round(winners)),
+        extend=True,
+    )
+    with Session(engine) as session:
+        row = session.get(EventPhaseRow, (plan.id, phase.id))
+        assert row is not None
+        row.meta = {**row.meta, "slots": winners}
+        session.add(row)
+        session.commit()
+    return load_plan(engine, plan.id)
+
+
 def replace_position(phase: PhasePlan, position: int) -> PhasePlan:
     from dataclasses import replace
 
