@@ -235,8 +235,11 @@ def test_a_twelve_team_tournament_is_played_to_the_end(db_url, tmp_path) -> None
         scores = _play(engine, plan, game, packet, winner)
         assert scores[winner] > 0
     _, tb = event_phase_standings(engine, "invitational", "Tiebreaker")
-    assert [(r.team, r.won, r.lost) for r in tb[0].rows] == [("a3", 2, 0), ("a4", 1, 1),
-                                                             ("a5", 0, 2)]  # fmt: skip
+    assert [(r.team, r.won, r.lost) for r in tb[0].rows] == [
+        ("a3", 2, 0),
+        ("a4", 1, 1),
+        ("a5", 0, 2),
+    ]
     # the tiebreaker counts in no other phase: the prelims are as they were
     _, again = event_phase_standings(engine, "invitational", "prelims")
     assert {ps.pool.name: [_line(r) for r in ps.rows] for ps in again} == PRELIMS
@@ -333,8 +336,11 @@ def _check_qbj(engine, tmp_path) -> None:
         p["name"]: [by_id[m["$ref"]] for r in p["rounds"] for m in r["matches"]] for p in phases
     }
     assert [len(matches[p]) for p in ("Prelims", "Tiebreaker", "Playoffs", "Finals")] == [
-        30, 3, 18, 2
-    ]  # fmt: skip
+        30,
+        3,
+        18,
+        2,
+    ]
     carried = [m for m in matches["Prelims"] if m["carryover_phases"]]
     assert len(carried) == 12
     assert {m["carryover_phases"][0]["$ref"] for m in carried} == {phases[2]["id"]}
@@ -344,8 +350,9 @@ def _check_qbj(engine, tmp_path) -> None:
     def teams_of(m):
         return {team_name[e["team"]["$ref"]]: e for e in m["match_teams"]}
 
-    (forfeit,) = [m for m in matches["Prelims"] if any(e.get("forfeit_loss")
-                                                       for e in m["match_teams"])]  # fmt: skip
+    (forfeit,) = [
+        m for m in matches["Prelims"] if any(e.get("forfeit_loss") for e in m["match_teams"])
+    ]
     sides = teams_of(forfeit)
     assert set(sides) == {"B5", "B6"} and sides["B6"]["forfeit_loss"] is True
     assert sides["B5"]["forfeit_loss"] is False and "tossups_read" not in forfeit
@@ -354,8 +361,11 @@ def _check_qbj(engine, tmp_path) -> None:
     # a game entered with statistics adds up as YellowFruit adds it: answers and bonuses
     entered = next(m for m in matches["Prelims"] if set(teams_of(m)) == {"A1", "A2"})
     for name, entry in teams_of(entered).items():
-        answers = sum(c["number"] * c["answer_type"]["value"]
-                      for mp in entry["match_players"] for c in mp["answer_counts"])  # fmt: skip
+        answers = sum(
+            c["number"] * c["answer_type"]["value"]
+            for mp in entry["match_players"]
+            for c in mp["answer_counts"]
+        )
         assert answers + entry["bonus_points"] == entry["points"] == (300 if name == "A1" else 100)
         assert [mp["tossups_heard"] for mp in entry["match_players"]] == [20]
 
@@ -366,8 +376,9 @@ def test_an_entered_result_that_does_not_add_up_is_refused_and_stores_nothing(db
     engine = make_engine(db_url)
     packet = load_packet(SAMPLE_PACKET_PATH)
     MatchStore(engine).save_packet(packet, source=SAMPLE_PACKET_PATH)
-    create_event(engine, "cup", teams=[TeamEntry("x", "X"), TeamEntry("y", "Y")],
-                 defaults={"format": "acf"})  # fmt: skip
+    create_event(
+        engine, "cup", teams=[TeamEntry("x", "X"), TeamEntry("y", "Y")], defaults={"format": "acf"}
+    )
     plan = set_schedule(
         engine,
         "cup",
@@ -378,12 +389,11 @@ def test_an_entered_result_that_does_not_add_up_is_refused_and_stores_nothing(db
     game = find_game(plan, 1, ["y", "x"])
     for points, counts, message in (
         ({"x": 100}, None, "give the points of x and y"),
-        ({"x": 100, "y": 50}, {"x": {"tens": 20, "negs": 0, "bonus_points": 0}},
-         "make 200 points"),
+        ({"x": 100, "y": 50}, {"x": {"tens": 20, "negs": 0, "bonus_points": 0}}, "make 200 points"),
         ({"x": 100, "y": 50}, {"x": {"tens": 2, "bonus_points": 80}}, "cannot be"),
         ({"x": 300, "y": 70}, {"x": {"tens": 15}, "y": {"tens": 6}}, "21 tossups answered"),
         ({"x": 100, "y": 50}, {"x": {"powers": 1, "tens": 0}}, "rules have none"),
-    ):  # fmt: skip
+    ):
         with pytest.raises(RecordError, match=message):
             enter_result(engine, "cup", game, points=points, counts=counts)
     assert load_plan(engine, "cup").games[0].result is None
@@ -416,8 +426,19 @@ def test_a_director_runs_the_phases_from_the_command_line(db_url) -> None:
 
     teams = ["Ash", "Birch", "Cedar", "Dogwood", "Elm", "Fir", "Gum", "Hazel"]
     run("event", "create", "cup", *[x for t in teams for x in ("--team", t)], "--rules", "acf")
-    out = run("event", "schedule", "cup", "--pools", "2", "--rooms", "4",
-              "--packet", str(SAMPLE_PACKET_PATH), "--tossups", "1-2")  # fmt: skip
+    out = run(
+        "event",
+        "schedule",
+        "cup",
+        "--pools",
+        "2",
+        "--rooms",
+        "4",
+        "--packet",
+        str(SAMPLE_PACKET_PATH),
+        "--tossups",
+        "1-2",
+    )
     assert "Pool A" in out and "Ash, Dogwood, Elm, Hazel" in out  # the snake: 1, 4, 5, 8
     engine = make_engine(db_url)
     plan = load_plan(engine, "cup")
@@ -427,15 +448,50 @@ def test_a_director_runs_the_phases_from_the_command_line(db_url) -> None:
     for game in plan.games:
         win, lose = sorted(game.teams, key=seed.get)  # type: ignore[arg-type]
         if {names[win], names[lose]} == {"Elm", "Hazel"}:
-            out = run("event", "forfeit", "cup", "--round", str(game.round),
-                      "--team", "Hazel", "--against", "Elm")  # fmt: skip
+            out = run(
+                "event",
+                "forfeit",
+                "cup",
+                "--round",
+                str(game.round),
+                "--team",
+                "Hazel",
+                "--against",
+                "Elm",
+            )
             assert "Hazel forfeits to Elm" in out
             continue
-        run("event", "score", "cup", "--round", str(game.round),
-            "--team", f"{names[win]}=300", "--team", f"{names[lose]}=100",
-            "--buzzes", f"{names[win]}=0/12/1", "--buzzes", f"{names[lose]}=0/6/2")  # fmt: skip
-    refused = runner.invoke(app, ["event", "score", "cup", "--round", "1", "--team", "Ash=5",
-                                  "--team", "Gum=0", "--db", db_url])  # fmt: skip
+        run(
+            "event",
+            "score",
+            "cup",
+            "--round",
+            str(game.round),
+            "--team",
+            f"{names[win]}=300",
+            "--team",
+            f"{names[lose]}=100",
+            "--buzzes",
+            f"{names[win]}=0/12/1",
+            "--buzzes",
+            f"{names[lose]}=0/6/2",
+        )
+    refused = runner.invoke(
+        app,
+        [
+            "event",
+            "score",
+            "cup",
+            "--round",
+            "1",
+            "--team",
+            "Ash=5",
+            "--team",
+            "Gum=0",
+            "--db",
+            db_url,
+        ],
+    )
     assert refused.exit_code == 1 and "no game of round 1 between" in refused.output
     data = json.loads(run("event", "standings", "cup", "--phase", "Prelims", "--json"))
     pool_a = data["pools"][0]["rows"]
@@ -448,8 +504,19 @@ def test_a_director_runs_the_phases_from_the_command_line(db_url) -> None:
     hazel = next(r for r in pool_a if r["name"] == "Hazel")
     # Hazel: a forfeit and two losses of 100: 200 points in 2 games
     assert (hazel["forfeits"], hazel["games"], hazel["points"]) == (1, 2, 200)
-    out = run("event", "advance", "cup", "--tier", "Upper:2", "--tier", "Lower:2",
-              "--packet", str(SAMPLE_PACKET_PATH), "--tossups", "3-4")  # fmt: skip
+    out = run(
+        "event",
+        "advance",
+        "cup",
+        "--tier",
+        "Upper:2",
+        "--tier",
+        "Lower:2",
+        "--packet",
+        str(SAMPLE_PACKET_PATH),
+        "--tossups",
+        "3-4",
+    )
     assert "Playoffs" in out and "carried over" in out
     plan = load_plan(engine, "cup")
     upper = plan.phase("Playoffs").pools[0]  # type: ignore[union-attr]
@@ -483,21 +550,41 @@ def test_a_single_elimination_bracket_is_played_round_by_round_to_its_winner(db_
 
     teams = ["One", "Two", "Three", "Four", "Five"]
     run("event", "create", "ko", *[x for t in teams for x in ("--team", t)])
-    run("event", "schedule", "ko", "--pools", "1", "--rooms", "2", "--rounds", "1",
-        "--packet", str(SAMPLE_PACKET_PATH), "--tossups", "1-2")  # fmt: skip
+    run(
+        "event",
+        "schedule",
+        "ko",
+        "--pools",
+        "1",
+        "--rooms",
+        "2",
+        "--rounds",
+        "1",
+        "--packet",
+        str(SAMPLE_PACKET_PATH),
+        "--tossups",
+        "1-2",
+    )
     engine = make_engine(db_url)
     for game in load_plan(engine, "ko").games:  # round 1 of the pool: scores to start from
         if not game.bye:
             enter_result(engine, "ko", game, points=dict(zip(game.teams, (30, 10), strict=True)))
-    out = run("event", "bracket", "ko", *[x for t in teams for x in ("--team", t)],
-              "--packet", str(SAMPLE_PACKET_PATH))  # fmt: skip
+    out = run(
+        "event",
+        "bracket",
+        "ko",
+        *[x for t in teams for x in ("--team", t)],
+        "--packet",
+        str(SAMPLE_PACKET_PATH),
+    )
     plan = load_plan(engine, "ko")
     first = [g for g in plan.games if g.phase_id == "bracket"]
     # five teams: a bracket of eight, the top three seeds through on byes, four plays five
     assert [g.teams for g in first if not g.bye] == [("four", "five")]
     assert sorted(g.teams for g in first if g.bye) == [("one",), ("three",), ("two",)]
-    refused = runner.invoke(app, ["event", "bracket", "ko", "--packet", str(SAMPLE_PACKET_PATH),
-                                  "--db", db_url])  # fmt: skip
+    refused = runner.invoke(
+        app, ["event", "bracket", "ko", "--packet", str(SAMPLE_PACKET_PATH), "--db", db_url]
+    )
     assert refused.exit_code == 1 and "is not over" in refused.output
     seed = {t.lower(): i for i, t in enumerate(teams)}
     for _ in range(3):  # the better seed wins each game, but five beats four
@@ -520,3 +607,145 @@ def test_a_single_elimination_bracket_is_played_round_by_round_to_its_winner(db_
     }
     assert "Bracket is won by One" in out
     engine.dispose()
+
+
+def test_teams_come_from_a_qbj_registration_and_a_game_from_a_modaq_match_file(
+    db_url, tmp_path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app
+
+    runner = CliRunner()
+    # a tournament file whose registrations are references (as YellowFruit writes them), one
+    # registration written in place (as MODAQ wants them)
+    registration = {
+        "version": "2.1.1",
+        "objects": [
+            {
+                "type": "Tournament",
+                "name": "Cup",
+                "registrations": [
+                    {"$ref": "reg_1"},
+                    {
+                        "name": "Oak",
+                        "teams": [{"name": "Oak", "players": [{"name": "Ola"}, {"name": "Omar"}]}],
+                    },
+                ],
+            },
+            {
+                "type": "Registration",
+                "id": "reg_1",
+                "name": "Pine",
+                "teams": [{"$ref": "team_pine"}],
+            },
+            {
+                "type": "Team",
+                "id": "team_pine",
+                "name": "Pine",
+                "players": [{"id": "p1", "name": "Pat"}, {"$ref": "p2"}],
+            },
+            {"type": "Player", "id": "p2", "name": "Pia"},
+        ],
+    }
+    (tmp_path / "cup.qbj").write_text(json.dumps(registration))
+    result = runner.invoke(
+        app,
+        [
+            "event",
+            "create",
+            "cup",
+            "--teams-from",
+            str(tmp_path / "cup.qbj"),
+            "--rules",
+            "acf",
+            "--db",
+            db_url,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    plan = load_plan(make_engine(db_url), "cup")
+    assert [t.name for t in plan.teams] == ["Pine", "Oak"]
+    assert sorted((p.team, p.name) for p in plan.players) == [
+        ("oak", "Ola"),
+        ("oak", "Omar"),
+        ("pine", "Pat"),
+        ("pine", "Pia"),
+    ]
+    result = runner.invoke(
+        app, ["event", "schedule", "cup", "--packet", str(SAMPLE_PACKET_PATH), "--db", db_url]
+    )
+    assert result.exit_code == 0, result.output
+    # MODAQ's match file: answer counts per player, bonus points, no total (YellowFruit adds)
+    match = {
+        "version": "2.1.1",
+        "objects": [
+            {
+                "type": "Match",
+                "_round": 1,
+                "tossups_read": 20,
+                "match_teams": [
+                    {
+                        "team": {"name": "Pine"},
+                        "bonus_points": 110,
+                        "match_players": [
+                            {
+                                "player": {"name": "Pat"},
+                                "tossups_heard": 20,
+                                "answer_counts": [
+                                    {"number": 7, "answer_type": {"value": 10}},
+                                    {"number": 1, "answer_type": {"value": -5}},
+                                ],
+                            },
+                            {
+                                "player": {"name": "Pia"},
+                                "tossups_heard": 20,
+                                "answer_counts": [
+                                    {"number": 4, "answer_type": {"value": 10}},
+                                    {"number": 2, "answer_type": {"value": 0}},
+                                ],
+                            },
+                        ],
+                    },
+                    {
+                        "team": {"name": "Oak"},
+                        "bonus_points": 40,
+                        "match_players": [
+                            {
+                                "player": {"name": "Ola"},
+                                "tossups_heard": 20,
+                                "answer_counts": [{"number": 5, "answer_type": {"value": 10}}],
+                            }
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+    (tmp_path / "round1.qbj").write_text(json.dumps(match))
+    result = runner.invoke(
+        app, ["event", "score", "cup", "--from", str(tmp_path / "round1.qbj"), "--db", db_url]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Pine 215, Oak 90 (entered)" in result.output  # 110 - 5 + 110; 50 + 40
+    _, rows = event_standings(make_engine(db_url), "cup")
+    by = {r.team: r for r in rows}
+    assert (by["pine"].won, by["pine"].points, by["pine"].correct, by["pine"].negs) == (
+        1,
+        215,
+        11,
+        1,
+    )
+    assert round(by["pine"].points_per_bonus, 2) == round(110 / 11, 2)
+    assert (by["oak"].lost, by["oak"].bonuses_heard, by["oak"].bonus_points) == (1, 5, 40)
+    again = runner.invoke(
+        app, ["event", "score", "cup", "--from", str(tmp_path / "round1.qbj"), "--db", db_url]
+    )
+    assert again.exit_code == 1 and "has a result already" in again.output
+    (tmp_path / "bad.qbj").write_text(json.dumps({"objects": [{"type": "Tournament"}]}))
+    bad = runner.invoke(
+        app, ["event", "create", "x", "--teams-from", str(tmp_path / "bad.qbj"), "--db", db_url]
+    )
+    assert bad.exit_code == 2 and "no registration or team in the file" in bad.output

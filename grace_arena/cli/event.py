@@ -127,6 +127,14 @@ def create(
         list[str] | None,
         typer.Option("--player", help="A player registered on a team: 'TEAM:NAME' (repeatable)."),
     ] = None,
+    teams_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--teams-from",
+            help="A QBJ registration or tournament file (YellowFruit's, MODAQ's, NAQT's): its "
+            "teams, in order, and their players, registered as human teams.",
+        ),
+    ] = None,
     title: Annotated[str | None, typer.Option(help="A longer title (default: the name).")] = None,
     reading_mode: Annotated[
         str, typer.Option(help="read_aloud (the moderator reads) or screen (text on phones).")
@@ -188,7 +196,18 @@ def create(
         option = "--" + str(error["loc"][0]).replace("_", "-")
         raise typer.BadParameter(error["msg"], param_hint=option) from None
     entries: list[TeamEntry] = []
-    for human in team or []:
+    team = list(team or [])
+    player = list(player or [])
+    if teams_from is not None:
+        from grace_arena.io.imports import QbjImportError, read_qbj_rosters
+
+        try:
+            rosters = read_qbj_rosters(teams_from)
+        except (QbjImportError, OSError, ValueError) as exc:
+            raise _fail(str(exc), code=2) from exc
+        team += [n for n, _ in rosters]
+        player += [f"{n}:{p}" for n, members in rosters for p in members]
+    for human in team:
         human = _name("--team", human, TEAM_NAME_MAX)
         entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human))
     for spec in model_team or []:
@@ -1095,11 +1114,23 @@ _PLAYER_LINE = re.compile(
 @event_app.command("score")
 def score_cmd(
     name: Annotated[str, typer.Argument(help="The event.")],
-    round_: Annotated[int, typer.Option("--round", min=1, help="The game's round.")],
+    round_: Annotated[
+        int | None,
+        typer.Option("--round", min=1, help="The game's round (a match file may name it)."),
+    ] = None,
     team: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option("--team", help="A team and its final score: 'TEAM=POINTS' (twice)."),
-    ],
+    ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="A QBJ match file (MODAQ's, YellowFruit's): its teams' points, tossups read "
+            "and players' answers, entered as the game's result (its round, if --round is "
+            "not given, the file's _round).",
+        ),
+    ] = None,
     tuh: Annotated[
         int | None,
         typer.Option("--tuh", min=1, help="Tossups heard (default: the rules' regulation, or 20)."),
@@ -1129,10 +1160,16 @@ def score_cmd(
     Example: grace-arena event score cup --round 3 --team Red=310 --team Blue=120
     --buzzes Red=0/13/1 --buzzes Blue=0/6/2
     """
-    from grace_arena.record.schedule import enter_result
-    from grace_arena.record.store import RecordError
 
     engine, plan, console = _open(name, db)
+    if from_file is not None:
+        if team or buzzes or player:
+            raise typer.BadParameter("give --from FILE or the scores, not both")
+        round_, points, tuh, counts, players = _match_file(plan, from_file, round_)
+        _enter_score(engine, plan, console, round_, points, tuh, counts, players)
+        return
+    if round_ is None or not team:
+        raise typer.BadParameter("give --round N and each --team TEAM=POINTS (or --from FILE)")
     points: dict[str, int] = {}
     for spec in team:
         given, sep, value = spec.rpartition("=")
@@ -1167,6 +1204,13 @@ def score_cmd(
                 **({"tuh": int(found["tuh"])} if found["tuh"] else {}),
             }
         )
+    _enter_score(engine, plan, console, round_, points, tuh, counts, players)
+
+
+def _enter_score(engine, plan, console, round_, points, tuh, counts, players) -> None:
+    from grace_arena.record.schedule import enter_result
+    from grace_arena.record.store import RecordError
+
     game = _game_of(plan, round_, list(points))
     try:
         enter_result(
@@ -1178,6 +1222,41 @@ def score_cmd(
     names = {t.id: t.name for t in plan.teams}
     said = ", ".join(f"{names[t]} {p}" for t, p in points.items())
     console.print(f"round {round_}: {said} (entered)", highlight=False)
+
+
+def _match_file(plan: Any, path: Path, round_: int | None) -> tuple[Any, ...]:
+    """A QBJ match file as an entered result: its teams found by name, each player's
+    answers as powers, tens and negs by the event's rules."""
+    from grace_arena.io.imports import QbjImportError, read_qbj_match
+    from grace_arena.record.schedule import event_rules
+
+    try:
+        read = read_qbj_match(path)
+    except (QbjImportError, OSError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    number = round_ or read.round
+    if number is None:
+        raise _fail(f"{path} names no round: give --round N", code=2)
+    ids = {n: _team_ids(plan, [n], "--from")[0] for n in read.points}
+    rules = event_rules(plan)
+    kinds = {rules.power_points: "powers", rules.correct_points: "tens", rules.neg_points: "negs"}
+    players, counts = [], {}
+    for p in read.players:
+        line: dict[str, Any] = {"team": ids[p["team"]], "name": p["name"]}
+        if p.get("tuh") is not None:
+            line["tuh"] = int(p["tuh"])
+        for value, number_ in p["answers"].items():
+            if value == 0 or not number_:
+                continue
+            kind = kinds.get(value)
+            if kind is None:
+                raise _fail(f"{path}: an answer worth {value} has no place in the event's "
+                            "rules", code=2)  # fmt: skip
+            line[kind] = line.get(kind, 0) + number_
+        players.append(line)
+        counts[ids[p["team"]]] = {"bonus_points": read.bonus_points[p["team"]]}
+    points = {ids[n]: v for n, v in read.points.items()}
+    return number, points, read.tossups_read, counts, players
 
 
 def _print_phases(console: Any, plan: Any) -> None:
