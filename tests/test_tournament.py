@@ -407,6 +407,8 @@ def test_an_entered_result_that_does_not_add_up_is_refused_and_stores_nothing(db
     assert (by["x"].won, by["x"].played, by["x"].points_per_game, by["y"].lost) == (1, 0, None, 1)
     with pytest.raises(RecordError, match="has a result already"):
         enter_result(engine, "cup", plan.games[0], points={"x": 10, "y": 0})
+    with pytest.raises(RecordError, match="round 1 has started \\(a game of it was decided\\)"):
+        set_schedule(engine, "cup", rooms=["1"], rounds=[RoundPlan(1, packet.packet.id)], games=[])
     engine.dispose()
 
 
@@ -523,6 +525,12 @@ def test_a_director_runs_the_phases_from_the_command_line(db_url) -> None:
     assert [names[t] for t in upper.teams][:2] == ["Ash", "Birch"]
     playoff_games = [g for g in plan.games if g.phase_id == plan.phase("Playoffs").id]  # type: ignore[union-attr]
     assert len(playoff_games) == 8 and {g.round for g in playoff_games} == {4, 5}
+    # the event's projector: every prelim game played, each room's first playoff game next
+    from grace_arena.server.schedules import schedule_of
+
+    statuses = {(m.round, m.room): m.status for m in schedule_of(plan)}
+    assert {r for r, _ in statuses} == {4, 5}
+    assert [s for (r, _), s in sorted(statuses.items()) if r == 4] == ["next"] * 4
     shown = run("event", "show", "cup")
     assert "phases" in shown and "Upper" in shown and "forfeited by Hazel" in shown
     table = run("event", "standings", "cup", "--phase", "playoffs")

@@ -397,12 +397,21 @@ def set_schedule(
     round's packet must be in the record. With ``phase`` (the first, its pools), the rounds
     and games are that phase's, and a game its teams' pool's."""
     plan = load_plan(engine, name)
-    started = [g for g in plan.games if g.round in plan.started_rounds()]
+    started = [
+        g
+        for g in plan.games
+        if g.match_id is not None or g.forfeit is not None or g.result is not None
+    ]
     if started:
         first = min(started, key=lambda g: (g.round, g.slot))
+        what = (
+            f"match {first.match_id} in {_room_label(plan, first.room_id)}"
+            if first.match_id is not None
+            else "a game of it was decided"
+        )
         raise RecordError(
-            f"event {name!r}: round {first.round} has started (match {first.match_id} in "
-            f"{_room_label(plan, first.room_id)}): its schedule can no longer change"
+            f"event {name!r}: round {first.round} has started ({what}): its schedule can no "
+            "longer change"
         )
     if phase is not None:
         from dataclasses import replace as replaced
