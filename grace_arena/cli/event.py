@@ -28,7 +28,10 @@ from grace_arena.cli.root import app
 from grace_arena.resources import command_prefix
 
 event_app = command_group(
-    help="Run an event: teams, rounds and rooms, a schedule of matches, standings.",
+    help="Run an event: teams, rounds and rooms, a schedule of matches, standings. A "
+    "tournament runs in phases: schedule --pools (prelims), advance (playoffs with carryover), "
+    "tiebreaker, bracket (single elimination), final (one game or a double final); score and "
+    "forfeit decide games not played here.",
     no_args_is_help=True,
 )
 app.add_typer(event_app, name="event")
