@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grace_arena.core import schedule as pairing
 from grace_arena.core.schedule import (
     Game,
     Pairing,
@@ -190,3 +191,121 @@ def test_a_round_with_more_matches_than_rooms_is_named_with_the_rooms_that_play_
     ]
     rooms = ["1", "2", "3"]
     assert crowded_rounds(assign_rooms(pairings, rooms), rooms) == []
+
+
+# --------------------------------------------------------------------------------------------
+# Phases: pools, brackets, seeding, carryover
+
+
+def test_the_phase_functions_examples_hold() -> None:
+    import doctest
+
+    from grace_arena.core import schedule as module
+
+    result = doctest.testmod(module)
+    assert result.attempted >= 10 and result.failed == 0
+
+
+def test_pools_by_the_snake_are_even_and_hold_every_team_once() -> None:
+    teams = [f"t{i}" for i in range(1, 13)]
+    pools = pairing.pools_of(teams, 3)
+    assert [len(p) for p in pools] == [4, 4, 4]
+    assert sorted(t for p in pools for t in p) == sorted(teams)
+    assert pools[0] == ["t1", "t6", "t7", "t12"]  # 1, 6, 7, 12: every pool's seeds sum to 26
+    assert {sum(int(t[1:]) for t in p) for p in pools} == {26}
+
+
+def test_a_pooled_round_robin_plays_each_pool_apart_in_the_same_rounds() -> None:
+    games = pairing.pooled_round_robin([["a", "b", "c", "d"], ["e", "f", "g"]])
+    played = [g for g in games if not g.bye]
+    assert {g.round for g in games} == {1, 2, 3}  # the pool of three has a bye a round
+    for pool in (set("abcd"), set("efg")):
+        pairs = {frozenset(g.teams) for g in played if set(g.teams) <= pool}
+        assert len(pairs) == len(pool) * (len(pool) - 1) // 2
+    assert all(set(g.teams) <= set("abcd") or set(g.teams) <= set("efg") for g in played)
+
+
+@pytest.mark.parametrize("sizes", [(3, 3), (2, 4), (2, 2, 2), (3, 2)])
+def test_a_crossover_meets_each_team_not_met_once_and_no_other(sizes) -> None:
+    groups, n = [], 0
+    for size in sizes:
+        groups.append([f"t{n + i}" for i in range(size)])
+        n += size
+    games = pairing.crossover(groups)
+    pairs = [frozenset(g.teams) for g in games]
+    wanted = {
+        frozenset((a, b))
+        for i, g in enumerate(groups)
+        for h in groups[i + 1 :]
+        for a in g
+        for b in h
+    }
+    assert sorted(map(sorted, pairs)) == sorted(map(sorted, wanted))
+    for r in {g.round for g in games}:  # no team plays twice in a round
+        teams = [t for g in games if g.round == r for t in g.teams]
+        assert len(teams) == len(set(teams))
+
+
+def test_single_elimination_runs_to_one_winner_with_byes_for_the_top_seeds() -> None:
+    seeds = [f"s{i}" for i in range(1, 6)]
+    slots = pairing.bracket(seeds)
+    assert len(slots) == 8 and slots.count(None) == 3
+    first = pairing.elimination_round(slots)
+    assert sorted(g.teams for g in first if g.bye) == [("s1",), ("s2",), ("s3",)]
+    assert [g.teams for g in first if not g.bye] == [("s4", "s5")]
+    # the better seed wins every game: each round's winners, in bracket order, are the next
+    # round's slots, down to the champion in round 3 (1 beat 4 in round 2, 2 beat 3)
+    number, finals = 1, []
+    entrants: list[str | None] = slots
+    while len(entrants) > 1:
+        games = pairing.elimination_round(entrants, number)
+        assert {g.round for g in games} == {number}
+        winner = {t: min(g.teams, key=seeds.index) for g in games for t in g.teams}
+        pairs = zip(entrants[::2], entrants[1::2], strict=True)
+        entrants = [winner[a or b] for a, b in pairs if (a or b) is not None]  # type: ignore[index]
+        finals = [g.teams for g in games if not g.bye]
+        number += 1
+    assert entrants == ["s1"] and number == 4 and finals == [("s1", "s2")]
+
+
+def test_a_double_final_needs_a_second_game_only_when_the_advantaged_team_loses() -> None:
+    teams = ("a", "b")
+    assert pairing.final_decided(["a"], teams, advantaged="a") == "a"
+    assert pairing.final_decided(["b"], teams, advantaged="a") is None
+    assert pairing.final_decided(["b", "a"], teams, advantaged="a") == "a"
+    assert pairing.final_decided(["b", "b"], teams, advantaged="a") == "b"
+    assert pairing.final_decided(["b"], teams) == "b"
+    with pytest.raises(pairing.ScheduleError, match="not in the final"):
+        pairing.final_decided([], teams, advantaged="c")
+
+
+def _placed(rows):
+    return [pairing.Placed(t, pool, rank, win, ppb) for t, pool, rank, win, ppb in rows]
+
+
+def test_wild_cards_go_by_rank_then_ppb_or_by_record_then_ppb() -> None:
+    placed = _placed([
+        ("A1", "A", 1, 1.0, 15.0), ("A2", "A", 2, 0.5, 12.0), ("A3", "A", 3, 0.0, 10.0),
+        ("B1", "B", 1, 0.75, 14.0), ("B2", "B", 2, 0.5, 11.0), ("B3", "B", 3, 0.5, 13.0),
+    ])  # fmt: skip
+    top = [pairing.Tier("top", 1, wild_cards=2)]
+    # by rank: the two second places (A2 12.0 before B2 11.0)
+    assert pairing.advance(placed, top) == [["A1", "B1", "A2", "B2"]]
+    # by record: A2, B2 and B3 are 0.5: PPB orders them, B3 (13.0) first
+    assert pairing.advance(placed, top, method="record_then_ppb") == [["A1", "B1", "B3", "A2"]]
+    with pytest.raises(pairing.ScheduleError, match="seeding must be one of"):
+        pairing.advance(placed, top, method="coin")  # type: ignore[arg-type]
+    with pytest.raises(pairing.ScheduleError, match="has 3 teams left"):
+        pairing.advance(placed, [pairing.Tier("all", 4)])
+
+
+def test_ties_at_a_cut_are_found_and_broken_by_tiebreaker_games() -> None:
+    placed = _placed([
+        ("A1", "A", 1, 1.0, 15.0), ("A2", "A", 2, 0.5, 12.0), ("A3", "A", 2, 0.5, 12.0),
+        ("A4", "A", 4, 0.0, 9.0),
+    ])  # fmt: skip
+    tiers = [pairing.Tier("top", 2), pairing.Tier("rest", 2)]
+    assert pairing.ties_at_cuts(placed, tiers) == [["A2", "A3"]]
+    broken = pairing.break_ties(placed, [("A3", "A2")])
+    assert pairing.ties_at_cuts(broken, tiers) == []
+    assert pairing.advance(broken, tiers) == [["A1", "A3"], ["A2", "A4"]]

@@ -28,7 +28,10 @@ from grace_arena.cli.root import app
 from grace_arena.resources import command_prefix
 
 event_app = command_group(
-    help="Run an event: teams, rounds and rooms, a schedule of matches, standings.",
+    help="Run an event: teams, rounds and rooms, a schedule of matches, standings. A "
+    "tournament runs in phases: schedule --pools (prelims), advance (playoffs with carryover), "
+    "tiebreaker, bracket (single elimination), final (one game or a double final); score and "
+    "forfeit decide games not played here.",
     no_args_is_help=True,
 )
 app.add_typer(event_app, name="event")
@@ -127,6 +130,14 @@ def create(
         list[str] | None,
         typer.Option("--player", help="A player registered on a team: 'TEAM:NAME' (repeatable)."),
     ] = None,
+    teams_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--teams-from",
+            help="A QBJ registration or tournament file (YellowFruit's, MODAQ's, NAQT's): its "
+            "teams, in order, and their players, registered as human teams.",
+        ),
+    ] = None,
     title: Annotated[str | None, typer.Option(help="A longer title (default: the name).")] = None,
     reading_mode: Annotated[
         str, typer.Option(help="read_aloud (the moderator reads) or screen (text on phones).")
@@ -188,7 +199,18 @@ def create(
         option = "--" + str(error["loc"][0]).replace("_", "-")
         raise typer.BadParameter(error["msg"], param_hint=option) from None
     entries: list[TeamEntry] = []
-    for human in team or []:
+    team = list(team or [])
+    player = list(player or [])
+    if teams_from is not None:
+        from grace_arena.io.imports import QbjImportError, read_qbj_rosters
+
+        try:
+            rosters = read_qbj_rosters(teams_from)
+        except (QbjImportError, OSError, ValueError) as exc:
+            raise _fail(str(exc), code=2) from exc
+        team += [n for n, _ in rosters]
+        player += [f"{n}:{p}" for n, members in rosters for p in members]
+    for human in team:
         human = _name("--team", human, TEAM_NAME_MAX)
         entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human))
     for spec in model_team or []:
@@ -307,14 +329,37 @@ def schedule_cmd(
             "'1,3,5' (repeatable, one per round like --packet; the last one is used again).",
         ),
     ] = None,
+    pool: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pool",
+            help="A pool of the first phase: 'NAME:TEAM,TEAM,...' (repeatable): each pool plays "
+            "a round robin, all pools in the same rounds.",
+        ),
+    ] = None,
+    pools_count: Annotated[
+        int | None,
+        typer.Option(
+            "--pools",
+            min=1,
+            help="Deal the teams into N pools by the snake, in the order they were registered "
+            "(their seeds): 1, 2, ..., N, N, ..., 2, 1, ...",
+        ),
+    ] = None,
+    phase_name: Annotated[
+        str, typer.Option("--phase", help="With pools: the first phase's name.")
+    ] = "Prelims",
     db: DbOption = None,
 ) -> None:
-    """Pair the teams in rounds and rooms, a packet per round. Refused once a round started."""
+    """Pair the teams in rounds and rooms, a packet per round. Refused once a round started.
+
+    With --pools N or --pool NAME:TEAMS the schedule is the first phase of a tournament (the
+    prelims): each pool plays a round robin. Then `event advance` brackets the playoffs from
+    its standings, `event tiebreaker` settles ties at a cut, `event final` plays the final."""
     from grace_arena.core import schedule as pairing
-    from grace_arena.core.packet import PacketError, load_packet
     from grace_arena.record.db import open_engine
-    from grace_arena.record.schedule import RoundPlan, load_plan, set_schedule
-    from grace_arena.record.store import MatchStore, RecordError
+    from grace_arena.record.schedule import PhasePlan, RoundPlan, load_plan, set_schedule
+    from grace_arena.record.store import RecordError
 
     url = existing_db(db)
     console = _console()
@@ -331,25 +376,14 @@ def schedule_cmd(
         raise typer.BadParameter("give --rooms N or --room NAME ..., not both")
     room_names = list(room or [str(i) for i in range(1, (rooms or 1) + 1)])
     n_rounds = rounds or len(packet)
-    # packets: files are loaded into the record; anything else names a packet already there
-    store = MatchStore(engine)
-    packets = []
-    for given in packet:
-        path = Path(given)
-        if path.exists():
-            try:
-                loaded = load_packet(path)
-            except PacketError as exc:
-                raise _fail(str(exc)) from exc
-            store.save_packet(loaded, source=path)
-            packets.append(loaded)
-        else:
-            from grace_arena.record.packets import packet_from_record
-
-            try:
-                packets.append(packet_from_record(engine, given))
-            except LookupError as exc:
-                raise _fail(f"--packet {given}: no such file, and {exc}") from exc
+    packets = _load_packets(engine, packet)
+    pools = _pools(plan, pool, pools_count)
+    if pools is not None:
+        if fmt.replace("-", "_") != "round_robin" or model_rounds:
+            raise typer.BadParameter("pools play a round robin each (--format round-robin)")
+        pooled = pairing.pooled_round_robin([p.teams for p in pools])
+        n_rounds = rounds or max(p.round for p in pooled)
+        pooled = [p for p in pooled if p.round <= n_rounds]
     per_round = [packets[min(i, len(packets) - 1)] for i in range(n_rounds)]
     specs = tossups or ["all"]
     try:
@@ -360,14 +394,17 @@ def schedule_cmd(
     humans = [t.id for t in plan.teams if t.kind == "human"]
     models = [t.id for t in plan.teams if t.kind == "model"]
     try:
-        games = pairing.schedule(
-            humans,
-            models,
-            rounds=n_rounds,
-            rooms=room_names,
-            format=fmt.replace("-", "_"),  # type: ignore[arg-type]
-            model_rounds=_numbers(model_rounds) if model_rounds else None,
-        )
+        if pools is not None:
+            games = pairing.assign_rooms(pooled, room_names)
+        else:
+            games = pairing.schedule(
+                humans,
+                models,
+                rounds=n_rounds,
+                rooms=room_names,
+                format=fmt.replace("-", "_"),  # type: ignore[arg-type]
+                model_rounds=_numbers(model_rounds) if model_rounds else None,
+            )
         plan = set_schedule(
             engine,
             plan.name,
@@ -378,13 +415,80 @@ def schedule_cmd(
             ],
             games=games,
             meta={"format": fmt, "model_rounds": model_rounds},
+            phase=PhasePlan("prelims", phase_name, "prelim", 0, tuple(pools))
+            if pools is not None
+            else None,
         )
     except (pairing.ScheduleError, RecordError) as exc:
         raise _fail(str(exc)) from exc
     for line in pairing.crowded_rounds(games, room_names):
         console.print(f"[yellow]note:[/] {line}", soft_wrap=True, highlight=False)
     _check_models(console, url, plan, per_round)
+    _print_phases(console, plan)
     _print_plan(console, plan)
+
+
+def _load_packets(engine: Any, given_packets: list[str]) -> list[Any]:
+    """Packets: files are loaded into the record; anything else names a packet already there."""
+    from grace_arena.core.packet import PacketError, load_packet
+    from grace_arena.record.packets import packet_from_record
+    from grace_arena.record.store import MatchStore
+
+    store = MatchStore(engine)
+    packets = []
+    for given in given_packets:
+        path = Path(given)
+        if path.exists():
+            try:
+                loaded = load_packet(path)
+            except PacketError as exc:
+                raise _fail(str(exc)) from exc
+            store.save_packet(loaded, source=path)
+            packets.append(loaded)
+        else:
+            try:
+                packets.append(packet_from_record(engine, given))
+            except LookupError as exc:
+                raise _fail(f"--packet {given}: no such file, and {exc}") from exc
+    return packets
+
+
+def _pools(plan: Any, given: list[str] | None, count: int | None) -> list[Any] | None:
+    """The first phase's pools: named with their teams, or dealt by the snake."""
+    from grace_arena.core import schedule as pairing
+    from grace_arena.record.schedule import PoolPlan
+
+    if given and count:
+        raise typer.BadParameter("give --pools N or --pool NAME:TEAMS ..., not both")
+    if count:
+        try:
+            dealt = pairing.pools_of([t.id for t in plan.teams], count)
+        except pairing.ScheduleError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--pools") from None
+        return [
+            PoolPlan(chr(ord("a") + i) if count <= 26 else str(i + 1),
+                     f"Pool {chr(ord('A') + i) if count <= 26 else i + 1}", tuple(teams), i)
+            for i, teams in enumerate(dealt)
+        ]  # fmt: skip
+    if not given:
+        return None
+    pools = []
+    for i, spec in enumerate(given):
+        name, sep, teams = spec.partition(":")
+        if not sep or not name.strip() or not teams.strip():
+            raise typer.BadParameter(f"{spec!r}: expected NAME:TEAM,TEAM,...", param_hint="--pool")
+        ids = []
+        for team in teams.split(","):
+            found = _team_of(list(plan.teams), team)
+            if found is None:
+                raise _fail(f"--pool {spec!r}: {_no_such_team(list(plan.teams), team)}", code=2)
+            ids.append(found.id)
+        pools.append(PoolPlan(_pool_id(name, i), name.strip(), tuple(ids), i))
+    return pools
+
+
+def _pool_id(name: str, i: int) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name.strip()).strip("-").lower()[:64] or f"pool-{i + 1}"
 
 
 def _numbers(text: str) -> list[int]:
@@ -458,12 +562,18 @@ def _print_plan(console, plan) -> None:
             games.add_row(str(g.round), "-", f"{names.get(g.teams[0], g.teams[0])}: bye", "")
             continue
         status = (
-            "not started"
+            f"forfeited by {names.get(g.forfeit, g.forfeit)}"
+            if g.forfeit is not None
+            else "entered: " + "-".join(str(g.result["points"][t]) for t in g.teams)
+            if g.result is not None
+            else "not started"
             if g.match_id is None
             else f"match {g.match_id} ended"
             if g.ended
             else f"match {g.match_id} under way"
         )
+        if g.carryover:
+            status += " (carried over)"
         rnd = plan.round_(g.round)
         room = plan.room(g.room_id or "")
         games.add_row(
@@ -509,6 +619,7 @@ def show(name: Annotated[str, typer.Argument(help="The event.")], db: DbOption =
             markup=False,
         )
         return
+    _print_phases(console, plan)
     _print_plan(console, plan)
 
 
@@ -518,16 +629,41 @@ def standings_cmd(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print JSON instead of a table.")
     ] = False,
+    phase: Annotated[
+        str | None,
+        typer.Option(
+            "--phase",
+            help="One phase's standings, pool by pool: its games and those carried over into "
+            "it (a forfeit counts in W-L only).",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Won/lost, PPG, points per 20 tossups heard, PPB and buzzes per team, after every
-    ruling so far (ranked by win %, then PPB, then P/20TUH)."""
+    ruling so far (ranked by win %, then PPB, then P/20TUH). Without --phase, every game of
+    the event counts once."""
     import json
 
     from grace_arena.record.db import open_engine
-    from grace_arena.record.schedule import event_standings
+    from grace_arena.record.schedule import event_phase_standings, event_standings
     from grace_arena.record.store import RecordError
 
+    if phase is not None:
+        url = existing_db(db)
+        try:
+            plan, pools = event_phase_standings(open_engine(url), name, phase)
+        except RecordError as exc:
+            raise _fail(str(exc)) from exc
+        if json_out:
+            typer.echo(json.dumps(_phase_json(plan, pools), indent=2))
+            return
+        console = _console()
+        console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
+        for ps in pools:
+            console.print(
+                standings_table(f"{plan.title}, {ps.phase.name}, {ps.pool.name}", ps.rows)
+            )
+        return
     url = existing_db(db)
     try:
         plan, rows = event_standings(open_engine(url), name)
@@ -558,6 +694,36 @@ def standings_cmd(
             f"consulting, {points[2]} for a right abstention (PPB up to {points[0] * 3})",
             highlight=False,
         )
+
+
+def _phase_json(plan: Any, pools: Any) -> dict[str, Any]:
+    return {
+        "event": plan.name,
+        "phase": pools[0].phase.name if pools else None,
+        "pools": [
+            {
+                "pool": ps.pool.name,
+                "rows": [
+                    {
+                        "rank": s.rank,
+                        "team": s.team,
+                        "name": s.name,
+                        "won": s.won,
+                        "lost": s.lost,
+                        "tied": s.tied,
+                        "forfeits": s.forfeits,
+                        "games": s.games,
+                        "points": s.points,
+                        "points_per_game": s.points_per_game,
+                        "points_per_20_tuh": s.points_per_20_tuh,
+                        "points_per_bonus": s.points_per_bonus,
+                    }
+                    for s in ps.rows
+                ],
+            }
+            for ps in pools
+        ],
+    }
 
 
 def _num(value: float | None) -> str:
@@ -618,16 +784,24 @@ def stats_cmd(
         Path | None,
         typer.Option("--html", help="Write the printable stats report (one HTML page) here."),
     ] = None,
+    phase: Annotated[
+        str | None,
+        typer.Option("--phase", help="Only this phase's standings, pool by pool."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """The event's statistics: standings and individuals in the terminal; with --html, the
-    whole report (standings, individuals, games, team detail, question conversion)."""
+    whole report (standings, individuals, games, team detail, question conversion). Games
+    entered by their score and forfeits count in the standings and the games."""
     from rich.table import Table
 
     from grace_arena.io.stats_report import html_stats, load_event_stats
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import RecordError
 
+    if phase is not None:
+        standings_cmd(name, json_out=False, phase=phase, db=db)
+        return
     url = existing_db(db)
     try:
         plan, stats, plays = load_event_stats(open_engine(url), name)
@@ -650,3 +824,525 @@ def stats_cmd(
                         f"{p.powers}/{p.tens}/{p.negs}", str(p.points),
                         _num(p.points_per_20_tuh))  # fmt: skip
     console.print(players)
+
+
+# --------------------------------------------------------------------------------------------
+# Phases: playoffs, tiebreakers, finals; games not played here
+
+PacketsOption = Annotated[
+    list[str],
+    typer.Option(
+        "--packet",
+        help="A packet file (or the id of one in the record) for each round of the phase, in "
+        "order (repeatable; the last one is used again).",
+    ),
+]
+TossupsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tossups",
+        help="The tossups of its packet each round reads: all, '1-8' or '1,3,5' (repeatable, "
+        "one per round like --packet).",
+    ),
+]
+
+
+def _phase_rounds(engine: Any, packet: list[str], tossups: list[str] | None) -> list[Any]:
+    """The rounds' packets for a new phase (numbered by the record, after the event's)."""
+    from grace_arena.record.schedule import RoundPlan
+
+    packets = _load_packets(engine, packet)
+    specs = tossups or ["all"]
+    count = max(len(packets), len(specs))
+    out = []
+    for i in range(count):
+        p = packets[min(i, len(packets) - 1)]
+        try:
+            ids = _tossup_ids(p, specs[min(i, len(specs) - 1)])
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--tossups") from exc
+        out.append(RoundPlan(0, p.packet.id, ids))
+    return out
+
+
+def _open(name: str, db: str | None) -> tuple[Any, Any, Any]:
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.schedule import load_plan
+    from grace_arena.record.store import RecordError
+
+    url = existing_db(db)
+    console = _console()
+    console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
+    engine = open_engine(url)
+    try:
+        return engine, load_plan(engine, name), console
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+
+
+def _team_ids(plan: Any, given: list[str], option: str) -> list[str]:
+    ids = []
+    for team in given:
+        found = _team_of(list(plan.teams), team)
+        if found is None:
+            raise _fail(f"{option} {team!r}: {_no_such_team(list(plan.teams), team)}", code=2)
+        ids.append(found.id)
+    return ids
+
+
+def _tier(spec: str) -> Any:
+    """``'Championship:3'`` or ``'Championship:3+2'`` (2 wild cards)."""
+    from grace_arena.core.schedule import Tier
+
+    found = re.fullmatch(r"\s*(?P<name>[^:]+?)\s*:\s*(?P<n>\d+)\s*(?:\+\s*(?P<w>\d+))?\s*", spec)
+    if not found:
+        raise typer.BadParameter(
+            f"{spec!r}: expected NAME:PER_POOL or NAME:PER_POOL+WILD_CARDS, e.g. 'Upper:3+1'",
+            param_hint="--tier",
+        )
+    return Tier(found["name"], int(found["n"]), int(found["w"] or 0))
+
+
+@event_app.command("advance")
+def advance_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    tier: Annotated[
+        list[str],
+        typer.Option(
+            "--tier",
+            help="A pool of the new phase: 'NAME:N' takes the next N teams of every pool of "
+            "the phase before, 'NAME:N+W' W wild cards more (repeatable, best tier first).",
+        ),
+    ],
+    packet: PacketsOption,
+    phase_name: Annotated[str, typer.Option("--phase", help="The new phase's name.")] = "Playoffs",
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="The phase whose standings seed it (default: the last prelim or playoff phase).",
+        ),
+    ] = None,
+    seeding: Annotated[
+        str,
+        typer.Option(
+            help="How teams of different pools are ordered (seeds and wild cards): "
+            "rank-then-ppb (their place in their pool, then points per bonus) or "
+            "record-then-ppb (win %, then points per bonus).",
+        ),
+    ] = "rank-then-ppb",
+    carryover: Annotated[
+        bool,
+        typer.Option(
+            help="Games of the phase before between teams of one new pool count in it, and "
+            "those teams do not meet again (--no-carryover: each pool plays a round robin).",
+        ),
+    ] = True,
+    tossups: TossupsOption = None,
+    db: DbOption = None,
+) -> None:
+    """Bracket the next phase (playoffs) from the finish of the one before, once all its
+    games are over: a pool per --tier, its teams in seed order; games carried over.
+
+    Example: grace-arena event advance cup --tier Championship:3 --tier Consolation:3
+    --packet round9.json
+    """
+    from grace_arena.core import schedule as pairing
+    from grace_arena.record.schedule import advance_phase
+    from grace_arena.record.store import RecordError
+
+    method = seeding.replace("-", "_")
+    if method not in pairing.SEEDINGS:
+        raise typer.BadParameter(
+            f"{seeding!r}: rank-then-ppb or record-then-ppb", param_hint="--seeding"
+        )
+    tiers = [_tier(t) for t in tier]
+    engine, plan, console = _open(name, db)
+    full = [p for p in plan.phases if p.kind in ("prelim", "playoff")]
+    if source is None and not full:
+        raise _fail(f"event {plan.name!r} has no phases: schedule it with --pools first")
+    rounds = _phase_rounds(engine, packet, tossups)
+    try:
+        plan = advance_phase(
+            engine,
+            plan.name,
+            source=source or full[-1].id,
+            phase_id=_pool_id(phase_name, len(plan.phases)),
+            phase_name=phase_name,
+            tiers=tiers,
+            packets=rounds,
+            method=method,  # type: ignore[arg-type]
+            carryover=carryover,
+        )
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    _print_phases(console, plan)
+    _print_plan(console, plan)
+
+
+@event_app.command("tiebreaker")
+def tiebreaker_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    team: Annotated[list[str], typer.Option("--team", help="A tied team (repeatable).")],
+    packet: PacketsOption,
+    tossups: TossupsOption = None,
+    db: DbOption = None,
+) -> None:
+    """Tiebreaker games between teams that share a place at a cut (a round robin among them):
+    its winners are placed first among them when the next phase is bracketed. A tiebreaker
+    counts in no other standings."""
+    from grace_arena.record.schedule import add_tiebreaker
+    from grace_arena.record.store import RecordError
+
+    engine, plan, console = _open(name, db)
+    ids = _team_ids(plan, team, "--team")
+    rounds = _phase_rounds(engine, packet, tossups)
+    try:
+        plan = add_tiebreaker(engine, plan.name, teams=ids, packet=rounds[0])
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    _print_phases(console, plan)
+    _print_plan(console, plan)
+
+
+@event_app.command("final")
+def final_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    packet: PacketsOption,
+    team: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--team",
+            help="A finalist (twice; default: the first two of the last phase's first pool).",
+        ),
+    ] = None,
+    advantage: Annotated[
+        str | None,
+        typer.Option(
+            help="A double final: this team must be beaten twice (a second game is played if "
+            "it loses the first; run `event final` again to schedule it)."
+        ),
+    ] = None,
+    tossups: TossupsOption = None,
+    db: DbOption = None,
+) -> None:
+    """The final: one game; with --advantage TEAM, a double final. Run again once the first
+    game is over: a second game is scheduled if the advantaged team lost it."""
+    from grace_arena.record.schedule import (
+        add_final,
+        event_phase_standings,
+        final_state,
+        next_final_game,
+    )
+    from grace_arena.record.store import RecordError
+
+    engine, plan, console = _open(name, db)
+    rounds = _phase_rounds(engine, packet, tossups)
+    try:
+        if plan.phase("finals") is not None:
+            champion, another = final_state(engine, plan)
+            if not another:
+                console.print(
+                    f"the final is won by {plan.team(champion).name}"
+                    if champion
+                    else "the final's game is not over yet",
+                    highlight=False,
+                )
+                return
+            plan = next_final_game(engine, plan.name, packet=rounds[0])
+        else:
+            if team:
+                ids = _team_ids(plan, team, "--team")
+            else:
+                full = [p for p in plan.phases if p.kind in ("prelim", "playoff")]
+                if not full:
+                    raise _fail("name the finalists: --team A --team B", code=2)
+                _, pools = event_phase_standings(engine, plan.name, full[-1].id)
+                ids = [r.team for r in pools[0].rows[:2]]
+            if len(ids) != 2:
+                raise _fail("a final is between two teams: --team A --team B", code=2)
+            favoured = _team_ids(plan, [advantage], "--advantage")[0] if advantage else None
+            plan = add_final(
+                engine,
+                plan.name,
+                teams=(ids[0], ids[1]),
+                packet=rounds[0],
+                advantaged=favoured,
+            )
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    _print_phases(console, plan)
+    _print_plan(console, plan)
+
+
+def _game_of(plan: Any, round_: int, teams: list[str]) -> Any:
+    from grace_arena.record.schedule import find_game
+    from grace_arena.record.store import RecordError
+
+    try:
+        return find_game(plan, round_, teams)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+
+
+@event_app.command("forfeit")
+def forfeit_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    round_: Annotated[int, typer.Option("--round", min=1, help="The game's round.")],
+    team: Annotated[str, typer.Option("--team", help="The team that forfeits.")],
+    against: Annotated[str, typer.Option("--against", help="Its opponent, who wins.")],
+    db: DbOption = None,
+) -> None:
+    """A team forfeits a scheduled game: its opponent wins; the game counts in won/lost and
+    in nothing else (points, PPG, PPB leave it out, as YellowFruit does)."""
+    from grace_arena.record.schedule import record_forfeit
+    from grace_arena.record.store import RecordError
+
+    engine, plan, console = _open(name, db)
+    ids = _team_ids(plan, [team, against], "--team")
+    game = _game_of(plan, round_, ids)
+    try:
+        record_forfeit(engine, plan.name, game, ids[0])
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    names = {t.id: t.name for t in plan.teams}
+    console.print(f"round {round_}: {names[ids[0]]} forfeits to {names[ids[1]]}", highlight=False)
+
+
+_PLAYER_LINE = re.compile(
+    r"^(?P<team>[^:]+):(?P<name>[^:]+):(?P<p>\d+)/(?P<t>\d+)/(?P<n>\d+)(?:@(?P<tuh>\d+))?$"
+)
+
+
+@event_app.command("score")
+def score_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    round_: Annotated[
+        int | None,
+        typer.Option("--round", min=1, help="The game's round (a match file may name it)."),
+    ] = None,
+    team: Annotated[
+        list[str] | None,
+        typer.Option("--team", help="A team and its final score: 'TEAM=POINTS' (twice)."),
+    ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="A QBJ match file (MODAQ's, YellowFruit's): its teams' points, tossups read "
+            "and players' answers, entered as the game's result (its round, if --round is "
+            "not given, the file's _round).",
+        ),
+    ] = None,
+    tuh: Annotated[
+        int | None,
+        typer.Option("--tuh", min=1, help="Tossups heard (default: the rules' regulation, or 20)."),
+    ] = None,
+    buzzes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--buzzes",
+            help="A team's tossups: 'TEAM=POWERS/TENS/NEGS' (repeatable); its bonus points are "
+            "the rest of its score, and it heard a bonus for each tossup it answered.",
+        ),
+    ] = None,
+    player: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--player",
+            help="A player's line: 'TEAM:NAME:POWERS/TENS/NEGS[@TUH]' (repeatable): the team's "
+            "buzzes are its players' sums.",
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """A game not played here, by its final score, with or without each team's or player's
+    buzzes: it counts in the standings of its phase like a game played here (PPB where the
+    buzzes are given). Figures that do not add up are refused and nothing is stored.
+
+    Example: grace-arena event score cup --round 3 --team Red=310 --team Blue=120
+    --buzzes Red=0/13/1 --buzzes Blue=0/6/2
+    """
+
+    engine, plan, console = _open(name, db)
+    if from_file is not None:
+        if team or buzzes or player:
+            raise typer.BadParameter("give --from FILE or the scores, not both")
+        round_, points, tuh, counts, players = _match_file(plan, from_file, round_)
+        _enter_score(engine, plan, console, round_, points, tuh, counts, players)
+        return
+    if round_ is None or not team:
+        raise typer.BadParameter("give --round N and each --team TEAM=POINTS (or --from FILE)")
+    points: dict[str, int] = {}
+    for spec in team:
+        given, sep, value = spec.rpartition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise typer.BadParameter(f"{spec!r}: expected TEAM=POINTS", param_hint="--team")
+        points[_team_ids(plan, [given], "--team")[0]] = int(value)
+    counts: dict[str, dict[str, int]] = {}
+    for spec in buzzes or []:
+        given, sep, value = spec.rpartition("=")
+        found = re.fullmatch(r"(\d+)/(\d+)/(\d+)", value.strip())
+        if not sep or not found:
+            raise typer.BadParameter(
+                f"{spec!r}: expected TEAM=POWERS/TENS/NEGS", param_hint="--buzzes"
+            )
+        counts[_team_ids(plan, [given], "--buzzes")[0]] = dict(
+            zip(("powers", "tens", "negs"), map(int, found.groups()), strict=True)
+        )
+    players = []
+    for spec in player or []:
+        found = _PLAYER_LINE.match(spec.strip())
+        if not found:
+            raise typer.BadParameter(
+                f"{spec!r}: expected TEAM:NAME:POWERS/TENS/NEGS[@TUH]", param_hint="--player"
+            )
+        players.append(
+            {
+                "team": _team_ids(plan, [found["team"]], "--player")[0],
+                "name": _name("--player", found["name"], 100),
+                "powers": int(found["p"]),
+                "tens": int(found["t"]),
+                "negs": int(found["n"]),
+                **({"tuh": int(found["tuh"])} if found["tuh"] else {}),
+            }
+        )
+    _enter_score(engine, plan, console, round_, points, tuh, counts, players)
+
+
+def _enter_score(engine, plan, console, round_, points, tuh, counts, players) -> None:
+    from grace_arena.record.schedule import enter_result
+    from grace_arena.record.store import RecordError
+
+    game = _game_of(plan, round_, list(points))
+    try:
+        enter_result(
+            engine, plan.name, game, points=points, tossups_heard=tuh, counts=counts,
+            players=players,
+        )  # fmt: skip
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    names = {t.id: t.name for t in plan.teams}
+    said = ", ".join(f"{names[t]} {p}" for t, p in points.items())
+    console.print(f"round {round_}: {said} (entered)", highlight=False)
+
+
+def _match_file(plan: Any, path: Path, round_: int | None) -> tuple[Any, ...]:
+    """A QBJ match file as an entered result: its teams found by name, each player's
+    answers as powers, tens and negs by the event's rules."""
+    from grace_arena.io.imports import QbjImportError, read_qbj_match
+    from grace_arena.record.schedule import event_rules
+
+    try:
+        read = read_qbj_match(path)
+    except (QbjImportError, OSError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    number = round_ or read.round
+    if number is None:
+        raise _fail(f"{path} names no round: give --round N", code=2)
+    ids = {n: _team_ids(plan, [n], "--from")[0] for n in read.points}
+    rules = event_rules(plan)
+    kinds = {rules.power_points: "powers", rules.correct_points: "tens", rules.neg_points: "negs"}
+    players, counts = [], {}
+    for p in read.players:
+        line: dict[str, Any] = {"team": ids[p["team"]], "name": p["name"]}
+        if p.get("tuh") is not None:
+            line["tuh"] = int(p["tuh"])
+        for value, number_ in p["answers"].items():
+            if value == 0 or not number_:
+                continue
+            kind = kinds.get(value)
+            if kind is None:
+                raise _fail(f"{path}: an answer worth {value} has no place in the event's "
+                            "rules", code=2)  # fmt: skip
+            line[kind] = line.get(kind, 0) + number_
+        players.append(line)
+        counts[ids[p["team"]]] = {"bonus_points": read.bonus_points[p["team"]]}
+    points = {ids[n]: v for n, v in read.points.items()}
+    return number, points, read.tossups_read, counts, players
+
+
+def _print_phases(console: Any, plan: Any) -> None:
+    from rich.table import Table
+
+    if not plan.phases:
+        return
+    names = {t.id: t.name for t in plan.teams}
+    table = Table("phase", "kind", "rounds", "pool", "teams", title="phases", title_justify="left")
+    for ph in plan.phases:
+        rounds = sorted({g.round for g in plan.games if g.phase_id == ph.id})
+        span = f"{rounds[0]}-{rounds[-1]}" if len(rounds) > 1 else str(rounds[0]) if rounds else ""
+        for i, pool in enumerate(ph.pools):
+            table.add_row(
+                ph.name if i == 0 else "",
+                ph.kind if i == 0 else "",
+                span if i == 0 else "",
+                pool.name,
+                ", ".join(names.get(t, t) for t in pool.teams),
+            )
+    console.print(table)
+
+
+@event_app.command("bracket")
+def bracket_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    packet: PacketsOption,
+    team: Annotated[
+        list[str] | None,
+        typer.Option("--team", help="A team of the bracket, best seed first (repeatable)."),
+    ] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            help="The bracket's teams: the first N of the last phase, seeded as `event "
+            "advance` seeds (place in pool, then PPB).",
+        ),
+    ] = None,
+    phase_name: Annotated[str, typer.Option("--phase", help="The phase's name.")] = "Bracket",
+    tossups: TossupsOption = None,
+    db: DbOption = None,
+) -> None:
+    """Single elimination: the first run makes the bracket (top seeds have byes when the
+    field is not a power of two) and its first round; each later run, once the round's games
+    are over, schedules the next round from its winners, until one team is left."""
+    from grace_arena.core import schedule as pairing
+    from grace_arena.record.schedule import (
+        add_bracket,
+        bracket_state,
+        next_bracket_round,
+        placed_in,
+    )
+    from grace_arena.record.store import RecordError
+
+    engine, plan, console = _open(name, db)
+    rounds = _phase_rounds(engine, packet, tossups)
+    try:
+        last = plan.phases[-1] if plan.phases else None
+        if last is not None and last.meta.get("elimination") and not (team or top):
+            _, winners = bracket_state(engine, plan)
+            if winners is not None and len(winners) == 1:
+                winner = plan.team(winners[0] or "")
+                console.print(f"{last.name} is won by {winner.name if winner else winners[0]}")
+                return
+            plan = next_bracket_round(engine, plan.name, packet=rounds[0])
+        else:
+            if team:
+                seeds = _team_ids(plan, team, "--team")
+            elif top:
+                full = [p for p in plan.phases if p.kind in ("prelim", "playoff")]
+                if not full:
+                    raise _fail("name the bracket's teams: --team A --team B ...", code=2)
+                placed = placed_in(plan, engine, full[-1])
+                ordered = sorted(placed, key=lambda p: (*pairing.seed_key(p, "rank_then_ppb"),
+                                                        p.pool, p.team))  # fmt: skip
+                seeds = [p.team for p in ordered[:top]]
+            else:
+                raise _fail("give the bracket's teams: --team A --team B ... or --top N", code=2)
+            plan = add_bracket(
+                engine, plan.name, seeds=seeds, packet=rounds[0], phase_name=phase_name
+            )
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    _print_phases(console, plan)
+    _print_plan(console, plan)

@@ -218,3 +218,305 @@ def _check_teams(teams: Sequence[str], *, at_least: int, what: str = "teams") ->
 def _check_rounds(rounds: int) -> None:
     if rounds < 1:
         raise ScheduleError(f"rounds must be at least 1, got {rounds}")
+
+
+# --------------------------------------------------------------------------------------------
+# Phases: pools, brackets, seeding from standings, carryover
+#
+# A tournament runs in phases (YellowFruit's ``Phase.ts``, QBJ's ``Phase``): the prelims, in
+# pools that each play a round robin; playoffs, whose pools are re-bracketed from the prelims'
+# finish (the first teams of every pool together, the next ones together, ...), games between
+# teams that meet again carried over from the prelims rather than played twice; finals (one
+# game, or a double final in which the team with the advantage must be beaten twice); and
+# tiebreaker games that settle who advances where teams share a rank at a cut.
+
+PhaseKind = Literal["prelim", "playoff", "finals", "tiebreaker"]
+PHASE_KINDS: tuple[PhaseKind, ...] = ("prelim", "playoff", "finals", "tiebreaker")
+
+#: How wild cards (and teams from different pools at one place) are ordered: by their rank in
+#: their pool, then points per bonus; or by their record (win %), then points per bonus.
+#: YellowFruit's ``WildCardRankingMethod`` (``RankThenPPB``, ``RecordThanPPB``).
+Seeding = Literal["rank_then_ppb", "record_then_ppb"]
+SEEDINGS: tuple[Seeding, ...] = ("rank_then_ppb", "record_then_ppb")
+
+
+def pools_of(teams: Sequence[str], count: int) -> list[list[str]]:
+    """``teams`` (in seed order) dealt into ``count`` pools by the snake (1, 2, 2, 1, 1, 2,
+    ...), so that every pool has the same strength.
+
+    >>> pools_of(["1", "2", "3", "4", "5", "6"], 2)
+    [['1', '4', '5'], ['2', '3', '6']]
+    """
+    _check_teams(teams, at_least=2 * count if count > 0 else 2)
+    if count < 1:
+        raise ScheduleError(f"pools must be at least 1, got {count}")
+    pools: list[list[str]] = [[] for _ in range(count)]
+    for i, team in enumerate(teams):
+        lap, at = divmod(i, count)
+        pools[at if lap % 2 == 0 else count - 1 - at].append(team)
+    return pools
+
+
+def pooled_round_robin(pools: Sequence[Sequence[str]]) -> list[Pairing]:
+    """A round robin within each pool, the pools' rounds played at the same time (round 1 of
+    every pool is the event's round 1); a pool with fewer rounds is done sooner.
+
+    >>> [(p.round, p.teams) for p in pooled_round_robin([["a", "b"], ["c", "d"]])]
+    [(1, ('a', 'b')), (1, ('c', 'd'))]
+    """
+    if not pools:
+        raise ScheduleError("a phase needs at least one pool")
+    _check_teams([t for pool in pools for t in pool], at_least=2)
+    per_pool = [round_robin(pool) for pool in pools]
+    rounds = max(p.round for games in per_pool for p in games)
+    return [
+        p
+        for r in range(1, rounds + 1)
+        for games in per_pool
+        for p in games
+        if p.round == r and not p.bye
+    ] + [
+        p
+        for r in range(1, rounds + 1)
+        for games in per_pool
+        for p in games
+        if p.round == r and p.bye
+    ]
+
+
+def crossover(
+    groups: Sequence[Sequence[str]], *, met: Collection[frozenset[str]] = ()
+) -> list[Pairing]:
+    """The games of a pool whose teams come from ``groups`` (their earlier pools) and carry
+    over the games they played among themselves: each team meets every team it has not met
+    (``met``: pairs that already played; by default every pair within a group). Two groups of
+    one size play ``size`` rounds, round ``k`` pairing the ``i``-th team of the first group
+    with the ``(i + k)``-th of the second; otherwise the rounds of a round robin of all the
+    teams, less the games carried over, rounds left empty dropped.
+
+    >>> [(p.round, p.teams) for p in crossover([["A1", "A2"], ["B1", "B2"]])]
+    [(1, ('A1', 'B1')), (1, ('A2', 'B2')), (2, ('A1', 'B2')), (2, ('A2', 'B1'))]
+    """
+    teams = [t for g in groups for t in g]
+    _check_teams(teams, at_least=2)
+    done = set(met) or {frozenset((a, b)) for g in groups for a in g for b in g if a != b}
+    if len(groups) == 2 and len(groups[0]) == len(groups[1]) and not met:
+        a, b = groups
+        m = len(a)
+        return [Pairing(k + 1, (a[i], b[(i + k) % m])) for k in range(m) for i in range(m)]
+    out: list[Pairing] = []
+    for pairing_ in round_robin(teams):
+        if pairing_.bye or frozenset(pairing_.teams) in done:
+            continue
+        out.append(Pairing(pairing_.round, pairing_.teams))
+    rounds = sorted({p.round for p in out})
+    return [Pairing(rounds.index(p.round) + 1, p.teams) for p in out]
+
+
+def bracket_order(size: int) -> list[int]:
+    """Seeds (1-based) in the order a single-elimination bracket of ``size`` (a power of two)
+    lists them, so that the top seeds meet as late as they can: 1 plays ``size``, and the
+    winner plays the winner of ``size / 2`` against ``size / 2 + 1``.
+
+    >>> bracket_order(8)
+    [1, 8, 4, 5, 2, 7, 3, 6]
+    """
+    if size < 1 or size & (size - 1):
+        raise ScheduleError(f"a bracket's size is a power of two, not {size}")
+    order = [1]
+    while len(order) < size:
+        n = 2 * len(order)
+        order = [x for seed in order for x in (seed, n + 1 - seed)]
+    return order
+
+
+def bracket(seeds: Sequence[str]) -> list[str | None]:
+    """The first round's slots of a single-elimination bracket of ``seeds`` (best first): the
+    bracket is the next power of two, and the places of the missing seeds are byes (None) for
+    the top seeds.
+
+    >>> bracket(["a", "b", "c"])
+    ['a', None, 'b', 'c']
+    """
+    _check_teams(seeds, at_least=2)
+    size = 1
+    while size < len(seeds):
+        size *= 2
+    return [seeds[s - 1] if s <= len(seeds) else None for s in bracket_order(size)]
+
+
+def elimination_round(slots: Sequence[str | None], round: int = 1) -> list[Pairing]:
+    """One round of single elimination: slots paired in order (the first with the second,
+    ...); a team whose slot-mate is None has a bye. The next round's slots are the winners
+    (a team with a bye included) in the same order.
+
+    >>> [p.teams for p in elimination_round(["a", None, "b", "c"])]
+    [('b', 'c'), ('a',)]
+    """
+    if len(slots) < 2 or len(slots) % 2:
+        raise ScheduleError(
+            f"a round of single elimination pairs an even number of slots, not {len(slots)}"
+        )
+    games: list[tuple[str, ...]] = []
+    for a, b in zip(slots[::2], slots[1::2], strict=True):
+        present = tuple(t for t in (a, b) if t is not None)
+        if present:
+            games.append(present)
+    return [Pairing(round, teams) for teams in _order(games)]
+
+
+def final_decided(
+    winners: Sequence[str], teams: tuple[str, str], *, advantaged: str | None = None
+) -> str | None:
+    """The champion once the final's games won so far (``winners``, in order) decide it, or
+    None (another game is to be played). Without an advantage the final is one game; with
+    one (a double final), the ``advantaged`` team wins with one win, the other needs two.
+
+    >>> final_decided(["b"], ("a", "b"), advantaged="a") is None
+    True
+    >>> final_decided(["b", "b"], ("a", "b"), advantaged="a")
+    'b'
+    """
+    if advantaged is not None and advantaged not in teams:
+        raise ScheduleError(f"the advantaged team {advantaged!r} is not in the final {teams}")
+    for w in winners:
+        if w not in teams:
+            raise ScheduleError(f"{w!r} won a game of a final between {teams[0]} and {teams[1]}")
+    if advantaged is None:
+        return winners[0] if winners else None
+    other = teams[1] if advantaged == teams[0] else teams[0]
+    if advantaged in winners:
+        return advantaged
+    return other if winners.count(other) >= 2 else None
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A team's finish in its pool, what seeding and wild cards compare: its rank in the pool
+    (after tiebreakers, 1 = first), win %, and points per bonus (None: no bonus heard)."""
+
+    team: str
+    pool: str
+    rank: int
+    win_pct: float
+    ppb: float | None
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A group of the next phase: the teams at places ``first..first + per_pool - 1`` of
+    every pool, and ``wild_cards`` more, the best of those below by the seeding."""
+
+    name: str
+    per_pool: int
+    wild_cards: int = 0
+
+
+def seed_key(p: Placed, method: Seeding) -> tuple[float, ...]:
+    """The order of teams from different pools (lowest first), by ``method``; the pool and
+    the team settle the rest so the order is total."""
+    ppb = -(p.ppb or 0.0)
+    if method == "rank_then_ppb":
+        return (p.rank, ppb)
+    if method == "record_then_ppb":
+        return (-p.win_pct, ppb)
+    raise ScheduleError(f"seeding must be one of {', '.join(SEEDINGS)}, not {method!r}")
+
+
+def advance(
+    placed: Sequence[Placed], tiers: Sequence[Tier], *, method: Seeding = "rank_then_ppb"
+) -> list[list[str]]:
+    """The teams of each tier of the next phase, in seed order (by ``method`` across pools):
+    tier by tier, each pool's next ``per_pool`` teams by rank, then ``wild_cards`` of the
+    teams left (the best by ``method``). Teams sharing a rank at a cut must be separated by a
+    tiebreaker first (:func:`ties_at_cuts`); the teams left after the last tier are out.
+
+    >>> rows = [Placed(t, p, r, 1 - r / 4, 20 - r) for p in "AB" for r, t in
+    ...         enumerate([f"{p}1", f"{p}2", f"{p}3"], start=1)]
+    >>> advance(rows, [Tier("top", 1, wild_cards=1), Tier("rest", 1)])
+    [['A1', 'B1', 'A2'], ['B2', 'A3']]
+    """
+    pools: dict[str, list[Placed]] = {}
+    for p in sorted(placed, key=lambda p: (p.pool, p.rank, p.team)):
+        pools.setdefault(p.pool, []).append(p)
+    taken: set[str] = set()
+    out: list[list[str]] = []
+    for tier in tiers:
+        if tier.per_pool < 0 or tier.wild_cards < 0:
+            raise ScheduleError(f"tier {tier.name!r}: counts cannot be negative")
+        chosen: list[Placed] = []
+        for rows in pools.values():
+            left = [p for p in rows if p.team not in taken]
+            if len(left) < tier.per_pool:
+                raise ScheduleError(
+                    f"tier {tier.name!r} takes {tier.per_pool} a pool, but pool "
+                    f"{rows[0].pool!r} has {len(left)} teams left"
+                )
+            chosen.extend(left[: tier.per_pool])
+        taken |= {p.team for p in chosen}
+        rest = sorted(
+            (p for p in placed if p.team not in taken), key=lambda p: (*seed_key(p, method), p.team)
+        )
+        if len(rest) < tier.wild_cards:
+            raise ScheduleError(
+                f"tier {tier.name!r} wants {tier.wild_cards} wild cards, {len(rest)} teams are left"
+            )
+        chosen.extend(rest[: tier.wild_cards])
+        taken |= {p.team for p in chosen}
+        chosen.sort(key=lambda p: (*seed_key(p, method), p.pool, p.team))
+        out.append([p.team for p in chosen])
+    return out
+
+
+def ties_at_cuts(placed: Sequence[Placed], tiers: Sequence[Tier]) -> list[list[str]]:
+    """Teams of one pool that share a rank across a cut (one of them would go up a tier, the
+    other not): each such group needs a tiebreaker before :func:`advance`."""
+    cuts: list[int] = []
+    at = 0
+    for tier in tiers:
+        at += tier.per_pool
+        cuts.append(at)
+    out = []
+    pools: dict[str, list[Placed]] = {}
+    for p in placed:
+        pools.setdefault(p.pool, []).append(p)
+    for rows in pools.values():
+        rows.sort(key=lambda p: (p.rank, p.team))
+        for cut in cuts:
+            if 0 < cut < len(rows) and rows[cut - 1].rank == rows[cut].rank:
+                out.append(sorted(p.team for p in rows if p.rank == rows[cut].rank))
+    return out
+
+
+def break_ties(placed: Sequence[Placed], tiebreaks: Sequence[tuple[str, str]]) -> list[Placed]:
+    """``placed`` with teams that share a rank in their pool ordered by the tiebreaker games
+    between them (``(winner, loser)`` pairs): within a tie, a team ranks by the tiebreakers
+    it won among the tied teams; ranks are renumbered where the tie is broken.
+
+    >>> rows = [Placed("a", "P", 1, 1.0, None), Placed("b", "P", 2, .5, None),
+    ...         Placed("c", "P", 2, .5, None)]
+    >>> [(p.team, p.rank) for p in break_ties(rows, [("c", "b")])]
+    [('a', 1), ('c', 2), ('b', 3)]
+    """
+    out: list[Placed] = []
+    pools: dict[str, list[Placed]] = {}
+    for p in placed:
+        pools.setdefault(p.pool, []).append(p)
+    for rows in pools.values():
+        by_rank: dict[int, list[Placed]] = {}
+        for p in rows:
+            by_rank.setdefault(p.rank, []).append(p)
+        for rank in sorted(by_rank):
+            tied = by_rank[rank]
+            names = {p.team for p in tied}
+            wins = {
+                p.team: sum(1 for w, loser in tiebreaks if w == p.team and loser in names)
+                for p in tied
+            }
+            tied.sort(key=lambda p: (-wins[p.team], p.team))
+            value = rank
+            for i, p in enumerate(tied):
+                if i and wins[p.team] != wins[tied[i - 1].team]:
+                    value = rank + i
+                out.append(Placed(p.team, p.pool, value, p.win_pct, p.ppb))
+    return out

@@ -207,6 +207,11 @@ class MatchResult:
     #: of ``tossups_heard``, those of an overtime played without bonuses
     #: (:func:`unrated_tossups`), which P/20TUH leaves out
     overtime_tossups: int = 0
+    #: The team that forfeited (None: the game was played). A forfeit counts as a win and a
+    #: loss and in nothing else (YellowFruit's rule: ``PoolTeamStats.addMatchTeam`` counts
+    #: the result and returns before points, tossups and bonuses; PPG divides by the games
+    #: not forfeited).
+    forfeit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -215,7 +220,8 @@ class Standing:
     name: str
     kind: str  # human | model
     rank: int = 0
-    played: int = 0  # finished matches
+    played: int = 0  # finished matches (forfeits aside: in ``won``/``lost`` only)
+    forfeits: int = 0  # games won or lost by forfeit
     won: int = 0
     lost: int = 0
     tied: int = 0
@@ -321,6 +327,18 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
         unknown = sorted(set(result.teams) - set(known))
         if unknown:
             raise ValueError(f"match {result.match_id}: teams {unknown} are not in the event")
+        if result.forfeit is not None:
+            if result.forfeit not in result.teams:
+                raise ValueError(
+                    f"match {result.match_id}: {result.forfeit!r} forfeited a game it is not in"
+                )
+            for team in result.teams:
+                t = totals[team]
+                key = "lost" if team == result.forfeit else "won"
+                t[key] = t.get(key, 0) + 1
+                t["forfeits"] = t.get("forfeits", 0) + 1
+                matches[team].append(result.match_id)
+            continue
         for team, line in result.teams.items():
             t = totals[team]
             others = [o.points for other, o in result.teams.items() if other != team]

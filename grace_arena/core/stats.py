@@ -328,21 +328,32 @@ class EventStats:
     bonuses_played: bool = field(default=False)
 
 
-def event_stats(teams: Sequence[TeamInfo], plays: Iterable[MatchPlay]) -> EventStats:
+def event_stats(
+    teams: Sequence[TeamInfo],
+    plays: Iterable[MatchPlay],
+    decided: Iterable[tuple[MatchResult, str | None]] = (),
+) -> EventStats:
     """Every table of an event's stats report from its matches (any subset; one match alone
     is an event of one match): standings, players (by points per 20 tossups heard), games (by
     round and room), tossups and bonuses (by round, in packet order). A match under way is in
     the games, and its points in the standings' points in play; the players, tossups and
-    bonuses are of finished matches, as every other figure of the standings."""
+    bonuses are of finished matches, as every other figure of the standings. ``decided``:
+    games without a match (a forfeit, a result entered by its score) with their room, in the
+    standings and the games."""
     plays = list(plays)
     results = [p.result() for p in plays]
-    rows = standings(teams, results)
+    decided = list(decided)
+    rows = standings(teams, [*results, *(r for r, _ in decided)])
     games = [
         GameLine(
             p.match_id, p.round, p.room, tuple((t, r.teams[t].points) for t in p.teams),
             r.tossups_heard, r.ended,
         )
         for p, r in zip(plays, results, strict=True)
+    ] + [
+        GameLine(r.match_id, r.round, room, tuple((t, line.points) for t, line in r.teams.items()),
+                 r.tossups_heard, r.ended)
+        for r, room in decided
     ]  # fmt: skip
     games.sort(key=lambda g: (g.round is None, g.round or 0, g.room or "", g.match_id))
     over = [p for p in plays if p.ended]  # the players and the questions: as the standings

@@ -1062,6 +1062,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         if p.name not in players[p.team]:  # (one name is one player of the team)
             players[p.team].append(p.name)
     played = []
+    rules = None
     for game in plan.games:
         m = by_match.get(game.match_id) if game.match_id is not None else None
         if m is None or not m.played:
@@ -1071,10 +1072,15 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             for p in entry["team"]["players"]:  # everyone who played is registered
                 if p["name"] not in players.setdefault(team.id, []):
                     players[team.id].append(p["name"])
-        played.append((game, m, match))
+        played.append((game, {m.team_name(t.id): t.id for t in m.config.teams}, match))
+        rules = rules or m.config.rules
     for t in plan.teams:
         if not players[t.id] and t.model:
             players[t.id].append(t.model)
+    for game in plan.games:  # forfeits and results entered by their final score
+        if game.match_id is None and (game.forfeit is not None or game.result is not None):
+            match = qbj_decided_match(plan, game, players)
+            played.append((game, {t.name: t.id for t in plan.teams}, match))
     player_ref = {
         (team, name): f"player_{team}_{i}"
         for team, names in players.items()
@@ -1097,9 +1103,11 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
     ]
     objects: list[dict[str, Any]] = []
     rounds: dict[int, list[dict[str, str]]] = {}
-    rules = None
-    for game, m, match in played:
-        ids = {m.team_name(t.id): t.id for t in m.config.teams}
+    kinds = {ph.id: ph.kind for ph in plan.phases}
+    for game, ids, match in sorted(played, key=lambda p: (p[0].round, p[0].slot, p[0].id)):
+        match["carryover_phases"] = [{"$ref": f"phase_{ph}"} for ph in game.carryover]
+        if kinds.get(game.phase_id or "") == "tiebreaker":
+            match["tiebreaker"] = True
 
         def ref(
             team: dict[str, Any], player: dict[str, Any] | None = None, ids: dict = ids
@@ -1132,7 +1140,10 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             }
         )
         rounds.setdefault(game.round, []).append({"$ref": match["id"]})
-        rules = rules or m.config.rules
+    if rules is None and plan.phases:
+        from grace_arena.record.schedule import event_rules
+
+        rules = event_rules(plan)
     played = rule_set(rules) if rules is not None else None
     answer_types = [{"value": 10}, {"value": -5}]
     if played is not None:
@@ -1164,7 +1175,9 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 ),
             },
             "registrations": registrations,
-            "phases": [
+            "phases": qbj_phases(plan, team_ref, rounds)
+            if plan.phases
+            else [
                 {
                     "name": "Rounds",
                     "pools": [
@@ -1193,6 +1206,152 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
         },
     )
     return {"version": QBJ_VERSION, "objects": objects}
+
+
+#: YellowFruit's phase types (``Phase.ts``, ``PhaseTypes``), read from a phase's ``YfData``;
+#: without it YellowFruit takes the first phase for the prelims and every other for playoffs.
+_YF_PHASE_TYPES = {
+    "prelim": "Prelim",
+    "playoff": "Playoff",
+    "finals": "Finals",
+    "tiebreaker": "Tiebreaker",
+}
+
+
+def qbj_phases(
+    plan: Any, team_ref: dict[str, str], rounds: dict[int, list[dict[str, str]]]
+) -> list[dict[str, Any]]:
+    """An event's phases as QBJ ``Phase`` objects: each with its pools (``Pool``, its teams
+    in seed order as ``PoolTeam`` references) and its rounds (named by their number, which
+    run on from one phase to the next, as YellowFruit numbers them), and YellowFruit's
+    ``YfData`` (the phase's type and code: 1, 2, ... for full phases, a tiebreaker ``NT``
+    after phase N - 1, as ``Tournament.recomputePhaseCodes`` makes them). A game carried over
+    names the later phases in its ``carryover_phases``."""
+    out = []
+    code = 1
+    for ph in plan.phases:
+        if ph.kind == "tiebreaker":
+            yf_code = f"{code}T"
+        else:
+            yf_code = str(code)
+            code += 1
+        numbers = sorted({g.round for g in plan.games if g.phase_id == ph.id})
+        out.append(
+            {
+                "id": f"phase_{ph.id}",
+                "name": ph.name,
+                "pools": [
+                    {
+                        "id": f"pool_{ph.id}_{pool.id}",
+                        "name": pool.name,
+                        "position": i + 1,
+                        "pool_teams": [{"team": {"$ref": team_ref[t]}} for t in pool.teams],
+                    }
+                    for i, pool in enumerate(ph.pools)
+                ],
+                "rounds": [
+                    {
+                        "name": str(n),
+                        "packets": [{"name": r.packet_id}] if (r := plan.round_(n)) else [],
+                        "matches": rounds.get(n, []),
+                    }
+                    for n in numbers
+                ],
+                "YfData": {"phaseType": _YF_PHASE_TYPES[ph.kind], "code": yf_code},
+            }
+        )
+    return out
+
+
+def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> dict[str, Any]:
+    """A game not played here as a QBJ ``Match``: a forfeit (the forfeiting team's
+    ``forfeit_loss``, no tossups read: YellowFruit counts it in won/lost only), or a result
+    entered by its final score, each team with its points, bonus points and answer counts
+    where they were given (a player's line as entered; a team's counts without players go to
+    its first registered player, or one named after the team, who heard every tossup)."""
+    from grace_arena.record.schedule import event_rules, result_lines
+
+    names = {t.id: t.name for t in plan.teams}
+    team_ids = _qbj_team_ids(names)
+
+    def player(team: str, name: str) -> dict[str, str]:
+        if name not in players.setdefault(team, []):
+            players[team].append(name)
+        return {"id": f"player_{team}_{players[team].index(name) + 1}", "name": name}
+
+    def team_of(team: str, roster: list[str]) -> dict[str, Any]:
+        return {
+            "id": team_ids[team],
+            "name": names[team],
+            "players": [player(team, n) for n in roster],
+        }
+
+    base: dict[str, Any] = {"id": f"game_{game.id}", "_round": game.round}
+    if game.forfeit is not None:
+        return {
+            **base,
+            "carryover_phases": [],
+            "match_teams": [
+                {
+                    "team": team_of(t, []),
+                    "forfeit_loss": t == game.forfeit,
+                    "match_players": [],
+                    "lineups": [],
+                }
+                for t in game.teams
+            ],
+            "match_questions": [],
+            "_grace_arena": {"game": game.id, "forfeit": names[game.forfeit]},
+        }
+    rules = event_rules(plan)
+    lines, heard = result_lines(plan, {**game.result, "teams": list(game.teams)})
+    values = {"powers": rules.power_points, "tens": rules.correct_points, "negs": rules.neg_points}
+    entered = list(game.result.get("players") or [])
+    match_teams = []
+    for t in game.teams:
+        line = lines[t]
+        mine = [p for p in entered if p["team"] == t]
+        if not mine:
+            stand_in = (players.get(t) or [names[t]])[0]
+            counts = {"powers": line.powers, "tens": line.correct - line.powers,
+                      "negs": line.negs}  # fmt: skip
+            mine = [{"team": t, "name": stand_in, **counts, "tuh": heard}]
+        roster = [p["name"] for p in mine]
+        match_teams.append(
+            {
+                "team": team_of(t, roster),
+                "points": line.points,
+                **({"bonus_points": line.bonus_points} if line.bonuses_heard else {}),
+                "lineups": [
+                    {
+                        "first_question": 1,
+                        "players": [player(t, n) for n in roster],
+                        "reason": "initial",
+                    }
+                ],
+                "match_players": [
+                    {
+                        "player": player(t, p["name"]),
+                        "tossups_heard": int(p.get("tuh") or heard),
+                        "answer_counts": [
+                            {"number": int(p.get(k) or 0), "answer_type": {"value": v}}
+                            for k, v in values.items()
+                            if v and int(p.get(k) or 0)
+                        ],
+                    }
+                    for p in mine
+                ],
+            }
+        )
+    return {
+        **base,
+        "tossups_read": heard,
+        "overtime_tossups_read": 0,
+        "carryover_phases": [],
+        "match_teams": match_teams,
+        "match_questions": [],
+        "_grace_arena": {"game": game.id, "entered": True},
+    }
 
 
 # ---------------------------------------------------------------------------------------

@@ -566,3 +566,148 @@ def _write_corpus(out: Path, questions: Iterable[dict[str, Any]], tossups: list[
                 "text": tossup.text,
             }
             handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------------------------
+# QBJ: a registration or tournament file's teams and rosters; a match file's result
+#
+# What tournament directors have: a QBJ file (schema.quizbowl.technology, 2.1.1) written by
+# YellowFruit ("Export QBJ"), MODAQ (its roster export: a Tournament with its registrations
+# written in it) or NAQT's registration. The objects may be written in place or referenced
+# by ``{"$ref": id}`` to an object of the file's ``objects``; both are read.
+
+
+class QbjImportError(ValueError):
+    """A QBJ file that cannot be read as asked, with what is wrong."""
+
+
+def _qbj_objects(data: Any, path: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The file's top-level objects and every object with an id, at any depth."""
+    if isinstance(data, dict) and isinstance(data.get("objects"), list):
+        objects = data["objects"]
+    elif isinstance(data, list):
+        objects = data
+    elif isinstance(data, dict):
+        objects = [data]
+    else:
+        raise QbjImportError(f"{path}: not a QBJ file (expected an object or a list of objects)")
+    by_id: dict[str, dict[str, Any]] = {}
+
+    def index(value: Any) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("id"), str) and "$ref" not in value:
+                by_id.setdefault(value["id"], value)
+            for item in value.values():
+                index(item)
+        elif isinstance(value, list):
+            for item in value:
+                index(item)
+
+    index(objects)
+    return [o for o in objects if isinstance(o, dict)], by_id
+
+
+def _resolved(value: Any, by_id: dict[str, dict[str, Any]], path: Path) -> dict[str, Any]:
+    if isinstance(value, dict) and "$ref" in value:
+        target = by_id.get(str(value["$ref"]))
+        if target is None:
+            raise QbjImportError(f"{path}: a reference to {value['$ref']!r}, defined nowhere")
+        return target
+    if not isinstance(value, dict):
+        raise QbjImportError(f"{path}: expected an object, found {type(value).__name__}")
+    return value
+
+
+def read_qbj_rosters(path: Path) -> list[tuple[str, list[str]]]:
+    """Each team of a QBJ registration or tournament file, with its players' names, in the
+    file's order: the teams of its ``Registration`` objects (those of a ``Tournament``'s
+    ``registrations`` too), or, in a file without registrations, its ``Team`` objects. A
+    team named twice, or a file without teams, is an error."""
+    objects, by_id = _qbj_objects(_read_json(path), path)
+    registrations: list[dict[str, Any]] = []
+    for obj in objects:
+        if obj.get("type") == "Tournament":
+            registrations += [_resolved(r, by_id, path) for r in obj.get("registrations") or []]
+        elif obj.get("type") == "Registration":
+            registrations.append(obj)
+    registrations = list({id(r): r for r in registrations}.values())  # once each
+    teams = [_resolved(t, by_id, path) for r in registrations for t in r.get("teams") or []]
+    if not registrations:
+        teams = [o for o in objects if o.get("type") == "Team"]
+    out: list[tuple[str, list[str]]] = []
+    for team in teams:
+        name = str(team.get("name") or "").strip()
+        if not name:
+            raise QbjImportError(f"{path}: a team without a name")
+        if any(name.casefold() == n.casefold() for n, _ in out):
+            raise QbjImportError(f"{path}: team {name!r} is named twice")
+        players = []
+        for p in team.get("players") or []:
+            player = str(_resolved(p, by_id, path).get("name") or "").strip()
+            if player and player.casefold() not in (x.casefold() for x in players):
+                players.append(player)
+        out.append((name, players))
+    if not out:
+        raise QbjImportError(f"{path}: no registration or team in the file")
+    return out
+
+
+@dataclass(frozen=True)
+class QbjMatchResult:
+    """A QBJ match file's result as a game entered by its score: each team's points, the
+    tossups read, each player's answers (by the answer types' values), and the round the file
+    names (MODAQ's ``_round``), if any."""
+
+    points: dict[str, int]  # team name -> points
+    tossups_read: int | None
+    players: list[dict[str, Any]]  # {team, name, tuh, answers: {value: number}}
+    bonus_points: dict[str, int]
+    round: int | None = None
+
+
+def read_qbj_match(path: Path) -> QbjMatchResult:
+    """The result of the one ``Match`` of a QBJ match file (MODAQ's, YellowFruit's, ours).
+    A team's points are the file's, or, where it gives none, its answers' values plus its
+    bonus points (as YellowFruit adds them). Bounceback points are refused: a game entered
+    by its score has none."""
+    objects, by_id = _qbj_objects(_read_json(path), path)
+    matches = [o for o in objects if o.get("type", "Match") == "Match" and "match_teams" in o]
+    if len(matches) != 1:
+        raise QbjImportError(f"{path}: expected one match, found {len(matches)}")
+    match = matches[0]
+    points: dict[str, int] = {}
+    bonus: dict[str, int] = {}
+    players: list[dict[str, Any]] = []
+    for entry in match.get("match_teams") or []:
+        entry = _resolved(entry, by_id, path)
+        name = str(_resolved(entry.get("team"), by_id, path).get("name") or "").strip()
+        if not name:
+            raise QbjImportError(f"{path}: a team of the match has no name")
+        if entry.get("bonus_bounceback_points"):
+            raise QbjImportError(f"{path}: {name} has bounceback points, which a game entered "
+                                 "by its score does not take")  # fmt: skip
+        total = 0
+        for mp in entry.get("match_players") or []:
+            mp = _resolved(mp, by_id, path)
+            player = str(_resolved(mp.get("player"), by_id, path).get("name") or "").strip()
+            answers: dict[int, int] = {}
+            for count in mp.get("answer_counts") or []:
+                value = int(_resolved(count.get("answer_type"), by_id, path).get("value", 0))
+                answers[value] = answers.get(value, 0) + int(count.get("number") or 0)
+                total += value * int(count.get("number") or 0)
+            players.append(
+                {"team": name, "name": player, "tuh": mp.get("tossups_heard"), "answers": answers}
+            )
+        bonus[name] = int(entry.get("bonus_points") or 0)
+        given = entry.get("points")
+        points[name] = int(given) if given is not None else total + bonus[name]
+    if len(points) != 2:
+        raise QbjImportError(f"{path}: a match of two teams, found {len(points)}")
+    number = match.get("_round")
+    return QbjMatchResult(
+        points=points,
+        tossups_read=match.get("tossups_read"),
+        players=players,
+        bonus_points=bonus,
+        round=int(number) if isinstance(number, int | str) and str(number).isdigit() else None,
+    )

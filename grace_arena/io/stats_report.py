@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from grace_arena.core.events import TossupStarted
 from grace_arena.core.stats import EventStats, MatchPlay, event_stats, match_play
-from grace_arena.record.schedule import EventPlan, load_plan
+from grace_arena.record.schedule import EventPlan, decided_result, load_plan
 from grace_arena.record.store import MatchStore
 
 __all__ = ["event_plays", "html_stats", "load_event_stats", "stats_context"]
@@ -51,7 +51,13 @@ def load_event_stats(
 ) -> tuple[EventPlan, EventStats, list[MatchPlay]]:
     plan = load_plan(engine, key)
     plays = event_plays(engine, plan)
-    return plan, event_stats(plan.team_infos(), plays), plays
+    rooms = {r.id: r.name for r in plan.rooms}
+    decided = [
+        (decided_result(plan, g), rooms.get(g.room_id or ""))
+        for g in plan.games
+        if g.match_id is None and (g.forfeit is not None or g.result is not None)
+    ]
+    return plan, event_stats(plan.team_infos(), plays, decided), plays
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

@@ -6,7 +6,11 @@ match belongs to one event (a match created on its own gets an event of its own)
 known only per tossup, pooled over rooms whose matches are unknown (GRACE's public data), are
 ``pooled_buzz`` rows of the event, each from one ``event_import``. An event run live has
 rooms (``event_room``), rounds (``event_round``, a packet each) and a schedule of matches
-(``event_game``: which teams meet in which round and room, and the match once created).
+(``event_game``: which teams meet in which round and room, and the match once created). A
+tournament's structure is in phases (``event_phase``: prelims, playoffs, finals,
+tiebreakers), each with pools of teams (``event_pool``); a round and a game belong to a phase
+(and a game to a pool), a game may be a forfeit, carry over into later phases, or have a
+result entered by its final score rather than played here.
 ``match_lease`` says which server process serves a match, when several share one record.
 
 ``event`` is the source of truth: every event of every match, in order. ``buzz`` and
@@ -124,6 +128,34 @@ class EventRoundRow(SQLModel, table=True):
     packet_id: str = Field(max_length=100)
     #: The tossups to read, in order (None: the whole packet).
     tossup_ids: list[str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: The phase the round belongs to (None: an event without phases).
+    phase_id: str | None = Field(default=None, max_length=64)
+
+
+class EventPhaseRow(SQLModel, table=True):
+    """A phase of an event (``grace_arena.core.schedule``): its kind (prelim, playoff,
+    finals, tiebreaker), its place among the phases, and how it was made (``meta``: the
+    seeding, tiers and wild cards it was bracketed with, a final's advantaged team)."""
+
+    __tablename__ = "event_phase"
+    event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
+    phase_id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=100)
+    kind: str = Field(max_length=16)
+    position: int
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class EventPoolRow(SQLModel, table=True):
+    """A pool of a phase: its teams, in seed order."""
+
+    __tablename__ = "event_pool"
+    event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
+    phase_id: str = Field(primary_key=True, max_length=64)
+    pool_id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=100)
+    position: int
+    teams: list[str] = Field(sa_column=Column(JSON, nullable=False))
 
 
 class EventGameRow(SQLModel, table=True):
@@ -139,6 +171,16 @@ class EventGameRow(SQLModel, table=True):
     slot: int = 0  # order of the room's matches within the round
     teams: list[str] = Field(sa_column=Column(JSON, nullable=False))
     match_id: int | None = Field(default=None, foreign_key="match.id", unique=True)
+    #: Its phase and pool (None: an event without phases).
+    phase_id: str | None = Field(default=None, max_length=64)
+    pool_id: str | None = Field(default=None, max_length=64)
+    #: The team that forfeited the game: it is decided, and no match is played.
+    forfeit: str | None = Field(default=None, max_length=64)
+    #: The later phases whose standings count this game too (teams that meet again).
+    carryover: list[str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: A result entered by the director (a game not played here): each team's points, the
+    #: tossups heard, and, where known, each team's and player's buzzes and bonus points.
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class MatchLeaseRow(SQLModel, table=True):

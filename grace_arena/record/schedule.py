@@ -37,7 +37,9 @@ from grace_arena.record.models import (
     ArenaEventRow,
     BuzzRow,
     EventGameRow,
+    EventPhaseRow,
     EventPlayerRow,
+    EventPoolRow,
     EventRoomRow,
     EventRoundRow,
     EventRow,
@@ -91,8 +93,34 @@ class RoundPlan:
 
 
 @dataclass(frozen=True)
+class PoolPlan:
+    """A pool of a phase: its teams, in seed order."""
+
+    id: str
+    name: str
+    teams: tuple[str, ...]
+    position: int = 0
+
+
+@dataclass(frozen=True)
+class PhasePlan:
+    """A phase of an event (``grace_arena.core.schedule.PHASE_KINDS``) and its pools."""
+
+    id: str
+    name: str
+    kind: str
+    position: int = 0
+    pools: tuple[PoolPlan, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def pool_of(self, team: str) -> PoolPlan | None:
+        return next((p for p in self.pools if team in p.teams), None)
+
+
+@dataclass(frozen=True)
 class GamePlan:
-    """A scheduled match (or a bye) and, once created, its match in the record."""
+    """A scheduled match (or a bye) and, once created, its match in the record. A game is
+    over (``ended``) once its match ended, a team forfeited it, or its result was entered."""
 
     id: int
     round: int
@@ -101,10 +129,24 @@ class GamePlan:
     teams: tuple[str, ...]
     match_id: int | None = None
     ended: bool = False
+    phase_id: str | None = None
+    pool_id: str | None = None
+    forfeit: str | None = None  # the team that forfeited
+    carryover: tuple[str, ...] = ()  # later phases that count it too
+    result: Mapping[str, Any] | None = None  # entered by its final score
 
     @property
     def bye(self) -> bool:
         return len(self.teams) == 1
+
+    @property
+    def result_id(self) -> int:
+        """What its :class:`MatchResult` is known by: its match's id, or for a game without a
+        match (a forfeit, a result entered), its own id negated."""
+        return self.match_id if self.match_id is not None else -self.id
+
+    def counts_in(self, phase_id: str) -> bool:
+        return self.phase_id == phase_id or phase_id in self.carryover
 
 
 @dataclass(frozen=True)
@@ -120,6 +162,18 @@ class EventPlan:
     rounds: tuple[RoundPlan, ...] = ()
     games: tuple[GamePlan, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    phases: tuple[PhasePlan, ...] = ()
+
+    def phase(self, key: str) -> PhasePlan | None:
+        """The phase with this id or name (case aside)."""
+        return next(
+            (
+                p
+                for p in self.phases
+                if key in (p.id, p.name) or key.casefold() == p.name.casefold()
+            ),
+            None,
+        )
 
     def team(self, team_id: str) -> TeamEntry | None:
         return next((t for t in self.teams if t.id == team_id), None)
@@ -171,7 +225,13 @@ class EventPlan:
         )
 
     def started_rounds(self) -> list[int]:
-        return sorted({g.round for g in self.games if g.match_id is not None})
+        return sorted(
+            {
+                g.round
+                for g in self.games
+                if g.match_id is not None or g.forfeit is not None or g.result is not None
+            }
+        )
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -328,19 +388,35 @@ def set_schedule(
     rounds: Sequence[RoundPlan],
     games: Sequence[pairing.Game],
     meta: Mapping[str, Any] | None = None,
+    phase: PhasePlan | None = None,
 ) -> EventPlan:
     """Store the event's rooms, rounds and scheduled matches, replacing any schedule it had.
 
-    Refused once a round has started (a scheduled match exists in the record). Rooms that
-    keep their name keep their join code. Every round's packet must be in the record."""
+    Refused once a round has started (a scheduled match exists in the record, or a game was
+    forfeited or its result entered). Rooms that keep their name keep their join code. Every
+    round's packet must be in the record. With ``phase`` (the first, its pools), the rounds
+    and games are that phase's, and a game its teams' pool's."""
     plan = load_plan(engine, name)
-    started = [g for g in plan.games if g.match_id is not None]
+    started = [
+        g
+        for g in plan.games
+        if g.match_id is not None or g.forfeit is not None or g.result is not None
+    ]
     if started:
         first = min(started, key=lambda g: (g.round, g.slot))
-        raise RecordError(
-            f"event {name!r}: round {first.round} has started (match {first.match_id} in "
-            f"{_room_label(plan, first.room_id)}): its schedule can no longer change"
+        what = (
+            f"match {first.match_id} in {_room_label(plan, first.room_id)}"
+            if first.match_id is not None
+            else "a game of it was decided"
         )
+        raise RecordError(
+            f"event {name!r}: round {first.round} has started ({what}): its schedule can no "
+            "longer change"
+        )
+    if phase is not None:
+        from dataclasses import replace as replaced
+
+        _check_pools(replaced(plan, phases=()), phase, games)
     numbers = [r.number for r in rounds]
     if numbers != list(range(1, len(rounds) + 1)):
         raise RecordError(f"rounds must be numbered 1..{len(rounds)}, got {numbers}")
@@ -364,8 +440,8 @@ def set_schedule(
             r.name: r
             for r in session.exec(select(EventRoomRow).where(EventRoomRow.event_id == plan.id))
         }
-        for table in (EventGameRow, EventRoundRow, EventRoomRow):
-            for old in session.exec(select(table).where(table.event_id == plan.id)):
+        for table in (EventGameRow, EventRoundRow, EventRoomRow, EventPoolRow, EventPhaseRow):
+            for old in session.exec(select(table).where(table.event_id == plan.id)):  # type: ignore[attr-defined]
                 session.delete(old)
         session.flush()
         codes = set(session.exec(select(EventRoomRow.join_code)).all())
@@ -391,9 +467,13 @@ def set_schedule(
                     number=r.number,
                     packet_id=r.packet_id,
                     tossup_ids=list(r.tossup_ids) if r.tossup_ids is not None else None,
+                    phase_id=phase.id if phase is not None else None,
                 )
             )
+        if phase is not None:
+            _add_phase_rows(session, plan.id, phase)
         for g in games:
+            pool = phase.pool_of(g.teams[0]) if phase is not None else None
             session.add(
                 EventGameRow(
                     event_id=plan.id,
@@ -401,6 +481,8 @@ def set_schedule(
                     room_id=g.room,
                     slot=g.slot,
                     teams=list(g.teams),
+                    phase_id=phase.id if phase is not None else None,
+                    pool_id=pool.id if pool is not None else None,
                 )
             )
         row = session.get(ArenaEventRow, plan.id)
@@ -409,6 +491,675 @@ def set_schedule(
         session.add(row)
         session.commit()
     return load_plan(engine, plan.id)
+
+
+def _check_pools(plan: EventPlan, phase: PhasePlan, games: Sequence[pairing.Game]) -> None:
+    """A phase's pools hold teams of the event, each team in one pool at most, and every game
+    of the phase is between teams of one pool."""
+    if phase.kind not in pairing.PHASE_KINDS:
+        raise RecordError(
+            f"phase {phase.name!r}: kind must be one of "
+            f"{', '.join(pairing.PHASE_KINDS)}, not {phase.kind!r}"
+        )
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", phase.id):
+        raise RecordError(f"phase id {phase.id!r}: letters, digits, - and _ only (64 at most)")
+    if plan.phase(phase.id) is not None or plan.phase(phase.name) is not None:
+        raise RecordError(f"event {plan.name!r} has a phase {phase.name!r} already")
+    known = {t.id for t in plan.teams}
+    seen: set[str] = set()
+    if len({p.id for p in phase.pools}) != len(phase.pools) or not phase.pools:
+        raise RecordError(f"phase {phase.name!r}: its pools must be named, each once")
+    for pool in phase.pools:
+        unknown = sorted(set(pool.teams) - known)
+        if unknown:
+            raise RecordError(f"pool {pool.name!r}: teams {unknown} are not in the event")
+        twice = sorted(seen & set(pool.teams))
+        if twice:
+            raise RecordError(f"phase {phase.name!r}: teams {twice} are in two pools")
+        seen |= set(pool.teams)
+    for g in games:
+        pools = {phase.pool_of(t).id if phase.pool_of(t) else None for t in g.teams}  # type: ignore[union-attr]
+        if None in pools or len(pools) != 1:
+            names = " vs ".join(g.teams)
+            raise RecordError(
+                f"phase {phase.name!r}, round {g.round}: {names} is not a game "
+                "between teams of one of its pools"
+            )
+
+
+def _add_phase_rows(session: Session, event_id: int, phase: PhasePlan) -> None:
+    session.add(
+        EventPhaseRow(
+            event_id=event_id,
+            phase_id=phase.id,
+            name=phase.name,
+            kind=phase.kind,
+            position=phase.position,
+            meta=dict(phase.meta),
+        )
+    )
+    for position, pool in enumerate(phase.pools):
+        session.add(
+            EventPoolRow(
+                event_id=event_id,
+                phase_id=phase.id,
+                pool_id=pool.id,
+                name=pool.name,
+                position=position,
+                teams=list(pool.teams),
+            )
+        )
+
+
+def add_phase(
+    engine: Engine,
+    name: str,
+    phase: PhasePlan,
+    *,
+    rounds: Sequence[RoundPlan],
+    games: Sequence[pairing.Game],
+    carryover: Iterable[int] = (),
+    extend: bool = False,
+) -> EventPlan:
+    """Add a phase after the event's others: its pools, its rounds (numbered on from the
+    event's last) and its games, in the event's rooms. ``carryover``: ids of earlier games
+    that count in this phase too (teams of one of its pools that met before). The earlier
+    phases stay as they are, played or not. ``extend``: ``phase`` exists already (the last
+    one), and the rounds and games are more of it (the next round of a bracket, the second
+    game of a double final)."""
+    plan = load_plan(engine, name)
+    if not plan.rooms:
+        raise RecordError(f"event {name!r} has no schedule yet: schedule its first phase first")
+    if extend:
+        if not plan.phases or plan.phases[-1].id != phase.id:
+            raise RecordError(f"only the last phase of {name!r} takes more rounds")
+        phase = plan.phases[-1]
+        _check_games(phase, games)
+    else:
+        _check_pools(plan, phase, games)
+    first = len(plan.rounds) + 1
+    numbers = [r.number for r in rounds]
+    if numbers != list(range(first, first + len(rounds))) or not rounds:
+        raise RecordError(f"the phase's rounds must be numbered {first}..., got {numbers}")
+    rooms = {r.id for r in plan.rooms}
+    for g in games:
+        if g.round not in numbers:
+            raise RecordError(f"a game in round {g.round}, not a round of phase {phase.name!r}")
+        if not g.bye and g.room not in rooms:
+            raise RecordError(f"round {g.round}: no room {g.room!r}")
+    carried = set(carryover)
+    by_id = {g.id: g for g in plan.games}
+    for game_id in carried:
+        game = by_id.get(game_id)
+        pools = (
+            {phase.pool_of(t).id if phase.pool_of(t) else None for t in game.teams}
+            if game
+            else {None}
+        )  # type: ignore[union-attr]
+        if None in pools or len(pools) != 1:
+            raise RecordError(
+                f"game {game_id} cannot carry over into {phase.name!r}: its "
+                "teams are not in one of its pools"
+            )
+    with Session(engine) as session:
+        packets = set(session.exec(select(PacketRow.id)).all())
+        missing = sorted({r.packet_id for r in rounds} - packets)
+        if missing:
+            raise RecordError(f"packets {missing} are not in the record (load them first)")
+        if not extend:
+            _add_phase_rows(session, plan.id, replace_position(phase, len(plan.phases)))
+        for r in rounds:
+            session.add(
+                EventRoundRow(
+                    event_id=plan.id,
+                    number=r.number,
+                    packet_id=r.packet_id,
+                    tossup_ids=list(r.tossup_ids) if r.tossup_ids is not None else None,
+                    phase_id=phase.id,
+                )
+            )
+        for g in games:
+            pool = phase.pool_of(g.teams[0])
+            session.add(
+                EventGameRow(
+                    event_id=plan.id,
+                    round=g.round,
+                    room_id=g.room,
+                    slot=g.slot,
+                    teams=list(g.teams),
+                    phase_id=phase.id,
+                    pool_id=pool.id if pool is not None else None,
+                )
+            )
+        for game_id in carried:
+            row = session.get(EventGameRow, game_id)
+            assert row is not None
+            row.carryover = [*(row.carryover or []), phase.id]
+            session.add(row)
+        session.commit()
+    return load_plan(engine, plan.id)
+
+
+def _check_games(phase: PhasePlan, games: Sequence[pairing.Game]) -> None:
+    for g in games:
+        pools = {phase.pool_of(t).id if phase.pool_of(t) else None for t in g.teams}  # type: ignore[union-attr]
+        if None in pools or len(pools) != 1:
+            names = " vs ".join(g.teams)
+            raise RecordError(
+                f"phase {phase.name!r}, round {g.round}: {names} is not a game "
+                "between teams of one of its pools"
+            )
+
+
+def winner_of(game: GamePlan, results: Mapping[int, MatchResult]) -> str | None:
+    """The team that won ``game`` (a forfeit: the other team), or None: not over, or a tie."""
+    result = results.get(game.result_id)
+    if result is None or not result.ended or game.bye:
+        return game.teams[0] if game.bye else None
+    if result.forfeit is not None:
+        return next(t for t in game.teams if t != result.forfeit)
+    points = {t: line.points for t, line in result.teams.items()}
+    best = max(points.values())
+    leaders = [t for t, p in points.items() if p == best]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def _results_by_id(engine: Engine, plan: EventPlan) -> dict[int, MatchResult]:
+    return {r.match_id: r for r in match_results(engine, plan)}
+
+
+def _packet_rounds(plan: EventPlan, packets: Sequence[RoundPlan], count: int) -> list[RoundPlan]:
+    """``count`` rounds numbered on from the event's last, a packet each (``packets``'
+    packet and tossups, the last used again)."""
+    if not packets:
+        raise RecordError("give a packet for the phase's rounds")
+    first = len(plan.rounds) + 1
+    return [
+        RoundPlan(
+            first + i,
+            packets[min(i, len(packets) - 1)].packet_id,
+            packets[min(i, len(packets) - 1)].tossup_ids,
+        )
+        for i in range(count)
+    ]
+
+
+def _shifted(plan: EventPlan, pairings: Sequence[pairing.Pairing]) -> list[pairing.Game]:
+    offset = len(plan.rounds)
+    moved = [pairing.Pairing(p.round + offset, p.teams) for p in pairings]
+    return pairing.assign_rooms(moved, [r.id for r in plan.rooms])
+
+
+def placed_in(plan: EventPlan, engine: Engine, phase: PhasePlan) -> list[pairing.Placed]:
+    """The teams' finish in each pool of ``phase``, ties broken by the games of the
+    tiebreaker phases that follow it (before the next full phase)."""
+    results = match_results(engine, plan)
+    by_id = {r.match_id: r for r in results}
+    rows = phase_standings(plan, results, phase.id)
+    placed = [
+        pairing.Placed(s.team, ps.pool.id, s.rank, s.win_pct, s.points_per_bonus)
+        for ps in rows
+        for s in ps.rows
+    ]
+    tiebreaks: list[tuple[str, str]] = []
+    for later in plan.phases[phase.position + 1 :]:
+        if later.kind != "tiebreaker":
+            break
+        for g in plan.games:
+            if g.phase_id == later.id and not g.bye:
+                won = winner_of(g, by_id)
+                if won is not None:
+                    tiebreaks.extend((won, t) for t in g.teams if t != won)
+    return pairing.break_ties(placed, tiebreaks)
+
+
+def advance_phase(
+    engine: Engine,
+    name: str,
+    *,
+    source: str,
+    phase_id: str,
+    phase_name: str,
+    tiers: Sequence[pairing.Tier],
+    packets: Sequence[RoundPlan],
+    method: pairing.Seeding = "rank_then_ppb",
+    carryover: bool = True,
+    kind: str = "playoff",
+) -> EventPlan:
+    """The next phase, bracketed from the finish of phase ``source`` (every game of it over):
+    a pool per tier (:func:`grace_arena.core.schedule.advance`: places in each pool, then
+    wild cards by ``method``), its teams in seed order. With ``carryover``, the games of
+    ``source`` between teams of one new pool count in it too, and those teams do not meet
+    again (:func:`grace_arena.core.schedule.crossover`); otherwise each pool plays a round
+    robin. Teams sharing a rank at a cut are refused until a tiebreaker separates them."""
+    plan = load_plan(engine, name)
+    before = plan.phase(source)
+    if before is None:
+        names = ", ".join(p.name for p in plan.phases) or "none"
+        raise RecordError(f"event {plan.name!r} has no phase {source!r} (phases: {names})")
+    left = [g for g in plan.games if g.phase_id == before.id and not g.bye and not g.ended]
+    if left:
+        raise RecordError(
+            f"phase {before.name!r} has {len(left)} games not over (first: round "
+            f"{left[0].round}, {' vs '.join(left[0].teams)})"
+        )
+    placed = placed_in(plan, engine, before)
+    ties = pairing.ties_at_cuts(placed, tiers)
+    if ties:
+        said = "; ".join(", ".join(group) for group in ties)
+        raise RecordError(
+            f"teams share a place at a cut: {said}: play a tiebreaker first "
+            f"(event tiebreaker {plan.name} --teams ...)"
+        )
+    try:
+        groups = pairing.advance(placed, tiers, method=method)
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    pools = tuple(
+        PoolPlan(_slug(tier.name), tier.name, tuple(teams), i)
+        for i, (tier, teams) in enumerate(zip(tiers, groups, strict=True))
+        if teams
+    )
+    phase = PhasePlan(
+        phase_id,
+        phase_name,
+        kind,
+        len(plan.phases),
+        pools,
+        {
+            "source": before.id,
+            "seeding": method,
+            "carryover": carryover,
+            "tiers": [vars(t) for t in tiers],
+        },
+    )
+    pairings: list[pairing.Pairing] = []
+    carried: list[int] = []
+    for pool in pools:
+        if len(pool.teams) < 2:
+            continue
+        if carryover:
+            origin = [[t for t in pool.teams if before.pool_of(t) == p] for p in before.pools]
+            origin = [g for g in origin if g]
+            met = {
+                frozenset(g.teams)
+                for g in plan.games
+                if g.phase_id == before.id and not g.bye and set(g.teams) <= set(pool.teams)
+            }
+            if len(origin) > 1:
+                games = pairing.crossover(origin, met=met if _uneven(origin) else ())
+            else:
+                games = []  # all from one pool: every game carried over
+            carried += [
+                g.id
+                for g in plan.games
+                if g.phase_id == before.id and not g.bye and set(g.teams) <= set(pool.teams)
+            ]
+        else:
+            games = pairing.round_robin(list(pool.teams))
+        pairings += games
+    if not pairings:
+        raise RecordError(f"phase {phase_name!r} would have no game to play")
+    count = max(p.round for p in pairings)
+    rounds = _packet_rounds(plan, packets, count)
+    return add_phase(
+        engine, name, phase, rounds=rounds, games=_shifted(plan, pairings), carryover=carried
+    )
+
+
+def _uneven(groups: Sequence[Sequence[str]]) -> bool:
+    return not (len(groups) == 2 and len(groups[0]) == len(groups[1]))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text.strip()).strip("-")[:64].lower() or "pool"
+
+
+def add_tiebreaker(
+    engine: Engine,
+    name: str,
+    *,
+    teams: Sequence[str],
+    packet: RoundPlan,
+    phase_name: str | None = None,
+) -> EventPlan:
+    """A tiebreaker phase after the last phase: the tied teams play a round robin among
+    themselves (two teams: one game), its winner placed first among them when the phase
+    before is bracketed (:func:`placed_in`); a tiebreaker counts in no other standings."""
+    plan = load_plan(engine, name)
+    number = sum(p.kind == "tiebreaker" for p in plan.phases) + 1
+    phase = PhasePlan(
+        f"tiebreaker-{number}",
+        phase_name or f"Tiebreaker {number}" if number > 1 else phase_name or "Tiebreaker",
+        "tiebreaker",
+        len(plan.phases),
+        (PoolPlan("tied", "Tied teams", tuple(teams)),),
+    )
+    try:
+        pairings = pairing.round_robin(list(teams))
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    rounds = _packet_rounds(plan, [packet], max(p.round for p in pairings))
+    return add_phase(engine, name, phase, rounds=rounds, games=_shifted(plan, pairings))
+
+
+def add_final(
+    engine: Engine,
+    name: str,
+    *,
+    teams: tuple[str, str],
+    packet: RoundPlan,
+    advantaged: str | None = None,
+) -> EventPlan:
+    """A finals phase: one game between ``teams``; with an ``advantaged`` team (a double
+    final), a second game is played if it loses the first (:func:`next_final_game`)."""
+    plan = load_plan(engine, name)
+    if advantaged is not None and advantaged not in teams:
+        raise RecordError(f"the advantaged team {advantaged!r} is not in the final")
+    phase = PhasePlan(
+        "finals",
+        "Finals",
+        "finals",
+        len(plan.phases),
+        (PoolPlan("final", "Final", teams),),
+        {"advantaged": advantaged},
+    )
+    rounds = _packet_rounds(plan, [packet], 1)
+    return add_phase(
+        engine, name, phase, rounds=rounds, games=_shifted(plan, [pairing.Pairing(1, teams)])
+    )
+
+
+def final_state(engine: Engine, plan: EventPlan) -> tuple[str | None, bool]:
+    """The finals' champion (None: not decided) and whether another game is to be played
+    (the advantaged team lost the first game of a double final)."""
+    final = plan.phase("finals")
+    if final is None:
+        raise RecordError(f"event {plan.name!r} has no final (event final ...)")
+    teams = final.pools[0].teams
+    games = [g for g in plan.games if g.phase_id == final.id]
+    by_id = _results_by_id(engine, plan)
+    winners = [w for g in games if (w := winner_of(g, by_id)) is not None]
+    champion = pairing.final_decided(
+        winners, (teams[0], teams[1]), advantaged=final.meta.get("advantaged")
+    )
+    return champion, champion is None and all(g.ended for g in games)
+
+
+def next_final_game(engine: Engine, name: str, *, packet: RoundPlan) -> EventPlan:
+    """The second game of a double final, once the advantaged team lost the first."""
+    plan = load_plan(engine, name)
+    champion, another = final_state(engine, plan)
+    if not another:
+        raise RecordError(
+            f"the final is decided: {champion} won"
+            if champion
+            else "the final's game is not over yet"
+        )
+    final = plan.phase("finals")
+    assert final is not None
+    rounds = _packet_rounds(plan, [packet], 1)
+    return add_phase(
+        engine,
+        name,
+        final,
+        rounds=rounds,
+        extend=True,
+        games=_shifted(plan, [pairing.Pairing(1, final.pools[0].teams)]),
+    )
+
+
+def add_bracket(
+    engine: Engine,
+    name: str,
+    *,
+    seeds: Sequence[str],
+    packet: RoundPlan,
+    phase_name: str = "Bracket",
+) -> EventPlan:
+    """A single-elimination phase of ``seeds`` (best first): its first round
+    (:func:`grace_arena.core.schedule.bracket`: the top seeds have byes when the field is not
+    a power of two); :func:`next_bracket_round` plays the next rounds."""
+    plan = load_plan(engine, name)
+    try:
+        slots = pairing.bracket(list(seeds))
+        first = pairing.elimination_round(slots)
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    phase = PhasePlan(
+        _slug(phase_name),
+        phase_name,
+        "playoff",
+        len(plan.phases),
+        (PoolPlan("bracket", phase_name, tuple(seeds)),),
+        {"elimination": True, "slots": slots},
+    )
+    rounds = _packet_rounds(plan, [packet], 1)
+    return add_phase(engine, name, phase, rounds=rounds, games=_shifted(plan, first))
+
+
+def bracket_state(engine: Engine, plan: EventPlan) -> tuple[PhasePlan, list[str | None] | None]:
+    """The last phase (a single-elimination one) and the next round's slots: the winners of
+    its last round in bracket order (a bye's team goes through), or None while a game of the
+    round is not over (a tie is not over: it needs a game more)."""
+    phase = plan.phases[-1] if plan.phases else None
+    if phase is None or not phase.meta.get("elimination"):
+        raise RecordError(f"the last phase of {plan.name!r} is no single-elimination bracket")
+    slots: list[str | None] = list(phase.meta["slots"])
+    last = max(g.round for g in plan.games if g.phase_id == phase.id)
+    games = [g for g in plan.games if g.phase_id == phase.id and g.round == last]
+    by_id = _results_by_id(engine, plan)
+    winners: list[str | None] = []
+    for a, b in zip(slots[::2], slots[1::2], strict=True):
+        present = {t for t in (a, b) if t is not None}
+        if not present:
+            winners.append(None)
+            continue
+        game = next(g for g in games if set(g.teams) == present)
+        won = winner_of(game, by_id)
+        if won is None:
+            return phase, None
+        winners.append(won)
+    return phase, winners
+
+
+def next_bracket_round(engine: Engine, name: str, *, packet: RoundPlan) -> EventPlan:
+    """The next round of the last phase's single-elimination bracket, from the winners of
+    its last round; refused while a game of it is not over, and once the bracket is won."""
+    plan = load_plan(engine, name)
+    phase, winners = bracket_state(engine, plan)
+    if winners is None:
+        raise RecordError(f"a game of {phase.name!r}'s last round is not over (or tied)")
+    if len(winners) == 1:
+        raise RecordError(f"{phase.name!r} is won by {winners[0]}")
+    plan = add_phase(
+        engine,
+        name,
+        phase,
+        rounds=_packet_rounds(plan, [packet], 1),
+        games=_shifted(plan, pairing.elimination_round(winners)),
+        extend=True,
+    )
+    with Session(engine) as session:
+        row = session.get(EventPhaseRow, (plan.id, phase.id))
+        assert row is not None
+        row.meta = {**row.meta, "slots": winners}
+        session.add(row)
+        session.commit()
+    return load_plan(engine, plan.id)
+
+
+def replace_position(phase: PhasePlan, position: int) -> PhasePlan:
+    from dataclasses import replace
+
+    return replace(phase, position=position)
+
+
+def find_game(plan: EventPlan, round_: int, teams: Sequence[str]) -> GamePlan:
+    """The game of round ``round_`` between ``teams`` (team ids, in any order)."""
+    wanted = set(teams)
+    found = [g for g in plan.games if g.round == round_ and set(g.teams) == wanted]
+    if not found:
+        names = {t.id: t.name for t in plan.teams}
+        in_round = [
+            " vs ".join(names.get(t, t) for t in g.teams)
+            for g in plan.games
+            if g.round == round_ and not g.bye
+        ]
+        listed = "; ".join(in_round) or "none"
+        raise RecordError(
+            f"no game of round {round_} between {' and '.join(sorted(wanted))} "
+            f"(its games: {listed})"
+        )
+    return found[0]
+
+
+def _decide(engine: Engine, plan: EventPlan, game: GamePlan, **values: Any) -> EventPlan:
+    if game.bye:
+        raise RecordError(f"round {game.round}: {game.teams[0]} has a bye, there is no game")
+    if game.match_id is not None:
+        raise RecordError(
+            f"round {game.round}: {' vs '.join(game.teams)} is match {game.match_id} in the "
+            "record: its result is what was played"
+        )
+    if game.forfeit is not None or game.result is not None:
+        raise RecordError(f"round {game.round}: {' vs '.join(game.teams)} has a result already")
+    with Session(engine) as session:
+        row = session.get(EventGameRow, game.id)
+        if row is None or row.match_id is not None:
+            raise RecordError(f"round {game.round}: the game was started meanwhile")
+        for key, value in values.items():
+            setattr(row, key, value)
+        session.add(row)
+        session.commit()
+    return load_plan(engine, plan.id)
+
+
+def record_forfeit(engine: Engine, name: str, game: GamePlan, team: str) -> EventPlan:
+    """``team`` forfeits ``game`` (not started): the other team wins it, and the game counts
+    in won/lost only."""
+    plan = load_plan(engine, name)
+    if team not in game.teams:
+        raise RecordError(f"{team!r} is not in round {game.round}'s {' vs '.join(game.teams)}")
+    return _decide(engine, plan, game, forfeit=team)
+
+
+#: The per-team counts a result entered by its final score may give (all optional).
+RESULT_COUNTS = ("powers", "tens", "negs", "bonuses_heard", "bonus_points")
+
+
+def enter_result(
+    engine: Engine,
+    name: str,
+    game: GamePlan,
+    *,
+    points: Mapping[str, int],
+    tossups_heard: int | None = None,
+    counts: Mapping[str, Mapping[str, int]] | None = None,
+    players: Sequence[Mapping[str, Any]] = (),
+) -> EventPlan:
+    """The result of ``game`` (not played here) by its final score: each team's ``points``,
+    the tossups heard (default: the event's regulation count, else 20), and, where known,
+    each team's ``counts`` (:data:`RESULT_COUNTS`) and each player's line (``team``,
+    ``name``, ``tuh``, ``powers``, ``tens``, ``negs``). A team's counts are its players' sums
+    when players are given. Figures that do not add up are refused (see
+    :func:`result_lines`)."""
+    plan = load_plan(engine, name)
+    result: dict[str, Any] = {
+        "points": {t: int(points[t]) for t in game.teams if t in points},
+        "tossups_heard": tossups_heard,
+        "counts": {t: dict(c) for t, c in (counts or {}).items()},
+        "players": [dict(p) for p in players],
+    }
+    if set(result["points"]) != set(game.teams):
+        raise RecordError(f"give the points of {' and '.join(game.teams)}")
+    result_lines(plan, {**result, "teams": list(game.teams)})  # refuses what does not add up
+    return _decide(engine, plan, game, result=result)
+
+
+def event_rules(plan: EventPlan) -> Any:
+    """The scoring rules of the event's matches (its match settings' format and rules)."""
+    from grace_arena.core.formats import rules_for
+    from grace_arena.protocol import MatchSettings
+
+    settings = MatchSettings.model_validate(plan.defaults)
+    return rules_for(settings.format or "grace", **settings.scoring())
+
+
+def result_lines(plan: EventPlan, result: Mapping[str, Any]) -> tuple[dict[str, TeamLine], int]:
+    """Each team's line and the tossups heard of a result entered by its final score. A
+    team's tossup points (powers, tens and negs by the event's rules) plus its bonus points
+    must make its score; bonus points not given are the rest of the score, as YellowFruit
+    takes them (``MatchTeam.calculateTotalPoints``), and a bonus is heard for every tossup
+    answered correctly when the rules play bonuses. Where no count is given the line has the
+    points only (PPB and buzzes unknown)."""
+    rules = event_rules(plan)
+    teams = list(result.get("teams") or result["points"])
+    heard = result.get("tossups_heard") or rules.regulation_tossups or 20
+    counts: dict[str, dict[str, int]] = {
+        t: dict(c) for t, c in (result.get("counts") or {}).items()
+    }
+    players = list(result.get("players") or [])
+    for p in players:
+        if p.get("team") not in teams:
+            raise RecordError(
+                f"player {p.get('name')!r}: team {p.get('team')!r} is not in the game"
+            )
+        for key in ("powers", "tens", "negs", "tuh"):
+            if int(p.get(key) or 0) < 0:
+                raise RecordError(f"player {p.get('name')!r}: {key} cannot be negative")
+        if int(p.get("tuh") or 0) > heard:
+            raise RecordError(f"player {p.get('name')!r} heard {p['tuh']} tossups of {heard}")
+        mine = counts.setdefault(p["team"], {})
+        for key in ("powers", "tens", "negs"):
+            mine[key] = mine.get(key, 0) + int(p.get(key) or 0)
+    lines: dict[str, TeamLine] = {}
+    total_correct = 0
+    for team in teams:
+        points = int(result["points"][team])
+        c = counts.get(team)
+        if not c:
+            lines[team] = TeamLine(points=points)
+            continue
+        unknown = sorted(set(c) - set(RESULT_COUNTS))
+        if unknown:
+            raise RecordError(f"team {team}: unknown counts {unknown}")
+        if any(v < 0 for v in c.values()):
+            raise RecordError(f"team {team}: counts cannot be negative")
+        powers, tens, negs = c.get("powers", 0), c.get("tens", 0), c.get("negs", 0)
+        if powers and rules.power_points is None:
+            raise RecordError(f"team {team}: powers given, but the event's rules have none")
+        tossup_points = powers * (rules.power_points or 0) + tens * rules.correct_points
+        tossup_points += negs * rules.neg_points
+        bonus_points = c.get("bonus_points", points - tossup_points if rules.bonuses else 0)
+        if tossup_points + bonus_points != points:
+            raise RecordError(
+                f"team {team}: {powers} powers, {tens} tens and {negs} negs make "
+                f"{tossup_points} points and bonuses {bonus_points}: not the {points} given"
+            )
+        heard_bonuses = c.get("bonuses_heard", powers + tens if rules.bonuses else 0)
+        if bonus_points < 0 or bonus_points > 30 * heard_bonuses:
+            raise RecordError(
+                f"team {team}: {bonus_points} bonus points on {heard_bonuses} bonuses cannot be"
+            )
+        if not rules.bonuses and bonus_points:
+            raise RecordError(
+                f"team {team}: the tossups make {tossup_points}, not {points} "
+                "(the event's rules play no bonuses)"
+            )
+        total_correct += powers + tens
+        lines[team] = TeamLine(
+            points=points,
+            correct=powers + tens,
+            powers=powers,
+            incorrect=negs,
+            negs=negs,
+            bonuses_heard=heard_bonuses,
+            bonus_points=bonus_points,
+        )
+    if total_correct > heard:
+        raise RecordError(f"{total_correct} tossups answered correctly of {heard} heard")
+    return lines, heard
 
 
 def new_join_code(taken: Iterable[str] = ()) -> str:
@@ -475,6 +1226,16 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
             .where(EventGameRow.event_id == event_id)
             .order_by(EventGameRow.round, EventGameRow.room_id, EventGameRow.slot)  # type: ignore[arg-type]
         ).all()
+        phases = session.exec(
+            select(EventPhaseRow)
+            .where(EventPhaseRow.event_id == event_id)
+            .order_by(EventPhaseRow.position)  # type: ignore[arg-type]
+        ).all()
+        pools = session.exec(
+            select(EventPoolRow)
+            .where(EventPoolRow.event_id == event_id)
+            .order_by(EventPoolRow.position)  # type: ignore[arg-type]
+        ).all()
         position = {r.room_id: r.position for r in rooms}
         match_ids = [g.match_id for g in games if g.match_id is not None]
         ended = (
@@ -515,7 +1276,14 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
                             slot=g.slot,
                             teams=tuple(g.teams),
                             match_id=g.match_id,
-                            ended=g.match_id in ended,
+                            ended=g.match_id in ended
+                            or g.forfeit is not None
+                            or g.result is not None,
+                            phase_id=g.phase_id,
+                            pool_id=g.pool_id,
+                            forfeit=g.forfeit,
+                            carryover=tuple(g.carryover or ()),
+                            result=g.result,
                         )
                         for g in games
                     ),
@@ -524,6 +1292,21 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
                 )
             ),
             meta=dict(row.meta or {}),
+            phases=tuple(
+                PhasePlan(
+                    id=ph.phase_id,
+                    name=ph.name,
+                    kind=ph.kind,
+                    position=ph.position,
+                    pools=tuple(
+                        PoolPlan(p.pool_id, p.name, tuple(p.teams), p.position)
+                        for p in pools
+                        if p.phase_id == ph.phase_id
+                    ),
+                    meta=dict(ph.meta or {}),
+                )
+                for ph in phases
+            ),
         )
 
 
@@ -577,11 +1360,17 @@ def match_results(
     """What each created match of the event (of those in ``only``, if given) adds to the
     standings, from the record."""
     ids = [g.match_id for g in plan.games if g.match_id is not None]
+    wanted: set[int] = set(only) if only is not None else set()
     if only is not None:
-        wanted = set(only)
         ids = [i for i in ids if i in wanted]
+    decided = [
+        decided_result(plan, g)
+        for g in plan.games
+        if (g.forfeit is not None or g.result is not None)
+        and (only is None or g.result_id in wanted)
+    ]
     if not ids:
-        return []
+        return decided
     with Session(engine) as session:
         matches = {
             m.id: m
@@ -681,7 +1470,63 @@ def match_results(
                 overtime_tossups=len(unrated.get(game.match_id, ())),
             )
         )
-    return results
+    return [*results, *decided]
+
+
+def decided_result(plan: EventPlan, game: GamePlan) -> MatchResult:
+    """What a game without a match adds to the standings: a forfeit (won/lost only), or a
+    result entered by its final score (:func:`result_lines`). Known by its id negated."""
+    if game.forfeit is not None:
+        return MatchResult(
+            match_id=game.result_id,
+            teams={t: TeamLine() for t in game.teams},
+            tossups_heard=0,
+            ended=True,
+            round=game.round,
+            forfeit=game.forfeit,
+        )
+    assert game.result is not None
+    lines, heard = result_lines(plan, {**game.result, "teams": list(game.teams)})
+    return MatchResult(
+        match_id=game.result_id, teams=lines, tossups_heard=heard, ended=True, round=game.round
+    )
+
+
+@dataclass(frozen=True)
+class PoolStandings:
+    """The standings of one pool of a phase: its games and those carried over into it."""
+
+    phase: PhasePlan
+    pool: PoolPlan
+    rows: list[Standing]
+
+
+def phase_standings(
+    plan: EventPlan, results: Iterable[MatchResult], phase_key: str
+) -> list[PoolStandings]:
+    """Each pool of the phase with its teams' standings over the phase's games and the
+    games carried over into it (YellowFruit's ``PhaseStandings``: a phase's rounds and its
+    carryover matches, each pool apart)."""
+    phase = plan.phase(phase_key)
+    if phase is None:
+        names = ", ".join(p.name for p in plan.phases) or "none"
+        raise RecordError(f"event {plan.name!r} has no phase {phase_key!r} (phases: {names})")
+    counted = {g.result_id for g in plan.games if g.counts_in(phase.id)}
+    mine = [r for r in results if r.match_id in counted]
+    infos = {t.id: t for t in plan.team_infos()}
+    out = []
+    for pool in phase.pools:
+        members = set(pool.teams)
+        out.append(
+            PoolStandings(
+                phase,
+                pool,
+                standings(
+                    [infos[t] for t in pool.teams], [r for r in mine if set(r.teams) <= members]
+                ),
+            )
+        )
+    return out
 
 
 def event_standings(engine: Engine, key: str | int) -> tuple[EventPlan, list[Standing]]:
@@ -689,25 +1534,40 @@ def event_standings(engine: Engine, key: str | int) -> tuple[EventPlan, list[Sta
     return plan, standings(plan.team_infos(), match_results(engine, plan))
 
 
-def game_marks(engine: Engine, event_id: int) -> dict[int, tuple[int | None, bool, int | None]]:
-    """Each scheduled game of the event: ``(match id, ended, the match's last event's seq)``.
-    One query, an index lookup per match: what tells whether the standings may have changed
-    (every change to a match is an event stored after the others)."""
+def event_phase_standings(
+    engine: Engine, key: str | int, phase: str
+) -> tuple[EventPlan, list[PoolStandings]]:
+    plan = load_plan(engine, key)
+    return plan, phase_standings(plan, match_results(engine, plan), phase)
+
+
+def game_marks(engine: Engine, event_id: int) -> dict[int, tuple[Any, ...]]:
+    """Each scheduled game of the event: ``(match id, ended, the match's last event's seq,
+    the team that forfeited it, its entered result)``. One query, an index lookup per match:
+    what tells whether the standings may have changed (every change to a match is an event
+    stored after the others; a forfeit or a result is written on the game)."""
     last = (
         select(func.max(EventRow.seq))
         .where(EventRow.match_id == EventGameRow.match_id)
         .scalar_subquery()
     )
     query = (
-        select(EventGameRow.id, EventGameRow.match_id, MatchRow.ended_at, last)
+        select(
+            EventGameRow.id,
+            EventGameRow.match_id,
+            MatchRow.ended_at,
+            last,
+            EventGameRow.forfeit,
+            EventGameRow.result,
+        )
         .select_from(EventGameRow)
         .outerjoin(MatchRow, MatchRow.id == EventGameRow.match_id)  # type: ignore[arg-type]
         .where(EventGameRow.event_id == event_id)
     )
     with Session(engine) as session:
         return {
-            game_id: (match_id, ended_at is not None, seq)
-            for game_id, match_id, ended_at, seq in session.exec(query)  # type: ignore[call-overload]
+            game_id: (match_id, ended_at is not None, seq, forfeit, result)
+            for game_id, match_id, ended_at, seq, forfeit, result in session.exec(query)  # type: ignore[call-overload]
         }
 
 
@@ -725,7 +1585,7 @@ class StandingsReader:
         self.engine, self.event_id = engine, event_id
         self._lock = threading.Lock()
         self._plan: EventPlan | None = None
-        self._marks: dict[int, tuple[int | None, bool, int | None]] = {}
+        self._marks: dict[int, tuple[Any, ...]] = {}
         self._results: dict[int, MatchResult] = {}  # by match id; matches not begun left out
         #: Reads of matches' results and of the plan (for tests and benchmarks).
         self.matches_read = 0
@@ -736,10 +1596,12 @@ class StandingsReader:
             # the marks before the plan: a plan read after them is as new as they are
             marks = game_marks(self.engine, self.event_id)
             plan = self._plan
-            if plan is None or {g: m[:2] for g, m in marks.items()} != {
-                g: m[:2] for g, m in self._marks.items()
+            if plan is None or {g: (*m[:2], *m[3:]) for g, m in marks.items()} != {
+                g: (*m[:2], *m[3:]) for g, m in self._marks.items()
             }:
-                plan = self._load()  # a match created or ended (here or in another process)
+                # a match created or ended, a game forfeited or its result entered, a phase
+                # added (here or in another process)
+                plan = self._load()
             changed = [
                 m[0] for g, m in marks.items() if m[0] is not None and self._marks.get(g) != m
             ]
@@ -751,6 +1613,11 @@ class StandingsReader:
                     self._results[result.match_id] = result
             self._marks = marks
             results = [self._results[g.match_id] for g in plan.games if g.match_id in self._results]
+            results += [
+                decided_result(plan, g)
+                for g in plan.games
+                if g.forfeit is not None or g.result is not None
+            ]
             return plan, standings(plan.team_infos(), results)
 
     def _load(self) -> EventPlan:

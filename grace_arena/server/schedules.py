@@ -154,7 +154,9 @@ def schedule_of(plan: EventPlan) -> list[ScheduledMatch]:
     rooms = {r.id: r.name for r in plan.rooms}
     nexts = set()
     for room in plan.rooms:
-        waiting = [g for g in plan.games_in(room.id) if not g.bye and g.match_id is None]
+        waiting = [
+            g for g in plan.games_in(room.id) if not g.bye and g.match_id is None and not g.ended
+        ]  # (a game forfeited or entered by its score is over without a match)
         if waiting:
             nexts.add(waiting[0].id)
     out = []
