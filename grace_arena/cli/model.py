@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -170,9 +171,26 @@ def precompute(
         no_cache=no_cache, tossup=tossup if tossup is not None or not bonus else [],
         bonuses=False if no_bonuses else (bonus or None),
     )  # fmt: skip
+    _warn_if_cannot_play(console, engine, name or model, the_packet, policy)
     engine.dispose()
     if stats.errors:
         raise typer.Exit(1)
+
+
+def _warn_if_cannot_play(
+    console: Any, engine: Any, model: str, the_packet: Packet, policy: BuzzPolicy
+) -> bool:
+    """Say, with what to do, when ``model`` would (almost) never buzz on the packet
+    (:mod:`grace_arena.model.readiness`); True when it said so."""
+    from grace_arena.model.readiness import readiness, readiness_warning
+    from grace_arena.resources import command_prefix
+
+    found = readiness(engine, model, the_packet.packet.id, policy)
+    where = str(the_packet.path) if the_packet.path else "PACKET"
+    warning = readiness_warning(found, command=command_prefix(), packet=shlex.quote(where))
+    if warning is not None:
+        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
+    return warning is not None
 
 
 def run_precompute_command(
@@ -739,6 +757,10 @@ def import_outputs(
                 highlight=False,
                 markup=False,
             )
+            if stats.steps:
+                from grace_arena.model.policy import BuzzPolicy
+
+                _warn_if_cannot_play(console, engine, model, the_packet, BuzzPolicy())
     finally:
         engine.dispose()
 
