@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from grace_arena.model.policy import BuzzPolicy
 
 model_app = command_group(
-    help="The model player: show its trajectories, choose its buzz threshold.",
+    help="The model player: show its trajectories, choose its buzz threshold, import and "
+    "export competitors' outputs (QANTA runner CSVs, QANTA JSONL).",
     no_args_is_help=True,
 )
 app.add_typer(model_app, name="model")
@@ -150,7 +151,8 @@ def precompute(
 ) -> None:
     """Guess every clue prefix of a packet's tossups, and every part of its bonuses (asked
     with the lead-in and the earlier parts' answers), and store each in the record
-    (idempotent)."""
+    (idempotent). Says so, with what to do, when the model would buzz on fewer than a fifth
+    of the tossups at --threshold (never, on a packet it knows nothing of)."""
     from rich.console import Console
 
     if bonus and no_bonuses:

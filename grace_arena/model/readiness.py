@@ -154,10 +154,14 @@ def readiness(
 
 
 def _num(x: float) -> str:
-    """A confidence or threshold as people read it: two decimals, more only where they
-    would hide the value (0.9999 is not 1.00), never rounded up."""
-    floored = math.floor(x * 10_000) / 10_000
-    return f"{floored:.2f}" if round(floored, 2) == floored else f"{floored:.4f}".rstrip("0")
+    """A threshold as people typed it: two decimals, more where it has them (0.9999 is
+    not 1.00)."""
+    return f"{x:.2f}" if round(x, 2) == x else f"{x:.6f}".rstrip("0")
+
+
+def _floor(x: float) -> str:
+    """A confidence reached, in two decimals, never rounded up to a threshold it missed."""
+    return f"{math.floor(x * 100) / 100:.2f}"
 
 
 def readiness_warning(
@@ -177,7 +181,7 @@ def readiness_warning(
         best = (
             "no confidence at all"
             if r.best_confidence is None
-            else (f"highest {_num(r.best_confidence)}")
+            else (f"highest {_floor(r.best_confidence)}")
         )
         what = (
             f"its {kind} confidence never reaches the threshold {_num(r.policy.threshold)} on "
