@@ -199,3 +199,17 @@ async def test_the_moderators_set_up_says_a_model_team_will_not_buzz(server):
         assert note.message.startswith("Robo: model tfidf never buzzes on packet")
         assert "a lower threshold (at 0.99 it buzzes on 24, 23 right)" in note.message
         assert app.join is not None and app.join.warnings == [note.message]
+
+
+def test_serve_says_its_first_matchs_model_will_not_buzz(db_url, tmp_path):
+    """A real ``serve`` process on a club's packet, with the offline model as the third team:
+    the warning is printed before it listens."""
+    from live import free_port
+    from processes import ServerProcess
+
+    packet = club_packet(tmp_path)
+    with ServerProcess(db_url, free_port(), "--packet", str(packet)) as server:
+        printed = " ".join("".join(server.lines).split())
+        server.stop()
+    assert "warning: Model (tfidf): model tfidf never buzzes on packet club-night-1" in printed
+    assert printed.index("warning: Model (tfidf)") < printed.index("listening on")
