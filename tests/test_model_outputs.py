@@ -369,3 +369,23 @@ def test_model_export_and_import_commands(db_url, sample, tmp_path):
         ["model", "import", str(unknown), "--packet", str(sample.path), "--db", db_url],
     )
     assert result.exit_code == 1 and "'nope-1'" in result.output
+
+
+def test_model_show_lists_an_imported_models_tokens_and_its_own_buzzes(db_url, sample, tmp_path):
+    path = _buzz_csv(tmp_path, sample)
+    result = runner.invoke(
+        app, ["model", "import", str(path), "--packet", str(sample.path), "--db", db_url]
+    )
+    assert result.exit_code == 0, result.output
+    assert "rival on grace-arena-sample-1: 5 steps on 2 tossups" in result.output
+    shown = runner.invoke(
+        app,
+        ["model", "show", "rival", "--packet", str(sample.path), "--db", db_url,
+         "--tossup", TOSSUP, "--tossup", "lit-british-1"],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    power = sample.tossup(TOSSUP).text.split().index("(*)")
+    assert f"token {power}: {sample.tossup(TOSSUP).tokens().power_index - 1}" in shown.output
+    assert "never buzzes (its file never says buzz)" in shown.output  # lit-british-1
+    assert "rival: buzzes on 1 tossups, 1 correct" in shown.output

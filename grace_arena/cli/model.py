@@ -439,7 +439,9 @@ def show(
             )
         console.print(table)
         if buzz is None:
-            console.print(f"  never buzzes ({policy.confidence} ≥ {policy.threshold})\n")
+            own = policy.own_buzzes and any("buzz" in (r.extra or {}) for r in rows)
+            why = "its file never says buzz" if own else f"{policy.confidence} ≥ {policy.threshold}"
+            console.print(f"  never buzzes ({why})\n")
         else:
             n_buzz += 1
             n_right += bool(buzz.correct)
