@@ -389,3 +389,27 @@ def test_model_show_lists_an_imported_models_tokens_and_its_own_buzzes(db_url, s
     assert f"token {power}: {sample.tossup(TOSSUP).tokens().power_index - 1}" in shown.output
     assert "never buzzes (its file never says buzz)" in shown.output  # lit-british-1
     assert "rival: buzzes on 1 tossups, 1 correct" in shown.output
+
+
+@on_both_backends
+def test_an_event_plays_an_imported_model_that_covers_only_some_tossups(db_url, sample, tmp_path):
+    """Its rows follow the runner's tokens, two tossups of 26: no "not precomputed" for it."""
+    engine = open_engine(db_url)
+    import_outputs(engine, sample, "rival", [("r", read_outputs(_buzz_csv(tmp_path, sample)))])
+    assert ensure_precomputed(db_url, sample, "rival").steps == 156
+    made = runner.invoke(
+        app, ["event", "create", "c", "--team", "Red", "--model-team", "rival=Rival", "--db",
+              db_url],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    scheduled = runner.invoke(
+        app, ["event", "schedule", "c", "--packet", str(sample.path), "--db", db_url]
+    )
+    assert scheduled.exit_code == 0, scheduled.output
+    said = " ".join(scheduled.output.split())
+    assert "needs its guesses" not in said
+    # it buzzes on 1 of 26: said, as for any model
+    assert "warning: Rival: model rival will rarely buzz" in said
+    from grace_arena.cli.serve import _check_event
+
+    _check_event(db_url, "c", None)  # no "has no guesses": serve would start

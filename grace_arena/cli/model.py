@@ -173,21 +173,27 @@ def precompute(
         no_cache=no_cache, tossup=tossup if tossup is not None or not bonus else [],
         bonuses=False if no_bonuses else (bonus or None),
     )  # fmt: skip
-    _warn_if_cannot_play(console, engine, name or model, the_packet, policy)
+    if tossup is not None or not bonus:  # the tossups it guessed: all, or those asked
+        _warn_if_cannot_play(console, engine, name or model, the_packet, policy, tossup)
     engine.dispose()
     if stats.errors:
         raise typer.Exit(1)
 
 
 def _warn_if_cannot_play(
-    console: Any, engine: Any, model: str, the_packet: Packet, policy: BuzzPolicy
+    console: Any,
+    engine: Any,
+    model: str,
+    the_packet: Packet,
+    policy: BuzzPolicy,
+    tossups: list[str] | None = None,
 ) -> bool:
     """Say, with what to do, when ``model`` would (almost) never buzz on the packet
     (:mod:`grace_arena.model.readiness`); True when it said so."""
     from grace_arena.model.readiness import readiness, readiness_warning
     from grace_arena.resources import command_prefix
 
-    found = readiness(engine, model, the_packet.packet.id, policy)
+    found = readiness(engine, model, the_packet.packet.id, policy, tossups)
     where = str(the_packet.path) if the_packet.path else "PACKET"
     warning = readiness_warning(found, command=command_prefix(), packet=shlex.quote(where))
     if warning is not None:

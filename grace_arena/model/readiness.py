@@ -72,7 +72,7 @@ class Readiness:
 
     @property
     def needed(self) -> int:
-        return min_buzzes(self.precomputed)
+        return min_buzzes(self.tossups)
 
     @property
     def can_play(self) -> bool:
@@ -84,6 +84,17 @@ def _first_buzzes(steps: dict[str, Sequence[Any]], policy: BuzzPolicy) -> tuple[
     return len(firsts), sum(bool(b.correct) for b in firsts)
 
 
+def _packet_tossups(engine: Any, packet_id: str) -> list[str]:
+    from sqlmodel import Session, select
+
+    from grace_arena.record.models import TossupRow
+
+    with Session(engine) as session:
+        return list(
+            session.exec(select(TossupRow.tossup_id).where(TossupRow.packet_id == packet_id)).all()
+        )
+
+
 def readiness(
     engine: Any,
     model: str,
@@ -91,10 +102,12 @@ def readiness(
     policy: BuzzPolicy,
     tossup_ids: Sequence[str] | None = None,
 ) -> Readiness:
-    """How ``model`` would play ``tossup_ids`` of the packet (default: every tossup it has
-    steps on) under ``policy``, from its precomputed steps."""
+    """How ``model`` would play ``tossup_ids`` of the packet (default: the packet's tossups
+    as the record holds them) under ``policy``, from its precomputed steps. A tossup with no
+    step counts as one it never buzzes on (a competitor's outputs may leave some out)."""
     every = load_steps(engine, model, packet_id)
-    wanted = list(tossup_ids) if tossup_ids is not None else list(every)
+    wanted = list(tossup_ids) if tossup_ids is not None else _packet_tossups(engine, packet_id)
+    wanted = wanted or list(every)
     steps = {t: every[t] for t in wanted if t in every}
     buzzes, right = _first_buzzes(steps, policy)
     confidences = [
@@ -109,7 +122,7 @@ def readiness(
     declared = policy.own_buzzes and any(
         "buzz" in (s.extra or {}) for rows in steps.values() for s in rows
     )
-    needed = min_buzzes(len(steps))
+    needed = min_buzzes(len(wanted))
     suggestion = None
     # each tossup's best confidence: a threshold at or below it buzzes there
     best = sorted(
@@ -173,9 +186,9 @@ def readiness_warning(
     kind = r.policy.confidence
     if r.declared:
         what = (
-            f"its own outputs buzz on {r.buzzes} of the {r.precomputed} tossups"
+            f"its own outputs buzz on {r.buzzes} of the {r.tossups} tossups"
             if r.buzzes
-            else f"its own outputs never buzz on the {r.precomputed} tossups"
+            else f"its own outputs never buzz on the {r.tossups} tossups"
         )
     elif r.buzzes == 0:
         best = (
@@ -185,15 +198,17 @@ def readiness_warning(
         )
         what = (
             f"its {kind} confidence never reaches the threshold {_num(r.policy.threshold)} on "
-            f"any of the {r.precomputed} tossups ({best})"
+            f"any of the {r.tossups} tossups ({best})"
         )
     else:
         what = (
             f"its {kind} confidence reaches the threshold {_num(r.policy.threshold)} on only "
-            f"{r.buzzes} of the {r.precomputed} tossups ({r.right} right)"
+            f"{r.buzzes} of the {r.tossups} tossups ({r.right} right)"
         )
     head = f"model {r.model} {'never buzzes' if r.buzzes == 0 else 'will rarely buzz'} on packet "
     head += f"{r.packet_id}: {what}"
+    if r.precomputed < r.tossups:
+        head += f" (it has steps on {r.precomputed} of them)"
     head += "." if r.buzzes == 0 else f", fewer than a fifth of them ({r.needed})."
     todo: list[str] = []
     if r.common_guess and r.common_count >= max(2, (r.precomputed + 1) // 2):
