@@ -26,6 +26,7 @@ from grace_arena.model.outputs import (
     read_outputs,
     read_roster,
     token_map,
+    weight_class_of,
     write_outputs,
 )
 from grace_arena.model.outputs import export_outputs as collect
@@ -329,6 +330,9 @@ def test_a_roster_names_each_model_and_its_weight_class(db_url, sample, tmp_path
         "weight_class": "heavyweight",
     }
     assert bravo.correct is False and bravo.judge_directive == "reject"  # judged: no correct
+    assert weight_class_of(engine, "Alpha", sample.packet.id) == "lightweight"
+    assert weight_class_of(engine, "Bravo", sample.packet.id) == "heavyweight"
+    assert weight_class_of(engine, "tfidf", sample.packet.id) is None
     # the same again is refused (nothing doubled) unless --replace
     again = runner.invoke(
         app,

@@ -67,6 +67,7 @@ __all__ = [
     "read_roster",
     "runner_token_spans",
     "token_map",
+    "weight_class_of",
     "write_outputs",
 ]
 
@@ -711,3 +712,22 @@ def export_outputs(
         Outputs("tossup", format, tuple(tossup_rows)) if tossup_rows else None,
         Outputs("bonus", format, tuple(bonus_rows)) if bonus_rows else None,
     )
+
+
+def weight_class_of(engine: Any, model: str, packet_id: str) -> str | None:
+    """The weight class an imported model was given (``--weight-class`` or its roster's), on
+    a packet; None when it has none or is not imported."""
+    from sqlmodel import Session, select
+
+    from grace_arena.record.models import ModelBonusPartRow, ModelStepRow
+
+    with Session(engine) as session:
+        for table in (ModelStepRow, ModelBonusPartRow):
+            extra = session.exec(
+                select(table.extra)
+                .where(table.model == model, table.packet_id == packet_id)
+                .limit(1)
+            ).first()
+            if extra:
+                return (extra.get("imported") or {}).get("weight_class")
+    return None
