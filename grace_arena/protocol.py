@@ -1007,6 +1007,8 @@ class MatchCreatedReply(_Msg):
     teams: list[str] = []
     tossups_started: int = 0
     created_at: datetime | None = None
+    #: ``POST /api/matches`` only: a model team that would (almost) never buzz, and what to do
+    warnings: list[str] = []
 
 
 class Health(_Msg):

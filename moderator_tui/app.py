@@ -798,6 +798,9 @@ class ModeratorApp(App[None]):
             self.notify(
                 f"Match {message.reply.match_id} created: join code {message.reply.join_code}"
             )
+            for warning in message.reply.warnings:  # a model team that will not buzz
+                title = "This model will not play"
+                self.notify(warning, title=title, severity="warning", timeout=30, markup=False)
         self.open_match(message.reply, created=message.created)
 
     @on(SummaryLoaded)

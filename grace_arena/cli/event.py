@@ -530,6 +530,7 @@ def _tossup_ids(packet, spec: str) -> tuple[str, ...] | None:
 def _check_models(console, url: str, plan, packets) -> None:
     """Precompute the offline model where needed; say which other models still need it."""
     from grace_arena.model.precompute import ensure_precomputed
+    from grace_arena.model.readiness import warn_if_cannot_play
 
     for t in plan.teams:
         if t.kind != "model" or not t.model:
@@ -545,6 +546,8 @@ def _check_models(console, url: str, plan, packets) -> None:
                     soft_wrap=True,
                     highlight=False,
                 )
+            else:
+                warn_if_cannot_play(console, url, t, p)
 
 
 def _print_plan(console, plan) -> None:

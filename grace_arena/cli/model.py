@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
     from grace_arena.model.policy import BuzzPolicy
 
 model_app = command_group(
-    help="The model player: show its trajectories, choose its buzz threshold.",
+    help="The model player: show its trajectories, choose its buzz threshold, import and "
+    "export competitors' outputs (QANTA runner CSVs, QANTA JSONL).",
     no_args_is_help=True,
 )
 app.add_typer(model_app, name="model")
@@ -149,7 +151,8 @@ def precompute(
 ) -> None:
     """Guess every clue prefix of a packet's tossups, and every part of its bonuses (asked
     with the lead-in and the earlier parts' answers), and store each in the record
-    (idempotent)."""
+    (idempotent). Says so, with what to do, when the model would buzz on fewer than a fifth
+    of the tossups at --threshold (never, on a packet it knows nothing of)."""
     from rich.console import Console
 
     if bonus and no_bonuses:
@@ -170,9 +173,32 @@ def precompute(
         no_cache=no_cache, tossup=tossup if tossup is not None or not bonus else [],
         bonuses=False if no_bonuses else (bonus or None),
     )  # fmt: skip
+    if tossup is not None or not bonus:  # the tossups it guessed: all, or those asked
+        _warn_if_cannot_play(console, engine, name or model, the_packet, policy, tossup)
     engine.dispose()
     if stats.errors:
         raise typer.Exit(1)
+
+
+def _warn_if_cannot_play(
+    console: Any,
+    engine: Any,
+    model: str,
+    the_packet: Packet,
+    policy: BuzzPolicy,
+    tossups: list[str] | None = None,
+) -> bool:
+    """Say, with what to do, when ``model`` would (almost) never buzz on the packet
+    (:mod:`grace_arena.model.readiness`); True when it said so."""
+    from grace_arena.model.readiness import readiness, readiness_warning
+    from grace_arena.resources import command_prefix
+
+    found = readiness(engine, model, the_packet.packet.id, policy, tossups)
+    where = str(the_packet.path) if the_packet.path else "PACKET"
+    warning = readiness_warning(found, command=command_prefix(), packet=shlex.quote(where))
+    if warning is not None:
+        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
+    return warning is not None
 
 
 def run_precompute_command(
@@ -399,10 +425,15 @@ def show(
         for row in rows:
             mark = "✓" if row.correct else ("prompt" if row.judge_directive == "prompt" else "✗")
             here = "[bold yellow]◀ BUZZ[/]" if buzz is not None and row.step == buzz.step else ""
-            clue = clues[row.step] if row.step < len(clues) else ""
+            at = tokens.clue_of(min(row.word_index, len(tokens) - 1))
+            clue = clues[at]
+            # an imported step was taken after a token of the runner's, not at a clue's end
+            token = (row.extra or {}).get("token_position")
             table.add_row(
                 str(row.step),
-                f"{tokens.clue_start(row.step)}–{row.word_index}",
+                f"{tokens.clue_start(at)}–{row.word_index}"
+                if token is None
+                else f"token {token}: {row.word_index}",
                 clue[:60] + ("…" if len(clue) > 60 else ""),
                 row.guess or "—",
                 _fmt(row.confidence_logit),
@@ -414,14 +445,17 @@ def show(
             )
         console.print(table)
         if buzz is None:
-            console.print(f"  never buzzes ({policy.confidence} ≥ {policy.threshold})\n")
+            own = policy.own_buzzes and any("buzz" in (r.extra or {}) for r in rows)
+            why = "its file never says buzz" if own else f"{policy.confidence} ≥ {policy.threshold}"
+            console.print(f"  never buzzes ({why})\n")
         else:
             n_buzz += 1
             n_right += bool(buzz.correct)
             verdict = "[green]correct[/]" if buzz.correct else "[red]incorrect[/]"
             console.print(
                 f"  buzzes at word {buzz.word_index} "
-                f"({tokens.fraction_revealed(buzz.word_index):.0%} read, clue {buzz.step + 1}"
+                f"({tokens.fraction_revealed(buzz.word_index):.0%} read, clue "
+                f"{tokens.clue_of(buzz.word_index) + 1}"
                 f"/{tokens.n_clues}): {buzz.guess!r} {verdict}\n"
             )
     console.print(f"{model}: buzzes on {n_buzz} tossups, {n_right} correct")
@@ -634,3 +668,160 @@ def calibrate(
     console.print(
         f"apply it: grace-arena precompute ... --confidence {confidence} --calibration {out}"
     )
+
+
+def _outputs_error(exc: Exception) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(1) from None
+
+
+@model_app.command("import")
+def import_outputs(
+    packet: PacketOption,
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="A model's outputs: the QANTA runner's NAME.buzz.csv / NAME.bonus.csv, or "
+            "QANTA's leaderboard JSONL (run_outputs for tossups, part_outputs for bonuses); "
+            "one tossup file and one bonus file at most."
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(help="The model's name in the record (default: the first file's name)."),
+    ] = None,
+    weight_class: Annotated[
+        str | None,
+        typer.Option(help="lightweight, midweight or heavyweight (kept with its steps)."),
+    ] = None,
+    roster: Annotated[
+        Path | None,
+        typer.Option(
+            help="A runner roster CSV (name, tossup_model, bonus_model, weight_class): import "
+            "every AI in it from <tossup_model>.buzz.csv and <bonus_model>.bonus.csv (or "
+            ".jsonl) in --outputs, each under its name."
+        ),
+    ] = None,
+    outputs: Annotated[
+        Path | None,
+        typer.Option(help="Folder of the roster's output files (default: the roster's folder)."),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace the model's rows on this packet.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Store a competitor's precomputed outputs as a model player (its steps and bonus
+    answers), mapping the runner's token positions to our words; rows with no ``correct`` are
+    judged. Checked whole first: an unknown question id stores nothing."""
+    from rich.console import Console
+
+    from grace_arena.model.names import LOCAL_MODELS
+    from grace_arena.model.outputs import OutputsError, read_outputs, read_roster
+    from grace_arena.model.outputs import import_outputs as store
+    from grace_arena.record.db import open_engine
+
+    if bool(files) == bool(roster):
+        raise typer.BadParameter("give output files, or --roster, not both", param_hint="FILES")
+    console = Console()
+    the_packet = _load_packet(packet)
+    try:
+        if roster is not None:
+            folder = outputs or roster.parent
+            plan = [
+                (e.name, e.weight_class, e.files(folder)) for e in read_roster(roster)
+            ]  # fmt: skip
+        else:
+            assert files
+            stem = files[0].name.split(".")[0]
+            plan = [(name or stem, weight_class, list(files))]
+        loaded = [
+            (model, weight, [(f.name, read_outputs(f)) for f in paths])
+            for model, weight, paths in plan
+        ]
+    except OutputsError as exc:
+        _outputs_error(exc)
+    for model, _, _ in loaded:
+        if model in LOCAL_MODELS:
+            raise typer.BadParameter(
+                f"{model!r} is a model this program runs itself: give another name",
+                param_hint="--name",
+            )
+    url = resolve_db(db)
+    console.print(f"record: {redacted(url)}")
+    engine = open_engine(url)
+    try:
+        for model, weight, read in loaded:
+            try:
+                stats = store(engine, the_packet, model, read, weight_class=weight, replace=replace)
+            except OutputsError as exc:
+                _outputs_error(exc)
+            console.print(
+                f"{model} on {the_packet.packet.id}: {stats.steps} steps on {stats.tossups} "
+                f"tossups, {stats.parts} bonus parts on {stats.bonuses} bonuses from "
+                f"{', '.join(stats.files)}"
+                + (f"; {stats.judged} judged here (no correct in the file)" if stats.judged else "")
+                + (f"; {stats.replaced} rows replaced" if stats.replaced else "")
+                + (f"; {weight}" if weight else ""),
+                soft_wrap=True,
+                highlight=False,
+                markup=False,
+            )
+            if stats.steps:
+                from grace_arena.model.policy import BuzzPolicy
+
+                _warn_if_cannot_play(console, engine, model, the_packet, BuzzPolicy())
+    finally:
+        engine.dispose()
+
+
+@model_app.command("export")
+def export_outputs(
+    model: Annotated[str, typer.Argument(help="Model name as stored in the record.")],
+    packet: PacketOption,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="runner: NAME.buzz.csv and NAME.bonus.csv (the QANTA tournament runner); "
+            "qanta: NAME.buzz.jsonl and NAME.bonus.jsonl (QANTA's leaderboard).",
+        ),
+    ] = "runner",
+    out: Annotated[Path, typer.Option(help="Folder to write the files in.")] = Path("."),
+    confidence: ConfidenceOption = "logit",
+    threshold: Annotated[float, typer.Option(help="Buzz threshold (the buzz column).")] = 0.5,
+    not_before: Annotated[int, typer.Option(help="No buzz before this word index.")] = 0,
+    calibration: CalibrationOption = None,
+    db: DbOption = None,
+) -> None:
+    """Write a model's steps and bonus answers as a competitor's outputs: one row per step at
+    the runner token its last word starts in, with the policy's confidence and buzz (an
+    imported model's own rows, as they came)."""
+    import re
+
+    from grace_arena.model.outputs import export_outputs as collect
+    from grace_arena.model.outputs import write_outputs
+    from grace_arena.record.db import open_engine
+
+    if format not in ("runner", "qanta"):
+        raise typer.BadParameter(f"{format!r}: runner or qanta", param_hint="--format")
+    the_packet = _load_packet(packet)
+    policy = _policy(confidence, threshold, not_before, calibration)
+    url = existing_db(db)
+    engine = open_engine(url)
+    try:
+        tossups, bonuses = collect(engine, the_packet, model, format, policy=policy)  # type: ignore[arg-type]
+    finally:
+        engine.dispose()
+    if tossups is None and bonuses is None:
+        _no_such_stored_model(model, url)
+        typer.echo(f"no steps of {model!r} on packet {the_packet.packet.id!r}", err=True)
+        raise typer.Exit(1)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^\w.-]+", "_", model)
+    suffix = ".csv" if format == "runner" else ".jsonl"
+    for kind, written in (("buzz", tossups), ("bonus", bonuses)):
+        if written is not None:
+            path = out / f"{stem}.{kind}{suffix}"
+            write_outputs(written, path)
+            typer.echo(f"{path}: {len(written.rows)} rows")

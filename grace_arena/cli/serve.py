@@ -158,6 +158,9 @@ def _check_event_models(engine, url: str, plan) -> None:
             team = models.get(team_id)
             if team is not None:
                 needed.setdefault((team.model or "tfidf", rnd.packet_id), team.name)
+    from grace_arena.model.readiness import team_warning
+
+    warned: set[tuple[str, str]] = set()
     for (model, packet_id), name in needed.items():
         try:
             ensure_precomputed(url, packet_from_record(engine, packet_id), model)
@@ -169,6 +172,18 @@ def _check_event_models(engine, url: str, plan) -> None:
                 err=True,
             )
             raise typer.Exit(1) from None
+    for game in plan.games:  # a model that would (almost) never buzz there: said, with the cure
+        rnd = plan.round_(game.round)
+        if game.ended or game.bye or rnd is None:
+            continue
+        for team in (models[t] for t in game.teams if t in models):
+            if (team.id, rnd.packet_id) not in warned:
+                warned.add((team.id, rnd.packet_id))
+                warning = team_warning(
+                    engine, team, rnd.packet_id, rnd.tossup_ids, command=command_prefix()
+                )
+                if warning is not None:
+                    typer.echo(f"warning: {warning}", err=True)
 
 
 @app.command("serve")
@@ -420,6 +435,17 @@ def serve(
                 highlight=False,
                 markup=False,
             )
+            import asyncio
+
+            from grace_arena.model.readiness import match_warnings
+            from grace_arena.resources import command_prefix
+
+            config = live.rm.match.state.config
+            warnings = await asyncio.to_thread(
+                match_warnings, arena.engine, config, command=command_prefix()
+            )
+            for warning in warnings:
+                console.print(f"warning: {warning}", soft_wrap=True, highlight=False, markup=False)
         if event is not None:
             console.print(
                 f"standings on a projector: {public.rstrip('/')}/display?event={event}",

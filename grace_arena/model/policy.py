@@ -4,6 +4,11 @@ A model buzzes at the **last word of the first clue prefix** whose chosen confid
 least ``threshold`` and whose last word index is at least ``not_before_word``; it never buzzes
 on a tossup where no prefix qualifies. Steps with no guess or a missing confidence never buzz.
 
+A competitor's imported outputs (:mod:`grace_arena.model.outputs`) carry the model's own buzz
+decision at each step (``extra["buzz"]``): with ``own_buzzes`` (the default) such a step buzzes
+where its file says, whatever the threshold, as the QANTA runner plays it; with
+``own_buzzes=False`` the threshold applies to its confidence like any other.
+
 On a bonus part there is nothing to lose by answering (no format takes points for a wrong bonus
 answer), so a model team always gives its best guess, confident or not; the threshold only
 marks, in the record, whether the answer was confident (``model_bonus_part.confident``). A part
@@ -60,6 +65,8 @@ class BuzzPolicy:
     threshold: float = 0.5
     not_before_word: int = 0
     calibration: Any = None
+    #: an imported step buzzes where its file says (``extra["buzz"]``), not by the threshold
+    own_buzzes: bool = True
 
     def __post_init__(self) -> None:
         if self.confidence not in CONFIDENCE_FIELDS:
@@ -78,6 +85,9 @@ class BuzzPolicy:
 
     def would_buzz(self, step: Any) -> bool:
         """Whether this one step passes the policy (the buzz is the first step that does)."""
+        declared = (getattr(step, "extra", None) or {}).get("buzz")
+        if self.own_buzzes and declared is not None:
+            return bool(declared) and step.word_index >= self.not_before_word
         conf = self.confidence_of(step)
         return (
             bool(step.guess)

@@ -154,6 +154,22 @@ def _done_steps(engine: Any, model: str, packet_id: str) -> set[tuple[str, int]]
     return {(t, s) for t, s in rows}
 
 
+def _imported(engine: Any, model: str, packet_id: str) -> bool:
+    """Whether ``model``'s steps on the packet are a competitor's imported outputs (an import
+    stores all of a model's rows on a packet at once, so its first row says)."""
+    from sqlmodel import Session, select
+
+    from grace_arena.record.models import ModelStepRow
+
+    with Session(engine) as session:
+        extra = session.exec(
+            select(ModelStepRow.extra)
+            .where(ModelStepRow.model == model, ModelStepRow.packet_id == packet_id)
+            .limit(1)
+        ).first()
+    return bool(extra) and "imported" in extra
+
+
 def _done_parts(engine: Any, model: str, packet_id: str) -> set[tuple[str, int]]:
     from sqlmodel import Session, select
 
@@ -411,7 +427,9 @@ def ensure_precomputed(
     Only the offline TF-IDF guesser (trained on the practice corpus) is run here: it takes well
     under a second for a packet, so the demo can call this on start. Other models must be
     precomputed with ``grace-arena precompute``; for them this raises ``LookupError`` when steps
-    are missing.
+    are missing. A competitor's imported outputs (:mod:`grace_arena.model.outputs`) are taken
+    as they are: their rows follow the runner's tokens, not our clues, and a tossup they leave
+    out is one the model never buzzes on, as in the runner.
     """
     from grace_arena.record.db import open_engine
 
@@ -419,7 +437,8 @@ def ensure_precomputed(
     try:
         if model != DEFAULT_MODEL:
             n_prefixes = len(packet_prefixes(packet))
-            if len(_done_steps(engine, model, packet.packet.id)) < n_prefixes:
+            done = len(_done_steps(engine, model, packet.packet.id))
+            if done < n_prefixes and not (done and _imported(engine, model, packet.packet.id)):
                 raise LookupError(
                     f"model {model!r} has not been precomputed on packet {packet.packet.id!r}"
                 )

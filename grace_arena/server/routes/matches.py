@@ -84,7 +84,12 @@ async def create_match(
         raise HTTPException(status_code=404, detail=str(exc)) from exc
     except ValueError as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
-    return arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+    reply = arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+    # a model team that would (almost) never buzz: the set-up says so, with what to do
+    from grace_arena.model.readiness import match_warnings
+
+    found = await asyncio.to_thread(match_warnings, arena.engine, room.rm.match.state.config)
+    return reply.model_copy(update={"warnings": found})
 
 
 @router.get("/api/matches", responses=UNAUTHORIZED | THROTTLED)
