@@ -29,26 +29,46 @@ from grace_arena.core.config import ScoringRules
 
 __all__ = ["FORMATS", "describe", "rules_for"]
 
+#: What ACF, PACE and NAQT share for officiating a match: one 30-second timeout per team,
+#: halftime after tossup 10 of 20, 5 seconds to confer on a bonus part once it is read, and
+#: overtime in sudden death (NAQT: three tossups first). Sources: QBWiki's summaries of the
+#: ACF and NAQT rules ("Each team is allocated one 30-second timeout"; ACF: "a very brief
+#: halftime break after 10 cycles", "overtime consists solely of sudden death"; NAQT:
+#: "overtime consists of three tossups that do not lead to bonuses. If the game is still tied
+#: after that, it goes into sudden death"; both: "Teams have 5 seconds to answer each bonus
+#: part; the moderator prompts after 4 seconds"), QBWiki's "Overtime" (PACE: sudden death),
+#: and MODAQ's presets (``src/state/GameFormats.ts``: ACF and PACE ``timeoutsAllowed: 1``,
+#: ``minimumOvertimeQuestionCount: 1``, ``overtimeIncludesBonuses: false``).
+_OFFICIATING: dict[str, Any] = {
+    "timeouts": 1, "timeout_seconds": 30.0, "halftime_after": 10, "conferral_time": 5.0,
+    "overtime_tossups": 1,
+}  # fmt: skip
+
 #: Format name -> the fields of :class:`ScoringRules` it sets (the others keep their defaults).
 FORMATS: dict[str, dict[str, Any]] = {
     "grace": {"correct_points": 10, "power_points": 15, "neg_points": -5, "bonuses": False},
     "acf": {
         "correct_points": 10, "power_points": None, "neg_points": -5, "neg_first_team_only": True,
         "bonuses": True, "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        **_OFFICIATING,
     },
     "pace": {
         "correct_points": 10, "power_points": 20, "neg_points": 0, "bonuses": True,
         "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        **_OFFICIATING,
     },
     "naqt": {
         "correct_points": 10, "power_points": 15, "neg_points": -5, "neg_first_team_only": True,
         "bonuses": True, "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        **_OFFICIATING, "overtime_tossups": 3,
     },
 }  # fmt: skip
 
 
 #: What a format leaves to the tournament (choosing it keeps the format's name).
-_CLOCKS = frozenset({"answer_time", "bonus_answer_time", "buzz_window"})  # the room's own
+_CLOCKS = frozenset(
+    {"answer_time", "bonus_answer_time", "buzz_window", "conferral_time", "timeout_seconds"}
+)  # the room's own
 _OPTIONS: dict[str, frozenset[str]] = {
     **dict.fromkeys(FORMATS, _CLOCKS),
     "naqt": _CLOCKS | {"bouncebacks"},
