@@ -11,6 +11,8 @@ from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.formats import describe
 from grace_arena.core.match import Match, bouncebacks_played, can_undo, in_overtime
+from grace_arena.core.officiating import standing as match_standing
+from grace_arena.core.officiating import timeouts_left
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
 from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
@@ -37,6 +39,7 @@ from grace_arena.protocol import (
     StandingsView,
     State,
     TeamView,
+    TimeoutView,
     TossupView,
 )
 
@@ -235,6 +238,7 @@ def team_views(match: Match, role: Role) -> list[TeamView]:
             size=len(roster.get(t.id, {})),
             score=game.scores[t.id],
             locked_out=t.id in game.locked_out,
+            timeouts_left=timeouts_left(match.config, match.state.timeouts, t.id),
         )
         for t in match.config.teams
     ]
@@ -338,6 +342,7 @@ def state_view(
             tossups_heard=match.game.heard,
             no_bonus=_no_bonus(match),
             overtime=in_overtime(config, game),
+            **_officiating(match),
             result=match_result(match),
         ),
         teams=teams,
@@ -346,6 +351,9 @@ def state_view(
         bonus=bonus_view(match, role) if game.phase is not Phase.ENDED else None,
         deadline=game.deadline,
         held=game.held,
+        conferral=game.conferral,
+        conferral_held=game.conferral_held,
+        timeout=timeout_view(match, now),
         reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=game.reading),
         event=room.event,
         record=room.record,
@@ -355,6 +363,28 @@ def state_view(
         events=events or [],
         server_time=now,
     )
+
+
+def _officiating(match: Match) -> dict[str, Any]:
+    """Where the match stands by its format, and the questions thrown out (and replaced)."""
+    game, config = match.game, match.config
+    where = match_standing(config, game)
+    return {
+        "stage": where.stage.value,
+        "stage_text": where.text,
+        "tossups_thrown_out": len(game.played) - game.heard,
+        "conferral_time": config.rules.conferral_time,
+    }
+
+
+def timeout_view(match: Match, now: float) -> TimeoutView | None:
+    """The timeout on now: called since the last tossup started, and not run out."""
+    state = match.state
+    taken = state.timeouts[-1] if state.timeouts else None
+    if taken is None or taken.after != state.tossups_started or taken.ends <= now:
+        return None
+    number = sum(1 for t in state.timeouts if t.team == taken.team)
+    return TimeoutView(team=taken.team, number=number, ends=taken.ends)
 
 
 def _points(n: int) -> str:
@@ -371,8 +401,8 @@ def match_result(match: Match) -> MatchResult | None:
     ranked = sorted(config.teams, key=lambda t: -scores[t.id])  # (stable: ties keep order)
     overtime = in_overtime(config, game)
     regulation = config.rules.regulation_tossups
-    if regulation is not None and game.heard >= regulation:
-        early = False
+    if regulation is not None:
+        early = game.heard < regulation
     else:
         early = len(game.played) < len(config.tossups)
     if not game.played:
@@ -403,7 +433,8 @@ def match_result(match: Match) -> MatchResult | None:
     if overtime:
         text += " in overtime"
     if early:
-        text += f" (ended after {len(game.played)} of {len(config.tossups)} tossups)"
+        # heard, as regulation counts them (a thrown-out tossup is not, its replacement is)
+        text += f" (ended after {game.heard} of {regulation or len(config.tossups)} tossups)"
     return MatchResult(
         winner=None if tied else ranked[0].id,
         text=text,
