@@ -536,6 +536,13 @@
     return ms.toLocaleString("en-US") + " ms";
   }
 
+  function showOfficiating() {
+    const line = window.GraceArena.officiatingLine(app.state, app.serverOffset);
+    const box = $("officiating");
+    box.hidden = !line;
+    if (box.textContent !== (line || "")) box.textContent = line || "";
+  }
+
   function secondsLeft(deadline) {
     // paused: the clock stands still with what it had left
     if (deadline == null) return app.state && app.state.held != null ? Math.ceil(app.state.held) : null;
@@ -678,6 +685,8 @@
     } else {
       info.textContent = s ? s.match.title : "";
     }
+
+    showOfficiating();
 
     const said = describe();
     if (app.notice && app.notice.until > Date.now()) said.detail = app.notice.text;

@@ -25,6 +25,7 @@ The format values and where they come from are in ``grace_arena.core.formats``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ from grace_arena.core.events import (
     BonusPartRead,
     BonusPartRuled,
     BonusPartUndone,
+    BonusStarted,
     Event,
     MatchEnded,
     ReadingResumed,
@@ -57,6 +59,7 @@ __all__ = [
     "extra_tossups",
     "next_bonus",
     "next_tossup",
+    "replacements",
     "standing",
     "timeouts_left",
 ]
@@ -131,6 +134,19 @@ def next_bonus(config: MatchConfig, game: GameState, *, replacing: bool) -> Bonu
     spare = [b for b in config.bonuses if b.id in extras and b.id not in used]
     order = spare + regular if replacing else regular + spare
     return order[0] if order else None
+
+
+def replacements(events: Iterable[Event]) -> tuple[dict[str, str], dict[str, str]]:
+    """From a match's record: each tossup read as a replacement -> the tossup thrown out in
+    its place in the match (the first of a run of throw-outs), and the same for bonuses."""
+    tossups: dict[str, str] = {}
+    bonuses: dict[str, str] = {}
+    for ev in events:
+        if isinstance(ev, TossupStarted) and ev.replaces is not None:
+            tossups[ev.tossup_id] = tossups.get(ev.replaces, ev.replaces)
+        elif isinstance(ev, BonusStarted) and ev.replaces is not None:
+            bonuses[ev.bonus_id] = bonuses.get(ev.replaces, ev.replaces)
+    return tossups, bonuses
 
 
 # --------------------------------------------------------------------------------------------
