@@ -679,7 +679,7 @@
     if (s && s.bonus && (s.match.phase === "bonus" || s.bonus.done)) {
       info.textContent = "Bonus " + s.bonus.number + (s.bonus.category ? " · " + s.bonus.category : "");
     } else if (s && s.tossup && s.match.phase !== "ended") {
-      let text = "Tossup " + s.tossup.number + " of " + s.match.tossups_total;
+      let text = window.GraceArena.tossupLabel(s);
       if (s.tossup.category) text += " · " + s.tossup.category;
       info.textContent = text;
     } else {

@@ -271,5 +271,18 @@ window.GraceArena = (function () {
     return null;
   }
 
-  return { appendMarkup, plainText, normaliseCode, createLink, recordNotice, officiatingLine };
+  // "Tossup 5 of 20" as regulation counts the tossups heard (a thrown-out tossup's replacement
+  // takes its number), "Overtime · tossup 1" past it; without a regulation, the match's.
+  function tossupLabel(state) {
+    const m = state.match;
+    const reg = m.regulation_tossups;
+    if (!reg) return "Tossup " + state.tossup.number + " of " + m.tossups_total;
+    const heard = Math.max(m.tossups_heard, 1);
+    return heard > reg ? "Overtime · tossup " + (heard - reg) : "Tossup " + heard + " of " + reg;
+  }
+
+  return {
+    appendMarkup, plainText, normaliseCode, createLink, recordNotice, officiatingLine,
+    tossupLabel,
+  };
 })();

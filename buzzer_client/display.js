@@ -302,7 +302,7 @@
     const tossup = s.tossup;
     let info = "";
     if (tossup) {
-      info = "Tossup " + tossup.number + " of " + s.match.tossups_total;
+      info = window.GraceArena.tossupLabel(s);
       if (tossup.category) info += " · " + tossup.category;
       if (s.match.paused) info += " · paused";
     } else if (phase === "idle") {
