@@ -73,8 +73,14 @@ def test_an_officiated_acf_match_over_websockets_is_in_the_record_and_the_export
         error = mod.wait("error")
         assert "has called its 1 timeout of this match" in error["message"]
 
+        # the first tossup is thrown out: the first extra (the packet's third) replaces it
+        mod.send(type="start_tossup")
+        state = mod.state(lambda s: s["match"]["phase"] == "reading")
+        assert state["timeout"] is None and state["tossup"]["id"] == IDS[0]
+        mod.send(type="throw_out")
+        mod.state(lambda s: s["match"]["phase"] == "thrown_out")
         state = _win(mod, red, "red")  # 10
-        assert state["timeout"] is None and state["bonus"]["id"] == BONUSES[0]
+        assert state["tossup"]["id"] == IDS[2] and state["bonus"]["id"] == BONUSES[0]
         # the part is read: the conferral clock runs (5 s, ACF), a pause holds it
         mod.send(type="read_part")
         state = mod.state(lambda s: s["conferral"] is not None)
@@ -102,9 +108,9 @@ def test_an_officiated_acf_match_over_websockets_is_in_the_record_and_the_export
         mod.send(type="throw_out")
         mod.state(lambda s: s["match"]["phase"] == "thrown_out")
         state = _win(mod, blue, "blue")  # 20-30, no bonus in overtime
-        assert state["tossup"]["id"] == IDS[3] and state["bonus"] is None
+        assert state["tossup"]["id"] == IDS[4] and state["bonus"] is None
         assert state["match"]["stage"] == "decided"
-        assert state["match"]["tossups_thrown_out"] == 1
+        assert state["match"]["tossups_thrown_out"] == 2
         mod.send(type="end_match")
         final = mod.state(lambda s: s["match"]["phase"] == "ended")
         assert final["match"]["result"]["text"] == "Blue won 30–20 in overtime"
@@ -121,16 +127,23 @@ def test_an_officiated_acf_match_over_websockets_is_in_the_record_and_the_export
     jsonschema.validate(qbj, json.loads(QBJ_SCHEMA.read_text()))
     assert (qbj["tossups_read"], qbj["overtime_tossups_read"]) == (3, 1)
     first, second, overtime = qbj["match_questions"]
+    # tossup 1 thrown out, tossup 3 (an extra) read in its place
+    assert first["tossup_question"]["question_number"] == 1
+    assert first["replacement_tossup_question"]["question_number"] == 3
     # the bonus thrown out in cycle 1 (bonus 1), replaced by bonus 3: its parts read
     assert first["bonus"]["question"]["question_number"] == 1
     assert first["replacement_bonus"]["question"]["question_number"] == 3
     assert [p["controlled_points"] for p in first["replacement_bonus"]["parts"]] == [10, 0, 0]
     assert "replacement_tossup_question" not in second
-    # overtime's tossup 3 thrown out, tossup 4 read in its place
-    assert overtime["tossup_question"]["question_number"] == 3
-    assert overtime["replacement_tossup_question"]["question_number"] == 4
+    # overtime's tossup 4 thrown out, tossup 5 read in its place: the next one, a sequential
+    # replacement as MODAQ writes one (both name the tossup read)
+    assert overtime["tossup_question"]["question_number"] == 5
+    assert overtime["replacement_tossup_question"]["question_number"] == 5
     assert overtime["buzzes"][0]["result"]["value"] == 10 and "bonus" not in overtime
-    assert qbj["notes"] == f"Tossup {IDS[2]} thrown out, replaced by {IDS[3]}."
+    assert qbj["notes"] == (
+        f"Tossup {IDS[0]} thrown out, replaced by {IDS[2]}.\n"
+        f"Tossup {IDS[3]} thrown out, replaced by {IDS[4]}."
+    )
     scores = {
         t["team"]["name"]: sum(
             c["number"] * c["answer_type"]["value"]

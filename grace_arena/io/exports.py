@@ -658,10 +658,13 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
     * ``tossup_question.question_number`` is the tossup's place in the packet, so a match that
       read tossups 7–12 of its packet says so (MODAQ reads the gap before the first as tossups
       thrown out);
-    * a tossup read in place of one thrown out is its cycle's ``replacement_tossup_question``
-      and the one thrown out its ``tossup_question`` (MODAQ reads the replacement as the
-      tossup read); a bonus read in place of one thrown out alike, as ``replacement_bonus``
-      (``bonus`` names the one thrown out and keeps the parts, which YellowFruit reads);
+    * a tossup read in place of one thrown out is its cycle's ``replacement_tossup_question``;
+      when it is an extra (not the packet's next tossup) the one thrown out is the cycle's
+      ``tossup_question``, as MODAQ writes a replacement out of sequence (and reads the
+      replacement as the tossup read); the next tossup is a sequential replacement, where both
+      name it. A bonus read in place of one thrown out alike, as ``replacement_bonus`` when it
+      is an extra (``bonus`` names the one thrown out and keeps the parts, which YellowFruit
+      reads);
       ``tossups_read`` and ``overtime_tossups_read`` count the tossups heard (replacements,
       not those thrown out);
     * ``answer_counts`` hold ``number`` and ``answer_type`` only; an incorrect answer that
@@ -757,10 +760,11 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
         }
         thrown_tossup = m.replaced_tossups.get(tossup_id)
         if thrown_tossup is not None and thrown_tossup in in_list:
-            question["replacement_tossup_question"] = question["tossup_question"]
-            question["tossup_question"] = {
-                "question_number": in_list[thrown_tossup] + 1, "type": "tossup", "parts": 1,
-            }  # fmt: skip
+            question["replacement_tossup_question"] = dict(question["tossup_question"])
+            if in_list[thrown_tossup] + 1 != in_list[tossup_id]:  # not the next one: an extra
+                question["tossup_question"] = {
+                    "question_number": in_list[thrown_tossup] + 1, "type": "tossup", "parts": 1,
+                }  # fmt: skip
         bonus = bonuses.get(tossup_id)
         if bonus is not None:
             bonus_spec = m.config.bonus(bonus.bonus_id)
@@ -785,7 +789,11 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             }
             bonus_ids = [b.id for b in m.config.bonuses]
             thrown_bonus = m.replaced_bonuses.get(bonus.bonus_id)
-            if thrown_bonus is not None and thrown_bonus in bonus_ids:
+            if (
+                thrown_bonus is not None
+                and thrown_bonus in bonus_ids
+                and bonus_ids.index(thrown_bonus) + 1 != bonus_ids.index(bonus.bonus_id)
+            ):  # an extra, not the next one (which is read in sequence, as MODAQ infers)
                 question["replacement_bonus"] = {**question["bonus"]}
                 question["bonus"] = {
                     **question["bonus"],
