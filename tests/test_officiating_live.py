@@ -16,6 +16,7 @@ from live import moderator, player, two_teams
 
 from grace_arena.core.match import Match
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.core.stats import match_play
 from grace_arena.io.exports import qbj_match
 from grace_arena.io.record_io import load_matches
 from grace_arena.record.db import make_engine
@@ -120,6 +121,13 @@ def test_an_officiated_acf_match_over_websockets_is_in_the_record_and_the_export
 
     events = server.arena.store.events(match_id)
     assert Match.replay(events).state == server.room(match_id).match.state
+    # the stats and standings count what the screens said: 3 heard, 1 of them in overtime,
+    # the thrown-out bonus not heard and its replacement heard
+    result = match_play(events, match_id=match_id).result()
+    assert (result.tossups_heard, result.overtime_tossups) == (3, 1)
+    red_line, blue_line = result.teams["red"], result.teams["blue"]
+    assert (red_line.points, blue_line.points) == (20, 30)
+    assert (red_line.bonuses_heard, red_line.bonus_points) == (1, 10)
 
     engine = make_engine(server.arena.settings.db_url)
     (info,) = load_matches(engine, [match_id])
