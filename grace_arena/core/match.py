@@ -1301,6 +1301,8 @@ def _read_part(run: _Decision, cmd: ReadPart) -> None:
     seconds = run.config.rules.conferral_time
     if seconds is None:
         raise IllegalCommand("this match's format has no conferral clock")
+    if run.config.reading_mode != "read_aloud":
+        raise IllegalCommand("on screen, the part's own answer clock runs: nothing to start")
     if play.answer is not None:
         raise IllegalCommand("this part is answered already: rule it")
     run.emit(
