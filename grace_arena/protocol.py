@@ -990,6 +990,21 @@ class MatchSettings(_Msg):
         Annotated[int, _Within(1, 100, "tossups", " or none", field="regulation_tossups")] | None
     ) = None
     overtime_bonuses: bool = False
+    #: Officiating (a format's own unless given; ``grace_arena.core.officiating``): overtime's
+    #: tossups before sudden death, timeouts per team per match (none: no limit) and their
+    #: seconds, halftime after this many tossups, seconds to confer on a part read aloud.
+    overtime_tossups: Annotated[int, _Within(1, 10, "tossups", field="overtime_tossups")] = 1
+    timeouts: (
+        Annotated[int, _Within(0, 10, "timeouts", " or none (no limit)", field="timeouts")] | None
+    ) = None
+    timeout_seconds: Annotated[float, _Within(5, 300, "seconds", field="timeout_seconds")] = 30.0
+    halftime_after: (
+        Annotated[int, _Within(1, 100, "tossups", " or none", field="halftime_after")] | None
+    ) = None
+    conferral_time: (
+        Annotated[float, _Within(1, 60, "seconds", " or none (no clock)", field="conferral_time")]
+        | None
+    ) = None
     #: Consult rules on bonus parts (QANTA 2026): the model a team may consult (its bonus
     #: parts precomputed in the record), and the points of each choice.
     consult_model: Text | None = Field(default=None, max_length=200)
@@ -1003,7 +1018,8 @@ class MatchSettings(_Msg):
     SCORING: ClassVar[tuple[str, ...]] = (
         "correct_points", "power_points", "neg_points", "negs_only_before_end",
         "neg_first_team_only", "rebuzz", "answer_time", "buzz_window", "bonuses", "bouncebacks",
-        "bonus_answer_time", "regulation_tossups", "overtime_bonuses",
+        "bonus_answer_time", "regulation_tossups", "overtime_bonuses", "overtime_tossups",
+        "timeouts", "timeout_seconds", "halftime_after", "conferral_time",
     )  # fmt: skip
 
     @model_validator(mode="before")

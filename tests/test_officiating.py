@@ -246,3 +246,17 @@ def test_replay_of_the_record_is_the_live_match() -> None:
     stored = [event_from_dict(event_to_dict(e)) for e in events]
     assert stored == events
     assert Match.replay(stored).state == match.state
+
+
+def test_a_match_s_settings_may_change_the_format_s_officiating_within_bounds() -> None:
+    from pydantic import ValidationError
+
+    from grace_arena.protocol import MatchSettings
+
+    settings = MatchSettings(format="naqt", timeouts=2, halftime_after=12, conferral_time=7)
+    rules = rules_for("naqt", **settings.scoring())
+    assert (rules.timeouts, rules.halftime_after, rules.conferral_time) == (2, 12, 7.0)
+    assert rules.overtime_tossups == 3 and rules.format == "custom"
+    assert rules_for("naqt", **MatchSettings(format="naqt").scoring()).format == "naqt"
+    with pytest.raises(ValidationError, match="timeouts must be from 0 to 10 timeouts"):
+        MatchSettings(timeouts=11)
