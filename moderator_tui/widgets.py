@@ -285,6 +285,19 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     return Text(str(kind).replace("_", " "), style="dim")
 
 
+def tossup_label(state: State) -> str:
+    """ "tossup 5/20" as regulation counts tossups heard (a thrown-out tossup's replacement
+    takes its number), "overtime tossup 1" past it; without a regulation, the match's."""
+    m, tossup = state.match, state.tossup
+    assert tossup is not None
+    if not m.regulation_tossups:
+        return f"tossup {tossup.number}/{m.tossups_total}"
+    heard = max(m.tossups_heard, 1)
+    if heard > m.regulation_tossups:
+        return f"overtime tossup {heard - m.regulation_tossups}"
+    return f"tossup {heard}/{m.regulation_tossups}"
+
+
 def conferral_left(state: State, received: float) -> float | None:
     """Time left on the bonus part's conferral clock (None: it does not run)."""
     if state.conferral is None:
@@ -349,7 +362,7 @@ class StatusLine(StateView):
         line.append(f" {phase} ", style="bold reverse")
         if state.tossup is not None:
             cat = f" · {state.tossup.category}" if state.tossup.category else ""
-            line.append(f" tossup {state.tossup.number}/{m.tossups_total}{cat}")
+            line.append(f" {tossup_label(state)}{cat}")
         else:
             line.append(f" {m.tossups_played}/{m.tossups_total} played")
         if m.format not in (None, "grace"):

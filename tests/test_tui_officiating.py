@@ -21,7 +21,7 @@ from moderator_tui.dialogs import ConfirmScreen
 from moderator_tui.end import EndScreen
 from moderator_tui.live import LiveScreen
 from moderator_tui.setup import LobbyScreen
-from moderator_tui.widgets import BuzzBanner
+from moderator_tui.widgets import BuzzBanner, StatusLine
 
 pytestmark = [pytest.mark.anyio, pytest.mark.server(first_match=None, secret="tui-test")]
 
@@ -63,6 +63,7 @@ async def test_timeout_conferral_overtime_and_a_replacement_with_keys(db_url):
 
             await win(ann, 0)
             assert app.state.timeout is None  # a tossup started: the timeout is over
+            assert "tossup 1/2" in text_of(live.query_one(StatusLine))
             await pilot.press("d")  # part 1 read: the team confers
             await until(pilot, lambda: app.state.conferral is not None, "the conferral clock")
             assert "confer" in text_of(banner)
@@ -101,6 +102,7 @@ async def test_timeout_conferral_overtime_and_a_replacement_with_keys(db_url):
             await until(pilot, lambda: phase(app) == "thrown_out", "the throw-out")
             await win(ann, 0)
             assert app.state.bonus is None and app.state.match.stage == "decided"
+            assert "overtime tossup 1" in text_of(live.query_one(StatusLine))
             assert "regulation is over: E ends the match" in text_of(banner)
             await pilot.press("E", "y")
             end = await until(pilot, lambda: shown(app, EndScreen), "the end")
