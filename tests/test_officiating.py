@@ -135,6 +135,8 @@ def test_halftime_comes_after_the_format_s_tossup() -> None:
     assert (half.stage, half.text) == (Stage.HALFTIME, "Halftime (after 2 of 20 tossups)")
     match.handle(StartTossup(), now=5.0)
     assert standing(match.config, match.game).stage is Stage.PLAYING
+    match.handle(ThrowOut(), now=5.0)  # the second half has begun: no halftime again
+    assert standing(match.config, match.game).stage is Stage.PLAYING
     assert rules_for("acf").halftime_after == 10 and rules_for("naqt").halftime_after == 10
 
 

@@ -193,7 +193,9 @@ def standing(config: MatchConfig, game: GameState) -> Standing:
         return Standing(Stage.PLAYING)
     if heard < regulation or (heard == regulation and not between):
         half = rules.halftime_after
-        if between and half is not None and heard == half and half < regulation:
+        # (not again when the second half's first tossup was thrown out)
+        resumed = _thrown_out_last(game) is not None
+        if between and half is not None and heard == half < regulation and not resumed:
             return Standing(Stage.HALFTIME, f"Halftime (after {half} of {regulation} tossups)")
         return Standing(Stage.PLAYING)
     # past regulation: the overtime tossups over (the one being played not counted)
