@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from grace_arena.core.events import (
     BonusAnswerGiven,
@@ -48,7 +48,26 @@ from grace_arena.core.phases import FINISHED, Phase
 
 if TYPE_CHECKING:
     from grace_arena.core.config import BonusSpec, MatchConfig
-    from grace_arena.core.match import GameState
+
+
+class GameState(Protocol):
+    """What these rules read of the engine's ``grace_arena.core.match.GameState`` (named
+    here, not imported: the engine imports this module)."""
+
+    phase: Phase
+    scores: dict[str, int]
+    played: tuple[str, ...]
+    outcomes: dict[str, TossupOutcome]
+    bonuses_used: tuple[str, ...]
+    paused: bool
+    conferral: float | None
+    conferral_held: float | None
+
+    @property
+    def heard(self) -> int: ...
+
+
+_G = TypeVar("_G", bound=GameState)
 
 __all__ = [
     "Stage",
@@ -239,7 +258,7 @@ _CONFERRAL_ENDS = (
 )  # fmt: skip
 
 
-def conferral_clock(g: GameState, ev: Event) -> GameState:
+def conferral_clock(g: _G, ev: Event) -> _G:
     """The conferral clock after ``ev``: set by ``BonusPartRead``; held with the time left
     while the match is paused and running again from the resume, as every clock; over once
     the part is answered or ruled."""

@@ -433,8 +433,12 @@ def match_result(match: Match) -> MatchResult | None:
     if overtime:
         text += " in overtime"
     if early:
-        # heard, as regulation counts them (a thrown-out tossup is not, its replacement is)
-        text += f" (ended after {game.heard} of {regulation or len(config.tossups)} tossups)"
+        # of regulation: heard, as it counts them (a thrown-out tossup is not, its replacement
+        # is); else read, of the match's list
+        done, of = (
+            (game.heard, regulation) if regulation else (len(game.played), len(config.tossups))
+        )
+        text += f" (ended after {done} of {of} tossups)"
     return MatchResult(
         winner=None if tied else ranked[0].id,
         text=text,
