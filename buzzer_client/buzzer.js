@@ -536,6 +536,13 @@
     return ms.toLocaleString("en-US") + " ms";
   }
 
+  function showOfficiating() {
+    const line = window.GraceArena.officiatingLine(app.state, app.serverOffset);
+    const box = $("officiating");
+    box.hidden = !line;
+    if (box.textContent !== (line || "")) box.textContent = line || "";
+  }
+
   function secondsLeft(deadline) {
     // paused: the clock stands still with what it had left
     if (deadline == null) return app.state && app.state.held != null ? Math.ceil(app.state.held) : null;
@@ -672,12 +679,14 @@
     if (s && s.bonus && (s.match.phase === "bonus" || s.bonus.done)) {
       info.textContent = "Bonus " + s.bonus.number + (s.bonus.category ? " · " + s.bonus.category : "");
     } else if (s && s.tossup && s.match.phase !== "ended") {
-      let text = "Tossup " + s.tossup.number + " of " + s.match.tossups_total;
+      let text = window.GraceArena.tossupLabel(s);
       if (s.tossup.category) text += " · " + s.tossup.category;
       info.textContent = text;
     } else {
       info.textContent = s ? s.match.title : "";
     }
+
+    showOfficiating();
 
     const said = describe();
     if (app.notice && app.notice.until > Date.now()) said.detail = app.notice.text;

@@ -248,5 +248,41 @@ window.GraceArena = (function () {
     return state && state.record ? "Match held — " + state.record.message : null;
   }
 
-  return { appendMarkup, plainText, normaliseCode, createLink, recordNotice };
+  // What the match's officiating says now, for phones and the projector (null: nothing): a
+  // timeout on and its seconds left, a bonus part's conferral clock ("Confer: 4 s", then
+  // "Answer now"), where the match stands by its format (halftime, overtime, sudden death).
+  // ``offset``: the server's clock less this one's, in seconds.
+  function officiatingLine(state, offset) {
+    if (!state || state.match.phase === "ended") return null;
+    const now = Date.now() / 1000 + (offset || 0);
+    const name = (id) => (state.teams.find((t) => t.id === id) || { name: id }).name;
+    if (state.timeout && state.timeout.ends > now) {
+      return "Timeout: " + name(state.timeout.team) + " · " +
+        Math.ceil(state.timeout.ends - now) + " s";
+    }
+    const left = state.conferral != null ? state.conferral - now : state.conferral_held;
+    if (left != null) return left > 1 ? "Confer: " + Math.ceil(left) + " s" : "Answer now";
+    const stage = state.match.stage;
+    const between = ["idle", "answered", "dead", "thrown_out"].includes(state.match.phase);
+    if (stage === "halftime" || stage === "tied" || stage === "overtime" ||
+        stage === "sudden_death" || (stage === "decided" && between)) {
+      return stage === "decided" ? "The match is decided" : state.match.stage_text;
+    }
+    return null;
+  }
+
+  // "Tossup 5 of 20" as regulation counts the tossups heard (a thrown-out tossup's replacement
+  // takes its number), "Overtime · tossup 1" past it; without a regulation, the match's.
+  function tossupLabel(state) {
+    const m = state.match;
+    const reg = m.regulation_tossups;
+    if (!reg) return "Tossup " + state.tossup.number + " of " + m.tossups_total;
+    const heard = Math.max(m.tossups_heard, 1);
+    return heard > reg ? "Overtime · tossup " + (heard - reg) : "Tossup " + heard + " of " + reg;
+  }
+
+  return {
+    appendMarkup, plainText, normaliseCode, createLink, recordNotice, officiatingLine,
+    tossupLabel,
+  };
 })();

@@ -13,7 +13,8 @@
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
   const LIVE = new Set(["reading", "awaiting", "buzzed", "prompted"]);
-  const { appendMarkup, normaliseCode, createLink, recordNotice } = window.GraceArena;
+  const { appendMarkup, normaliseCode, createLink, recordNotice, officiatingLine } =
+    window.GraceArena;
 
   const app = {
     code: null,
@@ -49,6 +50,7 @@
         (msg.events || []).forEach(onEvent);
         // (the curves first: the text is fitted to the room they leave it)
         drawCurves(msg);
+        app.receivedAt = Date.now() / 1000;
         onState(msg);
         setConn(recordNotice(msg));
         return;
@@ -266,6 +268,17 @@
     renderScores();
   }
 
+  // the officiating line (a timeout, the conferral clock, halftime, overtime), ticking
+  function showOfficiating() {
+    const s = app.state;
+    const offset = s ? s.server_time - app.receivedAt : 0;
+    const line = officiatingLine(s, offset);
+    const box = $("officiating");
+    box.hidden = !line;
+    if (box.textContent !== (line || "")) box.textContent = line || "";
+  }
+  setInterval(showOfficiating, 250);
+
   function render() {
     const s = app.state;
     if (!s) return;
@@ -289,7 +302,7 @@
     const tossup = s.tossup;
     let info = "";
     if (tossup) {
-      info = "Tossup " + tossup.number + " of " + s.match.tossups_total;
+      info = window.GraceArena.tossupLabel(s);
       if (tossup.category) info += " · " + tossup.category;
       if (s.match.paused) info += " · paused";
     } else if (phase === "idle") {
@@ -305,6 +318,7 @@
         " so far";
     }
     $("tossup-info").textContent = info;
+    showOfficiating();
     if (bonus) {
       renderBonus(bonus);
       return;

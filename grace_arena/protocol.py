@@ -353,6 +353,21 @@ class ThrowOutBonusMsg(_Msg):
 
     type: Literal["throw_out_bonus"] = "throw_out_bonus"
     reason: Text = Field(default="thrown out by the moderator", max_length=200)
+    #: The unused bonus to read instead (its id); None: the packet's next unused extra.
+    replacement: str | None = Field(default=None, max_length=200)
+
+
+class TimeoutMsg(_Msg):
+    """A team calls a timeout (between tossups; as many as the format allows)."""
+
+    type: Literal["timeout"] = "timeout"
+    team: str = Field(min_length=1, max_length=64)
+
+
+class ReadPartMsg(_Msg):
+    """The moderator has read the bonus part up aloud: its conferral clock starts."""
+
+    type: Literal["read_part"] = "read_part"
 
 
 class ThrowOutMsg(_Msg):
@@ -402,7 +417,9 @@ ClientMessage = Annotated[
     | ResumeMsg
     | StepMsg
     | SetPaceMsg
-    | EndMatchMsg,
+    | EndMatchMsg
+    | TimeoutMsg
+    | ReadPartMsg,
     Field(discriminator="type"),
 ]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -418,6 +435,8 @@ MODERATOR_ONLY = frozenset(
         "step",
         "set_pace",
         "end_match",
+        "timeout",
+        "read_part",
     }
 )
 PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
@@ -438,6 +457,8 @@ class TeamView(_Msg):
     size: int = 0  # how many players have joined the team
     score: int = 0
     locked_out: bool = False
+    #: Timeouts the team may still call in this match (None: no limit).
+    timeouts_left: int | None = None
 
 
 class FloorView(_Msg):
@@ -651,7 +672,24 @@ class MatchView(_Msg):
     #: Why the tossup just answered earns no bonus, where the rules play bonuses.
     no_bonus: str | None = None
     overtime: bool = False  # past regulation
+    #: Where the match stands by its format (``grace_arena.core.officiating.Stage``):
+    #: playing, halftime, tied (overtime proposed), overtime, sudden_death, decided.
+    stage: str = "playing"
+    #: The same in words for every screen: "Halftime (after 10 of 20 tossups)", "Tied after
+    #: regulation: overtime (sudden death, no bonuses)".
+    stage_text: str | None = None
+    tossups_thrown_out: int = 0  # tossups thrown out (each replaced by another)
+    #: Seconds to confer on a bonus part once it is read aloud (None: no conferral clock).
+    conferral_time: float | None = None
     result: MatchResult | None = None  # once the match has ended
+
+
+class TimeoutView(_Msg):
+    """A team's timeout, on until ``ends`` (server clock) or the next tossup."""
+
+    team: str
+    number: int  # the team's 1st, 2nd... of the match
+    ends: float
 
 
 class State(_Msg):
@@ -669,6 +707,11 @@ class State(_Msg):
     #: While the match is paused: the seconds left on the clock that stands still (it runs
     #: again from the resume with that much; ``deadline`` is null meanwhile).
     held: float | None = None
+    #: The bonus part's conferral clock once the part is read aloud: when it runs out (the
+    #: moderator asks for the answer then), or while paused the seconds it has left.
+    conferral: float | None = None
+    conferral_held: float | None = None
+    timeout: TimeoutView | None = None  # a timeout on now
     reading: ReadingView
     event: EventView | None = None  # a match of an event's schedule
     #: Set while the record is not taking changes (the room holds at its word meanwhile).
@@ -947,6 +990,21 @@ class MatchSettings(_Msg):
         Annotated[int, _Within(1, 100, "tossups", " or none", field="regulation_tossups")] | None
     ) = None
     overtime_bonuses: bool = False
+    #: Officiating (a format's own unless given; ``grace_arena.core.officiating``): overtime's
+    #: tossups before sudden death, timeouts per team per match (none: no limit) and their
+    #: seconds, halftime after this many tossups, seconds to confer on a part read aloud.
+    overtime_tossups: Annotated[int, _Within(1, 10, "tossups", field="overtime_tossups")] = 1
+    timeouts: (
+        Annotated[int, _Within(0, 10, "timeouts", " or none (no limit)", field="timeouts")] | None
+    ) = None
+    timeout_seconds: Annotated[float, _Within(5, 300, "seconds", field="timeout_seconds")] = 30.0
+    halftime_after: (
+        Annotated[int, _Within(1, 100, "tossups", " or none", field="halftime_after")] | None
+    ) = None
+    conferral_time: (
+        Annotated[float, _Within(1, 60, "seconds", " or none (no clock)", field="conferral_time")]
+        | None
+    ) = None
     #: Consult rules on bonus parts (QANTA 2026): the model a team may consult (its bonus
     #: parts precomputed in the record), and the points of each choice.
     consult_model: Text | None = Field(default=None, max_length=200)
@@ -960,7 +1018,8 @@ class MatchSettings(_Msg):
     SCORING: ClassVar[tuple[str, ...]] = (
         "correct_points", "power_points", "neg_points", "negs_only_before_end",
         "neg_first_team_only", "rebuzz", "answer_time", "buzz_window", "bonuses", "bouncebacks",
-        "bonus_answer_time", "regulation_tossups", "overtime_bonuses",
+        "bonus_answer_time", "regulation_tossups", "overtime_bonuses", "overtime_tossups",
+        "timeouts", "timeout_seconds", "halftime_after", "conferral_time",
     )  # fmt: skip
 
     @model_validator(mode="before")

@@ -171,8 +171,14 @@ def next_text(final: State, now: State | None, standings: StandingsView | None) 
 def tossups_read(m: MatchView) -> str:
     """How many tossups were read, as the match counts them: a tossup thrown out was read but
     is not heard (it scores nothing and regulation does not count it)."""
-    line = f"{m.tossups_played} of {m.tossups_total} tossups read"
     thrown = m.tossups_played - m.tossups_heard
+    regulation = m.regulation_tossups
+    if regulation:  # heard of regulation (a thrown-out tossup's replacement counts), overtime
+        line = f"{min(m.tossups_heard, regulation)} of {regulation} tossups heard"
+        if m.tossups_heard > regulation:
+            line += f", {m.tossups_heard - regulation} in overtime"
+    else:
+        line = f"{m.tossups_played} of {m.tossups_total} tossups read"
     return f"{line} ({thrown} thrown out)" if thrown > 0 else line
 
 

@@ -17,6 +17,7 @@ from grace_arena.protocol import (
     ConsultMsg,
     EndMatchMsg,
     PauseMsg,
+    ReadPartMsg,
     ResumeMsg,
     RuleMsg,
     SetPaceMsg,
@@ -25,6 +26,7 @@ from grace_arena.protocol import (
     StepMsg,
     ThrowOutBonusMsg,
     ThrowOutMsg,
+    TimeoutMsg,
     UndoMsg,
 )
 from moderator_tui.screens import MatchScreen
@@ -43,6 +45,8 @@ from moderator_tui.widgets import (
 NARROW = 100  # columns: below, the footer is compact
 #: The footer shows + and - as one item, "+ - Pace" (the help lists each).
 PACE = Binding.Group("Pace")
+#: "1 2 Timeout": the first or the second team calls one.
+TIMEOUT = Binding.Group("Timeout")
 PACE_STEP = 20  # words per minute per key press
 PACE_RANGE = (30, 1200)
 
@@ -63,6 +67,8 @@ COMMAND_OF = {
     "resume": "resume",
     "step_word": "reveal",
     "step_clue": "reveal",
+    "timeout": "timeout",
+    "read_part": "read_part",
 }
 #: What to do before E can end the match, by phase (a match ends between tossups).
 END_FIRST = {
@@ -124,6 +130,26 @@ class LiveScreen(MatchScreen):
             "abstain",
             "Abstain",
             tooltip="Consult rules: the team abstains on this part (scored at once)",
+        ),
+        Binding(
+            "1",
+            "timeout(0)",
+            "Timeout",
+            group=TIMEOUT,
+            tooltip="The first team calls a timeout (between tossups)",
+        ),
+        Binding(
+            "2",
+            "timeout(1)",
+            "Timeout",
+            group=TIMEOUT,
+            tooltip="The second team calls a timeout (between tossups)",
+        ),
+        Binding(
+            "d",
+            "read_part",
+            "Part read",
+            tooltip="The bonus part is read: its conferral clock starts",
         ),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
@@ -255,6 +281,14 @@ class LiveScreen(MatchScreen):
         if action == "end_match_not_now":
             # E mid-tossup: not a move, but the screen says what comes first
             return state.match.phase != "ended" and "end_match" not in allowed
+        if action == "timeout":
+            return command in allowed and any(t.timeouts_left != 0 for t in state.teams)
+        if action == "read_part":
+            b = state.bonus
+            return (
+                command in allowed and state.reading.mode == "read_aloud" and b is not None
+                and b.answer is None and state.match.conferral_time is not None
+            )  # fmt: skip
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more
@@ -297,6 +331,14 @@ class LiveScreen(MatchScreen):
         state = self.current
         if state is not None and state.bonus is not None:
             self._send(AbstainMsg(part=state.bonus.part + 1))
+
+    def action_timeout(self, index: int) -> None:
+        state = self.current
+        if state is not None and index < len(state.teams):
+            self._send(TimeoutMsg(team=state.teams[index].id))
+
+    def action_read_part(self) -> None:
+        self._send(ReadPartMsg())
 
     def action_next_tossup(self) -> None:
         self._send(StartTossupMsg())

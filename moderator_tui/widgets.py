@@ -285,6 +285,33 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     return Text(str(kind).replace("_", " "), style="dim")
 
 
+def tossup_label(state: State) -> str:
+    """ "tossup 5/20" as regulation counts tossups heard (a thrown-out tossup's replacement
+    takes its number), "overtime tossup 1" past it; without a regulation, the match's."""
+    m, tossup = state.match, state.tossup
+    assert tossup is not None
+    if not m.regulation_tossups:
+        return f"tossup {tossup.number}/{m.tossups_total}"
+    heard = max(m.tossups_heard, 1)
+    if heard > m.regulation_tossups:
+        return f"overtime tossup {heard - m.regulation_tossups}"
+    return f"tossup {heard}/{m.regulation_tossups}"
+
+
+def conferral_left(state: State, received: float) -> float | None:
+    """Time left on the bonus part's conferral clock (None: it does not run)."""
+    if state.conferral is None:
+        return state.conferral_held
+    return state.conferral - state.server_time - (time.monotonic() - received)
+
+
+def timeout_left(state: State, received: float) -> float | None:
+    """Time left in the timeout on now (None: none is)."""
+    if state.timeout is None:
+        return None
+    return state.timeout.ends - state.server_time - (time.monotonic() - received)
+
+
 def seconds_left(state: State, received: float) -> float | None:
     """Time left until the state's deadline, on the server's clock, from a local receipt time."""
     if state.deadline is None:
@@ -335,7 +362,7 @@ class StatusLine(StateView):
         line.append(f" {phase} ", style="bold reverse")
         if state.tossup is not None:
             cat = f" · {state.tossup.category}" if state.tossup.category else ""
-            line.append(f" tossup {state.tossup.number}/{m.tossups_total}{cat}")
+            line.append(f" {tossup_label(state)}{cat}")
         else:
             line.append(f" {m.tossups_played}/{m.tossups_total} played")
         if m.format not in (None, "grace"):
@@ -406,6 +433,16 @@ class AnswerLine(StateView):
         return Text.assemble(("ANSWER: ", "bold"), answer_markup(state.tossup.answer))
 
 
+#: What comes next between tossups, by where the match stands (``MatchView.stage``).
+STAGE_HINT = {
+    "halftime": "{text} — n starts the second half",
+    "tied": "{text} — n for an overtime tossup, or E ends the match tied",
+    "overtime": "{text}: n (no bonus in overtime unless the format plays them)",
+    "sudden_death": "overtime: tied, n for another tossup (no bonus) — sudden death",
+    "decided": "regulation is over: E ends the match",
+}
+
+
 class BuzzBanner(StateView):
     """Who has the floor, where they buzzed, what they answered and the judge's suggestion;
     otherwise what the moderator can do next."""
@@ -424,6 +461,26 @@ class BuzzBanner(StateView):
         self.set_class(False, "-buzz")
         return self._hint(state)
 
+    def _between(self, state: State) -> list[Text]:
+        """Between tossups: the timeout on now, and the keys that call one."""
+        lines = []
+        left = timeout_left(state, self.received)
+        if state.timeout is not None and left is not None and left > 0:
+            who = team_name(state.teams, state.timeout.team)
+            lines.append(
+                Text(f"TIMEOUT: {who} ({math.ceil(left)} s left) — n starts the next tossup",
+                     style="bold yellow")
+            )  # fmt: skip
+        keys = [
+            f"{i} {t.name} ({t.timeouts_left} left)"
+            if t.timeouts_left is not None else f"{i} {t.name}"
+            for i, t in enumerate(state.teams[:2], start=1)
+            if t.timeouts_left != 0
+        ]  # fmt: skip
+        if keys and state.match.phase != "ended":
+            lines.append(Text("timeout: " + " · ".join(keys), style="dim"))
+        return lines
+
     def _bonus(self, state: State, bonus: BonusView) -> RenderableType:
         """The bonus being played: who controls it, the current part with its answer line,
         what the team typed and the judge's suggestion, and the keys."""
@@ -438,6 +495,12 @@ class BuzzBanner(StateView):
             head.append(f" · BOUNCEBACK to {team_name(state.teams, bonus.turn)}", style="bold red")
         total = bonus.points.get(bonus.team, 0)
         head.append(f" · {total} so far")
+        confer = conferral_left(state, self.received)
+        if confer is not None:  # the moderator asks for the answer as it runs out
+            head.append(
+                f" · confer {math.ceil(max(confer, 0))} s" if confer > 1 else " · ANSWER NOW",
+                style="bold red" if confer <= 1 else "bold",
+            )
         left = seconds_left(state, self.received)
         if left is not None:
             head.append(
@@ -536,12 +599,17 @@ class BuzzBanner(StateView):
     def _hint(self, state: State) -> RenderableType:
         phase = state.match.phase
         m = state.match
+        if phase == "idle" and state.timeout is not None:
+            return Group(*self._between(state))
         if phase == "idle":
             more = m.tossups_played < m.tossups_total
             what = "press n for the first tossup" if m.tossups_played == 0 else "press n"
             if not more:
                 return Text("Every tossup is played: press E to end the match.", style="bold")
-            return Text(f"Ready — {what} ({m.tossups_total - m.tossups_played} left).")
+            # (regulation's count: the packet's extras replace thrown-out tossups)
+            left = (m.regulation_tossups - m.tossups_heard if m.regulation_tossups
+                    else m.tossups_total - m.tossups_played)  # fmt: skip
+            return Group(Text(f"Ready — {what} ({left} left)."), *self._between(state))
         if phase in ("answered", "dead", "thrown_out"):
             last = Text()
             for kind in ("ruled", "tossup_ended"):
@@ -562,15 +630,9 @@ class BuzzBanner(StateView):
                 if m.tossups_played < m.tossups_total
                 else f"every tossup played: E ends the match{undo}"
             )
-            if m.regulation_tossups and m.tossups_heard >= m.regulation_tossups:
-                scores = sorted((t.score for t in state.teams), reverse=True)
-                tied = len(scores) > 1 and scores[0] == scores[1]
-                nxt = (
-                    ("overtime: tied, n for another tossup (no bonus)" if m.overtime else
-                     "regulation is over and the score is tied: n for an overtime tossup")
-                    if tied else "regulation is over: E ends the match"
-                )  # fmt: skip
-            return Group(last or Text(PHASE_LABEL[phase]), Text(nxt, style="dim"))
+            nxt = STAGE_HINT.get(m.stage, "{nxt}").format(text=m.stage_text, nxt=nxt)
+            last = last or Text(PHASE_LABEL[phase])
+            return Group(last, *self._between(state), Text(nxt, style="dim"))
         if phase == "awaiting":
             left = seconds_left(state, self.received)
             tail = f" ({math.ceil(max(left, 0))} s left)" if left is not None else ""

@@ -19,12 +19,17 @@ from pydantic import BaseModel
 from grace_arena.core.commands import (
     AnswerPart,
     Buzz,
+    CallTimeout,
     EndMatch,
     Join,
+    Pause,
+    ReadPart,
+    Resume,
     Reveal,
     Rule,
     RulePart,
     StartTossup,
+    ThrowOut,
     ThrowOutBonus,
     TimeUp,
     UndoRuling,
@@ -57,15 +62,17 @@ def digest(state) -> str:
 
 
 def main(url: str, seed: int) -> None:
-    """Seeds from 10 play tossup–bonus cycles (NAQT with bouncebacks, parts on screen)."""
+    """Seeds from 10 play tossup–bonus cycles (NAQT with bouncebacks, parts on screen); from
+    20 read aloud, 20 tossups of regulation and 20 extras, with timeouts, conferral clocks,
+    pauses and throw-outs (replaced by the extras)."""
     rng = random.Random(seed)
     store = MatchStore(make_engine(url))
     buzzes = {f"t{i}": ModelBuzz(word_index=rng.randrange(20), guess="Carver") for i in range(40)}
-    bonuses = seed >= 10
+    bonuses, officiating = seed >= 10, seed >= 20
     cfg = config(
         n_tossups=40, model_buzzes=buzzes,
         **({"rules": rules_for("naqt", bouncebacks=True), "bonus_parts": (3,) * 40,
-            "reading_mode": "screen"} if bonuses else {}),
+            "reading_mode": "read_aloud" if officiating else "screen"} if bonuses else {}),
     )  # fmt: skip
     rm = store.create(cfg, now=0.0)
     now = 0.0
@@ -92,6 +99,14 @@ def main(url: str, seed: int) -> None:
                 RulePart(ruling=rng.choice(list(Ruling))),
                 UndoRuling(),
                 ThrowOutBonus(),
+            ]
+        if officiating:
+            choices += [
+                CallTimeout(team=rng.choice(["red", "blue"])),
+                ReadPart(),
+                Pause(),
+                Resume(),
+                ThrowOut(),
             ]
         command = rng.choice(choices)
         if isinstance(command, Buzz):

@@ -13,9 +13,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from grace_arena.core.commands import (
     AnswerPart,
     Buzz,
+    CallTimeout,
     Command,
     EndMatch,
     Join,
+    ReadPart,
     Rule,
     RulePart,
     StartTossup,
@@ -96,7 +98,9 @@ class CycleMachine(RuleBasedStateMachine):
             self.before_rulings.append(before.game)
         if isinstance(command, UndoRuling) and events:
             restored = self.before_rulings.pop()
-            assert self.match.game == replace(restored, deadline=self.match.game.deadline)
+            # (the conferral clock of the part taken back is over: the moderator reads again)
+            g = self.match.game
+            assert g == replace(restored, deadline=g.deadline, conferral=None, conferral_held=None)
             assert self.match.phase in (Phase.BUZZED, Phase.PROMPTED, Phase.BONUS)
         if any(isinstance(e, TossupEnded | BonusEnded) and e.outcome == "thrown_out"
                for e in events):  # fmt: skip
@@ -155,6 +159,17 @@ class CycleMachine(RuleBasedStateMachine):
     def throw_out_cycle(self):
         self.do(ThrowOut())
 
+    @precondition(lambda self: self.match.phase is Phase.BONUS)
+    @rule()
+    def read_part(self):
+        if self.do(ReadPart()):
+            assert self.match.game.conferral == self.now + self.cfg.rules.conferral_time
+
+    @rule(team=st.sampled_from(TEAMS), seconds=st.sampled_from([1.0, 40.0]))
+    def call_timeout(self, team, seconds):
+        self.now += seconds
+        self.do(CallTimeout(team=team))
+
     @precondition(lambda self: len(self.events) > 30)
     @rule()
     def end(self):
@@ -187,6 +202,16 @@ class CycleMachine(RuleBasedStateMachine):
             assert not g.bonus.bounceback or self.cfg.rules.bouncebacks
             assert g.bonus.bounceback or self.match.bonus_turn() == g.bonus.team
         assert len(set(g.bonuses_used)) == len(g.bonuses_used)
+
+    @invariant()
+    def the_conferral_clock_runs_only_on_a_part_read_aloud_and_timeouts_keep_the_count(self):
+        g = self.match.game
+        if g.conferral is not None:
+            assert g.phase is Phase.BONUS and self.cfg.reading_mode == "read_aloud"
+            assert g.bonus.answer is None
+        for team in TEAMS:
+            called = sum(1 for t in self.match.state.timeouts if t.team == team)
+            assert called <= self.cfg.rules.timeouts
 
     @invariant()
     def read_aloud_parts_run_no_clock(self):

@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 @pytest.mark.parametrize(
     ("seed", "kill_after"),
     # seeds from 10 play tossup–bonus cycles: the kill may come in a bonus
-    [(1, 40), (2, 150), (3, 333), (11, 120), (12, 260)],
+    # from 20 with officiating: timeouts, conferral clocks, pauses, replacements
+    [(1, 40), (2, 150), (3, 333), (11, 120), (12, 260), (21, 300)],
 )
 def test_kill_minus_nine_then_replay(record_url, seed, kill_after):
     url = record_url
@@ -74,3 +75,6 @@ def test_kill_minus_nine_then_replay(record_url, seed, kill_after):
     if seed >= 10:
         kinds = [e.type for e in events]
         assert "bonus_part_ruled" in kinds, "the run should have had bonus parts"
+    if seed >= 20:
+        assert {"timeout_called", "bonus_part_read"} <= set(kinds)
+        assert any(e.type == "tossup_started" and e.replaces for e in events)

@@ -173,7 +173,23 @@ class AbstainPart(Command):
 
 
 class ThrowOutBonus(Command):
-    """The bonus being played is thrown out: the next unused one replaces it."""
+    """The bonus being played is thrown out: the packet's next unused extra bonus replaces
+    it (past regulation's bonuses; the next unused one when there is none), or the unused
+    bonus ``replacement`` the moderator picks."""
 
     kind: ClassVar[str] = "throw_out_bonus"
     reason: str = Field(default="thrown out by the moderator", max_length=200)
+    replacement: str | None = Field(default=None, max_length=200)
+
+
+class ReadPart(Command):
+    """The moderator has read the bonus part up aloud: the format's conferral clock starts."""
+
+    kind: ClassVar[str] = "read_part"
+
+
+class CallTimeout(Command):
+    """A team calls a timeout between tossups (as many as the format allows per match)."""
+
+    kind: ClassVar[str] = "timeout"
+    team: str

@@ -66,6 +66,19 @@ class ScoringRules(_Frozen):
     regulation_tossups: int | None = None
     #: Whether tossups past regulation (overtime) earn bonuses (no, in ACF, PACE and NAQT).
     overtime_bonuses: bool = False
+    #: Overtime tossups read whatever the score before a tie is broken by the first tossup
+    #: that ends with the teams apart (sudden death): 1 is sudden death from the first (ACF,
+    #: PACE), 3 NAQT's three tossups then sudden death (QBJ's ``minimum_overtime_questions``).
+    overtime_tossups: int = Field(default=1, ge=1)
+    #: Timeouts each team may call in a match; None: no limit.
+    timeouts: int | None = Field(default=None, ge=0)
+    #: Seconds a timeout lasts (shown as a clock; the moderator resumes the match).
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    #: Halftime comes after this many tossups heard (10 of 20); None: no halftime.
+    halftime_after: int | None = Field(default=None, ge=1)
+    #: Seconds a team confers on a bonus part once it is read aloud (the moderator asks for
+    #: an answer as it runs out); None: no conferral clock.
+    conferral_time: float | None = Field(default=None, gt=0)
     #: Bonus parts where the team chooses to answer alone, consult a model or abstain, scored
     #: by these points instead of the parts' values; None: plain bonuses.
     consult: ConsultScoring | None = None

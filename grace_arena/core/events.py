@@ -73,6 +73,8 @@ class TossupStarted(_Event):
     type: Literal["tossup_started"] = "tossup_started"
     tossup_id: str
     index: int  # 0-based number of this tossup in the match (throw-outs included)
+    #: The tossup thrown out just before, which this one replaces (None: not a replacement).
+    replaces: str | None = None
 
 
 class WordsRevealed(_Event):
@@ -257,6 +259,8 @@ class BonusStarted(_Event):
     team: str  # the controlling team
     index: int  # 0-based number of this bonus in the match (throw-outs included)
     deadline: float | None = None
+    #: The bonus thrown out, which this one replaces (None: not a replacement).
+    replaces: str | None = None
 
 
 class BonusAnswerGiven(_Event):
@@ -333,6 +337,29 @@ class BonusEnded(_Event):
     points: dict[str, int] = Field(default_factory=dict)
 
 
+class BonusPartRead(_Event):
+    """The moderator finished reading the bonus part up (read aloud): the team confers until
+    ``deadline`` (the format's conferral time), a clock shown to the room that stands still
+    while the match is paused. It rules nothing: the moderator asks for the answer as it runs
+    out."""
+
+    type: Literal["bonus_part_read"] = "bonus_part_read"
+    bonus_id: str
+    part: int  # 0-based
+    bounceback: bool = False
+    deadline: float
+
+
+class TimeoutCalled(_Event):
+    """A team called a timeout between tossups (its ``number``-th of the match); it lasts
+    until ``ends``, or until the next tossup starts."""
+
+    type: Literal["timeout_called"] = "timeout_called"
+    team: str
+    number: int  # 1-based, the team's
+    ends: float
+
+
 class MatchEnded(_Event):
     type: Literal["match_ended"] = "match_ended"
     scores: dict[str, int]
@@ -361,6 +388,8 @@ Event = Annotated[
     | BonusPartRuled
     | BonusPartUndone
     | BonusEnded
+    | BonusPartRead
+    | TimeoutCalled
     | MatchEnded,
     Field(discriminator="type"),
 ]

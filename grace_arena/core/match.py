@@ -21,12 +21,14 @@ from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
     Buzz,
+    CallTimeout,
     Command,
     ConsultPart,
     EndMatch,
     GiveAnswer,
     Join,
     Pause,
+    ReadPart,
     Resume,
     ResumeClock,
     Reveal,
@@ -46,6 +48,7 @@ from grace_arena.core.events import (
     BonusAnswerGiven,
     BonusEnded,
     BonusPartConsulted,
+    BonusPartRead,
     BonusPartRuled,
     BonusPartUndone,
     BonusStarted,
@@ -66,10 +69,19 @@ from grace_arena.core.events import (
     Ruled,
     Ruling,
     RulingUndone,
+    TimeoutCalled,
     TossupEnded,
     TossupOutcome,
     TossupStarted,
     WordsRevealed,
+)
+from grace_arena.core.officiating import (
+    TimeoutTaken,
+    conferral_clock,
+    next_bonus,
+    next_tossup,
+    replaced_by_start,
+    timeouts_left,
 )
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, LIVE, TRANSITIONS, Phase, allowed_commands
 from grace_arena.core.rules import ConsultBonuses, RuleSet, rule_set
@@ -181,6 +193,10 @@ class GameState:
     history: tuple[GameState, ...] = ()
     bonus: BonusPlay | None = None  # the cycle's bonus
     bonuses_used: tuple[str, ...] = ()  # bonuses started, in order (thrown out included)
+    #: The bonus part's conferral clock (``grace_arena.core.officiating``): when it runs out,
+    #: or while paused the seconds it has left.
+    conferral: float | None = None
+    conferral_held: float | None = None
 
     @property
     def reading(self) -> bool:
@@ -227,6 +243,8 @@ class MatchState:
     #: Emptied when a tossup starts; an undo leaves it (the refusals stay in the record
     #: whatever ruling is taken back).
     refused: dict[RefusalKey, int] = field(default_factory=dict)
+    #: The timeouts called, in order (never undone).
+    timeouts: tuple[TimeoutTaken, ...] = ()
 
     @property
     def pace(self) -> int:
@@ -400,9 +418,12 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             g = replace(g, phase=Phase.ANSWERED, deadline=None, paused=False, held=None)
         case MatchEnded():
             g = replace(g, phase=Phase.ENDED, history=(), paused=False, held=None)
+        case TimeoutCalled():
+            taken = TimeoutTaken(ev.team, ev.t, ev.ends, s.tossups_started)
+            return replace(s, timeouts=(*s.timeouts, taken))
         case MatchCreated():
             raise ValueError("match_created may only be the first event")
-    return replace(s, game=_held(g, ev))
+    return replace(s, game=conferral_clock(_held(g, ev), ev))
 
 
 def _held(g: GameState, ev: Event) -> GameState:
@@ -489,8 +510,9 @@ class Match:
         return _turn(self.state) if self.phase is Phase.BONUS else None
 
     def next_tossup_id(self) -> str | None:
-        played = set(self.state.game.played)
-        return next((t.id for t in self.config.tossups if t.id not in played), None)
+        """The tossup ``StartTossup()`` starts: the next regulation tossup, or an extra (a
+        thrown-out tossup's replacement, or overtime's); see ``core.officiating``."""
+        return next_tossup(self.config, self.state.game)[0]
 
     # -- commands ------------------------------------------------------------------------------
 
@@ -584,20 +606,23 @@ class _Decision:
 
     # -- bonuses -------------------------------------------------------------------------------
 
-    def start_bonus(self, team: str, tossup_id: str) -> None:
+    def start_bonus(
+        self, team: str, tossup_id: str, *, replaces: str | None = None,
+        chosen: BonusSpec | None = None,
+    ) -> None:  # fmt: skip
         """The team that answered ``tossup_id`` gets the next unused bonus, if the rules play
-        bonuses now (not in overtime, unless the format says so) and one is left."""
+        bonuses now (not in overtime, unless the format says so) and one is left; replacing
+        the thrown-out bonus ``replaces``, the next unused extra (or ``chosen``)."""
         g = self.g
         if not self.rules.bonuses.earned(overtime=in_overtime(self.config, g)):
             return
-        used = set(g.bonuses_used)
-        bonus = next((b for b in self.config.bonuses if b.id not in used), None)
+        bonus = chosen or next_bonus(self.config, g, replacing=replaces is not None)
         if bonus is None:
             return
         self.emit(
             BonusStarted(
                 tossup_id=tossup_id, bonus_id=bonus.id, team=team, index=len(g.bonuses_used),
-                deadline=self.bonus_deadline(),
+                deadline=self.bonus_deadline(), replaces=replaces,
             )
         )  # fmt: skip
         self.model_answers_part()
@@ -869,8 +894,9 @@ def _join(run: _Decision, cmd: Join) -> None:
 
 def _start_tossup(run: _Decision, cmd: StartTossup) -> None:
     played = set(run.g.played)
+    replaces = replaced_by_start(run.g)
     if cmd.tossup_id is None:
-        tossup_id = next((t.id for t in run.config.tossups if t.id not in played), None)
+        tossup_id, replaces = next_tossup(run.config, run.g)
         if tossup_id is None:
             raise IllegalCommand("every tossup of this match has been played; end the match")
     else:
@@ -879,7 +905,7 @@ def _start_tossup(run: _Decision, cmd: StartTossup) -> None:
         if cmd.tossup_id in played:
             raise IllegalCommand(f"tossup {cmd.tossup_id!r} has already been played")
         tossup_id = cmd.tossup_id
-    run.emit(TossupStarted(tossup_id=tossup_id, index=run.state.tossups_started))
+    run.emit(TossupStarted(tossup_id=tossup_id, index=run.state.tossups_started, replaces=replaces))
 
 
 def _reveal(run: _Decision, cmd: Reveal) -> None:
@@ -1253,7 +1279,51 @@ def _throw_out_bonus(run: _Decision, cmd: ThrowOutBonus) -> None:
             outcome="thrown_out", reason=reason,
         )
     )  # fmt: skip
-    run.start_bonus(play.team, play.tossup_id)  # the next unused one replaces it
+    chosen = None
+    if cmd.replacement is not None:
+        chosen = run.config.bonus(cmd.replacement)
+        if chosen is None:
+            raise IllegalCommand(f"no bonus {cmd.replacement!r} in this match")
+        if chosen.id in run.g.bonuses_used:
+            raise IllegalCommand(f"bonus {cmd.replacement!r} has already been used")
+    # the packet's next unused extra replaces it, or the one the moderator picked
+    run.start_bonus(play.team, play.tossup_id, replaces=play.bonus_id, chosen=chosen)
+
+
+def _read_part(run: _Decision, cmd: ReadPart) -> None:
+    play = run.g.bonus
+    assert play is not None
+    seconds = run.config.rules.conferral_time
+    if seconds is None:
+        raise IllegalCommand("this match's format has no conferral clock")
+    if run.config.reading_mode != "read_aloud":
+        raise IllegalCommand("on screen, the part's own answer clock runs: nothing to start")
+    if play.answer is not None:
+        raise IllegalCommand("this part is answered already: rule it")
+    run.emit(
+        BonusPartRead(
+            bonus_id=play.bonus_id, part=play.part, bounceback=play.bounceback,
+            deadline=run.now + seconds,
+        )
+    )  # fmt: skip
+
+
+def _call_timeout(run: _Decision, cmd: CallTimeout) -> None:
+    team = run.team(cmd.team)
+    left = timeouts_left(run.config, run.state.timeouts, team.id)
+    if left == 0:
+        allowed = run.config.rules.timeouts
+        raise IllegalCommand(
+            f"team {team.id!r} has called its {allowed} timeout{'s' if allowed != 1 else ''} "
+            "of this match already"
+        )
+    current = [t for t in run.state.timeouts if t.after == run.state.tossups_started]
+    if current and current[-1].ends > run.now:
+        raise IllegalCommand(f"a timeout of team {current[-1].team!r} is on now")
+    number = 1 + sum(1 for t in run.state.timeouts if t.team == team.id)
+    run.emit(
+        TimeoutCalled(team=team.id, number=number, ends=run.now + run.config.rules.timeout_seconds)
+    )
 
 
 def _end_match(run: _Decision, cmd: EndMatch) -> None:
@@ -1280,6 +1350,8 @@ _HANDLERS = {
     ThrowOutBonus: _throw_out_bonus,
     ConsultPart: _consult_part,
     AbstainPart: _abstain_part,
+    ReadPart: _read_part,
+    CallTimeout: _call_timeout,
 }
 
 __all__ = [

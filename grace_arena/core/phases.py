@@ -20,7 +20,9 @@ Rules of the table (read this before changing the match engine):
   answer (the first of the team stands; a prompt allows another), and the moderator rules
   it; no ruling loses points. After the last part the cycle is ``ANSWERED``. Undo takes back
   the last part's ruling, or, before any, the tossup's (and the bonus goes back unused); a
-  bonus thrown out is replaced by the next unused one.
+  bonus thrown out is replaced by the packet's next unused extra (or the moderator's pick).
+  Read aloud, ``read_part`` starts the part's conferral clock (it rules nothing).
+* ``timeout``: a team calls one between tossups (as many as the format allows).
 * ``pause`` is legal while a tossup is read, in its buzz window and in its bonus, not while a
   player has the floor (the floor is the moderator's to rule first: a pause that lands as a
   buzz takes the floor is refused and changes nothing, so the reading goes on after the
@@ -156,6 +158,13 @@ for _phase in Phase:
     if _phase is not Phase.ENDED:
         TRANSITIONS[(_phase, "set_pace")] = frozenset({_phase})
         TRANSITIONS[(_phase, "resume_clock")] = frozenset({_phase})
+
+
+# A team calls a timeout between tossups (after a cycle's bonus too); the moderator starts the
+# conferral clock of a bonus part once it is read.
+for _phase in (Phase.IDLE, *FINISHED):
+    TRANSITIONS[(_phase, "timeout")] = frozenset({_phase})
+TRANSITIONS[(Phase.BONUS, "read_part")] = frozenset({Phase.BONUS})
 
 
 def allowed_commands(phase: Phase) -> frozenset[str]:

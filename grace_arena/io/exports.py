@@ -658,6 +658,15 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
     * ``tossup_question.question_number`` is the tossup's place in the packet, so a match that
       read tossups 7–12 of its packet says so (MODAQ reads the gap before the first as tossups
       thrown out);
+    * a tossup read in place of one thrown out is its cycle's ``replacement_tossup_question``;
+      when it is an extra (not the packet's next tossup) the one thrown out is the cycle's
+      ``tossup_question``, as MODAQ writes a replacement out of sequence (and reads the
+      replacement as the tossup read); the next tossup is a sequential replacement, where both
+      name it. A bonus read in place of one thrown out alike, as ``replacement_bonus`` when it
+      is an extra (``bonus`` names the one thrown out and keeps the parts, which YellowFruit
+      reads);
+      ``tossups_read`` and ``overtime_tossups_read`` count the tossups heard (replacements,
+      not those thrown out);
     * ``answer_counts`` hold ``number`` and ``answer_type`` only; an incorrect answer that
       costs nothing (after the end, or another team's after a neg under the first-team-only
       rule) is an answer of value 0, which YellowFruit leaves out and MODAQ reads as a wrong
@@ -749,6 +758,13 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             },
             "buzzes": buzzes,
         }
+        thrown_tossup = m.replaced_tossups.get(tossup_id)
+        if thrown_tossup is not None and thrown_tossup in in_list:
+            question["replacement_tossup_question"] = dict(question["tossup_question"])
+            if in_list[thrown_tossup] + 1 != in_list[tossup_id]:  # not the next one: an extra
+                question["tossup_question"] = {
+                    "question_number": in_list[thrown_tossup] + 1, "type": "tossup", "parts": 1,
+                }  # fmt: skip
         bonus = bonuses.get(tossup_id)
         if bonus is not None:
             bonus_spec = m.config.bonus(bonus.bonus_id)
@@ -771,6 +787,21 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
                     for part in range(n_parts)
                 ],
             }
+            bonus_ids = [b.id for b in m.config.bonuses]
+            thrown_bonus = m.replaced_bonuses.get(bonus.bonus_id)
+            if (
+                thrown_bonus is not None
+                and thrown_bonus in bonus_ids
+                and bonus_ids.index(thrown_bonus) + 1 != bonus_ids.index(bonus.bonus_id)
+            ):  # an extra, not the next one (which is read in sequence, as MODAQ infers)
+                question["replacement_bonus"] = {**question["bonus"]}
+                question["bonus"] = {
+                    **question["bonus"],
+                    "question": {
+                        **question["bonus"]["question"],
+                        "question_number": bonus_ids.index(thrown_bonus) + 1,
+                    },
+                }
         questions.append(question)
     match_teams = []
     for t in m.config.teams:
@@ -815,7 +846,11 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             }
         match_teams.append(entry)
     thrown = [t for t in m.played if t not in counted]
-    notes = [f"Tossup {t} thrown out." for t in thrown]
+    instead = {old: new for new, old in m.replaced_tossups.items()}
+    notes = [
+        f"Tossup {t} thrown out" + (f", replaced by {instead[t]}." if t in instead else ".")
+        for t in thrown
+    ]
     return {
         "id": f"match_{m.id}",
         **({"_round": round_number} if round_number is not None else {}),

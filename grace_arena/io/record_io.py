@@ -34,6 +34,7 @@ from grace_arena.analysis.survey import SurveyStep
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.consult import PartChoice, part_choices
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
+from grace_arena.core.officiating import replacements
 from grace_arena.core.standings import BonusPlayed, bonuses_played
 from grace_arena.record.models import (
     ArenaEventRow,
@@ -99,6 +100,10 @@ class MatchInfo:
     #: Consult rules: each team's choice on each part
     #: (:func:`grace_arena.core.consult.part_choices`).
     choices: list[PartChoice] = field(default_factory=list)
+    #: A tossup (bonus) read as a replacement -> the one thrown out in its place
+    #: (:func:`grace_arena.core.officiating.replacements`).
+    replaced_tossups: dict[str, str] = field(default_factory=dict)
+    replaced_bonuses: dict[str, str] = field(default_factory=dict)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -151,6 +156,7 @@ def load_matches(
             raise RecordError(f"match {match_id} has no match_created event")
         played = [e.tossup_id for e in events if isinstance(e, TossupStarted)]
         outcomes = {e.tossup_id: e.outcome.value for e in events if isinstance(e, TossupEnded)}
+        replaced_tossups, replaced_bonuses = replacements(events)
         out.append(
             MatchInfo(
                 id=match_id,
@@ -167,6 +173,8 @@ def load_matches(
                 event=event_names.get(row.event_id),
                 bonuses=bonuses_played(events),
                 choices=part_choices(events, created.config),
+                replaced_tossups=replaced_tossups,
+                replaced_bonuses=replaced_bonuses,
             )
         )
     return out

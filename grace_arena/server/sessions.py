@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 from grace_arena.core.commands import (
     AbstainPart,
+    CallTimeout,
     ConsultPart,
     EndMatch,
     GiveAnswer,
     Pause,
+    ReadPart,
     Resume,
     Reveal,
     Rule,
@@ -49,6 +51,7 @@ from grace_arena.protocol import (
     PauseMsg,
     Ping,
     Pong,
+    ReadPartMsg,
     ResumeMsg,
     RuleMsg,
     SetPaceMsg,
@@ -56,6 +59,7 @@ from grace_arena.protocol import (
     StepMsg,
     ThrowOutBonusMsg,
     ThrowOutMsg,
+    TimeoutMsg,
     UndoMsg,
 )
 from grace_arena.server.connection import Connection, LoopWatch
@@ -269,7 +273,12 @@ class Session:
                     )
                     self.queue(room, command, msg.type)
                 case ThrowOutBonusMsg():
-                    self.queue(room, ThrowOutBonus(reason=msg.reason), msg.type)
+                    throw = ThrowOutBonus(reason=msg.reason, replacement=msg.replacement)
+                    self.queue(room, throw, msg.type)
+                case TimeoutMsg():
+                    self.queue(room, CallTimeout(team=msg.team), msg.type)
+                case ReadPartMsg():
+                    self.queue(room, ReadPart(), msg.type)
                 case UndoMsg():
                     self.queue(room, UndoRuling(), msg.type)
                 case ThrowOutMsg():

@@ -10,6 +10,8 @@ from typing import Any
 from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.match import Match, bouncebacks_played, can_undo, in_overtime
+from grace_arena.core.officiating import standing as match_standing
+from grace_arena.core.officiating import timeouts_left
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
 from grace_arena.core.rules import rule_set
 from grace_arena.core.standings import Standing
@@ -37,6 +39,7 @@ from grace_arena.protocol import (
     StandingsView,
     State,
     TeamView,
+    TimeoutView,
     TossupView,
 )
 
@@ -235,6 +238,7 @@ def team_views(match: Match, role: Role) -> list[TeamView]:
             size=len(roster.get(t.id, {})),
             score=game.scores[t.id],
             locked_out=t.id in game.locked_out,
+            timeouts_left=timeouts_left(match.config, match.state.timeouts, t.id),
         )
         for t in match.config.teams
     ]
@@ -339,6 +343,7 @@ def state_view(
             tossups_heard=match.game.heard,
             no_bonus=_no_bonus(match),
             overtime=in_overtime(config, game),
+            **_officiating(match),
             result=match_result(match),
         ),
         teams=teams,
@@ -347,6 +352,9 @@ def state_view(
         bonus=bonus_view(match, role) if game.phase is not Phase.ENDED else None,
         deadline=game.deadline,
         held=game.held,
+        conferral=game.conferral,
+        conferral_held=game.conferral_held,
+        timeout=timeout_view(match, now),
         reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=game.reading),
         event=room.event,
         record=room.record,
@@ -356,6 +364,28 @@ def state_view(
         events=events or [],
         server_time=now,
     )
+
+
+def _officiating(match: Match) -> dict[str, Any]:
+    """Where the match stands by its format, and the questions thrown out (and replaced)."""
+    game, config = match.game, match.config
+    where = match_standing(config, game)
+    return {
+        "stage": where.stage.value,
+        "stage_text": where.text,
+        "tossups_thrown_out": len(game.played) - game.heard,
+        "conferral_time": config.rules.conferral_time,
+    }
+
+
+def timeout_view(match: Match, now: float) -> TimeoutView | None:
+    """The timeout on now: called since the last tossup started, and not run out."""
+    state = match.state
+    taken = state.timeouts[-1] if state.timeouts else None
+    if taken is None or taken.after != state.tossups_started or taken.ends <= now:
+        return None
+    number = sum(1 for t in state.timeouts if t.team == taken.team)
+    return TimeoutView(team=taken.team, number=number, ends=taken.ends)
 
 
 def _points(n: int) -> str:
@@ -372,8 +402,8 @@ def match_result(match: Match) -> MatchResult | None:
     ranked = sorted(config.teams, key=lambda t: -scores[t.id])  # (stable: ties keep order)
     overtime = in_overtime(config, game)
     regulation = rule_set(config.rules).regulation
-    if regulation is not None and game.heard >= regulation:
-        early = False
+    if regulation is not None:
+        early = game.heard < regulation
     else:
         early = len(game.played) < len(config.tossups)
     if not game.played:
@@ -404,7 +434,12 @@ def match_result(match: Match) -> MatchResult | None:
     if overtime:
         text += " in overtime"
     if early:
-        text += f" (ended after {len(game.played)} of {len(config.tossups)} tossups)"
+        # of regulation: heard, as it counts them (a thrown-out tossup is not, its replacement
+        # is); else read, of the match's list
+        done, of = (
+            (game.heard, regulation) if regulation else (len(game.played), len(config.tossups))
+        )
+        text += f" (ended after {done} of {of} tossups)"
     return MatchResult(
         winner=None if tied else ranked[0].id,
         text=text,

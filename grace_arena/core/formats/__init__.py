@@ -35,10 +35,27 @@ from typing import Any
 from grace_arena.core.config import ScoringRules
 from grace_arena.core.rules import rule_set
 
-__all__ = ["CLOCKS", "FORMATS", "Format", "describe", "format_named", "registry", "rules_for"]
+__all__ = ["CLOCKS", "FORMATS", "OFFICIATING", "Format", "describe", "format_named", "registry", "rules_for"]
 
 #: What every format leaves to the room: its clocks (choosing them keeps the format's name).
-CLOCKS = frozenset({"answer_time", "bonus_answer_time", "buzz_window"})
+CLOCKS = frozenset(
+    {"answer_time", "bonus_answer_time", "buzz_window", "conferral_time", "timeout_seconds"}
+)
+
+#: What ACF, PACE and NAQT share for officiating a match: one 30-second timeout per team,
+#: halftime after tossup 10 of 20, 5 seconds to confer on a bonus part once it is read, and
+#: overtime in sudden death (NAQT: three tossups first). Sources: QBWiki's summaries of the
+#: ACF and NAQT rules ("Each team is allocated one 30-second timeout"; ACF: "a very brief
+#: halftime break after 10 cycles", "overtime consists solely of sudden death"; NAQT:
+#: "overtime consists of three tossups that do not lead to bonuses. If the game is still tied
+#: after that, it goes into sudden death"; both: "Teams have 5 seconds to answer each bonus
+#: part; the moderator prompts after 4 seconds"), QBWiki's "Overtime" (PACE: sudden death),
+#: and MODAQ's presets (``src/state/GameFormats.ts``: ACF and PACE ``timeoutsAllowed: 1``,
+#: ``minimumOvertimeQuestionCount: 1``, ``overtimeIncludesBonuses: false``).
+OFFICIATING: Mapping[str, Any] = {
+    "timeouts": 1, "timeout_seconds": 30.0, "halftime_after": 10, "conferral_time": 5.0,
+    "overtime_tossups": 1,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

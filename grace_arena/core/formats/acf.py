@@ -1,7 +1,7 @@
 """ACF: 20 tossup–bonus cycles, no powers, -5 for the first team's wrong interrupt only,
 no bonuses in overtime."""
 
-from grace_arena.core.formats import Format
+from grace_arena.core.formats import OFFICIATING, Format
 
 FORMAT = Format(
     name="acf",
@@ -10,5 +10,6 @@ FORMAT = Format(
     rules={
         "correct_points": 10, "power_points": None, "neg_points": -5, "neg_first_team_only": True,
         "bonuses": True, "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        **OFFICIATING,
     },
 )  # fmt: skip

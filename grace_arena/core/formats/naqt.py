@@ -1,7 +1,7 @@
 """NAQT: 20 tossup–bonus cycles, powers 15, -5 for the first team's wrong interrupt only,
 bouncebacks as the tournament chooses, no bonuses in overtime."""
 
-from grace_arena.core.formats import CLOCKS, Format
+from grace_arena.core.formats import CLOCKS, OFFICIATING, Format
 
 FORMAT = Format(
     name="naqt",
@@ -10,6 +10,7 @@ FORMAT = Format(
     rules={
         "correct_points": 10, "power_points": 15, "neg_points": -5, "neg_first_team_only": True,
         "bonuses": True, "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        **OFFICIATING, "overtime_tossups": 3,
     },
     options=CLOCKS | {"bouncebacks"},
 )  # fmt: skip

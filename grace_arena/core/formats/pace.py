@@ -1,6 +1,6 @@
 """PACE: 20 tossup–bonus cycles, powers 20, no negs, no bonuses in overtime."""
 
-from grace_arena.core.formats import Format
+from grace_arena.core.formats import OFFICIATING, Format
 
 FORMAT = Format(
     name="pace",
@@ -9,5 +9,6 @@ FORMAT = Format(
     rules={
         "correct_points": 10, "power_points": 20, "neg_points": 0, "bonuses": True,
         "bouncebacks": False, "regulation_tossups": 20, "overtime_bonuses": False,
+        **OFFICIATING,
     },
 )  # fmt: skip
