@@ -35,7 +35,16 @@ from typing import Any
 from grace_arena.core.config import ScoringRules
 from grace_arena.core.rules import rule_set
 
-__all__ = ["CLOCKS", "FORMATS", "OFFICIATING", "Format", "describe", "format_named", "registry", "rules_for"]
+__all__ = [
+    "CLOCKS",
+    "FORMATS",
+    "OFFICIATING",
+    "Format",
+    "describe",
+    "format_named",
+    "registry",
+    "rules_for",
+]
 
 #: What every format leaves to the room: its clocks (choosing them keeps the format's name).
 CLOCKS = frozenset(
