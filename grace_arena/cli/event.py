@@ -17,12 +17,15 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    SkipBrokenOption,
     check_model,
     consult_settings,
+    echo_skipped,
     existing_db,
     format_settings,
     redacted,
     resolve_db,
+    skippable,
 )
 from grace_arena.cli.root import app
 from grace_arena.resources import command_prefix
@@ -308,6 +311,7 @@ def schedule_cmd(
         ),
     ] = None,
     db: DbOption = None,
+    skip_broken_questions: SkipBrokenOption = False,
 ) -> None:
     """Pair the teams in rounds and rooms, a packet per round. Refused once a round started."""
     from grace_arena.core import schedule as pairing
@@ -338,9 +342,21 @@ def schedule_cmd(
         path = Path(given)
         if path.exists():
             try:
-                loaded = load_packet(path)
+                loaded = load_packet(path, skip_broken=skip_broken_questions)
             except PacketError as exc:
+                if not skip_broken_questions and skippable(exc.problems):
+                    raise _fail(
+                        f"{exc}\n{path}: refused for the question(s) above; fix them, or give "
+                        "--skip-broken-questions to play it without them"
+                    ) from exc
                 raise _fail(str(exc)) from exc
+            if loaded.skipped:
+                echo_skipped(loaded)
+                console.print(
+                    f"{path}: {loaded.counts()} ({loaded.skipped_counts()}): its rounds read "
+                    f"{len(loaded.tossups)} tossups",
+                    soft_wrap=True, highlight=False, markup=False,
+                )  # fmt: skip
             store.save_packet(loaded, source=path)
             packets.append(loaded)
         else:
