@@ -87,6 +87,13 @@ def test_a_played_match_s_sheet_prints_on_one_page_of_a4_and_letter(server, page
         printed = page.pdf(format=paper)
         assert _pdf_pages(printed) == 1, f"{paper}: {_pdf_pages(printed)} pages"
         (SCREENSHOTS / f"grace-arena-scoresheet-{paper}.pdf").write_bytes(printed)
+        # and the server's own PDF, made without a browser
+        url = f"{server.http_url}/scoresheet.pdf?match={room.rm.id}&code={code}&paper={paper}"
+        with urllib.request.urlopen(url, timeout=60) as reply:
+            assert reply.headers["Content-Type"] == "application/pdf"
+            made = reply.read()
+        assert _pdf_pages(made) == 1, f"{paper}: the server's PDF has {_pdf_pages(made)} pages"
+        (SCREENSHOTS / f"grace-arena-scoresheet-server-{paper}.pdf").write_bytes(made)
 
 
 def test_a_blank_sheet_before_the_match_and_a_wrong_code_refused(server, pages) -> None:

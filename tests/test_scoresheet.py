@@ -5,10 +5,13 @@ sheet; the export format writes it."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
+import zlib
 from pathlib import Path
 
+import pytest
 from backends import on_both_backends
 from engine_helpers import config
 from typer.testing import CliRunner
@@ -29,7 +32,7 @@ from grace_arena.core.events import Ruling
 from grace_arena.core.formats import rules_for
 from grace_arena.core.phases import Phase
 from grace_arena.io import scoresheet as sheets
-from grace_arena.io.scoresheet import blank_rows, render_html, rows_of, scoresheet
+from grace_arena.io.scoresheet import blank_rows, render_html, render_pdf, rows_of, scoresheet
 
 C, X = Ruling.CORRECT, Ruling.INCORRECT
 PLAYERS = {"red": ["Ann", "Ada", "Al"], "blue": ["Bo", "Bea"]}
@@ -180,8 +183,53 @@ def test_the_export_writes_a_sheet_per_match(store, db_url, tmp_path: Path) -> N
     )
     assert result.exit_code == 0, result.output
     written = sorted(p.name for p in out.iterdir())
-    assert written == [f"scoresheet-match-{rm.id}.html", f"scoresheet-match-{other.id}.html"]
+    assert written == sorted(
+        f"scoresheet-match-{m.id}{suffix}" for m in (rm, other) for suffix in (".html", ".pdf")
+    )
+    assert (out / f"scoresheet-match-{rm.id}.pdf").read_bytes().startswith(b"%PDF")
+    one = tmp_path / "one.pdf"
+    result = CliRunner().invoke(
+        app, ["export", "--db", db_url, "--format", "scoresheet", "--out", str(one),
+              "--match", str(rm.id)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert one.read_bytes().startswith(b"%PDF")
     page = (out / f"scoresheet-match-{rm.id}.html").read_text(encoding="utf-8")
     final = after[-1]
     totals = [t.replace("−", "-") for t in re.findall(r'<td class="total">([^<]*)</td>', page)]
     assert totals[8:10] == [str(final["red"]), str(final["blue"])]
+
+
+def _pdf_text(data: bytes) -> str:
+    """The text a PDF written with the PDF's own font draws (its content streams, inflated)."""
+    streams = re.findall(rb"stream\r?\n(.*?)\r?\nendstream", data, re.S)
+    texts = []
+    for stream in streams:
+        with contextlib.suppress(zlib.error):
+            texts.append(zlib.decompress(stream).decode("latin-1"))
+    return "\n".join(texts)
+
+
+def test_the_pdf_holds_the_sheet_s_numbers_on_one_page_of_a4_and_letter(store) -> None:
+    rm, after = play_match(store, seed=5, fmt="acf")
+    sheet = scoresheet(rm.id, store.events(rm.id))
+    for paper in sheets.PAPERS:
+        data = render_pdf(sheet, paper=paper, font=False)
+        assert data.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page(?!s)", data)) == 1
+        drawn = re.findall(r"\((-?\d+)\) Tj", _pdf_text(data))
+        final = after[-1]
+        # the foot's final scores are the last numbers drawn in the table
+        assert drawn[-2:] == [str(final["red"]), str(final["blue"])], (paper, drawn[-6:])
+    # with a Unicode font (this machine's, when it has one) a name in any script is written
+    if sheets._unicode_font() is not None:
+        assert render_pdf(sheet, paper="A4").startswith(b"%PDF")
+
+
+def test_a_name_the_pdf_s_own_font_cannot_write_is_refused_not_written_wrong(store) -> None:
+    rm = store.create(config(n_tossups=2), now=0.0)
+    rm.handle(Join(team="red", player="r1", name="Ἀριστοτέλης"), now=0.0)
+    sheet = scoresheet(rm.id, store.events(rm.id))
+    with pytest.raises(ValueError, match=r"Ἀριστοτέλης.*Latin-1 only"):
+        render_pdf(sheet, font=False)
+    with pytest.raises(ValueError, match="paper must be one of A4, Letter"):
+        render_pdf(sheet, paper="A3")

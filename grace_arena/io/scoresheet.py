@@ -468,8 +468,9 @@ def rows_of(sheet: Scoresheet) -> Iterable[dict[str, Any]]:
 
 
 class ScoresheetPages:
-    """``scoresheet``: a printable HTML scoresheet per match (:func:`render_html`): blank for
-    a match not started, final for one that ended."""
+    """``scoresheet``: a printable scoresheet per match: HTML (:func:`render_html`) and PDF
+    (:func:`render_pdf`, A4) side by side in a folder, or the one ``--out`` names (``.html``
+    or ``.pdf``); blank for a match not started, final for one that ended."""
 
     name, suffix, notes_pooled_left_out = "scoresheet", ".html", False
 
@@ -481,13 +482,193 @@ class ScoresheetPages:
         if not matches:
             raise ValueError("nothing to export as a scoresheet: no match in scope")
         store = MatchStore(scope.engine)
-        if len(matches) == 1 and out.suffix:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            files = [out]
-        else:
-            out.mkdir(parents=True, exist_ok=True)
-            files = [out / f"scoresheet-match-{m.id}{self.suffix}" for m in matches]
-        for path, m in zip(files, matches, strict=True):
+        single = len(matches) == 1 and out.suffix.lower() in (".html", ".htm", ".pdf")
+        if out.suffix and not single:
+            raise ValueError(
+                f"--out {out}: a scoresheet is an .html or .pdf file for one match; give a "
+                "folder for several (each match's sheet in both)"
+            )
+        written = []
+        for m in matches:
             sheet = scoresheet(m.id, store.events(m.id), describe_rules=lambda c: describe(c.rules))
-            path.write_text(render_html(sheet), encoding="utf-8")
-        return files
+            if single:
+                targets = [out]
+                out.parent.mkdir(parents=True, exist_ok=True)
+            else:
+                out.mkdir(parents=True, exist_ok=True)
+                stem = out / f"scoresheet-match-{m.id}"
+                targets = [stem.with_suffix(".html"), stem.with_suffix(".pdf")]
+            for path in targets:
+                if path.suffix.lower() == ".pdf":
+                    path.write_bytes(render_pdf(sheet))
+                else:
+                    path.write_text(render_html(sheet), encoding="utf-8")
+                written.append(path)
+        return written
+
+
+# -------------------------------------------------------------------------------------------
+# PDF, without a browser (fpdf2: pure Python)
+
+#: Unicode fonts a machine may have, tried in order for the PDF (the PDF's own fonts hold
+#: Latin-1 only: a name in another script needs one of these, or the HTML sheet).
+UNICODE_FONTS = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/Library/Fonts/Arial Unicode.ttf",
+    "/System/Library/Fonts/Supplemental/Arial Unicode.ttf",
+    "C:/Windows/Fonts/arial.ttf",
+)
+PAPERS = ("A4", "Letter")
+
+
+def _unicode_font() -> Path | None:
+    return next((Path(p) for p in UNICODE_FONTS if Path(p).is_file()), None)
+
+
+def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None = True) -> bytes:
+    """The sheet as a PDF of ``paper`` (A4 or Letter, portrait), the layout of
+    :func:`render_html`. ``font``: a TrueType font file; True (the default): the first of
+    :data:`UNICODE_FONTS` this machine has, else the PDF's own Helvetica; False: Helvetica,
+    whose Latin-1 cannot write every name: a name it cannot is refused (``ValueError``
+    naming it), never written wrong."""
+    from fpdf import FPDF
+    from fpdf.fonts import FontFace
+
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    pdf = FPDF(orientation="portrait", unit="mm", format=paper.lower())
+    pdf.set_margins(10, 10, 10)
+    pdf.set_auto_page_break(True, margin=10)
+    path = _unicode_font() if font is True else (font or None)
+    minus = "−"
+    if path is not None:
+        pdf.add_font("sheet", "", str(path))
+        pdf.add_font("sheet", "B", str(path))  # (drawn bold from the regular where needed)
+        family = "sheet"
+    else:
+        family, minus = "helvetica", "-"
+
+        def check(text: str) -> str:
+            try:
+                text.encode("latin-1")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    f"{text!r} cannot be written with the PDF's own font (Latin-1 only): "
+                    "give a Unicode font (DejaVu Sans) or print the HTML sheet"
+                ) from None
+            return text
+
+        for team in sheet.teams:
+            for text in (team.name, *team.players):
+                check(text)
+        check(sheet.title)
+        for cycle in sheet.cycles:
+            for note in cycle.notes:
+                check(note)
+
+    def pts(n: int) -> str:
+        return f"{minus}{-n}" if n < 0 else str(n)
+
+    pdf.add_page()
+    pdf.set_font(family, "B", 12)
+    pdf.multi_cell(0, 6, sheet.title, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font(family, "", 8)
+    facts = [
+        f"Match {sheet.match_id}" if sheet.match_id is not None else "",
+        f"Round {sheet.round}" if sheet.round else "",
+        f"Room {sheet.room}" if sheet.room else "",
+        f"Packet {sheet.packet}" if sheet.packet else "",
+        f"{sheet.tossups} tossups" if sheet.tossups else "",
+        sheet.rules,
+        "final" if sheet.ended else ("in progress" if sheet.started else "blank"),
+    ]
+    pdf.multi_cell(0, 4, "   ".join(f for f in facts if f), new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(1)
+    players = max([4, *(len(t.players) for t in sheet.teams)])
+    numbers = sum(players + t.parts + (1 if t.parts else 0) + 1 for t in sheet.teams)
+    width = pdf.epw
+    number_w, notes_w = 6.0, width * (0.22 if numbers <= 20 else 0.14)
+    cell_w = (width - number_w - notes_w) / max(1, numbers)
+    widths = [number_w]
+    for team in sheet.teams:
+        widths += [cell_w] * (players + team.parts + (1 if team.parts else 0) + 1)
+    widths.append(notes_w)
+    head = FontFace(emphasis="BOLD", fill_color=(232, 232, 232))
+    pdf.set_font(family, "", 7)
+    with pdf.table(
+        col_widths=widths,
+        width=width,
+        text_align="CENTER",
+        line_height=4.2,
+        first_row_as_headings=False,
+        padding=0.6,
+    ) as table:
+        row = table.row()
+        row.cell("#", rowspan=2, style=head)
+        for team in sheet.teams:
+            span = players + team.parts + (1 if team.parts else 0) + 1
+            row.cell(team.name, colspan=span, style=head)
+        row.cell("Notes", rowspan=2, style=head, align="LEFT")
+        row = table.row()
+        for team in sheet.teams:
+            for i in range(players):
+                row.cell(team.players[i] if i < len(team.players) else "", style=head)
+            for i in range(team.parts):
+                row.cell(f"B{i + 1}", style=head)
+            if team.parts:
+                row.cell("Bon", style=head)
+            row.cell("Total", style=head)
+        for cycle in sheet.cycles:
+            row = table.row()
+            row.cell(str(cycle.number))
+            for team in sheet.teams:
+                answers = cycle.tossup_points.get(team.id, {})
+                for i in range(players):
+                    name = team.players[i] if i < len(team.players) else None
+                    if name is not None and name in answers:
+                        power = (team.id, name) in cycle.powers
+                        style = FontFace(emphasis="BOLD") if power else None
+                        row.cell(pts(answers[name]) + ("*" if power else ""), style=style)
+                    else:
+                        row.cell("")
+                got = cycle.bonus_parts.get(team.id, {})
+                heard = cycle.bonus_id is not None and (cycle.bonus_team == team.id or bool(got))
+                for part in range(team.parts):
+                    row.cell(pts(got[part]) if part in got else ("0" if heard else ""))
+                if team.parts:
+                    row.cell(pts(cycle.bonus_total(team.id)) if heard else "")
+                row.cell(pts(cycle.totals.get(team.id, 0)), style=FontFace(emphasis="BOLD"))
+            notes = "; ".join(cycle.notes)
+            if cycle.thrown_out and not notes:
+                notes = "thrown out"
+            row.cell(notes, align="LEFT")
+        start, blank = len(sheet.cycles), blank_rows(sheet)
+        for i in range(blank):
+            row = table.row()
+            row.cell("OT" if i >= blank - OVERTIME_ROWS else str(start + i + 1))
+            for team in sheet.teams:
+                for _ in range(players + team.parts + (1 if team.parts else 0) + 1):
+                    row.cell(" ")
+            row.cell(" ")
+        row = table.row()
+        row.cell("Σ" if path is not None else "=")
+        for team in sheet.teams:
+            span = players + team.parts + (1 if team.parts else 0)
+            label = "Final" if sheet.ended else "So far" if sheet.started else ""
+            row.cell(f"{team.name} {label}", colspan=span, style=FontFace(emphasis="BOLD"))
+            score = pts(sheet.scores.get(team.id, 0)) if sheet.started else ""
+            row.cell(score, style=FontFace(emphasis="BOLD"))
+        row.cell("")
+    pdf.ln(2)
+    pdf.set_font(family, "", 6.5)
+    pdf.multi_cell(
+        0,
+        3.5,
+        f"Tossup points by player (15* a power, {minus}5 a neg); B1-B3: bonus parts (a "
+        "bounceback part in the other team's columns). Signatures: moderator, scorekeeper, "
+        "captains.",
+    )
+    return bytes(pdf.output())

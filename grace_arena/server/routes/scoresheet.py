@@ -5,15 +5,15 @@ played, final once it has ended. The page is laid out for the browser's print.""
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, Literal
 
 import fastapi
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from sqlmodel import Session
 
 from grace_arena.core.formats import describe
-from grace_arena.io.scoresheet import render_html, scoresheet
+from grace_arena.io.scoresheet import Scoresheet, render_html, render_pdf, scoresheet
 from grace_arena.protocol import MAX_MATCH_ID
 from grace_arena.record.models import MatchRow
 from grace_arena.server.arena import same_secret
@@ -29,7 +29,7 @@ class _Unknown(LookupError):
     """No match here with that join code."""
 
 
-def _sheet_html(rooms: Rooms, match_id: int, code: str) -> str:
+def _sheet(rooms: Rooms, match_id: int, code: str) -> Scoresheet:
     with Session(rooms.engine) as session:
         row = session.get(MatchRow, match_id)
         spoken = row is not None and rooms.speaks_of_match(session, row)
@@ -42,10 +42,9 @@ def _sheet_html(rooms: Rooms, match_id: int, code: str) -> str:
         raise _Unknown(f"no match {match_id} here with that join code")
     events = rooms.arena.store.events(match_id)
     try:
-        sheet = scoresheet(match_id, events, describe_rules=lambda c: describe(c.rules))
+        return scoresheet(match_id, events, describe_rules=lambda c: describe(c.rules))
     except ValueError as exc:
         raise _Unknown(str(exc)) from exc
-    return render_html(sheet)
 
 
 @router.get("/scoresheet", response_class=HTMLResponse, responses=NOT_FOUND | THROTTLED)
@@ -61,8 +60,33 @@ async def scoresheet_page(
     join code (match ids are counted, not secret)."""
     address = guess(request, arena)
     try:
-        page = await asyncio.to_thread(_sheet_html, rooms, match, code)
+        sheet = await asyncio.to_thread(_sheet, rooms, match, code)
     except _Unknown as exc:
         wrong_guess(address, arena)
         raise HTTPException(status_code=404, detail=str(exc)) from exc
-    return HTMLResponse(page)
+    return HTMLResponse(render_html(sheet))
+
+
+@router.get(
+    "/scoresheet.pdf",
+    response_class=Response,
+    responses=NOT_FOUND | THROTTLED | {200: {"content": {"application/pdf": {}}}},
+)
+async def scoresheet_pdf(
+    request: Request,
+    arena: ArenaDep,
+    rooms: RoomsDep,
+    match: Annotated[int, fastapi.Query(ge=1, le=MAX_MATCH_ID)],
+    code: Annotated[str, fastapi.Query(min_length=1, max_length=32)],
+    paper: Annotated[Literal["A4", "Letter"], fastapi.Query()] = "A4",
+) -> Response:
+    """The match's scoresheet as a PDF of A4 or Letter (made on the server, no browser)."""
+    address = guess(request, arena)
+    try:
+        sheet = await asyncio.to_thread(_sheet, rooms, match, code)
+    except _Unknown as exc:
+        wrong_guess(address, arena)
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
+    data = await asyncio.to_thread(render_pdf, sheet, paper=paper)
+    headers = {"Content-Disposition": f'inline; filename="scoresheet-match-{match}.pdf"'}
+    return Response(data, media_type="application/pdf", headers=headers)
