@@ -233,3 +233,5 @@ def test_a_name_the_pdf_s_own_font_cannot_write_is_refused_not_written_wrong(sto
         render_pdf(sheet, font=False)
     with pytest.raises(ValueError, match="paper must be one of A4, Letter"):
         render_pdf(sheet, paper="A3")
+    if sheets._unicode_font() is not None:  # with a Unicode font, the name is written
+        assert render_pdf(sheet).startswith(b"%PDF")

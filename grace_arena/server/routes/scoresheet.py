@@ -5,7 +5,7 @@ played, final once it has ended. The page is laid out for the browser's print.""
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import fastapi
 from fastapi import APIRouter, HTTPException, Request
@@ -17,12 +17,25 @@ from grace_arena.io.scoresheet import Scoresheet, render_html, render_pdf, score
 from grace_arena.protocol import MAX_MATCH_ID
 from grace_arena.record.models import MatchRow
 from grace_arena.server.arena import same_secret
-from grace_arena.server.deps import NOT_FOUND, THROTTLED, ArenaDep, RoomsDep, guess, wrong_guess
+from grace_arena.server.deps import ArenaDep, RoomsDep, guess, wrong_guess
 from grace_arena.server.rooms import Rooms
 
 __all__ = ["router"]
 
 router = APIRouter()
+
+#: The page's refusals are JSON, as every route's (documented as such: a route's own media
+#: type, HTML here, would otherwise be given to them too).
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    code: {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}},
+    }
+    for code, description in (
+        (404, "No match here with that join code"),
+        (429, "Too many wrong codes or tokens from the address"),
+    )
+}
 
 
 class _Unknown(LookupError):
@@ -47,7 +60,7 @@ def _sheet(rooms: Rooms, match_id: int, code: str) -> Scoresheet:
         raise _Unknown(str(exc)) from exc
 
 
-@router.get("/scoresheet", response_class=HTMLResponse, responses=NOT_FOUND | THROTTLED)
+@router.get("/scoresheet", response_class=HTMLResponse, responses=_REFUSALS)
 async def scoresheet_page(
     request: Request,
     arena: ArenaDep,
@@ -70,7 +83,7 @@ async def scoresheet_page(
 @router.get(
     "/scoresheet.pdf",
     response_class=Response,
-    responses=NOT_FOUND | THROTTLED | {200: {"content": {"application/pdf": {}}}},
+    responses=_REFUSALS | {200: {"content": {"application/pdf": {}}}},
 )
 async def scoresheet_pdf(
     request: Request,
