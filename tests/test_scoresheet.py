@@ -6,6 +6,7 @@ sheet; the export format writes it."""
 from __future__ import annotations
 
 import contextlib
+import html
 import random
 import re
 import zlib
@@ -235,3 +236,16 @@ def test_a_name_the_pdf_s_own_font_cannot_write_is_refused_not_written_wrong(sto
         render_pdf(sheet, paper="A3")
     if sheets._unicode_font() is not None:  # with a Unicode font, the name is written
         assert render_pdf(sheet).startswith(b"%PDF")
+
+
+def test_a_sheet_whose_totals_are_not_the_record_s_says_so(store, monkeypatch) -> None:
+    """An event that changes scores the sheet does not read (a correction it has no rule
+    for) never leaves it printing other numbers as if they agreed: it says the record's."""
+    rm, _ = play_match(store, seed=6, n_tossups=3)
+    assert scoresheet(rm.id, store.events(rm.id)).record_scores is None  # they agree
+    monkeypatch.setattr(sheets, "_replayed_scores", lambda events: {"red": 999, "blue": -5})
+    sheet = scoresheet(rm.id, store.events(rm.id))
+    assert sheet.record_scores == {"red": 999, "blue": -5}
+    said = "The record's score is Red 999, Blue −5: a change this sheet does not show yet"
+    assert html.escape(said) in render_html(sheet)
+    assert render_pdf(sheet, font=False).startswith(b"%PDF")

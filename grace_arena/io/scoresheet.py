@@ -95,6 +95,10 @@ class Scoresheet:
     ended: bool = False
     #: The final score by team id (the running total after the last cycle).
     scores: dict[str, int] = field(default_factory=dict)
+    #: The match's score as the engine replays the record, when it differs from the
+    #: sheet's: an event that changes scores which the sheet does not read yet (said on it,
+    #: never printed as if the numbers agreed).
+    record_scores: dict[str, int] | None = None
 
     @property
     def started(self) -> bool:
@@ -150,6 +154,9 @@ def scoresheet(
     if config is None:
         raise ValueError("a scoresheet needs the match's set-up (its match_created event)")
     names = _player_names(events)
+    for t in config.teams:  # a model team's player is its model
+        if t.kind.value == "model":
+            names.setdefault(t.model_player, t.model or t.name)
 
     def name(player: str) -> str:
         return names.get(player, player)
@@ -249,6 +256,7 @@ def scoresheet(
         for t in teams:
             running[t.id] += cycle.tossup_total(t.id) + cycle.bonus_total(t.id)
         cycle.totals = dict(running)
+    recorded = _replayed_scores(events) if created is not None else None
     return Scoresheet(
         match_id=match_id,
         title=config.title,
@@ -262,7 +270,18 @@ def scoresheet(
         room=room,
         ended=ended,
         scores=dict(running),
+        record_scores=recorded if recorded is not None and recorded != running else None,
     )
+
+
+def _replayed_scores(events: Sequence[Any]) -> dict[str, int] | None:
+    """The scores the match engine gives the events (None when it cannot replay them)."""
+    from grace_arena.core.match import Match
+
+    try:
+        return dict(Match.replay(events).scores)
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return None  # events of the record it does not know: nothing to compare with
 
 
 def blank_rows(sheet: Scoresheet) -> int:
@@ -311,6 +330,7 @@ table.sheet { width: 100%; table-layout: fixed; border-collapse: collapse; }
 .sheet tr.overtime td.n { font-style: italic; }
 .sheet tfoot td { font-weight: 700; height: 7mm; }
 .legend { margin-top: 3px; font-size: 7pt; }
+.mismatch { border: 2px solid #000; padding: 2px 4px; margin: 2px 0 4px; }
 .signatures { display: flex; gap: 24px; margin-top: 10px; font-size: 8pt; }
 .signatures span { flex: 1; border-top: 1px solid #000; padding-top: 2px; }
 """
@@ -350,7 +370,23 @@ def _cycle_cells(cycle: Cycle, team: TeamColumns, players: int) -> list[str]:
     return cells
 
 
-def render_html(sheet: Scoresheet, *, base: str = "") -> str:
+def mismatch_text(sheet: Scoresheet) -> str | None:
+    """What the sheet says when its totals are not the record's (see ``record_scores``)."""
+    if sheet.record_scores is None:
+        return None
+    said = ", ".join(f"{t.name} {_points(sheet.record_scores.get(t.id, 0))}" for t in sheet.teams)
+    return (
+        f"The record's score is {said}: a change this sheet does not show yet; the match's "
+        "screens and exports have the record's."
+    )
+
+
+def _mismatch_html(sheet: Scoresheet) -> str:
+    text = mismatch_text(sheet)
+    return f'<p class="mismatch"><strong>{html.escape(text)}</strong></p>' if text else ""
+
+
+def render_html(sheet: Scoresheet) -> str:
     """The sheet as one HTML page (no script, no outside file), laid out for printing."""
     # four player columns at least (ACF's and NAQT's most on the buzzers), more when more
     # played (substitutes)
@@ -435,6 +471,7 @@ def render_html(sheet: Scoresheet, *, base: str = "") -> str:
             f"<title>Scoresheet — {html.escape(sheet.title)}</title>",
             f"<style>{_CSS}{style}</style></head><body>",
             f"<header>{''.join(head)}</header>",
+            _mismatch_html(sheet),
             '<table class="sheet">',
             f"<colgroup>{''.join(cols)}</colgroup>",
             f"<thead><tr>{''.join(first)}</tr><tr>{''.join(second)}</tr></thead>",
@@ -586,6 +623,11 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
         "final" if sheet.ended else ("in progress" if sheet.started else "blank"),
     ]
     pdf.multi_cell(0, 4, "   ".join(f for f in facts if f), new_x="LMARGIN", new_y="NEXT")
+    mismatch = mismatch_text(sheet)
+    if mismatch:
+        pdf.set_font(family, "B", 8)
+        pdf.multi_cell(0, 4, mismatch.replace("−", minus), new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font(family, "", 8)
     pdf.ln(1)
     players = max([4, *(len(t.players) for t in sheet.teams)])
     numbers = sum(players + t.parts + (1 if t.parts else 0) + 1 for t in sheet.teams)
