@@ -569,15 +569,17 @@
       const next = s.event && s.event.waiting;
       const r = s.match.result;
       const won = r && r.winner === me.team;
+      const read = s.match.tossups_played + (s.match.tossups_played === 1 ? " tossup" : " tossups");
       return { state: won ? "ready" : "waiting", title: r ? r.text : "Match over",
-               detail: "Match over · " + (next || "thanks for playing!") };
+               detail: "Match over · " + read + " read · " + (next || "thanks for playing!") };
     }
     if (phase === "idle") {
       // a phone moved here from another room says so until the match starts
       const moved = app.arrived && s.event && String(s.event.room) === String(app.arrived);
+      const count = s.match.tossups_total + (s.match.tossups_total === 1 ? " tossup" : " tossups");
       return { state: "waiting", title: "Waiting for the first tossup",
                detail: moved ? "Your match is in " + roomLabel(s.event.room) + " now · get ready to buzz." :
-                 "Get ready to buzz." };
+                 count + " · get ready to buzz." };
     }
     if (phase === "bonus" && s.bonus) return describeBonus(s.bonus);
     if (phase === "answered" && s.bonus && s.bonus.done) {

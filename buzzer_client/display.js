@@ -306,7 +306,7 @@
       if (tossup.category) info += " · " + tossup.category;
       if (s.match.paused) info += " · paused";
     } else if (phase === "idle") {
-      info = "Waiting for the first tossup";
+      info = tossupsCount(s.match) + " · waiting for the first tossup";
     }
     if (s.event && (phase === "idle" || !tossup)) {
       info = s.teams.map((t) => t.name).join(" vs ") + (info ? " · " + info : "");
@@ -454,11 +454,19 @@
 
   // The end of a match: who won and the final score, in place of the text, until the
   // moderator starts the room's next match (``next``: its lobby, when the room moved on).
+  // How many tossups the match has (its packet's, or those read once it is over): the count
+  // every screen says, so that a packet that lost a question is never counted as whole.
+  function tossupsCount(match, over) {
+    const n = over ? match.tossups_played : match.tossups_total;
+    return n + (n === 1 ? " tossup" : " tossups") + (over ? " read" : "");
+  }
+
   function renderEnd(final, next) {
     const r = final.match.result;
     const teams = final.teams.map((t) => t.name).join(" vs ");
     const what = final.event ? "Round " + final.event.round + " · " + teams : teams;
-    setBanner("final", r ? r.text : "Match over", what + " · final score");
+    setBanner("final", r ? r.text : "Match over",
+              what + " · final score · " + tossupsCount(final.match, true));
     const text = $("text");
     text.textContent = "";
     text.style.fontSize = "";

@@ -122,12 +122,13 @@ def run_scripted_demo(
     wpm: int = 600,
     seed: int = 7,
     console: Console | None = None,
+    skip_broken_questions: bool = False,
 ) -> int:
     """Play the scripted match; returns the match id in the record."""
     console = console or Console()
     rng = random.Random(seed)
     console.print(f"[bold]GRACE Arena demo[/] — record: {redacted(db_url)}", soft_wrap=True)
-    packet = load_packet(packet_path)
+    packet = load_packet(packet_path, skip_broken=skip_broken_questions)
     store = MatchStore(open_engine(db_url))
     store.save_packet(packet, source=Path(packet_path))
     teams = [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")]
@@ -279,6 +280,7 @@ def run_tui_demo(
     wpm: int = 180,
     log_path: Path | None = None,
     console: Console | None = None,
+    skip_broken_questions: bool = False,
 ) -> None:
     """Start the game server in this process and run the moderator's TUI on it.
 
@@ -306,7 +308,14 @@ def run_tui_demo(
     _log_to(log_path)
     console.print(f"record: {redacted(db_url)}", soft_wrap=True, highlight=False)
     console.print(f"starting the server on {public} …", soft_wrap=True, highlight=False)
-    app = create_app(Settings(db_url=db_url, packets=[packet_path], public_url=public))
+    app = create_app(
+        Settings(
+            db_url=db_url,
+            packets=[packet_path],
+            public_url=public,
+            skip_broken_questions=skip_broken_questions,
+        )
+    )
     arena = app.state.arena
     config = uvicorn.Config(
         app,

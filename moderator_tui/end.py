@@ -92,16 +92,31 @@ def model_buzzes(state: State, summary: MatchSummary | None) -> RenderableType:
     return Group(table, Text(f"{right} of {counted} model buzzes ruled correct."))
 
 
+def sheet_url(app: Any, m: MatchView) -> str | None:
+    """The match's printable scoresheet on the server the app talks to (its join code opens
+    it), or None without one."""
+    target = getattr(app, "target", None)
+    if target is None or not m.join_code:
+        return None
+    return f"{target.url.rstrip('/')}/scoresheet?match={m.id}&code={m.join_code}"
+
+
 def record_text(
     match_id: int,
     record: str | None,
     *,
     command: str = "grace-arena",
     event: EventView | None = None,
+    sheet_url: str | None = None,
 ) -> Text:
     """Where the record is, and the commands that export and analyse this match (and its
-    event's standings), with ``command`` for ``grace-arena`` so that they run as printed."""
+    event's standings), with ``command`` for ``grace-arena`` so that they run as printed;
+    ``sheet_url``: the match's printable scoresheet on the server."""
     text = Text()
+    if sheet_url:
+        text.append("Scoresheet", style="bold")
+        text.append("  to print from a browser:\n")
+        text.append(f"  {sheet_url}\n", style="bold cyan")
     text.append("The record", style="bold")
     if record:
         text.append(f"  {record}\n")
@@ -114,6 +129,7 @@ def record_text(
         f"{command} export --format csv --out match-{match_id}.csv --match {match_id}",
         f"{command} export --format qbj --out match-{match_id}-qbj --match {match_id}",
         f"{command} export --format grace --out match-{match_id}-grace --match {match_id}",
+        f"{command} export --format scoresheet --out match-{match_id}.html --match {match_id}",
         f"{command} analyze --match {match_id} --report report-{match_id}",
     ]
     if event is not None:
@@ -264,5 +280,7 @@ class EndScreen(MatchScreen):
         record = self.app.target.record or (summary.record if summary else None)  # type: ignore[attr-defined]
         command = self.app.command  # type: ignore[attr-defined]
         self.query_one("#end-record", Static).update(
-            record_text(m.id, record, command=command, event=state.event)
+            record_text(
+                m.id, record, command=command, event=state.event, sheet_url=sheet_url(self.app, m)
+            )
         )

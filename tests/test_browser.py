@@ -542,7 +542,9 @@ def test_a_match_s_end_names_the_winner_on_the_phone_and_the_display(server, pho
         # a tie at 0 after a throw-out; the display does not show the last buzz
         result = "Red and Blue tied 0–0 (ended after 1 of 26 tossups)"
         expect(status(phone)).to_have_text(result)
-        expect(phone.locator("#status-detail")).to_have_text("Match over · thanks for playing!")
+        expect(phone.locator("#status-detail")).to_have_text(
+            "Match over · 1 tossup read · thanks for playing!"
+        )
         expect(display.locator("#banner")).to_contain_text(result)
         expect(display.locator("#banner")).not_to_contain_text("incorrect")
         expect(display.locator(".final-scores li.winner")).to_have_count(0)

@@ -15,7 +15,17 @@ from grace_arena.io.exports import FORMATS, RENDERERS, ExportScope, export, rend
 
 
 def test_every_format_is_one_renderer_registered_under_its_name() -> None:
-    assert FORMATS == ("csv", "jsonl", "steps", "grace", "qbj", "parquet", "bonuses", "sqbs")
+    assert FORMATS == (
+        "csv",
+        "jsonl",
+        "steps",
+        "grace",
+        "qbj",
+        "parquet",
+        "bonuses",
+        "sqbs",
+        "scoresheet",
+    )
     for name, r in RENDERERS.items():
         assert r.name == name
         assert r.suffix == "" or r.suffix.startswith(".")

@@ -514,7 +514,7 @@ def test_a_refused_docx_says_its_unplaced_paragraphs_with_its_problems(tmp_path:
         Doc()
         .para("1. A tossup with a broken answer line. For 10 points, name it.")
         .para("ANSWER: ", ("broken", "b"), " [or unclosed")
-        .para("2. A tossup whose answer line was forgotten.")
+        .para("A note for the moderator.")
     )
     path = doc.save(tmp_path / "both.docx")
     result = CliRunner().invoke(app, ["packet", "validate", str(path)])

@@ -172,7 +172,10 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
         assert "Blue" in scores and "Red" in scores
         title = text_of(end.query_one("#end-title"))
         assert "2 of 2 tossups read (1 thrown out)" in title  # one heard, as the match counts
-        assert f"--match {match_id}" in text_of(end.query_one("#end-record"))
+        record = text_of(end.query_one("#end-record"))
+        assert f"--match {match_id}" in record
+        # the match's scoresheet, to print, on the server the moderator's screen talks to
+        assert f"{server.http_url}/scoresheet?match={match_id}&code=" in record
         for c in (ann, bob):
             c.close()
 

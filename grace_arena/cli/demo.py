@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from grace_arena.cli.options import DbOption, check_packets, resolve_db
+from grace_arena.cli.options import DbOption, SkipBrokenOption, check_packets, resolve_db
 from grace_arena.cli.root import app
 
 
@@ -48,6 +48,7 @@ def demo(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the scripted players.")] = 7,
+    skip_broken_questions: SkipBrokenOption = False,
 ) -> None:
     """Run a match on the sample packet from the moderator's terminal UI.
 
@@ -60,7 +61,7 @@ def demo(
 
     url = resolve_db(db)
     packet_path = packet or SAMPLE_PACKET_PATH
-    check_packets([packet_path])
+    check_packets([packet_path], skip_broken=skip_broken_questions)
     if scripted:
         from grace_arena.demo import run_scripted_demo
 
@@ -70,6 +71,7 @@ def demo(
             n_tossups=tossups or 4,
             wpm=600 if wpm is None else wpm,
             seed=seed,
+            skip_broken_questions=skip_broken_questions,
         )
         return
     from grace_arena.cli.serve import _check_port_free
@@ -86,6 +88,7 @@ def demo(
             public_url=public_url,
             tossups=f"1-{tossups}" if tossups else "all",
             wpm=max(wpm or 180, 30),
+            skip_broken_questions=skip_broken_questions,
         )
     except RuntimeError as exc:  # the server did not start: its log says why
         typer.echo(f"error: {exc}", err=True)

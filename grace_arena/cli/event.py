@@ -17,12 +17,15 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    SkipBrokenOption,
     check_model,
     consult_settings,
+    echo_skipped,
     existing_db,
     format_settings,
     redacted,
     resolve_db,
+    skippable,
 )
 from grace_arena.cli.root import app
 from grace_arena.resources import command_prefix
@@ -350,6 +353,7 @@ def schedule_cmd(
         str, typer.Option("--phase", help="With pools: the first phase's name.")
     ] = "Prelims",
     db: DbOption = None,
+    skip_broken_questions: SkipBrokenOption = False,
 ) -> None:
     """Pair the teams in rounds and rooms, a packet per round. Refused once a round started.
 
@@ -376,7 +380,7 @@ def schedule_cmd(
         raise typer.BadParameter("give --rooms N or --room NAME ..., not both")
     room_names = list(room or [str(i) for i in range(1, (rooms or 1) + 1)])
     n_rounds = rounds or len(packet)
-    packets = _load_packets(engine, packet)
+    packets = _load_packets(engine, packet, skip_broken=skip_broken_questions)
     pools = _pools(plan, pool, pools_count)
     if pools is not None:
         if fmt.replace("-", "_") != "round_robin" or model_rounds:
@@ -428,8 +432,9 @@ def schedule_cmd(
     _print_plan(console, plan)
 
 
-def _load_packets(engine: Any, given_packets: list[str]) -> list[Any]:
-    """Packets: files are loaded into the record; anything else names a packet already there."""
+def _load_packets(engine: Any, given_packets: list[str], *, skip_broken: bool) -> list[Any]:
+    """Packets: files are loaded into the record; anything else names a packet already there.
+    A file with a question it does not hold whole is refused unless ``skip_broken``."""
     from grace_arena.core.packet import PacketError, load_packet
     from grace_arena.record.packets import packet_from_record
     from grace_arena.record.store import MatchStore
@@ -440,9 +445,21 @@ def _load_packets(engine: Any, given_packets: list[str]) -> list[Any]:
         path = Path(given)
         if path.exists():
             try:
-                loaded = load_packet(path)
+                loaded = load_packet(path, skip_broken=skip_broken)
             except PacketError as exc:
+                if not skip_broken and skippable(exc.problems):
+                    raise _fail(
+                        f"{exc}\n{path}: refused for the question(s) above; fix them, or give "
+                        "--skip-broken-questions to play it without them"
+                    ) from exc
                 raise _fail(str(exc)) from exc
+            if loaded.skipped:
+                echo_skipped(loaded)
+                _console().print(
+                    f"{path}: {loaded.counts()} ({loaded.skipped_counts()}): its rounds read "
+                    f"{len(loaded.tossups)} tossups",
+                    soft_wrap=True, highlight=False, markup=False,
+                )  # fmt: skip
             store.save_packet(loaded, source=path)
             packets.append(loaded)
         else:
@@ -854,7 +871,7 @@ def _phase_rounds(engine: Any, packet: list[str], tossups: list[str] | None) -> 
     """The rounds' packets for a new phase (numbered by the record, after the event's)."""
     from grace_arena.record.schedule import RoundPlan
 
-    packets = _load_packets(engine, packet)
+    packets = _load_packets(engine, packet, skip_broken=False)
     specs = tossups or ["all"]
     count = max(len(packets), len(specs))
     out = []

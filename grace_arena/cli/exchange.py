@@ -30,7 +30,9 @@ def export(
             "the bonus parts heard, the models' answers to bonus parts and the teams' consult "
             "choices when there are any; parts 0-based), bonuses (csv: one row per bonus part "
             "heard, parts 1-based as read, with the team's consult choice), sqbs (with "
-            "--event: the event as an SQBS tournament file).",
+            "--event: the event as an SQBS tournament file), scoresheet (a printable HTML "
+            "scoresheet per match: cycles as rows, players as columns, bonus parts, running "
+            "totals; blank for a match not started).",
         ),
     ],
     out: Annotated[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -267,16 +267,61 @@ def check_model(model: str, url: str | None, *, what: str) -> None:
         raise typer.Exit(2)
 
 
-def check_packets(paths: list[Path]) -> None:
-    """Each packet file reads (a missing file, a document with no tossups): else one line."""
+SkipBrokenOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-broken-questions",
+        help="Play a packet without each question that cannot be used (a .docx tossup with no "
+        "ANSWER line, a bonus part with none, an answer line with no question) instead of "
+        "refusing it; what is left out is said, and every screen counts the tossups left.",
+    ),
+]
+
+
+def skippable(problems: list[Any]) -> bool:
+    """Whether every problem is one question's (so the packet plays without them)."""
+    errors = [p for p in problems if not p.warning]
+    return bool(errors) and all(p.position is not None for p in errors)
+
+
+def echo_skipped(packet: Any, *, err: bool = False) -> None:
+    """Say each question left out of ``packet`` (loaded with skip_broken), and why."""
+    for problem in packet.skipped:
+        typer.echo(typer.style(f"{problem}; skipped", fg=typer.colors.YELLOW), err=err)
+
+
+def check_packets(paths: list[Path], *, skip_broken: bool = False) -> list[Any]:
+    """Each packet file reads (a missing file, a document with no tossups, a question that
+    cannot be used unless ``skip_broken``): else its problems, each on a line, and exit 1.
+    Returns the packets; those with questions left out say which (on stderr)."""
     from grace_arena.core.packet import PacketError, load_packet
 
+    packets = []
     for path in paths:
         try:
-            load_packet(path)
-        except (OSError, PacketError) as exc:
+            packet = load_packet(path, skip_broken=skip_broken)
+        except OSError as exc:
             typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
             raise typer.Exit(1) from None
+        except PacketError as exc:
+            for problem in exc.problems:
+                typer.echo(f"error: {' '.join(str(problem).split())}", err=True)
+            if not skip_broken and skippable(exc.problems):
+                typer.echo(
+                    f"error: {path}: refused for the question(s) above; fix them, or give "
+                    "--skip-broken-questions to play it without them",
+                    err=True,
+                )
+            raise typer.Exit(1) from None
+        if packet.skipped:
+            echo_skipped(packet, err=True)
+            typer.echo(
+                f"{path}: {packet.counts()} ({packet.skipped_counts()}): a match on it has "
+                f"{len(packet.tossups)} tossups",
+                err=True,
+            )
+        packets.append(packet)
+    return packets
 
 
 # Secrets (the server's signing secret, a moderator's token): from the environment or a file.

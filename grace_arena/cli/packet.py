@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from grace_arena.cli.groups import command_group
+from grace_arena.cli.options import SkipBrokenOption, echo_skipped, skippable
 from grace_arena.cli.root import app
 
 if TYPE_CHECKING:
@@ -48,8 +49,12 @@ def validate(
             "folders of them."
         ),
     ],
+    skip_broken_questions: SkipBrokenOption = False,
 ) -> None:
-    """Check packet files; print every problem found. Exit status 1 if there is any."""
+    """Check packet files; print every problem found, each naming the file, the paragraph (of
+    a .docx) or line, and the question's number. Exit status 1 if there is any (a .docx
+    tossup with no ANSWER line is one), unless --skip-broken-questions leaves out every
+    question with a problem: the count then says what a match on it plays."""
     from grace_arena.core.packet import PacketError, load_packet
 
     files = _packet_files(paths)
@@ -59,20 +64,27 @@ def validate(
     failed = False
     for file in files:
         try:
-            packet = load_packet(file)
+            packet = load_packet(file, skip_broken=skip_broken_questions)
         except PacketError as exc:
             failed = True
             for problem in exc.problems:
                 typer.echo(str(problem))
+            if not skip_broken_questions and skippable(exc.problems):
+                typer.echo(
+                    f"{file}: each problem is one question's: --skip-broken-questions plays "
+                    "the packet without them"
+                )
             count = sum(not p.warning for p in exc.problems)
             summary = f"{file}: {count} problem{'s' if count != 1 else ''}"
             typer.echo(typer.style(summary, fg=typer.colors.RED, bold=True))
         else:
+            echo_skipped(packet)
             _echo_warnings(packet)
             count = len(packet.warnings)
             noticed = f", {count} warning{'s' if count != 1 else ''}" if count else ""
-            summary = f"{file}: {packet.counts()}, OK{noticed}"
-            typer.echo(typer.style(summary, fg=typer.colors.GREEN))
+            skipped = packet.skipped_counts()
+            summary = f"{file}: {packet.counts()}, OK" + (f" ({skipped})" if skipped else "")
+            typer.echo(typer.style(summary + noticed, fg=typer.colors.GREEN))
     if failed:
         raise typer.Exit(1)
 

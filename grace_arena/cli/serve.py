@@ -14,6 +14,7 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    SkipBrokenOption,
     check_model,
     check_packets,
     consult_settings,
@@ -293,6 +294,7 @@ def serve(
     bouncebacks: BouncebacksOption = None,
     consult: ConsultOption = None,
     consult_points: ConsultPointsOption = None,
+    skip_broken_questions: SkipBrokenOption = False,
     reading_mode: Annotated[
         str,
         typer.Option(
@@ -350,12 +352,10 @@ def serve(
         _check_event(url, event, room)
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
-    check_packets(packets)
+    loaded = check_packets(packets, skip_broken=skip_broken_questions)
     public = public_base(console, host, port, public_url)
     first = None
     if match and event is None:
-        from grace_arena.core.packet import load_packet
-
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
         settings = format_settings(game_format, bouncebacks)
         settings.update(consult_settings(consult, consult_points))
@@ -386,7 +386,7 @@ def serve(
         if exhibition:
             settings["exhibition"] = True
         try:
-            first = MatchSetup(packet_id=load_packet(packets[0]).packet.id, teams=teams, **settings)
+            first = MatchSetup(packet_id=loaded[0].packet.id, teams=teams, **settings)
         except ValidationError as exc:
             error = exc.errors()[0]
             option = "--" + str(error["loc"][0]).replace("_", "-")
@@ -400,6 +400,16 @@ def serve(
             else ScoringRules(**first.scoring())
         )
         console.print(f"rules: {describe(rules)}", highlight=False)
+        n_tossups = len(loaded[0].tossups)
+        if rules.regulation_tossups and n_tossups < rules.regulation_tossups:
+            skipped = loaded[0].skipped_counts()
+            console.print(
+                f"note: the match has {n_tossups} tossups"
+                + (f" ({skipped})" if skipped else "")
+                + f", fewer than the {rules.regulation_tossups} of the rules: it ends after "
+                f"tossup {n_tossups}",
+                highlight=False,
+            )
         if bouncebacks and (model or consult):
             why = "three teams play" if model else "consult rules have none"
             console.print(
@@ -466,6 +476,7 @@ def serve(
         max_connections_per_address=max_connections_per_address,
         event=event,
         event_rooms=room,
+        skip_broken_questions=skip_broken_questions,
         lease_ttl=lease_ttl,
         max_press_credit=max_press_credit,
     )

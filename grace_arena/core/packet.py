@@ -6,6 +6,11 @@ the models below is committed as ``questions/packet.schema.json`` (a test keeps 
 Loading never stops at the first mistake: :func:`load_packet` raises one :class:`PacketError`
 carrying every :class:`Problem` found, each naming the file, the tossup (id and 1-based
 position) and the field, so a writer can fix a whole packet in one pass.
+
+A question that cannot be used (a field's problem, or a question an imported file does not
+hold whole: a tossup with no ANSWER line) refuses the packet. ``load_packet(path,
+skip_broken=True)`` plays it without such questions instead, when nothing else is wrong; the
+packet's :attr:`Packet.skipped` says which were left out, and why.
 """
 
 from __future__ import annotations
@@ -358,6 +363,8 @@ class Packet(_Model):
     _path: Path | None = PrivateAttr(default=None)
     #: What loading noticed without refusing the file (an imported file's unplaced paragraphs).
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
+    #: The problems of the questions left out when it was loaded with ``skip_broken``.
+    _skipped: list[Problem] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Packet:
@@ -392,6 +399,27 @@ class Packet(_Model):
     def warnings(self) -> list[Problem]:
         """What loading noticed without refusing the file (never written to the file)."""
         return list(self._warnings)
+
+    @property
+    def skipped(self) -> list[Problem]:
+        """The problems of the questions left out by ``load_packet(..., skip_broken=True)``
+        (never written to the file)."""
+        return list(self._skipped)
+
+    def skipped_counts(self) -> str | None:
+        """How many questions were left out, as every screen says it ("1 tossup skipped"),
+        or None when none was."""
+        tossups = {p.position for p in self._skipped if p.kind == "tossup"}
+        bonuses = {p.position for p in self._skipped if p.kind == "bonus"}
+        said = [
+            f"{n} {word if n == 1 else plural} skipped"
+            for n, word, plural in (
+                (len(tossups), "tossup", "tossups"),
+                (len(bonuses), "bonus", "bonuses"),
+            )
+            if n
+        ]
+        return ", ".join(said) or None
 
     def tossup(self, tossup_id: str) -> Tossup:
         """The tossup with this id; ``KeyError`` if there is none."""
@@ -668,7 +696,7 @@ def _cross_checks(file: str, data: Any) -> tuple[Any, list[Problem]]:
 
 
 def _check_text(
-    text: str, file: str, suffix: str, stem: str = "packet"
+    text: str, file: str, suffix: str, stem: str = "packet", *, skip_broken: bool = False
 ) -> tuple[Packet | None, list[Problem]]:
     if not text.strip():
         return None, [Problem(file, None, None, "file is empty")]
@@ -678,8 +706,12 @@ def _check_text(
     if data is None:
         return None, [Problem(file, None, None, "file is empty (no YAML document)")]
     if packet_layouts.is_question_json(data):  # MODAQ's (YAPP's) or QB Reader's
-        return _check_imported(packet_layouts.from_question_json(data, stem), file)
-    return _check_data(data, file)
+        imported = packet_layouts.from_question_json(data, stem)
+        return _check_imported(imported, file, skip_broken=skip_broken)
+    packet, problems = _check_data(data, file)
+    if packet is None and skip_broken:
+        return _without_broken(data, file, problems)
+    return packet, problems
 
 
 def _check_data(data: Any, file: str) -> tuple[Packet | None, list[Problem]]:
@@ -699,15 +731,36 @@ _LISTS = {"tossup": "tossups", "bonus": "bonuses"}
 
 
 def _check_imported(
-    imported: packet_layouts.Imported, file: str
+    imported: packet_layouts.Imported, file: str, *, skip_broken: bool = False
 ) -> tuple[Packet | None, list[Problem]]:
     """A foreign packet read into our data, checked as ours; each problem (and warning) named
-    by the paragraph its question starts at, when the file has paragraphs."""
+    by the paragraph its question starts at, when the file has paragraphs. A question the
+    reader could not read whole is a problem too (said as the reader saw it, not as the empty
+    field it left); with ``skip_broken``, the questions with problems are left out when
+    nothing else is wrong (:func:`_without_broken`)."""
     packet, problems = _check_data(imported.data, file)
+    errors = [
+        Problem(
+            file,
+            _tossup_name(imported.data, e.position - 1, _LISTS[e.kind])
+            if e.kind and e.position
+            else None,
+            e.field,
+            e.message,
+            e.position,
+            kind=e.kind or "tossup",  # type: ignore[arg-type]
+            part=e.part,
+            paragraph=e.paragraph,
+        )
+        for e in imported.errors
+    ]
+    explained = {(e.kind, e.position, e.part, e.field) for e in errors}
     problems = [  # (lines are those of data made here, not of the file)
         replace(p, line=None, paragraph=imported.places.get((p.kind, (p.position or 0) - 1)))
         for p in problems
-    ]
+        if (p.kind, p.position, p.part, p.field) not in explained
+    ] + errors
+    packet = packet if not errors else None
     warnings = [
         Problem(
             file,
@@ -724,11 +777,38 @@ def _check_imported(
         )
         for w in imported.warnings
     ]
+    if packet is None and skip_broken:
+        packet, _ = _without_broken(imported.data, file, _sorted(problems))
+        if packet is not None:
+            packet._warnings = warnings
+            return packet, []
     if packet is not None:
         packet._warnings = warnings
         return packet, _sorted(problems)
     # refused: what was left unplaced is said with what is wrong (both to fix in one pass)
     return None, _sorted([*problems, *warnings])
+
+
+def _without_broken(
+    data: Any, file: str, problems: list[Problem]
+) -> tuple[Packet | None, list[Problem]]:
+    """The packet without the questions ``problems`` name, when every problem names one and
+    what is left is a packet (else refused with ``problems``): its :attr:`Packet.skipped`
+    says what was left out. Every other question keeps its id and place."""
+    errors = [p for p in problems if not p.warning]
+    if not errors or any(p.position is None for p in errors) or not isinstance(data, dict):
+        return None, problems
+    broken = {(p.kind, p.position - 1) for p in errors if p.position is not None}
+    kept = dict(data)
+    for kind, key in _LISTS.items():
+        questions = data.get(key)
+        if isinstance(questions, list):
+            kept[key] = [q for i, q in enumerate(questions) if (kind, i) not in broken]
+    packet, left = _check_data(kept, file)
+    if packet is None:
+        return None, problems
+    packet._skipped = errors
+    return packet, left
 
 
 def _sorted(problems: list[Problem]) -> list[Problem]:
@@ -744,7 +824,9 @@ def _sorted(problems: list[Problem]) -> list[Problem]:
     )
 
 
-def _check_file(path: str | Path) -> tuple[Packet | None, list[Problem]]:
+def _check_file(
+    path: str | Path, *, skip_broken: bool = False
+) -> tuple[Packet | None, list[Problem]]:
     file = str(path)
     path = Path(path)
     if not path.exists():
@@ -761,7 +843,7 @@ def _check_file(path: str | Path) -> tuple[Packet | None, list[Problem]]:
         except ValueError as exc:
             return None, [Problem(file, None, None, str(exc))]
         packet, problems = _check_imported(
-            packet_layouts.from_paragraphs(paragraphs, path.stem), file
+            packet_layouts.from_paragraphs(paragraphs, path.stem), file, skip_broken=skip_broken
         )
         if packet is not None:
             packet._path = path
@@ -772,7 +854,7 @@ def _check_file(path: str | Path) -> tuple[Packet | None, list[Problem]]:
         return None, [Problem(file, None, None, f"not UTF-8 text: {exc.reason}")]
     except OSError as exc:
         return None, [Problem(file, None, None, f"cannot read: {exc.strerror}")]
-    packet, problems = _check_text(text, file, suffix, path.stem)
+    packet, problems = _check_text(text, file, suffix, path.stem, skip_broken=skip_broken)
     if packet is not None:
         packet._path = path
     return packet, problems
@@ -786,9 +868,13 @@ def parse_packet(text: str, *, file: str = "<string>", suffix: str = ".yaml") ->
     return packet
 
 
-def load_packet(path: str | Path) -> Packet:
-    """Load and check a packet file; ``PacketError`` lists every problem found."""
-    packet, problems = _check_file(path)
+def load_packet(path: str | Path, *, skip_broken: bool = False) -> Packet:
+    """Load and check a packet file; ``PacketError`` lists every problem found.
+
+    ``skip_broken``: leave out each question that cannot be used (when every problem is one
+    question's) rather than refuse the packet; :attr:`Packet.skipped` says which.
+    """
+    packet, problems = _check_file(path, skip_broken=skip_broken)
     if packet is None:
         raise PacketError(problems)
     return packet

@@ -2,10 +2,14 @@
 JSON, and ``.docx`` files in the layout question-set editors use.
 
 Each reader turns its file into the data of a ``grace-arena-packet/1`` file (then checked like
-any packet, so a question that cannot be used is named with its field) and a list of warnings:
-what it read but could not place (a paragraph that is neither a heading, a question, a part, an
-answer line nor an editor's tag), or what it had to assume (a part without a value: 10). Nothing
-is dropped without a word.
+any packet, so a question that cannot be used is named with its field), a list of errors: a
+question it could not read whole (a tossup or a bonus part with no ANSWER line after it, an
+ANSWER line with no question before it), each named by its paragraph and kept in the data
+under its number, so that the packet is refused (or, when the caller asks for it, played
+without that question); and a list of warnings: what it read but could not place (a paragraph
+that is neither a heading, a question, a part, an answer line nor an editor's tag and does not
+read as a question), or what it had to assume (a part without a value: 10). Nothing is dropped
+without a word.
 
 The ``.docx`` layout, as editors write it (ACF, NAQT, PACE and club sets alike)::
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,15 +71,19 @@ class Warning_:
     kind: str | None = None  # "tossup" or "bonus"
     position: int | None = None
     part: int | None = None
+    field: str | None = None  # the question's field it concerns ("answer", "text")
 
 
 @dataclass
 class Imported:
     """A foreign packet read into our format's data, with what the reader noticed. ``places``
-    gives, for ("tossup" | "bonus", 0-based index), the paragraph the question starts at."""
+    gives, for ("tossup" | "bonus", 0-based index), the paragraph the question starts at.
+    ``errors`` are questions it could not read whole (the packet is refused for them, as for
+    a field's problem); ``warnings`` what it left out or assumed (the packet loads)."""
 
     data: dict[str, Any]
     warnings: list[Warning_] = field(default_factory=list)
+    errors: list[Warning_] = field(default_factory=list)
     places: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
@@ -226,6 +235,12 @@ def from_question_json(data: dict[str, Any], stem: str) -> Imported:
         for number, text in enumerate(texts):
             part: dict[str, Any] = {"text": _plain(text)}
             part["answer"] = _answer(answers[number]) if number < len(answers) else ""
+            if number >= len(answers):
+                imported.errors.append(
+                    Warning_(f"no answer for this part ({len(answers)} answers for "
+                             f"{len(texts)} parts)", None, "bonus", index + 1, number + 1,
+                             "answer")
+                )  # fmt: skip
             if number < len(values) and values[number] is not None:
                 value = values[number]
                 # a whole number as a float is one; a truth value is not a value
@@ -408,7 +423,7 @@ def read_docx(path: str | Path) -> list[Paragraph]:
             if owner is not p:
                 continue  # a text box's paragraph inside this one: read as its own
             run = Run(r, None)  # type: ignore[arg-type]
-            runs.append((_visible(run.text), bool(run.bold) or bool(run.underline)))
+            runs.append((_visible(_run_text(r)), bool(run.bold) or bool(run.underline)))
         ppr = p.pPr  # Word's list numbering sits in the paragraph's properties
         style = ppr.pStyle.val if ppr is not None and ppr.pStyle is not None else ""
         numbered = (ppr is not None and ppr.numPr is not None) or "ListNumber" in style.replace(
@@ -417,6 +432,23 @@ def read_docx(path: str | Path) -> list[Paragraph]:
         text = "".join(t for t, _ in runs)
         paragraphs.append(Paragraph(number, text, "".join(_marked(runs)), numbered))
     return paragraphs
+
+
+_RUN_TEXT = {"br": "\n", "cr": "\n", "tab": "\t", "ptab": "\t", "noBreakHyphen": "-"}
+
+
+def _run_text(r: Any) -> str:
+    """A run's text as python-docx reads it, but with a page or column break read as a line
+    break (python-docx reads those as nothing, which glues the words on either side of a page
+    break into one: "page" + "break" -> "pagebreak")."""
+    pieces = []
+    for child in r:
+        tag = child.tag.rsplit("}", 1)[-1]
+        if tag == "t":
+            pieces.append(child.text or "")
+        elif tag in _RUN_TEXT:
+            pieces.append(_RUN_TEXT[tag])
+    return "".join(pieces)
 
 
 def _marked(runs: list[tuple[str, bool]]) -> Iterable[str]:
@@ -484,6 +516,9 @@ class _Question:
     answer: str | None = None
     parts: list[_Part] = field(default_factory=list)
     tag: str | None = None
+    numbered: bool = False
+    #: Why it cannot be read whole: (message, paragraph, part number or None, field).
+    broken: list[tuple[str, int, int | None, str]] = field(default_factory=list)
 
     @property
     def awaiting_answer(self) -> bool:
@@ -513,6 +548,12 @@ def _strip(pattern: re.Pattern[str], paragraph: Paragraph) -> tuple[str, str]:
     return text, marked
 
 
+#: What only a question says: "For 10 points", "FTP", a power mark.
+_QUESTION_LIKE = re.compile(
+    r"\bfor\s+(?:\d+|ten|five|fifteen|twenty)\s+points\b|\bftp\b|\(\*\)", re.IGNORECASE
+)
+
+
 def _first_words(text: str, n: int = 8) -> str:
     words = text.split()
     return " ".join(words[:n]) + (" …" if len(words) > n else "")
@@ -538,13 +579,23 @@ def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
         if current is None:
             return
         question, current = current, None
-        if question.parts and question.parts[-1].answer is None:
-            for paragraph in question.parts.pop().paragraphs:
-                unplaced(paragraph, "a part with no ANSWER line after it; left out")
+        for number, part in enumerate(question.parts, start=1):
+            if part.answer is None:
+                first = part.paragraphs[0] if part.paragraphs else None
+                question.broken.append((
+                    "no ANSWER line follows this part"
+                    + (f": {_first_words(first.text)!r}" if first else ""),
+                    first.number if first else question.start, number, "answer",
+                ))  # fmt: skip
         if not question.parts and question.answer is None:
-            for paragraph in question.texts:
-                unplaced(paragraph, "no ANSWER line follows this paragraph; left out")
-            return
+            text = " ".join(p.text for p in question.texts)
+            if not (question.numbered or _QUESTION_LIKE.search(text)):
+                # a note, a stray line: not a question that lost its answer line
+                for paragraph in question.texts:
+                    unplaced(paragraph, "no ANSWER line follows this paragraph; left out")
+                return
+            message = f"no ANSWER line follows this tossup: {_first_words(text)!r}"
+            question.broken.append((message, question.start, None, "answer"))
         done.append(question)
 
     for paragraph in paragraphs:
@@ -575,7 +626,26 @@ def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
                 current = _Question(header[-1].number, extra, texts=[header.pop()])
                 started = True
             if current is None or not current.awaiting_answer:
-                unplaced(paragraph, "an ANSWER line of no question")
+                # a question (or a bonus part) whose text is lost: refused, not guessed
+                answer_of = f"an ANSWER line with no question before it: {_first_words(text)!r}"
+                if current is not None and current.parts:
+                    current.parts.append(_Part([], current.parts[-1].value, answer=marked))
+                    number = len(current.parts)
+                    message = f"an ANSWER line with no part before it: {_first_words(text)!r}"
+                    current.broken.append((message, paragraph.number, number, "text"))
+                    last_answer = (current, number - 1)
+                    continue
+                finish()
+                current = _Question(paragraph.number, extra)
+                started = True
+                if section == "bonuses":
+                    current.parts.append(_Part([], 10, answer=marked))
+                    current.broken.append((answer_of, paragraph.number, 1, "text"))
+                    last_answer = (current, 0)
+                else:
+                    current.answer = marked
+                    current.broken.append((answer_of, paragraph.number, None, "text"))
+                    last_answer = (current, None)
                 continue
             if not current.parts and section == "bonuses":
                 _as_bonus(current)
@@ -591,7 +661,7 @@ def from_paragraphs(paragraphs: Sequence[Paragraph], stem: str) -> Imported:
         if numbered:
             finish()
             body, _ = _strip(_NUMBER, paragraph)
-            current = _Question(paragraph.number, extra)
+            current = _Question(paragraph.number, extra, numbered=True)
             current.texts.append(Paragraph(paragraph.number, body, body))
             started = True
             last_answer = None
@@ -664,6 +734,25 @@ def _as_bonus(question: _Question) -> None:
     question.parts.append(_Part(body, 10, marked=False))  # (warned of once numbered)
 
 
+def _fewer_parts(questions: list[_Question], imported: Imported) -> None:
+    """Warn of a bonus with fewer parts than the packet's other bonuses have (a part lost
+    whole, text and answer line, leaves nothing else to see)."""
+    bonuses = [q for q in questions if q.is_bonus]
+    counts = Counter(len(q.parts) for q in bonuses if not q.extra)
+    if len(bonuses) < 3 or not counts:
+        return
+    usual, n = counts.most_common(1)[0]
+    if n * 2 <= sum(counts.values()):
+        return  # no count most bonuses share
+    for position, question in enumerate(bonuses, start=1):
+        if len(question.parts) < usual and not question.broken:
+            imported.warnings.append(
+                Warning_(f"the bonus has {len(question.parts)} part"
+                         f"{'s' if len(question.parts) != 1 else ''}; the packet's other "
+                         f"bonuses have {usual}", question.start, "bonus", position)
+            )  # fmt: skip
+
+
 def _document_data(
     questions: list[_Question], header: list[Paragraph], stem: str, imported: Imported
 ) -> dict[str, Any]:
@@ -678,6 +767,11 @@ def _document_data(
         number = counts[key]
         qid = f"extra-{prefix}-{number}" if question.extra else f"{prefix}-{number}"
         text = " ".join(p.text.strip() for p in question.texts)
+        position = len(bonuses if question.is_bonus else tossups) + 1
+        for message, paragraph, part_number, field_name in question.broken:
+            imported.errors.append(
+                Warning_(message, paragraph, prefix, position, part_number, field_name)
+            )
         if question.is_bonus:
             parts = [part.data() for part in question.parts]
             item: dict[str, Any] = {"id": qid, "leadin": text, "parts": parts}
@@ -696,6 +790,7 @@ def _document_data(
             imported.places[("tossup", len(tossups))] = question.start
             tossups.append(item)
         _categorised(item, question.tag, raw=question.tag)
+    _fewer_parts(questions, imported)
     title = header[0].text.strip() if header else stem
     data = _packet_data(stem, title, tossups, bonuses)
     if len(header) > 1:

@@ -65,6 +65,7 @@ from grace_arena.io.record_io import (
     team_labels,
     tossup_rows,
 )
+from grace_arena.io.scoresheet import ScoresheetPages
 from grace_arena.record.models import PlayerRow, TossupRow
 
 __all__ = [
@@ -342,6 +343,7 @@ RENDERERS: dict[str, Renderer] = {
         ParquetTables(),
         BonusParts(),
         SqbsTournament(),
+        ScoresheetPages(),
     )
 }
 FORMATS = tuple(RENDERERS)

@@ -65,6 +65,8 @@ UVICORN_OPTIONS: dict[str, Any] = {
 class Settings:
     db_url: str | None = None
     packets: list[Path] = field(default_factory=list)
+    #: Play a packet without its questions that cannot be used rather than refuse it.
+    skip_broken_questions: bool = False
     secret: str | None = None  # signs tokens; random per process if not given
     public_url: str = "http://127.0.0.1:8000"
     race_window: float = 0.15
@@ -300,7 +302,7 @@ class Arena:
 
     def load_packets(self, paths: list[Path]) -> None:
         for path in paths:
-            packet = load_packet(path)
+            packet = load_packet(path, skip_broken=self.settings.skip_broken_questions)
             self.store.save_packet(packet, source=path)
             self.packets[packet.packet.id] = packet
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from grace_arena.server.routes import events, join, matches, pages, replay
+from grace_arena.server.routes import events, join, matches, pages, replay, scoresheet
 
 __all__ = ["ROUTERS"]
 
@@ -20,4 +20,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     events.router,
     replay.router,
     join.router,
+    scoresheet.router,
 )
