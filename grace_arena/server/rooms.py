@@ -80,7 +80,6 @@ from grace_arena.record.store import (
     is_transient,
     register_player,
 )
-from grace_arena.server import views
 from grace_arena.server.arena import Arena
 from grace_arena.server.connection import CLOSE_REPLACED, Connection, next_join
 from grace_arena.server.pipeline import RoomClosed, short_reason
@@ -138,8 +137,7 @@ class Admission:
     place: ScheduledRoom
     teams: list[TeamView]
     servers: list[str]
-    player: str | None = None
-    team: str | None = None
+    player: PlayerRecord | None = None
 
 
 @dataclass
@@ -426,6 +424,7 @@ class Rooms:
             room.event = event_view(plan, sr, game)
             room.event_id = plan.id
             sr.match_id, sr.game, sr.done, sr.waiting = room.rm.id, game, False, None
+            sr.title = room.match.config.title
             self._by_match[room.rm.id] = sr
             if room.rm.id not in self.arena.rooms:
                 self.arena.serve(room, hashes=frozenset(hashes))
@@ -656,7 +655,7 @@ class Rooms:
                 )
                 raise Refused("in_use", message)
             if admission.player is not None:
-                conn.player, conn.team = admission.player, admission.team
+                conn.player, conn.team = admission.player.id, admission.player.team
         # the hello holds: leave the room this connection was in (a hello again, or a room
         # that moved on); its watchers hear of a controller that left here, unless it is the
         # room this hello takes control of again (they hear of that below)
@@ -666,7 +665,6 @@ class Rooms:
             _take_control(room, conn, hello)
         conn.role = hello.role
         needs_join = hello.role == "player" and conn.player is None
-        match = room.match
         conn.send_model(
             Welcome(
                 role=hello.role,
@@ -674,30 +672,25 @@ class Rooms:
                 watching=conn.watching,
                 needs_join=needs_join,
                 teams=admission.teams,
-                title=match.config.title,
+                title=sr.title,
                 event=room.event,
             )
         )
         try:
             if needs_join:
                 seated = await self._join_by(conn, room, sr, receive)
-            elif conn.player is not None:
-                seated = await self.seat(conn, room, sr, hello.token or "")
-            else:
-                seated = True  # a moderator, or a projector
+            elif admission.player is not None:
+                seated = await self.seat(conn, room, sr, hello.token or "", admission.player)
+            else:  # a moderator, or a projector
+                await room.seat(conn, hello.role)
+                seated = True
             if not seated:  # waiting for the team's next match, or ended
                 return True
         except IllegalCommand as exc:  # a refused join (the match is full)
             _error(conn, "not_allowed", str(exc), "hello")
             return True
-        except RoomClosed:
-            pass  # told below
-        if not room.is_open:  # it closed meanwhile: say where the match is now
-            error = room.closed_by or RoomClosed("this match is no longer served here")
-            raise Refused(error.code, str(error), url=error.url)
-        conn.room = room
-        room.connections.add(conn)
-        conn.send_model(room.state_for(hello.role))
+        except RoomClosed as exc:  # it closed meanwhile: say where the match is now
+            raise Refused(exc.code, str(exc), url=exc.url) from exc
         if admission.servers:  # where to turn if this server cannot be reached (later: the arena)
             conn.send_model(Servers(urls=admission.servers))
         if conn.watching:
@@ -752,7 +745,7 @@ class Rooms:
         if sr is None:  # its room moved on to its next match a moment ago
             gone = RoomClosed("this match is no longer served here")
             raise Refused(gone.code, str(gone), url=gone.url)
-        admission = Admission(room, sr, self._joinable(room, sr), self.servers())
+        admission = Admission(room, sr, self._joinable(sr), self.servers())
         if hello.role == "moderator":
             if not await self.is_moderator(room.rm.id, hello.token):
                 raise Refused("unauthorized", "wrong moderator token", guess=True)
@@ -761,17 +754,14 @@ class Rooms:
             record = await self.player(sr.event_id, player_id or "")
             if record is None:
                 raise Refused("unauthorized", "unknown player token; join again", guess=True)
-            admission.player, admission.team = record.id, record.team
+            admission.player = record
         return admission
 
-    def _joinable(self, room: Room, sr: ScheduledRoom) -> list[TeamView]:
-        """The teams a new player may join: every human team of the room's event, as the
-        match names them if it plays here (a player who comes to the wrong room of an event
-        is sent on)."""
-        here = {t.id: t for t in views.team_views(room.match, "player") if t.kind == "human"}
+    def _joinable(self, sr: ScheduledRoom) -> list[TeamView]:
+        """The teams a new player may join: every human team of the room's event (a player
+        who comes to the wrong room of an event is sent on)."""
         return [
-            here.get(tid) or TeamView(id=tid, name=name, kind="human")
-            for tid, name in self.human_teams(sr.event_id)
+            TeamView(id=tid, name=name, kind="human") for tid, name in self.human_teams(sr.event_id)
         ]
 
     async def join(
@@ -798,20 +788,18 @@ class Rooms:
             raise Refused("in_use", _in_use(record.name))
         conn.player, conn.team = record.id, team
         token = self.tokens.player(self.token_scope(sr), record.id)
-        return await self.seat(conn, room, sr, token)
+        return await self.seat(conn, room, sr, token, record)
 
-    async def seat(self, conn: Connection, room: Room, sr: ScheduledRoom, token: str) -> bool:
-        """A known player (``conn.player`` of ``conn.team``) takes their seat, and is told so
+    async def seat(
+        self, conn: Connection, room: Room, sr: ScheduledRoom, token: str, record: PlayerRecord
+    ) -> bool:
+        """A known player (``record``, on ``conn``) takes their seat, and is told so
         (``joined``): in ``room``, the match of ``sr`` their hello opened (joined to it if they
         were not yet: a player of an event in a new round), or, when the team does not play
         there now, in the wait for its next match (False: waiting). A refused join raises
         ``IllegalCommand``, a room that closed ``RoomClosed``."""
         assert conn.player is not None and conn.team is not None
-        name = room.match.state.players.get(conn.team, {}).get(conn.player)
-        if name is None:
-            record = await self.player(sr.event_id, conn.player)
-            name = record.name if record else conn.player
-        joined = Joined(player=conn.player, team=conn.team, name=name or "", token=token)
+        joined = Joined(player=record.id, team=record.team, name=record.name, token=token)
         seat, where = await self.seat_of(sr.event_id, conn.team)
         if seat is not sr:
             conn.send_model(joined)
@@ -821,12 +809,9 @@ class Rooms:
             else:
                 self.wait(sr.event_id, conn, where)
             return False
-        if conn.player not in room.match.state.players.get(conn.team, {}):
-            limit = self.arena.settings.max_players_per_match
-            await room.command(
-                Join(team=conn.team, player=conn.player, name=name or "player", limit=limit)
-            )
-        conn.send_model(joined)  # once the match has the player
+        limit = self.arena.settings.max_players_per_match
+        join = Join(team=record.team, player=record.id, name=record.name or "player", limit=limit)
+        await room.seat(conn, "player", join=join, told=(joined,))  # joined: once it has them
         return True
 
     def _playing(self, team: str, player: str, conn: Connection) -> bool:

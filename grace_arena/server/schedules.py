@@ -103,6 +103,8 @@ class ScheduledRoom:
     join_code: str
     #: The match it plays now, while this process serves it (the arena's ``rooms`` holds it).
     match_id: int | None = None
+    #: The title of that match (what a hello to the room is welcomed with).
+    title: str = ""
     game: GamePlan | None = None
     done: bool = False  # every match of its schedule has ended
     #: Its next match cannot start yet (a team of it plays an earlier round elsewhere): why.
