@@ -1,7 +1,7 @@
-"""What the server holds: its settings, its tokens, the record, the loaded packets and the live
-matches with their leases (``Arena``). No HTTP or websocket handling here (``app.py``,
-``ws.py``), and nothing of rooms, join codes, schedules or players (``rooms.py`` sits above the
-arena and subscribes to it)."""
+"""What the server holds: its settings, the record, the loaded packets and the live matches with
+their leases (``Arena``). No HTTP or websocket handling here (``app.py``, ``ws.py``), and
+nothing of rooms, join codes, schedules, players, tokens or the events served (``rooms.py``
+sits above the arena and subscribes to it)."""
 
 from __future__ import annotations
 
@@ -195,8 +195,8 @@ class ArenaListener(Protocol):
 
 
 class Arena:
-    """The live rooms of this server process and what they need: the record, the loaded
-    packets, the tokens, the leases.
+    """The live matches of this server process and what they need: the record, the loaded
+    packets, the leases.
 
     One owner of the rooms' life cycle: a room is built (:meth:`create`, :meth:`reopen`: the
     record's work in a worker thread, nothing of the arena changed there), served
