@@ -337,7 +337,7 @@ def run_tui_demo(
     local = f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "") else public
     tui = make_tui(
         local,
-        token=arena.tokens.server(),
+        token=app.state.rooms.tokens.server(),
         record=redacted(db_url),
         hosts_server=True,
         defaults=SetupDefaults(tossups=tossups, wpm=wpm),

@@ -155,7 +155,7 @@ def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:
         data=two_teams(wpm=30, **overrides).model_dump_json().encode(),
         headers={
             "Content-Type": "application/json",
-            "Authorization": f"Bearer {server.arena.tokens.server()}",
+            "Authorization": f"Bearer {server.events.tokens.server()}",
         },
         method="POST",
     )
@@ -171,7 +171,7 @@ def moderator(server: LiveServer, match_id: int | None = None) -> Client:
         type="hello",
         role="moderator",
         match_id=room.rm.id,
-        token=server.run(server.arena.moderator_token_async(room.rm.id)),
+        token=server.run(server.events.match_moderator_token(room.rm.id)),
     )
     client.wait("welcome")
     client.state()

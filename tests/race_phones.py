@@ -94,7 +94,7 @@ class Phone(Client):
 def moderator_phone(server: LiveServer) -> Phone:
     room = server.room()
     phone = Phone(server.ws_url)
-    token = server.run(server.arena.moderator_token_async(room.rm.id))
+    token = server.run(server.events.match_moderator_token(room.rm.id))
     phone.send(type="hello", role="moderator", match_id=room.rm.id, token=token)
     phone.wait("welcome")
     return phone

@@ -56,7 +56,7 @@ def _json(http: httpx.Client, method: str, url: str, body: str, **headers: str) 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
 def test_a_non_finite_number_in_a_body_is_a_422_naming_its_field(server, number) -> None:
     code = next(iter(server.app.state.surveys.plans))
-    bearer = {"authorization": f"Bearer {server.arena.tokens.server()}"}
+    bearer = {"authorization": f"Bearer {server.events.tokens.server()}"}
     with httpx.Client(base_url=server.http_url, timeout=20) as http:
         # the survey takes names from anyone: no token needed to reach the validation
         reply = _json(http, "POST", f"/api/survey/{code}/participants", f'{{"name": {number}}}')
@@ -199,7 +199,7 @@ def test_a_title_with_a_line_break_is_refused_by_the_record(store) -> None:
 
 
 def test_a_match_title_with_a_line_break_is_a_422(server) -> None:
-    bearer = {"authorization": f"Bearer {server.arena.tokens.server()}"}
+    bearer = {"authorization": f"Bearer {server.events.tokens.server()}"}
     with httpx.Client(base_url=server.http_url, timeout=20) as http:
         for title in BROKEN_TITLES:
             body = two_teams(title="x").model_dump_json().replace('"x"', json.dumps(title))

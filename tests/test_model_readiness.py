@@ -174,7 +174,7 @@ async def test_the_moderators_set_up_says_a_model_team_will_not_buzz(server):
     from moderator_tui import make_tui
     from moderator_tui.setup import LobbyScreen, SetupScreen
 
-    app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
+    app = make_tui(server.http_url, token=server.events.tokens.server(), backoff=(0.05, 0.5))
     async with app.run_test(size=SIZE) as pilot:
         setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
         await until(pilot, lambda: setup.packets, "the packets")

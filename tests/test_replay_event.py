@@ -105,7 +105,7 @@ def test_a_tossup_another_match_here_has_yet_to_read_waits_for_it(tmp_path):
                 data=two_teams().model_dump_json().encode(),
                 headers={
                     "Content-Type": "application/json",
-                    "Authorization": f"Bearer {server.arena.tokens.server()}",
+                    "Authorization": f"Bearer {server.events.tokens.server()}",
                 },
                 method="POST",
             )

@@ -15,7 +15,7 @@ from live import free_port
 from typer.testing import CliRunner
 
 from grace_arena.cli import app
-from grace_arena.server.arena import Tokens
+from grace_arena.server.tokens import Tokens
 
 SECRET = "a-secret-nobody-else-reads"
 

@@ -22,6 +22,7 @@ from grace_arena.protocol import TeamSetup
 from grace_arena.server.app import Settings, token_sha256
 from grace_arena.server.arbiter import MAX_OFFSET_SPREAD, MIN_CLOCK_SAMPLES
 from grace_arena.server.connection import LAG_DROP
+from grace_arena.server.schedules import match_moderator_hashes
 
 FIRST = load_packet(SAMPLE_PACKET_PATH).tossups[0]
 FIRST_ANSWER = parse_answer_line(FIRST.answer).main
@@ -280,7 +281,7 @@ def test_http_api_creates_matches_with_the_server_token(server):
         method="POST",
         headers={
             "Content-Type": "application/json",
-            "Authorization": f"Bearer {server.arena.tokens.server()}",
+            "Authorization": f"Bearer {server.events.tokens.server()}",
         },
     )
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -474,7 +475,7 @@ def _api(server: LiveServer, path: str, body: object = None) -> object:
         data=None if body is None else json.dumps(body).encode(),
         headers={
             "Content-Type": "application/json",
-            "Authorization": f"Bearer {server.arena.tokens.server()}",
+            "Authorization": f"Bearer {server.events.tokens.server()}",
         },
     )
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -949,9 +950,10 @@ def test_moderator_tokens_are_random_per_match_and_stored_hashed(db_url, tmp_pat
         )
         with LiveServer(settings) as server:
             room = server.room()
-            token = server.run(server.arena.moderator_token_async(room.rm.id))
+            token = server.run(server.events.match_moderator_token(room.rm.id))
             tokens.append((room.rm.id, token))
-            assert server.arena.store.moderator_tokens(room.rm.id) == [token_sha256(token)]
+            hashes = match_moderator_hashes(server.arena.engine, room.rm.id)
+            assert hashes == [token_sha256(token)]  # its room's
             intruder = Client(server.ws_url)
             with clients(intruder):
                 intruder.send(type="hello", role="moderator", match_id=room.rm.id, token="x" * 32)
@@ -962,7 +964,7 @@ def test_moderator_tokens_are_random_per_match_and_stored_hashed(db_url, tmp_pat
 
 def test_one_moderator_at_a_time_a_second_watches_or_takes_over(server):
     room = server.room()
-    token = server.run(server.arena.moderator_token_async(room.rm.id))
+    token = server.run(server.events.match_moderator_token(room.rm.id))
     first = moderator(server)
     second, watcher = Client(server.ws_url), Client(server.ws_url)
     with clients(first, second, watcher):
@@ -990,7 +992,7 @@ def test_one_moderator_at_a_time_a_second_watches_or_takes_over(server):
 
 def test_watchers_learn_who_controls_and_a_moderator_takes_control_back_on_its_socket(server):
     room = server.room()
-    token = server.run(server.arena.moderator_token_async(room.rm.id))
+    token = server.run(server.events.match_moderator_token(room.rm.id))
     hello = {"type": "hello", "role": "moderator", "match_id": room.rm.id, "token": token}
     first = moderator(server)
     second, watcher = Client(server.ws_url), Client(server.ws_url)
@@ -1048,12 +1050,12 @@ def test_a_moderator_token_controls_its_own_match_only(server):
         method="POST",
         headers={
             "Content-Type": "application/json",
-            "Authorization": f"Bearer {server.arena.tokens.server()}",
+            "Authorization": f"Bearer {server.events.tokens.server()}",
         },
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         other = json.load(response)["match_id"]
-    token = server.run(server.arena.moderator_token_async(room.rm.id))
+    token = server.run(server.events.match_moderator_token(room.rm.id))
     mod = moderator(server)
     with clients(mod):
         # a hello again with this match's token for the other match is refused ...

@@ -16,6 +16,7 @@ from live import Client, clients, free_port
 from grace_arena.record.db import make_engine
 from grace_arena.record.store import MatchStore
 from grace_arena.server.app import token_sha256
+from grace_arena.server.schedules import match_moderator_hashes
 
 SECRET = "restart-secret"
 
@@ -112,7 +113,7 @@ def test_kill_minus_nine_loses_no_buzz_and_the_match_resumes(db_url):
         ]
 
         # The record has the token's hash, never the token.
-        assert store.moderator_tokens(row.id) == [token_sha256(token)]
+        assert match_moderator_hashes(store.engine, row.id) == [token_sha256(token)]
         proc = start_server(db_url, port)
         assert moderator_token(proc) != token  # the restarted server issued one of its own...
         assert len(store.matches()) == 1  # the unfinished match was reopened, not replaced

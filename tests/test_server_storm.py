@@ -408,7 +408,7 @@ async def _players(server: LiveServer, n: int) -> list:
 async def _moderator(server: LiveServer):
     room = server.room()
     ws = await connect(server.ws_url, max_queue=None, ping_interval=None)
-    token = server.run(server.arena.moderator_token_async(room.rm.id))
+    token = server.run(server.events.match_moderator_token(room.rm.id))
     await _hello(ws, role="moderator", match_id=room.rm.id, token=token)
     return ws
 

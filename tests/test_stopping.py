@@ -106,7 +106,9 @@ def test_stopping_with_several_rooms_stuck_in_a_commit_ends_at_its_limit(tmp_pat
     async def scenario() -> list[int]:
         arena = Arena(settings)
         arena.load_packets(settings.packets)
-        rooms = [await arena.open_match(two_teams()) for _ in range(3)]
+        rooms = [await arena.create(two_teams(), join_code=f"STUCK{i}") for i in range(3)]
+        for room in rooms:
+            arena.serve(room)
         hang = Hang(arena.store)
         try:
             joins = [

@@ -323,8 +323,8 @@ def test_a_server_token_is_its_events_only(db_url):
     make_event(db_url, name="ev1")
     make_event(db_url, name="ev2")
     with event_server(db_url, event="ev1") as one, event_server(db_url, event="ev2") as two:
-        token = one.arena.tokens.server()
-        assert token != two.arena.tokens.server()
+        token = one.events.tokens.server()
+        assert token != two.events.tokens.server()
 
         def get(server, path: str, token: str) -> int:
             request = urllib.request.Request(
@@ -347,15 +347,15 @@ def test_a_server_token_is_its_events_only(db_url):
                        first_match=two_teams())  # fmt: skip
         survey = Settings(db_url=db_url, secret="s3cret", token_scope="survey")
         with LiveServer(own) as plain, LiveServer(survey) as surveys:
-            tokens = {one.arena.tokens.server(), two.arena.tokens.server(),
-                      plain.arena.tokens.server(), surveys.arena.tokens.server()}  # fmt: skip
+            tokens = {one.events.tokens.server(), two.events.tokens.server(),
+                      plain.events.tokens.server(), surveys.events.tokens.server()}  # fmt: skip
             assert len(tokens) == 4
-            own_token = plain.arena.tokens.server()
+            own_token = plain.events.tokens.server()
             assert get(plain, f"/api/matches/{ours}/summary", own_token) == 404
             mine = next(iter(plain.arena.rooms))
             assert get(plain, f"/api/matches/{mine}/summary", own_token) == 200
             assert (
-                get(surveys, f"/api/matches/{ours}/summary", surveys.arena.tokens.server()) == 404
+                get(surveys, f"/api/matches/{ours}/summary", surveys.events.tokens.server()) == 404
             )
 
 
@@ -402,4 +402,4 @@ def test_the_server_token_of_an_event_is_one_however_the_event_was_named(db_url)
         event_server(db_url, event="ev1") as by_name,
         event_server(db_url, event=str(plan.id)) as by_id,
     ):
-        assert by_name.arena.tokens.server() == by_id.arena.tokens.server()
+        assert by_name.events.tokens.server() == by_id.events.tokens.server()

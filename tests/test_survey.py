@@ -397,7 +397,7 @@ def test_progress_needs_the_server_token(server):
     me.answer("whale", 0, "Ahab", False)
     url = f"{server.http_url}/api/survey/{code}/progress"
     assert httpx.get(url).status_code == 401
-    reply = httpx.get(url, headers={"Authorization": f"Bearer {server.arena.tokens.server()}"})
+    reply = httpx.get(url, headers={"Authorization": f"Bearer {server.events.tokens.server()}"})
     assert reply.status_code == 200
     assert reply.json() == [{"participant_id": me.id, "name": "Hal", "answered": 1, "total": 5}]
     page = httpx.get(f"{server.http_url}/survey?code={code}")

@@ -52,7 +52,7 @@ def open_match(db_url) -> Iterator[tuple[LiveServer, str, str]]:
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        yield server, match_id, server.run(server.arena.moderator_token_async(match_id))
+        yield server, match_id, server.run(server.events.match_moderator_token(match_id))
 
 
 async def until(pilot, check: Callable[[], object], what: str, timeout: float = 15.0):
@@ -96,7 +96,7 @@ def text_of(widget) -> str:
 
 
 async def test_a_whole_match_with_keys_is_in_the_record(server):
-    app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
+    app = make_tui(server.http_url, token=server.events.tokens.server(), backoff=(0.05, 0.5))
     async with app.run_test(size=SIZE) as pilot:
         setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
         await until(pilot, lambda: setup.packets, "the packets")
@@ -180,7 +180,7 @@ async def test_a_whole_match_with_keys_is_in_the_record(server):
             c.close()
 
     # The summary behind the end screen needs the server's or this match's moderator token.
-    token = server.run(server.arena.moderator_token_async(match_id))
+    token = server.run(server.events.match_moderator_token(match_id))
     summary = api.summary(server.http_url, token, match_id)
     assert summary.ended and summary.scores == {"red": -5, "blue": 15, "green-giants": 0}
     with pytest.raises(api.ApiError, match="refused the token"):
@@ -221,7 +221,7 @@ def _drop_connections(server: LiveServer, match_id: int) -> None:
 async def test_the_set_up_screen_says_what_is_wrong_with_a_name_or_a_setting(server):
     """A team name that is not well-formed, or a setting out of its range, is a notification
     saying what to fix; nothing is sent and no match is made."""
-    app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
+    app = make_tui(server.http_url, token=server.events.tokens.server(), backoff=(0.05, 0.5))
     async with app.run_test(size=SIZE) as pilot:
         setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
         await until(pilot, lambda: setup.packets, "the packets")
@@ -276,7 +276,7 @@ async def test_reconnects_and_shows_what_happened_meanwhile(db_url):
     with LiveServer(settings) as server:
         room = server.room()
         match_id = room.rm.id
-        token = server.run(server.arena.moderator_token_async(match_id))
+        token = server.run(server.events.match_moderator_token(match_id))
         app = make_tui(
             server.http_url, match_id=match_id, moderator_token=token, backoff=(0.3, 0.5)
         )
@@ -308,7 +308,7 @@ async def test_a_silent_link_is_dropped_and_reconnected(db_url, monkeypatch):
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        token = server.run(server.arena.moderator_token_async(match_id))
+        token = server.run(server.events.match_moderator_token(match_id))
         app = make_tui(
             server.http_url, match_id=match_id, moderator_token=token, backoff=(0.1, 0.2)
         )
@@ -325,7 +325,7 @@ async def test_closing_and_reopening_the_tui_mid_match_loses_nothing(db_url):
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        server_token = server.arena.tokens.server()
+        server_token = server.events.tokens.server()
         ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
         first = make_tui(server.http_url, token=server_token, match_id=match_id)
         async with first.run_test(size=SIZE) as pilot:
@@ -365,7 +365,7 @@ async def test_after_a_server_restart_the_tossup_log_and_undo_are_back(db_url):
         for c in (mod, ann):
             c.close()
     with LiveServer(Settings(**settings)) as again:  # the same record, a new process
-        app = make_tui(again.http_url, token=again.arena.tokens.server(), match_id=match_id)
+        app = make_tui(again.http_url, token=again.events.tokens.server(), match_id=match_id)
         async with app.run_test(size=SIZE) as pilot:
             live = await until(pilot, lambda: shown(app, LiveScreen), "live")
             kinds = [ev["type"] for ev in app.state.last_events]
@@ -614,7 +614,7 @@ async def test_the_moderator_sees_pronunciation_guides_and_the_punctuation_after
     )
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        token = server.run(server.arena.moderator_token_async(match_id))
+        token = server.run(server.events.match_moderator_token(match_id))
         ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
         app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
         async with app.run_test(size=SIZE) as pilot:
@@ -705,7 +705,7 @@ async def test_the_moderators_screen_follows_its_match_to_the_process_that_took_
     other = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s")
     with LiveServer(first) as a, LiveServer(other) as b:
         match_id = a.room().rm.id
-        token = a.run(a.arena.moderator_token_async(match_id))
+        token = a.run(a.events.match_moderator_token(match_id))
         app = make_tui(a.http_url, moderator_token=token, match_id=match_id, backoff=(0.05, 0.5))
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.state is not None and app.connected, "the match on A")
@@ -724,7 +724,7 @@ async def test_an_acf_match_s_bonus_is_ruled_part_by_part_with_the_same_keys(ser
     undoes it, b throws the bonus out (asks first)."""
     from textual.widgets import Select
 
-    app = make_tui(server.http_url, token=server.arena.tokens.server(), backoff=(0.05, 0.5))
+    app = make_tui(server.http_url, token=server.events.tokens.server(), backoff=(0.05, 0.5))
     async with app.run_test(size=SIZE) as pilot:
         setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
         await until(pilot, lambda: setup.packets, "the packets")
@@ -822,7 +822,7 @@ async def test_a_model_teams_buzz_offers_no_prompt_and_a_prompt_sent_is_refused(
     settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=setup)
     with LiveServer(settings) as server:
         match_id = server.room().rm.id
-        token = server.run(server.arena.moderator_token_async(match_id))
+        token = server.run(server.events.match_moderator_token(match_id))
         app = make_tui(server.http_url, match_id=match_id, moderator_token=token)
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.connected and app.state is not None, "connected")

@@ -96,7 +96,7 @@ async def test_a_whole_acf_match_with_the_tui_and_two_phones(tmp_path):
     phones = Phones()
     with LiveServer(settings) as server:
         room = server.room()
-        token = server.run(server.arena.moderator_token_async(room.rm.id))
+        token = server.run(server.events.match_moderator_token(room.rm.id))
         app = make_tui(server.http_url, match_id=room.rm.id, moderator_token=token,
                        backoff=(0.05, 0.5))  # fmt: skip
         await phones.run(phones.start, f"{server.http_url}/?code={room.join_code}")

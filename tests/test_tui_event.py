@@ -137,7 +137,7 @@ async def test_a_room_is_moderated_from_round_1_into_round_2(event):
 
 async def test_the_room_picker_moderates_the_room_chosen(event):
     server, plan = event
-    app = make_tui(server.http_url, token=server.arena.tokens.server(), event="night")
+    app = make_tui(server.http_url, token=server.events.tokens.server(), event="night")
     async with app.run_test(size=SIZE) as pilot:
         picker = await until(pilot, lambda: shown(app, RoomPickerScreen), "the picker")
         await until(pilot, lambda: len(picker.rooms) == 2, "the rooms")
@@ -155,7 +155,7 @@ async def test_the_room_picker_moderates_the_room_chosen(event):
 
 async def test_event_and_room_by_name_skip_the_picker(event):
     server, _ = event
-    app = make_tui(server.http_url, token=server.arena.tokens.server(), event="night", room="2")
+    app = make_tui(server.http_url, token=server.events.tokens.server(), event="night", room="2")
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
         assert app.state.event.room == "2"

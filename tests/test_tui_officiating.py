@@ -35,7 +35,7 @@ async def test_timeout_conferral_overtime_and_a_replacement_with_keys(db_url):
         match_id = server.room().rm.id
         ann = await asyncio.to_thread(player, server, "red", "Ann", match_id)
         bob = await asyncio.to_thread(player, server, "blue", "Bob", match_id)
-        app = make_tui(server.http_url, token=server.arena.tokens.server(), match_id=match_id)
+        app = make_tui(server.http_url, token=server.events.tokens.server(), match_id=match_id)
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: shown(app, LobbyScreen), "the lobby")
             await pilot.press("s")

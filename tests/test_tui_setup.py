@@ -27,7 +27,7 @@ def footer_keys(app) -> dict[str, str]:
 
 async def test_the_set_up_screen_shows_how_to_quit_and_q_types_into_a_name(server):
     record = "sqlite:////tmp/club/record.db"
-    app = make_tui(server.http_url, token=server.arena.tokens.server(), record=record)
+    app = make_tui(server.http_url, token=server.events.tokens.server(), record=record)
     async with app.run_test(size=SIZE) as pilot:
         setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
         await until(pilot, lambda: setup.packets, "the packets")

@@ -424,14 +424,14 @@ def serve(
 
     async def ready(arena, events) -> None:
         console.print(
-            f"server token (for the moderator's set-up): {arena.tokens.server()}", soft_wrap=True
+            f"server token (for the moderator's set-up): {events.tokens.server()}", soft_wrap=True
         )
         for er in events.event_rooms():
             await print_room(console, arena, events, er)
         for live in list(arena.rooms.values()):
             if live.event is not None:
                 continue
-            reply = arena.created_reply(live, await arena.moderator_token_async(live.rm.id))
+            reply = arena.created_reply(live, await events.match_moderator_token(live.rm.id))
             print_join(
                 console, reply.join_url, reply.join_code, reply.moderator_token, reply.match_id
             )

@@ -95,9 +95,9 @@ def survey(
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     public = public_base(console, host, port, public_url)
 
-    def ready(arena, _events) -> None:
+    def ready(_arena, rooms) -> None:
         console.print(
-            f"server token (for /api/survey/CODE/progress): {arena.tokens.server()}",
+            f"server token (for /api/survey/CODE/progress): {rooms.tokens.server()}",
             soft_wrap=True,
             highlight=False,
         )

@@ -380,7 +380,7 @@ def export_sqbs(engine: Engine, out: Path, events: Sequence[str]) -> Path:
     if len(events) != 1:
         raise ValueError("--format sqbs writes one event: give --event NAME once")
     plan = load_plan(engine, events[0])
-    if not plan.games:
+    if not plan.rounds:
         raise ValueError(f"event {plan.name!r} has no schedule: SQBS needs its rounds")
     text = sqbs_file(plan, event_plays(engine, plan))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -1058,7 +1058,8 @@ def _scheduled_events(engine: Engine, event_ids: Sequence[int]) -> list[Any]:
     from grace_arena.record.schedule import load_plan
 
     plans = [load_plan(engine, event_id) for event_id in event_ids]
-    return [p for p in plans if p.rooms]
+    # (with rounds: a match of its own has a room and a game, the match, but no rounds)
+    return [p for p in plans if p.rounds]
 
 
 def _rounds_of(engine: Engine, matches: Sequence[MatchInfo]) -> dict[int, int]:
@@ -1067,7 +1068,8 @@ def _rounds_of(engine: Engine, matches: Sequence[MatchInfo]) -> dict[int, int]:
 
     rounds: dict[int, int] = {}
     for event_id in sorted({m.event_id for m in matches if m.event_id is not None}):
-        for game in load_plan(engine, event_id).games:
+        plan = load_plan(engine, event_id)
+        for game in plan.games if plan.rounds else ():  # (a match of its own: no round)
             if game.match_id is not None:
                 rounds[game.match_id] = game.round
     return rounds

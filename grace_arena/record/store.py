@@ -49,6 +49,7 @@ from grace_arena.record.models import (
     BuzzRow,
     EventGameRow,
     EventPlayerRow,
+    EventRoomRow,
     EventRow,
     EventTeamRow,
     MatchRow,
@@ -94,6 +95,45 @@ def no_such_event(key: str | int, names: Sequence[str]) -> RecordError:
         f"no event {key!r} in the record (events: {', '.join(names) or 'none'}); "
         f"{mean}create one with `grace-arena event create`"
     )
+
+
+#: The one room of a match of its own (its event's), by id.
+ONE_GAME_ROOM = "match"
+
+
+def add_one_game_room(
+    session: Session,
+    event_id: int,
+    match_id: int,
+    join_code: str,
+    teams: Sequence[str],
+    *,
+    hashes: Sequence[str] = (),
+) -> str:
+    """Write the room of a match of its own: its event's one room (the match's join code, its
+    moderator tokens' ``hashes``) and one game in it, the match (round 1). Every match is
+    played in a room; a match of its own is a room with one game. Returns the room's id."""
+    session.add(
+        EventRoomRow(
+            event_id=event_id,
+            room_id=ONE_GAME_ROOM,
+            name=f"match {match_id}",
+            position=0,
+            join_code=join_code,
+            moderator_tokens=list(hashes),
+        )
+    )
+    session.add(
+        EventGameRow(
+            event_id=event_id,
+            round=1,
+            room_id=ONE_GAME_ROOM,
+            slot=0,
+            teams=list(teams),
+            match_id=match_id,
+        )
+    )
+    return ONE_GAME_ROOM
 
 
 class MatchStore:
@@ -189,6 +229,10 @@ class MatchStore:
                     )
             session.flush()
             _write_events(session, match_id, events)
+            if own and join_code is not None:  # its room: one game, the match
+                add_one_game_room(
+                    session, event_row.id, match_id, join_code, [t.id for t in config.teams]
+                )
             if game_id is not None:
                 linked = session.execute(
                     update(EventGameRow)
@@ -294,6 +338,37 @@ class MatchStore:
         with Session(self.engine) as session:
             row = session.get(MatchRow, match_id)
             return list(row.moderator_tokens or []) if row is not None else []
+
+    def add_one_game_room(self, match_id: int) -> tuple[int, str] | None:
+        """The room of a match of its own stored before its event had one (an older
+        record): written now, as :meth:`create` writes it, its moderator tokens those of the
+        match; ``(event id, room id)``, or None for a match that is no match of its own with
+        a join code (an event's, an imported one)."""
+        with Session(self.engine) as session:
+            row = session.get(MatchRow, match_id)
+            if row is None or row.join_code is None or row.event_id is None:
+                return None
+            game = session.exec(select(EventGameRow).where(EventGameRow.match_id == match_id))
+            found = game.first()
+            if found is not None:
+                return (found.event_id, found.room_id) if found.room_id is not None else None
+            event_row = session.get(ArenaEventRow, row.event_id)
+            if event_row is None or "created_for_match" not in (event_row.meta or {}):
+                return None
+            teams = session.exec(select(TeamRow.team_id).where(TeamRow.match_id == match_id))
+            room_id = add_one_game_room(
+                session,
+                row.event_id,
+                match_id,
+                row.join_code,
+                list(teams.all()),
+                hashes=list(row.moderator_tokens or []),
+            )
+            try:
+                session.commit()
+            except IntegrityError:  # another process wrote it first
+                session.rollback()
+            return row.event_id, room_id
 
     def match_row(self, match_id: int) -> MatchRow | None:
         with Session(self.engine) as session:

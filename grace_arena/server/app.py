@@ -25,18 +25,12 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from grace_arena.protocol import TeamView
-from grace_arena.server.arena import (
-    CLIENT_DIR,
-    UVICORN_OPTIONS,
-    Arena,
-    Settings,
-    Tokens,
-    token_sha256,
-)
+from grace_arena.server.arena import CLIENT_DIR, UVICORN_OPTIONS, Arena, Settings
 from grace_arena.server.http_limits import HttpLimits, uvicorn_options
 from grace_arena.server.rooms import Rooms
 from grace_arena.server.routes import ROUTERS
 from grace_arena.server.sessions import Lobby
+from grace_arena.server.tokens import Tokens, token_sha256
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -84,7 +78,7 @@ def create_app(settings: Settings) -> FastAPI:
             await rooms.restore()
             if settings.first_match is not None and not arena.rooms:
                 await rooms.open_match(settings.first_match)
-            await arena.register()
+            await arena.register(rooms.served)
         if settings.freeze_gc:
             # Modules, packets and restored rooms live as long as the server. A full collection
             # would scan them all again (about 100 ms with the event loop stopped, so one word of

@@ -1,16 +1,13 @@
-"""What the server holds: its settings, its tokens, the record, the loaded packets and the live
-matches with their leases (``Arena``). No HTTP or websocket handling here (``app.py``,
-``ws.py``), and nothing of rooms, join codes, schedules or players (``rooms.py`` sits above the
-arena and subscribes to it)."""
+"""What the server holds: its settings, the record, the loaded packets and the live matches with
+their leases (``Arena``). No HTTP or websocket handling here (``app.py``, ``ws.py``), and
+nothing of rooms, join codes, schedules, players, tokens or the events served (``rooms.py``
+sits above the arena and subscribes to it)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import logging
-import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -27,7 +24,7 @@ from grace_arena.core.formats import rules_for
 from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.specs import match_config
 from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
-from grace_arena.protocol import MatchCreatedReply, MatchSetup, Servers
+from grace_arena.protocol import MatchCreatedReply, MatchSetup
 from grace_arena.record import lease, servers
 from grace_arena.record.db import open_engine
 from grace_arena.record.lease import Holder, LeaseLost
@@ -117,39 +114,6 @@ class Settings:
     stop_timeout: float = 15.0
 
 
-class Tokens:
-    """The server token and players' tokens are HMACs of what they grant, so nothing secret
-    is stored in the record. Moderator tokens are random per match (``Arena.moderator_token``)
-    and the record keeps only their SHA-256."""
-
-    def __init__(self, secret: str, scope: str = "") -> None:
-        self._key = secret.encode()
-        #: What the server token grants: a server of an event's (``"event:NAME"``), a survey
-        #: server's (``"survey"``), or matches of their own (``""``): processes sharing a
-        #: record and a secret but serving other things do not take each other's tokens.
-        self.scope = scope
-
-    def _sign(self, text: str) -> str:
-        return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def server(self) -> str:
-        return self._sign(f"server:{self.scope}" if self.scope else "server")
-
-    def player(self, scope: int | str, player_id: str) -> str:
-        """A player's token, valid in ``scope``: a match (its id), or every match of an event
-        (``"event:<id>"``: the player of an event's rooms comes back in every round)."""
-        return f"{player_id}.{self._sign(f'player:{scope}:{player_id}')}"
-
-    def player_id(self, scope: int | str, token: str) -> str | None:
-        player_id, _, _ = token.rpartition(".")
-        if player_id and same_secret(self.player(scope, player_id), token):
-            return player_id
-        return None
-
-    def check(self, given: str | None, expected: str) -> bool:
-        return given is not None and same_secret(given, expected)
-
-
 def reading_guides(tossup: Tokenized) -> dict[int, str]:
     """Word index -> what the text has between that word and the next one that is not a word
     (a pronunciation guide and the punctuation after it, a lone dash), for the moderator who
@@ -186,26 +150,6 @@ def _end_hung_transactions(engine: Engine, ttl: float) -> None:
     sa_event.listen(engine, "connect", set_timeout)
 
 
-def token_sha256(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def token_in(given: str | None, hashes: Iterable[str]) -> bool:
-    """Whether ``given`` is a token whose SHA-256 is one of ``hashes``."""
-    if not given:
-        return False
-    digest = token_sha256(given)
-    return any(same_secret(digest, h) for h in hashes)
-
-
-def same_secret(a: str, b: str) -> bool:
-    """Constant-time comparison of two tokens; any text may be given (``compare_digest``
-    refuses non-ASCII ``str``), so compare their UTF-8 bytes."""
-    return hmac.compare_digest(
-        a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass")
-    )
-
-
 def model_trajectory(rows: Sequence[Any], field_: str = "confidence_logit") -> ModelTrajectory:
     """A model's recorded steps on one tossup (``ModelStepRow``, in order) as the views use
     them: ``field_`` is the confidence its policy buzzes on."""
@@ -234,7 +178,6 @@ class _Parts:
     guides: dict[str, dict[int, str]]
     trajectories: dict[str, dict[str, ModelTrajectory]]
     tossup_log: list[dict[str, Any]] = field(default_factory=list)
-    hashes: list[str] = field(default_factory=list)
     #: The last moment the match was served before (on its deadlines' clock), if reopened.
     held_since: float | None = None
 
@@ -250,10 +193,12 @@ class ArenaListener(Protocol):
 
     async def on_tick(self) -> None: ...
 
+    def on_peers(self) -> None: ...
+
 
 class Arena:
-    """The live rooms of this server process and what they need: the record, the loaded
-    packets, the tokens, the leases.
+    """The live matches of this server process and what they need: the record, the loaded
+    packets, the leases.
 
     One owner of the rooms' life cycle: a room is built (:meth:`create`, :meth:`reopen`: the
     record's work in a worker thread, nothing of the arena changed there), served
@@ -268,24 +213,18 @@ class Arena:
         self.engine: Engine = open_engine(settings.db_url)
         _end_hung_transactions(self.engine, settings.lease_ttl)
         self.store = MatchStore(self.engine)
-        #: (an event's rooms give the server token their event's scope when they open)
-        self.tokens = Tokens(settings.secret or secrets.token_hex(32), settings.token_scope)
         self.packets: dict[str, Packet] = {}
         #: The matches served here, by id: the one record of what is live in this process.
         self.rooms: dict[int, Room] = {}
         self.connections_from: Counter[str] = Counter()  # open websockets per address
         #: Wrong codes and tokens per address (guessing is throttled).
         self.guard = Guard()
-        #: Moderator tokens issued by this process (the record has only their hashes).
-        self._moderator_tokens: dict[int, str] = {}
         #: This process, as the holder of the leases of the matches it serves.
         self.holder = Holder.this_process(settings.public_url)
         #: Every room's changes are committed through it, together (group commit).
         self.writer = GroupWriter(self.store)
         #: The other server processes sharing the record (renewed with the leases).
         self.peers: list[Peer] = []
-        #: Ids of the events this process serves the rooms of (set by the rooms layer).
-        self.served_events: set[int] = set()
         self._listeners: list[ArenaListener] = []
         self._opening: dict[int, asyncio.Future[Room]] = {}
         self._renewer: asyncio.Task | None = None
@@ -313,17 +252,6 @@ class Arena:
         with Session(self.engine) as session:
             rows = session.exec(select(TossupRow).where(TossupRow.packet_id == packet_id)).all()
             return {r.tossup_id: tokenize(r.text) for r in rows}
-
-    def _new_join_code(self, taken: frozenset[str]) -> str:
-        from grace_arena.record.schedule import find_room_by_code, new_join_code
-
-        while True:
-            code = new_join_code(taken)
-            if (
-                self.store.find_by_join_code(code) is None
-                and find_room_by_code(self.engine, code) is None
-            ):
-                return code
 
     def match_config(self, setup: MatchSetup) -> MatchConfig:
         """What the engine plays for ``setup``: its packet's tossups, its teams (model teams
@@ -407,17 +335,16 @@ class Arena:
         self,
         setup: MatchSetup,
         *,
+        join_code: str,
         event: str | None = None,
         game_id: int | None = None,
-        join_code: str | None = None,
     ) -> Room:
         """A new match in the record, this process holding its lease, and its room (not served
-        yet: :meth:`serve`). With ``event``/``game_id``/``join_code``, the match plays a
-        scheduled match of an event in the room with that code; otherwise it is a match of
-        its own (an event of its own in the record) with a join code of its own."""
+        yet: :meth:`serve`), played in the room with ``join_code`` (the rooms layer's). With
+        ``event``/``game_id``, the match plays a scheduled match of an event; otherwise it is
+        a match of its own (an event of its own in the record, whose one room it is)."""
         self._refuse_if_stopping()
-        taken = frozenset(room.join_code for room in self.rooms.values())
-        parts = await asyncio.to_thread(self._create_parts, setup, event, game_id, join_code, taken)
+        parts = await asyncio.to_thread(self._create_parts, setup, event, game_id, join_code)
         await self._give_up_if_stopping(parts)
         return self._build(parts)
 
@@ -426,20 +353,18 @@ class Arena:
         setup: MatchSetup,
         event: str | None,
         game_id: int | None,
-        join_code: str | None,
-        taken: frozenset[str],
+        join_code: str,
     ) -> _Parts:
         config = self.match_config(setup)
-        code = join_code or self._new_join_code(taken)
         rm = self.store.create(
             config,
             now=time.time(),
-            join_code=code,
+            join_code=join_code,
             event=event,
             game_id=game_id,
             holder=self.holder,
         )
-        return _Parts(rm, code, **self._room_data(config))
+        return _Parts(rm, join_code, **self._room_data(config))
 
     async def reopen(self, match_id: int, join_code: str) -> Room:
         """A match of the record, rebuilt, with this process holding its lease, and its room
@@ -479,7 +404,6 @@ class Arena:
             join_code,
             **self._room_data(rm.match.config),
             tossup_log=log_,  # the moderator's log of the tossup being played, as it was
-            hashes=self.store.moderator_tokens(match_id),
             held_since=taken.served_until,
         )
 
@@ -522,33 +446,26 @@ class Arena:
             held_since=parts.held_since,
         )
         room.tossup_log = parts.tossup_log
-        room.moderator_hashes = frozenset(parts.hashes)
         return room
 
     # -- serving and retiring ------------------------------------------------------------------
 
-    def serve(self, room: Room, *, extra_hashes: frozenset[str] = frozenset()) -> None:
+    def serve(self, room: Room, *, hashes: frozenset[str] = frozenset()) -> None:
         """Serve ``room`` (its match's lease is this process's): register it and start its
-        reading and timers. Its room (its join code) is the rooms layer's (``rooms.py``)."""
+        reading and timers; ``hashes``: its valid moderator tokens' (its room's: the room, its
+        join code and its tokens are the rooms layer's, ``rooms.py``)."""
         match_id = room.rm.id
         self._refuse_if_stopping()
         if match_id in self.rooms and self.rooms[match_id] is not room:
             raise RuntimeError(f"match {match_id} is served here already")
         self.rooms[match_id] = room
-        room.moderator_hashes = room.moderator_hashes | extra_hashes
+        room.moderator_hashes = room.moderator_hashes | hashes
         room.listeners.append(self._tell_events)
         room.on_lease_lost = self._lease_lost
         room.start()
         if self._renewer is None or self._renewer.done():
             with contextlib.suppress(RuntimeError):  # no running loop: nothing to renew yet
                 self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
-
-    async def open_match(self, setup: MatchSetup) -> Room:
-        """Create a match of its own and serve it, with a moderator token issued for it."""
-        room = await self.create(setup)
-        self.serve(room)
-        await self.moderator_token_async(room.rm.id)
-        return room
 
     async def retire(self, room: Room, error: RoomClosed, *, release: bool = True) -> None:
         """Stop serving ``room``'s match: unregister it, close it (its connections, if any are
@@ -662,7 +579,8 @@ class Arena:
                     self._lease_lost(room, None)
             if peers != self.peers:
                 self.peers = peers
-                self._tell_servers()
+                for listener in list(self._listeners):
+                    listener.on_peers()
             if self._looking is None or self._looking.done():
                 self._looking = asyncio.get_running_loop().create_task(self._look_around())
 
@@ -673,79 +591,27 @@ class Arena:
             except Exception:
                 log.exception("looking around after renewing the leases failed")
 
-    async def register(self) -> None:
-        """Say, in the record, that this process serves (and which events)."""
+    async def register(self, events: Iterable[int] = ()) -> None:
+        """Say, in the record, that this process serves (and which ``events``: the rooms
+        layer's)."""
         await asyncio.to_thread(
-            servers.register,
-            self.engine,
-            self.holder.id,
-            self.settings.public_url,
-            sorted(self.served_events),
+            servers.register, self.engine, self.holder.id, self.settings.public_url, sorted(events)
         )
         if self._renewer is None or self._renewer.done():
             self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
 
-    def servers(self) -> list[str]:
-        """The other server processes a client of a match served here may turn to: those
-        serving what this one serves (the same events; none: matches of their own)."""
-        return [p.url for p in self.peers if set(p.events) == self.served_events]
-
-    def _tell_servers(self) -> None:
-        urls = self.servers()
-        for room in list(self.rooms.values()):
-            for conn in list(room.connections):
-                conn.send_model(Servers(urls=urls))
-
-    # -- moderators ----------------------------------------------------------------------------
-
-    def moderator_token(self, match_id: int) -> str:
-        """The match's moderator token as issued by this process; a new one (every token
-        issued for the match stays valid) when this process has issued none, e.g. after a
-        restart. Call it on the event loop (or before the server runs): it may write the
-        record."""
-        token = self._moderator_tokens.get(match_id)
-        if token is None:
-            token = secrets.token_urlsafe(24)
-            hashes = self.store.add_moderator_token(match_id, token_sha256(token))
-            self._moderator_tokens[match_id] = token
-            room = self.rooms.get(match_id)
-            if room is not None:
-                room.moderator_hashes = room.moderator_hashes | frozenset(hashes)
-        return token
-
-    async def moderator_token_async(self, match_id: int) -> str:
-        """:meth:`moderator_token`, with the record's write in a worker thread."""
-        token = self._moderator_tokens.get(match_id)
-        if token is not None:
-            return token
-        token = secrets.token_urlsafe(24)
-        hashes = await asyncio.to_thread(
-            self.store.add_moderator_token, match_id, token_sha256(token)
-        )
-        token = self._moderator_tokens.setdefault(match_id, token)
-        room = self.rooms.get(match_id)
-        if room is not None:
-            room.moderator_hashes = room.moderator_hashes | frozenset(hashes)
-        return token
-
-    async def moderator_hashes(self, match_id: int) -> frozenset[str]:
-        """The hashes of the valid moderator tokens of match ``match_id``: of the room serving
-        it here, or of the record."""
-        room = self.rooms.get(match_id)
-        if room is not None:
-            return room.moderator_hashes
-        return frozenset(await asyncio.to_thread(self.store.moderator_tokens, match_id))
-
     def join_url(self, code: str) -> str:
         return f"{self.settings.public_url.rstrip('/')}/?code={code}"
 
-    def created_reply(self, room: Room, token: str | None = None) -> MatchCreatedReply:
+    def created_reply(self, room: Room, token: str) -> MatchCreatedReply:
+        """What a moderator's set-up is told of a match served here; ``token``: the moderator
+        token of its room (the rooms layer's)."""
         state = room.rm.match.state
         return MatchCreatedReply(
             match_id=room.rm.id,
             join_code=room.join_code,
             join_url=self.join_url(room.join_code),
-            moderator_token=token or self.moderator_token(room.rm.id),
+            moderator_token=token,
             title=state.config.title,
             packet_id=state.config.packet_id,
             teams=[t.name for t in state.config.teams],

@@ -74,11 +74,14 @@ def wrong_guess(address: str, arena: Arena) -> None:
 
 
 def require_server_token(
-    request: Request, arena: ArenaDep, authorization: Annotated[str | None, Header()] = None
+    request: Request,
+    arena: ArenaDep,
+    rooms: RoomsDep,
+    authorization: Annotated[str | None, Header()] = None,
 ) -> None:
     address = guess(request, arena)
     given = authorization.removeprefix("Bearer ").strip() if authorization else None
-    if not arena.tokens.check(given, arena.tokens.server()):
+    if not rooms.tokens.check(given, rooms.tokens.server()):
         wrong_guess(address, arena)
         raise HTTPException(status_code=401, detail="a valid server token is needed")
 

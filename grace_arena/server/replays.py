@@ -1,6 +1,6 @@
 """The replay of one tossup of a match once it has ended, read from the record for whoever
 holds the match's join code: what the server speaks of is the rooms layer's one policy
-(:meth:`Rooms.speaks_of_match`), and a tossup is replayed only once no room has it yet to
+(:meth:`Rooms.serves_match`), and a tossup is replayed only once no room has it yet to
 read."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from grace_arena.core.config import MatchConfig
 from grace_arena.core.phases import Phase
 from grace_arena.protocol import ReplayView
 from grace_arena.record.models import EventGameRow, EventRow, MatchRow
-from grace_arena.server.arena import same_secret
 from grace_arena.server.rooms import Rooms
+from grace_arena.server.tokens import same_secret
 from grace_arena.server.views import ReplayRefused, replay_view
 
 __all__ = ["replay"]
@@ -22,13 +22,13 @@ __all__ = ["replay"]
 def replay(rooms: Rooms, match_id: int, number: int, code: str) -> ReplayView:
     """Tossup ``number`` of match ``match_id`` as the record holds it (a worker thread's
     work), for the holder of the match's join ``code``. Refused (:class:`ReplayRefused`)
-    for a wrong code, a match this server does not speak of (:meth:`Rooms.speaks_of_match`),
+    for a wrong code, a match this server does not speak of (:meth:`Rooms.serves_match`),
     a tossup that is not over, and a tossup that a room of the match's event, or another
     match played here, has yet to read (its text and answer would reach the room before its
     moderator reads it)."""
     with Session(rooms.engine) as session:
         row = session.get(MatchRow, match_id)
-        spoken = row is not None and rooms.speaks_of_match(session, row)
+        spoken = row is not None and rooms.serves_match(session, row)
     unknown = ReplayRefused(404, f"no match {match_id} here with that join code", wrong_code=True)
     if (
         row is None

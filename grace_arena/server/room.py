@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from grace_arena.core.commands import Buzz, Command, Pause, Reveal, Rule, TimeUp
+from grace_arena.core.commands import Buzz, Command, Join, Pause, Reveal, Rule, TimeUp
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
@@ -38,7 +38,15 @@ from grace_arena.core.events import (
     event_to_dict,
 )
 from grace_arena.core.phases import HAS_FLOOR, LIVE, Phase
-from grace_arena.protocol import BuzzResult, ErrorMsg, EventView, RecordStatus, Role, State
+from grace_arena.protocol import (
+    BuzzResult,
+    ErrorMsg,
+    EventView,
+    RecordStatus,
+    Role,
+    ServerMessage,
+    State,
+)
 from grace_arena.record.lease import LeaseLost
 from grace_arena.record.store import RecordedMatch
 from grace_arena.server import views
@@ -208,6 +216,33 @@ class Room:
         """Commit ``command``'s events, then tell everyone. Raises ``IllegalCommand``, or
         ``RoomClosed`` once the room closed."""
         return await self.pipeline.submit(command)
+
+    async def seat(
+        self,
+        conn: Connection,
+        role: Role,
+        *,
+        join: Join | None = None,
+        told: tuple[ServerMessage, ...] = (),
+    ) -> None:
+        """Seat ``conn`` in the match as ``role`` (the one call a hello makes into its room,
+        once the rooms layer has decided who it is and that it plays here): a player the
+        match does not have yet joins it first (``join``; refused: ``IllegalCommand``); then
+        the connection is told ``told`` (a player's ``joined``, once the match has them),
+        follows the match and gets its state. Raises :class:`RoomClosed` (why the room
+        closed) when it closed meanwhile."""
+        try:
+            if join is not None and join.player not in self.match.state.players.get(join.team, {}):
+                await self.command(join)
+        except RoomClosed:
+            pass  # said below
+        if not self.is_open:
+            raise self.closed_by or RoomClosed("this match is no longer served here")
+        for message in told:
+            conn.send_model(message)
+        conn.room = self
+        self.connections.add(conn)
+        conn.send_model(self.state_for(role))
 
     def submit(self, command: Command) -> asyncio.Future[list[Event]]:
         """Queue ``command``; the future gets its events once they are committed and sent (or

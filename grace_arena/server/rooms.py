@@ -11,8 +11,11 @@ hook (:class:`Rooms` is an ``ArenaListener``); the arena knows nothing of rooms.
 current match.
 
 A server process serves the events it was started for (``serve --event``), or, started for
-none, matches of their own (:meth:`Rooms.speaks_of`): a code of anything else opens nothing
-and changes nothing in the record.
+none, the events the record made for matches of their own (:meth:`Rooms.serves`): a code of
+anything else opens nothing and changes nothing in the record. A match of its own is a room
+with one game: its event's room and game are written with it (:meth:`MatchStore.create`; a
+match of an older record that has none gets them when it is opened), so it is opened,
+joined, moderated and replayed as every other room is.
 
 A room is found by its join code, which stays the same from round to round. The room's
 current match is the first of its schedule that has not ended: opened from the record if it
@@ -61,7 +64,7 @@ from grace_arena.protocol import (
     Welcome,
 )
 from grace_arena.record import lease
-from grace_arena.record.models import EventGameRow, EventPlayerRow, MatchRow
+from grace_arena.record.models import ArenaEventRow, EventPlayerRow, MatchRow
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
@@ -69,6 +72,7 @@ from grace_arena.record.schedule import (
     event_id_of,
     find_room_by_code,
     load_plan,
+    new_join_code,
 )
 from grace_arena.record.store import (
     GameTaken,
@@ -76,22 +80,22 @@ from grace_arena.record.store import (
     is_transient,
     register_player,
 )
-from grace_arena.server import views
-from grace_arena.server.arena import Arena, token_in, token_sha256
+from grace_arena.server.arena import Arena
 from grace_arena.server.connection import CLOSE_REPLACED, Connection, next_join
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
 from grace_arena.server.schedules import (
-    EventSchedule,
-    OneGame,
     Schedule,
     ScheduledRoom,
+    event_view,
+    match_moderator_hashes,
     moves_on_text,
     room_name,
     schedule_of,
     starts_when,
     waiting_text_of,
 )
+from grace_arena.server.tokens import Tokens, token_in, token_sha256
 from grace_arena.server.views import standings_view
 
 log = logging.getLogger(__name__)
@@ -133,8 +137,7 @@ class Admission:
     place: ScheduledRoom
     teams: list[TeamView]
     servers: list[str]
-    player: str | None = None
-    team: str | None = None
+    player: PlayerRecord | None = None
 
 
 @dataclass
@@ -152,13 +155,19 @@ class Rooms:
 
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
+        settings = arena.settings
+        #: The server token's and the players' (an event's rooms give the server token their
+        #: event's scope when they open).
+        self.tokens = Tokens(settings.secret or secrets.token_hex(32), settings.token_scope)
+        #: The ids of the events this process serves (``serve --event``; none: matches of
+        #: their own).
+        self.served: set[int] = set()
         self.rooms: dict[str, ScheduledRoom] = {}  # by join code
         self._by_match: dict[int, ScheduledRoom] = {}  # by the id of a match they played
         self.plans: dict[int, EventPlan] = {}  # the latest read of each event served here
         self.players: dict[int, dict[str, PlayerRecord]] = {}  # event id -> player id -> ...
         #: event id -> the connections waiting for their team's match, and what each was told
         self.waiting: dict[int, dict[Connection, str]] = {}
-        self._schedules: dict[int, Schedule] = {}  # event id -> how its plan is read
         self._moderator_tokens: dict[str, str] = {}  # join code -> token issued here
         self._standings: dict[int, StandingsView] = {}
         self.standings_version: dict[int, int] = {}  # bumped with every recomputation
@@ -175,24 +184,29 @@ class Rooms:
     def engine(self):
         return self.arena.engine
 
-    @property
-    def served(self) -> set[int]:
-        """The ids of the events this process serves."""
-        return self.arena.served_events
+    def serves(self, event_id: int, meta: dict[str, Any]) -> bool:
+        """Whether this process serves (opens, replays, sums up) the rooms of the event
+        ``event_id`` (its record's ``meta``): a server of events, of those events; any other,
+        of the events the record made for matches of their own."""
+        return event_id in self.served if self.served else "created_for_match" in meta
 
-    def speaks_of(self, event_id: int | None, *, scheduled: bool) -> bool:
-        """Whether this process speaks of (opens, replays, sums up) a match or room of the
-        event ``event_id``: a server of events, of their rooms' matches only; any other, of
-        matches played as such (not an event's ``scheduled`` ones)."""
-        return (scheduled and event_id in self.served) if self.served else not scheduled
-
-    def speaks_of_match(self, session: Session, row: MatchRow) -> bool:
+    def serves_match(self, session: Session, row: MatchRow) -> bool:
         """Whether this process speaks of (replays, sums up) a match of the record: one played
-        here, not imported, that :meth:`speaks_of` says it serves."""
-        game = session.exec(select(EventGameRow.id).where(EventGameRow.match_id == row.id))
-        return row.source is None and self.speaks_of(
-            row.event_id, scheduled=game.first() is not None
-        )
+        here, not imported, of an event it :meth:`serves`."""
+        event = session.get(ArenaEventRow, row.event_id)
+        return row.source is None and event is not None and self.serves(event.id, event.meta)  # type: ignore[arg-type]
+
+    def servers(self) -> list[str]:
+        """The other server processes a client of a room served here may turn to: those
+        serving what this one serves (the same events; none: matches of their own)."""
+        return [p.url for p in self.arena.peers if set(p.events) == self.served]
+
+    def on_peers(self) -> None:
+        """The other server processes changed: every client here is told where to turn."""
+        urls = self.servers()
+        for room in list(self.arena.rooms.values()):
+            for conn in list(room.connections):
+                conn.send_model(Servers(urls=urls))
 
     def live(self, sr: ScheduledRoom) -> Room | None:
         """The room's current match, if this process serves it now."""
@@ -209,8 +223,9 @@ class Rooms:
         return sr if sr is not None and sr.match_id == room.rm.id else None
 
     def event_rooms(self) -> list[ScheduledRoom]:
-        """The rooms of the events served here, in the order they were opened."""
-        return [r for r in self.rooms.values() if r.schedule.scheduled]
+        """The rooms served here that play rounds (an event's), in the order they were
+        opened."""
+        return [r for r in self.rooms.values() if r.rounds]
 
     # -- opening rooms -------------------------------------------------------------------------
 
@@ -234,78 +249,72 @@ class Rooms:
             chosen = [r for r in plan.rooms if r.id in rooms or r.name in rooms]
         self.served.add(plan.id)
         # the server token of an event's processes is the event's, however it was named
-        self.arena.tokens.scope = f"event:{plan.name}"
+        self.tokens.scope = f"event:{plan.name}"
         await self._load(plan)
         opened = []
         for plan_room in chosen:
-            sr = self._register(plan, EventSchedule(plan.id, plan_room.id))
+            sr = self._register(plan, Schedule(plan.id, plan_room.id))
             try:
                 await self.advance(sr, plan)
             except lease.LeaseHeld as exc:
                 log.warning("room %s of %s not opened here: %s", sr.name, plan.name, exc)
                 continue
             opened.append(sr)
-        await self.arena.register()
+        await self.arena.register(self.served)
         return opened
 
     async def open_match(self, setup: MatchSetup) -> Room:
-        """Create a match of its own and serve it, in a room of its own (its join code)."""
-        room = await self.arena.open_match(setup)
-        schedule, plan = await asyncio.to_thread(self._one_game, room.rm.id, room.join_code)
-        await self.advance(self._register(plan, schedule), plan)
+        """Create a match of its own (its event's room and its one game are written with it)
+        and serve it in that room, as every room is served (:meth:`advance`)."""
+        code = await asyncio.to_thread(self._new_join_code, frozenset(self.rooms))
+        room = await self.arena.create(setup, join_code=code)
+        schedule = await asyncio.to_thread(self._schedule_of_code, room.join_code)
+        assert schedule is not None
+        plan = await asyncio.to_thread(schedule.read, self.engine)
+        await self.advance(self._register(plan, schedule), plan, created=room)
         return room
 
     async def restore(self) -> None:
-        """Reopen every unfinished match of its own in the record that no other live server
-        process serves (after a crash or a restart). The matches of an event's rooms are
-        opened by the event's rooms (``serve --event``), not here."""
+        """Reopen the room of every unfinished match of the record that this process serves
+        (:meth:`serves`) and no other live server process does (after a crash or a restart),
+        in the order the matches were made: each by its join code, as a hello opens it."""
 
-        def unfinished() -> list[tuple[int, str]]:
+        def unfinished() -> list[str]:
             with Session(self.engine) as session:
-                scheduled = set(
-                    session.exec(
-                        select(EventGameRow.match_id).where(EventGameRow.match_id.is_not(None))  # type: ignore[union-attr]
-                    ).all()
-                )
                 rows = session.exec(
-                    select(MatchRow)
+                    select(MatchRow.join_code, ArenaEventRow.id, ArenaEventRow.meta)
+                    .join(ArenaEventRow, ArenaEventRow.id == MatchRow.event_id)  # type: ignore[arg-type]
                     .where(MatchRow.ended_at.is_(None), MatchRow.join_code.is_not(None))  # type: ignore[union-attr]
                     .order_by(MatchRow.id)  # type: ignore[arg-type]  (PostgreSQL has no order unless asked)
                 ).all()
-            return [(r.id, r.join_code) for r in rows if r.id not in scheduled]  # type: ignore[misc]
+            return [code for code, event_id, meta in rows if self.serves(event_id, meta or {})]  # type: ignore[misc]
 
-        for match_id, code in await asyncio.to_thread(unfinished):
-            if match_id in self.arena.rooms:
-                continue
-            schedule, plan = await asyncio.to_thread(self._one_game, match_id, code)
+        for code in dict.fromkeys(await asyncio.to_thread(unfinished)):
             try:
-                await self.advance(self._register(plan, schedule), plan)
+                await self.room_by_code(code)
             except lease.LeaseHeld as exc:
                 log.warning("not reopened here: %s", exc)
 
-    def _one_game(self, match_id: int, code: str) -> tuple[OneGame, EventPlan]:
-        """The schedule of the match of its own ``match_id`` and its plan (a worker thread's
+    def _new_join_code(self, taken: frozenset[str]) -> str:
+        """A join code no room has, here (``taken``) or in the record (a worker thread's
         work)."""
-        row = self.arena.store.match_row(match_id)
-        assert row is not None and row.event_id is not None
-        schedule = OneGame(row.event_id, match_id, code)
-        return schedule, schedule.read(self.engine, frozenset(self.arena.rooms))
+        while True:
+            code = new_join_code(taken)
+            if (
+                self.arena.store.find_by_join_code(code) is None
+                and find_room_by_code(self.engine, code) is None
+            ):
+                return code
 
     def _schedule_of_code(self, code: str) -> Schedule | None:
-        """What the record says a join code opens (a worker thread's work): an event's room,
-        or an unfinished match of its own (not a match of an event's schedule: its room's code
-        opens it)."""
+        """The room a join code names in the record (a worker thread's work). A match of its
+        own of an older record has no room yet: it is written now."""
         found = find_room_by_code(self.engine, code)
-        if found is not None:
-            return EventSchedule(*found)
-        row = self.arena.store.find_by_join_code(code)
-        if row is None or row.id is None or row.ended_at is not None:
-            return None
-        with Session(self.engine) as session:
-            game = session.exec(select(EventGameRow.id).where(EventGameRow.match_id == row.id))
-            if game.first() is not None:
-                return None
-        return OneGame(row.event_id, row.id, code)
+        if found is None:
+            row = self.arena.store.find_by_join_code(code)
+            if row is not None and row.id is not None and row.ended_at is None:
+                found = self.arena.store.add_one_game_room(row.id)
+        return Schedule(*found) if found is not None else None
 
     async def _load(self, plan: EventPlan) -> None:
         """The event's packets, from the record when this process was given no file."""
@@ -328,12 +337,10 @@ class Rooms:
 
     async def _read(self, event_id: int) -> EventPlan:
         """The event's plan as the record holds it now."""
-        schedule = self._schedules[event_id]
-        return await asyncio.to_thread(schedule.read, self.engine, frozenset(self.arena.rooms))
+        return await asyncio.to_thread(load_plan, self.engine, event_id)
 
     def _register(self, plan: EventPlan, schedule: Schedule) -> ScheduledRoom:
         self._remember(plan)
-        self._schedules.setdefault(plan.id, schedule)
         room = plan.room(schedule.room_id)
         assert room is not None
         sr = self.rooms.get(room.join_code)
@@ -374,11 +381,11 @@ class Rooms:
         sr = self.rooms.get(code)
         if sr is None:
             schedule = await asyncio.to_thread(self._schedule_of_code, code)
-            if schedule is None or not self.speaks_of(
-                schedule.event_id, scheduled=schedule.scheduled
-            ):
+            if schedule is None:
+                return None
+            plan = await asyncio.to_thread(schedule.read, self.engine)
+            if not self.serves(plan.id, dict(plan.meta)):
                 return None  # not this process's to open
-            plan = await asyncio.to_thread(schedule.read, self.engine, frozenset(self.arena.rooms))
             await self._load(plan)
             sr = self._register(plan, schedule)
         room = self.live(sr)
@@ -386,14 +393,15 @@ class Rooms:
             return room
         return await self.advance(sr)
 
-    async def advance(self, sr: ScheduledRoom, plan: EventPlan | None = None) -> Room | None:
+    async def advance(
+        self, sr: ScheduledRoom, plan: EventPlan | None = None, *, created: Room | None = None
+    ) -> Room | None:
         """Open the room's current match: the one under way, or the next of its schedule
-        (created now). None when every match of the room has ended, or its next one waits."""
+        (created now; or ``created`` already, with the room). None when every match of the
+        room has ended, or its next one waits."""
         async with sr.lock:
             if plan is None:
-                plan = await asyncio.to_thread(
-                    sr.schedule.read, self.engine, frozenset(self.arena.rooms)
-                )
+                plan = await asyncio.to_thread(sr.schedule.read, self.engine)
             self._remember(plan)
             game = plan.current_game(sr.room_id)
             if game is None:
@@ -409,13 +417,17 @@ class Rooms:
             # (read before the match is opened: from its opening to its serving nothing
             # waits, so a process that begins to stop meanwhile holds no lease it won't serve)
             hashes = await asyncio.to_thread(sr.schedule.moderator_hashes, self.engine)
-            room = await self._open_game(sr, plan, game)
-            room.event = sr.schedule.view(plan, sr, game)
+            if created is not None and created.rm.id == game.match_id:
+                room = created
+            else:
+                room = await self._open_game(sr, plan, game)
+            room.event = event_view(plan, sr, game)
             room.event_id = plan.id
             sr.match_id, sr.game, sr.done, sr.waiting = room.rm.id, game, False, None
+            sr.title = room.match.config.title
             self._by_match[room.rm.id] = sr
             if room.rm.id not in self.arena.rooms:
-                self.arena.serve(room, extra_hashes=frozenset(hashes))
+                self.arena.serve(room, hashes=frozenset(hashes))
         self._send_on_waiting(sr.event_id)
         self._standings_change(sr)
         return room
@@ -586,7 +598,7 @@ class Rooms:
                 game = plan.current_game(plan_room.id)
                 if game is None or game.match_id is None or game.match_id in self.arena.rooms:
                     continue
-                schedule = EventSchedule(plan.id, plan_room.id)
+                schedule = Schedule(plan.id, plan_room.id)
                 candidates[game.match_id] = self._register(plan, schedule)
         if not candidates:
             return
@@ -643,7 +655,7 @@ class Rooms:
                 )
                 raise Refused("in_use", message)
             if admission.player is not None:
-                conn.player, conn.team = admission.player, admission.team
+                conn.player, conn.team = admission.player.id, admission.player.team
         # the hello holds: leave the room this connection was in (a hello again, or a room
         # that moved on); its watchers hear of a controller that left here, unless it is the
         # room this hello takes control of again (they hear of that below)
@@ -653,7 +665,6 @@ class Rooms:
             _take_control(room, conn, hello)
         conn.role = hello.role
         needs_join = hello.role == "player" and conn.player is None
-        match = room.match
         conn.send_model(
             Welcome(
                 role=hello.role,
@@ -661,30 +672,25 @@ class Rooms:
                 watching=conn.watching,
                 needs_join=needs_join,
                 teams=admission.teams,
-                title=match.config.title,
+                title=sr.title,
                 event=room.event,
             )
         )
         try:
             if needs_join:
                 seated = await self._join_by(conn, room, sr, receive)
-            elif conn.player is not None:
-                seated = await self.seat(conn, room, sr, hello.token or "")
-            else:
-                seated = True  # a moderator, or a projector
+            elif admission.player is not None:
+                seated = await self.seat(conn, room, sr, hello.token or "", admission.player)
+            else:  # a moderator, or a projector
+                await room.seat(conn, hello.role)
+                seated = True
             if not seated:  # waiting for the team's next match, or ended
                 return True
         except IllegalCommand as exc:  # a refused join (the match is full)
             _error(conn, "not_allowed", str(exc), "hello")
             return True
-        except RoomClosed:
-            pass  # told below
-        if not room.is_open:  # it closed meanwhile: say where the match is now
-            error = room.closed_by or RoomClosed("this match is no longer served here")
-            raise Refused(error.code, str(error), url=error.url)
-        conn.room = room
-        room.connections.add(conn)
-        conn.send_model(room.state_for(hello.role))
+        except RoomClosed as exc:  # it closed meanwhile: say where the match is now
+            raise Refused(exc.code, str(exc), url=exc.url) from exc
         if admission.servers:  # where to turn if this server cannot be reached (later: the arena)
             conn.send_model(Servers(urls=admission.servers))
         if conn.watching:
@@ -739,26 +745,23 @@ class Rooms:
         if sr is None:  # its room moved on to its next match a moment ago
             gone = RoomClosed("this match is no longer served here")
             raise Refused(gone.code, str(gone), url=gone.url)
-        admission = Admission(room, sr, self._joinable(room, sr), self.arena.servers())
+        admission = Admission(room, sr, self._joinable(sr), self.servers())
         if hello.role == "moderator":
             if not await self.is_moderator(room.rm.id, hello.token):
                 raise Refused("unauthorized", "wrong moderator token", guess=True)
         elif hello.role == "player" and hello.token:
-            player_id = self.arena.tokens.player_id(self.token_scope(sr), hello.token)
+            player_id = self.tokens.player_id(self.token_scope(sr), hello.token)
             record = await self.player(sr.event_id, player_id or "")
             if record is None:
                 raise Refused("unauthorized", "unknown player token; join again", guess=True)
-            admission.player, admission.team = record.id, record.team
+            admission.player = record
         return admission
 
-    def _joinable(self, room: Room, sr: ScheduledRoom) -> list[TeamView]:
-        """The teams a new player may join: every human team of the room's event, as the
-        match names them if it plays here (a player who comes to the wrong room of an event
-        is sent on)."""
-        here = {t.id: t for t in views.team_views(room.match, "player") if t.kind == "human"}
+    def _joinable(self, sr: ScheduledRoom) -> list[TeamView]:
+        """The teams a new player may join: every human team of the room's event (a player
+        who comes to the wrong room of an event is sent on)."""
         return [
-            here.get(tid) or TeamView(id=tid, name=name, kind="human")
-            for tid, name in self.human_teams(sr.event_id)
+            TeamView(id=tid, name=name, kind="human") for tid, name in self.human_teams(sr.event_id)
         ]
 
     async def join(
@@ -784,21 +787,19 @@ class Rooms:
         if self._playing(team, record.id, conn):
             raise Refused("in_use", _in_use(record.name))
         conn.player, conn.team = record.id, team
-        token = self.arena.tokens.player(self.token_scope(sr), record.id)
-        return await self.seat(conn, room, sr, token)
+        token = self.tokens.player(self.token_scope(sr), record.id)
+        return await self.seat(conn, room, sr, token, record)
 
-    async def seat(self, conn: Connection, room: Room, sr: ScheduledRoom, token: str) -> bool:
-        """A known player (``conn.player`` of ``conn.team``) takes their seat, and is told so
+    async def seat(
+        self, conn: Connection, room: Room, sr: ScheduledRoom, token: str, record: PlayerRecord
+    ) -> bool:
+        """A known player (``record``, on ``conn``) takes their seat, and is told so
         (``joined``): in ``room``, the match of ``sr`` their hello opened (joined to it if they
         were not yet: a player of an event in a new round), or, when the team does not play
         there now, in the wait for its next match (False: waiting). A refused join raises
         ``IllegalCommand``, a room that closed ``RoomClosed``."""
         assert conn.player is not None and conn.team is not None
-        name = room.match.state.players.get(conn.team, {}).get(conn.player)
-        if name is None:
-            record = await self.player(sr.event_id, conn.player)
-            name = record.name if record else conn.player
-        joined = Joined(player=conn.player, team=conn.team, name=name or "", token=token)
+        joined = Joined(player=record.id, team=record.team, name=record.name, token=token)
         seat, where = await self.seat_of(sr.event_id, conn.team)
         if seat is not sr:
             conn.send_model(joined)
@@ -808,12 +809,9 @@ class Rooms:
             else:
                 self.wait(sr.event_id, conn, where)
             return False
-        if conn.player not in room.match.state.players.get(conn.team, {}):
-            limit = self.arena.settings.max_players_per_match
-            await room.command(
-                Join(team=conn.team, player=conn.player, name=name or "player", limit=limit)
-            )
-        conn.send_model(joined)  # once the match has the player
+        limit = self.arena.settings.max_players_per_match
+        join = Join(team=record.team, player=record.id, name=record.name or "player", limit=limit)
+        await room.seat(conn, "player", join=join, told=(joined,))  # joined: once it has them
         return True
 
     def _playing(self, team: str, player: str, conn: Connection) -> bool:
@@ -877,7 +875,9 @@ class Rooms:
         many players as it takes."""
         lock = self._registering.setdefault(event_id, asyncio.Lock())
         limit = self.player_limit(event_id)
-        full = f"this {self._schedules[event_id].noun} is full ({limit} players)"
+        plan = self.plans.get(event_id)
+        noun = "event" if plan is not None and plan.rounds else "match"
+        full = f"this {noun} is full ({limit} players)"
         async with lock:  # one at a time in this process; the record's unique name across
             fresh = f"p-{secrets.token_hex(4)}"
 
@@ -934,8 +934,8 @@ class Rooms:
         game = plan.next_game_of(team)
         entry = plan.team(team)
         name = entry.name if entry else team
-        if game is None:
-            return None, f"{name} has played all its matches: thank you!"
+        if game is None:  # its last match, ended, is shown while its room shows it here
+            return self._last_seat(plan, team), f"{name} has played all its matches: thank you!"
         room = plan.room(game.room_id or "")
         sr = self.rooms.get(room.join_code) if room else None
         names = {t.id: t.name for t in plan.teams}
@@ -955,6 +955,17 @@ class Rooms:
         if game.match_id is None and blockers:
             before.append(f"once {starts_when(plan, blockers, game)}")
         return None, where + "".join(f", {b}" for b in before) + "."
+
+    def _last_seat(self, plan: EventPlan, team: str) -> ScheduledRoom | None:
+        """The room served here whose match now is the team's last one (ended), if any."""
+        played = [g for g in plan.games if team in g.teams and g.match_id is not None]
+        if not played:
+            return None
+        last = max(played, key=lambda g: (g.round, g.slot))
+        room = plan.room(last.room_id or "")
+        sr = self.rooms.get(room.join_code) if room is not None else None
+        live = self.live(sr) if sr is not None else None
+        return sr if live is not None and live.rm.id == last.match_id else None
 
     def _send_on_waiting(self, event_id: int) -> None:
         """Send each waiting player whose team's match is now open here to its room; tell the
@@ -998,20 +1009,24 @@ class Rooms:
         summary of the one that ended)."""
         if not given:
             return False
-        hashes = set(await self.arena.moderator_hashes(match_id))
-        for sr in self.rooms.values():
-            plan, live = self.plans.get(sr.event_id), self.live(sr)
-            if live is None or plan is None:
-                continue
-            if any(g.match_id == match_id and g.room_id == sr.room_id for g in plan.games):
-                hashes |= live.moderator_hashes
+        live = self.arena.rooms.get(match_id)
+        if live is not None:
+            return token_in(given, live.moderator_hashes)
+        hashes = await asyncio.to_thread(match_moderator_hashes, self.engine, match_id)
         return token_in(given, hashes)
+
+    async def match_moderator_token(self, match_id: int) -> str:
+        """The moderator token of the room whose match ``match_id`` is served here."""
+        sr = self._by_match.get(match_id)
+        if sr is None or self.live(sr) is None:
+            raise LookupError(f"match {match_id} is not served here")
+        return await self.moderator_token(sr)
 
     # -- standings -------------------------------------------------------------------------------
 
     def _standings_change(self, sr: ScheduledRoom) -> None:
         """A match of the room opened or changed: its event's standings, if it has any."""
-        if sr.schedule.standings:
+        if sr.rounds:  # (a match of its own has no rounds, and no standings)
             self.refresh_standings(sr.event_id)
 
     def refresh_standings(self, event_id: int) -> None:

@@ -1,36 +1,32 @@
-"""The schedules a room plays (``rooms.py``): an event's room the games the event's schedule
-gives it, a match of its own one game (:class:`OneGame`). Each says how its plan is read from
-the record, what its clients are told of it, and where its moderator tokens are kept; the
-rooms layer asks it rather than testing which kind of room it is. Also the words a room and
-its players are told of the schedule (who plays where, what a match waits for)."""
+"""The schedule a room plays (``rooms.py``): the games the record's schedule gives it, one
+after another; an event's room the games of its rounds, a match of its own's room one game
+(:class:`Schedule`: one kind of room, read one way). Also the words a room and its players are
+told of the schedule (who plays where, what a match waits for)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Container
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from grace_arena.protocol import EventView, ScheduledMatch
-from grace_arena.record.models import MatchRow
+from grace_arena.record.models import EventGameRow, EventRoomRow, MatchRow
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
-    RoomPlan,
     add_room_moderator_token,
     load_plan,
     room_moderator_hashes,
 )
-from grace_arena.record.store import MatchStore
 
 __all__ = [
-    "EventSchedule",
-    "OneGame",
     "Schedule",
     "ScheduledRoom",
+    "event_view",
+    "match_moderator_hashes",
     "moves_on_text",
     "room_name",
     "schedule_of",
@@ -39,32 +35,18 @@ __all__ = [
 ]
 
 
-class EventSchedule:
-    """The games an event's schedule gives one of its rooms (the record's ``event_game``)."""
+class Schedule:
+    """The games the record's schedule (``event_game``) gives one room of an event: an
+    event's room the games of its rounds, a match of its own's room one game, the match (its
+    event's room and game, written when it was created). How its plan is read, and where its
+    moderator tokens are kept (the room's, valid in every match it plays)."""
 
     def __init__(self, event_id: int, room_id: str) -> None:
         self.event_id = event_id
         self.room_id = room_id
-        #: What its players are of, in words ("this event is full").
-        self.noun = "event"
-        #: Its games are an event's scheduled matches (those of a match of its own are not).
-        self.scheduled = True
-        #: Its standings change with every ruling (a match of its own has none).
-        self.standings = True
 
-    def read(self, engine: Engine, served: Container[int]) -> EventPlan:
+    def read(self, engine: Engine) -> EventPlan:
         return load_plan(engine, self.event_id)
-
-    def view(self, plan: EventPlan, room: ScheduledRoom, game: GamePlan) -> EventView | None:
-        """What the room's clients are told of the event it plays in."""
-        return EventView(
-            name=plan.name,
-            title=plan.title,
-            room=room.name,
-            join_code=room.join_code,
-            round=game.round,
-            rounds=len(plan.rounds),
-        )
 
     def moderator_hashes(self, engine: Engine) -> list[str]:
         return room_moderator_hashes(engine, self.event_id, self.room_id)
@@ -73,50 +55,38 @@ class EventSchedule:
         return add_room_moderator_token(engine, self.event_id, self.room_id, digest)
 
 
-class OneGame:
-    """The schedule of a match of its own: one game, in a room of its own (its join code), of
-    the event the record made for it. Its game lasts for as long as the match is served here:
-    its phones see it end, and nothing comes after it."""
+def event_view(plan: EventPlan, room: ScheduledRoom, game: GamePlan) -> EventView | None:
+    """What a room's clients are told of the event it plays in: its round of how many; none
+    for a schedule of no rounds (a match of its own: one game, nothing before or after it)."""
+    if not plan.rounds:
+        return None
+    return EventView(
+        name=plan.name,
+        title=plan.title,
+        room=room.name,
+        join_code=room.join_code,
+        round=game.round,
+        rounds=len(plan.rounds),
+    )
 
-    ROOM = "match"
 
-    def __init__(self, event_id: int, match_id: int, join_code: str) -> None:
-        self.event_id = event_id
-        self.match_id = match_id
-        self.join_code = join_code
-        self.room_id = self.ROOM
-        self.noun = "match"
-        self.scheduled = False
-        self.standings = False
-
-    def read(self, engine: Engine, served: Container[int]) -> EventPlan:
-        plan = load_plan(engine, self.event_id)
-        with Session(engine) as session:
-            row = session.get(MatchRow, self.match_id)
-        ended = row is not None and row.ended_at is not None and self.match_id not in served
-        game = GamePlan(
-            id=-self.match_id,
-            round=1,
-            room_id=self.ROOM,
-            slot=0,
-            teams=tuple(t.id for t in plan.teams),
-            match_id=self.match_id,
-            ended=ended,
+def match_moderator_hashes(engine: Engine, match_id: int) -> list[str]:
+    """The hashes of the moderator tokens valid for match ``match_id``: those of the room that
+    played it, and any the record kept on the match itself (a match of its own of an older
+    record, whose tokens were issued before it had a room)."""
+    with Session(engine) as session:
+        row = session.get(MatchRow, match_id)
+        game = session.exec(select(EventGameRow).where(EventGameRow.match_id == match_id))
+        found = game.first()
+        room = (
+            session.get(EventRoomRow, (found.event_id, found.room_id))
+            if found is not None and found.room_id is not None
+            else None
         )
-        room = RoomPlan(self.ROOM, f"match {self.match_id}", self.join_code, 0)
-        return replace(plan, rooms=(room,), rounds=(), games=(game,))
-
-    def view(self, plan: EventPlan, room: ScheduledRoom, game: GamePlan) -> EventView | None:
-        return None  # its clients are told of no event
-
-    def moderator_hashes(self, engine: Engine) -> list[str]:
-        return []  # the match's own, which the arena reads when it opens the match
-
-    def add_moderator_token(self, engine: Engine, digest: str) -> list[str]:
-        return MatchStore(engine).add_moderator_token(self.match_id, digest)
-
-
-Schedule = EventSchedule | OneGame
+    return [
+        *(room.moderator_tokens or [] if room is not None else []),
+        *(row.moderator_tokens or [] if row is not None else []),
+    ]
 
 
 @dataclass(eq=False)
@@ -133,6 +103,8 @@ class ScheduledRoom:
     join_code: str
     #: The match it plays now, while this process serves it (the arena's ``rooms`` holds it).
     match_id: int | None = None
+    #: The title of that match (what a hello to the room is welcomed with).
+    title: str = ""
     game: GamePlan | None = None
     done: bool = False  # every match of its schedule has ended
     #: Its next match cannot start yet (a team of it plays an earlier round elsewhere): why.

@@ -73,7 +73,7 @@ def models(arena: ArenaDep) -> list[str]:
 async def create_match(
     setup: MatchSetup, arena: ArenaDep, rooms: RoomsDep, _: ServerAuth
 ) -> MatchCreatedReply:
-    if not rooms.speaks_of(None, scheduled=False):
+    if rooms.served:
         raise HTTPException(
             status_code=404,
             detail=f"this server serves the rooms of event {arena.settings.event!r} only",
@@ -84,7 +84,7 @@ async def create_match(
         raise HTTPException(status_code=404, detail=str(exc)) from exc
     except ValueError as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
-    reply = arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+    reply = arena.created_reply(room, await rooms.match_moderator_token(room.rm.id))
     # a model team that would (almost) never buzz: the set-up says so, with what to do
     from grace_arena.model.readiness import match_warnings
 
@@ -93,11 +93,15 @@ async def create_match(
 
 
 @router.get("/api/matches", responses=UNAUTHORIZED | THROTTLED)
-async def list_matches(arena: ArenaDep, _: ServerAuth) -> list[MatchCreatedReply]:
-    rooms = list(arena.rooms.values())
+async def list_matches(arena: ArenaDep, rooms: RoomsDep, _: ServerAuth) -> list[MatchCreatedReply]:
+    """The matches served here, each with its room's moderator token."""
     replies = []
-    for room in rooms:
-        reply = arena.created_reply(room, await arena.moderator_token_async(room.rm.id))
+    for room in list(arena.rooms.values()):
+        try:
+            token = await rooms.match_moderator_token(room.rm.id)
+        except LookupError:  # its room moved on to its next match a moment ago
+            continue
+        reply = arena.created_reply(room, token)
         row = await asyncio.to_thread(arena.store.match_row, room.rm.id)
         replies.append(reply.model_copy(update={"created_at": row and row.created_at}))
     return replies
@@ -115,7 +119,7 @@ async def match_summary(
     address = guess(request, arena)
     given = authorization.removeprefix("Bearer ").strip() if authorization else None
     if not (
-        arena.tokens.check(given, arena.tokens.server())
+        rooms.tokens.check(given, rooms.tokens.server())
         or await rooms.is_moderator(match_id, given)
     ):
         wrong_guess(address, arena)
@@ -124,7 +128,7 @@ async def match_summary(
     def read() -> tuple[MatchRow | None, dict[str, int], list[BuzzRecord]]:
         with Session(arena.engine) as session:
             row = session.get(MatchRow, match_id)
-            if row is not None and not rooms.speaks_of_match(session, row):
+            if row is not None and not rooms.serves_match(session, row):
                 row = None  # (nothing is said of a match it does not speak of)
         if row is None:
             return None, {}, []
