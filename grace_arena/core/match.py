@@ -17,16 +17,20 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from grace_arena.core import officiating
 from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
     Buzz,
     Command,
     ConsultPart,
+    CorrectRuling,
     EndMatch,
+    FileProtest,
     GiveAnswer,
     Join,
     Pause,
+    ResolveProtest,
     Resume,
     ResumeClock,
     Reveal,
@@ -226,6 +230,8 @@ class MatchState:
     #: Emptied when a tossup starts; an undo leaves it (the refusals stay in the record
     #: whatever ruling is taken back).
     refused: dict[RefusalKey, int] = field(default_factory=dict)
+    #: Protests, and what corrections of earlier cycles need (``core.officiating``).
+    officiating: officiating.Officiating = field(default_factory=officiating.Officiating)
 
     @property
     def pace(self) -> int:
@@ -255,7 +261,9 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         return state
     if ev.seq != state.seq + 1:
         raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
-    s = replace(state, seq=ev.seq)
+    s = officiating.observe(replace(state, seq=ev.seq), ev)
+    if isinstance(ev, officiating.AMENDMENTS):
+        return officiating.reduce(s, ev)
     g = s.game
     match ev:
         case PlayerJoined():
@@ -1285,6 +1293,9 @@ _HANDLERS = {
     ThrowOutBonus: _throw_out_bonus,
     ConsultPart: _consult_part,
     AbstainPart: _abstain_part,
+    FileProtest: officiating.file_protest,
+    ResolveProtest: officiating.resolve_protest,
+    CorrectRuling: officiating.correct_ruling,
 }
 
 __all__ = [

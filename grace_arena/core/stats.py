@@ -69,12 +69,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grace_arena.core.events import (
+    TOSSUP_RULINGS,
     BuzzAccepted,
     Event,
     MatchCreated,
     MatchEnded,
     PlayerJoined,
-    Ruled,
     Ruling,
     tossups_heard,
 )
@@ -204,7 +204,8 @@ def match_play(
     if config is None:
         raise ValueError(f"match {match_id}: no match_created event")
     game = Match.replay(events).state.game
-    ruled = {ev.seq: ev for ev in events if isinstance(ev, Ruled)}
+    # a correction (core.officiating) carries a ruling's fields in the place of the one it amends
+    ruled = {ev.seq: ev for ev in events if isinstance(ev, TOSSUP_RULINGS)}
     heard = tossups_heard(events)
     buzzes = []
     for entry in game.ledger:
