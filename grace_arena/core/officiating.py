@@ -267,7 +267,7 @@ class Impact:
             return f"cannot be upheld as it stands: {self.refused}"
 
         def score(d: dict[str, int]) -> str:
-            return "–".join(str(d[t]) for t in d)
+            return ", ".join(f"{names.get(t, t)} {d[t]}" for t in d)
 
         if self.scores == self.if_upheld:
             return "upheld, it would change no score"
@@ -533,3 +533,60 @@ def _correct_part(
             answer=made.answer, choice=made.choice, by=by, reason=reason, protest_seq=protest,
         )
     )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# In words (QBJ notes, the stats report, the command line)
+
+
+def question_label(s: MatchState, tossup_id: str, part: int | None = None) -> str:
+    """ "tossup 3" (its number among the tossups heard, as QBJ numbers its questions), or
+    "bonus part 2 of tossup 3"."""
+    from grace_arena.core.events import TossupOutcome
+
+    heard = [t for t in s.game.played if s.game.outcomes.get(t) is not TossupOutcome.THROWN_OUT]
+    label = f"tossup {heard.index(tossup_id) + 1}" if tossup_id in heard else f"tossup {tossup_id}"
+    return label if part is None else f"bonus part {part + 1} of {label}"
+
+
+def describe_protest(s: MatchState, p: Protest, names: dict[str, str] | None = None) -> str:
+    """One protest in a sentence: who, what, the answer given, why, and how it stands."""
+    names = names or {}
+    what = question_label(s, p.tossup_id, p.part)
+    text = f"Protest {p.seq} by {names.get(p.team, p.team)} on {what}"
+    if p.answer:
+        text += f' (answer given: "{p.answer}")'
+    if p.reason:
+        text += f": {p.reason}"
+    if p.open:
+        return f"{text}. Open; {impact(s, p.seq).describe(names)}."
+    verdict = f"{(p.decision or '').capitalize()} by {p.decided_by}"
+    if p.decision_reason:
+        verdict += f": {p.decision_reason}"
+    return f"{text}. {verdict}."
+
+
+def describe_corrections(s: MatchState, names: dict[str, str] | None = None) -> list[str]:
+    """Each correction made by hand (not by an upheld protest), in a sentence."""
+    names = names or {}
+    out = []
+    for seq, ev in sorted(s.officiating.rulings.items()):
+        if not isinstance(ev, RulingCorrected | BonusPartCorrected) or ev.protest_seq:
+            continue
+        part = ev.part if isinstance(ev, BonusPartCorrected) else None
+        who = names.get(ev.team, ev.team)
+        if isinstance(ev, RulingCorrected):
+            who = f"{s.players.get(ev.team, {}).get(ev.player, ev.player)} ({who})"
+        text = (
+            f"Correction {seq} of {question_label(s, ev.tossup_id, part)} by the {ev.by}: "
+            f"{ev.ruling.value} for {who}, {ev.points:+d}"
+        )
+        out.append(f"{text}: {ev.reason}." if ev.reason else f"{text}.")
+    return out
+
+
+def match_notes(s: MatchState) -> list[str]:
+    """The match's protests, then its corrections by hand, in sentences (QBJ ``notes``, the
+    stats report)."""
+    names = {t.id: t.name for t in s.config.teams}
+    return [describe_protest(s, p, names) for p in protests(s)] + describe_corrections(s, names)

@@ -816,6 +816,7 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
         match_teams.append(entry)
     thrown = [t for t in m.played if t not in counted]
     notes = [f"Tossup {t} thrown out." for t in thrown]
+    notes += m.notes  # its protests (how each stands) and corrections
     return {
         "id": f"match_{m.id}",
         **({"_round": round_number} if round_number is not None else {}),

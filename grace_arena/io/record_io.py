@@ -31,9 +31,11 @@ from grace_arena.analysis.frames import (
     tossups_frame,
 )
 from grace_arena.analysis.survey import SurveyStep
+from grace_arena.core import officiating
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.consult import PartChoice, part_choices
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
+from grace_arena.core.match import Match
 from grace_arena.core.standings import BonusPlayed, bonuses_played
 from grace_arena.record.models import (
     ArenaEventRow,
@@ -99,6 +101,8 @@ class MatchInfo:
     #: Consult rules: each team's choice on each part
     #: (:func:`grace_arena.core.consult.part_choices`).
     choices: list[PartChoice] = field(default_factory=list)
+    #: Its protests and corrections by hand, in sentences (``core.officiating.match_notes``).
+    notes: list[str] = field(default_factory=list)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -167,6 +171,7 @@ def load_matches(
                 event=event_names.get(row.event_id),
                 bonuses=bonuses_played(events),
                 choices=part_choices(events, created.config),
+                notes=officiating.match_notes(Match.replay(events).state),
             )
         )
     return out
