@@ -42,6 +42,7 @@ from grace_arena.protocol import (
     BuzzMsg,
     ClientMessage,
     ConsultMsg,
+    CorrectMsg,
     EndMatchMsg,
     ErrorMsg,
     Hello,
@@ -49,6 +50,7 @@ from grace_arena.protocol import (
     PauseMsg,
     Ping,
     Pong,
+    ProtestMsg,
     ResumeMsg,
     RuleMsg,
     SetPaceMsg,
@@ -284,6 +286,10 @@ class Session:
                     self.queue(room, SetPace(wpm=msg.wpm), msg.type)
                 case EndMatchMsg():
                     self.queue(room, EndMatch(), msg.type)
+                case ProtestMsg() | CorrectMsg():  # amendments of the record (core.officiating)
+                    from grace_arena.server.routes.protests import officiating_command
+
+                    self.queue(room, officiating_command(msg), msg.type)
                 case Hello() | JoinTeam():
                     self.error("not_allowed", "already joined", msg.type)
         except Exception:  # a bug: the client hears of it, the connection goes on

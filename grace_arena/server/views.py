@@ -26,6 +26,7 @@ from grace_arena.protocol import (
     MatchView,
     ModelCurveView,
     ModelGuessView,
+    OfficiatingView,
     ReadingView,
     RecordStatus,
     ReplayBuzz,
@@ -352,9 +353,17 @@ def state_view(
         models=models,
         curves=curves,
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
+        officiating=_officiating(match) if role == "moderator" else None,
         events=events or [],
         server_time=now,
     )
+
+
+def _officiating(match: Match) -> OfficiatingView:
+    # (imported here: the routes package imports the views)
+    from grace_arena.server.routes.protests import officiating_view
+
+    return officiating_view(match)
 
 
 def _points(n: int) -> str:

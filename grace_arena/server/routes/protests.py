@@ -1,0 +1,69 @@
+"""Protests and corrections on the server: the moderator's view of them (the cycles played
+with their rulings in force, and the match's protests with what upholding each would do),
+a pure function of the match that the moderator's state carries.
+
+The moderator files a protest and corrects a cycle over the websocket (``protest``,
+``correct``); a TD resolves protests from the record (``grace-arena protest``)."""
+
+from __future__ import annotations
+
+from grace_arena.core import officiating
+from grace_arena.core.commands import CorrectRuling, FileProtest
+from grace_arena.core.events import Ruling
+from grace_arena.core.match import Match
+from grace_arena.protocol import (
+    CorrectMsg,
+    CycleView,
+    OfficiatingView,
+    ProtestMsg,
+    ProtestView,
+    RulingInForceView,
+)
+
+__all__ = ["officiating_command", "officiating_view"]
+
+
+def officiating_view(match: Match) -> OfficiatingView:
+    """What the moderator needs to correct a cycle or see how the protests stand."""
+    state = match.state
+    names = {t.id: t.name for t in state.config.teams}
+
+    def ruling(r: officiating.RulingInForce) -> RulingInForceView:
+        name = state.players.get(r.team, {}).get(r.player, r.player) if r.player else None
+        part = None if r.part is None else r.part + 1
+        return RulingInForceView(
+            seq=r.seq, team=r.team, player=r.player, player_name=name, ruling=r.ruling,
+            points=r.points, part=part, bounceback=r.bounceback, corrected=r.corrected,
+        )  # fmt: skip
+
+    cycles = [
+        CycleView(
+            number=c.number,
+            tossup_id=c.tossup_id,
+            thrown_out=c.thrown_out,
+            rulings=[ruling(r) for r in c.rulings],
+        )
+        for c in officiating.cycles(state)
+    ]
+    protests = []
+    for p in officiating.protests(state):
+        protests.append(
+            ProtestView(
+                number=p.seq, team=p.team,
+                question=officiating.question_label(state, p.tossup_id, p.part),
+                answer=p.answer, reason=p.reason,
+                status="open" if p.decision is None else p.decision,  # type: ignore[arg-type]
+                decided_by=p.decided_by, text=officiating.describe_protest(state, p, names),
+                changes_result=p.open and officiating.impact(state, p.seq).changes_result,
+            )
+        )  # fmt: skip
+    return OfficiatingView(cycles=cycles, protests=protests)
+
+
+def officiating_command(msg: ProtestMsg | CorrectMsg) -> FileProtest | CorrectRuling:
+    """The match's command for a moderator's ``protest`` or ``correct``."""
+    if isinstance(msg, ProtestMsg):
+        return FileProtest(team=msg.team, tossup=msg.tossup, part=msg.part, answer=msg.answer,
+                           reason=msg.reason)  # fmt: skip
+    ruling = Ruling(msg.ruling) if msg.ruling else None
+    return CorrectRuling(seq=msg.seq, ruling=ruling, player=msg.player, reason=msg.reason)
