@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from grace_arena.core import officiating
+from grace_arena.core import amendments
 from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
@@ -230,8 +230,8 @@ class MatchState:
     #: Emptied when a tossup starts; an undo leaves it (the refusals stay in the record
     #: whatever ruling is taken back).
     refused: dict[RefusalKey, int] = field(default_factory=dict)
-    #: Protests, and what corrections of earlier cycles need (``core.officiating``).
-    officiating: officiating.Officiating = field(default_factory=officiating.Officiating)
+    #: Protests, and what corrections of earlier cycles need (``core.amendments``).
+    officiating: amendments.Officiating = field(default_factory=amendments.Officiating)
 
     @property
     def pace(self) -> int:
@@ -261,9 +261,9 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         return state
     if ev.seq != state.seq + 1:
         raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
-    s = officiating.observe(replace(state, seq=ev.seq), ev)
-    if isinstance(ev, officiating.AMENDMENTS):
-        return officiating.reduce(s, ev)
+    s = amendments.observe(replace(state, seq=ev.seq), ev)
+    if isinstance(ev, amendments.AMENDMENTS):
+        return amendments.reduce(s, ev)
     g = s.game
     match ev:
         case PlayerJoined():
@@ -1293,9 +1293,9 @@ _HANDLERS = {
     ThrowOutBonus: _throw_out_bonus,
     ConsultPart: _consult_part,
     AbstainPart: _abstain_part,
-    FileProtest: officiating.file_protest,
-    ResolveProtest: officiating.resolve_protest,
-    CorrectRuling: officiating.correct_ruling,
+    FileProtest: amendments.file_protest,
+    ResolveProtest: amendments.resolve_protest,
+    CorrectRuling: amendments.correct_ruling,
 }
 
 __all__ = [

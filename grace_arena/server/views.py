@@ -26,7 +26,6 @@ from grace_arena.protocol import (
     MatchView,
     ModelCurveView,
     ModelGuessView,
-    OfficiatingView,
     ReadingView,
     RecordStatus,
     ReplayBuzz,
@@ -40,6 +39,7 @@ from grace_arena.protocol import (
     TeamView,
     TossupView,
 )
+from grace_arena.server.officiating import officiating_view
 
 #: Keys of events that only the moderator may see.
 SECRET_KEYS = (
@@ -353,17 +353,10 @@ def state_view(
         models=models,
         curves=curves,
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
-        officiating=_officiating(match) if role == "moderator" else None,
+        officiating=officiating_view(match) if role == "moderator" else None,
         events=events or [],
         server_time=now,
     )
-
-
-def _officiating(match: Match) -> OfficiatingView:
-    # (imported here: the routes package imports the views)
-    from grace_arena.server.routes.protests import officiating_view
-
-    return officiating_view(match)
 
 
 def _points(n: int) -> str:

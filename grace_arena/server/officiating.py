@@ -1,9 +1,8 @@
 """Protests and corrections on the server: the moderator's view of them (the cycles played
-with their rulings in force, and the match's protests with what upholding each would do),
-a pure function of the match that the moderator's state carries.
-
-The moderator files a protest and corrects a cycle over the websocket (``protest``,
-``correct``); a TD resolves protests from the record (``grace-arena protest``)."""
+with their rulings in force, and the match's protests with what upholding each would do), a
+pure function of the match that the moderator's state carries, and the match's command for a
+moderator's ``protest`` or ``correct`` message. A TD resolves protests from the record
+(``grace-arena protest``)."""
 
 from __future__ import annotations
 
