@@ -63,6 +63,8 @@ COMMAND_OF = {
     "resume": "resume",
     "step_word": "reveal",
     "step_clue": "reveal",
+    "protest": "protest",
+    "correct_cycle": "correct",
 }
 #: What to do before E can end the match, by phase (a match ends between tossups).
 END_FIRST = {
@@ -124,6 +126,22 @@ class LiveScreen(MatchScreen):
             "abstain",
             "Abstain",
             tooltip="Consult rules: the team abstains on this part (scored at once)",
+        ),
+        Binding(
+            "P",
+            "protest",
+            "Protest",
+            key_display="P",
+            tooltip="A team protests a tossup or bonus part (a form); the match goes on",
+            show=False,  # (in the help: the footer keeps the keys of every tossup)
+        ),
+        Binding(
+            "C",
+            "correct_cycle",
+            "Correct a cycle",
+            key_display="C",
+            tooltip="Pick a ruling of an earlier cycle and correct it (between tossups)",
+            show=False,
         ),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
@@ -255,6 +273,9 @@ class LiveScreen(MatchScreen):
         if action == "end_match_not_now":
             # E mid-tossup: not a move, but the screen says what comes first
             return state.match.phase != "ended" and "end_match" not in allowed
+        if action == "correct_cycle":
+            cycles = state.officiating.cycles if state.officiating else []
+            return command in allowed and any(c.rulings for c in cycles)
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more
@@ -371,6 +392,32 @@ class LiveScreen(MatchScreen):
         state = self.current
         if state is not None:
             self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
+
+    def action_protest(self) -> None:
+        from moderator_tui.officiating import ProtestScreen
+
+        state = self.current
+        if state is None:
+            return
+
+        def filed(message: Any) -> None:
+            if message is not None:
+                self._send(message)
+
+        self.app.push_screen(ProtestScreen(state), filed)
+
+    def action_correct_cycle(self) -> None:
+        from moderator_tui.officiating import CorrectScreen
+
+        state = self.current
+        if state is None:
+            return
+
+        def corrected(message: Any) -> None:
+            if message is not None:
+                self._send(message)
+
+        self.app.push_screen(CorrectScreen(state), corrected)
 
     def action_standings(self) -> None:
         self.app.show_standings()  # type: ignore[attr-defined]
