@@ -5,6 +5,10 @@ the live match."""
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
+
 from backends import on_both_backends
 from live import clients, moderator, player, win_first_word
 
@@ -64,3 +68,53 @@ def test_the_moderator_protests_and_corrects_an_earlier_cycle_over_the_websocket
         room = server.room()
         store = room.rm.store
         assert Match.replay(store.events(room.rm.id)).state == room.match.state
+
+
+def http(server, method: str, path: str, token: str | None, body: dict | None = None):
+    """(status, JSON reply) of an HTTP request to the live server."""
+    request = urllib.request.Request(
+        f"{server.http_url}{path}", method=method,
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Content-Type": "application/json",
+                 **({"Authorization": f"Bearer {token}"} if token else {})},
+    )  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_the_td_resolves_a_protest_of_a_served_match_with_the_td_token(server):
+    mod = moderator(server)
+    red, blue = player(server, "red", "Ruth"), player(server, "blue", "Bo")
+    match_id = server.room().rm.id
+    path = f"/api/matches/{match_id}/protests"
+    td = server.arena.tokens.td()
+    with clients(mod, red, blue):
+        win_first_word(mod, red, "Carver")
+        st = mod.state(lambda s: s["match"]["phase"] == "answered")
+        red_points = scores(st)["red"]
+        mod.send(type="protest", team="blue", tossup="1", reason="the answer was incomplete")
+        st = mod.state(lambda s: s["officiating"]["protests"])
+        number = st["officiating"]["protests"][0]["number"]
+        # the TD's token only: not the moderator's, not the server's, not none
+        moderator_token = server.run(server.arena.moderator_token_async(match_id))
+        for token in (None, moderator_token, server.arena.tokens.server()):
+            assert http(server, "GET", path, token)[0] == 401
+        status, listed = http(server, "GET", path, td)
+        assert status == 200 and [(p["number"], p["status"]) for p in listed] == [(number, "open")]
+        assert listed[0]["changes_result"]  # red's only points: upheld, nobody leads
+        bad = http(server, "POST", f"{path}/{number}", td, {"decision": "maybe", "by": "Dana"})
+        assert bad[0] == 422
+        upheld = {"decision": "upheld", "by": "Dana", "reason": "incomplete"}
+        status, resolved = http(server, "POST", f"{path}/{number}", td, upheld)
+        assert status == 200, resolved
+        assert (resolved["status"], resolved["decided_by"]) == ("upheld", "Dana")
+        # every screen follows: the moderator's, and the phones'
+        st = mod.state(lambda s: s["officiating"]["protests"][0]["status"] == "upheld")
+        assert scores(st)["red"] < red_points
+        blue.state(lambda s: scores(s) == scores(st))
+        again = http(server, "POST", f"{path}/{number}", td, {"decision": "denied", "by": "Eve"})
+        assert again[0] == 409 and "already resolved" in again[1]["detail"]
+        assert http(server, "GET", "/api/matches/999/protests", td)[0] == 404

@@ -401,6 +401,10 @@ def serve(
         console.print(
             f"server token (for the moderator's set-up): {arena.tokens.server()}", soft_wrap=True
         )
+        console.print(
+            f"TD token (protests: GET/POST /api/matches/ID/protests): {arena.tokens.td()}",
+            soft_wrap=True,
+        )
         for er in events.event_rooms():
             await print_room(console, arena, events, er)
         for live in list(arena.rooms.values()):
