@@ -61,6 +61,8 @@ def test_the_moderator_protests_and_corrects_an_earlier_cycle_over_the_websocket
         # not while a tossup is being read: an error, and nothing changes
         mod.send(type="start_tossup")
         mod.state(lambda s: s["match"]["phase"] == "reading")
+        mod.send(type="pause")  # (the reading stays where it is, however slow the machine)
+        mod.state(lambda s: s["match"]["paused"])
         mod.send(type="correct", seq=corrected["seq"], ruling="correct")
         error = mod.wait("error")
         assert error["code"] == "illegal" and "cannot correct while the match is reading" in \
