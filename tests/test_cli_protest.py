@@ -31,7 +31,7 @@ def test_the_td_lists_resolves_and_corrects_from_the_command_line(tmp_path) -> N
     assert listed.exit_code == 0, listed.output
     lines = [line for line in listed.output.splitlines() if line.startswith("match")]
     assert len(lines) == 2
-    assert 'by Red on tossup 3 (answer given: "Carver"): on the line. Open; upheld, the ' \
+    assert 'by Red on tossup 3 (t2) (answer given: "Carver"): on the line. Open; upheld, the ' \
            "score would be Red 50, Blue 40 (now Red 35, Blue 40): it would change the result " \
            "(Red ahead, not Blue ahead)." in lines[0]  # fmt: skip
     red, blue = (p.seq for p in officiating.protests(store.open(match_id).match.state))

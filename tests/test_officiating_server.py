@@ -41,7 +41,7 @@ def test_the_moderator_protests_and_corrects_an_earlier_cycle_over_the_websocket
         st = mod.state(lambda s: s["officiating"]["protests"])
         [protest] = st["officiating"]["protests"]
         assert (protest["team"], protest["question"], protest["status"]) == (
-            "blue", "tossup 1", "open",
+            "blue", "tossup 1 (lit-american-1)", "open",
         )  # fmt: skip
         assert "Ruth's answer came after time. Open; upheld" in protest["text"]
         assert st["match"]["phase"] == "answered" and scores(st) == before

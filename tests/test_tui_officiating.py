@@ -61,7 +61,7 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
         await until(pilot, lambda: app.state.officiating.protests, "the protest")
         [protest] = app.state.officiating.protests
         assert (protest.team, protest.question, protest.answer, protest.reason) == (
-            "blue", "tossup 1", "Carver", "late buzz",
+            "blue", "tossup 1 (lit-american-1)", "Carver", "late buzz",
         )  # fmt: skip
         assert phase(app) == "answered"
 

@@ -162,10 +162,12 @@ def impact(s: MatchState, protest: int) -> Impact:
 
 
 def question_label(s: MatchState, tossup_id: str, part: int | None = None) -> str:
-    """ "tossup 3" (its number among the tossups heard, as QBJ numbers its questions), or
-    "bonus part 2 of tossup 3"."""
-    heard = [t for t in s.game.played if s.game.outcomes.get(t) is not TossupOutcome.THROWN_OUT]
-    label = f"tossup {heard.index(tossup_id) + 1}" if tossup_id in heard else f"tossup {tossup_id}"
+    """ "tossup 3 (lit-british-1)": its number among the tossups played, as the moderator's
+    screen, the protest form and the cycles number them (a tossup thrown out keeps its number),
+    and its id; or "bonus part 2 of tossup 3 (lit-british-1)"."""
+    played = s.game.played
+    number = f"tossup {played.index(tossup_id) + 1} " if tossup_id in played else "tossup "
+    label = f"{number}({tossup_id})"
     return label if part is None else f"bonus part {part + 1} of {label}"
 
 
