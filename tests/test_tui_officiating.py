@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Input, RadioSet
 from grace_arena.core import officiating
 from grace_arena.core.match import Match
 from moderator_tui import make_tui
+from moderator_tui.end import EndScreen
 from moderator_tui.live import LiveScreen
 from moderator_tui.officiating import CorrectScreen, ProtestScreen
 
@@ -99,6 +100,16 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
             lambda: app.state.officiating.cycles[1].rulings[0].player_name == "Amy",
             "Amy credited",
         )
+        # the match over, the end screen takes a protest too (the form's defaults: the first
+        # team, the last tossup)
+        await pilot.press("E", "y")
+        end = await until(pilot, lambda: shown(app, EndScreen), "the end screen")
+        await until(pilot, lambda: end.check_action("protest", ()), "P on the end screen")
+        await pilot.press("P")
+        form = await until(pilot, lambda: shown(app, ProtestScreen), "the protest form")
+        await pilot.press(*"Dickens", "ctrl+s")
+        await until(pilot, lambda: len(app.state.officiating.protests) == 2, "the second protest")
+        assert app.state.officiating.protests[1].question == "tossup 3 (lit-european-1)"
         for phone in (ann, amy, bob):
             phone.close()
 
@@ -109,6 +120,8 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
     assert [(r.team, r.ruling, r.corrected) for c in cycles for r in c.rulings] == [
         ("red", "incorrect", True), ("red", "correct", True), ("blue", "correct", False),
     ]  # fmt: skip
-    [p] = officiating.protests(state)
-    assert (p.team, p.tossup_id, p.answer, p.reason) == ("blue", cycles[0].tossup_id, "Carver",
-                                                          "late buzz")  # fmt: skip
+    first, last = officiating.protests(state)
+    assert (first.team, first.tossup_id, first.answer, first.reason) == (
+        "blue", cycles[0].tossup_id, "Carver", "late buzz",
+    )  # fmt: skip
+    assert (last.team, last.tossup_id, last.answer) == ("red", cycles[2].tossup_id, "Dickens")
