@@ -242,6 +242,9 @@ def test_a_protest_is_filed_while_the_match_goes_on_and_bad_ones_are_refused():
     assert [type(e) for e in events] == [ProtestFiled]
     assert g.match.phase is Phase.BUZZED and g.match.state.game.floor is not None
     assert events[0].ruling_seq == g.seq_of(1, team="red")  # the correct answer it contests
+    # weighed at once, while the tossup is played: red's ten would become a neg
+    upheld = officiating.impact(g.match.state, events[0].seq)
+    assert (upheld.refused, upheld.if_upheld) == (None, {"red": 25, "blue": 0})
     for command, message in [
         (FileProtest(team="green", tossup="1"), "no team 'green'"),
         (FileProtest(team="red", tossup="9"), "no tossup '9' played"),

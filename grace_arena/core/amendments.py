@@ -132,11 +132,13 @@ def reduce(s: MatchState, ev: Event) -> MatchState:
 def _amend(g: GameState, amends: int, entry: LedgerEntry, ev: AnyRuling) -> GameState:
     """``g`` with the ruling ``amends`` replaced by ``entry`` on its ledger (in its place) and
     in its scores; the same in the states an undo would restore, so that an undo after a
-    correction does not bring back what it corrected."""
+    correction does not bring back what it corrected. A state without that ruling is left as
+    it is, and the states before it with it (a ledger only grows, but for a throw-out, which
+    leaves no state to restore)."""
     old = next((e for e in g.ledger if e.seq == amends), None)
-    history = tuple(_amend(h, amends, entry, ev) for h in g.history)
     if old is None:
-        return replace(g, history=history)
+        return g
+    history = tuple(_amend(h, amends, entry, ev) for h in g.history)
     scores = dict(g.scores)
     scores[old.team] -= old.points
     scores[entry.team] = scores.get(entry.team, 0) + entry.points

@@ -32,7 +32,7 @@ may be filed at any time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from grace_arena.core.amendments import (
     AMENDMENTS,
@@ -44,6 +44,7 @@ from grace_arena.core.amendments import (
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import BonusPartCorrected, RulingCorrected, TossupOutcome
 from grace_arena.core.match import Match, MatchState
+from grace_arena.core.phases import Phase
 
 __all__ = [
     "AMENDMENTS",
@@ -142,11 +143,14 @@ def _leaders(scores: dict[str, int]) -> tuple[str, ...]:
 
 
 def impact(s: MatchState, protest: int) -> Impact:
-    """Whether upholding ``protest`` would change the match's result, on the state ``s``."""
+    """Whether upholding ``protest`` would change the match's result, on the state ``s``
+    (as if it were resolved now, whatever is being played: a protest filed during a tossup
+    is weighed at once)."""
     from grace_arena.core.commands import ResolveProtest
 
     now = dict(s.game.scores)
-    scratch = Match(s)
+    # (a TD resolves between cycles: the scratch match is taken there to weigh it)
+    scratch = Match(replace(s, game=replace(s.game, phase=Phase.ENDED)))
     refused = None
     try:
         scratch.handle(ResolveProtest(protest=protest, decision="upheld", by="impact"),
@@ -171,8 +175,11 @@ def question_label(s: MatchState, tossup_id: str, part: int | None = None) -> st
     return label if part is None else f"bonus part {part + 1} of {label}"
 
 
-def describe_protest(s: MatchState, p: Protest, names: dict[str, str] | None = None) -> str:
-    """One protest in a sentence: who, what, the answer given, why, and how it stands."""
+def describe_protest(
+    s: MatchState, p: Protest, names: dict[str, str] | None = None, *, upheld: Impact | None = None
+) -> str:
+    """One protest in a sentence: who, what, the answer given, why, and how it stands (for an
+    open one, ``upheld`` or :func:`impact`)."""
     names = names or {}
     what = question_label(s, p.tossup_id, p.part)
     text = f"Protest {p.seq} by {names.get(p.team, p.team)} on {what}"
@@ -181,7 +188,7 @@ def describe_protest(s: MatchState, p: Protest, names: dict[str, str] | None = N
     if p.reason:
         text += f": {p.reason}"
     if p.open:
-        return f"{text}. Open; {impact(s, p.seq).describe(names)}."
+        return f"{text}. Open; {(upheld or impact(s, p.seq)).describe(names)}."
     verdict = f"{(p.decision or '').capitalize()} by {p.decided_by}"
     if p.decision_reason:
         verdict += f": {p.decision_reason}"

@@ -6,10 +6,12 @@ moderator's ``protest`` or ``correct`` message. A TD resolves protests from the 
 
 from __future__ import annotations
 
+import weakref
+
 from grace_arena.core import officiating
 from grace_arena.core.commands import CorrectRuling, FileProtest
 from grace_arena.core.events import Ruling
-from grace_arena.core.match import Match
+from grace_arena.core.match import Match, MatchState
 from grace_arena.protocol import (
     CorrectMsg,
     CycleView,
@@ -22,9 +24,28 @@ from grace_arena.protocol import (
 __all__ = ["officiating_command", "officiating_view"]
 
 
+#: The last view of each match, with what it was made of: the moderator's state is sent after
+#: every change (every word read), and the view changes only with the rulings, the tossups
+#: played and the protests (immutable objects, replaced when they change).
+_LAST: weakref.WeakKeyDictionary[Match, tuple[tuple[object, ...], OfficiatingView]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def officiating_view(match: Match) -> OfficiatingView:
     """What the moderator needs to correct a cycle or see how the protests stand."""
     state = match.state
+    made_of = (state.officiating, state.game.ledger, state.game.played, state.game.outcomes,
+               state.players)  # fmt: skip
+    last = _LAST.get(match)
+    if last is not None and all(a is b for a, b in zip(last[0], made_of, strict=True)):
+        return last[1]
+    view = _view(state)
+    _LAST[match] = (made_of, view)
+    return view
+
+
+def _view(state: MatchState) -> OfficiatingView:
     names = {t.id: t.name for t in state.config.teams}
 
     def ruling(r: officiating.RulingInForce) -> RulingInForceView:
@@ -46,14 +67,16 @@ def officiating_view(match: Match) -> OfficiatingView:
     ]
     protests = []
     for p in officiating.protests(state):
+        upheld = officiating.impact(state, p.seq) if p.open else None
         protests.append(
             ProtestView(
                 number=p.seq, team=p.team,
                 question=officiating.question_label(state, p.tossup_id, p.part),
                 answer=p.answer, reason=p.reason,
                 status="open" if p.decision is None else p.decision,  # type: ignore[arg-type]
-                decided_by=p.decided_by, text=officiating.describe_protest(state, p, names),
-                changes_result=p.open and officiating.impact(state, p.seq).changes_result,
+                decided_by=p.decided_by,
+                text=officiating.describe_protest(state, p, names, upheld=upheld),
+                changes_result=upheld is not None and upheld.changes_result,
             )
         )  # fmt: skip
     return OfficiatingView(cycles=cycles, protests=protests)
