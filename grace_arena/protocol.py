@@ -399,7 +399,7 @@ class ProtestMsg(_Msg):
 
 class CorrectMsg(_Msg):
     """Correct a ruling in force of an earlier cycle (``seq``: its number in
-    ``officiating.cycles``): another ruling, or for a tossup another player (who buzzed)."""
+    ``protests.cycles``): another ruling, or for a tossup another player (who buzzed)."""
 
     type: Literal["correct"] = "correct"
     seq: int = Field(ge=1)

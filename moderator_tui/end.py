@@ -243,12 +243,12 @@ class EndScreen(MatchScreen):
         return True
 
     def action_protest(self) -> None:
-        from moderator_tui.officiating import ProtestScreen
+        from moderator_tui.protests import ProtestScreen
 
         self.app.push_screen(ProtestScreen(self.final), self._send)
 
     def action_correct_cycle(self) -> None:
-        from moderator_tui.officiating import CorrectScreen
+        from moderator_tui.protests import CorrectScreen
 
         self.app.push_screen(CorrectScreen(self.final), self._send)
 

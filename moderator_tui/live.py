@@ -394,7 +394,7 @@ class LiveScreen(MatchScreen):
             self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
 
     def action_protest(self) -> None:
-        from moderator_tui.officiating import ProtestScreen
+        from moderator_tui.protests import ProtestScreen
 
         state = self.current
         if state is None:
@@ -407,7 +407,7 @@ class LiveScreen(MatchScreen):
         self.app.push_screen(ProtestScreen(state), filed)
 
     def action_correct_cycle(self) -> None:
-        from moderator_tui.officiating import CorrectScreen
+        from moderator_tui.protests import CorrectScreen
 
         state = self.current
         if state is None:

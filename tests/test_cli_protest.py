@@ -4,11 +4,11 @@ serves is refused in one line and left as it was."""
 
 from __future__ import annotations
 
-from officiating_child import play
+from protests_child import play
 from typer.testing import CliRunner
 
 from grace_arena.cli import app
-from grace_arena.core import officiating
+from grace_arena.core import protests
 from grace_arena.record import lease
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.store import MatchStore
@@ -34,7 +34,7 @@ def test_the_td_lists_resolves_and_corrects_from_the_command_line(tmp_path) -> N
     assert 'by Red on tossup 3 (t2) (answer given: "Carver"): on the line. Open; upheld, the ' \
            "score would be Red 50, Blue 40 (now Red 35, Blue 40): it would change the result " \
            "(Red ahead, not Blue ahead)." in lines[0]  # fmt: skip
-    red, blue = (p.seq for p in officiating.protests(store.open(match_id).match.state))
+    red, blue = (p.seq for p in protests.protests(store.open(match_id).match.state))
     missing = grace("resolve", m, str(red), "--db", url)
     assert missing.exit_code == 1 and "say --upheld or --denied" in missing.output
     done = grace("resolve", m, str(red), "--upheld", "--by", "Dana", "--reason", "on the line",
@@ -50,7 +50,7 @@ def test_the_td_lists_resolves_and_corrects_from_the_command_line(tmp_path) -> N
     # the cycles with their numbers, then a correction by number
     cycles = grace("cycles", m, "--db", url).output
     assert "tossup 3 (t2)" in cycles and "Red-1 (Red) correct +10 (corrects" in cycles
-    seq = next(r.seq for r in officiating.cycles(store.open(match_id).match.state)[1].rulings
+    seq = next(r.seq for r in protests.cycles(store.open(match_id).match.state)[1].rulings
                if r.part == 2)  # fmt: skip
     fixed = grace("correct", m, str(seq), "--ruling", "incorrect", "--reason", "misheard",
                   "--db", url)  # fmt: skip

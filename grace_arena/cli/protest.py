@@ -87,7 +87,7 @@ def list_protests(
 ) -> None:
     """List the open protests (or --all) of the record's matches: who protested what, the
     answer given, why, and whether upholding it would change the result."""
-    from grace_arena.core import officiating
+    from grace_arena.core import protests
     from grace_arena.core.match import Match
     from grace_arena.record.schedule import load_plan
 
@@ -106,10 +106,10 @@ def list_protests(
         if not events:
             raise _fail(f"no match {match_id} in the record")
         state = Match.replay(events).state
-        for p in officiating.protests(state):
+        for p in protests.protests(state):
             if p.open or every:
                 typer.echo(
-                    f"match {match_id}: {officiating.describe_protest(state, p, _names(state))}"
+                    f"match {match_id}: {protests.describe_protest(state, p, _names(state))}"
                 )
                 shown += 1
     if not shown:
@@ -134,7 +134,7 @@ def resolve(
     db: DbOption = None,
 ) -> None:
     """Resolve a protest of a match: --upheld or --denied, --by the TD, --reason why."""
-    from grace_arena.core import officiating
+    from grace_arena.core import protests
     from grace_arena.core.commands import ResolveProtest
     from grace_arena.core.errors import IllegalCommand
 
@@ -151,7 +151,7 @@ def resolve(
             raise _fail(str(exc)) from None
         state = rm.match.state
         p = state.officiating.protests[protest]
-        typer.echo(f"match {match}: {officiating.describe_protest(state, p, _names(state))}")
+        typer.echo(f"match {match}: {protests.describe_protest(state, p, _names(state))}")
         typer.echo(f"score: {_score(before, state)} → {_score(rm.match.scores, state)}")
 
 
@@ -159,7 +159,7 @@ def resolve(
 def cycles(match: MatchArg, db: DbOption = None) -> None:
     """List a match's cycles with their rulings in force, each with the number that
     ``protest correct`` takes."""
-    from grace_arena.core import officiating
+    from grace_arena.core import protests
     from grace_arena.core.match import Match
 
     store = _store(db)
@@ -168,7 +168,7 @@ def cycles(match: MatchArg, db: DbOption = None) -> None:
         raise _fail(f"no match {match} in the record")
     state = Match.replay(events).state
     names = _names(state)
-    for c in officiating.cycles(state):
+    for c in protests.cycles(state):
         head = f"tossup {c.number} ({c.tossup_id})" + (" thrown out" if c.thrown_out else "")
         typer.echo(head)
         for r in c.rulings:
@@ -202,7 +202,7 @@ def correct(
 ) -> None:
     """Correct a ruling in force of any cycle (the TD's correction): --ruling, or --player
     for who buzzed. The ruling corrected stays in the record, superseded."""
-    from grace_arena.core import officiating
+    from grace_arena.core import protests
     from grace_arena.core.commands import CorrectRuling
     from grace_arena.core.errors import IllegalCommand
     from grace_arena.core.events import Ruling
@@ -221,7 +221,7 @@ def correct(
         except IllegalCommand as exc:
             raise _fail(str(exc)) from None
         state = rm.match.state
-        made = next(r for r in officiating.rulings_in_force(state) if r.seq == events[-1].seq)
+        made = next(r for r in protests.rulings_in_force(state) if r.seq == events[-1].seq)
         typer.echo(f"match {match}: {_ruling_line(state, made, _names(state))}")
         typer.echo(f"score: {_score(before, state)} → {_score(rm.match.scores, state)}")
 

@@ -1,6 +1,6 @@
 """The officials' amendments inside the match engine: protests filed and resolved, corrections
 of earlier cycles. What they mean, and how to read a match's protests and cycles, is told in
-:mod:`grace_arena.core.officiating`; this module is what the match's reducer and command
+:mod:`grace_arena.core.protests`; this module is what the match's reducer and command
 dispatch call (``observe`` and ``reduce`` fold the events, ``file_protest``,
 ``resolve_protest`` and ``correct_ruling`` decide the commands).
 

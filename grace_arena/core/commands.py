@@ -179,7 +179,7 @@ class ThrowOutBonus(Command):
     reason: str = Field(default="thrown out by the moderator", max_length=200)
 
 
-# Officiating (grace_arena.core.officiating): protests and corrections of earlier cycles.
+# Officiating (grace_arena.core.protests): protests and corrections of earlier cycles.
 
 
 class FileProtest(Command):

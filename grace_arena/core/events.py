@@ -339,7 +339,7 @@ class MatchEnded(_Event):
 
 
 # --------------------------------------------------------------------------------------------
-# Officiating: protests and corrections (grace_arena.core.officiating). They amend the record,
+# Officiating: protests and corrections (grace_arena.core.protests). They amend the record,
 # never rewrite it: a correction names the ruling in force it replaces (``amends``), and that
 # ruling stays in the record, superseded.
 

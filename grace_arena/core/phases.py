@@ -4,7 +4,7 @@ Rules of the table (read this before changing the match engine):
 
 * A match is always in exactly one phase. ``IDLE`` is "between tossups" (also before the
   first one); ``ENDED`` is final: only the officials' amendments are legal there (a protest,
-  a correction of a cycle, a protest's resolution: ``grace_arena.core.officiating``).
+  a correction of a cycle, a protest's resolution: ``grace_arena.core.protests``).
 * ``READING``: words are being revealed; any team that is not locked out may buzz.
 * ``AWAITING``: every word has been read; the buzz window after the end is open until time
   runs out (then the tossup is ``DEAD``).
@@ -159,7 +159,7 @@ for _phase in Phase:
         TRANSITIONS[(_phase, "resume_clock")] = frozenset({_phase})
 
 # A team may protest at any time, the match going on (an ended match too, right after it).
-# Corrections of earlier cycles and the resolution of protests (``core.officiating``) are made
+# Corrections of earlier cycles and the resolution of protests (``core.protests``) are made
 # between cycles or after the match, never while a tossup or a bonus is being played.
 for _phase in Phase:
     TRANSITIONS[(_phase, "protest")] = frozenset({_phase})

@@ -108,7 +108,7 @@ def bonuses_played(events: Sequence[Event]) -> list[BonusPlayed]:
             thrown.discard(ev.bonus_id)
         elif isinstance(ev, BonusEnded) and ev.outcome == "thrown_out":
             thrown.add(ev.bonus_id)
-        elif isinstance(ev, PART_RULINGS):  # as ruled, or as corrected (core.officiating)
+        elif isinstance(ev, PART_RULINGS):  # as ruled, or as corrected (core.protests)
             ruled[ev.seq] = ev
     in_force = [ruled[e.seq] for e in game.ledger if e.bonus_id is not None and e.seq in ruled]
     played = []

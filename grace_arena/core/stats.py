@@ -68,7 +68,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from grace_arena.core import officiating
+from grace_arena.core import protests
 from grace_arena.core.events import (
     TOSSUP_RULINGS,
     BuzzAccepted,
@@ -152,7 +152,7 @@ class MatchPlay:
     ended: bool
     round: int | None = None
     room: str | None = None
-    #: Its protests and corrections by hand, in sentences (``core.officiating.match_notes``).
+    #: Its protests and corrections by hand, in sentences (``core.protests.match_notes``).
     notes: tuple[str, ...] = ()
 
     @property
@@ -208,7 +208,7 @@ def match_play(
         raise ValueError(f"match {match_id}: no match_created event")
     state = Match.replay(events).state
     game = state.game
-    # a correction (core.officiating) carries a ruling's fields in the place of the one it amends
+    # a correction (core.protests) carries a ruling's fields in the place of the one it amends
     ruled = {ev.seq: ev for ev in events if isinstance(ev, TOSSUP_RULINGS)}
     heard = tossups_heard(events)
     buzzes = []
@@ -241,7 +241,7 @@ def match_play(
         ended=any(isinstance(ev, MatchEnded) for ev in events),
         round=round,
         room=room,
-        notes=tuple(officiating.match_notes(state)),
+        notes=tuple(protests.match_notes(state)),
     )
 
 

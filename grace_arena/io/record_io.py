@@ -31,7 +31,7 @@ from grace_arena.analysis.frames import (
     tossups_frame,
 )
 from grace_arena.analysis.survey import SurveyStep
-from grace_arena.core import officiating
+from grace_arena.core import protests
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.consult import PartChoice, part_choices
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
@@ -101,7 +101,7 @@ class MatchInfo:
     #: Consult rules: each team's choice on each part
     #: (:func:`grace_arena.core.consult.part_choices`).
     choices: list[PartChoice] = field(default_factory=list)
-    #: Its protests and corrections by hand, in sentences (``core.officiating.match_notes``).
+    #: Its protests and corrections by hand, in sentences (``core.protests.match_notes``).
     notes: list[str] = field(default_factory=list)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
@@ -171,7 +171,7 @@ def load_matches(
                 event=event_names.get(row.event_id),
                 bonuses=bonuses_played(events),
                 choices=part_choices(events, created.config),
-                notes=officiating.match_notes(Match.replay(events).state),
+                notes=protests.match_notes(Match.replay(events).state),
             )
         )
     return out

@@ -61,8 +61,8 @@ from grace_arena.protocol import (
     UndoMsg,
 )
 from grace_arena.server.connection import Connection, LoopWatch
-from grace_arena.server.officiating import officiating_command
 from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.protests import officiating_command
 from grace_arena.server.room import Room
 from grace_arena.server.rooms import Refused, Rooms
 
@@ -287,7 +287,7 @@ class Session:
                     self.queue(room, SetPace(wpm=msg.wpm), msg.type)
                 case EndMatchMsg():
                     self.queue(room, EndMatch(), msg.type)
-                case ProtestMsg() | CorrectMsg():  # amendments of the record (core.officiating)
+                case ProtestMsg() | CorrectMsg():  # amendments of the record (core.protests)
                     self.queue(room, officiating_command(msg), msg.type)
                 case Hello() | JoinTeam():
                     self.error("not_allowed", "already joined", msg.type)

@@ -39,7 +39,7 @@ from grace_arena.protocol import (
     TeamView,
     TossupView,
 )
-from grace_arena.server.officiating import officiating_view
+from grace_arena.server.protests import officiating_view
 
 #: Keys of events that only the moderator may see.
 SECRET_KEYS = (

@@ -25,8 +25,8 @@ from grace_arena.server.deps import (
     guess,
     wrong_guess,
 )
-from grace_arena.server.officiating import officiating_view
 from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.protests import officiating_view
 from grace_arena.server.room import Room
 
 __all__ = ["router"]

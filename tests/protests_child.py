@@ -9,7 +9,7 @@ import time
 
 from engine_helpers import config
 
-from grace_arena.core import officiating
+from grace_arena.core import protests
 from grace_arena.core.commands import (
     Buzz,
     CorrectRuling,
@@ -48,7 +48,7 @@ def play(store: MatchStore) -> int:
     rm.handle(Reveal(to=10_000), now=next(now))
     rm.handle(TimeUp(), now=2500.0)
     # two cycles back: red-2 buzzed on the first tossup, not red-1; its second part was right
-    first = officiating.cycles(rm.match.state)[0].rulings
+    first = protests.cycles(rm.match.state)[0].rulings
     rm.handle(CorrectRuling(seq=first[0].seq, player="red-2", reason="Bea buzzed"), now=2501.0)
     rm.handle(CorrectRuling(seq=first[2].seq, ruling=C, reason="part 2 was right"), now=2502.0)
     rm.handle(FileProtest(team="red", tossup="3", answer="Carver", reason="on the line"),

@@ -12,12 +12,12 @@ from live import player
 from test_tui import SIZE, open_match, phase, shown, until  # noqa: F401 (a fixture)
 from textual.widgets import DataTable, Input, RadioSet
 
-from grace_arena.core import officiating
+from grace_arena.core import protests
 from grace_arena.core.match import Match
 from moderator_tui import make_tui
 from moderator_tui.end import EndScreen
 from moderator_tui.live import LiveScreen
-from moderator_tui.officiating import CorrectScreen, ProtestScreen
+from moderator_tui.protests import CorrectScreen, ProtestScreen
 
 pytestmark = [pytest.mark.anyio, pytest.mark.server(first_match=None, secret="tui-test")]
 
@@ -116,11 +116,11 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
     room = server.room(match_id)
     state = Match.replay(server.arena.store.events(match_id)).state
     assert state == room.match.state
-    cycles = officiating.cycles(state)
+    cycles = protests.cycles(state)
     assert [(r.team, r.ruling, r.corrected) for c in cycles for r in c.rulings] == [
         ("red", "incorrect", True), ("red", "correct", True), ("blue", "correct", False),
     ]  # fmt: skip
-    first, last = officiating.protests(state)
+    first, last = protests.protests(state)
     assert (first.team, first.tossup_id, first.answer, first.reason) == (
         "blue", cycles[0].tossup_id, "Carver", "late buzz",
     )  # fmt: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 
-from grace_arena.core import officiating
+from grace_arena.core import protests as filed
 from grace_arena.core.commands import CorrectRuling, FileProtest
 from grace_arena.core.events import Ruling
 from grace_arena.core.match import Match, MatchState
@@ -48,7 +48,7 @@ def officiating_view(match: Match) -> OfficiatingView:
 def _view(state: MatchState) -> OfficiatingView:
     names = {t.id: t.name for t in state.config.teams}
 
-    def ruling(r: officiating.RulingInForce) -> RulingInForceView:
+    def ruling(r: filed.RulingInForce) -> RulingInForceView:
         name = state.players.get(r.team, {}).get(r.player, r.player) if r.player else None
         part = None if r.part is None else r.part + 1
         return RulingInForceView(
@@ -63,19 +63,19 @@ def _view(state: MatchState) -> OfficiatingView:
             thrown_out=c.thrown_out,
             rulings=[ruling(r) for r in c.rulings],
         )
-        for c in officiating.cycles(state)
+        for c in filed.cycles(state)
     ]
     protests = []
-    for p in officiating.protests(state):
-        upheld = officiating.impact(state, p.seq) if p.open else None
+    for p in filed.protests(state):
+        upheld = filed.impact(state, p.seq) if p.open else None
         protests.append(
             ProtestView(
                 number=p.seq, team=p.team,
-                question=officiating.question_label(state, p.tossup_id, p.part),
+                question=filed.question_label(state, p.tossup_id, p.part),
                 answer=p.answer, reason=p.reason,
                 status="open" if p.decision is None else p.decision,  # type: ignore[arg-type]
                 decided_by=p.decided_by,
-                text=officiating.describe_protest(state, p, names, upheld=upheld),
+                text=filed.describe_protest(state, p, names, upheld=upheld),
                 changes_result=upheld is not None and upheld.changes_result,
             )
         )  # fmt: skip

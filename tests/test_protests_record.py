@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grace_arena.core import officiating
+from grace_arena.core import protests as filed
 from grace_arena.core.commands import ResolveProtest
 from grace_arena.core.stats import match_play
 from grace_arena.record.db import make_engine, upgrade
@@ -23,7 +23,7 @@ HERE = Path(__file__).parent
 def test_protests_and_corrections_survive_a_kill_and_are_projected(record_url):
     upgrade(record_url)
     child = subprocess.Popen(
-        [sys.executable, str(HERE / "officiating_child.py"), record_url],
+        [sys.executable, str(HERE / "protests_child.py"), record_url],
         stdout=subprocess.PIPE, text=True, cwd=HERE,
         env={**os.environ, "PYTHONPATH": str(HERE)},
     )  # fmt: skip
@@ -41,7 +41,7 @@ def test_protests_and_corrections_survive_a_kill_and_are_projected(record_url):
     state = rm.match.state
     # red 10 + 20 (+10 corrected) − 5; blue 10 + 30
     assert state.game.scores == {"red": 35, "blue": 40}
-    protests = officiating.protests(state)
+    protests = filed.protests(state)
     assert [(p.team, p.tossup_id, p.part, p.open) for p in protests] == [
         ("red", "t2", None, True), ("blue", "t1", 0, True),
     ]  # fmt: skip
@@ -54,7 +54,7 @@ def test_protests_and_corrections_survive_a_kill_and_are_projected(record_url):
         (1, "correct", False),
     ]  # fmt: skip
     # the TD resolves red's protest on the record: upheld, red's neg becomes a ten
-    impact = officiating.impact(state, protests[0].seq)
+    impact = filed.impact(state, protests[0].seq)
     assert impact.if_upheld == {"red": 50, "blue": 40} and impact.changes_result
     rm.handle(ResolveProtest(protest=protests[0].seq, decision="upheld", by="TD"), now=3000.0)
     rm.handle(ResolveProtest(protest=protests[1].seq, decision="denied", by="TD",
@@ -62,7 +62,7 @@ def test_protests_and_corrections_survive_a_kill_and_are_projected(record_url):
     again = MatchStore(make_engine(record_url)).open(match_id)
     assert again.match.state == rm.match.state
     assert again.match.state.game.scores == {"red": 50, "blue": 40}
-    assert [p.decision for p in officiating.protests(again.match.state)] == ["upheld", "denied"]
+    assert [p.decision for p in filed.protests(again.match.state)] == ["upheld", "denied"]
     buzz3 = next(b for b in store.buzzes(match_id) if b.buzz_id == 3)
     assert (buzz3.ruling, buzz3.points) == ("correct", 10)
     red = match_play(store.events(match_id), match_id=match_id).result().teams["red"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from engine_helpers import config
 
-from grace_arena.core import officiating
+from grace_arena.core import protests
 from grace_arena.core.commands import (
     Buzz,
     CorrectRuling,
@@ -73,7 +73,7 @@ class Game:
 
     def seq_of(self, cycle: int, *, team: str, part: int | None = None) -> int:
         """The seq of a ruling in force, as the officiating view lists it."""
-        rulings = officiating.cycles(self.match.state)[cycle - 1].rulings
+        rulings = protests.cycles(self.match.state)[cycle - 1].rulings
         return next(r.seq for r in rulings if r.team == team and r.part == part)
 
     def replayed(self) -> Match:
@@ -109,7 +109,7 @@ def test_who_buzzed_is_corrected_and_the_points_follow_the_buzz():
     assert g.match.scores == {"red": 30, "blue": 15}
     seq = g.seq_of(1, team="red")
     g.do(CorrectRuling(seq=seq, player="red-2", reason="Bea buzzed, not Ann"))
-    cycle = officiating.cycles(g.match.state)[0]
+    cycle = protests.cycles(g.match.state)[0]
     assert [(r.player, r.points, r.corrected) for r in cycle.rulings if r.part is None] == [
         ("red-2", 15, True)
     ]
@@ -190,23 +190,23 @@ def play_to_a_close_end() -> Game:
 def test_an_upheld_protest_changes_the_ruling_the_score_and_the_result():
     g = play_to_a_close_end()
     assert g.match.scores == {"red": 25, "blue": 40}
-    tossup, part = officiating.protests(g.match.state)
+    tossup, part = protests.protests(g.match.state)
     assert (tossup.team, tossup.tossup_id, tossup.part, tossup.open) == ("red", "t2", None, True)
     assert tossup.ruling_seq == g.seq_of(3, team="red")
     assert (part.tossup_id, part.part, part.answer) == ("t0", 2, "Iowa")
     # whether it matters, before anyone decides
-    impact = officiating.impact(g.match.state, tossup.seq)
+    impact = protests.impact(g.match.state, tossup.seq)
     assert impact.if_upheld == {"red": 40, "blue": 40} and impact.changes_result
     assert "it would change the result (a tie, not blue ahead)" in impact.describe()
-    assert officiating.impact(g.match.state, part.seq).if_upheld == {"red": 35, "blue": 40}
-    assert not officiating.impact(g.match.state, part.seq).changes_result
+    assert protests.impact(g.match.state, part.seq).if_upheld == {"red": 35, "blue": 40}
+    assert not protests.impact(g.match.state, part.seq).changes_result
     events = g.do(ResolveProtest(protest=tossup.seq, decision="upheld", by="Dana (TD)",
                                  reason="Carver is on the answer line"))  # fmt: skip
     assert [type(e) for e in events] == [ProtestResolved, RulingCorrected]
     assert (events[1].by, events[1].protest_seq, events[1].points) == ("td", tossup.seq, 10)
     assert g.match.scores == {"red": 40, "blue": 40}
     assert g.match.phase is Phase.ENDED
-    resolved = officiating.protests(g.match.state)[0]
+    resolved = protests.protests(g.match.state)[0]
     assert (resolved.decision, resolved.decided_by, resolved.correction_seq) == (
         "upheld", "Dana (TD)", events[1].seq,
     )  # fmt: skip
@@ -217,12 +217,12 @@ def test_an_upheld_protest_changes_the_ruling_the_score_and_the_result():
 
 def test_a_denied_protest_keeps_the_ruling_and_is_kept_with_who_decided_and_why():
     g = play_to_a_close_end()
-    part = officiating.protests(g.match.state)[1]
+    part = protests.protests(g.match.state)[1]
     events = g.do(ResolveProtest(protest=part.seq, decision="denied", by="Dana (TD)",
                                  reason="Iowa alone is not enough"))  # fmt: skip
     assert [type(e) for e in events] == [ProtestResolved]
     assert g.match.scores == {"red": 25, "blue": 40}
-    denied = officiating.protests(g.match.state)[1]
+    denied = protests.protests(g.match.state)[1]
     assert (denied.decision, denied.decided_by, denied.decision_reason, denied.open) == (
         "denied", "Dana (TD)", "Iowa alone is not enough", False,
     )  # fmt: skip
@@ -243,7 +243,7 @@ def test_a_protest_is_filed_while_the_match_goes_on_and_bad_ones_are_refused():
     assert g.match.phase is Phase.BUZZED and g.match.state.game.floor is not None
     assert events[0].ruling_seq == g.seq_of(1, team="red")  # the correct answer it contests
     # weighed at once, while the tossup is played: red's ten would become a neg
-    upheld = officiating.impact(g.match.state, events[0].seq)
+    upheld = protests.impact(g.match.state, events[0].seq)
     assert (upheld.refused, upheld.if_upheld) == (None, {"red": 25, "blue": 0})
     for command, message in [
         (FileProtest(team="green", tossup="1"), "no team 'green'"),

@@ -22,7 +22,7 @@ from test_export import QBJ_SCHEMA
 from test_sqbs import export as export_sqbs
 from test_stats import played_event, plays_of
 
-from grace_arena.core import officiating
+from grace_arena.core import protests
 from grace_arena.core.commands import CorrectRuling, FileProtest, ResolveProtest
 from grace_arena.core.events import Ruling
 from grace_arena.core.stats import event_stats
@@ -37,7 +37,7 @@ def amend_round_one(store: MatchStore, match_id: int) -> None:
     now = iter(range(5000, 5100))
 
     def seq(cycle: int, team: str, part: int | None = None) -> int:
-        rulings = officiating.cycles(rm.match.state)[cycle - 1].rulings
+        rulings = protests.cycles(rm.match.state)[cycle - 1].rulings
         return next(r.seq for r in rulings if r.team == team and r.part == part and
                     not r.bounceback)  # fmt: skip
 
