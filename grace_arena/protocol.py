@@ -399,6 +399,30 @@ class EndMatchMsg(_Msg):
     type: Literal["end_match"] = "end_match"
 
 
+class ProtestMsg(_Msg):
+    """A team protests a cycle's tossup (its id, or its number among the tossups played), or
+    with ``part`` (1-based) a part of its bonus, with the answer it gave and its reason. The
+    match goes on; a TD resolves it after the game."""
+
+    type: Literal["protest"] = "protest"
+    team: str = Field(min_length=1, max_length=64)
+    tossup: str = Field(min_length=1, max_length=100)
+    part: int | None = Field(default=None, ge=1, le=100)
+    answer: Text = Field(default="", max_length=500)
+    reason: Text = Field(default="", max_length=500)
+
+
+class CorrectMsg(_Msg):
+    """Correct a ruling in force of an earlier cycle (``seq``: its number in
+    ``protests.cycles``): another ruling, or for a tossup another player (who buzzed)."""
+
+    type: Literal["correct"] = "correct"
+    seq: int = Field(ge=1)
+    ruling: Literal["correct", "incorrect"] | None = None
+    player: str | None = Field(default=None, max_length=64)
+    reason: Text = Field(default="", max_length=500)
+
+
 ClientMessage = Annotated[
     Hello
     | JoinTeam
@@ -419,7 +443,9 @@ ClientMessage = Annotated[
     | SetPaceMsg
     | EndMatchMsg
     | TimeoutMsg
-    | ReadPartMsg,
+    | ReadPartMsg
+    | ProtestMsg
+    | CorrectMsg,
     Field(discriminator="type"),
 ]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -437,6 +463,8 @@ MODERATOR_ONLY = frozenset(
         "end_match",
         "timeout",
         "read_part",
+        "protest",
+        "correct",
     }
 )
 PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
@@ -652,6 +680,50 @@ class MatchResult(_Msg):
     early: bool = False  # ended before its tossups (or its regulation) were all played
 
 
+class RulingInForceView(_Msg):
+    """A ruling in force, as the officials may correct it (``seq``: what ``correct`` names)."""
+
+    seq: int
+    team: str
+    player: str | None = None  # a tossup's (its id); None for a bonus part
+    player_name: str | None = None
+    ruling: str  # correct | incorrect
+    points: int
+    part: int | None = None  # a bonus part, 1-based
+    bounceback: bool = False
+    corrected: bool = False  # a correction of an earlier ruling
+
+
+class CycleView(_Msg):
+    """A tossup played (numbered as played) and its bonus: their rulings in force."""
+
+    number: int
+    tossup_id: str
+    thrown_out: bool = False
+    rulings: list[RulingInForceView] = Field(default_factory=list)
+
+
+class ProtestView(_Msg):
+    number: int  # what a TD resolves it by
+    team: str
+    question: str  # "tossup 3", "bonus part 2 of tossup 3"
+    answer: str = ""
+    reason: str = ""
+    status: Literal["open", "upheld", "denied"] = "open"
+    decided_by: str | None = None
+    #: In words, how it stands: for an open one, what upholding it would do to the result.
+    text: str = ""
+    changes_result: bool = False  # an open one: upholding it would change the result
+
+
+class OfficiatingView(_Msg):
+    """The moderator's: the cycles played with their rulings in force (to correct one), and
+    the match's protests."""
+
+    cycles: list[CycleView] = Field(default_factory=list)
+    protests: list[ProtestView] = Field(default_factory=list)
+
+
 class MatchView(_Msg):
     id: int
     title: str
@@ -720,6 +792,8 @@ class State(_Msg):
     #: The model players' confidence curves: see :class:`CurvesView` for who gets them when.
     curves: CurvesView | None = None
     last_events: list[dict[str, Any]] = Field(default_factory=list)  # this tossup's log (moderator)
+    #: The cycles played with their rulings in force, and the protests (moderator only).
+    officiating: OfficiatingView | None = None
     #: The events of the change this state follows, as this role may see them (empty in the
     #: snapshot sent on connect). One message per change: the lock-out and its cause arrive
     #: together.

@@ -205,6 +205,20 @@ class EndScreen(MatchScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "next_match", "Next match", tooltip="The lobby of the room's next match"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
+        Binding(
+            "P",
+            "protest",
+            "Protest",
+            key_display="P",
+            tooltip="A team protests a tossup or bonus part of this match (a form)",
+        ),
+        Binding(
+            "C",
+            "correct_cycle",
+            "Correct a cycle",
+            key_display="C",
+            tooltip="Pick a ruling of this match and correct it",
+        ),
         Binding("question_mark", "app.help", "Help", key_display="?"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -242,7 +256,27 @@ class EndScreen(MatchScreen):
             return self._moved_on()
         if action == "standings":
             return self.final.event is not None
+        if action in ("protest", "correct_cycle"):
+            # the match's own amendments, while the app still follows it (not a watcher's)
+            if self._moved_on() or self.app.watching:  # type: ignore[attr-defined]
+                return False
+            cycles = self.final.officiating.cycles if self.final.officiating else []
+            return action == "protest" or any(c.rulings for c in cycles)
         return True
+
+    def action_protest(self) -> None:
+        from moderator_tui.protests import ProtestScreen
+
+        self.app.push_screen(ProtestScreen(self.final), self._send)
+
+    def action_correct_cycle(self) -> None:
+        from moderator_tui.protests import CorrectScreen
+
+        self.app.push_screen(CorrectScreen(self.final), self._send)
+
+    def _send(self, message: Any) -> None:
+        if message is not None:
+            self.app.send_command(message)  # type: ignore[attr-defined]
 
     def action_next_match(self) -> None:
         if self._moved_on():

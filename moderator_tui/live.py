@@ -69,6 +69,8 @@ COMMAND_OF = {
     "step_clue": "reveal",
     "timeout": "timeout",
     "read_part": "read_part",
+    "protest": "protest",
+    "correct_cycle": "correct",
 }
 #: What to do before E can end the match, by phase (a match ends between tossups).
 END_FIRST = {
@@ -150,6 +152,22 @@ class LiveScreen(MatchScreen):
             "read_part",
             "Part read",
             tooltip="The bonus part is read: its conferral clock starts",
+        ),
+        Binding(
+            "P",
+            "protest",
+            "Protest",
+            key_display="P",
+            tooltip="A team protests a tossup or bonus part (a form); the match goes on",
+            show=False,  # (in the help: the footer keeps the keys of every tossup)
+        ),
+        Binding(
+            "C",
+            "correct_cycle",
+            "Correct a cycle",
+            key_display="C",
+            tooltip="Pick a ruling of an earlier cycle and correct it (between tossups)",
+            show=False,
         ),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
@@ -289,6 +307,9 @@ class LiveScreen(MatchScreen):
                 command in allowed and state.reading.mode == "read_aloud" and b is not None
                 and b.answer is None and state.match.conferral_time is not None
             )  # fmt: skip
+        if action == "correct_cycle":
+            cycles = state.officiating.cycles if state.officiating else []
+            return command in allowed and any(c.rulings for c in cycles)
         if action == "next_tossup":
             more = state.match.tossups_played < state.match.tossups_total
             return command in allowed and more
@@ -413,6 +434,32 @@ class LiveScreen(MatchScreen):
         state = self.current
         if state is not None:
             self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
+
+    def action_protest(self) -> None:
+        from moderator_tui.protests import ProtestScreen
+
+        state = self.current
+        if state is None:
+            return
+
+        def filed(message: Any) -> None:
+            if message is not None:
+                self._send(message)
+
+        self.app.push_screen(ProtestScreen(state), filed)
+
+    def action_correct_cycle(self) -> None:
+        from moderator_tui.protests import CorrectScreen
+
+        state = self.current
+        if state is None:
+            return
+
+        def corrected(message: Any) -> None:
+            if message is not None:
+                self._send(message)
+
+        self.app.push_screen(CorrectScreen(state), corrected)
 
     def action_standings(self) -> None:
         self.app.show_standings()  # type: ignore[attr-defined]

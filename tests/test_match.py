@@ -565,4 +565,7 @@ def test_events_round_trip_through_dicts_and_replay_rebuilds_state():
 
 def test_every_phase_has_a_row_in_the_table():
     phases_with_moves = {phase for phase, _ in TRANSITIONS}
-    assert phases_with_moves == set(Phase) - {Phase.ENDED}
+    assert phases_with_moves == set(Phase)
+    # an ended match takes only the officials' amendments (protests, corrections)
+    ended = {command for phase, command in TRANSITIONS if phase is Phase.ENDED}
+    assert ended == {"protest", "correct", "resolve_protest"}

@@ -21,6 +21,7 @@ def _register() -> None:
         model,
         moderate,
         packet,
+        protest,
         serve,
         survey,
         write,

@@ -426,6 +426,10 @@ def serve(
         console.print(
             f"server token (for the moderator's set-up): {events.tokens.server()}", soft_wrap=True
         )
+        console.print(
+            f"TD token (protests: GET/POST /api/matches/ID/protests): {events.tokens.td()}",
+            soft_wrap=True,
+        )
         for er in events.event_rooms():
             await print_room(console, arena, events, er)
         for live in list(arena.rooms.values()):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -193,3 +193,45 @@ class CallTimeout(Command):
 
     kind: ClassVar[str] = "timeout"
     team: str
+
+
+# Officiating (grace_arena.core.protests): protests and corrections of earlier cycles.
+
+
+class FileProtest(Command):
+    """A team protests a cycle's tossup, or with ``part`` (1-based) a part of its bonus, with
+    the answer it gave and its reason. ``tossup``: the tossup's id, or its number among the
+    tossups played (1-based). The match goes on."""
+
+    kind: ClassVar[str] = "protest"
+    team: str
+    tossup: str = Field(min_length=1, max_length=100)
+    part: int | None = Field(default=None, ge=1, le=100)
+    answer: str = Field(default="", max_length=500)
+    reason: str = Field(default="", max_length=500)
+    by: Literal["moderator", "player"] = "moderator"
+    player: str | None = None
+
+
+class ResolveProtest(Command):
+    """A TD resolves an open protest: upheld (the ruling protested is reversed, and the score
+    with it) or denied (it stands)."""
+
+    kind: ClassVar[str] = "resolve_protest"
+    protest: int = Field(ge=1)  # the protest's number: the seq of its protest_filed
+    decision: Literal["upheld", "denied"]
+    by: str = Field(min_length=1, max_length=100)
+    reason: str = Field(default="", max_length=500)
+
+
+class CorrectRuling(Command):
+    """Correct a ruling in force of an earlier cycle (``seq``: the ruling's, as the
+    officiating view lists it): another ruling (correct or incorrect), or for a tossup
+    another player (who buzzed). Points follow the match's rules."""
+
+    kind: ClassVar[str] = "correct"
+    seq: int = Field(ge=1)
+    ruling: Ruling | None = None
+    player: str | None = Field(default=None, max_length=64)
+    by: Literal["moderator", "td"] = "moderator"
+    reason: str = Field(default="", max_length=500)

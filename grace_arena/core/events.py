@@ -365,6 +365,85 @@ class MatchEnded(_Event):
     scores: dict[str, int]
 
 
+# --------------------------------------------------------------------------------------------
+# Officiating: protests and corrections (grace_arena.core.protests). They amend the record,
+# never rewrite it: a correction names the ruling in force it replaces (``amends``), and that
+# ruling stays in the record, superseded.
+
+
+class ProtestFiled(_Event):
+    """A team protests a tossup (a ruling on it) or a bonus part, with the answer it gave and
+    its reason. The match goes on; a TD resolves the protest after the game."""
+
+    type: Literal["protest_filed"] = "protest_filed"
+    team: str  # the protesting team
+    tossup_id: str  # the cycle's tossup
+    part: int | None = None  # a bonus part (0-based) of that cycle; None: the tossup
+    #: The ruling in force protested (its seq): the one an upheld protest changes; None when
+    #: there is none to change (an upheld protest then changes no score).
+    ruling_seq: int | None = None
+    answer: str = ""  # the answer given, as the team says it
+    reason: str = ""
+    by: Literal["moderator", "player"] = "moderator"
+    player: str | None = None  # the player who filed it from a phone
+
+
+class ProtestResolved(_Event):
+    """A TD resolved a protest: upheld (a correction of the ruling protested follows, when it
+    changes one) or denied (the ruling stands). Who decided and why are kept either way."""
+
+    type: Literal["protest_resolved"] = "protest_resolved"
+    protest_seq: int
+    decision: Literal["upheld", "denied"]
+    by: str  # who decided (the TD's name)
+    reason: str = ""
+
+
+class RulingCorrected(_Event):
+    """A tossup ruling in force (``amends``: a ``ruled`` or an earlier correction) is replaced
+    by this one: another ruling, or another player (who buzzed). The fields are a ``ruled``
+    event's, so whatever reads rulings in force reads a correction the same way."""
+
+    type: Literal["ruling_corrected"] = "ruling_corrected"
+    amends: int
+    buzz_id: int
+    tossup_id: str
+    team: str
+    player: str
+    ruling: Ruling
+    points: int
+    power: bool = False
+    by: Literal["moderator", "td"] = "moderator"
+    reason: str = ""
+    protest_seq: int | None = None  # the protest upheld that made it
+
+
+class BonusPartCorrected(_Event):
+    """A bonus part's ruling in force (``amends``) is replaced by this one. The fields are a
+    ``bonus_part_ruled`` event's (``resume`` is always None: nothing follows a correction)."""
+
+    type: Literal["bonus_part_corrected"] = "bonus_part_corrected"
+    amends: int
+    bonus_id: str
+    tossup_id: str
+    part: int  # 0-based
+    team: str
+    ruling: Ruling
+    points: int
+    bounceback: bool = False
+    answer: str | None = None
+    choice: Literal["own", "consult", "abstain"] | None = None
+    resume: None = None
+    by: Literal["moderator", "td"] = "moderator"
+    reason: str = ""
+    protest_seq: int | None = None
+
+
+#: The events that carry a tossup ruling (as ruled, or as corrected), and a bonus part's.
+TOSSUP_RULINGS = (Ruled, RulingCorrected)
+PART_RULINGS = (BonusPartRuled, BonusPartCorrected)
+
+
 Event = Annotated[
     MatchCreated
     | PlayerJoined
@@ -390,7 +469,11 @@ Event = Annotated[
     | BonusEnded
     | BonusPartRead
     | TimeoutCalled
-    | MatchEnded,
+    | MatchEnded
+    | ProtestFiled
+    | ProtestResolved
+    | RulingCorrected
+    | BonusPartCorrected,
     Field(discriminator="type"),
 ]
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from grace_arena.core import amendments
 from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
@@ -24,11 +25,14 @@ from grace_arena.core.commands import (
     CallTimeout,
     Command,
     ConsultPart,
+    CorrectRuling,
     EndMatch,
+    FileProtest,
     GiveAnswer,
     Join,
     Pause,
     ReadPart,
+    ResolveProtest,
     Resume,
     ResumeClock,
     Reveal,
@@ -245,6 +249,8 @@ class MatchState:
     refused: dict[RefusalKey, int] = field(default_factory=dict)
     #: The timeouts called, in order (never undone).
     timeouts: tuple[TimeoutTaken, ...] = ()
+    #: Protests, and what corrections of earlier cycles need (``core.amendments``).
+    officiating: amendments.Officiating = field(default_factory=amendments.Officiating)
 
     @property
     def pace(self) -> int:
@@ -274,7 +280,9 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         return state
     if ev.seq != state.seq + 1:
         raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
-    s = replace(state, seq=ev.seq)
+    s = amendments.observe(replace(state, seq=ev.seq), ev)
+    if isinstance(ev, amendments.AMENDMENTS):
+        return amendments.reduce(s, ev)
     g = s.game
     match ev:
         case PlayerJoined():
@@ -1352,6 +1360,9 @@ _HANDLERS = {
     AbstainPart: _abstain_part,
     ReadPart: _read_part,
     CallTimeout: _call_timeout,
+    FileProtest: amendments.file_protest,
+    ResolveProtest: amendments.resolve_protest,
+    CorrectRuling: amendments.correct_ruling,
 }
 
 __all__ = [

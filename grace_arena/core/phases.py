@@ -3,7 +3,8 @@
 Rules of the table (read this before changing the match engine):
 
 * A match is always in exactly one phase. ``IDLE`` is "between tossups" (also before the
-  first one); ``ENDED`` is final.
+  first one); ``ENDED`` is final: only the officials' amendments are legal there (a protest,
+  a correction of a cycle, a protest's resolution: ``grace_arena.core.protests``).
 * ``READING``: words are being revealed; any team that is not locked out may buzz.
 * ``AWAITING``: every word has been read; the buzz window after the end is open until time
   runs out (then the tossup is ``DEAD``).
@@ -148,7 +149,7 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.THROWN_OUT, "buzz"): frozenset({_P.THROWN_OUT}),
     (_P.THROWN_OUT, "start_tossup"): frozenset({_P.READING}),
     (_P.THROWN_OUT, "end_match"): frozenset({_P.ENDED}),
-    # ENDED: nothing is legal.
+    # ENDED: nothing is legal (but the amendments below).
 }
 
 
@@ -158,6 +159,15 @@ for _phase in Phase:
     if _phase is not Phase.ENDED:
         TRANSITIONS[(_phase, "set_pace")] = frozenset({_phase})
         TRANSITIONS[(_phase, "resume_clock")] = frozenset({_phase})
+
+# A team may protest at any time, the match going on (an ended match too, right after it).
+# Corrections of earlier cycles and the resolution of protests (``core.protests``) are made
+# between cycles or after the match, never while a tossup or a bonus is being played.
+for _phase in Phase:
+    TRANSITIONS[(_phase, "protest")] = frozenset({_phase})
+for _phase in (Phase.IDLE, *FINISHED, Phase.ENDED):
+    TRANSITIONS[(_phase, "correct")] = frozenset({_phase})
+    TRANSITIONS[(_phase, "resolve_protest")] = frozenset({_phase})
 
 
 # A team calls a timeout between tossups (after a cycle's bonus too); the moderator starts the

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from grace_arena.core.events import (
+    PART_RULINGS,
     BonusEnded,
+    BonusPartCorrected,
     BonusPartRuled,
     BonusStarted,
     Event,
@@ -100,14 +102,14 @@ def bonuses_played(events: Sequence[Event]) -> list[BonusPlayed]:
     config = next(ev.config for ev in events if isinstance(ev, MatchCreated))
     controller: dict[str, tuple[str, str]] = {}  # bonus -> (team, tossup): its start in force
     thrown: set[str] = set()
-    ruled: dict[int, BonusPartRuled] = {}
+    ruled: dict[int, BonusPartRuled | BonusPartCorrected] = {}
     for ev in events:
         if isinstance(ev, BonusStarted):
             controller[ev.bonus_id] = (ev.team, ev.tossup_id)
             thrown.discard(ev.bonus_id)
         elif isinstance(ev, BonusEnded) and ev.outcome == "thrown_out":
             thrown.add(ev.bonus_id)
-        elif isinstance(ev, BonusPartRuled):
+        elif isinstance(ev, PART_RULINGS):  # as ruled, or as corrected (core.protests)
             ruled[ev.seq] = ev
     in_force = [ruled[e.seq] for e in game.ledger if e.bonus_id is not None and e.seq in ruled]
     played = []

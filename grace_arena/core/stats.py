@@ -68,13 +68,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from grace_arena.core import protests
 from grace_arena.core.events import (
+    TOSSUP_RULINGS,
     BuzzAccepted,
     Event,
     MatchCreated,
     MatchEnded,
     PlayerJoined,
-    Ruled,
     Ruling,
     tossups_heard,
 )
@@ -151,6 +152,8 @@ class MatchPlay:
     ended: bool
     round: int | None = None
     room: str | None = None
+    #: Its protests and corrections by hand, in sentences (``core.protests.match_notes``).
+    notes: tuple[str, ...] = ()
 
     @property
     def teams(self) -> tuple[str, ...]:
@@ -203,8 +206,10 @@ def match_play(
     config = next((ev.config for ev in events if isinstance(ev, MatchCreated)), None)
     if config is None:
         raise ValueError(f"match {match_id}: no match_created event")
-    game = Match.replay(events).state.game
-    ruled = {ev.seq: ev for ev in events if isinstance(ev, Ruled)}
+    state = Match.replay(events).state
+    game = state.game
+    # a correction (core.protests) carries a ruling's fields in the place of the one it amends
+    ruled = {ev.seq: ev for ev in events if isinstance(ev, TOSSUP_RULINGS)}
     heard = tossups_heard(events)
     buzzes = []
     for entry in game.ledger:
@@ -236,6 +241,7 @@ def match_play(
         ended=any(isinstance(ev, MatchEnded) for ev in events),
         round=round,
         room=room,
+        notes=tuple(protests.match_notes(state)),
     )
 
 

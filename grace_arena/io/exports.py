@@ -853,6 +853,7 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
         f"Tossup {t} thrown out" + (f", replaced by {instead[t]}." if t in instead else ".")
         for t in thrown
     ]
+    notes += m.notes  # its protests (how each stands) and corrections
     return {
         "id": f"match_{m.id}",
         **({"_round": round_number} if round_number is not None else {}),

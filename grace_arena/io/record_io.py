@@ -31,9 +31,11 @@ from grace_arena.analysis.frames import (
     tossups_frame,
 )
 from grace_arena.analysis.survey import SurveyStep
+from grace_arena.core import protests
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.consult import PartChoice, part_choices
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
+from grace_arena.core.match import Match
 from grace_arena.core.officiating import replacements
 from grace_arena.core.standings import BonusPlayed, bonuses_played
 from grace_arena.record.models import (
@@ -104,6 +106,8 @@ class MatchInfo:
     #: (:func:`grace_arena.core.officiating.replacements`).
     replaced_tossups: dict[str, str] = field(default_factory=dict)
     replaced_bonuses: dict[str, str] = field(default_factory=dict)
+    #: Its protests and corrections by hand, in sentences (``core.protests.match_notes``).
+    notes: list[str] = field(default_factory=list)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -175,6 +179,7 @@ def load_matches(
                 choices=part_choices(events, created.config),
                 replaced_tossups=replaced_tossups,
                 replaced_bonuses=replaced_bonuses,
+                notes=protests.match_notes(Match.replay(events).state),
             )
         )
     return out

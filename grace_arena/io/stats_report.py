@@ -114,6 +114,18 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
         "pct": _pct,
         "max_parts": max((len(b.parts_heard) for b in stats.bonuses), default=0),
         "consult": consult_points(plan),
+        # each game's protests (how each stands, and whether upholding it would change the
+        # result) and corrections by hand
+        "officiating": [
+            {
+                "round": p.round,
+                "room": p.room,
+                "notes": p.notes,
+                "teams": " – ".join(names.get(t, t) for t in p.teams),
+            }
+            for p in plays
+            if p.notes
+        ],
     }
 
 

@@ -36,6 +36,7 @@ from grace_arena.core.events import (
     MatchEnded,
     PlayerJoined,
     Ruled,
+    RulingCorrected,
     RulingUndone,
     TossupEnded,
     TossupOutcome,
@@ -817,7 +818,7 @@ def _projects(ev: Event) -> bool:
     if isinstance(ev, TossupEnded):
         return ev.outcome is TossupOutcome.THROWN_OUT
     return isinstance(ev, PlayerJoined | BuzzAccepted | Ruled | RulingUndone | MatchEnded
-                      | AnswerGiven)  # fmt: skip
+                      | AnswerGiven | RulingCorrected)  # fmt: skip
 
 
 def _insert_plain(
@@ -934,6 +935,27 @@ def _project(session: Session, match_id: int, ev: Event) -> None:
                 raise RecordError(f"match {match_id}: undo of unknown ruling {ev.ruled_seq}")
             ruling.undone_seq = ev.seq
             session.add(ruling)
+            session.flush()
+            _set_buzz_ruling(session, match_id, ev.buzz_id)
+        case RulingCorrected():
+            # the ruling amended stays, superseded by the correction (its ``undone_seq``); the
+            # buzz row shows the ruling in force, and who it is credited to
+            amended = session.get(RulingRow, (match_id, ev.amends))
+            if amended is None:
+                raise RecordError(f"match {match_id}: correction of unknown ruling {ev.amends}")
+            amended.undone_seq = ev.seq
+            session.add(amended)
+            session.add(
+                RulingRow(
+                    match_id=match_id, seq=ev.seq, buzz_id=ev.buzz_id, tossup_id=ev.tossup_id,
+                    team_id=ev.team, ruling=ev.ruling.value, points=ev.points, power=ev.power,
+                    by=ev.by,
+                )
+            )  # fmt: skip
+            buzz = session.get(BuzzRow, (match_id, ev.buzz_id))
+            if buzz is not None and (buzz.team_id, buzz.player_id) != (ev.team, ev.player):
+                buzz.team_id, buzz.player_id = ev.team, ev.player
+                session.add(buzz)
             session.flush()
             _set_buzz_ruling(session, match_id, ev.buzz_id)
         case MatchEnded():

@@ -44,6 +44,7 @@ from grace_arena.protocol import (
     BuzzMsg,
     ClientMessage,
     ConsultMsg,
+    CorrectMsg,
     EndMatchMsg,
     ErrorMsg,
     Hello,
@@ -51,6 +52,7 @@ from grace_arena.protocol import (
     PauseMsg,
     Ping,
     Pong,
+    ProtestMsg,
     ReadPartMsg,
     ResumeMsg,
     RuleMsg,
@@ -64,6 +66,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.server.connection import Connection, LoopWatch
 from grace_arena.server.pipeline import RoomClosed
+from grace_arena.server.protests import officiating_command
 from grace_arena.server.room import Room
 from grace_arena.server.rooms import Refused, Rooms
 
@@ -293,6 +296,8 @@ class Session:
                     self.queue(room, SetPace(wpm=msg.wpm), msg.type)
                 case EndMatchMsg():
                     self.queue(room, EndMatch(), msg.type)
+                case ProtestMsg() | CorrectMsg():  # amendments of the record (core.protests)
+                    self.queue(room, officiating_command(msg), msg.type)
                 case Hello() | JoinTeam():
                     self.error("not_allowed", "already joined", msg.type)
         except Exception:  # a bug: the client hears of it, the connection goes on

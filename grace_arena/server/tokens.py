@@ -29,6 +29,11 @@ class Tokens:
     def server(self) -> str:
         return self._sign(f"server:{self.scope}" if self.scope else "server")
 
+    def td(self) -> str:
+        """The TD's token: the protests of the matches this server serves are theirs to
+        resolve (``grace_arena.server.routes.protests``)."""
+        return self._sign(f"td:{self.scope}" if self.scope else "td")
+
     def player(self, scope: int | str, player_id: str) -> str:
         """A player's token, valid in ``scope``: a match (its id), or every match of an event
         (``"event:<id>"``: the player of an event's rooms comes back in every round)."""

@@ -42,6 +42,7 @@ from grace_arena.protocol import (
     TimeoutView,
     TossupView,
 )
+from grace_arena.server.protests import officiating_view
 
 #: Keys of events that only the moderator may see.
 SECRET_KEYS = (
@@ -361,6 +362,7 @@ def state_view(
         models=models,
         curves=curves,
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
+        officiating=officiating_view(match) if role == "moderator" else None,
         events=events or [],
         server_time=now,
     )

@@ -16,9 +16,9 @@ from grace_arena.core.formats import describe
 from grace_arena.io.scoresheet import Scoresheet, render_html, render_pdf, scoresheet
 from grace_arena.protocol import MAX_MATCH_ID
 from grace_arena.record.models import MatchRow
-from grace_arena.server.arena import same_secret
 from grace_arena.server.deps import ArenaDep, RoomsDep, guess, wrong_guess
 from grace_arena.server.rooms import Rooms
+from grace_arena.server.tokens import same_secret
 
 __all__ = ["router"]
 
