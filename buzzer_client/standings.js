@@ -213,10 +213,34 @@
       const names = first.map((r) => r.name);
       const who = names.length === 1 ? names[0] :
         names.slice(0, -1).join(", ") + " and " + names[names.length - 1];
-      leader.textContent = who + (names.length === 1 ? " leads" : " share the lead of") +
-        " the final standings with " + first[0].points + " points";
+      leader.textContent = leaderText(view.rows, first, who);
     }
     fitSchedule(scheduled);
+  }
+
+  // Who leads and why, said so when a team with more points is ranked below: the standings
+  // go by record, then PPB, then P/20TUH (grace_arena.core.standings.rank_key), not points.
+  function leaderText(rows, first, who) {
+    const lead = first[0];
+    const verb = first.length === 1 ? " leads" : " share the lead of";
+    const record = (r) => r.won + "–" + r.lost + (r.tied ? "–" + r.tied : "");
+    const points = (r) => r.points + " points";
+    const most = rows.reduce((a, r) => (r.points > a.points ? r : a), lead);
+    const plain = who + verb + " the final standings: " + record(lead) + ", " + points(lead);
+    if (first.some((r) => r === most) || most.points <= lead.points) return plain;
+    const pct = (r) => (r.won + r.tied / 2) / Math.max(1, r.won + r.lost + r.tied);
+    const num = (x) => (x == null ? "0.00" : x.toFixed(2));
+    let why;
+    if (pct(lead) !== pct(most)) {
+      why = "ranked on record first";
+    } else if ((lead.points_per_bonus || 0) !== (most.points_per_bonus || 0)) {
+      why = "the tie-break on " + record(lead) + " is PPB: " + num(lead.points_per_bonus) +
+        " to " + most.name + "'s " + num(most.points_per_bonus);
+    } else {
+      why = "the tie-break on " + record(lead) + " is P/20TUH: " + num(lead.points_per_20_tuh) +
+        " to " + most.name + "'s " + num(most.points_per_20_tuh);
+    }
+    return plain + " (" + most.name + " scored " + most.points + "; " + why + ")";
   }
 
   async function poll() {

@@ -737,6 +737,9 @@ class Waiting(_Msg):
     type: Literal["waiting"] = "waiting"
     team: str
     message: str
+    #: The team has played all its matches: nothing more comes (the page says so, and does not
+    #: ask to be kept open).
+    done: bool = False
 
 
 class Control(_Msg):
