@@ -785,7 +785,9 @@
     // the revealed text (screen mode, and everyone once the tossup is over)
     const textBox = $("text");
     const words = s && s.tossup && s.tossup.words;
-    if (s && s.bonus && (s.match.phase === "bonus" || (s.bonus.done && s.match.phase === "answered"))) {
+    const bonusShown = Boolean(s && s.bonus && (s.match.phase === "bonus" || (s.bonus.done && s.match.phase === "answered")));
+    textBox.classList.toggle("bonus", bonusShown);
+    if (bonusShown) {
       textBox.hidden = false;
       renderBonusText(textBox, s.bonus);
     } else if (words && words.length) {

@@ -471,8 +471,22 @@
       log.appendChild(li);
     }
 
-    $("log-section").hidden = log.childElementCount === 0;
-    $("log-section").scrollTop = $("log-section").scrollHeight; // the latest buzzes in sight
+    const section = $("log-section");
+    section.hidden = log.childElementCount === 0;
+    // the latest buzzes that fit, and how many earlier ones are left out (no line cut)
+    const over = () => section.scrollHeight > section.clientHeight + 1;
+    let left = 0;
+    let earlier = null;
+    while (over() && log.childElementCount > (earlier ? 2 : 1)) {
+      if (!earlier) {
+        earlier = document.createElement("li");
+        earlier.className = "earlier";
+        log.prepend(earlier);
+      }
+      earlier.nextElementSibling.remove();
+      left += 1;
+      earlier.textContent = "… " + left + " earlier";
+    }
   }
 
   // The text as revealed, all of it in its box: the type shrinks (down to MIN_TEXT_PX) when

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page
+from test_browser_results import CUT
 
 #: axe-core's rules for WCAG 2.0, 2.1 and 2.2, levels A and AA.
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
@@ -94,3 +95,38 @@ def assert_no_overlap(page: Page, *selectors: str, what: str) -> None:
         list(selectors),
     )
     assert not overlaps, f"{what}: overlapping: {overlaps}"
+
+
+#: The visible elements of some selectors cut (by their own box or by an ancestor that clips),
+#: or reaching past the page's sides (a page that scrolls down is read by scrolling: what is
+#: below the fold is not cut).
+UNCUT = (
+    """selectors => {
+  const cut = """
+    + CUT
+    + """;
+  const width = document.documentElement.clientWidth;
+  const faults = [];
+  if (document.documentElement.scrollWidth > width) {
+    faults.push(["the page", "wider than the screen", document.documentElement.scrollWidth]);
+  }
+  for (const selector of selectors) {
+    for (const e of document.querySelectorAll(selector)) {
+      if (!e.checkVisibility()) continue;
+      const r = e.getBoundingClientRect();
+      const off = r.left < -0.5 || r.right > width + 0.5;
+      if (off) faults.push([selector, "off the side", e.innerText]);
+      const by = cut(e);
+      if (by) faults.push([selector, "cut by " + by, e.innerText]);
+    }
+  }
+  return faults;
+}"""
+)
+
+
+def assert_uncut(page: Page, *selectors: str, what: str) -> None:
+    """A page that scrolls down (a phone's): nothing wider than the screen, each visible element
+    of ``selectors`` within its sides and not cut."""
+    faults = page.evaluate(UNCUT, list(selectors))
+    assert not faults, f"{what}: {faults}"

@@ -112,6 +112,8 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
         "pct": _pct,
         "max_parts": max((len(b.parts_heard) for b in stats.bonuses), default=0),
         "consult": consult_points(plan),
+        # (a format without powers has no powers columns)
+        "powers": plan_rules(plan).power_points is not None,
     }
 
 
