@@ -1031,6 +1031,9 @@ class PacketInfo(_Msg):
     id: str
     title: str | None = None
     tossups: list[TossupInfo]
+    #: The name of the file it was loaded from (no folder): two packets of the same title are
+    #: told apart by it.
+    file: str | None = None
 
 
 class JoinInfo(_Msg):
