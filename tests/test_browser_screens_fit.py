@@ -9,7 +9,8 @@ The event is ACF's (bonuses, no powers) over two rounds in six rooms. In round 1
 tossup and its whole bonus (40 points, 30 a bonus), Owls four tossups with one part of each
 bonus (80 points, 10 a bonus); every other match ends level. Herons and Owls are then 1–0–1:
 the tie-break is PPB, and the final standings say so, since Owls scored more. The replay of an
-ACF match speaks of no power part, and the stats' answers column reads "10/-5".
+ACF match speaks of no power part, and the stats have no powers columns. A team that has played
+all its matches while its room goes on is thanked, and not asked to keep its page open.
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ def test_an_evening_of_twelve_long_named_teams_fits_every_page_at_every_size(rec
         # every other match ends level; round 2 too
         for room in ROOMS[2:]:
             end_the_match_in(server, codes[room])
+        # (Herons' phone goes on to its round 2 match, then it ends too)
+        expect(phone.locator("#event-info")).to_have_text("Round 2 of 2 · Room 1", timeout=10_000)
         for room in ROOMS:
             end_the_match_in(server, codes[room])
         expect(projector.locator("#event-info")).to_have_text(
@@ -214,6 +217,14 @@ def test_an_evening_of_twelve_long_named_teams_fits_every_page_at_every_size(rec
             f"{NAMES['herons']} leads the final standings: 1–0–1, 40 points (The Owls scored 80;"
             " the tie-break on 1–0–1 is PPB: 30.00 to 10.00 for The Owls)"
         )
+        # Herons' phone: the end of its last match, and its place
+        expect(phone.locator("#status-title")).to_have_text(
+            "The match ended before any tossup was played"
+        )
+        expect(phone.locator("#result")).to_contain_text("1st of 12 in the standings")
+        check_everything(phone, "phone-end", ("#status", "#result", "#scores li"),
+                         ("#status", "#result"), ("#status", "#result", "#scores li"),
+                         scrolls=True)  # fmt: skip
         check_everything(projector, "projector-final", PROJECTOR, PROJECTOR_BLOCKS,
                          ("#standings td.team", "#leader"))  # fmt: skip
         # the replay of Herons' tossup: an ACF match, no power part
@@ -243,3 +254,31 @@ def test_an_evening_of_twelve_long_named_teams_fits_every_page_at_every_size(rec
     check_everything(stats, "stats", ("h1", "h2", "p.key"), ("h1", "p.key"),
                      ("h1", "h2", "td.l"), scrolls=True)  # fmt: skip
     assert "Powers" not in stats.content(), "an ACF event's stats show powers"
+
+
+def test_a_phone_whose_team_has_played_all_its_matches_is_thanked_not_told_to_wait(tmp_path, pages):
+    db_url = f"sqlite:///{tmp_path / 'record.db'}"
+    teams = [TeamEntry("red", "Red"), TeamEntry("blue", "Blue"), TeamEntry("green", "Green")]
+    make_event(db_url, teams=teams, rounds=2, rooms=("1",), tossups=1, fmt="round_robin")
+    engine = make_engine(db_url)
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    games = [pairing.Game(1, "1", 0, ("red", "blue")), pairing.Game(2, "1", 0, ("red", "green"))]
+    plan = set_schedule(engine, "night", rooms=["1"], games=games,
+                        rounds=[RoundPlan(r, packet.packet.id, (packet.tossups[0].id,))
+                                for r in (1, 2)])  # fmt: skip
+    engine.dispose()
+    code = code_of(plan, "1")
+    with event_server(db_url) as server:
+        bo = pages(PHONE, is_mobile=True, has_touch=True)
+        bo.goto(f"{server.http_url}/?code={code}")
+        bo.get_by_label("Your name").fill("Bo")
+        bo.get_by_role("button", name="Blue", exact=True).click()
+        bo.get_by_role("button", name="Join").click()
+        expect(bo.locator("#event-info")).to_have_text("Round 1 of 2 · Room 1")
+        end_the_match_in(server, code)  # round 1 ends; the room goes on to Red vs Green
+        expect(bo.locator("#wait-message")).to_have_text(
+            "Blue has played all its matches: thank you!", timeout=10_000
+        )
+        expect(bo.locator("#wait-hint")).to_be_hidden()
+        check_everything(bo, "phone-done", ("#wait-message", "#result"), ("#wait-message",),
+                         ("#wait-message", "#result"), scrolls=True)  # fmt: skip
