@@ -190,7 +190,7 @@
         const score = (t) => String(room.scores[t] ?? 0);
         const [a, b] = room.teams;
         match.textContent = room.teams.length === 2 ?
-          a + " " + score(a) + " – " + score(b) + " " + b :
+          a + " " + score(a) + "\u00a0–\u00a0" + score(b) + " " + b : // (the score on one line)
           room.teams.map((t) => t + " " + score(t)).join(" · ");
       } else {
         match.textContent = room.teams.join(" vs ");

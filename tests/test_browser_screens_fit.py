@@ -68,7 +68,7 @@ TOSSUPS = 5
 PROJECTOR = (
     "#event-title", "#event-info", "#standings thead th", "#standings tbody tr",
     "#standings td.team", "#rooms li", ".room-match", ".room-code", ".room-url",
-    "#schedule li", "#leader",
+    "#schedule li", "#schedule .teams", "#leader",
 )  # fmt: skip
 #: The blocks of each page that must not overlap one another.
 PROJECTOR_BLOCKS = ("#event-title", "#event-info", "#standings", "#schedule-section", "#rooms li")
@@ -188,11 +188,11 @@ def test_an_evening_of_twelve_long_named_teams_fits_every_page_at_every_size(rec
             check_everything(display, "display-bonus", DISPLAY, DISPLAY_BLOCKS,
                              ("#title", "#banner", "#text", "#scores li", "#log li"))  # fmt: skip
             check_everything(projector, "projector-live", PROJECTOR, PROJECTOR_BLOCKS,
-                             ("#standings td.team", "#schedule li", "#rooms li"))  # fmt: skip
+                             ("#standings td.team", "#schedule .teams", "#rooms li"))  # fmt: skip
             projector.goto(f"{server.http_url}/display?event=night&contrast=high")
             expect(projector.locator("#ppb-head")).to_be_visible(timeout=8000)
             check_everything(projector, "projector-contrast", PROJECTOR, PROJECTOR_BLOCKS,
-                             ("#standings td.team", "#schedule li", "#rooms li"))  # fmt: skip
+                             ("#standings td.team", "#schedule .teams", "#rooms li"))  # fmt: skip
             bonus_part(mod1, ann, 2, "correct")
             state_now(mod1, lambda s: s["match"]["phase"] == "answered" and s["bonus"]["done"])
             expect(display.locator("#banner")).to_contain_text("scored 30 on the bonus")
