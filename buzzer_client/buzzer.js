@@ -111,6 +111,7 @@
         // a change's events come inside the state that follows from them
         (msg.events || []).forEach(onEvent);
         onState(msg);
+        announceEvents(msg.events || []);
         return;
       case "buzz_result":
         app.pendingBuzzAt = null;
@@ -120,6 +121,8 @@
           floorBuzzId: app.state && app.state.floor ? app.state.floor.buzz_id : null,
         };
         if (msg.outcome === "not_live") notify("No tossup is live right now.");
+        if (msg.outcome === "lost_race") announce("Lost the race");
+        if (msg.outcome === "locked_out") announce("Locked out: your team answered on this tossup");
         render();
         return;
       case "error":
@@ -173,6 +176,8 @@
 
   function onWaiting(msg) {
     app.waiting = msg.message || "Your team has no match here yet.";
+    // the team has played all its matches: thanked, not asked to keep the page open
+    $("wait-hint").hidden = Boolean(msg.done);
     app.state = null;
     link.entered();
     showView("wait");
@@ -245,6 +250,61 @@
     render();
   }
 
+  // -- what a screen reader is told (#announce, a live region) -------------------------------
+  // Said once each: a tossup or bonus starts, a buzz takes the floor, a ruling (with its
+  // points), a bonus part ruled, the end of the match. The status box is not a live region:
+  // its countdown changes every second.
+
+  function announce(text) {
+    const el = $("announce");
+    // (the same words twice in a row are said twice: the region is emptied first)
+    el.textContent = "";
+    setTimeout(() => { el.textContent = text; }, 50);
+  }
+
+  function announceEvents(events) {
+    const said = events.map(eventWords).filter(Boolean);
+    if (said.length) announce(said.join(". "));
+  }
+
+  function eventWords(ev) {
+    const me = app.me;
+    const mine = (ev.player && me && ev.player === me.player);
+    const who = (team, player) => mine ? "You" : isModel(team) ? teamName(team) :
+      teamName(team) + ", " + playerName(team, player);
+    switch (ev.type) {
+      case "tossup_started":
+        return "Tossup " + (app.state && app.state.tossup ? app.state.tossup.number : "") +
+          " is being read: buzz when you know it";
+      case "buzz_accepted":
+        return who(ev.team, ev.player) + (mine ? " have the floor" : " buzzed");
+      case "ruled": {
+        const pts = ev.points ? " " + signedWords(ev.points) + (ev.power ? " power" : "") : "";
+        return who(ev.team, ev.player) + ": " + rulingWords(ev.ruling) + pts;
+      }
+      case "ruling_undone":
+        return "The ruling was undone";
+      case "bonus_started":
+        return "Bonus for " + teamName(ev.team);
+      case "bonus_part_ruled":
+        return "Bonus part " + (ev.part + 1) + (ev.bounceback ? " bounceback, " : ", ") +
+          teamName(ev.team) + ": " + (ev.choice === "abstain" ? "abstained" : rulingWords(ev.ruling)) +
+          (ev.points ? " " + signedWords(ev.points) : "");
+      case "match_ended":
+        return "Match over" + (app.state && app.state.match.result ? ": " + app.state.match.result.text : "");
+      default:
+        return null;
+    }
+  }
+
+  function rulingWords(ruling) {
+    return { correct: "correct", incorrect: "incorrect", prompt: "prompt: say more" }[ruling] || ruling;
+  }
+
+  function signedWords(points) {
+    return points > 0 ? "plus " + points : "minus " + Math.abs(points);
+  }
+
   // -- actions -------------------------------------------------------------------------------
 
   function buzz() {
@@ -296,10 +356,42 @@
            el.isContentEditable);
   const isSpace = (e) => e.code === "Space" || e.key === " " || e.key === "Spacebar";
 
+  // One-switch mode (the checkbox under the button, or ?switch=1; kept on this phone): a
+  // switch sends one key, or one press, so any key but Tab (kept for moving to the checkbox)
+  // and a lone modifier, and a press anywhere on the page but on a control, buzzes. Only the
+  // space bar buzzes otherwise (Enter, on the focused button, too).
+  const switchBox = $("switch-mode");
+  const switchFromUrl = new URLSearchParams(location.search).get("switch");
+  if (switchFromUrl === "1" || switchFromUrl === "on") store.set("switch", "1");
+  if (switchFromUrl === "0" || switchFromUrl === "off") store.remove("switch");
+  function setSwitchMode(on) {
+    switchBox.checked = on;
+    document.body.classList.toggle("switch-mode-on", on);
+    $("buzz-hint").textContent = on ? "or press any key" : "or press the space bar";
+    buzzButton.setAttribute("aria-keyshortcuts", on ? "Space Enter" : "Space");
+  }
+  setSwitchMode(store.get("switch") === "1");
+  switchBox.addEventListener("change", () => {
+    if (switchBox.checked) store.set("switch", "1");
+    else store.remove("switch");
+    setSwitchMode(switchBox.checked);
+  });
+  const switchOn = () => switchBox.checked;
+  const MODIFIERS = new Set(["Shift", "Control", "Alt", "Meta", "AltGraph", "CapsLock", "Tab"]);
+  const isControl = (el) => el && el.closest && el.closest("input, button, select, textarea, a, label");
+
   document.addEventListener("keydown", (e) => {
-    if (!isSpace(e) || isTyping(e.target) || $("play-view").hidden) return;
+    if (isTyping(e.target) || $("play-view").hidden) return;
+    const anyKey = switchOn() && !MODIFIERS.has(e.key) && !e.ctrlKey && !e.metaKey && !e.altKey;
+    if (!isSpace(e) && !anyKey) return;
+    if (e.key === "Enter" && e.target === buzzButton) return; // (its click buzzes)
     e.preventDefault(); // no page scroll, no click on a focused button
     if (!e.repeat) buzz();
+  });
+  document.addEventListener("pointerdown", (e) => {
+    if (!switchOn() || $("play-view").hidden || isControl(e.target)) return;
+    if (e.button !== undefined && e.button !== 0) return;
+    buzz();
   });
   document.addEventListener("keyup", (e) => {
     if (isSpace(e) && !isTyping(e.target) && !$("play-view").hidden) e.preventDefault();
@@ -422,7 +514,11 @@
       }
       box.appendChild(line);
     }
-    box.scrollTop = box.scrollHeight;
+    // the part up at the box's top when it all does not fit (a part starts a line: no line
+    // is cut in half at the top)
+    const current = box.querySelector(".bonus-part.current") || box.querySelector(".bonus-part:last-of-type");
+    box.scrollTop = current && box.scrollHeight > box.clientHeight + 1 ?
+      current.offsetTop - box.offsetTop - parseFloat(getComputedStyle(box).paddingTop) : 0;
   }
 
   $("code-form").addEventListener("submit", (e) => {
@@ -700,7 +796,9 @@
     // the revealed text (screen mode, and everyone once the tossup is over)
     const textBox = $("text");
     const words = s && s.tossup && s.tossup.words;
-    if (s && s.bonus && (s.match.phase === "bonus" || (s.bonus.done && s.match.phase === "answered"))) {
+    const bonusShown = Boolean(s && s.bonus && (s.match.phase === "bonus" || (s.bonus.done && s.match.phase === "answered")));
+    textBox.classList.toggle("bonus", bonusShown);
+    if (bonusShown) {
       textBox.hidden = false;
       renderBonusText(textBox, s.bonus);
     } else if (words && words.length) {
@@ -801,7 +899,9 @@
     const el = $("points");
     const s = app.state;
     const ev = app.mine;
-    const show = Boolean(ev && s && app.me && (LIVE.has(s.match.phase) || FINISHED.has(s.match.phase)));
+    // (kept up through the bonus the tossup earned)
+    const show = Boolean(ev && s && app.me && (LIVE.has(s.match.phase) || FINISHED.has(s.match.phase) ||
+      s.match.phase === "bonus"));
     el.hidden = !show;
     if (!show) return;
     const value = ev.points === 0 ? "no points" : signed(ev.points) + (ev.power ? " power" : "");

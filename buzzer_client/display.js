@@ -28,6 +28,32 @@
     final: null, // the state of the room's match that ended, kept up until the next one starts
   };
 
+  // High contrast and large type (?contrast=high, or the H key; kept on this screen):
+  // black and white, larger text, heavier marks.
+  const contrastParam = new URLSearchParams(location.search).get("contrast");
+  function rememberContrast(on) {
+    try {
+      if (on) window.localStorage.setItem("grace-arena:contrast", "high");
+      else window.localStorage.removeItem("grace-arena:contrast");
+    } catch (e) { /* storage off: for this page only */ }
+  }
+  function storedContrast() {
+    try { return window.localStorage.getItem("grace-arena:contrast") === "high"; } catch (e) { return false; }
+  }
+  if (contrastParam) rememberContrast(contrastParam === "high");
+  function setContrast(on) {
+    document.documentElement.classList.toggle("high-contrast", on);
+    window.dispatchEvent(new Event("resize")); // (the text and the tables are fitted again)
+  }
+  setContrast(contrastParam ? contrastParam === "high" : storedContrast());
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "h" && e.key !== "H") return;
+    if (e.ctrlKey || e.metaKey || e.altKey || (e.target && e.target.tagName === "INPUT")) return;
+    const on = !document.documentElement.classList.contains("high-contrast");
+    rememberContrast(on);
+    setContrast(on);
+  });
+
   // -- connection (common.js: reconnects by itself, answers pings) -------------------------
 
   const link = createLink({
@@ -52,6 +78,7 @@
         drawCurves(msg);
         app.receivedAt = Date.now() / 1000;
         onState(msg);
+        announceEvents(msg.events || []);
         setConn(recordNotice(msg));
         return;
       case "next_match":
@@ -154,6 +181,45 @@
     render();
   }
 
+  // -- what a screen reader is told (#announce, a live region) -------------------------------
+
+  function announce(text) {
+    const el = $("announce");
+    el.textContent = "";
+    setTimeout(() => { el.textContent = text; }, 50);
+  }
+
+  function announceEvents(events) {
+    const said = events.map(eventWords).filter(Boolean);
+    if (said.length) announce(said.join(". "));
+  }
+
+  function eventWords(ev) {
+    const who = (teamId, player) => {
+      const t = team(teamId);
+      return t && t.kind === "model" ? teamName(teamId) : teamName(teamId) + ", " + playerName(teamId, player);
+    };
+    const pts = (p) => (p > 0 ? " plus " + p : p < 0 ? " minus " + Math.abs(p) : "");
+    switch (ev.type) {
+      case "buzz_accepted":
+        return who(ev.team, ev.player) + " buzzed";
+      case "ruled":
+        return who(ev.team, ev.player) + ": " + (ev.ruling === "prompt" ? "prompt" : ev.ruling) +
+          pts(ev.points) + (ev.power ? " power" : "");
+      case "bonus_started":
+        return "Bonus for " + teamName(ev.team);
+      case "bonus_part_ruled":
+        return "Bonus part " + (ev.part + 1) + ", " + teamName(ev.team) + ": " +
+          (ev.choice === "abstain" ? "abstained" : ev.ruling) + pts(ev.points);
+      case "tossup_ended":
+        return ev.outcome === "time_up" ? "Dead tossup" : null;
+      case "match_ended":
+        return "Match over";
+      default:
+        return null;
+    }
+  }
+
   // -- rendering -----------------------------------------------------------------------------
 
   function team(id) {
@@ -247,7 +313,16 @@
       }
       text.appendChild(line);
     }
-    text.scrollTop = text.scrollHeight; // the part up (and its answer) in sight
+    // all of it in its box if the type can shrink that far; else the part up at the box's
+    // top (a part starts a line: no line is cut in half under the banner)
+    fitText(text);
+    const current = text.querySelector(".bonus-part.current") ||
+      text.querySelector(".bonus-part:last-of-type");
+    if (text.scrollHeight > text.clientHeight + 1 && current) {
+      text.scrollTop = current.offsetTop - text.offsetTop;
+    } else {
+      text.scrollTop = 0;
+    }
     if (b.done) {
       const others = Object.entries(b.points).filter(([t, p]) => t !== b.team && p)
         .map(([t, p]) => teamName(t) + " took " + p + " on bouncebacks").join(" · ");
@@ -319,6 +394,7 @@
     }
     $("tossup-info").textContent = info;
     showOfficiating();
+    renderLog();
     if (bonus) {
       renderBonus(bonus);
       return;
@@ -330,11 +406,14 @@
     const words = (tossup && tossup.words) || [];
     const marks = new Map();
     for (const b of app.buzzes.values()) {
-      if (b.word_index != null) marks.set(b.word_index, b.ruling === "incorrect" ? "neg" : "");
+      if (b.word_index != null) {
+        marks.set(b.word_index, b.ruling === "incorrect" ? "neg" : b.ruling === "correct" ? "correct" : "");
+      }
     }
+    const reading = LIVE.has(phase) && phase !== "awaiting";
     words.forEach((word, i) => {
       const span = document.createElement("span");
-      span.className = "w";
+      span.className = "w" + (reading && i === words.length - 1 ? " latest" : "");
       if (marks.has(i)) span.className += " buzzed" + (marks.get(i) ? " " + marks.get(i) : "");
       span.textContent = word;
       text.append(span, " ");
@@ -375,7 +454,14 @@
       answer.hidden = true;
     }
 
-    // this tossup's buzzes, in order
+    fitText(text);
+    text.scrollTop = text.scrollHeight; // the newest words, if even the smallest type overflows
+    renderScores();
+  }
+
+  // this tossup's buzzes, in order, each with its ruling in force (a prompt ruled correct
+  // then reads "correct"), kept up through the bonus the tossup earned
+  function renderLog() {
     const log = $("log");
     log.textContent = "";
     for (const b of app.buzzes.values()) {
@@ -387,7 +473,8 @@
       if (b.word_index != null) line += " @" + (b.word_index + 1);
       if (b.answer) line += " “" + b.answer + "”";
       if (b.ruling) line += " " + b.ruling + (b.points ? " " + signed(b.points) : "");
-      li.textContent = line;
+      // (a mark as well as a colour: ✓ right, ✗ wrong, ? a prompt)
+      li.textContent = ({ correct: "✓ ", incorrect: "✗ ", prompt: "? " }[b.ruling] || "") + line;
       log.appendChild(li);
     }
     for (const ev of app.lostRaces.slice(-3)) {
@@ -398,11 +485,22 @@
       log.appendChild(li);
     }
 
-    $("log-section").hidden = log.childElementCount === 0;
-    $("log-section").scrollTop = $("log-section").scrollHeight; // the latest buzzes in sight
-    fitText(text);
-    text.scrollTop = text.scrollHeight; // the newest words, if even the smallest type overflows
-    renderScores();
+    const section = $("log-section");
+    section.hidden = log.childElementCount === 0;
+    // the latest buzzes that fit, and how many earlier ones are left out (no line cut)
+    const over = () => section.scrollHeight > section.clientHeight + 1;
+    let left = 0;
+    let earlier = null;
+    while (over() && log.childElementCount > (earlier ? 2 : 1)) {
+      if (!earlier) {
+        earlier = document.createElement("li");
+        earlier.className = "earlier";
+        log.prepend(earlier);
+      }
+      earlier.nextElementSibling.remove();
+      left += 1;
+      earlier.textContent = "… " + left + " earlier";
+    }
   }
 
   // The text as revealed, all of it in its box: the type shrinks (down to MIN_TEXT_PX) when

@@ -92,11 +92,27 @@
       .concat(rows.filter((li) => !li.classList.contains("played")).reverse());
     let hidden = 0;
     for (const li of order) {
-      if (!over() || rows.length - hidden <= 1) break;
+      if (!over()) break;
       li.remove();
       hidden += 1;
-      more.textContent = "… and " + hidden + " more";
+      more.textContent = hidden === rows.length ? rows.length + " matches in the schedule" :
+        "… and " + hidden + " more";
     }
+    section.hidden = over(); // (not even its title fits: no schedule rather than half of one)
+  }
+
+  // The schedule under the standings, or under the rooms when they leave it more room.
+  function placeSchedule() {
+    const section = $("schedule-section");
+    const left = document.querySelector(".standings");
+    const right = document.querySelector(".rooms");
+    const free = (box, last) => box.getBoundingClientRect().bottom -
+      (last ? last.getBoundingClientRect().bottom : box.getBoundingClientRect().top);
+    const leftFree = free(left, $("standings"));
+    const shown = [...right.children].filter((e) => e !== section && e.checkVisibility());
+    const rightFree = free(right, shown[shown.length - 1]);
+    const target = rightFree > leftFree ? right : left;
+    if (section.parentElement !== target) target.appendChild(section);
   }
 
   function render(view) {
@@ -141,16 +157,22 @@
       cell(tr, String(row.points), "num pts");
       // PPG and P/20TUH as grace_arena.core.stats defines them (a match under way is a game)
       cell(tr, row.points_per_game == null ? "—" : row.points_per_game.toFixed(1), "num ppg");
-      cell(tr, String(row.tossups_heard), "num");
-      cell(tr, row.points_per_20_tuh == null ? "—" : row.points_per_20_tuh.toFixed(1), "num");
-      if (bonuses) cell(tr, row.points_per_bonus == null ? "—" : row.points_per_bonus.toFixed(2), "num");
+      cell(tr, String(row.tossups_heard), "num tuh");
+      cell(tr, row.points_per_20_tuh == null ? "—" : row.points_per_20_tuh.toFixed(1), "num p20");
+      if (bonuses) cell(tr, row.points_per_bonus == null ? "—" : row.points_per_bonus.toFixed(2), "num ppb");
       body.appendChild(tr);
     }
 
     const list = $("rooms");
     list.textContent = "";
     // a QR code per room while there is room for one (a few rooms); the codes always
-    list.classList.toggle("many", view.rooms.length > 4);
+    const many = view.rooms.length > 4;
+    list.classList.toggle("many", many);
+    // many rooms: one address for all of them in the title, each card its code
+    const host = view.rooms.map((r) => r.join_url).find(Boolean);
+    $("rooms-title").textContent = many && host ?
+      "Rooms — join at " + String(host).replace(/^https?:\/\//, "").replace(/\/\?.*$/, "") + " with the code" :
+      "Rooms — join with the code";
     for (const room of view.rooms) {
       const li = document.createElement("li");
       li.className = "room" + (room.round == null ? " done" : "");
@@ -168,7 +190,7 @@
         const score = (t) => String(room.scores[t] ?? 0);
         const [a, b] = room.teams;
         match.textContent = room.teams.length === 2 ?
-          a + " " + score(a) + " – " + score(b) + " " + b :
+          a + " " + score(a) + "\u00a0–\u00a0" + score(b) + " " + b : // (the score on one line)
           room.teams.map((t) => t + " " + score(t)).join(" · ");
       } else {
         match.textContent = room.teams.join(" vs ");
@@ -179,7 +201,10 @@
         if (room.waiting || room.phase) {
           const phase = document.createElement("p");
           phase.className = "room-phase";
-          phase.textContent = room.waiting ? "Waiting: " + room.waiting : phaseText(room);
+          // (many rooms: the wait in a few words, the schedule says the rest)
+          phase.textContent = room.waiting ? (many ? "waiting for an earlier round" : "Waiting: " + room.waiting) :
+            phaseText(room);
+          if (room.waiting) phase.title = room.waiting;
           text.appendChild(phase);
         }
         const code = document.createElement("p");
@@ -213,10 +238,60 @@
       const names = first.map((r) => r.name);
       const who = names.length === 1 ? names[0] :
         names.slice(0, -1).join(", ") + " and " + names[names.length - 1];
-      leader.textContent = who + (names.length === 1 ? " leads" : " share the lead of") +
-        " the final standings with " + first[0].points + " points";
+      leader.textContent = leaderText(view.rows, first, who);
     }
+    fitStage();
+    if (!$("schedule-section").hidden) placeSchedule();
     fitSchedule(scheduled);
+  }
+
+  // The standings and the rooms all in sight: the type (the page's root size, which every
+  // size here follows) shrinks until they fit, down to MIN_ROOT_PX; below COMPACT_ROOT_PX the
+  // standings first give up PPG and TUH (P/20TUH and PPB stay). The schedule takes what room
+  // is left (fitSchedule).
+  const MIN_ROOT_PX = 12;
+  const COMPACT_ROOT_PX = 16;
+  function fitStage() {
+    const root = document.documentElement;
+    const table = $("standings");
+    root.style.fontSize = "";
+    table.classList.remove("compact");
+    if (matchMedia("(max-width: 800px)").matches) return; // a phone: the page scrolls down
+    const boxes = [document.querySelector(".standings"), document.querySelector(".rooms")];
+    const over = () => boxes.some((el) => el.scrollHeight > el.clientHeight + 1 ||
+      el.scrollWidth > el.clientWidth + 1);
+    let size = parseFloat(getComputedStyle(root).fontSize);
+    while (over() && size > MIN_ROOT_PX) {
+      size = Math.max(MIN_ROOT_PX, size * 0.95);
+      if (size < COMPACT_ROOT_PX) table.classList.add("compact");
+      root.style.fontSize = size + "px";
+    }
+  }
+
+  // Who leads and why, said so when a team with more points is ranked below: the standings
+  // go by record, then PPB, then P/20TUH (grace_arena.core.standings.rank_key), not points.
+  function leaderText(rows, first, who) {
+    const lead = first[0];
+    const verb = first.length === 1 ? " leads" : " share the lead of";
+    // (a record is not broken across lines: a word joiner after each dash)
+    const record = (r) => r.won + "–\u2060" + r.lost + (r.tied ? "–\u2060" + r.tied : "");
+    const points = (r) => r.points + "\u00a0points";
+    const most = rows.reduce((a, r) => (r.points > a.points ? r : a), lead);
+    const plain = who + verb + " the final standings: " + record(lead) + ", " + points(lead);
+    if (first.some((r) => r === most) || most.points <= lead.points) return plain;
+    const pct = (r) => (r.won + r.tied / 2) / Math.max(1, r.won + r.lost + r.tied);
+    const num = (x) => (x == null ? "0.00" : x.toFixed(2));
+    let why;
+    if (pct(lead) !== pct(most)) {
+      why = "ranked on record first";
+    } else if ((lead.points_per_bonus || 0) !== (most.points_per_bonus || 0)) {
+      why = "the tie-break on " + record(lead) + " is PPB: " + num(lead.points_per_bonus) +
+        " to " + num(most.points_per_bonus) + " for " + most.name;
+    } else {
+      why = "the tie-break on " + record(lead) + " is P/20TUH: " + num(lead.points_per_20_tuh) +
+        " to " + num(most.points_per_20_tuh) + " for " + most.name;
+    }
+    return plain + " (" + most.name + " scored " + most.points + "; " + why + ")";
   }
 
   async function poll() {

@@ -854,6 +854,9 @@ class Waiting(_Msg):
     type: Literal["waiting"] = "waiting"
     team: str
     message: str
+    #: The team has played all its matches: nothing more comes (the page says so, and does not
+    #: ask to be kept open).
+    done: bool = False
 
 
 class Control(_Msg):
@@ -1163,6 +1166,9 @@ class PacketInfo(_Msg):
     id: str
     title: str | None = None
     tossups: list[TossupInfo]
+    #: The name of the file it was loaded from (no folder): two packets of the same title are
+    #: told apart by it.
+    file: str | None = None
 
 
 class JoinInfo(_Msg):

@@ -65,6 +65,13 @@ def open_match_text(reply: MatchCreatedReply, today: date | None = None) -> Text
     return text
 
 
+def packet_label(packet: dict[str, Any]) -> str:
+    """A packet as the Packet list shows it: its title, how many tossups, and the file it came
+    from (two packets of the same title are told apart by it)."""
+    label = f"{packet.get('title') or packet['id']} ({len(packet['tossups'])} tossups)"
+    return label + (f" · {packet['file']}" if packet.get("file") else "")
+
+
 class SetupScreen(Screen):
     """Packet and tossups, teams (human or model), scoring, reading mode and pace."""
 
@@ -218,9 +225,7 @@ class SetupScreen(Screen):
         self.packets = message.packets
         self.models = message.models
         select = self.query_one("#packet", Select)
-        select.set_options(
-            [(f"{p['title']} ({len(p['tossups'])} tossups)", p["id"]) for p in self.packets]
-        )
+        select.set_options([(packet_label(p), p["id"]) for p in self.packets])
         if self.packets:
             select.value = self.packets[0]["id"]
             title = self.query_one("#title-input", Input)

@@ -269,7 +269,7 @@ def test_the_event_projector_view_shows_standings_and_join_codes(event, pages):
         expect(red).to_contain_text("Red", timeout=8000)
         expect(red.locator("td.pts")).to_have_text(re.compile(r"^1[05]$"), timeout=8000)
         room1_match = rooms.nth(0).locator(".room-match")
-        expect(room1_match).to_have_text(re.compile(r"^Red 1[05] – 0 Robo$"))
+        expect(room1_match).to_have_text(re.compile(r"^Red 1[05]\s–\s0 Robo$"))  # (no-break spaces)
 
         # readable from the back of the room: everything inside the 1280x720 screen, big type
         for element in (

@@ -92,7 +92,7 @@ def test_a_full_evening_fits_the_projector_and_ends_on_its_leader(event, pages):
     expect(projector.locator("#rooms-title")).to_be_hidden()
     expect(projector.locator("#leader")).to_be_visible()
     expect(projector.locator("#leader")).to_have_text(
-        re.compile(r"^Red leads the final standings with \d+ points$")
+        re.compile(r"^Red leads the final standings: \d+–\u2060\d+(–\u2060\d+)?, \d+\u00a0points$")
     )
     for size in (SMALL, LARGE):
         projector.set_viewport_size(size)

@@ -172,3 +172,33 @@ def test_a_match_under_way_adds_points_in_play_and_no_game_or_tossup(db_url, tmp
     tossups = [dict(zip(parser.rows["tossups"][0], r, strict=True))
                for r in parser.rows["tossups"][1:]]  # fmt: skip
     assert [t["Heard"] for t in tossups] == ["2", "2", "1", "1"]
+
+
+def test_the_answers_column_says_the_points_of_the_event_s_format() -> None:
+    from grace_arena.core.formats import rules_for
+    from grace_arena.io.stats_report import answer_columns, answer_counts
+
+    # (powers, correct answers, negs) -> each format's column
+    assert answer_columns(rules_for("grace"))[0] == "15/10/-5"
+    assert answer_columns(rules_for("acf"))[0] == "10/-5"
+    assert answer_columns(rules_for("pace"))[0] == "20/10"
+    assert answer_counts(rules_for("grace"), 2, 3, 1) == "2/1/1"
+    assert answer_counts(rules_for("acf"), 0, 3, 1) == "3/1"
+    assert answer_counts(rules_for("pace"), 2, 3, 1) == "2/1"
+
+
+def test_an_acf_event_s_standings_and_stats_have_no_powers(db_url, tmp_path) -> None:
+    from event_helpers import make_event
+
+    make_event(db_url, name="acf", defaults={"format": "acf", "answer_time": None})
+    table = runner.invoke(app, ["event", "standings", "acf", "--db", db_url],
+                          env={"COLUMNS": "120"})  # fmt: skip
+    assert table.exit_code == 0, table.output
+    assert "10/-5" in table.output and "15/10/-5" not in table.output
+    stats = runner.invoke(app, ["event", "stats", "acf", "--db", db_url], env={"COLUMNS": "120"})
+    assert stats.exit_code == 0, stats.output
+    assert "10/-5" in stats.output and "15/10/-5" not in stats.output
+    out = tmp_path / "acf.html"
+    html = runner.invoke(app, ["event", "stats", "acf", "--html", str(out), "--db", db_url])
+    assert html.exit_code == 0, html.output
+    assert "Powers" not in out.read_text() and "Tens" in out.read_text()

@@ -92,3 +92,52 @@ async def test_the_app_shows_a_notice_once_up():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["port 8000 is in use"]
+
+
+def _two_packets_of_one_title(folder) -> list:
+    """The sample packet, and a second one of the same title in another file."""
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH, dump_packet, load_packet
+
+    packet = load_packet(SAMPLE_PACKET_PATH)
+    meta = packet.packet.model_copy(update={"id": "club-night-b"})
+    second = folder / "club-night-b.yaml"
+    dump_packet(packet.model_copy(update={"packet": meta}), second)
+    return [SAMPLE_PACKET_PATH, second]
+
+
+@pytest.mark.server(packets=_two_packets_of_one_title)
+async def test_the_set_up_screen_tells_two_packets_of_one_title_apart_and_shows_the_focus(server):
+    from textual.color import Color
+    from textual.widgets import Select
+
+    app = make_tui(server.http_url, token=server.arena.tokens.server())
+    async with app.run_test(size=SIZE) as pilot:
+        setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
+        await until(pilot, lambda: len(setup.packets) == 2, "the two packets")
+        # the same title, each with its file's name beside it
+        options = setup.query_one("#packet", Select)._options
+        labels = sorted(str(label) for label, value in options if str(label))
+        assert labels == [
+            "GRACE Arena Sample Packet (26 tossups) · club-night-b.yaml",
+            "GRACE Arena Sample Packet (26 tossups) · sample_packet.yaml",
+        ], labels
+        # keyboard focus: the focused field or button takes the accent colour, in bold; the
+        # others keep the screen's own
+        accent = Color.parse(app.get_css_variables()["accent"])
+
+        def lit_up(color: Color) -> bool:
+            return sum(abs(a - b) for a, b in zip(color.rgb, accent.rgb, strict=True)) <= 3
+
+        seen = set()
+        for _ in range(12):
+            focused = app.focused
+            assert focused is not None
+            lit = focused.query_one("SelectCurrent") if isinstance(focused, Select) else focused
+            await pilot.pause()
+            assert lit_up(lit.styles.background), (focused, lit.styles.background)
+            assert lit.styles.text_style.bold, focused
+            seen.add(type(focused).__name__)
+            others = [w for w in setup.query("Input, Button") if w is not focused]
+            assert not any(lit_up(w.styles.background) for w in others)
+            await pilot.press("tab")
+        assert {"Input", "Select", "Button"} <= seen, seen

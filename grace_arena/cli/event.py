@@ -6,7 +6,7 @@ import re
 import shlex
 import unicodedata
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,6 +29,9 @@ from grace_arena.cli.options import (
 )
 from grace_arena.cli.root import app
 from grace_arena.resources import command_prefix
+
+if TYPE_CHECKING:
+    from grace_arena.core.config import ScoringRules
 
 event_app = command_group(
     help="Run an event: teams, rounds and rooms, a schedule of matches, standings. A "
@@ -703,9 +706,11 @@ def standings_cmd(
             )
         typer.echo(json.dumps(view, indent=2))
         return
+    from grace_arena.io.stats_report import plan_rules
+
     console = _console()
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
-    console.print(standings_table(plan.title, rows))
+    console.print(standings_table(plan.title, rows, plan_rules(plan)))
     from grace_arena.io.stats_report import consult_points
 
     if (points := consult_points(plan)) is not None:
@@ -750,13 +755,17 @@ def _num(value: float | None) -> str:
     return f"{value:.2f}" if value is not None else "-"
 
 
-def standings_table(title: str, rows) -> Any:
+def standings_table(title: str, rows, rules: ScoringRules | None = None) -> Any:
     """The standings as a rich table that stays readable at 80 columns: W-L, PPG and points
     per 20 tossups heard always (matches may differ in length), PPB where bonuses were
-    played."""
+    played, the answers by their points under ``rules`` ("15/10/-5"; "10/-5" without
+    powers)."""
     from rich.table import Table
 
-    from grace_arena.io.stats_report import OVERTIME_NOTE
+    from grace_arena.core.config import ScoringRules
+    from grace_arena.io.stats_report import OVERTIME_NOTE, answer_columns, answer_counts
+
+    rules = rules or ScoringRules()  # (GRACE's: 15/10/-5)
 
     overtime = any(s.overtime_tossups for s in rows)
     table = Table(
@@ -776,7 +785,7 @@ def standings_table(title: str, rows) -> Any:
         ("TUH", "right"),
         ("P/20TUH", "right"),
         *((("PPB", "right"),) if bonuses else ()),
-        ("15/10/-5", "right"),
+        (answer_columns(rules)[0], "right"),
         ("live", "right"),
     ):
         table.add_column(header, justify=justify, no_wrap=header != "team")  # type: ignore[arg-type]
@@ -791,7 +800,7 @@ def standings_table(title: str, rows) -> Any:
             str(s.tossups_heard),
             _num(s.points_per_20_tuh),
             *((_num(s.points_per_bonus),) if bonuses else ()),
-            f"{s.powers}/{s.correct - s.powers}/{s.negs}",
+            answer_counts(rules, s.powers, s.correct, s.negs),
             str(s.live) if s.live else "",
         )
     return table
@@ -815,7 +824,13 @@ def stats_cmd(
     entered by their score and forfeits count in the standings and the games."""
     from rich.table import Table
 
-    from grace_arena.io.stats_report import html_stats, load_event_stats
+    from grace_arena.io.stats_report import (
+        answer_columns,
+        answer_counts,
+        html_stats,
+        load_event_stats,
+        plan_rules,
+    )
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import RecordError
 
@@ -834,14 +849,16 @@ def stats_cmd(
         html.write_text(html_stats(plan, stats, plays), encoding="utf-8")
         console.print(f"wrote {html}", soft_wrap=True, highlight=False, markup=False)
         return
-    console.print(standings_table(plan.title, stats.standings))
+    rules = plan_rules(plan)
+    console.print(standings_table(plan.title, stats.standings, rules))
     names = {t.id: t.name for t in plan.teams}
     players = Table(title=f"{plan.title}: individuals", title_justify="left", pad_edge=False)
-    for header in ("player", "team", "GP", "TUH", "15/10/-5", "pts", "P/20TUH"):
+    answers = answer_columns(rules)[0]
+    for header in ("player", "team", "GP", "TUH", answers, "pts", "P/20TUH"):
         players.add_column(header, justify="left" if header in ("player", "team") else "right")
     for p in stats.players:
         players.add_row(p.name, names.get(p.team, p.team), str(p.games), str(p.tossups_heard),
-                        f"{p.powers}/{p.tens}/{p.negs}", str(p.points),
+                        answer_counts(rules, p.powers, p.powers + p.tens, p.negs), str(p.points),
                         _num(p.points_per_20_tuh))  # fmt: skip
     console.print(players)
 

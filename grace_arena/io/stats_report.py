@@ -16,12 +16,16 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from grace_arena.core.config import ScoringRules
 from grace_arena.core.events import TossupStarted
 from grace_arena.core.stats import EventStats, MatchPlay, event_stats, match_play
 from grace_arena.record.schedule import EventPlan, decided_result, load_plan
 from grace_arena.record.store import MatchStore
 
-__all__ = ["event_plays", "html_stats", "load_event_stats", "stats_context"]
+__all__ = [
+    "answer_columns", "answer_counts", "event_plays", "html_stats", "load_event_stats",
+    "plan_rules", "stats_context",
+]  # fmt: skip
 
 
 def event_plays(engine: Engine, plan: EventPlan) -> list[MatchPlay]:
@@ -126,7 +130,44 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
             for p in plays
             if p.notes
         ],
+        # (a format without powers has no powers columns)
+        "powers": plan_rules(plan).power_points is not None,
     }
+
+
+def plan_rules(plan: EventPlan) -> ScoringRules:
+    """The scoring rules of the event's matches (its format, with its defaults on top)."""
+    from grace_arena.core.formats import rules_for
+    from grace_arena.protocol import MatchSettings
+
+    settings = MatchSettings.model_validate(plan.defaults)  # (the defaults where not given)
+    if settings.format:
+        return rules_for(settings.format, **settings.scoring())
+    return ScoringRules(**settings.scoring())
+
+
+def answer_columns(rules: ScoringRules) -> tuple[str, bool, bool]:
+    """The points a tossup answer scores under ``rules`` as a stats column says them
+    ("15/10/-5", "10/-5" without powers, "20/10" without negs), and whether it has powers and
+    negs."""
+    powers, negs = rules.power_points is not None, rules.neg_points != 0
+    values = [
+        *([rules.power_points] if powers else []),
+        rules.correct_points,
+        *([rules.neg_points] if negs else []),
+    ]
+    return "/".join(str(v) for v in values), powers, negs
+
+
+def answer_counts(rules: ScoringRules, powers: int, correct: int, negs: int) -> str:
+    """A team's or a player's answers in the column of :func:`answer_columns`: "2/5/1"."""
+    _, has_powers, has_negs = answer_columns(rules)
+    values = [
+        *([powers] if has_powers else []),
+        correct - powers if has_powers else correct,
+        *([negs] if has_negs else []),
+    ]
+    return "/".join(str(v) for v in values)
 
 
 def consult_points(plan: EventPlan) -> tuple[int, int, int] | None:

@@ -919,7 +919,9 @@ class Rooms:
         """The player waits for the team's next match: told why, and told again whenever the
         reason changes (:meth:`_send_on_waiting`)."""
         self.waiting.setdefault(event_id, {})[conn] = message
-        conn.send_model(Waiting(team=conn.team or "", message=message))
+        plan, team = self.plans.get(event_id), conn.team or ""
+        done = plan is not None and plan.next_game_of(team) is None
+        conn.send_model(Waiting(team=team, message=message, done=done))
 
     async def seat_of(self, event_id: int, team: str) -> tuple[ScheduledRoom | None, str]:
         """Where the team plays now: the room served here whose current match is the team's

@@ -774,7 +774,8 @@ def replay_view(
         category=spec.category,
         words=list(words.get(tossup_id, [])),
         clue_ends=list(spec.clue_ends),
-        power_index=spec.power_index,
+        # (a format without powers has no power part, whatever the packet marks)
+        power_index=spec.power_index if config.rules.power_points is not None else None,
         answer=spec.answer,
         outcome=ended.reason,  # type: ignore[attr-defined]
         buzzes=buzzes,

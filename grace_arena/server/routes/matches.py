@@ -53,6 +53,7 @@ def packets(arena: ArenaDep) -> list[PacketInfo]:
             id=p.packet.id,
             title=p.packet.title,
             tossups=[TossupInfo(id=t.id, category=t.category) for t in p.tossups],
+            file=p.path.name if p.path is not None else None,
         )
         for p in arena.packets.values()
     ]
