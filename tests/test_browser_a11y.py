@@ -84,7 +84,7 @@ def test_every_state_of_a_match_passes_axe_on_the_phone_the_display_and_the_repl
             assert_accessible(page, f"the {what}, {state}")
 
     with clients(moderator(server)) as (mod,):
-        expect(display.locator("#tossup-info")).to_contain_text("Waiting for the first tossup")
+        expect(display.locator("#tossup-info")).to_contain_text("waiting for the first tossup")
         check("waiting")
         read_one_clue(mod)
         expect(ann.locator("#status-title")).to_have_text("Ready")

@@ -110,7 +110,7 @@ async def test_the_set_up_screen_tells_two_packets_of_one_title_apart_and_shows_
     from textual.color import Color
     from textual.widgets import Select
 
-    app = make_tui(server.http_url, token=server.arena.tokens.server())
+    app = make_tui(server.http_url, token=server.events.tokens.server())
     async with app.run_test(size=SIZE) as pilot:
         setup = await until(pilot, lambda: shown(app, SetupScreen), "set-up")
         await until(pilot, lambda: len(setup.packets) == 2, "the two packets")

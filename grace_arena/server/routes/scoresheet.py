@@ -45,7 +45,7 @@ class _Unknown(LookupError):
 def _sheet(rooms: Rooms, match_id: int, code: str) -> Scoresheet:
     with Session(rooms.engine) as session:
         row = session.get(MatchRow, match_id)
-        spoken = row is not None and rooms.speaks_of_match(session, row)
+        spoken = row is not None and rooms.serves_match(session, row)
     if (
         row is None
         or not spoken
