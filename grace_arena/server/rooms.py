@@ -130,13 +130,11 @@ class Refused(Exception):
 @dataclass
 class Admission:
     """What a ``hello`` opens: the live match, the room it is played in, the teams a new
-    player may join, the other server processes to turn to; for a player's token, who the
-    player is."""
+    player may join; for a player's token, who the player is."""
 
     room: Room
     place: ScheduledRoom
     teams: list[TeamView]
-    servers: list[str]
     player: PlayerRecord | None = None
 
 
@@ -691,8 +689,12 @@ class Rooms:
             return True
         except RoomClosed as exc:  # it closed meanwhile: say where the match is now
             raise Refused(exc.code, str(exc), url=exc.url) from exc
-        if admission.servers:  # where to turn if this server cannot be reached (later: the arena)
-            conn.send_model(Servers(urls=admission.servers))
+        # where to turn if this server cannot be reached, as the arena knows it now: the
+        # connection is in its room from here on, so a change of the servers after this
+        # reaches it (one before, while it joined, is in this list)
+        urls = self.servers()
+        if urls:
+            conn.send_model(Servers(urls=urls))
         if conn.watching:
             _tell(conn, controlled=_controlled_by_another(room, conn))
         return True
@@ -745,7 +747,7 @@ class Rooms:
         if sr is None:  # its room moved on to its next match a moment ago
             gone = RoomClosed("this match is no longer served here")
             raise Refused(gone.code, str(gone), url=gone.url)
-        admission = Admission(room, sr, self._joinable(sr), self.servers())
+        admission = Admission(room, sr, self._joinable(sr))
         if hello.role == "moderator":
             if not await self.is_moderator(room.rm.id, hello.token):
                 raise Refused("unauthorized", "wrong moderator token", guess=True)
