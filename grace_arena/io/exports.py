@@ -1180,7 +1180,11 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             }
         )
         rounds.setdefault(game.round, []).append({"$ref": match["id"]})
-    if rules is None and plan.phases:
+    entered = any(g.match_id is None and g.result is not None for g in plan.games)
+    if (rules is None and plan.phases) or entered or (plan.defaults or {}).get("format"):
+        # the event's own rules when the director set its format, or when games entered by
+        # their final score were counted by them: YellowFruit checks every game of the file
+        # against these (a game's tossup points plus its bonus points must make its score)
         from grace_arena.record.schedule import event_rules
 
         rules = event_rules(plan)
@@ -1188,6 +1192,17 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
     answer_types = [{"value": 10}, {"value": -5}]
     if played is not None:
         answer_types = played.tossups.qbj_answer_types()
+    # every value a game of the file scored, though its match was played by other rules:
+    # YellowFruit refuses the whole file when an answer count names a value the rules lack
+    values = {a["value"] for a in answer_types} | {
+        c["answer_type"]["value"]
+        for o in objects
+        for entry in o["match_teams"]
+        for mp in entry["match_players"]
+        for c in mp["answer_counts"]
+        if c["answer_type"]["value"]
+    }
+    answer_types = [{"value": v} for v in sorted(values, reverse=True)]
     objects.insert(
         0,
         {
