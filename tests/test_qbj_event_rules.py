@@ -5,6 +5,9 @@ rules for the whole file and checks every game against it: an answer count whose
 one of its answer types refuses the whole file ("Failed to associate a PlayerAnswerCount object
 with a valid AnswerType"), and without bonuses a game's tossup points must make its score
 ("Players' points don't add up to total score", a game it then leaves out of every standing).
+The overtime tossups read whatever the score are ``minimum_overtime_question_count``: MODAQ's
+"Import from QBJ" ends a tied game's overtime after them (``GameState.playableCycles``), so an
+NAQT game whose first overtime tossup left the teams apart is rebuilt only with NAQT's 3.
 
 The event: ACF (10 a tossup, −5 a neg, bonuses 3 × 10) set by the director; round 1 entered by
 its final score with statistics (Red 120 − 5 + 65 = 180, Blue 60 − 10 + 30 = 80); round 2
@@ -81,6 +84,7 @@ def test_the_tournament_file_has_the_event_s_rules_and_every_value_its_games_sco
     # the event's rules (ACF: bonuses), not those of the one match played here
     assert rules["name"] == "GRACE Arena ACF" and rules["maximum_bonus_score"] == 30
     assert rules["regulation_tossup_count"] == 20
+    assert rules["minimum_overtime_question_count"] == 1  # ACF: sudden death
     values = [a["value"] for a in rules["answer_types"]]
     assert values == [15, 10, -5]  # the ACF values and the power scored in round 2
     matches = [o for o in data["objects"] if o["type"] == "Match"]
@@ -100,3 +104,19 @@ def test_the_tournament_file_has_the_event_s_rules_and_every_value_its_games_sco
             score[names[entry["team"]["$ref"]]] = total
         scores.append(score)
     assert scores == [{"Red": 180, "Blue": 80}, {"Blue": 15, "Red": 0}]
+
+
+@on_both_backends
+def test_an_naqt_event_s_file_says_overtime_is_three_tossups(db_url, tmp_path) -> None:
+    from test_stats import played_event
+
+    _, engine = played_event(db_url)
+    try:
+        export(engine, "qbj", tmp_path / "qbj", events=["stats"])
+    finally:
+        engine.dispose()
+    data = json.loads((tmp_path / "qbj" / "stats.qbj").read_text())
+    (tournament,) = [o for o in data["objects"] if o["type"] == "Tournament"]
+    rules = tournament["scoring_rules"]
+    assert rules["name"] == "GRACE Arena NAQT"
+    assert rules["minimum_overtime_question_count"] == 3

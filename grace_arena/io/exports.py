@@ -1216,6 +1216,14 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 "regulation_tossup_count": (played.regulation if played else None)
                 or max((len(r.tossup_ids) for r in plan.rounds if r.tossup_ids), default=20),
                 "answer_types": answer_types,
+                # the overtime tossups read whatever the score (NAQT: 3), where the rules
+                # have a regulation: MODAQ ends a tied game's overtime after them, and
+                # YellowFruit checks each overtime against them
+                **(
+                    {"minimum_overtime_question_count": rules.overtime_tossups}
+                    if played is not None and played.regulation
+                    else {}
+                ),
                 **(
                     played.qbj_bonuses(
                         [
