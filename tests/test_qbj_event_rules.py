@@ -11,7 +11,8 @@ NAQT game whose first overtime tossup left the teams apart is rebuilt only with 
 
 The event: ACF (10 a tossup, −5 a neg, bonuses 3 × 10) set by the director; round 1 entered by
 its final score with statistics (Red 120 − 5 + 65 = 180, Blue 60 − 10 + 30 = 80); round 2
-played here by the default rules of a match (power 15): Blue's power.
+played here by the default rules of a match (power 15): Blue's power. Ann and Bo play round 2
+only: round 1's counts, entered for the teams, are no player's.
 """
 
 from __future__ import annotations
@@ -104,6 +105,15 @@ def test_the_tournament_file_has_the_event_s_rules_and_every_value_its_games_sco
             score[names[entry["team"]["$ref"]]] = total
         scores.append(score)
     assert scores == [{"Red": 180, "Blue": 80}, {"Blue": 15, "Red": 0}]
+    # the entered game's counts (no players given) are on a player named after the team, not
+    # on Ann or Bo, who played only round 2: YellowFruit credits a match player's answers
+    player = {p["id"]: p["name"] for r in tournament["registrations"] for t in r["teams"]
+              for p in t["players"]}  # fmt: skip
+    played = [
+        sorted(player[mp["player"]["$ref"]] for e in m["match_teams"] for mp in e["match_players"])
+        for m in matches
+    ]
+    assert played == [["Blue", "Red"], ["Ann", "Bo"]]
 
 
 @on_both_backends

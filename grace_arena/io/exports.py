@@ -1331,7 +1331,7 @@ def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> di
     ``forfeit_loss``, no tossups read: YellowFruit counts it in won/lost only), or a result
     entered by its final score, each team with its points, bonus points and answer counts
     where they were given (a player's line as entered; a team's counts without players go to
-    its first registered player, or one named after the team, who heard every tossup)."""
+    a player named after the team, who heard every tossup)."""
     from grace_arena.record.schedule import event_rules, result_lines
 
     names = {t.id: t.name for t in plan.teams}
@@ -1375,7 +1375,9 @@ def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> di
         line = lines[t]
         mine = [p for p in entered if p["team"] == t]
         if not mine:
-            stand_in = (players.get(t) or [names[t]])[0]
+            # a stand-in named after the team, never a registered player: YellowFruit would
+            # credit that player with the team's answers (no player here made them)
+            stand_in = names[t]
             counts = {"powers": line.powers, "tens": line.correct - line.powers,
                       "negs": line.negs}  # fmt: skip
             mine = [{"team": t, "name": stand_in, **counts, "tuh": heard}]
