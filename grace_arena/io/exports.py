@@ -1180,7 +1180,11 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
             }
         )
         rounds.setdefault(game.round, []).append({"$ref": match["id"]})
-    if rules is None and plan.phases:
+    entered = any(g.match_id is None and g.result is not None for g in plan.games)
+    if (rules is None and plan.phases) or entered or (plan.defaults or {}).get("format"):
+        # the event's own rules when the director set its format, or when games entered by
+        # their final score were counted by them: YellowFruit checks every game of the file
+        # against these (a game's tossup points plus its bonus points must make its score)
         from grace_arena.record.schedule import event_rules
 
         rules = event_rules(plan)
@@ -1188,6 +1192,17 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
     answer_types = [{"value": 10}, {"value": -5}]
     if played is not None:
         answer_types = played.tossups.qbj_answer_types()
+    # every value a game of the file scored, though its match was played by other rules:
+    # YellowFruit refuses the whole file when an answer count names a value the rules lack
+    values = {a["value"] for a in answer_types} | {
+        c["answer_type"]["value"]
+        for o in objects
+        for entry in o["match_teams"]
+        for mp in entry["match_players"]
+        for c in mp["answer_counts"]
+        if c["answer_type"]["value"]
+    }
+    answer_types = [{"value": v} for v in sorted(values, reverse=True)]
     objects.insert(
         0,
         {
@@ -1201,6 +1216,14 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                 "regulation_tossup_count": (played.regulation if played else None)
                 or max((len(r.tossup_ids) for r in plan.rounds if r.tossup_ids), default=20),
                 "answer_types": answer_types,
+                # the overtime tossups read whatever the score (NAQT: 3), where the rules
+                # have a regulation: MODAQ ends a tied game's overtime after them, and
+                # YellowFruit checks each overtime against them
+                **(
+                    {"minimum_overtime_question_count": rules.overtime_tossups}
+                    if played is not None and played.regulation
+                    else {}
+                ),
                 **(
                     played.qbj_bonuses(
                         [
@@ -1308,7 +1331,7 @@ def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> di
     ``forfeit_loss``, no tossups read: YellowFruit counts it in won/lost only), or a result
     entered by its final score, each team with its points, bonus points and answer counts
     where they were given (a player's line as entered; a team's counts without players go to
-    its first registered player, or one named after the team, who heard every tossup)."""
+    a player named after the team, who heard every tossup)."""
     from grace_arena.record.schedule import event_rules, result_lines
 
     names = {t.id: t.name for t in plan.teams}
@@ -1352,7 +1375,9 @@ def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> di
         line = lines[t]
         mine = [p for p in entered if p["team"] == t]
         if not mine:
-            stand_in = (players.get(t) or [names[t]])[0]
+            # a stand-in named after the team, never a registered player: YellowFruit would
+            # credit that player with the team's answers (no player here made them)
+            stand_in = names[t]
             counts = {"powers": line.powers, "tens": line.correct - line.powers,
                       "negs": line.negs}  # fmt: skip
             mine = [{"team": t, "name": stand_in, **counts, "tuh": heard}]
