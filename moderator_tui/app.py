@@ -81,6 +81,12 @@ WRONG_TOKEN = (
     "the token on the 'moderator token:' line that grace-arena serve printed for this match "
     "or room."
 )
+#: Said when the server knows no match by the code or id given, the first time: retrying a
+#: mistyped code cannot help.
+NOT_FOUND = (
+    "{why} on {server}: not retrying. Quit (q) and check the join code (or match id): "
+    "grace-arena serve prints each room's code on its 'join code' line."
+)
 STANDINGS_EVENTS = frozenset({"ruled", "ruling_undone", "tossup_ended", "match_ended"})
 
 
@@ -408,7 +414,13 @@ class ModeratorApp(App[None]):
                                 self.last_error = "wrong moderator token"
                                 self.post_message(LinkChanged(False, WRONG_TOKEN))
                                 return  # a wrong token does not get right by retrying
-                            if handled == "refused":
+                            if handled == "not_found" and not ever_in:
+                                # a code or id this server has never served: no retry finds it
+                                self.last_error = self._refusal
+                                self.post_message(LinkChanged(False, NOT_FOUND.format(
+                                    why=self._refusal, server=self.target.url)))  # fmt: skip
+                                return
+                            if handled in ("refused", "not_found"):
                                 reason = f"the server refused the moderator: {self._refusal}"
                                 delay = cap  # a refusal does not change by retrying fast
                                 break
@@ -533,6 +545,8 @@ class ModeratorApp(App[None]):
                 self._refusal = msg.message
                 if msg.code == "unauthorized":
                     return "wrong_token"
+                if msg.code == "not_found":
+                    return "not_found"
                 return "in_use" if msg.code == "in_use" else "refused"
         return None
 

@@ -889,16 +889,21 @@ async def test_a_wrong_moderator_token_is_said_once_and_not_retried(open_match):
     assert str(last) == f"Not connected to {server.http_url}: wrong moderator token"
 
 
-async def test_a_room_the_server_does_not_have_is_said_and_retried(server):
+async def test_a_room_the_server_does_not_have_is_said_once_and_not_retried(server):
+    """A mistyped join code is never served by retrying: the screen says so and stops."""
     app = make_tui(server.http_url, room="ZZZZZZ", moderator_token="x", backoff=(0.1, 0.2))
     async with app.run_test(size=SIZE) as pilot:
         await until(
             pilot,
-            lambda: shown(app, ConnectingScreen) and "reconnecting in" in connecting_text(app),
-            "the refusal and the retry",
+            lambda: shown(app, ConnectingScreen) and "not retrying" in connecting_text(app),
+            "the refusal",
         )
         said = connecting_text(app)
-        assert "the server refused the moderator: no live match" in said
+        assert "no live match" in said and "check the join code" in said
+        assert "reconnecting in" not in said
+        await pilot.pause(1.0)  # ten retries' worth of time: still the same words, no retry
+        assert connecting_text(app) == said and not app.connected
+        assert all(w.is_finished for w in app.workers if w.group == "link")
         await pilot.press("q")
         (last,) = app._exit_renderables
     assert "no live match" in str(last)
