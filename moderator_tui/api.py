@@ -44,6 +44,8 @@ def _call(url: str, *, token: str | None = None, body: bytes | None = None) -> A
             detail = exc.reason
         if exc.code == 401:
             raise ApiError(f"the server refused the token ({detail})") from exc
+        if exc.code == 404 and isinstance(detail, str):
+            raise ApiError(detail) from exc  # (what is not there, in words)
         raise ApiError(f"HTTP {exc.code}: {detail}") from exc
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)

@@ -153,6 +153,25 @@ async def test_the_room_picker_moderates_the_room_chosen(event):
         assert app.control == "own"
 
 
+async def test_a_mistyped_event_is_told_the_name_it_comes_close_to(event):
+    """With the server token, the picker of a mistyped event says which event the server
+    serves by a name like it (without it, a stranger learns nothing: tests/test_strangers)."""
+    server, _ = event
+    app = make_tui(server.http_url, token=server.events.tokens.server(), event="nigth")
+    async with app.run_test(size=SIZE) as pilot:
+        picker = await until(pilot, lambda: shown(app, RoomPickerScreen), "the picker")
+        rooms = picker.query_one("#rooms", OptionList)
+
+        def said() -> str:
+            return " ".join(
+                str(rooms.get_option_at_index(i).prompt) for i in range(rooms.option_count)
+            )
+
+        await until(pilot, lambda: "served here" in said(), "the refusal")
+        assert rooms.option_count == 1
+        assert said() == "no event 'nigth' is served here (did you mean 'night'?)"
+
+
 async def test_event_and_room_by_name_skip_the_picker(event):
     server, _ = event
     app = make_tui(server.http_url, token=server.events.tokens.server(), event="night", room="2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 
 from fastapi import APIRouter, HTTPException, Request
 
@@ -30,13 +31,27 @@ __all__ = ["router"]
 router = APIRouter()
 
 
-def served_event(events: Rooms, arena: Arena, name: str, address: str) -> int:
+def served_event(
+    events: Rooms, arena: Arena, name: str, address: str, *, trusted: bool = False
+) -> int:
     """The id of the event served here with this name; 404 otherwise, saying nothing of
-    the record's other events (a public URL must not enumerate them)."""
+    the record's other events (a public URL must not enumerate them). ``trusted``: the caller
+    holds the server token, and is told the names served here that come close."""
     event_id = events.served_event(name)
     if event_id is None:
         wrong_guess(address, arena)
-        raise HTTPException(status_code=404, detail="no such event is served here")
+        detail = "no such event is served here"
+        if trusted:
+            names = sorted(p.name for i, p in events.plans.items() if i in events.served)
+            close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+            detail = f"no event {name!r} is served here" + (
+                f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+                if close
+                else f" (served: {', '.join(names)})"
+                if names
+                else ""
+            )
+        raise HTTPException(status_code=404, detail=detail)
     return event_id
 
 
@@ -71,7 +86,7 @@ async def event_rooms(
     """The event's rooms with their join codes and moderator tokens (server token): what
     the moderator's terminal offers to pick from. A room no process serves now is opened
     here."""
-    event_id = served_event(events, arena, name, guess(request, arena))
+    event_id = served_event(events, arena, name, guess(request, arena), trusted=True)
     try:
         plan = await asyncio.to_thread(load_plan, arena.engine, event_id)
     except RecordError as exc:
