@@ -145,10 +145,13 @@ def test_a_modaq_packet_is_read_with_its_tags_categories_values_and_difficulties
     assert first.text.startswith('This novel opens "Call me Ishmael."') and "(*)" in first.text
     assert first.tokens().power_index is not None
     assert first.answer == "<b>Moby-Dick</b> [or <b><u>The Whale</u></b>]"
-    assert (first.category, first.subcategory) == ("Literature", "Literature - American, Ed Itor")
+    # the editor's tag "<Literature - American, Ed Itor>": category, subcategory, author
+    assert (first.category, first.subcategory) == ("Literature", "American")
+    assert first.author == "Ed Itor"
     assert (second.category, second.subcategory) == ("Uncategorized", None)
     (bonus,) = packet.bonuses
     assert bonus.category == "Science"
+    assert (bonus.subcategory, bonus.author) == ("Astronomy", None)  # "<Science - Astronomy>"
     assert [(p.value, p.difficulty) for p in bonus.parts] == [(10, "e"), (10, "m"), (10, "h")]
     (warning,) = packet.warnings
     assert str(warning) == (
@@ -279,6 +282,8 @@ def test_a_docx_packet_in_the_common_layout_is_read_whole(tmp_path: Path) -> Non
     twain, hydrogen = packet.tossups
     assert twain.answer == "Mark <b>Twain</b> [or Samuel Clemens]"
     assert twain.category == "Literature"
+    # the editor's tag "<Literature - American, Jo Writer>": subcategory and author apart
+    assert (twain.subcategory, twain.author) == ("American", "Jo Writer")
     assert '("FINN")' in twain.text and twain.tokens().power_index == 4
     assert "FINN" not in [w.text for w in twain.tokens().words]  # a pronunciation guide
     assert hydrogen.answer == "<b>hydrogen</b> [accept H]"
@@ -454,7 +459,7 @@ def test_property_any_document_gives_a_packet_or_problems_and_drops_nothing_unsa
         for start in (layouts._NUMBER, layouts._PART, layouts._ANSWER):
             text = start.sub("", text, count=1)
         words = _TAGS.sub("", text).split()
-        assert all(word.strip("<>[]():.") in kept for word in words if word.strip("<>[]():.")), (
+        assert all(word.strip("<>[]():.,") in kept for word in words if word.strip("<>[]():.,")), (
             paragraph, imported.data, imported.warnings,
         )  # fmt: skip
 

@@ -18,7 +18,7 @@ The ``.docx`` layout, as editors write it (ACF, NAQT, PACE and club sets alike):
                                                     Tiebreakers, Extra(s), Overtime, Spares
     1. This author's narrator ... (*) ... For 10 points, name this author.
     ANSWER: Mark **Twain** [or Samuel Clemens]   <- bold or underlined: the required part
-    <Literature - American, Editor>              <- an editor's tag (optional): the category
+    <Literature - American, Editor>              <- editor's tag: category - subcategory, author
     Bonuses
     1. For 10 points each, name these ...        <- a lead-in
     [10e] This one ...                           <- a part: [10], [10e], [10m], [10h], [5] ...
@@ -135,6 +135,24 @@ def _categorised(question: dict[str, Any], *hints: str | None, raw: str | None) 
     question["category"] = category or "Uncategorized"
     if raw:
         question["subcategory"] = " ".join(raw.split())[:120]
+
+
+_TAG_PARTS = re.compile(r"^\s*(?P<head>[^,]*?)\s*(?:,\s*(?P<author>[^,]+?))?\s*$")
+_TAG_SUB = re.compile(r"\s+[-–—]\s+")
+
+
+def _tagged(question: dict[str, Any], tag: str | None) -> None:
+    """An editor's tag, ``Category - Subcategory, Author`` (``<History - European, Jo
+    Writer>``): the category it names, its subcategory (``European``), its author."""
+    parts = _TAG_PARTS.match(tag or "")
+    if tag is None or parts is None:
+        _categorised(question, tag, raw=tag)
+        return
+    head, author = parts.group("head"), parts.group("author")
+    pieces = _TAG_SUB.split(head, maxsplit=1)
+    _categorised(question, tag, raw=pieces[1] if len(pieces) > 1 else head or None)
+    if author and "author" not in question:
+        question["author"] = " ".join(author.split())[:200]
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,12 +309,11 @@ def _question_category(question: dict[str, Any], raw: dict[str, Any]) -> None:
     metadata = raw.get("metadata")
     metadata = _plain(metadata) if isinstance(metadata, str) else None
     hints = [h for h in (category, subcategory, metadata) if isinstance(h, str)]
-    raw_text = (
-        " / ".join(h for h in (category, subcategory) if isinstance(h, str))
-        if isinstance(category, str)
-        else metadata
-    )
-    _categorised(question, *hints, raw=raw_text)
+    if isinstance(category, str):
+        raw_text = " / ".join(h for h in (category, subcategory) if isinstance(h, str))
+        _categorised(question, *hints, raw=raw_text)
+    else:  # MODAQ's editor's tag: "Literature - American, Ed Itor"
+        _tagged(question, metadata)
     for key in ("author", "source"):
         if isinstance(raw.get(key), str) and raw[key].strip():
             question[key] = raw[key].strip()
@@ -789,7 +806,7 @@ def _document_data(
             item = {"id": qid, "text": text, "answer": question.answer or ""}
             imported.places[("tossup", len(tossups))] = question.start
             tossups.append(item)
-        _categorised(item, question.tag, raw=question.tag)
+        _tagged(item, question.tag)
     _fewer_parts(questions, imported)
     title = header[0].text.strip() if header else stem
     data = _packet_data(stem, title, tossups, bonuses)
