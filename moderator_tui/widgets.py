@@ -548,7 +548,9 @@ class BuzzBanner(StateView):
             Text.assemble(
                 ("c", "bold reverse"), " correct  ", ("i", "bold reverse"), " incorrect  ",
                 *((("p", "bold reverse"), " prompt  ") if can_prompt(state) else ()),
-                ("u", "bold reverse"), " undo  ", ("b", "bold reverse"), " throw out the bonus",
+                # (u only where it does something: nothing to undo after a throw-out)
+                *((("u", "bold reverse"), " undo  ") if state.match.can_undo else ()),
+                ("b", "bold reverse"), " throw out the bonus",
             )
         )  # fmt: skip
         return Group(*lines)

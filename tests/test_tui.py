@@ -758,6 +758,7 @@ async def test_an_acf_match_s_bonus_is_ruled_part_by_part_with_the_same_keys(ser
         assert "“twain” (Ann)" in banner and "judge suggests: ACCEPT" in banner
         await pilot.press("c")
         await until(pilot, lambda: app.state.bonus.part == 1, "part 2")
+        assert " undo" in text_of(live.query_one(BuzzBanner))
         await pilot.press("i")
         await until(pilot, lambda: app.state.bonus.part == 2, "part 3")
         await pilot.press("u")
@@ -766,6 +767,7 @@ async def test_an_acf_match_s_bonus_is_ruled_part_by_part_with_the_same_keys(ser
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
         await until(pilot, lambda: app.state.bonus.id == "b-lit-british-1", "the next bonus")
+        assert " undo" not in text_of(live.query_one(BuzzBanner))  # nothing after a throw-out
         await pilot.press("c", "c")
         await until(pilot, lambda: app.state.bonus.part == 2, "its part 3")
         await pilot.press("c")
