@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import (
@@ -73,17 +74,30 @@ def wrong_guess(address: str, arena: Arena) -> None:
     arena.guard.failed(address)
 
 
-def require_server_token(
-    request: Request,
-    arena: ArenaDep,
-    rooms: RoomsDep,
-    authorization: Annotated[str | None, Header()] = None,
-) -> None:
-    address = guess(request, arena)
-    given = authorization.removeprefix("Bearer ").strip() if authorization else None
-    if not rooms.tokens.check(given, rooms.tokens.server()):
-        wrong_guess(address, arena)
-        raise HTTPException(status_code=401, detail="a valid server token is needed")
+def require_token(
+    which: Callable[[Rooms], str], needed: str
+) -> Callable[[Request, Arena, Rooms, str | None], None]:
+    """A dependency that lets a request through with the token ``which`` gives (the
+    server's, the TD's); 401 saying ``needed`` otherwise, counted as a wrong guess."""
+
+    def check(
+        request: Request,
+        arena: ArenaDep,
+        rooms: RoomsDep,
+        authorization: Annotated[str | None, Header()] = None,
+    ) -> None:
+        address = guess(request, arena)
+        given = authorization.removeprefix("Bearer ").strip() if authorization else None
+        if not rooms.tokens.check(given, which(rooms)):
+            wrong_guess(address, arena)
+            raise HTTPException(status_code=401, detail=needed)
+
+    return check
+
+
+require_server_token = require_token(
+    lambda rooms: rooms.tokens.server(), "a valid server token is needed"
+)
 
 
 ServerAuth = Annotated[None, Depends(require_server_token)]

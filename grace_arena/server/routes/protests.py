@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import fastapi
-from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from grace_arena.core.commands import ResolveProtest
@@ -22,9 +22,7 @@ from grace_arena.server.deps import (
     THROTTLED,
     UNAUTHORIZED,
     ArenaDep,
-    RoomsDep,
-    guess,
-    wrong_guess,
+    require_token,
 )
 from grace_arena.server.pipeline import RoomClosed
 from grace_arena.server.protests import officiating_view
@@ -44,20 +42,9 @@ class Resolution(BaseModel):
     reason: Text = Field(default="", max_length=500)
 
 
-def require_td_token(
-    request: Request,
-    arena: ArenaDep,
-    rooms: RoomsDep,
-    authorization: Annotated[str | None, Header()] = None,
-) -> None:
-    address = guess(request, arena)
-    given = authorization.removeprefix("Bearer ").strip() if authorization else None
-    if not rooms.tokens.check(given, rooms.tokens.td()):
-        wrong_guess(address, arena)
-        raise HTTPException(status_code=401, detail="the TD's token is needed")
-
-
-TDAuth = Annotated[None, Depends(require_td_token)]
+TDAuth = Annotated[
+    None, Depends(require_token(lambda rooms: rooms.tokens.td(), "the TD's token is needed"))
+]
 MatchId = Annotated[int, fastapi.Path(ge=1, le=MAX_MATCH_ID)]
 
 
