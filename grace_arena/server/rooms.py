@@ -813,7 +813,13 @@ class Rooms:
             return False
         limit = self.arena.settings.max_players_per_match
         join = Join(team=record.team, player=record.id, name=record.name or "player", limit=limit)
-        await room.seat(conn, "player", join=join, told=(joined,))  # joined: once it has them
+        try:
+            await room.seat(conn, "player", join=join, told=(joined,))  # joined: once it has them
+        except IllegalCommand:
+            # the match is full: the player is the event's all the same (registered, with a
+            # token to come back with in a later round), and hears why there is no seat now
+            conn.send_model(joined)
+            raise
         return True
 
     def _playing(self, team: str, player: str, conn: Connection) -> bool:
