@@ -16,7 +16,24 @@ from grace_arena.server.rooms import Rooms
 from grace_arena.server.tokens import same_secret
 from grace_arena.server.views import ReplayRefused, replay_view
 
-__all__ = ["replay"]
+__all__ = ["opened_by_code", "replay"]
+
+
+def opened_by_code(rooms: Rooms, match_id: int, code: str) -> MatchRow | None:
+    """Match ``match_id``'s row when ``code`` is its join code and this server speaks of it
+    (:meth:`Rooms.serves_match`), else None: what opens its replay and its scoresheet (a
+    worker thread's work)."""
+    with Session(rooms.engine) as session:
+        row = session.get(MatchRow, match_id)
+        spoken = row is not None and rooms.serves_match(session, row)
+    if (
+        row is None
+        or not spoken
+        or row.join_code is None
+        or not same_secret(row.join_code.upper(), code.strip().upper())
+    ):
+        return None
+    return row
 
 
 def replay(rooms: Rooms, match_id: int, number: int, code: str) -> ReplayView:
@@ -26,16 +43,9 @@ def replay(rooms: Rooms, match_id: int, number: int, code: str) -> ReplayView:
     a tossup that is not over, and a tossup that a room of the match's event, or another
     match played here, has yet to read (its text and answer would reach the room before its
     moderator reads it)."""
-    with Session(rooms.engine) as session:
-        row = session.get(MatchRow, match_id)
-        spoken = row is not None and rooms.serves_match(session, row)
     unknown = ReplayRefused(404, f"no match {match_id} here with that join code", wrong_code=True)
-    if (
-        row is None
-        or not spoken
-        or row.join_code is None
-        or not same_secret(row.join_code.upper(), code.strip().upper())
-    ):
+    row = opened_by_code(rooms, match_id, code)
+    if row is None:
         raise unknown
     events = rooms.arena.store.events(match_id)
     created = next((ev for ev in events if ev.type == "match_created"), None)

@@ -10,15 +10,14 @@ from typing import Annotated, Any, Literal
 import fastapi
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
-from sqlmodel import Session
 
 from grace_arena.core.formats import describe
 from grace_arena.io.scoresheet import Scoresheet, render_html, render_pdf, scoresheet
 from grace_arena.protocol import MAX_MATCH_ID
-from grace_arena.record.models import MatchRow
+from grace_arena.server.arena import Arena
 from grace_arena.server.deps import ArenaDep, RoomsDep, guess, wrong_guess
+from grace_arena.server.replays import opened_by_code
 from grace_arena.server.rooms import Rooms
-from grace_arena.server.tokens import same_secret
 
 __all__ = ["router"]
 
@@ -43,21 +42,25 @@ class _Unknown(LookupError):
 
 
 def _sheet(rooms: Rooms, match_id: int, code: str) -> Scoresheet:
-    with Session(rooms.engine) as session:
-        row = session.get(MatchRow, match_id)
-        spoken = row is not None and rooms.serves_match(session, row)
-    if (
-        row is None
-        or not spoken
-        or row.join_code is None
-        or not same_secret(row.join_code.upper(), code.strip().upper())
-    ):
+    if opened_by_code(rooms, match_id, code) is None:
         raise _Unknown(f"no match {match_id} here with that join code")
     events = rooms.arena.store.events(match_id)
     try:
         return scoresheet(match_id, events, describe_rules=lambda c: describe(c.rules))
     except ValueError as exc:
         raise _Unknown(str(exc)) from exc
+
+
+async def _served_sheet(
+    request: Request, arena: Arena, rooms: Rooms, match: int, code: str
+) -> Scoresheet:
+    """The sheet of the match ``code`` opens; 404 otherwise, counted as a wrong guess."""
+    address = guess(request, arena)
+    try:
+        return await asyncio.to_thread(_sheet, rooms, match, code)
+    except _Unknown as exc:
+        wrong_guess(address, arena)
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
 
 
 @router.get("/scoresheet", response_class=HTMLResponse, responses=_REFUSALS)
@@ -71,12 +74,7 @@ async def scoresheet_page(
     """The match's scoresheet as a page to print (cycles as rows, players as columns, bonus
     parts, running totals, what the record notes of each cycle). ``code`` is the match's
     join code (match ids are counted, not secret)."""
-    address = guess(request, arena)
-    try:
-        sheet = await asyncio.to_thread(_sheet, rooms, match, code)
-    except _Unknown as exc:
-        wrong_guess(address, arena)
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
+    sheet = await _served_sheet(request, arena, rooms, match, code)
     return HTMLResponse(render_html(sheet))
 
 
@@ -94,12 +92,7 @@ async def scoresheet_pdf(
     paper: Annotated[Literal["A4", "Letter"], fastapi.Query()] = "A4",
 ) -> Response:
     """The match's scoresheet as a PDF of A4 or Letter (made on the server, no browser)."""
-    address = guess(request, arena)
-    try:
-        sheet = await asyncio.to_thread(_sheet, rooms, match, code)
-    except _Unknown as exc:
-        wrong_guess(address, arena)
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
+    sheet = await _served_sheet(request, arena, rooms, match, code)
     data = await asyncio.to_thread(render_pdf, sheet, paper=paper)
     headers = {"Content-Disposition": f'inline; filename="scoresheet-match-{match}.pdf"'}
     return Response(data, media_type="application/pdf", headers=headers)
