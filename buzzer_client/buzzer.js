@@ -14,7 +14,9 @@
   const LIVE = new Set(["reading", "awaiting", "buzzed", "prompted"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
-  const { appendMarkup, plainText, normaliseCode, createLink, recordNotice } = window.GraceArena;
+  const {
+    appendMarkup, plainText, normaliseCode, createLink, recordNotice, announce,
+  } = window.GraceArena;
   // One buzz in flight at a time: a second press (or the click that follows a pointerdown)
   // before the server's answer is dropped. The wait gives up after this long.
   const PENDING_BUZZ_MS = 3000;
@@ -254,13 +256,6 @@
   // Said once each: a tossup or bonus starts, a buzz takes the floor, a ruling (with its
   // points), a bonus part ruled, the end of the match. The status box is not a live region:
   // its countdown changes every second.
-
-  function announce(text) {
-    const el = $("announce");
-    // (the same words twice in a row are said twice: the region is emptied first)
-    el.textContent = "";
-    setTimeout(() => { el.textContent = text; }, 50);
-  }
 
   function announceEvents(events) {
     const said = events.map(eventWords).filter(Boolean);

@@ -281,8 +281,17 @@ window.GraceArena = (function () {
     return heard > reg ? "Overtime · tossup " + (heard - reg) : "Tossup " + heard + " of " + reg;
   }
 
+  // What a screen reader is told: the page's #announce live region says `text` (emptied
+  // first, so the same words twice in a row are said twice).
+  function announce(text) {
+    const el = document.getElementById("announce");
+    if (!el) return;
+    el.textContent = "";
+    setTimeout(() => { el.textContent = text; }, 50);
+  }
+
   return {
     appendMarkup, plainText, normaliseCode, createLink, recordNotice, officiatingLine,
-    tossupLabel,
+    tossupLabel, announce,
   };
 })();

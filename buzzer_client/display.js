@@ -13,7 +13,7 @@
   const FINISHED = new Set(["answered", "dead", "thrown_out"]);
   const HAS_FLOOR = new Set(["buzzed", "prompted"]);
   const LIVE = new Set(["reading", "awaiting", "buzzed", "prompted"]);
-  const { appendMarkup, normaliseCode, createLink, recordNotice, officiatingLine } =
+  const { appendMarkup, normaliseCode, createLink, recordNotice, officiatingLine, announce } =
     window.GraceArena;
 
   const app = {
@@ -182,12 +182,6 @@
   }
 
   // -- what a screen reader is told (#announce, a live region) -------------------------------
-
-  function announce(text) {
-    const el = $("announce");
-    el.textContent = "";
-    setTimeout(() => { el.textContent = text; }, 50);
-  }
 
   function announceEvents(events) {
     const said = events.map(eventWords).filter(Boolean);
