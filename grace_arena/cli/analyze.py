@@ -401,3 +401,106 @@ def write_outputs(result: Any, json_out: Path | None, report: Path | None) -> No
 
         written = write_report(result.to_dict(), report)
         typer.echo(f"wrote {len(written)} files in {report}", err=True)
+
+
+@app.command("analyze-large")
+def analyze_large(
+    steps: Annotated[
+        list[str],
+        typer.Option(
+            "--steps",
+            help="Parquet steps: a folder, a glob ('data/steps/*.parquet') or a file "
+            "(repeatable), with the columns of 'analyze --steps'.",
+        ),
+    ],
+    buzzes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--buzzes",
+            help="Parquet buzzes: a folder, glob or file (repeatable), with the columns of "
+            "'analyze --buzzes'; their human buzzes give h_t.",
+        ),
+    ] = None,
+    h_definition: Annotated[
+        str, typer.Option("--h", help="h_t behind CalScore: 'reference' or 'paper'.")
+    ] = "reference",
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write every number as JSON here.")
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")
+    ] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    memory_limit: Annotated[
+        str,
+        typer.Option(
+            "--memory-limit",
+            help="What DuckDB may hold before it spills to disk (e.g. 3GB); the bootstrap "
+            "adds about 250 bytes per question of the largest model.",
+        ),
+    ] = "3GB",
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="DuckDB's threads (default: every core).")
+    ] = None,
+    temp_dir: Annotated[
+        Path | None,
+        typer.Option("--temp-dir", help="Where to spill (default: the system's temporary folder)."),
+    ] = None,
+) -> None:
+    """The calibration metrics on Parquet data larger than memory (DuckDB, out of core).
+
+    CalScore, GRACE's MCE (and their reference-code forms), ECE, the maximum calibration
+    error, Brier and its decomposition, BSS, log loss, over-confidence rates and mean
+    confidences, per model and confidence kind, over all steps, final steps and per
+    category, with bootstrap intervals of CalScore, ECE and Brier over questions: the same
+    numbers 'analyze --steps --buzzes' gives (docs/analysis.md, "Past memory"). The metrics
+    that need every row in order of confidence (ACE, AUROC, AURC, smoothed ECE) and the
+    recalibration are left to 'analyze'.
+    """
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from grace_arena.analysis.large import LargeAnalysisError
+    from grace_arena.analysis.large import analyze_large as run
+    from grace_arena.analysis.metrics import H_DEFINITIONS
+
+    if h_definition not in H_DEFINITIONS:
+        typer.echo(f"error: --h must be one of {', '.join(H_DEFINITIONS)}", err=True)
+        raise typer.Exit(2)
+    try:
+        result = run(
+            steps, buzzes, n_resamples=resamples, seed=seed, h_definition=h_definition,
+            memory_limit=memory_limit, threads=threads, temp_directory=temp_dir,
+        )  # fmt: skip
+    except (OSError, LargeAnalysisError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except Exception as exc:  # DuckDB's own errors (a corrupt file, a type it cannot cast)
+        if type(exc).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
+            raise
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    table = Table(title="Models (all steps; 95% intervals over questions)")
+    for col in ("model", "kind", "CalScore", "MCE", "ECE", "Brier", "steps", "questions"):
+        table.add_column(col, justify="left" if col in ("model", "kind") else "right")
+
+    def fmt(value: float | None, ci: list[float | None] | None = None) -> str:
+        if value is None:
+            return "–"
+        if ci and ci[0] is not None and ci[1] is not None:
+            return f"{value:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]"
+        return f"{value:.4f}"
+
+    for model, kinds in result["models"].items():
+        for kind, s in kinds.items():
+            table.add_row(
+                model, kind, fmt(s["calscore"], s["ci"]["calscore"]), fmt(s["mce_grace"]),
+                fmt(s["ece"], s["ci"]["ece"]), fmt(s["brier"], s["ci"]["brier"]),
+                f"{s['n']:,}", f"{s['n_questions']:,}",
+            )  # fmt: skip
+    Console().print(table)
+    if json_out is not None:
+        json_out.write_text(json.dumps(result, indent=1, allow_nan=False))
+        typer.echo(f"wrote {json_out}", err=True)

@@ -1,0 +1,577 @@
+"""The analysis past memory: the metrics that are sums over a question's steps, on Parquet
+data sets larger than memory, through DuckDB.
+
+``grace-arena analyze-large --steps 'DIR/steps/*.parquet' --buzzes 'DIR/buzzes/*.parquet'``
+reads the same columns as ``analyze --steps/--buzzes`` (:mod:`~grace_arena.analysis.frames`)
+and gives the same numbers for every metric it computes, without holding the rows: DuckDB
+streams the files (spilling to a temporary folder past ``memory_limit``) and aggregates
+them **per question** first, in three passes:
+
+1. **h_t**, the fraction of human teams right by each word, from the human buzzes pooled over
+   every room: each buzz is a change of a count at its word (the reference definition: +1
+   when a team's latest buzz turns right, −1 when it turns wrong, teams told apart by
+   (match, team); the paper's: +1 per right buzz over +1 per buzz), summed cumulatively per
+   question, and joined to every step by an ``ASOF`` join on (question, word): the formula
+   of :func:`~grace_arena.analysis.metrics.human_fraction`, written in SQL.
+2. **Per (model, question)**, for each confidence kind over all steps and over each
+   question's last step: the sums every sum-shaped metric needs (rows, right rows,
+   ``Σ(1−h)g±c`` for CalScore, ``Σg±c`` for GRACE's MCE and their reference-code forms,
+   squared errors, log likelihood, per equal-width bin the rows, confidences and right
+   rows, and the rows above each over-confidence threshold). A question is a few hundred
+   bytes however many steps it had.
+3. In numpy, per model, from that table: each metric as the in-memory path computes it (the
+   per-question CalScore and MCE through the same
+   :func:`~grace_arena.analysis.metrics.normalized_sigmoid`, the means over questions, the
+   row metrics from the sums), and the **bootstrap over questions** on the per-question
+   sums of :func:`~grace_arena.analysis.metrics.question_sums`' layout, with the draws of
+   :func:`~grace_arena.analysis.metrics.resample_counts` (same seed, same questions in the
+   same order: the same intervals as ``analyze``).
+
+What it leaves out: the metrics that need the rows in order of confidence (ACE's
+equal-mass bins, AUROC, AURC, selective accuracy, the smoothed ECE and its band) or a
+model fitted on them (recalibration), and the human side's curves (``analyze`` on the
+buzzes alone needs no steps and stays small). ``n_missing``, ``n_questions`` and
+``n_questions_skipped`` are kept, so a reader can tell what was scored.
+
+On 1 M steps every metric it gives equals ``analyze``'s to 1e-12 (``tests/test_large_
+analysis.py``); ``bench/bench_large_analysis.py`` generates GRACE-shaped data of any size
+and prints time and peak memory.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grace_arena.analysis.metrics import (
+    HEADLINE_METRICS,
+    LOG_LOSS_EPS,
+    UNCATEGORIZED,
+    _uniform_bin_index,
+    check_h_definition,
+    normalized_sigmoid,
+    percentile_interval,
+    resample_counts,
+    stats_from_sums,
+)
+
+__all__ = [
+    "LARGE_METRICS",
+    "LargeAnalysisError",
+    "analyze_large",
+    "parquet_files",
+]
+
+#: Confidence kinds and their columns (as in ``analyze``).
+KINDS = {"logit": "confidence_logit", "verbal": "confidence_verbal"}
+#: Equal-width bins of ECE, the maximum calibration error and the binned Brier parts.
+N_BINS = 10
+#: Thresholds of the over-confidence rates (``ocr_0.7`` …).
+OCR_THRESHOLDS = (0.7, 0.8, 0.9)
+#: What :func:`analyze_large` computes for each model, kind and (all, final) steps.
+LARGE_METRICS = (
+    "calscore",
+    "calscore_ref",
+    "mce_grace",
+    "mce_grace_ref",
+    "ece",
+    "max_ce",
+    "brier",
+    "bss",
+    "log_loss",
+    *(f"ocr_{t}" for t in OCR_THRESHOLDS),
+    "conf_right",
+    "conf_wrong",
+    "brier_reliability",
+    "brier_resolution",
+    "brier_uncertainty",
+    "brier_binned",
+    "accuracy",
+)
+#: The metrics of ``analyze`` that need rows in order (or a fitted model) and are left out.
+NOT_COMPUTED = ("ace", "smooth_ece", "auroc", "aurc", "acc_at_80", "recalibration")
+
+
+class LargeAnalysisError(ValueError):
+    """Input the analysis cannot read: no files, a missing column, a duplicate step."""
+
+
+def parquet_files(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The Parquet files of a folder, a glob or a list of them, sorted (their rows are read
+    in this order: it breaks ties between buzzes on one word, as the order of a buzz file's
+    rows does for ``analyze``)."""
+    items = [pattern] if isinstance(pattern, str | os.PathLike) else list(pattern)
+    files: list[str] = []
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(str(p) for p in path.rglob("*.parquet"))
+        else:
+            found = sorted(glob.glob(str(item), recursive=True))
+        if not found:
+            raise LargeAnalysisError(f"no Parquet file matches {str(item)!r}")
+        files += found
+    return files
+
+
+def _sql_list(files: Iterable[str]) -> str:
+    return "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+
+
+def _columns(con: Any, files: list[str]) -> dict[str, str]:
+    rows = con.execute(
+        f"DESCRIBE SELECT * FROM read_parquet({_sql_list(files)}, union_by_name = true)"
+    ).fetchall()
+    return {name: kind for name, kind, *_ in rows}
+
+
+def _require(columns: dict[str, str], needed: Sequence[str], what: str, files: list[str]) -> None:
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        raise LargeAnalysisError(
+            f"{what} ({files[0]}{' …' if len(files) > 1 else ''}) lack column(s) "
+            f"{', '.join(missing)}; they have {', '.join(columns)}"
+        )
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    steps: list[str]
+    buzzes: list[str]
+    has_category: bool
+    buzz_columns: dict[str, str]
+
+
+def _h_sql(inputs: _Inputs, definition: str) -> str:
+    """The cumulative human counts per (question, word) and each question's total: the
+    table the steps are ``ASOF``-joined to."""
+    cols = inputs.buzz_columns
+    filters = ["correct IS NOT NULL"]
+    if "team_kind" in cols:
+        filters.append("coalesce(CAST(team_kind AS VARCHAR), 'human') = 'human'")
+    if "outcome" in cols:  # an export's rows: only those that took the floor
+        filters.append("(outcome IS NULL OR CAST(outcome AS VARCHAR) = 'won')")
+    if "thrown_out" in cols:
+        filters.append("NOT coalesce(CAST(thrown_out AS BOOLEAN), false)")
+    match = "coalesce(CAST(match AS VARCHAR), '')" if "match" in cols else "''"
+    files = _sql_list(inputs.buzzes)
+    if definition == "paper":
+        change = "ok"
+    else:  # a team's latest buzz: +1 when it turns right, −1 when it turns wrong
+        change = (
+            "ok - coalesce(lag(ok) OVER (PARTITION BY question_id, team_key "
+            "ORDER BY word, file_order, row_index), 0)"
+        )
+    return f"""
+        WITH files AS (
+            SELECT unnest({files}) AS filename, generate_subscripts({files}, 1) AS file_order
+        ),
+        raw AS (
+            SELECT question_id, {match} || chr(31) || CAST(team AS VARCHAR) AS team_key,
+                   CAST(word_index AS BIGINT) AS word,
+                   CASE WHEN CAST(correct AS DOUBLE) > 0 THEN 1.0 ELSE 0.0 END AS ok,
+                   files.file_order, b.file_row_number AS row_index
+            FROM read_parquet({files}, union_by_name = true, filename = true,
+                              file_row_number = true) AS b
+            JOIN files ON b.filename = files.filename
+            WHERE {" AND ".join(filters)}
+        ),
+        changes AS (SELECT question_id, word, {change} AS num, 1.0 AS den FROM raw),
+        per_word AS (
+            SELECT question_id, word, sum(num) AS num, sum(den) AS den
+            FROM changes GROUP BY question_id, word
+        )
+        SELECT question_id, word,
+               sum(num) OVER w AS cum_num, sum(den) OVER w AS cum_den,
+               sum(den) OVER (PARTITION BY question_id) AS total
+        FROM per_word
+        WINDOW w AS (PARTITION BY question_id ORDER BY word ROWS UNBOUNDED PRECEDING)
+    """
+
+
+#: The bootstrap's combinations, in ``analyze``'s order: each kind over all steps, then over
+#: each question's last step.
+TAGS: tuple[tuple[str, bool], ...] = tuple((k, f) for k in KINDS for f in (False, True))
+#: Columns of a question's bootstrap sums (:func:`~grace_arena.analysis.metrics.question_sums`).
+WIDTH = 4 + N_BINS
+#: The question metrics: name, the per-row term's column, whether signed (g = ±1) and
+#: normalised by :func:`~grace_arena.analysis.metrics.normalized_sigmoid`.
+QUESTION = (("calscore", "cal", True), ("calscore_ref", "cal_ref", False),
+            ("mce_grace", "mce", True), ("mce_grace_ref", "mce_ref", False))  # fmt: skip
+#: The sums kept per (model, category, tag): linear in the rows or in the questions.
+LINEAR = (
+    "n", "missing", "hits", "sse", "ll", "sumc", "sumgc",
+    *(f"{w}{t}" for t in OCR_THRESHOLDS for w in ("above", "abovehit")),
+    *(f"{w}{b}" for w in ("bn", "bc", "bg") for b in range(N_BINS)),
+    "q_scored", "q_seen", *(f"q_{name}" for name, *_ in QUESTION),
+)  # fmt: skip
+COL = {name: i for i, name in enumerate(LINEAR)}
+#: Rows read from DuckDB at a time.
+BATCH_ROWS = 1_000_000
+
+
+def _none(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+class _Accumulator:
+    """The one pass over the steps, in order of (question, model, step): per (model,
+    category, tag) the sums of :data:`LINEAR`, and per batch of whole questions their
+    bootstrap sums, kept in files of ``folder`` until the bootstrap reads them."""
+
+    def __init__(self, n_models: int, n_categories: int, folder: Path, bootstrap: bool) -> None:
+        self.M, self.C = n_models, n_categories + 1  # category code 0: uncategorized
+        self.sums = np.zeros((self.M * self.C, len(TAGS), len(LINEAR)))
+        self.folder, self.bootstrap = folder, bootstrap
+        self.blocks: list[Path] = []
+        self.duplicate: tuple[int, int, int] | None = None
+
+    def add(self, cols: dict[str, NDArray[Any]]) -> None:
+        """Rows of whole questions, sorted by (question, model, step)."""
+        q, m = cols["q"], cols["m"]
+        if not q.size:
+            return
+        key = (q - q[0]) * self.M + m
+        new = np.ones(q.size, dtype=bool)
+        new[1:] = key[1:] != key[:-1]
+        step = cols["step"]
+        dup = ~new[1:] & (step[1:] == step[:-1])
+        if dup.any() and self.duplicate is None:
+            i = int(np.argmax(dup))
+            self.duplicate = (int(m[i]), int(q[i]), int(step[i]))
+        gid = np.cumsum(new) - 1
+        starts = np.flatnonzero(new)
+        G = starts.size
+        final = np.zeros(q.size, dtype=bool)
+        final[np.r_[starts[1:] - 1, q.size - 1]] = True
+        gm, gq = m[starts], q[starts]
+        # a question's category: the first one its steps carry, in step order
+        cat = cols["cat"]
+        gcat = np.zeros(G, dtype=np.int64)
+        has = np.flatnonzero(cat >= 0)
+        if has.size:
+            first_g, pos = np.unique(gid[has], return_index=True)
+            gcat[first_g] = cat[has[pos]] + 1
+        cell_g = gm * self.C + gcat
+        cell = cell_g[gid]
+        size = self.M * self.C
+        g, h = cols["g"], cols["h"]
+        block = np.zeros((G, len(TAGS) * WIDTH), dtype=np.float32) if self.bootstrap else None
+        for t, (kind, fin) in enumerate(TAGS):
+            c_all = cols[kind]
+            present = ~np.isnan(c_all)
+            chosen = present & final if fin else present
+            missing = ~present & final if fin else ~present
+            rows = np.flatnonzero(chosen)
+            gs, c, gg, hs, cr = gid[rows], c_all[rows], g[rows], h[rows], cell[rows]
+            out = self.sums[:, t]
+
+            def add(name: str, weights: Any = None, at: Any = cr, into: Any = out) -> None:
+                into[:, COL[name]] += np.bincount(at, weights=weights, minlength=size)
+
+            signed = (2.0 * gg - 1.0) * c
+            add("n")
+            out[:, COL["missing"]] += np.bincount(cell[missing], minlength=size)
+            add("hits", gg)
+            add("sse", (c - gg) ** 2)
+            p = np.clip(c, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
+            add("ll", np.log(np.where(gg == 1.0, p, 1.0 - p)))
+            add("sumc", c)
+            add("sumgc", gg * c)
+            for th in OCR_THRESHOLDS:
+                above = c > th
+                add(f"above{th}", None, cr[above])
+                add(f"abovehit{th}", gg[above], cr[above])
+            bins = _uniform_bin_index(c, N_BINS)
+            for name, weights in (("bn", None), ("bc", c), ("bg", gg)):
+                per = np.bincount(cr * N_BINS + bins, weights=weights, minlength=size * N_BINS)
+                out[:, COL[f"{name}0"] : COL[f"{name}0"] + N_BINS] += per.reshape(size, N_BINS)
+            # per question (group): its metrics, once, into the (model, category) sums
+            n_g = np.bincount(gs, minlength=G).astype(float)
+            scored = n_g > 0
+            terms = {"cal": (1.0 - hs) * signed, "cal_ref": (1.0 - hs) * gg * c,
+                     "mce": signed, "mce_ref": gg * c}  # fmt: skip
+            add("q_seen", None, cell_g)
+            add("q_scored", scored.astype(float), cell_g)
+            per_q: dict[str, NDArray[np.float64]] = {}
+            for name, term, is_signed in QUESTION:
+                mean = np.bincount(gs, weights=terms[term], minlength=G)[scored] / n_g[scored]
+                value = np.zeros(G)
+                value[scored] = 1.0 - (normalized_sigmoid(mean) if is_signed else mean)
+                per_q[name] = value
+                add(f"q_{name}", value, cell_g)
+            if block is not None:
+                gaps = np.bincount(gs * N_BINS + _uniform_bin_index(c, N_BINS), weights=gg - c,
+                                   minlength=G * N_BINS).reshape(G, N_BINS)  # fmt: skip
+                sse = np.bincount(gs, weights=(c - gg) ** 2, minlength=G)
+                part = np.column_stack([per_q["calscore"], scored, n_g, sse, gaps])
+                block[:, t * WIDTH : (t + 1) * WIDTH] = part
+        if block is not None:
+            path = self.folder / f"block-{len(self.blocks):06d}.npz"
+            np.savez(path, m=gm.astype(np.int32), q=gq, sums=block)
+            self.blocks.append(path)
+
+    def model_sums(self, model: int) -> NDArray[np.float32]:
+        """A model's bootstrap sums, ``(len(TAGS) * WIDTH, questions)``, its questions in
+        sorted order (as ``analyze`` codes them)."""
+        parts = []
+        for path in self.blocks:
+            with np.load(path) as block:
+                mine = block["m"] == model
+                parts.append(block["sums"][mine])
+        sums = np.concatenate(parts) if parts else np.zeros((0, len(TAGS) * WIDTH), np.float32)
+        return np.ascontiguousarray(sums.T)
+
+
+def _metrics(v: NDArray[np.float64]) -> dict[str, Any]:
+    """One (model[, category], tag)'s metrics from its :data:`LINEAR` sums: the formulas of
+    :mod:`~grace_arena.analysis.metrics` written on sums."""
+    n, hits, sse = v[COL["n"]], v[COL["hits"]], v[COL["sse"]]
+    scored = v[COL["q_scored"]]
+    out: dict[str, Any] = {
+        name: v[COL[f"q_{name}"]] / scored if scored > 0 else None for name, *_ in QUESTION
+    }
+    bn, bc, bg = (v[COL[f"{w}0"] : COL[f"{w}0"] + N_BINS] for w in ("bn", "bc", "bg"))
+    defined = n > 0
+    out["ece"] = float(np.abs(bg - bc).sum() / n) if defined else None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gaps = np.where(bn > 0, np.abs(bg - bc) / np.maximum(bn, 1), -np.inf)
+    out["max_ce"] = float(gaps.max()) if defined else None
+    out["brier"] = sse / n if defined else None
+    base = hits / n if defined else math.nan
+    reference = base * (1.0 - base)
+    out["bss"] = 1.0 - (sse / n) / reference if defined and reference > 0 else None
+    out["log_loss"] = -v[COL["ll"]] / n if defined else None
+    for th in OCR_THRESHOLDS:
+        above = v[COL[f"above{th}"]]
+        out[f"ocr_{th}"] = 1.0 - v[COL[f"abovehit{th}"]] / above if above > 0 else None
+    right_c = v[COL["sumgc"]]
+    out["conf_right"] = right_c / hits if hits > 0 else None
+    out["conf_wrong"] = (v[COL["sumc"]] - right_c) / (n - hits) if n - hits > 0 else None
+    if defined:  # Murphy's decomposition on the equal-width bins (brier_decomposition)
+        full = bn > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c_bar, o_bar, weight = bc / bn, bg / bn, bn / n
+        out["brier_reliability"] = float(np.where(full, weight * (c_bar - o_bar) ** 2, 0).sum())
+        out["brier_resolution"] = float(np.where(full, weight * (o_bar - base) ** 2, 0).sum())
+        out["brier_uncertainty"] = base * (1.0 - base)
+        out["brier_binned"] = (
+            out["brier_reliability"] - out["brier_resolution"] + out["brier_uncertainty"]
+        )
+    else:
+        for part in ("reliability", "resolution", "uncertainty", "binned"):
+            out[f"brier_{part}"] = None
+    out["accuracy"] = hits / n if defined else None
+    out["n"] = int(n)
+    out["n_missing"] = int(v[COL["missing"]])
+    out["n_questions"] = int(scored)
+    out["n_questions_skipped"] = int(v[COL["q_seen"]] - scored)
+    return {k: _none(x) if isinstance(x, float | np.floating) else x for k, x in out.items()}
+
+
+def _intervals(
+    sums: NDArray[np.float32], n_resamples: int, seed: int, level: float
+) -> list[dict[str, list[float | None]]]:
+    """Per tag, percentile intervals of CalScore, ECE and Brier over question resamples:
+    ``analyze``'s draws (the same seed and number of questions) and arithmetic (single-
+    precision sums, one matrix product per chunk of resamples). The draws come in chunks of
+    10 resamples, so that 2.5 M questions take 200 MB at a time."""
+    from threadpoolctl import threadpool_limits
+
+    n_questions = sums.shape[1]
+    totals = np.empty((n_resamples, sums.shape[0]))
+    done = 0
+    draws = resample_counts(
+        n_questions, n_resamples=n_resamples, seed=seed, chunk=10, dtype=np.float32
+    )
+    with threadpool_limits(limits=1, user_api="blas"):
+        for counts in draws:
+            totals[done : done + counts.shape[0]] = (sums @ counts.T).T
+            done += counts.shape[0]
+    out = []
+    for t in range(len(TAGS)):
+        by_metric = stats_from_sums(totals[:, t * WIDTH : (t + 1) * WIDTH], n_bins=N_BINS)
+        out.append({
+            name: [_none(x) for x in percentile_interval(by_metric[name], level=level)]
+            for name in HEADLINE_METRICS
+        })  # fmt: skip
+    return out
+
+
+def _stream_sql(inputs: _Inputs, definition: str) -> str:
+    steps = _sql_list(inputs.steps)
+    if inputs.buzzes:
+        ratio = "hc.cum_num / hc.total" if definition == "reference" else "hc.cum_num / hc.cum_den"
+        guard = "hc.total" if definition == "reference" else "hc.cum_den"
+        h_expr = f"CASE WHEN {guard} > 0 THEN {ratio} ELSE 0.0 END"
+        join = (
+            "ASOF LEFT JOIN human AS hc ON CAST(s.question_id AS VARCHAR) = hc.question_id "
+            "AND s.word_index >= hc.word"
+        )
+    else:
+        h_expr, join = "0.0", ""
+    category = (
+        "LEFT JOIN cats ON CAST(s.category AS VARCHAR) = cats.category" if inputs.has_category
+        else ""
+    )  # fmt: skip
+    cat_code = "coalesce(cats.c, -1)" if inputs.has_category else "-1"
+    return f"""
+        SELECT qu.q, mo.m, s.step, CASE WHEN s.g > 0 THEN 1.0 ELSE 0.0 END AS g,
+               CAST(s.confidence_logit AS DOUBLE) AS logit,
+               CAST(s.confidence_verbal AS DOUBLE) AS verbal,
+               {h_expr} AS h, {cat_code} AS cat
+        FROM (
+            SELECT CAST(model AS VARCHAR) AS model, question_id, CAST(step AS BIGINT) AS step,
+                   CAST(word_index AS BIGINT) AS word_index, CAST(correct AS DOUBLE) AS g,
+                   confidence_logit, confidence_verbal,
+                   {"category" if inputs.has_category else "NULL AS category"}
+            FROM read_parquet({steps}, union_by_name = true)
+        ) AS s
+        JOIN models AS mo ON s.model = mo.model
+        JOIN questions AS qu ON s.question_id = qu.question_id
+        {category}
+        {join}
+        ORDER BY qu.q, mo.m, s.step
+    """
+
+
+def _columns_of(batch: Any) -> dict[str, NDArray[Any]]:
+    out = {}
+    for name in ("q", "m", "step", "cat"):
+        out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.int64)
+    for name in ("g", "h", "logit", "verbal"):
+        out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
+    return out
+
+
+def analyze_large(
+    steps: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    buzzes: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    h_definition: str = "reference",
+    memory_limit: str = "3GB",
+    threads: int | None = None,
+    temp_directory: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Every metric of :data:`LARGE_METRICS` per model and confidence kind (over all steps,
+    ``final`` steps, and ``by_category``), with bootstrap intervals of CalScore, ECE and
+    Brier (``n_resamples=0``: none), from Parquet files of steps and of buzzes.
+
+    DuckDB holds at most ``memory_limit`` and spills past it to ``temp_directory`` (default:
+    a temporary folder, removed after); ``threads`` defaults to the machine's cores.
+    """
+    import duckdb
+
+    check_h_definition(h_definition)
+    step_files = parquet_files(steps)
+    buzz_files = parquet_files(buzzes) if buzzes is not None else []
+    with tempfile.TemporaryDirectory(prefix="grace-large-", dir=temp_directory) as tmp:
+        con = duckdb.connect(str(Path(tmp) / "analysis.duckdb"))
+        try:
+            con.execute(f"SET memory_limit = '{memory_limit}'")
+            con.execute(f"SET temp_directory = '{Path(tmp) / 'spill'}'")
+            if threads:
+                con.execute(f"SET threads = {int(threads)}")
+            step_cols = _columns(con, step_files)
+            needed = ("model", "question_id", "step", "word_index", "correct", *KINDS.values())
+            _require(step_cols, needed, "the steps", step_files)
+            buzz_cols = _columns(con, buzz_files) if buzz_files else {}
+            if buzz_files:
+                needed = ("question_id", "team", "word_index", "correct")
+                _require(buzz_cols, needed, "the buzzes", buzz_files)
+            inputs = _Inputs(step_files, buzz_files, "category" in step_cols, buzz_cols)
+            files = f"read_parquet({_sql_list(step_files)}, union_by_name = true)"
+            con.execute(f"""CREATE TEMP TABLE models AS SELECT model,
+                CAST(row_number() OVER (ORDER BY model) - 1 AS BIGINT) AS m
+                FROM (SELECT DISTINCT CAST(model AS VARCHAR) AS model FROM {files})""")
+            con.execute(f"""CREATE TEMP TABLE questions AS SELECT question_id,
+                CAST(row_number() OVER (ORDER BY question_id) - 1 AS BIGINT) AS q
+                FROM (SELECT DISTINCT question_id FROM {files})""")
+            categories: list[str] = []
+            if inputs.has_category:
+                con.execute(f"""CREATE TEMP TABLE cats AS SELECT category,
+                    CAST(row_number() OVER (ORDER BY category) - 1 AS BIGINT) AS c
+                    FROM (SELECT DISTINCT CAST(category AS VARCHAR) AS category FROM {files}
+                          WHERE category IS NOT NULL)""")
+                categories = [
+                    r[0] for r in con.execute("SELECT category FROM cats ORDER BY c").fetchall()
+                ]
+            models = [r[0] for r in con.execute("SELECT model FROM models ORDER BY m").fetchall()]
+            if buzz_files:
+                con.execute(f"CREATE TEMP TABLE human AS {_h_sql(inputs, h_definition)}")
+            acc = _Accumulator(len(models), len(categories), Path(tmp), n_resamples > 0)
+            rel = con.sql(_stream_sql(inputs, h_definition))
+            # to_arrow_reader from DuckDB 1.4 on (fetch_arrow_reader before, deprecated since)
+            reader = getattr(rel, "to_arrow_reader", rel.fetch_arrow_reader)(BATCH_ROWS)
+            pending: dict[str, NDArray[Any]] | None = None
+            for batch in reader:
+                cols = _columns_of(batch)
+                if pending is not None:
+                    cols = {k: np.concatenate([pending[k], v]) for k, v in cols.items()}
+                if not cols["q"].size:
+                    continue
+                cut = int(np.searchsorted(cols["q"], cols["q"][-1], "left"))
+                acc.add({k: v[:cut] for k, v in cols.items()})
+                pending = {k: v[cut:] for k, v in cols.items()}
+            if pending is not None:
+                acc.add(pending)
+            if acc.duplicate is not None:
+                m, q, step = acc.duplicate
+                (qid,) = con.execute(
+                    "SELECT question_id FROM questions WHERE q = ?", [q]
+                ).fetchone()
+                raise LargeAnalysisError(
+                    f"duplicate step: model={models[m]!r} question={qid!r} step={step!r}"
+                )
+        finally:
+            con.close()
+        names = [UNCATEGORIZED, *categories]
+        result: dict[str, Any] = {}
+        for i, model in enumerate(models):
+            cells = acc.sums[i * acc.C : (i + 1) * acc.C]  # (categories, tags, sums)
+            cis: list[dict[str, Any]] = []
+            if n_resamples > 0:
+                sums = acc.model_sums(i)
+                if sums.shape[1]:
+                    cis = _intervals(sums, n_resamples, seed, level)
+                del sums
+            result[model] = {}
+            for t, (kind, fin) in enumerate(TAGS):
+                summary = _metrics(cells[:, t].sum(axis=0))
+                summary["ci"] = cis[t] if cis else {m: [None, None] for m in HEADLINE_METRICS}
+                if fin:
+                    result[model][kind]["final"] = summary
+                    continue
+                seen = cells[:, t, COL["q_seen"]] > 0
+                summary["by_category"] = {
+                    names[c]: _metrics(cells[c, t])
+                    for c in sorted(np.flatnonzero(seen), key=lambda c: names[c])
+                }
+                result[model][kind] = summary
+    return {
+        "engine": f"duckdb {duckdb.__version__}",
+        "settings": {
+            "n_bins": N_BINS,
+            "n_resamples": n_resamples,
+            "seed": seed,
+            "level": level,
+            "h_definition": h_definition,
+            "memory_limit": memory_limit,
+        },
+        "source": {"steps": step_files, "buzzes": buzz_files},
+        "metrics": list(LARGE_METRICS),
+        "not_computed": list(NOT_COMPUTED),
+        "models": result,
+    }

@@ -1,0 +1,162 @@
+"""The analysis past memory (DuckDB over Parquet) gives the numbers the in-memory analysis
+gives, for every metric it computes: on the benchmark's data (models sharing questions,
+categories, missing verbal confidences, human and model buzzes over matches), with both
+definitions of h_t, and on hand-made rows."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from grace_arena.analysis import analyze
+from grace_arena.analysis.large import (
+    LARGE_METRICS,
+    LargeAnalysisError,
+    analyze_large,
+)
+
+BENCH = Path(__file__).parents[1] / "bench" / "bench_analysis.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_analysis", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def _write(frame: pd.DataFrame, folder: Path, parts: int) -> Path:
+    """The frame in ``parts`` Parquet files, in order (the file names sort as the parts)."""
+    folder.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(frame)), parts)):
+        frame.iloc[chunk].to_parquet(folder / f"part-{i:03d}.parquet")
+    return folder
+
+
+def _close(a, b, *, tol: float, where: str) -> None:
+    if a is None or b is None:
+        assert a is None and b is None, f"{where}: {a!r} vs {b!r}"
+        return
+    assert math.isclose(a, b, rel_tol=tol, abs_tol=tol), f"{where}: {a!r} vs {b!r}"
+
+
+def _compare(large: dict, memory: dict, *, ci_tol: float = 1e-6) -> int:
+    """Every metric of the large result against the in-memory one; how many were compared."""
+    compared = 0
+    assert set(large["models"]) == set(memory["models"])
+    for model, kinds in large["models"].items():
+        for kind, summary in kinds.items():
+            mem = memory["models"][model][kind]
+            pairs = [(summary, mem, "all"), (summary["final"], mem["final"], "final")]
+            pairs += [
+                (s, mem["by_category"][cat], f"category {cat}")
+                for cat, s in summary["by_category"].items()
+            ]
+            assert set(summary["by_category"]) == set(mem["by_category"])
+            for ours, theirs, part in pairs:
+                for name in (*LARGE_METRICS, "n", "n_missing", "n_questions",
+                             "n_questions_skipped"):  # fmt: skip
+                    if name == "accuracy" and part.startswith("category"):
+                        continue  # the in-memory categories carry no accuracy
+                    _close(ours[name], theirs[name], tol=1e-12,
+                           where=f"{model} {kind} {part} {name}")  # fmt: skip
+                    compared += 1
+            for ours, theirs, part in pairs[:2]:
+                for name, (low, high) in ours["ci"].items():
+                    _close(low, theirs["ci"][name][0], tol=ci_tol, where=f"{part} ci {name}")
+                    _close(high, theirs["ci"][name][1], tol=ci_tol, where=f"{part} ci {name}")
+                    compared += 2
+    return compared
+
+
+@pytest.mark.parametrize("definition", ["reference", "paper"])
+def test_the_large_analysis_equals_the_in_memory_one(tmp_path, definition):
+    steps, buzzes = _bench().synthetic(24_000, 6_000, 3, seed=1)
+    step_dir = _write(steps, tmp_path / "steps", parts=3)
+    buzz_dir = _write(buzzes, tmp_path / "buzzes", parts=4)
+    memory = analyze(steps, buzzes, n_resamples=200, seed=3, h_definition=definition)
+    large = analyze_large(
+        step_dir, buzz_dir, n_resamples=200, seed=3, h_definition=definition,
+        memory_limit="512MB", threads=2,
+    )  # fmt: skip
+    assert _compare(large, memory) > 1000
+    assert large["settings"]["h_definition"] == definition
+    # h_t mattered: CalScore differs from GRACE's MCE (h = 0) on these data
+    m = large["models"]["model-0"]["logit"]
+    assert m["calscore"] != m["mce_grace"]
+
+
+def test_hand_made_rows_give_the_hand_computed_numbers(tmp_path):
+    """Two steps of one question (wrong at 0.5 by word 4, right at 0.8 by word 9); human team
+    A right at word 6, team B wrong at word 2: h = (0/2, 1/2) by the reference definition, so
+    CalScore = 1 − r(((1)(−1)(0.5) + (0.5)(+1)(0.8)) / 2) = 1 − r(−0.05) = 0.52704
+    (metrics.calscore's docstring), Brier = (0.25 + 0.04) / 2 = 0.145."""
+    steps = pd.DataFrame({
+        "model": ["m", "m"], "question_id": ["q1", "q1"], "step": [0, 1],
+        "word_index": [4, 9], "correct": [0.0, 1.0], "confidence_logit": [0.5, 0.8],
+        "confidence_verbal": [None, 0.9],
+    })  # fmt: skip
+    buzzes = pd.DataFrame({
+        "match": ["1", "1"], "question_id": ["q1", "q1"], "team": ["A", "B"],
+        "team_kind": ["human", "human"], "word_index": [6, 2], "correct": [1.0, 0.0],
+    })  # fmt: skip
+    (tmp_path / "s").mkdir()
+    (tmp_path / "b").mkdir()
+    steps.to_parquet(tmp_path / "s" / "x.parquet")
+    buzzes.to_parquet(tmp_path / "b" / "x.parquet")
+    out = analyze_large(tmp_path / "s", tmp_path / "b", n_resamples=0)
+    logit = out["models"]["m"]["logit"]
+    assert round(logit["calscore"], 5) == 0.52704
+    assert logit["brier"] == pytest.approx(0.145, abs=1e-15)
+    assert logit["final"]["n"] == 1 and logit["final"]["brier"] == pytest.approx(0.04)
+    verbal = out["models"]["m"]["verbal"]
+    assert (verbal["n"], verbal["n_missing"]) == (1, 1)
+    assert logit["ci"]["calscore"] == [None, None]
+
+
+def test_bad_input_is_named(tmp_path):
+    with pytest.raises(LargeAnalysisError, match="no Parquet file"):
+        analyze_large(tmp_path / "nothing-*.parquet")
+    (tmp_path / "s").mkdir()
+    pd.DataFrame({"model": ["m"], "question_id": ["q"]}).to_parquet(tmp_path / "s" / "a.parquet")
+    with pytest.raises(LargeAnalysisError, match=r"lack column.*step"):
+        analyze_large(tmp_path / "s")
+    dup = pd.DataFrame({
+        "model": ["m", "m"], "question_id": ["q", "q"], "step": [0, 0], "word_index": [1, 2],
+        "correct": [1.0, 0.0], "confidence_logit": [0.5, 0.5], "confidence_verbal": [0.1, 0.2],
+    })  # fmt: skip
+    dup.to_parquet(tmp_path / "s" / "a.parquet")
+    with pytest.raises(LargeAnalysisError, match="duplicate step: model='m' question='q'"):
+        analyze_large(tmp_path / "s")
+
+
+def test_the_command_prints_the_table_and_writes_the_json(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app
+
+    steps, buzzes = _bench().synthetic(4_000, 800, 2, seed=2)
+    step_dir = _write(steps, tmp_path / "steps", parts=2)
+    buzz_dir = _write(buzzes, tmp_path / "buzzes", parts=1)
+    out = tmp_path / "large.json"
+    result = CliRunner().invoke(
+        app,
+        ["analyze-large", "--steps", str(step_dir / "*.parquet"), "--buzzes", str(buzz_dir),
+         "--resamples", "50", "--json", str(out), "--memory-limit", "256MB"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "model-0" in result.output and "CalScore" in result.output
+    written = json.loads(out.read_text())
+    memory = analyze(steps, buzzes, n_resamples=0)
+    assert written["models"]["model-1"]["logit"]["calscore"] == pytest.approx(
+        memory["models"]["model-1"]["logit"]["calscore"], abs=1e-12
+    )
+    bad = CliRunner().invoke(app, ["analyze-large", "--steps", str(tmp_path / "none*.parquet")])
+    assert bad.exit_code == 1 and "no Parquet file matches" in bad.output
