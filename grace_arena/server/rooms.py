@@ -197,6 +197,8 @@ class Rooms:
     def servers(self) -> list[str]:
         """The other server processes a client of a room served here may turn to: those
         serving what this one serves (the same events; none: matches of their own)."""
+        if self.arena.settings.proxy_url is not None:  # the proxy is the one address
+            return []
         return [p.url for p in self.arena.peers if set(p.events) == self.served]
 
     def on_peers(self) -> None:
@@ -710,7 +712,7 @@ class Rooms:
             try:
                 return await self.join(conn, room, sr, msg.team, msg.name.strip())
             except Refused as exc:
-                _error(conn, exc.code, str(exc), "join", url=exc.url)
+                _error(conn, exc.code, str(exc), "join", url=self.arena.told_url(exc.url))
         return False
 
     def leave(self, conn: Connection, *, tell: bool = True) -> None:
