@@ -7,8 +7,10 @@
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
 //
-// Polls GET /api/events/{name}/standings (docs/protocol.md, "Events") every POLL_MS and
-// redraws only when the answer changed. Team names go through textContent, never innerHTML.
+// Asks GET /api/events/{name}/standings?after=VERSION (docs/protocol.md, "Events"), which
+// answers as soon as newer standings are published (a long poll: a ruling reaches the screen
+// when it is computed, and no request computes), and redraws only when the answer changed;
+// after an error, or an answer no newer, it asks again after POLL_MS. Team names go through textContent, never innerHTML.
 "use strict";
 
 (function () {
@@ -18,6 +20,7 @@
   if (!name || new URLSearchParams(location.search).get("code")) return; // a room's display
 
   let shown = null; // the last answer drawn, as text
+  let version = null; // the version of the standings drawn (the record's)
   let timer = null;
 
   function setConn(text) {
@@ -296,8 +299,10 @@
 
   async function poll() {
     clearTimeout(timer);
+    let again = POLL_MS;
     try {
-      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings",
+      const after = version == null ? "" : "?after=" + encodeURIComponent(version);
+      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings" + after,
                                 { cache: "no-store" });
       if (reply.status === 404) {
         $("event-stage").hidden = true; // only the error: no standings of an event not here
@@ -306,17 +311,22 @@
         setConn("The server answered " + reply.status + " — retrying…");
       } else {
         const text = await reply.text();
+        const view = JSON.parse(text);
+        if (typeof view.version === "number" && view.version !== version) {
+          version = view.version;
+          again = 0; // newer standings: ask at once for the next ones
+        }
         setConn(null);
         $("event-stage").hidden = false;
         if (text !== shown) { // redraw only what changed: no flicker every two seconds
           shown = text;
-          render(JSON.parse(text));
+          render(view);
         }
       }
     } catch (e) {
       setConn("Cannot reach the server — retrying…");
     }
-    timer = setTimeout(poll, POLL_MS);
+    timer = setTimeout(poll, again);
   }
 
   // a new screen size: drawn again to fit it (the schedule's rows, the room cards' curves)

@@ -192,6 +192,10 @@ def test_phones_follow_their_room_through_the_proxy_when_its_process_is_killed(
             assert (b.health() or {}).get("matches") == 2
             mod.send(type="rule", ruling="correct")
             mod.state(lambda s: s["match"]["phase"] == "answered")
+            # B's durable commits, timed (the national bench reads them here)
+            health = b.health() or {}
+            assert health["synced_commits"] >= 1
+            assert health["commit_p99_ms"] >= health["commit_p50_ms"] > 0
         # and the proxy's map follows the move: room 1 is B's
         b_name = server_name(routes(engine, ttl=15).rooms[room2])
         wait_for(

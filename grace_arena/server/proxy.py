@@ -180,6 +180,7 @@ class ProxyRunner:
         ttl: float = 15.0,
         events: tuple[int, ...] = (),
         haproxy: str | None = None,
+        quiet: bool = False,
     ) -> None:
         self.engine = engine
         self.layout = layout
@@ -189,6 +190,7 @@ class ProxyRunner:
         if found is None:
             raise FileNotFoundError("HAProxy is not installed (Debian: apt-get install haproxy)")
         self.haproxy = found
+        self.quiet = quiet  # HAProxy's own notices (reloads, servers down) not shown
         self.table = Routes({}, {})
         self.proc: subprocess.Popen | None = None
         #: Reloads (a process came or went) and map changes through the runtime API.
@@ -223,6 +225,8 @@ class ProxyRunner:
         self.proc = subprocess.Popen(
             [self.haproxy, "-W", "-db", "-f", str(self.layout.config_path)],
             stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL if self.quiet else None,
+            stderr=subprocess.DEVNULL if self.quiet else None,
         )
         deadline = time.monotonic() + 10
         while not self.listening():
