@@ -207,3 +207,28 @@ def test_phones_follow_their_room_through_the_proxy_when_its_process_is_killed(
         proxy.wait(10)
         a.kill()
         b.kill()
+
+
+@needs_haproxy
+def test_a_process_that_starts_or_stops_reloads_the_proxy(record_url, tmp_path) -> None:
+    """The proxy starts before any process; one registers in the record: HAProxy is reloaded
+    with it (and still listens); it unregisters (a clean stop): reloaded without it."""
+    from grace_arena.record import servers
+    from grace_arena.record.db import upgrade
+
+    upgrade(record_url)
+    engine = make_engine(record_url)
+    runner = ProxyRunner(
+        engine, ProxyLayout("127.0.0.1", free_port(), tmp_path), ttl=15, quiet=True
+    )
+    with runner:
+        assert runner.table.servers == {} and runner.refresh() is None
+        servers.register(engine, "h:1:x", f"http://127.0.0.1:{free_port()}", [])
+        assert "reloaded" in (runner.refresh() or "")
+        assert server_name("h:1:x") in runner.layout.config_path.read_text()
+        servers.unregister(engine, "h:1:x")
+        assert "reloaded" in (runner.refresh() or "")
+        assert server_name("h:1:x") not in runner.layout.config_path.read_text()
+        assert runner.reloads == 2
+        assert runner.proc is not None and runner.proc.poll() is None
+        wait_for(runner.listening, "HAProxy listening after its reloads")
