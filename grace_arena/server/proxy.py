@@ -253,13 +253,15 @@ class ProxyRunner:
         table = self.read()
         if table == self.table:
             return None
-        before, self.table = self.table, table
+        before = self.table
         if table.servers != before.servers:
             self.write(table)
-            self.reload()
+            self.reload()  # (raises if HAProxy refuses it: tried again on the next refresh)
+            self.table = table
             return f"{len(table.servers)} server processes, {len(table.rooms)} rooms: reloaded"
         _write_atomically(self.layout.map_path, room_map(table))
         moved = self._apply_map(before, table)
+        self.table = table
         return f"{moved} rooms moved"
 
     def _apply_map(self, before: Routes, after: Routes) -> int:

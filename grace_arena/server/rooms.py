@@ -28,7 +28,8 @@ player not in this process's memory is looked up in the record); a player whose 
 in another room, or not yet, waits and is sent on when the team's match opens here. A room
 whose server process died (its lease lapsed, or its holder is known dead) is taken over by
 another process serving the event. Standings are computed from the record after every
-ruling, so that every process sharing the record shows the same.
+ruling, so that every process sharing the record shows the same, and published as a snapshot
+with the record's version of them (``standings_feed.py``): a client's request computes nothing.
 """
 
 from __future__ import annotations
