@@ -233,14 +233,22 @@ async def moderate(mod: Conn, msg: dict) -> None:
 
 
 async def hello(url: str, message: dict, until: str):
-    ws = await connect(url, max_queue=None, ping_interval=None, open_timeout=60)
-    await ws.send(json.dumps(message))
-    while True:
-        reply = json.loads(await ws.recv())
-        if reply["type"] == until:
-            return ws
-        if reply["type"] == "error":
+    """A socket through the proxy that said hello and got ``until``; sent ``elsewhere`` (the
+    proxy caught up with a move a moment late), it says hello again, as a page does."""
+    for _ in range(20):
+        ws = await connect(url, max_queue=None, ping_interval=None, open_timeout=60)
+        await ws.send(json.dumps(message))
+        while True:
+            reply = json.loads(await ws.recv())
+            if reply["type"] == until:
+                return ws
+            if reply["type"] == "error":
+                break
+        await ws.close()
+        if reply.get("code") != "elsewhere":
             raise RuntimeError(f"refused: {reply}")
+        await asyncio.sleep(0.5)
+    raise RuntimeError(f"still sent elsewhere: {reply}")
 
 
 async def open_room(proxy_port: int, code: str, token: str, players: int, team: str) -> dict:

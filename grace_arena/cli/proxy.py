@@ -110,8 +110,13 @@ def run(
     another process (a process stopped or died) is routed there within ``--interval``, a
     process that starts or stops reloads HAProxy. Start each ``serve --event`` with
     ``--proxy`` this address. Ctrl+C stops."""
+    import signal
     import time
 
+    def stop(_signum, _frame) -> None:  # a service manager's stop: HAProxy stops too
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     runner = _runner(db, host, port, directory, event, lease_ttl)
     try:
         runner.start()

@@ -62,8 +62,10 @@ class ProxyLayout:
     #: Connections HAProxy takes at once (each websocket is one to the client and one to a
     #: process): by default as many as the system's limit of open files allows.
     max_connections: int = field(default_factory=lambda: default_max_connections())
-    #: Seconds between health checks of each process (two failed mark it down).
+    #: Seconds between health checks of each process (three failed in a row mark it down:
+    #: a process killed is refused at once, one merely busy answers within ``check_timeout``).
     check_interval: float = 0.5
+    check_timeout: float = 5.0
 
     @property
     def config_path(self) -> Path:
@@ -140,7 +142,8 @@ def haproxy_config(table: Routes, layout: ProxyLayout) -> str:
         # a websocket (an upgraded connection) may stay quiet between pings for long
         "    timeout tunnel 1h",
         "    timeout http-request 10s",
-        f"    default-server inter {inter} fastinter {inter} fall 2 rise 1",
+        f"    timeout check {max(1, round(layout.check_timeout * 1000))}ms",
+        f"    default-server inter {inter} fastinter {inter} fall 3 rise 2",
         "",
         "frontend event",
         f"    bind {layout.host}:{layout.port}",
@@ -224,6 +227,7 @@ class ProxyRunner:
         self.check()
         self.proc = subprocess.Popen(
             [self.haproxy, "-W", "-db", "-f", str(self.layout.config_path)],
+            preexec_fn=_die_with_parent,  # (only sets the death signal)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL if self.quiet else None,
             stderr=subprocess.DEVNULL if self.quiet else None,
@@ -319,6 +323,17 @@ class ProxyRunner:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _die_with_parent() -> None:
+    """In HAProxy's process, before it runs (Linux): a SIGTERM when the process that started
+    it dies, however it died (``kill -9`` too), so that no HAProxy is left serving routes
+    nobody keeps current."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _write_atomically(path: Path, text: str) -> None:
