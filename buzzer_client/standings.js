@@ -7,14 +7,15 @@
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
 //
-// Asks GET /api/events/{name}/standings?after=VERSION (docs/protocol.md, "Events"), which
-// answers as soon as newer standings are published (a long poll: a ruling reaches the screen
-// when it is computed, and no request computes), and redraws only when the answer changed;
-// after an error, or an answer no newer, it asks again after POLL_MS. Team names go through textContent, never innerHTML.
+// Asks GET /api/events/{name}/standings?after=VERSION&wait=2 (docs/protocol.md, "Events"),
+// which answers as soon as newer standings are published (a long poll: a ruling reaches the
+// screen when it is computed, and no request computes), or after 2 s with the rooms as they
+// are, and redraws only when the answer changed; after an error it asks again after POLL_MS. Team names go through textContent, never innerHTML.
 "use strict";
 
 (function () {
   const POLL_MS = 2000;
+  const ROOMS_WAIT_S = 2;
   const $ = (id) => document.getElementById(id);
   const name = new URLSearchParams(location.search).get("event");
   if (!name || new URLSearchParams(location.search).get("code")) return; // a room's display
@@ -301,7 +302,9 @@
     clearTimeout(timer);
     let again = POLL_MS;
     try {
-      const after = version == null ? "" : "?after=" + encodeURIComponent(version);
+      // (at most ROOMS_WAIT_S: the room cards' phases and scores change between standings)
+      const after = version == null ? "" :
+        "?after=" + encodeURIComponent(version) + "&wait=" + ROOMS_WAIT_S;
       const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings" + after,
                                 { cache: "no-store" });
       if (reply.status === 404) {
@@ -312,9 +315,10 @@
       } else {
         const text = await reply.text();
         const view = JSON.parse(text);
-        if (typeof view.version === "number" && view.version !== version) {
+        if (typeof view.version === "number") {
+          // the server waited (for newer standings, or ROOMS_WAIT_S): ask again at once
+          again = 0;
           version = view.version;
-          again = 0; // newer standings: ask at once for the next ones
         }
         setConn(null);
         $("event-stage").hidden = false;

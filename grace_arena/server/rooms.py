@@ -180,6 +180,8 @@ class Rooms:
         self._readers: dict[int, StandingsReader] = {}  # by event id
         #: Each event's standings as last computed, versioned, for every client to read.
         self.feed = StandingsFeed()
+        #: The plan each event's standings were last computed with (its rooms' matches).
+        self.standings_plans: dict[int, EventPlan] = {}
         self._follower: asyncio.Task | None = None
         self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
@@ -1092,8 +1094,9 @@ class Rooms:
         moved."""
         for event_id in list(self.served):
             plan = self.plans.get(event_id)
-            if plan is None or not plan.rounds:
-                continue
+            under_way = self._refreshing.get(event_id)
+            if plan is None or not plan.rounds or (under_way and not under_way.done()):
+                continue  # (a computation under way reads the record as it is now)
             try:
                 stamp = await asyncio.to_thread(standings_stamp, self.engine, event_id)
             except Exception as exc:  # the record unreachable for a moment: next tick
@@ -1148,6 +1151,7 @@ class Rooms:
         if reader is None:
             reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
         plan, rows = reader.read()
+        self.standings_plans[event_id] = plan
         return standings_view(
             plan.name,
             plan.title,

@@ -67,17 +67,21 @@ async def event_standings(
     arena: ArenaDep,
     events: RoomsDep,
     after: Annotated[int | None, Query(ge=0, le=2**53)] = None,
+    wait: Annotated[float, Query(ge=0, le=STANDINGS_WAIT)] = STANDINGS_WAIT,
 ) -> StandingsView:
     """The event's standings after every ruling so far, and what each room plays now
     (nothing secret: the projector shows it), as last computed: a request computes nothing.
-    ``after``: the version the client shows; the reply waits (up to 25 s) for newer
-    standings. Only for an event this server serves, by its name."""
+    ``after``: the version the client shows; the reply waits (up to ``wait`` seconds, 25 at
+    most) for newer standings. What each room plays now is as this process knows it at the
+    reply (its live rooms, from memory). Only for an event this server serves, by its
+    name."""
     event_id = served_event(events, arena, name, guess(request, arena))
     try:
-        snapshot = await events.standings_snapshot(event_id, after=after, wait=STANDINGS_WAIT)
+        snapshot = await events.standings_snapshot(event_id, after=after, wait=wait)
         view = snapshot.view
     except RecordError as exc:
         raise HTTPException(status_code=404, detail="no such event is served here") from exc
+    plan = events.standings_plans.get(event_id)
     rooms = [
         r.model_copy(
             update={
@@ -85,7 +89,7 @@ async def event_standings(
                 "waiting": events.waiting_text(r.join_code),
             }
         )
-        for r in view.rooms
+        for r in (events.room_status(plan) if plan is not None else view.rooms)
     ]
     return view.model_copy(update={"rooms": rooms})
 
