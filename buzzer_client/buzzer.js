@@ -923,13 +923,22 @@
     if (app.final.event) loadStanding(app.final);
   }
 
-  // the team's place, asked again every STANDING_MS while it is shown: other rooms' rulings
-  // and results move it (the event's projector asks as often)
+  // the team's place, kept up while it is shown: other rooms' rulings and results move it.
+  // Asked with the version shown (?after=), the server answers when newer standings are
+  // published (as the event's projector asks); asked again every STANDING_MS after an error.
   function loadStanding(final) {
-    fetch("/api/events/" + encodeURIComponent(final.event) + "/standings", { cache: "no-store" })
+    if (final.asking) return;
+    final.asking = true;
+    const after = final.version == null ? "" : "?after=" + encodeURIComponent(final.version);
+    fetch("/api/events/" + encodeURIComponent(final.event) + "/standings" + after,
+          { cache: "no-store" })
       .then((r) => (r.ok ? r.json() : null))
       .then((view) => {
+        final.asking = false;
         if (!view || !Array.isArray(view.rows) || app.final !== final) return;
+        const newer = typeof view.version === "number" && view.version !== final.version;
+        final.version = view.version;
+        if (newer && resultShown()) setTimeout(() => loadStanding(final), 0);
         const row = view.rows.find((x) => x.team === final.team);
         if (!row) return;
         const record = row.won + "–" + row.lost + (row.tied ? "–" + row.tied : "");
@@ -938,7 +947,7 @@
           " in the standings (" + record + ", " + scoreText(row.points) + " pts)";
         render();
       })
-      .catch(() => { /* the result stands without it */ });
+      .catch(() => { final.asking = false; /* the result stands without it */ });
   }
 
   function ordinal(n) {

@@ -80,10 +80,17 @@ window.GraceArena = (function () {
       return link.base || location.protocol + "//" + location.host;
     }
 
-    function wsUrl(base) {
+    // The room's join code rides in the URL too (/ws?code=CODE): a proxy in front of several
+    // server processes routes the socket by it to the process that serves the room.
+    function wsUrl(base, code) {
       const url = new URL(base);
       const scheme = url.protocol === "https:" ? "wss:" : "ws:";
-      return scheme + "//" + url.host + "/ws";
+      const query = code ? "?code=" + encodeURIComponent(code) : "";
+      return scheme + "//" + url.host + "/ws" + query;
+    }
+
+    function codeOf(message) {
+      return message && typeof message.join_code === "string" ? message.join_code : "";
     }
 
     function connect() {
@@ -92,7 +99,7 @@ window.GraceArena = (function () {
       if (link.stopped) return;
       let ws;
       try {
-        ws = new WebSocket(wsUrl(here()));
+        ws = new WebSocket(wsUrl(here(), codeOf(hello())));
       } catch (e) {
         scheduleReconnect();
         return;
@@ -149,7 +156,14 @@ window.GraceArena = (function () {
     // reached a moment ago: then the server that sent us there will take the match over once
     // that one's lease lapses, so keep asking it.
     function moveTo(url) {
-      if (url === here()) return;
+      if (url === here()) {
+        // sent back to this very address: a proxy in front of the processes, which routes
+        // the room to its process once it has caught up with the move; ask again shortly
+        close();
+        onStatus("Moving to the server that serves this match now…");
+        scheduleReconnect();
+        return;
+      }
       const failed = link.failedAt.get(url);
       if (failed && Date.now() - failed < RECENT_MS) return;
       const from = here();

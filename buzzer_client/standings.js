@@ -7,17 +7,21 @@
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
 //
-// Polls GET /api/events/{name}/standings (docs/protocol.md, "Events") every POLL_MS and
-// redraws only when the answer changed. Team names go through textContent, never innerHTML.
+// Asks GET /api/events/{name}/standings?after=VERSION&wait=2 (docs/protocol.md, "Events"),
+// which answers as soon as newer standings are published (a long poll: a ruling reaches the
+// screen when it is computed, and no request computes), or after 2 s with the rooms as they
+// are, and redraws only when the answer changed; after an error it asks again after POLL_MS. Team names go through textContent, never innerHTML.
 "use strict";
 
 (function () {
   const POLL_MS = 2000;
+  const ROOMS_WAIT_S = 2;
   const $ = (id) => document.getElementById(id);
   const name = new URLSearchParams(location.search).get("event");
   if (!name || new URLSearchParams(location.search).get("code")) return; // a room's display
 
   let shown = null; // the last answer drawn, as text
+  let version = null; // the version of the standings drawn (the record's)
   let timer = null;
 
   function setConn(text) {
@@ -296,8 +300,12 @@
 
   async function poll() {
     clearTimeout(timer);
+    let again = POLL_MS;
     try {
-      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings",
+      // (at most ROOMS_WAIT_S: the room cards' phases and scores change between standings)
+      const after = version == null ? "" :
+        "?after=" + encodeURIComponent(version) + "&wait=" + ROOMS_WAIT_S;
+      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings" + after,
                                 { cache: "no-store" });
       if (reply.status === 404) {
         $("event-stage").hidden = true; // only the error: no standings of an event not here
@@ -306,17 +314,23 @@
         setConn("The server answered " + reply.status + " — retrying…");
       } else {
         const text = await reply.text();
+        const view = JSON.parse(text);
+        if (typeof view.version === "number") {
+          // the server waited (for newer standings, or ROOMS_WAIT_S): ask again at once
+          again = 0;
+          version = view.version;
+        }
         setConn(null);
         $("event-stage").hidden = false;
         if (text !== shown) { // redraw only what changed: no flicker every two seconds
           shown = text;
-          render(JSON.parse(text));
+          render(view);
         }
       }
     } catch (e) {
       setConn("Cannot reach the server — retrying…");
     }
-    timer = setTimeout(poll, POLL_MS);
+    timer = setTimeout(poll, again);
   }
 
   // a new screen size: drawn again to fit it (the schedule's rows, the room cards' curves)

@@ -1153,6 +1153,11 @@ class Health(_Msg):
     ok: bool
     matches: int  # live matches
     connections: int = 0  # websockets open
+    #: The last durable (synced) commits of this process to the record (up to 10,000): how
+    #: many, and the p50 and p99 of the time each took, in milliseconds.
+    synced_commits: int = 0
+    commit_p50_ms: float | None = None
+    commit_p99_ms: float | None = None
 
 
 class TossupInfo(_Msg):
@@ -1261,6 +1266,9 @@ class StandingsView(_Msg):
     rooms: list[RoomStatus] = Field(default_factory=list)
     #: The matches of the event's current round and of the next, by round and room.
     schedule: list[ScheduledMatch] = Field(default_factory=list)
+    #: The record's version of these standings (``grace_arena.server.standings_feed``): it
+    #: grows with every change; ask with ``?after=VERSION`` to wait for a newer one.
+    version: int = 0
 
 
 class EventRoomInfo(_Msg):

@@ -93,7 +93,10 @@ def standings(base: str, event: str) -> StandingsView:
     )
 
 
-def ws_url(base: str) -> str:
-    """``http://host:port`` -> ``ws://host:port/ws`` (``https`` -> ``wss``)."""
+def ws_url(base: str, code: str | None = None) -> str:
+    """``http://host:port`` -> ``ws://host:port/ws`` (``https`` -> ``wss``); with a room's
+    join code, ``/ws?code=CODE``: a proxy in front of several server processes routes the
+    socket by it to the process that serves the room."""
     scheme, _, rest = base.partition("://")
-    return f"{'wss' if scheme == 'https' else 'ws'}://{rest.rstrip('/')}/ws"
+    query = f"?code={urllib.parse.quote(code.strip().upper())}" if code else ""
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest.rstrip('/')}/ws{query}"

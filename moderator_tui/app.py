@@ -381,7 +381,7 @@ class ModeratorApp(App[None]):
         while True:
             reason = "connection lost"
             in_use = moved = welcomed = False
-            url = api.ws_url(self.target.url)
+            url = api.ws_url(self.target.url, self.room_code)
             again = "reconnecting" if ever_in else "connecting"
             last = f" (last try: {self.last_error})" if self.last_error else ""
             self.post_message(LinkChanged(False, f"{again} to {self.target.url}…{last}"))

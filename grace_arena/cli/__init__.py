@@ -22,6 +22,7 @@ def _register() -> None:
         moderate,
         packet,
         protest,
+        proxy,
         serve,
         survey,
         write,

@@ -63,7 +63,7 @@ async def print_room(console, arena, events, er) -> None:
     print_join(console, arena.join_url(er.join_code), er.join_code, token, live.rm.id)
 
     console.print(
-        f"moderator: {moderate_command(arena.settings.public_url, token, '--room', er.join_code)}",
+        f"moderator: {moderate_command(arena.client_base, token, '--room', er.join_code)}",
         soft_wrap=True,
         highlight=False,
         markup=False,
@@ -230,6 +230,17 @@ def serve(
         str | None,
         typer.Option(help="URL players use to reach this server (default: LAN address)."),
     ] = None,
+    proxy: Annotated[
+        str | None,
+        typer.Option(
+            "--proxy",
+            help="The event's one address, a proxy in front of every process of the record "
+            "(grace-arena proxy run): join URLs and QR codes give it, and a client whose room "
+            "moves is sent back to it; this process's own address (--public-url) is kept in "
+            "the record for the proxy. Trusts X-Forwarded-For from this machine unless "
+            "--trust-proxy names the proxy's address.",
+        ),
+    ] = None,
     max_players: Annotated[
         int, typer.Option(min=1, help="Players one match takes; later joins are refused.")
     ] = 200,
@@ -341,7 +352,7 @@ def serve(
     try:
         limits = HttpLimits(
             max_per_address=max_http_connections_per_address,
-            trusted_proxies=tuple(trust_proxy or ()),
+            trusted_proxies=tuple(trust_proxy or (("127.0.0.1", "::1") if proxy else ())),
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--trust-proxy") from None
@@ -353,7 +364,10 @@ def serve(
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
     packets = packet or [SAMPLE_PACKET_PATH]
     loaded = check_packets(packets, skip_broken=skip_broken_questions)
-    public = public_base(console, host, port, public_url)
+    own = public_base(console, host, port, public_url)  # kept in the record
+    public = proxy.rstrip("/") if proxy else own  # given to clients
+    if proxy:
+        console.print(f"behind the proxy {public}; this process: {own}", highlight=False)
     first = None
     if match and event is None:
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
@@ -472,7 +486,8 @@ def serve(
         db_url=url,
         packets=packets,
         secret=secret,
-        public_url=public,
+        public_url=own,
+        proxy_url=public if proxy else None,
         first_match=first,
         on_ready=ready,
         freeze_gc=True,

@@ -1571,6 +1571,42 @@ def game_marks(engine: Engine, event_id: int) -> dict[int, tuple[Any, ...]]:
         }
 
 
+def standings_stamp(engine: Engine, event_id: int) -> int:
+    """The record's version of the event's standings: one number that grows with every
+    ruling made or undone in a match of the event, every match ended and every game decided
+    without a match (a forfeit, an entered result), and with nothing else (not a word
+    revealed). One query, an index lookup per match; the same on every process sharing the
+    record."""
+    from sqlalchemy import func
+
+    from grace_arena.record.models import RulingRow
+
+    rulings = (
+        select(
+            func.coalesce(func.max(RulingRow.seq), 0)
+            + func.coalesce(func.max(RulingRow.undone_seq), 0)
+        )
+        .where(RulingRow.match_id == EventGameRow.match_id)
+        .scalar_subquery()
+    )
+    query = (
+        select(
+            rulings,
+            MatchRow.ended_at,
+            EventGameRow.forfeit,
+            EventGameRow.result,
+        )
+        .select_from(EventGameRow)
+        .outerjoin(MatchRow, MatchRow.id == EventGameRow.match_id)  # type: ignore[arg-type]
+        .where(EventGameRow.event_id == event_id)
+    )
+    with Session(engine) as session:
+        return sum(
+            int(ruled or 0) + (ended_at is not None) + (forfeit is not None or result is not None)
+            for ruled, ended_at, forfeit, result in session.exec(query)  # type: ignore[call-overload]
+        )
+
+
 class StandingsReader:
     """An event's standings, read from the record again after every change, re-reading only
     what changed: the plan when a scheduled match was created or ended (the schedule and the

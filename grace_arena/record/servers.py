@@ -60,3 +60,50 @@ def heartbeat(engine: Engine, holder: str, *, ttl: float) -> list[Peer]:
 def unregister(engine: Engine, holder: str) -> None:
     with engine.begin() as conn:
         conn.execute(delete(_SERVERS).where(_SERVERS.c.holder == holder))
+
+
+@dataclass(frozen=True)
+class Routes:
+    """Where each room of the record is served now, as a reverse proxy in front of the
+    processes routes it: the live processes (holder -> the address it serves at), and each
+    room's join code -> the live process whose lease serves the room's current match. A room
+    whose match no live process holds (not opened yet, or its process died) is in neither:
+    the proxy sends it to any live process, which opens it or takes it over."""
+
+    servers: dict[str, str]
+    rooms: dict[str, str]
+
+
+def routes(engine: Engine, *, ttl: float, events: Sequence[int] = ()) -> Routes:
+    """The record's :class:`Routes` now (``ttl``: the leases' time to live, after which a
+    process not renewed is dead); only the processes serving one of ``events``, if given."""
+    from grace_arena.record.models import MatchLeaseRow, MatchRow
+
+    leases: Table = MatchLeaseRow.__table__  # type: ignore[attr-defined]
+    matches: Table = MatchRow.__table__  # type: ignore[attr-defined]
+    with engine.begin() as conn:
+        now = db_now(conn.dialect.name)
+        live = conn.execute(
+            select(_SERVERS.c.holder, _SERVERS.c.url, _SERVERS.c.events)
+            .where(_SERVERS.c.url.is_not(None), _SERVERS.c.renewed_at >= now - ttl)
+            .order_by(_SERVERS.c.started_at, _SERVERS.c.holder)
+        ).all()
+        held = conn.execute(
+            select(matches.c.join_code, leases.c.holder)
+            .join(leases, leases.c.match_id == matches.c.id)
+            .where(
+                leases.c.released.is_(False),
+                matches.c.ended_at.is_(None),
+                matches.c.join_code.is_not(None),
+            )
+            .order_by(matches.c.id)
+        ).all()
+    wanted = set(events)
+    servers = {
+        holder: url
+        for holder, url, served in live
+        if not wanted or wanted & {int(e) for e in (served or [])}
+    }
+    # (a room's later match wins over an earlier one not closed: the order is the matches')
+    rooms = {code.upper(): holder for code, holder in held if holder in servers}
+    return Routes(servers, rooms)

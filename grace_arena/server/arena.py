@@ -66,6 +66,11 @@ class Settings:
     skip_broken_questions: bool = False
     secret: str | None = None  # signs tokens; random per process if not given
     public_url: str = "http://127.0.0.1:8000"
+    #: The event's one address: a reverse proxy in front of every process of the record
+    #: (``grace-arena proxy run``). Join URLs give it, and a client whose room moved is sent
+    #: back to it (the proxy routes it to the room's process); the record keeps
+    #: ``public_url``, this process's own address, for the proxy to route to.
+    proxy_url: str | None = None
     race_window: float = 0.15
     hello_timeout: float = 10.0
     #: What this process's server token grants (with no event): ``""`` matches of its own,
@@ -505,7 +510,7 @@ class Arena:
         where = holder.describe() if holder is not None else "another server process"
         error = RoomClosed(
             f"match {room.rm.id} is served by {where} now",
-            url=holder.url if holder is not None else None,
+            url=self.told_url(holder.url if holder is not None else None),
         )
         log.warning("match %d: another server process took it over", room.rm.id)
         try:
@@ -601,7 +606,19 @@ class Arena:
             self._renewer = asyncio.get_running_loop().create_task(self._renew_leases())
 
     def join_url(self, code: str) -> str:
-        return f"{self.settings.public_url.rstrip('/')}/?code={code}"
+        return f"{self.client_base.rstrip('/')}/?code={code}"
+
+    @property
+    def client_base(self) -> str:
+        """The address clients are given: the proxy's, behind one, else this process's."""
+        return self.settings.proxy_url or self.settings.public_url
+
+    def told_url(self, url: str | None) -> str | None:
+        """The address a client is sent to for a process at ``url`` (one of the record):
+        behind a proxy, the proxy's (which routes it to the process serving its room)."""
+        if url is None or self.settings.proxy_url is None:
+            return url
+        return self.settings.proxy_url
 
     def created_reply(self, room: Room, token: str) -> MatchCreatedReply:
         """What a moderator's set-up is told of a match served here; ``token``: the moderator

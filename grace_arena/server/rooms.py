@@ -28,7 +28,8 @@ player not in this process's memory is looked up in the record); a player whose 
 in another room, or not yet, waits and is sent on when the team's match opens here. A room
 whose server process died (its lease lapsed, or its holder is known dead) is taken over by
 another process serving the event. Standings are computed from the record after every
-ruling, so that every process sharing the record shows the same.
+ruling, so that every process sharing the record shows the same, and published as a snapshot
+with the record's version of them (``standings_feed.py``): a client's request computes nothing.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ from grace_arena.record.schedule import (
     find_room_by_code,
     load_plan,
     new_join_code,
+    standings_stamp,
 )
 from grace_arena.record.store import (
     GameTaken,
@@ -95,6 +97,7 @@ from grace_arena.server.schedules import (
     starts_when,
     waiting_text_of,
 )
+from grace_arena.server.standings_feed import Snapshot, StandingsFeed
 from grace_arena.server.tokens import Tokens, token_in, token_sha256
 from grace_arena.server.views import standings_view
 
@@ -104,6 +107,9 @@ log = logging.getLogger(__name__)
 _STANDINGS_EVENTS = frozenset(
     {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
 )
+#: Seconds between reads of the record's changes to an event's standings while clients wait
+#: for newer ones (changes made in this process's rooms are computed at once).
+STANDINGS_FOLLOW = 0.25
 #: The transport's reader of a connection's next message (None after an error reply).
 Receive = Callable[[float | None], Awaitable[Any]]
 #: Settings of a scheduled match that the event's defaults may give.
@@ -172,6 +178,11 @@ class Rooms:
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
         self._readers: dict[int, StandingsReader] = {}  # by event id
+        #: Each event's standings as last computed, versioned, for every client to read.
+        self.feed = StandingsFeed()
+        #: The plan each event's standings were last computed with (its rooms' matches).
+        self.standings_plans: dict[int, EventPlan] = {}
+        self._follower: asyncio.Task | None = None
         self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
         #: Every open connection of this process, in a room, waiting, or on its way.
@@ -197,6 +208,8 @@ class Rooms:
     def servers(self) -> list[str]:
         """The other server processes a client of a room served here may turn to: those
         serving what this one serves (the same events; none: matches of their own)."""
+        if self.arena.settings.proxy_url is not None:  # the proxy is the one address
+            return []
         return [p.url for p in self.arena.peers if set(p.events) == self.served]
 
     def on_peers(self) -> None:
@@ -507,6 +520,7 @@ class Rooms:
         whose server process died are taken over."""
         await self.recheck_waiting()
         await self.adopt_orphans()
+        await self.follow_standings()
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -710,7 +724,7 @@ class Rooms:
             try:
                 return await self.join(conn, room, sr, msg.team, msg.name.strip())
             except Refused as exc:
-                _error(conn, exc.code, str(exc), "join", url=exc.url)
+                _error(conn, exc.code, str(exc), "join", url=self.arena.told_url(exc.url))
         return False
 
     def leave(self, conn: Connection, *, tell: bool = True) -> None:
@@ -1054,12 +1068,13 @@ class Rooms:
         while True:
             self._again.discard(event_id)
             try:
-                view = await asyncio.to_thread(self.compute_standings, event_id)
+                view, version = await asyncio.to_thread(self.compute_snapshot, event_id)
             except Exception:
                 log.exception("standings of event %d could not be computed", event_id)
                 return
             self._standings[event_id] = view
             self.standings_version[event_id] = self.standings_version.get(event_id, 0) + 1
+            self.feed.publish(event_id, version, view)
             if event_id not in self._again:
                 return
 
@@ -1072,6 +1087,62 @@ class Rooms:
                 return event_id
         return None
 
+    async def follow_standings(self) -> None:
+        """The standings of the events served here, computed again when the record has
+        changes this process did not make (rulings in rooms of other processes): one query
+        of the record's version of them (``standings_stamp``), and a computation only when it
+        moved."""
+        for event_id in list(self.served):
+            plan = self.plans.get(event_id)
+            under_way = self._refreshing.get(event_id)
+            if plan is None or not plan.rounds or (under_way and not under_way.done()):
+                continue  # (a computation under way reads the record as it is now)
+            try:
+                stamp = await asyncio.to_thread(standings_stamp, self.engine, event_id)
+            except Exception as exc:  # the record unreachable for a moment: next tick
+                log.warning("standings of event %d not followed (%s)", event_id, exc)
+                continue
+            kept = self.feed.latest(event_id)
+            if kept is None or stamp != kept.version:
+                self.refresh_standings(event_id)
+
+    async def _follow_while_waited(self) -> None:
+        """While clients wait for newer standings, follow the record's changes more often
+        than the leases' renewal does (a ruling in another process's room reaches them
+        sooner)."""
+        while self.feed.waiting:
+            await asyncio.sleep(STANDINGS_FOLLOW)
+            await self.follow_standings()
+
+    async def standings_snapshot(
+        self, event_id: int, *, after: int | None = None, wait: float = 0.0
+    ) -> Snapshot:
+        """The event's latest standings, as published (computed here only the first time,
+        before any change did); with ``after``, the first newer than that version, waiting
+        up to ``wait`` seconds for it."""
+        under_way = self._refreshing.get(event_id)
+        if under_way is not None and not under_way.done():
+            # a change made here is being computed: its standings, not the ones before it
+            # (a moderator who ended a match, then asks, sees it counted)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(under_way), 10.0)
+        kept = self.feed.latest(event_id)
+        if kept is None:
+            view, version = await asyncio.to_thread(self.compute_snapshot, event_id)
+            kept = self.feed.publish(event_id, version, view)
+        if after is None or kept.version > after or wait <= 0:
+            return kept
+        if self._follower is None or self._follower.done():
+            self._follower = asyncio.get_running_loop().create_task(self._follow_while_waited())
+        newer = await self.feed.newer(event_id, after, wait)
+        return newer if newer is not None else kept
+
+    def compute_snapshot(self, event_id: int) -> tuple[StandingsView, int]:
+        """The standings of event ``event_id`` and the record's version of them (a worker
+        thread's work). The version is read first: the standings are at least that new."""
+        version = standings_stamp(self.engine, event_id)
+        return self.compute_standings(event_id), version
+
     def compute_standings(self, key: int | str) -> StandingsView:
         """The standings of the event named (or numbered) ``key``; raises ``RecordError``
         for no such event. One reader per event, whatever name it was asked by."""
@@ -1080,6 +1151,7 @@ class Rooms:
         if reader is None:
             reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
         plan, rows = reader.read()
+        self.standings_plans[event_id] = plan
         return standings_view(
             plan.name,
             plan.title,
@@ -1119,7 +1191,9 @@ class Rooms:
         return self._standings.get(event_id)
 
     async def close(self) -> None:
-        for task in [*self._refreshing.values(), *self._tasks]:
+        for task in [*self._refreshing.values(), *self._tasks, self._follower]:
+            if task is None:
+                continue
             task.cancel()
 
 

@@ -154,6 +154,8 @@ class Session:
         self.rooms.leave(self.conn)
 
     def error(self, code: str, message: str, in_reply_to: str | None = None, **extra) -> None:
+        if extra.get("url") is not None:  # (behind a proxy: the proxy's address)
+            extra["url"] = self.arena.told_url(extra["url"])
         self.conn.send_model(
             ErrorMsg(code=code, message=message, in_reply_to=in_reply_to, **extra)  # type: ignore[arg-type]
         )

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 
 from grace_arena.protocol import EventRoomInfo, StandingsView
 from grace_arena.record.lease import LeaseHeld
@@ -55,18 +56,32 @@ def served_event(
     return event_id
 
 
+#: The longest a request for newer standings waits for them (then it gets the latest).
+STANDINGS_WAIT = 25.0
+
+
 @router.get("/api/events/{name}/standings", responses=NOT_FOUND | THROTTLED)
 async def event_standings(
-    name: str, request: Request, arena: ArenaDep, events: RoomsDep
+    name: str,
+    request: Request,
+    arena: ArenaDep,
+    events: RoomsDep,
+    after: Annotated[int | None, Query(ge=0, le=2**53)] = None,
+    wait: Annotated[float, Query(ge=0, le=STANDINGS_WAIT)] = STANDINGS_WAIT,
 ) -> StandingsView:
     """The event's standings after every ruling so far, and what each room plays now
-    (nothing secret: the projector shows it). Only for an event this server serves, by
-    its name."""
+    (nothing secret: the projector shows it), as last computed: a request computes nothing.
+    ``after``: the version the client shows; the reply waits (up to ``wait`` seconds, 25 at
+    most) for newer standings. What each room plays now is as this process knows it at the
+    reply (its live rooms, from memory). Only for an event this server serves, by its
+    name."""
     event_id = served_event(events, arena, name, guess(request, arena))
     try:
-        view = await asyncio.to_thread(events.compute_standings, event_id)
+        snapshot = await events.standings_snapshot(event_id, after=after, wait=wait)
+        view = snapshot.view
     except RecordError as exc:
         raise HTTPException(status_code=404, detail="no such event is served here") from exc
+    plan = events.standings_plans.get(event_id)
     rooms = [
         r.model_copy(
             update={
@@ -74,7 +89,7 @@ async def event_standings(
                 "waiting": events.waiting_text(r.join_code),
             }
         )
-        for r in view.rooms
+        for r in (events.room_status(plan) if plan is not None else view.rooms)
     ]
     return view.model_copy(update={"rooms": rooms})
 

@@ -40,8 +40,20 @@ router = APIRouter()
 
 @router.get("/api/health")
 def health(arena: ArenaDep) -> Health:
+    took = sorted(arena.writer.synced_seconds)
+
+    def ms(q: float) -> float | None:
+        return (
+            round(took[min(len(took) - 1, round(q * (len(took) - 1)))] * 1e3, 3) if took else None
+        )
+
     return Health(
-        ok=True, matches=len(arena.rooms), connections=sum(arena.connections_from.values())
+        ok=True,
+        matches=len(arena.rooms),
+        connections=sum(arena.connections_from.values()),
+        synced_commits=len(took),
+        commit_p50_ms=ms(0.5),
+        commit_p99_ms=ms(0.99),
     )
 
 
