@@ -269,6 +269,8 @@ class JoinTeam(_Msg):
     type: Literal["join"] = "join"
     team: Text = Field(min_length=1, max_length=64)  # the team's id
     name: Name = Field(min_length=1, max_length=PLAYER_NAME_MAX)
+    #: A name of the event's roster is taken only with its claim code (the organiser's).
+    code: Text | None = Field(default=None, max_length=32)
 
 
 #: A clock reading in seconds since the epoch, as a client gives it: finite and within ±1e12 s
@@ -487,6 +489,8 @@ class TeamView(_Msg):
     locked_out: bool = False
     #: Timeouts the team may still call in this match (None: no limit).
     timeouts_left: int | None = None
+    #: The names of the event's roster on this team (the join page lists them to pick).
+    roster: list[str] = Field(default_factory=list)
 
 
 class FloorView(_Msg):
@@ -824,6 +828,8 @@ class Welcome(_Msg):
     #: event the event, the room and the round (the holder of the code may know them).
     title: str | None = None
     event: EventView | None = None
+    #: Whether a new player may join under a name of their own (not on the roster).
+    walk_ins: bool = True
 
 
 class Joined(_Msg):
