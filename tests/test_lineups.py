@@ -126,21 +126,22 @@ def test_replay_equals_live_and_tossups_heard_follow_the_lineups() -> None:
     assert heard[("blue", "b1")] == 4
 
 
-def test_a_late_arrival_waits_on_the_bench_and_comes_in_to_a_free_place() -> None:
+def test_a_late_arrival_takes_a_free_place_and_the_other_team_s_timeout_is_a_moment() -> None:
     match, events = acf(regulation=4)
     events += cycle(match, "blue", "b1")
+    # Blue plays short: a late arrival takes a free place, from the next tossup
     events += match.handle(Join(team="blue", player="b2", name="Blue 2"), now=2.0)
-    assert match.state.lineups["blue"] == ("b1",) and bench(match.state, "blue") == ["b2"]
-    events += match.handle(CallTimeout(team="red"), now=2.0)  # the other team's timeout
-    events += match.handle(Sub(team="blue", player_in="b2"), now=2.0)
+    assert match.state.lineups["blue"] == ("b1", "b2") and bench(match.state, "blue") == []
+    events += match.handle(CallTimeout(team="blue"), now=2.0)  # Red's sub in Blue's timeout
+    events += match.handle(Sub(team="red", player_in="r5", player_out="r4"), now=2.0)
     assert events[-1].reason == "other_timeout"
-    assert match.state.lineups["blue"] == ("b1", "b2")
     events += cycle(match, "blue", "b2", now=40.0)
-    spans = [s for s in lineup_history(events) if s.team == "blue"]
-    assert [(s.first_question, s.names, s.reason) for s in spans] == [
-        (1, ("Blue 1",), "initial"), (2, ("Blue 1", "Blue 2"), "other_timeout"),
+    spans = lineup_history(events)
+    assert [(s.team, s.first_question, s.names, s.reason) for s in spans[2:]] == [
+        ("red", 2, ("Red 1", "Red 2", "Red 3", "Red 5"), "other_timeout"),
+        ("blue", 2, ("Blue 1", "Blue 2"), "segment_break"),
     ]  # fmt: skip
-    # without a lineup size a late arrival plays from the next tossup (a segment break)
+    # without a lineup size a late arrival plays from the next tossup too
     grace = config(n_tossups=3, rules=rules_for("grace"))
     open_match, open_events = Match.create(grace, now=0.0)
     open_events += open_match.handle(Join(team="red", player="a", name="A"), now=0.0)

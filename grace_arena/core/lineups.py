@@ -1,8 +1,9 @@
 """Lineups and substitutions: which of a team's players play each cycle.
 
 A format may limit the players a team fields at once (``ScoringRules.lineup_size``: ACF, PACE
-and NAQT 4). Before the first tossup, the players who join a team take the lineup's places in
-the order they join; one who joins a full lineup, or once play has begun, waits on the bench.
+and NAQT 4). The players who join a team take the lineup's free places in the order they join
+(a late arrival to a team playing short plays from the next tossup); one who joins a full
+lineup waits on the bench.
 The lineup changes only by a substitution (``PlayerSubstituted``; a player of the bench comes
 in for one of the lineup, or to a free place), made between cycles at the moments the rules
 allow, which are the QBJ ``Lineup.reason`` the substitution is recorded with:
@@ -13,9 +14,9 @@ allow, which are the QBJ ``Lineup.reason`` the substitution is recorded with:
 * ``own_timeout`` / ``other_timeout``: in a timeout the team (or the other team) called since
   the last tossup started.
 
-Without a ``lineup_size`` every player who joins plays from the next tossup; one who joins
-after the first (a late arrival, which QBJ's reasons do not name) is recorded as
-``segment_break``, a change between cycles.
+Without a ``lineup_size`` every player who joins plays from the next tossup. A late arrival
+(a lineup changed by a join after the first tossup, which QBJ's reasons do not name) is
+recorded as ``segment_break``, a change between cycles.
 
 NAQT's rules: "substitutions may be made at halftime, before overtime, or in a timeout"; ACF's
 alike. A player on the bench cannot buzz. Without a ``lineup_size`` every player who joins
@@ -68,18 +69,15 @@ __all__ = [
 ]
 
 
-def reduce(
-    lineups: dict[str, tuple[str, ...]], config: MatchConfig, ev: Event, *, started: bool
-) -> dict:
-    """The teams' lineups after ``ev``: a player who joins takes a place while there is one
-    and play has not begun (``started``: a tossup has been); a substitution puts
-    ``player_in`` where ``player_out`` was."""
+def reduce(lineups: dict[str, tuple[str, ...]], config: MatchConfig, ev: Event) -> dict:
+    """The teams' lineups after ``ev``: a player who joins takes a place while there is one;
+    a substitution puts ``player_in`` where ``player_out`` was."""
     size = config.rules.lineup_size
     if isinstance(ev, MatchCreated):  # a model team's one player plays throughout
         return {t.id: (t.model_player,) for t in config.teams if t.kind.value == "model"}
     if isinstance(ev, PlayerJoined):
         team = lineups.get(ev.team, ())
-        if ev.player in team or (size is not None and (len(team) >= size or started)):
+        if ev.player in team or (size is not None and len(team) >= size):
             return lineups
         return {**lineups, ev.team: (*team, ev.player)}
     if isinstance(ev, PlayerSubstituted):
@@ -196,7 +194,6 @@ def lineup_history(events: list[Event]) -> list[LineupSpan]:
     why: dict[str, str] = {}  # team -> the reason of its last substitution since its span
     number = 0
     counted: set[str] = set()
-    started = False
     for t in config.teams:
         if t.kind.value == "model":
             names[t.model_player] = t.model or t.name
@@ -205,10 +202,9 @@ def lineup_history(events: list[Event]) -> list[LineupSpan]:
             names[ev.player] = ev.name
         elif isinstance(ev, PlayerSubstituted):
             why[ev.team] = ev.reason
-        lineups = reduce(lineups, config, ev, started=started)
+        lineups = reduce(lineups, config, ev)
         if not isinstance(ev, TossupStarted):
             continue
-        started = True
         if thrown.get(ev.tossup_id) or ev.tossup_id in counted:
             continue  # not heard (thrown out), or heard once already
         counted.add(ev.tossup_id)

@@ -278,7 +278,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         game = GameState(phase=Phase.IDLE, scores={t.id: 0 for t in teams})
         return MatchState(
             config=ev.config, game=game, players=players, seq=ev.seq,
-            lineups=lineups.reduce({}, ev.config, ev, started=False),
+            lineups=lineups.reduce({}, ev.config, ev),
         )  # fmt: skip
     if isinstance(ev, BuzzRepeated):
         # outside the stored sequence: it carries the last seq and changes nothing
@@ -289,8 +289,7 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
     s = amendments.observe(replace(state, seq=ev.seq), ev)
     if isinstance(ev, PlayerJoined | PlayerSubstituted):
-        started = s.tossups_started > 0
-        s = replace(s, lineups=lineups.reduce(s.lineups, s.config, ev, started=started))
+        s = replace(s, lineups=lineups.reduce(s.lineups, s.config, ev))
         if isinstance(ev, PlayerSubstituted):
             return s
     if isinstance(ev, amendments.AMENDMENTS):
