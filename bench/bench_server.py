@@ -150,6 +150,8 @@ def start_arena(folder: Path) -> tuple[subprocess.Popen, int]:
                 "1000",
                 "--max-connections-per-address",
                 "2000",
+                "--new-names-per-address",
+                "2000",
             ],
             stdout=subprocess.DEVNULL,
             stderr=log,

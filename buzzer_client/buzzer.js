@@ -42,7 +42,8 @@
     code: null,
     helloToken: null,
     me: null, // {player, team, name}
-    teams: [], // from welcome: the human teams one may join
+    teams: [], // from welcome: the human teams one may join (with their roster's names)
+    walkIns: true, // from welcome: whether a name not on the roster may join
     chosenTeam: null,
     state: null,
     serverOffset: 0, // server clock - local clock, from state.server_time (display only)
@@ -89,6 +90,7 @@
     switch (msg.type) {
       case "welcome":
         app.teams = Array.isArray(msg.teams) ? msg.teams : [];
+        app.walkIns = msg.walk_ins !== false;
         if (msg.event) app.room = msg.event.room;
         showWhere(msg);
         if (msg.needs_join) {
@@ -523,13 +525,22 @@
     start(code);
   });
 
+  $("name-input").addEventListener("input", renderClaim);
+
   $("join-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const name = $("name-input").value.trim();
-    if (!name) { showError("join-error", "Type your name."); return; }
     if (!app.chosenTeam) { showError("join-error", "Pick a team."); return; }
+    if (!name) {
+      showError("join-error", app.walkIns ? "Type your name." : "Pick your name.");
+      return;
+    }
+    const claim = onRoster(name) ? $("claim-input").value.trim() : "";
+    if (onRoster(name) && !claim) { showError("join-error", "Type your claim code."); return; }
     showError("join-error", null);
-    if (!send({ type: "join", team: app.chosenTeam, name: name.slice(0, 40) })) {
+    const join = { type: "join", team: app.chosenTeam, name: name.slice(0, 40) };
+    if (claim) join.code = claim.slice(0, 32);
+    if (!send(join)) {
       showError("join-error", "Not connected yet — try again in a moment.");
     }
   });
@@ -578,11 +589,52 @@
         for (const b of box.querySelectorAll("button")) {
           b.setAttribute("aria-pressed", String(b.dataset.team === team.id));
         }
+        renderRoster();
       });
       box.appendChild(button);
     }
     const nameInput = $("name-input");
-    if (!nameInput.value) nameInput.value = store.get("name") || "";
+    if (!nameInput.value && app.walkIns) nameInput.value = store.get("name") || "";
+    $("name-box").hidden = !app.walkIns;
+    renderRoster();
+  }
+
+  // The chosen team's registered players, to pick from; a name of the roster needs its code.
+  function rosterOf(teamId) {
+    const team = app.teams.find((t) => t.id === teamId);
+    return (team && Array.isArray(team.roster)) ? team.roster : [];
+  }
+
+  function onRoster(name) {
+    const key = String(name).trim().toLowerCase();
+    return rosterOf(app.chosenTeam).some((n) => n.toLowerCase() === key);
+  }
+
+  function renderRoster() {
+    const names = rosterOf(app.chosenTeam);
+    const box = $("roster-choices");
+    box.textContent = "";
+    $("roster-box").hidden = names.length === 0;
+    for (const name of names) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = name;
+      button.dataset.name = name;
+      button.setAttribute("aria-pressed", String($("name-input").value === name));
+      button.addEventListener("click", () => {
+        $("name-input").value = name;
+        for (const b of box.querySelectorAll("button")) {
+          b.setAttribute("aria-pressed", String(b.dataset.name === name));
+        }
+        renderClaim();
+      });
+      box.appendChild(button);
+    }
+    renderClaim();
+  }
+
+  function renderClaim() {
+    $("claim-box").hidden = !onRoster($("name-input").value);
   }
 
   function teamName(id) {

@@ -269,6 +269,8 @@ class JoinTeam(_Msg):
     type: Literal["join"] = "join"
     team: Text = Field(min_length=1, max_length=64)  # the team's id
     name: Name = Field(min_length=1, max_length=PLAYER_NAME_MAX)
+    #: A name of the event's roster is taken only with its claim code (the organiser's).
+    code: Text | None = Field(default=None, max_length=32)
 
 
 #: A clock reading in seconds since the epoch, as a client gives it: finite and within ±1e12 s
@@ -364,6 +366,16 @@ class TimeoutMsg(_Msg):
     team: str = Field(min_length=1, max_length=64)
 
 
+class SubstituteMsg(_Msg):
+    """A player of the bench comes into the team's lineup for ``player_out`` (None: to a free
+    place): before the first tossup, at halftime, before overtime or in a timeout."""
+
+    type: Literal["substitute"] = "substitute"
+    team: str = Field(min_length=1, max_length=64)
+    player_in: str = Field(min_length=1, max_length=64)
+    player_out: str | None = Field(default=None, min_length=1, max_length=64)
+
+
 class ReadPartMsg(_Msg):
     """The moderator has read the bonus part up aloud: its conferral clock starts."""
 
@@ -445,7 +457,8 @@ ClientMessage = Annotated[
     | TimeoutMsg
     | ReadPartMsg
     | ProtestMsg
-    | CorrectMsg,
+    | CorrectMsg
+    | SubstituteMsg,
     Field(discriminator="type"),
 ]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -465,6 +478,7 @@ MODERATOR_ONLY = frozenset(
         "read_part",
         "protest",
         "correct",
+        "substitute",
     }
 )
 PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
@@ -487,6 +501,11 @@ class TeamView(_Msg):
     locked_out: bool = False
     #: Timeouts the team may still call in this match (None: no limit).
     timeouts_left: int | None = None
+    #: The names of the event's roster on this team (the join page lists them to pick).
+    roster: list[str] = Field(default_factory=list)
+    #: The ids of the players in the team's lineup now, for the moderator (None: the format
+    #: fields every player who joins; ``grace_arena.core.lineups``).
+    lineup: list[str] | None = None
 
 
 class FloorView(_Msg):
@@ -824,6 +843,8 @@ class Welcome(_Msg):
     #: event the event, the room and the round (the holder of the code may know them).
     title: str | None = None
     event: EventView | None = None
+    #: Whether a new player may join under a name of their own (not on the roster).
+    walk_ins: bool = True
 
 
 class Joined(_Msg):
@@ -1082,6 +1103,10 @@ class MatchSettings(_Msg):
         Annotated[float, _Within(1, 60, "seconds", " or none (no clock)", field="conferral_time")]
         | None
     ) = None
+    #: The players a team fields at once (the format's: ACF, PACE, NAQT 4; none: everyone).
+    lineup_size: (
+        Annotated[int, _Within(1, 20, "players", " or none (everyone)", field="lineup_size")] | None
+    ) = None
     #: Consult rules on bonus parts (QANTA 2026): the model a team may consult (its bonus
     #: parts precomputed in the record), and the points of each choice.
     consult_model: Text | None = Field(default=None, max_length=200)
@@ -1096,7 +1121,7 @@ class MatchSettings(_Msg):
         "correct_points", "power_points", "neg_points", "negs_only_before_end",
         "neg_first_team_only", "rebuzz", "answer_time", "buzz_window", "bonuses", "bouncebacks",
         "bonus_answer_time", "regulation_tossups", "overtime_bonuses", "overtime_tossups",
-        "timeouts", "timeout_seconds", "halftime_after", "conferral_time",
+        "timeouts", "timeout_seconds", "halftime_after", "conferral_time", "lineup_size",
     )  # fmt: skip
 
     @model_validator(mode="before")

@@ -71,6 +71,7 @@ COMMAND_OF = {
     "read_part": "read_part",
     "protest": "protest",
     "correct_cycle": "correct",
+    "substitute": "substitute",
 }
 #: What to do before E can end the match, by phase (a match ends between tossups).
 END_FIRST = {
@@ -168,6 +169,14 @@ class LiveScreen(MatchScreen):
             key_display="C",
             tooltip="Pick a ruling of an earlier cycle and correct it (between tossups)",
             show=False,
+        ),
+        Binding(
+            "S",
+            "substitute",
+            "Substitute",
+            key_display="S",
+            tooltip="A player of the bench comes in (before play, at halftime, before "
+            "overtime or in a timeout)",
         ),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
@@ -307,6 +316,10 @@ class LiveScreen(MatchScreen):
                 command in allowed and state.reading.mode == "read_aloud" and b is not None
                 and b.answer is None and state.match.conferral_time is not None
             )  # fmt: skip
+        if action == "substitute":  # a format with lineups, and someone on a bench
+            return command in allowed and any(
+                t.lineup is not None and len(t.players) > len(t.lineup) for t in state.teams
+            )
         if action == "correct_cycle":
             cycles = state.officiating.cycles if state.officiating else []
             return command in allowed and any(c.rulings for c in cycles)
@@ -460,6 +473,19 @@ class LiveScreen(MatchScreen):
                 self._send(message)
 
         self.app.push_screen(CorrectScreen(state), corrected)
+
+    def action_substitute(self) -> None:
+        from moderator_tui.lineups import SubstituteScreen
+
+        state = self.current
+        if state is None:
+            return
+
+        def chosen(message: Any) -> None:
+            if message is not None:
+                self._send(message)
+
+        self.app.push_screen(SubstituteScreen(state), chosen)
 
     def action_standings(self) -> None:
         self.app.show_standings()  # type: ignore[attr-defined]

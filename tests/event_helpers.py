@@ -107,13 +107,16 @@ def room_moderator(server: LiveServer, code: str, **hello: Any) -> Client:
     return client
 
 
-def room_player(server: LiveServer, code: str, team: str, name: str) -> Client:
-    """A new player in the event room with join code ``code``; ``client.joined`` has the
-    token. The next message after ``joined`` is a state, ``waiting`` or ``next_match``."""
+def room_player(
+    server: LiveServer, code: str, team: str, name: str, claim: str | None = None
+) -> Client:
+    """A new player in the event room with join code ``code`` (``claim``: the claim code of a
+    name of the roster); ``client.joined`` has the token. The next message after ``joined`` is
+    a state, ``waiting`` or ``next_match``."""
     client = Client(server.ws_url)
     client.send(type="hello", role="player", join_code=code)
     client.welcome = client.wait("welcome")  # type: ignore[attr-defined]
-    client.send(type="join", team=team, name=name)
+    client.send(type="join", team=team, name=name, **({"code": claim} if claim else {}))
     client.joined = client.wait("joined")  # type: ignore[attr-defined]
     return client
 

@@ -198,11 +198,16 @@ def test_a_player_who_drops_between_rounds_comes_back_to_the_rooms_next_match(db
 
 
 def test_the_same_name_on_another_phone_is_the_same_player(db_url):
+    from grace_arena.record.db import make_engine
+    from grace_arena.record.roster import issue_codes
+
     plan = make_event(db_url, players=[("red", "Alice")])
     room1 = code_of(plan, "1")
     registered = next(p.id for p in plan.players if p.name == "Alice")
+    (issued,) = issue_codes(make_engine(db_url), plan.id)
     with event_server(db_url) as server:
-        phone = room_player(server, room1, "red", "alice")
+        # a name of the roster, with its claim code
+        phone = room_player(server, room1, "red", "alice", claim=issued.code)
         with clients(phone):
             assert phone.joined["player"] == registered
             assert phone.joined["name"] == "Alice"

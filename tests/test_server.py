@@ -40,6 +40,7 @@ def start_paused(mod: Client, steps: int = 0) -> None:
 
 
 @on_both_backends
+@pytest.mark.server(new_names_per_address=100)  # fifty phones on one address
 def test_fifty_simultaneous_buzzes_have_exactly_one_winner(server):
     mod = moderator(server)
     players = [player(server, "red" if i % 2 else "blue", f"P{i}") for i in range(50)]

@@ -221,7 +221,7 @@ def _join_all(url: str, code: str, names: list[tuple[str, str]]) -> list[dict]:
 def test_a_match_takes_its_limit_of_players_under_joins_that_arrive_together(db_url):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
-        max_players_per_match=20,
+        max_players_per_match=20, new_names_per_address=100,
     )  # fmt: skip
     with LiveServer(settings) as server:
         room = server.room()
@@ -241,7 +241,7 @@ def test_an_event_registers_no_more_players_than_its_rooms_take(db_url):
     """1,000 joins to an event's room registered 1,000 players for good: now an event takes
     as many as its rooms seat (``max_players_per_match`` each), whatever the joins' order."""
     make_event(db_url)
-    with event_server(db_url, max_players_per_match=15) as server:
+    with event_server(db_url, max_players_per_match=15, new_names_per_address=100) as server:
         code = code_of(server.events.plans[next(iter(server.events.plans))], "1")
         names = [("red" if i % 2 else "blue", f"Player {i}") for i in range(60)]
         replies = _join_all(server.ws_url, code, names)

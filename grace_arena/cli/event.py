@@ -144,6 +144,23 @@ def create(
             "teams, in order, and their players, registered as human teams.",
         ),
     ] = None,
+    roster: Annotated[
+        Path | None,
+        typer.Option(
+            "--roster",
+            help="A CSV of the teams' players: a header line 'team,player', then one player "
+            "a line ('Red,Ann'); its teams are registered as human teams too.",
+        ),
+    ] = None,
+    walk_ins: Annotated[
+        bool | None,
+        typer.Option(
+            "--walk-ins/--no-walk-ins",
+            help="Whether a phone may join under a name not on the roster (default: only "
+            "when the event has no roster). A name on the roster is taken only with the "
+            "claim code printed here.",
+        ),
+    ] = None,
     title: Annotated[str | None, typer.Option(help="A longer title (default: the name).")] = None,
     reading_mode: Annotated[
         str, typer.Option(help="read_aloud (the moderator reads) or screen (text on phones).")
@@ -216,6 +233,16 @@ def create(
             raise _fail(str(exc), code=2) from exc
         team += [n for n, _ in rosters]
         player += [f"{n}:{p}" for n, members in rosters for p in members]
+    if roster is not None:
+        from grace_arena.io.imports import RosterCsvError, read_csv_rosters
+
+        try:
+            rosters = read_csv_rosters(roster)
+        except (RosterCsvError, OSError) as exc:
+            raise _fail(str(exc), code=2) from exc
+        known = {_fold(n) for n in team}
+        team += [n for n, _ in rosters if _fold(n) not in known]
+        player += [f"{n}:{p}" for n, members in rosters for p in members]
     for human in team:
         human = _name("--team", human, TEAM_NAME_MAX)
         entries.append(TeamEntry(team_id(human, [t.id for t in entries]), human))
@@ -270,6 +297,7 @@ def create(
             players=players,
             defaults=defaults.model_dump(exclude_unset=True),
             replace=replace,
+            walk_ins=walk_ins,
         )
     except RecordError as exc:
         raise _fail(str(exc)) from exc
@@ -277,6 +305,10 @@ def create(
         f"event [bold]{plan.name}[/]: {len(plan.teams)} teams, {len(plan.players)} players",
         highlight=False,
     )
+    if plan.players:
+        from grace_arena.record.roster import issue_codes
+
+        _print_codes(console, issue_codes(open_engine(url), plan.id))
     for t in plan.teams:
         policy = (
             f" — model {t.model}, threshold {t.threshold if t.threshold is not None else 0.5}"
@@ -292,6 +324,128 @@ def create(
         markup=False,
         soft_wrap=True,
     )
+
+
+def _print_codes(console: Any, issued: list[Any]) -> None:
+    """The roster's claim codes, a line each: what the organiser hands each player."""
+    if not issued:
+        return
+    console.print(
+        "claim codes (a phone takes a name of the roster only with its code; hand each "
+        "player theirs):",
+        highlight=False,
+    )
+    for i in issued:
+        console.print(
+            f"  {i.team_name}: {i.name}  {i.code}  ({i.player_id})", highlight=False, markup=False
+        )
+
+
+@event_app.command("roster")
+def roster_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    add: Annotated[
+        list[str] | None,
+        typer.Option("--add", help="Register a player on the roster: 'TEAM:NAME' (repeatable)."),
+    ] = None,
+    remove: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--remove",
+            help="Remove a player (a walk-in or the roster's): its id or 'TEAM:NAME' "
+            "(repeatable). Its name is free again, its token opens nothing; the matches it "
+            "played keep it. A server serving the event closes its phone when asked over "
+            "HTTP (DELETE /api/events/NAME/players/ID).",
+        ),
+    ] = None,
+    codes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--code",
+            help="Issue a new claim code for a player ('TEAM:NAME' or its id, repeatable; "
+            "'all' for every player of the roster): the old one no longer claims the name.",
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """The event's players by team: the roster (claimed on a phone with a code) and the
+    walk-ins (who typed a name). Adds, removes, and issues claim codes.
+
+    Example: grace-arena event roster club-night --add Red:Ann --code Blue:Bob
+    """
+    from grace_arena.record.db import open_engine
+    from grace_arena.record.models import EventPlayerRow
+    from grace_arena.record.roster import (
+        add_to_roster,
+        find_roster_player,
+        issue_codes,
+        remove_player,
+        walk_ins_allowed,
+    )
+    from grace_arena.record.schedule import load_plan
+    from grace_arena.record.store import RecordError
+
+    engine = open_engine(existing_db(db))
+    console = _console()
+    try:
+        plan = load_plan(engine, name)
+        issued = []
+        for entry in add or []:
+            team_name, sep, player_name = entry.partition(":")
+            found = _team_of(list(plan.teams), team_name)
+            if not sep or not player_name.strip():
+                raise _fail(f"--add {entry!r}: expected TEAM:NAME", code=2)
+            if found is None or found.kind != "human":
+                raise _fail(f"--add {entry!r}: {_no_such_team(list(plan.teams), team_name)}", 2)
+            from grace_arena.protocol import PLAYER_NAME_MAX
+
+            issued += add_to_roster(
+                engine, plan.id, [(found.id, _name("--add", player_name, PLAYER_NAME_MAX))]
+            )
+        for given in remove or []:
+            row = find_roster_player(engine, plan.id, given)
+            remove_player(engine, plan.id, row.player_id)
+            console.print(f"removed {row.name} ({row.player_id})", highlight=False, markup=False)
+        wanted = codes or []
+        if "all" in wanted:
+            issued += issue_codes(engine, plan.id)
+        elif wanted:
+            ids = [find_roster_player(engine, plan.id, g).player_id for g in wanted]
+            issued += issue_codes(engine, plan.id, ids)
+        plan = load_plan(engine, plan.id)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    from sqlmodel import Session, select
+
+    with Session(engine) as session:
+        rows = session.exec(
+            select(EventPlayerRow).where(
+                EventPlayerRow.event_id == plan.id, EventPlayerRow.kind == "human"
+            )
+        ).all()
+    names = {t.id: t.name for t in plan.teams}
+    roster = [r for r in rows if r.registered_by == "organiser" and r.removed_at is None]
+    walk_ins = walk_ins_allowed(plan.meta, bool(roster))
+    console.print(
+        f"event [bold]{plan.name}[/]: {len(roster)} on the roster; walk-ins "
+        f"{'allowed' if walk_ins else 'refused'}",
+        highlight=False,
+    )
+    for t in plan.teams:
+        if t.kind != "human":
+            continue
+        mine = sorted((r for r in rows if r.team_id == t.id), key=lambda r: r.name_key)
+        console.print(f"  {names[t.id]}:", highlight=False, markup=False)
+        for r in mine:
+            what = (
+                "removed"
+                if r.removed_at is not None
+                else "roster" + ("" if r.claim_sha256 else ", no code yet")
+                if r.registered_by == "organiser"
+                else "walk-in"
+            )
+            console.print(f"    {r.name} ({r.player_id}): {what}", highlight=False, markup=False)
+    _print_codes(console, issued)
 
 
 @event_app.command("schedule")

@@ -248,6 +248,14 @@ def serve(
         int,
         typer.Option(min=1, help="Websockets open at once from one address (a club's router)."),
     ] = 300,
+    new_names_per_address: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="New player names (walk-ins) one address may add to an event; a name of "
+            "the roster, or one typed before, is not new.",
+        ),
+    ] = 40,
     max_http_connections_per_address: Annotated[
         int,
         typer.Option(
@@ -493,6 +501,7 @@ def serve(
         freeze_gc=True,
         max_players_per_match=max_players,
         max_connections_per_address=max_connections_per_address,
+        new_names_per_address=new_names_per_address,
         event=event,
         event_rooms=room,
         skip_broken_questions=skip_broken_questions,

@@ -195,6 +195,16 @@ class CallTimeout(Command):
     team: str
 
 
+class Substitute(Command):
+    """A player of the bench comes into the team's lineup for one in it (``player_out``;
+    None: to a free place), at a moment the format allows (``grace_arena.core.lineups``)."""
+
+    kind: ClassVar[str] = "substitute"
+    team: str
+    player_in: str = Field(min_length=1, max_length=64)
+    player_out: str | None = Field(default=None, min_length=1, max_length=64)
+
+
 # Officiating (grace_arena.core.protests): protests and corrections of earlier cycles.
 
 

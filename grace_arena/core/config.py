@@ -76,6 +76,9 @@ class ScoringRules(_Frozen):
     timeout_seconds: float = Field(default=30.0, gt=0)
     #: Halftime comes after this many tossups heard (10 of 20); None: no halftime.
     halftime_after: int | None = Field(default=None, ge=1)
+    #: The players a team fields at once (ACF, PACE, NAQT: 4); the others wait on the bench
+    #: until a substitution (``grace_arena.core.lineups``). None: every player who joins.
+    lineup_size: int | None = Field(default=None, ge=1)
     #: Seconds a team confers on a bonus part once it is read aloud (the moderator asks for
     #: an answer as it runs out); None: no conferral clock.
     conferral_time: float | None = Field(default=None, gt=0)

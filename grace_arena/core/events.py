@@ -360,6 +360,18 @@ class TimeoutCalled(_Event):
     ends: float
 
 
+class PlayerSubstituted(_Event):
+    """``player_in`` comes into the team's lineup for ``player_out`` (None: to a place left
+    free), at the moment the rules allow, which is QBJ's ``Lineup.reason`` (initial, halftime,
+    before_overtime, own_timeout, other_timeout; ``grace_arena.core.lineups``)."""
+
+    type: Literal["player_substituted"] = "player_substituted"
+    team: str
+    player_in: str
+    player_out: str | None = None
+    reason: str
+
+
 class MatchEnded(_Event):
     type: Literal["match_ended"] = "match_ended"
     scores: dict[str, int]
@@ -473,7 +485,8 @@ Event = Annotated[
     | ProtestFiled
     | ProtestResolved
     | RulingCorrected
-    | BonusPartCorrected,
+    | BonusPartCorrected
+    | PlayerSubstituted,
     Field(discriminator="type"),
 ]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from grace_arena.core import amendments
+from grace_arena.core import amendments, lineups
 from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
@@ -40,6 +40,7 @@ from grace_arena.core.commands import (
     RulePart,
     SetPace,
     StartTossup,
+    Substitute,
     ThrowOut,
     ThrowOutBonus,
     TimeUp,
@@ -66,6 +67,7 @@ from grace_arena.core.events import (
     MatchEnded,
     PaceChanged,
     PlayerJoined,
+    PlayerSubstituted,
     ReadingFinished,
     ReadingPaused,
     ReadingResumed,
@@ -251,6 +253,8 @@ class MatchState:
     timeouts: tuple[TimeoutTaken, ...] = ()
     #: Protests, and what corrections of earlier cycles need (``core.amendments``).
     officiating: amendments.Officiating = field(default_factory=amendments.Officiating)
+    #: Team -> the players in its lineup now (``core.lineups``; never undone).
+    lineups: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def pace(self) -> int:
@@ -272,7 +276,10 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             for t in teams
         }
         game = GameState(phase=Phase.IDLE, scores={t.id: 0 for t in teams})
-        return MatchState(config=ev.config, game=game, players=players, seq=ev.seq)
+        return MatchState(
+            config=ev.config, game=game, players=players, seq=ev.seq,
+            lineups=lineups.reduce({}, ev.config, ev),
+        )  # fmt: skip
     if isinstance(ev, BuzzRepeated):
         # outside the stored sequence: it carries the last seq and changes nothing
         if ev.seq != state.seq:
@@ -281,6 +288,10 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
     if ev.seq != state.seq + 1:
         raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
     s = amendments.observe(replace(state, seq=ev.seq), ev)
+    if isinstance(ev, PlayerJoined | PlayerSubstituted):
+        s = replace(s, lineups=lineups.reduce(s.lineups, s.config, ev))
+        if isinstance(ev, PlayerSubstituted):
+            return s
     if isinstance(ev, amendments.AMENDMENTS):
         return amendments.reduce(s, ev)
     g = s.game
@@ -955,6 +966,9 @@ def _buzz(run: _Decision, cmd: Buzz) -> None:
         )
     if cmd.player not in run.state.players[team.id]:
         raise IllegalCommand(f"player {cmd.player!r} has not joined team {team.id!r}")
+    if not lineups.in_lineup(run.state, team.id, cmd.player):
+        name = run.state.players[team.id][cmd.player]
+        raise IllegalCommand(f"{name} is on the bench: {team.name}'s lineup plays")
     g = run.g
     word_index = max(g.position, 0)
     if cmd.word_index is not None:
@@ -1363,6 +1377,7 @@ _HANDLERS = {
     FileProtest: amendments.file_protest,
     ResolveProtest: amendments.resolve_protest,
     CorrectRuling: amendments.correct_ruling,
+    Substitute: lineups.substitute,
 }
 
 __all__ = [

@@ -24,6 +24,7 @@ Rules of the table (read this before changing the match engine):
   bonus thrown out is replaced by the packet's next unused extra (or the moderator's pick).
   Read aloud, ``read_part`` starts the part's conferral clock (it rules nothing).
 * ``timeout``: a team calls one between tossups (as many as the format allows).
+* ``substitute``: a player of the bench comes into a team's lineup, between cycles.
 * ``pause`` is legal while a tossup is read, in its buzz window and in its bonus, not while a
   player has the floor (the floor is the moderator's to rule first: a pause that lands as a
   buzz takes the floor is refused and changes nothing, so the reading goes on after the
@@ -174,6 +175,10 @@ for _phase in (Phase.IDLE, *FINISHED, Phase.ENDED):
 # conferral clock of a bonus part once it is read.
 for _phase in (Phase.IDLE, *FINISHED):
     TRANSITIONS[(_phase, "timeout")] = frozenset({_phase})
+# Substitutions are made between cycles, at the moments the format allows (before the first
+# tossup, at halftime, before overtime, in a timeout: ``grace_arena.core.lineups``).
+for _phase in (Phase.IDLE, *FINISHED):
+    TRANSITIONS[(_phase, "substitute")] = frozenset({_phase})
 TRANSITIONS[(Phase.BONUS, "read_part")] = frozenset({Phase.BONUS})
 
 

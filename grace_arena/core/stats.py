@@ -39,8 +39,9 @@ bounceback conv.    bounceback points ÷ points available on the parts bounced t
                     YellowFruit's bounceback conversion; the points available are the parts'
                     values in the packet
 player TUH          the tossups heard in the matches the player played in (joined or buzzed):
-                    YellowFruit's and QBJ's ``tossups_heard``, the whole match for a player
-                    who joined (no substitutions are recorded); a model team's one player
+                    YellowFruit's and QBJ's ``tossups_heard``, the tossups heard while in
+                    the team's lineup (``core.lineups``: who joined, the substitutions;
+                    the whole match for a player no lineup names); a model team's one player
                     (named by its model, as in QBJ and SQBS, one row per team) plays every
                     match of its team
 player points       tossup points only (bonuses are the team's), P/20TUH and PPG as a team's
@@ -64,11 +65,11 @@ points as ruled, ``BonusPartRuled.points``), never re-derived from the parts' va
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from grace_arena.core import protests
+from grace_arena.core import lineups, protests
 from grace_arena.core.events import (
     TOSSUP_RULINGS,
     BuzzAccepted,
@@ -154,6 +155,9 @@ class MatchPlay:
     room: str | None = None
     #: Its protests and corrections by hand, in sentences (``core.protests.match_notes``).
     notes: tuple[str, ...] = ()
+    #: (team, player id) -> the tossups the player heard in the team's lineup
+    #: (``core.lineups``); a player not in it heard the whole match.
+    heard_by: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def teams(self) -> tuple[str, ...]:
@@ -242,6 +246,9 @@ def match_play(
         round=round,
         room=room,
         notes=tuple(protests.match_notes(state)),
+        heard_by=lineups.tossups_heard_by(
+            [s for s in lineups.lineup_history(list(events)) if s.players], len(heard)
+        ),
     )
 
 
@@ -379,10 +386,13 @@ def _players(plays: Sequence[MatchPlay]) -> list[PlayerStats]:
     for p in plays:
         # a player is one name on one team across the event's matches (ids are per match)
         key_of = {(t, pid): (t, name.strip()) for t, pid, name in p.players}
+        heard: dict[tuple[str, str], int] = {}
+        for pid, key in key_of.items():  # in the lineup: its tossups (core.lineups)
+            heard[key] = max(heard.get(key, 0), p.heard_by.get(pid, len(p.tossups)))
         for key in dict.fromkeys(key_of.values()):
             t = totals.setdefault(key, {})
             t["games"] = t.get("games", 0) + 1
-            t["tossups_heard"] = t.get("tossups_heard", 0) + len(p.tossups)
+            t["tossups_heard"] = t.get("tossups_heard", 0) + heard[key]
             matches.setdefault(key, []).append(p.match_id)
         for b in p.buzzes:
             t = totals[key_of.get((b.team, b.player), (b.team, b.player))]

@@ -47,6 +47,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.analysis.frames import spreadsheet_safe
+from grace_arena.core.lineups import tossups_heard_by
 from grace_arena.core.rules import rule_set
 from grace_arena.core.tokenize import POWER_MARK, tokenize
 from grace_arena.io.imports import GraceBuzz, grace_word_maps
@@ -710,6 +711,40 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             "players": [player(team, n) for n in roster[team]],
         }
 
+    spans = [s for s in m.lineups if s.players]
+    for span in spans:  # everyone in a lineup is on the roster
+        for name in span.names:
+            if name not in roster.setdefault(span.team, []):
+                roster[span.team].append(name)
+                player_ids[(span.team, name)] = f"player_{span.team}_{len(roster[span.team])}"
+    heard_by: dict[tuple[str, str], int] = {}
+    by_id = tossups_heard_by(spans, len(counted))
+    for span in spans:
+        for pid, name in zip(span.players, span.names, strict=True):
+            heard_by[(span.team, name)] = by_id.get((span.team, pid), 0)
+
+    def fielded(team: str) -> bool:
+        return any(s.team == team for s in spans)
+
+    def team_lineups(team: str) -> list[dict[str, Any]]:
+        mine = [s for s in spans if s.team == team]
+        if not mine:
+            return [
+                {
+                    "first_question": 1,
+                    "players": [player(team, n) for n in roster[team]],
+                    "reason": "initial",
+                }
+            ]
+        return [  # (a team's first lineup is its initial one, however late its players came)
+            {
+                "first_question": s.first_question,
+                "players": [player(team, n) for n in s.names],
+                "reason": "initial" if i == 0 else s.reason,
+            }
+            for i, s in enumerate(mine)
+        ]
+
     rules = rule_set(m.config.rules)
     overtime = rules.overtime_tossups(len(counted))
     # the match's questions are numbered in its own list of tossups, which is its packet's
@@ -818,18 +853,16 @@ def qbj_match(engine: Engine, m: MatchInfo, *, round_number: int | None = None) 
             "correct_tossups_without_bonuses": sum(
                 1 for tossup in correct.get(t.id, []) if tossup not in bonuses
             ),
-            # no substitutions are recorded: everyone who played plays the whole match
-            "lineups": [
-                {
-                    "first_question": 1,
-                    "players": [player(t.id, n) for n in roster[t.id]],
-                    "reason": "initial",
-                }
-            ],
+            # the lineups the record holds (who joined, the substitutions), each from the
+            # question it starts at; a team whose record names no lineup (an imported match)
+            # plays everyone it has the whole match
+            "lineups": team_lineups(t.id),
             "match_players": [
                 {
                     "player": player(t.id, name),
-                    "tossups_heard": len(counted),
+                    "tossups_heard": heard_by.get((t.id, name), len(counted))
+                    if fielded(t.id)
+                    else len(counted),
                     "answer_counts": [
                         {"number": n, "answer_type": {"value": v}}
                         for v, n in sorted(answer_counts.get((t.id, name), {}).items())

@@ -652,6 +652,56 @@ def read_qbj_rosters(path: Path) -> list[tuple[str, list[str]]]:
     return out
 
 
+class RosterCsvError(ValueError):
+    """A roster CSV that cannot be read: which line, and why."""
+
+
+def read_csv_rosters(path: Path) -> list[tuple[str, list[str]]]:
+    """Each team of a roster CSV with its players' names, in the file's order: a header line
+    with a ``team`` column and a ``player`` (or ``name``) column, then one player a line
+    (``Red,Ann``); a line with a team and no player registers the team alone. Spreadsheets'
+    UTF-8 byte-order mark and ``;`` separators are understood."""
+    import csv
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RosterCsvError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    lines = text.splitlines()
+    if not lines:
+        raise RosterCsvError(f"{path}: empty (expected a header line: team,player)")
+    dialect = "excel" if lines[0].count(",") >= lines[0].count(";") else "excel-semicolon"
+    if dialect == "excel-semicolon":
+        csv.register_dialect(dialect, delimiter=";")
+    reader = csv.reader(lines, dialect=dialect)
+    header = [h.strip().casefold() for h in next(reader)]
+    if "team" not in header or not ({"player", "name"} & set(header)):
+        raise RosterCsvError(
+            f"{path}: line 1 must name the columns 'team' and 'player', e.g. team,player "
+            f"(found {', '.join(header) or 'nothing'})"
+        )
+    t = header.index("team")
+    p = header.index("player") if "player" in header else header.index("name")
+    out: dict[str, tuple[str, list[str]]] = {}
+    for number, row in enumerate(reader, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) <= max(t, p) and len(row) <= t:
+            raise RosterCsvError(f"{path}: line {number} has no team")
+        team = row[t].strip()
+        player = row[p].strip() if len(row) > p else ""
+        if not team:
+            raise RosterCsvError(f"{path}: line {number} has no team")
+        _, players = out.setdefault(team.casefold(), (team, []))
+        if player and player.casefold() in (x.casefold() for x in players):
+            raise RosterCsvError(f"{path}: line {number}: {player!r} is named twice in {team!r}")
+        if player:
+            players.append(player)
+    if not out:
+        raise RosterCsvError(f"{path}: no team in the file")
+    return list(out.values())
+
+
 @dataclass(frozen=True)
 class QbjMatchResult:
     """A QBJ match file's result as a game entered by its score: each team's points, the

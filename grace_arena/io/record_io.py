@@ -35,6 +35,7 @@ from grace_arena.core import protests
 from grace_arena.core.config import MatchConfig, TossupSpec
 from grace_arena.core.consult import PartChoice, part_choices
 from grace_arena.core.events import MatchCreated, TossupEnded, TossupStarted, tossups_heard
+from grace_arena.core.lineups import LineupSpan, lineup_history
 from grace_arena.core.match import Match
 from grace_arena.core.officiating import replacements
 from grace_arena.core.standings import BonusPlayed, bonuses_played
@@ -108,6 +109,9 @@ class MatchInfo:
     replaced_bonuses: dict[str, str] = field(default_factory=dict)
     #: Its protests and corrections by hand, in sentences (``core.protests.match_notes``).
     notes: list[str] = field(default_factory=list)
+    #: Each team's lineups, with the question each starts at
+    #: (:func:`grace_arena.core.lineups.lineup_history`).
+    lineups: list[LineupSpan] = field(default_factory=list)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -180,6 +184,7 @@ def load_matches(
                 replaced_tossups=replaced_tossups,
                 replaced_bonuses=replaced_bonuses,
                 notes=protests.match_notes(Match.replay(events).state),
+                lineups=lineup_history(events),
             )
         )
     return out

@@ -102,6 +102,14 @@ class EventPlayerRow(SQLModel, table=True):
     name: str
     name_key: str = Field(max_length=200)
     kind: str = Field(max_length=16)
+    #: "organiser": a player of the event's roster (registered before play, claimed on a phone
+    #: with its code); None: a player who joined from a phone by typing a name (a walk-in).
+    registered_by: str | None = Field(default=None, max_length=16)
+    #: SHA-256 of the roster player's claim code (None: claimed by the name, as walk-ins are).
+    claim_sha256: str | None = Field(default=None, max_length=64)
+    #: When the organiser or the TD removed the player: the name is free again, the player's
+    #: token opens nothing; the row stays, as the matches it played name it.
+    removed_at: datetime | None = None
 
 
 class EventRoomRow(SQLModel, table=True):

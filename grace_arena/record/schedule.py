@@ -75,6 +75,8 @@ class PlayerEntry:
     id: str
     team: str
     name: str
+    #: On the event's roster (registered by the organiser, claimed with a code).
+    registered: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,6 +257,7 @@ def create_event(
     players: Sequence[tuple[str, str]] = (),
     defaults: Mapping[str, Any] | None = None,
     replace: bool = False,
+    walk_ins: bool | None = None,
 ) -> EventPlan:
     """Register an event with its teams and players (``(team id, name)`` pairs).
 
@@ -262,7 +265,11 @@ def create_event(
     players and settings are replaced, which is refused once a round has started. ``defaults``
     are the settings of its matches (``MatchSettings``: reading mode, pace, scoring), refused
     out of their ranges as a match's set-up is: a match that they make could not start. Its
-    name and title are one line each (files such as SQBS's carry them a line each)."""
+    name and title are one line each (files such as SQBS's carry them a line each).
+
+    ``players`` are the event's roster: a phone takes one of them only with its claim code
+    (``grace_arena.record.roster.issue_codes``). ``walk_ins``: whether phones may join under
+    names of their own (None: only when the event has no roster)."""
     from grace_arena.protocol import well_formed_title
 
     for what, text in (("name", name), ("title", title or "")):
@@ -305,6 +312,8 @@ def create_event(
         assert row.id is not None
         row.title = title or row.title
         row.meta = {**(row.meta or {}), "live": True, "defaults": defaults}
+        if walk_ins is not None:
+            row.meta = {**row.meta, "walk_ins": walk_ins}
         session.add(row)
         for position, team in enumerate(teams):
             session.add(
@@ -328,6 +337,7 @@ def create_event(
                     name=player.strip(),
                     name_key=player_name_key(player),
                     kind="human",
+                    registered_by="organiser",
                 )
             )
         session.commit()
@@ -1208,7 +1218,11 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
         ).all()
         players = session.exec(
             select(EventPlayerRow)
-            .where(EventPlayerRow.event_id == event_id, EventPlayerRow.kind == "human")
+            .where(
+                EventPlayerRow.event_id == event_id,
+                EventPlayerRow.kind == "human",
+                EventPlayerRow.removed_at.is_(None),  # type: ignore[union-attr]
+            )
             .order_by(EventPlayerRow.team_id, EventPlayerRow.name)  # type: ignore[arg-type]
         ).all()
         rooms = session.exec(
@@ -1258,7 +1272,10 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
                 TeamEntry(t.team_id, t.name, t.kind, t.model, t.threshold, t.confidence)
                 for t in teams
             ),
-            players=tuple(PlayerEntry(p.player_id, p.team_id, p.name) for p in players),
+            players=tuple(
+                PlayerEntry(p.player_id, p.team_id, p.name, p.registered_by == "organiser")
+                for p in players
+            ),
             rooms=tuple(RoomPlan(r.room_id, r.name, r.join_code, r.position) for r in rooms),
             rounds=tuple(
                 RoundPlan(

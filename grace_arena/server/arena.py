@@ -112,8 +112,12 @@ class Settings:
     renew_interval: float = 1.0
     #: Compensated races: the most a press may be credited before its arrival (seconds).
     max_press_credit: float = DEFAULT_MAX_CREDIT
-    #: Players one event may register (None: ``max_players_per_match`` for each of its rooms).
+    #: Players one event may have (None: ``max_players_per_match`` for each of its rooms):
+    #: its roster and the players connected now, not every name ever typed.
     max_players_per_event: int | None = None
+    #: New names (walk-ins) one address may add to an event, per process, and one connection.
+    new_names_per_address: int = 40
+    new_names_per_connection: int = 3
     #: Seconds stopping may take (:meth:`Arena.stop_serving`), however many rooms are in a
     #: commit: one still running then is given up, and the log says what it held.
     stop_timeout: float = 15.0

@@ -174,6 +174,8 @@ class Connection:
         #: Where the client connected from (its address), for limits and throttling.
         client = getattr(ws, "client", None)
         self.address = client.host if client else "?"
+        #: New player names this connection registered (``Rooms`` limits them).
+        self.new_names = 0
         self.clock = ClockEstimate()
         #: When the client was last heard from (monotonic): any message, a pong included.
         self.heard_at = time.monotonic()

@@ -66,6 +66,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.record import lease
 from grace_arena.record.models import ArenaEventRow, EventPlayerRow, MatchRow
+from grace_arena.record.roster import ORGANISER, claim_matches, remove_player, walk_ins_allowed
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
@@ -184,6 +185,9 @@ class Rooms:
         self.standings_plans: dict[int, EventPlan] = {}
         self._follower: asyncio.Task | None = None
         self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
+        #: New names registered from phones, per event and address (this process): a walk-in
+        #: may type a name, but one address may not fill an event with them.
+        self.new_names: dict[tuple[int, str], int] = {}
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
         #: Every open connection of this process, in a room, waiting, or on its way.
         self.connections: set[Connection] = set()
@@ -686,6 +690,7 @@ class Rooms:
                 teams=admission.teams,
                 title=sr.title,
                 event=room.event,
+                walk_ins=self.walk_ins(sr.event_id),
             )
         )
         try:
@@ -722,8 +727,10 @@ class Rooms:
         join_by = time.monotonic() + self.arena.settings.join_timeout
         while (msg := await next_join(conn, receive, join_by)) is not None:
             try:
-                return await self.join(conn, room, sr, msg.team, msg.name.strip())
+                return await self.join(conn, room, sr, msg.team, msg.name.strip(), msg.code)
             except Refused as exc:
+                if exc.guess:  # a wrong claim code: charged to the address, as codes are
+                    self.arena.guard.failed(conn.address)
                 _error(conn, exc.code, str(exc), "join", url=self.arena.told_url(exc.url))
         return False
 
@@ -775,24 +782,67 @@ class Rooms:
 
     def _joinable(self, sr: ScheduledRoom) -> list[TeamView]:
         """The teams a new player may join: every human team of the room's event (a player
-        who comes to the wrong room of an event is sent on)."""
+        who comes to the wrong room of an event is sent on), with the names of its roster."""
+        plan = self.plans.get(sr.event_id)
+        roster: dict[str, list[str]] = {}
+        for p in plan.players if plan else ():
+            if p.registered:
+                roster.setdefault(p.team, []).append(p.name)
         return [
-            TeamView(id=tid, name=name, kind="human") for tid, name in self.human_teams(sr.event_id)
+            TeamView(id=tid, name=name, kind="human", roster=roster.get(tid, []))
+            for tid, name in self.human_teams(sr.event_id)
         ]
 
+    def walk_ins(self, event_id: int) -> bool:
+        """Whether the event takes players under names of their own (its setting; by
+        default, only when it has no roster)."""
+        plan = self.plans.get(event_id)
+        if plan is None:
+            return True
+        return walk_ins_allowed(plan.meta, any(p.registered for p in plan.players))
+
     async def join(
-        self, conn: Connection, room: Room, sr: ScheduledRoom, team: str, name: str
+        self,
+        conn: Connection,
+        room: Room,
+        sr: ScheduledRoom,
+        team: str,
+        name: str,
+        code: str | None = None,
     ) -> bool:
         """A new player of ``conn`` picks ``team`` and a ``name`` in ``sr``, whose match now is
         ``room``: the event's player of that name (so that Alice of Red is the same player from
         any phone, on any server process of the event), or a new one, registered now; then
         their seat (:meth:`seat`). One name, one player of a team: a phone that joins with the
         name of a player who is not playing now (a phone that died, its token lost) is that
-        player; the name of one who is playing is refused. Raises :class:`Refused`."""
+        player; the name of one who is playing is refused. A name of the event's roster is
+        taken only with its claim ``code`` (``grace_arena.record.roster``); a name of one's own
+        only where the event takes walk-ins, and so many per address and per connection.
+        Raises :class:`Refused`."""
         if team not in {tid for tid, _ in self.human_teams(sr.event_id)}:
             raise Refused("not_found", f"no team {team!r} to join")
         try:
-            record = await self.register_player(sr.event_id, team, name)
+            known = await asyncio.to_thread(self._named, sr.event_id, team, name)
+            if known is not None and known.registered_by == ORGANISER:
+                if not claim_matches(code, known.claim_sha256):
+                    said = "that is not" if code else "give"
+                    raise Refused(
+                        "unauthorized",
+                        f"{known.name} is on the roster: {said} {known.name}'s claim code "
+                        "(the organiser has it)",
+                        guess=bool(code),
+                    )
+                record = self.players.setdefault(sr.event_id, {}).setdefault(
+                    known.player_id, PlayerRecord(known.player_id, team, known.name)
+                )
+            else:
+                if known is None:
+                    self._new_name(conn, sr.event_id)
+                record = await self.register_player(sr.event_id, team, name)
+                if known is None:  # a name registered now: charged to the connection and address
+                    conn.new_names += 1
+                    key = (sr.event_id, conn.address)
+                    self.new_names[key] = self.new_names.get(key, 0) + 1
         except EventFull as exc:
             raise Refused("not_allowed", str(exc)) from exc
         except Exception as exc:
@@ -835,6 +885,49 @@ class Rooms:
             conn.send_model(joined)
             raise
         return True
+
+    def _named(self, event_id: int, team: str, name: str) -> EventPlayerRow | None:
+        """The event's player of ``team`` under this name (not removed), if any."""
+        from grace_arena.record.store import find_player
+
+        with Session(self.engine) as session:
+            found = find_player(session, event_id, team, name)
+            return session.get(EventPlayerRow, (event_id, found)) if found else None
+
+    def _new_name(self, conn: Connection, event_id: int) -> None:
+        """A new name is typed on ``conn``: refused where the event takes only its roster, or
+        past the names one connection and one address may add."""
+        if not self.walk_ins(event_id):
+            raise Refused(
+                "not_allowed",
+                "this event plays its roster: pick your name from the list (the organiser "
+                "adds a name that is missing)",
+            )
+        settings = self.arena.settings
+        if conn.new_names >= settings.new_names_per_connection:
+            raise Refused(
+                "not_allowed",
+                f"no more new names from this connection ({settings.new_names_per_connection})",
+            )
+        key = (event_id, conn.address)
+        if self.new_names.get(key, 0) >= settings.new_names_per_address:
+            raise Refused(
+                "not_allowed",
+                f"no more new names from this address ({settings.new_names_per_address}): "
+                "ask the organiser to register you",
+            )
+
+    async def remove_player(self, event_id: int, player_id: str) -> EventPlayerRow:
+        """Remove a player from the event (``grace_arena.record.roster.remove_player``): its
+        phones here are closed, its token opens nothing, its name is free."""
+        row = await asyncio.to_thread(remove_player, self.engine, event_id, player_id)
+        self.players.get(event_id, {}).pop(player_id, None)
+        for conn in list(self.connections):
+            if conn.player == player_id and not conn.closed:
+                conn.close(CLOSE_REPLACED, "the organiser removed this player")
+        plan = await self._read(event_id)
+        self._remember(plan)
+        return row
 
     def _playing(self, team: str, player: str, conn: Connection) -> bool:
         """Whether another connection of this process plays as ``player`` of ``team`` now (in
@@ -879,7 +972,7 @@ class Rooms:
                 return session.get(EventPlayerRow, (event_id, player_id))
 
         row = await asyncio.to_thread(read)
-        if row is None or row.kind != "human":
+        if row is None or row.kind != "human" or row.removed_at is not None:
             return None
         return known.setdefault(player_id, PlayerRecord(row.player_id, row.team_id, row.name))
 
@@ -890,11 +983,17 @@ class Rooms:
         plan = self.plans.get(event_id)
         return settings.max_players_per_match * max(1, len(plan.rooms) if plan else 1)
 
+    def _present(self, event_id: int) -> set[str]:
+        """The players of the event with a connection to this process now."""
+        known = self.players.get(event_id, {})
+        return {c.player for c in self.connections if not c.closed and c.player in known}  # type: ignore[misc]
+
     async def register_player(self, event_id: int, team: str, name: str) -> PlayerRecord:
         """The event's player ``name`` of ``team``: the one registered under that name (so
         that Alice of Red is the same player from any phone and on any server process of the
         event), or a new one, registered now. Raises :class:`EventFull` when the event has as
-        many players as it takes."""
+        many players as it takes: its roster and the players present (a name typed once and
+        gone no longer takes a place)."""
         lock = self._registering.setdefault(event_id, asyncio.Lock())
         limit = self.player_limit(event_id)
         plan = self.plans.get(event_id)
@@ -902,16 +1001,21 @@ class Rooms:
         full = f"this {noun} is full ({limit} players)"
         async with lock:  # one at a time in this process; the record's unique name across
             fresh = f"p-{secrets.token_hex(4)}"
+            present = self._present(event_id)
 
             def store() -> tuple[str, str]:
-                from sqlalchemy import func
-
                 with Session(self.engine) as session:
-                    count = session.exec(
-                        select(func.count())
-                        .select_from(EventPlayerRow)
-                        .where(EventPlayerRow.event_id == event_id, EventPlayerRow.kind == "human")
-                    ).one()
+                    roster = set(
+                        session.exec(
+                            select(EventPlayerRow.player_id).where(
+                                EventPlayerRow.event_id == event_id,
+                                EventPlayerRow.kind == "human",
+                                EventPlayerRow.registered_by == ORGANISER,
+                                EventPlayerRow.removed_at.is_(None),  # type: ignore[union-attr]
+                            )
+                        ).all()
+                    )
+                    count = len(roster | present)
                     from grace_arena.record.store import find_player
 
                     existing = find_player(session, event_id, team, name)

@@ -30,6 +30,7 @@ from grace_arena.core.commands import (
     Rule,
     SetPace,
     StartTossup,
+    Substitute,
     ThrowOut,
     ThrowOutBonus,
     UndoRuling,
@@ -59,6 +60,7 @@ from grace_arena.protocol import (
     SetPaceMsg,
     StartTossupMsg,
     StepMsg,
+    SubstituteMsg,
     ThrowOutBonusMsg,
     ThrowOutMsg,
     TimeoutMsg,
@@ -282,6 +284,11 @@ class Session:
                     self.queue(room, throw, msg.type)
                 case TimeoutMsg():
                     self.queue(room, CallTimeout(team=msg.team), msg.type)
+                case SubstituteMsg():
+                    sub = Substitute(
+                        team=msg.team, player_in=msg.player_in, player_out=msg.player_out
+                    )
+                    self.queue(room, sub, msg.type)
                 case ReadPartMsg():
                     self.queue(room, ReadPart(), msg.type)
                 case UndoMsg():

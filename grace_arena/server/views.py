@@ -240,6 +240,9 @@ def team_views(match: Match, role: Role) -> list[TeamView]:
             score=game.scores[t.id],
             locked_out=t.id in game.locked_out,
             timeouts_left=timeouts_left(match.config, match.state.timeouts, t.id),
+            lineup=list(match.state.lineups.get(t.id, ()))
+            if role == "moderator" and match.config.rules.lineup_size is not None
+            else None,
         )
         for t in match.config.teams
     ]

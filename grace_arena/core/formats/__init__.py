@@ -52,8 +52,11 @@ CLOCKS = frozenset(
 )
 
 #: What ACF, PACE and NAQT share for officiating a match: one 30-second timeout per team,
-#: halftime after tossup 10 of 20, 5 seconds to confer on a bonus part once it is read, and
-#: overtime in sudden death (NAQT: three tossups first). Sources: QBWiki's summaries of the
+#: halftime after tossup 10 of 20, 5 seconds to confer on a bonus part once it is read,
+#: overtime in sudden death (NAQT: three tossups first), and four players of a team at a
+#: time (QBWiki: "Each team may have up to four players playing at any time"; MODAQ marks the
+#: first four players of a registration as starters; substitutions at halftime, before
+#: overtime or in a timeout, ``grace_arena.core.lineups``). Sources: QBWiki's summaries of the
 #: ACF and NAQT rules ("Each team is allocated one 30-second timeout"; ACF: "a very brief
 #: halftime break after 10 cycles", "overtime consists solely of sudden death"; NAQT:
 #: "overtime consists of three tossups that do not lead to bonuses. If the game is still tied
@@ -63,7 +66,7 @@ CLOCKS = frozenset(
 #: ``minimumOvertimeQuestionCount: 1``, ``overtimeIncludesBonuses: false``).
 OFFICIATING: Mapping[str, Any] = {
     "timeouts": 1, "timeout_seconds": 30.0, "halftime_after": 10, "conferral_time": 5.0,
-    "overtime_tossups": 1,
+    "overtime_tossups": 1, "lineup_size": 4,
 }  # fmt: skip
 
 
