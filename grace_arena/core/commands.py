@@ -195,6 +195,12 @@ class CallTimeout(Command):
     team: str
 
 
+class HalfTimeUp(Command):
+    """A timed half's game clock ran out (the server's timer sends it at the clock's end)."""
+
+    kind: ClassVar[str] = "half_time_up"
+
+
 # Officiating (grace_arena.core.protests): protests and corrections of earlier cycles.
 
 

@@ -79,6 +79,9 @@ class ScoringRules(_Frozen):
     #: Seconds a team confers on a bonus part once it is read aloud (the moderator asks for
     #: an answer as it runs out); None: no conferral clock.
     conferral_time: float | None = Field(default=None, gt=0)
+    #: Seconds of game clock in each half (NAQT's timed halves: 9 minutes, 540 s; the
+    #: clock and where it stops: ``grace_arena.core.officiating``); None: untimed halves.
+    half_time: float | None = Field(default=None, gt=0)
     #: Bonus parts where the team chooses to answer alone, consult a model or abstain, scored
     #: by these points instead of the parts' values; None: plain bonuses.
     consult: ConsultScoring | None = None

@@ -360,6 +360,15 @@ class TimeoutCalled(_Event):
     ends: float
 
 
+class HalfTimeExpired(_Event):
+    """A timed half's game clock ran out (``ScoringRules.half_time``): the cycle in play is
+    finished (its tossup read to the end, both teams may answer, its bonus played), then the
+    half is over (``grace_arena.core.officiating``)."""
+
+    type: Literal["half_time_expired"] = "half_time_expired"
+    half: int  # 1 or 2
+
+
 class MatchEnded(_Event):
     type: Literal["match_ended"] = "match_ended"
     scores: dict[str, int]
@@ -469,6 +478,7 @@ Event = Annotated[
     | BonusEnded
     | BonusPartRead
     | TimeoutCalled
+    | HalfTimeExpired
     | MatchEnded
     | ProtestFiled
     | ProtestResolved

@@ -159,6 +159,8 @@ for _phase in Phase:
     if _phase is not Phase.ENDED:
         TRANSITIONS[(_phase, "set_pace")] = frozenset({_phase})
         TRANSITIONS[(_phase, "resume_clock")] = frozenset({_phase})
+        # a timed half's clock runs out whatever is being played (core.officiating)
+        TRANSITIONS[(_phase, "half_time_up")] = frozenset({_phase})
 
 # A team may protest at any time, the match going on (an ended match too, right after it).
 # Corrections of earlier cycles and the resolution of protests (``core.protests``) are made
