@@ -241,6 +241,7 @@ class LiveScreen(MatchScreen):
         ):
             self.query_one(widget).state = state
         self.query_one(BuzzBanner).received = self.app.state_received  # type: ignore[attr-defined]
+        self.query_one(StatusLine).received = self.app.state_received  # type: ignore[attr-defined]
         self.refresh_bindings()
         self.call_after_refresh(self._follow_cursor)
 
@@ -262,6 +263,8 @@ class LiveScreen(MatchScreen):
         state = self.current
         if self.showing and state is not None and state.deadline is not None:
             self.query_one(BuzzBanner).refresh()
+        if self.showing and state is not None and state.game_clock is not None:
+            self.query_one(StatusLine).refresh()  # a timed half's clock counts down
 
     # -- which keys work now -------------------------------------------------------------------
 

@@ -221,6 +221,9 @@ class MatchConfig(_Frozen):
     #: players who see the display learn when a model is about to buzz). Otherwise the
     #: trajectory appears once the tossup has ended.
     exhibition: bool = False
+    #: Players may file a protest from their phone (the event allows it), on a tossup or a
+    #: bonus part their team played; otherwise only the moderator files them.
+    phone_protests: bool = False
     #: The model teams consult on bonus parts (when ``rules.consult``).
     consult: ConsultSpec | None = None
 

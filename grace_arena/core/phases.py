@@ -179,6 +179,11 @@ for _phase in (Phase.IDLE, *FINISHED):
 TRANSITIONS[(Phase.BONUS, "read_part")] = frozenset({Phase.BONUS})
 
 
+#: Commands only the match's own game clock sends (a timed half ran out): legal, but nobody's
+#: to ask for, so help screens and error messages leave them out.
+CLOCK_ONLY = frozenset({"half_time_up"})
+
+
 def allowed_commands(phase: Phase) -> frozenset[str]:
     """The commands that are legal in ``phase`` (for help screens and error messages)."""
-    return frozenset(cmd for (p, cmd) in TRANSITIONS if p is phase)
+    return frozenset(cmd for (p, cmd) in TRANSITIONS if p is phase and cmd not in CLOCK_ONLY)

@@ -66,7 +66,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.server.connection import Connection, LoopWatch
 from grace_arena.server.pipeline import RoomClosed
-from grace_arena.server.protests import officiating_command
+from grace_arena.server.protests import officiating_command, phone_protest
 from grace_arena.server.room import Room
 from grace_arena.server.rooms import Refused, Rooms
 
@@ -296,8 +296,22 @@ class Session:
                     self.queue(room, SetPace(wpm=msg.wpm), msg.type)
                 case EndMatchMsg():
                     self.queue(room, EndMatch(), msg.type)
+                case ProtestMsg() if conn.role == "player":  # from a phone, where allowed
+                    assert conn.team is not None and conn.player is not None
+                    try:
+                        protest = phone_protest(room, room.match, conn.team, conn.player, msg,
+                                                time.time())  # fmt: skip
+                    except IllegalCommand as exc:
+                        self.error("illegal", str(exc), msg.type)
+                        return
+                    self.queue(room, protest, msg.type)
                 case ProtestMsg() | CorrectMsg():  # amendments of the record (core.protests)
-                    self.queue(room, officiating_command(msg), msg.type)
+                    try:
+                        command = officiating_command(msg)
+                    except IllegalCommand as exc:
+                        self.error("illegal", str(exc), msg.type)
+                        return
+                    self.queue(room, command, msg.type)
                 case Hello() | JoinTeam():
                     self.error("not_allowed", "already joined", msg.type)
         except Exception:  # a bug: the client hears of it, the connection goes on
