@@ -295,7 +295,9 @@ def test_an_acf_club_night_agrees_everywhere_with_the_hand_computation(db_url, t
     assert len(replaced) == 1 and replaced[0]["question_number"] == 3
     notes = night["notes"].splitlines()
     assert any("Protest" in n and "by Blue on tossup 7 (hist-american-1)" in n
-               and "Upheld by Dana (TD)" in n for n in notes)  # fmt: skip
+               and "Upheld by Dana (TD)" in n
+        and "the score went from Red 70, Blue 65 to Red 70, Blue 75: it changed the result "
+        "(Blue ahead, not Red ahead)" in n for n in notes)  # fmt: skip
     assert any("by Red on bonus part 1 of tossup 6 (lit-american-2)" in n and "Denied" in n
                for n in notes)  # fmt: skip
     assert any(n.startswith("Correction") and "tossup 5 (lit-world-1)" in n for n in notes)
