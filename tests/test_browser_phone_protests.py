@@ -93,15 +93,20 @@ def test_a_phone_protests_a_tossup_and_the_td_sees_it(server, pages):
         ada.send(type="protest", tossup="1", part=2, answer="Pap", reason="we knew it")
         error = ada.wait("error")
         assert error["message"] == "your team did not play part 2 of that bonus"
+        # a protest the match refused counts for nothing: Ada files one at once
+        ada.send(type="protest", tossup="1", answer="Finn", reason="it was on the line")
+        ada.wait(lambda m: m["type"] == "state" and any(
+            e["type"] == "protest_filed" for e in m["events"]))  # fmt: skip
         ada.close()
     finally:
         mod.close()
         blue.close()
     events = room.rm.store.events(room.rm.id)
     filed = [e for e in events if e.type == "protest_filed"]
-    ann = next(p for p, name in room.match.state.players["red"].items() if name == "Ann")
+    ids = {name: p for p, name in room.match.state.players["red"].items()}
     assert [(e.team, e.by, e.player, e.tossup_id, e.part) for e in filed] == [
-        ("red", "player", ann, IDS[0], None)]  # fmt: skip
+        ("red", "player", ids["Ann"], IDS[0], None), ("red", "player", ids["Ada"], IDS[0], None)
+    ]  # fmt: skip
     assert Match.replay(events).state == room.match.state
 
 

@@ -22,7 +22,13 @@ from grace_arena.protocol import (
     RulingInForceView,
 )
 
-__all__ = ["PhoneProtests", "officiating_command", "officiating_view", "phone_protest"]
+__all__ = [
+    "PhoneProtests",
+    "officiating_command",
+    "officiating_view",
+    "phone_protest",
+    "phone_protest_refused",
+]
 
 
 #: The last view of each match, with what it was made of: the moderator's state is sent after
@@ -125,6 +131,12 @@ class PhoneProtests:
     def note(self, team: str, player: str, now: float) -> None:
         self.filed.setdefault((team, player), []).append(now)
 
+    def forget(self, team: str, player: str, now: float) -> None:
+        """A protest the match refused (a part the team did not play...) counts for nothing."""
+        times = self.filed.get((team, player), [])
+        if now in times:
+            times.remove(now)
+
 
 _PHONES: weakref.WeakKeyDictionary[object, PhoneProtests] = weakref.WeakKeyDictionary()
 
@@ -134,7 +146,8 @@ def phone_protest(
 ) -> FileProtest:
     """The match's command for a player's ``protest`` from a phone: refused where the match
     does not take them (``phone_protests``) and past the phone's limits (``PhoneProtests``);
-    the match then checks what it is about (a tossup or a bonus part the team played)."""
+    the match then checks what it is about (a tossup or a bonus part the team played), and
+    a protest it refuses is forgotten (:func:`phone_protest_refused`)."""
     if not match.config.phone_protests:
         raise IllegalCommand(
             "this match takes protests from the moderator only: tell the moderator"
@@ -144,3 +157,10 @@ def phone_protest(
     phones.note(team, player, now)
     return FileProtest(team=team, tossup=msg.tossup, part=msg.part, answer=msg.answer,
                        reason=msg.reason, by="player", player=player)  # fmt: skip
+
+
+def phone_protest_refused(room: object, command: FileProtest, now: float) -> None:
+    """The match refused a phone's protest: it does not count against the phone's limits."""
+    phones = _PHONES.get(room)
+    if phones is not None and command.player is not None:
+        phones.forget(command.team, command.player, now)
