@@ -215,6 +215,12 @@
 
   function onEvent(ev) {
     if (ev.type === "player_joined") names.set(ev.player, ev.name);
+    if (ev.type === "protest_filed" && app.me && ev.player === app.me.player &&
+        ev.team === app.me.team) {
+      $("protest-said").textContent = "Protest filed: the TD resolves it after the game.";
+      $("protest-answer").value = "";
+      $("protest-reason").value = "";
+    }
     if (ev.type === "bonus_part_ruled" || ev.type === "bonus_started") app.bonusSent = null;
     if (ev.type === "ruled") {
       app.lastRuling = ev;
@@ -248,6 +254,10 @@
     }
     if (msg.in_reply_to === "join") {
       showError("join-error", msg.message);
+      return;
+    }
+    if (msg.in_reply_to === "protest") {
+      $("protest-said").textContent = "Not filed: " + (msg.message || "the server refused it.");
       return;
     }
     notify(msg.message || "The server refused that.");
@@ -430,6 +440,38 @@
       render();
     }
   });
+
+  // a protest from the phone (where the match takes them): the tossup (its number as played)
+  // or a part of its bonus, the answer given and the reason
+  $("protest-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const tossup = $("protest-tossup").value;
+    if (!tossup) return;
+    const part = $("protest-part").value;
+    const sent = send({
+      type: "protest", tossup: tossup, part: part ? Number(part) : null,
+      answer: $("protest-answer").value.trim().slice(0, 500),
+      reason: $("protest-reason").value.trim().slice(0, 500),
+    });
+    $("protest-said").textContent = sent ? "Sending the protest…" : "Not connected: try again.";
+  });
+
+  function renderProtest(s) {
+    const box = $("protest-box");
+    const played = s && s.match.phase !== "idle" ? s.match.tossups_played : 0;
+    box.hidden = !(s && s.match.phone_protests && app.me && played > 0);
+    const select = $("protest-tossup");
+    if (box.hidden || select.options.length === played) return;
+    const chosen = select.value;
+    select.textContent = "";
+    for (let n = played; n >= 1; n--) {  // the latest first: the one usually protested
+      const option = document.createElement("option");
+      option.value = String(n);
+      option.textContent = "Tossup " + n;
+      select.appendChild(option);
+    }
+    if (chosen) select.value = chosen;
+  }
 
   function consultedText(c) {
     const conf = c.confidence == null ? "" : " · confidence " + Math.round(c.confidence * 100) + "%";
@@ -799,6 +841,7 @@
   function render() {
     const s = app.state;
     const me = app.me;
+    renderProtest(s);
 
     const meEl = $("me");
     if (me) {

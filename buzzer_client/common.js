@@ -285,6 +285,21 @@ window.GraceArena = (function () {
     return null;
   }
 
+  // A timed half's game clock: "Half 1 · 8:42" counting down while it runs ("stopped" while it
+  // stands still, "time is up" once it has run out: the cycle in play is finished); null when
+  // the halves are not timed.
+  function gameClockLine(state, offset) {
+    const clock = state && state.game_clock;
+    if (!clock || state.match.phase === "ended") return null;
+    if (clock.expired) return "Half " + clock.half + " · time is up";
+    const now = Date.now() / 1000 + (offset || 0);
+    const left = clock.ends != null ? Math.max(0, clock.ends - now) : clock.left;
+    const whole = Math.ceil(left);
+    const shown = "Half " + clock.half + " · " + Math.floor(whole / 60) + ":" +
+      String(whole % 60).padStart(2, "0");
+    return clock.ends != null ? shown : shown + " (stopped)";
+  }
+
   // "Tossup 5 of 20" as regulation counts the tossups heard (a thrown-out tossup's replacement
   // takes its number), "Overtime · tossup 1" past it; without a regulation, the match's.
   function tossupLabel(state) {
@@ -306,6 +321,6 @@ window.GraceArena = (function () {
 
   return {
     appendMarkup, plainText, normaliseCode, createLink, recordNotice, officiatingLine,
-    tossupLabel, announce,
+    tossupLabel, announce, gameClockLine,
   };
 })();

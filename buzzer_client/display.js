@@ -341,7 +341,8 @@
   function showOfficiating() {
     const s = app.state;
     const offset = s ? s.server_time - app.receivedAt : 0;
-    const line = officiatingLine(s, offset);
+    const clock = window.GraceArena.gameClockLine(s, offset);  // timed halves
+    const line = [clock, officiatingLine(s, offset)].filter(Boolean).join(" · ");
     const box = $("officiating");
     box.hidden = !line;
     if (box.textContent !== (line || "")) box.textContent = line || "";

@@ -417,7 +417,9 @@ class ProtestMsg(_Msg):
     match goes on; a TD resolves it after the game."""
 
     type: Literal["protest"] = "protest"
-    team: str = Field(min_length=1, max_length=64)
+    #: The team protesting: the moderator says which; a player's is their own (and may be
+    #: left out).
+    team: str | None = Field(default=None, min_length=1, max_length=64)
     tossup: str = Field(min_length=1, max_length=100)
     part: int | None = Field(default=None, ge=1, le=100)
     answer: Text = Field(default="", max_length=500)
@@ -476,15 +478,15 @@ MODERATOR_ONLY = frozenset(
         "end_match",
         "timeout",
         "read_part",
-        "protest",
         "correct",
         "substitute",
     }
 )
 PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
 #: Sent by a player who joined, for their team, or by the moderator in control, for the team
-#: whose turn it is.
-PLAYER_OR_MODERATOR = frozenset({"consult", "abstain"})
+#: whose turn it is (a protest: the team it names; a player's where the match takes protests
+#: from phones).
+PLAYER_OR_MODERATOR = frozenset({"consult", "abstain", "protest"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -772,7 +774,20 @@ class MatchView(_Msg):
     tossups_thrown_out: int = 0  # tossups thrown out (each replaced by another)
     #: Seconds to confer on a bonus part once it is read aloud (None: no conferral clock).
     conferral_time: float | None = None
+    #: Players may file protests from their phones (``MatchSettings.phone_protests``).
+    phone_protests: bool = False
     result: MatchResult | None = None  # once the match has ended
+
+
+class GameClockView(_Msg):
+    """A timed half's game clock (NAQT's option; ``grace_arena.core.officiating``)."""
+
+    half: int  # 1 or 2
+    length: float  # seconds in each half
+    #: Running: when it runs out (server clock); None while it stands still.
+    ends: float | None = None
+    left: float  # seconds left (running: at the state's ``server_time``)
+    expired: bool = False  # time is up: the cycle in play is finished, then the half ends
 
 
 class TimeoutView(_Msg):
@@ -803,6 +818,8 @@ class State(_Msg):
     conferral: float | None = None
     conferral_held: float | None = None
     timeout: TimeoutView | None = None  # a timeout on now
+    #: A timed half's game clock (None: untimed halves, or overtime).
+    game_clock: GameClockView | None = None
     reading: ReadingView
     event: EventView | None = None  # a match of an event's schedule
     #: Set while the record is not taking changes (the room holds at its word meanwhile).
@@ -1067,6 +1084,9 @@ class MatchSettings(_Msg):
     #: words are read. Off, its trajectory is drawn once the tossup has ended (players who
     #: see a rising curve know when to buzz: not what a study of their buzzes should measure).
     exhibition: bool = False
+    #: Players may protest a tossup or a bonus part their team played from their phone (with
+    #: the answer given and the reason); otherwise only the moderator files protests.
+    phone_protests: bool = False
     #: A format's rules (``grace_arena.core.formats``: acf, pace, naqt, grace). A rule
     #: given beside it (present in the JSON, even at its default) replaces the format's, and
     #: the match's format is then "custom" if it differs; a rule not given is the format's.
@@ -1107,6 +1127,11 @@ class MatchSettings(_Msg):
     lineup_size: (
         Annotated[int, _Within(1, 20, "players", " or none (everyone)", field="lineup_size")] | None
     ) = None
+    #: Timed halves (NAQT's option): seconds of game clock in each half (540: 9 minutes).
+    half_time: (
+        Annotated[float, _Within(5, 3600, "seconds", " or none (untimed)", field="half_time")]
+        | None
+    ) = None
     #: Consult rules on bonus parts (QANTA 2026): the model a team may consult (its bonus
     #: parts precomputed in the record), and the points of each choice.
     consult_model: Text | None = Field(default=None, max_length=200)
@@ -1122,6 +1147,7 @@ class MatchSettings(_Msg):
         "neg_first_team_only", "rebuzz", "answer_time", "buzz_window", "bonuses", "bouncebacks",
         "bonus_answer_time", "regulation_tossups", "overtime_bonuses", "overtime_tossups",
         "timeouts", "timeout_seconds", "halftime_after", "conferral_time", "lineup_size",
+        "half_time",
     )  # fmt: skip
 
     @model_validator(mode="before")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from grace_arena.core.phases import Phase, allowed_commands
 from grace_arena.protocol import (
@@ -29,6 +28,7 @@ from grace_arena.protocol import (
     TimeoutMsg,
     UndoMsg,
 )
+from moderator_tui.footer import FittingFooter
 from moderator_tui.screens import MatchScreen
 from moderator_tui.widgets import (
     AnswerLine,
@@ -190,6 +190,13 @@ class LiveScreen(MatchScreen):
         ),
     ]
 
+    #: The keys the footer leaves out, in this order, when the keys that work now do not fit
+    #: the terminal's width (a bonus part under consult rules in an event's room: some
+    #: sixteen keys); they still work, and the help lists them.
+    FOOTER_SHED: ClassVar[tuple[str, ...]] = (
+        "faster", "end_match", "join_info", "standings", "throw_out",
+    )  # fmt: skip
+
     #: Not listed in the help (E's explanation when the match cannot end yet).
     HELP_HIDDEN: ClassVar[frozenset[str]] = frozenset({"end_match_not_now"})
 
@@ -210,11 +217,9 @@ class LiveScreen(MatchScreen):
                 yield Static("This tossup", classes="section")
                 with VerticalScroll(id="log-scroll"):
                     yield EventLog(id="log")
-        yield Footer()
-
-    def on_resize(self, event: events.Resize) -> None:
-        # a narrow terminal (80 columns) keeps every key of the footer: less space between them
-        self.query_one(Footer).compact = event.size.width < NARROW
+        # a narrow terminal (80 columns) keeps every key of the footer: less space between
+        # them; a crowded one leaves out FOOTER_SHED's
+        yield FittingFooter(narrow=NARROW)
 
     def on_mount(self) -> None:
         self.watch(self.app, "state", self.show_state)
@@ -245,6 +250,7 @@ class LiveScreen(MatchScreen):
         ):
             self.query_one(widget).state = state
         self.query_one(BuzzBanner).received = self.app.state_received  # type: ignore[attr-defined]
+        self.query_one(StatusLine).received = self.app.state_received  # type: ignore[attr-defined]
         self.refresh_bindings()
         self.call_after_refresh(self._follow_cursor)
 
@@ -266,6 +272,8 @@ class LiveScreen(MatchScreen):
         state = self.current
         if self.showing and state is not None and state.deadline is not None:
             self.query_one(BuzzBanner).refresh()
+        if self.showing and state is not None and state.game_clock is not None:
+            self.query_one(StatusLine).refresh()  # a timed half's clock counts down
 
     # -- which keys work now -------------------------------------------------------------------
 

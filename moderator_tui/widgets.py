@@ -312,6 +312,29 @@ def timeout_left(state: State, received: float) -> float | None:
     return state.timeout.ends - state.server_time - (time.monotonic() - received)
 
 
+def game_clock_left(state: State, received: float) -> float | None:
+    """Seconds left in a timed half (None: untimed), counting down while its clock runs."""
+    clock = state.game_clock
+    if clock is None:
+        return None
+    if clock.ends is None:
+        return clock.left
+    return max(0.0, clock.ends - state.server_time - (time.monotonic() - received))
+
+
+def game_clock_label(state: State, received: float) -> str | None:
+    """ "Half 1 8:42" (stopped: "Half 1 8:42 stopped"; run out: "Half 1 time up")."""
+    clock = state.game_clock
+    left = game_clock_left(state, received)
+    if clock is None or left is None:
+        return None
+    if clock.expired:
+        return f"Half {clock.half} time up"
+    whole = math.ceil(left)
+    shown = f"Half {clock.half} {whole // 60}:{whole % 60:02d}"
+    return shown if clock.ends is not None else f"{shown} stopped"
+
+
 def seconds_left(state: State, received: float) -> float | None:
     """Time left until the state's deadline, on the server's clock, from a local receipt time."""
     if state.deadline is None:
@@ -340,6 +363,7 @@ class StatusLine(StateView):
 
     connected: reactive[bool] = reactive(False)
     detail: reactive[str] = reactive("connecting…")
+    received: float = 0.0  # local monotonic time of the state (a game clock counts down)
 
     def render(self) -> RenderableType:
         line = Text(no_wrap=True, overflow="ellipsis")  # a narrow terminal cuts the title: …
@@ -360,6 +384,10 @@ class StatusLine(StateView):
         if m.paused and m.phase in ("reading", "awaiting"):
             phase = "PAUSED"
         line.append(f" {phase} ", style="bold reverse")
+        clock = game_clock_label(state, self.received)
+        if clock is not None:
+            expired = state.game_clock is not None and state.game_clock.expired
+            line.append(f" {clock} ", style="bold black on yellow" if expired else "bold")
         if state.tossup is not None:
             cat = f" · {state.tossup.category}" if state.tossup.category else ""
             line.append(f" {tossup_label(state)}{cat}")

@@ -40,7 +40,8 @@ def test_the_td_lists_resolves_and_corrects_from_the_command_line(tmp_path) -> N
     done = grace("resolve", m, str(red), "--upheld", "--by", "Dana", "--reason", "on the line",
                  "--db", url)  # fmt: skip
     assert done.exit_code == 0, done.output
-    assert "Upheld by Dana: on the line." in done.output
+    assert ("Upheld by Dana: on the line; the score went from Red 35, Blue 40 to Red 50, Blue 40: "
+            "it changed the result (Red ahead, not Blue ahead)." in done.output)  # fmt: skip
     assert "score: Red 35, Blue 40 → Red 50, Blue 40" in done.output
     again = grace("resolve", m, str(red), "--denied", "--db", url)
     assert again.exit_code == 1 and "already resolved: upheld by Dana" in again.output

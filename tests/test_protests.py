@@ -251,6 +251,7 @@ def test_a_protest_is_filed_while_the_match_goes_on_and_bad_ones_are_refused():
         (FileProtest(team="red", tossup="t4"), "'t4' has not been played"),
         (FileProtest(team="red", tossup="1", part=4), "3 parts, not 4"),
         (FileProtest(team="red", tossup="1", by="player", player="blue-1"), "has not joined"),
+        (FileProtest(team="red", tossup="1", by="player", player="red-1"), "moderator only"),
     ]:
         with pytest.raises(IllegalCommand, match=message):
             g.match.decide(command, now=g.now)

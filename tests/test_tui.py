@@ -464,7 +464,8 @@ async def test_a_moderator_who_watches_sees_so_and_takes_control_with_a_key(open
         assert live.check_action("pause", ()) is None
         assert footer_keys(live)["space"] is False and footer_keys(live)["T"] is True
         await pilot.press("question_mark")
-        help_text = text_of(app.screen.query_one("#help-keys"))
+        helping = await until(pilot, lambda: shown(app, HelpScreen), "the help")
+        help_text = text_of(helping.query_one("#help-keys"))
         assert "Take control" in help_text and "watching" in help_text
         await pilot.press("escape")
 

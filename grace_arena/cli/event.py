@@ -17,7 +17,9 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    PhoneProtestsOption,
     SkipBrokenOption,
+    TimedHalvesOption,
     check_model,
     consult_settings,
     echo_skipped,
@@ -26,6 +28,7 @@ from grace_arena.cli.options import (
     redacted,
     resolve_db,
     skippable,
+    timed_halves_settings,
 )
 from grace_arena.cli.root import app
 from grace_arena.resources import command_prefix
@@ -183,6 +186,8 @@ def create(
     bouncebacks: BouncebacksOption = None,
     consult: ConsultOption = None,
     consult_points: ConsultPointsOption = None,
+    timed_halves: TimedHalvesOption = None,
+    phone_protests: PhoneProtestsOption = False,
 ) -> None:
     """Register an event and its teams: human teams, and model players with their threshold.
 
@@ -215,6 +220,8 @@ def create(
                 **({"format": "acf"} if consult and game_format is None else {}),
                 **format_settings(game_format, bouncebacks),
                 **consult_settings(consult, consult_points),
+                **timed_halves_settings(timed_halves, game_format),
+                **({"phone_protests": True} if phone_protests else {}),
             }
         )
     except ValidationError as exc:

@@ -196,6 +196,43 @@ ConsultPointsOption = Annotated[
 ]
 
 
+TimedHalvesOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timed-halves",
+        min=0.1,
+        max=60.0,
+        metavar="MINUTES",
+        help="NAQT's timed halves: a game clock of MINUTES a half (NAQT: 9 for schools, 10 "
+        "for colleges), shown on the moderator's screen and the room's display. It starts "
+        "with the half's first tossup and stops for timeouts and pauses; when it runs out the "
+        "tossup in play is read to the end, both teams may answer, and its bonus is played; "
+        "then halftime, or the end of regulation. Plays NAQT's rules unless --rules says "
+        "otherwise.",
+        show_default=False,
+    ),
+]
+
+
+PhoneProtestsOption = Annotated[
+    bool,
+    typer.Option(
+        "--phone-protests",
+        help="Players may protest a ruling from their phone: a tossup or a bonus part their "
+        "team played, with the answer given and the reason (one at a time, five a player a "
+        "match). It is filed as the moderator's P files one; the TD resolves it (grace-arena "
+        "protest, or the TD's API). Without it, only the moderator files protests.",
+    ),
+]
+
+
+def timed_halves_settings(minutes: float | None, fmt: str | None) -> dict:
+    """The match settings ``--timed-halves`` gives (with NAQT's rules unless ``--rules``)."""
+    if minutes is None:
+        return {}
+    return {"half_time": round(minutes * 60.0, 3), **({"format": "naqt"} if fmt is None else {})}
+
+
 def consult_settings(model: str | None, points: str | None) -> dict:
     """The match settings ``--consult`` and ``--consult-points`` give."""
     if points is not None and not model:

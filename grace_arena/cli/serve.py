@@ -14,7 +14,9 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    PhoneProtestsOption,
     SkipBrokenOption,
+    TimedHalvesOption,
     check_model,
     check_packets,
     consult_settings,
@@ -24,6 +26,7 @@ from grace_arena.cli.options import (
     redacted,
     resolve_db,
     secret_help,
+    timed_halves_settings,
 )
 from grace_arena.cli.root import app
 
@@ -313,6 +316,8 @@ def serve(
     bouncebacks: BouncebacksOption = None,
     consult: ConsultOption = None,
     consult_points: ConsultPointsOption = None,
+    timed_halves: TimedHalvesOption = None,
+    phone_protests: PhoneProtestsOption = False,
     skip_broken_questions: SkipBrokenOption = False,
     reading_mode: Annotated[
         str,
@@ -381,6 +386,9 @@ def serve(
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
         settings = format_settings(game_format, bouncebacks)
         settings.update(consult_settings(consult, consult_points))
+        settings.update(timed_halves_settings(timed_halves, game_format))
+        if phone_protests:
+            settings["phone_protests"] = True
         if consult and "format" not in settings:
             settings["format"] = "acf"  # QANTA's human rules follow ACF's
         if model is None:  # a quizbowl format's match is two teams; GRACE's has the model

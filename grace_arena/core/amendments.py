@@ -215,6 +215,8 @@ def file_protest(run: Decision, cmd: FileProtest) -> None:
     team = run.team(cmd.team)
     if cmd.by == "player" and (cmd.player is None or cmd.player not in s.players[team.id]):
         raise IllegalCommand(f"player {cmd.player!r} has not joined team {team.id!r}")
+    if cmd.by == "player" and not s.config.phone_protests:
+        raise IllegalCommand("this match takes protests from the moderator only")
     tossup_id = _tossup_of(s, cmd.tossup)
     part = None if cmd.part is None else cmd.part - 1
     if part is not None:
@@ -225,6 +227,9 @@ def file_protest(run: Decision, cmd: FileProtest) -> None:
         spec = s.config.bonus(parts[0].bonus_id or "")
         if spec is not None and part >= len(spec.parts):
             raise IllegalCommand(f"the bonus has {len(spec.parts)} parts, not {cmd.part}")
+        # a phone protests a part its team played (its bonus, or a bounceback of it)
+        if cmd.by == "player" and not any(r.part == part and r.team == team.id for r in parts):
+            raise IllegalCommand(f"your team did not play part {cmd.part} of that bonus")
     target = _protested(s, team.id, tossup_id, part)
     run.emit(
         ProtestFiled(

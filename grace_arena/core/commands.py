@@ -205,6 +205,12 @@ class Substitute(Command):
     player_out: str | None = Field(default=None, min_length=1, max_length=64)
 
 
+class HalfTimeUp(Command):
+    """A timed half's game clock ran out (the server's timer sends it at the clock's end)."""
+
+    kind: ClassVar[str] = "half_time_up"
+
+
 # Officiating (grace_arena.core.protests): protests and corrections of earlier cycles.
 
 

@@ -82,6 +82,9 @@ class ScoringRules(_Frozen):
     #: Seconds a team confers on a bonus part once it is read aloud (the moderator asks for
     #: an answer as it runs out); None: no conferral clock.
     conferral_time: float | None = Field(default=None, gt=0)
+    #: Seconds of game clock in each half (NAQT's timed halves: 9 minutes, 540 s; the
+    #: clock and where it stops: ``grace_arena.core.officiating``); None: untimed halves.
+    half_time: float | None = Field(default=None, gt=0)
     #: Bonus parts where the team chooses to answer alone, consult a model or abstain, scored
     #: by these points instead of the parts' values; None: plain bonuses.
     consult: ConsultScoring | None = None
@@ -221,6 +224,9 @@ class MatchConfig(_Frozen):
     #: players who see the display learn when a model is about to buzz). Otherwise the
     #: trajectory appears once the tossup has ended.
     exhibition: bool = False
+    #: Players may file a protest from their phone (the event allows it), on a tossup or a
+    #: bonus part their team played; otherwise only the moderator files them.
+    phone_protests: bool = False
     #: The model teams consult on bonus parts (when ``rules.consult``).
     consult: ConsultSpec | None = None
 

@@ -372,6 +372,15 @@ class PlayerSubstituted(_Event):
     reason: str
 
 
+class HalfTimeExpired(_Event):
+    """A timed half's game clock ran out (``ScoringRules.half_time``): the cycle in play is
+    finished (its tossup read to the end, both teams may answer, its bonus played), then the
+    half is over (``grace_arena.core.officiating``)."""
+
+    type: Literal["half_time_expired"] = "half_time_expired"
+    half: int  # 1 or 2
+
+
 class MatchEnded(_Event):
     type: Literal["match_ended"] = "match_ended"
     scores: dict[str, int]
@@ -481,6 +490,7 @@ Event = Annotated[
     | BonusEnded
     | BonusPartRead
     | TimeoutCalled
+    | HalfTimeExpired
     | MatchEnded
     | ProtestFiled
     | ProtestResolved

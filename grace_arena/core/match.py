@@ -29,6 +29,7 @@ from grace_arena.core.commands import (
     EndMatch,
     FileProtest,
     GiveAnswer,
+    HalfTimeUp,
     Join,
     Pause,
     ReadPart,
@@ -82,10 +83,14 @@ from grace_arena.core.events import (
     WordsRevealed,
 )
 from grace_arena.core.officiating import (
+    HalfClock,
     TimeoutTaken,
     conferral_clock,
+    half_clock,
+    half_time_up,
     next_bonus,
     next_tossup,
+    regulation_of,
     replaced_by_start,
     timeouts_left,
 )
@@ -255,6 +260,8 @@ class MatchState:
     officiating: amendments.Officiating = field(default_factory=amendments.Officiating)
     #: Team -> the players in its lineup now (``core.lineups``; never undone).
     lineups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: A timed half's game clock (``core.officiating``; never undone).
+    half_clock: HalfClock = field(default_factory=HalfClock)
 
     @property
     def pace(self) -> int:
@@ -288,6 +295,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
     if ev.seq != state.seq + 1:
         raise ValueError(f"event seq {ev.seq} does not follow {state.seq}")
     s = amendments.observe(replace(state, seq=ev.seq), ev)
+    if s.config.rules.half_time is not None:
+        s = replace(s, half_clock=half_clock(s.half_clock, ev, heard=s.game.heard))
     if isinstance(ev, PlayerJoined | PlayerSubstituted):
         s = replace(s, lineups=lineups.reduce(s.lineups, s.config, ev))
         if isinstance(ev, PlayerSubstituted):
@@ -633,7 +642,9 @@ class _Decision:
         bonuses now (not in overtime, unless the format says so) and one is left; replacing
         the thrown-out bonus ``replaces``, the next unused extra (or ``chosen``)."""
         g = self.g
-        if not self.rules.bonuses.earned(overtime=in_overtime(self.config, g)):
+        if not self.rules.bonuses.earned(
+            overtime=in_overtime(self.config, g, self.state.half_clock)
+        ):
             return
         bonus = chosen or next_bonus(self.config, g, replacing=replaces is not None)
         if bonus is None:
@@ -1170,8 +1181,12 @@ def _turn(state: MatchState) -> str:
     return rule_set(state.config.rules).bonuses.turn(play.team, teams, bounceback=play.bounceback)
 
 
-def in_overtime(config: MatchConfig, game: GameState) -> bool:
-    """Past regulation: more tossups heard than the rules' regulation count."""
+def in_overtime(config: MatchConfig, game: GameState, clock: HalfClock | None = None) -> bool:
+    """Past regulation: more tossups heard than the rules' regulation count (with timed
+    halves and their ``clock``, than were heard when the second half's time ran out)."""
+    if config.rules.half_time is not None and clock is not None:
+        regulation = regulation_of(config, clock)
+        return regulation is not None and game.heard > regulation
     return rule_set(config.rules).in_overtime(game.heard)
 
 
@@ -1374,6 +1389,7 @@ _HANDLERS = {
     AbstainPart: _abstain_part,
     ReadPart: _read_part,
     CallTimeout: _call_timeout,
+    HalfTimeUp: half_time_up,
     FileProtest: amendments.file_protest,
     ResolveProtest: amendments.resolve_protest,
     CorrectRuling: amendments.correct_ruling,

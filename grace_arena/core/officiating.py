@@ -19,6 +19,25 @@ conferral clock), used by the engine (``grace_arena.core.match``), the views and
 * **Conferral**: once the moderator has read a bonus part aloud, the team has
   ``conferral_time`` seconds (ACF, NAQT: 5); the clock stands still while the match is
   paused and stops when the part is answered or ruled.
+* **Timed halves** (``half_time``, an option of NAQT's format): each half has a game clock
+  of that many seconds (NAQT: 9 minutes for middle and high schools, 10 for colleges). The
+  clock starts when the half's first tossup starts, runs through tossups, bonuses and the
+  time between them, and stops for a timeout (until the next tossup starts) and while the
+  moderator pauses the match (a dispute, a protest, a buzzer fault). When it runs out
+  (``half_time_expired``, sent by the server's timer at the clock's end) the cycle in play is
+  finished: its tossup is read to the end and both teams may answer, a correct answer earns
+  its bonus; then the half is over: halftime after the first, the end of regulation after
+  the second (the tossups heard by then are regulation; a tie goes to overtime, untimed).
+  Every regulation tossup read ends the half too. Sources: NAQT's rules
+  (https://www.naqt.com/rules.html, section F: "a game consists of two timed halves", 9- and
+  10-minute halves, "the clock starts when the moderator begins reading the first tossup
+  question", "the half or game shall end with the conclusion of the current tossup-bonus
+  cycle", and the clock stops for timeouts), NAQT's 2008 rule changes
+  (https://www.naqt.com/2008-rules-changes.html, rule F.4: "If time expires during a tossup,
+  that tossup will be read to completion and both teams given a chance to answer. If it is
+  answered correctly, that team will earn a bonus"), and QBWiki's "Timed play" (NAQT's
+  nine-minute halves). The clock is read from the record: ``HalfClock`` is folded from the
+  events' times, so a replay after a restart has it as it was.
 
 The format values and where they come from are in ``grace_arena.core.formats``.
 """
@@ -28,8 +47,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BonusAnswerGiven,
     BonusEnded,
@@ -37,9 +57,13 @@ from grace_arena.core.events import (
     BonusPartRuled,
     BonusPartUndone,
     BonusStarted,
+    ClockResumed,
     Event,
+    HalfTimeExpired,
     MatchEnded,
+    ReadingPaused,
     ReadingResumed,
+    TimeoutCalled,
     TossupEnded,
     TossupOutcome,
     TossupStarted,
@@ -69,15 +93,34 @@ class GameState(Protocol):
 
 _G = TypeVar("_G", bound=GameState)
 
+
+class _Decision(Protocol):
+    """What the clock's command reads of the engine's decision (``core.match._Decision``)."""
+
+    now: float
+
+    @property
+    def config(self) -> MatchConfig: ...
+
+    @property
+    def state(self) -> Any: ...
+
+    def emit(self, event: Event) -> None: ...
+
+
 __all__ = [
+    "HalfClock",
     "Stage",
     "Standing",
     "TimeoutTaken",
     "conferral_clock",
     "extra_bonuses",
     "extra_tossups",
+    "half_clock",
+    "half_time_up",
     "next_bonus",
     "next_tossup",
+    "regulation_of",
     "replacements",
     "standing",
     "timeouts_left",
@@ -202,18 +245,32 @@ def overtime_rule(config: MatchConfig) -> str:
     return shape + (", with bonuses" if rules.overtime_bonuses else ", no bonuses")
 
 
-def standing(config: MatchConfig, game: GameState) -> Standing:
+def regulation_of(config: MatchConfig, clock: HalfClock | None = None) -> int | None:
+    """Tossups in regulation: the format's count; with timed halves, once the second half's
+    time has run out, the tossups heard by then (if fewer)."""
+    regulation = _regulation(config)
+    if config.rules.half_time is None or clock is None or clock.regulation_heard is None:
+        return regulation
+    timed = clock.regulation_heard
+    return timed if regulation is None else min(regulation, timed)
+
+
+def standing(config: MatchConfig, game: GameState, clock: HalfClock | None = None) -> Standing:
     """Where the match stands for the moderator, between tossups (during one: ``PLAYING``,
-    or ``OVERTIME``/``SUDDEN_DEATH`` past regulation)."""
-    rules, regulation = config.rules, _regulation(config)
+    or ``OVERTIME``/``SUDDEN_DEATH`` past regulation); ``clock``: a timed half's game clock
+    (``MatchState.half_clock``)."""
+    rules, regulation = config.rules, regulation_of(config, clock)
+    timed = rules.half_time is not None and clock is not None
     between = game.phase is Phase.IDLE or game.phase in FINISHED
     heard = game.heard
+    # (not again when the second half's first tossup was thrown out)
+    resumed = _thrown_out_last(game) is not None
+    if timed and clock is not None and clock.half == 1 and clock.expired and between:
+        return Standing(Stage.HALFTIME, f"Halftime: time is up (after {heard} tossups)")
     if regulation is None or game.phase is Phase.ENDED:
         return Standing(Stage.PLAYING)
     if heard < regulation or (heard == regulation and not between):
-        half = rules.halftime_after
-        # (not again when the second half's first tossup was thrown out)
-        resumed = _thrown_out_last(game) is not None
+        half = None if timed else rules.halftime_after
         if between and half is not None and heard == half < regulation and not resumed:
             return Standing(Stage.HALFTIME, f"Halftime (after {half} of {regulation} tossups)")
         return Standing(Stage.PLAYING)
@@ -271,3 +328,92 @@ def conferral_clock(g: _G, ev: Event) -> _G:
     if g.paused and g.conferral is not None:
         g = replace(g, conferral_held=max(0.0, g.conferral - ev.t), conferral=None)
     return g
+
+
+# --------------------------------------------------------------------------------------------
+# Timed halves: the game clock (one reducer step, and the command its timer sends)
+
+#: The events after which a pause of the match is over (the resume, or the end of the tossup
+#: or of its bonus, which ends a pause as the match's reducer does).
+_PAUSE_ENDS = (ReadingResumed, TossupEnded, BonusEnded, TossupStarted)
+
+
+@dataclass(frozen=True)
+class HalfClock:
+    """A timed half's game clock, folded from the match's events (their times ``t``).
+
+    It runs while ``since`` is set (from then, with ``used`` seconds run before); it stands
+    still before the half's first tossup, while the match is paused, from a timeout until the
+    next tossup starts, once it has run out and after the match. Never undone: an undo takes
+    back a ruling, not the time it took."""
+
+    half: int = 1
+    used: float = 0.0
+    since: float | None = None
+    started: bool = False  # the half's first tossup has started
+    paused: bool = False
+    in_timeout: bool = False
+    expired: bool = False  # its time ran out (the cycle then in play is finished)
+    #: Tossups heard when the second half's time ran out: regulation's, whatever the format's
+    #: count (the tossup then in play included).
+    regulation_heard: int | None = None
+
+    def left(self, length: float, now: float) -> float:
+        """Seconds left in the half at ``now``."""
+        run = self.used + (now - self.since if self.since is not None else 0.0)
+        return max(0.0, length - run)
+
+    def ends(self, length: float) -> float | None:
+        """When the clock runs out, if it is running."""
+        return None if self.since is None else self.since + length - self.used
+
+    def _stopped(self, t: float) -> HalfClock:
+        used = self.used + (t - self.since) if self.since is not None else self.used
+        return replace(self, used=used, since=None)
+
+    def _settled(self, t: float) -> HalfClock:
+        """Running or not, as its flags say, from ``t``."""
+        runs = self.started and not (self.paused or self.in_timeout or self.expired)
+        if runs and self.since is None:
+            return replace(self, since=t)
+        if not runs and self.since is not None:
+            return self._stopped(t)
+        return self
+
+
+def half_clock(clock: HalfClock, ev: Event, *, heard: int) -> HalfClock:
+    """The game clock after ``ev`` (``heard``: the tossups heard before it)."""
+    t = ev.t
+    if isinstance(ev, TossupStarted):
+        if clock.expired and clock.half == 1:  # the second half's first tossup
+            return HalfClock(half=2, started=True, since=t)
+        clock = replace(clock, started=True, paused=False, in_timeout=False)
+    elif isinstance(ev, ReadingPaused):
+        clock = replace(clock, paused=True)
+    elif isinstance(ev, _PAUSE_ENDS):
+        clock = replace(clock, paused=False)
+    elif isinstance(ev, TimeoutCalled):
+        clock = replace(clock, in_timeout=True)
+    elif isinstance(ev, HalfTimeExpired):
+        regulation = heard if ev.half == 2 else None
+        return replace(clock._stopped(t), expired=True, regulation_heard=regulation)
+    elif isinstance(ev, ClockResumed) and clock.since is not None:
+        # nobody served the match from down_since: that time is not the game's
+        return replace(clock, since=clock.since + (t - ev.down_since))
+    elif isinstance(ev, MatchEnded):
+        return replace(clock._stopped(t), started=False)
+    return clock._settled(t)
+
+
+def half_time_up(run: _Decision, cmd: object) -> None:
+    """The match's command when its timer says the half's clock ran out."""
+    length = run.config.rules.half_time
+    clock: HalfClock = run.state.half_clock
+    if length is None:
+        raise IllegalCommand("this match's halves are not timed")
+    ends = clock.ends(length)
+    if ends is None:
+        raise IllegalCommand("the game clock is not running")
+    if run.now < ends:
+        raise IllegalCommand(f"the half's time is not up yet ({ends - run.now:.1f} s left)")
+    run.emit(HalfTimeExpired(half=clock.half))

@@ -160,6 +160,8 @@ for _phase in Phase:
     if _phase is not Phase.ENDED:
         TRANSITIONS[(_phase, "set_pace")] = frozenset({_phase})
         TRANSITIONS[(_phase, "resume_clock")] = frozenset({_phase})
+        # a timed half's clock runs out whatever is being played (core.officiating)
+        TRANSITIONS[(_phase, "half_time_up")] = frozenset({_phase})
 
 # A team may protest at any time, the match going on (an ended match too, right after it).
 # Corrections of earlier cycles and the resolution of protests (``core.protests``) are made
@@ -182,6 +184,11 @@ for _phase in (Phase.IDLE, *FINISHED):
 TRANSITIONS[(Phase.BONUS, "read_part")] = frozenset({Phase.BONUS})
 
 
+#: Commands only the match's own game clock sends (a timed half ran out): legal, but nobody's
+#: to ask for, so help screens and error messages leave them out.
+CLOCK_ONLY = frozenset({"half_time_up"})
+
+
 def allowed_commands(phase: Phase) -> frozenset[str]:
     """The commands that are legal in ``phase`` (for help screens and error messages)."""
-    return frozenset(cmd for (p, cmd) in TRANSITIONS if p is phase)
+    return frozenset(cmd for (p, cmd) in TRANSITIONS if p is phase and cmd not in CLOCK_ONLY)

@@ -61,6 +61,7 @@ __all__ = [
     "protests",
     "question_label",
     "rulings_in_force",
+    "upheld_effect",
 ]
 
 
@@ -192,7 +193,39 @@ def describe_protest(
     verdict = f"{(p.decision or '').capitalize()} by {p.decided_by}"
     if p.decision_reason:
         verdict += f": {p.decision_reason}"
-    return f"{text}. {verdict}."
+    effect = upheld_effect(s, p, names)
+    return f"{text}. {verdict}" + (f"; {effect}." if effect else ".")
+
+
+def upheld_effect(s: MatchState, p: Protest, names: dict[str, str] | None = None) -> str | None:
+    """What an upheld protest's correction did to the score, and whether it changed the result
+    ("the score went from Red 70, Blue 65 to Red 70, Blue 75: it changed the result (Blue
+    ahead, not Red ahead)"); None for a protest not upheld, or upheld with nothing to change."""
+    names = names or {}
+    if p.decision != "upheld" or p.correction_seq is None:
+        return None
+    made = s.officiating.rulings.get(p.correction_seq)
+    if not isinstance(made, RulingCorrected | BonusPartCorrected):
+        return None
+    old = s.officiating.rulings.get(made.amends)
+    now = dict(s.game.scores)
+    before = dict(now)
+    before[made.team] -= made.points
+    if old is not None:
+        before[old.team] += old.points
+    if before == now:
+        return "it changed no score"
+
+    def score(d: dict[str, int]) -> str:
+        return ", ".join(f"{names.get(t, t)} {d[t]}" for t in d)
+
+    def who(leaders: tuple[str, ...]) -> str:
+        return f"{names.get(leaders[0], leaders[0])} ahead" if len(leaders) == 1 else "a tie"
+
+    head = f"the score went from {score(before)} to {score(now)}"
+    if _leaders(before) == _leaders(now):
+        return f"{head}: the result stands"
+    return f"{head}: it changed the result ({who(_leaders(now))}, not {who(_leaders(before))})"
 
 
 def describe_corrections(s: MatchState, names: dict[str, str] | None = None) -> list[str]:

@@ -336,6 +336,7 @@ class Arena:
             wpm=setup.wpm,
             compensated=setup.compensated,
             exhibition=setup.exhibition,
+            phone_protests=setup.phone_protests,
         )
 
     # -- building rooms (the record's work, in a worker thread) ----------------------------------

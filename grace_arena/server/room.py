@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from grace_arena.core.commands import Buzz, Command, Join, Pause, Reveal, Rule, TimeUp
+from grace_arena.core.commands import Buzz, Command, HalfTimeUp, Join, Pause, Reveal, Rule, TimeUp
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     BuzzAccepted,
@@ -121,6 +121,9 @@ class Room:
         self._tasks: set[asyncio.Task] = set()
         self._timer: asyncio.Task | None = None
         self._timer_deadline: float | None = None
+        #: A timed half's game clock: the timer that says it ran out, and when.
+        self._half_timer: asyncio.Task | None = None
+        self._half_ends: float | None = None
         self._pending: list[tuple[Connection, BuzzTiming]] = []
         #: Each player's last press submitted and not yet stored (:meth:`_apply_buzz`).
         self._queued_presses: dict[tuple[str, str], asyncio.Future[list[Event]]] = {}
@@ -158,6 +161,7 @@ class Room:
         self.loop = asyncio.get_running_loop()
         self._spawn(self._reader())
         self._schedule_deadline()
+        self._schedule_half_clock()
         resumed = self.pipeline.resume()
         if resumed is not None:
             resumed.add_done_callback(self._log_failure)
@@ -272,6 +276,7 @@ class Room:
         roles: tuple[Role, ...] | None = ("moderator", "display") if quiet else None
         _safely(self.broadcast_state, self._events_for(events), roles=roles)
         _safely(self._schedule_deadline)
+        _safely(self._schedule_half_clock)
         self._changed.set()
         # A room closing (another process took its match, this one stops) tells its
         # listeners nothing more: the last change of its match is followed where it is served.
@@ -414,6 +419,30 @@ class Room:
             self._timer.cancel()
         self._timer_deadline = deadline
         self._timer = self._spawn(self._fire(deadline, retry)) if deadline is not None else None
+
+    def _schedule_half_clock(self) -> None:
+        """A timed half's game clock (``core.officiating``): its command when it runs out."""
+        length = self.match.config.rules.half_time
+        ends = self.match.state.half_clock.ends(length) if length is not None else None
+        if not self.is_open:
+            ends = None
+        if ends == self._half_ends:
+            return
+        if self._half_timer is not None:
+            self._half_timer.cancel()
+        self._half_ends = ends
+        self._half_timer = self._spawn(self._half_time_up(ends)) if ends is not None else None
+
+    async def _half_time_up(self, ends: float) -> None:
+        await asyncio.sleep(max(0.0, ends - time.time()) + 0.01)
+        if self._half_ends != ends or not self.is_open:
+            return
+        try:
+            await self.command(HalfTimeUp())
+        except (IllegalCommand, RoomClosed):
+            pass
+        except Exception:
+            log.exception("match %d: the game clock's command failed", self.rm.id)
 
     async def _fire(self, deadline: float, delay: float = 0.0) -> None:
         await asyncio.sleep(max(0.0, deadline - time.time(), delay) + 0.01)

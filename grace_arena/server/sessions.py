@@ -68,7 +68,11 @@ from grace_arena.protocol import (
 )
 from grace_arena.server.connection import Connection, LoopWatch
 from grace_arena.server.pipeline import RoomClosed
-from grace_arena.server.protests import officiating_command
+from grace_arena.server.protests import (
+    officiating_command,
+    phone_protest,
+    phone_protest_refused,
+)
 from grace_arena.server.room import Room
 from grace_arena.server.rooms import Refused, Rooms
 
@@ -305,8 +309,30 @@ class Session:
                     self.queue(room, SetPace(wpm=msg.wpm), msg.type)
                 case EndMatchMsg():
                     self.queue(room, EndMatch(), msg.type)
+                case ProtestMsg() if conn.role == "player":  # from a phone, where allowed
+                    assert conn.team is not None and conn.player is not None
+                    now = time.time()
+                    try:
+                        protest = phone_protest(room, room.match, conn.team, conn.player, msg,
+                                                now)  # fmt: skip
+                    except IllegalCommand as exc:
+                        self.error("illegal", str(exc), msg.type)
+                        return
+                    future = room.submit(protest)
+
+                    def filed(done: asyncio.Future, protest=protest, now=now) -> None:
+                        if not done.cancelled() and done.exception() is not None:
+                            phone_protest_refused(room, protest, now)
+                        self.refused(done, "protest")
+
+                    future.add_done_callback(filed)
                 case ProtestMsg() | CorrectMsg():  # amendments of the record (core.protests)
-                    self.queue(room, officiating_command(msg), msg.type)
+                    try:
+                        command = officiating_command(msg)
+                    except IllegalCommand as exc:
+                        self.error("illegal", str(exc), msg.type)
+                        return
+                    self.queue(room, command, msg.type)
                 case Hello() | JoinTeam():
                     self.error("not_allowed", "already joined", msg.type)
         except Exception:  # a bug: the client hears of it, the connection goes on

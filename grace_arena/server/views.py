@@ -10,8 +10,8 @@ from typing import Any
 from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.match import Match, bouncebacks_played, can_undo, in_overtime
+from grace_arena.core.officiating import regulation_of, timeouts_left
 from grace_arena.core.officiating import standing as match_standing
-from grace_arena.core.officiating import timeouts_left
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
 from grace_arena.core.rules import rule_set
 from grace_arena.core.standings import Standing
@@ -24,6 +24,7 @@ from grace_arena.protocol import (
     CurvesView,
     EventView,
     FloorView,
+    GameClockView,
     MatchResult,
     MatchView,
     ModelCurveView,
@@ -346,7 +347,7 @@ def state_view(
             regulation_tossups=rules.regulation,
             tossups_heard=match.game.heard,
             no_bonus=_no_bonus(match),
-            overtime=in_overtime(config, game),
+            overtime=in_overtime(config, game, match.state.half_clock),
             **_officiating(match),
             result=match_result(match),
         ),
@@ -359,6 +360,7 @@ def state_view(
         conferral=game.conferral,
         conferral_held=game.conferral_held,
         timeout=timeout_view(match, now),
+        game_clock=game_clock_view(match, now),
         reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=game.reading),
         event=room.event,
         record=room.record,
@@ -374,13 +376,24 @@ def state_view(
 def _officiating(match: Match) -> dict[str, Any]:
     """Where the match stands by its format, and the questions thrown out (and replaced)."""
     game, config = match.game, match.config
-    where = match_standing(config, game)
+    where = match_standing(config, game, match.state.half_clock)
     return {
         "stage": where.stage.value,
         "stage_text": where.text,
         "tossups_thrown_out": len(game.played) - game.heard,
         "conferral_time": config.rules.conferral_time,
+        "phone_protests": config.phone_protests,
     }
+
+
+def game_clock_view(match: Match, now: float) -> GameClockView | None:
+    """A timed half's game clock, for every screen (None: untimed, or past regulation)."""
+    length = match.config.rules.half_time
+    clock = match.state.half_clock
+    if length is None or clock.regulation_heard is not None or match.phase is Phase.ENDED:
+        return None
+    return GameClockView(half=clock.half, length=length, ends=clock.ends(length),
+                         left=clock.left(length, now), expired=clock.expired)  # fmt: skip
 
 
 def timeout_view(match: Match, now: float) -> TimeoutView | None:
@@ -405,8 +418,10 @@ def match_result(match: Match) -> MatchResult | None:
         return None
     scores = {t.id: game.scores[t.id] for t in config.teams}
     ranked = sorted(config.teams, key=lambda t: -scores[t.id])  # (stable: ties keep order)
-    overtime = in_overtime(config, game)
+    overtime = in_overtime(config, game, match.state.half_clock)
     regulation = rule_set(config.rules).regulation
+    if config.rules.half_time is not None:  # timed halves: regulation is what time allowed
+        regulation = regulation_of(config, match.state.half_clock)
     if regulation is not None:
         early = game.heard < regulation
     else:
@@ -467,7 +482,9 @@ def _no_bonus(match: Match) -> str | None:
         return None
     if game.floor.kind is TeamKind.MODEL:
         return "a model player's tossup earns no bonus"
-    if not rule_set(config.rules).bonuses.earned(overtime=in_overtime(config, game)):
+    if not rule_set(config.rules).bonuses.earned(
+        overtime=in_overtime(config, game, match.state.half_clock)
+    ):
         return "no bonus in overtime"
     if all(b.id in game.bonuses_used for b in config.bonuses):
         return "every bonus of the packet has been used"
