@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 
 event_app = command_group(
     help="Run an event: teams, rounds and rooms, a schedule of matches, standings. A "
-    "tournament runs in phases: schedule --pools (prelims), advance (playoffs with carryover), "
-    "tiebreaker, bracket (single elimination), final (one game or a double final); score and "
-    "forfeit decide games not played here.",
+    "tournament runs in phases: schedule --pools or --standard (prelims), advance (playoffs "
+    "with carryover), tiebreaker, bracket (single elimination), cards (NAQT's card system), "
+    "final (one game or a double final); score and forfeit decide games not played here.",
     no_args_is_help=True,
 )
 app.add_typer(event_app, name="event")
@@ -355,6 +355,16 @@ def schedule_cmd(
     phase_name: Annotated[
         str, typer.Option("--phase", help="With pools: the first phase's name.")
     ] = "Prelims",
+    standard: Annotated[
+        bool,
+        typer.Option(
+            "--standard",
+            help="The standard schedule for the event's number of teams (4-24): up to 10 "
+            "teams one round robin, more in pools of at most 8 dealt by the snake; each pool "
+            "in rooms of its own, a room per game, each team visiting its rooms evenly "
+            "(rooms and rounds follow; not with --rooms, --room, --pool or --pools).",
+        ),
+    ] = False,
     db: DbOption = None,
     skip_broken_questions: SkipBrokenOption = False,
 ) -> None:
@@ -383,9 +393,23 @@ def schedule_cmd(
         raise typer.BadParameter("give --rooms N or --room NAME ..., not both")
     room_names = list(room or [str(i) for i in range(1, (rooms or 1) + 1)])
     n_rounds = rounds or len(packet)
+    if standard:
+        if room or rooms or pool or pools_count or model_rounds or fmt != "round-robin":
+            raise typer.BadParameter(
+                "--standard makes the pools and rooms: not with --rooms, --room, --pool, "
+                "--pools, --format or --model-rounds"
+            )
+        try:
+            made = pairing.standard_schedule([t.id for t in plan.teams])
+        except pairing.ScheduleError as exc:
+            raise _fail(f"--standard: {exc}", code=2) from None
+        room_names = made.rooms
+        n_rounds = rounds or made.rounds
     packets = _load_packets(engine, packet, skip_broken=skip_broken_questions)
-    pools = _pools(plan, pool, pools_count)
-    if pools is not None:
+    pools = _pools(plan, pool, pools_count) if not standard else _standard_pools(made)
+    if standard:
+        pooled = [g for g in made.games if g.round <= n_rounds]
+    elif pools is not None:
         if fmt.replace("-", "_") != "round_robin" or model_rounds:
             raise typer.BadParameter("pools play a round robin each (--format round-robin)")
         pooled = pairing.pooled_round_robin([p.teams for p in pools])
@@ -401,7 +425,9 @@ def schedule_cmd(
     humans = [t.id for t in plan.teams if t.kind == "human"]
     models = [t.id for t in plan.teams if t.kind == "model"]
     try:
-        if pools is not None:
+        if standard:
+            games = pooled
+        elif pools is not None:
             games = pairing.assign_rooms(pooled, room_names)
         else:
             games = pairing.schedule(
@@ -505,6 +531,18 @@ def _pools(plan: Any, given: list[str] | None, count: int | None) -> list[Any] |
             ids.append(found.id)
         pools.append(PoolPlan(_pool_id(name, i), name.strip(), tuple(ids), i))
     return pools
+
+
+def _standard_pools(made: Any) -> list[Any]:
+    """A standard schedule's pools as the first phase's (one pool: every team)."""
+    from grace_arena.record.schedule import PoolPlan
+
+    if len(made.pools) == 1:
+        return [PoolPlan("all", "All teams", tuple(made.pools[0]), 0)]
+    return [
+        PoolPlan(chr(ord("a") + i), f"Pool {chr(ord('A') + i)}", tuple(teams), i)
+        for i, teams in enumerate(made.pools)
+    ]
 
 
 def _pool_id(name: str, i: int) -> str:
@@ -1383,3 +1421,104 @@ def bracket_cmd(
         raise _fail(str(exc)) from exc
     _print_phases(console, plan)
     _print_plan(console, plan)
+
+
+@event_app.command("cards")
+def cards_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    packet: PacketsOption,
+    rounds: Annotated[
+        int | None,
+        typer.Option(min=1, help="The first run: how many rounds the card schedule has."),
+    ] = None,
+    team: Annotated[
+        list[str] | None,
+        typer.Option("--team", help="A team of the phase, best seed first (repeatable)."),
+    ] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            help="The phase's teams: the first N of the last phase, seeded as `event advance` "
+            "seeds (place in pool, then PPB).",
+        ),
+    ] = None,
+    phase_name: Annotated[str, typer.Option("--phase", help="The phase's name.")] = "Cards",
+    tossups: TossupsOption = None,
+    db: DbOption = None,
+) -> None:
+    """NAQT's card system (its High School National Championship Tournament): each team holds
+    a numbered card, the winner of a game takes the card nearer #1 and the loser the other,
+    and a card schedule fixed at the start says which cards meet in each round, so that two
+    teams meet only when their records are within one win. The first run deals the cards
+    (the i-th seed of the top half meets the i-th of the bottom half first) and schedules
+    round 1; each later run, once the round's games are over, passes the cards and schedules
+    the next round.
+
+    Example: grace-arena event cards cup --top 8 --rounds 3 --packet round6.json
+    """
+    from grace_arena.core import schedule as pairing
+    from grace_arena.record.schedule import (
+        add_card_phase,
+        card_state,
+        next_card_round,
+        placed_in,
+    )
+    from grace_arena.record.store import RecordError
+
+    engine, plan, console = _open(name, db)
+    phase_rounds = _phase_rounds(engine, packet, tossups)
+    try:
+        last = plan.phases[-1] if plan.phases else None
+        if last is not None and last.meta.get("cards") and not (team or top):
+            state = card_state(engine, plan)
+            if state.done:
+                _print_cards(console, plan, state)
+                console.print(f"{last.name} has played its {len(state.schedule)} rounds")
+                return
+            plan = next_card_round(engine, plan.name, packet=phase_rounds[0])
+        else:
+            if rounds is None:
+                raise _fail("give the card schedule's number of rounds: --rounds N", code=2)
+            if team:
+                seeds = _team_ids(plan, team, "--team")
+            elif top:
+                full = [p for p in plan.phases if p.kind in ("prelim", "playoff")]
+                if not full:
+                    raise _fail("name the phase's teams: --team A --team B ...", code=2)
+                placed = placed_in(plan, engine, full[-1])
+                ordered = sorted(placed, key=lambda p: (*pairing.seed_key(p, "rank_then_ppb"),
+                                                        p.pool, p.team))  # fmt: skip
+                seeds = [p.team for p in ordered[:top]]
+            else:
+                raise _fail("give the phase's teams: --team A --team B ... or --top N", code=2)
+            plan = add_card_phase(
+                engine,
+                plan.name,
+                seeds=seeds,
+                rounds=rounds,
+                packet=phase_rounds[0],
+                phase_name=phase_name,
+            )
+        state = card_state(engine, plan)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    _print_phases(console, plan)
+    _print_plan(console, plan)
+    _print_cards(console, plan, state)
+
+
+def _print_cards(console: Any, plan: Any, state: Any) -> None:
+    from rich.table import Table
+
+    names = {t.id: t.name for t in plan.teams}
+    console.print(
+        f"{state.phase.name}: cards after {state.played} of {len(state.schedule)} rounds "
+        "(a winner takes the card nearer #1)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table("card", "team")
+    for card, team in state.holders.items():
+        table.add_row(str(card), names.get(team, team))
+    console.print(table)

@@ -989,6 +989,130 @@ def next_bracket_round(engine: Engine, name: str, *, packet: RoundPlan) -> Event
     return load_plan(engine, plan.id)
 
 
+def add_card_phase(
+    engine: Engine,
+    name: str,
+    *,
+    seeds: Sequence[str],
+    rounds: int,
+    packet: RoundPlan,
+    phase_name: str = "Cards",
+) -> EventPlan:
+    """A phase played by NAQT's card system (:func:`grace_arena.core.schedule.card_schedule`):
+    ``seeds`` (best first) are dealt their cards (:func:`~grace_arena.core.schedule
+    .deal_cards`), the card schedule of ``rounds`` rounds is fixed now, and its first round
+    scheduled; :func:`next_card_round` schedules each next one from who holds which card.
+    The event's first phase (no schedule yet) has a room for each game of a round."""
+    plan = load_plan(engine, name)
+    try:
+        schedule = pairing.card_schedule(len(seeds), rounds)
+        dealt = pairing.deal_cards(list(seeds))
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    phase = PhasePlan(
+        _slug(phase_name),
+        phase_name,
+        "playoff",
+        len(plan.phases),
+        (PoolPlan("cards", phase_name, tuple(seeds)),),
+        {
+            "cards": {
+                "dealt": {str(c): t for c, t in dealt.items()},
+                "schedule": [
+                    {"games": [list(g) for g in r.games], "byes": list(r.byes)} for r in schedule
+                ],
+            }
+        },
+    )
+    first = pairing.card_round(dealt, schedule[0], 1)
+    if not plan.rooms and not plan.games:  # the event's first phase: a room per game
+        from dataclasses import replace as replaced
+
+        rooms = [str(i) for i in range(1, len(seeds) // 2 + 1)]
+        return set_schedule(
+            engine,
+            name,
+            rooms=rooms,
+            rounds=[replaced(packet, number=1)],
+            games=pairing.assign_rooms(first, rooms),
+            meta={"format": "cards"},
+            phase=replaced(phase, kind="prelim"),
+        )
+    return add_phase(
+        engine,
+        name,
+        phase,
+        rounds=_packet_rounds(plan, [packet], 1),
+        games=_shifted(plan, first),
+    )
+
+
+@dataclass(frozen=True)
+class CardState:
+    """A card phase as it stands: who holds each card now, the rounds of its schedule played
+    (all of whose games are over) and scheduled, and the card schedule."""
+
+    phase: PhasePlan
+    holders: dict[int, str]
+    played: int
+    scheduled: int
+    schedule: list[pairing.CardRound]
+
+    @property
+    def done(self) -> bool:
+        return self.played == len(self.schedule)
+
+
+def card_state(engine: Engine, plan: EventPlan) -> CardState:
+    """The last phase's cards (a card phase), passed game by game through the rounds whose
+    games are all over: each winner took the card nearer #1."""
+    phase = plan.phases[-1] if plan.phases else None
+    cards = phase.meta.get("cards") if phase is not None else None
+    if phase is None or not cards:
+        raise RecordError(f"the last phase of {plan.name!r} is not played by cards")
+    schedule = [
+        pairing.CardRound(tuple((a, b) for a, b in r["games"]), tuple(r["byes"]))
+        for r in cards["schedule"]
+    ]
+    holders = {int(c): t for c, t in cards["dealt"].items()}
+    numbers = sorted({g.round for g in plan.games if g.phase_id == phase.id})
+    by_id = _results_by_id(engine, plan)
+    played = 0
+    for number, card_round_ in zip(numbers, schedule, strict=False):
+        games = [g for g in plan.games if g.round == number and g.phase_id == phase.id]
+        winners = {frozenset(g.teams): winner_of(g, by_id) for g in games if not g.bye}
+        if any(w is None for w in winners.values()):
+            break
+        holders = pairing.pass_cards(holders, card_round_, winners)  # type: ignore[arg-type]
+        played += 1
+    return CardState(phase, holders, played, len(numbers), schedule)
+
+
+def next_card_round(engine: Engine, name: str, *, packet: RoundPlan) -> EventPlan:
+    """The next round of the last phase's card schedule, its games between the holders of
+    its cards; refused while a game of the round before is not over (a tie is not over: the
+    card needs a winner), and once every round of the schedule is scheduled."""
+    plan = load_plan(engine, name)
+    state = card_state(engine, plan)
+    if state.scheduled == len(state.schedule):
+        raise RecordError(
+            f"{state.phase.name!r} has played its {len(state.schedule)} rounds"
+            if state.done
+            else f"a game of {state.phase.name!r}'s last round is not over (or tied)"
+        )
+    if state.played < state.scheduled:
+        raise RecordError(f"a game of {state.phase.name!r}'s last round is not over (or tied)")
+    games = pairing.card_round(state.holders, state.schedule[state.played], 1)
+    return add_phase(
+        engine,
+        name,
+        state.phase,
+        rounds=_packet_rounds(plan, [packet], 1),
+        games=_shifted(plan, games),
+        extend=True,
+    )
+
+
 def replace_position(phase: PhasePlan, position: int) -> PhasePlan:
     from dataclasses import replace
 
