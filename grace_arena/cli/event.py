@@ -1243,8 +1243,8 @@ def score_cmd(
     if from_file is not None:
         if team or buzzes or player:
             raise typer.BadParameter("give --from FILE or the scores, not both")
-        round_, points, tuh, counts, players = _match_file(plan, from_file, round_)
-        _enter_score(engine, plan, console, round_, points, tuh, counts, players)
+        round_, points, tuh, counts, players, source = _match_file(plan, from_file, round_)
+        _enter_score(engine, plan, console, round_, points, tuh, counts, players, source)
         return
     if round_ is None or not team:
         raise typer.BadParameter("give --round N and each --team TEAM=POINTS (or --from FILE)")
@@ -1285,7 +1285,7 @@ def score_cmd(
     _enter_score(engine, plan, console, round_, points, tuh, counts, players)
 
 
-def _enter_score(engine, plan, console, round_, points, tuh, counts, players) -> None:
+def _enter_score(engine, plan, console, round_, points, tuh, counts, players, source=None):
     from grace_arena.record.schedule import enter_result
     from grace_arena.record.store import RecordError
 
@@ -1293,7 +1293,7 @@ def _enter_score(engine, plan, console, round_, points, tuh, counts, players) ->
     try:
         enter_result(
             engine, plan.name, game, points=points, tossups_heard=tuh, counts=counts,
-            players=players,
+            players=players, source=source,
         )  # fmt: skip
     except RecordError as exc:
         raise _fail(str(exc)) from exc
@@ -1334,7 +1334,14 @@ def _match_file(plan: Any, path: Path, round_: int | None) -> tuple[Any, ...]:
         players.append(line)
         counts[ids[p["team"]]] = {"bonus_points": read.bonus_points[p["team"]]}
     points = {ids[n]: v for n, v in read.points.items()}
-    return number, points, read.tossups_read, counts, players
+    source = None
+    if read.questions:  # its cycles, each buzz's team by its id in the event
+        questions = [
+            {**q, "buzzes": [{**b, "team": {"id": ids[b["team"]["name"]]}} for b in q["buzzes"]]}
+            for q in read.questions
+        ]
+        source = {"match_questions": questions, "packets": read.packets}
+    return number, points, read.tossups_read, counts, players, source
 
 
 def _print_phases(console: Any, plan: Any) -> None:

@@ -1181,19 +1181,23 @@ def enter_result(
     tossups_heard: int | None = None,
     counts: Mapping[str, Mapping[str, int]] | None = None,
     players: Sequence[Mapping[str, Any]] = (),
+    source: Mapping[str, Any] | None = None,
 ) -> EventPlan:
     """The result of ``game`` (not played here) by its final score: each team's ``points``,
     the tossups heard (default: the event's regulation count, else 20), and, where known,
     each team's ``counts`` (:data:`RESULT_COUNTS`) and each player's line (``team``,
     ``name``, ``tuh``, ``powers``, ``tens``, ``negs``). A team's counts are its players' sums
     when players are given. Figures that do not add up are refused (see
-    :func:`result_lines`)."""
+    :func:`result_lines`). ``source``: the cycles of the match file it was read from
+    (``match_questions``, each buzz's team by its id, and the file's ``packets``), kept for
+    the QBJ written back (they count in nothing here)."""
     plan = load_plan(engine, name)
     result: dict[str, Any] = {
         "points": {t: int(points[t]) for t in game.teams if t in points},
         "tossups_heard": tossups_heard,
         "counts": {t: dict(c) for t, c in (counts or {}).items()},
         "players": [dict(p) for p in players],
+        **({"source": dict(source)} if source else {}),
     }
     if set(result["points"]) != set(game.teams):
         raise RecordError(f"give the points of {' and '.join(game.teams)}")
