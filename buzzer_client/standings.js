@@ -7,6 +7,9 @@
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
 //
+// /display?event=NAME&phase=PHASE[&pool=POOL] shows one phase's standings (its games and those
+// carried over into it), of a pool, or of every pool one after the other under its name.
+//
 // Polls GET /api/events/{name}/standings (docs/protocol.md, "Events") every POLL_MS and
 // redraws only when the answer changed. Team names go through textContent, never innerHTML.
 "use strict";
@@ -16,6 +19,12 @@
   const $ = (id) => document.getElementById(id);
   const name = new URLSearchParams(location.search).get("event");
   if (!name || new URLSearchParams(location.search).get("code")) return; // a room's display
+  // one phase (and pool) of the event's standings, when the page's address names one
+  const scope = new URLSearchParams();
+  for (const key of ["phase", "pool"]) {
+    const value = new URLSearchParams(location.search).get(key);
+    if (value) scope.set(key, value);
+  }
 
   let shown = null; // the last answer drawn, as text
   let timer = null;
@@ -123,6 +132,9 @@
       "Round " + Math.min(...rounds) + (Math.max(...rounds) !== Math.min(...rounds) ?
         "–" + Math.max(...rounds) : "") + " of " + view.rounds + " · standings after every ruling" :
       "Every match played · final standings";
+    // the phase and pool shown, when one was asked for
+    $("standings-scope").textContent = view.phase ?
+      "· " + view.phase + (view.pool ? ", " + view.pool : "") : "";
     // "● playing now" only while a match is under way
     $("live-legend").hidden = !view.rows.some((r) => r.live);
     const scheduled = renderSchedule(view);
@@ -135,7 +147,19 @@
     $("ppb-head").hidden = !bonuses;
     const body = $("standings").tBodies[0];
     body.textContent = "";
+    let pool = null;
     for (const row of view.rows) {
+      if (row.pool && row.pool !== pool && !view.pool) { // a phase's pools, one after another
+        pool = row.pool;
+        const head = document.createElement("tr");
+        head.className = "pool-head";
+        const th = document.createElement("th");
+        th.colSpan = 8;
+        th.scope = "colgroup";
+        th.textContent = pool;
+        head.appendChild(th);
+        body.appendChild(head);
+      }
       const tr = document.createElement("tr");
       if (row.live) tr.className = "live";
       cell(tr, String(row.rank), "rank");
@@ -297,11 +321,14 @@
   async function poll() {
     clearTimeout(timer);
     try {
-      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings",
+      const query = scope.toString() ? "?" + scope.toString() : "";
+      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings" + query,
                                 { cache: "no-store" });
       if (reply.status === 404) {
         $("event-stage").hidden = true; // only the error: no standings of an event not here
-        setConn("No event called “" + name + "” on this server.");
+        const detail = scope.toString() ? ((await reply.json().catch(() => ({}))).detail || "") : "";
+        setConn(/phase|pool/.test(detail) ? "Not shown: " + detail + "." :
+          "No event called “" + name + "” on this server.");
       } else if (!reply.ok) {
         setConn("The server answered " + reply.status + " — retrying…");
       } else {

@@ -1219,6 +1219,8 @@ class StandingRow(_Msg):
     #: Points in play: scored in the matches under way (in ``points`` too); every other
     #: figure is of finished matches.
     live_points: int = 0
+    #: The pool the row stands in, in the standings of a phase shown pool after pool.
+    pool: str | None = None
 
 
 class RoomStatus(_Msg):
@@ -1251,6 +1253,14 @@ class ScheduledMatch(_Msg):
     status: Literal["played", "playing", "next", "later"]
 
 
+class PhaseInfo(_Msg):
+    """A phase of an event and its pools, by name (``StandingsView.phases``)."""
+
+    name: str
+    kind: str
+    pools: list[str] = Field(default_factory=list)
+
+
 class StandingsView(_Msg):
     """``GET /api/events/{name}/standings``: the standings after every ruling so far."""
 
@@ -1261,6 +1271,12 @@ class StandingsView(_Msg):
     rooms: list[RoomStatus] = Field(default_factory=list)
     #: The matches of the event's current round and of the next, by round and room.
     schedule: list[ScheduledMatch] = Field(default_factory=list)
+    #: The phase (and pool) the rows are of, when one was asked for (``?phase=&pool=``):
+    #: their games and those carried over into the phase, each pool ranked apart; ``phases``
+    #: names the event's phases and their pools, for a projector to offer.
+    phase: str | None = None
+    pool: str | None = None
+    phases: list[PhaseInfo] = Field(default_factory=list)
 
 
 class EventRoomInfo(_Msg):

@@ -1657,6 +1657,41 @@ def phase_standings(
     return out
 
 
+class NoSuchPhase(RecordError):
+    """No phase or pool of the event by that name (what one may be told: the event's phases
+    and pools are no secret)."""
+
+
+def pool_of_phase(
+    plan: EventPlan, phase_key: str, pool_key: str | None
+) -> tuple[PhasePlan, PoolPlan | None]:
+    """The phase with this id or name, and its pool with this id or name (None: every pool
+    of the phase); an unknown one raises :class:`NoSuchPhase` naming those there are."""
+    phase = plan.phase(phase_key)
+    if phase is None:
+        names = ", ".join(p.name for p in plan.phases) or "none"
+        raise NoSuchPhase(f"event {plan.name!r} has no phase {phase_key!r} (phases: {names})")
+    if pool_key is None:
+        return phase, None
+    wanted = pool_key.strip().casefold()
+    pool = next((p for p in phase.pools if wanted in (p.id.casefold(), p.name.casefold())), None)
+    if pool is None:
+        names = ", ".join(p.name for p in phase.pools)
+        raise NoSuchPhase(f"phase {phase.name!r} has no pool {pool_key!r} (pools: {names})")
+    return phase, pool
+
+
+def games_of_phase(plan: EventPlan, phase: PhasePlan, pool: PoolPlan | None) -> list[GamePlan]:
+    """The games that count in ``phase`` (its own and those carried over into it), those
+    between teams of ``pool`` when one is given, as :func:`phase_standings` counts them."""
+    members = set(pool.teams) if pool is not None else None
+    return [
+        g
+        for g in plan.games
+        if not g.bye and g.counts_in(phase.id) and (members is None or set(g.teams) <= members)
+    ]
+
+
 def event_standings(engine: Engine, key: str | int) -> tuple[EventPlan, list[Standing]]:
     plan = load_plan(engine, key)
     return plan, standings(plan.team_infos(), match_results(engine, plan))
@@ -1720,6 +1755,12 @@ class StandingsReader:
         self.plans_read = 0
 
     def read(self) -> tuple[EventPlan, list[Standing]]:
+        plan, results = self.read_results()
+        return plan, standings(plan.team_infos(), results)
+
+    def read_results(self) -> tuple[EventPlan, list[MatchResult]]:
+        """The plan and what each of its games adds to the standings (for the standings of
+        a phase: :func:`phase_standings`)."""
         with self._lock:
             # the marks before the plan: a plan read after them is as new as they are
             marks = game_marks(self.engine, self.event_id)
@@ -1746,7 +1787,7 @@ class StandingsReader:
                 for g in plan.games
                 if g.forfeit is not None or g.result is not None
             ]
-            return plan, standings(plan.team_infos(), results)
+            return plan, results
 
     def _load(self) -> EventPlan:
         self.plans_read += 1

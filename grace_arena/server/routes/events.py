@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+from functools import partial
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 
 from grace_arena.protocol import EventRoomInfo, StandingsView
 from grace_arena.record.lease import LeaseHeld
-from grace_arena.record.schedule import load_plan
+from grace_arena.record.schedule import NoSuchPhase, load_plan
 from grace_arena.record.store import RecordError
 from grace_arena.server.arena import Arena
 from grace_arena.server.deps import (
@@ -57,14 +59,23 @@ def served_event(
 
 @router.get("/api/events/{name}/standings", responses=NOT_FOUND | THROTTLED)
 async def event_standings(
-    name: str, request: Request, arena: ArenaDep, events: RoomsDep
+    name: str,
+    request: Request,
+    arena: ArenaDep,
+    events: RoomsDep,
+    phase: Annotated[str | None, Query(max_length=200)] = None,
+    pool: Annotated[str | None, Query(max_length=200)] = None,
 ) -> StandingsView:
     """The event's standings after every ruling so far, and what each room plays now
-    (nothing secret: the projector shows it). Only for an event this server serves, by
-    its name."""
+    (nothing secret: the projector shows it); with ``phase`` (and ``pool``), that phase's
+    standings, pool by pool. Only for an event this server serves, by its name."""
     event_id = served_event(events, arena, name, guess(request, arena))
     try:
-        view = await asyncio.to_thread(events.compute_standings, event_id)
+        view = await asyncio.to_thread(
+            partial(events.compute_standings, event_id, phase=phase, pool=pool)
+        )
+    except NoSuchPhase as exc:  # (the event's phases are no secret: the projector shows them)
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
     except RecordError as exc:
         raise HTTPException(status_code=404, detail="no such event is served here") from exc
     rooms = [
