@@ -1,12 +1,16 @@
 """One phase and pool of an event's standings, as the projector and the public standings show
 them (a real server; the projector page in headless Chromium): ``?phase=`` ranks each pool
 apart (its games and those carried over), ``&pool=`` one pool; a phase or a pool the event
-does not have is a 404 that names those it has."""
+does not have is a 404 that names those it has. The stats report and the standings of the
+command line likewise (``--phase``, ``--pool``)."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
+from backends import on_both_backends
 from event_helpers import event_server
 from playwright.sync_api import expect
 
@@ -35,9 +39,8 @@ HAND = {
 }
 
 
-@pytest.fixture
-def cup(tmp_path):
-    url = f"sqlite:///{tmp_path / 'cup.db'}"
+def _build(url: str) -> None:
+    """The event: two pools of three, a round robin in each, every game entered."""
     upgrade(url)
     engine = make_engine(url)
     packet = load_packet(SAMPLE_PACKET_PATH)
@@ -59,6 +62,12 @@ def cup(tmp_path):
         enter_result(engine, "cup", find_game(plan, g.round, list(g.teams)),
                      points={won: 200, lost: 100})  # fmt: skip
     engine.dispose()
+
+
+@pytest.fixture
+def cup(tmp_path):
+    url = f"sqlite:///{tmp_path / 'cup.db'}"
+    _build(url)
     with event_server(url, event="cup") as server:
         yield server
 
@@ -104,3 +113,36 @@ def test_the_projector_shows_the_pool_asked_for(cup, pages) -> None:
     expect(projector.locator("#standings tbody tr:not(.pool-head)")).to_have_count(6)
     projector.goto(f"{cup.http_url}/display?event=cup&phase=Finals")
     expect(projector.locator("#event-conn")).to_contain_text("has no phase 'Finals'")
+
+
+@on_both_backends
+def test_the_stats_report_and_standings_of_a_pool(db_url, tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app
+
+    _build(db_url)
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0) -> str:
+        result = runner.invoke(app, [*args, "--db", db_url])
+        assert result.exit_code == code, result.output
+        return result.output
+
+    out = run("event", "standings", "cup", "--phase", "Prelims", "--pool", "Pool A", "--json")
+    (pool,) = json.loads(out)["pools"]
+    rows = [(r["team"], r["won"], r["lost"], r["points"]) for r in pool["rows"]]
+    assert pool["pool"] == "Pool A" and rows == HAND["Pool A"]
+    page = tmp_path / "b.html"
+    out = run(
+        "event", "stats", "cup", "--phase", "Prelims", "--pool", "pool b", "--html", str(page)
+    )
+    html = page.read_text()
+    assert "Cup: Prelims, Pool B" in html
+    assert "Dogwood" in html and "Elm" in html and "Ash" not in html and "Birch" not in html
+    out = run("event", "stats", "cup", "--phase", "Prelims", "--html", str(page), code=1)
+    assert "give the pool (Pool A, Pool B)" in out
+    out = run("event", "stats", "cup", "--pool", "Pool A", code=2)
+    assert "give --phase too" in out
+    out = run("event", "stats", "cup", "--phase", "Prelims", "--pool", "Pool B")
+    assert "Dogwood" in out and "Ash" not in out  # the terminal's report of the pool

@@ -698,6 +698,9 @@ def standings_cmd(
             "it (a forfeit counts in W-L only).",
         ),
     ] = None,
+    pool: Annotated[
+        str | None, typer.Option("--pool", help="With --phase: only this pool.")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Won/lost, PPG, points per 20 tossups heard, PPB and buzzes per team, after every
@@ -709,12 +712,18 @@ def standings_cmd(
     from grace_arena.record.schedule import event_phase_standings, event_standings
     from grace_arena.record.store import RecordError
 
+    if pool is not None and phase is None:
+        raise typer.BadParameter("a pool is of a phase: give --phase too", param_hint="--pool")
     if phase is not None:
+        from grace_arena.record.schedule import pool_of_phase
+
         url = existing_db(db)
         try:
             plan, pools = event_phase_standings(open_engine(url), name, phase)
+            _, only = pool_of_phase(plan, phase, pool)
         except RecordError as exc:
             raise _fail(str(exc)) from exc
+        pools = [ps for ps in pools if only is None or ps.pool.id == only.id]
         if json_out:
             typer.echo(json.dumps(_phase_json(plan, pools), indent=2))
             return
@@ -853,13 +862,21 @@ def stats_cmd(
     ] = None,
     phase: Annotated[
         str | None,
-        typer.Option("--phase", help="Only this phase's standings, pool by pool."),
+        typer.Option(
+            "--phase",
+            help="Only this phase: its games and those carried over into it (with --html, "
+            "of one pool: --pool, unless the phase has one).",
+        ),
+    ] = None,
+    pool: Annotated[
+        str | None, typer.Option("--pool", help="With --phase: only this pool's teams.")
     ] = None,
     db: DbOption = None,
 ) -> None:
     """The event's statistics: standings and individuals in the terminal; with --html, the
     whole report (standings, individuals, games, team detail, question conversion). Games
-    entered by their score and forfeits count in the standings and the games."""
+    entered by their score and forfeits count in the standings and the games. With --phase
+    (and --pool), the report of that phase's (pool's) games."""
     from rich.table import Table
 
     from grace_arena.io.stats_report import (
@@ -872,12 +889,14 @@ def stats_cmd(
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import RecordError
 
-    if phase is not None:
-        standings_cmd(name, json_out=False, phase=phase, db=db)
+    if pool is not None and phase is None:
+        raise typer.BadParameter("a pool is of a phase: give --phase too", param_hint="--pool")
+    if phase is not None and html is None and pool is None:
+        standings_cmd(name, json_out=False, phase=phase, pool=None, db=db)
         return
     url = existing_db(db)
     try:
-        plan, stats, plays = load_event_stats(open_engine(url), name)
+        plan, stats, plays = load_event_stats(open_engine(url), name, phase=phase, pool=pool)
     except RecordError as exc:
         raise _fail(str(exc)) from exc
     console = _console()
