@@ -25,7 +25,7 @@ def _run(db_url: str, *args: str, code: int = 0) -> str:
 
 
 @on_both_backends
-def test_a_standard_schedule_is_picked_by_the_team_count(db_url) -> None:
+def test_a_standard_schedule_is_picked_by_the_team_count(db_url, tmp_path) -> None:
     names = [f"Team {c}" for c in "ABCDEFGHIJK"]  # 11 teams: pools of 5 and 6 (the snake)
     _run(db_url, "event", "create", "cup", *[x for t in names for x in ("--team", t)])
     out = _run(
@@ -47,6 +47,21 @@ def test_a_standard_schedule_is_picked_by_the_team_count(db_url) -> None:
     assert stored == sorted((g.round, g.room or "-", g.teams) for g in made.games)
     byes = [g for g in plan.games if g.bye]
     assert len(byes) == 5 and {g.pool_id for g in byes} == {"a"}  # pool A has 5: a bye each
+    # the byes are recorded: in the phase's standings and in the QBJ tournament file's rounds
+    view = json.loads(_run(db_url, "event", "standings", "cup", "--phase", "Prelims", "--json"))
+    got = {r["team"]: r["byes"] for p in view["pools"] for r in p["rows"]}
+    assert got == {g.teams[0]: [g.round] for g in byes} | {t: [] for t in made.pools[1]}
+    out = _run(db_url, "event", "standings", "cup", "--phase", "Prelims")
+    assert "byes: Team A (round " in out
+    folder = tmp_path / "qbj"
+    _run(db_url, "export", "--format", "qbj", "--event", "cup", "--out", str(folder))
+    tournament = json.loads((folder / "cup.qbj").read_text())["objects"][0]
+    rounds = tournament["phases"][0]["rounds"]
+    assert [len(r["_grace_arena"]["byes"]) for r in rounds] == [1] * 5
+    names = {plan.team(g.teams[0]).name: g.round for g in byes}
+    assert {r["_grace_arena"]["byes"][0]["$ref"]: int(r["name"]) for r in rounds} == {
+        f"Team_{name}": number for name, number in names.items()
+    }
 
 
 # The eight teams' results, the better seed winning but s8 over s4 (twice): the hand-worked

@@ -729,10 +729,19 @@ def standings_cmd(
             return
         console = _console()
         console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
+        names = {t.id: t.name for t in plan.teams}
         for ps in pools:
             console.print(
                 standings_table(f"{plan.title}, {ps.phase.name}, {ps.pool.name}", ps.rows)
             )
+            byes = _byes(plan, ps.phase)
+            said = [
+                f"{names[t]} (round {', '.join(map(str, byes[t]))})"
+                for t in ps.pool.teams
+                if t in byes
+            ]
+            if said:
+                console.print(f"byes: {'; '.join(said)}", highlight=False, soft_wrap=True)
         return
     url = existing_db(db)
     try:
@@ -768,7 +777,17 @@ def standings_cmd(
         )
 
 
+def _byes(plan: Any, phase: Any) -> dict[str, list[int]]:
+    """Each team's rounds with a bye in ``phase`` (a bye is a game of one team)."""
+    out: dict[str, list[int]] = {}
+    for g in plan.games:
+        if g.bye and g.phase_id == phase.id:
+            out.setdefault(g.teams[0], []).append(g.round)
+    return out
+
+
 def _phase_json(plan: Any, pools: Any) -> dict[str, Any]:
+    byes = _byes(plan, pools[0].phase) if pools else {}
     return {
         "event": plan.name,
         "phase": pools[0].phase.name if pools else None,
@@ -777,6 +796,7 @@ def _phase_json(plan: Any, pools: Any) -> dict[str, Any]:
                 "pool": ps.pool.name,
                 "rows": [
                     {
+                        "byes": byes.get(s.team, []),
                         "rank": s.rank,
                         "team": s.team,
                         "name": s.name,

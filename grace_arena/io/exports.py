@@ -1313,6 +1313,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                             "name": str(r.number),
                             "packets": [{"name": r.packet_id}],
                             "matches": rounds.get(r.number, []),
+                            **_byes_of(plan, r.number),
                         }
                         for r in plan.rounds
                     ],
@@ -1375,6 +1376,7 @@ def qbj_phases(
                         "name": str(n),
                         "packets": [{"name": r.packet_id}] if (r := plan.round_(n)) else [],
                         "matches": rounds.get(n, []),
+                        **_byes_of(plan, n, ph.id),
                     }
                     for n in numbers
                 ],
@@ -1382,6 +1384,18 @@ def qbj_phases(
             }
         )
     return out
+
+
+def _byes_of(plan: Any, number: int, phase_id: str | None = None) -> dict[str, Any]:
+    """The teams with a bye in round ``number`` (of ``phase_id``), for a QBJ ``Round``: QBJ
+    has no place for a bye (a round lists matches), so they go in ``_grace_arena``, which the
+    programs that read QBJ leave alone; nothing when the round has none."""
+    byes = [
+        {"$ref": _qbj_team_ids({t.id: t.name for t in plan.teams})[g.teams[0]]}
+        for g in plan.games
+        if g.bye and g.round == number and (phase_id is None or g.phase_id == phase_id)
+    ]
+    return {"_grace_arena": {"byes": byes}} if byes else {}
 
 
 def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> dict[str, Any]:
