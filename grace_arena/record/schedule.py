@@ -1083,7 +1083,10 @@ def card_state(engine: Engine, plan: EventPlan) -> CardState:
         winners = {frozenset(g.teams): winner_of(g, by_id) for g in games if not g.bye}
         if any(w is None for w in winners.values()):
             break
-        holders = pairing.pass_cards(holders, card_round_, winners)  # type: ignore[arg-type]
+        try:
+            holders = pairing.pass_cards(holders, card_round_, winners)  # type: ignore[arg-type]
+        except pairing.ScheduleError as exc:  # a round's games are not its cards' holders'
+            raise RecordError(f"round {number} of {phase.name!r}: {exc}") from None
         played += 1
     return CardState(phase, holders, played, len(numbers), schedule)
 
