@@ -7,10 +7,14 @@
 // Each team's W–L (W–L–T once a match ended level), points, PPG, tossups heard, points per
 // tossup heard and, once bonuses are played, PPB; ranked as grace_arena.core.stats ranks.
 //
+// /display?event=NAME&phase=PHASE[&pool=POOL] shows one phase's standings (its games and those
+// carried over into it), of a pool, or of every pool one after the other under its name.
+//
 // Asks GET /api/events/{name}/standings?after=VERSION&wait=2 (docs/protocol.md, "Events"),
 // which answers as soon as newer standings are published (a long poll: a ruling reaches the
 // screen when it is computed, and no request computes), or after 2 s with the rooms as they
-// are, and redraws only when the answer changed; after an error it asks again after POLL_MS. Team names go through textContent, never innerHTML.
+// are, and redraws only when the answer changed; after an error it asks again after POLL_MS.
+// Team names go through textContent, never innerHTML.
 "use strict";
 
 (function () {
@@ -19,6 +23,12 @@
   const $ = (id) => document.getElementById(id);
   const name = new URLSearchParams(location.search).get("event");
   if (!name || new URLSearchParams(location.search).get("code")) return; // a room's display
+  // one phase (and pool) of the event's standings, when the page's address names one
+  const scope = new URLSearchParams();
+  for (const key of ["phase", "pool"]) {
+    const value = new URLSearchParams(location.search).get(key);
+    if (value) scope.set(key, value);
+  }
 
   let shown = null; // the last answer drawn, as text
   let version = null; // the version of the standings drawn (the record's)
@@ -127,6 +137,9 @@
       "Round " + Math.min(...rounds) + (Math.max(...rounds) !== Math.min(...rounds) ?
         "–" + Math.max(...rounds) : "") + " of " + view.rounds + " · standings after every ruling" :
       "Every match played · final standings";
+    // the phase and pool shown, when one was asked for
+    $("standings-scope").textContent = view.phase ?
+      "· " + view.phase + (view.pool ? ", " + view.pool : "") : "";
     // "● playing now" only while a match is under way
     $("live-legend").hidden = !view.rows.some((r) => r.live);
     const scheduled = renderSchedule(view);
@@ -139,7 +152,19 @@
     $("ppb-head").hidden = !bonuses;
     const body = $("standings").tBodies[0];
     body.textContent = "";
+    let pool = null;
     for (const row of view.rows) {
+      if (row.pool && row.pool !== pool && !view.pool) { // a phase's pools, one after another
+        pool = row.pool;
+        const head = document.createElement("tr");
+        head.className = "pool-head";
+        const th = document.createElement("th");
+        th.colSpan = 8;
+        th.scope = "colgroup";
+        th.textContent = pool;
+        head.appendChild(th);
+        body.appendChild(head);
+      }
       const tr = document.createElement("tr");
       if (row.live) tr.className = "live";
       cell(tr, String(row.rank), "rank");
@@ -303,13 +328,19 @@
     let again = POLL_MS;
     try {
       // (at most ROOMS_WAIT_S: the room cards' phases and scores change between standings)
-      const after = version == null ? "" :
-        "?after=" + encodeURIComponent(version) + "&wait=" + ROOMS_WAIT_S;
-      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings" + after,
+      const query = new URLSearchParams(scope);
+      if (version != null) {
+        query.set("after", version);
+        query.set("wait", ROOMS_WAIT_S);
+      }
+      const asked = query.toString() ? "?" + query.toString() : "";
+      const reply = await fetch("/api/events/" + encodeURIComponent(name) + "/standings" + asked,
                                 { cache: "no-store" });
       if (reply.status === 404) {
         $("event-stage").hidden = true; // only the error: no standings of an event not here
-        setConn("No event called “" + name + "” on this server.");
+        const detail = scope.toString() ? ((await reply.json().catch(() => ({}))).detail || "") : "";
+        setConn(/phase|pool/.test(detail) ? "Not shown: " + detail + "." :
+          "No event called “" + name + "” on this server.");
       } else if (!reply.ok) {
         setConn("The server answered " + reply.status + " — retrying…");
       } else {

@@ -1275,6 +1275,8 @@ class StandingRow(_Msg):
     #: Points in play: scored in the matches under way (in ``points`` too); every other
     #: figure is of finished matches.
     live_points: int = 0
+    #: The pool the row stands in, in the standings of a phase shown pool after pool.
+    pool: str | None = None
 
 
 class RoomStatus(_Msg):
@@ -1307,6 +1309,14 @@ class ScheduledMatch(_Msg):
     status: Literal["played", "playing", "next", "later"]
 
 
+class PhaseInfo(_Msg):
+    """A phase of an event and its pools, by name (``StandingsView.phases``)."""
+
+    name: str
+    kind: str
+    pools: list[str] = Field(default_factory=list)
+
+
 class StandingsView(_Msg):
     """``GET /api/events/{name}/standings``: the standings after every ruling so far."""
 
@@ -1320,6 +1330,12 @@ class StandingsView(_Msg):
     #: The record's version of these standings (``grace_arena.server.standings_feed``): it
     #: grows with every change; ask with ``?after=VERSION`` to wait for a newer one.
     version: int = 0
+    #: The phase (and pool) the rows are of, when one was asked for (``?phase=&pool=``):
+    #: their games and those carried over into the phase, each pool ranked apart; ``phases``
+    #: names the event's phases and their pools, for a projector to offer.
+    phase: str | None = None
+    pool: str | None = None
+    phases: list[PhaseInfo] = Field(default_factory=list)
 
 
 class EventRoomInfo(_Msg):

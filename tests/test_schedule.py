@@ -309,3 +309,119 @@ def test_ties_at_a_cut_are_found_and_broken_by_tiebreaker_games() -> None:
     broken = pairing.break_ties(placed, [("A3", "A2")])
     assert pairing.ties_at_cuts(broken, tiers) == []
     assert pairing.advance(broken, tiers) == [["A1", "A3"], ["A2", "A4"]]
+
+
+@pytest.mark.parametrize("n", list(pairing.STANDARD_TEAMS))
+def test_a_standard_schedule_is_a_round_robin_per_pool_in_rooms_of_its_own(n: int) -> None:
+    """Every n of 4..24: each team meets each other team of its pool once and no one else;
+    an odd pool's teams have one bye each; no team is in two rooms in a round; every room of
+    a pool hosts one game of the pool every round; each team visits its pool's rooms evenly
+    (at most ceil(games / rooms) times in one, one more only for four teams in two rooms)."""
+    names = teams(n)
+    s = pairing.standard_schedule(names)
+    assert sorted(t for pool in s.pools for t in pool) == sorted(names)
+    assert max(map(len, s.pools)) <= pairing.STANDARD_POOL_MAX or len(s.pools) == 1
+    assert max(map(len, s.pools)) - min(map(len, s.pools)) <= 1
+    assert len(s.rooms) == len(set(s.rooms)) == sum(len(p) // 2 for p in s.pools)
+    for pool, rooms in zip(s.pools, s.pool_rooms, strict=True):
+        mine = [g for g in s.games if set(g.teams) <= set(pool)]
+        played = [g for g in mine if not g.bye]
+        assert Counter(frozenset(g.teams) for g in played) == Counter(
+            frozenset(pair) for pair in combinations(pool, 2)
+        )
+        assert all(g.room in rooms for g in played)
+        assert all(g.room is None for g in mine if g.bye)
+        byes = Counter(g.teams[0] for g in mine if g.bye)
+        assert byes == (Counter(pool) if len(pool) % 2 else Counter())
+        rounds = sorted({g.round for g in mine})
+        assert rounds == list(range(1, len(rounds) + 1))
+        for r in rounds:
+            in_round = [g for g in mine if g.round == r]
+            seen = [t for g in in_round for t in g.teams]
+            assert len(seen) == len(set(seen)) == len(pool)  # each team once: a game or a bye
+            assert sorted(g.room for g in in_round if not g.bye) == sorted(rooms)
+        for team in pool:
+            visits = Counter(g.room for g in played if team in g.teams)
+            bound = -(-(len(pool) - 1) // len(rooms)) + (n == 4)
+            assert max(visits.values()) <= bound, (team, visits)
+    assert not [g for g in s.games if not any(set(g.teams) <= set(p) for p in s.pools)]
+
+
+@pytest.mark.parametrize("n", [3, 25])
+def test_a_standard_schedule_outside_4_to_24_teams_says_so(n: int) -> None:
+    with pytest.raises(ScheduleError, match="standard schedules are for 4 to 24 teams"):
+        pairing.standard_schedule(teams(n))
+
+
+# The card system -----------------------------------------------------------------------------
+
+# Eight seeds, three rounds; the better seed wins every game but s8's over s4 (in round 1, and
+# again in round 3: both 1-1 then, their cards meet; a fixed schedule cannot rule a rematch out).
+CARD_UPSETS = {frozenset(("s4", "s8")): "s8"}
+
+
+def test_a_full_card_bracket_passes_the_cards_by_the_winners() -> None:
+    """Worked by hand: the cards dealt (top half on odd cards), the fixed schedule (1 v 2,
+    3 v 4, ...; then the winners' cards and the losers' cards apart; then by record), and
+    after each round the winner holding the card nearer #1."""
+    seeds = [f"s{i}" for i in range(1, 9)]
+    dealt = pairing.deal_cards(seeds)
+    assert dealt == {1: "s1", 2: "s5", 3: "s2", 4: "s6", 5: "s3", 6: "s7", 7: "s4", 8: "s8"}
+    schedule = pairing.card_schedule(8, 3)
+    assert [r.games for r in schedule] == [
+        ((1, 2), (3, 4), (5, 6), (7, 8)),
+        ((1, 3), (5, 7), (2, 4), (6, 8)),  # 1-0 cards, then 0-1 cards
+        ((1, 5), (2, 3), (6, 7), (4, 8)),  # 2-0, then 1-1 (by card), then 0-2
+    ]
+    assert all(not r.byes for r in schedule)
+    holders = dict(dealt)
+    after = []
+    for number, card_round in enumerate(schedule, start=1):
+        games = pairing.card_round(holders, card_round, number)
+        winners = {}
+        for g in games:
+            pair = frozenset(g.teams)
+            winners[pair] = CARD_UPSETS.get(pair, min(g.teams, key=lambda t: int(t[1:])))
+        holders = pairing.pass_cards(holders, card_round, winners)
+        after.append(holders)
+    assert after[0] == {1: "s1", 2: "s5", 3: "s2", 4: "s6", 5: "s3", 6: "s7", 7: "s8", 8: "s4"}
+    assert after[1] == {1: "s1", 2: "s5", 3: "s2", 4: "s6", 5: "s3", 6: "s4", 7: "s8", 8: "s7"}
+    # round 3: s1 v s3, s5 v s2 (s2 takes card 2), s4 v s8 (s8 takes card 6), s6 v s7
+    assert after[2] == {1: "s1", 2: "s2", 3: "s5", 4: "s6", 5: "s3", 6: "s8", 7: "s4", 8: "s7"}
+
+
+@given(
+    n=st.integers(min_value=2, max_value=24),
+    rounds=st.integers(min_value=1, max_value=9),
+    coin=st.randoms(use_true_random=False),
+)
+def test_cards_only_meet_when_their_holders_records_are_within_one_win(n, rounds, coin) -> None:
+    """Whatever the results, two teams meet only with records (wins and losses) within one
+    of each other; every team plays or has a bye each round; an even field plays its first
+    log2-rounds without a bye, and a power of two with equal records only."""
+    names = teams(n)
+    schedule = pairing.card_schedule(n, rounds)
+    holders = pairing.deal_cards(names)
+    record = {t: [0, 0] for t in names}
+    for number, card_round in enumerate(schedule, start=1):
+        games = pairing.card_round(holders, card_round, number)
+        assert sorted(t for g in games for t in g.teams) == sorted(names)
+        winners = {}
+        for g in games:
+            if g.bye:
+                continue
+            a, b = g.teams
+            assert abs(record[a][0] - record[b][0]) <= 1, (number, record[a], record[b])
+            assert abs(record[a][1] - record[b][1]) <= 1
+            if n & (n - 1) == 0 and 2**number <= n:
+                assert record[a] == record[b]
+            won = coin.choice(g.teams)
+            winners[frozenset(g.teams)] = won
+            record[won][0] += 1
+            record[b if won == a else a][1] += 1
+        if n % 2 == 0 and 2 ** (number - 1) < n and number <= 2:
+            assert not card_round.byes
+        before = holders
+        holders = pairing.pass_cards(holders, card_round, winners)
+        for a, b in card_round.games:  # the winner holds the card nearer #1
+            assert holders[a] == winners[frozenset((before[a], before[b]))]

@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 
 event_app = command_group(
     help="Run an event: teams, rounds and rooms, a schedule of matches, standings. A "
-    "tournament runs in phases: schedule --pools (prelims), advance (playoffs with carryover), "
-    "tiebreaker, bracket (single elimination), final (one game or a double final); score and "
-    "forfeit decide games not played here.",
+    "tournament runs in phases: schedule --pools or --standard (prelims), advance (playoffs "
+    "with carryover), tiebreaker, bracket (single elimination), cards (NAQT's card system), "
+    "final (one game or a double final); score and forfeit decide games not played here.",
     no_args_is_help=True,
 )
 app.add_typer(event_app, name="event")
@@ -516,6 +516,16 @@ def schedule_cmd(
     phase_name: Annotated[
         str, typer.Option("--phase", help="With pools: the first phase's name.")
     ] = "Prelims",
+    standard: Annotated[
+        bool,
+        typer.Option(
+            "--standard",
+            help="The standard schedule for the event's number of teams (4-24): up to 10 "
+            "teams one round robin, more in pools of at most 8 dealt by the snake; each pool "
+            "in rooms of its own, a room per game, each team visiting its rooms evenly "
+            "(rooms and rounds follow; not with --rooms, --room, --pool or --pools).",
+        ),
+    ] = False,
     db: DbOption = None,
     skip_broken_questions: SkipBrokenOption = False,
 ) -> None:
@@ -544,9 +554,23 @@ def schedule_cmd(
         raise typer.BadParameter("give --rooms N or --room NAME ..., not both")
     room_names = list(room or [str(i) for i in range(1, (rooms or 1) + 1)])
     n_rounds = rounds or len(packet)
+    if standard:
+        if room or rooms or pool or pools_count or model_rounds or fmt != "round-robin":
+            raise typer.BadParameter(
+                "--standard makes the pools and rooms: not with --rooms, --room, --pool, "
+                "--pools, --format or --model-rounds"
+            )
+        try:
+            made = pairing.standard_schedule([t.id for t in plan.teams])
+        except pairing.ScheduleError as exc:
+            raise _fail(f"--standard: {exc}", code=2) from None
+        room_names = made.rooms
+        n_rounds = rounds or made.rounds
     packets = _load_packets(engine, packet, skip_broken=skip_broken_questions)
-    pools = _pools(plan, pool, pools_count)
-    if pools is not None:
+    pools = _pools(plan, pool, pools_count) if not standard else _standard_pools(made)
+    if standard:
+        pooled = [g for g in made.games if g.round <= n_rounds]
+    elif pools is not None:
         if fmt.replace("-", "_") != "round_robin" or model_rounds:
             raise typer.BadParameter("pools play a round robin each (--format round-robin)")
         pooled = pairing.pooled_round_robin([p.teams for p in pools])
@@ -562,7 +586,9 @@ def schedule_cmd(
     humans = [t.id for t in plan.teams if t.kind == "human"]
     models = [t.id for t in plan.teams if t.kind == "model"]
     try:
-        if pools is not None:
+        if standard:
+            games = pooled
+        elif pools is not None:
             games = pairing.assign_rooms(pooled, room_names)
         else:
             games = pairing.schedule(
@@ -666,6 +692,18 @@ def _pools(plan: Any, given: list[str] | None, count: int | None) -> list[Any] |
             ids.append(found.id)
         pools.append(PoolPlan(_pool_id(name, i), name.strip(), tuple(ids), i))
     return pools
+
+
+def _standard_pools(made: Any) -> list[Any]:
+    """A standard schedule's pools as the first phase's (one pool: every team)."""
+    from grace_arena.record.schedule import PoolPlan
+
+    if len(made.pools) == 1:
+        return [PoolPlan("all", "All teams", tuple(made.pools[0]), 0)]
+    return [
+        PoolPlan(chr(ord("a") + i), f"Pool {chr(ord('A') + i)}", tuple(teams), i)
+        for i, teams in enumerate(made.pools)
+    ]
 
 
 def _pool_id(name: str, i: int) -> str:
@@ -821,6 +859,9 @@ def standings_cmd(
             "it (a forfeit counts in W-L only).",
         ),
     ] = None,
+    pool: Annotated[
+        str | None, typer.Option("--pool", help="With --phase: only this pool.")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Won/lost, PPG, points per 20 tossups heard, PPB and buzzes per team, after every
@@ -832,21 +873,36 @@ def standings_cmd(
     from grace_arena.record.schedule import event_phase_standings, event_standings
     from grace_arena.record.store import RecordError
 
+    if pool is not None and phase is None:
+        raise typer.BadParameter("a pool is of a phase: give --phase too", param_hint="--pool")
     if phase is not None:
+        from grace_arena.record.schedule import pool_of_phase
+
         url = existing_db(db)
         try:
             plan, pools = event_phase_standings(open_engine(url), name, phase)
+            _, only = pool_of_phase(plan, phase, pool)
         except RecordError as exc:
             raise _fail(str(exc)) from exc
+        pools = [ps for ps in pools if only is None or ps.pool.id == only.id]
         if json_out:
             typer.echo(json.dumps(_phase_json(plan, pools), indent=2))
             return
         console = _console()
         console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
+        names = {t.id: t.name for t in plan.teams}
         for ps in pools:
             console.print(
                 standings_table(f"{plan.title}, {ps.phase.name}, {ps.pool.name}", ps.rows)
             )
+            byes = _byes(plan, ps.phase)
+            said = [
+                f"{names[t]} (round {', '.join(map(str, byes[t]))})"
+                for t in ps.pool.teams
+                if t in byes
+            ]
+            if said:
+                console.print(f"byes: {'; '.join(said)}", highlight=False, soft_wrap=True)
         return
     url = existing_db(db)
     try:
@@ -882,7 +938,17 @@ def standings_cmd(
         )
 
 
+def _byes(plan: Any, phase: Any) -> dict[str, list[int]]:
+    """Each team's rounds with a bye in ``phase`` (a bye is a game of one team)."""
+    out: dict[str, list[int]] = {}
+    for g in plan.games:
+        if g.bye and g.phase_id == phase.id:
+            out.setdefault(g.teams[0], []).append(g.round)
+    return out
+
+
 def _phase_json(plan: Any, pools: Any) -> dict[str, Any]:
+    byes = _byes(plan, pools[0].phase) if pools else {}
     return {
         "event": plan.name,
         "phase": pools[0].phase.name if pools else None,
@@ -891,6 +957,7 @@ def _phase_json(plan: Any, pools: Any) -> dict[str, Any]:
                 "pool": ps.pool.name,
                 "rows": [
                     {
+                        "byes": byes.get(s.team, []),
                         "rank": s.rank,
                         "team": s.team,
                         "name": s.name,
@@ -976,13 +1043,21 @@ def stats_cmd(
     ] = None,
     phase: Annotated[
         str | None,
-        typer.Option("--phase", help="Only this phase's standings, pool by pool."),
+        typer.Option(
+            "--phase",
+            help="Only this phase: its games and those carried over into it (with --html, "
+            "of one pool: --pool, unless the phase has one).",
+        ),
+    ] = None,
+    pool: Annotated[
+        str | None, typer.Option("--pool", help="With --phase: only this pool's teams.")
     ] = None,
     db: DbOption = None,
 ) -> None:
     """The event's statistics: standings and individuals in the terminal; with --html, the
     whole report (standings, individuals, games, team detail, question conversion). Games
-    entered by their score and forfeits count in the standings and the games."""
+    entered by their score and forfeits count in the standings and the games. With --phase
+    (and --pool), the report of that phase's (pool's) games."""
     from rich.table import Table
 
     from grace_arena.io.stats_report import (
@@ -995,12 +1070,14 @@ def stats_cmd(
     from grace_arena.record.db import open_engine
     from grace_arena.record.store import RecordError
 
-    if phase is not None:
-        standings_cmd(name, json_out=False, phase=phase, db=db)
+    if pool is not None and phase is None:
+        raise typer.BadParameter("a pool is of a phase: give --phase too", param_hint="--pool")
+    if phase is not None and html is None and pool is None:
+        standings_cmd(name, json_out=False, phase=phase, pool=None, db=db)
         return
     url = existing_db(db)
     try:
-        plan, stats, plays = load_event_stats(open_engine(url), name)
+        plan, stats, plays = load_event_stats(open_engine(url), name, phase=phase, pool=pool)
     except RecordError as exc:
         raise _fail(str(exc)) from exc
     console = _console()
@@ -1366,8 +1443,8 @@ def score_cmd(
     if from_file is not None:
         if team or buzzes or player:
             raise typer.BadParameter("give --from FILE or the scores, not both")
-        round_, points, tuh, counts, players = _match_file(plan, from_file, round_)
-        _enter_score(engine, plan, console, round_, points, tuh, counts, players)
+        round_, points, tuh, counts, players, source = _match_file(plan, from_file, round_)
+        _enter_score(engine, plan, console, round_, points, tuh, counts, players, source)
         return
     if round_ is None or not team:
         raise typer.BadParameter("give --round N and each --team TEAM=POINTS (or --from FILE)")
@@ -1408,7 +1485,7 @@ def score_cmd(
     _enter_score(engine, plan, console, round_, points, tuh, counts, players)
 
 
-def _enter_score(engine, plan, console, round_, points, tuh, counts, players) -> None:
+def _enter_score(engine, plan, console, round_, points, tuh, counts, players, source=None):
     from grace_arena.record.schedule import enter_result
     from grace_arena.record.store import RecordError
 
@@ -1416,7 +1493,7 @@ def _enter_score(engine, plan, console, round_, points, tuh, counts, players) ->
     try:
         enter_result(
             engine, plan.name, game, points=points, tossups_heard=tuh, counts=counts,
-            players=players,
+            players=players, source=source,
         )  # fmt: skip
     except RecordError as exc:
         raise _fail(str(exc)) from exc
@@ -1457,7 +1534,14 @@ def _match_file(plan: Any, path: Path, round_: int | None) -> tuple[Any, ...]:
         players.append(line)
         counts[ids[p["team"]]] = {"bonus_points": read.bonus_points[p["team"]]}
     points = {ids[n]: v for n, v in read.points.items()}
-    return number, points, read.tossups_read, counts, players
+    source = None
+    if read.questions:  # its cycles, each buzz's team by its id in the event
+        questions = [
+            {**q, "buzzes": [{**b, "team": {"id": ids[b["team"]["name"]]}} for b in q["buzzes"]]}
+            for q in read.questions
+        ]
+        source = {"match_questions": questions, "packets": read.packets}
+    return number, points, read.tossups_read, counts, players, source
 
 
 def _print_phases(console: Any, plan: Any) -> None:
@@ -1544,3 +1628,104 @@ def bracket_cmd(
         raise _fail(str(exc)) from exc
     _print_phases(console, plan)
     _print_plan(console, plan)
+
+
+@event_app.command("cards")
+def cards_cmd(
+    name: Annotated[str, typer.Argument(help="The event.")],
+    packet: PacketsOption,
+    rounds: Annotated[
+        int | None,
+        typer.Option(min=1, help="The first run: how many rounds the card schedule has."),
+    ] = None,
+    team: Annotated[
+        list[str] | None,
+        typer.Option("--team", help="A team of the phase, best seed first (repeatable)."),
+    ] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            help="The phase's teams: the first N of the last phase, seeded as `event advance` "
+            "seeds (place in pool, then PPB).",
+        ),
+    ] = None,
+    phase_name: Annotated[str, typer.Option("--phase", help="The phase's name.")] = "Cards",
+    tossups: TossupsOption = None,
+    db: DbOption = None,
+) -> None:
+    """NAQT's card system (its High School National Championship Tournament): each team holds
+    a numbered card, the winner of a game takes the card nearer #1 and the loser the other,
+    and a card schedule fixed at the start says which cards meet in each round, so that two
+    teams meet only when their records are within one win. The first run deals the cards
+    (the i-th seed of the top half meets the i-th of the bottom half first) and schedules
+    round 1; each later run, once the round's games are over, passes the cards and schedules
+    the next round.
+
+    Example: grace-arena event cards cup --top 8 --rounds 3 --packet round6.json
+    """
+    from grace_arena.core import schedule as pairing
+    from grace_arena.record.schedule import (
+        add_card_phase,
+        card_state,
+        next_card_round,
+        placed_in,
+    )
+    from grace_arena.record.store import RecordError
+
+    engine, plan, console = _open(name, db)
+    phase_rounds = _phase_rounds(engine, packet, tossups)
+    try:
+        last = plan.phases[-1] if plan.phases else None
+        if last is not None and last.meta.get("cards") and not (team or top):
+            state = card_state(engine, plan)
+            if state.done:
+                _print_cards(console, plan, state)
+                console.print(f"{last.name} has played its {len(state.schedule)} rounds")
+                return
+            plan = next_card_round(engine, plan.name, packet=phase_rounds[0])
+        else:
+            if rounds is None:
+                raise _fail("give the card schedule's number of rounds: --rounds N", code=2)
+            if team:
+                seeds = _team_ids(plan, team, "--team")
+            elif top:
+                full = [p for p in plan.phases if p.kind in ("prelim", "playoff")]
+                if not full:
+                    raise _fail("name the phase's teams: --team A --team B ...", code=2)
+                placed = placed_in(plan, engine, full[-1])
+                ordered = sorted(placed, key=lambda p: (*pairing.seed_key(p, "rank_then_ppb"),
+                                                        p.pool, p.team))  # fmt: skip
+                seeds = [p.team for p in ordered[:top]]
+            else:
+                raise _fail("give the phase's teams: --team A --team B ... or --top N", code=2)
+            plan = add_card_phase(
+                engine,
+                plan.name,
+                seeds=seeds,
+                rounds=rounds,
+                packet=phase_rounds[0],
+                phase_name=phase_name,
+            )
+        state = card_state(engine, plan)
+    except RecordError as exc:
+        raise _fail(str(exc)) from exc
+    _print_phases(console, plan)
+    _print_plan(console, plan)
+    _print_cards(console, plan, state)
+
+
+def _print_cards(console: Any, plan: Any, state: Any) -> None:
+    from rich.table import Table
+
+    names = {t.id: t.name for t in plan.teams}
+    console.print(
+        f"{state.phase.name}: cards after {state.played} of {len(state.schedule)} rounds "
+        "(a winner takes the card nearer #1)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table("card", "team")
+    for card, team in state.holders.items():
+        table.add_row(str(card), names.get(team, team))
+    console.print(table)

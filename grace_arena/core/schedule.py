@@ -19,7 +19,7 @@ rooms. A bye takes no room.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -206,6 +206,249 @@ def schedule(
     else:
         raise ScheduleError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     return assign_rooms(pairings, rooms)
+
+
+# --------------------------------------------------------------------------------------------
+# Standard schedules: the teams, rooms and rounds a director is handed by the team count
+#
+# Made here, by the circle method, not copied from any other program's tables: up to
+# STANDARD_ONE_POOL teams play one round robin; more play in pools of at most
+# STANDARD_POOL_MAX teams (as few pools as that allows, their sizes one apart, dealt by the
+# snake). Each pool has rooms of its own, one per game of a full round (an odd pool has a bye
+# each round), and each round's games are put in the pool's rooms so that every team visits
+# them evenly: none plays in a room more than ceil(games / rooms) times.
+
+#: The most teams a standard schedule puts in one round robin, and the most in one pool.
+STANDARD_ONE_POOL = 10
+STANDARD_POOL_MAX = 8
+#: The team counts standard schedules cover.
+STANDARD_TEAMS = range(4, 25)
+
+
+@dataclass(frozen=True)
+class StandardSchedule:
+    """A standard schedule: its pools (teams in seed order), the rooms (named 1, 2, ...; each
+    pool has its own) and the games of every round (byes without a room)."""
+
+    pools: list[list[str]]
+    pool_rooms: list[list[str]]
+    games: list[Game]
+
+    @property
+    def rooms(self) -> list[str]:
+        return [r for rooms in self.pool_rooms for r in rooms]
+
+    @property
+    def rounds(self) -> int:
+        return max(g.round for g in self.games)
+
+
+def standard_pool_count(n: int) -> int:
+    """How many pools a standard schedule of ``n`` teams has.
+
+    >>> [standard_pool_count(n) for n in (4, 10, 11, 16, 17, 24)]
+    [1, 1, 2, 2, 3, 3]
+    """
+    if n not in STANDARD_TEAMS:
+        raise ScheduleError(
+            f"standard schedules are for {STANDARD_TEAMS.start} to {STANDARD_TEAMS.stop - 1} "
+            f"teams, not {n}"
+        )
+    return 1 if n <= STANDARD_ONE_POOL else -(-n // STANDARD_POOL_MAX)
+
+
+def standard_schedule(teams: Sequence[str]) -> StandardSchedule:
+    """The standard schedule of ``teams`` (in seed order): :func:`standard_pool_count` pools
+    dealt by the snake, a round robin in each (all pools in the same rounds), each pool's games
+    in its own rooms, placed round by round so that each team's games spread over the rooms.
+
+    >>> s = standard_schedule(["a", "b", "c", "d", "e"])
+    >>> s.rooms, s.rounds, [g.teams for g in s.games if g.round == 1]
+    (['1', '2'], 5, [('b', 'e'), ('c', 'd'), ('a',)])
+    """
+    _check_teams(teams, at_least=2)
+    count = standard_pool_count(len(teams))
+    pools = pools_of(teams, count) if count > 1 else [list(teams)]
+    pool_rooms: list[list[str]] = []
+    games: list[Game] = []
+    first = 1
+    for pool in pools:
+        rooms = [str(first + i) for i in range(len(pool) // 2)]
+        first += len(rooms)
+        pool_rooms.append(rooms)
+        games += _spread_over_rooms(round_robin(pool), rooms)
+    games.sort(key=lambda g: (g.round, g.bye, int(g.room or 0)))
+    return StandardSchedule(pools, pool_rooms, games)
+
+
+def _spread_over_rooms(pairings: Sequence[Pairing], rooms: Sequence[str]) -> list[Game]:
+    """Each round's games into ``rooms`` (one game a room), so that each team's visits to the
+    rooms stay even: none in a room more than ceil(games / rooms) times. A search, round by
+    round, over the orders of the rooms (a pool has five rooms at most: 120 orders a round),
+    the least visited rooms tried first; where no order keeps that bound (four teams in two
+    rooms: three games cannot split 2-1 for all four) it allows one visit more."""
+    from itertools import permutations
+
+    numbers = sorted({p.round for p in pairings})
+    played = [[p.teams for p in pairings if p.round == n and not p.bye] for n in numbers]
+    for number, games in zip(numbers, played, strict=True):
+        if len(games) > len(rooms):
+            raise ScheduleError(f"round {number} has {len(games)} games for {len(rooms)} rooms")
+    count: dict[str, int] = {}
+    for games in played:
+        for teams in games:
+            for t in teams:
+                count[t] = count.get(t, 0) + 1
+    visits: dict[tuple[str, str], int] = {}
+    chosen: list[tuple[str, ...]] = []
+
+    def place(i: int, limit: dict[str, int]) -> bool:
+        if i == len(played):
+            return True
+
+        def crowding(order: tuple[str, ...]) -> int:
+            placed = zip(played[i], order, strict=True)
+            return sum(visits.get((t, r), 0) for g, r in placed for t in g)
+
+        for order in sorted(permutations(rooms, len(played[i])), key=crowding):
+            pairs = [(t, r) for g, r in zip(played[i], order, strict=True) for t in g]
+            if any(visits.get(k, 0) >= limit[k[0]] for k in pairs):
+                continue
+            for k in pairs:
+                visits[k] = visits.get(k, 0) + 1
+            chosen.append(order)
+            if place(i + 1, limit):
+                return True
+            chosen.pop()
+            for k in pairs:
+                visits[k] -= 1
+        return False
+
+    for extra in (0, 1, len(numbers)):
+        limit = {t: -(-c // len(rooms)) + extra for t, c in count.items()}
+        if place(0, limit):
+            break
+    out = [Game(p.round, None, 0, p.teams) for p in pairings if p.bye]
+    for number, games, order in zip(numbers, played, chosen, strict=True):
+        out += [Game(number, room, 0, teams) for teams, room in zip(games, order, strict=True)]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The card system (NAQT's, at its High School National Championship Tournament)
+#
+# Every team holds a numbered card; the schedule of the phase is a fixed list, made before
+# the first game, of which two cards meet in each round. When a game ends the winner takes
+# the card nearer #1 and the loser the other, so a team's opponents follow its record
+# without anyone re-pairing by hand. The schedule is made here so that two cards meet only
+# when their holders' records are sure to be within one win (and one loss) of each other,
+# whatever the results before: each card's possible records are followed round by round
+# (a game between equal records leaves both cards' records certain), and each round pairs
+# the cards in order of record, the best first, so that equal records meet and a group's odd
+# card meets the first of the next group.
+
+
+@dataclass(frozen=True)
+class CardRound:
+    """One round of a card schedule: the pairs of cards that meet (the lower number first)
+    and the cards whose holders have a bye."""
+
+    games: tuple[tuple[int, int], ...]
+    byes: tuple[int, ...] = ()
+
+
+def card_schedule(cards: int, rounds: int) -> list[CardRound]:
+    """The card schedule of ``cards`` cards (1..cards) for ``rounds`` rounds. An odd count
+    gives one card a bye each round: the one whose holder has surely played the most games,
+    the worst of those.
+
+    >>> [r.games for r in card_schedule(4, 2)]
+    [((1, 2), (3, 4)), ((1, 3), (2, 4))]
+    """
+    if cards < 2:
+        raise ScheduleError(f"a card system needs at least 2 teams, got {cards}")
+    _check_rounds(rounds)
+    records: dict[int, set[tuple[int, int]]] = {c: {(0, 0)} for c in range(1, cards + 1)}
+
+    def order(c: int) -> tuple[int, int, int]:
+        wins = [w for w, _ in records[c]]
+        losses = [lo for _, lo in records[c]]
+        return (-(min(wins) + max(wins)), min(losses) + max(losses), c)
+
+    def close(a: int, b: int) -> bool:
+        return all(
+            abs(wa - wb) <= 1 and abs(la - lb) <= 1
+            for wa, la in records[a]
+            for wb, lb in records[b]
+        )
+
+    out = []
+    for _ in range(rounds):
+        ranked = sorted(records, key=order)
+        byes: list[int] = []
+        if len(ranked) % 2:
+            played = {c: min(w + lo for w, lo in records[c]) for c in ranked}
+            most = max(played.values())
+            byes.append(next(c for c in reversed(ranked) if played[c] == most))
+            ranked.remove(byes[0])
+        games: list[tuple[int, int]] = []
+        while len(ranked) >= 2:
+            a, b = ranked[0], ranked[1]
+            if not close(a, b):
+                byes.append(ranked.pop(0))  # no card near enough: its holder sits this out
+                continue
+            del ranked[:2]
+            low, high = min(a, b), max(a, b)
+            both = records[a] | records[b]
+            records[low] = {(w + 1, lo) for w, lo in both}
+            records[high] = {(w, lo + 1) for w, lo in both}
+            games.append((low, high))
+        byes += ranked
+        out.append(CardRound(tuple(games), tuple(sorted(byes))))
+    return out
+
+
+def deal_cards(seeds: Sequence[str]) -> dict[int, str]:
+    """The first cards of ``seeds`` (best first): the top half on the odd cards, the bottom
+    half on the even ones, so that round 1 (cards 1 v 2, 3 v 4, ...) pairs the i-th seed with
+    the (n/2 + i)-th and the best seeds meet late; an odd last seed holds the last card.
+
+    >>> deal_cards(["a", "b", "c", "d"])
+    {1: 'a', 2: 'c', 3: 'b', 4: 'd'}
+    """
+    _check_teams(seeds, at_least=2)
+    half = len(seeds) // 2
+    dealt = {2 * i + 1: seeds[i] for i in range(half)}
+    dealt |= {2 * i + 2: seeds[half + i] for i in range(half)}
+    if len(seeds) % 2:
+        dealt[len(seeds)] = seeds[-1]
+    return dict(sorted(dealt.items()))
+
+
+def card_round(holders: Mapping[int, str], card_round_: CardRound, round: int) -> list[Pairing]:
+    """The games (and byes) of a round of the card schedule, by who holds each card."""
+    games = [Pairing(round, (holders[a], holders[b])) for a, b in card_round_.games]
+    return games + [Pairing(round, (holders[c],)) for c in card_round_.byes]
+
+
+def pass_cards(
+    holders: Mapping[int, str], card_round_: CardRound, winners: Mapping[frozenset[str], str]
+) -> dict[int, str]:
+    """The cards after a round: in each game the winner (``winners`` by the pair of teams)
+    takes the card nearer #1, the loser the other; a bye keeps its card.
+
+    >>> pass_cards({1: "a", 2: "b"}, CardRound(((1, 2),)), {frozenset("ab"): "b"})
+    {1: 'b', 2: 'a'}
+    """
+    after = dict(holders)
+    for a, b in card_round_.games:
+        pair = frozenset((holders[a], holders[b]))
+        won = winners.get(pair)
+        if won not in pair:
+            raise ScheduleError(f"the game between {' and '.join(sorted(pair))} has no winner")
+        after[a] = won
+        after[b] = holders[b] if won == holders[a] else holders[a]
+    return dict(sorted(after.items()))
 
 
 def _check_teams(teams: Sequence[str], *, at_least: int, what: str = "teams") -> None:

@@ -292,6 +292,18 @@ class QbjFiles:
                     text = json.dumps(packet, indent=2, ensure_ascii=False) + "\n"
                     packet_path.write_text(text, "utf-8")
                     packets.append(packet_path)
+        for plan in plans:  # a file per game not played here, read as the played ones are
+            rosters: dict[str, list[str]] = {t.id: [] for t in plan.teams}
+            for p in plan.players:
+                if p.name not in rosters[p.team]:
+                    rosters[p.team].append(p.name)
+            for game in plan.games:
+                if game.match_id is None and (game.forfeit is not None or game.result is not None):
+                    out.mkdir(parents=True, exist_ok=True)
+                    path = out / f"game-{game.id}{self.suffix}"
+                    data = qbj_decided_match(plan, game, {t: list(n) for t, n in rosters.items()})
+                    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+                    files.append(path)
         for plan in plans:
             out.mkdir(parents=True, exist_ok=True)
             path = out / f"{_safe_name(plan.name)}{self.suffix}"
@@ -383,9 +395,55 @@ def export_sqbs(engine: Engine, out: Path, events: Sequence[str]) -> Path:
     plan = load_plan(engine, events[0])
     if not plan.rounds:
         raise ValueError(f"event {plan.name!r} has no schedule: SQBS needs its rounds")
-    text = sqbs_file(plan, event_plays(engine, plan))
+    plays = event_plays(engine, plan)
+    entered = entered_games(plan, first_id=max((p.match_id for p in plays), default=0) + 1)
+    text = sqbs_file(plan, plays, entered, _event_rules(plan) if entered else None)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(text.encode("utf-8"))
+    return out
+
+
+def _event_rules(plan: Any) -> Any:
+    from grace_arena.record.schedule import event_rules
+
+    return event_rules(plan)
+
+
+def entered_games(plan: Any, *, first_id: int = 1) -> list[Any]:
+    """The event's games not played here (forfeits, results entered by their final score),
+    in schedule order, as :class:`grace_arena.io.sqbs.EnteredGame`, numbered from
+    ``first_id`` on. A team's counts entered without players stand on a player named after
+    the team, as in the QBJ files (:func:`qbj_decided_match`)."""
+    from grace_arena.io.sqbs import EnteredGame
+    from grace_arena.record.schedule import result_lines
+
+    names = {t.id: t.name for t in plan.teams}
+    out = []
+    decided = [
+        g
+        for g in plan.games
+        if g.match_id is None and (g.forfeit is not None or g.result is not None)
+    ]
+    for i, game in enumerate(decided):
+        if game.forfeit is not None:
+            out.append(EnteredGame(first_id + i, game.round, game.teams, forfeit=game.forfeit))
+            continue
+        lines, heard = result_lines(plan, {**game.result, "teams": list(game.teams)})
+        players = [dict(p) for p in game.result.get("players") or []]
+        for t in game.teams:
+            if not any(p["team"] == t for p in players):
+                line = lines[t]
+                players.append(
+                    {
+                        "team": t,
+                        "name": names[t],
+                        "powers": line.powers,
+                        "tens": line.correct - line.powers,
+                        "negs": line.negs,
+                        "tuh": heard,
+                    }
+                )
+        out.append(EnteredGame(first_id + i, game.round, game.teams, None, lines, heard, players))
     return out
 
 
@@ -1288,6 +1346,7 @@ def qbj_tournament(engine: Engine, plan: Any, matches: Sequence[MatchInfo]) -> d
                             "name": str(r.number),
                             "packets": [{"name": r.packet_id}],
                             "matches": rounds.get(r.number, []),
+                            **_byes_of(plan, r.number),
                         }
                         for r in plan.rounds
                     ],
@@ -1350,6 +1409,7 @@ def qbj_phases(
                         "name": str(n),
                         "packets": [{"name": r.packet_id}] if (r := plan.round_(n)) else [],
                         "matches": rounds.get(n, []),
+                        **_byes_of(plan, n, ph.id),
                     }
                     for n in numbers
                 ],
@@ -1357,6 +1417,18 @@ def qbj_phases(
             }
         )
     return out
+
+
+def _byes_of(plan: Any, number: int, phase_id: str | None = None) -> dict[str, Any]:
+    """The teams with a bye in round ``number`` (of ``phase_id``), for a QBJ ``Round``: QBJ
+    has no place for a bye (a round lists matches), so they go in ``_grace_arena``, which the
+    programs that read QBJ leave alone; nothing when the round has none."""
+    byes = [
+        {"$ref": _qbj_team_ids({t.id: t.name for t in plan.teams})[g.teams[0]]}
+        for g in plan.games
+        if g.bye and g.round == number and (phase_id is None or g.phase_id == phase_id)
+    ]
+    return {"_grace_arena": {"byes": byes}} if byes else {}
 
 
 def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> dict[str, Any]:
@@ -1441,13 +1513,29 @@ def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> di
                 ],
             }
         )
+    source = game.result.get("source") or {}
+    questions = [  # a match file's cycles, read back with the event's teams and players
+        {
+            **q,
+            "buzzes": [
+                {
+                    **b,
+                    "team": {"id": team_ids[b["team"]["id"]], "name": names[b["team"]["id"]]},
+                    "player": player(b["team"]["id"], b["player"]["name"]),
+                }
+                for b in q.get("buzzes") or []
+            ],
+        }
+        for q in source.get("match_questions") or []
+    ]
     return {
         **base,
         "tossups_read": heard,
         "overtime_tossups_read": 0,
         "carryover_phases": [],
         "match_teams": match_teams,
-        "match_questions": [],
+        "match_questions": questions,
+        **({"packets": source["packets"]} if source.get("packets") else {}),
         "_grace_arena": {"game": game.id, "entered": True},
     }
 

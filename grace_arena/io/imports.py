@@ -713,6 +713,11 @@ class QbjMatchResult:
     players: list[dict[str, Any]]  # {team, name, tuh, answers: {value: number}}
     bonus_points: dict[str, int]
     round: int | None = None
+    #: The match's cycles as the file gives them (MODAQ's: buzz positions, results, bonus
+    #: parts), each buzz's team and player by name: kept so that the game written back as
+    #: QBJ is the one MODAQ rebuilds. Its packet's name, if the file names one.
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    packets: str | None = None
 
 
 def read_qbj_match(path: Path) -> QbjMatchResult:
@@ -754,10 +759,26 @@ def read_qbj_match(path: Path) -> QbjMatchResult:
     if len(points) != 2:
         raise QbjImportError(f"{path}: a match of two teams, found {len(points)}")
     number = match.get("_round")
+    questions = []
+    for q in match.get("match_questions") or []:
+        q = dict(_resolved(q, by_id, path))
+        buzzes = []
+        for b in q.get("buzzes") or []:
+            b = dict(_resolved(b, by_id, path))
+            team = str(_resolved(b.get("team"), by_id, path).get("name") or "").strip()
+            if team not in points:
+                raise QbjImportError(f"{path}: a buzz of team {team!r}, not a team of the match")
+            b["team"] = {"name": team}
+            b["player"] = {"name": str(_resolved(b.get("player"), by_id, path).get("name") or "")}
+            buzzes.append(b)
+        questions.append({**q, "buzzes": buzzes})
+    packets = match.get("packets")
     return QbjMatchResult(
         points=points,
         tossups_read=match.get("tossups_read"),
         players=players,
         bonus_points=bonus,
         round=int(number) if isinstance(number, int | str) and str(number).isdigit() else None,
+        questions=questions,
+        packets=packets if isinstance(packets, str) else None,
     )

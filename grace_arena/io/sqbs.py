@@ -31,12 +31,32 @@ file one line off.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from grace_arena.core.rules import rule_set
+from grace_arena.core.standings import TeamLine
 from grace_arena.core.stats import MatchPlay
 
-__all__ = ["MAX_PLAYERS", "MAX_VALUES", "sqbs_file", "tossup_values"]
+__all__ = ["MAX_PLAYERS", "MAX_VALUES", "EnteredGame", "sqbs_file", "tossup_values"]
+
+
+@dataclass(frozen=True)
+class EnteredGame:
+    """A game not played here: a forfeit (``forfeit``, the team that forfeited it), or a
+    result entered by its final score: each team's line, the tossups heard, and the players'
+    lines (``team``, ``name``, ``powers``, ``tens``, ``negs``, ``tuh``) where they were given
+    (a team's counts without players stand on a player named after the team, as in QBJ)."""
+
+    id: int
+    round: int
+    teams: tuple[str, ...]
+    forfeit: str | None = None
+    lines: Mapping[str, TeamLine] = field(default_factory=dict)
+    tossups_heard: int = 0
+    players: Sequence[Mapping[str, Any]] = ()
+
 
 MAX_VALUES = 4  # tossup point values
 MAX_PLAYERS = 8  # players of a team in one game
@@ -52,10 +72,17 @@ def tossup_values(plays: Sequence[MatchPlay]) -> list[int]:
     return sorted((v for v in values if v), reverse=True)
 
 
-def sqbs_file(plan, plays: Sequence[MatchPlay]) -> str:
-    """The SQBS file of an event (its plan, and its matches as :class:`MatchPlay`), as text
+def sqbs_file(
+    plan, plays: Sequence[MatchPlay], entered: Sequence[EnteredGame] = (), rules: Any = None
+) -> str:
+    """The SQBS file of an event (its plan, its matches as :class:`MatchPlay` and the games
+    not played here as :class:`EnteredGame`, counted by the event's ``rules``), as text
     (lines ending in CRLF, as Windows programs write them). ``ValueError`` past SQBS's limits."""
     values = tossup_values(plays)
+    played_rules = [rule_set(p.config.rules) for p in plays]
+    if entered and rules is not None:
+        played_rules.append(rule_set(rules))
+        values = sorted(set(values) | (rule_set(rules).tossups.point_values() - {0}), reverse=True)
     if len(values) > MAX_VALUES:
         raise ValueError(
             f"SQBS supports at most {MAX_VALUES} tossup point values; this event's matches use "
@@ -70,18 +97,24 @@ def sqbs_file(plan, plays: Sequence[MatchPlay]) -> str:
         for team, _, name in p.players:
             if name not in rosters.setdefault(team, []):
                 rosters[team].append(name)
+    for g in entered:
+        for line in g.players:
+            if line["name"] not in rosters.setdefault(line["team"], []):
+                rosters[line["team"]].append(line["name"])
     for t in plan.teams:
         if not rosters[t.id] and t.model:
             rosters[t.id].append(t.model)
-    bonuses = any(rule_set(p.config.rules).bonuses.played for p in plays)
-    bouncebacks = any(rule_set(p.config.rules).bonuses.sqbs_bouncebacks for p in plays)
+    bonuses = any(r.bonuses.played for r in played_rules)
+    bouncebacks = any(r.bonuses.sqbs_bouncebacks for r in played_rules)
     lines: list[str | int] = [len(team_ids)]
     for t in plan.teams:
         lines += [len(rosters[t.id]) + 1, t.name, *rosters[t.id]]
-    lines.append(len(plays))
+    lines.append(len(plays) + len(entered))
     for p in plays:
         lines += _game(p, team_ids, rosters, values, bouncebacks=bouncebacks)
-    powers_or_negs = any(rule_set(p.config.rules).tossups.powers_or_negs for p in plays)
+    for g in entered:
+        lines += _entered_game(g, team_ids, rosters, values, rules, bonuses=bonuses)
+    powers_or_negs = any(r.tossups.powers_or_negs for r in played_rules)
     lines += [
         1 if bonuses else 0,  # bonus conversion tracking
         3 if bouncebacks else 1,  # ... with bouncebacks
@@ -193,3 +226,65 @@ def _players(
             ]
         )
     return slots
+
+
+def _entered_game(
+    g: EnteredGame,
+    team_ids: list[str],
+    rosters: dict[str, list[str]],
+    values: list[int],
+    rules: Any,
+    *,
+    bonuses: bool,
+) -> list[str | int]:
+    """A game not played here, as YellowFruit writes one for SQBS (``SqbsFileGeneration``):
+    a forfeit has its winner first, both scores -1, no tossups heard and its forfeit line 1;
+    an entered result its teams' points, bonuses (none heard where only the score is known)
+    and its players' answers by value."""
+    if g.forfeit is not None:
+        winner = next(t for t in g.teams if t != g.forfeit)
+        head = [g.id, team_ids.index(winner), team_ids.index(g.forfeit), -1, -1, 0, g.round]
+        return [*head, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, *[-1, 0, 0, 0, 0, 0, 0] * 2 * MAX_PLAYERS]
+    first, second = g.teams
+    out: list[str | int] = [
+        g.id,
+        team_ids.index(first),
+        team_ids.index(second),
+        g.lines[first].points,
+        g.lines[second].points,
+        g.tossups_heard,
+        g.round,
+    ]
+    for team in (first, second):  # (an entered game has no bouncebacks: 10000 × 0 + ...)
+        line = g.lines[team]
+        out += [line.bonuses_heard, line.bonus_points] if bonuses else [0, 0]
+    out += [0, 0, 0, 0, 0, 0]  # no overtime recorded, not a forfeit, no lightning rounds
+    by_value = {
+        rules.power_points: "powers",
+        rules.correct_points: "tens",
+        rules.neg_points: "negs",
+    }
+    slots: dict[str, list[list[str | int]]] = {}
+    for team in (first, second):
+        mine = [p for p in g.players if p["team"] == team]
+        if len(mine) > MAX_PLAYERS:
+            raise ValueError(
+                f"SQBS supports at most {MAX_PLAYERS} players of a team in one game; game "
+                f"{g.id} has {len(mine)} for team {team}"
+            )
+        slots[team] = []
+        for p in mine:
+            counts = [int(p.get(by_value.get(v, ""), 0) or 0) for v in values]
+            heard = int(p.get("tuh") or g.tossups_heard)
+            slots[team].append(
+                [
+                    rosters[team].index(p["name"]),
+                    f"{heard / g.tossups_heard if g.tossups_heard else 0.0:.2f}",
+                    *(counts + [0] * (MAX_VALUES - len(counts))),
+                    sum(c * v for c, v in zip(counts, values, strict=True)),
+                ]
+            )
+    for i in range(MAX_PLAYERS):
+        for team in (first, second):
+            out += slots[team][i] if i < len(slots[team]) else [-1, 0, 0, 0, 0, 0, 0]
+    return out

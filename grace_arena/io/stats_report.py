@@ -11,6 +11,7 @@ analysis report is (Jinja, autoescaped).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,7 +20,14 @@ from sqlalchemy.engine import Engine
 from grace_arena.core.config import ScoringRules
 from grace_arena.core.events import TossupStarted
 from grace_arena.core.stats import EventStats, MatchPlay, event_stats, match_play
-from grace_arena.record.schedule import EventPlan, decided_result, load_plan
+from grace_arena.record.schedule import (
+    EventPlan,
+    NoSuchPhase,
+    decided_result,
+    games_of_phase,
+    load_plan,
+    pool_of_phase,
+)
 from grace_arena.record.store import MatchStore
 
 __all__ = [
@@ -51,17 +59,38 @@ def event_plays(engine: Engine, plan: EventPlan) -> list[MatchPlay]:
 
 
 def load_event_stats(
-    engine: Engine, key: str | int
+    engine: Engine, key: str | int, *, phase: str | None = None, pool: str | None = None
 ) -> tuple[EventPlan, EventStats, list[MatchPlay]]:
+    """The event's stats: every game; with ``phase``, the games that count in it (its own
+    and those carried over into it), and with ``pool`` those of that pool's teams, whose
+    teams alone stand in it (the plan's title then names the phase and pool). A phase of
+    several pools needs its pool: each pool is ranked apart."""
     plan = load_plan(engine, key)
-    plays = event_plays(engine, plan)
+    teams = plan.team_infos()
+    counted = None
+    if phase is not None:
+        chosen, only = pool_of_phase(plan, phase, pool)
+        if only is None and len(chosen.pools) == 1:
+            only = chosen.pools[0]
+        if only is None:
+            names = ", ".join(p.name for p in chosen.pools)
+            raise NoSuchPhase(
+                f"phase {chosen.name!r} has {len(chosen.pools)} pools, each ranked apart: "
+                f"give the pool ({names})"
+            )
+        counted = {g.id for g in games_of_phase(plan, chosen, only)}
+        teams = [t for t in teams if t.id in only.teams]
+        title = f"{plan.title}: {chosen.name}" + (f", {only.name}" if len(chosen.pools) > 1 else "")
+        plan = replace(plan, title=title)
+    games = [g for g in plan.games if counted is None or g.id in counted]
+    plays = event_plays(engine, replace(plan, games=tuple(games)))
     rooms = {r.id: r.name for r in plan.rooms}
     decided = [
         (decided_result(plan, g), rooms.get(g.room_id or ""))
-        for g in plan.games
+        for g in games
         if g.match_id is None and (g.forfeit is not None or g.result is not None)
     ]
-    return plan, event_stats(plan.team_infos(), plays, decided), plays
+    return plan, event_stats(teams, plays, decided), plays
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

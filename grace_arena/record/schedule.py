@@ -999,6 +999,133 @@ def next_bracket_round(engine: Engine, name: str, *, packet: RoundPlan) -> Event
     return load_plan(engine, plan.id)
 
 
+def add_card_phase(
+    engine: Engine,
+    name: str,
+    *,
+    seeds: Sequence[str],
+    rounds: int,
+    packet: RoundPlan,
+    phase_name: str = "Cards",
+) -> EventPlan:
+    """A phase played by NAQT's card system (:func:`grace_arena.core.schedule.card_schedule`):
+    ``seeds`` (best first) are dealt their cards (:func:`~grace_arena.core.schedule
+    .deal_cards`), the card schedule of ``rounds`` rounds is fixed now, and its first round
+    scheduled; :func:`next_card_round` schedules each next one from who holds which card.
+    The event's first phase (no schedule yet) has a room for each game of a round."""
+    plan = load_plan(engine, name)
+    try:
+        schedule = pairing.card_schedule(len(seeds), rounds)
+        dealt = pairing.deal_cards(list(seeds))
+    except pairing.ScheduleError as exc:
+        raise RecordError(str(exc)) from None
+    phase = PhasePlan(
+        _slug(phase_name),
+        phase_name,
+        "playoff",
+        len(plan.phases),
+        (PoolPlan("cards", phase_name, tuple(seeds)),),
+        {
+            "cards": {
+                "dealt": {str(c): t for c, t in dealt.items()},
+                "schedule": [
+                    {"games": [list(g) for g in r.games], "byes": list(r.byes)} for r in schedule
+                ],
+            }
+        },
+    )
+    first = pairing.card_round(dealt, schedule[0], 1)
+    if not plan.rooms and not plan.games:  # the event's first phase: a room per game
+        from dataclasses import replace as replaced
+
+        rooms = [str(i) for i in range(1, len(seeds) // 2 + 1)]
+        return set_schedule(
+            engine,
+            name,
+            rooms=rooms,
+            rounds=[replaced(packet, number=1)],
+            games=pairing.assign_rooms(first, rooms),
+            meta={"format": "cards"},
+            phase=replaced(phase, kind="prelim"),
+        )
+    return add_phase(
+        engine,
+        name,
+        phase,
+        rounds=_packet_rounds(plan, [packet], 1),
+        games=_shifted(plan, first),
+    )
+
+
+@dataclass(frozen=True)
+class CardState:
+    """A card phase as it stands: who holds each card now, the rounds of its schedule played
+    (all of whose games are over) and scheduled, and the card schedule."""
+
+    phase: PhasePlan
+    holders: dict[int, str]
+    played: int
+    scheduled: int
+    schedule: list[pairing.CardRound]
+
+    @property
+    def done(self) -> bool:
+        return self.played == len(self.schedule)
+
+
+def card_state(engine: Engine, plan: EventPlan) -> CardState:
+    """The last phase's cards (a card phase), passed game by game through the rounds whose
+    games are all over: each winner took the card nearer #1."""
+    phase = plan.phases[-1] if plan.phases else None
+    cards = phase.meta.get("cards") if phase is not None else None
+    if phase is None or not cards:
+        raise RecordError(f"the last phase of {plan.name!r} is not played by cards")
+    schedule = [
+        pairing.CardRound(tuple((a, b) for a, b in r["games"]), tuple(r["byes"]))
+        for r in cards["schedule"]
+    ]
+    holders = {int(c): t for c, t in cards["dealt"].items()}
+    numbers = sorted({g.round for g in plan.games if g.phase_id == phase.id})
+    by_id = _results_by_id(engine, plan)
+    played = 0
+    for number, card_round_ in zip(numbers, schedule, strict=False):
+        games = [g for g in plan.games if g.round == number and g.phase_id == phase.id]
+        winners = {frozenset(g.teams): winner_of(g, by_id) for g in games if not g.bye}
+        if any(w is None for w in winners.values()):
+            break
+        try:
+            holders = pairing.pass_cards(holders, card_round_, winners)  # type: ignore[arg-type]
+        except pairing.ScheduleError as exc:  # a round's games are not its cards' holders'
+            raise RecordError(f"round {number} of {phase.name!r}: {exc}") from None
+        played += 1
+    return CardState(phase, holders, played, len(numbers), schedule)
+
+
+def next_card_round(engine: Engine, name: str, *, packet: RoundPlan) -> EventPlan:
+    """The next round of the last phase's card schedule, its games between the holders of
+    its cards; refused while a game of the round before is not over (a tie is not over: the
+    card needs a winner), and once every round of the schedule is scheduled."""
+    plan = load_plan(engine, name)
+    state = card_state(engine, plan)
+    if state.scheduled == len(state.schedule):
+        raise RecordError(
+            f"{state.phase.name!r} has played its {len(state.schedule)} rounds"
+            if state.done
+            else f"a game of {state.phase.name!r}'s last round is not over (or tied)"
+        )
+    if state.played < state.scheduled:
+        raise RecordError(f"a game of {state.phase.name!r}'s last round is not over (or tied)")
+    games = pairing.card_round(state.holders, state.schedule[state.played], 1)
+    return add_phase(
+        engine,
+        name,
+        state.phase,
+        rounds=_packet_rounds(plan, [packet], 1),
+        games=_shifted(plan, games),
+        extend=True,
+    )
+
+
 def replace_position(phase: PhasePlan, position: int) -> PhasePlan:
     from dataclasses import replace
 
@@ -1067,19 +1194,23 @@ def enter_result(
     tossups_heard: int | None = None,
     counts: Mapping[str, Mapping[str, int]] | None = None,
     players: Sequence[Mapping[str, Any]] = (),
+    source: Mapping[str, Any] | None = None,
 ) -> EventPlan:
     """The result of ``game`` (not played here) by its final score: each team's ``points``,
     the tossups heard (default: the event's regulation count, else 20), and, where known,
     each team's ``counts`` (:data:`RESULT_COUNTS`) and each player's line (``team``,
     ``name``, ``tuh``, ``powers``, ``tens``, ``negs``). A team's counts are its players' sums
     when players are given. Figures that do not add up are refused (see
-    :func:`result_lines`)."""
+    :func:`result_lines`). ``source``: the cycles of the match file it was read from
+    (``match_questions``, each buzz's team by its id, and the file's ``packets``), kept for
+    the QBJ written back (they count in nothing here)."""
     plan = load_plan(engine, name)
     result: dict[str, Any] = {
         "points": {t: int(points[t]) for t in game.teams if t in points},
         "tossups_heard": tossups_heard,
         "counts": {t: dict(c) for t, c in (counts or {}).items()},
         "players": [dict(p) for p in players],
+        **({"source": dict(source)} if source else {}),
     }
     if set(result["points"]) != set(game.teams):
         raise RecordError(f"give the points of {' and '.join(game.teams)}")
@@ -1546,6 +1677,41 @@ def phase_standings(
     return out
 
 
+class NoSuchPhase(RecordError):
+    """No phase or pool of the event by that name (what one may be told: the event's phases
+    and pools are no secret)."""
+
+
+def pool_of_phase(
+    plan: EventPlan, phase_key: str, pool_key: str | None
+) -> tuple[PhasePlan, PoolPlan | None]:
+    """The phase with this id or name, and its pool with this id or name (None: every pool
+    of the phase); an unknown one raises :class:`NoSuchPhase` naming those there are."""
+    phase = plan.phase(phase_key)
+    if phase is None:
+        names = ", ".join(p.name for p in plan.phases) or "none"
+        raise NoSuchPhase(f"event {plan.name!r} has no phase {phase_key!r} (phases: {names})")
+    if pool_key is None:
+        return phase, None
+    wanted = pool_key.strip().casefold()
+    pool = next((p for p in phase.pools if wanted in (p.id.casefold(), p.name.casefold())), None)
+    if pool is None:
+        names = ", ".join(p.name for p in phase.pools)
+        raise NoSuchPhase(f"phase {phase.name!r} has no pool {pool_key!r} (pools: {names})")
+    return phase, pool
+
+
+def games_of_phase(plan: EventPlan, phase: PhasePlan, pool: PoolPlan | None) -> list[GamePlan]:
+    """The games that count in ``phase`` (its own and those carried over into it), those
+    between teams of ``pool`` when one is given, as :func:`phase_standings` counts them."""
+    members = set(pool.teams) if pool is not None else None
+    return [
+        g
+        for g in plan.games
+        if not g.bye and g.counts_in(phase.id) and (members is None or set(g.teams) <= members)
+    ]
+
+
 def event_standings(engine: Engine, key: str | int) -> tuple[EventPlan, list[Standing]]:
     plan = load_plan(engine, key)
     return plan, standings(plan.team_infos(), match_results(engine, plan))
@@ -1645,6 +1811,12 @@ class StandingsReader:
         self.plans_read = 0
 
     def read(self) -> tuple[EventPlan, list[Standing]]:
+        plan, results = self.read_results()
+        return plan, standings(plan.team_infos(), results)
+
+    def read_results(self) -> tuple[EventPlan, list[MatchResult]]:
+        """The plan and what each of its games adds to the standings (for the standings of
+        a phase: :func:`phase_standings`)."""
         with self._lock:
             # the marks before the plan: a plan read after them is as new as they are
             marks = game_marks(self.engine, self.event_id)
@@ -1671,7 +1843,7 @@ class StandingsReader:
                 for g in plan.games
                 if g.forfeit is not None or g.result is not None
             ]
-            return plan, standings(plan.team_infos(), results)
+            return plan, results
 
     def _load(self) -> EventPlan:
         self.plans_read += 1

@@ -49,6 +49,7 @@ from sqlmodel import Session, select
 from grace_arena.core.commands import Join
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import Event
+from grace_arena.core.standings import standings as ranked
 from grace_arena.protocol import (
     Control,
     ErrorMsg,
@@ -56,6 +57,7 @@ from grace_arena.protocol import (
     Joined,
     MatchSetup,
     NextMatch,
+    PhaseInfo,
     RoomStatus,
     Servers,
     StandingsView,
@@ -70,11 +72,14 @@ from grace_arena.record.roster import ORGANISER, claim_matches, remove_player, w
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
+    NoSuchPhase,
     StandingsReader,
     event_id_of,
     find_room_by_code,
     load_plan,
     new_join_code,
+    phase_standings,
+    pool_of_phase,
     standings_stamp,
 )
 from grace_arena.record.store import (
@@ -1247,15 +1252,37 @@ class Rooms:
         version = standings_stamp(self.engine, event_id)
         return self.compute_standings(event_id), version
 
-    def compute_standings(self, key: int | str) -> StandingsView:
+    def compute_standings(
+        self, key: int | str, *, phase: str | None = None, pool: str | None = None
+    ) -> StandingsView:
         """The standings of the event named (or numbered) ``key``; raises ``RecordError``
-        for no such event. One reader per event, whatever name it was asked by."""
+        for no such event, phase or pool. One reader per event, whatever name it was asked
+        by. With ``phase``, that phase's standings (its games and those carried over into
+        it), of ``pool`` or of every pool one after the other."""
         event_id = key if isinstance(key, int) else event_id_of(self.engine, key)
         reader = self._readers.get(event_id)
         if reader is None:
             reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
-        plan, rows = reader.read()
+        plan, results = reader.read_results()
         self.standings_plans[event_id] = plan
+        phases = [
+            PhaseInfo(name=ph.name, kind=ph.kind, pools=[p.name for p in ph.pools])
+            for ph in plan.phases
+        ]
+        if phase is None:
+            if pool is not None:
+                raise NoSuchPhase("a pool is of a phase: give the phase too")
+            rows, pools, scope = ranked(plan.team_infos(), results), [], {}
+        else:
+            chosen, only = pool_of_phase(plan, phase, pool)
+            tables = [
+                ps
+                for ps in phase_standings(plan, results, chosen.id)
+                if only is None or ps.pool.id == only.id
+            ]
+            rows = [row for ps in tables for row in ps.rows]
+            pools = [ps.pool.name for ps in tables for _ in ps.rows]
+            scope = {"phase": chosen.name, "pool": only.name if only is not None else None}
         return standings_view(
             plan.name,
             plan.title,
@@ -1263,6 +1290,9 @@ class Rooms:
             rows,
             self.room_status(plan),
             schedule_of(plan),
+            pools=pools,
+            phases=phases,
+            **scope,
         )
 
     def room_status(self, plan: EventPlan) -> list[RoomStatus]:

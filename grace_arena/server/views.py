@@ -530,8 +530,13 @@ def standings_view(
     rows: Sequence[Standing],
     rooms: Sequence[RoomStatus] = (),
     schedule: Sequence[ScheduledMatch] = (),
+    *,
+    pools: Sequence[str | None] = (),
+    **scope: Any,
 ) -> StandingsView:
-    """An event's standings as everyone may see them (nothing in them is secret)."""
+    """An event's standings as everyone may see them (nothing in them is secret). ``pools``:
+    each row's pool (the standings of a phase, pool after pool); ``scope``: the view's
+    ``phase``, ``pool`` and ``phases``."""
     return StandingsView(
         event=event,
         title=title,
@@ -562,11 +567,13 @@ def standings_view(
                 points_per_game=s.points_per_game,
                 points_per_20_tuh=s.points_per_20_tuh,
                 live_points=s.live_points,
+                pool=pool,
             )
-            for s in rows
+            for s, pool in zip(rows, pools or [None] * len(rows), strict=True)
         ],
         rooms=list(rooms),
         schedule=list(schedule),
+        **scope,
     )
 
 

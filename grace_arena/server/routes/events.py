@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 
 from grace_arena.protocol import EventRoomInfo, StandingsView
 from grace_arena.record.lease import LeaseHeld
-from grace_arena.record.schedule import load_plan
+from grace_arena.record.schedule import NoSuchPhase, load_plan
 from grace_arena.record.store import RecordError
 from grace_arena.server.arena import Arena
 from grace_arena.server.deps import (
@@ -68,17 +69,28 @@ async def event_standings(
     events: RoomsDep,
     after: Annotated[int | None, Query(ge=0, le=2**53)] = None,
     wait: Annotated[float, Query(ge=0, le=STANDINGS_WAIT)] = STANDINGS_WAIT,
+    phase: Annotated[str | None, Query(max_length=200)] = None,
+    pool: Annotated[str | None, Query(max_length=200)] = None,
 ) -> StandingsView:
     """The event's standings after every ruling so far, and what each room plays now
     (nothing secret: the projector shows it), as last computed: a request computes nothing.
     ``after``: the version the client shows; the reply waits (up to ``wait`` seconds, 25 at
     most) for newer standings. What each room plays now is as this process knows it at the
-    reply (its live rooms, from memory). Only for an event this server serves, by its
-    name."""
+    reply (its live rooms, from memory). With ``phase`` (and ``pool``), that phase's
+    standings, pool by pool: computed for the request from the same version of the record
+    (a view of a part of the event, asked for by few). Only for an event this server
+    serves, by its name."""
     event_id = served_event(events, arena, name, guess(request, arena))
     try:
         snapshot = await events.standings_snapshot(event_id, after=after, wait=wait)
         view = snapshot.view
+        if phase is not None or pool is not None:
+            view = await asyncio.to_thread(
+                partial(events.compute_standings, event_id, phase=phase, pool=pool)
+            )
+            view = view.model_copy(update={"version": snapshot.version})
+    except NoSuchPhase as exc:  # (the event's phases are no secret: the projector shows them)
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
     except RecordError as exc:
         raise HTTPException(status_code=404, detail="no such event is served here") from exc
     plan = events.standings_plans.get(event_id)
