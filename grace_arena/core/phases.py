@@ -123,6 +123,7 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.BONUS, "answer"): frozenset({_P.BONUS}),  # one naming its part: answer_part
     (_P.BONUS, "rule_part"): frozenset({_P.BONUS, _P.ANSWERED}),
     (_P.BONUS, "consult_part"): frozenset({_P.BONUS}),
+    (_P.BONUS, "pre_answer_part"): frozenset({_P.BONUS}),
     (_P.BONUS, "abstain_part"): frozenset({_P.BONUS, _P.ANSWERED}),
     (_P.BONUS, "rule"): frozenset({_P.BONUS, _P.ANSWERED}),  # the part up: rule_part
     (_P.BONUS, "time_up"): frozenset({_P.BONUS, _P.ANSWERED}),
