@@ -14,6 +14,7 @@ from grace_arena.core.commands import (
     Join,
     Pause,
     PreAnswerPart,
+    Resume,
     RulePart,
     TimeUp,
     UndoRuling,
@@ -117,12 +118,21 @@ def test_a_pause_holds_the_window_and_an_undo_takes_it_back() -> None:
     match.handle(ConsultPart(team="red", player="red-1"), now=3.0)
     match.handle(Pause(), now=3.5)
     assert match.game.held == 1.5 and match.game.deadline is None
-    with pytest.raises(IllegalCommand):
+    with pytest.raises(IllegalCommand, match="no time limit"):
         match.handle(TimeUp(), now=10.0)  # no clock runs while paused
-    # an undo takes back part 1's ruling: the window goes with the state it followed
-    match.handle(UndoRuling(), now=4.0)
+    with pytest.raises(IllegalCommand, match=r"revealed in 1\.5 s"):
+        match.handle(AbstainPart(team="red"), now=10.0)
+    match.handle(PreAnswerPart(team="red", player="red-1", text="wrong"), now=20.0)  # paused
+    match.handle(Resume(), now=30.0)
+    assert match.game.deadline == 31.5  # the 1.5 s it had left
+    match.handle(PreAnswerPart(team="red", player="red-2", text="part 1"), now=31.0)
+    assert match.game.bonus.consulted is not None  # both wrote: revealed
+    # an undo takes back part 1's ruling: the window and the reveal go with the state after it
+    match.handle(UndoRuling(), now=32.0)
     assert match.game.bonus.part == 0 and match.game.bonus.pre_answer is None
-    assert [c.part for c in part_choices(events, match.config)] == []
+    assert match.game.bonus.consulted is None
+    assert part_choices(events, match.config) == []
+    assert Match.replay(events).state == match.state
 
 
 def test_without_a_window_the_model_answers_at_once_as_before() -> None:

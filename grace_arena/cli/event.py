@@ -17,6 +17,7 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    PreAnswerOption,
     SkipBrokenOption,
     check_model,
     consult_settings,
@@ -166,6 +167,7 @@ def create(
     bouncebacks: BouncebacksOption = None,
     consult: ConsultOption = None,
     consult_points: ConsultPointsOption = None,
+    pre_answer: PreAnswerOption = None,
 ) -> None:
     """Register an event and its teams: human teams, and model players with their threshold.
 
@@ -197,7 +199,7 @@ def create(
                 **({"exhibition": True} if exhibition else {}),
                 **({"format": "acf"} if consult and game_format is None else {}),
                 **format_settings(game_format, bouncebacks),
-                **consult_settings(consult, consult_points),
+                **consult_settings(consult, consult_points, pre_answer),
             }
         )
     except ValidationError as exc:

@@ -14,6 +14,7 @@ from grace_arena.cli.options import (
     ConsultPointsOption,
     DbOption,
     FormatOption,
+    PreAnswerOption,
     SkipBrokenOption,
     check_model,
     check_packets,
@@ -294,6 +295,7 @@ def serve(
     bouncebacks: BouncebacksOption = None,
     consult: ConsultOption = None,
     consult_points: ConsultPointsOption = None,
+    pre_answer: PreAnswerOption = None,
     skip_broken_questions: SkipBrokenOption = False,
     reading_mode: Annotated[
         str,
@@ -358,7 +360,7 @@ def serve(
     if match and event is None:
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
         settings = format_settings(game_format, bouncebacks)
-        settings.update(consult_settings(consult, consult_points))
+        settings.update(consult_settings(consult, consult_points, pre_answer))
         if consult and "format" not in settings:
             settings["format"] = "acf"  # QANTA's human rules follow ACF's
         if model is None:  # a quizbowl format's match is two teams; GRACE's has the model

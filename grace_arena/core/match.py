@@ -152,7 +152,7 @@ class PreAnswerWindow:
 
     player: str | None  # who asked (None: the moderator)
     draft: str | None
-    deadline: float
+    deadline: float  # as opened (the game's clock runs it: a pause holds it)
     answers: tuple[tuple[str, str], ...] = ()  # (player, text), in the order written
 
     def answered(self, player: str) -> bool:
@@ -476,7 +476,7 @@ def _held(g: GameState, ev: Event) -> GameState:
 
 
 #: The events after which the clock is as it was (the others set it anew, or stop it).
-_CLOCK_KEPT = (WordsRevealed, ReadingPaused, ReadingResumed)
+_CLOCK_KEPT = (WordsRevealed, ReadingPaused, ReadingResumed, BonusPreAnswerGiven)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1262,13 +1262,14 @@ def _consulting_team(run: _Decision, team_id: str, player: str | None, what: str
 def _not_pre_answering(run: _Decision, what: str) -> None:
     """Refuse ``what`` while the team's humans write their own answers (the pre-answer
     window): the model's answer is revealed first, then the team decides."""
-    play = run.g.bonus
-    if play is None or play.pre_answer is None:
+    g = run.g
+    if g.bonus is None or g.bonus.pre_answer is None:
         return
-    left = max(0.0, play.pre_answer.deadline - run.now)
+    # (the window's clock is the game's: held while the match is paused)
+    left = g.held if g.deadline is None else max(0.0, g.deadline - run.now)
     raise IllegalCommand(
         f"the team's players are writing their own answers: the model's is revealed in "
-        f"{left:.1f} s, then {what}"
+        f"{left or 0:.1f} s, then {what}"
     )
 
 
@@ -1311,7 +1312,8 @@ def _pre_answer_part(run: _Decision, cmd: PreAnswerPart) -> None:
         raise IllegalCommand(f"player {cmd.player!r} has not joined team {team.id!r}")
     if window.answered(cmd.player):
         raise IllegalCommand(f"player {cmd.player!r} already wrote an answer: the first stands")
-    if run.now >= window.deadline:
+    deadline = run.g.deadline  # the window's, held while the match is paused (None then)
+    if deadline is not None and run.now >= deadline:
         raise IllegalCommand("the time to write an answer ran out before this one came")
     text = cmd.text.strip()
     if not text:
