@@ -33,7 +33,7 @@ from grace_arena.core.events import (
 from grace_arena.core.judge import Directive, judge
 from grace_arena.core.rules import ConsultBonuses, rule_set
 
-__all__ = ["PartChoice", "PreAnswer", "part_choices"]
+__all__ = ["PartChoice", "PreAnswer", "part_choices", "same_answer"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,12 @@ class PartChoice:
             return None
         same = _same(self.answer, self.draft)  # None: the answer was said aloud, not typed
         return None if same is None else not same
+
+
+def same_answer(answer: str | None, other: str | None) -> bool | None:
+    """Whether two typed answers are the same answer (equal, or the judge accepts the one
+    against the other as an answer line); None when either is missing."""
+    return _same(answer, other)
 
 
 def _same(answer: str | None, other: str | None) -> bool | None:
