@@ -149,3 +149,25 @@ def test_a_window_is_configured_in_seconds_within_reason() -> None:
         ConsultScoring(pre_answer_time=0)
     with pytest.raises(ValueError, match="less than or equal to 60"):
         ConsultScoring(pre_answer_time=61)
+
+
+def test_the_window_is_a_match_setting_and_a_command_line_option() -> None:
+    import typer
+    from pydantic import ValidationError
+
+    from grace_arena.cli.options import consult_settings
+    from grace_arena.protocol import MatchSettings
+
+    settings = MatchSettings(**consult_settings("tfidf", None, 2.0), format="acf")
+    assert settings.scoring()["consult"]["pre_answer_time"] == 2.0
+    assert ConsultScoring(**settings.scoring()["consult"]).pre_answer_time == 2.0
+    with pytest.raises(ValidationError, match="consult_pre_answer"):
+        MatchSettings(consult_model="tfidf", consult_pre_answer=0.5)
+    with pytest.raises(typer.BadParameter, match="needs --consult MODEL"):
+        consult_settings(None, None, 2.0)
+    described = rules_for("acf", consult=ConsultScoring(pre_answer_time=2)).consult
+    from grace_arena.core.rules import ConsultBonuses
+
+    assert "writes their own answer for 2 s before the model's is revealed" in (
+        ConsultBonuses(scoring=described).describe()
+    )
