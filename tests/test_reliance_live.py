@@ -115,6 +115,7 @@ def test_the_reliance_section_of_a_scripted_consult_match(db_url, tmp_path):
               str(tmp_path / "a.json"), "--report", str(report)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert "Reliance on the model (bonus parts)" in result.output
     reliance = json.loads((tmp_path / "a.json").read_text())["reliance"]
     assert reliance["counts"] == {"decisions": 12, "bonus_parts": 12, "consulted": 5,
                                   "with_pre_answers": 5, "questions": 4}  # fmt: skip
