@@ -171,3 +171,32 @@ def test_the_window_is_a_match_setting_and_a_command_line_option() -> None:
     assert "writes their own answer for 2 s before the model's is revealed" in (
         ConsultBonuses(scoring=described).describe()
     )
+
+
+def test_the_moderators_terminal_shows_the_window_and_what_each_player_wrote() -> None:
+    """The moderator's bonus banner (a pure rendering of the moderator's view) says the
+    players are writing, how many have, and what; the log names both new events."""
+    from rich.console import Console
+
+    from grace_arena.server.views import RoomFacts, state_view
+    from moderator_tui.widgets import BuzzBanner, describe_event
+
+    match, events = team_of_two()
+    win(match, "red")
+    match.handle(ConsultPart(team="red", player="red-1"), now=2.0)
+    match.handle(PreAnswerPart(team="red", player="red-2", text="part 0"), now=2.5)
+    room = RoomFacts(match_id=1, join_code="ABCD", words={}, wpm=180, trajectories={},
+                     tossup_log=[])  # fmt: skip
+    state = state_view(match, room, "moderator", now=3.0)
+    assert state.bonus.pre_answer.seconds_left == 1.0
+    console = Console(width=100, record=True)
+    console.print(BuzzBanner()._bonus(state, state.bonus))
+    shown = console.export_text()
+    assert "the players write their own answers (1 of 2); the model's is revealed in 1 s" in shown
+    assert "Red-2: “part 0”" in shown
+    player = state_view(match, room, "player", now=3.0)
+    assert player.bonus.pre_answer.answers is None and player.bonus.pre_answer.written == 1
+    teams = state.teams
+    lines = [describe_event(e.model_dump(mode="json"), teams) for e in events[-2:]]
+    assert "Red asked for the model's answer: its players write their own first" in str(lines[0])
+    assert "(own answer, before the model's) answers “part 0” judge: accept" in str(lines[1])
