@@ -52,6 +52,7 @@
     lastRuling: null, // the latest `ruled` event of this tossup
     answerSent: null,
     bonusSent: null, // what this phone sent for the current bonus part (until it is ruled)
+    preAnswerSent: null, // [part key, text]: this player's own answer before the model's
     pendingBuzzAt: null, // when our unanswered buzz was sent (performance.now())
     notice: null, // {text, until}
     waiting: null, // the server's message while the team has no match here yet
@@ -412,6 +413,15 @@
     const s = app.state;
     const bonus = s && s.match.phase === "bonus" && s.bonus;
     // an answer says what it answers: a part no longer up is refused, not taken for the next
+    if (bonus && bonus.pre_answer) {
+      // consult rules: this player's own answer, written before the model's is revealed
+      if (send({ type: "pre_answer", text: text.slice(0, 300), part: bonus.part + 1 })) {
+        app.preAnswerSent = [partKey(bonus), text];
+        input.value = "";
+        render();
+      }
+      return;
+    }
     const message = bonus ?
       { type: "answer", text: text.slice(0, 300), part: bonus.part + 1, bounceback: bonus.bounceback } :
       { type: "answer", text: text.slice(0, 300) };
@@ -480,6 +490,15 @@
 
   // -- bonuses ---------------------------------------------------------------------------------
 
+  function partKey(b) {
+    return [b.id, b.part].join(":");
+  }
+
+  // this player's own answer to the part up, written before the model's was revealed
+  function preAnswered(b) {
+    return app.preAnswerSent && app.preAnswerSent[0] === partKey(b) ? app.preAnswerSent[1] : null;
+  }
+
   function myBonusTurn() {
     const s = app.state;
     return Boolean(s && app.me && s.match.phase === "bonus" && s.bonus && s.bonus.turn === app.me.team);
@@ -500,6 +519,9 @@
         (b.answered_by ? " (" + b.answered_by + ")" : "") + " — waiting for the ruling";
       else if (app.bonusSent) detail = "Sent “" + app.bonusSent + "” — waiting for the ruling";
       else if (b.prompted) detail = where + " · the moderator asks for more: type it" + clock;
+      else if (b.pre_answer) detail = where + (preAnswered(b) ?
+        " · you wrote “" + preAnswered(b) + "”: the model's answer is revealed" + clock :
+        " · write your own answer before the model's is revealed" + clock);
       else if (b.consult && !b.bounceback) {
         const [own, after, abstain] = b.consult_points || [];
         detail = where + (b.consulted ?
@@ -916,10 +938,12 @@
     // the answer box: screen mode, this player has the floor
     const form = $("answer-form");
     const mine = s && me && s.floor && s.floor.player === me.player && HAS_FLOOR.has(s.match.phase);
-    const bonusBox = myBonusTurn() && !s.bonus.answer && !app.bonusSent;
+    const bonusBox = myBonusTurn() && !s.bonus.answer && !app.bonusSent &&
+      !(s.bonus.pre_answer && preAnswered(s.bonus));
     const showAnswer = Boolean((mine && s.reading.mode === "screen" && !app.answerSent) || bonusBox);
     // what the box answers: a new one (the tossup's buzz, a part, a turn) starts empty
-    const target = bonusBox ? ["part", s.bonus.id, s.bonus.part, s.bonus.bounceback, s.bonus.prompted].join(":") :
+    const target = bonusBox ? ["part", s.bonus.id, s.bonus.part, s.bonus.bounceback, s.bonus.prompted,
+      Boolean(s.bonus.pre_answer)].join(":") :
       (mine ? "buzz:" + s.floor.buzz_id : "");
     if (showAnswer && form.dataset.target !== target) {
       form.dataset.target = target;
@@ -934,9 +958,14 @@
       form.hidden = true;
     }
 
+    const label = bonusBox && s.bonus.pre_answer ? "Your own answer, before the model's" : "Your answer";
+    const labelBox = form.querySelector("label");
+    if (labelBox.textContent !== label) labelBox.textContent = label;
+
     // consult rules: the team whose turn it is may look at the model's answer, or abstain
     const consultRow = $("consult-row");
-    const canConsult = bonusBox && s.bonus.consult && !s.bonus.bounceback && !s.bonus.prompted;
+    const canConsult = bonusBox && s.bonus.consult && !s.bonus.bounceback && !s.bonus.prompted &&
+      !s.bonus.pre_answer;
     consultRow.hidden = !canConsult;
     $("consult").hidden = !canConsult || Boolean(s.bonus.consulted);
     const seen = $("consulted");

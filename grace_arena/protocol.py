@@ -304,6 +304,15 @@ class ConsultMsg(_Msg):
     draft: Text | None = Field(default=None, max_length=300)
 
 
+class PreAnswerMsg(_Msg):
+    """Consult rules with a pre-answer window: a player of the team that asked for the model's
+    answer writes their own answer to the part up (``part``, 1-based) before it is revealed."""
+
+    type: Literal["pre_answer"] = "pre_answer"
+    part: int | None = Field(default=None, ge=1, le=100)
+    text: Text = Field(max_length=300)
+
+
 class AbstainMsg(_Msg):
     """Consult rules: the team whose turn it is abstains on the part up (``part``, 1-based):
     scored at once. A player of that team sends it, or the moderator for the team."""
@@ -450,6 +459,7 @@ ClientMessage = Annotated[
     | ThrowOutMsg
     | ThrowOutBonusMsg
     | ConsultMsg
+    | PreAnswerMsg
     | AbstainMsg
     | PauseMsg
     | ResumeMsg
@@ -482,7 +492,7 @@ MODERATOR_ONLY = frozenset(
         "substitute",
     }
 )
-PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
+PLAYER_ONLY = frozenset({"join", "buzz", "answer", "pre_answer"})
 #: Sent by a player who joined, for their team, or by the moderator in control, for the team
 #: whose turn it is (a protest: the team it names; a player's where the match takes protests
 #: from phones).
@@ -630,6 +640,19 @@ class ConsultedView(_Msg):
     draft: str | None = None  # moderator only: what the team had typed before
 
 
+class PreAnswerView(_Msg):
+    """Consult rules with a pre-answer window: the team whose turn it is asked for the
+    model's answer; each of its players writes their own until ``deadline`` (server clock),
+    when the model's is revealed."""
+
+    deadline: float | None  # None: the match is paused (``seconds_left`` stand still)
+    seconds_left: float
+    written: int  # how many of the team's players have written
+    players: int  # the team's players
+    #: moderator only: what each wrote (player's name -> answer)
+    answers: dict[str, str] | None = None
+
+
 class BonusView(_Msg):
     """The bonus of this cycle: being played, or just played (its results stay on screen)."""
 
@@ -656,6 +679,8 @@ class BonusView(_Msg):
     consult: bool = False
     consult_points: tuple[int, int, int] | None = None
     consulted: ConsultedView | None = None  # the model's answer, once the team looked
+    #: The players' own answers being written before the model's is revealed.
+    pre_answer: PreAnswerView | None = None
 
 
 class ReadingView(_Msg):
@@ -1140,6 +1165,12 @@ class MatchSettings(_Msg):
         Annotated[int, _Within(0, 100, "points", field="consult_points")],
         Annotated[int, _Within(0, 100, "points", field="consult_points")],
     ] = (15, 10, 5)
+    #: With a model to consult: seconds each human of the team has to write an answer of
+    #: their own, once the team asks for the model's, before it is revealed (QANTA 2026: 2);
+    #: None: revealed at once.
+    consult_pre_answer: (
+        Annotated[float, _Within(1, 60, "seconds", " or none", field="consult_pre_answer")] | None
+    ) = None
 
     #: The fields that are rules of the game (the others say how the match is read).
     SCORING: ClassVar[tuple[str, ...]] = (
@@ -1167,6 +1198,7 @@ class MatchSettings(_Msg):
             own, consult, abstain = self.consult_points
             rules["consult"] = {
                 "own_points": own, "consult_points": consult, "abstain_points": abstain,
+                "pre_answer_time": self.consult_pre_answer,
             }  # fmt: skip
             rules["bonuses"] = True
         return rules

@@ -312,6 +312,7 @@ class LiveScreen(MatchScreen):
                 command in allowed and b is not None and b.consult and not b.bounceback
                 and not b.prompted and b.answer is None
             )  # fmt: skip
+            open_turn = open_turn and b.pre_answer is None  # the players write first
             return open_turn and (action == "abstain" or b.consulted is None)
         if action == "end_match_not_now":
             # E mid-tossup: not a move, but the screen says what comes first

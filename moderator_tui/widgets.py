@@ -267,6 +267,14 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
             f"{said}" + ("" if conf is None else f" ({conf:.0%})"),
             style="magenta",
         )
+    if kind == "bonus_pre_answer_opened":
+        return Text(
+            f"part {ev['part'] + 1}: {team_name(teams, ev['team'])} asked for the model's "
+            "answer: its players write their own first",
+            style="magenta",
+        )
+    if kind == "bonus_pre_answer_given":
+        return _answer_line(f"part {ev['part'] + 1}: {who} (own answer, before the model's)", ev)
     if kind == "bonus_part_undone":
         return Text(f"part {ev['part'] + 1}: ruling undone", style="bold magenta")
     if kind == "bonus_ended":
@@ -545,6 +553,15 @@ class BuzzBanner(StateView):
             body.append(f"“{bonus.answer}”", style="bold")
             if bonus.answered_by:
                 body.append(f" ({bonus.answered_by})", style="dim")
+        elif bonus.pre_answer is not None:
+            window = bonus.pre_answer
+            body.append(
+                f"the players write their own answers ({window.written} of {window.players}); "
+                f"the model's is revealed in {math.ceil(window.seconds_left)} s…",
+                style="dim",
+            )
+            for name, text in (window.answers or {}).items():
+                body.append(f"\n  {name}: “{text}”")
         elif bonus.consult and not bonus.bounceback and bonus.consulted is not None:
             body.append("waiting for the team: its answer, or abstain (a)…", style="dim")
         elif bonus.consult and not bonus.bounceback:

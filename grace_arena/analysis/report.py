@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from grace_arena.analysis.bonuses import SMALL_SAMPLE
+from grace_arena.analysis.reliance import report_section as reliance_section
 
 __all__ = [
     "html_report",
@@ -915,6 +916,7 @@ def report_context(result: dict[str, Any], images: dict[str, list[str]]) -> dict
         "curve_images": images.get("curves", []),
         "bonus_images": images.get("bonuses", []),
         "bonuses": _bonus_section(result),
+        "reliance": reliance_section(result.get("reliance")),
         "scope": _data_scope(result),
     }
     optional = ("leaderboards", "teams", "expected_wins", "policy", "players", "survey")

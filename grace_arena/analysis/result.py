@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from grace_arena.analysis.bonuses import analyze_bonuses
+from grace_arena.analysis.reliance import analyze_reliance
 from grace_arena.analysis.summary import analyze as analyze_dict
 from grace_arena.analysis.survey import analyze_survey, survey_steps_from
 
@@ -237,11 +238,12 @@ def analyze(
     ``grace-arena analyze`` runs.
     """
     notes: list[str] = []
-    bonus_parts = choices = None
+    bonus_parts = choices = decisions = None
     if steps is not None and not isinstance(steps, pd.DataFrame):
         data = steps
         bonus_parts = getattr(data, "bonus_parts", None)
         choices = getattr(data, "choices", None)
+        decisions = getattr(data, "decisions", None)
         steps, buzzes, heard = data.steps, data.buzzes, data.heard
         roster = getattr(data, "roster", None) if roster is None else roster
         survey = data.survey if survey is None else survey
@@ -266,6 +268,9 @@ def analyze(
     )  # fmt: skip
     if bonuses is not None:
         result["bonuses"] = bonuses
+    reliance = analyze_reliance(decisions, n_resamples=n_resamples, seed=seed, level=level)
+    if reliance is not None:
+        result["reliance"] = reliance
     if notes:
         result["notes"] = [*notes, *result.get("notes", [])]
     return AnalysisResult(result)

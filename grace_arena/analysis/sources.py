@@ -63,6 +63,9 @@ class Dataset:
     #: ``bonus_choices`` files of ``export --format parquet``).
     bonus_parts: pd.DataFrame | None = None
     choices: pd.DataFrame | None = None
+    #: The teams' delegation decisions, read from the record's events
+    #: (:mod:`grace_arena.analysis.reliance`; none from files).
+    decisions: pd.DataFrame | None = None
     #: Who played for which team in which match (:func:`~grace_arena.analysis.frames.
     #: roster_frame`): a player who pressed but never took the floor is in it.
     roster: pd.DataFrame | None = None
@@ -258,5 +261,6 @@ def _load_record(url: str, *, events: list[str], matches: list[int]) -> Dataset:
         notes=list(data.warnings),
         bonus_parts=data.bonus_parts,
         choices=data.choices,
+        decisions=data.decisions,
         roster=data.roster,
     )

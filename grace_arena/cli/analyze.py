@@ -62,6 +62,26 @@ def _print_tables(result: dict[str, Any]) -> None:
         _print_survey(console, result, fmt)
     if result.get("bonuses"):
         _print_bonuses(console, result["bonuses"], fmt)
+    if result.get("reliance"):
+        _print_reliance(console, result["reliance"])
+
+
+def _print_reliance(console: Any, reliance: dict[str, Any]) -> None:
+    """The reliance rates (the report has the tables behind them)."""
+    from rich.table import Table
+
+    from grace_arena.analysis.reliance import report_section
+
+    section = report_section(reliance)
+    assert section is not None
+    table = Table(title="Reliance on the model (bonus parts)", caption=section["auroc"])
+    for col in section["rates"]["header"]:
+        table.add_column(col, justify="right" if col.startswith("k/n") else "left")
+    for row in section["rates"]["rows"]:
+        table.add_row(*row)
+    console.print(table)
+    for line in [*section["lines"][1:], *section["caveats"]]:
+        console.print(f"note: {line}", highlight=False)
 
 
 def _print_bonuses(console: Any, bonuses: dict[str, Any], fmt: Any) -> None:

@@ -18,6 +18,7 @@ from grace_arena.cli.options import (
     DbOption,
     FormatOption,
     PhoneProtestsOption,
+    PreAnswerOption,
     SkipBrokenOption,
     TimedHalvesOption,
     check_model,
@@ -188,6 +189,7 @@ def create(
     consult_points: ConsultPointsOption = None,
     timed_halves: TimedHalvesOption = None,
     phone_protests: PhoneProtestsOption = False,
+    pre_answer: PreAnswerOption = None,
 ) -> None:
     """Register an event and its teams: human teams, and model players with their threshold.
 
@@ -219,7 +221,7 @@ def create(
                 **({"exhibition": True} if exhibition else {}),
                 **({"format": "acf"} if consult and game_format is None else {}),
                 **format_settings(game_format, bouncebacks),
-                **consult_settings(consult, consult_points),
+                **consult_settings(consult, consult_points, pre_answer),
                 **timed_halves_settings(timed_halves, game_format),
                 **({"phone_protests": True} if phone_protests else {}),
             }

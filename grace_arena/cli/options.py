@@ -214,6 +214,18 @@ TimedHalvesOption = Annotated[
 ]
 
 
+PreAnswerOption = Annotated[
+    float | None,
+    typer.Option(
+        "--pre-answer",
+        help="With --consult: seconds each player of the team has to write an answer of their "
+        "own on their phone once the team asks for the model's, before it is revealed "
+        "(QANTA 2026: 2). Default: revealed at once.",
+        show_default=False,
+    ),
+]
+
+
 PhoneProtestsOption = Annotated[
     bool,
     typer.Option(
@@ -233,13 +245,18 @@ def timed_halves_settings(minutes: float | None, fmt: str | None) -> dict:
     return {"half_time": round(minutes * 60.0, 3), **({"format": "naqt"} if fmt is None else {})}
 
 
-def consult_settings(model: str | None, points: str | None) -> dict:
-    """The match settings ``--consult`` and ``--consult-points`` give."""
-    if points is not None and not model:
-        raise typer.BadParameter("needs --consult MODEL", param_hint="--consult-points")
+def consult_settings(
+    model: str | None, points: str | None, pre_answer: float | None = None
+) -> dict:
+    """The match settings ``--consult``, ``--consult-points`` and ``--pre-answer`` give."""
+    for given, hint in ((points, "--consult-points"), (pre_answer, "--pre-answer")):
+        if given is not None and not model:
+            raise typer.BadParameter("needs --consult MODEL", param_hint=hint)
     if not model:
         return {}
     settings: dict = {"consult_model": model}
+    if pre_answer is not None:
+        settings["consult_pre_answer"] = pre_answer
     if points is not None:
         parts = [p.strip() for p in points.split(",")]
         if len(parts) != 3 or not all(p.isdigit() for p in parts):

@@ -15,6 +15,7 @@ from grace_arena.cli.options import (
     DbOption,
     FormatOption,
     PhoneProtestsOption,
+    PreAnswerOption,
     SkipBrokenOption,
     TimedHalvesOption,
     check_model,
@@ -318,6 +319,7 @@ def serve(
     consult_points: ConsultPointsOption = None,
     timed_halves: TimedHalvesOption = None,
     phone_protests: PhoneProtestsOption = False,
+    pre_answer: PreAnswerOption = None,
     skip_broken_questions: SkipBrokenOption = False,
     reading_mode: Annotated[
         str,
@@ -385,7 +387,7 @@ def serve(
     if match and event is None:
         teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
         settings = format_settings(game_format, bouncebacks)
-        settings.update(consult_settings(consult, consult_points))
+        settings.update(consult_settings(consult, consult_points, pre_answer))
         settings.update(timed_halves_settings(timed_halves, game_format))
         if phone_protests:
             settings["phone_protests"] = True

@@ -162,6 +162,17 @@ class ConsultPart(Command):
     part: int | None = Field(default=None, ge=1)
 
 
+class PreAnswerPart(Command):
+    """Consult rules with a pre-answer window: a human of the team that asked for the model's
+    answer writes their own before it is revealed (one each; ``part`` as ``Rule``)."""
+
+    kind: ClassVar[str] = "pre_answer_part"
+    team: str
+    player: str
+    text: str = Field(max_length=500)
+    part: int | None = Field(default=None, ge=1)
+
+
 class AbstainPart(Command):
     """The team whose turn it is abstains on the current part (consult rules): scored at once,
     by whether the model was right. ``player`` None: the moderator records it."""

@@ -25,6 +25,10 @@ class ConsultScoring(_Frozen):
     own_points: int = Field(default=15, ge=0)
     consult_points: int = Field(default=10, ge=0)
     abstain_points: int = Field(default=5, ge=0)
+    #: Seconds each human of the team has to write an answer of their own on their phone once
+    #: the team asks for the model's, before it is revealed (QANTA 2026: 2 s); None: the
+    #: model's answer is revealed at once.
+    pre_answer_time: float | None = Field(default=None, gt=0, le=60)
 
 
 class ScoringRules(_Frozen):

@@ -3,7 +3,8 @@
 One :class:`PartChoice` per bonus part a team was ruled on under consult rules (its own turn,
 not a bounceback; a model team's answers are not choices): whether it consulted the model and
 what it was shown, what it had in mind before (its draft, if typed, with the judge's
-suggestion on it), its final answer or its abstention, the ruling and the points. A ruling
+suggestion on it, and each human's own answer written before the model's was revealed, with
+the judge's verdict on it), its final answer or its abstention, the ruling and the points. A ruling
 that was undone is not in force, nor the parts of a bonus thrown out or of a tossup thrown
 out, as in :func:`grace_arena.core.standings.bonuses_played`.
 """
@@ -20,6 +21,8 @@ from grace_arena.core.events import (
     BonusPartConsulted,
     BonusPartRuled,
     BonusPartUndone,
+    BonusPreAnswerGiven,
+    BonusPreAnswerOpened,
     BonusStarted,
     Event,
     MatchCreated,
@@ -30,7 +33,16 @@ from grace_arena.core.events import (
 from grace_arena.core.judge import Directive, judge
 from grace_arena.core.rules import ConsultBonuses, rule_set
 
-__all__ = ["PartChoice", "part_choices"]
+__all__ = ["PartChoice", "PreAnswer", "part_choices", "same_answer"]
+
+
+@dataclass(frozen=True)
+class PreAnswer:
+    """One human's own answer to a part, written before the model's was revealed."""
+
+    player: str
+    text: str
+    correct: bool  # the judge accepts it (a directed prompt is not an acceptance)
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,9 @@ class PartChoice:
     #: An abstention: right when the model's answer to the part (shown or not) was wrong —
     #: nobody had it (QANTA 2026), as the engine scored it; None for an answer.
     abstained_right: bool | None = None
+    #: Consult rules with a pre-answer window: each human's own answer before the model's was
+    #: revealed, in the order written (empty: no window, or nobody wrote in time).
+    pre_answers: tuple[PreAnswer, ...] = ()
 
     @property
     def changed(self) -> bool | None:
@@ -62,6 +77,12 @@ class PartChoice:
             return None
         same = _same(self.answer, self.draft)  # None: the answer was said aloud, not typed
         return None if same is None else not same
+
+
+def same_answer(answer: str | None, other: str | None) -> bool | None:
+    """Whether two typed answers are the same answer (equal, or the judge accepts the one
+    against the other as an answer line); None when either is missing."""
+    return _same(answer, other)
 
 
 def _same(answer: str | None, other: str | None) -> bool | None:
@@ -90,22 +111,29 @@ def part_choices(events: Sequence[Event], config: MatchConfig | None = None) -> 
 
     humans = {t.id for t in config.teams if t.kind is TeamKind.HUMAN}
     ruled: dict[int, PartChoice] = {}  # seq of the ruling -> its choice
-    before: dict[int, tuple[BonusPartConsulted | None, BonusAnswerGiven | None]] = {}
+    before: dict[int, tuple[BonusPartConsulted | None, BonusAnswerGiven | None,
+                            tuple[PreAnswer, ...]]] = {}  # fmt: skip
     consulted: BonusPartConsulted | None = None
     answer: BonusAnswerGiven | None = None
+    pre: tuple[PreAnswer, ...] = ()
     for ev in events:
         match ev:
             case BonusStarted():
-                consulted, answer = None, None
+                consulted, answer, pre = None, None, ()
             case BonusPartConsulted():
                 consulted = ev
+            case BonusPreAnswerOpened():
+                pre = ()
+            case BonusPreAnswerGiven():
+                accepted = ev.suggestion == Directive.ACCEPT.value
+                pre = (*pre, PreAnswer(player=ev.player, text=ev.text, correct=accepted))
             case BonusAnswerGiven():
                 answer = ev
             case BonusPartRuled() if ev.resume == "prompt":
-                before[ev.seq] = (consulted, answer)  # an undo of the prompt restores both
+                before[ev.seq] = (consulted, answer, pre)  # an undo of the prompt restores all
                 answer = None  # the team answers again (its consult stands)
             case BonusPartRuled():
-                before[ev.seq] = (consulted, answer)
+                before[ev.seq] = (consulted, answer, pre)
                 if ev.choice is not None and not ev.bounceback and ev.team in humans:
                     seen = (
                         consulted if consulted is not None and consulted.part == ev.part else None
@@ -124,11 +152,12 @@ def part_choices(events: Sequence[Event], config: MatchConfig | None = None) -> 
                         agreed=_same(given, seen.guess) if seen and given else None,
                         abstained_right=abstained_right(ev.bonus_id, ev.part)
                         if ev.choice == "abstain" else None,
+                        pre_answers=pre if seen is not None else (),
                     )  # fmt: skip
-                consulted, answer = None, None
+                consulted, answer, pre = None, None, ()
             case BonusPartUndone():
                 ruled.pop(ev.ruled_seq, None)
-                consulted, answer = before.get(ev.ruled_seq, (None, None))
+                consulted, answer, pre = before.get(ev.ruled_seq, (None, None, ()))
             case BonusEnded() if ev.outcome == "thrown_out":
                 ruled = {s: c for s, c in ruled.items() if c.bonus_id != ev.bonus_id}
             case TossupEnded() if ev.outcome is TossupOutcome.THROWN_OUT:

@@ -298,6 +298,36 @@ class BonusPartConsulted(_Event):
     deadline: float | None = None
 
 
+class BonusPreAnswerOpened(_Event):
+    """Consult rules with a pre-answer window (``ConsultScoring.pre_answer_time``): the team
+    whose turn it is asked for the model's answer to the current part; before it is revealed
+    (a ``bonus_part_consulted`` at ``deadline``, or once every human of the team has written),
+    each of its humans writes an answer of their own on their phone. ``player``: who asked
+    (None: the moderator); ``draft``: what the team had typed before asking."""
+
+    type: Literal["bonus_pre_answer_opened"] = "bonus_pre_answer_opened"
+    bonus_id: str
+    part: int  # 0-based
+    team: str
+    player: str | None = None
+    draft: str | None = None
+    deadline: float
+
+
+class BonusPreAnswerGiven(_Event):
+    """A human's own answer to the current part, written in the pre-answer window, before the
+    model's answer was revealed (one each; the judge's suggestion on it, never shown to
+    players)."""
+
+    type: Literal["bonus_pre_answer_given"] = "bonus_pre_answer_given"
+    bonus_id: str
+    part: int  # 0-based
+    team: str
+    player: str
+    text: str
+    suggestion: str | None = None
+
+
 class BonusPartRuled(_Event):
     type: Literal["bonus_part_ruled"] = "bonus_part_ruled"
     bonus_id: str
@@ -485,6 +515,8 @@ Event = Annotated[
     | BonusStarted
     | BonusAnswerGiven
     | BonusPartConsulted
+    | BonusPreAnswerOpened
+    | BonusPreAnswerGiven
     | BonusPartRuled
     | BonusPartUndone
     | BonusEnded

@@ -32,6 +32,7 @@ from grace_arena.core.commands import (
     HalfTimeUp,
     Join,
     Pause,
+    PreAnswerPart,
     ReadPart,
     ResolveProtest,
     Resume,
@@ -57,6 +58,8 @@ from grace_arena.core.events import (
     BonusPartRead,
     BonusPartRuled,
     BonusPartUndone,
+    BonusPreAnswerGiven,
+    BonusPreAnswerOpened,
     BonusStarted,
     BuzzAccepted,
     BuzzRefused,
@@ -150,6 +153,20 @@ class Consulted:
 
 
 @dataclass(frozen=True)
+class PreAnswerWindow:
+    """Consult rules with a pre-answer window: the team asked for the model's answer to the
+    current part, and its humans write their own until ``deadline``, when it is revealed."""
+
+    player: str | None  # who asked (None: the moderator)
+    draft: str | None
+    deadline: float  # as opened (the game's clock runs it: a pause holds it)
+    answers: tuple[tuple[str, str], ...] = ()  # (player, text), in the order written
+
+    def answered(self, player: str) -> bool:
+        return any(p == player for p, _ in self.answers)
+
+
+@dataclass(frozen=True)
 class PartResult:
     """A part's ruling in force: the team ruled, its points, whether it was a bounceback."""
 
@@ -176,6 +193,8 @@ class BonusPlay:
     done: bool = False
     prompted: bool = False  # the turn's answer was prompted: the team answers again
     consulted: Consulted | None = None  # consult rules: the model's answer, once looked at
+    #: Consult rules with a pre-answer window: the humans' own answers before the reveal.
+    pre_answer: PreAnswerWindow | None = None
 
     def points(self, team: str) -> int:
         return sum(r.points for r in self.results if r.team == team)
@@ -412,7 +431,17 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         case BonusPartConsulted():
             assert g.bonus is not None
             seen = Consulted(ev.model, ev.guess, ev.confidence, ev.model_correct, ev.draft)
-            g = replace(g, bonus=replace(g.bonus, consulted=seen), deadline=ev.deadline)
+            play = replace(g.bonus, consulted=seen, pre_answer=None)
+            g = replace(g, bonus=play, deadline=ev.deadline)
+        case BonusPreAnswerOpened():
+            assert g.bonus is not None
+            window = PreAnswerWindow(ev.player, ev.draft, ev.deadline)
+            g = replace(g, bonus=replace(g.bonus, pre_answer=window), deadline=ev.deadline)
+        case BonusPreAnswerGiven():
+            assert g.bonus is not None and g.bonus.pre_answer is not None
+            window = g.bonus.pre_answer
+            window = replace(window, answers=(*window.answers, (ev.player, ev.text)))
+            g = replace(g, bonus=replace(g.bonus, pre_answer=window))
         case BonusPartRuled():
             assert g.bonus is not None
             before = g
@@ -467,7 +496,7 @@ def _held(g: GameState, ev: Event) -> GameState:
 
 
 #: The events after which the clock is as it was (the others set it anew, or stop it).
-_CLOCK_KEPT = (WordsRevealed, ReadingPaused, ReadingResumed)
+_CLOCK_KEPT = (WordsRevealed, ReadingPaused, ReadingResumed, BonusPreAnswerGiven)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1069,7 +1098,9 @@ def _time_up(run: _Decision, cmd: TimeUp) -> None:
         raise IllegalCommand("there is no time limit running")
     if run.now < g.deadline:
         raise IllegalCommand(f"time is not up yet ({g.deadline - run.now:.1f} s left)")
-    if g.phase is Phase.BONUS:
+    if g.phase is Phase.BONUS and g.bonus is not None and g.bonus.pre_answer is not None:
+        _reveal_model(run)  # the pre-answer window closed: the model's answer is shown
+    elif g.phase is Phase.BONUS:
         run.rule_part(Ruling.INCORRECT, by="timer")
     elif g.phase in HAS_FLOOR:
         run.rule(Ruling.INCORRECT, by="timer")
@@ -1212,6 +1243,7 @@ def _answer_part(run: _Decision, cmd: AnswerPart) -> None:
             f"team {team.id!r} already answered this part ({play.answer.text!r}): the first "
             "answer stands"
         )
+    _not_pre_answering(run, "answer")
     deadline = run.g.deadline
     if deadline is not None and run.now >= deadline:
         raise IllegalCommand("the answer time ran out before this answer came")
@@ -1248,10 +1280,26 @@ def _consulting_team(run: _Decision, team_id: str, player: str | None, what: str
         raise IllegalCommand(f"player {player!r} has not joined team {team.id!r}")
     if play.answer is not None or play.prompted:
         raise IllegalCommand(f"team {team.id!r} already answered this part")
+    if what != "consult":
+        _not_pre_answering(run, what)
     deadline = run.g.deadline
     if deadline is not None and run.now >= deadline:
         raise IllegalCommand(f"the answer time ran out before this {what} came")
     return team
+
+
+def _not_pre_answering(run: _Decision, what: str) -> None:
+    """Refuse ``what`` while the team's humans write their own answers (the pre-answer
+    window): the model's answer is revealed first, then the team decides."""
+    g = run.g
+    if g.bonus is None or g.bonus.pre_answer is None:
+        return
+    # (the window's clock is the game's: held while the match is paused)
+    left = g.held if g.deadline is None else max(0.0, g.deadline - run.now)
+    raise IllegalCommand(
+        f"the team's players are writing their own answers: the model's is revealed in "
+        f"{left or 0:.1f} s, then {what}"
+    )
 
 
 def _consult_part(run: _Decision, cmd: ConsultPart) -> None:
@@ -1259,18 +1307,79 @@ def _consult_part(run: _Decision, cmd: ConsultPart) -> None:
     team = _consulting_team(run, cmd.team, cmd.player, "consult")
     play = run.g.bonus
     assert play is not None and run.config.consult is not None
-    if play.consulted is not None:
+    if play.consulted is not None or play.pre_answer is not None:
         raise IllegalCommand(f"team {team.id!r} already consulted the model on this part")
+    draft = (cmd.draft or "").strip() or None
+    window = run.config.rules.consult.pre_answer_time if run.config.rules.consult else None
+    if window is not None:
+        # each human writes an answer of their own before the model's is revealed
+        run.emit(
+            BonusPreAnswerOpened(
+                bonus_id=play.bonus_id, part=play.part, team=team.id, player=cmd.player,
+                draft=draft, deadline=run.now + window,
+            )
+        )  # fmt: skip
+        return
+    _reveal_model(run, player=cmd.player, draft=draft)
+
+
+def _pre_answer_part(run: _Decision, cmd: PreAnswerPart) -> None:
+    play = run.g.bonus
+    assert play is not None
+    _up(run, cmd.part, None, "answer")
+    window = play.pre_answer
+    if window is None:
+        raise IllegalCommand(
+            "no pre-answer is open: the team's own answers are written after it asks for the "
+            "model's, before it is revealed"
+        )
+    turn = _turn(run.state)
+    team = run.team(cmd.team)
+    if team.id != turn:
+        raise IllegalCommand(f"this part is team {turn!r}'s, not team {team.id!r}'s")
+    if cmd.player not in run.state.players[team.id]:
+        raise IllegalCommand(f"player {cmd.player!r} has not joined team {team.id!r}")
+    if window.answered(cmd.player):
+        raise IllegalCommand(f"player {cmd.player!r} already wrote an answer: the first stands")
+    deadline = run.g.deadline  # the window's, held while the match is paused (None then)
+    if deadline is not None and run.now >= deadline:
+        raise IllegalCommand("the time to write an answer ran out before this one came")
+    text = cmd.text.strip()
+    if not text:
+        raise IllegalCommand("an empty answer: write one, or let the time run out")
+    spec = run.config.bonus(play.bonus_id)
+    assert spec is not None
+    suggestion, _ = _suggest(text, spec.parts[play.part].answer)
+    run.emit(
+        BonusPreAnswerGiven(
+            bonus_id=play.bonus_id, part=play.part, team=team.id, player=cmd.player, text=text,
+            suggestion=suggestion,
+        )
+    )  # fmt: skip
+    after = run.g.bonus
+    assert after is not None and after.pre_answer is not None
+    if all(after.pre_answer.answered(p) for p in run.state.players[team.id]):
+        _reveal_model(run)  # every human of the team has written: no need to wait
+
+
+def _reveal_model(run: _Decision, *, player: str | None = None, draft: str | None = None) -> None:
+    """The model's answer to the current part is shown to the team whose turn it is (at its
+    request, or as the pre-answer window closes: then who asked and its draft are the
+    window's)."""
+    play = run.g.bonus
+    assert play is not None and run.config.consult is not None
+    if play.pre_answer is not None:
+        player, draft = play.pre_answer.player, play.pre_answer.draft
+    team = _turn(run.state)
     spec = run.config.bonus(play.bonus_id)
     assert spec is not None
     seen = run.config.consult.answer(play.bonus_id, play.part)
-    draft = (cmd.draft or "").strip() or None
     suggestion = None
     if draft is not None:
         suggestion, _ = _suggest(draft, spec.parts[play.part].answer)
     run.emit(
         BonusPartConsulted(
-            bonus_id=play.bonus_id, part=play.part, team=team.id, player=cmd.player,
+            bonus_id=play.bonus_id, part=play.part, team=team, player=player,
             model=run.config.consult.model,
             guess=seen.guess if seen is not None else None,
             confidence=seen.confidence if seen is not None else None,
@@ -1297,6 +1406,7 @@ def _abstain_part(run: _Decision, cmd: AbstainPart) -> None:
 
 def _rule_part(run: _Decision, cmd: RulePart) -> None:
     _up(run, cmd.part, cmd.bounceback, "ruling")
+    _not_pre_answering(run, "rule")
     turn = run.team(_turn(run.state))
     if cmd.ruling is Ruling.PROMPT and turn.kind is TeamKind.MODEL:
         raise IllegalCommand(
@@ -1386,6 +1496,7 @@ _HANDLERS = {
     RulePart: _rule_part,
     ThrowOutBonus: _throw_out_bonus,
     ConsultPart: _consult_part,
+    PreAnswerPart: _pre_answer_part,
     AbstainPart: _abstain_part,
     ReadPart: _read_part,
     CallTimeout: _call_timeout,

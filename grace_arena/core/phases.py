@@ -22,7 +22,10 @@ Rules of the table (read this before changing the match engine):
   it; no ruling loses points. After the last part the cycle is ``ANSWERED``. Undo takes back
   the last part's ruling, or, before any, the tossup's (and the bonus goes back unused); a
   bonus thrown out is replaced by the packet's next unused extra (or the moderator's pick).
-  Read aloud, ``read_part`` starts the part's conferral clock (it rules nothing).
+  Read aloud, ``read_part`` starts the part's conferral clock (it rules nothing). Under
+  consult rules with a pre-answer window, ``consult_part`` opens it and ``pre_answer_part``
+  records each player's own answer; ``time_up`` (or the last player's answer) reveals the
+  model's, and until then the part may not be answered, abstained from or ruled.
 * ``timeout``: a team calls one between tossups (as many as the format allows).
 * ``substitute``: a player of the bench comes into a team's lineup, between cycles.
 * ``pause`` is legal while a tossup is read, in its buzz window and in its bonus, not while a
@@ -124,6 +127,7 @@ TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     (_P.BONUS, "answer"): frozenset({_P.BONUS}),  # one naming its part: answer_part
     (_P.BONUS, "rule_part"): frozenset({_P.BONUS, _P.ANSWERED}),
     (_P.BONUS, "consult_part"): frozenset({_P.BONUS}),
+    (_P.BONUS, "pre_answer_part"): frozenset({_P.BONUS}),
     (_P.BONUS, "abstain_part"): frozenset({_P.BONUS, _P.ANSWERED}),
     (_P.BONUS, "rule"): frozenset({_P.BONUS, _P.ANSWERED}),  # the part up: rule_part
     (_P.BONUS, "time_up"): frozenset({_P.BONUS, _P.ANSWERED}),

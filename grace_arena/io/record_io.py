@@ -30,6 +30,7 @@ from grace_arena.analysis.frames import (
     steps_frame,
     tossups_frame,
 )
+from grace_arena.analysis.reliance import DECISION_COLUMNS, decisions
 from grace_arena.analysis.survey import SurveyStep
 from grace_arena.core import protests
 from grace_arena.core.config import MatchConfig, TossupSpec
@@ -112,6 +113,8 @@ class MatchInfo:
     #: Each team's lineups, with the question each starts at
     #: (:func:`grace_arena.core.lineups.lineup_history`).
     lineups: list[LineupSpan] = field(default_factory=list)
+    #: Its teams' delegation decisions (:func:`grace_arena.analysis.reliance.decisions`).
+    decisions: list[dict[str, Any]] = field(default_factory=list)
 
     def tossup(self, tossup_id: str) -> TossupSpec | None:
         return self.config.tossup(tossup_id)
@@ -185,6 +188,7 @@ def load_matches(
                 replaced_bonuses=replaced_bonuses,
                 notes=protests.match_notes(Match.replay(events).state),
                 lineups=lineup_history(events),
+                decisions=decisions(events, created.config),
             )
         )
     return out
@@ -562,6 +566,27 @@ def choice_rows(
     return out
 
 
+def decision_rows(
+    matches: Sequence[MatchInfo], labels: dict[tuple[int, str], str] | None = None
+) -> list[dict[str, Any]]:
+    """The teams' delegation decisions in these matches (:data:`DECISION_COLUMNS`), each
+    named by its match, event and team (``labels``, as :func:`choice_rows`) and its question
+    (``packet/bonus``, which the reliance bootstrap resamples)."""
+    labels = labels or {}
+    return [
+        {
+            **row,
+            "match": str(m.id),
+            "event": m.event,
+            "team": labels.get((m.event_id or 0, row["team"]), m.team_name(row["team"])),
+            "packet_id": m.packet_id,
+            "question": question_id(m.packet_id, row["bonus_id"]),
+        }
+        for m in matches
+        for row in m.decisions
+    ]
+
+
 def step_rows(
     engine: Engine, questions: Iterable[tuple[str, str]] | None = None
 ) -> list[dict[str, Any]]:
@@ -637,6 +662,10 @@ class RecordData:
     )
     choices: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(CHOICE_COLUMNS))
+    )
+    #: The teams' delegation decisions (:mod:`grace_arena.analysis.reliance`).
+    decisions: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(DECISION_COLUMNS))
     )
     #: Who played for which team in which match: every player with a buzz outside
     #: thrown-out tossups, a press that lost a race included (a pooled team is its player).
@@ -796,6 +825,7 @@ def load_record_data(
             bonus_part_rows(engine, in_scope), columns=list(BONUS_PART_COLUMNS)
         ),
         choices=pd.DataFrame(choice_rows(engine, matches, labels), columns=list(CHOICE_COLUMNS)),
+        decisions=pd.DataFrame(decision_rows(matches, labels), columns=list(DECISION_COLUMNS)),
         roster=roster_frame([*played, *(("", r["team"], r["player"]) for r in pooled.rows)]),
     )
 

@@ -24,6 +24,7 @@ from grace_arena.core.commands import (
     EndMatch,
     GiveAnswer,
     Pause,
+    PreAnswerPart,
     ReadPart,
     Resume,
     Reveal,
@@ -53,6 +54,7 @@ from grace_arena.protocol import (
     PauseMsg,
     Ping,
     Pong,
+    PreAnswerMsg,
     ProtestMsg,
     ReadPartMsg,
     ResumeMsg,
@@ -283,6 +285,11 @@ class Session:
                         else AbstainPart(team=team, player=player, part=msg.part)
                     )
                     self.queue(room, command, msg.type)
+                case PreAnswerMsg():
+                    assert conn.team is not None and conn.player is not None
+                    pre = PreAnswerPart(team=conn.team, player=conn.player, text=msg.text,
+                                        part=msg.part)  # fmt: skip
+                    self.queue(room, pre, msg.type)
                 case ThrowOutBonusMsg():
                     throw = ThrowOutBonus(reason=msg.reason, replacement=msg.replacement)
                     self.queue(room, throw, msg.type)

@@ -9,7 +9,7 @@ from typing import Any
 
 from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
-from grace_arena.core.match import Match, bouncebacks_played, can_undo, in_overtime
+from grace_arena.core.match import BonusPlay, Match, bouncebacks_played, can_undo, in_overtime
 from grace_arena.core.officiating import regulation_of, timeouts_left
 from grace_arena.core.officiating import standing as match_standing
 from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
@@ -29,6 +29,7 @@ from grace_arena.protocol import (
     MatchView,
     ModelCurveView,
     ModelGuessView,
+    PreAnswerView,
     ReadingView,
     RecordStatus,
     ReplayBuzz,
@@ -138,7 +139,7 @@ def public_bonus_id(match: Match, bonus_id: str) -> str:
     return f"bonus-{number}"
 
 
-def bonus_view(match: Match, role: Role) -> BonusView | None:
+def bonus_view(match: Match, role: Role, *, now: float | None = None) -> BonusView | None:
     """The cycle's bonus as ``role`` may see it: the lead-in and the parts up so far (all of
     them for the moderator), each part's answer line once it is ruled, the typed answer (said
     aloud in a room, so the room sees it; the judge's suggestion is the moderator's)."""
@@ -198,7 +199,28 @@ def bonus_view(match: Match, role: Role) -> BonusView | None:
             confidence=play.consulted.confidence,
             draft=play.consulted.draft if moderator else None,
         ),
+        pre_answer=_pre_answer_view(match, play, moderator, now),
     )
+
+
+def _pre_answer_view(
+    match: Match, play: BonusPlay, moderator: bool, now: float | None
+) -> PreAnswerView | None:
+    """The pre-answer window open on the current part (None: none is)."""
+    window = play.pre_answer
+    if window is None:
+        return None
+    names = match.state.players.get(match.bonus_turn() or play.team, {})
+    game = match.game  # the window's clock is the game's (held while paused)
+    if game.deadline is None:
+        left = game.held or 0.0
+    else:
+        left = game.deadline - (now if now is not None else game.deadline)
+    return PreAnswerView(
+        deadline=game.deadline, seconds_left=max(0.0, left), written=len(window.answers),
+        players=len(names),
+        answers={names.get(p, p): text for p, text in window.answers} if moderator else None,
+    )  # fmt: skip
 
 
 def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -210,7 +232,7 @@ def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) 
         data["tossup_id"] = public_tossup_id(match, data["tossup_id"])
     if "bonus_id" in data:
         data["bonus_id"] = public_bonus_id(match, data["bonus_id"])
-    if ev.type in ("buzz_accepted", "answer_given"):
+    if ev.type in ("buzz_accepted", "answer_given", "bonus_pre_answer_given"):
         data.pop("answer", None)
         data.pop("text", None)
     if isinstance(ev, Ruled):
@@ -354,7 +376,7 @@ def state_view(
         teams=teams,
         tossup=tossup,
         floor=floor,
-        bonus=bonus_view(match, role) if game.phase is not Phase.ENDED else None,
+        bonus=bonus_view(match, role, now=now) if game.phase is not Phase.ENDED else None,
         deadline=game.deadline,
         held=game.held,
         conferral=game.conferral,

@@ -206,9 +206,15 @@ class ConsultBonuses(BonusRules):
 
     def describe(self, bouncebacks: bool | None = None) -> str:
         c = self.scoring
+        before = (
+            f"; each player writes their own answer for {c.pre_answer_time:g} s before the "
+            "model's is revealed"
+            if c.pre_answer_time is not None
+            else ""
+        )
         return (
             f"bonuses with a model to consult ({c.own_points} alone, {c.consult_points} "
-            f"after consulting, {c.abstain_points} for a right abstention)"
+            f"after consulting, {c.abstain_points} for a right abstention{before})"
         )
 
 
