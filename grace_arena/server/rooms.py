@@ -95,6 +95,7 @@ from grace_arena.server.schedules import (
     starts_when,
     waiting_text_of,
 )
+from grace_arena.server.spoilers import yet_to_read
 from grace_arena.server.tokens import Tokens, token_in, token_sha256
 from grace_arena.server.views import standings_view
 
@@ -751,6 +752,8 @@ class Rooms:
         if hello.role == "moderator":
             if not await self.is_moderator(room.rm.id, hello.token):
                 raise Refused("unauthorized", "wrong moderator token", guess=True)
+        elif hello.role == "display":
+            await self._display_granted(room, sr, hello.token)
         elif hello.role == "player" and hello.token:
             player_id = self.tokens.player_id(self.token_scope(sr), hello.token)
             record = await self.player(sr.event_id, player_id or "")
@@ -758,6 +761,32 @@ class Rooms:
                 raise Refused("unauthorized", "unknown player token; join again", guess=True)
             admission.player = record
         return admission
+
+    async def _display_granted(self, room: Room, sr: ScheduledRoom, token: str | None) -> None:
+        """A room's display needs the room's or the organiser's grant (:meth:`Tokens.display`)
+        while another room of its event, or another match here, has yet to read what the
+        room reads (:func:`spoilers.yet_to_read`, the rule of replays); raises
+        :class:`Refused` otherwise (a wrong grant is a guess)."""
+        if self.tokens.display_granted(token, sr.event_id, sr.room_id):
+            return
+        config = room.match.config
+        tossups = [t.id for t in config.tossups]
+        where = await asyncio.to_thread(
+            yet_to_read,
+            self.engine,
+            list(self.arena.rooms.values()),
+            sr.event_id,
+            room.rm.id,
+            config.packet_id,
+            tossups,
+        )
+        if where is not None:
+            raise Refused(
+                "unauthorized",
+                f"this room's display needs its display token: what it reads is yet to be "
+                f"read in {where} (the projector's link, printed by serve, carries it)",
+                guess=bool(token),
+            )
 
     def _joinable(self, sr: ScheduledRoom) -> list[TeamView]:
         """The teams a new player may join: every human team of the room's event (a player
