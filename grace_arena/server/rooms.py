@@ -631,16 +631,17 @@ class Rooms:
         opens nothing (a wrong code or token charged to the address)."""
         guard = self.arena.guard
         # an address's codes and tokens are looked at a few at a time (guard.SLOTS), those
-        # in flight charged all the same: sockets sent together buy no more guesses
+        # in flight charged all the same: sockets sent together buy no more guesses; a
+        # connection that guesses is held on its own, its address only at its ceiling
         async with guard.turn(conn.address):
-            wait = guard.wait(conn.address)
+            wait = guard.wait(conn.address, connection=conn)
             if wait:
                 raise Refused("rate_limited", guard.message(wait))
             try:
                 admission = await self.admit(hello)
             except Refused as exc:
                 if exc.guess:
-                    guard.failed(conn.address)
+                    guard.failed(conn.address, connection=conn)
                 raise
             room, sr = admission.room, admission.place
             if (
