@@ -508,6 +508,7 @@ class Rooms:
         whose server process died are taken over."""
         await self.recheck_waiting()
         await self.adopt_orphans()
+        await self.reread_waiting()
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -578,6 +579,19 @@ class Rooms:
                     await self.advance(sr)
             except Exception:
                 log.exception("room %s of %s: its next match did not open", sr.name, sr.event_name)
+
+    async def reread_waiting(self) -> None:
+        """Read again the plan of each event with players waiting here (another process may
+        have opened their team's match), and send them on."""
+        for event_id, waiting in list(self.waiting.items()):
+            if not waiting:
+                continue
+            try:
+                self._remember(await self._read(event_id))
+            except Exception as exc:
+                log.warning("event %d not read again (%s)", event_id, short_reason(exc))
+                continue
+            self._send_on_waiting(event_id)
 
     async def adopt_orphans(self) -> None:
         """Take over the rooms of the events served here whose current match's server process
@@ -838,7 +852,7 @@ class Rooms:
             conn.waiting_event = sr.event_id
             if seat is not None:  # the team's match is open in another room: go there
                 send_on(conn, seat, where)
-            else:
+            elif not self._send_elsewhere(sr.event_id, conn, where):
                 self.wait(sr.event_id, conn, where)
             return False
         limit = self.arena.settings.max_players_per_match
@@ -1022,8 +1036,26 @@ class Rooms:
             if sr is not None:
                 waiting.pop(conn, None)
                 send_on(conn, sr, f"your team's match is open in {room_name(sr)}")
+            elif self._send_elsewhere(event_id, conn, where):
+                waiting.pop(conn, None)
             elif where != told:
                 self.wait(event_id, conn, where)
+
+    def _send_elsewhere(self, event_id: int, conn: Connection, where: str) -> bool:
+        """Send ``conn`` on to the room of its team's match when that match is open and not
+        served here (another server process serves it: its hello there is told where, as the
+        record says); False when there is none."""
+        plan = self.plans.get(event_id)
+        game = plan.next_game_of(conn.team or "") if plan is not None else None
+        room = plan.room(game.room_id or "") if plan is not None and game is not None else None
+        if game is None or room is None or game.match_id is None:
+            return False  # not opened yet
+        if game.match_id in self.arena.rooms:
+            return False  # (served here: its room sends it on when it opens)
+        conn.moved = True
+        message = f"your team's match is open in {room_name(room)}: {where}"
+        conn.send_model(NextMatch(join_code=room.join_code, room=room.name, message=message))
+        return True
 
     # -- moderators -------------------------------------------------------------------------------
 
