@@ -1,5 +1,6 @@
-"""Two server processes share one record, each serving a room of one event: a phone waiting
-on one for a match that opens on the other is sent there."""
+"""Two server processes share one record, each serving a room of one event: a player in play
+on one is in use on the other (by name or by token) until the phone that plays them leaves;
+a phone waiting on one for a match that opens on the other is sent there."""
 
 from __future__ import annotations
 
@@ -25,6 +26,38 @@ def _hello(server: ServerProcess, code: str, **hello) -> Client:
 
 def _reply(phone: Client) -> dict:
     return phone.wait(lambda m: m["type"] in ("joined", "error"))
+
+
+@on_both_backends
+def test_a_player_in_play_on_one_process_is_in_use_on_the_other(db_url) -> None:
+    """Ann plays in room 1 on A. On B (room 2's code) a phone joins Red as Ann, and her kept
+    token says hello: both are told she is in use (there used to be two live Anns, one a
+    process). Once her phone leaves A, her token takes her seat on B."""
+    plan = make_event(db_url)
+    room1, room2 = code_of(plan, "1"), code_of(plan, "2")
+    with serve_rooms(db_url, "1") as a, serve_rooms(db_url, "2") as b:
+        ann = _hello(a, room1)
+        ann.wait("welcome")
+        ann.send(type="join", team="red", name="Ann")
+        token = ann.wait("joined")["token"]
+        with clients(ann):
+            ann.state()
+            by_name = _hello(b, room2)
+            with clients(by_name):
+                by_name.wait("welcome")
+                by_name.send(type="join", team="red", name="ANN")
+                refused = _reply(by_name)
+                assert refused["type"] == "error" and refused["code"] == "in_use", refused
+                assert "Ann" in refused["message"] and a.url in refused["message"]
+            by_token = _hello(b, room2, token=token)
+            with clients(by_token):
+                refused = _reply(by_token)
+                assert refused["type"] == "error" and refused["code"] == "in_use", refused
+            ann.drain(0.3)  # still hers, on A
+        # her phone left A: her token is hers on B
+        back = _hello(b, room2, token=token)
+        with clients(back):
+            assert _reply(back)["name"] == "Ann"
 
 
 @on_both_backends

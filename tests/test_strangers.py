@@ -495,3 +495,34 @@ def test_one_phone_guessing_behind_a_nat_holds_its_socket_not_its_neighbours(db_
         with clients(late):
             late.send(type="hello", role="player", join_code=code)
             assert late.wait("error")["code"] == "rate_limited"
+
+
+def test_a_kept_token_does_not_play_beside_its_player(db_url):
+    """A token kept from a phone (a shared tablet, a copied link) says hello while its player
+    plays: refused ``in_use`` (it used to play as them, on a second device, the check skipped
+    for token hellos). Once the player's phone stops answering, the token takes its seat back
+    and the silent socket is closed."""
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
+        ping_interval=0.3,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        room = server.room()
+        alice, kept = Client(server.ws_url), Client(server.ws_url)
+        with clients(alice, kept):
+            alice.send(type="hello", role="player", join_code=room.join_code)
+            alice.wait("welcome")
+            alice.send(type="join", team="red", name="Alice")
+            token = alice.wait("joined")["token"]
+            _read_for(alice, 1.0)  # she answers pings: she plays
+            kept.send(type="hello", role="player", join_code=room.join_code, token=token)
+            refused = kept.wait(lambda m: m["type"] in ("error", "joined"))
+            assert refused["type"] == "error" and refused["code"] == "in_use", refused
+            assert "Alice" in refused["message"]
+            _read_for(alice, 0.5)  # still hers
+            time.sleep(1.5)  # now her phone answers nothing (it is not read)
+            kept.send(type="hello", role="player", join_code=room.join_code, token=token)
+            assert kept.wait("joined")["name"] == "Alice"
+            with pytest.raises(ConnectionClosed):
+                _read_for(alice, 3.0)
+            assert alice.ws.close_code == 4002

@@ -63,7 +63,7 @@ from grace_arena.protocol import (
     Waiting,
     Welcome,
 )
-from grace_arena.record import lease
+from grace_arena.record import claims, lease
 from grace_arena.record.models import ArenaEventRow, EventPlayerRow, MatchRow
 from grace_arena.record.schedule import (
     EventPlan,
@@ -105,6 +105,12 @@ log = logging.getLogger(__name__)
 _STANDINGS_EVENTS = frozenset(
     {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
 )
+#: How long a player's hello waits for another process to let the player go (a phone that
+#: left it a moment ago) before it is told the player is in use.
+CLAIM_WAIT = 2.0
+#: How long a hello waits for the record to take its player's claim: past it, the record is
+#: away or slow, and the player plays (this process's own check holds).
+CLAIM_TIMEOUT = 1.0
 #: The transport's reader of a connection's next message (None after an error reply).
 Receive = Callable[[float | None], Awaitable[Any]]
 #: Settings of a scheduled match that the event's defaults may give.
@@ -175,6 +181,8 @@ class Rooms:
         self._readers: dict[int, StandingsReader] = {}  # by event id
         self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
+        #: The player (event id, player id) each connection here has claimed in the record.
+        self._claimed: dict[Connection, tuple[int, str]] = {}
         #: Every open connection of this process, in a room, waiting, or on its way.
         self.connections: set[Connection] = set()
         arena.subscribe(self)
@@ -506,6 +514,10 @@ class Rooms:
         """After each renewal of the leases: rooms waiting for other rooms' matches move on
         when those ended (here or in another process), and rooms of the events served here
         whose server process died are taken over."""
+        try:
+            await self.renew_claims()
+        except Exception as exc:
+            log.warning("renewing the players' claims failed (%s); trying again", exc)
         await self.recheck_waiting()
         await self.adopt_orphans()
         await self.reread_waiting()
@@ -669,7 +681,10 @@ class Rooms:
                 )
                 raise Refused("in_use", message)
             if admission.player is not None:
-                conn.player, conn.team = admission.player.id, admission.player.team
+                # a token is the player's on one device at a time, as a name is: a kept token
+                # does not play beside its player (a phone that comes back takes its seat once
+                # the one it left stopped answering)
+                await self.claim(conn, sr.event_id, admission.player)
         # the hello holds: leave the room this connection was in (a hello again, or a room
         # that moved on); its watchers hear of a controller that left here, unless it is the
         # room this hello takes control of again (they hear of that below)
@@ -830,9 +845,7 @@ class Rooms:
                 raise
             why = short_reason(exc)
             raise Refused("server_error", f"the record is unavailable ({why}): join again") from exc
-        if self._playing(team, record.id, conn):
-            raise Refused("in_use", _in_use(record.name))
-        conn.player, conn.team = record.id, team
+        await self.claim(conn, sr.event_id, record)
         token = self.tokens.player(self.token_scope(sr), record.id)
         return await self.seat(conn, room, sr, token, record)
 
@@ -865,6 +878,69 @@ class Rooms:
             conn.send_model(joined)
             raise
         return True
+
+    async def claim(self, conn: Connection, event_id: int, record: PlayerRecord) -> None:
+        """``conn`` plays as ``record`` from now on, or :class:`Refused` ``in_use``: another
+        connection of this process plays as them (:meth:`_playing`), or another process holds
+        them (a claim of the record, :mod:`grace_arena.record.claims`)."""
+        if self._playing(record.team, record.id, conn):
+            raise Refused("in_use", _in_use(record.name))
+        # taken here with no wait after the check: two hellos of one player at once cannot
+        # both pass it
+        before = conn.player, conn.team
+        conn.player, conn.team = record.id, record.team
+        key = (event_id, record.id)
+        if self._claimed.get(conn) == key:
+            return  # (a hello again of the connection's player: the claim is this process's)
+        wait_until = time.monotonic() + CLAIM_WAIT
+        while True:
+            try:
+                holder = await asyncio.wait_for(
+                    asyncio.to_thread(
+                        claims.claim, self.engine, event_id, record.id, self.arena.holder,
+                        ttl=self.arena.settings.lease_ttl,
+                    ),
+                    CLAIM_TIMEOUT,
+                )  # fmt: skip
+            except Exception as exc:
+                if not (isinstance(exc, TimeoutError) or is_transient(exc)):
+                    raise
+                # the record is away (or slow): this process's own check holds meanwhile, and
+                # the claim is taken when the record answers
+                log.warning("player %s not claimed in the record: %s", record.id, short_reason(exc))
+                holder = None
+            if holder is None:
+                break
+            if time.monotonic() >= wait_until or conn.closed:
+                conn.player, conn.team = before
+                message = f"{record.name} is playing on another device (served by {holder})"
+                raise Refused("in_use", message + ": choose another name, or go on there")
+            # a phone that left another process a moment ago: its claim goes with its socket
+            await asyncio.sleep(0.1)
+        self._claimed[conn] = key
+
+    def gone(self, conn: Connection) -> None:
+        """``conn`` closed: its player's claim is let go, unless another connection here
+        plays as them."""
+        key = self._claimed.pop(conn, None)
+        if key is None or key in self._claimed.values():
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop: the claim lapses
+            self._spawn(self._release_claims([key]))
+
+    async def _release_claims(self, keys: list[tuple[int, str]] | None) -> None:
+        try:
+            await asyncio.to_thread(claims.release, self.engine, self.arena.holder, keys)
+        except Exception as exc:  # it lapses by itself
+            log.warning("claims not let go (%s): they lapse", short_reason(exc))
+
+    async def renew_claims(self) -> None:
+        """The players in play here are still in play."""
+        keys = [k for c, k in list(self._claimed.items()) if not c.closed]
+        for conn in [c for c in list(self._claimed) if c.closed]:
+            self.gone(conn)
+        if keys:
+            await asyncio.to_thread(claims.renew, self.engine, self.arena.holder, keys)
 
     def _playing(self, team: str, player: str, conn: Connection) -> bool:
         """Whether another connection of this process plays as ``player`` of ``team`` now (in
@@ -1183,6 +1259,9 @@ class Rooms:
     async def close(self) -> None:
         for task in [*self._refreshing.values(), *self._tasks]:
             task.cancel()
+        self._claimed.clear()
+        with contextlib.suppress(TimeoutError):  # (they lapse by themselves)
+            await asyncio.wait_for(self._release_claims(None), CLAIM_TIMEOUT)
 
 
 def send_on(conn: Connection, sr: ScheduledRoom, message: str) -> None:
