@@ -137,6 +137,14 @@ def test_a_room_reads_to_no_door_of_another_room_before_that_room_reads_it(tmp_p
                 assert not _words_in(body), (door, body[:400])
             # the refused display is told why, and what grants it
             assert outcome["display, no grant"][1] == "unauthorized"
+            # the organiser's list of rooms gives each projector's link, with its grant
+            request = urllib.request.Request(
+                f"{base}/api/events/night/rooms",
+                headers={"Authorization": f"Bearer {events.tokens.server()}"},
+            )
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                listed = {r["join_code"]: r["display_url"] for r in json.loads(reply.read())}
+            assert listed[room1].endswith(f"/display?code={room1}&token={room1_grant}")
             # room 2's own display is refused too: room 1 has tossup 2 yet to read
             seen, first = _ws(server, role="display", join_code=room2)
             assert first == "unauthorized" and "room 1" in seen
