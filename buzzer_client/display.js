@@ -56,8 +56,19 @@
 
   // -- connection (common.js: reconnects by itself, answers pings) -------------------------
 
+  // The projector's grant (?token=, printed by serve with the room's moderator token): while
+  // another room of the event has yet to read what this room reads, the server opens the
+  // room's display only with it.
+  const grant = new URLSearchParams(location.search).get("token");
+
+  function displayHello() {
+    const hello = { type: "hello", role: "display", join_code: app.code };
+    if (grant) hello.token = grant;
+    return hello;
+  }
+
   const link = createLink({
-    hello: () => ({ type: "hello", role: "display", join_code: app.code }),
+    hello: displayHello,
     onMessage: handle,
     onStatus: setConn,
   });
@@ -92,10 +103,18 @@
           setBanner("", "On to the next match", "");
           $("tossup-info").textContent = "";
         }
-        link.send({ type: "hello", role: "display", join_code: app.code });
+        link.send(displayHello());
         return;
       case "error":
-        if (msg.in_reply_to === "hello" && msg.code === "not_found") {
+        if (msg.in_reply_to === "hello" && msg.code === "unauthorized") {
+          // another room has yet to read this room's words: the projector's link (with its
+          // grant) opens it, a code alone does not
+          link.stop();
+          $("screen").hidden = true;
+          $("code-form").hidden = false;
+          $("code-error").textContent = msg.message;
+          $("code-error").hidden = false;
+        } else if (msg.in_reply_to === "hello" && msg.code === "not_found") {
           link.stop();
           $("screen").hidden = true;
           $("code-form").hidden = false;

@@ -267,6 +267,14 @@
 
   const cards = new Map(); // join code -> {box, link}
 
+  // a room's display link carries the event projector's grant (?token=, printed by serve)
+  function roomHello(code) {
+    const hello = { type: "hello", role: "display", join_code: code };
+    const grant = new URLSearchParams(location.search).get("token");
+    if (grant) hello.token = grant;
+    return hello;
+  }
+
   function roomCard(li, room) {
     if (room.round == null || !room.join_code || !window.GraceArena.createLink) return;
     let card = cards.get(room.join_code);
@@ -275,7 +283,7 @@
       box.hidden = true;
       card = { box, code: room.join_code, view: null };
       card.link = window.GraceArena.createLink({
-        hello: () => ({ type: "hello", role: "display", join_code: card.code }),
+        hello: () => roomHello(card.code),
         onMessage: (msg) => {
           if (msg.type === "state") {
             card.link.entered();
@@ -285,7 +293,9 @@
             card.code = msg.join_code;
             card.view = null;
             draw(box, null);
-            card.link.send({ type: "hello", role: "display", join_code: card.code });
+            card.link.send(roomHello(card.code));
+          } else if (msg.type === "error" && msg.code === "unauthorized") {
+            card.link.stop(); // no grant: the room's curves are not this projector's to show
           }
         },
         onStatus: () => {},

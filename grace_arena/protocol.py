@@ -1381,6 +1381,8 @@ class EventRoomInfo(_Msg):
     match_id: int | None
     teams: list[str]
     served_here: bool  # this process serves the room now
+    #: The room's projector: its display with the room's grant (``token``).
+    display_url: str = ""
 
 
 class BuzzRecord(_Msg):

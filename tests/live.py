@@ -147,6 +147,27 @@ class Client:
         self._connect.__exit__(None, None, None)
 
 
+def display_grant(server: LiveServer, code: str) -> str:
+    """The grant of the room's display (another room reading the same packet keeps its words
+    from a code alone)."""
+    sr = server.events.rooms[code.strip().upper()]
+    return server.events.tokens.display(sr.event_id, sr.room_id)
+
+
+def display_url(server: LiveServer, code: str, query: str = "") -> str:
+    """A room's display page with the room's grant, as ``serve`` prints it for the
+    projector."""
+    return f"{server.http_url}/display?code={code}&token={display_grant(server, code)}{query}"
+
+
+def projector_url(server: LiveServer, event: str, query: str = "") -> str:
+    """The event's projector page with the event's grant, as ``serve`` prints it."""
+    event_id = server.events.served_event(event)
+    assert event_id is not None
+    grant = server.events.tokens.display(event_id)
+    return f"{server.http_url}/display?event={event}&token={grant}{query}"
+
+
 def new_match(server: LiveServer, **overrides: Any) -> tuple[int, str]:
     """A fresh match through the HTTP API, as the moderator's screen makes one (slow reading:
     the moderator steps by hand): its id and join code. ``overrides`` go to :func:`two_teams`."""

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from browser import SCREENSHOTS
-from live import Client, LiveServer, clients, moderator, new_match, player, two_teams
+from live import Client, LiveServer, clients, display_url, moderator, new_match, player, two_teams
 from playwright.sync_api import Page, expect
 from test_browser_results import assert_fits
 
@@ -401,7 +401,7 @@ def test_display_shows_the_banner_and_the_model_guess_after_the_ruling(server, b
     mod = moderator(server, match_id)
     red = player(server, "red", "Ann", match_id)
     try:
-        page.goto(f"{server.http_url}/display?code={code}")
+        page.goto(display_url(server, code))
         expect(page.locator("#join-code")).to_have_text(code)
         expect(page.locator("#qr")).to_have_attribute("src", f"/api/join/{code}/qr.svg")
         page.wait_for_function("document.getElementById('qr').naturalWidth > 0")  # it loaded
@@ -457,7 +457,7 @@ def test_display_keeps_the_join_url_and_qr_code_in_sight_at_1280x720(server, bro
     page = context.new_page()
     page.set_default_timeout(10_000)
     try:
-        page.goto(f"{server.http_url}/display?code={code}")
+        page.goto(display_url(server, code))
         # the join URL as text, the server's (here its loopback address: the test's server)
         expect(page.locator("#join-url")).to_have_text(f"{server.http_url[7:]}/?code={code}")
         start_paused(mod, clues=0)
@@ -537,7 +537,7 @@ def test_a_match_s_end_names_the_winner_on_the_phone_and_the_display(server, pho
         phone.goto(f"{server.http_url}/?code={code}")  # the join page names the match
         expect(phone.locator("#join-where")).to_have_text("GRACE Arena Sample Packet")
         me = join(phone, server, code, "Blue", "Bo")
-        display.goto(f"{server.http_url}/display?code={code}")
+        display.goto(display_url(server, code))
         start_paused(mod, clues=0)
         buzz_button(phone).tap()
         wait_for_floor(mod, me)
@@ -567,7 +567,7 @@ def test_after_an_undo_the_display_s_banner_and_buzz_list_say_the_same(server, p
     mod = moderator(server, match_id)
     red = player(server, "red", "Ann", match_id)
     try:
-        display.goto(f"{server.http_url}/display?code={code}")
+        display.goto(display_url(server, code))
         expect(display.locator("#join-code")).to_have_text(code)
         start_paused(mod)
         red.send(type="buzz", client_time=time.time())
@@ -602,7 +602,7 @@ def test_the_display_s_final_scores_of_three_teams_fit_a_1280x720_screen(server,
     display = pages({"width": 1280, "height": 720})
     mod = moderator(server, match_id)
     try:
-        display.goto(f"{server.http_url}/display?code={code}")
+        display.goto(display_url(server, code))
         expect(display.locator("#join-code")).to_have_text(code)
         start_paused(mod)
         mod.send(type="throw_out")

@@ -20,7 +20,7 @@ import re
 import pytest
 from a11y import assert_accessible
 from browser import SCREENSHOTS, phone
-from live import Client, LiveServer, clients, moderator, new_match, two_teams
+from live import Client, LiveServer, clients, display_url, moderator, new_match, two_teams
 from playwright.sync_api import Page, expect
 
 from grace_arena.protocol import TeamSetup
@@ -72,9 +72,9 @@ def test_every_state_of_a_match_passes_axe_on_the_phone_the_display_and_the_repl
     assert_accessible(ann, "the phone's join page")
     join(ann, server, code, "Red", "Ann")
     display = pages(DISPLAY)
-    display.goto(f"{server.http_url}/display?code={code}")
+    display.goto(display_url(server, code))
     contrast = pages(DISPLAY)
-    contrast.goto(f"{server.http_url}/display?code={code}&contrast=high")
+    contrast.goto(display_url(server, code, "&contrast=high"))
     expect(contrast.locator("html")).to_have_class("high-contrast")
 
     def check(state: str) -> None:
@@ -151,7 +151,7 @@ def test_buzzes_and_rulings_are_announced_and_the_buzz_takes_one_key_or_one_swit
     expect(ann.get_by_label(SWITCH)).not_to_be_checked()
     expect(bo.locator("#buzz-hint")).to_have_text("or press any key")
     display = pages(DISPLAY)
-    display.goto(f"{server.http_url}/display?code={code}")
+    display.goto(display_url(server, code))
     with clients(moderator(server, match_id)) as (mod,):
         read_one_clue(mod)
         expect(bo.locator("#status-title")).to_have_text("Ready")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from browser import PHONE, SCREENSHOTS
-from live import LiveServer, moderator, two_teams
+from live import LiveServer, display_url, moderator, two_teams
 from playwright.sync_api import Page, expect
 
 from grace_arena.core.match import Match
@@ -51,7 +51,7 @@ def test_a_whole_acf_match_of_twenty_cycles_on_real_phones(tmp_path, pages):
         _join(phones["red"], server, code, "Red", "Ann")
         _join(phones["blue"], server, code, "Blue", "Bo")
         display = pages({"width": 1280, "height": 720})
-        display.goto(f"{server.http_url}/display?code={code}")
+        display.goto(display_url(server, code))
         expected = {"red": 0, "blue": 0}
         try:
             for cycle in range(20):
@@ -155,7 +155,7 @@ def test_a_phone_consults_the_model_and_abstains_with_its_buttons(tmp_path, page
         _join(phone, server, code, "Red", "Ann")
         _join(other, server, code, "Blue", "Bo")
         display = pages({"width": 1280, "height": 720})
-        display.goto(f"{server.http_url}/display?code={code}")
+        display.goto(display_url(server, code))
         try:
             mod.send(type="start_tossup")
             mod.state(lambda s: s["match"]["phase"] == "reading")

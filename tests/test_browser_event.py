@@ -23,7 +23,7 @@ from event_helpers import (
     room_moderator,
     room_player,
 )
-from live import Client, LiveServer, clients
+from live import Client, LiveServer, clients, display_url, projector_url
 from playwright.sync_api import Page, expect
 
 from grace_arena.record.schedule import EventPlan
@@ -66,7 +66,7 @@ def test_a_phone_and_the_rooms_display_go_from_round_1_to_round_2(event, pages):
         join(alice, server, room1, "Red", "Alice")
         expect(alice.locator("#event-info")).to_have_text("Round 1 of 3 · Room 1")
         expect(alice.locator("#scores")).to_contain_text("Robo")
-        display.goto(f"{server.http_url}/display?code={room1}")
+        display.goto(display_url(server, room1))
         expect(display.locator("#title")).to_contain_text("Round 1 of 3 · Room 1")
         expect(display.locator("#join-url")).to_have_text(
             re.compile(rf"^127\.0\.0\.1:\d+/\?code={room1}$")
@@ -225,7 +225,7 @@ def test_a_phone_that_waits_for_its_team_is_sent_on(event, pages):
         bob.screenshot(path=str(SCREENSHOTS / "grace-arena-event-phone-waiting.png"))
         # the event's projector view says so too
         projector = pages({"width": 1280, "height": 720})
-        projector.goto(f"{server.http_url}/display?event=night")
+        projector.goto(projector_url(server, "night"))
         waiting_room = projector.locator("#rooms li").nth(1)
         expect(waiting_room.locator(".room-phase")).to_have_text(f"Waiting: {waits}")
         projector.screenshot(path=str(SCREENSHOTS / "grace-arena-event-projector-waiting.png"))
@@ -248,7 +248,7 @@ def test_the_event_projector_view_shows_standings_and_join_codes(event, pages):
     alice = phone(pages)
     projector = pages({"width": 1280, "height": 720})
     with clients(mod):
-        projector.goto(f"{server.http_url}/display?event=night")
+        projector.goto(projector_url(server, "night"))
         rows = projector.locator("#standings tbody tr")
         expect(rows).to_have_count(4)
         expect(projector.locator("#standings")).to_contain_text("Careful")

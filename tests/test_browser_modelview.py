@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from browser import SCREENSHOTS
-from live import Client, LiveServer, moderator, player
+from live import Client, LiveServer, display_grant, display_url, moderator, player, projector_url
 from live import new_match as _new_match
 from playwright.sync_api import Page, expect
 
@@ -108,7 +108,7 @@ def test_an_exhibition_draws_the_curve_live_and_the_guess_once_ruled(server, pag
     page = projector(pages)
     mod = moderator(server, match_id)
     try:
-        page.goto(f"{server.http_url}/display?code={code}")
+        page.goto(display_url(server, code))
         expect(page.locator("#join-code")).to_have_text(code)
         start_paused(mod, tossup_id)
         state = step_clue(mod)  # the first clue: the model's first step is read
@@ -177,9 +177,11 @@ def test_by_default_the_display_shows_the_curve_only_once_the_tossup_is_over(ser
     red = player(server, "red", "Ann", match_id)
     watcher = Client(server.ws_url)  # a display's view, as the page gets it
     try:
-        watcher.send(type="hello", role="display", join_code=code)
+        watcher.send(
+            type="hello", role="display", join_code=code, token=display_grant(server, code)
+        )
         watcher.wait("welcome")
-        page.goto(f"{server.http_url}/display?code={code}")
+        page.goto(display_url(server, code))
         expect(page.locator("#join-code")).to_have_text(code)
         start_paused(mod, tossup_id)
         step_clue(mod)
@@ -324,7 +326,7 @@ def test_the_event_projector_draws_each_rooms_curve_as_the_display_may(tmp_path,
         room1 = code_of(plan, "1")  # Red vs Robo
         projector = projector_page = pages(PROJECTOR)
         with clients(room_moderator(server, room1)) as (mod,):
-            projector_page.goto(f"{server.http_url}/display?event=night")
+            projector_page.goto(projector_url(server, "night"))
             card = projector.locator("#rooms li").nth(0)
             expect(card).to_contain_text("Room 1")
             mod.send(type="start_tossup")
@@ -377,7 +379,7 @@ def test_a_buzz_before_the_model_s_first_clue_says_it_had_no_guess_yet(server, p
     mod = moderator(server, match_id)
     red = player(server, "red", "Ann", match_id)
     try:
-        page.goto(f"{server.http_url}/display?code={code}")
+        page.goto(display_url(server, code))
         expect(page.locator("#join-code")).to_have_text(code)
         start_paused(mod, tossup_id)
         mod.send(type="step", unit="word")

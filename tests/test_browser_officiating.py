@@ -8,7 +8,7 @@ import re
 
 import pytest
 from browser import PHONE, SCREENSHOTS
-from live import moderator, player, two_teams
+from live import display_url, moderator, player, two_teams
 from playwright.sync_api import Page, expect
 
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
@@ -35,7 +35,7 @@ def test_phones_and_the_projector_show_a_timeout_the_conferral_clock_and_overtim
     phone = pages(PHONE, is_mobile=True, has_touch=True)
     _join(phone, server.http_url, code)
     display = pages({"width": 1280, "height": 720})
-    display.goto(f"{server.http_url}/display?code={code}")
+    display.goto(display_url(server, code))
     mod = moderator(server)
     blue = player(server, "blue", "Bo")
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from browser import PHONE
-from live import clients, moderator, two_teams
+from live import clients, display_url, moderator, two_teams
 from playwright.sync_api import expect
 from test_packet_broken import _packet
 
@@ -24,7 +24,7 @@ pytestmark = [
 def test_the_projector_and_the_phones_count_the_tossups_the_match_has(server, pages) -> None:
     room = server.room(None)
     display = pages({"width": 1280, "height": 720})
-    display.goto(f"{server.http_url}/display?code={room.join_code}")
+    display.goto(display_url(server, room.join_code))
     expect(display.locator("#tossup-info")).to_have_text(
         "19 tossups · waiting for the first tossup"
     )

@@ -14,7 +14,7 @@ import pytest
 from browser import SCREENSHOTS
 from event_helpers import code_of, room_player
 from event_helpers import room_moderator as moderator
-from live import clients
+from live import clients, projector_url
 from playwright.sync_api import expect
 from test_browser_results import LARGE, SMALL, assert_fits, end_the_match_in
 
@@ -47,7 +47,7 @@ def test_a_full_evening_fits_the_projector_and_ends_on_its_leader(event, pages):
     server, plan = event
     room1, room2 = code_of(plan, "1"), code_of(plan, "2")
     projector = pages(SMALL)
-    projector.goto(f"{server.http_url}/display?event=night")
+    projector.goto(projector_url(server, "night"))
     rooms = projector.locator("#rooms li")
     expect(rooms).to_have_count(2)
     with clients(moderator(server, room1), moderator(server, room2)) as (mod1, mod2):

@@ -23,7 +23,7 @@ import pytest
 from browser import SCREENSHOTS, phone
 from event_helpers import code_of
 from event_helpers import room_moderator as moderator
-from live import Client, LiveServer, clients
+from live import Client, LiveServer, clients, display_url, projector_url
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.slow
@@ -181,7 +181,7 @@ def test_points_results_and_moves_reach_the_phones_and_the_rooms_display(event, 
         expect(bob.locator("#event-info")).to_have_text("Round 1 of 3 · Room 2")
         assert f"code={room2}" in bob.url
 
-        display.goto(f"{server.http_url}/display?code={room1}")
+        display.goto(display_url(server, room1))
         expect(display.locator("#title")).to_contain_text("Round 1 of 3 · Room 1")
 
         # a buzz: the banner over the text covers none of it
@@ -266,7 +266,7 @@ def test_the_event_projector_shows_the_schedule_and_fits_its_cards(event, pages)
     server, plan = event
     room1, room2 = code_of(plan, "1"), code_of(plan, "2")
     projector = pages(SMALL)
-    projector.goto(f"{server.http_url}/display?event=night")
+    projector.goto(projector_url(server, "night"))
     schedule = projector.locator("#schedule")
     expect(schedule.locator(".scheduled")).to_have_count(3)
     # this round's matches by room, and who is next
@@ -313,7 +313,7 @@ def test_the_event_projector_names_each_phase_of_a_room_in_words(event, pages):
     server, plan = event
     room1 = code_of(plan, "1")
     projector = pages(SMALL)
-    projector.goto(f"{server.http_url}/display?event=night")
+    projector.goto(projector_url(server, "night"))
     phase = projector.locator("#rooms li").nth(0).locator(".room-phase")
     expect(phase).to_have_text("before the first tossup")
     mod, red = moderator(server, room1), room_player(server, room1, "red", "Ann")

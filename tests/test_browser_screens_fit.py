@@ -19,7 +19,7 @@ import pytest
 from a11y import assert_accessible, assert_no_broken_word, assert_no_overlap, assert_uncut
 from browser import PHONE, SCREENSHOTS
 from event_helpers import code_of, event_server, make_event, room_moderator, room_player
-from live import Client, clients
+from live import Client, clients, display_url, projector_url
 from playwright.sync_api import Page, expect
 from test_browser_results import LARGE, SMALL, assert_fits, end_the_match_in
 
@@ -144,7 +144,7 @@ def test_an_evening_of_twelve_long_named_teams_fits_every_page_at_every_size(rec
     db_url, codes = record
     with event_server(db_url, rate_per_second=1000.0, rate_burst=1000) as server:
         projector = pages(SMALL)
-        projector.goto(f"{server.http_url}/display?event=night")
+        projector.goto(projector_url(server, "night"))
         expect(projector.locator("#rooms li")).to_have_count(6)
         # Herons' phone, a real page; their room's display
         phone = pages(PHONE, is_mobile=True, has_touch=True)
@@ -157,7 +157,7 @@ def test_an_evening_of_twelve_long_named_teams_fits_every_page_at_every_size(rec
         phone.get_by_role("button", name="Join").click()
         expect(phone.locator("#me")).to_have_text(f"Ann · {NAMES['herons']}")
         display = pages(SMALL)
-        display.goto(f"{server.http_url}/display?code={codes['1']}")
+        display.goto(display_url(server, codes["1"]))
         with clients(
             room_moderator(server, codes["1"]),
             room_moderator(server, codes["2"]),
@@ -189,7 +189,7 @@ def test_an_evening_of_twelve_long_named_teams_fits_every_page_at_every_size(rec
                              ("#title", "#banner", "#text", "#scores li", "#log li"))  # fmt: skip
             check_everything(projector, "projector-live", PROJECTOR, PROJECTOR_BLOCKS,
                              ("#standings td.team", "#schedule .teams", "#rooms li"))  # fmt: skip
-            projector.goto(f"{server.http_url}/display?event=night&contrast=high")
+            projector.goto(projector_url(server, "night", "&contrast=high"))
             expect(projector.locator("#ppb-head")).to_be_visible(timeout=8000)
             check_everything(projector, "projector-contrast", PROJECTOR, PROJECTOR_BLOCKS,
                              ("#standings td.team", "#schedule .teams", "#rooms li"))  # fmt: skip

@@ -61,7 +61,9 @@ def test_a_player_who_joined_on_one_process_is_the_same_player_on_the_other(db_u
             back.send(type="hello", role="player", join_code=room2, token=joined["token"])
             back.wait("welcome")
             assert back.wait("joined")["player"] == joined["player"]
-            assert "Red plays round 1 in room 1" in back.wait("waiting")["message"]
+            # Red's match is open in room 1, on A: the phone is sent there
+            moved = back.wait("next_match")
+            assert moved["join_code"] == room1 and "Red plays round 1 in room 1" in moved["message"]
         again, rejoined = _join(b, room2, "red", "alice")
         with clients(again):
             assert rejoined["player"] == joined["player"]

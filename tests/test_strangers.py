@@ -24,7 +24,7 @@ from grace_arena.record.db import make_engine
 from grace_arena.record.models import EventGameRow, EventPlayerRow, MatchRow
 from grace_arena.record.schedule import set_schedule
 from grace_arena.server.app import Settings
-from grace_arena.server.guard import BURST, RATE, SLOTS
+from grace_arena.server.guard import ADDRESS_BURST, ADDRESS_RATE, BURST, RATE, SLOTS
 
 
 def _counts(db_url: str) -> tuple[int, int, int]:
@@ -75,7 +75,7 @@ def test_a_hello_to_another_events_room_opens_nothing_and_stores_nothing(db_url)
     engine.dispose()
 
 
-def test_guessed_codes_are_throttled_per_address_and_a_right_one_waits_too(db_url):
+def test_guessed_codes_are_throttled_per_connection_and_a_right_one_waits_too(db_url):
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
     )
@@ -92,7 +92,18 @@ def test_guessed_codes_are_throttled_per_address_and_a_right_one_waits_too(db_ur
             # while held, even the right code is not looked at: a guess cannot be tested
             guesser.send(type="hello", role="player", join_code=code)
             assert guesser.wait("error")["code"] == "rate_limited"
-        # the same address over HTTP: 429 with Retry-After
+        # the connection is held, not its address: the same address's next phone is heard
+        neighbour = Client(server.ws_url)
+        with clients(neighbour):
+            neighbour.send(type="hello", role="player", join_code=code)
+            assert neighbour.wait("welcome")["needs_join"]
+        with urllib.request.urlopen(f"{server.http_url}/api/join/{code}") as found:
+            assert found.status == 200
+        # the address's HTTP requests are held as one connection: 429 with Retry-After
+        for i in range(BURST):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"{server.http_url}/api/join/ZZZY{i:02d}")
+            assert refused.value.code == 404
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{server.http_url}/api/join/{code}")
         assert refused.value.code == 429 and int(refused.value.headers["Retry-After"]) >= 1
@@ -102,8 +113,8 @@ def test_guessed_codes_are_throttled_per_address_and_a_right_one_waits_too(db_ur
 def test_guesses_sent_together_are_all_charged(db_url, monkeypatch):
     """Many sockets of one address each send a wrong code at once: they are looked at a few
     at a time (guard.SLOTS), those in flight when the bucket ran out are charged all the same,
-    and a second wave 2.5 s later is refused unread, but for what the bucket refilled meanwhile
-    and one turn's (waves used to be looked at whole: ~38 guesses a second instead of 0.5)."""
+    and a second wave 2.5 s later is refused unread, but for what the address's bucket refilled
+    meanwhile and one turn's (waves used to be looked at whole: ~38 guesses a second)."""
     settings = Settings(
         db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
     )
@@ -133,33 +144,40 @@ def test_guesses_sent_together_are_all_charged(db_url, monkeypatch):
     now = [1000.0]
     monkeypatch.setattr(guard, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     with LiveServer(settings) as server:
-        first = server.run(wave(server.ws_url, 60, 0))
+        first = server.run(wave(server.ws_url, ADDRESS_BURST + 20, 0))
         now[0] += 2.5
-        second = server.run(wave(server.ws_url, 60, 100))
-    # (the bucket refills RATE a second between the waves: once it holds a guess, the SLOTS
-    # looked at together all pass the check before any is charged)
-    refilled = RATE * 2.5
+        second = server.run(wave(server.ws_url, ADDRESS_BURST + 20, 1000))
+    # (the address's bucket refills ADDRESS_RATE a second between the waves: once it holds a
+    # guess, the SLOTS looked at together all pass the check before any is charged)
+    refilled = ADDRESS_RATE * 2.5
     looked_at = first.count("not_found") + second.count("not_found")
-    assert BURST <= looked_at <= BURST + SLOTS + refilled, (first, second)
-    assert second.count("rate_limited") >= 60 - SLOTS - refilled, second
+    assert ADDRESS_BURST <= looked_at <= ADDRESS_BURST + SLOTS + refilled, (first, second)
+    assert second.count("rate_limited") >= ADDRESS_BURST + 20 - SLOTS - refilled, second
 
 
 def test_an_address_gets_no_more_guesses_than_its_burst_and_rate_whatever_its_waves():
     """Guesses looked at SLOTS at a time, all past the check before any is charged, whenever
     the address may guess, for 10 minutes: at most the burst, the rate's worth, and one
     turn's; and a club's phones that all came back with a stale code wait seconds."""
-    from grace_arena.server.guard import RATE, Guard
+    from grace_arena.server.guard import Guard
 
-    guard, now, looked_at = Guard(), 0.0, 0
-    while now < 600:
-        if guard.wait("a", now) == 0:
-            looked_at += SLOTS
-            for _ in range(SLOTS):
-                guard.failed("a", now)
-        now += 0.25
-    assert looked_at <= BURST + RATE * 600 + SLOTS
+    class Socket:  # (a connection, as the guard keeps it: weakly)
+        pass
+
+    for connection in (None, Socket()):  # new sockets, or one socket
+        guard, now, looked_at = Guard(), 0.0, 0
+        while now < 600:
+            if guard.wait("a", now, connection=connection) == 0:
+                looked_at += SLOTS
+                for _ in range(SLOTS):
+                    guard.failed("a", now, connection=connection)
+            now += 0.25
+        if connection is None:
+            assert looked_at <= ADDRESS_BURST + ADDRESS_RATE * 600 + SLOTS
+        else:
+            assert looked_at <= BURST + RATE * 600 + SLOTS
     club = Guard()
-    for _ in range(40):
+    for _ in range(ADDRESS_BURST + 40):
         club.failed("nat", 0.0)
     assert club.wait("nat", 0.0) <= 12.0
 
@@ -177,8 +195,14 @@ def test_wrong_tokens_count_as_guesses(db_url):
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(request)
             assert refused.value.code == 401
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        assert refused.value.code == 429
         mod = Client(server.ws_url)
-        with clients(mod):
+        with clients(mod):  # one socket's wrong tokens hold it
+            for _ in range(BURST):
+                mod.send(type="hello", role="moderator", match_id=room.rm.id, token="y" * 32)
+                assert mod.wait("error")["code"] == "unauthorized"
             mod.send(type="hello", role="moderator", match_id=room.rm.id, token="y" * 32)
             assert mod.wait("error")["code"] == "rate_limited"
 
@@ -403,3 +427,102 @@ def test_the_server_token_of_an_event_is_one_however_the_event_was_named(db_url)
         event_server(db_url, event=str(plan.id)) as by_id,
     ):
         assert by_name.events.tokens.server() == by_id.events.tokens.server()
+
+
+def test_one_phone_guessing_behind_a_nat_holds_its_socket_not_its_neighbours(db_url, monkeypatch):
+    """A club's phones share one address. One of them sends a wrong code every second for a
+    minute (the guard's clock is the test's) while its neighbours' right-code hellos arrive,
+    one a second, the moderator's take-over among them: every right code is looked at (52 of
+    58 used to be refused, the whole address held). A script that opens a socket per guess,
+    ten a second, is held at the address's ceiling all the same: then even a right code waits.
+    """
+    from grace_arena.server import guard
+
+    now = [1000.0]
+    monkeypatch.setattr(guard, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams()
+    )
+    with LiveServer(settings) as server:
+        room = server.room()
+        code, token = room.join_code, server.run(server.events.match_moderator_token(room.rm.id))
+        hostile, refused, held = Client(server.ws_url), [], []
+        with clients(hostile, moderator := Client(server.ws_url)):
+            moderator.send(type="hello", role="moderator", match_id=room.rm.id, token=token)
+            moderator.wait("welcome")
+            for second in range(58):
+                hostile.send(type="hello", role="player", join_code=f"ZZZ{second:03d}")
+                held.append(hostile.wait("error")["code"])
+                if second == 30:  # the moderator's laptop reconnects and takes over
+                    again = Client(server.ws_url)
+                    with clients(again):
+                        again.send(type="hello", role="moderator", match_id=room.rm.id,
+                                   token=token, take_over=True)  # fmt: skip
+                        reply = again.wait(lambda m: m["type"] in ("welcome", "error"))
+                else:
+                    neighbour = Client(server.ws_url)
+                    with clients(neighbour):
+                        neighbour.send(type="hello", role="player", join_code=code)
+                        reply = neighbour.wait(lambda m: m["type"] in ("welcome", "error"))
+                if reply["type"] != "welcome":
+                    refused.append((second, reply))
+                now[0] += 1.0
+        assert refused == []
+        # the guessing socket itself is held: its burst, then one guess every 2 s
+        assert held[:BURST] == ["not_found"] * BURST and "rate_limited" in held[BURST:]
+        assert held.count("not_found") <= BURST + RATE * 58 + SLOTS
+
+        async def socket_per_guess(n: int, start: int) -> list[str]:
+            codes = []
+            for i in range(n):
+                async with connect(server.ws_url) as ws:
+                    hello = {"type": "hello", "role": "player", "join_code": f"Y{start + i:05d}"}
+                    await ws.send(json.dumps(hello))
+                    while (reply := json.loads(await ws.recv()))["type"] != "error":
+                        pass
+                    codes.append(reply["code"])
+            return codes
+
+        script = []
+        for second in range(30):
+            now[0] += 1.0
+            script += server.run(socket_per_guess(10, second * 10))
+        looked_at = script.count("not_found")
+        # the hostile socket's guesses counted too; the ceiling's burst and rate hold the rest
+        assert looked_at <= ADDRESS_BURST + ADDRESS_RATE * 30 + SLOTS, looked_at
+        assert script[-10:].count("rate_limited") >= 10 - ADDRESS_RATE - SLOTS, script[-10:]
+        late = Client(server.ws_url)
+        with clients(late):
+            late.send(type="hello", role="player", join_code=code)
+            assert late.wait("error")["code"] == "rate_limited"
+
+
+def test_a_kept_token_does_not_play_beside_its_player(db_url):
+    """A token kept from a phone (a shared tablet, a copied link) says hello while its player
+    plays: refused ``in_use`` (it used to play as them, on a second device, the check skipped
+    for token hellos). Once the player's phone stops answering, the token takes its seat back
+    and the silent socket is closed."""
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="x", first_match=two_teams(),
+        ping_interval=0.3,
+    )  # fmt: skip
+    with LiveServer(settings) as server:
+        room = server.room()
+        alice, kept = Client(server.ws_url), Client(server.ws_url)
+        with clients(alice, kept):
+            alice.send(type="hello", role="player", join_code=room.join_code)
+            alice.wait("welcome")
+            alice.send(type="join", team="red", name="Alice")
+            token = alice.wait("joined")["token"]
+            _read_for(alice, 1.0)  # she answers pings: she plays
+            kept.send(type="hello", role="player", join_code=room.join_code, token=token)
+            refused = kept.wait(lambda m: m["type"] in ("error", "joined"))
+            assert refused["type"] == "error" and refused["code"] == "in_use", refused
+            assert "Alice" in refused["message"]
+            _read_for(alice, 0.5)  # still hers
+            time.sleep(1.5)  # now her phone answers nothing (it is not read)
+            kept.send(type="hello", role="player", join_code=room.join_code, token=token)
+            assert kept.wait("joined")["name"] == "Alice"
+            with pytest.raises(ConnectionClosed):
+                _read_for(alice, 3.0)
+            assert alice.ws.close_code == 4002

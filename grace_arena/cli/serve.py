@@ -72,6 +72,21 @@ async def print_room(console, arena, events, er) -> None:
         highlight=False,
         markup=False,
     )
+    console.print(
+        f"projector: {projector_url(arena.settings.public_url, events, er)}",
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
+
+
+def projector_url(public: str, events, er) -> str:
+    """The room's display with its grant (``token``): while another room of the event has yet
+    to read what this room reads, its code alone does not open its display."""
+    base = f"{public.rstrip('/')}/display"
+    if er is None:
+        return base
+    return f"{base}?code={er.join_code}&token={events.tokens.display(er.event_id, er.room_id)}"
 
 
 def moderate_command(server: str, token: str, *args: str) -> str:
@@ -476,7 +491,7 @@ def serve(
             )
             console.print(
                 f"moderator: {command}\n"
-                f"projector: {public.rstrip('/')}/display?code={reply.join_code}",
+                f"projector: {projector_url(public, events, events.room_of(live))}",
                 soft_wrap=True,
                 highlight=False,
                 markup=False,
@@ -494,7 +509,8 @@ def serve(
                 console.print(f"warning: {warning}", soft_wrap=True, highlight=False, markup=False)
         if event is not None:
             console.print(
-                f"standings on a projector: {public.rstrip('/')}/display?event={event}",
+                f"standings on a projector: {public.rstrip('/')}/display?event={event}"
+                f"&token={events.tokens.display(next(iter(events.served)))}",
                 soft_wrap=True,
                 highlight=False,
             )

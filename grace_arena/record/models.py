@@ -215,6 +215,21 @@ class MatchLeaseRow(SQLModel, table=True):
     served_until: float | None = None
 
 
+class PlayerClaimRow(SQLModel, table=True):
+    """Which server process has a player of an event in play now (grace_arena.record.claims):
+    a player is on one device at a time, on any process sharing the record. The holder renews
+    its claims while the player's connection is open; a claim not renewed for the lease's
+    time, or whose holder is known to be dead, is free to take."""
+
+    __tablename__ = "player_claim"
+    event_id: int = Field(primary_key=True, foreign_key="arena_event.id")
+    player_id: str = Field(primary_key=True, max_length=100)
+    holder: str = Field(max_length=200)  # as in match_lease
+    url: str | None = Field(default=None, max_length=500)
+    proc: str | None = Field(default=None, max_length=200)
+    renewed_at: float  # the database's clock
+
+
 class ServerProcessRow(SQLModel, table=True):
     """A server process that shares the record, while it runs: where it serves, and which
     events. Its clients learn of the others here, to turn to when it cannot be reached."""

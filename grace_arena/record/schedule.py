@@ -52,9 +52,9 @@ from grace_arena.record.store import RecordError, ensure_event, no_such_event, p
 #: Join codes: characters people read off a screen (no 0/O, no 1/I)...
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 #: ...six of them: 32**6, about 1.07e9 codes. At the rate a server lets one address guess
-#: (grace_arena.server.guard: a burst of 20, then one every 2 s) a guesser needs some 34 years
-#: on average to hit one given live code ((N + 1) / 2 guesses), and 6 years to hit any of ten
-#: (N / 11); all of them, 68 years.
+#: (grace_arena.server.guard: its ceiling, a burst of 100, then two a second) a guesser needs
+#: some 8.5 years on average to hit one given live code ((N + 1) / 2 guesses), and 1.5 years to
+#: hit any of ten (N / 11); all of them, 17 years.
 JOIN_CODE_LENGTH = 6
 
 

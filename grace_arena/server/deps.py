@@ -17,6 +17,7 @@ from grace_arena.protocol import (
     ApiError,
 )
 from grace_arena.server.arena import Arena
+from grace_arena.server.guard import http_connection
 from grace_arena.server.rooms import Rooms
 from grace_arena.server.sessions import Lobby
 
@@ -59,7 +60,7 @@ def guess(request: Request, arena: Arena) -> str:
     """The address of a request that tries a code or a token; 429 while that address is held
     for guessing (its code or token is not even looked at)."""
     address = request.client.host if request.client else "?"
-    wait = arena.guard.wait(address)
+    wait = arena.guard.wait(address, connection=http_connection(address))
     if wait:
         raise HTTPException(
             status_code=429,
@@ -71,7 +72,7 @@ def guess(request: Request, arena: Arena) -> str:
 
 def wrong_guess(address: str, arena: Arena) -> None:
     """The code or token ``address`` gave opens nothing."""
-    arena.guard.failed(address)
+    arena.guard.failed(address, connection=http_connection(address))
 
 
 def require_token(

@@ -1,18 +1,18 @@
 """The replay of one tossup of a match once it has ended, read from the record for whoever
 holds the match's join code: what the server speaks of is the rooms layer's one policy
 (:meth:`Rooms.serves_match`), and a tossup is replayed only once no room has it yet to
-read."""
+read (:func:`grace_arena.server.spoilers.yet_to_read`, the rule a room's display follows
+too)."""
 
 from __future__ import annotations
 
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from grace_arena.core.config import MatchConfig
-from grace_arena.core.phases import Phase
 from grace_arena.protocol import ReplayView
-from grace_arena.record.models import EventGameRow, EventRow, MatchRow
+from grace_arena.record.models import MatchRow
 from grace_arena.server.rooms import Rooms
+from grace_arena.server.spoilers import yet_to_read
 from grace_arena.server.tokens import same_secret
 from grace_arena.server.views import ReplayRefused, replay_view
 
@@ -57,92 +57,22 @@ def replay(rooms: Rooms, match_id: int, number: int, code: str) -> ReplayView:
     view = replay_view(match_id, events, number, words, rooms.arena.trajectories(config))
     started = [ev for ev in events if ev.type == "tossup_started"]
     tossup_id = started[number - 1].tossup_id  # type: ignore[attr-defined]
-    room = _yet_to_read(rooms.engine, row.event_id, match_id, config.packet_id, tossup_id)
-    if room is not None:
+    where = yet_to_read(
+        rooms.engine,
+        rooms.arena.rooms.values(),
+        row.event_id,
+        match_id,
+        config.packet_id,
+        [tossup_id],
+    )
+    if where is not None:
         raise ReplayRefused(
             409,
-            f"tossup {number} is yet to be read in {room} of this event: its replay "
-            "opens once every room has read it",
+            f"tossup {number} is yet to be read in {where}: its replay opens once "
+            + (
+                "that match has read it"
+                if where.startswith("another")
+                else "every room has read it"
+            ),
         )
-    for other in list(rooms.arena.rooms.values()):
-        # another match played here now on the same packet, that has not read it
-        game_ = other.match.game
-        if (
-            other.rm.id != match_id
-            and other.match.config.packet_id == config.packet_id
-            and other.match.config.tossup(tossup_id) is not None
-            and tossup_id not in game_.outcomes
-            and game_.phase is not Phase.ENDED
-        ):
-            raise ReplayRefused(
-                409,
-                f"tossup {number} is yet to be read in another match played here (match "
-                f"{other.rm.id}): its replay opens once that match has read it",
-            )
     return view
-
-
-def _yet_to_read(
-    engine: Engine, event_id: int | None, match_id: int, packet_id: str | None, tossup_id: str
-) -> str | None:
-    """The name of a room of the event whose match (not ``match_id``) reads that tossup of
-    that packet and has not ended it yet, or None."""
-    from grace_arena.record.models import EventRoomRow, EventRoundRow
-
-    with Session(engine) as session:
-        rounds = {
-            r.number: r
-            for r in session.exec(
-                select(EventRoundRow).where(EventRoundRow.event_id == event_id)
-            ).all()
-        }
-        rooms = {
-            r.room_id: r.name
-            for r in session.exec(
-                select(EventRoomRow).where(EventRoomRow.event_id == event_id)
-            ).all()
-        }
-        games = session.exec(select(EventGameRow).where(EventGameRow.event_id == event_id))
-        others = [g for g in games.all() if g.match_id != match_id]
-        ended = {
-            m.id
-            for m in session.exec(
-                select(MatchRow).where(
-                    MatchRow.event_id == event_id,
-                    MatchRow.ended_at.is_not(None),  # type: ignore[union-attr]
-                )
-            ).all()
-        }
-    for other in others:
-        rnd = rounds.get(other.round)
-        if other.room_id is None or rnd is None or rnd.packet_id != packet_id:
-            continue
-        if rnd.tossup_ids is not None and tossup_id not in rnd.tossup_ids:
-            continue
-        if other.match_id is not None and (
-            other.match_id in ended or _has_ended(engine, other.match_id, tossup_id)
-        ):
-            continue
-        name = rooms.get(other.room_id, other.room_id)
-        return f"room {name}" if name.isdigit() else name
-    return None
-
-
-def _has_ended(engine: Engine, match_id: int, tossup_id: str) -> bool:
-    """Whether match ``match_id`` has ended that tossup, as the record holds it: read from
-    its endings and undone rulings only (a match's whole log is thousands of events), the
-    last of them for the tossup saying (undoing the ruling that ended it reopens it)."""
-    with Session(engine) as session:
-        rows = session.exec(
-            select(EventRow.type, EventRow.payload)
-            .where(
-                EventRow.match_id == match_id,
-                EventRow.type.in_(("tossup_ended", "ruling_undone")),  # type: ignore[attr-defined]
-            )
-            .order_by(EventRow.seq)  # type: ignore[arg-type]
-        ).all()
-    ended = False
-    for kind, payload in rows:
-        if payload.get("tossup_id") == tossup_id:
-            ended = kind == "tossup_ended"
-    return ended

@@ -66,7 +66,7 @@ from grace_arena.protocol import (
     Waiting,
     Welcome,
 )
-from grace_arena.record import lease
+from grace_arena.record import claims, lease
 from grace_arena.record.models import ArenaEventRow, EventPlayerRow, MatchRow
 from grace_arena.record.roster import ORGANISER, claim_matches, remove_player, walk_ins_allowed
 from grace_arena.record.schedule import (
@@ -103,6 +103,7 @@ from grace_arena.server.schedules import (
     starts_when,
     waiting_text_of,
 )
+from grace_arena.server.spoilers import yet_to_read
 from grace_arena.server.standings_feed import Snapshot, StandingsFeed
 from grace_arena.server.tokens import Tokens, token_in, token_sha256
 from grace_arena.server.views import standings_view
@@ -116,6 +117,12 @@ _STANDINGS_EVENTS = frozenset(
 #: Seconds between reads of the record's changes to an event's standings while clients wait
 #: for newer ones (changes made in this process's rooms are computed at once).
 STANDINGS_FOLLOW = 0.25
+#: How long a player's hello waits for another process to let the player go (a phone that
+#: left it a moment ago) before it is told the player is in use.
+CLAIM_WAIT = 2.0
+#: How long a hello waits for the record to take its player's claim: past it, the record is
+#: away or slow, and the player plays (this process's own check holds).
+CLAIM_TIMEOUT = 1.0
 #: The transport's reader of a connection's next message (None after an error reply).
 Receive = Callable[[float | None], Awaitable[Any]]
 #: Settings of a scheduled match that the event's defaults may give.
@@ -194,6 +201,8 @@ class Rooms:
         #: may type a name, but one address may not fill an event with them.
         self.new_names: dict[tuple[int, str], int] = {}
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
+        #: The player (event id, player id) each connection here has claimed in the record.
+        self._claimed: dict[Connection, tuple[int, str]] = {}
         #: Every open connection of this process, in a room, waiting, or on its way.
         self.connections: set[Connection] = set()
         arena.subscribe(self)
@@ -527,9 +536,14 @@ class Rooms:
         """After each renewal of the leases: rooms waiting for other rooms' matches move on
         when those ended (here or in another process), and rooms of the events served here
         whose server process died are taken over."""
+        try:
+            await self.renew_claims()
+        except Exception as exc:
+            log.warning("renewing the players' claims failed (%s); trying again", exc)
         await self.recheck_waiting()
         await self.adopt_orphans()
         await self.follow_standings()
+        await self.reread_waiting()
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -601,6 +615,19 @@ class Rooms:
             except Exception:
                 log.exception("room %s of %s: its next match did not open", sr.name, sr.event_name)
 
+    async def reread_waiting(self) -> None:
+        """Read again the plan of each event with players waiting here (another process may
+        have opened their team's match), and send them on."""
+        for event_id, waiting in list(self.waiting.items()):
+            if not waiting:
+                continue
+            try:
+                self._remember(await self._read(event_id))
+            except Exception as exc:
+                log.warning("event %d not read again (%s)", event_id, short_reason(exc))
+                continue
+            self._send_on_waiting(event_id)
+
     async def adopt_orphans(self) -> None:
         """Take over the rooms of the events served here whose current match's server process
         died (its lease lapsed, or it is known dead): their phones, sent here, find them
@@ -653,16 +680,17 @@ class Rooms:
         opens nothing (a wrong code or token charged to the address)."""
         guard = self.arena.guard
         # an address's codes and tokens are looked at a few at a time (guard.SLOTS), those
-        # in flight charged all the same: sockets sent together buy no more guesses
+        # in flight charged all the same: sockets sent together buy no more guesses; a
+        # connection that guesses is held on its own, its address only at its ceiling
         async with guard.turn(conn.address):
-            wait = guard.wait(conn.address)
+            wait = guard.wait(conn.address, connection=conn)
             if wait:
                 raise Refused("rate_limited", guard.message(wait))
             try:
                 admission = await self.admit(hello)
             except Refused as exc:
                 if exc.guess:
-                    guard.failed(conn.address)
+                    guard.failed(conn.address, connection=conn)
                 raise
             room, sr = admission.room, admission.place
             if (
@@ -676,7 +704,10 @@ class Rooms:
                 )
                 raise Refused("in_use", message)
             if admission.player is not None:
-                conn.player, conn.team = admission.player.id, admission.player.team
+                # a token is the player's on one device at a time, as a name is: a kept token
+                # does not play beside its player (a phone that comes back takes its seat once
+                # the one it left stopped answering)
+                await self.claim(conn, sr.event_id, admission.player)
         # the hello holds: leave the room this connection was in (a hello again, or a room
         # that moved on); its watchers hear of a controller that left here, unless it is the
         # room this hello takes control of again (they hear of that below)
@@ -777,6 +808,8 @@ class Rooms:
         if hello.role == "moderator":
             if not await self.is_moderator(room.rm.id, hello.token):
                 raise Refused("unauthorized", "wrong moderator token", guess=True)
+        elif hello.role == "display":
+            await self._display_granted(room, sr, hello.token)
         elif hello.role == "player" and hello.token:
             player_id = self.tokens.player_id(self.token_scope(sr), hello.token)
             record = await self.player(sr.event_id, player_id or "")
@@ -784,6 +817,32 @@ class Rooms:
                 raise Refused("unauthorized", "unknown player token; join again", guess=True)
             admission.player = record
         return admission
+
+    async def _display_granted(self, room: Room, sr: ScheduledRoom, token: str | None) -> None:
+        """A room's display needs the room's or the organiser's grant (:meth:`Tokens.display`)
+        while another room of its event, or another match here, has yet to read what the
+        room reads (:func:`spoilers.yet_to_read`, the rule of replays); raises
+        :class:`Refused` otherwise (a wrong grant is a guess)."""
+        if self.tokens.display_granted(token, sr.event_id, sr.room_id):
+            return
+        config = room.match.config
+        tossups = [t.id for t in config.tossups]
+        where = await asyncio.to_thread(
+            yet_to_read,
+            self.engine,
+            list(self.arena.rooms.values()),
+            sr.event_id,
+            room.rm.id,
+            config.packet_id,
+            tossups,
+        )
+        if where is not None:
+            raise Refused(
+                "unauthorized",
+                f"this room's display needs its display token: what it reads is yet to be "
+                f"read in {where} (the projector's link, printed by serve, carries it)",
+                guess=bool(token),
+            )
 
     def _joinable(self, sr: ScheduledRoom) -> list[TeamView]:
         """The teams a new player may join: every human team of the room's event (a player
@@ -855,9 +914,7 @@ class Rooms:
                 raise
             why = short_reason(exc)
             raise Refused("server_error", f"the record is unavailable ({why}): join again") from exc
-        if self._playing(team, record.id, conn):
-            raise Refused("in_use", _in_use(record.name))
-        conn.player, conn.team = record.id, team
+        await self.claim(conn, sr.event_id, record)
         token = self.tokens.player(self.token_scope(sr), record.id)
         return await self.seat(conn, room, sr, token, record)
 
@@ -877,7 +934,7 @@ class Rooms:
             conn.waiting_event = sr.event_id
             if seat is not None:  # the team's match is open in another room: go there
                 send_on(conn, seat, where)
-            else:
+            elif not self._send_elsewhere(sr.event_id, conn, where):
                 self.wait(sr.event_id, conn, where)
             return False
         limit = self.arena.settings.max_players_per_match
@@ -933,6 +990,69 @@ class Rooms:
         plan = await self._read(event_id)
         self._remember(plan)
         return row
+
+    async def claim(self, conn: Connection, event_id: int, record: PlayerRecord) -> None:
+        """``conn`` plays as ``record`` from now on, or :class:`Refused` ``in_use``: another
+        connection of this process plays as them (:meth:`_playing`), or another process holds
+        them (a claim of the record, :mod:`grace_arena.record.claims`)."""
+        if self._playing(record.team, record.id, conn):
+            raise Refused("in_use", _in_use(record.name))
+        # taken here with no wait after the check: two hellos of one player at once cannot
+        # both pass it
+        before = conn.player, conn.team
+        conn.player, conn.team = record.id, record.team
+        key = (event_id, record.id)
+        if self._claimed.get(conn) == key:
+            return  # (a hello again of the connection's player: the claim is this process's)
+        wait_until = time.monotonic() + CLAIM_WAIT
+        while True:
+            try:
+                holder = await asyncio.wait_for(
+                    asyncio.to_thread(
+                        claims.claim, self.engine, event_id, record.id, self.arena.holder,
+                        ttl=self.arena.settings.lease_ttl,
+                    ),
+                    CLAIM_TIMEOUT,
+                )  # fmt: skip
+            except Exception as exc:
+                if not (isinstance(exc, TimeoutError) or is_transient(exc)):
+                    raise
+                # the record is away (or slow): this process's own check holds meanwhile, and
+                # the claim is taken when the record answers
+                log.warning("player %s not claimed in the record: %s", record.id, short_reason(exc))
+                holder = None
+            if holder is None:
+                break
+            if time.monotonic() >= wait_until or conn.closed:
+                conn.player, conn.team = before
+                message = f"{record.name} is playing on another device (served by {holder})"
+                raise Refused("in_use", message + ": choose another name, or go on there")
+            # a phone that left another process a moment ago: its claim goes with its socket
+            await asyncio.sleep(0.1)
+        self._claimed[conn] = key
+
+    def gone(self, conn: Connection) -> None:
+        """``conn`` closed: its player's claim is let go, unless another connection here
+        plays as them."""
+        key = self._claimed.pop(conn, None)
+        if key is None or key in self._claimed.values():
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop: the claim lapses
+            self._spawn(self._release_claims([key]))
+
+    async def _release_claims(self, keys: list[tuple[int, str]] | None) -> None:
+        try:
+            await asyncio.to_thread(claims.release, self.engine, self.arena.holder, keys)
+        except Exception as exc:  # it lapses by itself
+            log.warning("claims not let go (%s): they lapse", short_reason(exc))
+
+    async def renew_claims(self) -> None:
+        """The players in play here are still in play."""
+        keys = [k for c, k in list(self._claimed.items()) if not c.closed]
+        for conn in [c for c in list(self._claimed) if c.closed]:
+            self.gone(conn)
+        if keys:
+            await asyncio.to_thread(claims.renew, self.engine, self.arena.holder, keys)
 
     def _playing(self, team: str, player: str, conn: Connection) -> bool:
         """Whether another connection of this process plays as ``player`` of ``team`` now (in
@@ -1115,8 +1235,26 @@ class Rooms:
             if sr is not None:
                 waiting.pop(conn, None)
                 send_on(conn, sr, f"your team's match is open in {room_name(sr)}")
+            elif self._send_elsewhere(event_id, conn, where):
+                waiting.pop(conn, None)
             elif where != told:
                 self.wait(event_id, conn, where)
+
+    def _send_elsewhere(self, event_id: int, conn: Connection, where: str) -> bool:
+        """Send ``conn`` on to the room of its team's match when that match is open and not
+        served here (another server process serves it: its hello there is told where, as the
+        record says); False when there is none."""
+        plan = self.plans.get(event_id)
+        game = plan.next_game_of(conn.team or "") if plan is not None else None
+        room = plan.room(game.room_id or "") if plan is not None and game is not None else None
+        if game is None or room is None or game.match_id is None:
+            return False  # not opened yet
+        if game.match_id in self.arena.rooms:
+            return False  # (served here: its room sends it on when it opens)
+        conn.moved = True
+        message = f"your team's match is open in {room_name(room)}: {where}"
+        conn.send_model(NextMatch(join_code=room.join_code, room=room.name, message=message))
+        return True
 
     # -- moderators -------------------------------------------------------------------------------
 
@@ -1329,6 +1467,9 @@ class Rooms:
             if task is None:
                 continue
             task.cancel()
+        self._claimed.clear()
+        with contextlib.suppress(TimeoutError):  # (they lapse by themselves)
+            await asyncio.wait_for(self._release_claims(None), CLAIM_TIMEOUT)
 
 
 def send_on(conn: Connection, sr: ScheduledRoom, message: str) -> None:

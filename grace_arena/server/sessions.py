@@ -125,6 +125,7 @@ class Session:
             await self._run()
         finally:
             self.lobby.connections.discard(self.conn)
+            self.rooms.gone(self.conn)
 
     async def _run(self) -> None:
         conn, settings = self.conn, self.arena.settings

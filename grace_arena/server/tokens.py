@@ -34,6 +34,21 @@ class Tokens:
         resolve (``grace_arena.server.routes.protests``)."""
         return self._sign(f"td:{self.scope}" if self.scope else "td")
 
+    def display(self, event_id: int, room_id: str | None = None) -> str:
+        """The grant of a projector: a room's display token (``room_id``), or the event's
+        (every room of it, and the event's own view). A room's display receives what the room
+        reads as it is read only with one of them (or the server token) while another room has
+        it yet to read (``grace_arena.server.spoilers``)."""
+        return self._sign(f"display:{event_id}:{room_id}" if room_id else f"display:{event_id}")
+
+    def display_granted(self, given: str | None, event_id: int, room_id: str) -> bool:
+        """Whether ``given`` is the grant of the room's display: its own display token, the
+        event's, or the server token."""
+        return any(
+            self.check(given, expected)
+            for expected in (self.display(event_id, room_id), self.display(event_id), self.server())
+        )
+
     def player(self, scope: int | str, player_id: str) -> str:
         """A player's token, valid in ``scope``: a match (its id), or every match of an event
         (``"event:<id>"``: the player of an event's rooms comes back in every round)."""

@@ -136,6 +136,10 @@ async def event_rooms(
                 match_id=live.rm.id if live is not None else game.match_id if game else None,
                 teams=[names.get(t, t) for t in game.teams] if game else [],
                 served_here=live is not None,
+                display_url=(
+                    f"{arena.settings.public_url.rstrip('/')}/display?code={r.join_code}"
+                    f"&token={events.tokens.display(event_id, r.id)}"
+                ),
             )
         )
     return out
