@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from grace_arena.core import amendments
+from grace_arena.core import amendments, hybrid
 from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
@@ -30,7 +30,9 @@ from grace_arena.core.commands import (
     FileProtest,
     GiveAnswer,
     Join,
+    MuteAi,
     Pause,
+    PressAi,
     ReadPart,
     ResolveProtest,
     Resume,
@@ -38,6 +40,7 @@ from grace_arena.core.commands import (
     Reveal,
     Rule,
     RulePart,
+    SetAiModes,
     SetPace,
     StartTossup,
     ThrowOut,
@@ -48,6 +51,7 @@ from grace_arena.core.commands import (
 from grace_arena.core.config import BonusSpec, MatchConfig, TeamKind, TeamSpec, TossupSpec
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
+    AiAnswersShown,
     AnswerGiven,
     BonusAnswerGiven,
     BonusEnded,
@@ -87,7 +91,15 @@ from grace_arena.core.officiating import (
     replaced_by_start,
     timeouts_left,
 )
-from grace_arena.core.phases import FINISHED, HAS_FLOOR, LIVE, TRANSITIONS, Phase, allowed_commands
+from grace_arena.core.phases import (
+    AI_TRANSITIONS,
+    FINISHED,
+    HAS_FLOOR,
+    LIVE,
+    TRANSITIONS,
+    Phase,
+    allowed_commands,
+)
 from grace_arena.core.rules import ConsultBonuses, RuleSet, rule_set
 
 
@@ -251,6 +263,8 @@ class MatchState:
     timeouts: tuple[TimeoutTaken, ...] = ()
     #: Protests, and what corrections of earlier cycles need (``core.amendments``).
     officiating: amendments.Officiating = field(default_factory=amendments.Officiating)
+    #: Hybrid teams' AI players: modes, gates, mutes (``core.hybrid``).
+    hybrid: hybrid.HybridState = field(default_factory=hybrid.HybridState)
 
     @property
     def pace(self) -> int:
@@ -283,6 +297,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
     s = amendments.observe(replace(state, seq=ev.seq), ev)
     if isinstance(ev, amendments.AMENDMENTS):
         return amendments.reduce(s, ev)
+    if isinstance(ev, hybrid.EVENTS):
+        return hybrid.reduce(s, ev)
     g = s.game
     match ev:
         case PlayerJoined():
@@ -392,6 +408,11 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
         case BonusPartConsulted():
             assert g.bonus is not None
             seen = Consulted(ev.model, ev.guess, ev.confidence, ev.model_correct, ev.draft)
+            g = replace(g, bonus=replace(g.bonus, consulted=seen), deadline=ev.deadline)
+        case AiAnswersShown():  # a hybrid team consulted its AI players (``core.hybrid``)
+            assert g.bonus is not None
+            models = " + ".join(a.model for a in ev.answers)
+            seen = Consulted(models, None, None, None)
             g = replace(g, bonus=replace(g.bonus, consulted=seen), deadline=ev.deadline)
         case BonusPartRuled():
             assert g.bonus is not None
@@ -539,6 +560,9 @@ class Match:
         """The events ``command`` produces at time ``now``; the match itself is unchanged."""
         start = self.state.game.phase
         allowed = TRANSITIONS.get((start, command.kind))
+        ai_players = any(t.ai_players for t in self.config.teams)
+        if allowed is None and ai_players:
+            allowed = AI_TRANSITIONS.get((start, command.kind))
         if allowed is None and start is Phase.ENDED:
             what = "takes no more players" if command.kind == "join" else "is over"
             raise IllegalCommand(f"this match has ended: it {what}")
@@ -550,7 +574,8 @@ class Match:
         if allowed is None:
             raise IllegalCommand(
                 f"cannot {command.kind.replace('_', ' ')} while the match is {start.value}; "
-                f"allowed now: {', '.join(sorted(allowed_commands(start))) or 'nothing'}"
+                "allowed now: "
+                f"{', '.join(sorted(allowed_commands(start, ai_players=ai_players))) or 'nothing'}"
             )
         run = _Decision(self.state, now)
         handler = _HANDLERS[type(command)]
@@ -673,6 +698,10 @@ class _Decision:
             consulted=play.consulted is not None,
             model=team is None or team.kind is TeamKind.MODEL,
         )
+        if choice == "consult" and team is not None and team.ai_players:
+            scored = hybrid.consult_points(self.state, team.id, ruling, value)
+            if scored is not None:  # QANTA 2026: less its AI players' deflation
+                return scored, choice
         return bonuses.part_points(ruling, value, choice), choice
 
     def rule_part(self, ruling: Ruling, *, by: str) -> None:
@@ -755,6 +784,7 @@ class _Decision:
                 answer=mb.guess,
                 confidence=mb.confidence,
             )
+        hybrid.trigger(self)  # a hybrid team's autonomous AI players alike
 
     # -- buzzing -------------------------------------------------------------------------------
 
@@ -767,6 +797,7 @@ class _Decision:
         timing: BuzzTiming,
         answer: str | None,
         confidence: float | None = None,
+        kind: TeamKind | None = None,  # a hybrid team's AI player buzzes as a model
     ) -> None:
         g = self.g
         reason, holder = None, None
@@ -797,7 +828,7 @@ class _Decision:
             "tossup_id": g.tossup_id,
             "team": team.id,
             "player": player,
-            "kind": team.kind,
+            "kind": kind or team.kind,
             "word_index": word_index,
             "clue_index": spec.clue_of(word_index) if spec else None,
             "char_offset": spec.char_offset(word_index) if spec else None,
@@ -857,7 +888,8 @@ class _Decision:
             before=before,
         )
         points = score.points
-        if ruling is Ruling.CORRECT:
+        if ruling is Ruling.CORRECT:  # an AI player of a hybrid team: its weight class's part
+            points = hybrid.tossup_points(self.state, floor.team, floor.player, points)
             self.emit(Ruled(**base, points=points, power=score.power))
             self.emit(
                 TossupEnded(
@@ -934,6 +966,7 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
         for t in run.config.teams
         if t.kind is TeamKind.MODEL and t.id not in g.locked_out and spec.id in t.buzzes
     ]
+    model_stops += hybrid.stops(run.state)  # a hybrid team's autonomous AI players
     first_model = min((p for p in model_stops if p <= stop), default=None)
     if first_model is not None:
         stop = first_model
@@ -1017,7 +1050,9 @@ def _rule(run: _Decision, cmd: Rule) -> None:
             f"that ruling was for buzz {cmd.buzz_id}, which no longer has the floor"
         )
     team = run.team(floor.team)
-    if cmd.ruling is Ruling.PROMPT and team.kind is TeamKind.MODEL:
+    if cmd.ruling is Ruling.PROMPT and (
+        team.kind is TeamKind.MODEL or floor.kind is TeamKind.MODEL
+    ):
         raise IllegalCommand(
             f"team {team.id!r} is a model team: it gave its one answer and cannot say more "
             "(rule it correct or incorrect)"
@@ -1227,6 +1262,9 @@ def _consulting_team(run: _Decision, team_id: str, player: str | None, what: str
 
 def _consult_part(run: _Decision, cmd: ConsultPart) -> None:
     _up(run, cmd.part, None, "consult")
+    if hybrid.is_hybrid(run.config, cmd.team):  # its AI players' answers, all of them
+        hybrid.consult(run, cmd)
+        return
     team = _consulting_team(run, cmd.team, cmd.player, "consult")
     play = run.g.bonus
     assert play is not None and run.config.consult is not None
@@ -1253,6 +1291,9 @@ def _consult_part(run: _Decision, cmd: ConsultPart) -> None:
 
 def _abstain_part(run: _Decision, cmd: AbstainPart) -> None:
     _up(run, cmd.part, None, "abstention")
+    if hybrid.is_hybrid(run.config, cmd.team):
+        hybrid.abstain(run, cmd)
+        return
     team = _consulting_team(run, cmd.team, cmd.player, "abstain from")
     play = run.g.bonus
     consult, model = run.rules.bonuses, run.config.consult
@@ -1363,6 +1404,9 @@ _HANDLERS = {
     FileProtest: amendments.file_protest,
     ResolveProtest: amendments.resolve_protest,
     CorrectRuling: amendments.correct_ruling,
+    SetAiModes: hybrid.set_modes,
+    MuteAi: hybrid.mute,
+    PressAi: hybrid.press,
 }
 
 __all__ = [
