@@ -313,3 +313,19 @@ def test_a_hybrid_team_consults_its_ais_and_scores_less_their_deflation():
     assert m.scores == {"red": 10 + 7 + 1, "blue": 0}
     assert [e.points for e in events if isinstance(e, Ruled)] == [10]
     assert Match.replay(events).state == m.state
+
+
+def test_every_case_the_runner_s_own_scoring_returned():
+    """The runner's scoring functions, run with node on its preset (tests/fixtures/qanta26),
+    and ours give the same points on 64 AI buzzes and 96 consulted parts."""
+    import json
+    from pathlib import Path
+
+    cases = json.loads((Path(__file__).parent / "fixtures/qanta26/runner_scores.json").read_text())
+    assert len(cases["tossup"]) == 64 and len(cases["bonus"]) == 96
+    for c in cases["tossup"]:
+        q = QantaRules(tossup_deflation_mode=c["mode"])
+        assert ai_tossup_points(q, c["base"], c["wc"]) == c["points"], c
+    for c in cases["bonus"]:
+        q = QantaRules(bonus_deflation_mode=c["mode"])
+        assert bonus_consult_points(q, c["full"], c["team"]) == c["points"], c

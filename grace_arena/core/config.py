@@ -66,7 +66,7 @@ class QantaRules(_Frozen):
     ai_tossup_score_factors: WeightClasses = WeightClasses(
         lightweight=1.0, midweight=0.8, heavyweight=0.4
     )
-    tossup_deflation_mode: DeflationMode = "weighted"
+    tossup_deflation_mode: DeflationMode | None = "weighted"
     tossup_static_deflation: int = Field(default=5, ge=0)
     autonomous_default_k: int = Field(default=1, ge=1)
     bonus_ai_consult_factor: float = Field(default=0.5, ge=0)

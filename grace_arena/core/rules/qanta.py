@@ -65,7 +65,7 @@ def weight_class_for(active_params_billion: float) -> str:
 def ai_tossup_points(q: QantaRules, base: int, weight_class: str | None) -> int:
     """What an AI's correct buzz on a tossup worth ``base`` scores."""
     mode = q.tossup_deflation_mode
-    if mode == "weighted":
+    if mode is None or mode == "weighted":
         factors = q.ai_tossup_score_factors
         factor = factors.of(weight_class) if weight_class else factors.lightweight
         return js_round(base * factor)
