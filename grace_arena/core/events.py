@@ -470,7 +470,7 @@ class AiMuted(_Event):
     team: str
     player: str  # the AI muted
     by: str | None = None  # the captain; None: the moderator for the team
-    tossups_heard: int  # tossups heard when it was muted
+    tossups_heard: int  # tossups heard when it was muted (one being read counts)
 
 
 class AiBuzzed(_Event):
