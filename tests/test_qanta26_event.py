@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 from backends import on_both_backends
+from typer.testing import CliRunner
 
+from grace_arena.cli import app
 from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
@@ -41,6 +43,7 @@ from grace_arena.model.hybrid import ai_player
 from grace_arena.model.outputs import export_outputs, import_outputs, read_outputs, write_outputs
 
 pytestmark = pytest.mark.usefixtures("private_cache")
+runner = CliRunner()
 
 WEIGHT = {
     "alpha": "lightweight", "bravo": "midweight", "charlie": "lightweight",
@@ -132,7 +135,7 @@ class Game:
 
 
 @on_both_backends
-def test_a_qanta26_event_plays_to_the_end(store, sample, tmp_path):
+def test_a_qanta26_event_plays_to_the_end(store, db_url, sample, tmp_path):
     engine = store.engine
     for name, wc in WEIGHT.items():
         files = _write_csvs(tmp_path, sample, name)
@@ -254,6 +257,17 @@ def test_a_qanta26_event_plays_to_the_end(store, sample, tmp_path):
         ("b", "golf"),  # then back up
     ]
     held = {t: tuple(p.ai for p in picks if p.team == t) for t in "abcd"}
+    # the same draft from the command line, kept in the event's record
+    pool = [f"--ai={n}={w}" for n, w in WEIGHT.items()]
+    result = runner.invoke(app, ["event", "draft", "qanta26-cup", *pool, "--prefer", "b=delta",
+                                 "--db", db_url])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "standings c, a, d, b" in result.output
+    assert " 1. round 1  b            delta (heavyweight)" in result.output
+    (row,) = store.find_events(["qanta26-cup"])
+    assert [(p["team"], p["ai"]) for p in row.meta["ai_drafts"][0]["picks"]] == [
+        (p.team, p.ai) for p in picks
+    ]
 
     # -- round 2 ------------------------------------------------------------------------
     m3 = Game(store, config({"a": held["a"], "c": held["c"]}, tossups[4:6], "Round 2: A–C"),
@@ -339,6 +353,8 @@ def test_a_qanta26_event_plays_to_the_end(store, sample, tmp_path):
     assert [(e.player, e.pressed_by) for e in pressed] == [("bravo", "a1")]
     text = render(tables)
     assert "bonus_abstain_points: 1" in text and "autonomous_default_k: 1" in text
+    result = runner.invoke(app, ["event", "qanta-stats", "qanta26-cup", "--db", db_url])
+    assert result.exit_code == 0 and result.output == text
 
     # -- exports load back: the AIs' outputs, exported as the runner's CSVs ---------------
     for name in WEIGHT:

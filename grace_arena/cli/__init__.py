@@ -22,6 +22,7 @@ def _register() -> None:
         moderate,
         packet,
         protest,
+        qanta,
         serve,
         survey,
         write,

@@ -251,9 +251,11 @@ class QantaBonuses(BonusRules):
 
     def qbj(self, bonuses: Sequence[BonusSpec]) -> dict[str, Any]:
         # a consult or an abstention scores what no part's value says: any total may occur
+        # (every QANTA 2026 setting by the runner's names, under an extension key as QBJ
+        # allows: "_qanta2026")
         base = super().qbj(bonuses)
         base.pop("points_per_bonus_part", None)
-        return {**base, "bonus_divisor": 1}
+        return {**base, "bonus_divisor": 1, "_qanta2026": qanta.settings(self.qanta)}
 
     def describe(self, bouncebacks: bool | None = None) -> str:
         return f"QANTA 2026 bonuses and AI players ({qanta.describe(self.qanta)})"
