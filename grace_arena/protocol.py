@@ -310,6 +310,36 @@ class AbstainMsg(_Msg):
     part: int | None = Field(default=None, ge=1, le=100)
 
 
+class PressAiMsg(_Msg):
+    """Hybrid teams (QANTA 2026): a player presses a semi AI teammate's key; the AI buzzes
+    with its precomputed guess."""
+
+    type: Literal["press_ai"] = "press_ai"
+    ai: Text = Field(min_length=1, max_length=100)
+
+
+class MuteAiMsg(_Msg):
+    """Hybrid teams: a team's captain (a player of it), or the moderator for ``team``, mutes
+    one of its AI players for the rest of the match (irrevocable)."""
+
+    type: Literal["mute_ai"] = "mute_ai"
+    ai: Text = Field(min_length=1, max_length=100)
+    team: Text | None = Field(default=None, max_length=64)  # the moderator's: the AI's team
+
+
+class AiModesMsg(_Msg):
+    """Hybrid teams: a team's AI players' modes for the coming half (before the match, or
+    once at halftime): AI id -> autonomous or semi, and AI id -> its gate K. A player for
+    their team, or the moderator for ``team``."""
+
+    type: Literal["ai_modes"] = "ai_modes"
+    modes: dict[Text, Literal["autonomous", "semi"]] = Field(default_factory=dict, max_length=8)
+    ks: dict[Text, Annotated[int, Field(ge=1, le=10_000)]] = Field(
+        default_factory=dict, max_length=8
+    )
+    team: Text | None = Field(default=None, max_length=64)
+
+
 class Ping(_Msg):
     """Either side may ping; the other answers ``pong`` echoing ``sent``."""
 
@@ -445,7 +475,10 @@ ClientMessage = Annotated[
     | TimeoutMsg
     | ReadPartMsg
     | ProtestMsg
-    | CorrectMsg,
+    | CorrectMsg
+    | PressAiMsg
+    | MuteAiMsg
+    | AiModesMsg,
     Field(discriminator="type"),
 ]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -467,20 +500,34 @@ MODERATOR_ONLY = frozenset(
         "correct",
     }
 )
-PLAYER_ONLY = frozenset({"join", "buzz", "answer"})
+PLAYER_ONLY = frozenset({"join", "buzz", "answer", "press_ai"})
 #: Sent by a player who joined, for their team, or by the moderator in control, for the team
 #: whose turn it is.
-PLAYER_OR_MODERATOR = frozenset({"consult", "abstain"})
+PLAYER_OR_MODERATOR = frozenset({"consult", "abstain", "mute_ai", "ai_modes"})
 
 
 # ---------------------------------------------------------------------------------------------
 # Server -> client
 
 
+class AiView(_Msg):
+    """An AI player of a hybrid team (QANTA 2026): its model, weight class, buzz mode and
+    autonomous gate K."""
+
+    id: str
+    name: str
+    model: str
+    weight_class: str
+    mode: Literal["autonomous", "semi", "muted"]
+    k: int
+
+
 class TeamView(_Msg):
     id: str
     name: str
     kind: Literal["human", "model"]
+    #: A hybrid team's AI players (QANTA 2026), seen by everyone.
+    ais: list[AiView] = Field(default_factory=list)
     players: dict[str, str] = Field(default_factory=dict)  # id -> name (moderator only)
     size: int = 0  # how many players have joined the team
     score: int = 0

@@ -411,8 +411,10 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             g = replace(g, bonus=replace(g.bonus, consulted=seen), deadline=ev.deadline)
         case AiAnswersShown():  # a hybrid team consulted its AI players (``core.hybrid``)
             assert g.bonus is not None
+            # every AI's answer, for the screens ("Alpha (lightweight): Twain · Bravo: –")
             models = " + ".join(a.model for a in ev.answers)
-            seen = Consulted(models, None, None, None)
+            shown = " · ".join(f"{a.player}: {a.guess or '–'}" for a in ev.answers)
+            seen = Consulted(models, shown, None, None)
             g = replace(g, bonus=replace(g.bonus, consulted=seen), deadline=ev.deadline)
         case BonusPartRuled():
             assert g.bonus is not None

@@ -23,11 +23,14 @@ from grace_arena.core.commands import (
     ConsultPart,
     EndMatch,
     GiveAnswer,
+    MuteAi,
     Pause,
+    PressAi,
     ReadPart,
     Resume,
     Reveal,
     Rule,
+    SetAiModes,
     SetPace,
     StartTossup,
     ThrowOut,
@@ -40,6 +43,7 @@ from grace_arena.protocol import (
     PLAYER_ONLY,
     PLAYER_OR_MODERATOR,
     AbstainMsg,
+    AiModesMsg,
     AnswerMsg,
     BuzzMsg,
     ClientMessage,
@@ -49,9 +53,11 @@ from grace_arena.protocol import (
     ErrorMsg,
     Hello,
     JoinTeam,
+    MuteAiMsg,
     PauseMsg,
     Ping,
     Pong,
+    PressAiMsg,
     ProtestMsg,
     ReadPartMsg,
     ResumeMsg,
@@ -273,6 +279,29 @@ class Session:
                         ConsultPart(team=team, player=player, draft=msg.draft, part=msg.part)
                         if isinstance(msg, ConsultMsg)
                         else AbstainPart(team=team, player=player, part=msg.part)
+                    )
+                    self.queue(room, command, msg.type)
+                case PressAiMsg():  # a player presses a semi AI teammate's key
+                    assert conn.team is not None and conn.player is not None
+                    press = PressAi(
+                        team=conn.team,
+                        ai=msg.ai,
+                        player=conn.player,
+                        timing=conn.clock.timing(
+                            None, received.wall, received.mono, received.read_delay
+                        ),
+                    )
+                    self.queue(room, press, msg.type)
+                case MuteAiMsg() | AiModesMsg():  # a captain's for their team, or the moderator's
+                    team = conn.team if conn.role == "player" else msg.team
+                    player = conn.player if conn.role == "player" else None
+                    if team is None:
+                        self.error("illegal", "name the team of the AI players", msg.type)
+                        return
+                    command = (
+                        MuteAi(team=team, ai=msg.ai, player=player)
+                        if isinstance(msg, MuteAiMsg)
+                        else SetAiModes(team=team, modes=msg.modes, ks=msg.ks, player=player)
                     )
                     self.queue(room, command, msg.type)
                 case ThrowOutBonusMsg():
