@@ -990,6 +990,16 @@ def parse_server(raw: str | bytes) -> ServerMessage:
 # HTTP API bodies (match set-up)
 
 
+class AiSetup(_Msg):
+    """An AI player of a hybrid team (QANTA 2026): a model in the record (imported outputs or
+    precomputed), its name on the screens, and its weight class (default: the one it was
+    imported with)."""
+
+    model: Text = Field(min_length=1, max_length=200)
+    name: Name | None = Field(default=None, max_length=TEAM_NAME_MAX)
+    weight_class: Literal["lightweight", "midweight", "heavyweight"] | None = None
+
+
 class TeamSetup(_Msg):
     id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
     name: Name = Field(min_length=1, max_length=TEAM_NAME_MAX)
@@ -997,6 +1007,8 @@ class TeamSetup(_Msg):
     model: Text | None = None  # a precomputed model in the record
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence: Literal["logit", "verbal"] = "logit"
+    #: A human team's AI players (a hybrid team, QANTA 2026: ``--rules qanta26``).
+    ais: list[AiSetup] = Field(default_factory=list, max_length=8)
 
 
 @dataclass(frozen=True)
@@ -1097,7 +1109,7 @@ class MatchSettings(_Msg):
     #: given beside it (present in the JSON, even at its default) replaces the format's, and
     #: the match's format is then "custom" if it differs; a rule not given is the format's.
     #: None: GRACE's game with the rules given.
-    format: Literal["grace", "acf", "pace", "naqt", "custom"] | None = None
+    format: Literal["grace", "acf", "pace", "naqt", "qanta26", "custom"] | None = None
     #: Tossup–bonus cycles (the packet's bonuses); bouncebacks to the other team.
     bonuses: bool = False
     bouncebacks: bool = False
@@ -1129,7 +1141,8 @@ class MatchSettings(_Msg):
         Annotated[float, _Within(1, 60, "seconds", " or none (no clock)", field="conferral_time")]
         | None
     ) = None
-    #: Consult rules on bonus parts (QANTA 2026): the model a team may consult (its bonus
+    #: GRACE Arena's consult rules on bonus parts (not QANTA 2026's, which are the qanta26
+    #: format's): the model a team may consult (its bonus
     #: parts precomputed in the record), and the points of each choice.
     consult_model: Text | None = Field(default=None, max_length=200)
     consult_points: tuple[

@@ -88,3 +88,52 @@ def test_hybrid_teams_play_in_a_live_room(db_url):
     assert [e.type for e in events if e.type.startswith("ai_")] == [
         "ai_modes_set", "ai_buzzed", "ai_answers_shown", "ai_muted",
     ]  # fmt: skip
+
+
+@on_both_backends
+def test_a_server_opens_a_qanta26_match_of_hybrid_teams_from_imported_outputs(db_url, tmp_path):
+    """The set-up names each team's AI players by their models in the record (their outputs
+    imported from runner CSVs, each with its weight class); a model not there is refused."""
+    import urllib.error
+    import urllib.request
+
+    from live import new_match, two_teams
+    from test_qanta26_event import _write_csvs
+
+    from grace_arena.core.packet import load_packet
+    from grace_arena.model.outputs import import_outputs, read_outputs
+    from grace_arena.protocol import AiSetup, TeamSetup
+
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    sample = load_packet(SAMPLE_PACKET_PATH)
+    for name, weight in (("alpha", "lightweight"), ("delta", "heavyweight")):
+        files = _write_csvs(tmp_path, sample, name)
+        import_outputs(engine, sample, name, [(str(p), read_outputs(p)) for p in files],
+                       weight_class=weight)  # fmt: skip
+    teams = [
+        TeamSetup(id="red", name="Red", ais=[AiSetup(model="alpha", name="Alpha")]),
+        TeamSetup(id="blue", name="Blue", ais=[AiSetup(model="delta")]),
+    ]
+    setup = two_teams(format="qanta26", teams=teams, wpm=30)
+    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=setup)
+    with LiveServer(settings) as server:
+        config = server.room().match.config
+        assert config.rules.format == "qanta26" and config.rules.qanta is not None
+        red = player(server, "red", "Ann")
+        with clients(red):
+            state = next(m for m in reversed(red.received) if m["type"] == "state")
+            assert [(a["id"], a["name"], a["weight_class"]) for a in state["teams"][0]["ais"]] == [
+                ("ai:alpha", "Alpha", "lightweight")
+            ]
+            assert state["teams"][1]["ais"][0]["weight_class"] == "heavyweight"
+        # a model the record does not have is refused, by name
+        bad = [TeamSetup(id="red", name="Red", ais=[AiSetup(model="nobody")]),
+               TeamSetup(id="blue", name="Blue")]  # fmt: skip
+        try:
+            new_match(server, format="qanta26", teams=bad)
+        except urllib.error.HTTPError as exc:
+            assert exc.code in (400, 404, 422) and "nobody" in exc.read().decode()
+        else:
+            raise AssertionError("a match with an AI not in the record was made")
+    engine.dispose()

@@ -179,7 +179,8 @@ ConsultOption = Annotated[
     str | None,
     typer.Option(
         "--consult",
-        help="Consult rules on bonus parts (QANTA 2026): per part a team answers on its own, "
+        help="GRACE Arena's consult rules on bonus parts (not QANTA 2026's: --rules qanta26): "
+        "per part a team answers on its own, "
         "consults this precomputed model (sees its guess and confidence) or abstains. Plays "
         "bonuses (ACF's rules unless --rules says otherwise).",
         show_default=False,

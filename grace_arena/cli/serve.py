@@ -294,6 +294,16 @@ def serve(
     bouncebacks: BouncebacksOption = None,
     consult: ConsultOption = None,
     consult_points: ConsultPointsOption = None,
+    ai: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ai",
+            help="QANTA 2026 (with --rules qanta26): an AI player of team red or blue, "
+            "TEAM=MODEL or TEAM=MODEL:WEIGHTCLASS, its outputs in the record (model import; "
+            "the weight class it was imported with by default). Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
     skip_broken_questions: SkipBrokenOption = False,
     reading_mode: Annotated[
         str,
@@ -356,11 +366,12 @@ def serve(
     public = public_base(console, host, port, public_url)
     first = None
     if match and event is None:
-        teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
+        teams = [TeamSetup(id="red", name="Red", ais=_ais_of(ai, "red")),
+                 TeamSetup(id="blue", name="Blue", ais=_ais_of(ai, "blue"))]  # fmt: skip
         settings = format_settings(game_format, bouncebacks)
         settings.update(consult_settings(consult, consult_points))
         if consult and "format" not in settings:
-            settings["format"] = "acf"  # QANTA's human rules follow ACF's
+            settings["format"] = "acf"  # consult rules go with ACF's
         if model is None:  # a quizbowl format's match is two teams; GRACE's has the model
             model = "" if settings.get("format", "grace") != "grace" else "tfidf"
             if not model:
@@ -485,3 +496,28 @@ def serve(
         max_press_credit=max_press_credit,
     )
     run(create_app(settings), host=host, port=port, limits=limits)
+
+
+def _ais_of(given: list[str] | None, team: str) -> list:
+    """``--ai TEAM=MODEL[:WEIGHTCLASS]`` for one team (a hybrid team's AI players)."""
+    from pydantic import ValidationError
+
+    from grace_arena.protocol import AiSetup
+
+    found = []
+    for spec in given or []:
+        who, _, what = spec.partition("=")
+        model, _, weight = what.partition(":")
+        if who not in ("red", "blue") or not model:
+            raise typer.BadParameter(f"{spec!r}: red=MODEL or blue=MODEL[:WEIGHTCLASS]",
+                                     param_hint="--ai")  # fmt: skip
+        if who != team:
+            continue
+        try:
+            found.append(AiSetup(model=model, name=model, weight_class=weight or None))
+        except ValidationError:
+            raise typer.BadParameter(
+                f"{spec!r}: the weight class is lightweight, midweight or heavyweight",
+                param_hint="--ai",
+            ) from None
+    return found
