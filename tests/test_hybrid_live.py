@@ -64,6 +64,14 @@ def test_hybrid_teams_play_in_a_live_room(db_url):
             red.send(type="consult", part=1)
             seen = blue.state(lambda s: s["bonus"] and s["bonus"]["consulted"])["bonus"]
             assert seen["consulted"]["guess"] == "lw: part 0 · mw: part 0"
+            shown = [
+                m["event"]
+                for m in blue.received
+                if m["type"] == "event" and m["event"]["type"] == "ai_answers_shown"
+            ]
+            assert shown and all(
+                set(a) == {"player", "model", "weight_class", "guess"} for a in shown[0]["answers"]
+            )  # no verdict, no confidence
             red.send(type="answer", text="part 0", part=1)
             mod.state(lambda s: s["bonus"] and s["bonus"]["answer"] == "part 0")
             mod.send(type="rule", ruling="correct", part=1)

@@ -207,6 +207,11 @@ def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) 
     data = event_to_dict(ev)
     for key in SECRET_KEYS:
         data.pop(key, None)
+    if ev.type == "ai_answers_shown":  # the judge's verdict on each AI's answer is not shown
+        data["answers"] = [
+            {k: v for k, v in a.items() if k not in ("correct", *SECRET_KEYS)}
+            for a in data["answers"]
+        ]
     if "tossup_id" in data:
         data["tossup_id"] = public_tossup_id(match, data["tossup_id"])
     if "bonus_id" in data:
