@@ -327,6 +327,14 @@ class MuteAiMsg(_Msg):
     team: Text | None = Field(default=None, max_length=64)  # the moderator's: the AI's team
 
 
+class BuzzSourceMsg(_Msg):
+    """Hybrid teams (moderator): the buzz with the floor, a human's, goes to a semi AI of the
+    same team, which answers with its latest guess (scored as the AI's)."""
+
+    type: Literal["buzz_source"] = "buzz_source"
+    ai: Text = Field(min_length=1, max_length=100)
+
+
 class AiModesMsg(_Msg):
     """Hybrid teams: a team's AI players' modes for the coming half (before the match, or
     once at halftime): AI id -> autonomous or semi, and AI id -> its gate K. A player for
@@ -478,7 +486,8 @@ ClientMessage = Annotated[
     | CorrectMsg
     | PressAiMsg
     | MuteAiMsg
-    | AiModesMsg,
+    | AiModesMsg
+    | BuzzSourceMsg,
     Field(discriminator="type"),
 ]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -498,6 +507,7 @@ MODERATOR_ONLY = frozenset(
         "read_part",
         "protest",
         "correct",
+        "buzz_source",
     }
 )
 PLAYER_ONLY = frozenset({"join", "buzz", "answer", "press_ai"})

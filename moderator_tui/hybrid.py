@@ -1,6 +1,7 @@
 """The moderator's AI players screen (QANTA 2026's hybrid teams): every AI of the match with
 its team, weight class, mode and K; ``a`` autonomous or ``s`` semi for the coming half (before
-the match, or once at halftime), ``m`` mutes it for the rest of the match (irrevocable)."""
+the match, or once at halftime), ``m`` mutes it for the rest of the match (irrevocable), ``b``
+hands a teammate's buzz with the floor to it (a semi AI)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,17 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from grace_arena.protocol import AiModesMsg, MuteAiMsg, State
+from grace_arena.protocol import AiModesMsg, BuzzSourceMsg, MuteAiMsg, State
 
 __all__ = ["AiPlayersScreen"]
 
 
-class AiPlayersScreen(ModalScreen[AiModesMsg | MuteAiMsg | None]):
+class AiPlayersScreen(ModalScreen[AiModesMsg | MuteAiMsg | BuzzSourceMsg | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "mode('autonomous')", "Autonomous"),
         Binding("s", "mode('semi')", "Semi"),
         Binding("m", "mute", "Mute"),
+        Binding("b", "buzz_source", "Answers for the buzz"),
         Binding("escape", "cancel", "Cancel"),
     ]
 
@@ -38,7 +40,8 @@ class AiPlayersScreen(ModalScreen[AiModesMsg | MuteAiMsg | None]):
             yield Static(
                 Text.assemble(("a", "bold reverse"), " autonomous  ", ("s", "bold reverse"),
                               " semi (a teammate's key)  ", ("m", "bold reverse"),
-                              " mute for the match  ", ("esc", "bold reverse"), " cancel"),
+                              " mute for the match  ", ("b", "bold reverse"),
+                              " it answers for the buzz  ", ("esc", "bold reverse"), " cancel"),
                 classes="hint",
             )  # fmt: skip
         yield Footer()
@@ -70,6 +73,12 @@ class AiPlayersScreen(ModalScreen[AiModesMsg | MuteAiMsg | None]):
         if chosen is not None:
             team, ai = chosen
             self.dismiss(MuteAiMsg(team=team, ai=ai))
+
+    def action_buzz_source(self) -> None:
+        """The human's buzz with the floor goes to this semi AI of the same team."""
+        chosen = self._selected()
+        if chosen is not None:
+            self.dismiss(BuzzSourceMsg(ai=chosen[1]))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

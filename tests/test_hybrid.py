@@ -329,3 +329,31 @@ def test_every_case_the_runner_s_own_scoring_returned():
     for c in cases["bonus"]:
         q = QantaRules(bonus_deflation_mode=c["mode"])
         assert bonus_consult_points(q, c["full"], c["team"]) == c["points"], c
+
+
+def test_the_moderator_hands_a_human_s_buzz_to_a_semi_ai_of_the_team():
+    from grace_arena.core.commands import SetBuzzSource
+
+    m, events = _play(_config(lw={"t0": 4}, mw={"t0": 2}))
+    events += m.handle(SetAiModes(team="red", modes={"lw": "semi", "mw": "semi"}), now=T)
+    events += m.handle(StartTossup(), now=T)
+    events += m.handle(Reveal(to=5), now=T)
+    events += m.handle(Buzz(team="red", player="red-1"), now=T)
+    with pytest.raises(IllegalCommand, match="not an AI player of team 'red'"):
+        m.decide(SetBuzzSource(ai="hw"), now=T)
+    events += m.handle(SetBuzzSource(ai="lw"), now=T)
+    assert (m.game.floor.player, m.game.floor.answer) == ("lw", "Carver")
+    with pytest.raises(IllegalCommand, match="an AI has the floor"):
+        m.decide(SetBuzzSource(ai="mw"), now=T)
+    events += m.handle(Rule(ruling=Ruling.CORRECT), now=T)
+    assert m.scores["red"] == 10  # the lightweight's: 10 x 1.0
+    ruled = [e for e in events if isinstance(e, Ruled)][-1]
+    assert ruled.player == "lw"
+    assert Match.replay(events).state == m.state
+    # on the next tossup blue buzzes: red's AI is not blue's to hand the buzz to
+    for _ in range(2):
+        events += m.handle(AbstainPart(team="red", player="red-1"), now=T)
+    events += m.handle(StartTossup(), now=T)
+    events += m.handle(Buzz(team="blue", player="blue-1"), now=T)
+    with pytest.raises(IllegalCommand, match="not an AI player of team 'blue'"):
+        m.decide(SetBuzzSource(ai="mw"), now=T)

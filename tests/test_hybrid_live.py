@@ -89,12 +89,26 @@ def test_hybrid_teams_play_in_a_live_room(db_url):
             assert live == {"red": 10 + 7 + 1, "blue": 0}
             blue.send(type="mute_ai", ai="hw")
             assert "muted already" in blue.wait("error")["message"]
+            # the moderator hands Ann's buzz to the semi AI of her team (it has no guess here)
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            red.send(type="buzz")
+            mod.state(lambda s: s["floor"] is not None)
+            red.send(type="buzz_source", ai="lw")
+            assert red.wait("error")["code"] == "not_allowed"  # the moderator's to do
+            mod.send(type="buzz_source", ai="lw")
+            floor = mod.state(lambda s: s["floor"] and s["floor"]["player"] == "lw")["floor"]
+            assert floor["kind"] == "model"
+            mod.send(type="rule", ruling="incorrect")
+            state = mod.state(lambda s: s["floor"] is None and s["match"]["phase"] != "buzzed")
+            live = {t["id"]: t["score"] for t in state["teams"]}
             match_id = server.room().rm.id
     events = MatchStore(engine).events(match_id)
     engine.dispose()
     assert Match.replay(events).scores == live
     assert [e.type for e in events if e.type.startswith("ai_")] == [
-        "ai_modes_set", "ai_buzzed", "ai_answers_shown", "ai_muted",
+        "ai_modes_set", "ai_buzzed", "ai_answers_shown", "ai_muted", "ai_buzz_source_set",
     ]  # fmt: skip
 
 

@@ -270,3 +270,11 @@ class PressAi(Command):
     ai: str
     player: str
     timing: BuzzTiming = Field(default_factory=BuzzTiming)
+
+
+class SetBuzzSource(Command):
+    """The moderator hands the buzz with the floor (a human's of a hybrid team) to a semi AI
+    of the same team, which answers with its latest guess."""
+
+    kind: ClassVar[str] = "buzz_source"
+    ai: str

@@ -442,7 +442,8 @@ class BonusPartCorrected(_Event):
 # --------------------------------------------------------------------------------------------
 # Hybrid teams (QANTA 2026: ``grace_arena.core.hybrid``): AI players beside a team's humans.
 # Their names, for whatever reads them (the statistics, the reliance analysis):
-# ``ai_modes_set``, ``ai_muted``, ``ai_buzzed``, ``ai_answers_shown``. An AI's buzz is an
+# ``ai_modes_set``, ``ai_muted``, ``ai_buzzed``, ``ai_answers_shown``,
+# ``ai_buzz_source_set``. An AI's buzz is an
 # ordinary ``buzz_accepted`` (its ``player`` the AI's id, ``kind`` model) followed at once
 # by an ``ai_buzzed`` that says how it came to buzz; a bonus part a hybrid team answers is an
 # ordinary ``bonus_part_ruled`` whose ``choice`` is own, consult or abstain.
@@ -489,6 +490,22 @@ class AiBuzzed(_Event):
     k: int | None = None  # autonomous: its gate
     token: int | None = None  # the runner token of the decision it answers with
     pressed_by: str | None = None  # semi: the human who pressed its key
+
+
+class AiBuzzSourceSet(_Event):
+    """The moderator handed the buzz with the floor, a human's, to a semi AI of the same team
+    (the runner's "buzz source"): the AI answers with its latest guess and is scored as the
+    AI."""
+
+    type: Literal["ai_buzz_source_set"] = "ai_buzz_source_set"
+    buzz_id: int
+    tossup_id: str
+    team: str
+    from_player: str  # the human who buzzed
+    player: str  # the AI
+    answer: str = ""
+    confidence: float | None = None
+    token: int | None = None
 
 
 class AiShown(BaseModel):
@@ -554,7 +571,8 @@ Event = Annotated[
     | AiModesSet
     | AiMuted
     | AiBuzzed
-    | AiAnswersShown,
+    | AiAnswersShown
+    | AiBuzzSourceSet,
     Field(discriminator="type"),
 ]
 

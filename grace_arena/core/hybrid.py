@@ -29,12 +29,20 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from grace_arena.core.commands import AbstainPart, ConsultPart, MuteAi, PressAi, SetAiModes
+from grace_arena.core.commands import (
+    AbstainPart,
+    ConsultPart,
+    MuteAi,
+    PressAi,
+    SetAiModes,
+    SetBuzzSource,
+)
 from grace_arena.core.config import AiPlayerSpec, AiStep, MatchConfig, TeamKind, TeamSpec
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
     AiAnswersShown,
     AiBuzzed,
+    AiBuzzSourceSet,
     AiModesSet,
     AiMuted,
     AiShown,
@@ -61,7 +69,12 @@ __all__ = [
 ]
 
 #: The events of this module, folded by :func:`reduce`.
-EVENTS = (AiModesSet, AiMuted, AiBuzzed)  # (ai_answers_shown: the engine's, as a consult)
+EVENTS = (
+    AiModesSet,
+    AiMuted,
+    AiBuzzed,
+    AiBuzzSourceSet,
+)  # (ai_answers_shown: the engine's, as a consult)
 
 
 @dataclass(frozen=True)
@@ -260,6 +273,30 @@ def press(run: Any, cmd: PressAi) -> None:
     _ai_buzz(run, team, ai, step, mode="semi", pressed_by=cmd.player, timing=cmd.timing)
 
 
+def buzz_source(run: Any, cmd: SetBuzzSource) -> None:
+    """The buzz with the floor, a human's, goes to a semi AI of the same team (before any
+    answer was given or ruled)."""
+    floor = run.g.floor
+    assert floor is not None
+    team = _hybrid_team(run, floor.team)
+    ai = _ai(team, cmd.ai)
+    if ai_of(run.config, team.id, floor.player) is not None:
+        raise IllegalCommand("an AI has the floor already: rule its answer")
+    if floor.answer:
+        raise IllegalCommand(f"{floor.player!r} answered already: rule the answer")
+    if mode_of(run.state, ai.id) != "semi":
+        raise IllegalCommand(f"AI {ai.id!r} is {mode_of(run.state, ai.id)}: only a semi AI "
+                             "answers for a teammate's buzz")  # fmt: skip
+    step = latest_step(ai.steps.get(run.g.tossup_id, ()), run.g.position)
+    run.emit(
+        AiBuzzSourceSet(
+            buzz_id=floor.buzz_id, tossup_id=run.g.tossup_id, team=team.id,
+            from_player=floor.player, player=ai.id, answer=step.guess if step else "",
+            confidence=step.confidence if step else None, token=step.token if step else None,
+        )
+    )  # fmt: skip
+
+
 def _turn_checks(run: Any, cmd: ConsultPart | AbstainPart, what: str) -> TeamSpec:
     play = run.g.bonus
     assert play is not None
@@ -344,6 +381,12 @@ def reduce(state: MatchState, ev: Event) -> MatchState:
                 h = replace(h, changed_at_halftime=h.changed_at_halftime | {ev.team})
         case AiMuted():
             h = replace(h, muted=h.muted | {ev.player})
+        case AiBuzzSourceSet():  # the floor is the AI's now, its answer given (no clock)
+            g = state.game
+            assert g.floor is not None
+            floor = replace(g.floor, player=ev.player, kind=TeamKind.MODEL, answer=ev.answer,
+                            suggestion=None)  # fmt: skip
+            return replace(state, game=replace(g, floor=floor, deadline=None))
         case _:
             pass
     return replace(state, hybrid=h)

@@ -41,6 +41,7 @@ from grace_arena.core.commands import (
     Rule,
     RulePart,
     SetAiModes,
+    SetBuzzSource,
     SetPace,
     StartTossup,
     ThrowOut,
@@ -1407,6 +1408,7 @@ _HANDLERS = {
     ResolveProtest: amendments.resolve_protest,
     CorrectRuling: amendments.correct_ruling,
     SetAiModes: hybrid.set_modes,
+    SetBuzzSource: hybrid.buzz_source,
     MuteAi: hybrid.mute,
     PressAi: hybrid.press,
 }

@@ -185,6 +185,7 @@ AI_TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
     **{(p, "set_ai_modes"): frozenset({p}) for p in (Phase.IDLE, *FINISHED)},
     **{(p, "mute_ai"): frozenset({p}) for p in Phase if p is not Phase.ENDED},
     **{(p, "press_ai"): to for (p, cmd), to in TRANSITIONS.items() if cmd == "buzz"},
+    (Phase.BUZZED, "buzz_source"): frozenset({Phase.BUZZED}),
 }
 
 

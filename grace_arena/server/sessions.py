@@ -31,6 +31,7 @@ from grace_arena.core.commands import (
     Reveal,
     Rule,
     SetAiModes,
+    SetBuzzSource,
     SetPace,
     StartTossup,
     ThrowOut,
@@ -46,6 +47,7 @@ from grace_arena.protocol import (
     AiModesMsg,
     AnswerMsg,
     BuzzMsg,
+    BuzzSourceMsg,
     ClientMessage,
     ConsultMsg,
     CorrectMsg,
@@ -292,6 +294,8 @@ class Session:
                         ),
                     )
                     self.queue(room, press, msg.type)
+                case BuzzSourceMsg():  # the moderator hands a human's buzz to a semi AI
+                    self.queue(room, SetBuzzSource(ai=msg.ai), msg.type)
                 case MuteAiMsg() | AiModesMsg():  # a captain's for their team, or the moderator's
                     team = conn.team if conn.role == "player" else msg.team
                     player = conn.player if conn.role == "player" else None
