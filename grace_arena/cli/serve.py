@@ -411,6 +411,7 @@ def serve(
             else ScoringRules(**first.scoring())
         )
         console.print(f"rules: {describe(rules)}", highlight=False)
+        _check_ais(url, loaded[0], teams)
         n_tossups = len(loaded[0].tossups)
         if rules.regulation_tossups and n_tossups < rules.regulation_tossups:
             skipped = loaded[0].skipped_counts()
@@ -521,3 +522,25 @@ def _ais_of(given: list[str] | None, team: str) -> list:
                 param_hint="--ai",
             ) from None
     return found
+
+
+def _check_ais(url: str, packet, teams: list) -> None:
+    """Every ``--ai`` model is in the record on the packet, with a weight class: else say so
+    and exit (before a server starts)."""
+    if not any(t.ais for t in teams):
+        return
+    from grace_arena.model.hybrid import ai_player
+    from grace_arena.record.db import open_engine, upgrade
+
+    upgrade(url)
+    engine = open_engine(url)
+    try:
+        for team in teams:
+            for a in team.ais:
+                try:
+                    ai_player(engine, a.model, packet, player_id=a.model,
+                              weight_class=a.weight_class)  # fmt: skip
+                except (LookupError, ValueError) as exc:
+                    raise typer.BadParameter(str(exc), param_hint="--ai") from None
+    finally:
+        engine.dispose()
