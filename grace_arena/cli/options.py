@@ -161,7 +161,8 @@ FormatOption = Annotated[
         "or grace (tossups only: the default). acf, pace and naqt also officiate the match: "
         "a thrown-out question is replaced by the packet's next extra (past the 20th), "
         "halftime after tossup 10, one 30-second timeout per team, 5 seconds to confer on a "
-        "bonus part, and overtime proposed at a tie (sudden death; naqt: 3 tossups first; no bonuses).",
+        "bonus part, and overtime proposed at a tie (sudden death; naqt: 3 tossups first; "
+        "no bonuses).",
         show_default=False,
     ),
 ]
