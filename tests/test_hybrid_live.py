@@ -159,3 +159,20 @@ def test_a_server_opens_a_qanta26_match_of_hybrid_teams_from_imported_outputs(db
         else:
             raise AssertionError("a match with an AI not in the record was made")
     engine.dispose()
+
+
+def test_serve_refuses_an_ai_it_cannot_play_before_starting(tmp_path):
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app
+
+    db = f"sqlite:///{tmp_path / 'record.db'}"
+    runner = CliRunner()
+    result = runner.invoke(app, ["serve", "--db", db, "--rules", "qanta26", "--ai", "red=nobody",
+                                 "--port", "0"])  # fmt: skip
+    assert result.exit_code == 2
+    assert "no steps of model 'nobody'" in result.output and "model import" in result.output
+    result = runner.invoke(app, ["serve", "--db", db, "--rules", "qanta26", "--ai", "green=x"])
+    assert result.exit_code == 2 and "red=MODEL or blue=MODEL" in result.output
+    result = runner.invoke(app, ["serve", "--db", db, "--rules", "qanta26", "--ai", "red=x:huge"])
+    assert result.exit_code == 2 and "lightweight, midweight or heavyweight" in result.output
