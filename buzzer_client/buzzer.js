@@ -483,6 +483,41 @@
     if (chosen) select.value = chosen;
   }
 
+  // a hybrid team's AI players (QANTA 2026): "Buzz for NAME" presses a semi AI's key (it
+  // answers with its own guess); "Mute NAME" mutes one for the rest of the match
+  function renderAis() {
+    const row = $("ai-row");
+    const s = app.state;
+    const team = s && app.me && s.teams.find((t) => t.id === app.me.team);
+    const ais = team && team.ais ? team.ais.filter((a) => a.mode !== "muted") : [];
+    row.hidden = ais.length === 0 || s.match.phase === "ended";
+    const key = JSON.stringify(ais.map((a) => [a.id, a.mode]));
+    if (row.dataset.key !== key) {
+      row.dataset.key = key;
+      row.textContent = "";
+      for (const a of ais) {
+        if (a.mode === "semi") {
+          const press = document.createElement("button");
+          press.type = "button";
+          press.className = "press-ai";
+          press.textContent = "Buzz for " + a.name;
+          press.addEventListener("click", () => send({ type: "press_ai", ai: a.id }));
+          row.append(press);
+        }
+        const mute = document.createElement("button");
+        mute.type = "button";
+        mute.textContent = "Mute " + a.name;
+        mute.addEventListener("click", () => {
+          if (window.confirm("Mute " + a.name + " for the rest of the match? This cannot be undone.")) {
+            send({ type: "mute_ai", ai: a.id });
+          }
+        });
+        row.append(mute);
+      }
+    }
+    for (const press of row.querySelectorAll(".press-ai")) press.disabled = !canBuzz();
+  }
+
   function consultedText(c) {
     const conf = c.confidence == null ? "" : " · confidence " + Math.round(c.confidence * 100) + "%";
     return "The model (" + c.model + ") says " + (c.guess ? "“" + c.guess + "”" : "nothing") + conf;
@@ -522,6 +557,13 @@
       else if (b.pre_answer) detail = where + (preAnswered(b) ?
         " · you wrote “" + preAnswered(b) + "”: the model's answer is revealed" + clock :
         " · write your own answer before the model's is revealed" + clock);
+      else if (b.consult && !b.bounceback && !b.consult_points) {
+        // QANTA 2026: the team's AI players; a consult scores less their weight classes'
+        detail = where + (b.consulted ?
+          " · you saw your AIs' answers: answer, or abstain (if nobody has it)" :
+          " · answer alone, consult your AI players (fewer points), or abstain (if nobody " +
+            "has it)") + clock;
+      }
       else if (b.consult && !b.bounceback) {
         const [own, after, abstain] = b.consult_points || [];
         detail = where + (b.consulted ?
@@ -976,6 +1018,7 @@
     }
 
     buzzButton.disabled = !canBuzz();
+    renderAis();
     renderPoints();
     renderResult();
 

@@ -641,6 +641,12 @@
       kind.className = "kind";
       const n = typeof t.size === "number" ? t.size : Object.keys(t.players || {}).length;
       kind.textContent = t.kind === "model" ? "model" : n + (n === 1 ? " player" : " players");
+      // a hybrid team's AI players (QANTA 2026): name, weight class, mode
+      const short = { lightweight: "LW", midweight: "MW", heavyweight: "HW" };
+      if (t.ais && t.ais.length) {
+        kind.textContent += " + " + t.ais.map((a) => a.name + " (" + (short[a.weight_class] || "") +
+          ", " + (a.mode === "autonomous" ? "auto K=" + a.k : a.mode) + ")").join(", ");
+      }
       name.appendChild(kind);
       const score = document.createElement("span");
       score.className = "score";

@@ -321,6 +321,44 @@ class AbstainMsg(_Msg):
     part: int | None = Field(default=None, ge=1, le=100)
 
 
+class PressAiMsg(_Msg):
+    """Hybrid teams (QANTA 2026): a player presses a semi AI teammate's key; the AI buzzes
+    with its precomputed guess."""
+
+    type: Literal["press_ai"] = "press_ai"
+    ai: Text = Field(min_length=1, max_length=100)
+
+
+class MuteAiMsg(_Msg):
+    """Hybrid teams: a team's captain (a player of it), or the moderator for ``team``, mutes
+    one of its AI players for the rest of the match (irrevocable)."""
+
+    type: Literal["mute_ai"] = "mute_ai"
+    ai: Text = Field(min_length=1, max_length=100)
+    team: Text | None = Field(default=None, max_length=64)  # the moderator's: the AI's team
+
+
+class BuzzSourceMsg(_Msg):
+    """Hybrid teams (moderator): the buzz with the floor, a human's, goes to a semi AI of the
+    same team, which answers with its latest guess (scored as the AI's)."""
+
+    type: Literal["buzz_source"] = "buzz_source"
+    ai: Text = Field(min_length=1, max_length=100)
+
+
+class AiModesMsg(_Msg):
+    """Hybrid teams: a team's AI players' modes for the coming half (before the match, or
+    once at halftime): AI id -> autonomous or semi, and AI id -> its gate K. A player for
+    their team, or the moderator for ``team``."""
+
+    type: Literal["ai_modes"] = "ai_modes"
+    modes: dict[Text, Literal["autonomous", "semi"]] = Field(default_factory=dict, max_length=8)
+    ks: dict[Text, Annotated[int, Field(ge=1, le=10_000)]] = Field(
+        default_factory=dict, max_length=8
+    )
+    team: Text | None = Field(default=None, max_length=64)
+
+
 class Ping(_Msg):
     """Either side may ping; the other answers ``pong`` echoing ``sent``."""
 
@@ -470,7 +508,11 @@ ClientMessage = Annotated[
     | ReadPartMsg
     | ProtestMsg
     | CorrectMsg
-    | SubstituteMsg,
+    | SubstituteMsg
+    | PressAiMsg
+    | MuteAiMsg
+    | AiModesMsg
+    | BuzzSourceMsg,
     Field(discriminator="type"),
 ]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -490,23 +532,38 @@ MODERATOR_ONLY = frozenset(
         "read_part",
         "correct",
         "substitute",
+        "buzz_source",
     }
 )
-PLAYER_ONLY = frozenset({"join", "buzz", "answer", "pre_answer"})
+PLAYER_ONLY = frozenset({"join", "buzz", "answer", "pre_answer", "press_ai"})
 #: Sent by a player who joined, for their team, or by the moderator in control, for the team
 #: whose turn it is (a protest: the team it names; a player's where the match takes protests
 #: from phones).
-PLAYER_OR_MODERATOR = frozenset({"consult", "abstain", "protest"})
+PLAYER_OR_MODERATOR = frozenset({"consult", "abstain", "protest", "mute_ai", "ai_modes"})
 
 
 # ---------------------------------------------------------------------------------------------
 # Server -> client
 
 
+class AiView(_Msg):
+    """An AI player of a hybrid team (QANTA 2026): its model, weight class, buzz mode and
+    autonomous gate K."""
+
+    id: str
+    name: str
+    model: str
+    weight_class: str
+    mode: Literal["autonomous", "semi", "muted"]
+    k: int
+
+
 class TeamView(_Msg):
     id: str
     name: str
     kind: Literal["human", "model"]
+    #: A hybrid team's AI players (QANTA 2026), seen by everyone.
+    ais: list[AiView] = Field(default_factory=list)
     players: dict[str, str] = Field(default_factory=dict)  # id -> name (moderator only)
     size: int = 0  # how many players have joined the team
     score: int = 0
@@ -1006,6 +1063,16 @@ def parse_server(raw: str | bytes) -> ServerMessage:
 # HTTP API bodies (match set-up)
 
 
+class AiSetup(_Msg):
+    """An AI player of a hybrid team (QANTA 2026): a model in the record (imported outputs or
+    precomputed), its name on the screens, and its weight class (default: the one it was
+    imported with)."""
+
+    model: Text = Field(min_length=1, max_length=200)
+    name: Name | None = Field(default=None, max_length=TEAM_NAME_MAX)
+    weight_class: Literal["lightweight", "midweight", "heavyweight"] | None = None
+
+
 class TeamSetup(_Msg):
     id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
     name: Name = Field(min_length=1, max_length=TEAM_NAME_MAX)
@@ -1013,6 +1080,8 @@ class TeamSetup(_Msg):
     model: Text | None = None  # a precomputed model in the record
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence: Literal["logit", "verbal"] = "logit"
+    #: A human team's AI players (a hybrid team, QANTA 2026: ``--rules qanta26``).
+    ais: list[AiSetup] = Field(default_factory=list, max_length=8)
 
 
 @dataclass(frozen=True)
@@ -1116,7 +1185,7 @@ class MatchSettings(_Msg):
     #: given beside it (present in the JSON, even at its default) replaces the format's, and
     #: the match's format is then "custom" if it differs; a rule not given is the format's.
     #: None: GRACE's game with the rules given.
-    format: Literal["grace", "acf", "pace", "naqt", "custom"] | None = None
+    format: Literal["grace", "acf", "pace", "naqt", "qanta26", "custom"] | None = None
     #: Tossup–bonus cycles (the packet's bonuses); bouncebacks to the other team.
     bonuses: bool = False
     bouncebacks: bool = False
@@ -1157,7 +1226,8 @@ class MatchSettings(_Msg):
         Annotated[float, _Within(5, 3600, "seconds", " or none (untimed)", field="half_time")]
         | None
     ) = None
-    #: Consult rules on bonus parts (QANTA 2026): the model a team may consult (its bonus
+    #: GRACE Arena's consult rules on bonus parts (not QANTA 2026's, which are the qanta26
+    #: format's): the model a team may consult (its bonus
     #: parts precomputed in the record), and the points of each choice.
     consult_model: Text | None = Field(default=None, max_length=200)
     consult_points: tuple[

@@ -83,7 +83,7 @@ END_FIRST = {
     "prompted": "A match ends between tossups: rule the prompted answer first, then press E.",
 }
 #: The actions that act on the match (not for a moderator who watches).
-ACTS = frozenset(COMMAND_OF) | {"faster", "slower"}
+ACTS = frozenset(COMMAND_OF) | {"faster", "slower", "ai_players"}
 
 
 class LiveScreen(MatchScreen):
@@ -177,6 +177,12 @@ class LiveScreen(MatchScreen):
             key_display="S",
             tooltip="A player of the bench comes in (before play, at halftime, before "
             "overtime or in a timeout)",
+        ),
+        Binding(
+            "y",
+            "ai_players",
+            "AI players",
+            tooltip="Hybrid teams: the AI players' modes (a, s) and mutes (m)",
         ),
         Binding("j", "join_info", "Join", tooltip="Show the join URL, code and QR code"),
         Binding("r", "standings", "Standings", tooltip="The standings of the match's event"),
@@ -288,6 +294,8 @@ class LiveScreen(MatchScreen):
     def _allowed(self, action: str) -> bool:
         if action == "standings":
             return self.current is not None and self.current.event is not None
+        if action == "ai_players":  # a match with hybrid teams (the engine says when)
+            return self.current is not None and any(t.ais for t in self.current.teams)
         command = COMMAND_OF.get(action)
         if command is None:
             return True
@@ -469,6 +477,19 @@ class LiveScreen(MatchScreen):
                 self._send(message)
 
         self.app.push_screen(ProtestScreen(state), filed)
+
+    def action_ai_players(self) -> None:
+        from moderator_tui.hybrid import AiPlayersScreen
+
+        state = self.current
+        if state is None:
+            return
+
+        def chosen(message: Any) -> None:
+            if message is not None:
+                self._send(message)
+
+        self.app.push_screen(AiPlayersScreen(state), chosen)
 
     def action_correct_cycle(self) -> None:
         from moderator_tui.protests import CorrectScreen

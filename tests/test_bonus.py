@@ -251,7 +251,7 @@ def test_formats_mirror_the_quizbowl_presets() -> None:
     assert rules_for("grace") == ScoringRules(format="grace")  # today's game, named
     assert rules_for("acf", neg_points=0).format == "custom"
     assert rules_for("acf", answer_time=20.0).format == "acf"  # the room's clock is its own
-    assert set(FORMATS) == {"grace", "acf", "pace", "naqt"}
+    assert set(FORMATS) == {"grace", "acf", "pace", "naqt", "qanta26"}
     with pytest.raises(ValueError, match=r"unknown format 'quiz'.*acf"):
         rules_for("quiz")
     assert describe(acf) == (

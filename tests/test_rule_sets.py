@@ -137,7 +137,7 @@ def test_a_record_made_before_formats_replays_and_its_rulings_score_as_stored() 
 
 def test_each_format_is_a_file_of_the_registry_in_its_order() -> None:
     formats = registry()
-    assert list(formats) == list(FORMATS) == ["grace", "acf", "pace", "naqt"]
+    assert list(formats) == list(FORMATS) == ["grace", "acf", "pace", "naqt", "qanta26"]
     for name, fmt in formats.items():
         assert (
             Path(__import__(f"grace_arena.core.formats.{name}", fromlist=["FORMAT"]).__file__).stem
@@ -146,7 +146,8 @@ def test_each_format_is_a_file_of_the_registry_in_its_order() -> None:
         assert rules_for(name).format == name
         assert format_named(name.upper()) is fmt
     with pytest.raises(
-        ValueError, match=r"unknown format 'quiz' \(formats: grace, acf, pace, naqt, custom\)"
+        ValueError,
+        match=r"unknown format 'quiz' \(formats: grace, acf, pace, naqt, qanta26, custom\)",
     ):
         format_named("quiz")
 
@@ -203,7 +204,7 @@ def test_a_new_format_is_one_file(tmp_path, monkeypatch) -> None:
     (tmp_path / "britbowl.py").write_text(BRITBOWL)
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(tmp_path)])
     monkeypatch.delitem(sys.modules, "grace_arena.core.formats.britbowl", raising=False)
-    assert list(registry()) == ["grace", "acf", "pace", "naqt", "britbowl"]
+    assert list(registry()) == ["grace", "acf", "pace", "naqt", "britbowl", "qanta26"]
     rules = rules_for("britbowl")
     assert rules.format == "britbowl" and rules.bouncebacks
     assert rules_for("britbowl", answer_time=5).format == "britbowl"

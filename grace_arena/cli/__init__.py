@@ -23,6 +23,7 @@ def _register() -> None:
         packet,
         protest,
         proxy,
+        qanta,
         serve,
         survey,
         write,

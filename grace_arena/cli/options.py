@@ -156,11 +156,13 @@ FormatOption = Annotated[
     typer.Option(
         "--rules",
         help="The game's format: acf (20 tossup-bonus cycles, -5 negs, no powers), pace "
-        "(powers 20, no negs, bonuses), naqt (powers 15, -5, bonuses), or grace (tossups "
-        "only: the default). acf, pace and naqt also officiate the match: a thrown-out "
-        "question is replaced by the packet's next extra (past the 20th), halftime after "
-        "tossup 10, one 30-second timeout per team, 5 seconds to confer on a bonus part, and "
-        "overtime proposed at a tie (sudden death; naqt: 3 tossups first; no bonuses).",
+        "(powers 20, no negs, bonuses), naqt (powers 15, -5, bonuses), qanta26 (QANTA 2026's "
+        "hybrid teams of humans and AI players, the runner's preset: give the AIs with --ai), "
+        "or grace (tossups only: the default). acf, pace and naqt also officiate the match: "
+        "a thrown-out question is replaced by the packet's next extra (past the 20th), "
+        "halftime after tossup 10, one 30-second timeout per team, 5 seconds to confer on a "
+        "bonus part, and overtime proposed at a tie (sudden death; naqt: 3 tossups first; "
+        "no bonuses).",
         show_default=False,
     ),
 ]
@@ -179,7 +181,8 @@ ConsultOption = Annotated[
     str | None,
     typer.Option(
         "--consult",
-        help="Consult rules on bonus parts (QANTA 2026): per part a team answers on its own, "
+        help="GRACE Arena's consult rules on bonus parts (not QANTA 2026's: --rules qanta26): "
+        "per part a team answers on its own, "
         "consults this precomputed model (sees its guess and confidence) or abstains. Plays "
         "bonuses (ACF's rules unless --rules says otherwise).",
         show_default=False,

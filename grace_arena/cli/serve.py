@@ -335,6 +335,16 @@ def serve(
     timed_halves: TimedHalvesOption = None,
     phone_protests: PhoneProtestsOption = False,
     pre_answer: PreAnswerOption = None,
+    ai: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ai",
+            help="QANTA 2026 (with --rules qanta26): an AI player of team red or blue, "
+            "TEAM=MODEL or TEAM=MODEL:WEIGHTCLASS, its outputs in the record (model import; "
+            "the weight class it was imported with by default). Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
     skip_broken_questions: SkipBrokenOption = False,
     reading_mode: Annotated[
         str,
@@ -400,14 +410,15 @@ def serve(
         console.print(f"behind the proxy {public}; this process: {own}", highlight=False)
     first = None
     if match and event is None:
-        teams = [TeamSetup(id="red", name="Red"), TeamSetup(id="blue", name="Blue")]
+        teams = [TeamSetup(id="red", name="Red", ais=_ais_of(ai, "red")),
+                 TeamSetup(id="blue", name="Blue", ais=_ais_of(ai, "blue"))]  # fmt: skip
         settings = format_settings(game_format, bouncebacks)
         settings.update(consult_settings(consult, consult_points, pre_answer))
         settings.update(timed_halves_settings(timed_halves, game_format))
         if phone_protests:
             settings["phone_protests"] = True
         if consult and "format" not in settings:
-            settings["format"] = "acf"  # QANTA's human rules follow ACF's
+            settings["format"] = "acf"  # consult rules go with ACF's
         if model is None:  # a quizbowl format's match is two teams; GRACE's has the model
             model = "" if settings.get("format", "grace") != "grace" else "tfidf"
             if not model:
@@ -447,6 +458,7 @@ def serve(
             else ScoringRules(**first.scoring())
         )
         console.print(f"rules: {describe(rules)}", highlight=False)
+        _check_ais(url, loaded[0], teams)
         n_tossups = len(loaded[0].tossups)
         if rules.regulation_tossups and n_tossups < rules.regulation_tossups:
             skipped = loaded[0].skipped_counts()
@@ -535,3 +547,50 @@ def serve(
         max_press_credit=max_press_credit,
     )
     run(create_app(settings), host=host, port=port, limits=limits)
+
+
+def _ais_of(given: list[str] | None, team: str) -> list:
+    """``--ai TEAM=MODEL[:WEIGHTCLASS]`` for one team (a hybrid team's AI players)."""
+    from pydantic import ValidationError
+
+    from grace_arena.protocol import AiSetup
+
+    found = []
+    for spec in given or []:
+        who, _, what = spec.partition("=")
+        model, _, weight = what.partition(":")
+        if who not in ("red", "blue") or not model:
+            raise typer.BadParameter(f"{spec!r}: red=MODEL or blue=MODEL[:WEIGHTCLASS]",
+                                     param_hint="--ai")  # fmt: skip
+        if who != team:
+            continue
+        try:
+            found.append(AiSetup(model=model, name=model, weight_class=weight or None))
+        except ValidationError:
+            raise typer.BadParameter(
+                f"{spec!r}: the weight class is lightweight, midweight or heavyweight",
+                param_hint="--ai",
+            ) from None
+    return found
+
+
+def _check_ais(url: str, packet, teams: list) -> None:
+    """Every ``--ai`` model is in the record on the packet, with a weight class: else say so
+    and exit (before a server starts)."""
+    if not any(t.ais for t in teams):
+        return
+    from grace_arena.model.hybrid import ai_player
+    from grace_arena.record.db import open_engine, upgrade
+
+    upgrade(url)
+    engine = open_engine(url)
+    try:
+        for team in teams:
+            for a in team.ais:
+                try:
+                    ai_player(engine, a.model, packet, player_id=a.model,
+                              weight_class=a.weight_class)  # fmt: skip
+                except (LookupError, ValueError) as exc:
+                    raise typer.BadParameter(str(exc), param_hint="--ai") from None
+    finally:
+        engine.dispose()

@@ -262,3 +262,46 @@ class CorrectRuling(Command):
     player: str | None = Field(default=None, max_length=64)
     by: Literal["moderator", "td"] = "moderator"
     reason: str = Field(default="", max_length=500)
+
+
+# Hybrid teams (QANTA 2026: grace_arena.core.hybrid).
+
+
+class SetAiModes(Command):
+    """A hybrid team's AI players' buzz modes for the coming half: before the match, or once
+    at halftime. ``modes``: AI id -> ``autonomous`` or ``semi``; ``ks``: AI id -> its
+    autonomous gate K. ``player``: the captain who sets them (None: the moderator)."""
+
+    kind: ClassVar[str] = "set_ai_modes"
+    team: str
+    modes: dict[str, Literal["autonomous", "semi"]] = Field(default_factory=dict)
+    ks: dict[str, int] = Field(default_factory=dict)
+    player: str | None = None
+
+
+class MuteAi(Command):
+    """A team's captain mutes one of its AI players for the rest of the match (irrevocable)."""
+
+    kind: ClassVar[str] = "mute_ai"
+    team: str
+    ai: str
+    player: str | None = None
+
+
+class PressAi(Command):
+    """A human player presses a semi AI teammate's key: the AI buzzes with its latest
+    precomputed guess."""
+
+    kind: ClassVar[str] = "press_ai"
+    team: str
+    ai: str
+    player: str
+    timing: BuzzTiming = Field(default_factory=BuzzTiming)
+
+
+class SetBuzzSource(Command):
+    """The moderator hands the buzz with the floor (a human's of a hybrid team) to a semi AI
+    of the same team, which answers with its latest guess."""
+
+    kind: ClassVar[str] = "buzz_source"
+    ai: str

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from itertools import pairwise
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,10 +18,11 @@ class _Frozen(BaseModel):
 
 
 class ConsultScoring(_Frozen):
-    """Points of a bonus part when the team may consult a model (QANTA 2026's human rules):
-    answered correctly without looking at the model, after looking, and for an abstention when
-    the model was wrong (no one had the right answer). A wrong answer, or an abstention when
-    the model was right, scores 0; nothing is negative."""
+    """Points of a bonus part when the team may consult a model (GRACE Arena's consult rules,
+    15 / 10 / 5 by default; QANTA 2026's own are :class:`QantaRules`): answered correctly
+    without looking at the model, after looking, and for an abstention when the model was
+    wrong (no one had the right answer). A wrong answer, or an abstention when the model was
+    right, scores 0; nothing is negative."""
 
     own_points: int = Field(default=15, ge=0)
     consult_points: int = Field(default=10, ge=0)
@@ -29,6 +31,53 @@ class ConsultScoring(_Frozen):
     #: the team asks for the model's, before it is revealed (QANTA 2026: 2 s); None: the
     #: model's answer is revealed at once.
     pre_answer_time: float | None = Field(default=None, gt=0, le=60)
+
+
+WeightClass = Literal["lightweight", "midweight", "heavyweight"]
+DeflationMode = Literal["none", "static", "weighted"]
+AiMode = Literal["autonomous", "semi", "muted"]
+WEIGHT_CLASSES: tuple[WeightClass, ...] = ("lightweight", "midweight", "heavyweight")
+
+
+class WeightClasses(_Frozen):
+    """A number per AI weight class (lightweight, midweight, heavyweight)."""
+
+    lightweight: float
+    midweight: float
+    heavyweight: float
+
+    def of(self, weight_class: str) -> float:
+        return float(getattr(self, weight_class))
+
+
+class QantaRules(_Frozen):
+    """QANTA 2026's settings for hybrid teams (humans and AI players on one team), as the
+    organisers' tournament runner names them (``config/rule-presets/qanta26.json``, types in
+    ``shared/types.ts``); what they score is :mod:`grace_arena.core.rules.qanta`.
+
+    - ``ai_tossup_score_factors``, ``tossup_deflation_mode``, ``tossup_static_deflation``: an
+      AI's correct tossup buzz scores the tossup's points times its weight class's factor
+      (weighted), minus the static deflation (static), or in full (none).
+    - ``autonomous_default_k``: an autonomous AI buzzes only on a decision made at token K or
+      later (the runner's tokens, 0-based).
+    - ``bonus_deflation_mode``, ``bonus_static_deflation``, ``bonus_weight_deflation``,
+      ``bonus_ai_consult_factor``: a bonus part answered right after consulting the team's
+      AIs scores the part's points minus the sum of the deflation of every AI on the team
+      (weighted), minus the static deflation (static), in full (none), or, with no mode, times
+      the consult factor (the runner's fallback).
+    - ``bonus_abstain_points``: a right abstention (nobody, human or AI, had it)."""
+
+    ai_tossup_score_factors: WeightClasses = WeightClasses(
+        lightweight=1.0, midweight=0.8, heavyweight=0.4
+    )
+    tossup_deflation_mode: DeflationMode | None = "weighted"
+    tossup_static_deflation: int = Field(default=5, ge=0)
+    autonomous_default_k: int = Field(default=1, ge=1)
+    bonus_ai_consult_factor: float = Field(default=0.5, ge=0)
+    bonus_deflation_mode: DeflationMode | None = "weighted"
+    bonus_static_deflation: int = Field(default=5, ge=0)
+    bonus_weight_deflation: WeightClasses = WeightClasses(lightweight=1, midweight=2, heavyweight=3)
+    bonus_abstain_points: int = Field(default=1, ge=0)
 
 
 class ScoringRules(_Frozen):
@@ -92,6 +141,9 @@ class ScoringRules(_Frozen):
     #: Bonus parts where the team chooses to answer alone, consult a model or abstain, scored
     #: by these points instead of the parts' values; None: plain bonuses.
     consult: ConsultScoring | None = None
+    #: QANTA 2026's rules for hybrid teams (AI tossup factors, consult deflation, abstention,
+    #: the autonomous gate); None: no AI players' rules.
+    qanta: QantaRules | None = None
 
 
 class TeamKind(StrEnum):
@@ -116,6 +168,33 @@ class ModelAnswer(_Frozen):
     correct: bool | None = None
 
 
+class AiStep(_Frozen):
+    """One of an AI player's precomputed guesses on a tossup: once our word ``word_index``
+    has been read (the runner's token ``token``, 0-based; our word index when the model was
+    not imported), with its own decision to ``buzz``."""
+
+    word_index: int = Field(ge=0)
+    token: int = Field(ge=0)
+    guess: str = ""
+    confidence: float | None = None
+    buzz: bool = False
+    correct: bool | None = None
+
+
+class AiPlayerSpec(_Frozen):
+    """An AI player of a hybrid team: a model with a weight class, its precomputed guesses
+    on each tossup (in order) and its answers to bonus parts."""
+
+    id: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100)
+    model: str = Field(min_length=1, max_length=200)
+    weight_class: WeightClass
+    #: tossup id -> its guesses, in order
+    steps: dict[str, tuple[AiStep, ...]] = Field(default_factory=dict)
+    #: bonus id -> its answer to each part
+    bonus_answers: dict[str, tuple[ModelAnswer, ...]] = Field(default_factory=dict)
+
+
 class TeamSpec(_Frozen):
     id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=100)
@@ -129,9 +208,19 @@ class TeamSpec(_Frozen):
     threshold: float | None = None
     #: For a model team: bonus id -> its answer to each part (absent: it has none to give).
     bonus_answers: dict[str, tuple[ModelAnswer, ...]] = Field(default_factory=dict)
+    #: A hybrid team (QANTA 2026): the AI players beside its human players.
+    ai_players: tuple[AiPlayerSpec, ...] = ()
 
     @model_validator(mode="after")
     def _model_fields(self) -> TeamSpec:
+        if self.ai_players and self.kind is TeamKind.MODEL:
+            raise ValueError(
+                f"model team {self.id!r} cannot have AI players: a hybrid team "
+                "is a human team with AI players"
+            )
+        ids = [a.id for a in self.ai_players]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"team {self.id!r}: AI player ids must be unique: {ids}")
         if self.kind is TeamKind.MODEL and not self.model:
             raise ValueError(f"model team {self.id!r} needs a model name")
         if self.kind is TeamKind.HUMAN and (

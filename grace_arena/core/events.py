@@ -490,6 +490,100 @@ class BonusPartCorrected(_Event):
     protest_seq: int | None = None
 
 
+# --------------------------------------------------------------------------------------------
+# Hybrid teams (QANTA 2026: ``grace_arena.core.hybrid``): AI players beside a team's humans.
+# Their names, for whatever reads them (the statistics, the reliance analysis):
+# ``ai_modes_set``, ``ai_muted``, ``ai_buzzed``, ``ai_answers_shown``,
+# ``ai_buzz_source_set``. An AI's buzz is an
+# ordinary ``buzz_accepted`` (its ``player`` the AI's id, ``kind`` model) followed at once
+# by an ``ai_buzzed`` that says how it came to buzz; a bonus part a hybrid team answers is an
+# ordinary ``bonus_part_ruled`` whose ``choice`` is own, consult or abstain.
+
+
+class AiModesSet(_Event):
+    """A hybrid team's AI players' buzz modes for a half: before the match (set as often as
+    the team likes) or at halftime (once). ``modes``: AI id -> ``autonomous`` or ``semi``;
+    ``ks``: AI id -> its autonomous gate K (absent: the rules' ``autonomous_default_k``). An
+    AI not named keeps its mode; a muted one stays muted."""
+
+    type: Literal["ai_modes_set"] = "ai_modes_set"
+    team: str
+    modes: dict[str, Literal["autonomous", "semi"]] = Field(default_factory=dict)
+    ks: dict[str, int] = Field(default_factory=dict)
+    half: int  # 1: before the match; 2: at halftime
+    by: str | None = None  # the player (a captain) who set them; None: the moderator
+
+
+class AiMuted(_Event):
+    """A team's captain muted one of its AI players for the rest of the match (it never
+    buzzes again; irrevocable)."""
+
+    type: Literal["ai_muted"] = "ai_muted"
+    team: str
+    player: str  # the AI muted
+    by: str | None = None  # the captain; None: the moderator for the team
+    tossups_heard: int  # tossups heard when it was muted (one being read counts)
+
+
+class AiBuzzed(_Event):
+    """How an AI player's buzz (the ``buzz_accepted`` just before, ``buzz_id``) came about:
+    by itself (``autonomous``, gate ``k``, at its decision at runner token ``token``) or a
+    teammate pressed its key (``semi``, ``pressed_by``); its weight class scales its points."""
+
+    type: Literal["ai_buzzed"] = "ai_buzzed"
+    buzz_id: int
+    tossup_id: str
+    team: str
+    player: str  # the AI
+    model: str
+    weight_class: str
+    mode: Literal["autonomous", "semi"]
+    k: int | None = None  # autonomous: its gate
+    token: int | None = None  # the runner token of the decision it answers with
+    pressed_by: str | None = None  # semi: the human who pressed its key
+
+
+class AiBuzzSourceSet(_Event):
+    """The moderator handed the buzz with the floor, a human's, to a semi AI of the same team
+    (the runner's "buzz source"): the AI answers with its latest guess and is scored as the
+    AI."""
+
+    type: Literal["ai_buzz_source_set"] = "ai_buzz_source_set"
+    buzz_id: int
+    tossup_id: str
+    team: str
+    from_player: str  # the human who buzzed
+    player: str  # the AI
+    answer: str = ""
+    confidence: float | None = None
+    token: int | None = None
+
+
+class AiShown(BaseModel):
+    """One AI player's answer to a bonus part, as a hybrid team was shown it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    player: str
+    model: str
+    weight_class: str
+    guess: str | None = None
+    confidence: float | None = None
+    correct: bool | None = None  # the judge's verdict (not shown)
+
+
+class AiAnswersShown(_Event):
+    """A hybrid team consulted its AI players on its bonus part: every AI's answer was shown
+    (the part then scores the consult's points when right)."""
+
+    type: Literal["ai_answers_shown"] = "ai_answers_shown"
+    bonus_id: str
+    part: int  # 0-based
+    team: str
+    player: str | None = None  # who asked; None: the moderator for the team
+    answers: tuple[AiShown, ...] = ()
+    deadline: float | None = None
+
+
 #: The events that carry a tossup ruling (as ruled, or as corrected), and a bonus part's.
 TOSSUP_RULINGS = (Ruled, RulingCorrected)
 PART_RULINGS = (BonusPartRuled, BonusPartCorrected)
@@ -528,7 +622,12 @@ Event = Annotated[
     | ProtestResolved
     | RulingCorrected
     | BonusPartCorrected
-    | PlayerSubstituted,
+    | PlayerSubstituted
+    | AiModesSet
+    | AiMuted
+    | AiBuzzed
+    | AiAnswersShown
+    | AiBuzzSourceSet,
     Field(discriminator="type"),
 ]
 

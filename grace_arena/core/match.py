@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from grace_arena.core import amendments, lineups
+from grace_arena.core import amendments, hybrid, lineups
 from grace_arena.core.commands import (
     AbstainPart,
     AnswerPart,
@@ -31,8 +31,10 @@ from grace_arena.core.commands import (
     GiveAnswer,
     HalfTimeUp,
     Join,
+    MuteAi,
     Pause,
     PreAnswerPart,
+    PressAi,
     ReadPart,
     ResolveProtest,
     Resume,
@@ -40,6 +42,8 @@ from grace_arena.core.commands import (
     Reveal,
     Rule,
     RulePart,
+    SetAiModes,
+    SetBuzzSource,
     SetPace,
     StartTossup,
     Substitute,
@@ -51,6 +55,7 @@ from grace_arena.core.commands import (
 from grace_arena.core.config import BonusSpec, MatchConfig, TeamKind, TeamSpec, TossupSpec
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import (
+    AiAnswersShown,
     AnswerGiven,
     BonusAnswerGiven,
     BonusEnded,
@@ -97,7 +102,15 @@ from grace_arena.core.officiating import (
     replaced_by_start,
     timeouts_left,
 )
-from grace_arena.core.phases import FINISHED, HAS_FLOOR, LIVE, TRANSITIONS, Phase, allowed_commands
+from grace_arena.core.phases import (
+    AI_TRANSITIONS,
+    FINISHED,
+    HAS_FLOOR,
+    LIVE,
+    TRANSITIONS,
+    Phase,
+    allowed_commands,
+)
 from grace_arena.core.rules import ConsultBonuses, RuleSet, rule_set
 
 
@@ -281,6 +294,8 @@ class MatchState:
     lineups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: A timed half's game clock (``core.officiating``; never undone).
     half_clock: HalfClock = field(default_factory=HalfClock)
+    #: Hybrid teams' AI players: modes, gates, mutes (``core.hybrid``).
+    hybrid: hybrid.HybridState = field(default_factory=hybrid.HybridState)
 
     @property
     def pace(self) -> int:
@@ -322,6 +337,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             return s
     if isinstance(ev, amendments.AMENDMENTS):
         return amendments.reduce(s, ev)
+    if isinstance(ev, hybrid.EVENTS):
+        return hybrid.reduce(s, ev)
     g = s.game
     match ev:
         case PlayerJoined():
@@ -442,6 +459,13 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             window = g.bonus.pre_answer
             window = replace(window, answers=(*window.answers, (ev.player, ev.text)))
             g = replace(g, bonus=replace(g.bonus, pre_answer=window))
+        case AiAnswersShown():  # a hybrid team consulted its AI players (``core.hybrid``)
+            assert g.bonus is not None
+            # every AI's answer, for the screens ("Alpha (lightweight): Twain · Bravo: –")
+            models = " + ".join(a.model for a in ev.answers)
+            shown = " · ".join(f"{a.player}: {a.guess or '–'}" for a in ev.answers)
+            seen = Consulted(models, shown, None, None)
+            g = replace(g, bonus=replace(g.bonus, consulted=seen), deadline=ev.deadline)
         case BonusPartRuled():
             assert g.bonus is not None
             before = g
@@ -588,6 +612,9 @@ class Match:
         """The events ``command`` produces at time ``now``; the match itself is unchanged."""
         start = self.state.game.phase
         allowed = TRANSITIONS.get((start, command.kind))
+        ai_players = any(t.ai_players for t in self.config.teams)
+        if allowed is None and ai_players:
+            allowed = AI_TRANSITIONS.get((start, command.kind))
         if allowed is None and start is Phase.ENDED:
             what = "takes no more players" if command.kind == "join" else "is over"
             raise IllegalCommand(f"this match has ended: it {what}")
@@ -599,7 +626,8 @@ class Match:
         if allowed is None:
             raise IllegalCommand(
                 f"cannot {command.kind.replace('_', ' ')} while the match is {start.value}; "
-                f"allowed now: {', '.join(sorted(allowed_commands(start))) or 'nothing'}"
+                "allowed now: "
+                f"{', '.join(sorted(allowed_commands(start, ai_players=ai_players))) or 'nothing'}"
             )
         run = _Decision(self.state, now)
         handler = _HANDLERS[type(command)]
@@ -724,6 +752,10 @@ class _Decision:
             consulted=play.consulted is not None,
             model=team is None or team.kind is TeamKind.MODEL,
         )
+        if choice == "consult" and team is not None and team.ai_players:
+            scored = hybrid.consult_points(self.state, team.id, ruling, value)
+            if scored is not None:  # QANTA 2026: less its AI players' deflation
+                return scored, choice
         return bonuses.part_points(ruling, value, choice), choice
 
     def rule_part(self, ruling: Ruling, *, by: str) -> None:
@@ -806,6 +838,7 @@ class _Decision:
                 answer=mb.guess,
                 confidence=mb.confidence,
             )
+        hybrid.trigger(self)  # a hybrid team's autonomous AI players alike
 
     # -- buzzing -------------------------------------------------------------------------------
 
@@ -818,6 +851,7 @@ class _Decision:
         timing: BuzzTiming,
         answer: str | None,
         confidence: float | None = None,
+        kind: TeamKind | None = None,  # a hybrid team's AI player buzzes as a model
     ) -> None:
         g = self.g
         reason, holder = None, None
@@ -848,7 +882,7 @@ class _Decision:
             "tossup_id": g.tossup_id,
             "team": team.id,
             "player": player,
-            "kind": team.kind,
+            "kind": kind or team.kind,
             "word_index": word_index,
             "clue_index": spec.clue_of(word_index) if spec else None,
             "char_offset": spec.char_offset(word_index) if spec else None,
@@ -908,7 +942,8 @@ class _Decision:
             before=before,
         )
         points = score.points
-        if ruling is Ruling.CORRECT:
+        if ruling is Ruling.CORRECT:  # an AI player of a hybrid team: its weight class's part
+            points = hybrid.tossup_points(self.state, floor.team, floor.player, points)
             self.emit(Ruled(**base, points=points, power=score.power))
             self.emit(
                 TossupEnded(
@@ -985,6 +1020,7 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
         for t in run.config.teams
         if t.kind is TeamKind.MODEL and t.id not in g.locked_out and spec.id in t.buzzes
     ]
+    model_stops += hybrid.stops(run.state)  # a hybrid team's autonomous AI players
     first_model = min((p for p in model_stops if p <= stop), default=None)
     if first_model is not None:
         stop = first_model
@@ -1071,7 +1107,9 @@ def _rule(run: _Decision, cmd: Rule) -> None:
             f"that ruling was for buzz {cmd.buzz_id}, which no longer has the floor"
         )
     team = run.team(floor.team)
-    if cmd.ruling is Ruling.PROMPT and team.kind is TeamKind.MODEL:
+    if cmd.ruling is Ruling.PROMPT and (
+        team.kind is TeamKind.MODEL or floor.kind is TeamKind.MODEL
+    ):
         raise IllegalCommand(
             f"team {team.id!r} is a model team: it gave its one answer and cannot say more "
             "(rule it correct or incorrect)"
@@ -1304,6 +1342,9 @@ def _not_pre_answering(run: _Decision, what: str) -> None:
 
 def _consult_part(run: _Decision, cmd: ConsultPart) -> None:
     _up(run, cmd.part, None, "consult")
+    if hybrid.is_hybrid(run.config, cmd.team):  # its AI players' answers, all of them
+        hybrid.consult(run, cmd)
+        return
     team = _consulting_team(run, cmd.team, cmd.player, "consult")
     play = run.g.bonus
     assert play is not None and run.config.consult is not None
@@ -1391,6 +1432,9 @@ def _reveal_model(run: _Decision, *, player: str | None = None, draft: str | Non
 
 def _abstain_part(run: _Decision, cmd: AbstainPart) -> None:
     _up(run, cmd.part, None, "abstention")
+    if hybrid.is_hybrid(run.config, cmd.team):
+        hybrid.abstain(run, cmd)
+        return
     team = _consulting_team(run, cmd.team, cmd.player, "abstain from")
     play = run.g.bonus
     consult, model = run.rules.bonuses, run.config.consult
@@ -1505,6 +1549,10 @@ _HANDLERS = {
     ResolveProtest: amendments.resolve_protest,
     CorrectRuling: amendments.correct_ruling,
     Substitute: lineups.substitute,
+    SetAiModes: hybrid.set_modes,
+    SetBuzzSource: hybrid.buzz_source,
+    MuteAi: hybrid.mute,
+    PressAi: hybrid.press,
 }
 
 __all__ = [

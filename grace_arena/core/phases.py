@@ -193,6 +193,20 @@ TRANSITIONS[(Phase.BONUS, "read_part")] = frozenset({Phase.BONUS})
 CLOCK_ONLY = frozenset({"half_time_up"})
 
 
-def allowed_commands(phase: Phase) -> frozenset[str]:
-    """The commands that are legal in ``phase`` (for help screens and error messages)."""
-    return frozenset(cmd for (p, cmd) in TRANSITIONS if p is phase and cmd not in CLOCK_ONLY)
+# Hybrid teams (``grace_arena.core.hybrid``), legal only in a match that has AI players: a
+# team sets its AI players' modes between tossups (the engine allows it before the match and
+# once at halftime), mutes one of them at any time but while it holds the floor, and a human
+# presses a semi AI's key as a buzz.
+AI_TRANSITIONS: dict[tuple[Phase, str], frozenset[Phase]] = {
+    **{(p, "set_ai_modes"): frozenset({p}) for p in (Phase.IDLE, *FINISHED)},
+    **{(p, "mute_ai"): frozenset({p}) for p in Phase if p is not Phase.ENDED},
+    **{(p, "press_ai"): to for (p, cmd), to in TRANSITIONS.items() if cmd == "buzz"},
+    (Phase.BUZZED, "buzz_source"): frozenset({Phase.BUZZED}),
+}
+
+
+def allowed_commands(phase: Phase, *, ai_players: bool = False) -> frozenset[str]:
+    """The commands that are legal in ``phase`` (for help screens and error messages);
+    ``ai_players``: in a match with hybrid teams."""
+    table = {**TRANSITIONS, **AI_TRANSITIONS} if ai_players else TRANSITIONS
+    return frozenset(cmd for (p, cmd) in table if p is phase and cmd not in CLOCK_ONLY)

@@ -262,6 +262,19 @@ class Arena:
             rows = session.exec(select(TossupRow).where(TossupRow.packet_id == packet_id)).all()
             return {r.tossup_id: tokenize(r.text) for r in rows}
 
+    def _ai_players(self, team: Any, packet: Any) -> tuple[Any, ...]:
+        """A hybrid team's AI players (QANTA 2026), read from the record's model outputs."""
+        from grace_arena.model.hybrid import ai_player
+
+        try:
+            return tuple(
+                ai_player(self.engine, a.model, packet, player_id=f"ai:{a.model}",
+                          name=a.name or a.model, weight_class=a.weight_class)
+                for a in team.ais
+            )  # fmt: skip
+        except ValueError as exc:  # no weight class: as a model not in the record, refused
+            raise LookupError(str(exc)) from exc
+
     def match_config(self, setup: MatchSetup) -> MatchConfig:
         """What the engine plays for ``setup``: its packet's tossups, its teams (model teams
         with their buzzes from the precomputed record), its rules."""
@@ -273,7 +286,8 @@ class Arena:
         teams: list[TeamSpec] = []
         for team in setup.teams:
             if team.kind == "human":
-                teams.append(TeamSpec(id=team.id, name=team.name))
+                teams.append(TeamSpec(id=team.id, name=team.name,
+                                      ai_players=self._ai_players(team, packet)))  # fmt: skip
                 continue
             from grace_arena.model.policy import BuzzPolicy, model_team
 

@@ -23,12 +23,16 @@ from grace_arena.core.commands import (
     ConsultPart,
     EndMatch,
     GiveAnswer,
+    MuteAi,
     Pause,
     PreAnswerPart,
+    PressAi,
     ReadPart,
     Resume,
     Reveal,
     Rule,
+    SetAiModes,
+    SetBuzzSource,
     SetPace,
     StartTossup,
     Substitute,
@@ -42,8 +46,10 @@ from grace_arena.protocol import (
     PLAYER_ONLY,
     PLAYER_OR_MODERATOR,
     AbstainMsg,
+    AiModesMsg,
     AnswerMsg,
     BuzzMsg,
+    BuzzSourceMsg,
     ClientMessage,
     ConsultMsg,
     CorrectMsg,
@@ -51,10 +57,12 @@ from grace_arena.protocol import (
     ErrorMsg,
     Hello,
     JoinTeam,
+    MuteAiMsg,
     PauseMsg,
     Ping,
     Pong,
     PreAnswerMsg,
+    PressAiMsg,
     ProtestMsg,
     ReadPartMsg,
     ResumeMsg,
@@ -291,6 +299,31 @@ class Session:
                     pre = PreAnswerPart(team=conn.team, player=conn.player, text=msg.text,
                                         part=msg.part)  # fmt: skip
                     self.queue(room, pre, msg.type)
+                case PressAiMsg():  # a player presses a semi AI teammate's key
+                    assert conn.team is not None and conn.player is not None
+                    press = PressAi(
+                        team=conn.team,
+                        ai=msg.ai,
+                        player=conn.player,
+                        timing=conn.clock.timing(
+                            None, received.wall, received.mono, received.read_delay
+                        ),
+                    )
+                    self.queue(room, press, msg.type)
+                case BuzzSourceMsg():  # the moderator hands a human's buzz to a semi AI
+                    self.queue(room, SetBuzzSource(ai=msg.ai), msg.type)
+                case MuteAiMsg() | AiModesMsg():  # a captain's for their team, or the moderator's
+                    team = conn.team if conn.role == "player" else msg.team
+                    player = conn.player if conn.role == "player" else None
+                    if team is None:
+                        self.error("illegal", "name the team of the AI players", msg.type)
+                        return
+                    command = (
+                        MuteAi(team=team, ai=msg.ai, player=player)
+                        if isinstance(msg, MuteAiMsg)
+                        else SetAiModes(team=team, modes=msg.modes, ks=msg.ks, player=player)
+                    )
+                    self.queue(room, command, msg.type)
                 case ThrowOutBonusMsg():
                     throw = ThrowOutBonus(reason=msg.reason, replacement=msg.replacement)
                     self.queue(room, throw, msg.type)

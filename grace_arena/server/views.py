@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from grace_arena.core import hybrid
 from grace_arena.core.config import MatchConfig, TeamKind
 from grace_arena.core.events import Event, Ruled, event_to_dict
 from grace_arena.core.match import BonusPlay, Match, bouncebacks_played, can_undo, in_overtime
@@ -16,6 +17,7 @@ from grace_arena.core.phases import FINISHED, HAS_FLOOR, Phase
 from grace_arena.core.rules import rule_set
 from grace_arena.core.standings import Standing
 from grace_arena.protocol import (
+    AiView,
     BonusPartView,
     BonusView,
     BuzzMark,
@@ -228,6 +230,11 @@ def public_event(match: Match, ev: Event, tossup_log: Sequence[dict[str, Any]]) 
     data = event_to_dict(ev)
     for key in SECRET_KEYS:
         data.pop(key, None)
+    if ev.type == "ai_answers_shown":  # the judge's verdict on each AI's answer is not shown
+        data["answers"] = [
+            {k: v for k, v in a.items() if k not in ("correct", *SECRET_KEYS)}
+            for a in data["answers"]
+        ]
     if "tossup_id" in data:
         data["tossup_id"] = public_tossup_id(match, data["tossup_id"])
     if "bonus_id" in data:
@@ -266,6 +273,17 @@ def team_views(match: Match, role: Role) -> list[TeamView]:
             lineup=list(match.state.lineups.get(t.id, ()))
             if role == "moderator" and match.config.rules.lineup_size is not None
             else None,
+            ais=[
+                AiView(
+                    id=a.id,
+                    name=a.name,
+                    model=a.model,
+                    weight_class=a.weight_class,
+                    mode=hybrid.mode_of(match.state, a.id),
+                    k=hybrid.k_of(match.state, a.id),
+                )
+                for a in t.ai_players
+            ],  # a hybrid team's AI players (core.hybrid)
         )
         for t in match.config.teams
     ]
@@ -313,6 +331,8 @@ def state_view(
     if game.floor is not None and (game.phase in HAS_FLOOR or game.phase is Phase.ANSWERED):
         f = game.floor
         names = match.state.players.get(f.team, {})
+        ai = hybrid.ai_of(match.config, f.team, f.player)  # a hybrid team's AI: by its name
+        names = {**names, f.player: ai.name} if ai is not None else names
         secret = role == "moderator"
         floor = FloorView(
             buzz_id=f.buzz_id,

@@ -26,6 +26,7 @@ from grace_arena.core.rules.bonuses import (
     ConsultBonuses,
     NoBonuses,
     PlainBonuses,
+    QantaBonuses,
     bonus_rules,
 )
 from grace_arena.core.rules.tossups import BuzzScore, TossupRules
@@ -37,6 +38,7 @@ __all__ = [
     "ConsultBonuses",
     "NoBonuses",
     "PlainBonuses",
+    "QantaBonuses",
     "RuleSet",
     "TossupRules",
     "rule_set",
@@ -84,7 +86,9 @@ class RuleSet:
 
     @property
     def name(self) -> str:
-        """The name screens give them: "GRACE", "ACF", "Custom"."""
+        """The name screens give them: "GRACE", "ACF", "QANTA 2026", "Custom"."""
+        if self.format == "qanta26":
+            return "QANTA 2026"
         return "Custom" if self.format == "custom" else (self.format or "grace").upper()
 
     def describe(self, *, bouncebacks: bool | None = None) -> str:
@@ -101,6 +105,8 @@ class RuleSet:
         """QBJ ``ScoringRules.name``."""
         if self.format in (None, "grace"):
             return "GRACE Arena tossups"
+        if self.format == "qanta26":
+            return "GRACE Arena QANTA 2026"
         return f"GRACE Arena {self.format.upper() if self.format != 'custom' else 'custom'}"
 
     def qbj_bonuses(self, bonuses: Sequence[BonusSpec]) -> dict[str, Any]:

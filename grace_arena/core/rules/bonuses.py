@@ -3,7 +3,8 @@ part scores, whose turn the next part is (bouncebacks) or whether the team choos
 alone, consult a model or abstain, and what they write to QBJ and SQBS and say of themselves.
 
 One class a rule: :class:`NoBonuses` (tossups only), :class:`PlainBonuses`,
-:class:`Bouncebacks` and :class:`ConsultBonuses` (QANTA 2026's human rules).
+:class:`Bouncebacks`, :class:`ConsultBonuses` (GRACE Arena's consult rules, 15 / 10 / 5) and
+:class:`QantaBonuses` (QANTA 2026's, for hybrid teams).
 """
 
 from __future__ import annotations
@@ -13,8 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from grace_arena.core.config import BonusSpec, ConsultScoring, ModelAnswer, ScoringRules
+from grace_arena.core.config import (
+    BonusSpec,
+    ConsultScoring,
+    ModelAnswer,
+    QantaRules,
+    ScoringRules,
+)
 from grace_arena.core.events import Ruling
+from grace_arena.core.rules import qanta
 
 __all__ = [
     "BonusRules",
@@ -22,6 +30,7 @@ __all__ = [
     "ConsultBonuses",
     "NoBonuses",
     "PlainBonuses",
+    "QantaBonuses",
     "bonus_rules",
 ]
 
@@ -155,7 +164,8 @@ class Bouncebacks(BonusRules):
 
 @dataclass(frozen=True)
 class ConsultBonuses(BonusRules):
-    """QANTA 2026's human rules: on its own part a human team answers alone, consults a model
+    """GRACE Arena's consult rules (not QANTA 2026's, which are :class:`QantaBonuses`): on
+    its own part a human team answers alone, consults a model
     first, or abstains, and scores ``scoring``'s points instead of the part's value (a wrong
     answer, or an abstention when the model was right, scores 0). A bounceback, or a model
     team's answer, is scored by the part's value; no part bounces back (QANTA's bonuses follow
@@ -218,6 +228,45 @@ class ConsultBonuses(BonusRules):
         )
 
 
+@dataclass(frozen=True)
+class QantaBonuses(BonusRules):
+    """QANTA 2026's bonuses for hybrid teams (:mod:`grace_arena.core.rules.qanta`): on each
+    part the team answers alone (the part's points when right), consults its AI players
+    first (the part's points less the consult deflation of the team's AIs) or abstains
+    (``bonus_abstain_points`` when nobody, human or AI, had it). No part bounces back (the
+    runner has none)."""
+
+    qanta: QantaRules = field(default_factory=QantaRules)
+
+    consults: ClassVar[bool] = True
+
+    def choice(self, *, bounceback: bool, consulted: bool, model: bool) -> str | None:
+        if bounceback or model:
+            return None
+        return "consult" if consulted else "own"
+
+    def consult_value(self, ruling: Ruling, value: int, weight_classes: Sequence[str]) -> int:
+        """A part worth ``value`` ruled ``ruling`` after consulting a team whose AI players
+        have these weight classes."""
+        if ruling is not Ruling.CORRECT:
+            return 0
+        return qanta.bonus_consult_points(self.qanta, value, weight_classes)
+
+    def abstain_value(self, right: bool) -> int:
+        return self.qanta.bonus_abstain_points if right else 0
+
+    def qbj(self, bonuses: Sequence[BonusSpec]) -> dict[str, Any]:
+        # a consult or an abstention scores what no part's value says: any total may occur
+        # (every QANTA 2026 setting by the runner's names, under an extension key as QBJ
+        # allows: "_qanta2026")
+        base = super().qbj(bonuses)
+        base.pop("points_per_bonus_part", None)
+        return {**base, "bonus_divisor": 1, "_qanta2026": qanta.settings(self.qanta)}
+
+    def describe(self, bouncebacks: bool | None = None) -> str:
+        return f"QANTA 2026 bonuses and AI players ({qanta.describe(self.qanta)})"
+
+
 def bonus_rules(rules: ScoringRules) -> BonusRules:
     """The bonus rules of stored ``rules``."""
     fields = {
@@ -227,6 +276,8 @@ def bonus_rules(rules: ScoringRules) -> BonusRules:
     }
     if not rules.bonuses:
         return NoBonuses(**fields)
+    if rules.qanta is not None:
+        return QantaBonuses(**fields, qanta=rules.qanta)
     if rules.consult is not None:
         return ConsultBonuses(**fields, scoring=rules.consult)
     if rules.bouncebacks:
