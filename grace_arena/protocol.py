@@ -642,6 +642,10 @@ class ReadingView(_Msg):
     wpm: int
     #: Words are being read now (a tossup's reading, not paused): as the record says.
     running: bool
+    #: The match is read by the voice (``MatchSettings.voice``).
+    voice: bool = False
+    #: Why the voice is not heard although asked for (espeak-ng missing), in words.
+    voice_note: str | None = None
 
 
 class EventView(_Msg):
@@ -912,6 +916,23 @@ class Servers(_Msg):
     urls: list[str]
 
 
+class VoiceCue(_Msg):
+    """The reader's voice, to the room's displays (a match read by the voice): play the
+    audio at ``url`` from ``from_ms`` (to ``until_ms``, or its end) ``delay`` seconds after
+    this message arrives; the server reveals word ``i`` when the audio reaches ``onsets_ms[i]``.
+    A cue replaces the one before it; the voice stops, at once, when the state says the
+    reading is not running (a buzz, a pause), and the next cue resumes it where it stopped."""
+
+    type: Literal["voice"] = "voice"
+    url: str
+    from_ms: int
+    until_ms: int | None = None
+    delay: float
+    #: The first word this cue reads and each word's onset in the audio (milliseconds).
+    first_word: int
+    onsets_ms: list[int]
+
+
 ServerMessage = Annotated[
     Welcome
     | Joined
@@ -921,6 +942,7 @@ ServerMessage = Annotated[
     | Waiting
     | Control
     | Servers
+    | VoiceCue
     | EventMsg
     | ErrorMsg
     | Ping
@@ -1046,6 +1068,10 @@ class MatchSettings(_Msg):
     #: words are read. Off, its trajectory is drawn once the tossup has ended (players who
     #: see a rising curve know when to buzz: not what a study of their buzzes should measure).
     exhibition: bool = False
+    #: The reader's voice: the server speaks each question (espeak-ng) on the room display,
+    #: and the words are revealed as they are said (``grace_arena.server.voice``). Where the
+    #: engine is missing, the words are shown at ``wpm`` and the display says why.
+    voice: bool = False
     #: A format's rules (``grace_arena.core.formats``: acf, pace, naqt, grace). A rule
     #: given beside it (present in the JSON, even at its default) replaces the format's, and
     #: the match's format is then "custom" if it differs; a rule not given is the format's.

@@ -45,6 +45,13 @@ class Reveal(Command):
     paced: bool = False
     #: The rest of the current clue (from where the reading is when it is decided), not ``to``.
     clue: bool = False
+    #: What timed it (``events.WordSource``): the voice's word timing (``speech``), else the
+    #: pace's clock for a paced reveal and the moderator's key for any other.
+    source: Literal["speech", "key", "pace"] | None = None
+
+    @property
+    def word_source(self) -> str:
+        return self.source or ("pace" if self.paced else "key")
 
 
 class Buzz(Command):

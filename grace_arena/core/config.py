@@ -218,6 +218,8 @@ class MatchConfig(_Frozen):
     #: players who see the display learn when a model is about to buzz). Otherwise the
     #: trajectory appears once the tossup has ended.
     exhibition: bool = False
+    #: The reader's voice speaks each question and times its words' reveal (the server's).
+    voice: bool = False
     #: The model teams consult on bonus parts (when ``rules.consult``).
     consult: ConsultSpec | None = None
 

@@ -182,6 +182,9 @@ class GameState:
     scores: dict[str, int]
     tossup_id: str | None = None
     position: int = -1  # index of the last revealed word of the current tossup
+    #: How the words of the current tossup were revealed, in runs: (last word of the run,
+    #: source), in order (``events.WordSource``; None for a record that did not keep it).
+    heard_by: tuple[tuple[int, str | None], ...] = ()
     #: The moderator paused the match: no word is read and every clock stands still.
     paused: bool = False
     #: While paused: the seconds the clock that ran at the pause (or was set since) has left;
@@ -300,7 +303,10 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             )
             return replace(s, game=g, tossups_started=s.tossups_started + 1, refused={})
         case WordsRevealed():
-            g = replace(g, position=ev.position)
+            runs = g.heard_by
+            if runs and runs[-1][1] == ev.source:
+                runs = runs[:-1]
+            g = replace(g, position=ev.position, heard_by=(*runs, (ev.position, ev.source)))
         case ReadingFinished():
             g = replace(g, phase=Phase.AWAITING, deadline=ev.deadline)
         case ReadingPaused():
@@ -451,6 +457,15 @@ _CLOCK_KEPT = (WordsRevealed, ReadingPaused, ReadingResumed)
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def word_source(g: GameState, word_index: int) -> str | None:
+    """How word ``word_index`` of the current tossup came to be heard (its reveal's source),
+    or None when no word of it was revealed (or the record did not say)."""
+    for last, source in g.heard_by:
+        if word_index <= last:
+            return source
+    return None
 
 
 def _suggest(answer: str | None, answer_line: str) -> tuple[str | None, str | None]:
@@ -803,6 +818,7 @@ class _Decision:
             "char_offset": spec.char_offset(word_index) if spec else None,
             "fraction": spec.fraction_revealed(word_index) if spec else None,
             "timing": timing,
+            "word_source": word_source(g, word_index),
         }
         if reason is RefusalReason.LOST_RACE:
             assert g.floor is not None
@@ -938,7 +954,7 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
     if first_model is not None:
         stop = first_model
     if stop > g.position:
-        run.emit(WordsRevealed(tossup_id=spec.id, position=stop))
+        run.emit(WordsRevealed(tossup_id=spec.id, position=stop, source=cmd.word_source))
     if first_model is not None:
         run.trigger_models()
         return

@@ -56,6 +56,7 @@ def match_config(
     compensated: bool = False,
     consult: ConsultSpec | None = None,
     exhibition: bool = False,
+    voice: bool = False,
 ) -> MatchConfig:
     """A match on ``packet`` (all its tossups, or the chosen ones in the given order)."""
     chosen = (
@@ -74,6 +75,7 @@ def match_config(
         compensated=compensated,
         consult=consult,
         exhibition=exhibition,
+        voice=voice,
     )
 
 

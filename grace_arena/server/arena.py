@@ -327,6 +327,7 @@ class Arena:
             wpm=setup.wpm,
             compensated=setup.compensated,
             exhibition=setup.exhibition,
+            voice=setup.voice,
         )
 
     # -- building rooms (the record's work, in a worker thread) ----------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -49,7 +50,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.record.lease import LeaseLost
 from grace_arena.record.store import RecordedMatch
-from grace_arena.server import views
+from grace_arena.server import views, voice
 from grace_arena.server.arbiter import DEFAULT_MAX_CREDIT, position_at, race_order
 from grace_arena.server.connection import CLOSE_MOVED, CLOSE_STOPPING, Connection, room_rtt_of
 from grace_arena.server.frames import text_frame
@@ -135,6 +136,12 @@ class Room:
         #: Told when a commit found the match taken over by another process (the arena then
         #: closes the room, saying where the match went).
         self.on_lease_lost: Callable[[Room, LeaseLost], None] | None = None
+        #: A match read by the voice (``voice.py``): why it cannot be heard here (None: it
+        #: can), the secret in its audio's URLs (given to the room's displays only) and the
+        #: tossup the voice last cued.
+        self.voice_note = voice.unavailable() if rm.match.config.voice else None
+        self.voice_key = secrets.token_urlsafe(16)
+        self._voiced_tossup: str | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -157,6 +164,8 @@ class Room:
         #: The event loop the room runs on (tests and tools that reach it from other threads).
         self.loop = asyncio.get_running_loop()
         self._spawn(self._reader())
+        if self._voiced():
+            self._spawn(self._synthesise())
         self._schedule_deadline()
         resumed = self.pipeline.resume()
         if resumed is not None:
@@ -306,6 +315,7 @@ class Room:
             record=None
             if health.ok
             else RecordStatus(message=health.message or "", since=health.since),
+            voice_note=self.voice_note,
         )
         return views.state_view(self.match, facts, role, events, now=time.time())
 
@@ -354,6 +364,34 @@ class Room:
                 log.exception("match %d: the reading stopped on an error; going on", self.rm.id)
                 await asyncio.sleep(_TIMER_RETRY)
 
+    def reading_now(self) -> bool:
+        return self._reading()
+
+    def _voiced(self) -> bool:
+        """The voice reads this match (asked for, and espeak-ng here)."""
+        return self.match.config.voice and self.voice_note is None
+
+    def voice_url(self, tossup_id: str) -> str:
+        """Where the room's displays fetch a tossup's audio (``routes/voice.py``): by its
+        place in the match and the room's secret, not its id."""
+        index = next(i for i, t in enumerate(self.match.config.tossups) if t.id == tossup_id)
+        return f"/voice/{self.rm.id}/{self.voice_key}/{index}.wav"
+
+    def cue(self, cue: Any) -> None:
+        """Send the voice's cue to the room's displays (who play it)."""
+        for conn in list(self.connections):
+            if conn.role == "display" and not conn.closed:
+                _safely(conn.send_model, cue)
+
+    async def _synthesise(self) -> None:
+        """Speak every tossup of the match ahead (in a worker thread), so a tossup's first
+        word waits for no synthesis."""
+        for tossup in self.match.config.tossups:
+            try:
+                await voice.speech_of(self, tossup.id)
+            except Exception:
+                log.exception("match %d: tossup %s could not be spoken", self.rm.id, tossup.id)
+
     async def _read(self) -> None:
         """The words keep a schedule from the first one: a slow commit makes one word late,
         not every word after it (a room among many others on one server keeps its pace). When
@@ -371,6 +409,14 @@ class Room:
                 next_at = None
                 self._changed.clear()
                 await self._changed.wait()
+                continue
+            if self._voiced():
+                # the voice times the words (voice.read_aloud) until the reading stops
+                tossup = self.match.game.tossup_id
+                first, self._voiced_tossup = tossup != self._voiced_tossup, tossup
+                await voice.read_aloud(self, first=first)
+                next_at = None
+                await asyncio.sleep(0)
                 continue
             now = loop.time()
             if next_at is None:

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from grace_arena.server.routes import events, join, matches, pages, protests, replay, scoresheet
+from grace_arena.server.routes import (
+    events,
+    join,
+    matches,
+    pages,
+    protests,
+    replay,
+    scoresheet,
+    voice,
+)
 
 __all__ = ["ROUTERS"]
 
@@ -22,4 +31,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     join.router,
     scoresheet.router,
     protests.router,
+    voice.router,
 )

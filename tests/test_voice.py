@@ -1,0 +1,113 @@
+"""The reader's voice: the text espeak-ng says (pronunciation guides spoken, the power mark
+not), each shown word's onset from the engine's own word events, and how the record says each
+word came to be heard (the voice's timing, the moderator's key, the pace's clock) down to the
+buzz stamped with it."""
+
+from __future__ import annotations
+
+import pytest
+from engine_helpers import config, started_match
+
+from grace_arena.core.commands import Buzz, Pause, Reveal, StartTossup
+from grace_arena.core.events import BuzzAccepted, WordsRevealed
+from grace_arena.core.match import Match
+from grace_arena.core.tokenize import tokenize
+from grace_arena.server import voice
+from grace_arena.server.arena import reading_guides
+
+# -- what is said --------------------------------------------------------------------------------
+
+TEXT = 'This novel\'s hero Raskolnikov ("ras-KOHL-nee-kuff") kills (*) a pawnbroker with an axe.'
+
+
+def test_the_guide_is_spoken_after_its_word_and_the_power_mark_is_not():
+    tossup = tokenize(TEXT)
+    words = [w.text for w in tossup.words]
+    text, starts = voice.spoken_text(words, reading_guides(tossup))
+    assert "(*)" not in text and "*" not in text
+    assert "Raskolnikov ras KOHL nee kuff kills" in text
+    assert "(" not in text and '"' not in text
+    # each shown word starts where it is said, in order
+    assert [text[s : s + len(w)] for s, w in zip(starts, words, strict=True)] == words
+
+
+def test_onsets_follow_the_engine_s_word_events():
+    # a word said as two (a guide, a number) begins at its first; a word said as none
+    # (a lone dash) with the next one; the last such, when the speech ends
+    starts = [0, 5, 20, 22]
+    events = [(0, 0), (5, 400), (11, 700), (22, 1500)]
+    assert voice.onsets_of(starts, events, 2000) == (0, 400, 1500, 1500)
+    assert voice.onsets_of([0, 3], [(0, 0)], 900) == (0, 900)
+
+
+needs_espeak = pytest.mark.skipif(
+    voice.unavailable() is not None, reason="espeak-ng is not installed (apt-get install espeak-ng)"
+)
+
+
+@needs_espeak
+def test_espeak_says_every_word_with_its_guide_in_the_audio():
+    tossup = tokenize(TEXT)
+    words = [w.text for w in tossup.words]
+    with_guide = voice.speak(words, reading_guides(tossup))
+    without = voice.speak(words, {})
+    assert with_guide.wav[:4] == b"RIFF" and len(with_guide.onsets_ms) == len(words)
+    assert list(with_guide.onsets_ms) == sorted(with_guide.onsets_ms)
+    assert with_guide.onsets_ms[0] < with_guide.onsets_ms[-1] < with_guide.end_ms
+    hero = words.index("Raskolnikov")
+    # the guide is heard between its word and the next: that word lasts longer with it
+    assert (
+        with_guide.onsets_ms[hero + 1] - with_guide.onsets_ms[hero]
+        > without.onsets_ms[hero + 1] - without.onsets_ms[hero]
+    )
+    assert with_guide.word_at(with_guide.onsets_ms[hero] + 1) == hero
+    assert with_guide.word_at(-1) == -1
+
+
+def test_without_the_engine_the_voice_says_why(monkeypatch):
+    monkeypatch.setattr(voice.ctypes.util, "find_library", lambda name: None)
+    with pytest.raises(OSError, match="apt-get install espeak-ng"):
+        voice.Engine()
+
+
+# -- how each word was heard, in the record ------------------------------------------------------
+
+
+def _sources(events: list) -> list[tuple[int, str | None]]:
+    return [(e.position, e.source) for e in events if isinstance(e, WordsRevealed)]
+
+
+def test_each_reveal_says_what_timed_it_and_a_buzz_the_word_s_source():
+    match, created = started_match(config())
+    now = 1000.0
+    events = match.handle(StartTossup(), now=now)
+    events += match.handle(Reveal(paced=True), now=now + 1)  # the pace's clock
+    events += match.handle(Reveal(paced=True, source="speech"), now=now + 2)  # the voice
+    events += match.handle(Pause(), now=now + 3)
+    events += match.handle(Reveal(), now=now + 4)  # the moderator's key
+    assert _sources(events) == [(0, "pace"), (1, "speech"), (2, "key")]
+    buzz = match.handle(Buzz(team="red", player="red-1"), now=now + 5)
+    accepted = next(e for e in buzz if isinstance(e, BuzzAccepted))
+    assert (accepted.word_index, accepted.word_source) == (2, "key")
+    # the record rebuilds it
+    again = Match.replay([*created, *events, *buzz])
+    assert again.game.heard_by == ((0, "pace"), (1, "speech"), (2, "key"))
+
+
+def test_a_buzz_credited_with_an_earlier_word_is_stamped_with_that_word_s_source():
+    match, _created = started_match(config())
+    match.handle(StartTossup(), now=1000.0)
+    match.handle(Reveal(paced=True), now=1001.0)
+    match.handle(Reveal(paced=True, source="speech"), now=1002.0)
+    # a compensated race credits the press with the word shown when it was pressed
+    buzz = match.handle(Buzz(team="red", player="red-1", word_index=0), now=1003.0)
+    accepted = next(e for e in buzz if isinstance(e, BuzzAccepted))
+    assert (accepted.word_index, accepted.word_source) == (0, "pace")
+
+
+def test_a_buzz_before_any_word_has_no_source():
+    match, _ = started_match(config())
+    match.handle(StartTossup(), now=1000.0)
+    buzz = match.handle(Buzz(team="red", player="red-1"), now=1001.0)
+    accepted = next(e for e in buzz if isinstance(e, BuzzAccepted))
+    assert accepted.word_source is None
