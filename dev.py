@@ -120,9 +120,9 @@ def setup_min() -> Path:
 
 
 def ensure_browser() -> None:
-    """The browser tests drive Debian's Chromium and the demo test drives tmux: install them
-    as root if they are missing."""
-    missing = [tool for tool in ("chromium", "tmux") if not shutil.which(tool)]
+    """The browser tests drive Debian's Chromium, the demo test drives tmux and the reader's
+    voice is espeak-ng's: install them as root if they are missing."""
+    missing = [tool for tool in ("chromium", "tmux", "espeak-ng") if not shutil.which(tool)]
     if not missing:
         return
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):

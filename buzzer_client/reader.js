@@ -19,6 +19,7 @@
     playing: null, // {source, cue, startEpoch, startMs}
     spoken: [], // {word, at} for each word said
     stops: [], // {at, word, why}: the voice stopped, word being said then
+    cues: [], // {first_word, from_ms, at}: each cue as it came
     note: null,
   };
 
@@ -119,7 +120,9 @@
       const source = ctx.createBufferSource();
       source.buffer = buffer;
       source.connect(ctx.destination);
-      const when = ctx.currentTime + wait;
+      // heard at the cue's moment: started that much before it, the output's latency
+      const latency = (ctx.outputLatency || 0) + (ctx.baseLatency || 0);
+      const when = ctx.currentTime + Math.max(0, wait - latency);
       const until = cue.until_ms == null ? undefined : Math.max(0, cue.until_ms - fromMs) / 1000;
       source.start(when, fromMs / 1000, until);
       const startEpoch = epochOf(ctx, when);
@@ -157,6 +160,7 @@
 
   function handle(msg) {
     if (msg.type === "voice") {
+      reader.cues.push({ first_word: msg.first_word, from_ms: msg.from_ms, at: Date.now() });
       play(msg);
     } else if (msg.type === "state") {
       const reading = msg.reading || {};
@@ -168,5 +172,11 @@
     }
   }
 
-  window.GraceArenaReader = { handle, spoken: reader.spoken, stops: reader.stops, reader };
+  window.GraceArenaReader = {
+    handle,
+    spoken: reader.spoken,
+    stops: reader.stops,
+    cues: reader.cues,
+    reader,
+  };
 })();
