@@ -109,9 +109,11 @@
     stop("cue");
     const token = {};
     reader.pending = token;
+    reader.pendingCue = cue;
     load(cue.url).then((buffer) => {
       if (reader.pending !== token) return; // another cue (or a stop) came meanwhile
       reader.pending = null;
+      reader.pendingCue = null;
       // late (the audio took longer to fetch than the cue's delay): start further in, so
       // that the voice stays on the words the server shows
       const late = Math.max(0, (performance.now() - received) / 1000 - cue.delay);
@@ -139,6 +141,7 @@
     reader.playing = null;
     if (!p) return;
     let current = null;
+    if (p.cue.bonus_part != null) return; // (the words said are a tossup's)
     p.cue.onsets_ms.forEach((onset, word) => {
       if (word < p.cue.first_word || onset < p.startMs - 1) return;
       const at = p.startEpoch + (onset - p.startMs);
@@ -152,6 +155,7 @@
 
   function stop(why) {
     reader.pending = null;
+    reader.pendingCue = null;
     const p = reader.playing;
     if (!p) return;
     try { p.source.stop(); } catch (e) { /* already ended */ }
@@ -166,7 +170,16 @@
       const reading = msg.reading || {};
       showNote(reading.voice_note || null);
       if (reading.voice) context() && showButton();
-      if (!reading.running) stop(msg.match ? msg.match.phase : "stopped");
+      const p = reader.playing ? reader.playing.cue : reader.pendingCue;
+      if (p && p.bonus_part != null) {
+        // a bonus part's voice goes on until that part is no longer up
+        const bonus = msg.bonus;
+        const up = msg.match && msg.match.phase === "bonus" && !msg.match.paused && bonus &&
+          bonus.part === p.bonus_part && !bonus.bounceback;
+        if (!up) stop("bonus");
+      } else if (!reading.running) {
+        stop(msg.match ? msg.match.phase : "stopped");
+      }
     } else if (msg.type === "next_match") {
       stop("next_match");
     }

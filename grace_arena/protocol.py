@@ -931,6 +931,9 @@ class VoiceCue(_Msg):
     #: The first word this cue reads and each word's onset in the audio (milliseconds).
     first_word: int
     onsets_ms: list[int]
+    #: A bonus part's voice (0-based part): it stops when that part is no longer up, not
+    #: with the tossup's reading.
+    bonus_part: int | None = None
 
 
 ServerMessage = Annotated[

@@ -135,3 +135,58 @@ def test_a_match_asked_to_be_voiced_without_espeak_reads_at_its_pace_and_says_wh
         assert state["reading"]["voice_note"] == note
     events = server.arena.store.events(match_id)
     assert {e.source for e in events if isinstance(e, WordsRevealed)} == {"pace"}
+
+
+# -- the room's displays hear the voice ------------------------------------------------------------
+
+
+@needs_espeak
+def test_a_display_is_cued_for_each_bonus_part_and_a_stepped_word_and_fetches_the_audio(db_url):
+    import urllib.request
+
+    from live import Client, LiveServer, clients, moderator, player, two_teams
+
+    from grace_arena.core.packet import SAMPLE_PACKET_PATH
+    from grace_arena.server.app import Settings
+
+    setup = two_teams(format="naqt", reading_mode="screen", voice=True, bonus_answer_time=60)
+    settings = Settings(db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=setup)
+    with LiveServer(settings) as server:
+        mod, red = moderator(server), player(server, "red", "Ann")
+        display = Client(server.ws_url)
+        with clients(mod, red, display):
+            display.send(type="hello", role="display", join_code=server.room().join_code)
+            display.wait("welcome")
+            # the moderator's step while paused: the voice says that word alone
+            mod.send(type="start_tossup")
+            first = display.wait("voice", timeout=20)
+            assert (first["first_word"], first["from_ms"], first["until_ms"]) == (0, 0, None)
+            mod.send(type="pause")
+            position = mod.state(lambda s: s["match"]["paused"])["tossup"]["position"]
+            mod.send(type="step", unit="word")
+            step = display.wait("voice")
+            assert step["first_word"] == position + 1
+            onsets = step["onsets_ms"]
+            assert (step["from_ms"], step["until_ms"]) == (
+                onsets[position + 1],
+                onsets[position + 2],
+            )
+            with urllib.request.urlopen(server.http_url + step["url"], timeout=10) as reply:
+                assert reply.headers["Content-Type"] == "audio/wav"
+                assert reply.read(4) == b"RIFF"
+            # a guessed key is refused
+            wrong = step["url"].replace(server.room().voice_key, "x" * 22)
+            with pytest.raises(urllib.error.HTTPError, match="404"):
+                urllib.request.urlopen(server.http_url + wrong, timeout=10)
+            mod.send(type="resume")
+            mod.state(lambda s: not s["match"]["paused"])
+            # the bonus: each part is said as it comes up, the lead-in with the first
+            red.send(type="buzz")
+            red.wait("buzz_result")
+            red.send(type="answer", text="Moby Dick")
+            mod.state(lambda s: s["floor"] and s["floor"]["answer"] == "Moby Dick")
+            mod.send(type="rule", ruling="correct")
+            part = display.wait(lambda m: m["type"] == "voice" and m["bonus_part"] is not None)
+            assert part["bonus_part"] == 0 and "/bonus/0/0.wav" in part["url"]
+            with urllib.request.urlopen(server.http_url + part["url"], timeout=10) as reply:
+                assert reply.read(4) == b"RIFF"

@@ -142,6 +142,7 @@ class Room:
         self.voice_note = voice.unavailable() if rm.match.config.voice else None
         self.voice_key = secrets.token_urlsafe(16)
         self._voiced_tossup: str | None = None
+        self._voiced_part: tuple[str, int] | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -280,6 +281,7 @@ class Room:
         quiet = all(ev.type in _QUIET_EVENTS for ev in events)
         roles: tuple[Role, ...] | None = ("moderator", "display") if quiet else None
         _safely(self.broadcast_state, self._events_for(events), roles=roles)
+        _safely(self._voice_after, events)
         _safely(self._schedule_deadline)
         self._changed.set()
         # A room closing (another process took its match, this one stops) tells its
@@ -382,6 +384,33 @@ class Room:
         for conn in list(self.connections):
             if conn.role == "display" and not conn.closed:
                 _safely(conn.send_model, cue)
+
+    def bonus_voice_url(self, bonus_id: str, part: int) -> str:
+        index = next(i for i, b in enumerate(self.match.config.bonuses) if b.id == bonus_id)
+        return f"/voice/{self.rm.id}/{self.voice_key}/bonus/{index}/{part}.wav"
+
+    def _voice_after(self, events: list[Event]) -> None:
+        """The voice after a change (the tossup's reading is :meth:`_read`'s): a word the
+        moderator steps to while paused is said alone; a bonus part is said as it comes up."""
+        if not self._voiced():
+            return
+        game = self.match.game
+        steps = [ev for ev in events if ev.type == "words_revealed" and ev.source == "key"]  # type: ignore[union-attr]
+        if steps and game.paused and game.tossup_id is not None:
+            # (the reveals of this change are the last ones in reveal_times)
+            shown = self.reveal_times[: -len(steps)]
+            before = shown[-1][1] if shown else -1
+            work = voice.say_words(self, game.tossup_id, before + 1, game.position)
+            self._spawn(work).add_done_callback(self._log_failure)
+        bonus = game.bonus
+        if game.phase is Phase.BONUS and bonus is not None and not bonus.bounceback:
+            part = (bonus.bonus_id, bonus.part)
+            spec = self.match.config.bonus(bonus.bonus_id)
+            if part != self._voiced_part and spec is not None and bonus.part < len(spec.parts):
+                self._voiced_part = part
+                url = self.bonus_voice_url(bonus.bonus_id, bonus.part)
+                work = voice.say_bonus_part(self, spec, bonus.part, url)
+                self._spawn(work).add_done_callback(self._log_failure)
 
     async def _synthesise(self) -> None:
         """Speak every tossup of the match ahead (in a worker thread), so a tossup's first

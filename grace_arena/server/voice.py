@@ -26,7 +26,9 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from grace_arena.core.commands import Reveal
+from grace_arena.core.config import BonusSpec
 from grace_arena.core.errors import IllegalCommand
+from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
 from grace_arena.protocol import VoiceCue
 
 #: The command that installs the engine, for the message where it is missing.
@@ -80,6 +82,31 @@ class Speech:
                 break
             heard = i
         return heard
+
+
+def reading_guides(tossup: Tokenized) -> dict[int, str]:
+    """Word index -> what the text has between that word and the next one that is not a word
+    (a pronunciation guide and the punctuation after it, a lone dash), for the moderator who
+    reads aloud: ``Raskolnikov ("ras-KOHL-nee-kuff"), uses`` -> ``{0: '("ras-KOHL-nee-kuff"),'}``.
+    The power mark is left out (the moderator's screen marks it from ``power_index``)."""
+    out: dict[int, str] = {}
+    words = tossup.words
+    for i, word in enumerate(words):
+        end = words[i + 1].start if i + 1 < len(words) else len(tossup.text)
+        between = " ".join(tossup.text[word.end : end].replace(POWER_MARK, " ").split())
+        if between:
+            out[i] = between
+    return out
+
+
+def bonus_part_words(bonus: BonusSpec, part: int) -> tuple[list[str], dict[int, str]]:
+    """What the voice says when part ``part`` of ``bonus`` is up (the lead-in before the
+    first part): its words and their guides."""
+    text = bonus.parts[part].text
+    if part == 0 and bonus.leadin:
+        text = f"{bonus.leadin} {text}"
+    tokenized = tokenize(text)
+    return [w.text for w in tokenized.words], reading_guides(tokenized)
 
 
 _GUIDE_MARKS = re.compile(r"[()\[\]\"“”‘’']")
@@ -313,3 +340,39 @@ async def read_aloud(room: Reader, *, first: bool) -> None:
             await room.command(Reveal(to=i, paced=True, source="speech"))
         except IllegalCommand:
             return  # paused (or moved on) while the word waited its turn
+
+
+async def say_words(room: Reader, tossup_id: str, first: int, last: int) -> None:
+    """Say words ``first``..``last`` of the tossup alone: the moderator's step while the
+    reading is paused (the voice then stops again, at the next word)."""
+    speech = await speech_of(room, tossup_id)
+    marks = [*speech.onsets_ms, speech.end_ms]
+    if not 0 <= first <= last < len(speech.onsets_ms):
+        return
+    room.cue(
+        VoiceCue(
+            url=room.voice_url(tossup_id),
+            from_ms=marks[first],
+            until_ms=marks[last + 1],
+            delay=RESUME_LEAD,
+            first_word=first,
+            onsets_ms=list(speech.onsets_ms),
+        )
+    )
+
+
+async def say_bonus_part(room: Reader, bonus: BonusSpec, part: int, url: str) -> None:
+    """Say a bonus part as it comes up (its lead-in first, for the first part): the words
+    are all shown at once, so nothing is timed by it."""
+    words, guides = bonus_part_words(bonus, part)
+    speech = await asyncio.to_thread(speak, words, guides)
+    room.cue(
+        VoiceCue(
+            url=url,
+            from_ms=0,
+            delay=RESUME_LEAD,
+            first_word=0,
+            onsets_ms=list(speech.onsets_ms),
+            bonus_part=part,
+        )
+    )
