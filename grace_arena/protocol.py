@@ -393,6 +393,9 @@ class StepMsg(_Msg):
 class SetPaceMsg(_Msg):
     type: Literal["set_pace"] = "set_pace"
     wpm: int = Field(ge=30, le=1200)
+    #: The words follow the moderator's keys alone (true: the pace's clock stands by), or
+    #: the pace again (false); absent: as they were.
+    by_key: bool | None = None
 
 
 class EndMatchMsg(_Msg):
@@ -642,6 +645,9 @@ class ReadingView(_Msg):
     wpm: int
     #: Words are being read now (a tossup's reading, not paused): as the record says.
     running: bool
+    #: The words follow the moderator's keys alone (``set_pace`` ``by_key``): the projector
+    #: shows no word the reader has not reached.
+    by_key: bool = False
     #: The match is read by the voice (``MatchSettings.voice``).
     voice: bool = False
     #: Why the voice is not heard although asked for (espeak-ng missing), in words.

@@ -190,3 +190,23 @@ def test_a_display_is_cued_for_each_bonus_part_and_a_stepped_word_and_fetches_th
             assert part["bonus_part"] == 0 and "/bonus/0/0.wav" in part["url"]
             with urllib.request.urlopen(server.http_url + part["url"], timeout=10) as reply:
                 assert reply.read(4) == b"RIFF"
+
+
+def test_words_that_follow_the_moderator_s_keys_are_not_revealed_by_the_pace():
+    from grace_arena.core.commands import SetPace
+    from grace_arena.core.errors import IllegalCommand
+
+    match, created = started_match(config())
+    events = match.handle(SetPace(wpm=180, by_key=True), now=1000.0)
+    events += match.handle(StartTossup(), now=1001.0)
+    with pytest.raises(IllegalCommand, match="follows the moderator's keys"):
+        match.handle(Reveal(paced=True), now=1002.0)
+    events += match.handle(Reveal(), now=1003.0)  # the key, while the reading runs
+    events += match.handle(Reveal(paced=True, source="speech"), now=1004.0)  # a voice still times
+    assert _sources(events) == [(0, "key"), (1, "speech")]
+    # a change of pace alone leaves the keys leading; the record rebuilds it
+    events += match.handle(SetPace(wpm=200), now=1005.0)
+    again = Match.replay([*created, *events])
+    assert again.state.by_key and again.state.pace == 200
+    events += match.handle(SetPace(wpm=200, by_key=False), now=1006.0)
+    assert _sources(match.handle(Reveal(paced=True), now=1007.0)) == [(2, "pace")]

@@ -109,6 +109,9 @@ class SetPace(Command):
 
     kind: ClassVar[str] = "set_pace"
     wpm: int = Field(ge=30, le=1200)
+    #: The words follow the moderator's keys alone (a word, a clue), the pace's clock
+    #: standing by (True), or the pace again (False); None leaves it as it is.
+    by_key: bool | None = None
 
 
 class ResumeClock(Command):

@@ -114,6 +114,9 @@ class PaceChanged(_Event):
 
     type: Literal["pace_changed"] = "pace_changed"
     wpm: int
+    #: The reveal follows the moderator's keys alone from now (True), the pace again (False);
+    #: None: as it was (a record written before it was kept, or a change of pace only).
+    by_key: bool | None = None
 
 
 class BuzzTiming(BaseModel):

@@ -245,6 +245,8 @@ class MatchState:
     buzzes: int = 0  # buzz ids handed out
     tossups_started: int = 0
     wpm: int | None = None  # the reading pace, once the moderator changed it
+    #: The words follow the moderator's keys alone: the pace's clock reveals none.
+    by_key: bool = False
     #: The refusals of the current tossup stored in full, by key: their buzz ids. A press
     #: with a key found here is a repeat (``BuzzRepeated``, counted, not stored as an event).
     #: Emptied when a tossup starts; an undo leaves it (the refusals stay in the record
@@ -315,7 +317,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             deadline = g.deadline if g.held is None else ev.t + g.held
             g = replace(g, paused=False, held=None, deadline=deadline)
         case PaceChanged():
-            return replace(s, wpm=ev.wpm)
+            by_key = s.by_key if ev.by_key is None else ev.by_key
+            return replace(s, wpm=ev.wpm, by_key=by_key)
         case BuzzAccepted():
             floor = Floor(
                 buzz_id=ev.buzz_id,
@@ -937,6 +940,8 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
     g, spec = run.g, run.tossup()
     if cmd.paced and g.paused:
         raise IllegalCommand("the reading is paused: only the moderator's step reveals a word")
+    if cmd.paced and cmd.source != "speech" and run.state.by_key:
+        raise IllegalCommand("the reading follows the moderator's keys: the pace reveals no word")
     target = g.position + 1 if cmd.to is None else cmd.to
     if cmd.clue:  # the rest of the clue the next word is in, as far as the reading got now
         target = spec.clue_ends[spec.clue_of(min(g.position + 1, spec.n_words - 1))]
@@ -1083,7 +1088,7 @@ def _resume(run: _Decision, cmd: Resume) -> None:
 
 
 def _set_pace(run: _Decision, cmd: SetPace) -> None:
-    run.emit(PaceChanged(wpm=cmd.wpm))
+    run.emit(PaceChanged(wpm=cmd.wpm, by_key=cmd.by_key))
 
 
 def can_undo(g: GameState) -> bool:

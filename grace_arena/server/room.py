@@ -431,7 +431,9 @@ class Room:
         next_at: float | None = None
         while self.is_open:
             spacing = 60.0 / self.wpm
-            if not self._reading():
+            # (words that follow the moderator's keys are revealed by them alone)
+            by_key = self.match.state.by_key and not self._voiced()
+            if not self._reading() or by_key:
                 # Until the reading starts again, the first word a word's time after that:
                 # each room keeps the pace of its own start, not a grid the rooms of a
                 # server share (several rooms' words falling due at once wait for each other).

@@ -362,6 +362,7 @@ def state_view(
             mode=config.reading_mode,
             wpm=room.wpm,
             running=game.reading,
+            by_key=match.state.by_key,
             voice=config.voice,
             voice_note=room.voice_note if config.voice else None,
         ),
