@@ -210,3 +210,25 @@ def test_words_that_follow_the_moderator_s_keys_are_not_revealed_by_the_pace():
     assert again.state.by_key and again.state.pace == 200
     events += match.handle(SetPace(wpm=200, by_key=False), now=1006.0)
     assert _sources(match.handle(Reveal(paced=True), now=1007.0)) == [(2, "pace")]
+
+
+def test_an_event_made_with_the_voice_keeps_it_for_its_matches(db_url):
+    from typer.testing import CliRunner
+
+    from grace_arena.cli import app
+    from grace_arena.protocol import MatchSetup, TeamSetup
+    from grace_arena.record.db import make_engine, upgrade
+    from grace_arena.record.schedule import load_plan
+
+    upgrade(db_url)
+    made = CliRunner().invoke(
+        app,
+        ["event", "create", "night", "--team", "Red", "--team", "Blue", "--reading-mode",
+         "screen", "--voice", "--db", db_url],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    engine = make_engine(db_url)
+    defaults = load_plan(engine, "night").defaults
+    engine.dispose()
+    assert defaults["voice"] is True
+    assert MatchSetup(packet_id="p", teams=[TeamSetup(id="red", name="Red")], **defaults).voice
