@@ -120,9 +120,10 @@ def setup_min() -> Path:
 
 
 def ensure_browser() -> None:
-    """The browser tests drive Debian's Chromium, the demo test drives tmux and the proxy's
-    test runs HAProxy (in /usr/sbin): install them as root if they are missing."""
-    missing = [tool for tool in ("chromium", "tmux") if not shutil.which(tool)]
+    """The browser tests drive Debian's Chromium, the demo test drives tmux, the reader's
+    voice is espeak-ng's and the proxy's test runs HAProxy (in /usr/sbin): install them as
+    root if they are missing."""
+    missing = [tool for tool in ("chromium", "tmux", "espeak-ng") if not shutil.which(tool)]
     if not shutil.which("haproxy") and not shutil.which("haproxy", path="/usr/sbin"):
         missing.append("haproxy")
     if not missing:

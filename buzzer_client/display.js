@@ -81,6 +81,8 @@
   // -- messages ------------------------------------------------------------------------------
 
   function handle(msg) {
+    // the reader's voice (reader.js) hears every message first: a buzz stops it at once
+    if (window.GraceArenaReader) window.GraceArenaReader.handle(msg);
     switch (msg.type) {
       case "state":
         // a change's events come inside the state that follows from them

@@ -452,6 +452,9 @@ class StepMsg(_Msg):
 class SetPaceMsg(_Msg):
     type: Literal["set_pace"] = "set_pace"
     wpm: int = Field(ge=30, le=1200)
+    #: The words follow the moderator's keys alone (true: the pace's clock stands by), or
+    #: the pace again (false); absent: as they were.
+    by_key: bool | None = None
 
 
 class EndMatchMsg(_Msg):
@@ -745,6 +748,13 @@ class ReadingView(_Msg):
     wpm: int
     #: Words are being read now (a tossup's reading, not paused): as the record says.
     running: bool
+    #: The words follow the moderator's keys alone (``set_pace`` ``by_key``): the projector
+    #: shows no word the reader has not reached.
+    by_key: bool = False
+    #: The match is read by the voice (``MatchSettings.voice``).
+    voice: bool = False
+    #: Why the voice is not heard although asked for (espeak-ng missing), in words.
+    voice_note: str | None = None
 
 
 class EventView(_Msg):
@@ -1032,6 +1042,26 @@ class Servers(_Msg):
     urls: list[str]
 
 
+class VoiceCue(_Msg):
+    """The reader's voice, to the room's displays (a match read by the voice): play the
+    audio at ``url`` from ``from_ms`` (to ``until_ms``, or its end) ``delay`` seconds after
+    this message arrives; the server reveals word ``i`` when the audio reaches ``onsets_ms[i]``.
+    A cue replaces the one before it; the voice stops, at once, when the state says the
+    reading is not running (a buzz, a pause), and the next cue resumes it where it stopped."""
+
+    type: Literal["voice"] = "voice"
+    url: str
+    from_ms: int
+    until_ms: int | None = None
+    delay: float
+    #: The first word this cue reads and each word's onset in the audio (milliseconds).
+    first_word: int
+    onsets_ms: list[int]
+    #: A bonus part's voice (0-based part): it stops when that part is no longer up, not
+    #: with the tossup's reading.
+    bonus_part: int | None = None
+
+
 ServerMessage = Annotated[
     Welcome
     | Joined
@@ -1041,6 +1071,7 @@ ServerMessage = Annotated[
     | Waiting
     | Control
     | Servers
+    | VoiceCue
     | EventMsg
     | ErrorMsg
     | Ping
@@ -1181,6 +1212,10 @@ class MatchSettings(_Msg):
     #: Players may protest a tossup or a bonus part their team played from their phone (with
     #: the answer given and the reason); otherwise only the moderator files protests.
     phone_protests: bool = False
+    #: The reader's voice: the server speaks each question (espeak-ng) on the room display,
+    #: and the words are revealed as they are said (``grace_arena.server.voice``). Where the
+    #: engine is missing, the words are shown at ``wpm`` and the display says why.
+    voice: bool = False
     #: A format's rules (``grace_arena.core.formats``: acf, pace, naqt, grace). A rule
     #: given beside it (present in the JSON, even at its default) replaces the format's, and
     #: the match's format is then "custom" if it differs; a rule not given is the format's.

@@ -83,7 +83,7 @@ END_FIRST = {
     "prompted": "A match ends between tossups: rule the prompted answer first, then press E.",
 }
 #: The actions that act on the match (not for a moderator who watches).
-ACTS = frozenset(COMMAND_OF) | {"faster", "slower", "ai_players"}
+ACTS = frozenset(COMMAND_OF) | {"faster", "slower", "ai_players", "follow_keys"}
 
 
 class LiveScreen(MatchScreen):
@@ -114,6 +114,13 @@ class LiveScreen(MatchScreen):
             key_display="-",
             tooltip=f"Pace -{PACE_STEP} wpm",
             group=PACE,
+        ),
+        Binding(
+            "f",
+            "follow_keys",
+            "Follow keys",
+            tooltip="Words shown only as your keys reveal them, or at the pace again",
+            show=False,  # (in the help and the status line: the footer keeps every tossup's keys)
         ),
         Binding("t", "throw_out", "Throw out", tooltip="Discard this tossup (asks first)"),
         Binding(
@@ -416,6 +423,11 @@ class LiveScreen(MatchScreen):
         wpm = min(max(base + delta, lo), hi)
         if wpm != base and self._send(SetPaceMsg(wpm=wpm)):
             self._pace_target = wpm
+
+    def action_follow_keys(self) -> None:
+        state = self.current
+        if state is not None:
+            self._send(SetPaceMsg(wpm=state.reading.wpm, by_key=not state.reading.by_key))
 
     def action_faster(self) -> None:
         self._pace(PACE_STEP)

@@ -224,6 +224,8 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
     if kind == "reading_resumed":
         return Text("reading resumed", style="dim")
     if kind == "pace_changed":
+        if ev.get("by_key"):
+            return Text("the words follow the moderator's keys", style="dim")
         return Text(f"pace {ev.get('wpm')} words a minute", style="dim")
     if kind == "player_joined":
         return Text(f"{ev.get('name')} joined {team_name(teams, ev.get('team', ''))}", style="dim")
@@ -403,7 +405,8 @@ class StatusLine(StateView):
             line.append(f" {m.tossups_played}/{m.tossups_total} played")
         if m.format not in (None, "grace"):
             line.append(f" · {m.format.upper() if m.format != 'custom' else 'custom rules'}")
-        line.append(f" · {state.reading.wpm} wpm · join ")
+        pace = "by your keys" if state.reading.by_key else f"{state.reading.wpm} wpm"
+        line.append(f" · {pace} · join ")
         line.append(m.join_code, style="bold")
         line.append(f" · {m.title}", style="dim")
         return line
@@ -689,7 +692,12 @@ class BuzzBanner(StateView):
         if phase == "reading":
             if m.paused:
                 return Text("Paused — space resumes; w reveals a word, e the rest of the clue.")
-            return Text(f"Reading at {state.reading.wpm} wpm — space pauses.")
+            if state.reading.by_key:
+                return Text(
+                    "Reading by your keys — w reveals a word, e the rest of the clue; "
+                    f"f back to {state.reading.wpm} wpm."
+                )
+            return Text(f"Reading at {state.reading.wpm} wpm — space pauses; f follows your keys.")
         if phase == "ended":
             return Text("The match is over.", style="bold")
         return Text(PHASE_LABEL.get(phase, phase))

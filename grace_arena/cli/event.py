@@ -182,6 +182,14 @@ def create(
             "trajectory appears once each tossup has ended.",
         ),
     ] = False,
+    voice: Annotated[
+        bool,
+        typer.Option(
+            "--voice",
+            help="Its matches are read aloud by the server's voice (espeak-ng) on each room's "
+            "display, each word shown as it is said.",
+        ),
+    ] = False,
     db: DbOption = None,
     game_format: FormatOption = None,
     bouncebacks: BouncebacksOption = None,
@@ -219,6 +227,7 @@ def create(
                 "reading_mode": reading_mode,
                 "wpm": wpm,
                 **({"exhibition": True} if exhibition else {}),
+                **({"voice": True} if voice else {}),
                 **({"format": "acf"} if consult and game_format is None else {}),
                 **format_settings(game_format, bouncebacks),
                 **consult_settings(consult, consult_points, pre_answer),

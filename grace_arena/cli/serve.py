@@ -370,6 +370,15 @@ def serve(
             "has ended.",
         ),
     ] = False,
+    voice: Annotated[
+        bool,
+        typer.Option(
+            "--voice",
+            help="The first match is read aloud by the server's voice (espeak-ng: apt-get "
+            "install espeak-ng) on the room display, each word shown as it is said. Without "
+            "espeak-ng the words are shown at the reading pace and the display says why.",
+        ),
+    ] = False,
 ) -> None:
     """Run the game server: buzzer page at /, projector display at /display, websocket at /ws."""
     from pydantic import ValidationError
@@ -443,6 +452,8 @@ def serve(
             settings["answer_time"] = answer_time
         if exhibition:
             settings["exhibition"] = True
+        if voice:
+            settings["voice"] = True
         try:
             first = MatchSetup(packet_id=loaded[0].packet.id, teams=teams, **settings)
         except ValidationError as exc:

@@ -45,6 +45,13 @@ class Reveal(Command):
     paced: bool = False
     #: The rest of the current clue (from where the reading is when it is decided), not ``to``.
     clue: bool = False
+    #: What timed it (``events.WordSource``): the voice's word timing (``speech``), else the
+    #: pace's clock for a paced reveal and the moderator's key for any other.
+    source: Literal["speech", "key", "pace"] | None = None
+
+    @property
+    def word_source(self) -> str:
+        return self.source or ("pace" if self.paced else "key")
 
 
 class Buzz(Command):
@@ -102,6 +109,9 @@ class SetPace(Command):
 
     kind: ClassVar[str] = "set_pace"
     wpm: int = Field(ge=30, le=1200)
+    #: The words follow the moderator's keys alone (a word, a clue), the pace's clock
+    #: standing by (True), or the pace again (False); None leaves it as it is.
+    by_key: bool | None = None
 
 
 class ResumeClock(Command):

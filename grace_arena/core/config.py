@@ -320,6 +320,8 @@ class MatchConfig(_Frozen):
     #: Players may file a protest from their phone (the event allows it), on a tossup or a
     #: bonus part their team played; otherwise only the moderator files them.
     phone_protests: bool = False
+    #: The reader's voice speaks each question and times its words' reveal (the server's).
+    voice: bool = False
     #: The model teams consult on bonus parts (when ``rules.consult``).
     consult: ConsultSpec | None = None
 

@@ -77,10 +77,18 @@ class TossupStarted(_Event):
     replaces: str | None = None
 
 
+#: How the room came to hear a word: the voice's own timing of it (``speech``), the
+#: moderator's key (``key``), or the reading pace's clock (``pace``).
+WordSource = Literal["speech", "key", "pace"]
+WORD_SOURCES: tuple[str, ...] = ("speech", "key", "pace")
+
+
 class WordsRevealed(_Event):
     type: Literal["words_revealed"] = "words_revealed"
     tossup_id: str
     position: int  # index of the last word now revealed
+    #: What timed the reveal (:data:`WORD_SOURCES`); None in a record written before it was kept.
+    source: WordSource | None = None
 
 
 class ReadingFinished(_Event):
@@ -106,6 +114,9 @@ class PaceChanged(_Event):
 
     type: Literal["pace_changed"] = "pace_changed"
     wpm: int
+    #: The reveal follows the moderator's keys alone from now (True), the pace again (False);
+    #: None: as it was (a record written before it was kept, or a change of pace only).
+    by_key: bool | None = None
 
 
 class BuzzTiming(BaseModel):
@@ -153,6 +164,9 @@ class _BuzzFields(_Event):
     char_offset: int | None
     fraction: float | None
     timing: BuzzTiming = Field(default_factory=BuzzTiming)
+    #: How the word the buzz is stamped with was known to have been heard (the source of its
+    #: reveal: :data:`WordSource`); None before any word, or in an older record.
+    word_source: WordSource | None = None
 
 
 class BuzzAccepted(_BuzzFields):

@@ -221,6 +221,9 @@ class GameState:
     scores: dict[str, int]
     tossup_id: str | None = None
     position: int = -1  # index of the last revealed word of the current tossup
+    #: How the words of the current tossup were revealed, in runs: (last word of the run,
+    #: source), in order (``events.WordSource``; None for a record that did not keep it).
+    heard_by: tuple[tuple[int, str | None], ...] = ()
     #: The moderator paused the match: no word is read and every clock stands still.
     paused: bool = False
     #: While paused: the seconds the clock that ran at the pause (or was set since) has left;
@@ -281,6 +284,8 @@ class MatchState:
     buzzes: int = 0  # buzz ids handed out
     tossups_started: int = 0
     wpm: int | None = None  # the reading pace, once the moderator changed it
+    #: The words follow the moderator's keys alone: the pace's clock reveals none.
+    by_key: bool = False
     #: The refusals of the current tossup stored in full, by key: their buzz ids. A press
     #: with a key found here is a repeat (``BuzzRepeated``, counted, not stored as an event).
     #: Emptied when a tossup starts; an undo leaves it (the refusals stay in the record
@@ -356,7 +361,10 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             )
             return replace(s, game=g, tossups_started=s.tossups_started + 1, refused={})
         case WordsRevealed():
-            g = replace(g, position=ev.position)
+            runs = g.heard_by
+            if runs and runs[-1][1] == ev.source:
+                runs = runs[:-1]
+            g = replace(g, position=ev.position, heard_by=(*runs, (ev.position, ev.source)))
         case ReadingFinished():
             g = replace(g, phase=Phase.AWAITING, deadline=ev.deadline)
         case ReadingPaused():
@@ -365,7 +373,8 @@ def _reduce(state: MatchState | None, ev: Event) -> MatchState:
             deadline = g.deadline if g.held is None else ev.t + g.held
             g = replace(g, paused=False, held=None, deadline=deadline)
         case PaceChanged():
-            return replace(s, wpm=ev.wpm)
+            by_key = s.by_key if ev.by_key is None else ev.by_key
+            return replace(s, wpm=ev.wpm, by_key=by_key)
         case BuzzAccepted():
             floor = Floor(
                 buzz_id=ev.buzz_id,
@@ -524,6 +533,15 @@ _CLOCK_KEPT = (WordsRevealed, ReadingPaused, ReadingResumed, BonusPreAnswerGiven
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def word_source(g: GameState, word_index: int) -> str | None:
+    """How word ``word_index`` of the current tossup came to be heard (its reveal's source),
+    or None when no word of it was revealed (or the record did not say)."""
+    for last, source in g.heard_by:
+        if word_index <= last:
+            return source
+    return None
 
 
 def _suggest(answer: str | None, answer_line: str) -> tuple[str | None, str | None]:
@@ -888,6 +906,7 @@ class _Decision:
             "char_offset": spec.char_offset(word_index) if spec else None,
             "fraction": spec.fraction_revealed(word_index) if spec else None,
             "timing": timing,
+            "word_source": word_source(g, word_index),
         }
         if reason is RefusalReason.LOST_RACE:
             assert g.floor is not None
@@ -1007,6 +1026,8 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
     g, spec = run.g, run.tossup()
     if cmd.paced and g.paused:
         raise IllegalCommand("the reading is paused: only the moderator's step reveals a word")
+    if cmd.paced and cmd.source != "speech" and run.state.by_key:
+        raise IllegalCommand("the reading follows the moderator's keys: the pace reveals no word")
     target = g.position + 1 if cmd.to is None else cmd.to
     if cmd.clue:  # the rest of the clue the next word is in, as far as the reading got now
         target = spec.clue_ends[spec.clue_of(min(g.position + 1, spec.n_words - 1))]
@@ -1025,7 +1046,7 @@ def _reveal(run: _Decision, cmd: Reveal) -> None:
     if first_model is not None:
         stop = first_model
     if stop > g.position:
-        run.emit(WordsRevealed(tossup_id=spec.id, position=stop))
+        run.emit(WordsRevealed(tossup_id=spec.id, position=stop, source=cmd.word_source))
     if first_model is not None:
         run.trigger_models()
         return
@@ -1161,7 +1182,7 @@ def _resume(run: _Decision, cmd: Resume) -> None:
 
 
 def _set_pace(run: _Decision, cmd: SetPace) -> None:
-    run.emit(PaceChanged(wpm=cmd.wpm))
+    run.emit(PaceChanged(wpm=cmd.wpm, by_key=cmd.by_key))
 
 
 def can_undo(g: GameState) -> bool:

@@ -57,6 +57,7 @@ def match_config(
     consult: ConsultSpec | None = None,
     exhibition: bool = False,
     phone_protests: bool = False,
+    voice: bool = False,
 ) -> MatchConfig:
     """A match on ``packet`` (all its tossups, or the chosen ones in the given order)."""
     chosen = (
@@ -76,6 +77,7 @@ def match_config(
         consult=consult,
         exhibition=exhibition,
         phone_protests=phone_protests,
+        voice=voice,
     )
 
 

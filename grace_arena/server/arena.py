@@ -23,7 +23,7 @@ from grace_arena.core.events import Event, event_to_dict
 from grace_arena.core.formats import rules_for
 from grace_arena.core.packet import Packet, load_packet
 from grace_arena.core.specs import match_config
-from grace_arena.core.tokenize import POWER_MARK, Tokenized, tokenize
+from grace_arena.core.tokenize import Tokenized, tokenize
 from grace_arena.protocol import MatchCreatedReply, MatchSetup
 from grace_arena.record import lease, servers
 from grace_arena.record.db import open_engine
@@ -38,6 +38,7 @@ from grace_arena.server.guard import Guard
 from grace_arena.server.pipeline import RoomClosed, short_reason
 from grace_arena.server.room import Room
 from grace_arena.server.views import ModelStep, ModelTrajectory
+from grace_arena.server.voice import reading_guides
 from grace_arena.server.writer import GroupWriter
 
 log = logging.getLogger(__name__)
@@ -121,21 +122,6 @@ class Settings:
     #: Seconds stopping may take (:meth:`Arena.stop_serving`), however many rooms are in a
     #: commit: one still running then is given up, and the log says what it held.
     stop_timeout: float = 15.0
-
-
-def reading_guides(tossup: Tokenized) -> dict[int, str]:
-    """Word index -> what the text has between that word and the next one that is not a word
-    (a pronunciation guide and the punctuation after it, a lone dash), for the moderator who
-    reads aloud: ``Raskolnikov ("ras-KOHL-nee-kuff"), uses`` -> ``{0: '("ras-KOHL-nee-kuff"),'}``.
-    The power mark is left out (the moderator's screen marks it from ``power_index``)."""
-    out: dict[int, str] = {}
-    words = tossup.words
-    for i, word in enumerate(words):
-        end = words[i + 1].start if i + 1 < len(words) else len(tossup.text)
-        between = " ".join(tossup.text[word.end : end].replace(POWER_MARK, " ").split())
-        if between:
-            out[i] = between
-    return out
 
 
 def _end_hung_transactions(engine: Engine, ttl: float) -> None:
@@ -351,6 +337,7 @@ class Arena:
             compensated=setup.compensated,
             exhibition=setup.exhibition,
             phone_protests=setup.phone_protests,
+            voice=setup.voice,
         )
 
     # -- building rooms (the record's work, in a worker thread) ----------------------------------

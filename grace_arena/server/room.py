@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -49,7 +50,7 @@ from grace_arena.protocol import (
 )
 from grace_arena.record.lease import LeaseLost
 from grace_arena.record.store import RecordedMatch
-from grace_arena.server import views
+from grace_arena.server import views, voice
 from grace_arena.server.arbiter import DEFAULT_MAX_CREDIT, position_at, race_order
 from grace_arena.server.connection import CLOSE_MOVED, CLOSE_STOPPING, Connection, room_rtt_of
 from grace_arena.server.frames import text_frame
@@ -138,6 +139,13 @@ class Room:
         #: Told when a commit found the match taken over by another process (the arena then
         #: closes the room, saying where the match went).
         self.on_lease_lost: Callable[[Room, LeaseLost], None] | None = None
+        #: A match read by the voice (``voice.py``): why it cannot be heard here (None: it
+        #: can), the secret in its audio's URLs (given to the room's displays only) and the
+        #: tossup the voice last cued.
+        self.voice_note = voice.unavailable() if rm.match.config.voice else None
+        self.voice_key = secrets.token_urlsafe(16)
+        self._voiced_tossup: str | None = None
+        self._voiced_part: tuple[str, int] | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -160,6 +168,8 @@ class Room:
         #: The event loop the room runs on (tests and tools that reach it from other threads).
         self.loop = asyncio.get_running_loop()
         self._spawn(self._reader())
+        if self._voiced():
+            self._spawn(self._synthesise())
         self._schedule_deadline()
         self._schedule_half_clock()
         resumed = self.pipeline.resume()
@@ -275,6 +285,7 @@ class Room:
         quiet = all(ev.type in _QUIET_EVENTS for ev in events)
         roles: tuple[Role, ...] | None = ("moderator", "display") if quiet else None
         _safely(self.broadcast_state, self._events_for(events), roles=roles)
+        _safely(self._voice_after, events)
         _safely(self._schedule_deadline)
         _safely(self._schedule_half_clock)
         self._changed.set()
@@ -311,6 +322,7 @@ class Room:
             record=None
             if health.ok
             else RecordStatus(message=health.message or "", since=health.since),
+            voice_note=self.voice_note,
         )
         return views.state_view(self.match, facts, role, events, now=time.time())
 
@@ -359,6 +371,61 @@ class Room:
                 log.exception("match %d: the reading stopped on an error; going on", self.rm.id)
                 await asyncio.sleep(_TIMER_RETRY)
 
+    def reading_now(self) -> bool:
+        return self._reading()
+
+    def _voiced(self) -> bool:
+        """The voice reads this match (asked for, and espeak-ng here)."""
+        return self.match.config.voice and self.voice_note is None
+
+    def voice_url(self, tossup_id: str) -> str:
+        """Where the room's displays fetch a tossup's audio (``routes/voice.py``): by its
+        place in the match and the room's secret, not its id."""
+        index = next(i for i, t in enumerate(self.match.config.tossups) if t.id == tossup_id)
+        return f"/voice/{self.rm.id}/{self.voice_key}/{index}.wav"
+
+    def cue(self, cue: Any) -> None:
+        """Send the voice's cue to the room's displays (who play it)."""
+        for conn in list(self.connections):
+            if conn.role == "display" and not conn.closed:
+                _safely(conn.send_model, cue)
+
+    def bonus_voice_url(self, bonus_id: str, part: int) -> str:
+        index = next(i for i, b in enumerate(self.match.config.bonuses) if b.id == bonus_id)
+        return f"/voice/{self.rm.id}/{self.voice_key}/bonus/{index}/{part}.wav"
+
+    def _voice_after(self, events: list[Event]) -> None:
+        """The voice after a change (the tossup's reading is :meth:`_read`'s): a word the
+        moderator steps to while paused is said alone; a bonus part is said as it comes up."""
+        if not self._voiced():
+            return
+        game = self.match.game
+        steps = [ev for ev in events if ev.type == "words_revealed" and ev.source == "key"]  # type: ignore[union-attr]
+        if steps and game.paused and game.tossup_id is not None:
+            # (the reveals of this change are the last ones in reveal_times)
+            shown = self.reveal_times[: -len(steps)]
+            before = shown[-1][1] if shown else -1
+            work = voice.say_words(self, game.tossup_id, before + 1, game.position)
+            self._spawn(work).add_done_callback(self._log_failure)
+        bonus = game.bonus
+        if game.phase is Phase.BONUS and bonus is not None and not bonus.bounceback:
+            part = (bonus.bonus_id, bonus.part)
+            spec = self.match.config.bonus(bonus.bonus_id)
+            if part != self._voiced_part and spec is not None and bonus.part < len(spec.parts):
+                self._voiced_part = part
+                url = self.bonus_voice_url(bonus.bonus_id, bonus.part)
+                work = voice.say_bonus_part(self, spec, bonus.part, url)
+                self._spawn(work).add_done_callback(self._log_failure)
+
+    async def _synthesise(self) -> None:
+        """Speak every tossup of the match ahead (in a worker thread), so a tossup's first
+        word waits for no synthesis."""
+        for tossup in self.match.config.tossups:
+            try:
+                await voice.speech_of(self, tossup.id)
+            except Exception:
+                log.exception("match %d: tossup %s could not be spoken", self.rm.id, tossup.id)
+
     async def _read(self) -> None:
         """The words keep a schedule from the first one: a slow commit makes one word late,
         not every word after it (a room among many others on one server keeps its pace). When
@@ -369,13 +436,23 @@ class Room:
         next_at: float | None = None
         while self.is_open:
             spacing = 60.0 / self.wpm
-            if not self._reading():
+            # (words that follow the moderator's keys are revealed by them alone)
+            by_key = self.match.state.by_key and not self._voiced()
+            if not self._reading() or by_key:
                 # Until the reading starts again, the first word a word's time after that:
                 # each room keeps the pace of its own start, not a grid the rooms of a
                 # server share (several rooms' words falling due at once wait for each other).
                 next_at = None
                 self._changed.clear()
                 await self._changed.wait()
+                continue
+            if self._voiced():
+                # the voice times the words (voice.read_aloud) until the reading stops
+                tossup = self.match.game.tossup_id
+                first, self._voiced_tossup = tossup != self._voiced_tossup, tossup
+                await voice.read_aloud(self, first=first)
+                next_at = None
+                await asyncio.sleep(0)
                 continue
             now = loop.time()
             if next_at is None:

@@ -347,7 +347,7 @@ class Session:
                 case StepMsg():  # a word, or the rest of the clue from where the reading is then
                     self.queue(room, Reveal(clue=msg.unit == "clue"), msg.type)
                 case SetPaceMsg():
-                    self.queue(room, SetPace(wpm=msg.wpm), msg.type)
+                    self.queue(room, SetPace(wpm=msg.wpm, by_key=msg.by_key), msg.type)
                 case EndMatchMsg():
                     self.queue(room, EndMatch(), msg.type)
                 case ProtestMsg() if conn.role == "player":  # from a phone, where allowed

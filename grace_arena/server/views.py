@@ -103,6 +103,8 @@ class RoomFacts:
     guides: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
     #: The record is not taking the room's changes now (None: all is well).
     record: RecordStatus | None = None
+    #: The match asked for the voice and it cannot speak here: why, in words.
+    voice_note: str | None = None
 
 
 def events_for(
@@ -403,7 +405,14 @@ def state_view(
         conferral_held=game.conferral_held,
         timeout=timeout_view(match, now),
         game_clock=game_clock_view(match, now),
-        reading=ReadingView(mode=config.reading_mode, wpm=room.wpm, running=game.reading),
+        reading=ReadingView(
+            mode=config.reading_mode,
+            wpm=room.wpm,
+            running=game.reading,
+            by_key=match.state.by_key,
+            voice=config.voice,
+            voice_note=room.voice_note if config.voice else None,
+        ),
         event=room.event,
         record=room.record,
         models=models,

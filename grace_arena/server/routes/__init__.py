@@ -18,6 +18,7 @@ from grace_arena.server.routes import (
     replay,
     roster,
     scoresheet,
+    voice,
 )
 
 __all__ = ["ROUTERS"]
@@ -32,4 +33,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     scoresheet.router,
     protests.router,
     roster.router,
+    voice.router,
 )
