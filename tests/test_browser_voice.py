@@ -16,7 +16,7 @@ import statistics
 
 import pytest
 from browser import SCREENSHOTS, phone
-from live import moderator, new_match
+from live import display_url, moderator, new_match
 from playwright.sync_api import expect
 from test_browser import buzz_button, join, wait_for_floor
 
@@ -69,7 +69,7 @@ def test_the_voice_reads_the_words_the_phones_show_and_a_buzz_stops_it(server, p
             page.add_init_script(RECORD_REVEALS)
         me = join(phones[0], server, code, "Red", "Ann")
         join(phones[1], server, code, "Blue", "Bo")
-        display.goto(f"{server.http_url}/display?code={code}")
+        display.goto(display_url(server, code))
         expect(display.locator("#join-code")).to_have_text(code)
         # a browser plays sound once someone touched the page: the projector's operator
         # turns the voice on (where the browser allows it already, no button is needed)

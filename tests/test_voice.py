@@ -144,7 +144,7 @@ def test_a_match_asked_to_be_voiced_without_espeak_reads_at_its_pace_and_says_wh
 def test_a_display_is_cued_for_each_bonus_part_and_a_stepped_word_and_fetches_the_audio(db_url):
     import urllib.request
 
-    from live import Client, LiveServer, clients, moderator, player, two_teams
+    from live import Client, LiveServer, clients, display_grant, moderator, player, two_teams
 
     from grace_arena.core.packet import SAMPLE_PACKET_PATH
     from grace_arena.server.app import Settings
@@ -155,7 +155,13 @@ def test_a_display_is_cued_for_each_bonus_part_and_a_stepped_word_and_fetches_th
         mod, red = moderator(server), player(server, "red", "Ann")
         display = Client(server.ws_url)
         with clients(mod, red, display):
-            display.send(type="hello", role="display", join_code=server.room().join_code)
+            code = server.room().join_code
+            # the audio is the whole tossup: a code alone does not open a voiced room's display
+            display.send(type="hello", role="display", join_code=code)
+            refused = display.wait("error")
+            assert refused["code"] == "unauthorized" and "voice" in refused["message"]
+            display.send(type="hello", role="display", join_code=code,
+                         token=display_grant(server, code))  # fmt: skip
             display.wait("welcome")
             # the moderator's step while paused: the voice says that word alone
             mod.send(type="start_tossup")

@@ -820,12 +820,21 @@ class Rooms:
 
     async def _display_granted(self, room: Room, sr: ScheduledRoom, token: str | None) -> None:
         """A room's display needs the room's or the organiser's grant (:meth:`Tokens.display`)
-        while another room of its event, or another match here, has yet to read what the
-        room reads (:func:`spoilers.yet_to_read`, the rule of replays); raises
-        :class:`Refused` otherwise (a wrong grant is a guess)."""
+        in a match the voice reads (the display gets each tossup's audio whole), and while
+        another room of its event, or another match here, has yet to read what the room
+        reads (:func:`spoilers.yet_to_read`, the rule of replays); raises :class:`Refused`
+        otherwise (a wrong grant is a guess)."""
         if self.tokens.display_granted(token, sr.event_id, sr.room_id):
             return
         config = room.match.config
+        if config.voice:  # the display fetches each tossup's whole audio before it is read
+            raise Refused(
+                "unauthorized",
+                "this room's display needs its display token: the voice reads this match, and "
+                "its display is given each tossup's whole audio (the projector's link, printed "
+                "by serve, carries it)",
+                guess=bool(token),
+            )
         tossups = [t.id for t in config.tossups]
         where = await asyncio.to_thread(
             yet_to_read,
