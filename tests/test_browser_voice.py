@@ -85,7 +85,14 @@ def test_the_voice_reads_the_words_the_phones_show_and_a_buzz_stops_it(server, p
         mod.state(lambda s: s["tossup"]["position"] >= 24, timeout=30)
         buzz_button(phones[0]).tap()
         floor = wait_for_floor(mod, me)
-        display.wait_for_function("window.GraceArenaReader.stops.length > 0")
+        try:  # (a loaded machine: the display's state may come late)
+            display.wait_for_function("window.GraceArenaReader.stops.length > 0", timeout=30_000)
+        except Exception:
+            seen = display.evaluate(
+                "({cues: GraceArenaReader.cues, playing: !!GraceArenaReader.reader.playing, "
+                "pending: !!GraceArenaReader.reader.pendingCue})"
+            )
+            raise AssertionError(f"the voice was not stopped by the buzz: {seen}") from None
 
         spoken = display.evaluate("window.GraceArenaReader.spoken")
         stops = display.evaluate("window.GraceArenaReader.stops")

@@ -430,10 +430,11 @@ async def _quiet(ws, seconds: float = 0.3) -> list[dict[str, Any]]:
 @pytest.mark.slow
 @on_both_backends
 def test_a_storm_of_buzzes_has_one_winner_and_refusals_reach_only_their_players(db_url):
-    settings = Settings(
-        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams()
-    )
     n = 200
+    settings = Settings(
+        db_url=db_url, packets=[SAMPLE_PACKET_PATH], secret="s", first_match=two_teams(),
+        new_names_per_address=n + 10,  # two hundred phones on one address
+    )  # fmt: skip
 
     async def scenario(server: LiveServer) -> None:
         players = await _players(server, n)
