@@ -93,6 +93,7 @@ def test_a_played_match_s_sheet_prints_on_one_page_of_a4_and_letter(server, page
     assert page.locator("table.sheet thead th", has_text=RED[0]).count() == 1
     assert page.locator("table.sheet thead th", has_text="Eve").count() == 1
     # the substitution on the row of the first tossup after the timeout; Eve on the bench before
+    assert "Timeout after this tossup: Blue (1st)" in rows.nth(9).locator("td.notes").inner_text()
     row = rows.nth(10)
     assert f"Sub: Eve in for {BLUE[1]} (own timeout)" in row.locator("td.notes").inner_text()
     assert (

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from grace_arena.cli import app
 from grace_arena.core.commands import (
     Buzz,
+    CallTimeout,
     Join,
     Reveal,
     Rule,
@@ -290,7 +291,9 @@ def test_substitutions_and_the_bench_are_marked_on_the_sheet(store) -> None:
     assert "Dee (bench)" in _pdf_words(render_pdf(blank, font=False))
 
     rm = benched_match(store)
-    # at halftime Red brings Dee in for Ada: printed now, the next row says so
+    # at halftime Blue calls a timeout and Red brings Dee in for Ada: printed now, the
+    # second row notes the timeout (not its end on the server's clock), the next row the sub
+    rm.handle(CallTimeout(team="blue"), now=2.0)
     rm.handle(Sub(team="red", player_in="r4", player_out="r1"), now=2.0)
     sheet = scoresheet(rm.id, store.events(rm.id))
     assert sheet.pending_subs == ["Sub: Dee in for Ada (halftime)"]
@@ -313,7 +316,8 @@ def test_substitutions_and_the_bench_are_marked_on_the_sheet(store) -> None:
     first, second, third, fourth = sheet.cycles[:4]
     assert [c.lineups["red"] for c in (first, second, third, fourth)] == [
         ("Ann", "Ada", "Amy", "Abe")] * 2 + [("Ann", "Dee", "Amy", "Abe")] * 2  # fmt: skip
-    assert first.notes == second.notes == [] and sheet.pending_subs == []
+    assert first.notes == [] and sheet.pending_subs == []
+    assert second.notes == ["Timeout after this tossup: Blue (1st)"]
     assert third.notes == ["Sub: Dee in for Ada (halftime)"]
     assert (third.came_in, third.went_out) == ({("red", "Dee")}, {("red", "Ada")})
     assert fourth.came_in == fourth.went_out == set()

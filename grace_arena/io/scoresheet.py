@@ -155,8 +155,12 @@ _SCORED_OR_SILENT = {
     "reading_paused", "reading_resumed", "pace_changed", "buzz_accepted", "buzz_refused",
     "buzz_repeated", "answer_given", "ruled", "ruling_undone", "clock_resumed", "tossup_ended",
     "bonus_started", "bonus_answer_given", "bonus_part_consulted", "bonus_part_ruled",
-    "bonus_part_undone", "bonus_ended", "match_ended", "player_substituted",
+    "bonus_part_undone", "bonus_ended", "match_ended", "player_substituted", "timeout_called",
 }  # fmt: skip
+
+
+def _nth(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def substitution_note(ev: Any, name: Callable[[str], str]) -> str:
@@ -233,6 +237,9 @@ def scoresheet(
                 subs = []
         elif kind == "player_substituted":
             subs.append(ev)
+        elif kind == "timeout_called" and current is not None:  # (its end: a server clock)
+            team_name = by_id[ev.team].name if ev.team in by_id else ev.team
+            current.notes.append(f"Timeout after this tossup: {team_name} ({_nth(ev.number)})")
         elif kind == "ruled" and ev.ruling != "prompt":
             rulings[ev.seq] = ev
         elif kind == "ruling_undone":
