@@ -1,14 +1,14 @@
 """An ACF club night officiated as clubs officiate one, through the record: protests (one
-upheld that changes a result, one denied), a correction two cycles back, a timeout, a tie sent
-to overtime and decided, a thrown-out tossup replaced. The standings, the stats report, QBJ and
-SQBS agree with the hand computation below.
+upheld that changes a result, one denied), a correction two cycles back, a substitution at
+halftime, a timeout, a tie sent to overtime and decided, a thrown-out tossup replaced. The
+standings, the stats report, QBJ and SQBS agree with the hand computation below.
 
 ACF rules: tossups 10, no powers, −5 for the first team's wrong interrupt (a wrong answer
 after the end, or after the other team's neg, is 0), bonuses 3×10 without bouncebacks, 20
 tossups of regulation (the sample packet's first 20; its other 6 are the extras), halftime
 after 10, one timeout a team, overtime in sudden death without bonuses. Round 1 in two rooms.
 
-Room 1, Red (Ann, Ada) vs Blue (Bo, Bea):
+Room 1, Red (Ann, Ada, Amy, Abe; Dee on the bench: ACF fields 4) vs Blue (Bo, Bea):
   1 lit-american-1  Ann 10; bonus 1 to Red ✓ ✓ ✗                    Red 30, Blue 0
   2 lit-british-1   Bo −5 (word 3), Ann 10; bonus 2 ✗ ✗ ✗           Red 40, Blue −5
   3 lit-european-1  thrown out (misread): replaced by the first extra, myth-1
@@ -19,6 +19,10 @@ Room 1, Red (Ann, Ada) vs Blue (Bo, Bea):
   7 hist-american-1 Bea wrong after the end (0), Red silent: dead
     Correction two cycles back (cycle 5's bonus part 2, ✗ → ✓): Red +10 Red 70, Blue 65
   8–21              dead (20 tossups heard; halftime after the 10th)
+    At halftime (10 tossups heard) Red brings Dee in for Ada: tossups heard (TUH) by the
+    lineups, Ann, Amy, Abe 20, Ada 10 (questions 1–10), Dee 10 (11–20); Bo, Bea 20.
+    QBJ: Red's lineups from question 1 (initial) and 11 (halftime); SQBS: Ada's and Dee's
+    games played 0.50, the others' 1.00.
   As played and corrected: Red 70 – Blue 65.
   Blue protests cycle 7 (Bea's "Sherman"), upheld: 0 → 10 (a buzz after the end scores a
   ten), no bonus: Blue 75. The result changes: Blue wins 75–70.
@@ -62,12 +66,14 @@ from grace_arena.core.commands import (
     Rule,
     RulePart,
     StartTossup,
+    Substitute,
     ThrowOut,
     TimeUp,
 )
 from grace_arena.core.config import TeamSpec
 from grace_arena.core.events import Ruling
 from grace_arena.core.formats import rules_for
+from grace_arena.core.lineups import bench
 from grace_arena.core.officiating import Stage, standing
 from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
 from grace_arena.core.phases import Phase
@@ -88,7 +94,14 @@ from grace_arena.record.store import MatchStore
 C, X = Ruling.CORRECT, Ruling.INCORRECT
 TEAMS = [TeamEntry("red", "Red"), TeamEntry("blue", "Blue"), TeamEntry("green", "Green"),
          TeamEntry("gold", "Gold")]  # fmt: skip
-PLAYERS = {"red": ["Ann", "Ada"], "blue": ["Bo", "Bea"], "green": ["Gil"], "gold": ["Guy"]}
+PLAYERS = {
+    "red": ["Ann", "Ada", "Amy", "Abe", "Dee"],
+    "blue": ["Bo", "Bea"],
+    "green": ["Gil"],
+    "gold": ["Guy"],
+}
+#: Red's players' tossups heard (Ada's first half, Dee's second), by hand.
+RED_HEARD = {"Ann": 20, "Ada": 10, "Amy": 20, "Abe": 20, "Dee": 10}
 GAMES = [pairing.Game(1, "1", 0, ("red", "blue")), pairing.Game(1, "2", 0, ("green", "gold"))]
 
 
@@ -167,9 +180,10 @@ def room_1(mod: Moderator) -> None:
     while mod.match.game.heard < 20:
         if mod.match.game.heard == 10:
             assert standing(mod.match.config, mod.match.game).stage is Stage.HALFTIME
-            # HALFTIME SUBSTITUTION: Red brings a substitute in for Ada here, once lineups
-            # and substitutions are kept (the hand computation then credits the tossups
-            # heard per player by their lineups).
+            # HALFTIME SUBSTITUTION: Red brings Dee (on the bench) in for Ada
+            assert bench(mod.match.state, "red") == ["dee"]
+            mod.do(Substitute(team="red", player_in="dee", player_out="ada"))
+            assert mod.match.state.lineups["red"] == ("ann", "dee", "amy", "abe")
         mod.start()
         mod.dead()
     assert standing(mod.match.config, mod.match.game).stage is Stage.DECIDED
@@ -279,6 +293,12 @@ def test_an_acf_club_night_agrees_everywhere_with_the_hand_computation(db_url, t
     # Bea: her ten on cycle 6 and the one the upheld protest gave her
     assert (players["Bea"].tens, players["Bea"].points) == (2, 20)
     assert (players["Ann"].tens, players["Ada"].tens, players["Bo"].points) == (2, 1, 5)
+    # tossups heard follow the lineups: Dee came in for Ada at halftime
+    assert {n: (players[n].games, players[n].tossups_heard) for n in RED_HEARD} == {
+        n: (1, heard) for n, heard in RED_HEARD.items()
+    }
+    assert (players["Bo"].tossups_heard, players["Bea"].tossups_heard) == (20, 20)
+    assert players["Ada"].points_per_20_tuh == 20.0  # her ten in her 10 tossups
 
     # QBJ: 20 tossups read in room 1 (the thrown-out one and its replacement once), the
     # replacement named; room 2 one in overtime; the protests and the correction in notes
@@ -293,6 +313,18 @@ def test_an_acf_club_night_agrees_everywhere_with_the_hand_computation(db_url, t
     assert (scores["Red"]["bonus_points"], scores["Blue"]["bonus_points"]) == (40, 50)
     replaced = [q for q in night["match_questions"] if q.get("replacement_tossup_question")]
     assert len(replaced) == 1 and replaced[0]["question_number"] == 3
+    red, blue = (next(t for t in night["match_teams"] if t["team"]["name"] == name)
+                 for name in ("Red", "Blue"))  # fmt: skip
+    assert [(lu["first_question"], [p["name"] for p in lu["players"]], lu["reason"])
+            for lu in red["lineups"]] == [
+        (1, ["Ann", "Ada", "Amy", "Abe"], "initial"),
+        (11, ["Ann", "Dee", "Amy", "Abe"], "halftime"),
+    ]  # fmt: skip
+    assert [(lu["first_question"], lu["reason"]) for lu in blue["lineups"]] == [(1, "initial")]
+    assert {p["player"]["name"]: p["tossups_heard"] for p in red["match_players"]} == RED_HEARD
+    assert {p["player"]["name"]: p["tossups_heard"] for p in blue["match_players"]} == {
+        "Bo": 20, "Bea": 20,
+    }  # fmt: skip
     notes = night["notes"].splitlines()
     assert any("Protest" in n and "by Blue on tossup 7 (hist-american-1)" in n
                and "Upheld by Dana (TD)" in n
@@ -305,6 +337,9 @@ def test_an_acf_club_night_agrees_everywhere_with_the_hand_computation(db_url, t
     # the stats report lists them with the game
     page = html_stats(plan, stats, plays)
     assert 'id="protests"' in page and "Upheld by Dana (TD)" in page and "Denied by" in page
+    # ... and each player's tossups heard (the players' table: name, team, games, TUH)
+    for name, heard in RED_HEARD.items():
+        assert f'<td class="l">{name}</td><td class="l">Red</td><td>1</td><td>{heard}</td>' in page
 
     # SQBS: each game's head (id, teams, scores, tossups heard, round) and overtime
     out = tmp_path / "club.sqbs"
@@ -315,3 +350,17 @@ def test_an_acf_club_night_agrees_everywhere_with_the_hand_computation(db_url, t
              if text[i + 5 : i + 7] in (["20", "1"], ["21", "1"])]  # fmt: skip
     assert ["0", "1", "70", "75", "20", "1"] in [h[1:] for h in heads]
     assert ["2", "3", "50", "35", "21", "1"] in [h[1:] for h in heads]
+    # its players: Red's roster (5 players + 1 lines, its name, its players), and in the game
+    # each player's slot (alternating with the other team's, 7 lines each, after the game's
+    # 17 lines): roster index, games played (tossups heard ÷ tossups read), ..., points
+    red_at = text.index("Red")
+    roster = text[red_at + 1 : red_at + 6]
+    assert text[red_at - 1] == "6" and sorted(roster) == sorted(RED_HEARD)
+    (head,) = [i for i in range(len(text) - 7) if text[i + 1 : i + 7] == ["0", "1", "70", "75",
+                                                                          "20", "1"]]  # fmt: skip
+    slots = [text[head + 17 + 14 * i : head + 17 + 14 * i + 7] for i in range(5)]
+    assert {roster[int(s[0])]: (s[1], s[-1]) for s in slots} == {
+        "Ann": ("1.00", "20"), "Ada": ("0.50", "10"), "Amy": ("1.00", "0"),
+        "Abe": ("1.00", "0"), "Dee": ("0.50", "0"),
+    }  # fmt: skip
+    assert text[head + 17 + 14 * 5] == "-1"  # Red's sixth slot is empty

@@ -1,6 +1,7 @@
 """The scoresheet page of a real server, printed by a real browser (headless Chromium): a
-20-tossup ACF match played through the websockets, its sheet's final totals those of the
-match, and on A4 and Letter it fits the page's width (nothing runs off the side) and prints on
+20-tossup ACF match played through the websockets (with a fifth Blue player on the bench who
+comes in during a timeout), its sheet's final totals those of the match, the substitution
+marked, and on A4 and Letter it fits the page's width (nothing runs off the side) and prints on
 one page."""
 
 from __future__ import annotations
@@ -54,8 +55,17 @@ def test_a_played_match_s_sheet_prints_on_one_page_of_a4_and_letter(server, page
     mod = moderator(server)
     reds = [player(server, "red", name) for name in RED]
     blues = [player(server, "blue", name) for name in BLUE]
-    with clients(mod, *reds, *blues):
+    sub = player(server, "blue", "Eve")  # a fifth: on the bench (ACF fields 4)
+    sub_id, out_id = sub.joined["player"], blues[1].joined["player"]
+    with clients(mod, *reds, *blues, sub):
         for number in range(20):
+            if number == 10:  # Blue's timeout: Eve in for the player who buzzes no more
+                mod.send(type="timeout", team="blue")
+                mod.state(lambda s: s["timeout"] is not None and s["timeout"]["team"] == "blue")
+                mod.send(type="substitute", team="blue", player_in=sub_id, player_out=out_id)
+                mod.state(
+                    lambda s: sub_id in next(t for t in s["teams"] if t["id"] == "blue")["lineup"]
+                )
             phone = (reds if number % 3 else blues)[number % 4]
             buzz_first_word(mod, phone)
             mod.send(type="rule", ruling="correct" if number % 5 else "incorrect")
@@ -81,6 +91,16 @@ def test_a_played_match_s_sheet_prints_on_one_page_of_a4_and_letter(server, page
     foot = page.locator("table.sheet tfoot td.total").all_inner_texts()
     assert [t.replace("−", "-") for t in foot] == [str(scores["red"]), str(scores["blue"])]
     assert page.locator("table.sheet thead th", has_text=RED[0]).count() == 1
+    assert page.locator("table.sheet thead th", has_text="Eve").count() == 1
+    # the substitution on the row of the first tossup after the timeout; Eve on the bench before
+    assert "Timeout after this tossup: Blue (1st)" in rows.nth(9).locator("td.notes").inner_text()
+    row = rows.nth(10)
+    assert f"Sub: Eve in for {BLUE[1]} (own timeout)" in row.locator("td.notes").inner_text()
+    assert (
+        row.locator("td.sub-in").count() == 1
+        and row.locator("td.bench", has_text="out").count() == 1
+    )
+    assert rows.nth(0).locator("td.bench").count() == 1  # Eve's cell
     page.screenshot(path=str(SCREENSHOTS / "grace-arena-scoresheet.png"), full_page=True)
     for paper, width in PAPER.items():
         assert _fits_the_width(page, width), f"the sheet runs off the side of {paper}"

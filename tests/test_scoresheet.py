@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from grace_arena.cli import app
 from grace_arena.core.commands import (
     Buzz,
+    CallTimeout,
     Join,
     Reveal,
     Rule,
@@ -29,6 +30,7 @@ from grace_arena.core.commands import (
     ThrowOutBonus,
     UndoRuling,
 )
+from grace_arena.core.commands import Substitute as Sub
 from grace_arena.core.events import Ruling
 from grace_arena.core.formats import rules_for
 from grace_arena.core.phases import Phase
@@ -211,6 +213,13 @@ def _pdf_text(data: bytes) -> str:
     return "\n".join(texts)
 
 
+def _pdf_words(data: bytes) -> str:
+    """The strings a PDF written with the PDF's own font draws, in order, one space between
+    (a cell's text wrapped onto lines comes back whole)."""
+    drawn = re.findall(r"\(((?:\\.|[^\\)])*)\) Tj", _pdf_text(data))
+    return " ".join(re.sub(r"\\(.)", r"\1", s) for s in drawn)
+
+
 def test_the_pdf_holds_the_sheet_s_numbers_on_one_page_of_a4_and_letter(store) -> None:
     rm, after = play_match(store, seed=5, fmt="acf")
     sheet = scoresheet(rm.id, store.events(rm.id))
@@ -249,3 +258,98 @@ def test_a_sheet_whose_totals_are_not_the_record_s_says_so(store, monkeypatch) -
     said = "The record's score is Red 999, Blue −5: a change this sheet does not show yet"
     assert html.escape(said) in render_html(sheet)
     assert render_pdf(sheet, font=False).startswith(b"%PDF")
+
+
+def benched_match(store):
+    """An ACF match of 4 tossups (halftime after 2): Red fields Ann, Ada, Amy, Abe and Dee
+    waits on the bench; Blue is Bo. Ann answers the first tossup, Bo the second."""
+    cfg = config(
+        n_tossups=6, bonus_parts=(3,) * 6,
+        rules=rules_for("acf", regulation_tossups=4, halftime_after=2),
+    )  # fmt: skip
+    rm = store.create(cfg, now=0.0)
+    for i, name in enumerate(["Ann", "Ada", "Amy", "Abe", "Dee"]):
+        rm.handle(Join(team="red", player=f"r{i}", name=name), now=0.0)
+    rm.handle(Join(team="blue", player="b0", name="Bo"), now=0.0)
+    for team, player in (("red", "r0"), ("blue", "b0")):
+        rm.handle(StartTossup(), now=1.0)
+        rm.handle(Buzz(team=team, player=player), now=1.0)
+        rm.handle(Rule(ruling=C), now=1.0)
+        while rm.match.phase is Phase.BONUS:
+            rm.handle(RulePart(ruling=X), now=1.0)
+    return rm
+
+
+@on_both_backends
+def test_substitutions_and_the_bench_are_marked_on_the_sheet(store) -> None:
+    rm = store.create(config(n_tossups=6, rules=rules_for("acf")), now=0.0)
+    for i, name in enumerate(["Ann", "Ada", "Amy", "Abe", "Dee"]):
+        rm.handle(Join(team="red", player=f"r{i}", name=name), now=0.0)
+    blank = scoresheet(rm.id, store.events(rm.id))  # not started: Dee heads as benched
+    assert blank.bench == {"red": ("Dee",), "blue": ()}
+    assert ">Ann</th>" in render_html(blank) and ">Dee (bench)</th>" in render_html(blank)
+    assert "Dee (bench)" in _pdf_words(render_pdf(blank, font=False))
+
+    rm = benched_match(store)
+    # at halftime Blue calls a timeout and Red brings Dee in for Ada: printed now, the
+    # second row notes the timeout (not its end on the server's clock), the next row the sub
+    rm.handle(CallTimeout(team="blue"), now=2.0)
+    rm.handle(Sub(team="red", player_in="r4", player_out="r1"), now=2.0)
+    sheet = scoresheet(rm.id, store.events(rm.id))
+    assert sheet.pending_subs == ["Sub: Dee in for Ada (halftime)"]
+    page = render_html(sheet)
+    assert '<td class="n">3</td>' in page  # the first blank row ...
+    row_3 = page[page.index('<td class="n">3</td>') :].split("</tr>")[0]
+    assert "Sub: Dee in for Ada (halftime)" in row_3  # ... notes the substitution
+    assert "Sub: Dee in for Ada (halftime)" in _pdf_words(render_pdf(sheet, font=False))
+
+    # the second half: Dee answers the third tossup, the fourth goes dead
+    rm.handle(StartTossup(), now=3.0)
+    rm.handle(Buzz(team="red", player="r4"), now=3.0)
+    rm.handle(Rule(ruling=C), now=3.0)
+    while rm.match.phase is Phase.BONUS:
+        rm.handle(RulePart(ruling=X), now=3.0)
+    rm.handle(StartTossup(), now=4.0)
+    rm.handle(Reveal(), now=4.0)
+    rm.handle(ThrowOut(reason="nobody answered"), now=4.0)  # (a dead tossup, struck out)
+    sheet = scoresheet(rm.id, store.events(rm.id))
+    first, second, third, fourth = sheet.cycles[:4]
+    assert [c.lineups["red"] for c in (first, second, third, fourth)] == [
+        ("Ann", "Ada", "Amy", "Abe")] * 2 + [("Ann", "Dee", "Amy", "Abe")] * 2  # fmt: skip
+    assert first.notes == [] and sheet.pending_subs == []
+    assert second.notes == ["Timeout after this tossup: Blue (1st)"]
+    assert third.notes == ["Sub: Dee in for Ada (halftime)"]
+    assert (third.came_in, third.went_out) == ({("red", "Dee")}, {("red", "Ada")})
+    assert fourth.came_in == fourth.went_out == set()
+    assert third.totals == rm.match.scores == {"red": 20, "blue": 10}
+
+    # the page: Red's columns Ann, Ada, Amy, Abe, Dee; a · on the bench, in and out
+    page = render_html(sheet)
+    rows = re.findall(r'<tr[^>]*><td class="n">\d+</td>(.*?)</tr>', page)
+    red = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[:5] for row in rows[:4]]
+    assert red == [
+        ["10", "", "", "", "·"],
+        ["", "", "", "", "·"],
+        ["", "out", "", "", "10"],  # Dee's ten in the row she came in (marked sub-in)
+        ["", "·", "", "", ""],
+    ]
+    assert (
+        '<td class="sub-in">10</td>' in page
+        and '<td class="bench" title="substituted out">out</td>' in page
+    )
+    assert (
+        "Sub: Dee in for Ada (halftime)" in rows[2] and "not in the lineup (on the bench)" in page
+    )
+    # the PDF (the PDF's own font, its text read back) marks them alike
+    data = render_pdf(sheet, font=False)
+    text = _pdf_text(data)
+    assert "(in 10) Tj" in text and "(out) Tj" in text and text.count("(\xb7) Tj") == 3
+    assert "Sub: Dee in for Ada (halftime)" in _pdf_words(data)
+    # a format without a lineup size (every player plays) marks nothing
+    plain = store.create(config(n_tossups=2, rules=rules_for("grace")), now=0.0)
+    for i, name in enumerate(["Ann", "Ada", "Amy", "Abe", "Dee"]):
+        plain.handle(Join(team="red", player=f"r{i}", name=name), now=0.0)
+    plain.handle(StartTossup(), now=1.0)
+    plain_sheet = scoresheet(plain.id, store.events(plain.id))
+    assert plain_sheet.lineups is None and plain_sheet.cycles[0].lineups is None
+    assert 'class="bench"' not in render_html(plain_sheet)

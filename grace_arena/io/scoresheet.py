@@ -4,7 +4,13 @@ with the player's tossup points (15 power, 10, −5 neg), a column per bonus par
 controlling team's parts, and a bounceback part the team took), the cycle's bonus total and
 the team's running score; a last column notes what the record says of the cycle (a tossup or
 bonus thrown out, a ruling taken back and made again, and any other event of the cycle, such
-as a protest or a substitution, in words).
+as a protest or a correction, in words).
+
+In a format that limits the players a team fields (ACF, PACE, NAQT: 4; ``core.lineups``), a
+player's cell is shaded with a · for a tossup the player sat out on the bench; a substitution
+is marked on the row of the first tossup it counts for: "in" and "out" in the two players'
+cells and a note ("Sub: Dee in for Ada (halftime)"); one made after the last tossup read is
+noted on the next (blank) row, and a sheet not started heads a benched player "Dee (bench)".
 
 :func:`scoresheet` builds the sheet from the match's events alone (the record's source of
 truth, replayed as the match scores it), so a sheet printed from the record agrees with every
@@ -21,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grace_arena.core import lineups
 from grace_arena.core.config import MatchConfig
 
 __all__ = [
@@ -68,6 +75,16 @@ class Cycle:
     notes: list[str] = field(default_factory=list)
     #: Each team's score after this cycle (what the match counted).
     totals: dict[str, int] = field(default_factory=dict)
+    #: Each team's lineup as the tossup started (player names), in a format that limits the
+    #: players a team fields (``ScoringRules.lineup_size``); None: every player plays.
+    lineups: dict[str, tuple[str, ...]] | None = None
+    #: The players a substitution brought in and took out from this tossup: (team, name).
+    came_in: set[tuple[str, str]] = field(default_factory=set)
+    went_out: set[tuple[str, str]] = field(default_factory=set)
+
+    def plays(self, team: str, player: str) -> bool:
+        """Whether ``player`` of ``team`` was in the lineup for this tossup."""
+        return self.lineups is None or player in self.lineups.get(team, ())
 
     def tossup_total(self, team: str) -> int:
         return 0 if self.thrown_out else sum(self.tossup_points.get(team, {}).values())
@@ -93,6 +110,12 @@ class Scoresheet:
     round: str | None = None
     room: str | None = None
     ended: bool = False
+    #: Substitutions made after the last cycle, for the next tossup (in words).
+    pending_subs: list[str] = field(default_factory=list)
+    #: Each team's lineup now (player names), in a format with a lineup size; else None.
+    lineups: dict[str, tuple[str, ...]] | None = None
+    #: Each team's players who joined and are not in its lineup now (names).
+    bench: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: The final score by team id (the running total after the last cycle).
     scores: dict[str, int] = field(default_factory=dict)
     #: The match's score as the engine replays the record, when it differs from the
@@ -132,8 +155,18 @@ _SCORED_OR_SILENT = {
     "reading_paused", "reading_resumed", "pace_changed", "buzz_accepted", "buzz_refused",
     "buzz_repeated", "answer_given", "ruled", "ruling_undone", "clock_resumed", "tossup_ended",
     "bonus_started", "bonus_answer_given", "bonus_part_consulted", "bonus_part_ruled",
-    "bonus_part_undone", "bonus_ended", "match_ended",
+    "bonus_part_undone", "bonus_ended", "match_ended", "player_substituted", "timeout_called",
 }  # fmt: skip
+
+
+def _nth(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def substitution_note(ev: Any, name: Callable[[str], str]) -> str:
+    """A substitution as the scorekeeper writes it: "Sub: Dee in for Ada (halftime)"."""
+    out = f" for {name(ev.player_out)}" if ev.player_out else ""
+    return f"Sub: {name(ev.player_in)} in{out} ({str(ev.reason).replace('_', ' ')})"
 
 
 def scoresheet(
@@ -174,6 +207,13 @@ def scoresheet(
 
     cycles: dict[str, Cycle] = {}
     current: Cycle | None = None
+    sized = config.rules.lineup_size is not None
+    lineup_ids: dict[str, tuple[str, ...]] = {}  # team -> the players in its lineup now
+    subs: list[Any] = []  # substitutions since the last tossup started
+
+    def lineup_names() -> dict[str, tuple[str, ...]]:
+        return {t.id: tuple(name(p) for p in lineup_ids.get(t.id, ())) for t in teams}
+
     rulings: dict[int, Any] = {}  # seq -> Ruled in force
     parts: dict[int, Any] = {}  # seq -> BonusPartRuled in force
     bonus_cycle: dict[str, Cycle] = {}
@@ -181,11 +221,25 @@ def scoresheet(
     ended = False
     for ev in events:
         kind = getattr(ev, "type", "")
+        lineup_ids = lineups.reduce(lineup_ids, config, ev)
         if kind == "tossup_started":
             current = cycles.get(ev.tossup_id)
             if current is None:
                 current = Cycle(len(cycles) + 1, ev.tossup_id)
                 cycles[ev.tossup_id] = current
+                current.lineups = lineup_names() if sized else None
+                if len(cycles) > 1:  # a substitution before the first tossup is the lineup
+                    for sub in subs:
+                        current.notes.append(substitution_note(sub, name))
+                        current.came_in.add((sub.team, name(sub.player_in)))
+                        if sub.player_out:
+                            current.went_out.add((sub.team, name(sub.player_out)))
+                subs = []
+        elif kind == "player_substituted":
+            subs.append(ev)
+        elif kind == "timeout_called" and current is not None:  # (its end: a server clock)
+            team_name = by_id[ev.team].name if ev.team in by_id else ev.team
+            current.notes.append(f"Timeout after this tossup: {team_name} ({_nth(ev.number)})")
         elif kind == "ruled" and ev.ruling != "prompt":
             rulings[ev.seq] = ev
         elif kind == "ruling_undone":
@@ -257,6 +311,7 @@ def scoresheet(
             running[t.id] += cycle.tossup_total(t.id) + cycle.bonus_total(t.id)
         cycle.totals = dict(running)
     recorded = _replayed_scores(events) if created is not None else None
+    pending = [substitution_note(sub, name) for sub in subs] if cycles else []
     return Scoresheet(
         match_id=match_id,
         title=config.title,
@@ -269,9 +324,22 @@ def scoresheet(
         round=round_,
         room=room,
         ended=ended,
+        pending_subs=pending,
+        lineups=lineup_names() if sized else None,
+        bench={t.id: tuple(_bench(events, t.id, lineup_ids, name)) for t in teams} if sized else {},
         scores=dict(running),
         record_scores=recorded if recorded is not None and recorded != running else None,
     )
+
+
+def _bench(
+    events: Sequence[Any], team: str, lineup: dict[str, tuple[str, ...]], name: Callable
+) -> list[str]:
+    """The names of ``team``'s players who joined and are not in its lineup."""
+    joined = (e for e in events if getattr(e, "type", "") == "player_joined" and e.team == team)
+    return [
+        name(p) for p in dict.fromkeys(e.player for e in joined) if p not in lineup.get(team, ())
+    ]
 
 
 def _replayed_scores(events: Sequence[Any]) -> dict[str, int] | None:
@@ -327,6 +395,8 @@ table.sheet { width: 100%; table-layout: fixed; border-collapse: collapse; }
 .sheet tr.thrown td:not(.notes):not(.n):not(.total) { color: #777; text-decoration: line-through; }
 .sheet .power { font-weight: 700; text-decoration: underline; }
 .sheet .neg { font-style: italic; }
+.sheet td.bench { background: #d0d0d0; color: #333; }
+.sheet td.sub-in { border-left: 2px solid #000; font-weight: 700; }
 .sheet tr.overtime td.n { font-style: italic; }
 .sheet tfoot td { font-weight: 700; height: 7mm; }
 .legend { margin-top: 3px; font-size: 7pt; }
@@ -336,8 +406,26 @@ table.sheet { width: 100%; table-layout: fixed; border-collapse: collapse; }
 """
 
 
-def _team_header(team: TeamColumns, players: int) -> list[str]:
-    cells = [f'<th class="player">{html.escape(p)}</th>' for p in team.players[:players]]
+def header_name(sheet: Scoresheet, team: str, player: str) -> str:
+    """A player's column head: on a sheet not started, a player who joined and waits on the
+    bench is "Dee (bench)" (once started, each row shades the bench)."""
+    if sheet.started or player not in sheet.bench.get(team, ()):
+        return player
+    return f"{player} (bench)"
+
+
+#: What the legend says of the lineup marks (a format with a lineup size).
+LINEUP_LEGEND = (
+    "A shaded · : not in the lineup (on the bench); in / out: a substitution from that "
+    "tossup (its note says who and why)."
+)
+
+
+def _team_header(sheet: Scoresheet, team: TeamColumns, players: int) -> list[str]:
+    cells = [
+        f'<th class="player">{html.escape(header_name(sheet, team.id, p))}</th>'
+        for p in team.players[:players]
+    ]
     cells += ['<th class="player"></th>'] * (players - len(cells))
     cells += [f'<th class="part">B{i + 1}</th>' for i in range(team.parts)]
     if team.parts:
@@ -346,15 +434,32 @@ def _team_header(team: TeamColumns, players: int) -> list[str]:
     return cells
 
 
+def lineup_mark(cycle: Cycle, team: str, player: str) -> str:
+    """What a player's cell says of the lineup: "in" (a substitution brought the player in
+    for this tossup), "out" (took the player out), "·" (on the bench), else ""."""
+    if (team, player) in cycle.came_in:
+        return "in"
+    if (team, player) in cycle.went_out:
+        return "out"
+    return "" if cycle.plays(team, player) else "·"
+
+
 def _cycle_cells(cycle: Cycle, team: TeamColumns, players: int) -> list[str]:
     answers = cycle.tossup_points.get(team.id, {})
     cells = []
     listed = team.players[:players]
     for player in listed:
+        mark = lineup_mark(cycle, team.id, player)
         if player in answers:
             points = answers[player]
             kind = "power" if (team.id, player) in cycle.powers else "neg" if points < 0 else ""
-            cells.append(f'<td class="{kind}">{_points(points)}</td>')
+            kind += " sub-in" if mark == "in" else ""
+            cells.append(f'<td class="{kind.strip()}">{_points(points)}</td>')
+        elif mark == "in":
+            cells.append('<td class="sub-in" title="substituted in">in</td>')
+        elif mark:
+            title = "substituted out" if mark == "out" else "not in the lineup"
+            cells.append(f'<td class="bench" title="{title}">{mark}</td>')
         else:
             cells.append("<td></td>")
     cells += ["<td></td>"] * (players - len(listed))
@@ -421,7 +526,7 @@ def render_html(sheet: Scoresheet) -> str:
         span = players + team.parts + (1 if team.parts else 0) + 1
         first.append(f'<th class="team" colspan="{span}">{html.escape(team.name)}</th>')
     first.append('<th class="notes" rowspan="2">Notes</th>')
-    second = [cell for team in sheet.teams for cell in _team_header(team, players)]
+    second = [cell for team in sheet.teams for cell in _team_header(sheet, team, players)]
     body = []
     regulation = sheet.regulation
     for cycle in sheet.cycles:
@@ -448,7 +553,9 @@ def render_html(sheet: Scoresheet) -> str:
             cells += ['<td class="part"></td>'] * team.parts
             cells += ['<td class="bonus"></td>'] if team.parts else []
             cells.append('<td class="total"></td>')
-        cells.append('<td class="notes"></td>')
+        # the next tossup's row: the substitutions made for it
+        notes = "; ".join(html.escape(n) for n in sheet.pending_subs) if i == 0 else ""
+        cells.append(f'<td class="notes">{notes}</td>')
         attr = ' class="overtime"' if overtime else ""
         body.append(f"<tr{attr}>{''.join(cells)}</tr>")
     foot = ['<td class="n">Σ</td>']
@@ -464,6 +571,8 @@ def render_html(sheet: Scoresheet) -> str:
         "<span class=neg>−5</span> neg; B1–B3: bonus parts (a bounceback part in the other "
         "team's columns); a struck-through row was thrown out."
     )
+    if sheet.lineups is not None:
+        legend += f" {LINEUP_LEGEND}"
     return "".join(
         [
             "<!doctype html><html lang=en><head><meta charset=utf-8>",
@@ -605,6 +714,8 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
         for cycle in sheet.cycles:
             for note in cycle.notes:
                 check(note)
+        for note in sheet.pending_subs:
+            check(note)
 
     def pts(n: int) -> str:
         return f"{minus}{-n}" if n < 0 else str(n)
@@ -639,6 +750,7 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
         widths += [cell_w] * (players + team.parts + (1 if team.parts else 0) + 1)
     widths.append(notes_w)
     head = FontFace(emphasis="BOLD", fill_color=(232, 232, 232))
+    bench = FontFace(fill_color=(208, 208, 208))  # not in the lineup
     pdf.set_font(family, "", 7)
     with pdf.table(
         col_widths=widths,
@@ -657,7 +769,8 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
         row = table.row()
         for team in sheet.teams:
             for i in range(players):
-                row.cell(team.players[i] if i < len(team.players) else "", style=head)
+                who = header_name(sheet, team.id, team.players[i]) if i < len(team.players) else ""
+                row.cell(who, style=head)
             for i in range(team.parts):
                 row.cell(f"B{i + 1}", style=head)
             if team.parts:
@@ -670,10 +783,16 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
                 answers = cycle.tossup_points.get(team.id, {})
                 for i in range(players):
                     name = team.players[i] if i < len(team.players) else None
+                    mark = lineup_mark(cycle, team.id, name) if name is not None else ""
                     if name is not None and name in answers:
                         power = (team.id, name) in cycle.powers
-                        style = FontFace(emphasis="BOLD") if power else None
-                        row.cell(pts(answers[name]) + ("*" if power else ""), style=style)
+                        style = FontFace(emphasis="BOLD") if power or mark == "in" else None
+                        prefix = "in " if mark == "in" else ""
+                        row.cell(prefix + pts(answers[name]) + ("*" if power else ""), style=style)
+                    elif mark == "in":
+                        row.cell("in", style=FontFace(emphasis="BOLD"))
+                    elif mark:
+                        row.cell(mark, style=bench)
                     else:
                         row.cell("")
                 got = cycle.bonus_parts.get(team.id, {})
@@ -694,7 +813,8 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
             for team in sheet.teams:
                 for _ in range(players + team.parts + (1 if team.parts else 0) + 1):
                     row.cell(" ")
-            row.cell(" ")
+            # the next tossup's row: the substitutions made for it
+            row.cell("; ".join(sheet.pending_subs) if i == 0 else " ", align="LEFT")
         row = table.row()
         row.cell("Σ" if path is not None else "=")
         for team in sheet.teams:
@@ -710,7 +830,8 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
         0,
         3.5,
         f"Tossup points by player (15* a power, {minus}5 a neg); B1-B3: bonus parts (a "
-        "bounceback part in the other team's columns). Signatures: moderator, scorekeeper, "
-        "captains.",
+        "bounceback part in the other team's columns). "
+        + (f"{LINEUP_LEGEND} " if sheet.lineups is not None else "")
+        + "Signatures: moderator, scorekeeper, captains.",
     )
     return bytes(pdf.output())

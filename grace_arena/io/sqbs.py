@@ -12,8 +12,9 @@ YellowFruit writes it for SQBS (``SqbsFileGeneration.ts``):
    tossups read and each team's overtime tossups converted (tossups answered with no bonus,
    when overtime has no bonuses); forfeit (0/1); each team's lightning points; then 8 player
    slots per team, alternating, 7 lines each: the player (index in the roster, -1 for an
-   empty slot), games played (tossups heard ÷ tossups read), how many of each of the four
-   tossup values, tossup points;
+   empty slot), games played (the player's tossups heard in the team's lineup ÷ tossups
+   read, as YellowFruit writes it), how many of each of the four tossup values, tossup
+   points;
 3. the options: bonus tracking, bounceback tracking, power/neg statistics, lightning rounds,
    tossups heard, then the report options (file suffixes, FTP lines left blank) and the
    tournament's name;
@@ -217,10 +218,14 @@ def _players(
     for name in names:
         mine = [b for b in p.buzzes if b.team == team and p.name_of(team, b.player) == name]
         counts = [sum(1 for b in mine if b.points == v) for v in values]
+        # the tossups heard in the team's lineup (core.lineups), as YellowFruit writes them
+        heard = max(
+            p.heard_by.get((t, pid), tuh) for t, pid, n in p.players if (t, n) == (team, name)
+        )
         slots.append(
             [
                 roster.index(name),
-                f"{(1.0 if tuh else 0.0):.2f}",  # every player hears the whole match
+                f"{(heard / tuh if tuh else 0.0):.2f}",
                 *(counts + [0] * (MAX_VALUES - len(counts))),
                 sum(b.points for b in mine),
             ]
