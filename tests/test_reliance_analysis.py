@@ -159,8 +159,8 @@ def test_a_hybrid_team_s_delegation_is_read_from_its_events() -> None:
 
     T0: lw buzzes by itself, right; red consults on b0 part 0 and gives the AIs' answer
     (right), consults on part 1 and abstains (no AI had it: right).
-    T1: red-1 buzzes and hands the buzz to mw (semi), right; part 0 alone (right), part 1
-    abstained without consulting (right).
+    T1: red-1 buzzes and hands the buzz to mw (semi), right; part 0 alone (right, corrected
+    to wrong at the end), part 1 abstained without consulting (right).
     T2: hw buzzes by itself, wrong; then mw (autonomous now), right; red consults on b2 part
     0 and answers otherwise (wrong, the AIs were right), part 1 alone (wrong)."""
     from test_hybrid import _config, _play, _reveal_to_end
@@ -170,6 +170,7 @@ def test_a_hybrid_team_s_delegation_is_read_from_its_events() -> None:
         AnswerPart,
         Buzz,
         ConsultPart,
+        CorrectRuling,
         EndMatch,
         MuteAi,
         Reveal,
@@ -178,8 +179,9 @@ def test_a_hybrid_team_s_delegation_is_read_from_its_events() -> None:
         SetAiModes,
         SetBuzzSource,
         StartTossup,
+        UndoRuling,
     )
-    from grace_arena.core.events import Ruling
+    from grace_arena.core.events import BonusPartCorrected, BonusPartRuled, BonusPartUndone, Ruling
 
     m, events = _play(_config(n=3, lw={"t0": 2}, mw={"t1": 2, "t2": 6}, hw={"t2": 4}))
 
@@ -192,7 +194,8 @@ def test_a_hybrid_team_s_delegation_is_read_from_its_events() -> None:
     _reveal_to_end(m, events)
     assert m.game.floor.player == "lw"
     do(Rule(ruling=Ruling.CORRECT), ConsultPart(**red), AnswerPart(**red, text="part 0"),
-       RulePart(ruling=Ruling.CORRECT), ConsultPart(**red), AbstainPart(**red))  # fmt: skip
+       RulePart(ruling=Ruling.CORRECT), ConsultPart(**red), AbstainPart(**red), UndoRuling(),
+       AbstainPart(**red))  # the abstention taken back and made again: still consulted  # fmt: skip
     do(StartTossup(), Reveal(to=5), Buzz(**red), SetBuzzSource(ai="mw"),
        Rule(ruling=Ruling.CORRECT), AnswerPart(**red, text="part 0"),
        RulePart(ruling=Ruling.CORRECT), AbstainPart(**red))  # fmt: skip
@@ -206,7 +209,12 @@ def test_a_hybrid_team_s_delegation_is_read_from_its_events() -> None:
     do(Rule(ruling=Ruling.CORRECT), ConsultPart(**red), AnswerPart(**red, text="Edison"),
        RulePart(ruling=Ruling.INCORRECT), AnswerPart(**red, text="x"),
        RulePart(ruling=Ruling.INCORRECT), EndMatch())  # fmt: skip
+    # b1's part 0 corrected to wrong: the correction is in force
+    b1p0 = next(e for e in events if isinstance(e, BonusPartRuled) and e.bonus_id == "b1")
+    do(CorrectRuling(seq=b1p0.seq, ruling=Ruling.INCORRECT))
 
+    assert [type(e) for e in events if isinstance(e, BonusPartUndone | BonusPartCorrected)] == [
+        BonusPartUndone, BonusPartCorrected]  # fmt: skip
     rows = decisions(events)
     parts = [
         (r["bonus_id"], r["part"], r["half"], r["mode"], r["consulted"], r["model"],
@@ -217,7 +225,7 @@ def test_a_hybrid_team_s_delegation_is_read_from_its_events() -> None:
     assert parts == [
         ("b0", 0, "first", "consult", True, both, True, "model", "right"),
         ("b0", 1, "first", "abstain", True, both, False, "abstain", "abstained right"),
-        ("b1", 0, "first", "own", False, None, None, "own", "right"),
+        ("b1", 0, "first", "own", False, None, None, "own", "wrong"),
         ("b1", 1, "first", "abstain", False, None, None, "abstain", "abstained right"),
         ("b2", 0, "second", "consult", True, both, True, "other", "wrong"),
         ("b2", 1, "second", "own", False, None, None, "own", "wrong"),
