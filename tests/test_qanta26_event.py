@@ -362,8 +362,11 @@ def test_a_qanta26_event_plays_to_the_end(store, db_url, sample, tmp_path):
     # -- the reliance section: every delegation decision of the hybrid teams ----------------
     analysis_json = tmp_path / "a.json"
     result = runner.invoke(app, ["analyze", "--db", db_url, "--event", "qanta26-cup",
-                                 "--resamples", "50", "--json", str(analysis_json)])  # fmt: skip
+                                 "--resamples", "50", "--json", str(analysis_json),
+                                 "--report", str(tmp_path / "report")])  # fmt: skip
     assert result.exit_code == 0, result.output
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "| tossup | muted | second | no buzz | 2 |" in report  # the report's table too
     reliance = json.loads(analysis_json.read_text())["reliance"]
     # 12 bonuses × 3 parts; 8 AIs × the 12 tossups played (4 + 4 + 2 + 2, 4 AIs a match);
     # questions: tossups T0-T5 and bonuses B0-B3 (each match reads the packet's bonuses from
