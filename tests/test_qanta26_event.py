@@ -2,18 +2,21 @@
 players of different weight classes (their outputs imported from the runner's CSVs), one
 semi AI pressed by a teammate, one AI muted mid-match, a halftime mode change, and a draft of
 the AIs by reverse standings between the two rounds. Its scores are worked by hand below
-from the preset's rules; the record replays to the live matches, the statistics tables count
-what was played, and the AIs' outputs exported load back to the same files."""
+from the preset's rules; the record replays to the live matches, the statistics tables and the
+analysis's reliance section count what was played, and the AIs' outputs exported load back to
+the same files."""
 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
 from backends import on_both_backends
 from typer.testing import CliRunner
 
+from grace_arena.analysis.reliance import decisions
 from grace_arena.cli import app
 from grace_arena.core.commands import (
     AbstainPart,
@@ -355,6 +358,76 @@ def test_a_qanta26_event_plays_to_the_end(store, db_url, sample, tmp_path):
     assert "bonus_abstain_points: 1" in text and "autonomous_default_k: 1" in text
     result = runner.invoke(app, ["event", "qanta-stats", "qanta26-cup", "--db", db_url])
     assert result.exit_code == 0 and result.output == text
+
+    # -- the reliance section: every delegation decision of the hybrid teams ----------------
+    analysis_json = tmp_path / "a.json"
+    result = runner.invoke(app, ["analyze", "--db", db_url, "--event", "qanta26-cup",
+                                 "--resamples", "50", "--json", str(analysis_json),
+                                 "--report", str(tmp_path / "report")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "| tossup | muted | second | no buzz | 2 |" in report  # the report's table too
+    reliance = json.loads(analysis_json.read_text())["reliance"]
+    # 12 bonuses × 3 parts; 8 AIs × the 12 tossups played (4 + 4 + 2 + 2, 4 AIs a match);
+    # questions: tossups T0-T5 and bonuses B0-B3 (each match reads the packet's bonuses from
+    # the first); consulted: A 3, B 3, C 2, D 2; nobody wrote an answer before a reveal
+    assert reliance["counts"] == {"decisions": 36 + 48, "bonus_parts": 36, "consulted": 10,
+                                  "with_pre_answers": 0, "questions": 6 + 4}  # fmt: skip
+    table = {(r["kind"], r["mode"], r["half"], r["outcome"]): r["n"]
+             for r in reliance["delegation"]["table"]}  # fmt: skip
+    b, t = "bonus_part", "tossup"
+    assert table == {
+        # (R1-R4: the four matches in order; ✓ right, ✗ wrong)
+        # first half: R1's T0-T1 (A: own ✓, consult ✓, abstain ✓; B: own ✗, consult ✓,
+        # abstain ✗ (charlie had it); C: own ✓✓✓; C: consult ✓, own ✗, abstain ✓) and all
+        # of R2 (A: consult ✓, own ✓, abstain ✓; C: own ✗, own ✓, consult ✓; D: own ✓✓✓;
+        # B: consult ✓, consult ✗, abstain ✓)
+        (b, "own", "first", "right"): 1 + 3 + 1 + 1 + 3,
+        (b, "own", "first", "wrong"): 1 + 1 + 1,
+        (b, "consult", "first", "right"): 1 + 1 + 1 + 1 + 1 + 1,
+        (b, "consult", "first", "wrong"): 1,
+        (b, "abstain", "first", "abstained right"): 1 + 1 + 1 + 1,
+        (b, "abstain", "first", "abstained wrong"): 1,
+        # second half: R1's T2-T3 (A: own ✓✓✗; A: consult ✗, abstain ✓, own ✓; D: consult ✓,
+        # consult ✗, own ✓; C: abstain ✗ (echo had it), own ✓✓)
+        (b, "own", "second", "right"): 2 + 1 + 1 + 2,
+        (b, "own", "second", "wrong"): 1,
+        (b, "consult", "second", "right"): 1,
+        (b, "consult", "second", "wrong"): 2,
+        (b, "abstain", "second", "abstained right"): 1,
+        (b, "abstain", "second", "abstained wrong"): 1,
+        # tossups, first half: delta (R1 T1), echo (R2 T0), foxtrot (R3 T4), charlie (R3 T5),
+        # golf (R4 T5) by themselves, right; golf wrong (R2 T1); bravo semi on a1's key (T0),
+        # silent on T1; every other AI silent
+        (t, "autonomous", "first", "right"): 5,
+        (t, "autonomous", "first", "wrong"): 1,
+        (t, "autonomous", "first", "no buzz"): 32 - 5 - 1 - 2,
+        (t, "semi", "first", "right"): 1,
+        (t, "semi", "first", "no buzz"): 1,
+        # second half (R1 and R2 only): bravo (autonomous now) and alpha in R1, hotel and
+        # foxtrot in R2, right; charlie muted during T2, for T2 and T3
+        (t, "autonomous", "second", "right"): 4,
+        (t, "autonomous", "second", "no buzz"): 16 - 4 - 2,
+        (t, "muted", "second", "no buzz"): 2,
+    }
+    modes = reliance["delegation"]["modes"]
+    assert {m: (r["k"], r["n"]) for m, r in modes["tossup/first"].items()} == {
+        "autonomous": (30, 32), "semi": (2, 32)}  # fmt: skip
+    assert {m: (r["k"], r["n"]) for m, r in modes["tossup/second"].items()} == {
+        "autonomous": (14, 16), "muted": (2, 16)}  # fmt: skip
+    assert {m: (r["k"], r["n"]) for m, r in modes["bonus_part/second"].items()} == {
+        "abstain": (2, 12), "consult": (3, 12), "own": (7, 12)}  # fmt: skip
+    # adoption needs answers written before the reveal: none here
+    assert reliance["adoption"] == [] and reliance["adopted"]["n"] == 0
+    rows = [r for g in games for r in decisions(store.events(g.rm.id))]
+    consulted = [r for r in rows if r["consulted"]]
+    # every team answered "an answer", none an AI's; one AI right where consulted: charlie on
+    # B1's third part, in R3 (C)
+    assert {r["final"] for r in consulted} == {"other"}
+    assert [(r["team"], r["bonus_id"], r["part"]) for r in consulted
+            if r["model_correct"]] == [("c", sample.bonuses[1].id, 2)]  # fmt: skip
+    assert sum(r["model_correct"] is False for r in consulted) == 9
+    assert {r["model"] for r in consulted if r["team"] == "a"} == {"alpha+bravo", "bravo+foxtrot"}
 
     # -- exports load back: the AIs' outputs, exported as the runner's CSVs ---------------
     for name in WEIGHT:

@@ -150,3 +150,120 @@ def test_delegation_is_read_from_events_by_every_reader() -> None:
         assert [r["kind"] for r in decisions(events)] == ["bonus_part", "tossup"]
     finally:
         DECISION_READERS.remove(ai_buzz_modes)
+
+
+def test_a_hybrid_team_s_delegation_is_read_from_its_events() -> None:
+    """Hybrid teams (QANTA 2026): each bonus part's choice and each AI's buzz mode on each
+    tossup, counted by hand. Red has AIs lw and mw (semi, then autonomous at halftime, lw
+    muted then), blue hw; halftime after two tossups.
+
+    T0: lw buzzes by itself, right; red consults on b0 part 0 and gives the AIs' answer
+    (right), consults on part 1 and abstains (no AI had it: right).
+    T1: red-1 buzzes and hands the buzz to mw (semi), right; part 0 alone (right, corrected
+    to wrong at the end), part 1 abstained without consulting (right).
+    T2: hw buzzes by itself, wrong; then mw (autonomous now), right; red consults on b2 part
+    0 and answers otherwise (wrong, the AIs were right), part 1 alone (wrong)."""
+    from test_hybrid import _config, _play, _reveal_to_end
+
+    from grace_arena.core.commands import (
+        AbstainPart,
+        AnswerPart,
+        Buzz,
+        ConsultPart,
+        CorrectRuling,
+        EndMatch,
+        MuteAi,
+        Reveal,
+        Rule,
+        RulePart,
+        SetAiModes,
+        SetBuzzSource,
+        StartTossup,
+        UndoRuling,
+    )
+    from grace_arena.core.events import BonusPartCorrected, BonusPartRuled, BonusPartUndone, Ruling
+
+    m, events = _play(_config(n=3, lw={"t0": 2}, mw={"t1": 2, "t2": 6}, hw={"t2": 4}))
+
+    def do(*commands) -> None:
+        for c in commands:
+            events.extend(m.handle(c, now=1000.0))
+
+    red = {"team": "red", "player": "red-1"}
+    do(SetAiModes(team="red", modes={"mw": "semi"}), StartTossup())
+    _reveal_to_end(m, events)
+    assert m.game.floor.player == "lw"
+    do(Rule(ruling=Ruling.CORRECT), ConsultPart(**red), AnswerPart(**red, text="part 0"),
+       RulePart(ruling=Ruling.CORRECT), ConsultPart(**red), AbstainPart(**red), UndoRuling(),
+       AbstainPart(**red))  # the abstention taken back and made again: still consulted  # fmt: skip
+    do(StartTossup(), Reveal(to=5), Buzz(**red), SetBuzzSource(ai="mw"),
+       Rule(ruling=Ruling.CORRECT), AnswerPart(**red, text="part 0"),
+       RulePart(ruling=Ruling.CORRECT), AbstainPart(**red))  # fmt: skip
+    do(SetAiModes(team="red", modes={"mw": "autonomous"}), MuteAi(team="red", ai="lw"))
+    do(StartTossup())
+    _reveal_to_end(m, events)
+    assert m.game.floor.player == "hw"
+    do(Rule(ruling=Ruling.INCORRECT))
+    _reveal_to_end(m, events)
+    assert m.game.floor.player == "mw"
+    do(Rule(ruling=Ruling.CORRECT), ConsultPart(**red), AnswerPart(**red, text="Edison"),
+       RulePart(ruling=Ruling.INCORRECT), AnswerPart(**red, text="x"),
+       RulePart(ruling=Ruling.INCORRECT), EndMatch())  # fmt: skip
+    # b1's part 0 corrected to wrong: the correction is in force
+    b1p0 = next(e for e in events if isinstance(e, BonusPartRuled) and e.bonus_id == "b1")
+    do(CorrectRuling(seq=b1p0.seq, ruling=Ruling.INCORRECT))
+
+    assert [type(e) for e in events if isinstance(e, BonusPartUndone | BonusPartCorrected)] == [
+        BonusPartUndone, BonusPartCorrected]  # fmt: skip
+    rows = decisions(events)
+    parts = [
+        (r["bonus_id"], r["part"], r["half"], r["mode"], r["consulted"], r["model"],
+         r["model_correct"], r["final"], r["outcome"])
+        for r in rows if r["kind"] == "bonus_part"
+    ]  # fmt: skip
+    both = "m-lw+m-mw"
+    assert parts == [
+        ("b0", 0, "first", "consult", True, both, True, "model", "right"),
+        ("b0", 1, "first", "abstain", True, both, False, "abstain", "abstained right"),
+        ("b1", 0, "first", "own", False, None, None, "own", "wrong"),
+        ("b1", 1, "first", "abstain", False, None, None, "abstain", "abstained right"),
+        ("b2", 0, "second", "consult", True, both, True, "other", "wrong"),
+        ("b2", 1, "second", "own", False, None, None, "own", "wrong"),
+    ]
+    tossups = [
+        (r["tossup_id"], r["team"], r["model"], r["half"], r["mode"], r["outcome"], r["points"])
+        for r in rows if r["kind"] == "tossup"
+    ]  # fmt: skip
+    assert tossups == [
+        ("t0", "red", "m-lw", "first", "autonomous", "right", 10),
+        ("t0", "red", "m-mw", "first", "semi", "no buzz", 0),
+        ("t0", "blue", "m-hw", "first", "autonomous", "no buzz", 0),
+        ("t1", "red", "m-lw", "first", "autonomous", "no buzz", 0),
+        ("t1", "red", "m-mw", "first", "semi", "right", 8),  # midweight: 10 × 0.8
+        ("t1", "blue", "m-hw", "first", "autonomous", "no buzz", 0),
+        ("t2", "red", "m-lw", "second", "muted", "no buzz", 0),
+        ("t2", "red", "m-mw", "second", "autonomous", "right", 8),
+        ("t2", "blue", "m-hw", "second", "autonomous", "wrong", -5),
+    ]
+
+    frame = pd.DataFrame(rows).reindex(columns=list(DECISION_COLUMNS))
+    frame["question"] = frame["bonus_id"].fillna(pd.Series([r["tossup_id"] for r in rows]))
+    out = analyze_reliance(frame, n_resamples=0)
+    assert out["counts"] == {"decisions": 15, "bonus_parts": 6, "consulted": 3,
+                             "with_pre_answers": 0, "questions": 6}  # fmt: skip
+    modes = out["delegation"]["modes"]
+    assert {m: (r["k"], r["n"]) for m, r in modes["tossup/first"].items()} == {
+        "autonomous": (4, 6), "semi": (2, 6)}  # fmt: skip
+    assert {m: (r["k"], r["n"]) for m, r in modes["tossup/second"].items()} == {
+        "autonomous": (2, 3), "muted": (1, 3)}  # fmt: skip
+    table = {(r["kind"], r["mode"], r["half"], r["outcome"]): r["n"]
+             for r in out["delegation"]["table"] if r["kind"] == "tossup"}  # fmt: skip
+    assert table == {
+        ("tossup", "autonomous", "first", "right"): 1,
+        ("tossup", "autonomous", "first", "no buzz"): 3,
+        ("tossup", "semi", "first", "right"): 1,
+        ("tossup", "semi", "first", "no buzz"): 1,
+        ("tossup", "autonomous", "second", "right"): 1,
+        ("tossup", "autonomous", "second", "wrong"): 1,
+        ("tossup", "muted", "second", "no buzz"): 1,
+    }

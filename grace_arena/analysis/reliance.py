@@ -5,10 +5,11 @@ Read from the events of each match (:func:`decisions`): one row per **delegation
 (:data:`DECISION_COLUMNS`). Today that is each human team's choice on each bonus part under
 consult rules (``kind`` "bonus_part", ``mode`` own / consult / abstain), with what its players
 wrote before the model's answer was revealed (the pre-answer window, QANTA 2026's 2 s). The
-rows come from the readers in :data:`DECISION_READERS`, each a function of one match's events:
-a reader of other delegation events (an AI teammate's buzz mode per half on tossups:
-autonomous, semi, muted) is one more function there giving rows of the same columns, with its
-own ``kind`` and ``mode``; the delegation table below counts them with no other change.
+rows come from the readers in :data:`DECISION_READERS`, each a function of one match's events
+giving rows of the same columns with its own ``kind`` and ``mode``; the delegation table below
+counts them with no other change. Hybrid teams (QANTA 2026) are read by
+:func:`hybrid_decisions`: their bonus parts (own, consult their AI players, abstain) and each
+AI player's buzz mode on each tossup (autonomous, semi, muted) with what came of it.
 
 Definitions (on the bonus parts where the team consulted the model and at least one of its
 players wrote an answer first; "a human had it": at least one of those answers was judged
@@ -51,7 +52,29 @@ from grace_arena.analysis.metrics import (
 )
 from grace_arena.core.config import MatchConfig
 from grace_arena.core.consult import PartChoice, part_choices, same_answer
-from grace_arena.core.events import Event, MatchCreated, tossups_heard
+from grace_arena.core.events import (
+    AiAnswersShown,
+    AiBuzzed,
+    AiBuzzSourceSet,
+    AiModesSet,
+    AiMuted,
+    BonusEnded,
+    BonusPartCorrected,
+    BonusPartRuled,
+    BonusPartUndone,
+    BonusStarted,
+    BuzzAccepted,
+    Event,
+    MatchCreated,
+    Ruled,
+    Ruling,
+    RulingCorrected,
+    RulingUndone,
+    TossupEnded,
+    TossupOutcome,
+    tossups_heard,
+)
+from grace_arena.core.hybrid import is_hybrid
 
 __all__ = [
     "DECISION_COLUMNS",
@@ -60,6 +83,7 @@ __all__ = [
     "analyze_reliance",
     "bonus_part_decisions",
     "decisions",
+    "hybrid_decisions",
 ]
 
 #: Below this many parts a rate is flagged as a small sample (and the report says so).
@@ -115,6 +139,8 @@ def bonus_part_decisions(events: Sequence[Event], config: MatchConfig) -> list[d
     halves = _halves(events, config)
     rows = []
     for c in part_choices(events, config):
+        if is_hybrid(config, c.team):
+            continue  # its AI players': hybrid_decisions
         pre = c.pre_answers
         rows.append(
             {
@@ -135,9 +161,175 @@ def bonus_part_decisions(events: Sequence[Event], config: MatchConfig) -> list[d
     return rows
 
 
+def _hybrid_parts(
+    events: Sequence[Event], config: MatchConfig, halves: dict[str, str]
+) -> list[dict[str, Any]]:
+    """Each hybrid team's choice in force on each of its bonus parts."""
+    ruled: dict[int, dict[str, Any]] = {}  # seq of the first ruling -> its row
+    first: dict[int, int] = {}  # seq of a ruling or correction -> that first ruling's seq
+    before: dict[int, AiAnswersShown | None] = {}
+    shown: AiAnswersShown | None = None
+    for ev in events:
+        match ev:
+            case BonusStarted():
+                shown = None
+            case AiAnswersShown():
+                shown = ev
+            case BonusPartRuled() if ev.resume == "prompt":
+                before[ev.seq] = shown  # the team answers again (its consult stands)
+            case BonusPartRuled():
+                before[ev.seq] = shown
+                if ev.choice is not None and not ev.bounceback and is_hybrid(config, ev.team):
+                    seen = shown if shown is not None and shown.part == ev.part else None
+                    ruled[ev.seq] = _hybrid_part(ev, seen, config, halves)
+                    first[ev.seq] = ev.seq
+                shown = None
+            case BonusPartCorrected() if ev.amends in first:
+                key = first[ev.amends]
+                first[ev.seq] = key
+                row = ruled[key]
+                row.update(mode=ev.choice or row["mode"], correct=ev.ruling is Ruling.CORRECT,
+                           points=ev.points)  # fmt: skip
+                row["outcome"] = _hybrid_outcome(row)
+            case BonusPartUndone():
+                ruled.pop(ev.ruled_seq, None)
+                shown = before.get(ev.ruled_seq)
+            case BonusEnded() if ev.outcome == "thrown_out":
+                ruled = {s: r for s, r in ruled.items() if r["bonus_id"] != ev.bonus_id}
+            case TossupEnded() if ev.outcome is TossupOutcome.THROWN_OUT:
+                ruled = {s: r for s, r in ruled.items() if r["tossup_id"] != ev.tossup_id}
+            case _:
+                pass
+    return [r for _, r in sorted(ruled.items())]
+
+
+def _hybrid_outcome(row: dict[str, Any]) -> str:
+    if row["mode"] == "abstain":
+        return "abstained right" if row["abstained_right"] else "abstained wrong"
+    return "right" if row["correct"] else "wrong"
+
+
+def _hybrid_part(
+    ev: BonusPartRuled, seen: AiAnswersShown | None, config: MatchConfig, halves: dict[str, str]
+) -> dict[str, Any]:
+    team = config.team(ev.team)
+    assert team is not None
+    had = [  # did any of the team's AIs have the part (what scores an abstention)
+        answers[ev.part].correct is True
+        for ai in team.ai_players
+        if ev.part < len(answers := ai.bonus_answers.get(ev.bonus_id, ()))
+    ]
+    given = ev.answer if ev.choice != "abstain" else None
+    answers = [a for a in seen.answers if a.guess] if seen is not None else []
+    adopted = bool(given) and any(same_answer(given or "", a.guess or "") for a in answers)
+    final = "abstain" if ev.choice == "abstain" else "own" if seen is None else (
+        "model" if adopted else "other")  # fmt: skip
+    row = {
+        "team": ev.team, "tossup_id": ev.tossup_id, "bonus_id": ev.bonus_id, "part": ev.part,
+        "half": halves.get(ev.tossup_id, "match"), "kind": "bonus_part", "mode": ev.choice,
+        "consulted": seen is not None,
+        "model": "+".join(a.model for a in seen.answers) if seen is not None else None,
+        "model_guess": " | ".join(a.guess or "" for a in answers) or None,
+        "model_confidence": max((a.confidence for a in answers if a.confidence is not None),
+                                default=None),
+        "model_correct": any(a.correct is True for a in answers) if answers else None,
+        "pre_answers": 0, "pre_right": 0, "humans_disagree": None, "confirmed_wrong": None,
+        "final": final, "correct": ev.ruling is Ruling.CORRECT, "points": ev.points,
+        "abstained_right": not any(had),
+    }  # fmt: skip
+    row["outcome"] = _hybrid_outcome(row)
+    return row
+
+
+def _hybrid_tossups(
+    events: Sequence[Event], config: MatchConfig, halves: dict[str, str]
+) -> list[dict[str, Any]]:
+    """One row per AI player of a hybrid team per tossup heard."""
+    ais = {(t.id, a.id): a for t in config.teams for a in t.ai_players}
+    modes: dict[str, str] = {}  # AI -> its mode now (absent: autonomous)
+    muted: set[str] = set()
+    at_end: dict[str, dict[str, str]] = {}  # tossup -> AI -> its mode when the tossup ended
+    buzzes: dict[int, dict[str, Any]] = {}  # buzz id -> the AI's buzz
+    answers: dict[int, BuzzAccepted] = {}
+    rulings: dict[int, list[tuple[int, Ruling, int]]] = {}  # buzz id -> (seq, ruling, points)
+
+    def now() -> dict[str, str]:
+        return {ai: "muted" if ai in muted else modes.get(ai, "autonomous") for _, ai in ais}
+
+    for ev in events:
+        match ev:
+            case AiModesSet():
+                modes.update(ev.modes)
+            case AiMuted():
+                muted.add(ev.player)
+            case BuzzAccepted():
+                answers[ev.buzz_id] = ev
+            case AiBuzzed():
+                given = answers.get(ev.buzz_id)
+                buzzes[ev.buzz_id] = {
+                    "tossup": ev.tossup_id, "ai": ev.player, "mode": ev.mode,
+                    "guess": given.answer if given else None,
+                    "confidence": given.confidence if given else None,
+                }  # fmt: skip
+            case AiBuzzSourceSet():  # a teammate's buzz handed to a semi AI
+                buzzes[ev.buzz_id] = {"tossup": ev.tossup_id, "ai": ev.player, "mode": "semi",
+                                      "guess": ev.answer, "confidence": ev.confidence}  # fmt: skip
+            case Ruled() | RulingCorrected():
+                rulings.setdefault(ev.buzz_id, []).append((ev.seq, ev.ruling, ev.points))
+            case RulingUndone():
+                rulings[ev.buzz_id] = [r for r in rulings.get(ev.buzz_id, [])
+                                       if r[0] != ev.ruled_seq]  # fmt: skip
+            case TossupEnded():
+                at_end[ev.tossup_id] = now()
+            case _:
+                pass
+    buzzed: dict[tuple[str, str], dict[str, Any]] = {}
+    for buzz_id, b in buzzes.items():
+        ruled = [r for r in rulings.get(buzz_id, []) if r[1] is not Ruling.PROMPT]
+        buzzed[b["tossup"], b["ai"]] = {**b, "ruling": ruled[-1] if ruled else None}
+    rows = []
+    for tossup in tossups_heard(events):
+        mode_at_end = at_end.get(tossup) or now()
+        for (team, ai_id), ai in ais.items():
+            b = buzzed.get((tossup, ai_id))
+            ruling = b["ruling"] if b else None
+            right = None if ruling is None else ruling[1] is Ruling.CORRECT
+            rows.append(
+                {
+                    "team": team, "tossup_id": tossup, "bonus_id": None, "part": None,
+                    "half": halves.get(tossup, "match"), "kind": "tossup",
+                    "mode": b["mode"] if b else mode_at_end[ai_id], "consulted": None,
+                    "model": ai.model, "model_guess": b["guess"] if b else None,
+                    "model_confidence": b["confidence"] if b else None, "model_correct": right,
+                    "pre_answers": 0, "pre_right": 0, "humans_disagree": None,
+                    "confirmed_wrong": None, "final": "model" if b else "own",
+                    "correct": right, "points": ruling[2] if ruling else 0,
+                    "outcome": "no buzz" if b is None else "unruled" if right is None
+                    else "right" if right else "wrong",
+                }
+            )  # fmt: skip
+    return rows
+
+
+def hybrid_decisions(events: Sequence[Event], config: MatchConfig) -> list[dict[str, Any]]:
+    """The delegation decisions of hybrid teams (QANTA 2026: :mod:`grace_arena.core.hybrid`),
+    in force: each bonus part of theirs (``kind`` "bonus_part", ``mode`` own / consult /
+    abstain; ``consulted`` when its AIs' answers were shown, ``model`` their models joined by
+    "+", ``model_correct`` whether any shown answer was right, ``final`` "model" when the
+    team's answer was one of theirs), then each AI player on each tossup heard (``kind``
+    "tossup", ``mode`` autonomous / semi / muted: its mode at its buzz, or when the tossup
+    ended; ``outcome`` right / wrong when it buzzed and was ruled, "no buzz" otherwise).
+    A tossup row names its tossup (``tossup_id``) and has no ``bonus_id``."""
+    if not any(t.ai_players for t in config.teams):
+        return []
+    halves = _halves(events, config)
+    return _hybrid_parts(events, config, halves) + _hybrid_tossups(events, config, halves)
+
+
 #: The readers of delegation decisions from one match's events (module docstring).
 DECISION_READERS: list[Callable[[Sequence[Event], MatchConfig], list[dict[str, Any]]]] = [
     bonus_part_decisions,
+    hybrid_decisions,
 ]
 
 

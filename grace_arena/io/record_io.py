@@ -571,7 +571,8 @@ def decision_rows(
 ) -> list[dict[str, Any]]:
     """The teams' delegation decisions in these matches (:data:`DECISION_COLUMNS`), each
     named by its match, event and team (``labels``, as :func:`choice_rows`) and its question
-    (``packet/bonus``, which the reliance bootstrap resamples)."""
+    (``packet/bonus``, or ``packet/tossup`` for a tossup's, which the reliance bootstrap
+    resamples)."""
     labels = labels or {}
     return [
         {
@@ -580,7 +581,9 @@ def decision_rows(
             "event": m.event,
             "team": labels.get((m.event_id or 0, row["team"]), m.team_name(row["team"])),
             "packet_id": m.packet_id,
-            "question": question_id(m.packet_id, row["bonus_id"]),
+            "question": question_id(
+                m.packet_id, row["bonus_id"] if row["bonus_id"] is not None else row["tossup_id"]
+            ),
         }
         for m in matches
         for row in m.decisions
