@@ -49,12 +49,41 @@ needs_espeak = pytest.mark.skipif(
 )
 
 
+#: The speech of TEXT with and without its guide, from a process of its own: the library's
+#: state is the process's, and a server that spoke before in this process (another test) has
+#: been seen to leave the last word without its word event.
+_SPEAK_APART = """
+import json, sys
+from grace_arena.core.tokenize import tokenize
+from grace_arena.server import voice
+from grace_arena.server.arena import reading_guides
+tossup = tokenize(sys.argv[1])
+words = [w.text for w in tossup.words]
+out = {}
+for name, guides in (("with", reading_guides(tossup)), ("without", {})):
+    s = voice.speak(words, guides)
+    out[name] = {"head": s.wav[:4].decode(), "onsets": list(s.onsets_ms), "end": s.end_ms}
+print(json.dumps(out))
+"""
+
+
 @needs_espeak
 def test_espeak_says_every_word_with_its_guide_in_the_audio():
+    import json
+    import subprocess
+    import sys
+
     tossup = tokenize(TEXT)
     words = [w.text for w in tossup.words]
-    with_guide = voice.speak(words, reading_guides(tossup))
-    without = voice.speak(words, {})
+    said = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", _SPEAK_APART, TEXT], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    with_guide = voice.Speech(
+        said["with"]["head"].encode(), tuple(said["with"]["onsets"]), said["with"]["end"]
+    )
+    without = voice.Speech(b"", tuple(said["without"]["onsets"]), said["without"]["end"])
     assert with_guide.wav[:4] == b"RIFF" and len(with_guide.onsets_ms) == len(words)
     assert list(with_guide.onsets_ms) == sorted(with_guide.onsets_ms)
     assert with_guide.onsets_ms[0] < with_guide.onsets_ms[-1] < with_guide.end_ms

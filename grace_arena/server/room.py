@@ -144,6 +144,8 @@ class Room:
         #: tossup the voice last cued.
         self.voice_note = voice.unavailable() if rm.match.config.voice else None
         self.voice_key = secrets.token_urlsafe(16)
+        #: Grows each time a change leaves the room not reading (``voice.read_aloud``).
+        self.reading_run = 0
         self._voiced_tossup: str | None = None
         self._voiced_part: tuple[str, int] | None = None
 
@@ -285,6 +287,10 @@ class Room:
         quiet = all(ev.type in _QUIET_EVENTS for ev in events)
         roles: tuple[Role, ...] | None = ("moderator", "display") if quiet else None
         _safely(self.broadcast_state, self._events_for(events), roles=roles)
+        if not self._reading():
+            # the reading stopped (a buzz, a pause): the voice's run ends, even if the
+            # reading starts again before the voice's next word (a buzz ruled at once)
+            self.reading_run += 1
         _safely(self._voice_after, events)
         _safely(self._schedule_deadline)
         _safely(self._schedule_half_clock)

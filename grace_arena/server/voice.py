@@ -285,6 +285,8 @@ class Reader(Protocol):
 
     words: dict[str, list[str]]
     guides: dict[str, dict[int, str]]
+    #: Grows each time the reading stops (a buzz, a pause): a run of the voice is one value.
+    reading_run: int
 
     def reading_now(self) -> bool: ...
 
@@ -315,6 +317,7 @@ async def read_aloud(room: Reader, *, first: bool) -> None:
     if not room.reading_now() or room.match.game.tossup_id != tossup_id:
         return
     n = len(speech.onsets_ms)
+    run = room.reading_run
     start = room.match.game.position + 1
     # the word after the last one shown, and the end of the speech (the reading finishes)
     marks = [*speech.onsets_ms, speech.end_ms]
@@ -334,7 +337,12 @@ async def read_aloud(room: Reader, *, first: bool) -> None:
     for i in range(start, n + 1):
         await asyncio.sleep(max(0.0, t0 + (marks[i] - offset) / 1000 - loop.time()))
         g = room.match.game
-        if not room.reading_now() or g.tossup_id != tossup_id or g.position != i - 1:
+        if (
+            room.reading_run != run  # stopped and read again meanwhile: cued again from here
+            or not room.reading_now()
+            or g.tossup_id != tossup_id
+            or g.position != i - 1
+        ):
             return
         try:
             await room.command(Reveal(to=i, paced=True, source="speech"))
