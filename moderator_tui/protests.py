@@ -49,21 +49,28 @@ class ProtestScreen(ModalScreen[ProtestMsg | None]):
             yield Input(id="protest-reason", placeholder="the team's reason")
             yield Static("", id="protest-error", classes="error")
             yield Static(
-                Text.assemble(("ctrl+s", "bold reverse"), " file   ", ("esc", "bold reverse"),
+                Text.assemble(("ctrl+s", "bold reverse"), " file (or enter in the reason)   ",
+                              ("esc", "bold reverse"),
                               " cancel   the match goes on; a TD resolves it"),
                 classes="hint",
             )  # fmt: skip
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#protest-answer", Input).focus()
+        # the team first (arrows pick it, tab goes on): a form that opened with its fields
+        # filled must not be filed by a stray Enter
+        self.query_one("#protest-team", RadioSet).focus()
 
     def _value(self, widget_id: str) -> str:
         return self.query_one(f"#{widget_id}", Input).value.strip()
 
     @on(Input.Submitted)
-    def _submitted(self) -> None:
-        self.action_file()
+    def _submitted(self, event: Input.Submitted) -> None:
+        """Enter goes to the next field; in the reason, the last, it files the protest."""
+        if event.input.id == "protest-reason":
+            self.action_file()
+        else:
+            self.focus_next()
 
     def action_file(self) -> None:
         error = self.query_one("#protest-error", Static)
@@ -77,6 +84,10 @@ class ProtestScreen(ModalScreen[ProtestMsg | None]):
             return
         if part and not (part.isdigit() and int(part) >= 1):
             error.update(f"A bonus part is a number from 1 ({part!r} is not).")
+            return
+        if not self._value("protest-reason"):
+            error.update("Say the team's reason: the TD decides on it.")
+            self.query_one("#protest-reason", Input).focus()
             return
         self.dismiss(
             ProtestMsg(

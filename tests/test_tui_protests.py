@@ -107,7 +107,16 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
         await until(pilot, lambda: end.check_action("protest", ()), "P on the end screen")
         await pilot.press("P")
         form = await until(pilot, lambda: shown(app, ProtestScreen), "the protest form")
-        await pilot.press(*"Dickens", "ctrl+s")
+        # the team has the focus: a stray enter or letter files nothing
+        assert form.query_one(RadioSet).has_focus
+        form.query_one("#protest-answer", Input).focus()
+        await pilot.press(*"Dickens", "enter")  # enter: on to the next field
+        assert form.query_one("#protest-reason", Input).has_focus
+        await pilot.press("ctrl+s")  # no reason: not filed, and said why
+        assert shown(app, ProtestScreen)
+        assert "reason" in str(form.query_one("#protest-error").render())
+        assert len(app.state.officiating.protests) == 1
+        await pilot.press(*"read past the pause", "enter")
         await until(pilot, lambda: len(app.state.officiating.protests) == 2, "the second protest")
         assert app.state.officiating.protests[1].question == "tossup 3 (lit-european-1)"
         for phone in (ann, amy, bob):
