@@ -15,6 +15,7 @@ from grace_arena.protocol import (
     AbstainMsg,
     ConsultMsg,
     EndMatchMsg,
+    MatchView,
     PauseMsg,
     ReadPartMsg,
     ResumeMsg,
@@ -84,6 +85,14 @@ END_FIRST = {
 }
 #: The actions that act on the match (not for a moderator who watches).
 ACTS = frozenset(COMMAND_OF) | {"faster", "slower", "ai_players", "follow_keys"}
+
+
+def tossups_left(m: MatchView) -> int:
+    """The tossups a match has yet to read: of the format's regulation (ACF, NAQT: 20 heard)
+    where it has one and no overtime began, else of the packet."""
+    if m.regulation_tossups is not None and not m.overtime:
+        return max(0, m.regulation_tossups - m.tossups_heard)
+    return max(0, m.tossups_total - m.tossups_played)
 
 
 class LiveScreen(MatchScreen):
@@ -463,7 +472,7 @@ class LiveScreen(MatchScreen):
         from moderator_tui.dialogs import ConfirmScreen
 
         state = self.current
-        left = 0 if state is None else state.match.tossups_total - state.match.tossups_played
+        left = 0 if state is None else tossups_left(state.match)
         more = f" {left} tossup(s) are still unplayed." if left else ""
 
         def answer(yes: bool | None) -> None:

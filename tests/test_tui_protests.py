@@ -134,3 +134,20 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
         "blue", cycles[0].tossup_id, "Carver", "late buzz",
     )  # fmt: skip
     assert (last.team, last.tossup_id, last.answer) == ("red", cycles[2].tossup_id, "Dickens")
+
+
+def test_ending_a_match_counts_the_tossups_left_of_its_regulation():
+    from grace_arena.protocol import MatchView
+    from moderator_tui.live import tossups_left
+
+    def view(**kw):
+        base = dict(id=1, title="t", join_code="ABCDEF", phase="answered", paused=False,
+                    tossups_total=26, tossups_played=11, tossup_ids=[])  # fmt: skip
+        return MatchView(**{**base, **kw})
+
+    # ACF: 20 tossups heard in regulation, 11 played of which 1 thrown out: 10 heard, 10 left
+    assert tossups_left(view(regulation_tossups=20, tossups_heard=10)) == 10
+    # in overtime, or in a format without regulation: the packet's tossups not yet played
+    assert tossups_left(view(regulation_tossups=20, tossups_heard=20, overtime=True)) == 15
+    assert tossups_left(view()) == 15
+    assert tossups_left(view(regulation_tossups=20, tossups_heard=22)) == 0

@@ -344,7 +344,7 @@ def _correct_tossup(
         taken = [e for e in others if _ruling_of(s, e.seq) is Ruling.CORRECT]
         if taken:
             raise IllegalCommand(
-                f"team {taken[0].team!r}'s correct answer (ruling {taken[0].seq}) stands on this "
+                f"team {taken[0].team}'s correct answer (ruling {taken[0].seq}) stands on this "
                 "tossup: correct it first"
             )
     buzz = s.officiating.buzzes.get(made.buzz_id)
@@ -395,7 +395,7 @@ def _correct_part(
                     and other.bonus_id == made.bonus_id and other.part == made.part
                     and other.ruling is Ruling.CORRECT):  # fmt: skip
                 raise IllegalCommand(
-                    f"team {other.team!r}'s correct answer to this part (ruling {e.seq}) "
+                    f"team {other.team}'s correct answer to this part (ruling {e.seq}) "
                     "stands: correct it first"
                 )
     spec = run.config.bonus(made.bonus_id)
