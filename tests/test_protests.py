@@ -166,7 +166,7 @@ def test_corrections_that_make_no_sense_are_refused_and_change_nothing():
     g.do(Rule(ruling=C))
     for ruling in (X, X, X):
         g.do(RulePart(ruling=ruling))
-    with pytest.raises(IllegalCommand, match=r"'blue'.s correct answer .* stands"):
+    with pytest.raises(IllegalCommand, match=r"team blue's correct answer .* stands"):
         g.do(CorrectRuling(seq=g.seq_of(3, team="red"), ruling=C))
     # a ruling corrected is no longer in force: the correction is
     g.do(CorrectRuling(seq=seq, ruling=X))
