@@ -145,24 +145,39 @@ def test_an_event_of_a_kind_the_sheet_does_not_score_is_noted_on_its_cycle(store
     on the row of the tossup it names, in words of its own when NOTES has them."""
     from pydantic import BaseModel
 
-    class ProtestFiled(BaseModel):
-        type: str = "protest_filed"
+    class AppealLodged(BaseModel):  # a kind of event the sheet has no words of its own for
+        type: str = "appeal_lodged"
         seq: int = 0
         tossup_id: str
         team: str
         reason: str
 
     rm, _ = play_match(store, seed=3, n_tossups=3)
-    events = [*store.events(rm.id), ProtestFiled(tossup_id="t1", team="red", reason="pronounced")]
+    events = [*store.events(rm.id), AppealLodged(tossup_id="t1", team="red", reason="pronounced")]
     sheet = scoresheet(rm.id, events)
-    assert sheet.cycles[1].notes[-1] == "protest filed (team red, reason pronounced)"
-    sheets.NOTES["protest_filed"] = lambda ev, name: f"protest by {ev.team}: {ev.reason}"
+    assert sheet.cycles[1].notes[-1] == "appeal lodged (team red, reason pronounced)"
+    sheets.NOTES["appeal_lodged"] = lambda ev, name: f"appeal by {ev.team}: {ev.reason}"
     try:
         sheet = scoresheet(rm.id, events)
     finally:
-        del sheets.NOTES["protest_filed"]
-    assert sheet.cycles[1].notes[-1] == "protest by red: pronounced"
-    assert "protest by red: pronounced" in render_html(sheet)
+        del sheets.NOTES["appeal_lodged"]
+    assert sheet.cycles[1].notes[-1] == "appeal by red: pronounced"
+    assert "appeal by red: pronounced" in render_html(sheet)
+    # a protest, a correction and a resolution: in words, not the record's fields
+    from grace_arena.core.events import ProtestFiled, ProtestResolved, RulingCorrected
+
+    filed = ProtestFiled(seq=90, t=0, team="red", tossup_id="t1", part=1, ruling_seq=9,
+                         answer="Ann", reason="pronounced")  # fmt: skip
+    fixed = RulingCorrected(seq=91, t=0, amends=9, buzz_id=1, tossup_id="t1", team="red",
+                            player="r1", ruling="correct", points=10, by="td",
+                            reason="upheld")  # fmt: skip
+    resolved = ProtestResolved(seq=92, t=0, protest_seq=90, decision="upheld", by="Dana")
+    sheet = scoresheet(rm.id, [*store.events(rm.id), filed, fixed, resolved])
+    notes = sheet.cycles[1].notes
+    assert "Protest by red on bonus part 2 (answer “Ann”; reason: pronounced)" in notes
+    assert any(n.startswith("Corrected by the TD: ") and n.endswith("correct, +10: upheld")
+               for n in notes)  # fmt: skip
+    assert "Protest upheld by Dana" in sheet.cycles[-1].notes
 
 
 def test_a_match_not_started_gives_a_blank_sheet_with_its_teams_and_players(store) -> None:
@@ -255,7 +270,10 @@ def test_a_sheet_whose_totals_are_not_the_record_s_says_so(store, monkeypatch) -
     monkeypatch.setattr(sheets, "_replayed_scores", lambda events: {"red": 999, "blue": -5})
     sheet = scoresheet(rm.id, store.events(rm.id))
     assert sheet.record_scores == {"red": 999, "blue": -5}
-    said = "The record's score is Red 999, Blue −5: a change this sheet does not show yet"
+    said = (
+        "The record's score is Red 999, Blue −5: corrections and upheld protests are noted on "
+        "the rows they amend"
+    )
     assert html.escape(said) in render_html(sheet)
     assert render_pdf(sheet, font=False).startswith(b"%PDF")
 

@@ -149,6 +149,41 @@ def _default_note(event: Any) -> str:
 #: tossup or a bonus.
 NOTES: dict[str, Callable[[Any, Callable[[str], str]], str]] = {}
 
+
+def _protest_filed(ev: Any, name: Callable[[str], str]) -> str:
+    what = f"bonus part {ev.part + 1}" if ev.part is not None else "the tossup"
+    said = [f"answer “{ev.answer}”"] if ev.answer else []
+    said += [f"reason: {ev.reason}"] if ev.reason else []
+    phone = f", from {name(ev.player)}'s phone" if ev.by == "player" and ev.player else ""
+    return f"Protest by {ev.team} on {what}{phone}" + (f" ({'; '.join(said)})" if said else "")
+
+
+def _protest_resolved(ev: Any, _name: Callable[[str], str]) -> str:
+    why = f": {ev.reason}" if ev.reason else ""
+    return f"Protest {ev.decision} by {ev.by}{why}"
+
+
+def _ruling_corrected(ev: Any, name: Callable[[str], str]) -> str:
+    by = "the TD" if ev.by == "td" else "the moderator"
+    why = f": {ev.reason}" if ev.reason else ""
+    return f"Corrected by {by}: {name(ev.player)} ({ev.team}) {ev.ruling}, {ev.points:+d}{why}"
+
+
+def _bonus_part_corrected(ev: Any, _name: Callable[[str], str]) -> str:
+    by = "the TD" if ev.by == "td" else "the moderator"
+    why = f": {ev.reason}" if ev.reason else ""
+    return (
+        f"Corrected by {by}: bonus part {ev.part + 1} ({ev.team}) {ev.ruling}, {ev.points:+d}{why}"
+    )
+
+
+NOTES.update(
+    protest_filed=_protest_filed,
+    protest_resolved=_protest_resolved,
+    ruling_corrected=_ruling_corrected,
+    bonus_part_corrected=_bonus_part_corrected,
+)
+
 #: Events the sheet reads for its numbers, or that say nothing a scorekeeper writes down.
 _SCORED_OR_SILENT = {
     "match_created", "player_joined", "tossup_started", "words_revealed", "reading_finished",
@@ -481,8 +516,9 @@ def mismatch_text(sheet: Scoresheet) -> str | None:
         return None
     said = ", ".join(f"{t.name} {_points(sheet.record_scores.get(t.id, 0))}" for t in sheet.teams)
     return (
-        f"The record's score is {said}: a change this sheet does not show yet; the match's "
-        "screens and exports have the record's."
+        f"The record's score is {said}: corrections and upheld protests are noted on the "
+        "rows they amend, not counted in this sheet's numbers; the match's screens and "
+        "exports have the record's."
     )
 
 
