@@ -499,3 +499,10 @@ def test_standings_count_bonus_points_and_points_per_bonus(db_url, sample) -> No
         text = console.export_text()
         assert "PPB" in text and "20.00" in text
     engine.dispose()
+
+
+def test_a_game_format_given_as_pairings_says_what_pairings_are():
+    from grace_arena.core.schedule import ScheduleError, schedule
+
+    with pytest.raises(ScheduleError, match=r"one of round-robin, grace \(how teams are paired"):
+        schedule(["a", "b"], [], rounds=1, rooms=["r1"], format="acf")  # type: ignore[arg-type]

@@ -204,7 +204,11 @@ def schedule(
             raise ScheduleError("the grace format needs a number of rounds")
         pairings = grace(humans, models, rounds, model_rounds=model_rounds)
     else:
-        raise ScheduleError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+        known = ", ".join(f.replace("_", "-") for f in FORMATS)
+        raise ScheduleError(
+            f"format must be one of {known} (how teams are paired; a game's rules, such as "
+            f"acf, are the event's rules), not {format!r}"
+        )
     return assign_rooms(pairings, rooms)
 
 
