@@ -286,6 +286,13 @@ def describe_event(ev: dict[str, Any], teams: list[TeamView]) -> Text | None:
         return Text(f"bonus over: {points or 'no points'}", style="bold")
     if kind == "match_ended":
         return Text("match ended", style="bold")
+    if kind == "player_substituted":
+        team = ev.get("team", "")
+        came = player_name(teams, team, ev.get("player_in", ""))
+        went = ev.get("player_out")
+        out = f" for {player_name(teams, team, went)}" if went else " to a free place"
+        why = str(ev.get("reason", "")).replace("_", " ")
+        return Text(f"{team_name(teams, team)}: {came} in{out} ({why})", style="bold")
     if kind == "clock_resumed":
         held = max(0.0, float(ev.get("t", 0.0)) - float(ev.get("down_since", 0.0)))
         why = (

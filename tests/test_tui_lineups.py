@@ -68,3 +68,15 @@ async def test_the_moderator_substitutes_with_keys(acf_match):
     events = server.room().rm.store.events(match_id)
     (sub,) = [e for e in events if isinstance(e, PlayerSubstituted)]
     assert (sub.player_in, sub.player_out, sub.reason) == (ids[4], ids[3], "initial")
+
+
+def test_the_log_names_who_came_in_and_who_went_out():
+    from grace_arena.protocol import TeamView
+    from moderator_tui.widgets import describe_event
+
+    teams = [TeamView(id="red", name="Red", kind="human", players={"p1": "Ada", "p2": "Dee"})]
+    ev = {"type": "player_substituted", "team": "red", "player_in": "p2", "player_out": "p1",
+          "reason": "halftime"}  # fmt: skip
+    assert describe_event(ev, teams).plain == "Red: Dee in for Ada (halftime)"
+    late = {**ev, "player_out": None, "reason": "own_timeout"}
+    assert describe_event(late, teams).plain == "Red: Dee in to a free place (own timeout)"
