@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -486,57 +487,38 @@ class LiveScreen(MatchScreen):
         if state is not None:
             self.notify(END_FIRST.get(state.match.phase, END_FIRST["reading"]), markup=False)
 
-    def action_protest(self) -> None:
-        from moderator_tui.protests import ProtestScreen
-
+    def _ask(self, screen: Callable[[State], Any]) -> None:
+        """Open a form of the current state (a protest, a correction, a substitution, the AI
+        players) and send what it gives, if anything."""
         state = self.current
         if state is None:
             return
 
-        def filed(message: Any) -> None:
+        def given(message: Any) -> None:
             if message is not None:
                 self._send(message)
 
-        self.app.push_screen(ProtestScreen(state), filed)
+        self.app.push_screen(screen(state), given)
+
+    def action_protest(self) -> None:
+        from moderator_tui.protests import ProtestScreen
+
+        self._ask(ProtestScreen)
 
     def action_ai_players(self) -> None:
         from moderator_tui.hybrid import AiPlayersScreen
 
-        state = self.current
-        if state is None:
-            return
-
-        def chosen(message: Any) -> None:
-            if message is not None:
-                self._send(message)
-
-        self.app.push_screen(AiPlayersScreen(state), chosen)
+        self._ask(AiPlayersScreen)
 
     def action_correct_cycle(self) -> None:
         from moderator_tui.protests import CorrectScreen
 
-        state = self.current
-        if state is None:
-            return
-
-        def corrected(message: Any) -> None:
-            if message is not None:
-                self._send(message)
-
-        self.app.push_screen(CorrectScreen(state), corrected)
+        self._ask(CorrectScreen)
 
     def action_substitute(self) -> None:
         from moderator_tui.lineups import SubstituteScreen
 
-        state = self.current
-        if state is None:
-            return
-
-        def chosen(message: Any) -> None:
-            if message is not None:
-                self._send(message)
-
-        self.app.push_screen(SubstituteScreen(state), chosen)
+        self._ask(SubstituteScreen)
 
     def action_standings(self) -> None:
         self.app.show_standings()  # type: ignore[attr-defined]
