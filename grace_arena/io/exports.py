@@ -279,19 +279,21 @@ class QbjFiles:
             )
         files = _targets(out, [f"match-{m.id}" for m in matches], self.suffix) if matches else []
         rounds = _rounds_of(engine, matches)
-        packets: list[Path] = []
+        packets: dict[Path, int] = {}  # each packet written: its number of tossups
         for path, m in zip(files, matches, strict=True):
             data = qbj_match(engine, m, round_number=rounds.get(m.id))
             path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-            # a match that read its packet from a later tossup on: the packet its questions
-            # are numbered in, for MODAQ
-            if data.get("packets") not in (None, m.packet_id):
+            # the packet its questions are numbered in, in MODAQ's packet JSON, which its
+            # "Import from QBJ" reads the match against (it opens no other packet file)
+            if data.get("packets"):
                 packet_path = path.with_name(f"{_safe_name(data['packets'])}.json")
                 packet = modaq_packet(engine, m)
-                if packet is not None and packet_path not in packets:
+                # matches reading one packet from its first tossup on read the first tossups
+                # of the same list: the longest holds every match's
+                if packet is not None and len(packet["tossups"]) > packets.get(packet_path, 0):
                     text = json.dumps(packet, indent=2, ensure_ascii=False) + "\n"
                     packet_path.write_text(text, "utf-8")
-                    packets.append(packet_path)
+                    packets[packet_path] = len(packet["tossups"])
         for plan in plans:  # a file per game not played here, read as the played ones are
             rosters: dict[str, list[str]] = {t.id: [] for t in plan.teams}
             for p in plan.players:
@@ -1116,8 +1118,10 @@ def qbj_packet_name(m: MatchInfo, stored: dict[tuple[str, str], TossupRow]) -> s
 def modaq_packet(engine: Engine, m: MatchInfo) -> dict[str, Any] | None:
     """The match's own tossups and its bonuses as a packet in MODAQ's (YAPP's) JSON
     (``tossups``: question and answer; ``bonuses``: lead-in, parts, answers, values), the
-    packet :func:`qbj_packet_name` names when the match did not read its packet from the
-    first tossup; None when its texts are not in the record."""
+    packet :func:`qbj_packet_name` names, which the ``qbj`` export writes beside every match
+    file (MODAQ's "Import from QBJ" needs the packet as well as the match, and its packet
+    loader, ``PacketLoaderController.loadPacket``, reads this JSON); None when its texts are
+    not in the record."""
     stored = tossup_rows(engine, [m.packet_id] if m.packet_id else [])
     rows = [stored.get((m.packet_id or "", t.id)) for t in m.config.tossups]
     if any(r is None for r in rows):

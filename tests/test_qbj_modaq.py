@@ -1,0 +1,100 @@
+"""Our QBJ match files as MODAQ's own code reads them ("Import from QBJ": the match file and
+its packet, ``src/qbj/QBJ.ts``, ``fromQBJ``; the packet through
+``src/components/PacketLoaderController.ts``, ``loadPacket``; the score through
+``src/state/GameState.ts``, ``scores``). The files below were opened with that code, unpatched,
+outside the project; each check here is one of its reading rules."""
+
+from __future__ import annotations
+
+import json
+
+from backends import on_both_backends
+
+from grace_arena.core.commands import (
+    AnswerPart,
+    Buzz,
+    EndMatch,
+    Join,
+    Reveal,
+    Rule,
+    RulePart,
+    StartTossup,
+)
+from grace_arena.core.config import TeamSpec
+from grace_arena.core.events import Ruling
+from grace_arena.core.formats import rules_for
+from grace_arena.core.packet import SAMPLE_PACKET_PATH, load_packet
+from grace_arena.core.specs import match_config
+from grace_arena.io.exports import export
+
+C, X = Ruling.CORRECT, Ruling.INCORRECT
+
+
+def _played(store, rules, n_tossups: int = 3):
+    """Red and Blue on the sample packet's first tossups, the packet in the record as a
+    room's server keeps it: Ann takes tossup 1 and its bonus (right, wrong, wrong), the
+    rest go dead."""
+    sample = load_packet(SAMPLE_PACKET_PATH)
+    store.save_packet(sample, source=SAMPLE_PACKET_PATH)
+    teams = [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")]
+    tossups = [t.id for t in sample.tossups[:n_tossups]]
+    rm = store.create(match_config(sample, teams, rules=rules, tossup_ids=tossups), now=0.0)
+    clock = iter(range(10, 10_000, 10))
+
+    def do(command):
+        return rm.handle(command, now=float(next(clock)))
+
+    do(Join(team="red", player="ann", name="Ann"))
+    do(Join(team="blue", player="bo", name="Bo"))
+    do(StartTossup())
+    do(Reveal(to=12))
+    do(Buzz(team="red", player="ann"))
+    do(Rule(ruling=C))
+    for ruling in (C, X, X):
+        do(RulePart(ruling=ruling))
+    if rules.bouncebacks:  # Blue takes the last part on the bounce
+        do(AnswerPart(team="blue", player="bo", text="x"))
+        do(RulePart(ruling=C))
+    do(EndMatch())
+    return sample, rm
+
+
+@on_both_backends
+def test_a_match_read_from_its_packet_s_first_tossup_has_that_packet_beside_it(store, tmp_path):
+    """MODAQ's "Import from QBJ" rebuilds a match only with its packet, which it reads as
+    JSON (``PacketLoaderController.loadPacket``: ``tossups`` of ``question`` and ``answer``,
+    ``bonuses`` whose ``parts``, ``answers`` and ``values`` are as many); ``fromQBJ`` reads
+    cycle i against the packet's tossup i. The export writes the packet the file's
+    ``packets`` names beside every match file, not only beside one read from a later
+    tossup: a director has nothing else MODAQ opens (our packets are YAML)."""
+    sample, rm = _played(store, rules_for("acf"))
+    out = tmp_path / "qbj"
+    written = export(store.engine, "qbj", out, [rm.id])
+    match = json.loads((out / f"match-{rm.id}.qbj").read_text())
+    assert match["packets"] == sample.packet.id
+    packet_path = out / f"{sample.packet.id}.json"
+    assert packet_path in written
+    packet = json.loads(packet_path.read_text())
+    assert [t["question"] for t in packet["tossups"]] == [t.text for t in sample.tossups[:3]]
+    assert all(t["answer"] for t in packet["tossups"])
+    assert len(packet["bonuses"]) == len(sample.bonuses)
+    for bonus in packet["bonuses"]:
+        assert bonus["leadin"]
+        assert len(bonus["parts"]) == len(bonus["answers"]) == len(bonus["values"])
+    # cycle i is tossup i of that packet
+    numbers = [q["tossup_question"]["question_number"] for q in match["match_questions"]]
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
+@on_both_backends
+def test_matches_of_one_packet_share_the_packet_with_the_most_tossups(store, tmp_path):
+    """Two matches reading the same packet from its first tossup, one of 2 tossups and one
+    of 4: one packet file, holding the 4 (each match's cycle i is its tossup i)."""
+    sample, short = _played(store, rules_for("acf"), n_tossups=2)
+    _, long = _played(store, rules_for("acf"), n_tossups=4)
+    out = tmp_path / "qbj"
+    export(store.engine, "qbj", out, [short.id, long.id])
+    packets = sorted(p.name for p in out.glob("*.json"))
+    assert packets == [f"{sample.packet.id}.json"]
+    packet = json.loads((out / packets[0]).read_text())
+    assert [t["question"] for t in packet["tossups"]] == [t.text for t in sample.tossups[:4]]
