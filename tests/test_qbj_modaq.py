@@ -32,8 +32,9 @@ C, X = Ruling.CORRECT, Ruling.INCORRECT
 
 def _played(store, rules, n_tossups: int = 3):
     """Red and Blue on the sample packet's first tossups, the packet in the record as a
-    room's server keeps it: Ann takes tossup 1 and its bonus (right, wrong, wrong), the
-    rest go dead."""
+    room's server keeps it: Ann takes tossup 1 and its bonus (right, wrong, wrong; with
+    bouncebacks Bo takes the second part on the bounce, not the third), the rest go
+    dead."""
     sample = load_packet(SAMPLE_PACKET_PATH)
     store.save_packet(sample, source=SAMPLE_PACKET_PATH)
     teams = [TeamSpec(id="red", name="Red"), TeamSpec(id="blue", name="Blue")]
@@ -52,9 +53,9 @@ def _played(store, rules, n_tossups: int = 3):
     do(Rule(ruling=C))
     for ruling in (C, X, X):
         do(RulePart(ruling=ruling))
-    if rules.bouncebacks:  # Blue takes the last part on the bounce
-        do(AnswerPart(team="blue", player="bo", text="x"))
-        do(RulePart(ruling=C))
+        if ruling is X and rules.bouncebacks:  # Blue takes the second part on the bounce
+            do(AnswerPart(team="blue", player="bo", text="x"))
+            do(RulePart(ruling=C if rm.match.scores["blue"] == 0 else X))
     do(EndMatch())
     return sample, rm
 
@@ -98,3 +99,25 @@ def test_matches_of_one_packet_share_the_packet_with_the_most_tossups(store, tmp
     assert packets == [f"{sample.packet.id}.json"]
     packet = json.loads((out / packets[0]).read_text())
     assert [t["question"] for t in packet["tossups"]] == [t.text for t in sample.tossups[:4]]
+
+
+@on_both_backends
+def test_a_bounceback_is_written_so_that_modaq_loads_the_rest_of_the_match(store, tmp_path):
+    """MODAQ's QBJ import cannot carry a bounceback: ``fromQBJ`` (``src/qbj/QBJ.ts``) gives
+    each part of a cycle's bonus to the team that answered the tossup
+    (``cycle.setBonusPartAnswer(j, correctTeamName, part.controlled_points)``), skips a part
+    whose ``controlled_points`` is 0 before it looks at ``bounceback_points``, and refuses the
+    whole file ("QBJ files with bouncebacks are currently unsupported") for a part with
+    both. So a bounceback part is written with ``controlled_points`` 0 and its points in
+    ``bounceback_points`` (and the team's ``bonus_bounceback_points``, which YellowFruit
+    adds): MODAQ loads the match and rebuilds all of it but the bounceback points."""
+    _, rm = _played(store, rules_for("naqt", bouncebacks=True))
+    out = tmp_path / "qbj"
+    export(store.engine, "qbj", out, [rm.id])
+    match = json.loads((out / f"match-{rm.id}.qbj").read_text())
+    parts = [p for q in match["match_questions"] if "bonus" in q for p in q["bonus"]["parts"]]
+    assert parts[0]["controlled_points"] > 0 and parts[1]["bounceback_points"] > 0
+    assert all(not (p["controlled_points"] and p["bounceback_points"]) for p in parts)
+    teams = {t["team"]["name"]: t for t in match["match_teams"]}
+    assert teams["Blue"]["bonus_bounceback_points"] == parts[1]["bounceback_points"]
+    assert teams["Red"]["bonus_points"] == parts[0]["controlled_points"]
