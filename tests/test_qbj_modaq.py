@@ -121,3 +121,47 @@ def test_a_bounceback_is_written_so_that_modaq_loads_the_rest_of_the_match(store
     teams = {t["team"]["name"]: t for t in match["match_teams"]}
     assert teams["Blue"]["bonus_bounceback_points"] == parts[1]["bounceback_points"]
     assert teams["Red"]["bonus_points"] == parts[0]["controlled_points"]
+
+
+@on_both_backends
+def test_a_match_with_bouncebacks_has_a_game_of_modaq_s_own_beside_it(store, tmp_path):
+    """What MODAQ's QBJ import cannot rebuild, its own games hold: "Import game"
+    (``src/components/dialogs/ImportGameDialog.tsx``, ``onLoad``) reads ``players``
+    (``name``, ``teamName``, ``isStarter``), ``packet``, ``gameFormat`` (a version its
+    ``GameFormats.getUpgradedFormatVersion`` takes as it is) and ``cycles``; its score
+    (``GameState.getScoreChangeFromCycle``) counts a cycle's ``correctBuzz`` and first wrong
+    buzz by the packet's tossup ``tossupIndex`` at ``marker.position``, and each bonus part
+    for the team the part names (``bonusAnswer.parts[].teamName``): a bounceback is the
+    other team's part. A match without bouncebacks has none (its QBJ file is enough)."""
+    sample, rm = _played(store, rules_for("naqt", bouncebacks=True))
+    _, plain = _played(store, rules_for("naqt"))
+    out = tmp_path / "qbj"
+    written = export(store.engine, "qbj", out, [rm.id, plain.id])
+    path = out / f"match-{rm.id}.modaq.json"
+    assert path in written and not (out / f"match-{plain.id}.modaq.json").exists()
+    game = json.loads(path.read_text())
+    assert game["gameFormat"]["version"] == "2024-03-20"
+    assert game["gameFormat"]["bonusesBounceBack"] is True
+    assert (game["gameFormat"]["negValue"], game["gameFormat"]["powers"]) == (
+        -5,
+        [{"marker": "(*)", "points": 15}],
+    )
+    assert {(p["name"], p["teamName"], p["isStarter"]) for p in game["players"]} == {
+        ("Ann", "Red", True),
+        ("Bo", "Blue", True),
+    }
+    assert [t["question"] for t in game["packet"]["tossups"]] == [
+        t.text for t in sample.tossups[:3]
+    ]
+    assert game["packet"]["bonuses"][0]["parts"][0].keys() == {"question", "answer", "value"}
+    first = game["cycles"][0]
+    correct = first["correctBuzz"]
+    assert correct["tossupIndex"] == 0 and correct["marker"]["player"]["name"] == "Ann"
+    assert correct["marker"]["points"] == 15  # before the power mark
+    assert first["bonusAnswer"]["receivingTeamName"] == "Red"
+    assert first["bonusAnswer"]["parts"] == [
+        {"teamName": "Red", "points": 10},
+        {"teamName": "Blue", "points": 10},  # the bounceback
+        {"teamName": "", "points": 0},
+    ]
+    assert len(game["cycles"]) == 1  # the tossups read

@@ -25,7 +25,9 @@ def export(
         typer.Option(
             "--format",
             help="csv | jsonl (one row per buzz, every field), steps (model trajectories), "
-            "grace (GRACE's buzzpoint JSON + team codes), qbj (QBJ match files), "
+            "grace (GRACE's buzzpoint JSON + team codes), qbj (QBJ match files, with the "
+            "packet each names in MODAQ's JSON, and a match with bouncebacks as a MODAQ "
+            "game too), "
             "parquet (a folder: the analysis' steps, buzzes, tossups and heard tables, and "
             "the bonus parts heard, the models' answers to bonus parts and the teams' consult "
             "choices when there are any; parts 0-based), bonuses (csv: one row per bonus part "

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,6 +48,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from grace_arena.analysis.frames import spreadsheet_safe
+from grace_arena.core.config import ScoringRules
 from grace_arena.core.lineups import tossups_heard_by
 from grace_arena.core.rules import rule_set
 from grace_arena.core.tokenize import POWER_MARK, tokenize
@@ -280,6 +282,7 @@ class QbjFiles:
         files = _targets(out, [f"match-{m.id}" for m in matches], self.suffix) if matches else []
         rounds = _rounds_of(engine, matches)
         packets: dict[Path, int] = {}  # each packet written: its number of tossups
+        games: list[Path] = []  # MODAQ's games of the matches with bouncebacks
         for path, m in zip(files, matches, strict=True):
             data = qbj_match(engine, m, round_number=rounds.get(m.id))
             path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
@@ -294,6 +297,14 @@ class QbjFiles:
                     text = json.dumps(packet, indent=2, ensure_ascii=False) + "\n"
                     packet_path.write_text(text, "utf-8")
                     packets[packet_path] = len(packet["tossups"])
+                if packet is not None and any(t.get("bonus_bounceback_points") for t in
+                                              data["match_teams"]):  # fmt: skip
+                    # what MODAQ's QBJ import cannot rebuild: a game of its own beside it
+                    game_path = path.with_suffix(".modaq.json")
+                    game = modaq_game(data, packet, m.config.rules)
+                    text = json.dumps(game, indent=2, ensure_ascii=False) + "\n"
+                    game_path.write_text(text, "utf-8")
+                    games.append(game_path)
         for plan in plans:  # a file per game not played here, read as the played ones are
             rosters: dict[str, list[str]] = {t.id: [] for t in plan.teams}
             for p in plan.players:
@@ -315,7 +326,7 @@ class QbjFiles:
             files.append(path)
         if not files:
             raise ValueError("nothing to export in QBJ: no match in scope")
-        return [*files, *packets]
+        return [*files, *packets, *games]
 
 
 class ParquetTables:
@@ -1138,6 +1149,143 @@ def modaq_packet(engine: Engine, m: MatchInfo) -> dict[str, Any] | None:
             }
             for b in m.config.bonuses
         ],
+    }
+
+
+#: The game format version MODAQ's games are written in (``GameFormats.ts``: a format of this
+#: version is read as it is, ``getUpgradedFormatVersion``).
+MODAQ_FORMAT_VERSION = "2024-03-20"
+
+
+def modaq_game(
+    match: dict[str, Any], packet: dict[str, Any], rules: ScoringRules
+) -> dict[str, Any]:
+    """A match (its QBJ ``Match``, :func:`qbj_match`) as a game of MODAQ's own, the JSON its
+    "Export to JSON" writes and its "Import game" reads (``ImportGameDialog.tsx``: ``players``,
+    ``gameFormat``, ``packet``, ``cycles``), for a match with bouncebacks.
+
+    MODAQ's "Import from QBJ" cannot rebuild a bounceback (``QBJ.fromQBJ`` gives every bonus
+    part to the team that answered the tossup); its own games can: a bonus part is
+    ``{teamName, points}`` (``Events.IBonusAnswerPart``) and ``GameState.scores`` credits
+    the part's team. Each cycle holds its buzzes (``wrongBuzzes``, ``correctBuzz``: the
+    tossup of the packet read, the word, the points as ruled), the tossups and bonuses thrown
+    out before it (as ``fromQBJ`` infers them), the bonus parts by team, and the players who
+    joined and left at it (the match's lineups)."""
+    starters = {
+        t["team"]["name"]: {p["name"] for p in t["lineups"][0]["players"]}
+        for t in match["match_teams"]
+    }
+
+    def player(team: str, name: str) -> dict[str, Any]:
+        return {"name": name, "teamName": team, "isStarter": name in starters[team]}
+
+    teams = [t["team"]["name"] for t in match["match_teams"]]
+    cycles: list[dict[str, Any]] = [{} for _ in match["match_questions"]]
+    for t in match["match_teams"]:  # a new lineup: who left and who joined at its question
+        team = t["team"]["name"]
+        for before, after in pairwise(t["lineups"]):
+            if not 1 <= after["first_question"] <= len(cycles):
+                continue
+            cycle = cycles[after["first_question"] - 1]
+            was = [p["name"] for p in before["players"]]
+            now = [p["name"] for p in after["players"]]
+            cycle.setdefault("playerLeaves", []).extend(
+                {"outPlayer": player(team, n)} for n in was if n not in now
+            )
+            cycle.setdefault("playerJoins", []).extend(
+                {"inPlayer": player(team, n), "isInactive": False} for n in now if n not in was
+            )
+    last = -1  # the packet's last tossup read in sequence
+    for cycle, q in zip(cycles, match["match_questions"], strict=True):
+        scheduled = q["tossup_question"]["question_number"] - 1
+        replacement = q.get("replacement_tossup_question")
+        thrown: list[dict[str, int]] = []
+        if replacement and replacement["question_number"] - 1 != scheduled:  # an extra
+            read = replacement["question_number"] - 1
+            thrown.append({"questionIndex": scheduled, "replacementQuestionIndex": read})
+            last = scheduled
+        else:
+            read = scheduled
+            thrown += [{"questionIndex": i} for i in range(last + 1, read)]
+            last = read
+        if thrown:
+            cycle["thrownOutTossups"] = thrown
+        wrong = []
+        for b in q["buzzes"]:
+            event = {
+                "tossupIndex": read,
+                "marker": {
+                    "player": player(b["team"]["name"], b["player"]["name"]),
+                    "position": b["buzz_position"]["word_index"],
+                    "points": b["result"]["value"],
+                },
+            }
+            if b["result"]["value"] > 0:
+                cycle["correctBuzz"] = event
+            else:
+                wrong.append(event)
+        if wrong:
+            cycle["wrongBuzzes"] = sorted(wrong, key=lambda e: e["marker"]["position"])
+        bonus = q.get("replacement_bonus") or q.get("bonus")
+        if bonus is not None and "correctBuzz" in cycle:
+            owner = cycle["correctBuzz"]["marker"]["player"]["teamName"]
+            other = next(t for t in teams if t != owner)
+            number = bonus["question"]["question_number"] - 1
+            if "replacement_bonus" in q:
+                thrown_bonus = q["bonus"]["question"]["question_number"] - 1
+                cycle["thrownOutBonuses"] = [
+                    {"questionIndex": thrown_bonus, "replacementQuestionIndex": number}
+                ]
+            cycle["bonusAnswer"] = {
+                "bonusIndex": number,
+                "receivingTeamName": owner,
+                "correctParts": [],
+                "parts": [
+                    {"teamName": owner, "points": p["controlled_points"]}
+                    if p["controlled_points"]
+                    else {"teamName": other, "points": p["bounceback_points"]}
+                    if p.get("bounceback_points")
+                    else {"teamName": "", "points": 0}
+                    for p in bonus["parts"]
+                ],
+            }
+    return {
+        "players": [
+            player(t["team"]["name"], mp["player"]["name"])
+            for t in match["match_teams"]
+            for mp in t["match_players"]
+        ],
+        "gameFormat": {
+            "bonusesBounceBack": rules.bouncebacks,
+            "displayName": rules.format,
+            "minimumOvertimeQuestionCount": rules.overtime_tossups,
+            "overtimeIncludesBonuses": rules.overtime_bonuses,
+            "negValue": rules.neg_points or 0,
+            "powers": [{"marker": POWER_MARK, "points": rules.power_points}]
+            if rules.power_points
+            else [],
+            # (no regulation length: as MODAQ's "Freeform format")
+            "regulationTossupCount": rules.regulation_tossups or 999,
+            "timeoutsAllowed": rules.timeouts if rules.timeouts is not None else 999,
+            "pronunciationGuideMarkers": list(_MODAQ_GUIDES[0]),
+            "pairTossupsBonuses": False,
+            "version": MODAQ_FORMAT_VERSION,
+        },
+        "packet": {
+            "name": packet["name"],
+            "tossups": packet["tossups"],
+            "bonuses": [
+                {
+                    "leadin": b["leadin"],
+                    "parts": [
+                        {"question": q, "answer": a, "value": v}
+                        for q, a, v in zip(b["parts"], b["answers"], b["values"], strict=True)
+                    ],
+                }
+                for b in packet["bonuses"]
+            ],
+        },
+        "cycles": cycles,
     }
 
 
