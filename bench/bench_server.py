@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_server.py [--clients 10 100 500] [--rounds 15]
     .venv/bin/python bench/bench_server.py --clients      # no arbitration rounds
     .venv/bin/python bench/bench_server.py --only-storms  # sections 1b and 1c alone
+    .venv/bin/python bench/bench_server.py --only-lockout --clients 500 --runs 5  # medians
 
 1. Arbitration: N players connected on loopback; one buzzes; the time from sending the buzz
    to the lock-out (a state with the floor taken) reaching EVERY client. Measured against two
@@ -13,13 +14,16 @@
    stores every change before it tells anyone): the floor for a fan-out of a stored change.
    The rounds of the three alternate (their order turning), so that they meet the same noise
    on a shared machine; the ratios of the medians and of the p99s are reported, and the
-   median of each round's ratio to the raw rounds next to it. A round starts once the clients
-   (all in this process) have read everything sent before it, and this process's garbage
-   collector is held off during a round: it stands in for N devices. A match has as many
-   rounds as its packet has tossups; the rounds go on in a new match with new players. If
-   some client does not get the lock-out, the run says why (the buzz or a command refused,
-   clients closed by the server and how, the lagging clients the server's log says it
-   dropped) and goes on to the next section.
+   median of each round's ratio to the raw rounds next to it. With ``--runs N`` the section
+   runs N times in a row (each with a new match, new players and a new raw server) and ends
+   with the median over the runs of each of those ratios, and the load average before and
+   after: one run's ratios swing with whatever else the machine does meanwhile. A round
+   starts once the clients (all in this process) have read everything sent before it, and
+   this process's garbage collector is held off during a round: it stands in for N devices.
+   A match has as many rounds as its packet has tossups; the rounds go on in a new match with
+   new players. If some client does not get the lock-out, the run says why (the buzz or a
+   command refused, clients closed by the server and how, the lagging clients the server's
+   log says it dropped) and goes on to the next section.
 2. Reveal fan-out: N clients in screen mode at 4 words/s, and the server process's CPU use over
    the run. The clients (``fanout_client.py``, in a few processes) measure each word's state
    against the ``server_time`` in it (same machine clock) twice: when its bytes reached the
@@ -491,6 +495,81 @@ def paired_ratio(a: list[float], b: list[float]) -> float:
     return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
+def run_ratios(times: dict[str, list[float]]) -> dict[str, tuple[float, float, float]]:
+    """One run's ratios of the arena to each raw kind: of the p50s, of the p99s, and the
+    median of each round's ratio to the one next to it (:func:`paired_ratio`)."""
+    a = times["arena"]
+    return {
+        kind: (
+            statistics.median(a) / statistics.median(times[kind]),
+            pct(a, 99) / pct(times[kind], 99),
+            paired_ratio(a, times[kind]),
+        )
+        for kind in KINDS[1:]
+    }
+
+
+def median_ratios(
+    runs: list[dict[str, tuple[float, float, float]]],
+) -> dict[str, tuple[float, float, float]]:
+    """Per raw kind, the median over runs of each of :func:`run_ratios`' three ratios."""
+    return {
+        kind: tuple(statistics.median(r[kind][i] for r in runs) for i in range(3))  # type: ignore[misc]
+        for kind in runs[0]
+    }
+
+
+def load_average() -> str:
+    """The machine's load average (1, 5 and 15 minutes), as ``uptime`` says it."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+async def lockout_runs(port: int, n: int, rounds: int, runs: int, folder: Path) -> None:
+    """Section 1 ``runs`` times in a row for ``n`` clients, each run with a new match, new
+    players and a new raw server: each run's p50 and p99 of each kind and its ratios, then
+    the median over runs of each ratio (the figure to compare, as one run's ratio swings
+    with whatever else the machine does meanwhile), and the load average before and after."""
+    print(
+        f"{n:>8} clients, {runs} runs of {rounds} rounds of each kind; load average"
+        f" {load_average()}"
+    )
+    print(
+        f"{'run':>8} {'arena p50':>10} {'p99':>7} {'raw+store p50':>14} {'p99':>7}"
+        f" {'raw p50':>8} {'p99':>7}   {'ratio to raw+store: p50':>23} {'p99':>5}"
+        f" {'per round':>9}   {'to raw: p50':>11} {'p99':>5} {'per round':>9}"
+    )
+    done: list[dict[str, tuple[float, float, float]]] = []
+    for run in range(1, runs + 1):
+        try:
+            times = await bench_arbitration(port, n, rounds, folder)
+        except LockoutMissed as exc:
+            print(f"{run:>8} stopped: {exc}")
+            continue
+        ratios = run_ratios(times)
+        done.append(ratios)
+        cells = " ".join(
+            f"{statistics.median(times[kind]) * 1e3:>{w}.1f} {pct(times[kind], 99) * 1e3:>7.1f}"
+            for kind, w in (("arena", 10), ("raw+store", 14), ("raw", 8))
+        )
+        store, raw = ratios["raw+store"], ratios["raw"]
+        print(
+            f"{run:>8} {cells}   {store[0]:>23.2f} {store[1]:>5.2f} {store[2]:>9.2f}"
+            f"   {raw[0]:>11.2f} {raw[1]:>5.2f} {raw[2]:>9.2f}"
+        )
+    if not done:
+        return
+    medians = median_ratios(done)
+    store, raw = medians["raw+store"], medians["raw"]
+    print(
+        f"{'median':>8} of {len(done)} runs' ratios: arena / raw+store p50 {store[0]:.2f},"
+        f" p99 {store[1]:.2f}, per round {store[2]:.2f}; arena / raw p50 {raw[0]:.2f},"
+        f" p99 {raw[1]:.2f}, per round {raw[2]:.2f}"
+    )
+    print(f"{'':>8} load average after: {load_average()}")
+    if drops := lag_drops(folder):
+        print(f"{'':>8} the server's log says it dropped {drops} clients for lagging")
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -900,11 +979,15 @@ async def bench_live(args: argparse.Namespace, folder: Path) -> None:
             "\n1. buzz -> lock-out on every client (ms), rounds alternating; raw+store: the"
             " raw server commits the buzz (SQLite WAL, synchronous=FULL) before it broadcasts"
         )
-        print(
-            f"{'clients':>8} {'':>10} {'p50':>7} {'p90':>7} {'p99':>7}   {'ratio p50':>9}"
-            f" {'p90':>5} {'p99':>5} {'per round':>9}"
-        )
+        if args.runs <= 1:
+            print(
+                f"{'clients':>8} {'':>10} {'p50':>7} {'p90':>7} {'p99':>7}   {'ratio p50':>9}"
+                f" {'p90':>5} {'p99':>5} {'per round':>9}"
+            )
         for n in [] if args.only_storms else args.clients:
+            if args.runs > 1:
+                await lockout_runs(port, n, args.rounds, args.runs, folder)
+                continue
             try:
                 times = await bench_arbitration(port, n, args.rounds, folder)
             except LockoutMissed as exc:
@@ -1003,6 +1086,13 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description="GRACE Arena server benchmarks")
     parser.add_argument("--clients", type=int, nargs="*", default=[10, 100, 500])
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="section 1 this many times in a row per number of clients (a new match, new"
+        " players and a new raw server each), with the median over runs of each ratio",
+    )
     parser.add_argument("--storm", type=int, nargs="*", default=[300, 500], help="racers")
     parser.add_argument("--storm-rounds", type=int, default=5, help="races per storm size")
     parser.add_argument("--flood", type=int, nargs=2, default=[50, 100], help="players, buzzes")

@@ -68,3 +68,14 @@ def test_clients_dropped_for_lagging_are_counted_from_the_server_log(tmp_path: P
         " clients for lagging: the client processes did not read fast enough, and their"
         " samples stop there"
     )
+
+
+def test_runs_are_summed_up_as_the_median_of_each_runs_ratios() -> None:
+    fast = {"arena": [2.0, 4.0, 6.0], "raw": [1.0, 2.0, 3.0], "raw+store": [2.0, 4.0, 6.0]}
+    slow = {"arena": [3.0, 3.0, 9.0], "raw": [1.0, 1.0, 1.0], "raw+store": [1.0, 2.0, 3.0]}
+    # (p50 ratio, p99 ratio, median of the rounds' ratios to the rounds next to them)
+    assert bench.run_ratios(fast) == {"raw": (2.0, 2.0, 2.0), "raw+store": (1.0, 1.0, 1.0)}
+    assert bench.run_ratios(slow) == {"raw": (3.0, 9.0, 3.0), "raw+store": (1.5, 3.0, 3.0)}
+    odd = {"arena": [1.0, 1.0, 1.0], "raw": [1.0, 1.0, 1.0], "raw+store": [1.0, 1.0, 1.0]}
+    runs = [bench.run_ratios(t) for t in (fast, slow, odd)]
+    assert bench.median_ratios(runs) == {"raw": (2.0, 2.0, 2.0), "raw+store": (1.0, 1.0, 1.0)}

@@ -131,6 +131,37 @@ def test_buzzes_and_rulings_are_projected_with_every_logged_field(store):
     ]
 
 
+def test_a_race_and_its_rulings_in_one_transaction_are_projected_as_one_by_one(store):
+    """Buzzes, won or refused, are written with their events' multi-row INSERTs: a ruling or
+    another buzz later in the same transaction finds their rows, as it would one commit
+    later."""
+    rm = store.create(config(), now=T, join_code="ABCD")
+    rm.handle(Join(team="red", player="r1", name="Ruth"), now=T)
+    rm.handle(Join(team="blue", player="b1", name="Bo"), now=T)
+    rm.handle(StartTossup(), now=T)
+    rm.handle(Reveal(to=4), now=T + 1)
+    results = rm.handle_many(
+        [
+            Buzz(team="red", player="r1", timing=BuzzTiming(received_mono=10.0, rtt=0.03)),
+            Buzz(team="blue", player="b1", timing=BuzzTiming(received_mono=10.01)),
+            Rule(ruling=Ruling.INCORRECT),
+            Buzz(team="blue", player="b1", timing=BuzzTiming(received_mono=10.5)),
+            Rule(ruling=Ruling.CORRECT),
+        ],
+        now=T + 1.5,
+    )
+    assert not any(isinstance(r, IllegalCommand) for r in results)
+    red, blue_lost, blue = store.buzzes(rm.id)
+    assert (red.outcome, red.ruling, red.points, red.interrupt, red.rtt) == (
+        "won", "incorrect", -5, True, 0.03,
+    )  # fmt: skip
+    assert (blue_lost.outcome, blue_lost.holder_buzz_id, blue_lost.ruling) == ("lost_race", 1, None)
+    assert (blue.buzz_id, blue.outcome, blue.ruling, blue.points > 0) == (3, "won", "correct", True)
+    assert (red.answer, red.suggestion, red.model_confidence, red.margin) == (None,) * 4
+    assert all(b.repeats == 0 and not b.thrown_out for b in (red, blue_lost, blue))
+    assert store.open(rm.id).match.state == rm.match.state
+
+
 def test_reopening_replays_to_the_same_state(store):
     rm = play_some(store)
     again = store.open(rm.id)

@@ -745,15 +745,16 @@ def unsynced_session(engine: Engine) -> Iterator[Session]:
 
 
 def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> None:
-    # Most events add only their ``event`` row (a word revealed, a pause...), and a refused
-    # buzz only its event and buzz rows, which nothing after it in the batch looks up: those
-    # are written with one multi-row INSERT per table, without the ORM's unit of work (a word
-    # revealed in each of many rooms, several times a second, is the commonest write). An
-    # event that changes other rows goes through the ORM, after what came before it. A
-    # repeated buzz is no event of the record: the batch's repeats of each refusal are added
-    # to its buzz row's count, once every row of the batch is written.
+    # Most events add only their ``event`` row (a word revealed, a pause...), and a buzz, won
+    # or refused, only its event and buzz rows, written before anything after it in the batch
+    # looks them up: those are written with one multi-row INSERT per table, without the ORM's
+    # unit of work (a word revealed in each of many rooms, several times a second, is the
+    # commonest write; a buzz that takes the floor is the commit a whole room's lock-out
+    # waits for). An event that changes other rows goes through the ORM, after what came
+    # before it. A repeated buzz is no event of the record: the batch's repeats of each
+    # refusal are added to its buzz row's count, once every row of the batch is written.
     plain: list[Event] = []
-    refused: list[BuzzRefused] = []
+    buzzes: list[BuzzAccepted | BuzzRefused] = []
     repeated: dict[int, tuple[int, float]] = {}  # buzz id -> (presses, last wall time)
     for ev in events:
         if isinstance(ev, BuzzRepeated):
@@ -761,20 +762,20 @@ def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> N
             n, last = repeated.get(ev.buzz_id, (0, wall))
             repeated[ev.buzz_id] = (n + 1, max(last, wall))
             continue
-        if isinstance(ev, BuzzRefused):
-            refused.append(ev)
+        if isinstance(ev, BuzzAccepted | BuzzRefused):
+            buzzes.append(ev)
             continue
         if not _projects(ev):
             plain.append(ev)
             continue
-        _insert_plain(session, match_id, plain, refused)
-        plain, refused = [], []
+        _insert_plain(session, match_id, plain, buzzes)
+        plain, buzzes = [], []
         session.add(
             EventRow(match_id=match_id, seq=ev.seq, type=ev.type, t=ev.t, payload=event_to_dict(ev))
         )
         _project(session, match_id, ev)
         session.flush()
-    _insert_plain(session, match_id, plain, refused)
+    _insert_plain(session, match_id, plain, buzzes)
     if repeated:
         _count_repeats(session, match_id, repeated)
 
@@ -814,17 +815,21 @@ def _count_repeats(session: Session, match_id: int, repeated: dict[int, tuple[in
 
 
 def _projects(ev: Event) -> bool:
-    """Whether ``ev`` changes rows other than its own ``event`` row (see :func:`_project`)."""
+    """Whether ``ev`` changes rows other than its own ``event`` row (see :func:`_project`;
+    a buzz's own row is written with its event: :func:`_insert_plain`)."""
     if isinstance(ev, TossupEnded):
         return ev.outcome is TossupOutcome.THROWN_OUT
-    return isinstance(ev, PlayerJoined | BuzzAccepted | Ruled | RulingUndone | MatchEnded
-                      | AnswerGiven | RulingCorrected)  # fmt: skip
+    return isinstance(ev, PlayerJoined | Ruled | RulingUndone | MatchEnded | AnswerGiven
+                      | RulingCorrected)  # fmt: skip
 
 
 def _insert_plain(
-    session: Session, match_id: int, plain: list[Event], refused: list[BuzzRefused]
+    session: Session,
+    match_id: int,
+    plain: list[Event],
+    buzzes: list[BuzzAccepted | BuzzRefused],
 ) -> None:
-    if not plain and not refused:
+    if not plain and not buzzes:
         return
     session.flush()
     connection = session.connection()
@@ -833,22 +838,40 @@ def _insert_plain(
         [
             {"match_id": match_id, "seq": ev.seq, "type": ev.type, "t": ev.t,
              "payload": event_to_dict(ev), "stored_at": utcnow()}
-            for ev in sorted([*plain, *refused], key=lambda e: e.seq)
+            for ev in sorted([*plain, *buzzes], key=lambda e: e.seq)
         ],
     )  # fmt: skip
-    if refused:
+    if buzzes:
         connection.execute(
             insert(BuzzRow.__table__),  # type: ignore[attr-defined]
-            [
-                {
-                    **_buzz_values(match_id, ev, ev.reason.value),
-                    "holder_buzz_id": ev.holder_buzz_id,
-                    "margin": ev.margin,
-                    "thrown_out": False,
-                }
-                for ev in refused
-            ],
+            [_buzz_row_values(match_id, ev) for ev in buzzes],
         )
+
+
+def _buzz_row_values(match_id: int, ev: BuzzAccepted | BuzzRefused) -> dict[str, Any]:
+    """A buzz's row as one INSERT's values: every buzz gives the same columns (a multi-row
+    INSERT's rows have one set of columns), the others taking their defaults."""
+    if isinstance(ev, BuzzAccepted):
+        return {
+            **_buzz_values(match_id, ev, "won"),
+            "interrupt": ev.interrupt,
+            "answer": ev.answer,
+            "suggestion": ev.suggestion,
+            "model_confidence": ev.confidence,
+            "holder_buzz_id": None,
+            "margin": None,
+            "thrown_out": False,
+        }
+    return {
+        **_buzz_values(match_id, ev, ev.reason.value),
+        "interrupt": None,
+        "answer": None,
+        "suggestion": None,
+        "model_confidence": None,
+        "holder_buzz_id": ev.holder_buzz_id,
+        "margin": ev.margin,
+        "thrown_out": False,
+    }
 
 
 def _buzz_values(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) -> dict[str, Any]:
@@ -872,10 +895,6 @@ def _buzz_values(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) ->
         "credit": ev.timing.credit,
         "outcome": outcome,
     }
-
-
-def _buzz_row(match_id: int, ev: BuzzAccepted | BuzzRefused, outcome: str) -> BuzzRow:
-    return BuzzRow(**_buzz_values(match_id, ev, outcome))
 
 
 def _project(session: Session, match_id: int, ev: Event) -> None:
@@ -902,18 +921,6 @@ def _project(session: Session, match_id: int, ev: Event) -> None:
                         kind=ev.kind.value,
                     )
                 )
-        case BuzzAccepted():
-            row = _buzz_row(match_id, ev, "won")
-            row.interrupt = ev.interrupt
-            row.answer = ev.answer
-            row.suggestion = ev.suggestion
-            row.model_confidence = ev.confidence
-            session.add(row)
-        case BuzzRefused():
-            row = _buzz_row(match_id, ev, ev.reason.value)
-            row.holder_buzz_id = ev.holder_buzz_id
-            row.margin = ev.margin
-            session.add(row)
         case Ruled():
             session.add(
                 RulingRow(
