@@ -16,14 +16,38 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
-from grace_arena.protocol import EventView, MatchSummary, MatchView, StandingsView, State
+from grace_arena.protocol import (
+    EventView,
+    MatchSummary,
+    MatchView,
+    RulingInForceView,
+    StandingsView,
+    State,
+)
 from moderator_tui.messages import SummaryLoaded
 from moderator_tui.screens import MatchScreen
 from moderator_tui.widgets import ControlBanner, StatusLine, room_label, team_name
 
 
+def tossup_rulings(state: State) -> list[tuple[str, RulingInForceView]] | None:
+    """The tossup rulings in force, with their tossups: those of the match's ledger, as the
+    standings and the stats count them (a correction, or an upheld protest, in the place of
+    the ruling it amends; an undone ruling, a prompt and a thrown-out tossup's left out).
+    None without the officials' view (a state that is not a moderator's)."""
+    if state.officiating is None:
+        return None
+    return [
+        (cycle.tossup_id, r)
+        for cycle in state.officiating.cycles
+        if not cycle.thrown_out
+        for r in cycle.rulings
+        if r.part is None
+    ]
+
+
 def scores_table(state: State, summary: MatchSummary | None) -> Table:
-    """Scores and, per team, buzzes won, correct, incorrect (negs), and the power buzzes."""
+    """Scores and, per team, buzzes won, correct and incorrect (the rulings in force:
+    :func:`tossup_rulings`), and buzzes refused (the record's, in ``summary``)."""
     table = Table(
         title="Scores",
         title_style="bold",
@@ -34,18 +58,21 @@ def scores_table(state: State, summary: MatchSummary | None) -> Table:
     for name in ("team", "points", "buzzes", "correct", "incorrect", "refused"):
         table.add_column(name, justify="left" if name == "team" else "right")
     ranked = sorted(state.teams, key=lambda t: -t.score)
+    in_force = tossup_rulings(state)
     for team in ranked:
         mine = [b for b in summary.buzzes if b.team == team.id] if summary else []
-        won = [b for b in mine if b.outcome == "won" and not b.thrown_out]
-        correct = sum(b.ruling == "correct" for b in won)
-        incorrect = sum(b.ruling == "incorrect" for b in won)
+        if in_force is not None:
+            rulings = [r.ruling for _, r in in_force if r.team == team.id]
+        else:  # (the record's buzzes, each with its ruling in force when it was read)
+            rulings = [b.ruling for b in mine if b.outcome == "won" and not b.thrown_out]
+        known = in_force is not None or summary is not None
         refused = sum(b.outcome != "won" for b in mine)
         table.add_row(
             Text(team.name, style="bold"),
             Text(str(team.score), style="bold"),
-            str(len(won)) if summary else "…",
-            str(correct) if summary else "…",
-            str(incorrect) if summary else "…",
+            str(len(rulings)) if known else "…",
+            str(rulings.count("correct")) if known else "…",
+            str(rulings.count("incorrect")) if known else "…",
             str(refused) if summary else "…",
         )
     return table
@@ -71,6 +98,11 @@ def model_buzzes(state: State, summary: MatchSummary | None) -> RenderableType:
             no_wrap=name in ("tossup", "word", "conf.", "judge", "ruling"),
         )
     rows = [b for b in summary.buzzes if b.kind == "model" and b.outcome == "won"]
+    # the ruling in force of each tossup's buzz by a team (a team buzzes once a tossup)
+    in_force = {(t, r.team): r.ruling for t, r in tossup_rulings(state) or []}
+    rows = [
+        b.model_copy(update={"ruling": in_force.get((b.tossup_id, b.team), b.ruling)}) for b in rows
+    ]
     for b in rows:
         ruling = b.ruling or "—"
         style = {"correct": "green", "incorrect": "red"}.get(ruling, "")

@@ -710,6 +710,19 @@ class BuzzBanner(StateView):
         return Text(PHASE_LABEL.get(phase, phase))
 
 
+def lineup_text(team: TeamView) -> Text:
+    """A team's players in a format with lineups (``core.lineups``): those in the lineup, then
+    those on the bench, dimmed and marked "(bench)": who may buzz, at a glance."""
+    playing = [p for p in team.lineup or [] if p in team.players]
+    bench = [p for p in team.players if p not in playing]
+    text = Text(" · ")
+    text.append(", ".join(team.players[p] for p in playing) or "nobody in the lineup")
+    for pid in bench:
+        text.append(", ")
+        text.append(f"{team.players[pid]} (bench)", style="dim")
+    return text
+
+
 class Scoreboard(StateView):
     def render_state(self, state: State) -> RenderableType:
         table = Table(box=None, expand=True, show_header=False, padding=(0, 1))
@@ -722,6 +735,8 @@ class Scoreboard(StateView):
                 name.append(" LOCKED", style="bold red")
             if team.kind == "model":
                 who = Text(" · model", style="cyan")
+            elif team.lineup is not None and team.players:
+                who = lineup_text(team)
             else:
                 names = ", ".join(team.players.values())
                 who = Text(f" · {names}" if names else " · nobody yet", style="dim")

@@ -263,17 +263,14 @@ def test_a_name_the_pdf_s_own_font_cannot_write_is_refused_not_written_wrong(sto
 
 
 def test_a_sheet_whose_totals_are_not_the_record_s_says_so(store, monkeypatch) -> None:
-    """An event that changes scores the sheet does not read (a correction it has no rule
-    for) never leaves it printing other numbers as if they agreed: it says the record's."""
+    """An event that changes scores the sheet cannot read never leaves it printing other
+    numbers as if they agreed: it says the record's."""
     rm, _ = play_match(store, seed=6, n_tossups=3)
     assert scoresheet(rm.id, store.events(rm.id)).record_scores is None  # they agree
     monkeypatch.setattr(sheets, "_replayed_scores", lambda events: {"red": 999, "blue": -5})
     sheet = scoresheet(rm.id, store.events(rm.id))
     assert sheet.record_scores == {"red": 999, "blue": -5}
-    said = (
-        "The record's score is Red 999, Blue −5: corrections and upheld protests are noted on "
-        "the rows they amend"
-    )
+    said = "The record's score is Red 999, Blue −5, not this sheet's"
     assert html.escape(said) in render_html(sheet)
     assert render_pdf(sheet, font=False).startswith(b"%PDF")
 
@@ -371,3 +368,61 @@ def test_substitutions_and_the_bench_are_marked_on_the_sheet(store) -> None:
     plain_sheet = scoresheet(plain.id, store.events(plain.id))
     assert plain_sheet.lineups is None and plain_sheet.cycles[0].lineups is None
     assert 'class="bench"' not in render_html(plain_sheet)
+
+
+@on_both_backends
+def test_corrections_and_upheld_protests_count_in_the_sheet_s_numbers(store) -> None:
+    """The ACF match of ``protests_child``: the first cycle corrected two cycles on (Red-2
+    buzzed, not Red-1; part 2 was right), then Red's protest of its neg on the third tossup
+    upheld and Blue's denied. By hand (ACF: 10 a tossup, −5 a neg, 10 a part):
+
+    ====  =========================  ================  =========
+    cycle  Red                        Blue              after
+    ====  =========================  ================  =========
+    1     Red-2 10, bonus 10+10+10   —                 40 – 0
+    2     —                          Blue-1 10, 30     40 – 40
+    3     Red-1 10 (its −5 upheld)   —                 50 – 40
+    ====  =========================  ================  =========
+    """
+    from protests_child import play
+
+    from grace_arena.core import protests
+    from grace_arena.core.commands import ResolveProtest
+
+    match_id = play(store)
+    rm = store.open(match_id)
+    red, blue = protests.protests(rm.match.state)
+    rm.handle(ResolveProtest(protest=red.seq, decision="upheld", by="Dana",
+                             reason="on the line"), now=3000.0)  # fmt: skip
+    rm.handle(ResolveProtest(protest=blue.seq, decision="denied", by="Dana"), now=3001.0)
+    sheet = scoresheet(match_id, store.events(match_id))
+    assert [c.totals for c in sheet.cycles] == [
+        {"red": 40, "blue": 0}, {"red": 40, "blue": 40}, {"red": 50, "blue": 40},
+    ]  # fmt: skip
+    assert sheet.scores == rm.match.scores == {"red": 50, "blue": 40}
+    assert sheet.record_scores is None  # the sheet and the record agree: no banner
+    first, _, third = sheet.cycles
+    # the player columns: the tossup credited to whom the correction says, at its points
+    assert first.tossup_points == {"red": {"Red-2": 10}}
+    assert first.bonus_parts == {"red": {0: 10, 1: 10, 2: 10}}
+    assert third.tossup_points == {"red": {"Red-1": 10}}
+    # the notes stay, saying what each correction was and why
+    assert "Corrected by the moderator: Red-2 (red) correct, +10: Bea buzzed" in first.notes
+    assert any(n.startswith("Corrected by the moderator: bonus part 2 (red) correct, +10")
+               for n in first.notes)  # fmt: skip
+    assert any(n.startswith("Protest by red on the tossup") for n in third.notes)
+    assert any(n.startswith("Corrected by the TD: Red-1 (red) correct, +10: protest ")
+               for n in third.notes)  # fmt: skip
+    assert "Protest upheld by Dana: on the line" in third.notes
+    # the page and the PDF print those numbers, under a legend that says so
+    page = render_html(sheet)
+    assert 'class="mismatch"' not in page and sheets.CORRECTIONS_LEGEND in page
+    totals = [t.replace("−", "-") for t in re.findall(r'<td class="total">([^<]*)</td>', page)]
+    assert totals[:6] == ["40", "0", "40", "40", "50", "40"]
+    red_cells = re.findall(r'<td class="n">1</td>(.*?)</tr>', page)[0]
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", red_cells)[:2] == ["", "10"]  # Red-1, Red-2
+    data = render_pdf(sheet, font=False)
+    drawn = re.findall(r"\((-?\d+)\) Tj", _pdf_text(data))
+    assert drawn[-2:] == ["50", "40"]
+    # (a protest's answer in quotes the PDF's own font has: printed, not refused)
+    assert 'Protest by red on the tossup (answer "Carver"; reason: on the line)' in _pdf_words(data)

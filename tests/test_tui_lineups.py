@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from live import LiveServer, player, two_teams
-from test_tui import SIZE, shown, until
+from test_tui import SIZE, shown, text_of, until
 
 from grace_arena.core.events import PlayerSubstituted
 from grace_arena.core.packet import SAMPLE_PACKET_PATH
@@ -46,6 +46,11 @@ async def test_the_moderator_substitutes_with_keys(acf_match):
         red = lambda: next(t for t in app.state.teams if t.id == "red")  # noqa: E731
         await until(pilot, lambda: len(red().players) == 5, "five players")
         assert red().lineup == ids[:4]
+        # the scores panel: the lineup, then the bench, dimmed and marked
+        scores = lambda: text_of(live.query_one("#scores"))  # noqa: E731
+        await until(pilot, lambda: "Red 5 (bench)" in scores(), "the bench on the scores")
+        assert "Red 1, Red 2, Red 3, Red 4, Red 5 (bench)" in " ".join(scores().split())
+        assert [str(span.style) for span in bench_spans(live, "Red 5 (bench)")] == ["dim"]
         assert live.check_action("substitute", ()) is True  # before play: the initial lineup
         await pilot.press("S")
         await until(pilot, lambda: shown(app, SubstituteScreen), "the substitution form")
@@ -59,6 +64,8 @@ async def test_the_moderator_substitutes_with_keys(acf_match):
         await until(pilot, lambda: shown(app, LiveScreen), "back to the match")
         await until(pilot, lambda: ids[4] in red().lineup, "the substitution")
         assert red().lineup == [*ids[:3], ids[4]]
+        await until(pilot, lambda: "Red 4 (bench)" in scores(), "the bench follows")
+        assert "Red 1, Red 2, Red 3, Red 5, Red 4 (bench)" in " ".join(scores().split())
         # once a tossup is under way the key is not offered
         await pilot.press("n")
         await until(pilot, lambda: app.state.match.phase == "reading", "reading")
@@ -68,6 +75,20 @@ async def test_the_moderator_substitutes_with_keys(acf_match):
     events = server.room().rm.store.events(match_id)
     (sub,) = [e for e in events if isinstance(e, PlayerSubstituted)]
     assert (sub.player_in, sub.player_out, sub.reason) == (ids[4], ids[3], "initial")
+
+
+def bench_spans(live, text: str) -> list:
+    """The styled spans of the scores panel's team cells that cover ``text``."""
+    from moderator_tui.widgets import Scoreboard
+
+    table = live.query_one(Scoreboard).render()
+    cells = [c for c in table.columns[0]._cells if hasattr(c, "spans")]
+    found = []
+    for cell in cells:
+        at = cell.plain.find(text)
+        if at >= 0:
+            found += [s for s in cell.spans if s.start <= at and s.end >= at + len(text)]
+    return found
 
 
 def test_the_log_names_who_came_in_and_who_went_out():

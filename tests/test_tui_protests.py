@@ -9,7 +9,7 @@ import time
 
 import pytest
 from live import player
-from test_tui import SIZE, open_match, phase, shown, until  # noqa: F401 (a fixture)
+from test_tui import SIZE, open_match, phase, shown, text_of, until  # noqa: F401 (a fixture)
 from textual.widgets import DataTable, Input, RadioSet
 
 from grace_arena.core import protests
@@ -105,6 +105,23 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
         await pilot.press("E", "y")
         end = await until(pilot, lambda: shown(app, EndScreen), "the end screen")
         await until(pilot, lambda: end.check_action("protest", ()), "P on the end screen")
+        await until(pilot, lambda: end.summary is not None, "the record's summary")
+        # buzzes, correct, incorrect, refused by team, as the rulings in force count them:
+        # Ann's tossup corrected to incorrect, the second credited to Amy (Red), not Bob
+        assert counts(end) == {"Red": ["2", "1", "1", "0"], "Blue": ["1", "1", "0", "0"]}
+        # a correction on the end screen: the counts follow it
+        await pilot.press("C")
+        picker = await until(pilot, lambda: shown(app, CorrectScreen), "the cycles")
+        picker.query_one(DataTable).move_cursor(row=2)
+        await pilot.press("i")
+        await pilot.press(*"late", "enter")
+        end = await until(pilot, lambda: shown(app, EndScreen), "back to the end screen")
+        await until(
+            pilot,
+            lambda: counts(end)["Blue"] == ["1", "0", "1", "0"],
+            "Bob's tossup counted incorrect",
+        )
+        assert counts(end)["Red"] == ["2", "1", "1", "0"]
         await pilot.press("P")
         form = await until(pilot, lambda: shown(app, ProtestScreen), "the protest form")
         # the team has the focus: a stray enter or letter files nothing
@@ -127,13 +144,23 @@ async def test_a_protest_and_a_correction_two_cycles_back_with_keys(open_match):
     assert state == room.match.state
     cycles = protests.cycles(state)
     assert [(r.team, r.ruling, r.corrected) for c in cycles for r in c.rulings] == [
-        ("red", "incorrect", True), ("red", "correct", True), ("blue", "correct", False),
+        ("red", "incorrect", True), ("red", "correct", True), ("blue", "incorrect", True),
     ]  # fmt: skip
     first, last = protests.protests(state)
     assert (first.team, first.tossup_id, first.answer, first.reason) == (
         "blue", cycles[0].tossup_id, "Carver", "late buzz",
     )  # fmt: skip
     assert (last.team, last.tossup_id, last.answer) == ("red", cycles[2].tossup_id, "Dickens")
+
+
+def counts(end: EndScreen) -> dict[str, list[str]]:
+    """The end screen's scores table: each team's buzzes, correct, incorrect, refused."""
+    rows = {}
+    for line in text_of(end.query_one("#end-scores")).splitlines():
+        words = line.split()
+        if words and words[0] in ("Red", "Blue"):
+            rows[words[0]] = words[2:6]
+    return rows
 
 
 def test_ending_a_match_counts_the_tossups_left_of_its_regulation():

@@ -323,6 +323,31 @@ def test_live_screen_with_a_buzz(snap_compare, size):
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+def test_live_screen_marks_the_bench(snap_compare):
+    """A format with lineups (ACF: four at a time): the scores panel lists each team's lineup,
+    then its bench, dimmed and marked "(bench)"."""
+    app = offline_app()
+    state = live_state()
+    red, blue, model = state.teams
+    red = red.model_copy(
+        update={
+            "players": {"p-1": "Ann", "p-3": "Cleo", "p-4": "Dee", "p-5": "Eve", "p-6": "Fay"},
+            "size": 5,
+            "lineup": ["p-1", "p-4", "p-5", "p-6"],
+        }
+    )
+    blue = blue.model_copy(update={"lineup": ["p-2"]})
+    benched = state.model_copy(update={"teams": [red, blue, model]})
+
+    async def run_before(pilot):
+        app.connected = True
+        await app.push_screen(LiveScreen())
+        app.state = benched
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
 def test_live_screen_offline_shows_the_reconnection(snap_compare):
     app = offline_app()
 

@@ -4,20 +4,24 @@ A protest filed in a match (from the moderator's screen) is resolved here after 
 ``protest list`` shows the open ones with what upholding each would do to the result,
 ``protest resolve`` upholds or denies one (with who decided and why), ``protest cycles`` lists
 a match's rulings in force and ``protest correct`` corrects one. Each is an event of the
-match, written through the match's lease: a match a server still serves is resolved once its
-room let it go (the command says who serves it).
+match, written through the match's lease, so that one process writes a match at a time: a
+match no server serves is written here; a match a server still serves is resolved through that
+server (its TD route, at the address its lease records, with the TD's token ``serve``
+printed), which writes it as it writes every event of the match. A correction of a served
+match is the moderator's (``C`` on their screen), or made here once its room let it go.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from grace_arena.cli.groups import command_group
-from grace_arena.cli.options import DbOption, existing_db, redacted
+from grace_arena.cli.options import DbOption, existing_db, given_secret, redacted
 from grace_arena.cli.root import app
 
 protest_app = command_group(
@@ -31,6 +35,28 @@ ByOption = Annotated[
     str, typer.Option("--by", help="Who decides (the TD's name): kept with the decision.")
 ]
 ReasonOption = Annotated[str, typer.Option("--reason", help="Why: kept with the decision.")]
+TdTokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--td-token",
+        envvar="GRACE_ARENA_TD_TOKEN",
+        help="The TD's token that serve printed: a match a server still serves is resolved "
+        "through that server with it. Visible to every user of this machine (ps) when given "
+        "here: set GRACE_ARENA_TD_TOKEN or give --td-token-file instead.",
+        show_default=False,
+    ),
+]
+TdTokenFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--td-token-file",
+        help="A file whose first line is the TD's token (kept from ps).",
+        show_default=False,
+    ),
+]
+
+#: How long the command waits for the server that serves the match to answer.
+SERVER_TIMEOUT = 30.0
 
 
 def _fail(message: str) -> typer.Exit:
@@ -47,10 +73,20 @@ def _store(db: str | None) -> Any:
     return MatchStore(open_engine(url))
 
 
+class _ServedElsewhere(Exception):
+    """The match's lease is held by a live server (``LeaseHeld``, as ``held``)."""
+
+    def __init__(self, held: Any) -> None:
+        super().__init__(str(held))
+        self.held = held
+
+
 @contextmanager
-def _leased(store: Any, match_id: int) -> Iterator[Any]:
+def _leased(store: Any, match_id: int, *, served: str | None = None) -> Iterator[Any]:
     """The match opened for writing under its lease (taken, then given back), as a server
-    would: nobody else writes it meanwhile."""
+    would: nobody else writes it meanwhile. A match a live server serves is refused, saying
+    ``served`` (what to do instead); without it, :class:`_ServedElsewhere` is raised for the
+    caller to go through that server."""
     from grace_arena.record import lease
     from grace_arena.record.errors import RecordError
 
@@ -60,8 +96,9 @@ def _leased(store: Any, match_id: int) -> Iterator[Any]:
     try:
         taken = lease.acquire(store.engine, match_id, holder)
     except lease.LeaseHeld as exc:
-        raise _fail(f"{exc}: resolve it once its room let it go (the match over and its "
-                    "room closed, or the server stopped)") from None  # fmt: skip
+        if served is None:
+            raise _ServedElsewhere(exc) from None
+        raise _fail(f"{exc}: {served}") from None
     except RecordError as exc:
         raise _fail(str(exc)) from None
     try:
@@ -118,6 +155,7 @@ def list_protests(
 
 @protest_app.command("resolve")
 def resolve(
+    ctx: typer.Context,
     match: MatchArg,
     protest: Annotated[int, typer.Argument(help="The protest's number (protest list).")],
     upheld: Annotated[
@@ -131,28 +169,117 @@ def resolve(
     ] = None,
     by: ByOption = "TD",
     reason: ReasonOption = "",
+    td_token: TdTokenOption = None,
+    td_token_file: TdTokenFileOption = None,
     db: DbOption = None,
 ) -> None:
-    """Resolve a protest of a match: --upheld or --denied, --by the TD, --reason why."""
-    from grace_arena.core import protests
+    """Resolve a protest of a match: --upheld or --denied, --by the TD, --reason why. A match
+    a server still serves is resolved through that server, with the TD's token it printed
+    (GRACE_ARENA_TD_TOKEN, or --td-token-file)."""
     from grace_arena.core.commands import ResolveProtest
     from grace_arena.core.errors import IllegalCommand
 
     if upheld is None:
         raise _fail("say --upheld or --denied")
+    token = given_secret(ctx, td_token, td_token_file, param="td_token", option="--td-token",
+                         envvar="GRACE_ARENA_TD_TOKEN",
+                         file_option="--td-token-file")  # fmt: skip
+    decision = "upheld" if upheld else "denied"
     store = _store(db)
-    with _leased(store, match) as rm:
-        before = dict(rm.match.scores)
-        command = ResolveProtest(protest=protest, decision="upheld" if upheld else "denied",
-                                 by=by, reason=reason)  # fmt: skip
+    # (twice at most: a room that let its match go between the two asks is written here)
+    for attempt in (1, 2):
         try:
-            rm.handle(command, now=_now())
-        except IllegalCommand as exc:
-            raise _fail(str(exc)) from None
-        state = rm.match.state
-        p = state.officiating.protests[protest]
-        typer.echo(f"match {match}: {protests.describe_protest(state, p, _names(state))}")
-        typer.echo(f"score: {_score(before, state)} → {_score(rm.match.scores, state)}")
+            with _leased(store, match) as rm:
+                before = dict(rm.match.scores)
+                command = ResolveProtest(protest=protest, decision=decision, by=by,
+                                         reason=reason)  # fmt: skip
+                try:
+                    rm.handle(command, now=_now())
+                except IllegalCommand as exc:
+                    raise _fail(str(exc)) from None
+                _say_resolved(match, protest, before, rm.match.state)
+                return
+        except _ServedElsewhere as served:
+            before = _replayed(store, match).scores
+            if _through_server(served.held, match, protest, decision, by, reason, token,
+                               retry=attempt == 1):  # fmt: skip
+                _say_resolved(match, protest, dict(before), _replayed(store, match).state)
+                return
+
+
+def _say_resolved(match: int, protest: int, before: dict[str, int], state: Any) -> None:
+    from grace_arena.core import protests
+
+    p = state.officiating.protests[protest]
+    typer.echo(f"match {match}: {protests.describe_protest(state, p, _names(state))}")
+    typer.echo(f"score: {_score(before, state)} → {_score(dict(state.game.scores), state)}")
+
+
+def _replayed(store: Any, match_id: int) -> Any:
+    from grace_arena.core.match import Match
+
+    return Match.replay(store.events(match_id))
+
+
+def _through_server(
+    held: Any,
+    match: int,
+    protest: int,
+    decision: str,
+    by: str,
+    reason: str,
+    token: str | None,
+    *,
+    retry: bool,
+) -> bool:
+    """Resolve the protest through the server that holds the match's lease (its TD route):
+    True once it did, False when that server no longer serves the match (its room let it go
+    meanwhile: the caller takes the lease, ``retry``); else a clear error."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    why_here = "or resolve it here once its room let it go (the match over and its room "\
+               "closed, or the server stopped)"  # fmt: skip
+    if not token:
+        raise _fail(f"{held}: give the TD's token that serve printed to resolve it through "
+                    f"that server (set GRACE_ARENA_TD_TOKEN, or --td-token-file FILE), "
+                    f"{why_here}")  # fmt: skip
+    url = held.holder.url
+    if not url:
+        raise _fail(f"{held}, whose address the record does not know: resolve it with that "
+                    f"server's TD route (POST /api/matches/{match}/protests/{protest}), "
+                    f"{why_here}")  # fmt: skip
+    route = f"{url.rstrip('/')}/api/matches/{match}/protests/{protest}"
+    typer.echo(f"match {match} is served at {url}: resolving through that server")
+    body = json.dumps({"decision": decision, "by": by, "reason": reason}).encode()
+    request = urllib.request.Request(
+        route, data=body, method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json",
+                 "Authorization": f"Bearer {token}"},
+    )  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=SERVER_TIMEOUT) as reply:
+            reply.read()
+        return True
+    except urllib.error.HTTPError as exc:
+        try:
+            detail = json.load(exc).get("detail", exc.reason)
+        except (ValueError, AttributeError):
+            detail = exc.reason
+        if exc.code == 404 and retry:  # its room let the match go a moment ago
+            return False
+        if exc.code == 401:
+            raise _fail(f"the server at {url} refused the TD's token ({detail}): give the "
+                        "one it printed at its start") from None  # fmt: skip
+        if isinstance(detail, list):  # a body the route refused (422): its first complaint
+            detail = "; ".join(str(d.get("msg", d)) for d in detail[:1])
+        raise _fail(f"the server at {url} did not resolve it: {detail}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        why = getattr(exc, "reason", exc)
+        raise _fail(f"{held}, which does not answer at {url} ({why}): if it stopped, this "
+                    "command writes the record itself once its lease lapses; else check that "
+                    "this machine reaches that address") from None  # fmt: skip
 
 
 @protest_app.command("cycles")
@@ -212,7 +339,11 @@ def correct(
     if ruling is not None and ruling not in (Ruling.CORRECT, Ruling.INCORRECT):
         raise _fail(f"--ruling must be correct or incorrect, not {ruling!r}")
     store = _store(db)
-    with _leased(store, match) as rm:
+    served = (
+        "correct it on the moderator's screen (C) while it is served, or here once its room "
+        "let it go (the match over and its room closed, or the server stopped)"
+    )
+    with _leased(store, match, served=served) as rm:
         before = dict(rm.match.scores)
         command = CorrectRuling(seq=seq, ruling=Ruling(ruling) if ruling else None,
                                 player=player, by="td", reason=reason)  # fmt: skip

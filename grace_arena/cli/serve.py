@@ -497,7 +497,8 @@ def serve(
             f"server token (for the moderator's set-up): {events.tokens.server()}", soft_wrap=True
         )
         console.print(
-            f"TD token (protests: GET/POST /api/matches/ID/protests): {events.tokens.td()}",
+            "TD token (protests: grace-arena protest resolve with GRACE_ARENA_TD_TOKEN, or "
+            f"GET/POST /api/matches/ID/protests): {events.tokens.td()}",
             soft_wrap=True,
         )
         for er in events.event_rooms():

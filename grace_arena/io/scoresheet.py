@@ -6,6 +6,12 @@ the team's running score; a last column notes what the record says of the cycle 
 bonus thrown out, a ruling taken back and made again, and any other event of the cycle, such
 as a protest or a correction, in words).
 
+A correction of an earlier cycle (by the moderator or the TD, or made by an upheld protest)
+counts in the sheet's numbers where the match counts it: in the place of the ruling it amends
+(the player credited, the tossup's or the part's points, the running totals after it), the
+way the standings and the stats read the match's ledger; its note on the row says what it
+changed and why.
+
 In a format that limits the players a team fields (ACF, PACE, NAQT: 4; ``core.lineups``), a
 player's cell is shaded with a · for a tossup the player sat out on the bench; a substitution
 is marked on the row of the first tossup it counts for: "in" and "out" in the two players'
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,8 +125,8 @@ class Scoresheet:
     #: The final score by team id (the running total after the last cycle).
     scores: dict[str, int] = field(default_factory=dict)
     #: The match's score as the engine replays the record, when it differs from the
-    #: sheet's: an event that changes scores which the sheet does not read yet (said on it,
-    #: never printed as if the numbers agreed).
+    #: sheet's: an event that changes scores which the sheet cannot read (said on it, never
+    #: printed as if the numbers agreed).
     record_scores: dict[str, int] | None = None
 
     @property
@@ -249,8 +255,25 @@ def scoresheet(
     def lineup_names() -> dict[str, tuple[str, ...]]:
         return {t.id: tuple(name(p) for p in lineup_ids.get(t.id, ())) for t in teams}
 
-    rulings: dict[int, Any] = {}  # seq -> Ruled in force
-    parts: dict[int, Any] = {}  # seq -> BonusPartRuled in force
+    rulings: dict[int, Any] = {}  # seq -> Ruled (or the RulingCorrected) in force
+    parts: dict[int, Any] = {}  # seq -> BonusPartRuled (or BonusPartCorrected) in force
+    superseded: dict[int, int] = {}  # a ruling corrected -> the correction in its place
+
+    def in_force(seq: int) -> int:
+        """The seq of what stands in ruling ``seq``'s place now (its last correction)."""
+        while seq in superseded:
+            seq = superseded[seq]
+        return seq
+
+    def note(ev: Any, kind: str) -> None:
+        """An event the sheet has words for, on the row of the tossup or bonus it names, else
+        on the cycle under way."""
+        tossup = getattr(ev, "tossup_id", None)
+        bonus = getattr(ev, "bonus_id", None)
+        cycle = cycles.get(tossup) if tossup else bonus_cycle.get(bonus) if bonus else current
+        if cycle is not None:
+            cycle.notes.append(NOTES.get(kind, lambda e, _name: _default_note(e))(ev, name))
+
     bonus_cycle: dict[str, Cycle] = {}
     thrown_bonuses: set[str] = set()  # their parts count for nobody
     ended = False
@@ -278,7 +301,7 @@ def scoresheet(
         elif kind == "ruled" and ev.ruling != "prompt":
             rulings[ev.seq] = ev
         elif kind == "ruling_undone":
-            undone = rulings.pop(ev.ruled_seq, None)
+            undone = rulings.pop(in_force(ev.ruled_seq), None)
             cycle = cycles.get(ev.tossup_id)
             if undone is not None and cycle is not None:
                 cycle.notes.append(f"ruling on {name(undone.player)} ({undone.ruling}) undone")
@@ -298,7 +321,7 @@ def scoresheet(
         elif kind == "bonus_part_ruled" and ev.ruling != "prompt":
             parts[ev.seq] = ev
         elif kind == "bonus_part_undone":
-            undone = parts.pop(ev.ruled_seq, None)
+            undone = parts.pop(in_force(ev.ruled_seq), None)
             cycle = bonus_cycle.get(ev.bonus_id)
             if undone is not None and cycle is not None:
                 cycle.notes.append(f"bonus part {ev.part + 1} ruling undone")
@@ -309,17 +332,21 @@ def scoresheet(
                 thrown_bonuses.add(ev.bonus_id)
                 reason = f" ({ev.reason.replace('_', ' ')})" if ev.reason else ""
                 cycle.notes.append(f"bonus thrown out{reason}")
+        elif kind in ("ruling_corrected", "bonus_part_corrected"):
+            # a correction (made by hand, or by an upheld protest) takes the place of the
+            # ruling it amends, in the numbers as in the match's ledger; its note says what
+            # it was
+            in_place = rulings if kind == "ruling_corrected" else parts
+            in_place.pop(in_force(ev.amends), None)
+            superseded[ev.amends] = ev.seq
+            in_place[ev.seq] = ev
+            note(ev, kind)
         elif kind == "match_ended":
             ended = True
         elif kind not in _SCORED_OR_SILENT:
-            # another kind of event (a protest, a correction, a substitution...): noted on
-            # the row of the tossup or bonus it names, else on the cycle under way
-            tossup = getattr(ev, "tossup_id", None)
-            bonus = getattr(ev, "bonus_id", None)
-            cycle = cycles.get(tossup) if tossup else bonus_cycle.get(bonus) if bonus else current
-            if cycle is not None:
-                note = NOTES.get(kind, lambda e, _name: _default_note(e))(ev, name)
-                cycle.notes.append(note)
+            # another kind of event (a protest, a substitution...): noted on the row of the
+            # tossup or bonus it names, else on the cycle under way
+            note(ev, kind)
 
     for ruled in rulings.values():
         cycle = cycles.get(ruled.tossup_id)
@@ -449,6 +476,12 @@ def header_name(sheet: Scoresheet, team: str, player: str) -> str:
     return f"{player} (bench)"
 
 
+#: What the legend says of corrections (and upheld protests, which are corrections).
+CORRECTIONS_LEGEND = (
+    "A ruling corrected later (or reversed by an upheld protest) counts as corrected; the "
+    "row's note says what it was and why."
+)
+
 #: What the legend says of the lineup marks (a format with a lineup size).
 LINEUP_LEGEND = (
     "A shaded · : not in the lineup (on the bench); in / out: a substitution from that "
@@ -516,9 +549,8 @@ def mismatch_text(sheet: Scoresheet) -> str | None:
         return None
     said = ", ".join(f"{t.name} {_points(sheet.record_scores.get(t.id, 0))}" for t in sheet.teams)
     return (
-        f"The record's score is {said}: corrections and upheld protests are noted on the "
-        "rows they amend, not counted in this sheet's numbers; the match's screens and "
-        "exports have the record's."
+        f"The record's score is {said}, not this sheet's: the record holds an event the sheet "
+        "cannot count; the match's screens and exports have the record's."
     )
 
 
@@ -605,7 +637,7 @@ def render_html(sheet: Scoresheet) -> str:
     legend = (
         "Tossup points by player: <span class=power>15</span> power (underlined), "
         "<span class=neg>−5</span> neg; B1–B3: bonus parts (a bounceback part in the other "
-        "team's columns); a struck-through row was thrown out."
+        f"team's columns); a struck-through row was thrown out. {CORRECTIONS_LEGEND}"
     )
     if sheet.lineups is not None:
         legend += f" {LINEUP_LEGEND}"
@@ -743,6 +775,13 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
                 ) from None
             return text
 
+        # the notes' typographic quotes (a protest's answer) as the font's own
+        quotes = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+        sheet = replace(
+            sheet,
+            cycles=[replace(c, notes=[n.translate(quotes) for n in c.notes]) for c in sheet.cycles],
+            pending_subs=[n.translate(quotes) for n in sheet.pending_subs],
+        )
         for team in sheet.teams:
             for text in (team.name, *team.players):
                 check(text)
@@ -866,7 +905,7 @@ def render_pdf(sheet: Scoresheet, *, paper: str = "A4", font: Path | bool | None
         0,
         3.5,
         f"Tossup points by player (15* a power, {minus}5 a neg); B1-B3: bonus parts (a "
-        "bounceback part in the other team's columns). "
+        f"bounceback part in the other team's columns). {CORRECTIONS_LEGEND} "
         + (f"{LINEUP_LEGEND} " if sheet.lineups is not None else "")
         + "Signatures: moderator, scorekeeper, captains.",
     )
