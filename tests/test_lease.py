@@ -143,9 +143,9 @@ def test_orphans_are_the_lapsed_not_the_released_nor_the_live(db_url) -> None:
     for match_id, holder in zip(ids, (lapsed, released, live), strict=True):
         lease.acquire(engine, match_id, holder)
     lease.release(engine, released, [ids[1]])
-    time.sleep(0.05)
-    lease.renew(engine, live, [ids[2]])
-    assert lease.orphaned(engine, ids, ttl=0.04) == {ids[0]}
+    time.sleep(1.5)  # the lease lives 1 s: the renewed one must still be live when asked,
+    lease.renew(engine, live, [ids[2]])  # however loaded the machine (0.04 s was not)
+    assert lease.orphaned(engine, ids, ttl=1.0) == {ids[0]}
     assert lease.orphaned(engine, ids, ttl=60.0) == set()
 
 
