@@ -887,7 +887,8 @@ def standings_cmd(
     if pool is not None and phase is None:
         raise typer.BadParameter("a pool is of a phase: give --phase too", param_hint="--pool")
     if phase is not None:
-        from grace_arena.record.schedule import pool_of_phase
+        from grace_arena.io.stats_report import SCORE_ONLY_NOTE, score_only_games
+        from grace_arena.record.schedule import games_of_phase, pool_of_phase
 
         url = existing_db(db)
         try:
@@ -903,8 +904,16 @@ def standings_cmd(
         console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
         names = {t.id: t.name for t in plan.teams}
         for ps in pools:
+            scored = {g.id for g in score_only_games(plan)}
+            notes = (
+                (SCORE_ONLY_NOTE,)
+                if any(g.id in scored for g in games_of_phase(plan, ps.phase, ps.pool))
+                else ()
+            )
             console.print(
-                standings_table(f"{plan.title}, {ps.phase.name}, {ps.pool.name}", ps.rows)
+                standings_table(
+                    f"{plan.title}, {ps.phase.name}, {ps.pool.name}", ps.rows, notes=notes
+                )
             )
             byes = _byes(plan, ps.phase)
             said = [
@@ -934,11 +943,12 @@ def standings_cmd(
             )
         typer.echo(json.dumps(view, indent=2))
         return
-    from grace_arena.io.stats_report import plan_rules
+    from grace_arena.io.stats_report import SCORE_ONLY_NOTE, plan_rules, score_only_games
 
     console = _console()
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
-    console.print(standings_table(plan.title, rows, plan_rules(plan)))
+    notes = (SCORE_ONLY_NOTE,) if score_only_games(plan) else ()
+    console.print(standings_table(plan.title, rows, plan_rules(plan), notes))
     from grace_arena.io.stats_report import consult_points
 
     if (points := consult_points(plan)) is not None:
@@ -994,7 +1004,9 @@ def _num(value: float | None) -> str:
     return f"{value:.2f}" if value is not None else "-"
 
 
-def standings_table(title: str, rows, rules: ScoringRules | None = None) -> Any:
+def standings_table(
+    title: str, rows, rules: ScoringRules | None = None, notes: tuple[str, ...] = ()
+) -> Any:
     """The standings as a rich table that stays readable at 80 columns: W-L, PPG and points
     per 20 tossups heard always (matches may differ in length), PPB where bonuses were
     played, the answers by their points under ``rules`` ("15/10/-5"; "10/-5" without
@@ -1011,7 +1023,7 @@ def standings_table(title: str, rows, rules: ScoringRules | None = None) -> Any:
         title=f"{title}: standings",
         title_justify="left",
         pad_edge=False,
-        caption=OVERTIME_NOTE if overtime else None,
+        caption=" ".join([*([OVERTIME_NOTE] if overtime else []), *notes]) or None,
         caption_justify="left",
     )
     bonuses = any(s.bonuses_heard for s in rows)  # PPB only where bonuses were played
@@ -1106,7 +1118,8 @@ def stats_cmd(
     for header in ("player", "team", "GP", "TUH", answers, "pts", "P/20TUH"):
         players.add_column(header, justify="left" if header in ("player", "team") else "right")
     for p in stats.players:
-        players.add_row(p.name, names.get(p.team, p.team), str(p.games), str(p.tossups_heard),
+        players.add_row(p.name, names.get(p.team, p.team), f"{p.games_played:.1f}",
+                        str(p.tossups_heard),
                         answer_counts(rules, p.powers, p.powers + p.tens, p.negs), str(p.points),
                         _num(p.points_per_20_tuh))  # fmt: skip
     console.print(players)
