@@ -248,6 +248,7 @@ def test_the_stats_report_has_the_players_of_entered_games_as_the_files_have_the
     # the standings count the game entered by its score alone, and say what YellowFruit does
     after = " ".join(_run(db_url, "event", "standings", "cup").split())
     assert SCORE_ONLY_NOTE in after
+    assert SCORE_ONLY_NOTE in " ".join(_run(db_url, "event", "stats", "cup").split())
     html = tmp_path / "cup.html"
     _run(db_url, "event", "stats", "cup", "--html", str(html))
     assert SCORE_ONLY_NOTE in html.read_text()

@@ -1079,7 +1079,9 @@ def stats_cmd(
 ) -> None:
     """The event's statistics: standings and individuals in the terminal; with --html, the
     whole report (standings, individuals, games, team detail, question conversion). Games
-    entered by their score and forfeits count in the standings and the games. With --phase
+    entered by their score and forfeits count in the standings and the games, and the
+    players' lines entered with a score in the individuals (GP: tossups heard over those
+    read, as YellowFruit counts games played). With --phase
     (and --pool), the report of that phase's (pool's) games."""
     from rich.table import Table
 
@@ -1111,7 +1113,10 @@ def stats_cmd(
         console.print(f"wrote {html}", soft_wrap=True, highlight=False, markup=False)
         return
     rules = plan_rules(plan)
-    console.print(standings_table(plan.title, stats.standings, rules))
+    from grace_arena.io.stats_report import SCORE_ONLY_NOTE, score_only_games
+
+    notes = (SCORE_ONLY_NOTE,) if score_only_games(plan) else ()
+    console.print(standings_table(plan.title, stats.standings, rules, notes))
     names = {t.id: t.name for t in plan.teams}
     players = Table(title=f"{plan.title}: individuals", title_justify="left", pad_edge=False)
     answers = answer_columns(rules)[0]
