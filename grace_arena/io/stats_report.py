@@ -96,34 +96,34 @@ def load_event_stats(
 
 def entered_player_lines(plan: EventPlan, games: Sequence[Any]) -> list[dict[str, Any]]:
     """The players' lines of the results among ``games`` entered by their score, as the QBJ
-    and SQBS files write them (:func:`grace_arena.io.exports.entered_games`): each player's
-    line as entered, a team's counts entered without players on a player named after the
-    team; a team known by its score alone has no line (no one's answers are known), as
-    YellowFruit, which cannot hold such a game, has none."""
-    from grace_arena.io.exports import entered_games
-    from grace_arena.record.schedule import event_rules
+    and SQBS files write them (``grace_arena.io.exports.entered_games``): each player's line
+    as entered, a team's counts entered without players on a player named after the team; a
+    team known by its score alone has no line (no one's answers are known), as YellowFruit,
+    which cannot hold such a game, has none."""
+    from grace_arena.record.schedule import event_rules, result_lines
 
-    wanted = {g.id for g in games if g.forfeit is None and g.result is not None}
-    if not wanted:
-        return []
     rules = event_rules(plan)
-    by_id = {g.id: g for g in plan.games}
+    names = {t.id: t.name for t in plan.teams}
     out = []
-    scored = replace(plan, games=tuple(g for g in plan.games if g.id in wanted))
-    for entered, game in zip(entered_games(scored), scored.games, strict=True):
-        counted = set((game.result or {}).get("counts") or {})
-        given = {p["team"] for p in (game.result or {}).get("players") or []}
-        for p in entered.players:
-            if p["team"] not in given and p["team"] not in counted:
-                continue  # the team's score alone
+    for game in games:
+        if game.forfeit is not None or not game.result:
+            continue
+        lines, heard = result_lines(plan, {**game.result, "teams": list(game.teams)})
+        players = [dict(p) for p in game.result.get("players") or []]
+        counted = set(game.result.get("counts") or {})
+        for t in game.teams:
+            if t in counted and not any(p["team"] == t for p in players):
+                line = lines[t]
+                players.append({"team": t, "name": names[t], "powers": line.powers,
+                                "tens": line.correct - line.powers, "negs": line.negs})  # fmt: skip
+        for p in players:
             powers, tens, negs = (int(p.get(k) or 0) for k in ("powers", "tens", "negs"))
             points = powers * (rules.power_points or 0) + tens * rules.correct_points
             out.append(
                 {
                     "team": p["team"], "name": p["name"], "powers": powers, "tens": tens,
                     "negs": negs, "points": points + negs * rules.neg_points,
-                    "tuh": int(p.get("tuh") or entered.tossups_heard),
-                    "read": entered.tossups_heard, "match_id": -by_id[game.id].id,
+                    "tuh": int(p.get("tuh") or heard), "read": heard, "match_id": -game.id,
                 }
             )  # fmt: skip
     return out
