@@ -337,9 +337,16 @@ def test_an_acf_club_night_agrees_everywhere_with_the_hand_computation(db_url, t
     # the stats report lists them with the game
     page = html_stats(plan, stats, plays)
     assert 'id="protests"' in page and "Upheld by Dana (TD)" in page and "Denied by" in page
-    # ... and each player's tossups heard (the players' table: name, team, games, TUH)
+    # ... and each player's games played and tossups heard (the players' table: name, team,
+    # GP, TUH): GP is the tossups heard over the 20 read, as YellowFruit counts it
+    # (``PlayerStats.addMatchPlayer``: Ada and Dee, one half each, 0.5)
     for name, heard in RED_HEARD.items():
-        assert f'<td class="l">{name}</td><td class="l">Red</td><td>1</td><td>{heard}</td>' in page
+        gp = f"{heard / 20:.1f}"
+        assert (
+            f'<td class="l">{name}</td><td class="l">Red</td><td>{gp}</td><td>{heard}</td>' in page
+        )
+    gp = {p.name: p.games_played for p in stats.players if p.team == "red"}
+    assert gp == {name: heard / 20 for name, heard in RED_HEARD.items()}
 
     # SQBS: each game's head (id, teams, scores, tossups heard, round) and overtime
     out = tmp_path / "club.sqbs"

@@ -122,7 +122,7 @@ def test_the_report_names_model_players_rounds_of_tossups_and_labels_every_colum
     ]
     robo = next(p for p in individuals if p["Team"] == "Robo")
     assert (robo["Player"], robo["GP"], robo["TUH"], robo["P/20TUH"]) == (
-        "tfidf", "2", "4", "75.00")  # fmt: skip
+        "tfidf", "2.0", "4", "75.00")  # fmt: skip
     assert {(p["Player"], p["Team"]) for p in individuals} >= {
         ("tfidf", "Robo"), ("tfidf", "Careful")}  # fmt: skip
     assert all(rows["games"][0]) and {r[-1] for r in rows["games"][1:]} == {"final"}
@@ -168,7 +168,7 @@ def test_a_match_under_way_adds_points_in_play_and_no_game_or_tossup(db_url, tmp
     players = [dict(zip(parser.rows["individuals"][0], r, strict=True))
                for r in parser.rows["individuals"][1:]]  # fmt: skip
     got = {(p["Player"], p["Team"]): (p["GP"], p["TUH"], p["Pts"]) for p in players}
-    assert got["Bo", "Blue"] == ("1", "2", "0") and got["tfidf", "Robo"] == ("1", "2", "15")
+    assert got["Bo", "Blue"] == ("1.0", "2", "0") and got["tfidf", "Robo"] == ("1.0", "2", "15")
     tossups = [dict(zip(parser.rows["tossups"][0], r, strict=True))
                for r in parser.rows["tossups"][1:]]  # fmt: skip
     assert [t["Heard"] for t in tossups] == ["2", "2", "1", "1"]

@@ -211,3 +211,45 @@ def test_a_game_read_from_a_modaq_file_is_written_back_with_its_cycles(db_url, t
     (match,) = [o for o in tournament["objects"] if o.get("type") == "Match"]
     refs = [b["team"] for q in match["match_questions"] for b in q["buzzes"]]
     assert refs == [{"$ref": ids["Pine"]}, {"$ref": ids["Oak"]}, {"$ref": ids["Pine"]}]
+
+
+@on_both_backends
+def test_the_stats_report_has_the_players_of_entered_games_as_the_files_have_them(db_url, tmp_path):
+    """The players' table counts a result entered with players' lines (or a team's counts)
+    as the QBJ and SQBS files write it, and as YellowFruit counts those files
+    (``PhaseStandings.addMatchTeamToIndividualStats``, ``PlayerStats.addMatchPlayer``: every
+    match player of a game in the standings, its games played the tossups heard over the
+    game's); a team known by its score alone has no line, and the standings say that
+    YellowFruit cannot hold such a game (``MatchTeam.validateBonusPoints``: the whole score
+    taken for bonus points on no bonus heard is an error, and ``Match.determineStatsValidity``
+    leaves the game out)."""
+    from grace_arena.io.stats_report import SCORE_ONLY_NOTE, load_event_stats
+
+    rounds = {k: str(v) for k, v in _event(db_url).items()}
+    _run(db_url, "event", "score", "cup", "--round", rounds[frozenset(("Ash", "Birch"))],
+         "--team", "Ash=250", "--team", "Birch=120", "--player", "Ash:Ann:0/10/1@20",
+         "--player", "Ash:Al:0/5/0@18", "--buzzes", "Birch=0/5/0")  # fmt: skip
+    before = " ".join(_run(db_url, "event", "standings", "cup").split())
+    assert "YellowFruit cannot hold" not in before
+    _run(db_url, "event", "score", "cup", "--round", rounds[frozenset(("Cedar", "Dogwood"))],
+         "--team", "Cedar=200", "--team", "Dogwood=90")  # fmt: skip
+    _, stats, _ = load_event_stats(make_engine(db_url), "cup")
+    lines = {
+        (p.team, p.name): (p.games, p.games_played, p.tossups_heard, p.tens, p.negs, p.points)
+        for p in stats.players
+    }
+    assert lines == {
+        ("ash", "Ann"): (1, 1.0, 20, 10, 1, 95),
+        ("ash", "Al"): (1, 0.9, 18, 5, 0, 50),
+        ("birch", "Birch"): (1, 1.0, 20, 5, 0, 50),  # the team's counts, on its stand-in
+    }
+    al = next(p for p in stats.players if p.name == "Al")
+    assert al.points_per_game == 50 / 0.9  # per game played
+    # the standings count the game entered by its score alone, and say what YellowFruit does
+    after = " ".join(_run(db_url, "event", "standings", "cup").split())
+    assert SCORE_ONLY_NOTE in after
+    assert SCORE_ONLY_NOTE in " ".join(_run(db_url, "event", "stats", "cup").split())
+    html = tmp_path / "cup.html"
+    _run(db_url, "event", "stats", "cup", "--html", str(html))
+    assert SCORE_ONLY_NOTE in html.read_text()
+    assert '<td class="l">Al</td><td class="l">Ash</td><td>0.9</td><td>18</td>' in html.read_text()

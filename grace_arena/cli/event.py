@@ -887,7 +887,8 @@ def standings_cmd(
     if pool is not None and phase is None:
         raise typer.BadParameter("a pool is of a phase: give --phase too", param_hint="--pool")
     if phase is not None:
-        from grace_arena.record.schedule import pool_of_phase
+        from grace_arena.io.stats_report import SCORE_ONLY_NOTE, score_only_games
+        from grace_arena.record.schedule import games_of_phase, pool_of_phase
 
         url = existing_db(db)
         try:
@@ -903,8 +904,16 @@ def standings_cmd(
         console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
         names = {t.id: t.name for t in plan.teams}
         for ps in pools:
+            scored = {g.id for g in score_only_games(plan)}
+            notes = (
+                (SCORE_ONLY_NOTE,)
+                if any(g.id in scored for g in games_of_phase(plan, ps.phase, ps.pool))
+                else ()
+            )
             console.print(
-                standings_table(f"{plan.title}, {ps.phase.name}, {ps.pool.name}", ps.rows)
+                standings_table(
+                    f"{plan.title}, {ps.phase.name}, {ps.pool.name}", ps.rows, notes=notes
+                )
             )
             byes = _byes(plan, ps.phase)
             said = [
@@ -934,11 +943,12 @@ def standings_cmd(
             )
         typer.echo(json.dumps(view, indent=2))
         return
-    from grace_arena.io.stats_report import plan_rules
+    from grace_arena.io.stats_report import SCORE_ONLY_NOTE, plan_rules, score_only_games
 
     console = _console()
     console.print(f"record: {redacted(url)}", soft_wrap=True, highlight=False)
-    console.print(standings_table(plan.title, rows, plan_rules(plan)))
+    notes = (SCORE_ONLY_NOTE,) if score_only_games(plan) else ()
+    console.print(standings_table(plan.title, rows, plan_rules(plan), notes))
     from grace_arena.io.stats_report import consult_points
 
     if (points := consult_points(plan)) is not None:
@@ -994,7 +1004,9 @@ def _num(value: float | None) -> str:
     return f"{value:.2f}" if value is not None else "-"
 
 
-def standings_table(title: str, rows, rules: ScoringRules | None = None) -> Any:
+def standings_table(
+    title: str, rows, rules: ScoringRules | None = None, notes: tuple[str, ...] = ()
+) -> Any:
     """The standings as a rich table that stays readable at 80 columns: W-L, PPG and points
     per 20 tossups heard always (matches may differ in length), PPB where bonuses were
     played, the answers by their points under ``rules`` ("15/10/-5"; "10/-5" without
@@ -1011,7 +1023,7 @@ def standings_table(title: str, rows, rules: ScoringRules | None = None) -> Any:
         title=f"{title}: standings",
         title_justify="left",
         pad_edge=False,
-        caption=OVERTIME_NOTE if overtime else None,
+        caption=" ".join([*([OVERTIME_NOTE] if overtime else []), *notes]) or None,
         caption_justify="left",
     )
     bonuses = any(s.bonuses_heard for s in rows)  # PPB only where bonuses were played
@@ -1067,7 +1079,9 @@ def stats_cmd(
 ) -> None:
     """The event's statistics: standings and individuals in the terminal; with --html, the
     whole report (standings, individuals, games, team detail, question conversion). Games
-    entered by their score and forfeits count in the standings and the games. With --phase
+    entered by their score and forfeits count in the standings and the games, and the
+    players' lines entered with a score in the individuals (GP: tossups heard over those
+    read, as YellowFruit counts games played). With --phase
     (and --pool), the report of that phase's (pool's) games."""
     from rich.table import Table
 
@@ -1099,14 +1113,18 @@ def stats_cmd(
         console.print(f"wrote {html}", soft_wrap=True, highlight=False, markup=False)
         return
     rules = plan_rules(plan)
-    console.print(standings_table(plan.title, stats.standings, rules))
+    from grace_arena.io.stats_report import SCORE_ONLY_NOTE, score_only_games
+
+    notes = (SCORE_ONLY_NOTE,) if score_only_games(plan) else ()
+    console.print(standings_table(plan.title, stats.standings, rules, notes))
     names = {t.id: t.name for t in plan.teams}
     players = Table(title=f"{plan.title}: individuals", title_justify="left", pad_edge=False)
     answers = answer_columns(rules)[0]
     for header in ("player", "team", "GP", "TUH", answers, "pts", "P/20TUH"):
         players.add_column(header, justify="left" if header in ("player", "team") else "right")
     for p in stats.players:
-        players.add_row(p.name, names.get(p.team, p.team), str(p.games), str(p.tossups_heard),
+        players.add_row(p.name, names.get(p.team, p.team), f"{p.games_played:.1f}",
+                        str(p.tossups_heard),
                         answer_counts(rules, p.powers, p.powers + p.tens, p.negs), str(p.points),
                         _num(p.points_per_20_tuh))  # fmt: skip
     console.print(players)

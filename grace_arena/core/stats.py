@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grace_arena.core import lineups, protests
 from grace_arena.core.events import (
@@ -269,6 +269,10 @@ class PlayerStats:
     incorrect: int = 0  # negs included
     points: int = 0  # tossup points
     matches: tuple[int, ...] = ()
+    #: GP: each game's tossups heard over the tossups read in it, summed (a player in for
+    #: one half of a game has played 0.5), as YellowFruit (``PlayerStats.addMatchPlayer``)
+    #: and SQBS count games played; ``games`` is the number of games the player was in
+    games_played: float = 0.0
 
     @property
     def points_per_20_tuh(self) -> float | None:
@@ -276,7 +280,8 @@ class PlayerStats:
 
     @property
     def points_per_game(self) -> float | None:
-        return per_game(self.points, self.games)
+        """Points per game played (GP: ``games_played``)."""
+        return self.points / self.games_played if self.games_played else None
 
 
 @dataclass(frozen=True)
@@ -345,6 +350,7 @@ def event_stats(
     teams: Sequence[TeamInfo],
     plays: Iterable[MatchPlay],
     decided: Iterable[tuple[MatchResult, str | None]] = (),
+    entered_players: Iterable[Mapping[str, Any]] = (),
 ) -> EventStats:
     """Every table of an event's stats report from its matches (any subset; one match alone
     is an event of one match): standings, players (by points per 20 tossups heard), games (by
@@ -352,7 +358,9 @@ def event_stats(
     the games, and its points in the standings' points in play; the players, tossups and
     bonuses are of finished matches, as every other figure of the standings. ``decided``:
     games without a match (a forfeit, a result entered by its score) with their room, in the
-    standings and the games."""
+    standings and the games. ``entered_players``: the players' lines of results entered by
+    their score (``team``, ``name``, ``powers``, ``tens``, ``negs``, ``points``, ``tuh``, the
+    tossups ``read`` in the game and its ``match_id``), in the players' table with the others."""
     plays = list(plays)
     results = [p.result() for p in plays]
     decided = list(decided)
@@ -372,7 +380,7 @@ def event_stats(
     over = [p for p in plays if p.ended]  # the players and the questions: as the standings
     return EventStats(
         standings=rows,
-        players=_players(over),
+        players=_players(over, entered_players),
         games=games,
         tossups=_tossups(over),
         bonuses=_bonuses(over),
@@ -380,9 +388,22 @@ def event_stats(
     )
 
 
-def _players(plays: Sequence[MatchPlay]) -> list[PlayerStats]:
-    totals: dict[tuple[str, str], dict[str, int]] = {}
+def _players(
+    plays: Sequence[MatchPlay], entered: Iterable[Mapping[str, Any]] = ()
+) -> list[PlayerStats]:
+    totals: dict[tuple[str, str], dict[str, Any]] = {}
     matches: dict[tuple[str, str], list[int]] = {}
+    for line in entered:  # a game entered with players' lines (or a team's counts)
+        key = (line["team"], str(line["name"]).strip())
+        t = totals.setdefault(key, {})
+        heard, read = int(line["tuh"]), int(line["read"])
+        t["games"] = t.get("games", 0) + 1
+        t["games_played"] = t.get("games_played", 0.0) + (heard / read if read else 0.0)
+        t["tossups_heard"] = t.get("tossups_heard", 0) + heard
+        for k in ("powers", "tens", "negs", "points"):
+            t[k] = t.get(k, 0) + int(line[k])
+        t["incorrect"] = t.get("incorrect", 0) + int(line["negs"])
+        matches.setdefault(key, []).append(int(line["match_id"]))
     for p in plays:
         # a player is one name on one team across the event's matches (ids are per match)
         key_of = {(t, pid): (t, name.strip()) for t, pid, name in p.players}
@@ -393,6 +414,8 @@ def _players(plays: Sequence[MatchPlay]) -> list[PlayerStats]:
             t = totals.setdefault(key, {})
             t["games"] = t.get("games", 0) + 1
             t["tossups_heard"] = t.get("tossups_heard", 0) + heard[key]
+            read = len(p.tossups)
+            t["games_played"] = t.get("games_played", 0.0) + (heard[key] / read if read else 0.0)
             matches.setdefault(key, []).append(p.match_id)
         for b in p.buzzes:
             t = totals[key_of.get((b.team, b.player), (b.team, b.player))]

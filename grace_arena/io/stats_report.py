@@ -90,7 +90,43 @@ def load_event_stats(
         for g in games
         if g.match_id is None and (g.forfeit is not None or g.result is not None)
     ]
-    return plan, event_stats(teams, plays, decided), plays
+    entered = entered_player_lines(plan, [g for g in games if g.match_id is None])
+    return plan, event_stats(teams, plays, decided, entered), plays
+
+
+def entered_player_lines(plan: EventPlan, games: Sequence[Any]) -> list[dict[str, Any]]:
+    """The players' lines of the results among ``games`` entered by their score, as the QBJ
+    and SQBS files write them (``grace_arena.io.exports.entered_games``): each player's line
+    as entered, a team's counts entered without players on a player named after the team; a
+    team known by its score alone has no line (no one's answers are known), as YellowFruit,
+    which cannot hold such a game, has none."""
+    from grace_arena.record.schedule import event_rules, result_lines
+
+    rules = event_rules(plan)
+    names = {t.id: t.name for t in plan.teams}
+    out = []
+    for game in games:
+        if game.forfeit is not None or not game.result:
+            continue
+        lines, heard = result_lines(plan, {**game.result, "teams": list(game.teams)})
+        players = [dict(p) for p in game.result.get("players") or []]
+        counted = set(game.result.get("counts") or {})
+        for t in game.teams:
+            if t in counted and not any(p["team"] == t for p in players):
+                line = lines[t]
+                players.append({"team": t, "name": names[t], "powers": line.powers,
+                                "tens": line.correct - line.powers, "negs": line.negs})  # fmt: skip
+        for p in players:
+            powers, tens, negs = (int(p.get(k) or 0) for k in ("powers", "tens", "negs"))
+            points = powers * (rules.power_points or 0) + tens * rules.correct_points
+            out.append(
+                {
+                    "team": p["team"], "name": p["name"], "powers": powers, "tens": tens,
+                    "negs": negs, "points": points + negs * rules.neg_points,
+                    "tuh": int(p.get("tuh") or heard), "read": heard, "match_id": -game.id,
+                }
+            )  # fmt: skip
+    return out
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -107,6 +143,31 @@ OVERTIME_NOTE = (
     "PPG and P/20TUH leave out the tossups of an overtime played without bonuses and the "
     "points scored on them, as YellowFruit does (TUH counts them)."
 )
+
+
+#: What the standings and the stats report say when a game was entered by its final score
+#: alone (no answer counts for a team): YellowFruit cannot hold such a game
+#: (``MatchTeam.validateBonusPoints`` / ``validateTotalAndTuPtsEqual``: the whole score is
+#: taken for bonus points on no bonus heard, an error, and ``Match.determineStatsValidity``
+#: then leaves the game out of every standing).
+SCORE_ONLY_NOTE = (
+    "A game entered by its final score alone counts here in W-L, points, PPG and P/20TUH "
+    "(not in PPB, nor in any player line); YellowFruit cannot hold a game without answer counts "
+    "and leaves it out of its standings."
+)
+
+
+def score_only_games(plan: EventPlan) -> list[Any]:
+    """The games entered by their final score with a team known by its score alone."""
+    out = []
+    for g in plan.games:
+        if g.match_id is not None or g.forfeit is not None or not g.result:
+            continue
+        counted = set(g.result.get("counts") or {})
+        counted |= {p["team"] for p in g.result.get("players") or []}
+        if any(t not in counted for t in g.teams):
+            out.append(g)
+    return out
 
 
 def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]) -> dict[str, Any]:
@@ -143,6 +204,7 @@ def stats_context(plan: EventPlan, stats: EventStats, plays: Sequence[MatchPlay]
         "in_play": any(s.live for s in stats.standings),
         "overtime": any(s.overtime_tossups for s in stats.standings),
         "overtime_note": OVERTIME_NOTE,
+        "score_only_note": SCORE_ONLY_NOTE if score_only_games(plan) else "",
         "fmt": _fmt,
         "pct": _pct,
         "max_parts": max((len(b.parts_heard) for b in stats.bonuses), default=0),
