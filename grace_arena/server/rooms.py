@@ -119,8 +119,9 @@ log = logging.getLogger(__name__)
 _STANDINGS_EVENTS = frozenset(
     {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
 )
-#: Seconds between reads of the record's changes to an event's standings while clients wait
-#: for newer ones (changes made in this process's rooms are computed at once).
+#: Seconds between reads of the record's changes to an event's standings: of its version, by
+#: the process that computes them (changes made in its own rooms are computed at once); of the
+#: snapshot published, by the others while clients of theirs wait for newer standings.
 STANDINGS_FOLLOW = 0.25
 #: The longest the first request for an event's standings waits for the process that
 #: computes them to publish them (then this process computes them for its own clients).
