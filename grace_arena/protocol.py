@@ -1346,6 +1346,9 @@ class Health(_Msg):
     synced_commits: int = 0
     commit_p50_ms: float | None = None
     commit_p99_ms: float | None = None
+    #: Computations of event standings made by this process (one per change of an event
+    #: whose standings it computes; the other processes of the event read them).
+    standings_computations: int = 0
 
 
 class TossupInfo(_Msg):

@@ -322,62 +322,78 @@ def standings(teams: Sequence[TeamInfo], results: Iterable[MatchResult]) -> list
     >>> [(s.rank, s.team, s.won, s.lost, s.points) for s in rows]
     [(1, 'red', 1, 0, 30), (2, 'blue', 0, 1, 5)]
     """
-    known = {t.id: t for t in teams}
+    known = {t.id for t in teams}
     totals: dict[str, dict[str, int]] = {t.id: {} for t in teams}
     matches: dict[str, list[int]] = {t.id: [] for t in teams}
     for result in results:
-        unknown = sorted(set(result.teams) - set(known))
-        if unknown:
-            raise ValueError(f"match {result.match_id}: teams {unknown} are not in the event")
-        if result.forfeit is not None:
-            if result.forfeit not in result.teams:
-                raise ValueError(
-                    f"match {result.match_id}: {result.forfeit!r} forfeited a game it is not in"
-                )
-            for team in result.teams:
-                t = totals[team]
-                key = "lost" if team == result.forfeit else "won"
-                t[key] = t.get(key, 0) + 1
-                t["forfeits"] = t.get("forfeits", 0) + 1
-                matches[team].append(result.match_id)
-            continue
-        for team, line in result.teams.items():
+        for team, add in contribution(result, known).items():
             t = totals[team]
-            others = [o.points for other, o in result.teams.items() if other != team]
-            against = max(others) if others else 0
-            add = {
-                "points": line.points,
-                "points_against": sum(others),
-                "tossups_heard": result.tossups_heard,
-                "correct": line.correct,
-                "powers": line.powers,
-                "incorrect": line.incorrect,
-                "negs": line.negs,
-                "bonuses_heard": line.bonuses_heard,
-                "bonus_points": line.bonus_points,
-                "bounceback_points": line.bounceback_points,
-                "bounceback_parts": line.bounceback_parts,
-                "bounceback_available": line.bounceback_available,
-                "overtime_tossups": result.overtime_tossups,
-                "overtime_points": line.overtime_points,
-            }
-            if result.ended:
-                add["played"] = 1
-                if others:
-                    add["won" if line.points > against else "lost" if line.points < against
-                        else "tied"] = 1  # fmt: skip
-            else:  # under way: its points only, in play
-                add = {"points": line.points, "live_points": line.points, "live": 1}
             for key, value in add.items():
                 t[key] = t.get(key, 0) + value
             matches[team].append(result.match_id)
+    return ranked_rows(teams, totals, matches)
+
+
+def contribution(result: MatchResult, known: Iterable[str]) -> dict[str, dict[str, int]]:
+    """What one match adds to each of its teams' totals (the figures of :class:`Standing`);
+    raises ``ValueError`` for a team not in ``known`` (the event's). A forfeit counts as a win
+    and a loss and in nothing else; a match under way adds its points only, in play."""
+    unknown = sorted(set(result.teams) - set(known))
+    if unknown:
+        raise ValueError(f"match {result.match_id}: teams {unknown} are not in the event")
+    out: dict[str, dict[str, int]] = {}
+    if result.forfeit is not None:
+        if result.forfeit not in result.teams:
+            raise ValueError(
+                f"match {result.match_id}: {result.forfeit!r} forfeited a game it is not in"
+            )
+        for team in result.teams:
+            out[team] = {"lost" if team == result.forfeit else "won": 1, "forfeits": 1}
+        return out
+    for team, line in result.teams.items():
+        others = [o.points for other, o in result.teams.items() if other != team]
+        against = max(others) if others else 0
+        add = {
+            "points": line.points,
+            "points_against": sum(others),
+            "tossups_heard": result.tossups_heard,
+            "correct": line.correct,
+            "powers": line.powers,
+            "incorrect": line.incorrect,
+            "negs": line.negs,
+            "bonuses_heard": line.bonuses_heard,
+            "bonus_points": line.bonus_points,
+            "bounceback_points": line.bounceback_points,
+            "bounceback_parts": line.bounceback_parts,
+            "bounceback_available": line.bounceback_available,
+            "overtime_tossups": result.overtime_tossups,
+            "overtime_points": line.overtime_points,
+        }
+        if result.ended:
+            add["played"] = 1
+            if others:
+                add["won" if line.points > against else "lost" if line.points < against
+                    else "tied"] = 1  # fmt: skip
+        else:  # under way: its points only, in play
+            add = {"points": line.points, "live_points": line.points, "live": 1}
+        out[team] = add
+    return out
+
+
+def ranked_rows(
+    teams: Sequence[TeamInfo],
+    totals: Mapping[str, Mapping[str, int]],
+    matches: Mapping[str, Sequence[int]],
+) -> list[Standing]:
+    """Every team of ``teams`` with its totals (figure -> value; those missing are 0) and
+    the matches that made them, ranked by :func:`rank_key`."""
     rows = [
         Standing(
             team=info.id,
             name=info.name,
             kind=info.kind,
-            matches=tuple(matches[info.id]),
-            **totals[info.id],
+            matches=tuple(matches.get(info.id, ())),
+            **{k: v for k, v in totals.get(info.id, {}).items() if v},
         )
         for info in teams
     ]

@@ -1439,7 +1439,8 @@ def load_plan(engine: Engine, key: str | int) -> EventPlan:
                     key=lambda g: (g.round, g.slot, position.get(g.room_id, len(position))),
                 )
             ),
-            meta=dict(row.meta or {}),
+            # (not the standings kept there for the event's server processes: standings_record)
+            meta={k: v for k, v in (row.meta or {}).items() if k != "standings"},
             phases=tuple(
                 PhasePlan(
                     id=ph.phase_id,

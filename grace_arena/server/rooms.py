@@ -27,9 +27,14 @@ the same player of the same team in every round, on every server process of the 
 player not in this process's memory is looked up in the record); a player whose team plays
 in another room, or not yet, waits and is sent on when the team's match opens here. A room
 whose server process died (its lease lapsed, or its holder is known dead) is taken over by
-another process serving the event. Standings are computed from the record after every
-ruling, so that every process sharing the record shows the same, and published as a snapshot
-with the record's version of them (``standings_feed.py``): a client's request computes nothing.
+another process serving the event. An event's standings are computed by one of its processes
+(the holder of the event's standings claim, ``record/standings_record.py``), once per change
+of the record's version of them, by folding the results of the matches that changed into the
+rows (``record/standings_fold.py``), and published as a snapshot with that version, the views
+of each phase and pool with it: to this process's clients (``standings_feed.py``) and, through
+the record, to the other processes, which read it and compute nothing. When the computing
+process dies, another takes the claim and computes afresh from the record. A client's request
+computes nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +54,6 @@ from sqlmodel import Session, select
 from grace_arena.core.commands import Join
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import Event
-from grace_arena.core.standings import standings as ranked
 from grace_arena.protocol import (
     Control,
     ErrorMsg,
@@ -66,22 +70,23 @@ from grace_arena.protocol import (
     Waiting,
     Welcome,
 )
-from grace_arena.record import claims, lease
+from grace_arena.record import claims, lease, standings_record
 from grace_arena.record.models import ArenaEventRow, EventPlayerRow, MatchRow
 from grace_arena.record.roster import ORGANISER, claim_matches, remove_player, walk_ins_allowed
 from grace_arena.record.schedule import (
     EventPlan,
     GamePlan,
     NoSuchPhase,
+    PhasePlan,
+    PoolPlan,
     StandingsReader,
-    event_id_of,
     find_room_by_code,
     load_plan,
     new_join_code,
-    phase_standings,
     pool_of_phase,
     standings_stamp,
 )
+from grace_arena.record.standings_fold import EventFold
 from grace_arena.record.store import (
     GameTaken,
     RecordError,
@@ -114,9 +119,13 @@ log = logging.getLogger(__name__)
 _STANDINGS_EVENTS = frozenset(
     {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
 )
-#: Seconds between reads of the record's changes to an event's standings while clients wait
-#: for newer ones (changes made in this process's rooms are computed at once).
+#: Seconds between reads of the record's changes to an event's standings: of its version, by
+#: the process that computes them (changes made in its own rooms are computed at once); of the
+#: snapshot published, by the others while clients of theirs wait for newer standings.
 STANDINGS_FOLLOW = 0.25
+#: The longest the first request for an event's standings waits for the process that
+#: computes them to publish them (then this process computes them for its own clients).
+FIRST_STANDINGS_WAIT = 10.0
 #: How long a player's hello waits for another process to let the player go (a phone that
 #: left it a moment ago) before it is told the player is in use.
 CLAIM_WAIT = 2.0
@@ -191,6 +200,14 @@ class Rooms:
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
         self._readers: dict[int, StandingsReader] = {}  # by event id
+        self._folds: dict[int, EventFold] = {}  # by event id: the standings folded here
+        #: The events whose standings this process computes (it holds their standings claim).
+        self._leading: set[int] = set()
+        self._forced: set[int] = set()
+        #: Each event's phases and pools (ids and names), as its last snapshot gave them.
+        self._phase_index: dict[int, list[dict[str, Any]]] = {}
+        #: Computations of standings made here (folds of the record's changes).
+        self.standings_computed = 0
         #: Each event's standings as last computed, versioned, for every client to read.
         self.feed = StandingsFeed()
         #: The plan each event's standings were last computed with (its rooms' matches).
@@ -458,7 +475,7 @@ class Rooms:
             if room.rm.id not in self.arena.rooms:
                 self.arena.serve(room, hashes=frozenset(hashes))
         self._send_on_waiting(sr.event_id)
-        self._standings_change(sr)
+        self._standings_change(sr, begun=True)  # (what the room plays now: the schedule's)
         return room
 
     async def _open_game(self, sr: ScheduledRoom, plan: EventPlan, game: GamePlan) -> Room:
@@ -519,7 +536,10 @@ class Rooms:
             return
         types = {ev.type for ev in events}
         if types & _STANDINGS_EVENTS:
-            self._standings_change(sr)
+            # (a match's first tossup makes it a match under way: the record's version of
+            # the standings counts rulings, not tossups)
+            begun = "tossup_started" in types and len(room.match.game.played) <= 1
+            self._standings_change(sr, begun=begun)
         if "match_ended" in types:
             self._spawn(self._move_on(sr, room))
             self._spawn(self.recheck_waiting(sr.event_id, but=sr))
@@ -542,6 +562,7 @@ class Rooms:
             log.warning("renewing the players' claims failed (%s); trying again", exc)
         await self.recheck_waiting()
         await self.adopt_orphans()
+        await self.take_standings_lead()
         await self.follow_standings()
         await self.reread_waiting()
 
@@ -1304,14 +1325,22 @@ class Rooms:
 
     # -- standings -------------------------------------------------------------------------------
 
-    def _standings_change(self, sr: ScheduledRoom) -> None:
-        """A match of the room opened or changed: its event's standings, if it has any."""
+    def _standings_change(self, sr: ScheduledRoom, *, begun: bool = False) -> None:
+        """A match of the room opened or changed: its event's standings, if it has any
+        (``begun``: the match opened, or its first tossup started: changes the record's
+        version of the standings does not count)."""
         if sr.rounds:  # (a match of its own has no rounds, and no standings)
-            self.refresh_standings(sr.event_id)
+            self.refresh_standings(sr.event_id, force=begun)
 
-    def refresh_standings(self, event_id: int) -> None:
-        """Recompute the event's standings from the record, soon (one at a time: a burst of
-        rulings costs one computation after the one under way)."""
+    def refresh_standings(self, event_id: int, *, force: bool = False) -> None:
+        """Fold the event's changes into its standings, soon, if this process computes them
+        (it holds the event's standings claim; the others read what it publishes), and if
+        the record's version of them moved (or ``force``). One at a time: a burst of
+        rulings costs one computation after the one under way."""
+        if event_id not in self._leading:
+            return
+        if force:
+            self._forced.add(event_id)
         task = self._refreshing.get(event_id)
         if task is not None and not task.done():
             self._again.add(event_id)
@@ -1323,16 +1352,167 @@ class Rooms:
     async def _refresh(self, event_id: int) -> None:
         while True:
             self._again.discard(event_id)
+            force = event_id in self._forced
+            self._forced.discard(event_id)
             try:
-                view, version = await asyncio.to_thread(self.compute_snapshot, event_id)
+                computed = await asyncio.to_thread(self._compute_if_moved, event_id, force)
             except Exception:
                 log.exception("standings of event %d could not be computed", event_id)
                 return
-            self._standings[event_id] = view
-            self.standings_version[event_id] = self.standings_version.get(event_id, 0) + 1
-            self.feed.publish(event_id, version, view)
+            if computed is not None:
+                self.standings_computed += 1
+                await self._publish(event_id, *computed)
             if event_id not in self._again:
                 return
+
+    async def _publish(
+        self, event_id: int, version: int, view: StandingsView, scoped: dict[str, StandingsView]
+    ) -> Snapshot:
+        """A computation of this process: to its clients, and through the record to the
+        other processes of the event."""
+        self._standings[event_id] = view
+        self.standings_version[event_id] = self.standings_version.get(event_id, 0) + 1
+        snapshot = self.feed.publish(event_id, version, view, scoped)
+        doc = {
+            "views": {"": view.model_dump(mode="json")}
+            | {k: v.model_dump(mode="json") for k, v in scoped.items()},
+            "phases": self._phase_index.get(event_id, []),
+        }
+        try:
+            await asyncio.to_thread(standings_record.publish, self.engine, event_id, version, doc)
+        except Exception as exc:  # the record unreachable for a moment: the next change
+            log.warning("standings of event %d not published (%s)", event_id, exc)
+        return snapshot
+
+    def _compute_if_moved(
+        self, event_id: int, force: bool
+    ) -> tuple[int, StandingsView, dict[str, StandingsView]] | None:
+        """The event's standings folded from the changes the record has (a worker thread's
+        work), with the record's version of them; None when that version did not move since
+        the last computation here (and nothing forces one)."""
+        version = standings_stamp(self.engine, event_id)
+        kept = self.feed.latest(event_id)
+        if not force and event_id in self._folds and kept is not None and kept.version == version:
+            return None
+        view, scoped = self.fold_standings(event_id)
+        return version, view, scoped
+
+    def fold_standings(self, event_id: int) -> tuple[StandingsView, dict[str, StandingsView]]:
+        """The event's standings, and each phase's and pool's, folded from the matches whose
+        results changed since the last fold here (the first fold here reads them all): one
+        computation (a worker thread's work; its caller counts it in ``standings_computed``)."""
+        reader = self._readers.get(event_id)
+        if reader is None:
+            reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
+        plan, results = reader.read_results()
+        fold = self._folds.get(event_id)
+        if fold is None:
+            fold = self._folds.setdefault(event_id, EventFold(plan))
+        fold.update(plan, results)
+        self.standings_plans[event_id] = plan
+        self._phase_index[event_id] = [
+            {"id": ph.id, "name": ph.name, "kind": ph.kind,
+             "pools": [{"id": p.id, "name": p.name} for p in ph.pools]}
+            for ph in plan.phases
+        ]  # fmt: skip
+        phases = [
+            PhaseInfo(name=ph.name, kind=ph.kind, pools=[p.name for p in ph.pools])
+            for ph in plan.phases
+        ]
+        rooms, schedule = self.room_status(plan), schedule_of(plan)
+
+        def view(rows: list, pools: list, **scope: Any) -> StandingsView:
+            return standings_view(
+                plan.name, plan.title, len(plan.rounds), rows, rooms, schedule,
+                pools=pools, phases=phases, **scope,
+            )  # fmt: skip
+
+        scoped: dict[str, StandingsView] = {}
+        for ph in plan.phases:
+            tables = [(pool, fold.phase_rows(ph, pool)) for pool in ph.pools]
+            scoped[ph.id] = view(
+                [row for _, rows in tables for row in rows],
+                [pool.name for pool, rows in tables for _ in rows],
+                phase=ph.name,
+                pool=None,
+            )
+            for pool, rows in tables:
+                scoped[f"{ph.id}/{pool.id}"] = view(
+                    rows, [pool.name] * len(rows), phase=ph.name, pool=pool.name
+                )
+        return view(fold.rows(), []), scoped
+
+    def scoped_standings(
+        self, event_id: int, snapshot: Snapshot, phase: str | None, pool: str | None
+    ) -> StandingsView:
+        """The standings of a phase (of one pool of it) from the snapshot: raises
+        ``NoSuchPhase`` naming the event's phases (or the phase's pools)."""
+        if phase is None:
+            raise NoSuchPhase("a pool is of a phase: give the phase too")
+        light = EventPlan(
+            id=event_id,
+            name=snapshot.view.event,
+            title=snapshot.view.title,
+            teams=(),
+            phases=tuple(
+                PhasePlan(
+                    ph["id"],
+                    ph["name"],
+                    ph["kind"],
+                    pools=tuple(PoolPlan(p["id"], p["name"], ()) for p in ph["pools"]),
+                )
+                for ph in self._phase_index.get(event_id, [])
+            ),
+        )
+        chosen, only = pool_of_phase(light, phase, pool)
+        key = chosen.id if only is None else f"{chosen.id}/{only.id}"
+        found = snapshot.scoped.get(key)
+        if found is None:  # (a phase added since: the next snapshot has it)
+            raise NoSuchPhase(f"the standings of phase {chosen.name!r} are not computed yet")
+        return found
+
+    def _adopt(self, event_id: int, doc: dict[str, Any]) -> Snapshot | None:
+        """The snapshot another process computed, read from the record: to the clients here
+        (nothing computed)."""
+        try:
+            views = {k: StandingsView.model_validate(v) for k, v in doc["views"].items()}
+            version = int(doc["version"])
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("standings of event %d in the record unreadable (%s)", event_id, exc)
+            return None
+        self._phase_index[event_id] = list(doc.get("phases") or [])
+        event_view = views.pop("")
+        self._standings[event_id] = event_view
+        return self.feed.publish(event_id, version, event_view, views)
+
+    async def take_standings_lead(self) -> None:
+        """Take (or keep) the computing of the standings of the events served here, where
+        no other live process has it; a process that takes it computes them afresh from the
+        record (what it folds from then on starts there)."""
+        for event_id in list(self.served):
+            plan = self.plans.get(event_id)
+            if plan is None or not plan.rounds:
+                continue
+            try:
+                led = await asyncio.to_thread(
+                    standings_record.lead,
+                    self.engine,
+                    event_id,
+                    self.arena.holder,
+                    ttl=self.arena.settings.lease_ttl,
+                )
+            except Exception as exc:  # the record unreachable for a moment: next tick
+                log.warning("standings claim of event %d not renewed (%s)", event_id, exc)
+                continue
+            if led and event_id not in self._leading:
+                log.info("computing the standings of event %d here", event_id)
+                self._leading.add(event_id)
+                self._folds.pop(event_id, None)
+                self.refresh_standings(event_id, force=True)
+            elif not led and event_id in self._leading:
+                log.info("the standings of event %d are computed by another process", event_id)
+                self._leading.discard(event_id)
+        self._follow_often()
 
     def served_event(self, name: str) -> int | None:
         """The id of the event served here with this name (never by its number: a public URL
@@ -1344,38 +1524,53 @@ class Rooms:
         return None
 
     async def follow_standings(self) -> None:
-        """The standings of the events served here, computed again when the record has
-        changes this process did not make (rulings in rooms of other processes): one query
-        of the record's version of them (``standings_stamp``), and a computation only when it
-        moved."""
+        """The standings of the events served here, as they change in the record: where this
+        process computes them, computed again when the record's version of them moved (one
+        query, ``standings_stamp``: rulings in rooms of other processes); elsewhere, the
+        snapshot the computing process published, read when its version moved (one small
+        query, then one read of it)."""
         for event_id in list(self.served):
             plan = self.plans.get(event_id)
             under_way = self._refreshing.get(event_id)
             if plan is None or not plan.rounds or (under_way and not under_way.done()):
                 continue  # (a computation under way reads the record as it is now)
+            kept = self.feed.latest(event_id)
             try:
-                stamp = await asyncio.to_thread(standings_stamp, self.engine, event_id)
+                if event_id in self._leading:
+                    stamp = await asyncio.to_thread(standings_stamp, self.engine, event_id)
+                    if kept is None or stamp != kept.version:
+                        self.refresh_standings(event_id)
+                    continue
+                version = await asyncio.to_thread(
+                    standings_record.read_version, self.engine, event_id
+                )
+                if version is not None and (kept is None or version > kept.version):
+                    doc = await asyncio.to_thread(standings_record.read, self.engine, event_id)
+                    if doc is not None:
+                        self._adopt(event_id, doc)
             except Exception as exc:  # the record unreachable for a moment: next tick
                 log.warning("standings of event %d not followed (%s)", event_id, exc)
-                continue
-            kept = self.feed.latest(event_id)
-            if kept is None or stamp != kept.version:
-                self.refresh_standings(event_id)
 
-    async def _follow_while_waited(self) -> None:
-        """While clients wait for newer standings, follow the record's changes more often
-        than the leases' renewal does (a ruling in another process's room reaches them
-        sooner)."""
-        while self.feed.waiting:
+    def _follow_often(self) -> None:
+        if self._follower is None or self._follower.done():
+            with contextlib.suppress(RuntimeError):  # (no running loop)
+                loop = asyncio.get_running_loop()
+                self._follower = loop.create_task(self._follow_while_needed())
+
+    async def _follow_while_needed(self) -> None:
+        """While this process computes an event's standings, or clients wait for newer
+        ones, follow the record's changes more often than the leases' renewal does (a
+        ruling in another process's room reaches them sooner)."""
+        while self.feed.waiting or self._leading:
             await asyncio.sleep(STANDINGS_FOLLOW)
             await self.follow_standings()
 
     async def standings_snapshot(
         self, event_id: int, *, after: int | None = None, wait: float = 0.0
     ) -> Snapshot:
-        """The event's latest standings, as published (computed here only the first time,
-        before any change did); with ``after``, the first newer than that version, waiting
-        up to ``wait`` seconds for it."""
+        """The event's latest standings, as published (by this process or, read from the
+        record, by the one that computes them); with ``after``, the first newer than that
+        version, waiting up to ``wait`` seconds for it."""
         under_way = self._refreshing.get(event_id)
         if under_way is not None and not under_way.done():
             # a change made here is being computed: its standings, not the ones before it
@@ -1384,63 +1579,43 @@ class Rooms:
                 await asyncio.wait_for(asyncio.shield(under_way), 10.0)
         kept = self.feed.latest(event_id)
         if kept is None:
-            view, version = await asyncio.to_thread(self.compute_snapshot, event_id)
-            kept = self.feed.publish(event_id, version, view)
+            kept = await self._first_snapshot(event_id)
         if after is None or kept.version > after or wait <= 0:
             return kept
-        if self._follower is None or self._follower.done():
-            self._follower = asyncio.get_running_loop().create_task(self._follow_while_waited())
+        self._follow_often()
         newer = await self.feed.newer(event_id, after, wait)
         return newer if newer is not None else kept
 
-    def compute_snapshot(self, event_id: int) -> tuple[StandingsView, int]:
-        """The standings of event ``event_id`` and the record's version of them (a worker
-        thread's work). The version is read first: the standings are at least that new."""
-        version = standings_stamp(self.engine, event_id)
-        return self.compute_standings(event_id), version
-
-    def compute_standings(
-        self, key: int | str, *, phase: str | None = None, pool: str | None = None
-    ) -> StandingsView:
-        """The standings of the event named (or numbered) ``key``; raises ``RecordError``
-        for no such event, phase or pool. One reader per event, whatever name it was asked
-        by. With ``phase``, that phase's standings (its games and those carried over into
-        it), of ``pool`` or of every pool one after the other."""
-        event_id = key if isinstance(key, int) else event_id_of(self.engine, key)
-        reader = self._readers.get(event_id)
-        if reader is None:
-            reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
-        plan, results = reader.read_results()
-        self.standings_plans[event_id] = plan
-        phases = [
-            PhaseInfo(name=ph.name, kind=ph.kind, pools=[p.name for p in ph.pools])
-            for ph in plan.phases
-        ]
-        if phase is None:
-            if pool is not None:
-                raise NoSuchPhase("a pool is of a phase: give the phase too")
-            rows, pools, scope = ranked(plan.team_infos(), results), [], {}
-        else:
-            chosen, only = pool_of_phase(plan, phase, pool)
-            tables = [
-                ps
-                for ps in phase_standings(plan, results, chosen.id)
-                if only is None or ps.pool.id == only.id
-            ]
-            rows = [row for ps in tables for row in ps.rows]
-            pools = [ps.pool.name for ps in tables for _ in ps.rows]
-            scope = {"phase": chosen.name, "pool": only.name if only is not None else None}
-        return standings_view(
-            plan.name,
-            plan.title,
-            len(plan.rounds),
-            rows,
-            self.room_status(plan),
-            schedule_of(plan),
-            pools=pools,
-            phases=phases,
-            **scope,
-        )
+    async def _first_snapshot(self, event_id: int) -> Snapshot:
+        """The first standings asked for here: the record's snapshot; none there, computed
+        here if this process may compute them (it takes the event's standings claim), else
+        waited for from the process that computes them (for at most ``FIRST_STANDINGS_WAIT``
+        seconds: then computed here, for this process's clients alone)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FIRST_STANDINGS_WAIT
+        while True:
+            doc = await asyncio.to_thread(standings_record.read, self.engine, event_id)
+            adopted = self._adopt(event_id, doc) if doc is not None else None
+            if adopted is not None:
+                return adopted
+            led = await asyncio.to_thread(
+                standings_record.lead,
+                self.engine,
+                event_id,
+                self.arena.holder,
+                ttl=self.arena.settings.lease_ttl,
+            )
+            if led or loop.time() >= deadline:
+                if led:
+                    self._leading.add(event_id)
+                computed = await asyncio.to_thread(self._compute_if_moved, event_id, True)
+                assert computed is not None
+                self.standings_computed += 1
+                if led:
+                    return await self._publish(event_id, *computed)
+                version, view, scoped = computed
+                return self.feed.publish(event_id, version, view, scoped)
+            await asyncio.sleep(STANDINGS_FOLLOW)
 
     def room_status(self, plan: EventPlan) -> list[RoomStatus]:
         """Each room of the event: what it plays now (live scores for the rooms served here)."""

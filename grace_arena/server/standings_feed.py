@@ -2,9 +2,10 @@
 client that shows them (the event's projector, a phone showing its team's place) without
 recomputing anything.
 
-The rooms layer computes the standings once after each change of the event (a ruling in one
-of its rooms; a change another process wrote, seen on the next renewal of the leases) and
-publishes the result here. A client asks ``GET /api/events/NAME/standings?after=VERSION``:
+One process of the event computes the standings once after each change of the event (a ruling
+in one of its rooms, or in another process's, seen in the record) and publishes the result
+here and in the record; every other process reads it from the record and publishes it here
+(``Rooms.follow_standings``). A client asks ``GET /api/events/NAME/standings?after=VERSION``:
 the latest snapshot at once if it is newer than ``VERSION``, else as soon as a newer one is
 published (or the same one after ``wait`` seconds): a long poll, so a ruling reaches every
 screen as soon as it is computed, and no request computes.
@@ -32,6 +33,9 @@ class Snapshot:
 
     version: int
     view: StandingsView
+    #: The standings of each phase (its id) and of each pool of it (``PHASE/POOL``, by ids),
+    #: of the same version: a phase's view is read from here, never computed for a request.
+    scoped: dict[str, StandingsView] = field(default_factory=dict)
 
 
 @dataclass
@@ -53,14 +57,24 @@ class StandingsFeed:
     def latest(self, event_id: int) -> Snapshot | None:
         return self._latest.get(event_id)
 
-    def publish(self, event_id: int, version: int, view: StandingsView) -> Snapshot:
+    def publish(
+        self,
+        event_id: int,
+        version: int,
+        view: StandingsView,
+        scoped: dict[str, StandingsView] | None = None,
+    ) -> Snapshot:
         """A new computation of the event's standings: kept, and every waiting client told.
         An older version than the one kept (two computations that crossed) is dropped."""
         self.computations += 1
         kept = self._latest.get(event_id)
         if kept is not None and version < kept.version:
             return kept
-        snapshot = Snapshot(version, view.model_copy(update={"version": version}))
+        snapshot = Snapshot(
+            version,
+            view.model_copy(update={"version": version}),
+            {k: v.model_copy(update={"version": version}) for k, v in (scoped or {}).items()},
+        )
         self._latest[event_id] = snapshot
         changed = self._changed.pop(event_id, None)
         if changed is not None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
-from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -77,23 +76,21 @@ async def event_standings(
     ``after``: the version the client shows; the reply waits (up to ``wait`` seconds, 25 at
     most) for newer standings. What each room plays now is as this process knows it at the
     reply (its live rooms, from memory). With ``phase`` (and ``pool``), that phase's
-    standings, pool by pool: computed for the request from the same version of the record
-    (a view of a part of the event, asked for by few). Only for an event this server
-    serves, by its name."""
+    standings, pool by pool, from the same snapshot (computed with it, once). Only for an
+    event this server serves, by its name."""
     event_id = served_event(events, arena, name, guess(request, arena))
     try:
         snapshot = await events.standings_snapshot(event_id, after=after, wait=wait)
         view = snapshot.view
         if phase is not None or pool is not None:
-            view = await asyncio.to_thread(
-                partial(events.compute_standings, event_id, phase=phase, pool=pool)
-            )
-            view = view.model_copy(update={"version": snapshot.version})
+            view = events.scoped_standings(event_id, snapshot, phase, pool)
     except NoSuchPhase as exc:  # (the event's phases are no secret: the projector shows them)
         raise HTTPException(status_code=404, detail=str(exc)) from exc
     except RecordError as exc:
         raise HTTPException(status_code=404, detail="no such event is served here") from exc
-    plan = events.standings_plans.get(event_id)
+    # (what each room plays now as this process knows it: the plan its standings were
+    # computed with here, or, where another process computes them, its own latest read)
+    plan = events.standings_plans.get(event_id) or events.plans.get(event_id)
     rooms = [
         r.model_copy(
             update={

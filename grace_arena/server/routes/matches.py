@@ -39,7 +39,7 @@ router = APIRouter()
 
 
 @router.get("/api/health")
-def health(arena: ArenaDep) -> Health:
+def health(arena: ArenaDep, events: RoomsDep) -> Health:
     took = sorted(arena.writer.synced_seconds)
 
     def ms(q: float) -> float | None:
@@ -54,6 +54,7 @@ def health(arena: ArenaDep) -> Health:
         synced_commits=len(took),
         commit_p50_ms=ms(0.5),
         commit_p99_ms=ms(0.99),
+        standings_computations=events.standings_computed,
     )
 
 
