@@ -25,7 +25,9 @@ Room 1, Red (Ann, Ada, Amy, Abe; Dee on the bench: ACF fields 4) vs Blue (Bo, Be
     games played 0.50, the others' 1.00.
   As played and corrected: Red 70 – Blue 65.
   Blue protests cycle 7 (Bea's "Sherman"), upheld: 0 → 10 (a buzz after the end scores a
-  ten), no bonus: Blue 75. The result changes: Blue wins 75–70.
+  ten), no bonus read (the match is over; it counts as a bonus heard with 0 points, as
+  YellowFruit and SQBS count a bonus per tossup answered): Blue 75. The result changes: Blue
+  wins 75–70.
   Red protests cycle 6's bonus part 1 (Blue's ✓), denied: nothing changes.
 Room 2, Green (Gil) vs Gold (Guy):
   1 lit-american-1  Gil 10; bonus 1 ✓ ✓ ✓                            Green 40, Gold 0
@@ -35,7 +37,7 @@ Room 2, Green (Gil) vs Gold (Guy):
   Green wins 50–35 in overtime (21 tossups heard, 1 in overtime).
 
 Standings, by win %, then points per bonus heard (PPB), then points per 20 tossups heard:
-  Green 1–0, 50 points, PPB 30 (1 bonus, 30); Blue 1–0, 75, PPB 25 (2 bonuses, 50);
+  Green 1–0, 50 points, PPB 30 (1 bonus, 30); Blue 1–0, 75, PPB 16.7 (3 bonuses, 50);
   Gold 0–1, 35, PPB 30 (1 bonus, 30); Red 0–1, 70, PPB 13.3 (3 bonuses: 20 + 0 + 20).
 Points per game leave out overtime's tossups (YellowFruit's rule): Green 40, Gold 40.
 """
@@ -285,9 +287,10 @@ def test_an_acf_club_night_agrees_everywhere_with_the_hand_computation(db_url, t
     assert (by["green"].tossups_heard, by["green"].overtime_tossups) == (21, 1)
     assert (by["green"].overtime_points, by["gold"].overtime_points) == (10, -5)
     assert (by["green"].points_per_game, by["gold"].points_per_game) == (40.0, 40.0)
-    # bonuses: Red heard 3 (40 as corrected), Blue 2 (50), Green 1 (30), Gold 1 (30)
+    # bonuses: Red heard 3 (40 as corrected), Blue 3 (50: the protest's tossup earned one,
+    # not read), Green 1 (30), Gold 1 (30)
     assert [(by[t].bonuses_heard, by[t].bonus_points) for t in ("red", "blue", "green", "gold")
-            ] == [(3, 40), (2, 50), (1, 30), (1, 30)]  # fmt: skip
+            ] == [(3, 40), (3, 50), (1, 30), (1, 30)]  # fmt: skip
     assert (by["blue"].negs, by["gold"].negs, by["red"].negs) == (1, 1, 0)
     players = {p.name: p for p in stats.players}
     # Bea: her ten on cycle 6 and the one the upheld protest gave her

@@ -178,6 +178,8 @@ class MatchPlay:
             if b.ruling == Ruling.CORRECT:
                 line["correct"] = line.get("correct", 0) + 1
                 line["powers"] = line.get("powers", 0) + b.power
+                if b.tossup_id not in unrated:
+                    line["_earned"] = line.get("_earned", 0) + 1
             else:
                 line["incorrect"] = line.get("incorrect", 0) + 1
                 line["negs"] = line.get("negs", 0) + b.neg
@@ -185,6 +187,10 @@ class MatchPlay:
             line = lines.setdefault(team, {})
             line["points"] = line.get("points", 0) + bonus.bonus_points + bonus.bounceback_points
             line.update(vars(bonus))
+        for line in lines.values():
+            earned = line.pop("_earned", 0)
+            if self.config.rules.bonuses:  # a bonus heard per tossup earned, as in the record's
+                line["bonuses_heard"] = earned  # standings (record.schedule.match_results)
         return MatchResult(
             match_id=self.match_id,
             teams={t: TeamLine(**lines[t]) for t in self.teams},

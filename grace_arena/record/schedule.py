@@ -1594,6 +1594,8 @@ def match_results(
         if b.ruling == "correct":
             line["correct"] = line.get("correct", 0) + 1
             line["powers"] = line.get("powers", 0) + bool(b.power)
+            if b.tossup_id not in unrated.get(b.match_id, ()):
+                line["_earned"] = line.get("_earned", 0) + 1
         elif b.ruling == "incorrect":
             line["incorrect"] = line.get("incorrect", 0) + 1
             line["negs"] = line.get("negs", 0) + ((b.points or 0) < 0)
@@ -1602,6 +1604,16 @@ def match_results(
             line = lines[match_id].setdefault(team, {})
             line["points"] = line.get("points", 0) + bonus.bonus_points + bonus.bounceback_points
             line.update(vars(bonus))
+    for match_id, teams in lines.items():
+        plays_bonuses = match_id in rules and rules[match_id].bonuses
+        for line in teams.values():
+            earned = line.pop("_earned", 0)
+            if plays_bonuses:
+                # a bonus heard for every tossup answered in regulation (and in an overtime
+                # that plays bonuses), as YellowFruit and SQBS count it: one earned and not
+                # read (the match ended first, or a protest awarded the tossup after it)
+                # counts with no points
+                line["bonuses_heard"] = earned
     results = []
     for game in plan.games:
         if game.match_id is None or game.match_id not in matches:
