@@ -158,5 +158,98 @@ def test_the_command_prints_the_table_and_writes_the_json(tmp_path):
     assert written["models"]["model-1"]["logit"]["calscore"] == pytest.approx(
         memory["models"]["model-1"]["logit"]["calscore"], abs=1e-12
     )
+    cached = ["analyze-large", "--steps", str(step_dir), "--buzzes", str(buzz_dir),
+              "--resamples", "0", "--cache", str(tmp_path / "cache")]  # fmt: skip
+    first = CliRunner().invoke(app, cached)
+    assert first.exit_code == 0, first.output
+    assert "read 512 of 512 buckets" in first.output
+    second = CliRunner().invoke(app, cached)
+    assert "read 0 of 512 buckets" in second.output
     bad = CliRunner().invoke(app, ["analyze-large", "--steps", str(tmp_path / "none*.parquet")])
     assert bad.exit_code == 1 and "no Parquet file matches" in bad.output
+
+
+def _same(a: dict, b: dict) -> int:
+    """Every number of two large results (metrics, counts, intervals), to 1e-12."""
+    compared = 0
+    assert set(a["models"]) == set(b["models"])
+    for model, kinds in a["models"].items():
+        for kind, summary in kinds.items():
+            other = b["models"][model][kind]
+            pairs = [(summary, other), (summary["final"], other["final"])]
+            assert set(summary["by_category"]) == set(other["by_category"])
+            pairs += [(s, other["by_category"][c]) for c, s in summary["by_category"].items()]
+            for ours, theirs in pairs:
+                for name in (*LARGE_METRICS, "n", "n_missing", "n_questions"):
+                    _close(ours[name], theirs[name], tol=1e-12, where=f"{model} {kind} {name}")
+                    compared += 1
+                for name, ends in ours.get("ci", {}).items():
+                    for x, y in zip(ends, theirs["ci"][name], strict=True):
+                        _close(x, y, tol=1e-12, where=f"{model} {kind} ci {name}")
+                        compared += 1
+    return compared
+
+
+def test_a_cache_redoes_only_the_questions_of_new_changed_or_removed_files(tmp_path):
+    """With a cache, one more match (its buzzes and a new packet's steps, each a new file)
+    reads only the buckets of its questions and gives what a fresh analysis of every file
+    gives; a changed file and a removed one are read again (or forgotten) likewise."""
+    steps, buzzes = _bench().synthetic(24_000, 6_000, 3, seed=4)
+    step_dir = _write(steps, tmp_path / "steps", parts=4)
+    buzz_dir = _write(buzzes, tmp_path / "buzzes", parts=6)
+    cache = tmp_path / "cache"
+    kwargs = {"n_resamples": 100, "seed": 5, "memory_limit": "512MB", "threads": 2}
+
+    def both() -> tuple[dict, dict]:
+        cached = analyze_large(step_dir, buzz_dir, cache=cache, **kwargs)
+        fresh = analyze_large(step_dir, buzz_dir, **kwargs)
+        return cached, fresh
+
+    # the last step file and buzz file come later, as one more match
+    later = tmp_path / "later"
+    later.mkdir()
+    (step_dir / "part-003.parquet").rename(later / "steps.parquet")
+    (buzz_dir / "part-005.parquet").rename(later / "buzzes.parquet")
+    first, fresh = both()
+    assert first["cache"]["buckets_read"] == first["cache"]["buckets"]
+    assert _same(first, fresh) > 1000
+    assert _compare(first, analyze(pd.read_parquet(step_dir), pd.concat(
+        [pd.read_parquet(p) for p in sorted(buzz_dir.glob("*.parquet"))], ignore_index=True),
+        n_resamples=100, seed=5)) > 1000  # fmt: skip
+
+    # nothing new: nothing read
+    again, _ = both()
+    assert again["cache"]["buckets_read"] == 0
+    assert _same(again, fresh) > 1000
+
+    # one more match's buzzes on questions already there: only their buckets are read
+    one_match = pd.read_parquet(later / "buzzes.parquet").iloc[:40]
+    one_match.to_parquet(buzz_dir / "part-900.parquet")
+    touched = one_match["question_id"].nunique()
+    cached, fresh = both()
+    assert 0 < cached["cache"]["buckets_read"] <= touched
+    assert _same(cached, fresh) > 1000
+    assert (
+        cached["models"]["model-0"]["logit"]["calscore"]
+        != (first["models"]["model-0"]["logit"]["calscore"])
+    )
+
+    # a new packet's steps and the rest of the match
+    (later / "steps.parquet").rename(step_dir / "part-003.parquet")
+    (later / "buzzes.parquet").rename(buzz_dir / "part-005.parquet")
+    cached, fresh = both()
+    assert cached["cache"]["buckets_read"] < cached["cache"]["buckets"]
+    assert _same(cached, fresh) > 1000
+
+    # a changed file (other rulings) and a removed one
+    changed = pd.read_parquet(buzz_dir / "part-002.parquet")
+    changed["correct"] = 1.0 - changed["correct"]
+    changed.to_parquet(buzz_dir / "part-002.parquet")
+    (step_dir / "part-001.parquet").unlink()
+    cached, fresh = both()
+    assert _same(cached, fresh) > 1000
+    n_questions = pd.concat([pd.read_parquet(p) for p in step_dir.glob("*.parquet")])
+    assert (
+        cached["models"]["model-0"]["logit"]["n"]
+        == ((n_questions["model"] == "model-0") & n_questions["confidence_logit"].notna()).sum()
+    )

@@ -41,9 +41,11 @@ and prints time and peak memory.
 from __future__ import annotations
 
 import glob
+import json
 import math
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,7 +153,7 @@ class _Inputs:
     buzz_columns: dict[str, str]
 
 
-def _h_sql(inputs: _Inputs, definition: str) -> str:
+def _h_sql(inputs: _Inputs, definition: str, extra_filter: str = "") -> str:
     """The cumulative human counts per (question, word) and each question's total: the
     table the steps are ``ASOF``-joined to."""
     cols = inputs.buzz_columns
@@ -183,7 +185,7 @@ def _h_sql(inputs: _Inputs, definition: str) -> str:
             FROM read_parquet({files}, union_by_name = true, filename = true,
                               file_row_number = true) AS b
             JOIN files ON b.filename = files.filename
-            WHERE {" AND ".join(filters)}
+            WHERE {" AND ".join(filters)} {extra_filter}
         ),
         changes AS (SELECT question_id, word, {change} AS num, 1.0 AS den FROM raw),
         per_word AS (
@@ -228,9 +230,13 @@ class _Accumulator:
     category, tag) the sums of :data:`LINEAR`, and per batch of whole questions their
     bootstrap sums, kept in files of ``folder`` until the bootstrap reads them."""
 
-    def __init__(self, n_models: int, n_categories: int, folder: Path, bootstrap: bool) -> None:
+    def __init__(
+        self, n_models: int, n_categories: int, n_buckets: int, folder: Path, bootstrap: bool
+    ) -> None:
         self.M, self.C = n_models, n_categories + 1  # category code 0: uncategorized
-        self.sums = np.zeros((self.M * self.C, len(TAGS), len(LINEAR)))
+        self.B = n_buckets
+        # one cell per (bucket, model, category)
+        self.sums = np.zeros((self.B * self.M * self.C, len(TAGS), len(LINEAR)))
         self.folder, self.bootstrap = folder, bootstrap
         self.blocks: list[Path] = []
         self.duplicate: tuple[int, int, int] | None = None
@@ -261,9 +267,9 @@ class _Accumulator:
         if has.size:
             first_g, pos = np.unique(gid[has], return_index=True)
             gcat[first_g] = cat[has[pos]] + 1
-        cell_g = gm * self.C + gcat
+        cell_g = (cols["b"][starts] * self.M + gm) * self.C + gcat
         cell = cell_g[gid]
-        size = self.M * self.C
+        size = self.B * self.M * self.C
         g, h = cols["g"], cols["h"]
         block = np.zeros((G, len(TAGS) * WIDTH), dtype=np.float32) if self.bootstrap else None
         for t, (kind, fin) in enumerate(TAGS):
@@ -320,16 +326,28 @@ class _Accumulator:
             np.savez(path, m=gm.astype(np.int32), q=gq, sums=block)
             self.blocks.append(path)
 
-    def model_sums(self, model: int) -> NDArray[np.float32]:
-        """A model's bootstrap sums, ``(len(TAGS) * WIDTH, questions)``, its questions in
-        sorted order (as ``analyze`` codes them)."""
-        parts = []
+    def model_sums(self) -> dict[int, tuple[NDArray[np.int64], NDArray[np.float32]]]:
+        """Per model, its questions' codes and their bootstrap sums, ``(len(TAGS) * WIDTH,
+        questions)``, in the questions' order, read back from the blocks one at a time."""
+        counts = np.zeros(self.M, dtype=np.int64)
         for path in self.blocks:
             with np.load(path) as block:
-                mine = block["m"] == model
-                parts.append(block["sums"][mine])
-        sums = np.concatenate(parts) if parts else np.zeros((0, len(TAGS) * WIDTH), np.float32)
-        return np.ascontiguousarray(sums.T)
+                counts += np.bincount(block["m"], minlength=self.M)
+        out = {
+            m: (np.empty(n, dtype=np.int64), np.empty((len(TAGS) * WIDTH, n), np.float32))
+            for m, n in enumerate(counts.tolist())
+        }
+        at = np.zeros(self.M, dtype=np.int64)
+        for path in self.blocks:
+            with np.load(path) as block:
+                bm, bq, sums = block["m"], block["q"], block["sums"]
+                for m in np.unique(bm).tolist():
+                    mine = bm == m
+                    k = int(mine.sum())
+                    out[m][0][at[m] : at[m] + k] = bq[mine]
+                    out[m][1][:, at[m] : at[m] + k] = sums[mine].T
+                    at[m] += k
+        return out
 
 
 def _metrics(v: NDArray[np.float64]) -> dict[str, Any]:
@@ -379,36 +397,41 @@ def _metrics(v: NDArray[np.float64]) -> dict[str, Any]:
 
 
 def _intervals(
-    sums: NDArray[np.float32], n_resamples: int, seed: int, level: float
-) -> list[dict[str, list[float | None]]]:
-    """Per tag, percentile intervals of CalScore, ECE and Brier over question resamples:
-    ``analyze``'s draws (the same seed and number of questions) and arithmetic (single-
-    precision sums, one matrix product per chunk of resamples). The draws come in chunks of
-    10 resamples, so that 2.5 M questions take 200 MB at a time."""
+    matrices: list[NDArray[np.float32]], n_resamples: int, seed: int, level: float
+) -> list[list[dict[str, list[float | None]]]]:
+    """Per model (``matrices``: each model's bootstrap sums, ``(tags * WIDTH, questions)``,
+    as many questions each), per tag, percentile intervals of CalScore, ECE and Brier over
+    question resamples: ``analyze``'s draws (the same seed and number of questions) and
+    arithmetic (single-precision sums, one matrix product per chunk of resamples). The
+    draws are made once for all the models, in chunks of at most 25 M counts (200 MB)."""
     from threadpoolctl import threadpool_limits
 
-    n_questions = sums.shape[1]
-    totals = np.empty((n_resamples, sums.shape[0]))
+    n_questions = matrices[0].shape[1]
+    totals = [np.empty((n_resamples, m.shape[0])) for m in matrices]
     done = 0
+    chunk = max(1, min(100, 25_000_000 // max(n_questions, 1)))
     draws = resample_counts(
-        n_questions, n_resamples=n_resamples, seed=seed, chunk=10, dtype=np.float32
+        n_questions, n_resamples=n_resamples, seed=seed, chunk=chunk, dtype=np.float32
     )
     with threadpool_limits(limits=1, user_api="blas"):
         for counts in draws:
-            totals[done : done + counts.shape[0]] = (sums @ counts.T).T
+            for matrix, total in zip(matrices, totals, strict=True):
+                total[done : done + counts.shape[0]] = (matrix @ counts.T).T
             done += counts.shape[0]
     out = []
-    for t in range(len(TAGS)):
-        by_metric = stats_from_sums(totals[:, t * WIDTH : (t + 1) * WIDTH], n_bins=N_BINS)
-        out.append({
-            name: [_none(x) for x in percentile_interval(by_metric[name], level=level)]
-            for name in HEADLINE_METRICS
-        })  # fmt: skip
+    for total in totals:
+        per_tag = []
+        for t in range(len(TAGS)):
+            by_metric = stats_from_sums(total[:, t * WIDTH : (t + 1) * WIDTH], n_bins=N_BINS)
+            per_tag.append({
+                name: [_none(x) for x in percentile_interval(by_metric[name], level=level)]
+                for name in HEADLINE_METRICS
+            })  # fmt: skip
+        out.append(per_tag)
     return out
 
 
 def _stream_sql(inputs: _Inputs, definition: str) -> str:
-    steps = _sql_list(inputs.steps)
     if inputs.buzzes:
         ratio = "hc.cum_num / hc.total" if definition == "reference" else "hc.cum_num / hc.cum_den"
         guard = "hc.total" if definition == "reference" else "hc.cum_den"
@@ -425,7 +448,7 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
     )  # fmt: skip
     cat_code = "coalesce(cats.c, -1)" if inputs.has_category else "-1"
     return f"""
-        SELECT qu.q, mo.m, s.step, CASE WHEN s.g > 0 THEN 1.0 ELSE 0.0 END AS g,
+        SELECT qu.q, mo.m, qu.b, s.step, CASE WHEN s.g > 0 THEN 1.0 ELSE 0.0 END AS g,
                CAST(s.confidence_logit AS DOUBLE) AS logit,
                CAST(s.confidence_verbal AS DOUBLE) AS verbal,
                {h_expr} AS h, {cat_code} AS cat
@@ -434,7 +457,7 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
                    CAST(word_index AS BIGINT) AS word_index, CAST(correct AS DOUBLE) AS g,
                    confidence_logit, confidence_verbal,
                    {"category" if inputs.has_category else "NULL AS category"}
-            FROM read_parquet({steps}, union_by_name = true)
+            FROM steps_in
         ) AS s
         JOIN models AS mo ON s.model = mo.model
         JOIN questions AS qu ON s.question_id = qu.question_id
@@ -446,11 +469,213 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
 
 def _columns_of(batch: Any) -> dict[str, NDArray[Any]]:
     out = {}
-    for name in ("q", "m", "step", "cat"):
+    for name in ("q", "m", "b", "step", "cat"):
         out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.int64)
     for name in ("g", "h", "logit", "verbal"):
         out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
     return out
+
+
+@dataclass
+class _State:
+    """What the metrics and the bootstrap are computed from, and what the cache keeps: per
+    (bucket of questions, model, category) the sums of :data:`LINEAR` for each tag, and per
+    model its questions (names, in sorted order), their buckets and bootstrap sums."""
+
+    n_buckets: int
+    models: list[str]
+    categories: list[str]  # category code c + 1; code 0 is uncategorized
+    totals: NDArray[np.float64]  # (buckets, models, categories + 1, tags, LINEAR)
+    questions: dict[str, NDArray[Any]]  # model -> its question names, sorted
+    buckets: dict[str, NDArray[np.int64]]  # model -> each question's bucket
+    boot: dict[str, NDArray[np.float32]]  # model -> (tags * WIDTH, questions)
+
+    def merged(self, part: _State, redone: NDArray[np.int64]) -> _State:
+        """This state with the buckets ``redone`` replaced by ``part``'s (which holds only
+        them)."""
+        models = sorted(set(self.models) | set(part.models))
+        categories = sorted(set(self.categories) | set(part.categories))
+        totals = np.zeros(
+            (self.n_buckets, len(models), len(categories) + 1, *self.totals.shape[3:])
+        )
+        for state in (self, part):
+            mi = [models.index(m) for m in state.models]
+            ci = [0, *(categories.index(c) + 1 for c in state.categories)]
+            rows = np.setdiff1d(np.arange(self.n_buckets), redone) if state is self else redone
+            block = state.totals[rows]
+            totals[np.ix_(rows, mi, ci)] = block
+        questions, buckets, boot = {}, {}, {}
+        for model in models:
+            names, bk, sums = [], [], []
+            if model in self.questions:
+                keep = ~np.isin(self.buckets[model], redone)
+                names.append(self.questions[model][keep])
+                bk.append(self.buckets[model][keep])
+                sums.append(self.boot[model][:, keep])
+            if model in part.questions:
+                names.append(part.questions[model])
+                bk.append(part.buckets[model])
+                sums.append(part.boot[model])
+            all_names = np.concatenate(names)
+            order = np.argsort(all_names, kind="stable")
+            questions[model] = all_names[order]
+            buckets[model] = np.concatenate(bk)[order]
+            boot[model] = np.ascontiguousarray(np.concatenate(sums, axis=1)[:, order])
+        # a model none of whose questions is left is no longer one
+        alive = [i for i, m in enumerate(models) if questions[m].size]
+        return _State(
+            self.n_buckets, [models[i] for i in alive], categories, totals[:, alive],
+            {models[i]: questions[models[i]] for i in alive},
+            {models[i]: buckets[models[i]] for i in alive},
+            {models[i]: boot[models[i]] for i in alive},
+        )  # fmt: skip
+
+    def save(self, folder: Path, manifest: dict[str, Any]) -> None:
+        """Into ``folder``: the arrays, then the manifest (last, so that a cache cut short
+        by a crash has no manifest, or the previous one with arrays it does not name)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = f"{time.time_ns():x}"
+        arrays = {"totals": self.totals}
+        for i, model in enumerate(self.models):
+            arrays[f"questions-{i}"] = self.questions[model]
+            arrays[f"buckets-{i}"] = self.buckets[model]
+            arrays[f"boot-{i}"] = self.boot[model]
+        for name, value in arrays.items():
+            np.save(folder / f"{name}.{stamp}.npy", value, allow_pickle=False)
+        manifest = {**manifest, "stamp": stamp, "models": self.models,
+                    "categories": self.categories, "n_buckets": self.n_buckets}  # fmt: skip
+        new = folder / f"manifest.{stamp}.json"
+        new.write_text(json.dumps(manifest))
+        os.replace(new, folder / "manifest.json")
+        for old in folder.glob("*.npy"):
+            if not old.name.endswith(f".{stamp}.npy"):
+                old.unlink()
+
+    @classmethod
+    def load(cls, folder: Path) -> tuple[_State, dict[str, Any]] | None:
+        """The state kept in ``folder`` and its manifest; None when there is none or it
+        cannot be read (it is then made again)."""
+        try:
+            manifest = json.loads((folder / "manifest.json").read_text())
+            stamp = manifest["stamp"]
+
+            def arr(name: str) -> NDArray[Any]:
+                return np.load(folder / f"{name}.{stamp}.npy", allow_pickle=False)
+
+            models = manifest["models"]
+            state = cls(
+                manifest["n_buckets"], models, manifest["categories"], arr("totals"),
+                {m: arr(f"questions-{i}") for i, m in enumerate(models)},
+                {m: arr(f"buckets-{i}") for i, m in enumerate(models)},
+                {m: arr(f"boot-{i}") for i, m in enumerate(models)},
+            )  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return state, manifest
+
+
+#: Buckets of questions of the cache (by a hash of the question's name): one more match
+#: redoes the buckets of its questions, each about 1/BUCKETS of the data.
+BUCKETS = 512
+#: Bumped when what the cache holds changes meaning.
+CACHE_VERSION = 1
+
+
+def _stat(files: list[str]) -> dict[str, list[int]]:
+    out = {}
+    for f in files:
+        st = os.stat(f)
+        out[os.path.abspath(f)] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _bucket_sql(column: str, n_buckets: int) -> str:
+    return f"CAST(hash(CAST({column} AS VARCHAR)) % {int(n_buckets)} AS BIGINT)"
+
+
+def _file_buckets(con: Any, files: list[str], n_buckets: int) -> dict[str, list[int]]:
+    """The buckets each file's questions fall in."""
+    if not files:
+        return {}
+    rows = con.execute(f"""
+        SELECT filename, list(DISTINCT {_bucket_sql("question_id", n_buckets)})
+        FROM read_parquet({_sql_list(files)}, union_by_name = true, filename = true)
+        GROUP BY filename""").fetchall()
+    found = {os.path.abspath(f): sorted(b) for f, b in rows}
+    return {os.path.abspath(f): found.get(os.path.abspath(f), []) for f in files}
+
+
+def _run(
+    con: Any,
+    inputs: _Inputs,
+    definition: str,
+    n_buckets: int,
+    only: NDArray[np.int64] | None,
+    folder: Path,
+) -> _State:
+    """One pass over the data (of the buckets ``only``, or all): the state of those buckets."""
+    steps_from = f"read_parquet({_sql_list(inputs.steps)}, union_by_name = true)"
+    bucket = _bucket_sql("question_id", n_buckets)
+    where = f"WHERE {bucket} IN ({', '.join(map(str, only.tolist()))})" if only is not None else ""
+    con.execute(f"CREATE OR REPLACE TEMP VIEW steps_in AS SELECT * FROM {steps_from} {where}")
+    con.execute("""CREATE OR REPLACE TEMP TABLE models AS SELECT model,
+        CAST(row_number() OVER (ORDER BY model) - 1 AS BIGINT) AS m
+        FROM (SELECT DISTINCT CAST(model AS VARCHAR) AS model FROM steps_in)""")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE questions AS SELECT question_id,
+        CAST(row_number() OVER (ORDER BY question_id) - 1 AS BIGINT) AS q,
+        {bucket} AS b
+        FROM (SELECT DISTINCT question_id FROM steps_in)""")
+    categories: list[str] = []
+    if inputs.has_category:
+        con.execute("""CREATE OR REPLACE TEMP TABLE cats AS SELECT category,
+            CAST(row_number() OVER (ORDER BY category) - 1 AS BIGINT) AS c
+            FROM (SELECT DISTINCT CAST(category AS VARCHAR) AS category FROM steps_in
+                  WHERE category IS NOT NULL)""")
+        categories = [r[0] for r in con.execute("SELECT category FROM cats ORDER BY c").fetchall()]
+    models = [r[0] for r in con.execute("SELECT model FROM models ORDER BY m").fetchall()]
+    if inputs.buzzes:
+        bucket_filter = (
+            f"AND {bucket} IN ({', '.join(map(str, only.tolist()))})" if only is not None else ""
+        )
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE human AS {_h_sql(inputs, definition, bucket_filter)}"
+        )
+    acc = _Accumulator(len(models), len(categories), n_buckets, folder, True)
+    rel = con.sql(_stream_sql(inputs, definition))
+    # to_arrow_reader from DuckDB 1.4 on (fetch_arrow_reader before, deprecated since)
+    reader = getattr(rel, "to_arrow_reader", rel.fetch_arrow_reader)(BATCH_ROWS)
+    pending: dict[str, NDArray[Any]] | None = None
+    for batch in reader:
+        cols = _columns_of(batch)
+        if pending is not None:
+            cols = {k: np.concatenate([pending[k], v]) for k, v in cols.items()}
+        if not cols["q"].size:
+            continue
+        cut = int(np.searchsorted(cols["q"], cols["q"][-1], "left"))
+        acc.add({k: v[:cut] for k, v in cols.items()})
+        pending = {k: v[cut:] for k, v in cols.items()}
+    if pending is not None:
+        acc.add(pending)
+    if acc.duplicate is not None:
+        m, q, step = acc.duplicate
+        (qid,) = con.execute("SELECT question_id FROM questions WHERE q = ?", [q]).fetchone()
+        raise LargeAnalysisError(
+            f"duplicate step: model={models[m]!r} question={qid!r} step={step!r}"
+        )
+    table = con.execute("SELECT CAST(question_id AS VARCHAR), b FROM questions ORDER BY q")
+    names_buckets = table.fetchnumpy()
+    names = np.asarray(names_buckets["CAST(question_id AS VARCHAR)"], dtype=str)
+    qbucket = np.asarray(names_buckets["b"], dtype=np.int64)
+    per_model = acc.model_sums()
+    questions, buckets, boot = {}, {}, {}
+    for i, model in enumerate(models):
+        codes, sums = per_model[i]
+        order = np.argsort(names[codes], kind="stable")  # the order of the names' text
+        questions[model] = names[codes][order]
+        buckets[model] = qbucket[codes][order]
+        boot[model] = np.ascontiguousarray(sums[:, order])
+    totals = acc.sums.reshape(n_buckets, acc.M, acc.C, len(TAGS), len(LINEAR))
+    return _State(n_buckets, models, categories, totals, questions, buckets, boot)
 
 
 def analyze_large(
@@ -464,6 +689,7 @@ def analyze_large(
     memory_limit: str = "3GB",
     threads: int | None = None,
     temp_directory: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Every metric of :data:`LARGE_METRICS` per model and confidence kind (over all steps,
     ``final`` steps, and ``by_category``), with bootstrap intervals of CalScore, ECE and
@@ -471,12 +697,21 @@ def analyze_large(
 
     DuckDB holds at most ``memory_limit`` and spills past it to ``temp_directory`` (default:
     a temporary folder, removed after); ``threads`` defaults to the machine's cores.
+
+    ``cache``: a folder (made if new) where the per-question sums are kept, by buckets of
+    questions, with the files they came from (path, size, modification time). The next
+    analysis with the same cache reads again only the buckets of questions that a new,
+    changed or removed file holds (or held), and gives the numbers a fresh analysis gives.
     """
     import duckdb
 
     check_h_definition(h_definition)
     step_files = parquet_files(steps)
     buzz_files = parquet_files(buzzes) if buzzes is not None else []
+    cache_dir = Path(cache) if cache is not None else None
+    n_buckets = BUCKETS if cache_dir is not None else 1
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="grace-large-", dir=temp_directory) as tmp:
         con = duckdb.connect(str(Path(tmp) / "analysis.duckdb"))
         try:
@@ -492,74 +727,65 @@ def analyze_large(
                 needed = ("question_id", "team", "word_index", "correct")
                 _require(buzz_cols, needed, "the buzzes", buzz_files)
             inputs = _Inputs(step_files, buzz_files, "category" in step_cols, buzz_cols)
-            files = f"read_parquet({_sql_list(step_files)}, union_by_name = true)"
-            con.execute(f"""CREATE TEMP TABLE models AS SELECT model,
-                CAST(row_number() OVER (ORDER BY model) - 1 AS BIGINT) AS m
-                FROM (SELECT DISTINCT CAST(model AS VARCHAR) AS model FROM {files})""")
-            con.execute(f"""CREATE TEMP TABLE questions AS SELECT question_id,
-                CAST(row_number() OVER (ORDER BY question_id) - 1 AS BIGINT) AS q
-                FROM (SELECT DISTINCT question_id FROM {files})""")
-            categories: list[str] = []
-            if inputs.has_category:
-                con.execute(f"""CREATE TEMP TABLE cats AS SELECT category,
-                    CAST(row_number() OVER (ORDER BY category) - 1 AS BIGINT) AS c
-                    FROM (SELECT DISTINCT CAST(category AS VARCHAR) AS category FROM {files}
-                          WHERE category IS NOT NULL)""")
-                categories = [
-                    r[0] for r in con.execute("SELECT category FROM cats ORDER BY c").fetchall()
-                ]
-            models = [r[0] for r in con.execute("SELECT model FROM models ORDER BY m").fetchall()]
-            if buzz_files:
-                con.execute(f"CREATE TEMP TABLE human AS {_h_sql(inputs, h_definition)}")
-            acc = _Accumulator(len(models), len(categories), Path(tmp), n_resamples > 0)
-            rel = con.sql(_stream_sql(inputs, h_definition))
-            # to_arrow_reader from DuckDB 1.4 on (fetch_arrow_reader before, deprecated since)
-            reader = getattr(rel, "to_arrow_reader", rel.fetch_arrow_reader)(BATCH_ROWS)
-            pending: dict[str, NDArray[Any]] | None = None
-            for batch in reader:
-                cols = _columns_of(batch)
-                if pending is not None:
-                    cols = {k: np.concatenate([pending[k], v]) for k, v in cols.items()}
-                if not cols["q"].size:
-                    continue
-                cut = int(np.searchsorted(cols["q"], cols["q"][-1], "left"))
-                acc.add({k: v[:cut] for k, v in cols.items()})
-                pending = {k: v[cut:] for k, v in cols.items()}
-            if pending is not None:
-                acc.add(pending)
-            if acc.duplicate is not None:
-                m, q, step = acc.duplicate
-                (qid,) = con.execute(
-                    "SELECT question_id FROM questions WHERE q = ?", [q]
-                ).fetchone()
-                raise LargeAnalysisError(
-                    f"duplicate step: model={models[m]!r} question={qid!r} step={step!r}"
-                )
+            key = {
+                "version": CACHE_VERSION,
+                "engine": duckdb.__version__,
+                "h_definition": h_definition,
+                "n_bins": N_BINS,
+                "category": inputs.has_category,
+                "buzz_columns": sorted(buzz_cols),
+            }
+            files = {"steps": _stat(step_files), "buzzes": _stat(buzz_files)}
+            loaded = _State.load(cache_dir) if cache_dir is not None else None
+            redone: NDArray[np.int64] | None = None
+            if loaded is not None and loaded[1].get("key") == key:
+                old, manifest = loaded
+                changed: set[int] = set()
+                fresh: dict[str, list[str]] = {}
+                for what in ("steps", "buzzes"):
+                    before = manifest["files"][what]
+                    for path, (size, mtime, held) in before.items():
+                        if files[what].get(path) != [size, mtime]:
+                            changed.update(held)  # changed or removed: what it held
+                    fresh[what] = [
+                        p for p, stat in files[what].items()
+                        if before.get(p, [None, None, None])[:2] != stat
+                    ]  # fmt: skip
+                held_now = {
+                    what: {**{p: v[2] for p, v in manifest["files"][what].items()},
+                           **_file_buckets(con, fresh[what], n_buckets)}
+                    for what in ("steps", "buzzes")
+                }  # fmt: skip
+                for what in ("steps", "buzzes"):
+                    for path in fresh[what]:
+                        changed.update(held_now[what][path])
+                redone = np.array(sorted(changed), dtype=np.int64)
+                if redone.size:
+                    part = _run(con, inputs, h_definition, n_buckets, redone, Path(tmp))
+                    state = old.merged(part, redone)
+                else:
+                    state = old
+            else:
+                state = _run(con, inputs, h_definition, n_buckets, None, Path(tmp))
+                held_now = (
+                    {w: _file_buckets(con, f, n_buckets) for w, f in
+                     (("steps", step_files), ("buzzes", buzz_files))}
+                    if cache_dir is not None else {}
+                )  # fmt: skip
         finally:
             con.close()
-        names = [UNCATEGORIZED, *categories]
-        result: dict[str, Any] = {}
-        for i, model in enumerate(models):
-            cells = acc.sums[i * acc.C : (i + 1) * acc.C]  # (categories, tags, sums)
-            cis: list[dict[str, Any]] = []
-            if n_resamples > 0:
-                sums = acc.model_sums(i)
-                if sums.shape[1]:
-                    cis = _intervals(sums, n_resamples, seed, level)
-                del sums
-            result[model] = {}
-            for t, (kind, fin) in enumerate(TAGS):
-                summary = _metrics(cells[:, t].sum(axis=0))
-                summary["ci"] = cis[t] if cis else {m: [None, None] for m in HEADLINE_METRICS}
-                if fin:
-                    result[model][kind]["final"] = summary
-                    continue
-                seen = cells[:, t, COL["q_seen"]] > 0
-                summary["by_category"] = {
-                    names[c]: _metrics(cells[c, t])
-                    for c in sorted(np.flatnonzero(seen), key=lambda c: names[c])
-                }
-                result[model][kind] = summary
+    timings["aggregation"] = time.perf_counter() - started
+    if cache_dir is not None:
+        started = time.perf_counter()
+        listing = {
+            what: {p: [*stat, held_now[what].get(p, [])] for p, stat in files[what].items()}
+            for what in ("steps", "buzzes")
+        }
+        state.save(cache_dir, {"key": key, "files": listing})
+        timings["cache"] = time.perf_counter() - started
+    started = time.perf_counter()
+    result = _result(state, n_resamples, seed, level)
+    timings["bootstrap"] = time.perf_counter() - started
     return {
         "engine": f"duckdb {duckdb.__version__}",
         "settings": {
@@ -571,7 +797,60 @@ def analyze_large(
             "memory_limit": memory_limit,
         },
         "source": {"steps": step_files, "buzzes": buzz_files},
+        "cache": None
+        if cache_dir is None
+        else {
+            "folder": str(cache_dir),
+            "buckets": n_buckets,
+            "buckets_read": n_buckets if redone is None else int(redone.size),
+        },
+        "timings": {k: round(v, 3) for k, v in timings.items()},
         "metrics": list(LARGE_METRICS),
         "not_computed": list(NOT_COMPUTED),
-        "models": result,
+        "models": _result_models(state, result),
     }
+
+
+def _result(
+    state: _State, n_resamples: int, seed: int, level: float
+) -> dict[str, list[dict[str, Any]]]:
+    """Per model, per tag, the intervals (empty without resamples or questions). Models with
+    as many questions share the draws (the draws depend only on that number and the seed)."""
+    out: dict[str, list[dict[str, Any]]] = {m: [] for m in state.models}
+    if n_resamples <= 0:
+        return out
+    by_size: dict[int, list[str]] = {}
+    for model in state.models:
+        if state.boot[model].shape[1]:
+            by_size.setdefault(state.boot[model].shape[1], []).append(model)
+    for group in by_size.values():
+        for model, cis in zip(
+            group,
+            _intervals([state.boot[m] for m in group], n_resamples, seed, level),
+            strict=True,
+        ):
+            out[model] = cis
+    return out
+
+
+def _result_models(state: _State, cis: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    names = [UNCATEGORIZED, *state.categories]
+    totals = state.totals.sum(axis=0)  # (models, categories + 1, tags, LINEAR)
+    result: dict[str, Any] = {}
+    for i, model in enumerate(state.models):
+        cells = totals[i]
+        result[model] = {}
+        for t, (kind, fin) in enumerate(TAGS):
+            summary = _metrics(cells[:, t].sum(axis=0))
+            found = cis.get(model) or []
+            summary["ci"] = found[t] if found else {m: [None, None] for m in HEADLINE_METRICS}
+            if fin:
+                result[model][kind]["final"] = summary
+                continue
+            seen = cells[:, t, COL["q_seen"]] > 0
+            summary["by_category"] = {
+                names[c]: _metrics(cells[c, t])
+                for c in sorted(np.flatnonzero(seen), key=lambda c: names[c])
+            }
+            result[model][kind] = summary
+    return result

@@ -466,6 +466,15 @@ def analyze_large(
         Path | None,
         typer.Option("--temp-dir", help="Where to spill (default: the system's temporary folder)."),
     ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="A folder (made if new, e.g. next to the data) keeping the per-question sums "
+            "with the files they came from: the next run reads again only the questions of "
+            "new, changed or removed files.",
+        ),
+    ] = None,
 ) -> None:
     """The calibration metrics on Parquet data larger than memory (DuckDB, out of core).
 
@@ -492,7 +501,7 @@ def analyze_large(
     try:
         result = run(
             steps, buzzes, n_resamples=resamples, seed=seed, h_definition=h_definition,
-            memory_limit=memory_limit, threads=threads, temp_directory=temp_dir,
+            memory_limit=memory_limit, threads=threads, temp_directory=temp_dir, cache=cache,
         )  # fmt: skip
     except (OSError, LargeAnalysisError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -521,6 +530,12 @@ def analyze_large(
                 f"{s['n']:,}", f"{s['n_questions']:,}",
             )  # fmt: skip
     Console().print(table)
+    if result["cache"] is not None:
+        c = result["cache"]
+        typer.echo(
+            f"cache {c['folder']}: read {c['buckets_read']} of {c['buckets']} buckets of questions",
+            err=True,
+        )
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=1, allow_nan=False))
         typer.echo(f"wrote {json_out}", err=True)
