@@ -59,7 +59,7 @@ def _compare(large: dict, memory: dict, *, ci_tol: float = 1e-6) -> int:
             ]
             assert set(summary["by_category"]) == set(mem["by_category"])
             for ours, theirs, part in pairs:
-                for name in (*LARGE_METRICS, "n", "n_missing", "n_questions",
+                for name in (*large["metrics"], "n", "n_missing", "n_questions",
                              "n_questions_skipped"):  # fmt: skip
                     if name == "accuracy" and part.startswith("category"):
                         continue  # the in-memory categories carry no accuracy
@@ -82,9 +82,17 @@ def test_the_large_analysis_equals_the_in_memory_one(tmp_path, definition):
     memory = analyze(steps, buzzes, n_resamples=200, seed=3, h_definition=definition)
     large = analyze_large(
         step_dir, buzz_dir, n_resamples=200, seed=3, h_definition=definition,
-        memory_limit="512MB", threads=2,
+        memory_limit="512MB", threads=2, rank=definition == "reference",
     )  # fmt: skip
     assert _compare(large, memory) > 1000
+    # ACE, AUROC, AURC and the accuracy at 80 % coverage, exact from the counts per distinct
+    # (confidence, correctness), when asked for
+    ranked = ("ace", "auroc", "aurc", "acc_at_80")
+    if definition == "reference":
+        assert set(ranked) <= set(large["metrics"]) and "ace" not in large["not_computed"]
+        assert large["models"]["model-1"]["verbal"]["by_category"]["Science"]["auroc"] > 0.5
+    else:
+        assert not set(ranked) & set(large["models"]["model-0"]["logit"])
     assert large["settings"]["h_definition"] == definition
     # h_t mattered: CalScore differs from GRACE's MCE (h = 0) on these data
     m = large["models"]["model-0"]["logit"]
@@ -109,9 +117,14 @@ def test_hand_made_rows_give_the_hand_computed_numbers(tmp_path):
     (tmp_path / "b").mkdir()
     steps.to_parquet(tmp_path / "s" / "x.parquet")
     buzzes.to_parquet(tmp_path / "b" / "x.parquet")
-    out = analyze_large(tmp_path / "s", tmp_path / "b", n_resamples=0)
+    out = analyze_large(tmp_path / "s", tmp_path / "b", n_resamples=0, rank=True)
     logit = out["models"]["m"]["logit"]
     assert round(logit["calscore"], 5) == 0.52704
+    # ranked: 0.8 (right) above 0.5 (wrong): AUROC 1; risks 0 then 1/2: AURC 1/4; ACE's
+    # bins hold one row each: (|0 − 0.5| + |1 − 0.8|) / 2; at 80 % coverage both rows: 1/2
+    assert (logit["auroc"], logit["aurc"], logit["acc_at_80"]) == (1.0, 0.25, 0.5)
+    assert logit["ace"] == pytest.approx(0.35, abs=1e-15)
+    assert logit["final"]["auroc"] is None  # one row: no pair to order
     assert logit["brier"] == pytest.approx(0.145, abs=1e-15)
     assert logit["final"]["n"] == 1 and logit["final"]["brier"] == pytest.approx(0.04)
     verbal = out["models"]["m"]["verbal"]
@@ -162,9 +175,12 @@ def test_the_command_prints_the_table_and_writes_the_json(tmp_path):
               "--resamples", "0", "--cache", str(tmp_path / "cache")]  # fmt: skip
     first = CliRunner().invoke(app, cached)
     assert first.exit_code == 0, first.output
-    assert "read 512 of 512 buckets" in first.output
+    import re
+
+    read = re.search(r"read (\d+) of (\d+) buckets", first.output)
+    assert read and read[1] == read[2] and int(read[1]) > 1
     second = CliRunner().invoke(app, cached)
-    assert "read 0 of 512 buckets" in second.output
+    assert f"read 0 of {read[2]} buckets" in second.output
     bad = CliRunner().invoke(app, ["analyze-large", "--steps", str(tmp_path / "none*.parquet")])
     assert bad.exit_code == 1 and "no Parquet file matches" in bad.output
 

@@ -235,6 +235,7 @@ class _Accumulator:
     ) -> None:
         self.M, self.C = n_models, n_categories + 1  # category code 0: uncategorized
         self.B = n_buckets
+        self.bucket_of = np.zeros(0, dtype=np.int64)  # each question's bucket, by its code
         # one cell per (bucket, model, category)
         self.sums = np.zeros((self.B * self.M * self.C, len(TAGS), len(LINEAR)))
         self.folder, self.bootstrap = folder, bootstrap
@@ -267,7 +268,7 @@ class _Accumulator:
         if has.size:
             first_g, pos = np.unique(gid[has], return_index=True)
             gcat[first_g] = cat[has[pos]] + 1
-        cell_g = (cols["b"][starts] * self.M + gm) * self.C + gcat
+        cell_g = (self.bucket_of[gq] * self.M + gm) * self.C + gcat
         cell = cell_g[gid]
         size = self.B * self.M * self.C
         g, h = cols["g"], cols["h"]
@@ -448,7 +449,7 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
     )  # fmt: skip
     cat_code = "coalesce(cats.c, -1)" if inputs.has_category else "-1"
     return f"""
-        SELECT qu.q, mo.m, qu.b, s.step, CASE WHEN s.g > 0 THEN 1.0 ELSE 0.0 END AS g,
+        SELECT qu.q, mo.m, s.step, CASE WHEN s.g > 0 THEN 1.0 ELSE 0.0 END AS g,
                CAST(s.confidence_logit AS DOUBLE) AS logit,
                CAST(s.confidence_verbal AS DOUBLE) AS verbal,
                {h_expr} AS h, {cat_code} AS cat
@@ -469,116 +470,160 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
 
 def _columns_of(batch: Any) -> dict[str, NDArray[Any]]:
     out = {}
-    for name in ("q", "m", "b", "step", "cat"):
+    for name in ("q", "m", "step", "cat"):
         out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.int64)
     for name in ("g", "h", "logit", "verbal"):
         out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
     return out
 
 
-@dataclass
-class _State:
-    """What the metrics and the bootstrap are computed from, and what the cache keeps: per
-    (bucket of questions, model, category) the sums of :data:`LINEAR` for each tag, and per
-    model its questions (names, in sorted order), their buckets and bootstrap sums."""
+#: The metrics that rank the rows by confidence, computed exactly from the counts of rows and
+#: right rows per distinct (confidence, correctness) when ``rank=True``.
+RANK_METRICS = ("ace", "auroc", "aurc", "acc_at_80")
+#: Coverage of ``acc_at_80`` (selective accuracy) and the slack of its comparison.
+COVERAGE = 0.8
 
-    n_buckets: int
+
+def _rank_sql(has_category: bool) -> str:
+    """Per (model, category, kind, tag), ACE, AUROC, AURC and the accuracy at 80 % coverage,
+    from the rows counted per distinct (confidence, correctness): every row of such a block
+    is alike, so the equal-mass bins of ACE (the rows by confidence, ties wrong first, split
+    as ``np.array_split`` splits them) take a block's rows whole or in part exactly, and the
+    ranking metrics need only the counts at or above each confidence. ``cat`` is NULL for
+    the rows of all categories."""
+    category = "CAST(category AS VARCHAR)" if has_category else "CAST(NULL AS VARCHAR)"
+    kinds = " UNION ALL ".join(
+        f"SELECT model, cat, '{k}' AS kind, fin, {col} AS c, g FROM r "
+        f"WHERE {col} IS NOT NULL AND NOT isnan({col})"
+        for k, col in (("logit", "logit"), ("verbal", "verbal"))
+    )
+    bins = " + ".join(
+        f"abs(sum((g - c) * greatest(0, least(pend, {b + 1} * (nn // {N_BINS}) + "
+        f"least({b + 1}, nn % {N_BINS})) - greatest(pend - n, {b} * (nn // {N_BINS}) + "
+        f"least({b}, nn % {N_BINS})))))"
+        for b in range(N_BINS)
+    )
+    return f"""
+        WITH s AS (
+            SELECT CAST(model AS VARCHAR) AS model, question_id, CAST(step AS BIGINT) AS step,
+                   CASE WHEN CAST(correct AS DOUBLE) > 0 THEN 1.0 ELSE 0.0 END AS g,
+                   CAST(confidence_logit AS DOUBLE) AS logit,
+                   CAST(confidence_verbal AS DOUBLE) AS verbal, {category} AS category
+            FROM steps_all
+        ),
+        q AS (
+            SELECT model, question_id, max(step) AS last,
+                   arg_min(category, step) FILTER (WHERE category IS NOT NULL) AS cat
+            FROM s GROUP BY model, question_id
+        ),
+        r AS (
+            SELECT s.model, q.cat, s.step = q.last AS fin, s.g, s.logit, s.verbal
+            FROM s JOIN q ON s.model = q.model AND s.question_id = q.question_id
+        ),
+        cg AS (
+            SELECT model, cat, kind, fin, c, g, count(*) AS n FROM ({kinds}) AS k
+            GROUP BY ALL
+        ),
+        tagged AS (
+            SELECT model, cat, kind, false AS final, c, g, n FROM cg
+            UNION ALL SELECT model, cat, kind, true AS final, c, g, n FROM cg WHERE fin
+        ),
+        blocks AS (  -- per category, and over all of them (cat NULL, all = true)
+            SELECT model, cat, false AS everything, kind, final, c, g, sum(n) AS n
+            FROM tagged GROUP BY ALL
+            UNION ALL
+            SELECT model, NULL, true, kind, final, c, g, sum(n) FROM tagged GROUP BY ALL
+        ),
+        positioned AS (
+            SELECT *, sum(n) OVER (PARTITION BY model, cat, everything, kind, final
+                                   ORDER BY c, g ROWS UNBOUNDED PRECEDING) AS pend,
+                   sum(n) OVER (PARTITION BY model, cat, everything, kind, final) AS nn
+            FROM blocks
+        ),
+        ace AS (
+            SELECT model, cat, everything, kind, final, ({bins}) / nn AS ace
+            FROM positioned GROUP BY model, cat, everything, kind, final, nn
+        ),
+        per_c AS (
+            SELECT model, cat, everything, kind, final, c, sum(n) AS n, sum(n * g) AS hits
+            FROM blocks GROUP BY ALL
+        ),
+        kept AS (
+            SELECT *,
+                   sum(n) OVER w AS kept, sum(hits) OVER w AS hits_kept,
+                   sum(n) OVER p AS nn, sum(hits) OVER p AS hh
+            FROM per_c
+            WINDOW p AS (PARTITION BY model, cat, everything, kind, final),
+                   w AS (PARTITION BY model, cat, everything, kind, final
+                         ORDER BY c DESC ROWS UNBOUNDED PRECEDING)
+        ),
+        ranked AS (
+            SELECT model, cat, everything, kind, final,
+                   CASE WHEN hh * (nn - hh) > 0 THEN
+                       sum(hits * ((nn - kept) - (hh - hits_kept) + 0.5 * (n - hits)))
+                       / (hh * (nn - hh)) END AS auroc,
+                   sum(n * (1.0 - hits_kept / kept)) / nn AS aurc,
+                   arg_max(hits_kept / kept, c)
+                       FILTER (WHERE kept / nn >= {COVERAGE} - 1e-12) AS acc_at_80
+            FROM kept GROUP BY model, cat, everything, kind, final, nn, hh
+        )
+        SELECT ranked.model, ranked.cat, ranked.everything, ranked.kind, ranked.final,
+               ace.ace, ranked.auroc, ranked.aurc, ranked.acc_at_80
+        FROM ranked JOIN ace ON ranked.model = ace.model AND ranked.kind = ace.kind
+            AND ranked.everything = ace.everything AND ranked.final = ace.final
+            AND ranked.cat IS NOT DISTINCT FROM ace.cat
+    """
+
+
+@dataclass
+class _Bucket:
+    """The sums of one range of question names (what the cache keeps of it): per (model,
+    category) the sums of :data:`LINEAR` for each tag, and per model its questions (names,
+    sorted) and their bootstrap sums."""
+
     models: list[str]
     categories: list[str]  # category code c + 1; code 0 is uncategorized
-    totals: NDArray[np.float64]  # (buckets, models, categories + 1, tags, LINEAR)
-    questions: dict[str, NDArray[Any]]  # model -> its question names, sorted
-    buckets: dict[str, NDArray[np.int64]]  # model -> each question's bucket
+    totals: NDArray[np.float64]  # (models, categories + 1, tags, LINEAR)
+    questions: dict[str, NDArray[Any]]
     boot: dict[str, NDArray[np.float32]]  # model -> (tags * WIDTH, questions)
 
-    def merged(self, part: _State, redone: NDArray[np.int64]) -> _State:
-        """This state with the buckets ``redone`` replaced by ``part``'s (which holds only
-        them)."""
-        models = sorted(set(self.models) | set(part.models))
-        categories = sorted(set(self.categories) | set(part.categories))
-        totals = np.zeros(
-            (self.n_buckets, len(models), len(categories) + 1, *self.totals.shape[3:])
-        )
-        for state in (self, part):
-            mi = [models.index(m) for m in state.models]
-            ci = [0, *(categories.index(c) + 1 for c in state.categories)]
-            rows = np.setdiff1d(np.arange(self.n_buckets), redone) if state is self else redone
-            block = state.totals[rows]
-            totals[np.ix_(rows, mi, ci)] = block
-        questions, buckets, boot = {}, {}, {}
-        for model in models:
-            names, bk, sums = [], [], []
-            if model in self.questions:
-                keep = ~np.isin(self.buckets[model], redone)
-                names.append(self.questions[model][keep])
-                bk.append(self.buckets[model][keep])
-                sums.append(self.boot[model][:, keep])
-            if model in part.questions:
-                names.append(part.questions[model])
-                bk.append(part.buckets[model])
-                sums.append(part.boot[model])
-            all_names = np.concatenate(names)
-            order = np.argsort(all_names, kind="stable")
-            questions[model] = all_names[order]
-            buckets[model] = np.concatenate(bk)[order]
-            boot[model] = np.ascontiguousarray(np.concatenate(sums, axis=1)[:, order])
-        # a model none of whose questions is left is no longer one
-        alive = [i for i, m in enumerate(models) if questions[m].size]
-        return _State(
-            self.n_buckets, [models[i] for i in alive], categories, totals[:, alive],
-            {models[i]: questions[models[i]] for i in alive},
-            {models[i]: buckets[models[i]] for i in alive},
-            {models[i]: boot[models[i]] for i in alive},
-        )  # fmt: skip
 
-    def save(self, folder: Path, manifest: dict[str, Any]) -> None:
-        """Into ``folder``: the arrays, then the manifest (last, so that a cache cut short
-        by a crash has no manifest, or the previous one with arrays it does not name)."""
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = f"{time.time_ns():x}"
-        arrays = {"totals": self.totals}
-        for i, model in enumerate(self.models):
-            arrays[f"questions-{i}"] = self.questions[model]
-            arrays[f"buckets-{i}"] = self.buckets[model]
-            arrays[f"boot-{i}"] = self.boot[model]
-        for name, value in arrays.items():
-            np.save(folder / f"{name}.{stamp}.npy", value, allow_pickle=False)
-        manifest = {**manifest, "stamp": stamp, "models": self.models,
-                    "categories": self.categories, "n_buckets": self.n_buckets}  # fmt: skip
-        new = folder / f"manifest.{stamp}.json"
-        new.write_text(json.dumps(manifest))
-        os.replace(new, folder / "manifest.json")
-        for old in folder.glob("*.npy"):
-            if not old.name.endswith(f".{stamp}.npy"):
-                old.unlink()
+@dataclass
+class _State:
+    """What the metrics and the bootstrap are computed from: the buckets put together."""
 
-    @classmethod
-    def load(cls, folder: Path) -> tuple[_State, dict[str, Any]] | None:
-        """The state kept in ``folder`` and its manifest; None when there is none or it
-        cannot be read (it is then made again)."""
-        try:
-            manifest = json.loads((folder / "manifest.json").read_text())
-            stamp = manifest["stamp"]
-
-            def arr(name: str) -> NDArray[Any]:
-                return np.load(folder / f"{name}.{stamp}.npy", allow_pickle=False)
-
-            models = manifest["models"]
-            state = cls(
-                manifest["n_buckets"], models, manifest["categories"], arr("totals"),
-                {m: arr(f"questions-{i}") for i, m in enumerate(models)},
-                {m: arr(f"buckets-{i}") for i, m in enumerate(models)},
-                {m: arr(f"boot-{i}") for i, m in enumerate(models)},
-            )  # fmt: skip
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        return state, manifest
+    models: list[str]
+    categories: list[str]
+    totals: NDArray[np.float64]  # (models, categories + 1, tags, LINEAR)
+    boot: dict[str, NDArray[np.float32]]  # model -> (tags * WIDTH, its questions, sorted)
 
 
-#: Buckets of questions of the cache (by a hash of the question's name): one more match
-#: redoes the buckets of its questions, each about 1/BUCKETS of the data.
+def _combine(buckets: list[_Bucket]) -> _State:
+    """The buckets (in order of their ranges, so that each model's questions stay sorted)
+    summed in that order; their bootstrap sums are taken out of them as they are joined."""
+    models = sorted({m for b in buckets for m in b.models})
+    categories = sorted({c for b in buckets for c in b.categories})
+    totals = np.zeros((len(models), len(categories) + 1, len(TAGS), len(LINEAR)))
+    for b in buckets:
+        mi = [models.index(m) for m in b.models]
+        ci = [0, *(categories.index(c) + 1 for c in b.categories)]
+        totals[np.ix_(mi, ci)] += b.totals
+    boot = {}
+    for model in models:
+        parts = [b.boot.pop(model) for b in buckets if model in b.boot]
+        if not parts:  # not read (no bootstrap asked for)
+            boot[model] = np.zeros((len(TAGS) * WIDTH, 0), np.float32)
+        else:
+            boot[model] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+        del parts
+    return _State(models, categories, totals, boot)
+
+
+#: Buckets of questions of the cache: ranges of question names, cut at the first analysis
+#: into ranges of as many questions; one more match redoes the ranges of its questions.
 BUCKETS = 512
 #: Bumped when what the cache holds changes meaning.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def _stat(files: list[str]) -> dict[str, list[int]]:
@@ -589,41 +634,79 @@ def _stat(files: list[str]) -> dict[str, list[int]]:
     return out
 
 
-def _bucket_sql(column: str, n_buckets: int) -> str:
-    return f"CAST(hash(CAST({column} AS VARCHAR)) % {int(n_buckets)} AS BIGINT)"
-
-
-def _file_buckets(con: Any, files: list[str], n_buckets: int) -> dict[str, list[int]]:
+def _file_buckets(con: Any, files: list[str], bounds: NDArray[Any]) -> dict[str, list[int]]:
     """The buckets each file's questions fall in."""
     if not files:
         return {}
     rows = con.execute(f"""
-        SELECT filename, list(DISTINCT {_bucket_sql("question_id", n_buckets)})
+        SELECT filename, list(DISTINCT CAST(question_id AS VARCHAR))
         FROM read_parquet({_sql_list(files)}, union_by_name = true, filename = true)
         GROUP BY filename""").fetchall()
-    found = {os.path.abspath(f): sorted(b) for f, b in rows}
-    return {os.path.abspath(f): found.get(os.path.abspath(f), []) for f in files}
+    found = {
+        os.path.abspath(f): np.unique(np.searchsorted(bounds, np.asarray(q, dtype=str), "right"))
+        for f, q in rows
+    }
+    return {
+        os.path.abspath(f): found.get(os.path.abspath(f), np.zeros(0, np.int64)).tolist()
+        for f in files
+    }
+
+
+def _range_filter(column: str, bounds: NDArray[Any], only: NDArray[np.int64]) -> str:
+    """SQL true for the names in the buckets ``only`` (runs of adjacent buckets as one
+    range; the names compared as text, byte by byte, the order numpy sorts them in)."""
+    runs: list[tuple[int, int]] = []
+    for b in only.tolist():
+        if runs and runs[-1][1] == b - 1:
+            runs[-1] = (runs[-1][0], b)
+        else:
+            runs.append((b, b))
+
+    def lit(value: str) -> str:
+        return "'" + value.replace("'", "''") + "'"
+
+    name = f"CAST({column} AS VARCHAR)"
+    terms = []
+    for lo, hi in runs:
+        parts = []
+        if lo > 0:
+            parts.append(f"{name} >= {lit(str(bounds[lo - 1]))}")
+        if hi < bounds.size:
+            parts.append(f"{name} < {lit(str(bounds[hi]))}")
+        terms.append("(" + (" AND ".join(parts) or "true") + ")")
+    return "(" + (" OR ".join(terms) or "false") + ")"
+
+
+def _bounds(names: NDArray[Any], n_buckets: int) -> NDArray[Any]:
+    """Where to cut the sorted ``names`` into ``n_buckets`` ranges of as many names."""
+    names = np.unique(names)
+    if n_buckets <= 1 or names.size < 2:
+        return names[:0]
+    cuts = (np.arange(1, n_buckets) * names.size) // n_buckets
+    return np.unique(names[cuts[cuts > 0]])
 
 
 def _run(
     con: Any,
     inputs: _Inputs,
     definition: str,
-    n_buckets: int,
+    bounds: NDArray[Any] | None,
     only: NDArray[np.int64] | None,
     folder: Path,
-) -> _State:
-    """One pass over the data (of the buckets ``only``, or all): the state of those buckets."""
+) -> tuple[NDArray[Any], dict[int, _Bucket]]:
+    """One pass over the data (of the buckets ``only``, or all): the buckets of questions,
+    cut at ``bounds`` (None: made from the questions, in :data:`BUCKETS` ranges; empty:
+    one bucket), and the bounds."""
     steps_from = f"read_parquet({_sql_list(inputs.steps)}, union_by_name = true)"
-    bucket = _bucket_sql("question_id", n_buckets)
-    where = f"WHERE {bucket} IN ({', '.join(map(str, only.tolist()))})" if only is not None else ""
-    con.execute(f"CREATE OR REPLACE TEMP VIEW steps_in AS SELECT * FROM {steps_from} {where}")
+    where = ""
+    if only is not None and bounds is not None:
+        where = f"WHERE {_range_filter('question_id', bounds, only)}"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE steps_in AS SELECT * FROM {steps_from} {where}")
     con.execute("""CREATE OR REPLACE TEMP TABLE models AS SELECT model,
         CAST(row_number() OVER (ORDER BY model) - 1 AS BIGINT) AS m
         FROM (SELECT DISTINCT CAST(model AS VARCHAR) AS model FROM steps_in)""")
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE questions AS SELECT question_id,
-        CAST(row_number() OVER (ORDER BY question_id) - 1 AS BIGINT) AS q,
-        {bucket} AS b
+    con.execute("""CREATE OR REPLACE TEMP TABLE questions AS SELECT question_id,
+        CAST(row_number() OVER (ORDER BY question_id) - 1 AS BIGINT) AS q
         FROM (SELECT DISTINCT question_id FROM steps_in)""")
     categories: list[str] = []
     if inputs.has_category:
@@ -633,14 +716,19 @@ def _run(
                   WHERE category IS NOT NULL)""")
         categories = [r[0] for r in con.execute("SELECT category FROM cats ORDER BY c").fetchall()]
     models = [r[0] for r in con.execute("SELECT model FROM models ORDER BY m").fetchall()]
+    ((names,),) = con.execute(
+        "SELECT list(CAST(question_id AS VARCHAR) ORDER BY q) FROM questions"
+    ).fetchall()
+    names = np.asarray(names or [], dtype=str)
+    if bounds is None:
+        bounds = _bounds(names, BUCKETS)
+    bucket_of = np.searchsorted(bounds, names, "right").astype(np.int64)
+    n_buckets = bounds.size + 1
     if inputs.buzzes:
-        bucket_filter = (
-            f"AND {bucket} IN ({', '.join(map(str, only.tolist()))})" if only is not None else ""
-        )
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE human AS {_h_sql(inputs, definition, bucket_filter)}"
-        )
+        extra = f"AND {_range_filter('question_id', bounds, only)}" if only is not None else ""
+        con.execute(f"CREATE OR REPLACE TEMP TABLE human AS {_h_sql(inputs, definition, extra)}")
     acc = _Accumulator(len(models), len(categories), n_buckets, folder, True)
+    acc.bucket_of = bucket_of
     rel = con.sql(_stream_sql(inputs, definition))
     # to_arrow_reader from DuckDB 1.4 on (fetch_arrow_reader before, deprecated since)
     reader = getattr(rel, "to_arrow_reader", rel.fetch_arrow_reader)(BATCH_ROWS)
@@ -658,24 +746,62 @@ def _run(
         acc.add(pending)
     if acc.duplicate is not None:
         m, q, step = acc.duplicate
-        (qid,) = con.execute("SELECT question_id FROM questions WHERE q = ?", [q]).fetchone()
         raise LargeAnalysisError(
-            f"duplicate step: model={models[m]!r} question={qid!r} step={step!r}"
+            f"duplicate step: model={models[m]!r} question={str(names[q])!r} step={step!r}"
         )
-    table = con.execute("SELECT CAST(question_id AS VARCHAR), b FROM questions ORDER BY q")
-    names_buckets = table.fetchnumpy()
-    names = np.asarray(names_buckets["CAST(question_id AS VARCHAR)"], dtype=str)
-    qbucket = np.asarray(names_buckets["b"], dtype=np.int64)
-    per_model = acc.model_sums()
-    questions, buckets, boot = {}, {}, {}
-    for i, model in enumerate(models):
-        codes, sums = per_model[i]
-        order = np.argsort(names[codes], kind="stable")  # the order of the names' text
-        questions[model] = names[codes][order]
-        buckets[model] = qbucket[codes][order]
-        boot[model] = np.ascontiguousarray(sums[:, order])
     totals = acc.sums.reshape(n_buckets, acc.M, acc.C, len(TAGS), len(LINEAR))
-    return _State(n_buckets, models, categories, totals, questions, buckets, boot)
+    per_model = acc.model_sums()
+    out: dict[int, _Bucket] = {}
+    for i, model in enumerate(models):
+        codes, sums = per_model.pop(i)
+        order = np.lexsort((names[codes], bucket_of[codes]))  # by bucket, then name
+        codes, sums = codes[order], np.ascontiguousarray(sums[:, order])
+        starts = np.searchsorted(bucket_of[codes], np.arange(n_buckets + 1))
+        for b in np.flatnonzero(np.diff(starts)).tolist():
+            if b not in out:
+                out[b] = _Bucket(models, categories, totals[b], {}, {})
+            lo, hi = starts[b], starts[b + 1]
+            out[b].questions[model] = names[codes[lo:hi]]
+            out[b].boot[model] = sums[:, lo:hi]
+    return bounds, out
+
+
+def _save(
+    folder: Path, buckets: dict[int, _Bucket], kept: dict[str, Any], manifest: dict[str, Any]
+) -> None:
+    """Into ``folder``: each bucket of ``buckets`` in a file of its own, then the manifest
+    naming them and the files ``kept`` of the previous one (last, so that a cache cut short
+    by a crash keeps the previous manifest, whose files are still there)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = f"{time.time_ns():x}"
+    listing = dict(kept)
+    for b, bucket in buckets.items():
+        name = f"bucket-{b:05d}.{stamp}.npz"
+        arrays = {"totals": bucket.totals}
+        for i, model in enumerate(bucket.models):
+            if model in bucket.questions:
+                arrays[f"questions-{i}"] = bucket.questions[model]
+                arrays[f"boot-{i}"] = bucket.boot[model]
+        np.savez(folder / name, **arrays)
+        listing[str(b)] = {"file": name, "models": bucket.models, "categories": bucket.categories}
+    new = folder / f"manifest.{stamp}.json"
+    new.write_text(json.dumps({**manifest, "buckets": listing}))
+    os.replace(new, folder / "manifest.json")
+    named = {v["file"] for v in listing.values()} | {manifest["bounds_file"]}
+    for old in folder.iterdir():
+        if old.name != "manifest.json" and old.name not in named:
+            old.unlink()
+
+
+def _load_bucket(folder: Path, entry: dict[str, Any], boot: bool) -> _Bucket:
+    with np.load(folder / entry["file"], allow_pickle=False) as data:
+        models = entry["models"]
+        have = [i for i in range(len(models)) if f"questions-{i}" in data.files]
+        return _Bucket(
+            models, entry["categories"], data["totals"],
+            {models[i]: data[f"questions-{i}"] for i in have} if boot else {},
+            {models[i]: data[f"boot-{i}"] for i in have} if boot else {},
+        )  # fmt: skip
 
 
 def analyze_large(
@@ -690,6 +816,7 @@ def analyze_large(
     threads: int | None = None,
     temp_directory: str | os.PathLike[str] | None = None,
     cache: str | os.PathLike[str] | None = None,
+    rank: bool = False,
 ) -> dict[str, Any]:
     """Every metric of :data:`LARGE_METRICS` per model and confidence kind (over all steps,
     ``final`` steps, and ``by_category``), with bootstrap intervals of CalScore, ECE and
@@ -702,6 +829,10 @@ def analyze_large(
     questions, with the files they came from (path, size, modification time). The next
     analysis with the same cache reads again only the buckets of questions that a new,
     changed or removed file holds (or held), and gives the numbers a fresh analysis gives.
+
+    ``rank``: also ACE, AUROC, AURC and the accuracy at 80 % coverage (:data:`RANK_METRICS`),
+    exactly, from the rows counted per distinct (confidence, correctness): one more pass
+    over every step, sorted by confidence in DuckDB, that the cache does not shorten.
     """
     import duckdb
 
@@ -709,7 +840,6 @@ def analyze_large(
     step_files = parquet_files(steps)
     buzz_files = parquet_files(buzzes) if buzzes is not None else []
     cache_dir = Path(cache) if cache is not None else None
-    n_buckets = BUCKETS if cache_dir is not None else 1
     timings: dict[str, float] = {}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="grace-large-", dir=temp_directory) as tmp:
@@ -732,14 +862,14 @@ def analyze_large(
                 "engine": duckdb.__version__,
                 "h_definition": h_definition,
                 "n_bins": N_BINS,
-                "category": inputs.has_category,
-                "buzz_columns": sorted(buzz_cols),
+                "columns": {"steps": step_cols, "buzzes": buzz_cols},
             }
             files = {"steps": _stat(step_files), "buzzes": _stat(buzz_files)}
-            loaded = _State.load(cache_dir) if cache_dir is not None else None
+            manifest = _manifest(cache_dir)
             redone: NDArray[np.int64] | None = None
-            if loaded is not None and loaded[1].get("key") == key:
-                old, manifest = loaded
+            kept: dict[str, Any] = {}
+            if manifest is not None and manifest.get("key") == key:
+                bounds = np.load(cache_dir / manifest["bounds_file"], allow_pickle=False)
                 changed: set[int] = set()
                 fresh: dict[str, list[str]] = {}
                 for what in ("steps", "buzzes"):
@@ -751,41 +881,68 @@ def analyze_large(
                         p for p, stat in files[what].items()
                         if before.get(p, [None, None, None])[:2] != stat
                     ]  # fmt: skip
-                held_now = {
-                    what: {**{p: v[2] for p, v in manifest["files"][what].items()},
-                           **_file_buckets(con, fresh[what], n_buckets)}
-                    for what in ("steps", "buzzes")
-                }  # fmt: skip
+                held = {}
                 for what in ("steps", "buzzes"):
+                    held[what] = {p: v[2] for p, v in manifest["files"][what].items()}
+                    held[what].update(_file_buckets(con, fresh[what], bounds))
                     for path in fresh[what]:
-                        changed.update(held_now[what][path])
+                        changed.update(held[what][path])
                 redone = np.array(sorted(changed), dtype=np.int64)
+                parts: dict[int, _Bucket] = {}
                 if redone.size:
-                    part = _run(con, inputs, h_definition, n_buckets, redone, Path(tmp))
-                    state = old.merged(part, redone)
-                else:
-                    state = old
+                    _, parts = _run(con, inputs, h_definition, bounds, redone, Path(tmp))
+                kept = {b: v for b, v in manifest["buckets"].items() if int(b) not in changed}
+                old = {int(b): _load_bucket(cache_dir, v, n_resamples > 0) for b, v in kept.items()}
+                buckets = {**old, **parts}
             else:
-                state = _run(con, inputs, h_definition, n_buckets, None, Path(tmp))
-                held_now = (
-                    {w: _file_buckets(con, f, n_buckets) for w, f in
+                bounds, buckets = _run(
+                    con, inputs, h_definition, None if cache_dir else np.zeros(0, str), None,
+                    Path(tmp),
+                )  # fmt: skip
+                held = (
+                    {w: _file_buckets(con, f, bounds) for w, f in
                      (("steps", step_files), ("buzzes", buzz_files))}
                     if cache_dir is not None else {}
                 )  # fmt: skip
+                parts = buckets
+            timings["aggregation"] = time.perf_counter() - started
+            ranked: dict[tuple[str, str | None, bool, str, bool], dict[str, Any]] = {}
+            if rank:
+                started = time.perf_counter()
+                every_step = f"read_parquet({_sql_list(step_files)}, union_by_name = true)"
+                con.execute(f"CREATE OR REPLACE TEMP VIEW steps_all AS SELECT * FROM {every_step}")
+                for model, cat, everything, kind, final, *values in con.execute(
+                    _rank_sql(inputs.has_category)
+                ).fetchall():
+                    ranked[(model, cat, everything, kind, final)] = {
+                        name: _none(v) if v is not None else None
+                        for name, v in zip(RANK_METRICS, values, strict=True)
+                    }
+                timings["rank"] = time.perf_counter() - started
         finally:
             con.close()
-    timings["aggregation"] = time.perf_counter() - started
-    if cache_dir is not None:
-        started = time.perf_counter()
-        listing = {
-            what: {p: [*stat, held_now[what].get(p, [])] for p, stat in files[what].items()}
-            for what in ("steps", "buzzes")
-        }
-        state.save(cache_dir, {"key": key, "files": listing})
-        timings["cache"] = time.perf_counter() - started
+        if cache_dir is not None:
+            started = time.perf_counter()
+            listing = {
+                what: {p: [*stat, held[what].get(p, [])] for p, stat in files[what].items()}
+                for what in ("steps", "buzzes")
+            }
+            bounds_file = (manifest or {}).get("bounds_file") if redone is not None else None
+            if bounds_file is None:
+                bounds_file = f"bounds.{time.time_ns():x}.npy"
+                cache_dir.mkdir(parents=True, exist_ok=True)
+                np.save(cache_dir / bounds_file, bounds, allow_pickle=False)
+            _save(
+                cache_dir, parts, kept,
+                {"key": key, "files": listing, "bounds_file": bounds_file},
+            )  # fmt: skip
+            timings["cache"] = time.perf_counter() - started
     started = time.perf_counter()
+    state = _combine([buckets[b] for b in sorted(buckets)])
+    del buckets, parts
     result = _result(state, n_resamples, seed, level)
     timings["bootstrap"] = time.perf_counter() - started
+    n_buckets = bounds.size + 1
     return {
         "engine": f"duckdb {duckdb.__version__}",
         "settings": {
@@ -805,10 +962,26 @@ def analyze_large(
             "buckets_read": n_buckets if redone is None else int(redone.size),
         },
         "timings": {k: round(v, 3) for k, v in timings.items()},
-        "metrics": list(LARGE_METRICS),
-        "not_computed": list(NOT_COMPUTED),
-        "models": _result_models(state, result),
+        "metrics": [*LARGE_METRICS, *(RANK_METRICS if rank else ())],
+        "not_computed": [m for m in NOT_COMPUTED if not (rank and m in RANK_METRICS)],
+        "models": _result_models(state, result, ranked),
     }
+
+
+def _manifest(folder: Path | None) -> dict[str, Any] | None:
+    """The cache's manifest; None when there is none or it cannot be read (the cache is
+    then made again)."""
+    if folder is None:
+        return None
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        if not (folder / manifest["bounds_file"]).is_file() or not all(
+            (folder / v["file"]).is_file() for v in manifest["buckets"].values()
+        ):
+            return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
 
 
 def _result(
@@ -833,15 +1006,27 @@ def _result(
     return out
 
 
-def _result_models(state: _State, cis: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def _result_models(
+    state: _State,
+    cis: dict[str, list[dict[str, Any]]],
+    ranked: dict[tuple[str, str | None, bool, str, bool], dict[str, Any]],
+) -> dict[str, Any]:
     names = [UNCATEGORIZED, *state.categories]
-    totals = state.totals.sum(axis=0)  # (models, categories + 1, tags, LINEAR)
+    none = dict.fromkeys(RANK_METRICS)
+
+    def rank_of(model: str, cat: str | None, everything: bool, kind: str, final: bool) -> Any:
+        if not ranked:
+            return {}
+        return ranked.get((model, cat, everything, kind, final), none)
+
+    totals = state.totals  # (models, categories + 1, tags, LINEAR)
     result: dict[str, Any] = {}
     for i, model in enumerate(state.models):
         cells = totals[i]
         result[model] = {}
         for t, (kind, fin) in enumerate(TAGS):
             summary = _metrics(cells[:, t].sum(axis=0))
+            summary.update(rank_of(model, None, True, kind, fin))
             found = cis.get(model) or []
             summary["ci"] = found[t] if found else {m: [None, None] for m in HEADLINE_METRICS}
             if fin:
@@ -849,7 +1034,10 @@ def _result_models(state: _State, cis: dict[str, list[dict[str, Any]]]) -> dict[
                 continue
             seen = cells[:, t, COL["q_seen"]] > 0
             summary["by_category"] = {
-                names[c]: _metrics(cells[c, t])
+                names[c]: {
+                    **_metrics(cells[c, t]),
+                    **rank_of(model, state.categories[c - 1] if c else None, False, kind, fin),
+                }
                 for c in sorted(np.flatnonzero(seen), key=lambda c: names[c])
             }
             result[model][kind] = summary
