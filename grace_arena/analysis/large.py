@@ -693,15 +693,17 @@ def _run(
     bounds: NDArray[Any] | None,
     only: NDArray[np.int64] | None,
     folder: Path,
-) -> tuple[NDArray[Any], dict[int, _Bucket]]:
-    """One pass over the data (of the buckets ``only``, or all): the buckets of questions,
-    cut at ``bounds`` (None: made from the questions, in :data:`BUCKETS` ranges; empty:
-    one bucket), and the bounds."""
+) -> tuple[NDArray[Any], _Pass]:
+    """One pass over the data (of the buckets ``only``, or all), its questions cut at
+    ``bounds`` (None: made from the questions, in :data:`BUCKETS` ranges; empty: one
+    bucket); the bounds and what the pass leaves (:func:`_buckets` reads it)."""
     steps_from = f"read_parquet({_sql_list(inputs.steps)}, union_by_name = true)"
     where = ""
     if only is not None and bounds is not None:
         where = f"WHERE {_range_filter('question_id', bounds, only)}"
-    con.execute(f"CREATE OR REPLACE TEMP TABLE steps_in AS SELECT * FROM {steps_from} {where}")
+    # a few buckets: read once; all of them: streamed
+    made = "TABLE" if where else "VIEW"
+    con.execute(f"CREATE OR REPLACE TEMP {made} steps_in AS SELECT * FROM {steps_from} {where}")
     con.execute("""CREATE OR REPLACE TEMP TABLE models AS SELECT model,
         CAST(row_number() OVER (ORDER BY model) - 1 AS BIGINT) AS m
         FROM (SELECT DISTINCT CAST(model AS VARCHAR) AS model FROM steps_in)""")
@@ -749,6 +751,26 @@ def _run(
         raise LargeAnalysisError(
             f"duplicate step: model={models[m]!r} question={str(names[q])!r} step={step!r}"
         )
+    return bounds, _Pass(acc, models, categories, names, bucket_of)
+
+
+@dataclass
+class _Pass:
+    """What one pass leaves: its sums, and its bootstrap sums in files of blocks."""
+
+    acc: _Accumulator
+    models: list[str]
+    categories: list[str]
+    names: NDArray[Any]
+    bucket_of: NDArray[np.int64]
+
+
+def _buckets(done: _Pass) -> dict[int, _Bucket]:
+    """A pass's buckets (read after DuckDB is closed, so that its memory and the bootstrap
+    sums are not held at once)."""
+    acc, models, categories = done.acc, done.models, done.categories
+    names, bucket_of = done.names, done.bucket_of
+    n_buckets = acc.B
     totals = acc.sums.reshape(n_buckets, acc.M, acc.C, len(TAGS), len(LINEAR))
     per_model = acc.model_sums()
     out: dict[int, _Bucket] = {}
@@ -763,7 +785,7 @@ def _run(
             lo, hi = starts[b], starts[b + 1]
             out[b].questions[model] = names[codes[lo:hi]]
             out[b].boot[model] = sums[:, lo:hi]
-    return bounds, out
+    return out
 
 
 def _save(
@@ -868,6 +890,7 @@ def analyze_large(
             manifest = _manifest(cache_dir)
             redone: NDArray[np.int64] | None = None
             kept: dict[str, Any] = {}
+            done: _Pass | None = None
             if manifest is not None and manifest.get("key") == key:
                 bounds = np.load(cache_dir / manifest["bounds_file"], allow_pickle=False)
                 changed: set[int] = set()
@@ -888,14 +911,11 @@ def analyze_large(
                     for path in fresh[what]:
                         changed.update(held[what][path])
                 redone = np.array(sorted(changed), dtype=np.int64)
-                parts: dict[int, _Bucket] = {}
                 if redone.size:
-                    _, parts = _run(con, inputs, h_definition, bounds, redone, Path(tmp))
+                    _, done = _run(con, inputs, h_definition, bounds, redone, Path(tmp))
                 kept = {b: v for b, v in manifest["buckets"].items() if int(b) not in changed}
-                old = {int(b): _load_bucket(cache_dir, v, n_resamples > 0) for b, v in kept.items()}
-                buckets = {**old, **parts}
             else:
-                bounds, buckets = _run(
+                bounds, done = _run(
                     con, inputs, h_definition, None if cache_dir else np.zeros(0, str), None,
                     Path(tmp),
                 )  # fmt: skip
@@ -904,7 +924,6 @@ def analyze_large(
                      (("steps", step_files), ("buzzes", buzz_files))}
                     if cache_dir is not None else {}
                 )  # fmt: skip
-                parts = buckets
             timings["aggregation"] = time.perf_counter() - started
             ranked: dict[tuple[str, str | None, bool, str, bool], dict[str, Any]] = {}
             if rank:
@@ -921,6 +940,13 @@ def analyze_large(
                 timings["rank"] = time.perf_counter() - started
         finally:
             con.close()
+        started = time.perf_counter()
+        parts = _buckets(done) if done is not None else {}
+        buckets = dict(parts)
+        if redone is not None:
+            for b, v in kept.items():
+                buckets[int(b)] = _load_bucket(cache_dir, v, n_resamples > 0)
+        timings["aggregation"] += time.perf_counter() - started
         if cache_dir is not None:
             started = time.perf_counter()
             listing = {
