@@ -449,10 +449,12 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
     )  # fmt: skip
     cat_code = "coalesce(cats.c, -1)" if inputs.has_category else "-1"
     return f"""
-        SELECT qu.q, mo.m, s.step, CASE WHEN s.g > 0 THEN 1.0 ELSE 0.0 END AS g,
-               CAST(s.confidence_logit AS DOUBLE) AS logit,
-               CAST(s.confidence_verbal AS DOUBLE) AS verbal,
-               {h_expr} AS h, {cat_code} AS cat
+        SELECT CAST(qu.q AS BIGINT) AS q, CAST(mo.m AS BIGINT) AS m,
+               CAST(coalesce(s.step, -1) AS BIGINT) AS step,
+               CAST(CASE WHEN s.g > 0 THEN 1.0 ELSE 0.0 END AS DOUBLE) AS g,
+               coalesce(CAST(s.confidence_logit AS DOUBLE), CAST('NaN' AS DOUBLE)) AS logit,
+               coalesce(CAST(s.confidence_verbal AS DOUBLE), CAST('NaN' AS DOUBLE)) AS verbal,
+               CAST({h_expr} AS DOUBLE) AS h, CAST({cat_code} AS BIGINT) AS cat
         FROM (
             SELECT CAST(model AS VARCHAR) AS model, question_id, CAST(step AS BIGINT) AS step,
                    CAST(word_index AS BIGINT) AS word_index, CAST(correct AS DOUBLE) AS g,
@@ -469,11 +471,13 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
 
 
 def _columns_of(batch: Any) -> dict[str, NDArray[Any]]:
+    """A batch's columns as numpy arrays: the SQL gives them without nulls (a missing
+    confidence is NaN) in the types used, so that they are read in place, not copied."""
     out = {}
     for name in ("q", "m", "step", "cat"):
-        out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.int64)
+        out[name] = np.asarray(batch.column(name).to_numpy(zero_copy_only=False), np.int64)
     for name in ("g", "h", "logit", "verbal"):
-        out[name] = batch.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
+        out[name] = np.asarray(batch.column(name).to_numpy(zero_copy_only=False), np.float64)
     return out
 
 
