@@ -172,9 +172,10 @@ def test_the_command_prints_the_table_and_writes_the_json(tmp_path):
         memory["models"]["model-1"]["logit"]["calscore"], abs=1e-12
     )
     cached = ["analyze-large", "--steps", str(step_dir), "--buzzes", str(buzz_dir),
-              "--resamples", "0", "--cache", str(tmp_path / "cache")]  # fmt: skip
+              "--resamples", "0", "--cache", str(tmp_path / "cache"), "--rank"]  # fmt: skip
     first = CliRunner().invoke(app, cached)
     assert first.exit_code == 0, first.output
+    assert "AUROC" in first.output
     import re
 
     read = re.search(r"read (\d+) of (\d+) buckets", first.output)
