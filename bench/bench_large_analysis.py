@@ -3,7 +3,7 @@ data of GRACE's shape, and its agreement with the in-memory analysis.
 
     .venv/bin/python bench/bench_large_analysis.py --steps 100000000 --buzzes 10000000 \
         [--models 5] [--resamples 1000] [--memory-limit 4GB] [--threads 2] [--dir DIR]
-        [--keep] [--reuse] [--compare] [--cache] [--appended]
+        [--keep] [--reuse] [--compare] [--rank] [--cache] [--appended]
 
 Writes the data in chunks (never whole in memory: questions of 8 clue steps shared by the
 models, confidences rising with the step, 10 % of verbal confidences missing, human and
@@ -155,6 +155,7 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true",
                         help="analyse with a cache in DIR/cache, made anew")  # fmt: skip
     parser.add_argument("--compare", action="store_true", help="also run analyze in memory")
+    parser.add_argument("--rank", action="store_true", help="also ACE, AUROC, AURC, acc_at_80")
     args = parser.parse_args()
 
     from grace_arena.analysis.large import analyze_large
@@ -181,7 +182,7 @@ def main() -> None:
         t0 = time.perf_counter()
         result = analyze_large(
             steps_dir, buzz_dir, n_resamples=args.resamples, seed=args.seed,
-            memory_limit=args.memory_limit, threads=args.threads, cache=cache,
+            memory_limit=args.memory_limit, threads=args.threads, cache=cache, rank=args.rank,
         )  # fmt: skip
         elapsed = time.perf_counter() - t0
         print(f"analyze-large: {elapsed:.1f} s ({elapsed / 60:.2f} min), "
@@ -205,15 +206,21 @@ def main() -> None:
             t0 = time.perf_counter()
             memory = analyze(steps, buzzes, n_resamples=args.resamples, seed=args.seed)
             print(f"analyze (in memory): {time.perf_counter() - t0:.1f} s")
-            worst = 0.0
+            worst: dict[str, float] = {}
             for model, kinds in result["models"].items():
                 for kind, s in kinds.items():
                     mem = memory["models"][model][kind]
-                    for ours, theirs in ((s, mem), (s["final"], mem["final"])):
+                    pairs = [(s, mem), (s["final"], mem["final"])]
+                    pairs += [(v, mem["by_category"][c]) for c, v in s["by_category"].items()]
+                    for ours, theirs in pairs:
                         for name in result["metrics"]:
                             if ours.get(name) is not None and theirs.get(name) is not None:
-                                worst = max(worst, abs(ours[name] - theirs[name]))
-            print(f"largest difference of any metric from the in-memory analysis: {worst:.2e}")
+                                gap = abs(ours[name] - theirs[name])
+                                worst[name] = max(worst.get(name, 0.0), gap)
+            print(f"largest difference of any metric from the in-memory analysis: "
+                  f"{max(worst.values()):.2e}"
+                  + "".join(f"; {n} {worst[n]:.2e}" for n in ("ace", "auroc", "aurc", "acc_at_80")
+                            if n in worst))  # fmt: skip
         if args.appended:
             for i, resamples in enumerate((0, args.resamples)):
                 k = write_match(buzz_dir, n_q, args.seed + 7 + i, name=f"zz-one-more-match-{i}")
