@@ -215,6 +215,8 @@ def test_a_cache_redoes_only_the_questions_of_new_changed_or_removed_files(tmp_p
     step_dir = _write(steps, tmp_path / "steps", parts=4)
     buzz_dir = _write(buzzes, tmp_path / "buzzes", parts=6)
     cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "notes.txt").write_text("mine")  # a folder's other files are left alone
     kwargs = {"n_resamples": 100, "seed": 5, "memory_limit": "512MB", "threads": 2}
 
     def both() -> tuple[dict, dict]:
@@ -265,6 +267,7 @@ def test_a_cache_redoes_only_the_questions_of_new_changed_or_removed_files(tmp_p
     (step_dir / "part-001.parquet").unlink()
     cached, fresh = both()
     assert _same(cached, fresh) > 1000
+    assert (cache / "notes.txt").read_text() == "mine"
     n_questions = pd.concat([pd.read_parquet(p) for p in step_dir.glob("*.parquet")])
     assert (
         cached["models"]["model-0"]["logit"]["n"]

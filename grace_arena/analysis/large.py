@@ -44,6 +44,7 @@ import glob
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -628,6 +629,10 @@ def _combine(buckets: list[_Bucket]) -> _State:
 BUCKETS = 512
 #: Bumped when what the cache holds changes meaning.
 CACHE_VERSION = 2
+#: The names of the files the cache writes (and may remove).
+CACHE_FILE = re.compile(
+    r"(bucket-\d+\.[0-9a-f]+\.npz|bounds\.[0-9a-f]+\.npy|manifest\.[0-9a-f]+\.json)"
+)
 
 
 def _stat(files: list[str]) -> dict[str, list[int]]:
@@ -814,8 +819,8 @@ def _save(
     new.write_text(json.dumps({**manifest, "buckets": listing}))
     os.replace(new, folder / "manifest.json")
     named = {v["file"] for v in listing.values()} | {manifest["bounds_file"]}
-    for old in folder.iterdir():
-        if old.name != "manifest.json" and old.name not in named:
+    for old in folder.iterdir():  # only the cache's own files: the folder may hold others
+        if CACHE_FILE.fullmatch(old.name) and old.name not in named:
             old.unlink()
 
 
