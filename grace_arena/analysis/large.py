@@ -398,14 +398,19 @@ def _metrics(v: NDArray[np.float64]) -> dict[str, Any]:
     return {k: _none(x) if isinstance(x, float | np.floating) else x for k, x in out.items()}
 
 
-def _intervals(
-    matrices: list[NDArray[np.float32]], n_resamples: int, seed: int, level: float
-) -> list[list[dict[str, list[float | None]]]]:
+def _boot_totals(
+    matrices: list[NDArray[np.float32]],
+    n_resamples: int,
+    seed: int,
+    draws_file: Path | None = None,
+) -> list[NDArray[np.float64]]:
     """Per model (``matrices``: each model's bootstrap sums, ``(tags * WIDTH, questions)``,
-    as many questions each), per tag, percentile intervals of CalScore, ECE and Brier over
-    question resamples: ``analyze``'s draws (the same seed and number of questions) and
-    arithmetic (single-precision sums, one matrix product per chunk of resamples). The
-    draws are made once for all the models, in chunks of at most 25 M counts (200 MB)."""
+    as many questions each), the resampled totals, ``(resamples, tags * WIDTH)``:
+    ``analyze``'s draws (the same seed and number of questions) and arithmetic
+    (single-precision sums, one matrix product per chunk of resamples). The draws are made
+    once for all the models, in chunks of at most 25 M counts (200 MB), and written to
+    ``draws_file`` (one byte a count) when given, for a later analysis to update the totals
+    with."""
     from threadpoolctl import threadpool_limits
 
     n_questions = matrices[0].shape[1]
@@ -415,22 +420,36 @@ def _intervals(
     draws = resample_counts(
         n_questions, n_resamples=n_resamples, seed=seed, chunk=chunk, dtype=np.float32
     )
+    kept = (
+        np.lib.format.open_memmap(draws_file, "w+", np.uint8, (n_resamples, n_questions))
+        if draws_file is not None
+        else None
+    )
     with threadpool_limits(limits=1, user_api="blas"):
         for counts in draws:
             for matrix, total in zip(matrices, totals, strict=True):
                 total[done : done + counts.shape[0]] = (matrix @ counts.T).T
+            if kept is not None:
+                if counts.size and counts.max() > 255:
+                    raise AssertionError("a question drawn more than 255 times in a resample")
+                kept[done : done + counts.shape[0]] = counts
             done += counts.shape[0]
-    out = []
-    for total in totals:
-        per_tag = []
-        for t in range(len(TAGS)):
-            by_metric = stats_from_sums(total[:, t * WIDTH : (t + 1) * WIDTH], n_bins=N_BINS)
-            per_tag.append({
-                name: [_none(x) for x in percentile_interval(by_metric[name], level=level)]
-                for name in HEADLINE_METRICS
-            })  # fmt: skip
-        out.append(per_tag)
-    return out
+    if kept is not None:
+        kept.flush()
+        del kept
+    return totals
+
+
+def _cis(total: NDArray[np.float64], level: float) -> list[dict[str, list[float | None]]]:
+    """Per tag, percentile intervals of CalScore, ECE and Brier from resampled totals."""
+    per_tag = []
+    for t in range(len(TAGS)):
+        by_metric = stats_from_sums(total[:, t * WIDTH : (t + 1) * WIDTH], n_bins=N_BINS)
+        per_tag.append({
+            name: [_none(x) for x in percentile_interval(by_metric[name], level=level)]
+            for name in HEADLINE_METRICS
+        })  # fmt: skip
+    return per_tag
 
 
 def _stream_sql(inputs: _Inputs, definition: str) -> str:
@@ -631,7 +650,8 @@ BUCKETS = 512
 CACHE_VERSION = 2
 #: The names of the files the cache writes (and may remove).
 CACHE_FILE = re.compile(
-    r"(bucket-\d+\.[0-9a-f]+\.npz|bounds\.[0-9a-f]+\.npy|manifest\.[0-9a-f]+\.json)"
+    r"(bucket-\d+\.[0-9a-f]+\.npz|(bounds|totals-\d+|draws-\d+)\.[0-9a-f]+\.npy"
+    r"|manifest\.[0-9a-f]+\.json)"
 )
 
 
@@ -804,7 +824,7 @@ def _save(
     naming them and the files ``kept`` of the previous one (last, so that a cache cut short
     by a crash keeps the previous manifest, whose files are still there)."""
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = f"{time.time_ns():x}"
+    stamp = manifest["stamp"]
     listing = dict(kept)
     for b, bucket in buckets.items():
         name = f"bucket-{b:05d}.{stamp}.npz"
@@ -814,11 +834,24 @@ def _save(
                 arrays[f"questions-{i}"] = bucket.questions[model]
                 arrays[f"boot-{i}"] = bucket.boot[model]
         np.savez(folder / name, **arrays)
-        listing[str(b)] = {"file": name, "models": bucket.models, "categories": bucket.categories}
-    new = folder / f"manifest.{stamp}.json"
-    new.write_text(json.dumps({**manifest, "buckets": listing}))
+        listing[str(b)] = {
+            "file": name, "models": bucket.models, "categories": bucket.categories,
+            "counts": {m: int(q.size) for m, q in bucket.questions.items()},
+        }  # fmt: skip
+    _write_manifest(folder, {**manifest, "buckets": listing})
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    new = folder / f"manifest.{time.time_ns():x}.json"
+    new.write_text(json.dumps(manifest))
     os.replace(new, folder / "manifest.json")
-    named = {v["file"] for v in listing.values()} | {manifest["bounds_file"]}
+
+
+def _tidy(folder: Path, manifest: dict[str, Any]) -> None:
+    """Remove the cache's files the manifest does not name."""
+    named = {v["file"] for v in manifest["buckets"].values()} | {manifest["bounds_file"]}
+    boot = manifest.get("bootstrap") or {}
+    named |= set(boot.get("totals", {}).values()) | set(boot.get("draws", {}).values())
     for old in folder.iterdir():  # only the cache's own files: the folder may hold others
         if CACHE_FILE.fullmatch(old.name) and old.name not in named:
             old.unlink()
@@ -951,11 +984,27 @@ def analyze_large(
             con.close()
         started = time.perf_counter()
         parts = _buckets(done) if done is not None else {}
+        updated: dict[str, NDArray[np.float64]] | None = None
+        # the kept totals are moved even when no interval is asked for, to stay of use
+        entry = (manifest or {}).get("bootstrap") or {}
+        if n_resamples > 0:
+            keep_seed, keep_n = seed, n_resamples
+        else:
+            keep_seed, keep_n = entry.get("seed", seed), entry.get("n_resamples", 0)
+        if redone is not None and keep_n > 0:
+            was = {
+                b: _load_bucket(cache_dir, manifest["buckets"][str(b)], True)
+                for b in redone.tolist()
+                if str(b) in manifest["buckets"]
+            }
+            updated = _updated_totals(cache_dir, manifest, was, parts, redone, keep_n, keep_seed)
+            del was
         buckets = dict(parts)
         if redone is not None:
             for b, v in kept.items():
-                buckets[int(b)] = _load_bucket(cache_dir, v, n_resamples > 0)
+                buckets[int(b)] = _load_bucket(cache_dir, v, n_resamples > 0 and updated is None)
         timings["aggregation"] += time.perf_counter() - started
+        stamp = f"{time.time_ns():x}"
         if cache_dir is not None:
             started = time.perf_counter()
             listing = {
@@ -964,19 +1013,34 @@ def analyze_large(
             }
             bounds_file = (manifest or {}).get("bounds_file") if redone is not None else None
             if bounds_file is None:
-                bounds_file = f"bounds.{time.time_ns():x}.npy"
+                bounds_file = f"bounds.{stamp}.npy"
                 cache_dir.mkdir(parents=True, exist_ok=True)
                 np.save(cache_dir / bounds_file, bounds, allow_pickle=False)
-            _save(
-                cache_dir, parts, kept,
-                {"key": key, "files": listing, "bounds_file": bounds_file},
-            )  # fmt: skip
+            saved = {"key": key, "files": listing, "bounds_file": bounds_file, "stamp": stamp}
+            _save(cache_dir, parts, kept, saved)  # no "bootstrap" yet: its totals are stale
+            saved["buckets"] = json.loads((cache_dir / "manifest.json").read_text())["buckets"]
             timings["cache"] = time.perf_counter() - started
     started = time.perf_counter()
     state = _combine([buckets[b] for b in sorted(buckets)])
     del buckets, parts
-    result = _result(state, n_resamples, seed, level)
+    if updated is not None:
+        totals, draws = updated, manifest["bootstrap"]["draws"]
+    else:
+        totals, draws = _result(state, n_resamples, seed, cache_dir, stamp)
+    cis = {m: _cis(total, level) for m, total in totals.items()} if n_resamples > 0 else {}
+    if cache_dir is not None:
+        if totals:
+            names = {}
+            for i, model in enumerate(state.models):
+                if model in totals:
+                    names[model] = f"totals-{i}.{stamp}.npy"
+                    np.save(cache_dir / names[model], totals[model], allow_pickle=False)
+            saved["bootstrap"] = {"seed": keep_seed, "n_resamples": keep_n,
+                                  "totals": names, "draws": draws}  # fmt: skip
+            _write_manifest(cache_dir, saved)
+        _tidy(cache_dir, saved)
     timings["bootstrap"] = time.perf_counter() - started
+    result = cis
     n_buckets = bounds.size + 1
     return {
         "engine": f"duckdb {duckdb.__version__}",
@@ -1000,6 +1064,7 @@ def analyze_large(
         "metrics": [*LARGE_METRICS, *(RANK_METRICS if rank else ())],
         "not_computed": [m for m in NOT_COMPUTED if not (rank and m in RANK_METRICS)],
         "models": _result_models(state, result, ranked),
+        "bootstrap": None if n_resamples <= 0 else "updated" if updated is not None else "made",
     }
 
 
@@ -1020,24 +1085,72 @@ def _manifest(folder: Path | None) -> dict[str, Any] | None:
 
 
 def _result(
-    state: _State, n_resamples: int, seed: int, level: float
-) -> dict[str, list[dict[str, Any]]]:
-    """Per model, per tag, the intervals (empty without resamples or questions). Models with
-    as many questions share the draws (the draws depend only on that number and the seed)."""
-    out: dict[str, list[dict[str, Any]]] = {m: [] for m in state.models}
+    state: _State, n_resamples: int, seed: int, folder: Path | None, stamp: str
+) -> tuple[dict[str, NDArray[np.float64]], dict[str, str]]:
+    """Per model, the resampled totals (none without resamples or questions), and the
+    draws' files written in ``folder`` (by number of questions). Models with as many
+    questions share the draws (the draws depend only on that number and the seed)."""
+    out: dict[str, NDArray[np.float64]] = {}
+    draws: dict[str, str] = {}
     if n_resamples <= 0:
-        return out
+        return out, draws
     by_size: dict[int, list[str]] = {}
     for model in state.models:
         if state.boot[model].shape[1]:
             by_size.setdefault(state.boot[model].shape[1], []).append(model)
-    for group in by_size.values():
-        for model, cis in zip(
-            group,
-            _intervals([state.boot[m] for m in group], n_resamples, seed, level),
-            strict=True,
-        ):
-            out[model] = cis
+    for size, group in by_size.items():
+        path = None
+        if folder is not None:
+            draws[str(size)] = f"draws-{size}.{stamp}.npy"
+            path = folder / draws[str(size)]
+        totals = _boot_totals([state.boot[m] for m in group], n_resamples, seed, path)
+        out.update(zip(group, totals, strict=True))
+    return out, draws
+
+
+def _updated_totals(
+    folder: Path,
+    manifest: dict[str, Any],
+    old: dict[int, _Bucket],
+    new: dict[int, _Bucket],
+    redone: NDArray[np.int64],
+    n_resamples: int,
+    seed: int,
+) -> dict[str, NDArray[np.float64]] | None:
+    """The resampled totals of the cache moved by the change of the buckets ``redone``
+    (``old``: as they were, ``new``: as they are), when every model kept the same questions:
+    then the draws are those kept, and a total moves by the change of its questions' sums
+    times the counts of those questions. None when the totals must be made again."""
+    boot = manifest.get("bootstrap")
+    if not boot or boot.get("seed") != seed or boot.get("n_resamples") != n_resamples:
+        return None
+    models = sorted(boot["totals"])
+    counts = {b: v.get("counts", {}) for b, v in manifest["buckets"].items()}
+    for b in redone.tolist():
+        was, now = old.get(b), new.get(b)
+        for model in models:
+            q_was = was.questions.get(model) if was is not None else None
+            q_now = now.questions.get(model) if now is not None else None
+            if (q_was is None) != (q_now is None):
+                return None
+            if q_was is not None and not np.array_equal(q_was, q_now):
+                return None
+        if now is not None and set(now.boot) - set(models):
+            return None
+    out = {}
+    for model in models:
+        total = np.load(folder / boot["totals"][model], allow_pickle=False)
+        n_questions = sum(c.get(model, 0) for c in counts.values())
+        draws = np.load(folder / boot["draws"][str(n_questions)], mmap_mode="r")
+        offset = 0
+        for b in sorted(int(k) for k in counts):
+            k = counts[str(b)].get(model, 0)
+            if b in redone and k and b in new:
+                delta = new[b].boot[model] - old[b].boot[model]
+                chunk = np.asarray(draws[:, offset : offset + k], dtype=np.float32)
+                total += (delta @ chunk.T).T
+            offset += k
+        out[model] = total
     return out
 
 
