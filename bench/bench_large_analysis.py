@@ -231,7 +231,8 @@ def main() -> None:
                 )  # fmt: skip
                 c = again["cache"]
                 print(f"re-analysis after one more match ({k} buzzes on 20 questions), "
-                      f"{resamples} resamples: {time.perf_counter() - t0:.1f} s "
+                      f"{resamples} resamples (bootstrap {again['bootstrap']}): "
+                      f"{time.perf_counter() - t0:.1f} s "
                       f"(read {c['buckets_read']} of {c['buckets']} buckets; "
                       + ", ".join(f"{n} {v:.2f} s" for n, v in again["timings"].items())
                       + f"); load average {_load()}")  # fmt: skip
