@@ -41,6 +41,7 @@ and prints time and peak memory.
 from __future__ import annotations
 
 import glob
+import itertools
 import json
 import math
 import os
@@ -220,6 +221,8 @@ LINEAR = (
 COL = {name: i for i, name in enumerate(LINEAR)}
 #: Rows read from DuckDB at a time.
 BATCH_ROWS = 1_000_000
+#: Steps sorted at a time (a range of questions): 12.5 M rows of 64 bytes, 800 MB.
+SORT_ROWS = 12_500_000
 
 
 def _none(value: float | None) -> float | None:
@@ -452,7 +455,9 @@ def _cis(total: NDArray[np.float64], level: float) -> list[dict[str, list[float 
     return per_tag
 
 
-def _stream_sql(inputs: _Inputs, definition: str) -> str:
+def _stream_sql(inputs: _Inputs, definition: str, part: str = "") -> str:
+    """The steps in order of (question, model, step) with h_t; ``part``: a filter on the
+    steps (a range of question names)."""
     if inputs.buzzes:
         ratio = "hc.cum_num / hc.total" if definition == "reference" else "hc.cum_num / hc.cum_den"
         guard = "hc.total" if definition == "reference" else "hc.cum_den"
@@ -480,7 +485,7 @@ def _stream_sql(inputs: _Inputs, definition: str) -> str:
                    CAST(word_index AS BIGINT) AS word_index, CAST(correct AS DOUBLE) AS g,
                    confidence_logit, confidence_verbal,
                    {"category" if inputs.has_category else "NULL AS category"}
-            FROM steps_in
+            FROM steps_in {f"WHERE {part}" if part else ""}
         ) AS s
         JOIN models AS mo ON s.model = mo.model
         JOIN questions AS qu ON s.question_id = qu.question_id
@@ -681,6 +686,10 @@ def _file_buckets(con: Any, files: list[str], bounds: NDArray[Any]) -> dict[str,
     }
 
 
+def _literal(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
 def _range_filter(column: str, bounds: NDArray[Any], only: NDArray[np.int64]) -> str:
     """SQL true for the names in the buckets ``only`` (runs of adjacent buckets as one
     range; the names compared as text, byte by byte, the order numpy sorts them in)."""
@@ -760,21 +769,34 @@ def _run(
         con.execute(f"CREATE OR REPLACE TEMP TABLE human AS {_h_sql(inputs, definition, extra)}")
     acc = _Accumulator(len(models), len(categories), n_buckets, folder, True)
     acc.bucket_of = bucket_of
-    rel = con.sql(_stream_sql(inputs, definition))
-    # to_arrow_reader from DuckDB 1.4 on (fetch_arrow_reader before, deprecated since)
-    reader = getattr(rel, "to_arrow_reader", rel.fetch_arrow_reader)(BATCH_ROWS)
-    pending: dict[str, NDArray[Any]] | None = None
-    for batch in reader:
-        cols = _columns_of(batch)
+    # the sort in parts of at most SORT_ROWS steps (ranges of question names; DuckDB skips
+    # the row groups of sorted files outside them): each part is sorted in memory, not
+    # spilled to disk, as one sort of every step would be
+    ((n_rows,),) = con.execute("SELECT count(*) FROM steps_in").fetchall()
+    n_parts = max(1, min(names.size, -(-int(n_rows) // SORT_ROWS)))
+    cuts = names[(np.arange(1, n_parts) * names.size) // n_parts] if n_parts > 1 else names[:0]
+    edges = [None, *np.unique(cuts).tolist(), None]
+    for lo, hi in itertools.pairwise(edges):
+        name = "CAST(question_id AS VARCHAR)"
+        part = " AND ".join(
+            ([f"{name} >= {_literal(lo)}"] if lo is not None else [])
+            + ([f"{name} < {_literal(hi)}"] if hi is not None else [])
+        )
+        rel = con.sql(_stream_sql(inputs, definition, part))
+        # to_arrow_reader from DuckDB 1.4 on (fetch_arrow_reader before, deprecated since)
+        reader = getattr(rel, "to_arrow_reader", rel.fetch_arrow_reader)(BATCH_ROWS)
+        pending: dict[str, NDArray[Any]] | None = None
+        for batch in reader:
+            cols = _columns_of(batch)
+            if pending is not None:
+                cols = {k: np.concatenate([pending[k], v]) for k, v in cols.items()}
+            if not cols["q"].size:
+                continue
+            cut = int(np.searchsorted(cols["q"], cols["q"][-1], "left"))
+            acc.add({k: v[:cut] for k, v in cols.items()})
+            pending = {k: v[cut:] for k, v in cols.items()}
         if pending is not None:
-            cols = {k: np.concatenate([pending[k], v]) for k, v in cols.items()}
-        if not cols["q"].size:
-            continue
-        cut = int(np.searchsorted(cols["q"], cols["q"][-1], "left"))
-        acc.add({k: v[:cut] for k, v in cols.items()})
-        pending = {k: v[cut:] for k, v in cols.items()}
-    if pending is not None:
-        acc.add(pending)
+            acc.add(pending)
     if acc.duplicate is not None:
         m, q, step = acc.duplicate
         raise LargeAnalysisError(
