@@ -9,7 +9,8 @@ Writes the data in chunks (never whole in memory: questions of 8 clue steps shar
 models, confidences rising with the step, 10 % of verbal confidences missing, human and
 model buzzes over matches of 20 questions; the steps sorted by question, as a record's
 export writes them), then runs the analysis once and prints its wall time (the writing is
-timed apart), where it went, the load average and the peak resident memory of the process
+timed apart), the CPU time of all its threads (on a shared machine, wall time follows the load),
+where it went, the load average and the peak resident memory of the process
 (``ru_maxrss``: DuckDB, numpy and the bootstrap together). ``--compare`` also runs
 ``analyze`` in memory on the same data (only for sizes that fit, e.g. 1 M steps) and prints
 the largest difference of any metric both compute. Then, with ``--appended``, the first
@@ -179,13 +180,14 @@ def main() -> None:
         shutil.rmtree(cache, ignore_errors=True)
     try:
         print(f"load average before the analysis: {_load()}")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = analyze_large(
             steps_dir, buzz_dir, n_resamples=args.resamples, seed=args.seed,
             memory_limit=args.memory_limit, threads=args.threads, cache=cache, rank=args.rank,
         )  # fmt: skip
         elapsed = time.perf_counter() - t0
-        print(f"analyze-large: {elapsed:.1f} s ({elapsed / 60:.2f} min), "
+        print(f"analyze-large: {elapsed:.1f} s ({elapsed / 60:.2f} min; CPU of every thread "
+              f"{time.process_time() - c0:.1f} s), "
               f"peak resident memory {_rss_mb():,.0f} MB, "
               f"{args.resamples} bootstrap resamples, memory limit {args.memory_limit}, "
               f"{args.threads} threads, cache {'on' if cache else 'off'}; "
@@ -224,7 +226,7 @@ def main() -> None:
         if args.appended:
             for i, resamples in enumerate((0, args.resamples)):
                 k = write_match(buzz_dir, n_q, args.seed + 7 + i, name=f"zz-one-more-match-{i}")
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 again = analyze_large(
                     steps_dir, buzz_dir, n_resamples=resamples, seed=args.seed,
                     memory_limit=args.memory_limit, threads=args.threads, cache=cache,
@@ -232,7 +234,7 @@ def main() -> None:
                 c = again["cache"]
                 print(f"re-analysis after one more match ({k} buzzes on 20 questions), "
                       f"{resamples} resamples (bootstrap {again['bootstrap']}): "
-                      f"{time.perf_counter() - t0:.1f} s "
+                      f"{time.perf_counter() - t0:.1f} s, CPU {time.process_time() - c0:.1f} s "
                       f"(read {c['buckets_read']} of {c['buckets']} buckets; "
                       + ", ".join(f"{n} {v:.2f} s" for n, v in again["timings"].items())
                       + f"); load average {_load()}")  # fmt: skip
