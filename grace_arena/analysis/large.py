@@ -13,9 +13,10 @@ them **per question** first, in three passes:
    (match, team); the paper's: +1 per right buzz over +1 per buzz), summed cumulatively per
    question, and joined to every step by an ``ASOF`` join on (question, word): the formula
    of :func:`~grace_arena.analysis.metrics.human_fraction`, written in SQL.
-2. **Per (model, question)**, for each confidence kind over all steps and over each
-   question's last step: the sums every sum-shaped metric needs (rows, right rows,
-   ``Σ(1−h)g±c`` for CalScore, ``Σg±c`` for GRACE's MCE and their reference-code forms,
+2. **Per (model, question)** (DuckDB sorts the steps by question, model and step, in ranges
+   of questions of at most :data:`SORT_ROWS` steps), for each confidence kind over all
+   steps and over each question's last step: the sums every sum-shaped metric needs (rows,
+   right rows, ``Σ(1−h)g±c`` for CalScore, ``Σg±c`` for GRACE's MCE and their reference-code forms,
    squared errors, log likelihood, per equal-width bin the rows, confidences and right
    rows, and the rows above each over-confidence threshold). A question is a few hundred
    bytes however many steps it had.
@@ -27,11 +28,18 @@ them **per question** first, in three passes:
    :func:`~grace_arena.analysis.metrics.resample_counts` (same seed, same questions in the
    same order: the same intervals as ``analyze``).
 
-What it leaves out: the metrics that need the rows in order of confidence (ACE's
-equal-mass bins, AUROC, AURC, selective accuracy, the smoothed ECE and its band) or a
-model fitted on them (recalibration), and the human side's curves (``analyze`` on the
-buzzes alone needs no steps and stays small). ``n_missing``, ``n_questions`` and
-``n_questions_skipped`` are kept, so a reader can tell what was scored.
+With ``rank=True`` (``--rank``), a fourth pass gives ACE, AUROC, AURC and the accuracy at
+80 % coverage exactly, from the rows counted per distinct (confidence, correctness)
+(:func:`_rank_sql`). What it leaves out: the smoothed ECE and its band (a kernel over every
+row), the recalibration (a model fitted on the rows), and the human side's curves
+(``analyze`` on the buzzes alone needs no steps and stays small). ``n_missing``,
+``n_questions`` and ``n_questions_skipped`` are kept, so a reader can tell what was scored.
+
+With ``cache=FOLDER`` (``--cache``), the sums are kept by ranges of question names with the
+files they came from (path, size, modification time), and the bootstrap's draws and
+resampled totals with them: the next analysis reads again only the ranges of the questions
+of new, changed or removed files, and moves the kept totals by the changed questions' sums
+when every model kept its questions (docs/analysis.md, "Past memory").
 
 On 1 M steps every metric it gives equals ``analyze``'s to 1e-12 (``tests/test_large_
 analysis.py``); ``bench/bench_large_analysis.py`` generates GRACE-shaped data of any size
@@ -101,7 +109,7 @@ LARGE_METRICS = (
     "brier_binned",
     "accuracy",
 )
-#: The metrics of ``analyze`` that need rows in order (or a fitted model) and are left out.
+#: The metrics of ``analyze`` left out (those of :data:`RANK_METRICS` only without ``rank``).
 NOT_COMPUTED = ("ace", "smooth_ece", "auroc", "aurc", "acc_at_80", "recalibration")
 
 
