@@ -279,6 +279,12 @@ def test_a_cache_redoes_only_the_questions_of_new_changed_or_removed_files(tmp_p
     analyze_large(step_dir, buzz_dir, cache=cache, **{**kwargs, "n_resamples": 0})
     cached, _ = both()
     assert cached["bootstrap"] == "updated"
+    # kept draws lost: the intervals are made again
+    for draws in cache.glob("draws-*.npy"):
+        draws.unlink()
+    (buzz_dir / "part-002.parquet").touch()
+    cached, _ = both()
+    assert cached["bootstrap"] == "made"
     n_questions = pd.concat([pd.read_parquet(p) for p in step_dir.glob("*.parquet")])
     assert (
         cached["models"]["model-0"]["logit"]["n"]

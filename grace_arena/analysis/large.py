@@ -1109,6 +1109,11 @@ def _manifest(folder: Path | None) -> dict[str, Any] | None:
             (folder / v["file"]).is_file() for v in manifest["buckets"].values()
         ):
             return None
+        boot = manifest.get("bootstrap")
+        if boot and not all(
+            (folder / f).is_file() for f in [*boot["totals"].values(), *boot["draws"].values()]
+        ):
+            del manifest["bootstrap"]  # the intervals are made again
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return manifest if isinstance(manifest, dict) else None
