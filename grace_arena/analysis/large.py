@@ -657,7 +657,8 @@ def _combine(buckets: list[_Bucket]) -> _State:
 
 
 #: Buckets of questions of the cache: ranges of question names, cut at the first analysis
-#: into ranges of as many questions; one more match redoes the ranges of its questions.
+#: into ranges of as many questions (fewer with many models and categories, so that the
+#: sums of every range stay within 64 MB); one more match redoes the ranges of its questions.
 BUCKETS = 512
 #: Bumped when what the cache holds changes meaning.
 CACHE_VERSION = 2
@@ -768,8 +769,9 @@ def _run(
         "SELECT list(CAST(question_id AS VARCHAR) ORDER BY q) FROM questions"
     ).fetchall()
     names = np.asarray(names or [], dtype=str)
-    if bounds is None:
-        bounds = _bounds(names, BUCKETS)
+    if bounds is None:  # as many ranges as keep the sums of every range within 64 MB
+        cell = len(models) * (len(categories) + 1) * len(TAGS) * len(LINEAR) * 8
+        bounds = _bounds(names, min(BUCKETS, max(16, 64_000_000 // max(cell, 1))))
     bucket_of = np.searchsorted(bounds, names, "right").astype(np.int64)
     n_buckets = bounds.size + 1
     if inputs.buzzes:
