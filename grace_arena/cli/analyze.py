@@ -466,6 +466,23 @@ def analyze_large(
         Path | None,
         typer.Option("--temp-dir", help="Where to spill (default: the system's temporary folder)."),
     ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="A folder (made if new, e.g. next to the data) keeping the per-question sums "
+            "with the files they came from: the next run reads again only the questions of "
+            "new, changed or removed files.",
+        ),
+    ] = None,
+    rank: Annotated[
+        bool,
+        typer.Option(
+            "--rank",
+            help="Also ACE, AUROC, AURC and the accuracy at 80% coverage, exact (one more "
+            "pass that sorts every step by confidence; the cache does not shorten it).",
+        ),
+    ] = False,
 ) -> None:
     """The calibration metrics on Parquet data larger than memory (DuckDB, out of core).
 
@@ -473,9 +490,10 @@ def analyze_large(
     error, Brier and its decomposition, BSS, log loss, over-confidence rates and mean
     confidences, per model and confidence kind, over all steps, final steps and per
     category, with bootstrap intervals of CalScore, ECE and Brier over questions: the same
-    numbers 'analyze --steps --buzzes' gives (docs/analysis.md, "Past memory"). The metrics
-    that need every row in order of confidence (ACE, AUROC, AURC, smoothed ECE) and the
-    recalibration are left to 'analyze'.
+    numbers 'analyze --steps --buzzes' gives (docs/analysis.md, "Past memory"). With
+    --rank, also ACE, AUROC, AURC and the accuracy at 80% coverage, exactly. The smoothed
+    ECE and the recalibration are left to 'analyze'. With --cache, the next run reads again
+    only the questions of new, changed or removed files.
     """
     import json
 
@@ -492,7 +510,8 @@ def analyze_large(
     try:
         result = run(
             steps, buzzes, n_resamples=resamples, seed=seed, h_definition=h_definition,
-            memory_limit=memory_limit, threads=threads, temp_directory=temp_dir,
+            memory_limit=memory_limit, threads=threads, temp_directory=temp_dir, cache=cache,
+            rank=rank,
         )  # fmt: skip
     except (OSError, LargeAnalysisError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -503,7 +522,10 @@ def analyze_large(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     table = Table(title="Models (all steps; 95% intervals over questions)")
-    for col in ("model", "kind", "CalScore", "MCE", "ECE", "Brier", "steps", "questions"):
+    columns = ["model", "kind", "CalScore", "MCE", "ECE", "Brier", "steps", "questions"]
+    if rank:
+        columns[6:6] = ["ACE", "AUROC", "AURC"]
+    for col in columns:
         table.add_column(col, justify="left" if col in ("model", "kind") else "right")
 
     def fmt(value: float | None, ci: list[float | None] | None = None) -> str:
@@ -515,12 +537,19 @@ def analyze_large(
 
     for model, kinds in result["models"].items():
         for kind, s in kinds.items():
+            ranked = [fmt(s["ace"]), fmt(s["auroc"]), fmt(s["aurc"])] if rank else []
             table.add_row(
                 model, kind, fmt(s["calscore"], s["ci"]["calscore"]), fmt(s["mce_grace"]),
-                fmt(s["ece"], s["ci"]["ece"]), fmt(s["brier"], s["ci"]["brier"]),
+                fmt(s["ece"], s["ci"]["ece"]), fmt(s["brier"], s["ci"]["brier"]), *ranked,
                 f"{s['n']:,}", f"{s['n_questions']:,}",
             )  # fmt: skip
     Console().print(table)
+    if result["cache"] is not None:
+        c = result["cache"]
+        typer.echo(
+            f"cache {c['folder']}: read {c['buckets_read']} of {c['buckets']} buckets of questions",
+            err=True,
+        )
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=1, allow_nan=False))
         typer.echo(f"wrote {json_out}", err=True)
