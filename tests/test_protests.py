@@ -258,3 +258,26 @@ def test_a_protest_is_filed_while_the_match_goes_on_and_bad_ones_are_refused():
     with pytest.raises(IllegalCommand, match="allowed now"):  # resolved after the game
         g.do(ResolveProtest(protest=events[0].seq, decision="denied", by="TD"))
     assert g.replayed().state == g.match.state
+
+
+def test_bonuses_heard_count_a_bonus_read_on_a_tossup_reversed_and_one_earned_unread():
+    """A team hears a bonus for every tossup it answered where a bonus follows, read or not
+    (YellowFruit's and SQBS's count), and keeps the bonus it was read on a tossup reversed
+    after it (the bonus stays with its cycle): Red answers two tossups and hears both
+    bonuses (30 + 20); the first is reversed: Red still heard 2 (50 points, PPB 25). Blue's
+    tossup, answered as the match ends, earned a bonus never read: heard 1, 0 points."""
+    g = Game()
+    g.cycle("red", C, C, C)
+    g.cycle("red", C, C, X)
+    g.do(CorrectRuling(seq=g.seq_of(1, team="red"), ruling=X, reason="a wrong answer taken"))
+    g.do(StartTossup())
+    g.do(Buzz(team="blue", player="blue-1"))
+    g.do(Rule(ruling=C))
+    g.do(EndMatch())
+    lines = match_play(g.events, match_id=1).result().teams
+    assert (lines["red"].correct, lines["red"].bonuses_heard, lines["red"].bonus_points) == (
+        1,
+        2,
+        50,
+    )
+    assert (lines["blue"].bonuses_heard, lines["blue"].bonus_points) == (1, 0)

@@ -180,6 +180,21 @@ def lines_of_bonuses(bonuses: Iterable[BonusPlayed]) -> dict[str, BonusLine]:
     return {team: BonusLine(**line) for team, line in lines.items()}
 
 
+def bonuses_heard(earned: Iterable[str], bonuses: Iterable[BonusPlayed]) -> int:
+    """A team's bonuses heard: one for every tossup it answered correctly where a bonus
+    follows (``earned``: in regulation, or in an overtime that plays bonuses), as YellowFruit
+    (``MatchTeam.getBonusesHeard``) and SQBS count them, read or not (a match ended first, a
+    protest upheld after it), and one for every bonus it was read on a tossup no longer its
+    (a correct answer reversed after its bonus: the bonus stays with its cycle).
+
+    >>> b = BonusPlayed("t2", "b2", "red", ())
+    >>> bonuses_heard(["t1", "t2"], [b]), bonuses_heard(["t1"], [b]), bonuses_heard([], [])
+    (2, 2, 0)
+    """
+    earned = set(earned)
+    return len(earned) + sum(1 for b in bonuses if b.tossup_id not in earned)
+
+
 def unrated_tossups(rules: ScoringRules, heard: Sequence[str]) -> list[str]:
     """The tossups of a match (``heard``, in order) that PPG and P/20TUH leave out, with the
     points scored on them: those of an overtime played without bonuses, in rules that play

@@ -90,6 +90,7 @@ from grace_arena.core.standings import (
     Standing,
     TeamInfo,
     TeamLine,
+    bonuses_heard,
     bonuses_played,
     lines_of_bonuses,
     rank_key,
@@ -170,6 +171,7 @@ class MatchPlay:
         """What the match adds to the standings (the team lines of its rulings in force)."""
         lines: dict[str, dict[str, int]] = {t: {} for t in self.teams}
         unrated = set(unrated_tossups(self.config.rules, self.tossups))
+        earned: dict[str, list[str]] = {}  # tossups answered where a bonus follows
         for b in self.buzzes:
             line = lines.setdefault(b.team, {})
             line["points"] = line.get("points", 0) + b.points
@@ -179,7 +181,7 @@ class MatchPlay:
                 line["correct"] = line.get("correct", 0) + 1
                 line["powers"] = line.get("powers", 0) + b.power
                 if b.tossup_id not in unrated:
-                    line["_earned"] = line.get("_earned", 0) + 1
+                    earned.setdefault(b.team, []).append(b.tossup_id)
             else:
                 line["incorrect"] = line.get("incorrect", 0) + 1
                 line["negs"] = line.get("negs", 0) + b.neg
@@ -187,10 +189,11 @@ class MatchPlay:
             line = lines.setdefault(team, {})
             line["points"] = line.get("points", 0) + bonus.bonus_points + bonus.bounceback_points
             line.update(vars(bonus))
-        for line in lines.values():
-            earned = line.pop("_earned", 0)
-            if self.config.rules.bonuses:  # a bonus heard per tossup earned, as in the record's
-                line["bonuses_heard"] = earned  # standings (record.schedule.match_results)
+        if self.config.rules.bonuses:  # as the record's standings count them
+            for team, line in lines.items():  # (record.schedule.match_results)
+                line["bonuses_heard"] = bonuses_heard(
+                    earned.get(team, ()), (b for b in self.bonuses if b.team == team)
+                )
         return MatchResult(
             match_id=self.match_id,
             teams={t: TeamLine(**lines[t]) for t in self.teams},

@@ -25,11 +25,14 @@ from sqlmodel import Session, func, select
 from grace_arena.core import schedule as pairing
 from grace_arena.core.events import Event, MatchCreated, event_from_dict, tossups_heard
 from grace_arena.core.standings import (
+    BonusPlayed,
     MatchResult,
     Standing,
     TeamInfo,
     TeamLine,
-    bonus_lines,
+    bonuses_heard,
+    bonuses_played,
+    lines_of_bonuses,
     standings,
     unrated_tossups,
 )
@@ -1586,6 +1589,7 @@ def match_results(
         if match_id in rules
     }
     lines: dict[int, dict[str, dict[str, int]]] = {i: {} for i in ids}
+    earned: dict[tuple[int, str], list[str]] = {}  # tossups answered where a bonus follows
     for b in buzzes:
         line = lines[b.match_id].setdefault(b.team_id, {})
         line["points"] = line.get("points", 0) + (b.points or 0)
@@ -1595,25 +1599,24 @@ def match_results(
             line["correct"] = line.get("correct", 0) + 1
             line["powers"] = line.get("powers", 0) + bool(b.power)
             if b.tossup_id not in unrated.get(b.match_id, ()):
-                line["_earned"] = line.get("_earned", 0) + 1
+                earned.setdefault((b.match_id, b.team_id), []).append(b.tossup_id)
         elif b.ruling == "incorrect":
             line["incorrect"] = line.get("incorrect", 0) + 1
             line["negs"] = line.get("negs", 0) + ((b.points or 0) < 0)
+    played: dict[int, list[BonusPlayed]] = {}
     for match_id, evs in whole.items():
-        for team, bonus in bonus_lines(evs).items():
+        played[match_id] = bonuses_played(evs)
+        for team, bonus in lines_of_bonuses(played[match_id]).items():
             line = lines[match_id].setdefault(team, {})
             line["points"] = line.get("points", 0) + bonus.bonus_points + bonus.bounceback_points
             line.update(vars(bonus))
     for match_id, teams in lines.items():
-        plays_bonuses = match_id in rules and rules[match_id].bonuses
-        for line in teams.values():
-            earned = line.pop("_earned", 0)
-            if plays_bonuses:
-                # a bonus heard for every tossup answered in regulation (and in an overtime
-                # that plays bonuses), as YellowFruit and SQBS count it: one earned and not
-                # read (the match ended first, or a protest awarded the tossup after it)
-                # counts with no points
-                line["bonuses_heard"] = earned
+        if match_id in rules and rules[match_id].bonuses:
+            for team, line in teams.items():
+                line["bonuses_heard"] = bonuses_heard(
+                    earned.get((match_id, team), ()),
+                    (b for b in played.get(match_id, ()) if b.team == team),
+                )
     results = []
     for game in plan.games:
         if game.match_id is None or game.match_id not in matches:
