@@ -253,3 +253,29 @@ def test_the_stats_report_has_the_players_of_entered_games_as_the_files_have_the
     _run(db_url, "event", "stats", "cup", "--html", str(html))
     assert SCORE_ONLY_NOTE in html.read_text()
     assert '<td class="l">Al</td><td class="l">Ash</td><td>0.9</td><td>18</td>' in html.read_text()
+
+
+@on_both_backends
+def test_an_entered_player_who_heard_no_tossup_plays_no_part_of_the_game(db_url, tmp_path):
+    """A player entered with 0 tossups heard (``@0``) is in the game's lines with 0 games
+    played, in the stats report, the QBJ match file and SQBS alike (not the whole game, as
+    an absent count means)."""
+    from grace_arena.io.stats_report import load_event_stats
+
+    rounds = {k: str(v) for k, v in _event(db_url).items()}
+    _run(db_url, "event", "score", "cup", "--round", rounds[frozenset(("Ash", "Birch"))],
+         "--team", "Ash=250", "--team", "Birch=120", "--player", "Ash:Ann:0/10/1@20",
+         "--player", "Ash:Al:0/5/0@18", "--player", "Ash:Abe:0/0/0@0",
+         "--buzzes", "Birch=0/5/0")  # fmt: skip
+    _, stats, _ = load_event_stats(make_engine(db_url), "cup")
+    abe = next(p for p in stats.players if p.name == "Abe")
+    assert (abe.games_played, abe.tossups_heard, abe.points) == (0.0, 0, 0)
+    folder = tmp_path / "qbj"
+    _run(db_url, "export", "--format", "qbj", "--event", "cup", "--out", str(folder))
+    heard = {
+        mp["player"]["name"]: mp["tossups_heard"]
+        for qbj in folder.glob("game-*.qbj")
+        for team in json.loads(qbj.read_text())["match_teams"]
+        for mp in team.get("match_players", [])
+    }
+    assert heard["Abe"] == 0 and heard["Al"] == 18

@@ -1654,7 +1654,7 @@ def qbj_decided_match(plan: Any, game: Any, players: dict[str, list[str]]) -> di
                 "match_players": [
                     {
                         "player": player(t, p["name"]),
-                        "tossups_heard": int(p.get("tuh") or heard),
+                        "tossups_heard": heard if p.get("tuh") is None else int(p["tuh"]),
                         "answer_counts": [
                             {"number": int(p.get(k) or 0), "answer_type": {"value": v}}
                             for k, v in values.items()

@@ -280,7 +280,7 @@ def _entered_game(
         slots[team] = []
         for p in mine:
             counts = [int(p.get(by_value.get(v, ""), 0) or 0) for v in values]
-            heard = int(p.get("tuh") or g.tossups_heard)
+            heard = g.tossups_heard if p.get("tuh") is None else int(p["tuh"])
             slots[team].append(
                 [
                     rosters[team].index(p["name"]),

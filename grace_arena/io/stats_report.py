@@ -123,7 +123,8 @@ def entered_player_lines(plan: EventPlan, games: Sequence[Any]) -> list[dict[str
                 {
                     "team": p["team"], "name": p["name"], "powers": powers, "tens": tens,
                     "negs": negs, "points": points + negs * rules.neg_points,
-                    "tuh": int(p.get("tuh") or heard), "read": heard, "match_id": -game.id,
+                    "tuh": heard if p.get("tuh") is None else int(p["tuh"]),
+                    "read": heard, "match_id": -game.id,
                 }
             )  # fmt: skip
     return out
