@@ -165,3 +165,23 @@ def test_a_match_with_bouncebacks_has_a_game_of_modaq_s_own_beside_it(store, tmp
         {"teamName": "", "points": 0},
     ]
     assert len(game["cycles"]) == 1  # the tossups read
+
+
+def test_two_matches_over_one_range_of_a_packet_with_other_tossups_name_other_packets():
+    """MODAQ reads a match against the packet file its QBJ names (``QBJ.fromQBJ``): a round
+    that read tossups 7, 8 and 10 and one that read 7, 9 and 10 cannot share one file named
+    after the range 7-10; a plain run of tossups keeps the range's name (``sample-7-9``)."""
+    from types import SimpleNamespace
+
+    from grace_arena.io.exports import qbj_packet_name
+
+    stored = {("sample", f"t{i}"): SimpleNamespace(position=i - 1) for i in range(1, 13)}
+
+    def match(*numbers: int):
+        tossups = [SimpleNamespace(id=f"t{i}") for i in numbers]
+        return SimpleNamespace(packet_id="sample", config=SimpleNamespace(tossups=tossups))
+
+    assert qbj_packet_name(match(1, 2, 3), stored) == "sample"
+    assert qbj_packet_name(match(7, 8, 9), stored) == "sample-7-9"
+    one, other = qbj_packet_name(match(7, 8, 10), stored), qbj_packet_name(match(7, 9, 10), stored)
+    assert one.startswith("sample-7-10-") and other.startswith("sample-7-10-") and one != other

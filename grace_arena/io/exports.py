@@ -33,6 +33,7 @@ With several packets (``grace``) or matches (``qbj``), ``PATH`` is a folder.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 from bisect import bisect_right
@@ -1123,7 +1124,13 @@ def qbj_packet_name(m: MatchInfo, stored: dict[tuple[str, str], TossupRow]) -> s
     known = [p for p in positions if p is not None]
     if not known:
         return m.packet_id
-    return f"{m.packet_id}-{min(known) + 1}-{max(known) + 1}"
+    name = f"{m.packet_id}-{min(known) + 1}-{max(known) + 1}"
+    if positions == list(range(min(known), max(known) + 1)):
+        return name
+    # not a run of the packet's tossups (one skipped, or read out of order): two such
+    # matches over one range must not share a packet file
+    taken = ",".join("-" if p is None else str(p) for p in positions)
+    return f"{name}-{hashlib.sha256(taken.encode()).hexdigest()[:8]}"
 
 
 def modaq_packet(engine: Engine, m: MatchInfo) -> dict[str, Any] | None:
