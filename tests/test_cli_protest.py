@@ -130,3 +130,50 @@ def test_the_td_resolves_a_protest_of_a_served_match_through_its_server(server, 
             app, ["protest", *args], env={"GRACE_ARENA_TD_TOKEN": server.events.tokens.td()}
         )
         assert again.exit_code == 1 and "already resolved: upheld by Dana" in again.output
+
+
+def test_the_tds_token_is_not_sent_on_where_a_redirect_points(tmp_path) -> None:
+    """The server the match's lease names answers with a redirect: the command does not
+    follow it (the TD's token would go to another address), says so, and writes nothing."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[tuple[str, str | None]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            seen.append((self.path, self.headers.get("Authorization")))
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{self.server.server_port}/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, *args):
+            pass
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    try:
+        url = f"sqlite:///{tmp_path / 'club.db'}"
+        upgrade(url)
+        engine = make_engine(url)
+        store = MatchStore(engine)
+        match_id = play(store)
+        red = next(p.seq for p in protests.protests(store.open(match_id).match.state))
+        holder = lease.Holder.this_process(f"http://127.0.0.1:{http.server_port}")
+        lease.acquire(engine, match_id, holder)
+        seq_before = store.open(match_id).seq
+        args = ["protest", "resolve", str(match_id), str(red), "--denied", "--db", url]
+        result = runner.invoke(app, args, env={"GRACE_ARENA_TD_TOKEN": "secret"})
+        assert (
+            result.exit_code == 1
+            and "redirect" in result.output
+            and "not followed" in (result.output)
+        )
+        assert [path for path, _ in seen] == [f"/api/matches/{match_id}/protests/{red}"]
+        assert store.open(match_id).seq == seq_before
+        engine.dispose()
+    finally:
+        http.shutdown()

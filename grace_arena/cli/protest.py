@@ -237,6 +237,7 @@ def _through_server(
     meanwhile: the caller takes the lease, ``retry``); else a clear error."""
     import json
     import urllib.error
+    import urllib.parse
     import urllib.request
 
     why_here = "or resolve it here once its room let it go (the match over and its room "\
@@ -250,6 +251,9 @@ def _through_server(
         raise _fail(f"{held}, whose address the record does not know: resolve it with that "
                     f"server's TD route (POST /api/matches/{match}/protests/{protest}), "
                     f"{why_here}")  # fmt: skip
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        raise _fail(f"{held}, at {url!r}: not an http(s) address; resolve it with that "
+                    f"server's TD route, {why_here}")  # fmt: skip
     route = f"{url.rstrip('/')}/api/matches/{match}/protests/{protest}"
     typer.echo(f"match {match} is served at {url}: resolving through that server")
     body = json.dumps({"decision": decision, "by": by, "reason": reason}).encode()
@@ -258,8 +262,14 @@ def _through_server(
         headers={"Content-Type": "application/json", "Accept": "application/json",
                  "Authorization": f"Bearer {token}"},
     )  # fmt: skip
+
+    class _NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):  # the token goes to this server only
+            return None
+
     try:
-        with urllib.request.urlopen(request, timeout=SERVER_TIMEOUT) as reply:
+        opener = urllib.request.build_opener(_NoRedirect)
+        with opener.open(request, timeout=SERVER_TIMEOUT) as reply:
             reply.read()
         return True
     except urllib.error.HTTPError as exc:
@@ -272,6 +282,11 @@ def _through_server(
         if exc.code == 401:
             raise _fail(f"the server at {url} refused the TD's token ({detail}): give the "
                         "one it printed at its start") from None  # fmt: skip
+        if 300 <= exc.code < 400:  # not followed: a token is not sent on to another address
+            raise _fail(f"the server at {url} answered with a redirect to "
+                        f"{exc.headers.get('Location')!r}, not followed (the TD's token goes "
+                        "to the match's server only): give serve --public-url the address it "
+                        "answers at") from None  # fmt: skip
         if isinstance(detail, list):  # a body the route refused (422): its first complaint
             detail = "; ".join(str(d.get("msg", d)) for d in detail[:1])
         raise _fail(f"the server at {url} did not resolve it: {detail}") from None
