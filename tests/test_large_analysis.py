@@ -290,3 +290,26 @@ def test_a_cache_redoes_only_the_questions_of_new_changed_or_removed_files(tmp_p
         cached["models"]["model-0"]["logit"]["n"]
         == ((n_questions["model"] == "model-0") & n_questions["confidence_logit"].notna()).sum()
     )
+
+
+def test_a_file_replaced_with_its_size_and_time_kept_is_read_again(tmp_path):
+    """The cache knows a file by its size, times and inode: one replaced by another of the
+    same size whose modification time was put back (``cp -p``, ``rsync -t``) is not taken
+    for the file it replaced."""
+    import os
+    import time
+
+    from grace_arena.analysis.large import _stat
+
+    path = tmp_path / "part-000.parquet"
+    path.write_bytes(b"a" * 64)
+    before = os.stat(path)
+    kept = _stat([str(path)])
+    time.sleep(0.01)
+    replacement = tmp_path / "new.parquet"
+    replacement.write_bytes(b"b" * 64)
+    replacement.replace(path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size
+    assert os.stat(path).st_mtime_ns == before.st_mtime_ns
+    assert _stat([str(path)]) != kept

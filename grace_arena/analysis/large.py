@@ -661,7 +661,7 @@ def _combine(buckets: list[_Bucket]) -> _State:
 #: sums of every range stay within 64 MB); one more match redoes the ranges of its questions.
 BUCKETS = 512
 #: Bumped when what the cache holds changes meaning.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 #: The names of the files the cache writes (and may remove).
 CACHE_FILE = re.compile(
     r"(bucket-\d+\.[0-9a-f]+\.npz|(bounds|totals-\d+|draws-\d+)\.[0-9a-f]+\.npy"
@@ -670,10 +670,13 @@ CACHE_FILE = re.compile(
 
 
 def _stat(files: list[str]) -> dict[str, list[int]]:
+    """What tells a file's version: its size and times, and its inode, so that a file
+    replaced by one of the same size with its time kept (``cp -p``, ``rsync -t``, a restore)
+    is read again (its change time and inode are new; a rename too reads it again)."""
     out = {}
     for f in files:
         st = os.stat(f)
-        out[os.path.abspath(f)] = [st.st_size, st.st_mtime_ns]
+        out[os.path.abspath(f)] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     return out
 
 
@@ -971,16 +974,17 @@ def analyze_large(
                 fresh: dict[str, list[str]] = {}
                 for what in ("steps", "buzzes"):
                     before = manifest["files"][what]
-                    for path, (size, mtime, held) in before.items():
-                        if files[what].get(path) != [size, mtime]:
+                    # each file: its _stat, then the buckets it held
+                    for path, (*stat, held) in before.items():
+                        if files[what].get(path) != stat:
                             changed.update(held)  # changed or removed: what it held
                     fresh[what] = [
                         p for p, stat in files[what].items()
-                        if before.get(p, [None, None, None])[:2] != stat
+                        if before.get(p, [None])[:-1] != stat
                     ]  # fmt: skip
                 held = {}
                 for what in ("steps", "buzzes"):
-                    held[what] = {p: v[2] for p, v in manifest["files"][what].items()}
+                    held[what] = {p: v[-1] for p, v in manifest["files"][what].items()}
                     held[what].update(_file_buckets(con, fresh[what], bounds))
                     for path in fresh[what]:
                         changed.update(held[what][path])
