@@ -10,14 +10,23 @@ import json
 import threading
 import urllib.request
 
+import pytest
 from backends import on_both_backends
-from event_helpers import code_of, event_server, make_event, room_moderator, room_player
+from event_helpers import (
+    HUMANS,
+    code_of,
+    event_server,
+    make_event,
+    room_moderator,
+    room_player,
+)
 from live import clients
 
 from grace_arena.protocol import StandingsView
+from grace_arena.record import standings_record
 from grace_arena.record.db import make_engine
-from grace_arena.record.schedule import standings_stamp
-from grace_arena.server.standings_feed import StandingsFeed
+from grace_arena.record.schedule import NoSuchPhase, standings_stamp
+from grace_arena.server.standings_feed import Snapshot, StandingsFeed
 
 
 def _view(version: int = 0) -> StandingsView:
@@ -77,11 +86,14 @@ def test_a_ruling_reaches_who_waits_for_newer_standings_and_requests_compute_not
             mod.state(lambda s: s["match"]["phase"] == "reading")
             mod.send(type="pause")
             mod.state(lambda s: s["match"]["paused"])
+            # a tossup started is a tossup heard: a newer version
+            started = _standings(server.http_url)["version"]
+            assert started > first["version"]
             for _ in range(3):
                 mod.send(type="step", unit="word")
             mod.state(lambda s: s["tossup"]["position"] >= 2)
             # words revealed are no change to the standings: the same version
-            assert _standings(server.http_url)["version"] == first["version"]
+            assert _standings(server.http_url)["version"] == started
             alice.drain(0.05)
             alice.send(type="buzz")
             assert alice.wait("buzz_result")["outcome"] == "won"
@@ -109,3 +121,122 @@ def test_a_ruling_reaches_who_waits_for_newer_standings_and_requests_compute_not
     assert rebuilt["version"] == live["version"]
     assert rebuilt["rows"] == live["rows"]
     assert rebuilt["schedule"] == live["schedule"]
+
+
+def _newer(base: str, after: int, wait: float = 20.0) -> dict:
+    url = f"{base}/api/events/night/standings?after={after}&wait={wait}"
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return json.load(r)
+
+
+def _points(view: dict, team: str) -> int:
+    return next(r["points"] for r in view["rows"] if r["team"] == team)
+
+
+def _until(base: str, after: int, test) -> dict:
+    """The first standings newer than ``after`` that pass ``test`` (each newer snapshot, as
+    it is published: a few at most)."""
+    view = _newer(base, after)
+    for _ in range(5):
+        if view["version"] > after and test(view):
+            return view
+        view = _newer(base, view["version"])
+    raise AssertionError(f"no newer standings passed: {view}")
+
+
+@on_both_backends
+def test_a_bonus_part_ruled_and_one_corrected_after_the_match_reach_the_standings(
+    db_url,
+) -> None:
+    """A bonus part's points reach who waits for newer standings at once (no tossup ruled
+    after it), and so does a correction of one made after the match ended."""
+    plan = make_event(db_url, teams=HUMANS, rounds=1, rooms=("1",), fmt="round_robin",
+                      defaults={"format": "acf", "answer_time": None, "wpm": 600})  # fmt: skip
+    room1 = code_of(plan, "1")
+    with event_server(db_url) as server:
+        base = server.http_url
+        mod = room_moderator(server, room1)
+        alice = room_player(server, room1, "red", "Alice")
+        with clients(mod, alice):
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            mod.send(type="step", unit="word")
+            alice.drain(0.05)
+            alice.send(type="buzz")
+            assert alice.wait("buzz_result")["outcome"] == "won"
+            mod.state(lambda s: s["floor"] is not None)
+            mod.send(type="rule", ruling="correct")
+            mod.state(lambda s: s["match"]["phase"] == "bonus")
+            tossup = _standings(base)  # (the tossup's computation, waited for)
+            assert _points(tossup, "red") == 10
+            # the bonus's first part ruled correct: newer standings, with its points
+            mod.send(type="rule", ruling="correct")
+            mod.state(lambda s: s["bonus"] and s["bonus"]["part"] == 1)
+            ruled = _until(base, tossup["version"], lambda v: _points(v, "red") == 20)
+            assert ruled["version"] > tossup["version"]
+            # the match ends (the room has played all its matches: its moderator stays)
+            mod.send(type="end_match")
+            st = mod.state(lambda s: s["match"]["phase"] == "ended")
+            ended = _until(base, ruled["version"], lambda v: any(r["played"] for r in v["rows"]))
+            part = next(
+                r for c in st["officiating"]["cycles"] for r in c["rulings"] if r["part"] == 1
+            )
+            assert (part["team"], part["ruling"]) == ("red", "correct")
+            # corrected after the match: the standings follow
+            mod.send(type="correct", seq=part["seq"], ruling="incorrect", reason="misheard")
+            mod.state(lambda s: s["teams"][0]["score"] == 10)
+            corrected = _until(base, ended["version"], lambda v: _points(v, "red") == 10)
+            assert corrected["version"] > ended["version"]
+        assert _standings(base)["version"] == standings_stamp(make_engine(db_url), plan.id)
+
+
+@on_both_backends
+@pytest.mark.parametrize(
+    "kept",
+    [
+        {"views": {}, "phases": []},  # no event view
+        {"views": [], "phases": []},
+        {"views": {"": {"event": "night"}}},
+        {"views": {"": _view().model_dump(mode="json")}, "phases": [{"id": "p"}]},
+    ],
+    ids=["no-event-view", "views-a-list", "view-not-a-view", "phases-malformed"],
+)
+def test_a_malformed_snapshot_in_the_record_is_computed_again(db_url, kept) -> None:
+    """Standings kept in the record that cannot be read (another version wrote them, or a
+    hand) are not served: the first request gets them computed from the record."""
+    plan = make_event(db_url, teams=HUMANS, rounds=1, rooms=("1",), fmt="round_robin")
+    engine = make_engine(db_url)
+    try:
+        assert standings_record.publish(engine, plan.id, 0, kept)
+    finally:
+        engine.dispose()
+    with event_server(db_url) as server:
+        view = _standings(server.http_url)
+    assert [r["team"] for r in view["rows"]] == ["blue", "red"]
+    assert view["schedule"][0]["teams"] == ["Red", "Blue"]
+
+
+def test_a_phase_is_found_in_the_snapshot_a_client_is_given_not_the_newest(db_url) -> None:
+    """The standings of a phase come from the snapshot a request was answered with (a long
+    poll's, maybe older than the newest computation): its phases and pools, of the same
+    computation, name what it has."""
+    plan = make_event(db_url, teams=HUMANS, rounds=1, rooms=("1",), fmt="round_robin")
+    phases = [
+        {"id": "prelim", "name": "Prelims", "kind": "prelim",
+         "pools": [{"id": "a", "name": "Pool A"}]},
+    ]  # fmt: skip
+    pool_view = _view().model_copy(update={"phase": "Prelims", "pool": "Pool A"})
+    older = Snapshot(4, _view(4), {"prelim": _view(4), "prelim/a": pool_view}, phases)
+    with event_server(db_url) as server:
+        newest = _standings(server.http_url)  # (computed here: the event has no phase now)
+        assert newest["phases"] == []
+        rooms = server.events
+        assert rooms.scoped_standings(plan.id, older, "Prelims", "Pool A") == pool_view
+        assert rooms.scoped_standings(plan.id, older, "prelim", None) == _view(4)
+        with pytest.raises(NoSuchPhase, match="no pool 'B'"):
+            rooms.scoped_standings(plan.id, older, "Prelims", "B")
+        bare = Snapshot(5, _view(5))
+        with pytest.raises(NoSuchPhase, match="no phase 'Prelims'"):
+            rooms.scoped_standings(plan.id, bare, "Prelims", None)

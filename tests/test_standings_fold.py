@@ -5,6 +5,10 @@ the games carried over into it), in the event's standings and in each pool's."""
 
 from __future__ import annotations
 
+import random
+import sys
+import threading
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -179,3 +183,72 @@ def test_a_result_of_a_team_not_in_the_event_changes_nothing() -> None:
     with pytest.raises(ValueError, match="not in the event"):
         fold.put(MatchResult(1, {"a": TeamLine(), "zed": TeamLine()}, 2, ended=True))
     assert fold.rows() == rows
+
+
+@pytest.fixture
+def frequent_switches():
+    """Threads switched as often as the interpreter can (crossings that are rare otherwise)."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(before)
+
+
+def test_folds_from_several_threads_at_once_count_each_result_once(frequent_switches) -> None:
+    """Two computations of one event that cross (in two worker threads) fold the same
+    results into one fold: each counts once, and the rows read meanwhile are of one state."""
+    teams = [TeamInfo(f"t{i}", f"T{i}") for i in range(40)]
+    rnd = random.Random(1)
+    results = []
+    for m in range(1500):
+        a, b = rnd.sample(range(40), 2)
+        results.append(
+            MatchResult(
+                m,
+                {
+                    f"t{a}": TeamLine(points=rnd.randrange(0, 400, 5), correct=3),
+                    f"t{b}": TeamLine(points=rnd.randrange(0, 400, 5), correct=2),
+                },
+                20,
+                ended=True,
+            )
+        )
+    expected = standings(teams, results)
+    for _ in range(3):
+        fold = StandingsFold(teams)
+
+        def put_all(fold: StandingsFold = fold) -> None:
+            for i, r in enumerate(results):
+                fold.put(r, i)
+                if i % 100 == 0:
+                    fold.rows()
+
+        threads = [threading.Thread(target=put_all) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert fold.rows() == expected
+
+
+def test_event_folds_from_several_threads_at_once_equal_the_full_computation(
+    frequent_switches,
+) -> None:
+    games = {
+        g.id: ("ended", (TeamLine(points=10 * g.id, correct=g.id), TeamLine(points=5)), 20, 0)
+        for g in PRELIM_GAMES + PLAYOFF_GAMES
+        if len(g.teams) == 2
+    }
+    plan = _plan(games, True)
+    results = _results(plan, games)
+    for _ in range(20):
+        fold = EventFold(plan)
+        threads = [threading.Thread(target=fold.update, args=(plan, results)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert fold.rows() == standings(plan.team_infos(), results)
+        for phase in plan.phases:
+            for ps in phase_standings(plan, results, phase.id):
+                assert fold.phase_rows(phase, ps.pool) == ps.rows

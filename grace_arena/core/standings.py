@@ -36,6 +36,27 @@ from grace_arena.core.rules import rule_set
 if TYPE_CHECKING:
     from grace_arena.core.config import ScoringRules
 
+#: The events of a match after which its result (what it adds to the standings) may change:
+#: a tossup heard or thrown out, a ruling made, undone or corrected, a protest resolved, a
+#: bonus heard or thrown out, a bonus part ruled, undone or corrected, the match ended. The
+#: others (words revealed, buzzes, answers given, pauses, ...) change nothing of it.
+RESULT_EVENTS = frozenset(
+    {
+        "tossup_started",
+        "tossup_ended",
+        "ruled",
+        "ruling_undone",
+        "ruling_corrected",
+        "protest_resolved",
+        "bonus_started",
+        "bonus_ended",
+        "bonus_part_ruled",
+        "bonus_part_undone",
+        "bonus_part_corrected",
+        "match_ended",
+    }
+)
+
 
 @dataclass(frozen=True)
 class TeamLine:

@@ -25,6 +25,7 @@ from sqlmodel import Session, func, select
 from grace_arena.core import schedule as pairing
 from grace_arena.core.events import Event, MatchCreated, event_from_dict, tossups_heard
 from grace_arena.core.standings import (
+    RESULT_EVENTS,
     BonusPlayed,
     MatchResult,
     Standing,
@@ -1771,38 +1772,34 @@ def game_marks(engine: Engine, event_id: int) -> dict[int, tuple[Any, ...]]:
 
 
 def standings_stamp(engine: Engine, event_id: int) -> int:
-    """The record's version of the event's standings: one number that grows with every
-    ruling made or undone in a match of the event, every match ended and every game decided
-    without a match (a forfeit, an entered result), and with nothing else (not a word
-    revealed). One query, an index lookup per match; the same on every process sharing the
-    record."""
-    from sqlalchemy import func
-
-    from grace_arena.record.models import RulingRow
-
-    rulings = (
-        select(
-            func.coalesce(func.max(RulingRow.seq), 0)
-            + func.coalesce(func.max(RulingRow.undone_seq), 0)
+    """The record's version of the event's standings: one number that grows with every event
+    stored in a match of the event that may change its result or the schedule
+    (:data:`~grace_arena.core.standings.RESULT_EVENTS`, and the match created: a ruling or a
+    bonus part ruled, one undone or corrected, a protest resolved, a tossup or bonus thrown
+    out, the match opened or ended), and with every game decided without a match (a forfeit,
+    an entered result); with nothing else (not a word revealed). The sum, over the event's
+    games, of the seq of its match's last such event (events are stored in order: it only
+    grows) and of one per game decided. One query, an index lookup per match; the same on
+    every process sharing the record."""
+    last = (
+        select(EventRow.seq)
+        .where(
+            EventRow.match_id == EventGameRow.match_id,
+            EventRow.type.in_(sorted(RESULT_EVENTS | {"match_created"})),  # type: ignore[attr-defined]
         )
-        .where(RulingRow.match_id == EventGameRow.match_id)
+        .order_by(EventRow.seq.desc())  # type: ignore[attr-defined]
+        .limit(1)
         .scalar_subquery()
     )
     query = (
-        select(
-            rulings,
-            MatchRow.ended_at,
-            EventGameRow.forfeit,
-            EventGameRow.result,
-        )
+        select(last, EventGameRow.forfeit, EventGameRow.result)
         .select_from(EventGameRow)
-        .outerjoin(MatchRow, MatchRow.id == EventGameRow.match_id)  # type: ignore[arg-type]
         .where(EventGameRow.event_id == event_id)
     )
     with Session(engine) as session:
         return sum(
-            int(ruled or 0) + (ended_at is not None) + (forfeit is not None or result is not None)
-            for ruled, ended_at, forfeit, result in session.exec(query)  # type: ignore[call-overload]
+            int(seq or 0) + (forfeit is not None or result is not None)
+            for seq, forfeit, result in session.exec(query)  # type: ignore[call-overload]
         )
 
 

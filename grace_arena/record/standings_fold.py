@@ -4,11 +4,14 @@ ruling in one match folds that match's result into its teams' rows, in the event
 standings and in those of every pool of every phase the game counts in (its own and those
 it is carried over into), without reading the other games. The same as
 :func:`grace_arena.core.standings.standings` and :func:`~grace_arena.record.schedule
-.phase_standings` over every result, after every change.
+.phase_standings` over every result, after every change. Safe to share between threads:
+one update (or read of rows) at a time, each whole; hold :attr:`EventFold.lock` to read
+several rows of one state.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -34,6 +37,8 @@ class EventFold:
     result at a time. :meth:`update` with the plan and the results as they stand."""
 
     def __init__(self, plan: EventPlan) -> None:
+        #: Held by each update and read: two updates that crossed would count a change twice.
+        self.lock = threading.RLock()
         self._make(plan)
         #: Times the folds were made again from every result (the plan's shape changed).
         self.rebuilt = 0
@@ -58,7 +63,10 @@ class EventFold:
         """The results as they stand (``StandingsReader.read_results``'s: each begun match's,
         then each game decided without one); only those that changed are folded. False
         when nothing changed."""
-        results = list(results)
+        with self.lock:
+            return self._update(plan, list(results))
+
+    def _update(self, plan: EventPlan, results: list[MatchResult]) -> bool:
         if _shape(plan) != self.shape:
             self._make(plan)
             self.rebuilt += 1
@@ -95,8 +103,10 @@ class EventFold:
 
     def rows(self) -> list[Standing]:
         """The event's standings."""
-        return self.event.rows()
+        with self.lock:
+            return self.event.rows()
 
     def phase_rows(self, phase: PhasePlan, pool: PoolPlan) -> list[Standing]:
         """The standings of one pool of a phase (its games and those carried over into it)."""
-        return self.pools[(phase.id, pool.id)].rows()
+        with self.lock:
+            return self.pools[(phase.id, pool.id)].rows()

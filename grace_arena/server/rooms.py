@@ -43,6 +43,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from sqlmodel import Session, select
 from grace_arena.core.commands import Join
 from grace_arena.core.errors import IllegalCommand
 from grace_arena.core.events import Event
+from grace_arena.core.standings import RESULT_EVENTS
 from grace_arena.protocol import (
     Control,
     ErrorMsg,
@@ -115,10 +117,9 @@ from grace_arena.server.views import standings_view
 
 log = logging.getLogger(__name__)
 
-#: Events after which the standings change (a tossup started is a tossup heard).
-_STANDINGS_EVENTS = frozenset(
-    {"tossup_started", "ruled", "ruling_undone", "tossup_ended", "match_ended"}
-)
+#: Events after which the standings change (a tossup started is a tossup heard; a bonus part
+#: ruled, a correction, a protest resolved: the record's version of the standings moves too).
+_STANDINGS_EVENTS = RESULT_EVENTS
 #: Seconds between reads of the record's changes to an event's standings: of its version, by
 #: the process that computes them (changes made in its own rooms are computed at once); of the
 #: snapshot published, by the others while clients of theirs wait for newer standings.
@@ -134,6 +135,9 @@ CLAIM_WAIT = 2.0
 CLAIM_TIMEOUT = 1.0
 #: The transport's reader of a connection's next message (None after an error reply).
 Receive = Callable[[float | None], Awaitable[Any]]
+#: One computation of an event's standings: the record's version of them, the event's view,
+#: each phase's and pool's (by ids), the phases and pools (ids and names).
+Computed = tuple[int, StandingsView, dict[str, StandingsView], list[dict[str, Any]]]
 #: Settings of a scheduled match that the event's defaults may give.
 _SETUP_DEFAULTS = frozenset(MatchSetup.model_fields) - {"packet_id", "title", "tossup_ids", "teams"}
 
@@ -201,11 +205,12 @@ class Rooms:
         self._again: set[int] = set()
         self._readers: dict[int, StandingsReader] = {}  # by event id
         self._folds: dict[int, EventFold] = {}  # by event id: the standings folded here
+        #: Held by each computation of an event's standings (a worker thread's), from the
+        #: record's version read to the views made: one at a time, each of one state.
+        self._computing: dict[int, threading.RLock] = {}
         #: The events whose standings this process computes (it holds their standings claim).
         self._leading: set[int] = set()
         self._forced: set[int] = set()
-        #: Each event's phases and pools (ids and names), as its last snapshot gave them.
-        self._phase_index: dict[int, list[dict[str, Any]]] = {}
         #: Computations of standings made here (folds of the record's changes).
         self.standings_computed = 0
         #: Each event's standings as last computed, versioned, for every client to read.
@@ -536,8 +541,8 @@ class Rooms:
             return
         types = {ev.type for ev in events}
         if types & _STANDINGS_EVENTS:
-            # (a match's first tossup makes it a match under way: the record's version of
-            # the standings counts rulings, not tossups)
+            # (a match's first tossup makes it a match under way: computed whatever the
+            # record's version says)
             begun = "tossup_started" in types and len(room.match.game.played) <= 1
             self._standings_change(sr, begun=begun)
         if "match_ended" in types:
@@ -1361,22 +1366,21 @@ class Rooms:
                 return
             if computed is not None:
                 self.standings_computed += 1
-                await self._publish(event_id, *computed)
+                await self._publish(event_id, computed)
             if event_id not in self._again:
                 return
 
-    async def _publish(
-        self, event_id: int, version: int, view: StandingsView, scoped: dict[str, StandingsView]
-    ) -> Snapshot:
+    async def _publish(self, event_id: int, computed: Computed) -> Snapshot:
         """A computation of this process: to its clients, and through the record to the
         other processes of the event."""
+        version, view, scoped, phases = computed
         self._standings[event_id] = view
         self.standings_version[event_id] = self.standings_version.get(event_id, 0) + 1
-        snapshot = self.feed.publish(event_id, version, view, scoped)
+        snapshot = self.feed.publish(event_id, version, view, scoped, phases=phases)
         doc = {
             "views": {"": view.model_dump(mode="json")}
             | {k: v.model_dump(mode="json") for k, v in scoped.items()},
-            "phases": self._phase_index.get(event_id, []),
+            "phases": phases,
         }
         try:
             await asyncio.to_thread(standings_record.publish, self.engine, event_id, version, doc)
@@ -1384,23 +1388,37 @@ class Rooms:
             log.warning("standings of event %d not published (%s)", event_id, exc)
         return snapshot
 
-    def _compute_if_moved(
-        self, event_id: int, force: bool
-    ) -> tuple[int, StandingsView, dict[str, StandingsView]] | None:
+    def _compute_if_moved(self, event_id: int, force: bool) -> Computed | None:
         """The event's standings folded from the changes the record has (a worker thread's
         work), with the record's version of them; None when that version did not move since
-        the last computation here (and nothing forces one)."""
-        version = standings_stamp(self.engine, event_id)
-        kept = self.feed.latest(event_id)
-        if not force and event_id in self._folds and kept is not None and kept.version == version:
-            return None
-        view, scoped = self.fold_standings(event_id)
-        return version, view, scoped
+        the last computation here (and nothing forces one). One computation of the event at
+        a time (two that crossed would fold one change twice, or an older read last)."""
+        with self._computing.setdefault(event_id, threading.RLock()):
+            version = standings_stamp(self.engine, event_id)
+            kept = self.feed.latest(event_id)
+            if (
+                not force
+                and event_id in self._folds
+                and kept is not None
+                and kept.version == version
+            ):
+                return None
+            view, scoped, phases = self.fold_standings(event_id)
+            return version, view, scoped, phases
 
-    def fold_standings(self, event_id: int) -> tuple[StandingsView, dict[str, StandingsView]]:
+    def fold_standings(
+        self, event_id: int
+    ) -> tuple[StandingsView, dict[str, StandingsView], list[dict[str, Any]]]:
         """The event's standings, and each phase's and pool's, folded from the matches whose
-        results changed since the last fold here (the first fold here reads them all): one
-        computation (a worker thread's work; its caller counts it in ``standings_computed``)."""
+        results changed since the last fold here (the first fold here reads them all), with
+        the event's phases and pools (ids and names): one computation (a worker thread's
+        work; its caller counts it in ``standings_computed``)."""
+        with self._computing.setdefault(event_id, threading.RLock()):
+            return self._fold_standings(event_id)
+
+    def _fold_standings(
+        self, event_id: int
+    ) -> tuple[StandingsView, dict[str, StandingsView], list[dict[str, Any]]]:
         reader = self._readers.get(event_id)
         if reader is None:
             reader = self._readers.setdefault(event_id, StandingsReader(self.engine, event_id))
@@ -1410,7 +1428,7 @@ class Rooms:
             fold = self._folds.setdefault(event_id, EventFold(plan))
         fold.update(plan, results)
         self.standings_plans[event_id] = plan
-        self._phase_index[event_id] = [
+        index = [
             {"id": ph.id, "name": ph.name, "kind": ph.kind,
              "pools": [{"id": p.id, "name": p.name} for p in ph.pools]}
             for ph in plan.phases
@@ -1440,7 +1458,7 @@ class Rooms:
                 scoped[f"{ph.id}/{pool.id}"] = view(
                     rows, [pool.name] * len(rows), phase=ph.name, pool=pool.name
                 )
-        return view(fold.rows(), []), scoped
+        return view(fold.rows(), []), scoped, index
 
     def scoped_standings(
         self, event_id: int, snapshot: Snapshot, phase: str | None, pool: str | None
@@ -1461,7 +1479,7 @@ class Rooms:
                     ph["kind"],
                     pools=tuple(PoolPlan(p["id"], p["name"], ()) for p in ph["pools"]),
                 )
-                for ph in self._phase_index.get(event_id, [])
+                for ph in snapshot.phases
             ),
         )
         chosen, only = pool_of_phase(light, phase, pool)
@@ -1477,13 +1495,18 @@ class Rooms:
         try:
             views = {k: StandingsView.model_validate(v) for k, v in doc["views"].items()}
             version = int(doc["version"])
-        except (KeyError, TypeError, ValueError) as exc:
+            event_view = views.pop("")
+            phases = [
+                {"id": str(ph["id"]), "name": str(ph["name"]), "kind": str(ph["kind"]),
+                 "pools": [{"id": str(p["id"]), "name": str(p["name"])} for p in ph["pools"]]}
+                for ph in doc.get("phases") or []
+            ]  # fmt: skip
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            # (written by another version, or by hand: computed again, not served)
             log.warning("standings of event %d in the record unreadable (%s)", event_id, exc)
             return None
-        self._phase_index[event_id] = list(doc.get("phases") or [])
-        event_view = views.pop("")
         self._standings[event_id] = event_view
-        return self.feed.publish(event_id, version, event_view, views)
+        return self.feed.publish(event_id, version, event_view, views, phases=phases)
 
     async def take_standings_lead(self) -> None:
         """Take (or keep) the computing of the standings of the events served here, where
@@ -1612,9 +1635,9 @@ class Rooms:
                 assert computed is not None
                 self.standings_computed += 1
                 if led:
-                    return await self._publish(event_id, *computed)
-                version, view, scoped = computed
-                return self.feed.publish(event_id, version, view, scoped)
+                    return await self._publish(event_id, computed)
+                version, view, scoped, phases = computed
+                return self.feed.publish(event_id, version, view, scoped, phases=phases)
             await asyncio.sleep(STANDINGS_FOLLOW)
 
     def room_status(self, plan: EventPlan) -> list[RoomStatus]:

@@ -11,8 +11,10 @@ published (or the same one after ``wait`` seconds): a long poll, so a ruling rea
 screen as soon as it is computed, and no request computes.
 
 The version is the record's, not this process's
-(:func:`grace_arena.record.schedule.standings_stamp`: it grows with every ruling made or undone,
-every match ended and every game decided without a match, and not with the words revealed), so
+(:func:`grace_arena.record.schedule.standings_stamp`: it grows with every event stored in a
+match of the event that may change its result, such as a ruling or a bonus part ruled, undone
+or corrected, a protest resolved, a match opened or ended, and with every game decided without
+a match; not with the words revealed), so
 every process sharing the record gives the same standings the same version, and a client behind
 a proxy may ask any of them.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from grace_arena.protocol import StandingsView
 
@@ -36,6 +39,9 @@ class Snapshot:
     #: The standings of each phase (its id) and of each pool of it (``PHASE/POOL``, by ids),
     #: of the same version: a phase's view is read from here, never computed for a request.
     scoped: dict[str, StandingsView] = field(default_factory=dict)
+    #: The event's phases and each one's pools (``{"id", "name", "kind", "pools": [{"id",
+    #: "name"}]}``), as of the same computation: what a phase or pool asked by name is.
+    phases: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -63,6 +69,8 @@ class StandingsFeed:
         version: int,
         view: StandingsView,
         scoped: dict[str, StandingsView] | None = None,
+        *,
+        phases: list[dict[str, Any]] | None = None,
     ) -> Snapshot:
         """A new computation of the event's standings: kept, and every waiting client told.
         An older version than the one kept (two computations that crossed) is dropped."""
@@ -74,6 +82,7 @@ class StandingsFeed:
             version,
             view.model_copy(update={"version": version}),
             {k: v.model_copy(update={"version": version}) for k, v in (scoped or {}).items()},
+            list(phases or []),
         )
         self._latest[event_id] = snapshot
         changed = self._changed.pop(event_id, None)
