@@ -70,7 +70,13 @@ def test_one_process_computes_the_standings_and_the_other_reads_them(db_url) -> 
     try:
         wait_for(lambda: _computed(lead) >= 1, "the first process computing the standings")
         other = _serve(db_url, "2")
-        first = _standings(other)  # the other reads what the first published
+        # the other reads what the first published: once the first has folded what the
+        # other's start wrote (opening its room's match moves the version)
+        wait_for(
+            lambda: _standings(other)["version"] == standings_stamp(engine, plan.id),
+            "the other process reading the standings of the record's version",
+        )
+        first = _standings(other)
         assert first["version"] == standings_stamp(engine, plan.id)
         assert first["rows"] == _standings(lead)["rows"]
 
