@@ -49,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
@@ -102,6 +103,11 @@ def record(postgres: str | None, folder: Path):
         server.dispose()
 
 
+#: Each room's display grant (its join code -> token), read from the projector links the
+#: server processes print.
+DISPLAY_TOKENS: dict[str, str] = {}
+
+
 def start_server(db_url: str, port: int, proxy: str, rooms: list[str]) -> tuple:
     """``grace-arena serve --event`` for ``rooms``, behind ``proxy``; the moderator token it
     printed for each room's code."""
@@ -119,12 +125,15 @@ def start_server(db_url: str, port: int, proxy: str, rooms: list[str]) -> tuple:
     )  # fmt: skip
     assert proc.stdout is not None
     tokens, code = {}, None
+    displays = DISPLAY_TOKENS  # each room's display grant, from its projector's link
     for line in proc.stdout:
         found = re.match(r"match \d+ — join code (\w+)", line)
         if found:
             code = found.group(1)
         elif line.startswith("moderator token:") and code:
             tokens[code] = line.split(":", 1)[1].strip()
+        elif shown := re.search(r"projector: \S*[?&]code=(\w+)&token=([^\s&]+)", line):
+            displays[shown.group(1)] = urllib.parse.unquote(shown.group(2))
         elif line.startswith("listening on"):
             threading.Thread(target=proc.stdout.read, daemon=True).start()  # never fills
             return proc, tokens
@@ -251,7 +260,9 @@ async def hello(url: str, message: dict, until: str):
     raise RuntimeError(f"still sent elsewhere: {reply}")
 
 
-async def open_room(proxy_port: int, code: str, token: str, players: int, team: str) -> dict:
+async def open_room(
+    proxy_port: int, code: str, token: str, display: str | None, players: int, team: str
+) -> dict:
     url = f"ws://127.0.0.1:{proxy_port}/ws?code={code}"
     room: dict = {"code": code, "team": team, "delivery": [], "lockouts": {},
                   "lockout_seen": {}, "buzzes": [], "players": [], "rulings": [],
@@ -259,7 +270,8 @@ async def open_room(proxy_port: int, code: str, token: str, players: int, team: 
     ws = await hello(url, {"type": "hello", "role": "moderator", "join_code": code,
                            "token": token}, "welcome")  # fmt: skip
     room["mod"] = Conn(ws, room, "moderator")
-    ws = await hello(url, {"type": "hello", "role": "display", "join_code": code}, "welcome")
+    ws = await hello(url, {"type": "hello", "role": "display", "join_code": code,
+                           "token": display}, "welcome")  # fmt: skip
     room["display"] = Conn(ws, room, "display")
     for i in range(players):
         ws = await hello(url, {"type": "hello", "role": "player", "join_code": code}, "welcome")
@@ -287,7 +299,8 @@ def client_process(proxy_port, rooms, players, seconds, start, every, out, ready
 
     async def main() -> None:
         opened = [
-            await open_room(proxy_port, code, token, players, team) for code, token, team in rooms
+            await open_room(proxy_port, code, token, display, players, team)
+            for code, token, display, team in rooms
         ]
         ready.put(len(opened))
         await asyncio.sleep(max(0.0, start - time.time()))
@@ -426,7 +439,9 @@ def main() -> None:
                 f"{proxy_url} ({len(runner.table.rooms)} rooms routed by join code)"
             )
             before = {port: (rss_mb(proc.pid), health(port)) for proc, port in servers}
-            rooms = [(c, tokens[c], f"h{i}") for i, c in enumerate(codes, start=1)]
+            rooms = [
+                (c, tokens[c], DISPLAY_TOKENS.get(c), f"h{i}") for i, c in enumerate(codes, start=1)
+            ]
             queue: multiprocessing.Queue = multiprocessing.Queue()
             ready: multiprocessing.Queue = multiprocessing.Queue()
             shares = [rooms[i :: args.client_procs] for i in range(args.client_procs)]
