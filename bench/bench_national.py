@@ -116,7 +116,7 @@ def start_server(db_url: str, port: int, proxy: str, rooms: list[str]) -> tuple:
          "--db", db_url, "--host", "127.0.0.1", "--port", str(port), "--secret", SECRET,
          "--event", EVENT, "--proxy", proxy, "--public-url", f"http://127.0.0.1:{port}",
          "--max-connections-per-address", "100000",
-         "--max-http-connections-per-address", "100000",
+         "--max-http-connections-per-address", "100000", "--new-names-per-address", "100000",
          *[arg for room in rooms for arg in ("--room", room)]],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -276,8 +276,9 @@ async def open_room(
     for i in range(players):
         ws = await hello(url, {"type": "hello", "role": "player", "join_code": code}, "welcome")
         await ws.send(json.dumps({"type": "join", "team": team, "name": f"P{i}"}))
-        while json.loads(await ws.recv())["type"] != "joined":
-            pass
+        while (reply := json.loads(await ws.recv()))["type"] != "joined":
+            if reply["type"] == "error":
+                raise RuntimeError(f"P{i} of room {code} refused: {reply}")
         room["players"].append(Conn(ws, room, "player"))
     return room
 
