@@ -1508,6 +1508,13 @@ class Rooms:
         self._standings[event_id] = event_view
         return self.feed.publish(event_id, version, event_view, views, phases=phases)
 
+    def _lead_standings(self, event_id: int) -> bool:
+        """Take (or keep) the computing of the event's standings for this process (the
+        record's claim, :func:`standings_record.lead`): True when it is this process's."""
+        return standings_record.lead(
+            self.engine, event_id, self.arena.holder, ttl=self.arena.settings.lease_ttl
+        )
+
     async def take_standings_lead(self) -> None:
         """Take (or keep) the computing of the standings of the events served here, where
         no other live process has it; a process that takes it computes them afresh from the
@@ -1517,13 +1524,7 @@ class Rooms:
             if plan is None or not plan.rounds:
                 continue
             try:
-                led = await asyncio.to_thread(
-                    standings_record.lead,
-                    self.engine,
-                    event_id,
-                    self.arena.holder,
-                    ttl=self.arena.settings.lease_ttl,
-                )
+                led = await asyncio.to_thread(self._lead_standings, event_id)
             except Exception as exc:  # the record unreachable for a moment: next tick
                 log.warning("standings claim of event %d not renewed (%s)", event_id, exc)
                 continue
@@ -1621,13 +1622,7 @@ class Rooms:
             adopted = self._adopt(event_id, doc) if doc is not None else None
             if adopted is not None:
                 return adopted
-            led = await asyncio.to_thread(
-                standings_record.lead,
-                self.engine,
-                event_id,
-                self.arena.holder,
-                ttl=self.arena.settings.lease_ttl,
-            )
+            led = await asyncio.to_thread(self._lead_standings, event_id)
             if led or loop.time() >= deadline:
                 if led:
                     self._leading.add(event_id)
