@@ -506,3 +506,91 @@ def test_a_game_format_given_as_pairings_says_what_pairings_are():
 
     with pytest.raises(ScheduleError, match=r"one of round-robin, grace \(how teams are paired"):
         schedule(["a", "b"], [], rounds=1, rooms=["r1"], format="acf")  # type: ignore[arg-type]
+
+
+@on_both_backends
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_standings_reader_reads_each_event_once_and_agrees_with_a_full_read(
+    db_url, sample, seed
+) -> None:
+    """A match of bonuses with bouncebacks played by a random walk of the moderator's
+    commands (rulings made, undone and corrected, bonus parts ruled, tossups and bonuses
+    thrown out, words revealed): after every command the reader's results, read on from the
+    events stored since its last read, are a full read's, and it decoded each event once."""
+    import random
+
+    from sqlmodel import Session, select
+
+    from grace_arena.core.commands import CorrectRuling, RulePart, ThrowOutBonus
+    from grace_arena.core.config import TeamSpec
+    from grace_arena.core.errors import IllegalCommand
+    from grace_arena.core.formats import rules_for
+    from grace_arena.core.standings import RESULT_EVENTS
+    from grace_arena.record.models import EventRow
+    from grace_arena.record.schedule import match_results
+
+    plan = make_event(db_url, rounds=2)
+    engine = make_engine(db_url)
+    game = next(g for g in plan.games if g.teams == ("red", "blue"))
+    teams = [TeamSpec(id=t, name=t.title()) for t in game.teams]
+    config = match_config(sample, teams, rules=rules_for("acf", bouncebacks=True))
+    match = MatchStore(engine).create(config, now=0.0, event=plan.name, game_id=game.id)
+    reader = StandingsReader(engine, event_id_of(engine, "night"))
+    match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
+    match.handle(Join(team="blue", player="p2", name="Bob"), now=1.0)
+    rng = random.Random(seed)
+    done, now = 0, 2.0
+
+    def command():
+        kind = rng.choices(
+            ["start", "reveal", "buzz", "rule", "part", "undo", "throw", "throw_bonus", "correct"],
+            weights=[4, 4, 4, 4, 8, 1, 0.4, 0.4, 1],
+        )[0]
+        if kind == "start":
+            return StartTossup()
+        if kind == "reveal":
+            return Reveal(to=rng.randrange(1, 40))
+        if kind == "buzz":
+            team = rng.choice(["red", "blue"])
+            return BuzzCommand(team=team, player="p1" if team == "red" else "p2")
+        if kind == "rule":
+            return Rule(ruling=rng.choice([Ruling.CORRECT, Ruling.INCORRECT]))
+        if kind == "part":
+            return RulePart(ruling=rng.choice([Ruling.CORRECT, Ruling.INCORRECT]))
+        if kind == "undo":
+            return UndoRuling()
+        if kind == "throw":
+            return ThrowOut()
+        if kind == "throw_bonus":
+            return ThrowOutBonus()
+        state = match.match.state
+        made = [state.officiating.rulings[e.seq] for e in state.game.ledger]
+        made = [r for r in made if r.ruling is not Ruling.PROMPT]
+        if not made:
+            return UndoRuling()
+        ruling = rng.choice(made)  # ruled the other way
+        flipped = Ruling.INCORRECT if ruling.ruling is Ruling.CORRECT else Ruling.CORRECT
+        return CorrectRuling(seq=ruling.seq, ruling=flipped)
+
+    while done < 150:
+        now += 1.0
+        try:
+            if not match.handle(command(), now=now):
+                continue
+        except IllegalCommand:
+            continue
+        done += 1
+        full = load_plan(engine, "night")
+        assert reader.read_results()[1] == match_results(engine, full)
+    with Session(engine) as session:
+        stored = session.exec(select(EventRow.type).where(EventRow.match_id == match.id)).all()
+    kinds = set(stored)
+    assert {"bonus_part_ruled", "ruling_undone", "ruling_corrected", "words_revealed"} <= kinds
+    # each event decoded once, up to the last that may change the result
+    read = reader._replays._read[match.id].seq
+    assert reader._replays.events_read == read
+    assert max(i for i, t in enumerate(stored, 1) if t in RESULT_EVENTS) <= read
+    _, results = reader.read_results()
+    mine = next(r for r in results if r.match_id == match.id)
+    assert {t: line.points for t, line in mine.teams.items()} == match.match.scores
+    engine.dispose()

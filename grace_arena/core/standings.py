@@ -35,6 +35,7 @@ from grace_arena.core.rules import rule_set
 
 if TYPE_CHECKING:
     from grace_arena.core.config import ScoringRules
+    from grace_arena.core.match import GameState
 
 #: The events of a match after which its result (what it adds to the standings) may change:
 #: a tossup heard or thrown out, a ruling made, undone or corrected, a protest resolved, a
@@ -111,15 +112,18 @@ class BonusPlayed:
         return sum(p.bounceback_points for p in self.parts)
 
 
-def bonuses_played(events: Sequence[Event]) -> list[BonusPlayed]:
+def bonuses_played(events: Sequence[Event], game: GameState | None = None) -> list[BonusPlayed]:
     """The bonuses of one match's record as they stand (an undone ruling is not in force; a
     bonus thrown out, or whose cycle was thrown out, is not heard; nor one the match ended in
-    before any of its parts was ruled), in the order heard."""
+    before any of its parts was ruled), in the order heard. ``game``: the match's state after
+    all of ``events``, when the caller has it (``events`` may then be only the match's
+    creation, bonuses started and ended, and parts ruled); replayed from them otherwise."""
     from grace_arena.core.match import Match
 
     if not any(isinstance(ev, BonusStarted) for ev in events):
         return []
-    game = Match.replay(events).state.game
+    if game is None:
+        game = Match.replay(events).state.game
     config = next(ev.config for ev in events if isinstance(ev, MatchCreated))
     controller: dict[str, tuple[str, str]] = {}  # bonus -> (team, tossup): its start in force
     thrown: set[str] = set()

@@ -20,10 +20,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, func, select
+from sqlmodel import Session, select
 
 from grace_arena.core import schedule as pairing
-from grace_arena.core.events import Event, MatchCreated, event_from_dict, tossups_heard
+from grace_arena.core.events import (
+    PART_RULINGS,
+    BonusEnded,
+    BonusStarted,
+    Event,
+    MatchCreated,
+    TossupEnded,
+    TossupStarted,
+    event_from_dict,
+    tossups_heard,
+)
+from grace_arena.core.match import Match
 from grace_arena.core.standings import (
     RESULT_EVENTS,
     BonusPlayed,
@@ -1508,10 +1519,16 @@ def find_room_by_code(engine: Engine, code: str) -> tuple[int, str] | None:
 
 
 def match_results(
-    engine: Engine, plan: EventPlan, *, only: Iterable[int] | None = None
+    engine: Engine,
+    plan: EventPlan,
+    *,
+    only: Iterable[int] | None = None,
+    replays: MatchReplays | None = None,
 ) -> list[MatchResult]:
     """What each created match of the event (of those in ``only``, if given) adds to the
-    standings, from the record."""
+    standings, from the record. ``replays``: the matches' records as far as they were read
+    before, to read on from there (a reader that comes back after every ruling); without it
+    each match's record is read for what its result needs."""
     ids = [g.match_id for g in plan.games if g.match_id is not None]
     wanted: set[int] = set(only) if only is not None else set()
     if only is not None:
@@ -1537,53 +1554,17 @@ def match_results(
                 BuzzRow.ruling.is_not(None),  # type: ignore[union-attr]
             )
         ).all()
-        tossup_events = session.exec(
-            select(EventRow.match_id, EventRow.payload)
-            .where(
-                EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
-                EventRow.type.in_(("tossup_started", "tossup_ended")),  # type: ignore[attr-defined]
-            )
-            .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
-        ).all()
-        created = session.exec(
-            select(EventRow.match_id, EventRow.payload).where(
-                EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
-                EventRow.type == "match_created",
-            )
-        ).all()
-        # a match of bonuses is replayed whole for its bonuses (undo and throw-outs included)
-        with_bonuses = set(
-            session.exec(
-                select(EventRow.match_id).where(
-                    EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
-                    EventRow.type == "bonus_started",
-                )
-            ).all()
-        )
-        replayed = (
-            session.exec(
-                select(EventRow.match_id, EventRow.payload)
-                .where(EventRow.match_id.in_(sorted(with_bonuses)))  # type: ignore[attr-defined]
-                .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
-            ).all()
-            if with_bonuses
-            else []
-        )
-    events: dict[int, list[Event]] = {}
-    for match_id, payload in tossup_events:
-        events.setdefault(match_id, []).append(event_from_dict(payload))
-    whole: dict[int, list[Event]] = {}
-    for match_id, payload in replayed:
-        whole.setdefault(match_id, []).append(event_from_dict(payload))
+        if replays is not None:
+            read = replays.advance(session, ids)
+            events = {i: r.tossups for i, r in read.items() if r.tossups}
+            rules = {i: r.match.config.rules for i, r in read.items()}
+            played = {i: bonuses_played(r.kept, r.match.state.game) for i, r in read.items()}
+        else:
+            events, rules, played = _match_records(session, ids)
     # each tossup once, however often it ended (an undone ruling and a new one end it again)
     heard_ids = {match_id: tossups_heard(evs) for match_id, evs in events.items()}
     heard = {match_id: len(tossups) for match_id, tossups in heard_ids.items()}
     # the tossups PPG and P/20TUH leave out (an overtime without bonuses)
-    rules: dict[int, Any] = {}
-    for match_id, payload in created:
-        ev = event_from_dict(payload)
-        if isinstance(ev, MatchCreated):
-            rules[match_id] = ev.config.rules
     unrated = {
         match_id: set(unrated_tossups(rules[match_id], tossups))
         for match_id, tossups in heard_ids.items()
@@ -1604,10 +1585,8 @@ def match_results(
         elif b.ruling == "incorrect":
             line["incorrect"] = line.get("incorrect", 0) + 1
             line["negs"] = line.get("negs", 0) + ((b.points or 0) < 0)
-    played: dict[int, list[BonusPlayed]] = {}
-    for match_id, evs in whole.items():
-        played[match_id] = bonuses_played(evs)
-        for team, bonus in lines_of_bonuses(played[match_id]).items():
+    for match_id, bonuses in played.items():
+        for team, bonus in lines_of_bonuses(bonuses).items():
             line = lines[match_id].setdefault(team, {})
             line["points"] = line.get("points", 0) + bonus.bonus_points + bonus.bounceback_points
             line.update(vars(bonus))
@@ -1636,6 +1615,118 @@ def match_results(
             )
         )
     return [*results, *decided]
+
+
+def _match_records(
+    session: Session, ids: list[int]
+) -> tuple[dict[int, list[Event]], dict[int, Any], dict[int, list[BonusPlayed]]]:
+    """What the results of the matches ``ids`` need of their records, read whole: each begun
+    match's tossups started and ended, each match's rules, and the bonuses of each match
+    that played one."""
+    tossup_events = session.exec(
+        select(EventRow.match_id, EventRow.payload)
+        .where(
+            EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
+            EventRow.type.in_(("tossup_started", "tossup_ended")),  # type: ignore[attr-defined]
+        )
+        .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
+    ).all()
+    created = session.exec(
+        select(EventRow.match_id, EventRow.payload).where(
+            EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
+            EventRow.type == "match_created",
+        )
+    ).all()
+    # a match of bonuses is replayed whole for its bonuses (undo and throw-outs included)
+    with_bonuses = set(
+        session.exec(
+            select(EventRow.match_id).where(
+                EventRow.match_id.in_(ids),  # type: ignore[attr-defined]
+                EventRow.type == "bonus_started",
+            )
+        ).all()
+    )
+    replayed = (
+        session.exec(
+            select(EventRow.match_id, EventRow.payload)
+            .where(EventRow.match_id.in_(sorted(with_bonuses)))  # type: ignore[attr-defined]
+            .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
+        ).all()
+        if with_bonuses
+        else []
+    )
+    events: dict[int, list[Event]] = {}
+    for match_id, payload in tossup_events:
+        events.setdefault(match_id, []).append(event_from_dict(payload))
+    rules: dict[int, Any] = {}
+    for match_id, payload in created:
+        ev = event_from_dict(payload)
+        if isinstance(ev, MatchCreated):
+            rules[match_id] = ev.config.rules
+    whole: dict[int, list[Event]] = {}
+    for match_id, payload in replayed:
+        whole.setdefault(match_id, []).append(event_from_dict(payload))
+    return events, rules, {match_id: bonuses_played(evs) for match_id, evs in whole.items()}
+
+
+@dataclass
+class MatchReplay:
+    """One match's record as far as it was read: the match replayed up to ``seq``, and the
+    events of it a result is made of (``tossups``: tossups started and ended; ``kept``: the
+    match's creation, bonuses started and ended, bonus parts ruled and corrected)."""
+
+    seq: int
+    match: Match
+    tossups: list[Event] = field(default_factory=list)
+    kept: list[Event] = field(default_factory=list)
+
+
+class MatchReplays:
+    """Matches' records replayed as far as they were read, each read on from its last event
+    read: a match's events are stored with the seqs 1, 2, 3, ... and never changed, so what
+    follows the last one read is all that is new (a reader that comes back after each ruling
+    reads the few events since, not the thousands of words revealed before). Only an unbroken
+    run of seqs is taken: an event committed after one with a greater seq is read the next
+    time, in its place. Not safe to share between threads (a :class:`StandingsReader`'s, under
+    its lock)."""
+
+    _KEPT = (MatchCreated, BonusStarted, BonusEnded, *PART_RULINGS)
+
+    def __init__(self) -> None:
+        self._read: dict[int, MatchReplay] = {}
+        #: Events read and decoded (for tests and benchmarks).
+        self.events_read = 0
+
+    def advance(self, session: Session, ids: Iterable[int]) -> dict[int, MatchReplay]:
+        """The matches ``ids`` (those with events) replayed to their last event stored."""
+        out = {}
+        for match_id in ids:
+            known = self._read.get(match_id)
+            rows = session.exec(
+                select(EventRow.seq, EventRow.payload)
+                .where(EventRow.match_id == match_id, EventRow.seq > (known.seq if known else 0))
+                .order_by(EventRow.seq)  # type: ignore[arg-type]
+            ).all()
+            seq = known.seq if known else 0
+            new: list[Event] = []
+            for row_seq, payload in rows:
+                if row_seq != seq + 1:
+                    break
+                new.append(event_from_dict(payload))
+                seq = row_seq
+            self.events_read += len(new)
+            if known is None:
+                if not new:
+                    continue
+                known = MatchReplay(0, Match.replay(new))
+            else:
+                known.match.apply(new)
+            known.seq = seq
+            known.tossups += [e for e in new if isinstance(e, (TossupStarted, TossupEnded))]
+            known.kept += [e for e in new if isinstance(e, self._KEPT)]
+            self._read[match_id] = known
+            out[match_id] = known
+        return out
 
 
 def decided_result(plan: EventPlan, game: GamePlan) -> MatchResult:
@@ -1741,22 +1832,46 @@ def event_phase_standings(
     return plan, phase_standings(plan, match_results(engine, plan), phase)
 
 
-def game_marks(engine: Engine, event_id: int) -> dict[int, tuple[Any, ...]]:
-    """Each scheduled game of the event: ``(match id, ended, the match's last event's seq,
-    the team that forfeited it, its entered result)``. One query, an index lookup per match:
-    what tells whether the standings may have changed (every change to a match is an event
-    stored after the others; a forfeit or a result is written on the game)."""
-    last = (
-        select(func.max(EventRow.seq))
-        .where(EventRow.match_id == EventGameRow.match_id)
+def _last_result_seq() -> Any:
+    """The seq of the last event of an event game's match that may change its result
+    (:data:`~grace_arena.core.standings.RESULT_EVENTS`, or its creation): a correlated
+    subquery of ``EventGameRow``, an index lookup per match."""
+    return (
+        select(EventRow.seq)
+        .where(
+            EventRow.match_id == EventGameRow.match_id,
+            EventRow.type.in_(sorted(RESULT_EVENTS | {"match_created"})),  # type: ignore[attr-defined]
+        )
+        .order_by(EventRow.seq.desc())  # type: ignore[attr-defined]
+        .limit(1)
         .scalar_subquery()
     )
+
+
+def open_match_ids(engine: Engine, event_id: int) -> set[int]:
+    """The matches of the event's games that have not ended (those a process may serve)."""
+    query = (
+        select(EventGameRow.match_id)
+        .join(MatchRow, MatchRow.id == EventGameRow.match_id)  # type: ignore[arg-type]
+        .where(EventGameRow.event_id == event_id, MatchRow.ended_at.is_(None))  # type: ignore[union-attr]
+    )
+    with Session(engine) as session:
+        return {m for m in session.exec(query) if m is not None}
+
+
+def game_marks(engine: Engine, event_id: int) -> dict[int, tuple[Any, ...]]:
+    """Each scheduled game of the event: ``(match id, ended, the seq of the match's last
+    event that may change its result, the team that forfeited it, its entered result)``.
+    One query, an index lookup per match: what tells whether the standings may have changed
+    (every change to a match is an event stored after the others; a word revealed, a buzz
+    not yet ruled or a pause changes no result; a forfeit or a result is written on the
+    game)."""
     query = (
         select(
             EventGameRow.id,
             EventGameRow.match_id,
             MatchRow.ended_at,
-            last,
+            _last_result_seq(),
             EventGameRow.forfeit,
             EventGameRow.result,
         )
@@ -1781,18 +1896,8 @@ def standings_stamp(engine: Engine, event_id: int) -> int:
     games, of the seq of its match's last such event (events are stored in order: it only
     grows) and of one per game decided. One query, an index lookup per match; the same on
     every process sharing the record."""
-    last = (
-        select(EventRow.seq)
-        .where(
-            EventRow.match_id == EventGameRow.match_id,
-            EventRow.type.in_(sorted(RESULT_EVENTS | {"match_created"})),  # type: ignore[attr-defined]
-        )
-        .order_by(EventRow.seq.desc())  # type: ignore[attr-defined]
-        .limit(1)
-        .scalar_subquery()
-    )
     query = (
-        select(last, EventGameRow.forfeit, EventGameRow.result)
+        select(_last_result_seq(), EventGameRow.forfeit, EventGameRow.result)
         .select_from(EventGameRow)
         .where(EventGameRow.event_id == event_id)
     )
@@ -1806,8 +1911,9 @@ def standings_stamp(engine: Engine, event_id: int) -> int:
 class StandingsReader:
     """An event's standings, read from the record again after every change, re-reading only
     what changed: the plan when a scheduled match was created or ended (the schedule and the
-    teams are fixed once a round started), and the results of the matches with events stored
-    since the last read. A server recomputes its events' standings after every ruling in any
+    teams are fixed once a round started), and the results of the matches with events that
+    may change a result stored since the last read, each from the events stored since
+    (:class:`MatchReplays`). A server recomputes its events' standings after every ruling in any
     of its rooms; reading the whole event each time costs more and more as the event goes on.
     The standings and the plan's schedule are :func:`event_standings`'s (the plan's players
     are those of its last read: players who join register then). Safe to share between
@@ -1819,6 +1925,7 @@ class StandingsReader:
         self._plan: EventPlan | None = None
         self._marks: dict[int, tuple[Any, ...]] = {}
         self._results: dict[int, MatchResult] = {}  # by match id; matches not begun left out
+        self._replays = MatchReplays()  # each match's record as far as read
         #: Reads of matches' results and of the plan (for tests and benchmarks).
         self.matches_read = 0
         self.plans_read = 0
@@ -1847,7 +1954,7 @@ class StandingsReader:
                 self.matches_read += len(changed)
                 for match_id in changed:
                     self._results.pop(match_id, None)
-                for result in match_results(self.engine, plan, only=changed):
+                for result in match_results(self.engine, plan, only=changed, replays=self._replays):
                     self._results[result.match_id] = result
             self._marks = marks
             results = [self._results[g.match_id] for g in plan.games if g.match_id in self._results]

@@ -85,6 +85,7 @@ from grace_arena.record.schedule import (
     find_room_by_code,
     load_plan,
     new_join_code,
+    open_match_ids,
     pool_of_phase,
     standings_stamp,
 )
@@ -124,6 +125,10 @@ _STANDINGS_EVENTS = RESULT_EVENTS
 #: the process that computes them (changes made in its own rooms are computed at once); of the
 #: snapshot published, by the others while clients of theirs wait for newer standings.
 STANDINGS_FOLLOW = 0.25
+#: The least time from one computation of an event's standings to the next: the changes of
+#: a burst (a hundred rooms ruling within a moment) are folded once, and a projector that
+#: keeps the standings up gets a few versions a second at most, each of them complete.
+STANDINGS_EVERY = 0.25
 #: The longest the first request for an event's standings waits for the process that
 #: computes them to publish them (then this process computes them for its own clients).
 FIRST_STANDINGS_WAIT = 10.0
@@ -666,6 +671,8 @@ class Rooms:
             foreign = [r for r in plan.rooms if self.live_in(r.join_code) is None]
             if not foreign:
                 continue  # every room of it is served here
+            if not await asyncio.to_thread(self._lapsed, event_id):
+                continue  # no match of it lost its process (the plan is not read)
             plan = await self._read(event_id)  # as it is now
             self._remember(plan)
             for plan_room in plan.rooms:
@@ -688,6 +695,12 @@ class Rooms:
                 pass  # another process was quicker
             except Exception:
                 log.exception("room %s of %s could not be taken over", sr.name, sr.event_name)
+
+    def _lapsed(self, event_id: int) -> set[int]:
+        """The event's matches not ended nor served here whose server process died (one
+        query of the event's games, one of their leases)."""
+        mine = open_match_ids(self.engine, event_id) - set(self.arena.rooms)
+        return lease.orphaned(self.engine, mine, ttl=self.arena.settings.lease_ttl)
 
     def waiting_text(self, code: str) -> str | None:
         """Why the room with this join code has no match open now, if it waits."""
@@ -1355,7 +1368,9 @@ class Rooms:
             self._refreshing[event_id] = loop.create_task(self._refresh(event_id))
 
     async def _refresh(self, event_id: int) -> None:
+        loop = asyncio.get_running_loop()
         while True:
+            began = loop.time()
             self._again.discard(event_id)
             force = event_id in self._forced
             self._forced.discard(event_id)
@@ -1369,6 +1384,8 @@ class Rooms:
                 await self._publish(event_id, computed)
             if event_id not in self._again:
                 return
+            # the changes of a burst (rooms ruling at once) are folded together
+            await asyncio.sleep(max(0.0, began + STANDINGS_EVERY - loop.time()))
 
     async def _publish(self, event_id: int, computed: Computed) -> Snapshot:
         """A computation of this process: to its clients, and through the record to the
