@@ -240,3 +240,29 @@ def test_a_phase_is_found_in_the_snapshot_a_client_is_given_not_the_newest(db_ur
         bare = Snapshot(5, _view(5))
         with pytest.raises(NoSuchPhase, match="no phase 'Prelims'"):
             rooms.scoped_standings(plan.id, bare, "Prelims", None)
+
+
+def test_a_burst_of_changes_is_computed_once_after_the_computation_under_way(db_url) -> None:
+    """Rulings in many rooms within a moment: the one computing now, then one for all the
+    others, no sooner than ``STANDINGS_EVERY`` after it began (a projector gets a few
+    versions a second at most, each complete)."""
+    from grace_arena.server import rooms as rooms_module
+
+    plan = make_event(db_url)
+    with event_server(db_url) as server:
+        _standings(server.http_url)  # computed once, here (this process leads)
+        events = server.events
+
+        async def burst() -> tuple[int, float]:
+            before = events.standings_computed
+            began = asyncio.get_running_loop().time()
+            for _ in range(20):  # (forced: as a match's first tossup is)
+                events.refresh_standings(plan.id, force=True)
+                await asyncio.sleep(0.005)
+            while not events._refreshing[plan.id].done():
+                await asyncio.sleep(0.01)
+            return events.standings_computed - before, asyncio.get_running_loop().time() - began
+
+        computed, took = server.run(burst())
+    assert computed == 2
+    assert took >= rooms_module.STANDINGS_EVERY

@@ -209,6 +209,7 @@ class Rooms:
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
         self._readers: dict[int, StandingsReader] = {}  # by event id
+        self._folded_at: dict[int, float] = {}  # the loop's time of each event's last fold
         self._folds: dict[int, EventFold] = {}  # by event id: the standings folded here
         #: Held by each computation of an event's standings (a worker thread's), from the
         #: record's version read to the views made: one at a time, each of one state.
@@ -1370,7 +1371,11 @@ class Rooms:
     async def _refresh(self, event_id: int) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            began = loop.time()
+            # the changes of a burst (rooms ruling within a moment) are folded together
+            last = self._folded_at.get(event_id)
+            if last is not None:
+                await asyncio.sleep(max(0.0, last + STANDINGS_EVERY - loop.time()))
+            self._folded_at[event_id] = loop.time()
             self._again.discard(event_id)
             force = event_id in self._forced
             self._forced.discard(event_id)
@@ -1384,8 +1389,6 @@ class Rooms:
                 await self._publish(event_id, computed)
             if event_id not in self._again:
                 return
-            # the changes of a burst (rooms ruling at once) are folded together
-            await asyncio.sleep(max(0.0, began + STANDINGS_EVERY - loop.time()))
 
     async def _publish(self, event_id: int, computed: Computed) -> Snapshot:
         """A computation of this process: to its clients, and through the record to the
