@@ -19,8 +19,9 @@ Measured, the clients on the machine's clock (server and clients share it):
 
 - **reveal delivery**: each word revealed, from the ``server_time`` in its state to its arrival
   at a phone (overall, and the worst room's p99);
-- **lock-out**: from a phone's ``buzz`` to the moment the last client of its room (phones,
-  moderator, display) has the state with the floor taken;
+- **lock-out**: from a phone's ``buzz`` that took the floor (its ``buzz_result`` says so) to
+  the moment the last client of its room (phones, moderator, display) has the state with that
+  buzz on the floor;
 - **durable commit**: each synced transaction of a process to the record, as the process timed
   it (``/api/health``);
 - **standings after a ruling**: from the moderator's ``rule`` (correct) to the arrival, at each
@@ -190,6 +191,7 @@ class Conn:
     def __init__(self, ws, room: dict, role: str) -> None:
         self.ws, self.room, self.role = ws, room, role
         self.last_key: tuple | None = None
+        self.pending: list[float] = []  # this phone's buzzes sent, not yet answered
 
     async def read(self) -> None:
         room = self.room
@@ -202,6 +204,19 @@ class Conn:
                     await self.ws.send(
                         json.dumps({"type": "pong", "sent": msg["sent"], "time": now})
                     )
+                    continue
+                if now < room["start"]:
+                    continue  # (connected before the play: only pings are answered)
+                if kind == "error":
+                    key = f"{msg.get('code')} ({msg.get('in_reply_to')})"
+                    room["errors"][key] = room["errors"].get(key, 0) + 1
+                    if msg.get("in_reply_to") == "buzz" and self.pending:
+                        self.pending.pop(0)
+                    continue
+                if kind == "buzz_result" and self.pending:
+                    sent = self.pending.pop(0)
+                    if msg["outcome"] == "won":  # the buzz that took the floor, and when
+                        room["won"][msg["buzz_id"]] = sent
                     continue
                 if kind != "state":
                     continue
@@ -233,10 +248,9 @@ async def moderate(mod: Conn, msg: dict) -> None:
         await mod.ws.send(json.dumps({"type": "rule", "ruling": "correct"}))
     elif (
         phase in ("idle", "answered", "dead", "thrown_out")
-        and room.get("started") != msg["match"]["tossups_played"]
+        and "started" in room  # (its first tossup started: ``first_tossup``)
+        and room["started"] != msg["match"]["tossups_played"]
     ):
-        if "started" not in room:  # rooms start their first tossup at their own moment
-            await asyncio.sleep(room["offset"])
         room["started"] = msg["match"]["tossups_played"]
         await mod.ws.send(json.dumps({"type": "start_tossup"}))
 
@@ -265,7 +279,8 @@ async def open_room(
 ) -> dict:
     url = f"ws://127.0.0.1:{proxy_port}/ws?code={code}"
     room: dict = {"code": code, "team": team, "delivery": [], "lockouts": {},
-                  "lockout_seen": {}, "buzzes": [], "players": [], "rulings": [],
+                  "lockout_seen": {}, "buzzes": [], "won": {}, "errors": {}, "players": [],
+                  "rulings": [],
                   "offset": random.uniform(0, 60 / WPM)}  # fmt: skip
     ws = await hello(url, {"type": "hello", "role": "moderator", "join_code": code,
                            "token": token}, "welcome")  # fmt: skip
@@ -284,14 +299,14 @@ async def open_room(
 
 
 def lockout_times(room: dict, clients: int) -> list[float]:
-    """Per buzz sent: the time until every client of the room had the floor taken by a buzz
-    that came after it."""
+    """Per phone's buzz that took the floor: the time from its sending until every client of
+    the room had the state with it (a buzz refused, or beaten by another, locks no one out;
+    the model player's buzzes are not timed: when it pressed is not known here)."""
     out = []
-    firsts = sorted((min(ts), max(ts), len(ts)) for ts in room["lockouts"].values())
-    for sent in room["buzzes"]:
-        after = [(first, last, n) for first, last, n in firsts if first >= sent]
-        if after and after[0][2] >= clients and after[0][0] - sent < 5:
-            out.append(after[0][1] - sent)
+    for buzz_id, sent in room["won"].items():
+        seen = room["lockouts"].get(buzz_id, [])
+        if len(seen) >= clients:
+            out.append(max(seen) - sent)
     return out
 
 
@@ -299,25 +314,37 @@ def client_process(proxy_port, rooms, players, seconds, start, every, out, ready
     raise_open_files()
 
     async def main() -> None:
-        opened = [
-            await open_room(proxy_port, code, token, display, players, team)
-            for code, token, display, team in rooms
-        ]
+        opened, conns, readers = [], [], []
+        for code, token, display, team in rooms:
+            # each room's clients read (and answer pings, as phones do) from when they are
+            # connected; what they see counts from the start of the play
+            room = await open_room(proxy_port, code, token, display, players, team)
+            room["start"] = start
+            opened.append(room)
+            mine = [room["mod"], room["display"], *room["players"]]
+            conns += mine
+            readers += [asyncio.create_task(c.read()) for c in mine]
         ready.put(len(opened))
         await asyncio.sleep(max(0.0, start - time.time()))
-        conns = [c for r in opened for c in (r["mod"], r["display"], *r["players"])]
-        readers = [asyncio.create_task(c.read()) for c in conns]
+
+        async def first_tossup(room: dict) -> None:  # rooms start at their own moment
+            await asyncio.sleep(room["offset"])
+            room["started"] = 0
+            await room["mod"].ws.send(json.dumps({"type": "start_tossup"}))
+
+        kicks = [asyncio.create_task(first_tossup(r)) for r in opened]
 
         async def buzzer(room: dict) -> None:
             while True:
                 await asyncio.sleep(random.expovariate(1 / every))
                 conn = random.choice(room["players"])
                 room["buzzes"].append(time.time())
+                conn.pending.append(room["buzzes"][-1])
                 await conn.ws.send(json.dumps({"type": "buzz"}))
 
         buzzers = [asyncio.create_task(buzzer(r)) for r in opened]
         await asyncio.sleep(seconds)
-        for task in [*buzzers, *readers]:
+        for task in [*buzzers, *readers, *kicks]:
             task.cancel()
         for c in conns:
             with contextlib.suppress(Exception):
@@ -330,6 +357,8 @@ def client_process(proxy_port, rooms, players, seconds, start, every, out, ready
                         "delivery": r["delivery"],
                         "lockout": lockout_times(r, players + 2),
                         "buzzes": len(r["buzzes"]),
+                        "won": len(r["won"]),
+                        "errors": r["errors"],
                         "rulings": r["rulings"],
                     }
                     for r in opened
@@ -530,7 +559,8 @@ def main() -> None:
     rows = [
         ("reveal delivery", delivery, None, f"{len(delivery)} word states"),
         ("lock-out at every client of a room", lockout, 100, f"{len(lockout)} of "
-         f"{sum(r['buzzes'] for r in played)} buzzes locked out"),
+         f"{sum(r['won'] for r in played)} phones' buzzes that took the floor "
+         f"({sum(r['buzzes'] for r in played)} sent)"),
         ("standings at a watcher after a ruling", standings, 1000, f"{len(standings)} of "
          f"{len(rulings) * args.watchers} (rulings x watchers)"),
     ]  # fmt: skip
@@ -544,6 +574,12 @@ def main() -> None:
             f"{'durable commit, process ' + str(k + 1):<34} {h['commit_p50_ms'] or 0:>9.1f} "
             f"{h['commit_p99_ms'] or 0:>9.1f}  ≤ 20      last {h['synced_commits']} synced commits"
         )
+    errors: dict[str, int] = {}
+    for r in played:
+        for key, n in r["errors"].items():
+            errors[key] = errors.get(key, 0) + n
+    if errors:
+        print("errors the clients were sent: " + ", ".join(f"{n} {k}" for k, n in errors.items()))
     if room_p99:
         print(
             f"\nper room: reveal delivery p99 median {statistics.median(room_p99) * 1e3:.1f} ms, "
