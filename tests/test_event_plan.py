@@ -594,3 +594,44 @@ def test_a_standings_reader_reads_each_event_once_and_agrees_with_a_full_read(
     mine = next(r for r in results if r.match_id == match.id)
     assert {t: line.points for t, line in mine.teams.items()} == match.match.scores
     engine.dispose()
+
+
+@on_both_backends
+def test_a_standings_reader_reads_on_an_event_that_became_visible_after_a_later_one(
+    db_url, sample
+) -> None:
+    """Events of a match seen out of order (a tossup's start and its throw-out, then the word
+    revealed between them): the reader replays up to the gap, and reads on from it the next
+    time though the match's last result event did not move."""
+    from sqlmodel import Session
+
+    from grace_arena.core.commands import ThrowOut
+    from grace_arena.core.events import event_to_dict
+    from grace_arena.core.match import Match
+    from grace_arena.record.models import EventRow
+    from grace_arena.record.schedule import match_results
+
+    engine, match = _red_vs_blue(db_url, sample)
+    match.handle(Join(team="red", player="p1", name="Alice"), now=1.0)
+    reader = StandingsReader(engine, event_id_of(engine, "night"))
+    reader.read_results()
+    shadow = Match(match.match.state)  # what the room decides, stored by hand below
+    (start,) = shadow.handle(StartTossup(), now=2.0)
+    (revealed,) = shadow.handle(Reveal(to=3), now=3.0)
+    (ended,) = shadow.handle(ThrowOut(), now=4.0)
+
+    def store(*events) -> None:
+        with Session(engine) as session:
+            for ev in events:
+                session.add(EventRow(match_id=match.id, seq=ev.seq, type=ev.type, t=ev.t,
+                                     payload=event_to_dict(ev)))  # fmt: skip
+            session.commit()
+
+    store(start, ended)
+    reader.read_results()
+    store(revealed)
+    _, results = reader.read_results()
+    assert results == match_results(engine, load_plan(engine, "night"))
+    mine = next(r for r in results if r.match_id == match.id)
+    assert mine.tossups_heard == 0  # thrown out: not heard
+    engine.dispose()

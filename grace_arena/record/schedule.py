@@ -1687,7 +1687,8 @@ class MatchReplays:
     follows the last one read is all that is new (a reader that comes back after each ruling
     reads the few events since, not the thousands of words revealed before). Only an unbroken
     run of seqs is taken: an event committed after one with a greater seq is read the next
-    time, in its place. Not safe to share between threads (a :class:`StandingsReader`'s, under
+    time, in its place (:class:`StandingsReader` marks such a match as read only as far as
+    its replay reached). Not safe to share between threads (a :class:`StandingsReader`'s, under
     its lock)."""
 
     _KEPT = (MatchCreated, BonusStarted, BonusEnded, *PART_RULINGS)
@@ -1696,6 +1697,11 @@ class MatchReplays:
         self._read: dict[int, MatchReplay] = {}
         #: Events read and decoded (for tests and benchmarks).
         self.events_read = 0
+
+    def reached(self, match_id: int) -> int:
+        """The seq of the match's last event read (0: none)."""
+        known = self._read.get(match_id)
+        return known.seq if known is not None else 0
 
     def advance(self, session: Session, ids: Iterable[int]) -> dict[int, MatchReplay]:
         """The matches ``ids`` (those with events) replayed to their last event stored."""
@@ -1956,6 +1962,12 @@ class StandingsReader:
                     self._results.pop(match_id, None)
                 for result in match_results(self.engine, plan, only=changed, replays=self._replays):
                     self._results[result.match_id] = result
+                # a match replayed short of its mark (an event before it not yet visible):
+                # marked as far as it was read, so that it is read on the next time
+                for g, m in marks.items():
+                    reached = self._replays.reached(m[0])
+                    if m[0] in changed and m[2] is not None and reached < m[2]:
+                        marks[g] = (m[0], m[1], reached, *m[3:])
             self._marks = marks
             results = [self._results[g.match_id] for g in plan.games if g.match_id in self._results]
             results += [
