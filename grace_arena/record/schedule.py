@@ -1708,12 +1708,12 @@ class MatchReplays:
         out = {}
         for match_id in ids:
             known = self._read.get(match_id)
+            seq = self.reached(match_id)
             rows = session.exec(
                 select(EventRow.seq, EventRow.payload)
-                .where(EventRow.match_id == match_id, EventRow.seq > (known.seq if known else 0))
+                .where(EventRow.match_id == match_id, EventRow.seq > seq)
                 .order_by(EventRow.seq)  # type: ignore[arg-type]
             ).all()
-            seq = known.seq if known else 0
             new: list[Event] = []
             for row_seq, payload in rows:
                 if row_seq != seq + 1:
@@ -1965,9 +1965,10 @@ class StandingsReader:
                 # a match replayed short of its mark (an event before it not yet visible):
                 # marked as far as it was read, so that it is read on the next time
                 for g, m in marks.items():
-                    reached = self._replays.reached(m[0])
-                    if m[0] in changed and m[2] is not None and reached < m[2]:
-                        marks[g] = (m[0], m[1], reached, *m[3:])
+                    if m[0] in changed and m[2] is not None:
+                        reached = self._replays.reached(m[0])
+                        if reached < m[2]:
+                            marks[g] = (m[0], m[1], reached, *m[3:])
             self._marks = marks
             results = [self._results[g.match_id] for g in plan.games if g.match_id in self._results]
             results += [

@@ -665,6 +665,7 @@ class Rooms:
         died (its lease lapsed, or it is known dead): their phones, sent here, find them
         served, at the word where they stopped."""
         candidates: dict[int, ScheduledRoom] = {}
+        lapsed: set[int] = set()
         for event_id in list(self.served):
             plan = self.plans.get(event_id)
             if plan is None:
@@ -672,8 +673,10 @@ class Rooms:
             foreign = [r for r in plan.rooms if self.live_in(r.join_code) is None]
             if not foreign:
                 continue  # every room of it is served here
-            if not await asyncio.to_thread(self._lapsed, event_id):
+            its_lapsed = await asyncio.to_thread(self._lapsed, event_id)
+            if not its_lapsed:
                 continue  # no match of it lost its process (the plan is not read)
+            lapsed |= its_lapsed
             plan = await self._read(event_id)  # as it is now
             self._remember(plan)
             for plan_room in plan.rooms:
@@ -682,12 +685,9 @@ class Rooms:
                     continue
                 schedule = Schedule(plan.id, plan_room.id)
                 candidates[game.match_id] = self._register(plan, schedule)
-        if not candidates:
-            return
-        orphans = await asyncio.to_thread(
-            lease.orphaned, self.engine, candidates, ttl=self.arena.settings.lease_ttl
-        )
-        for match_id in sorted(orphans):
+        # (a room whose current match lost its process; another process may take it first:
+        # ``advance`` takes its lease or finds it held)
+        for match_id in sorted(lapsed & candidates.keys()):
             sr = candidates[match_id]
             try:
                 if await self.advance(sr) is not None:
