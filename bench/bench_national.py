@@ -17,8 +17,9 @@ with the version they show: the server answers when newer standings are publishe
 
 Measured, the clients on the machine's clock (server and clients share it):
 
-- **reveal delivery**: each word revealed, from the ``server_time`` in its state to its arrival
-  at a phone (overall, and the worst room's p99);
+- **reveal delivery**: each word revealed, from the ``server_time`` in its ``reveal`` (or
+  state) to its arrival at a phone (overall, and the worst room's p99); phones and displays
+  take words as reveals, as the pages do;
 - **lock-out**: from a phone's ``buzz`` that took the floor (its ``buzz_result`` says so) to
   the moment the last client of its room (phones, moderator, display) has the state with that
   buzz on the floor;
@@ -218,6 +219,10 @@ class Conn:
                     if msg["outcome"] == "won":  # the buzz that took the floor, and when
                         room["won"][msg["buzz_id"]] = sent
                     continue
+                if kind == "reveal":  # (a word: the change to the state this client has)
+                    if self.role == "player":
+                        self.delivered(msg["tossup"], msg["position"], msg["server_time"], now)
+                    continue
                 if kind != "state":
                     continue
                 floor = (msg.get("floor") or {}).get("buzz_id")
@@ -227,14 +232,17 @@ class Conn:
                     room["lockouts"].setdefault(floor, []).append(now)
                 tossup = msg.get("tossup") or {}
                 if self.role == "player" and msg["match"]["phase"] == "reading" and tossup:
-                    key = (tossup["id"], tossup["position"])
-                    if key != self.last_key:
-                        room["delivery"].append(now - msg["server_time"])
-                        self.last_key = key
+                    self.delivered(tossup["id"], tossup["position"], msg["server_time"], now)
                 if self.role == "moderator":
                     await moderate(self, msg)
         except ConnectionClosed:
             pass
+
+    def delivered(self, tossup: str, position: int, server_time: float, now: float) -> None:
+        """A word revealed reached this phone (a state or reveal that moved the position)."""
+        if (tossup, position) != self.last_key:
+            self.room["delivery"].append(now - server_time)
+            self.last_key = (tossup, position)
 
 
 async def moderate(mod: Conn, msg: dict) -> None:
@@ -286,10 +294,12 @@ async def open_room(
                            "token": token}, "welcome")  # fmt: skip
     room["mod"] = Conn(ws, room, "moderator")
     ws = await hello(url, {"type": "hello", "role": "display", "join_code": code,
-                           "token": display}, "welcome")  # fmt: skip
+                           "token": display, "reveals": True}, "welcome")  # fmt: skip
     room["display"] = Conn(ws, room, "display")
     for i in range(players):
-        ws = await hello(url, {"type": "hello", "role": "player", "join_code": code}, "welcome")
+        ws = await hello(
+            url, {"type": "hello", "role": "player", "join_code": code, "reveals": True}, "welcome"
+        )
         await ws.send(json.dumps({"type": "join", "team": team, "name": f"P{i}"}))
         while (reply := json.loads(await ws.recv()))["type"] != "joined":
             if reply["type"] == "error":

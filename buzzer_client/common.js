@@ -37,6 +37,23 @@ window.GraceArena = (function () {
     return String(text || "").trim().toUpperCase().replace(/[^A-Z0-9]/g, "").slice(0, 12);
   }
 
+  // The state after a `reveal` (docs/protocol.md): the words revealed since `state`, its
+  // clocks and server time; null when it does not follow `state` (another tossup or position).
+  // `state` itself is left as it was.
+  function applyReveal(state, reveal) {
+    const tossup = state && state.tossup;
+    if (!tossup || tossup.id !== reveal.tossup || tossup.position !== reveal.after) return null;
+    const more = Array.isArray(reveal.words) ? reveal.words : null;
+    const words = Array.isArray(tossup.words) && more ? tossup.words.concat(more) : tossup.words;
+    return Object.assign({}, state, {
+      tossup: Object.assign({}, tossup, { position: reveal.position, words: words }),
+      game_clock: reveal.game_clock === undefined ? null : reveal.game_clock,
+      timeout: reveal.timeout === undefined ? null : reveal.timeout,
+      events: [],
+      server_time: reveal.server_time,
+    });
+  }
+
   // One websocket to /ws that comes back by itself (docs/protocol.md, "Reconnection"):
   // exponential backoff with jitter, so a room full of phones does not reconnect in step; at
   // once when the browser comes back online or the page becomes visible; and after SILENCE_MS
@@ -70,8 +87,11 @@ window.GraceArena = (function () {
 
     link.isOpen = () => Boolean(link.ws && link.ws.readyState === WebSocket.OPEN);
 
+    // Every hello says the link takes words revealed as `reveal` messages (the change to the
+    // state it has), which it turns into the whole state for onMessage.
     link.send = (message) => {
       if (!link.isOpen()) return false;
+      if (message && message.type === "hello") message = Object.assign({}, message, { reveals: true });
       link.ws.send(JSON.stringify(message));
       return true;
     };
@@ -106,6 +126,7 @@ window.GraceArena = (function () {
       }
       link.ws = ws;
       link.inRoom = false;
+      link.state = null; // the last state (a reveal follows it)
       let opened = false;
       if (onConnect) onConnect();
       ws.onopen = () => {
@@ -137,6 +158,17 @@ window.GraceArena = (function () {
           link.note = "The server stopped — reconnecting when it (or another) answers…";
           onStatus(link.note);
           return;
+        }
+        if (msg.type === "state") link.state = msg;
+        if (msg.type === "reveal") {
+          const state = applyReveal(link.state, msg);
+          if (!state) {
+            // (never sent so: the server follows what each link has) afresh, on a new link
+            close();
+            scheduleReconnect();
+            return;
+          }
+          link.state = msg = state;
         }
         onMessage(msg);
       };
@@ -321,6 +353,6 @@ window.GraceArena = (function () {
 
   return {
     appendMarkup, plainText, normaliseCode, createLink, recordNotice, officiatingLine,
-    tossupLabel, announce, gameClockLine,
+    tossupLabel, announce, gameClockLine, applyReveal,
   };
 })();

@@ -261,6 +261,9 @@ class Hello(_Msg):
     #: may say hello again on its connection: with ``take_over`` to take control (back).
     take_over: bool = False
     watch: bool = False
+    #: Players and displays: the client takes a word revealed as a ``reveal`` (the change to
+    #: the state it has: a few words) rather than a whole ``state`` (:class:`RevealMsg`).
+    reveals: bool = False
 
 
 class JoinTeam(_Msg):
@@ -929,6 +932,46 @@ class State(_Msg):
     server_time: float
 
 
+class RevealMsg(_Msg):
+    """Words revealed, as the change to the last state this client got: sent instead of a
+    whole ``state`` to a player or display that said ``reveals`` in its hello, for a change
+    that only reveals words. The client's state becomes that state with ``tossup.position``
+    = ``position``, ``tossup.words`` extended by ``words`` (when it has words), and
+    ``server_time``, ``game_clock``, ``timeout`` and ``events`` (empty) as given: exactly the
+    ``state`` the server would have sent. It applies to a state whose tossup is ``tossup``
+    at position ``after``; the server sends it to no other (a client that has another
+    reconnects, and gets a whole state)."""
+
+    type: Literal["reveal"] = "reveal"
+    tossup: str  # the tossup's id as the client knows it (``tossup-N``)
+    after: int  # the position of the state it applies to
+    position: int  # the last word now revealed
+    words: list[str] | None = None  # words after+1..position; None: the client shows no words
+    game_clock: GameClockView | None = None
+    timeout: TimeoutView | None = None
+    server_time: float
+
+
+def apply_reveal(state: dict[str, Any], reveal: dict[str, Any]) -> dict[str, Any] | None:
+    """The state (as JSON) a client has after ``reveal`` (as JSON), or None when the reveal
+    does not apply to ``state`` (another tossup or position). What the pages do
+    (``buzzer_client/common.js``), for clients written in Python."""
+    tossup = state.get("tossup")
+    if not tossup or tossup["id"] != reveal["tossup"] or tossup["position"] != reveal["after"]:
+        return None
+    words = tossup.get("words")
+    if words is not None and reveal.get("words") is not None:
+        words = [*words, *reveal["words"]]
+    return {
+        **state,
+        "tossup": {**tossup, "position": reveal["position"], "words": words},
+        "game_clock": reveal.get("game_clock"),
+        "timeout": reveal.get("timeout"),
+        "events": [],
+        "server_time": reveal["server_time"],
+    }
+
+
 class BuzzResult(_Msg):
     """Sent to the buzzing player only: what became of the buzz."""
 
@@ -1066,6 +1109,7 @@ ServerMessage = Annotated[
     Welcome
     | Joined
     | State
+    | RevealMsg
     | BuzzResult
     | NextMatch
     | Waiting

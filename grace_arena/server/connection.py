@@ -176,6 +176,10 @@ class Connection:
         self.address = client.host if client else "?"
         #: New player names this connection registered (``Rooms`` limits them).
         self.new_names = 0
+        #: The client takes words revealed as ``reveal`` messages (its hello said so), and
+        #: the tossup and position of the last state (or reveal) it was sent.
+        self.reveals = False
+        self.shown: tuple[str, int] | None = None
         self.clock = ClockEstimate()
         #: When the client was last heard from (monotonic): any message, a pong included.
         self.heard_at = time.monotonic()

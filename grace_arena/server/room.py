@@ -258,7 +258,9 @@ class Room:
             conn.send_model(message)
         conn.room = self
         self.connections.add(conn)
-        conn.send_model(self.state_for(role))
+        state = self.state_for(role)
+        conn.shown = _shown(state)
+        conn.send_model(state)
 
     def submit(self, command: Command) -> asyncio.Future[list[Event]]:
         """Queue ``command``; the future gets its events once they are committed and sent (or
@@ -286,7 +288,8 @@ class Room:
         # the new state, not every phone in the room.
         quiet = all(ev.type in _QUIET_EVENTS for ev in events)
         roles: tuple[Role, ...] | None = ("moderator", "display") if quiet else None
-        _safely(self.broadcast_state, self._events_for(events), roles=roles)
+        words_only = bool(events) and all(ev.type == "words_revealed" for ev in events)
+        _safely(self.broadcast_state, self._events_for(events), roles=roles, reveal=words_only)
         if not self._reading():
             # the reading stopped (a buzz, a pause): the voice's run ends, even if the
             # reading starts again before the voice's next word (a buzz ruled at once)
@@ -315,8 +318,11 @@ class Room:
 
     def state_for(self, role: Role, events: list[dict[str, Any]] | None = None) -> State:
         """What ``role`` may see of the match now (:func:`views.state_view`)."""
+        return views.state_view(self.match, self._facts(), role, events, now=time.time())
+
+    def _facts(self) -> views.RoomFacts:
         health = self.pipeline.health
-        facts = views.RoomFacts(
+        return views.RoomFacts(
             match_id=self.rm.id,
             join_code=self.join_code,
             words=self.words,
@@ -330,32 +336,52 @@ class Room:
             else RecordStatus(message=health.message or "", since=health.since),
             voice_note=self.voice_note,
         )
-        return views.state_view(self.match, facts, role, events, now=time.time())
 
     def broadcast_state(
         self,
         events: dict[str, list[dict[str, Any]]] | None = None,
         *,
         roles: tuple[Role, ...] | None = None,
+        reveal: bool = False,
     ) -> None:
         """Send every client (of ``roles``, if given) its role's state, encoded once per role,
-        with the change's events in it. A client whose send fails is skipped (its own
+        with the change's events in it; for a change that only revealed words (``reveal``),
+        a client that takes reveals gets the change to the state it has instead, encoded
+        once per role and state shown. A client whose send fails is skipped (its own
         connection handles the loss)."""
-        encoded: dict[str, tuple[str, bytes, bytes]] = {}
+        encoded: dict[Any, tuple[str, bytes, bytes, tuple[str, int] | None] | None] = {}
         for conn in list(self.connections):
             if conn.role is None or conn.closed or (roles is not None and conn.role not in roles):
                 continue
-            if conn.role not in encoded:
-                role_events = (events or {}).get(conn.role)
-                text = self.state_for(conn.role, role_events).model_dump_json()
-                data = text.encode()
-                encoded[conn.role] = (text, data, text_frame(data))
-            text, data, frame = encoded[conn.role]
+            sent = None
+            if reveal and conn.reveals and conn.shown is not None:
+                key = (conn.role, conn.shown)
+                if key not in encoded:
+                    encoded[key] = self._encode_reveal(conn.role, conn.shown)
+                sent = encoded[key]
+            if sent is None:
+                if conn.role not in encoded:
+                    role_events = (events or {}).get(conn.role)
+                    state = self.state_for(conn.role, role_events)
+                    encoded[conn.role] = _encoded(state.model_dump_json(), _shown(state))
+                sent = encoded[conn.role]
+            assert sent is not None
+            text, data, frame, conn.shown = sent
             try:
                 if not conn.write_now(data, frame):
                     conn.send(text)
             except Exception:
                 log.exception("match %d: a state could not be sent", self.rm.id)
+
+    def _encode_reveal(
+        self, role: Role, shown: tuple[str, int]
+    ) -> tuple[str, bytes, bytes, tuple[str, int] | None] | None:
+        """A reveal for clients of ``role`` whose state is at ``shown``, encoded; None when a
+        reveal cannot say the change (:func:`views.reveal_view`)."""
+        view = views.reveal_view(self.match, self._facts(), role, shown, now=time.time())
+        if view is None:
+            return None
+        return _encoded(view.model_dump_json(), (view.tossup, view.position))
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -590,6 +616,18 @@ class Room:
     def _press_done(self, key: tuple[str, str], done: asyncio.Future) -> None:
         if self._queued_presses.get(key) is done:
             del self._queued_presses[key]
+
+
+def _shown(state: State) -> tuple[str, int] | None:
+    """The tossup and position a state shows (what a reveal that follows it must start from)."""
+    return (state.tossup.id, state.tossup.position) if state.tossup is not None else None
+
+
+def _encoded(
+    text: str, shown: tuple[str, int] | None
+) -> tuple[str, bytes, bytes, tuple[str, int] | None]:
+    data = text.encode()
+    return text, data, text_frame(data), shown
 
 
 def _safely(work: Callable[..., Any], *args: Any, **kwargs: Any) -> None:

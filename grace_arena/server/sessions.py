@@ -85,6 +85,7 @@ from grace_arena.server.protests import (
 )
 from grace_arena.server.room import Room
 from grace_arena.server.rooms import Refused, Rooms
+from grace_arena.server.views import REVEAL_ROLES
 
 log = logging.getLogger(__name__)
 
@@ -226,6 +227,8 @@ class Session:
     async def _hello(self, msg: Hello) -> bool:
         """Take one ``hello`` down to its seat (:meth:`Rooms.enter`); True when it holds (the
         connection is in its room, or waits), False after an error reply."""
+        self.conn.reveals = msg.reveals and msg.role in REVEAL_ROLES
+        self.conn.shown = None  # (until its state is sent: a reveal follows a state)
         try:
             return await self.rooms.enter(self.conn, msg, self.receive)
         except Refused as exc:

@@ -36,6 +36,7 @@ from grace_arena.protocol import (
     RecordStatus,
     ReplayBuzz,
     ReplayView,
+    RevealMsg,
     Role,
     RoomStatus,
     ScheduledMatch,
@@ -420,6 +421,41 @@ def state_view(
         last_events=list(room.tossup_log[-50:]) if role == "moderator" else [],
         officiating=officiating_view(match) if role == "moderator" else None,
         events=events or [],
+        server_time=now,
+    )
+
+
+#: The roles that may be sent a word revealed as a ``reveal`` (the moderator's state changes
+#: with every word in more than its words: the models' guesses, the log).
+REVEAL_ROLES = frozenset({"player", "display"})
+
+
+def reveal_view(
+    match: Match, room: RoomFacts, role: Role, shown: tuple[str, int], *, now: float
+) -> RevealMsg | None:
+    """The change from the state ``role`` was sent last (its tossup and position: ``shown``)
+    to its state now, as a ``reveal``, for a change that only revealed words; None when a
+    reveal cannot say it (another tossup, no new word, not a tossup being read, a display
+    that shows the models' curves live): the client gets a whole state."""
+    game, config = match.game, match.config
+    spec = match.current_tossup
+    if role not in REVEAL_ROLES or spec is None or game.phase is not Phase.READING:
+        return None
+    if role == "display" and config.exhibition:  # (the curves move with every word)
+        return None
+    tossup_id, after = shown
+    if tossup_id != public_tossup_id(match, spec.id) or not -1 <= after < game.position:
+        return None
+    words = None
+    if role == "display" or config.reading_mode == "screen":
+        words = room.words.get(spec.id, [])[after + 1 : game.position + 1]
+    return RevealMsg(
+        tossup=tossup_id,
+        after=after,
+        position=game.position,
+        words=words,
+        game_clock=game_clock_view(match, now),
+        timeout=timeout_view(match, now),
         server_time=now,
     )
 
