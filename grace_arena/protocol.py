@@ -1393,6 +1393,9 @@ class Health(_Msg):
     #: Computations of event standings made by this process (one per change of an event
     #: whose standings it computes; the other processes of the event read them).
     standings_computations: int = 0
+    #: Notices of the other processes' changes this process was told by the record
+    #: (PostgreSQL's; None: the record tells none, and the process reads it every so often).
+    record_notices: int | None = None
 
 
 class TossupInfo(_Msg):

@@ -114,6 +114,13 @@ def test_one_process_computes_the_standings_and_the_other_reads_them(db_url) -> 
         assert red["points"] > 0
         # one computation in all, for the ruling
         assert _settled(lead, other) == [before[0] + 1, 0]
+        # on PostgreSQL the other process was told of the standings published (and the
+        # lead of the results committed), rather than finding them at its next read
+        told = [(s.health(5) or {}).get("record_notices") for s in (lead, other)]
+        if db_url.startswith("postgresql"):
+            assert all(n and n > 0 for n in told), told
+        else:
+            assert told == [None, None]
 
         # the computing process dies: the other takes the computing over, and a change
         # (room 2's match ended there) reaches who waits, with a newer version

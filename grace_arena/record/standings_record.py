@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 
 from grace_arena.record import claims
 from grace_arena.record.lease import Holder
+from grace_arena.record.notices import notify
 
 __all__ = ["KEY", "LEAD", "lead", "publish", "read", "read_version"]
 
@@ -60,7 +61,10 @@ def publish(engine: Engine, event_id: int, version: int, snapshot: dict[str, Any
                 "WHERE id = :id AND "
                 "COALESCE(json_extract(meta, '$.standings.version'), -1) <= :version"
             )
-        return conn.execute(stmt, {"doc": doc, "id": event_id, "version": version}).rowcount > 0
+        kept = conn.execute(stmt, {"doc": doc, "id": event_id, "version": version}).rowcount > 0
+        if kept:  # the other processes of the event read it at once
+            notify(conn, f"standings {event_id} {version}")
+        return kept
 
 
 def read_version(engine: Engine, event_id: int) -> int | None:

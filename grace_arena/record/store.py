@@ -44,6 +44,7 @@ from grace_arena.core.events import (
     event_to_dict,
 )
 from grace_arena.core.match import Match, MatchState
+from grace_arena.core.standings import RESULT_EVENTS
 from grace_arena.record.errors import RecordError
 from grace_arena.record.models import (
     ArenaEventRow,
@@ -61,6 +62,7 @@ from grace_arena.record.models import (
     TossupRow,
     utcnow,
 )
+from grace_arena.record.notices import notify
 
 if TYPE_CHECKING:
     from grace_arena.record.lease import Holder, LeaseClaim
@@ -247,6 +249,7 @@ class MatchStore:
                 from grace_arena.record.lease import insert_new_lease
 
                 insert_new_lease(session, match_id, holder)
+            notify(session, f"results {match_id}")  # (a match opened: an event's standings)
             session.commit()
         claim = None
         if holder is not None:
@@ -434,6 +437,10 @@ class MatchStore:
                     fence(session, match_id, holder)
             for match_id, events, _ in batch:
                 _write_events(session, match_id, events)
+            # the processes following results (an event's standings) read them at once
+            changed = sorted({m for m, events, _ in batch if _changes_result(events)})
+            if changed:
+                notify(session, "results " + " ".join(map(str, changed)))
             session.commit()
 
     def event_count(self, match_id: int) -> int:
@@ -450,6 +457,10 @@ class MatchStore:
         with Session(self.engine) as session:
             save_packet_in(session, packet, source=source, replace=True)
             session.commit()
+
+
+def _changes_result(events: Sequence[Event]) -> bool:
+    return any(ev.type in RESULT_EVENTS or ev.type == "match_created" for ev in events)
 
 
 def save_packet_in(

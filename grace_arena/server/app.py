@@ -79,6 +79,7 @@ def create_app(settings: Settings) -> FastAPI:
             if settings.first_match is not None and not arena.rooms:
                 await rooms.open_match(settings.first_match)
             await arena.register(rooms.served)
+        rooms.listen()  # (the record's notices of other processes' changes, where it has them)
         if settings.freeze_gc:
             # Modules, packets and restored rooms live as long as the server. A full collection
             # would scan them all again (about 100 ms with the event loop stopped, so one word of

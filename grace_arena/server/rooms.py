@@ -72,7 +72,7 @@ from grace_arena.protocol import (
     Waiting,
     Welcome,
 )
-from grace_arena.record import claims, lease, standings_record
+from grace_arena.record import claims, lease, notices, standings_record
 from grace_arena.record.models import ArenaEventRow, EventPlayerRow, MatchRow
 from grace_arena.record.roster import ORGANISER, claim_matches, remove_player, walk_ins_allowed
 from grace_arena.record.schedule import (
@@ -125,6 +125,9 @@ _STANDINGS_EVENTS = RESULT_EVENTS
 #: the process that computes them (changes made in its own rooms are computed at once); of the
 #: snapshot published, by the others while clients of theirs wait for newer standings.
 STANDINGS_FOLLOW = 0.25
+#: The same while the record tells this process of changes as they are committed (PostgreSQL's
+#: notices, :mod:`grace_arena.record.notices`): the reads are only what catches one missed.
+STANDINGS_FOLLOW_TOLD = 2.0
 #: The least time from one computation of an event's standings to the next: the changes of
 #: a burst (a hundred rooms ruling within a moment) are folded once, and a projector that
 #: keeps the standings up gets a few versions a second at most, each of them complete.
@@ -224,6 +227,9 @@ class Rooms:
         #: The plan each event's standings were last computed with (its rooms' matches).
         self.standings_plans: dict[int, EventPlan] = {}
         self._follower: asyncio.Task | None = None
+        #: Notices of the record's changes (results committed, standings published) from
+        #: the other processes, where the record has them (PostgreSQL).
+        self.listener: notices.Listener | None = None
         self._registering: dict[int, asyncio.Lock] = {}  # event id -> one registration at once
         #: New names registered from phones, per event and address (this process): a walk-in
         #: may type a name, but one address may not fill an event with them.
@@ -1595,6 +1601,56 @@ class Rooms:
             except Exception as exc:  # the record unreachable for a moment: next tick
                 log.warning("standings of event %d not followed (%s)", event_id, exc)
 
+    def listen(self) -> None:
+        """Be told of the record's changes as they are committed, where the record tells
+        (PostgreSQL): a ruling in another process's room reaches the standings this process
+        computes, and standings another process publishes reach the clients here, at once
+        rather than at the next read of the record."""
+        if self.listener is not None or not notices.listens(self.engine):
+            return
+        loop = asyncio.get_running_loop()
+
+        def told(payload: str) -> None:  # (the listener's thread)
+            with contextlib.suppress(RuntimeError):  # (the loop closed: the server stops)
+                loop.call_soon_threadsafe(self._told, payload)
+
+        def listening() -> None:  # what was committed while it did not listen: read now
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._spawn, self.follow_standings())
+
+        self.listener = notices.Listener(self.engine, told, listening)
+        self.listener.start()
+
+    def _told(self, payload: str) -> None:
+        """A notice of the record (on the loop): results committed in some match, read into
+        the standings this process computes; standings published, read for the clients here."""
+        kind, numbers = notices.parse(payload)
+        if kind == "results":
+            # (a change of a room of this process is followed already: on_events)
+            if all(m in self._by_match for m in numbers):
+                return
+            for event_id in list(self._leading):
+                self.refresh_standings(event_id)
+        elif kind == "standings" and len(numbers) == 2:
+            event_id, version = numbers
+            kept = self.feed.latest(event_id)
+            if (
+                event_id in self.served
+                and event_id not in self._leading
+                and (kept is None or version > kept.version)
+            ):
+                self._spawn(self._read_published(event_id))
+
+    async def _read_published(self, event_id: int) -> None:
+        try:
+            doc = await asyncio.to_thread(standings_record.read, self.engine, event_id)
+        except Exception as exc:  # the record unreachable for a moment: the next read
+            log.warning("standings of event %d not read (%s)", event_id, exc)
+            return
+        kept = self.feed.latest(event_id)
+        if doc is not None and (kept is None or int(doc.get("version", -1)) > kept.version):
+            self._adopt(event_id, doc)
+
     def _follow_often(self) -> None:
         if self._follower is None or self._follower.done():
             with contextlib.suppress(RuntimeError):  # (no running loop)
@@ -1606,7 +1662,8 @@ class Rooms:
         ones, follow the record's changes more often than the leases' renewal does (a
         ruling in another process's room reaches them sooner)."""
         while self.feed.waiting or self._leading:
-            await asyncio.sleep(STANDINGS_FOLLOW)
+            told = self.listener is not None and self.listener.listening.is_set()
+            await asyncio.sleep(STANDINGS_FOLLOW_TOLD if told else STANDINGS_FOLLOW)
             await self.follow_standings()
 
     async def standings_snapshot(
@@ -1685,6 +1742,8 @@ class Rooms:
         return self._standings.get(event_id)
 
     async def close(self) -> None:
+        if self.listener is not None:
+            await asyncio.to_thread(self.listener.stop)
         for task in [*self._refreshing.values(), *self._tasks, self._follower]:
             if task is None:
                 continue

@@ -55,6 +55,7 @@ def health(arena: ArenaDep, events: RoomsDep) -> Health:
         commit_p50_ms=ms(0.5),
         commit_p99_ms=ms(0.99),
         standings_computations=events.standings_computed,
+        record_notices=events.listener.received if events.listener is not None else None,
     )
 
 
