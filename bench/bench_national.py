@@ -584,6 +584,14 @@ def main() -> None:
             f"{'durable commit, process ' + str(k + 1):<34} {h['commit_p50_ms'] or 0:>9.1f} "
             f"{h['commit_p99_ms'] or 0:>9.1f}  ≤ 20      last {h['synced_commits']} synced commits"
         )
+    for (_, port), k in zip(servers, range(len(servers)), strict=True):
+        h = after[port]
+        if h.get("standings_computations"):
+            print(
+                f"{'standings computation, process ' + str(k + 1):<34} "
+                f"{h['standings_p50_ms'] or 0:>9.1f} {h['standings_p99_ms'] or 0:>9.1f}  "
+                f"{'':<8}  {h['standings_computations']} computations"
+            )
     errors: dict[str, int] = {}
     for r in played:
         for key, n in r["errors"].items():

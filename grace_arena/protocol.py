@@ -1393,6 +1393,10 @@ class Health(_Msg):
     #: Computations of event standings made by this process (one per change of an event
     #: whose standings it computes; the other processes of the event read them).
     standings_computations: int = 0
+    #: The p50 and p99 of the time each of the last computations took (up to 1,000), from
+    #: its start to its snapshot published to this process's clients, in milliseconds.
+    standings_p50_ms: float | None = None
+    standings_p99_ms: float | None = None
     #: Notices of the other processes' changes this process was told by the record
     #: (PostgreSQL's; None: the record tells none, and the process reads it every so often).
     record_notices: int | None = None

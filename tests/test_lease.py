@@ -225,3 +225,57 @@ def test_a_take_over_tried_again_still_knows_when_the_match_was_last_served(db_u
     assert again.served_until == pytest.approx(served, abs=1e-3)
     lease.renew(engine, me, [match.id])  # served here from now on
     assert lease.acquire(engine, match.id, me).served_until > served + 19.0
+
+
+@on_both_backends
+def test_a_commit_of_many_matches_fences_them_all_in_two_statements(db_url) -> None:
+    """A group commit renews every lease of its batch in two statements (the rows locked in
+    order, then renewed together), whatever its size; one lease it no longer holds (another
+    holder, an old generation, released) and it is refused whole."""
+    from sqlalchemy import event, select
+    from sqlmodel import Session
+
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    store = MatchStore(engine)
+    mine, theirs = lease.Holder.this_process(), _other()
+    taken = [lease.acquire(engine, store.create(config(), now=0.0).id, mine) for _ in range(6)]
+    fenced = [(t.match_id, t.claim) for t in taken]
+    ids = [t.match_id for t in taken]
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, *args) -> None:
+        if "lease" in statement.lower():
+            statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        before = time.time()
+        with Session(engine) as session:
+            lease.fence_many(session, fenced)
+            session.commit()
+        assert len(statements) == (2 if engine.dialect.name == "postgresql" else 1)
+        with engine.connect() as conn:
+            served = conn.execute(select(lease._LEASE.c.served_until)).scalars().all()
+        assert len(served) == 6 and min(served) >= before
+        # a plain holder (any generation of its own) is fenced too
+        with Session(engine) as session:
+            lease.fence_many(session, [(m, mine) for m in ids])
+        lost = ids[3]
+        lease.acquire(engine, lost, theirs, ttl=-1.0)  # another process took one over
+        for batch in (fenced, [(m, mine) for m in ids]):
+            with Session(engine) as session, pytest.raises(lease.LeaseLost):
+                lease.fence_many(session, batch)
+        back = lease.acquire(engine, lost, mine, ttl=-1.0).claim  # and this one took it back
+        stale = fenced  # the old claim of that match is of an old generation
+        with Session(engine) as session, pytest.raises(lease.LeaseLost):
+            lease.fence_many(session, stale)
+        fresh = [(m, back if m == lost else c) for m, c in fenced]
+        with Session(engine) as session:
+            lease.fence_many(session, fresh)
+        lease.release(engine, mine, [ids[0]])
+        with Session(engine) as session, pytest.raises(lease.LeaseLost):
+            lease.fence_many(session, fresh)
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+        engine.dispose()

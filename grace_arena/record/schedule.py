@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import and_, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -1681,6 +1682,11 @@ class MatchReplay:
     kept: list[Event] = field(default_factory=list)
 
 
+#: Matches whose new events one query of :meth:`MatchReplays.advance` reads (two parameters
+#: each: well within every backend's limit).
+_ADVANCE_CHUNK = 200
+
+
 class MatchReplays:
     """Matches' records replayed as far as they were read, each read on from its last event
     read: a match's events are stored with the seqs 1, 2, 3, ... and never changed, so what
@@ -1704,18 +1710,27 @@ class MatchReplays:
         return known.seq if known is not None else 0
 
     def advance(self, session: Session, ids: Iterable[int]) -> dict[int, MatchReplay]:
-        """The matches ``ids`` (those with events) replayed to their last event stored."""
+        """The matches ``ids`` (those with events) replayed to their last event stored: what
+        is new of all of them read in one query (per :data:`_ADVANCE_CHUNK` matches)."""
         out = {}
+        ids = list(dict.fromkeys(ids))
+        stored: dict[int, list[tuple[int, Any]]] = {i: [] for i in ids}
+        for start in range(0, len(ids), _ADVANCE_CHUNK):
+            chunk = ids[start : start + _ADVANCE_CHUNK]
+            since = or_(*(
+                and_(EventRow.match_id == i, EventRow.seq > self.reached(i)) for i in chunk
+            ))  # fmt: skip
+            for match_id, row_seq, payload in session.exec(
+                select(EventRow.match_id, EventRow.seq, EventRow.payload)
+                .where(since)
+                .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
+            ):
+                stored[match_id].append((row_seq, payload))
         for match_id in ids:
             known = self._read.get(match_id)
             seq = self.reached(match_id)
-            rows = session.exec(
-                select(EventRow.seq, EventRow.payload)
-                .where(EventRow.match_id == match_id, EventRow.seq > seq)
-                .order_by(EventRow.seq)  # type: ignore[arg-type]
-            ).all()
             new: list[Event] = []
-            for row_seq, payload in rows:
+            for row_seq, payload in stored[match_id]:
                 if row_seq != seq + 1:
                     break
                 new.append(event_from_dict(payload))

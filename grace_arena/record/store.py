@@ -429,12 +429,11 @@ class MatchStore:
         with unsynced_session(self.engine) if not synced else Session(self.engine) as session:
             # the leases first, in ascending match order (as every transaction that locks
             # several lease rows does: grace_arena.record.lease)
-            fenced = sorted((m, h) for m, _, h in batch if h is not None)
+            fenced = sorted(((m, h) for m, _, h in batch if h is not None), key=lambda x: x[0])
             if fenced:
-                from grace_arena.record.lease import fence
+                from grace_arena.record.lease import fence_many
 
-                for match_id, holder in fenced:
-                    fence(session, match_id, holder)
+                fence_many(session, fenced)
             for match_id, events, _ in batch:
                 _write_events(session, match_id, events)
             # the processes following results (an event's standings) read them at once

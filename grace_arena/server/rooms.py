@@ -45,6 +45,7 @@ import logging
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -220,8 +221,10 @@ class Rooms:
         #: The events whose standings this process computes (it holds their standings claim).
         self._leading: set[int] = set()
         self._forced: set[int] = set()
-        #: Computations of standings made here (folds of the record's changes).
+        #: Computations of standings made here (folds of the record's changes), and the
+        #: seconds each of the last ones took (to its snapshot published here).
         self.standings_computed = 0
+        self.standings_seconds: deque[float] = deque(maxlen=1000)
         #: Each event's standings as last computed, versioned, for every client to read.
         self.feed = StandingsFeed()
         #: The plan each event's standings were last computed with (its rooms' matches).
@@ -1385,6 +1388,7 @@ class Rooms:
             self._again.discard(event_id)
             force = event_id in self._forced
             self._forced.discard(event_id)
+            began = loop.time()
             try:
                 computed = await asyncio.to_thread(self._compute_if_moved, event_id, force)
             except Exception:
@@ -1392,17 +1396,21 @@ class Rooms:
                 return
             if computed is not None:
                 self.standings_computed += 1
-                await self._publish(event_id, computed)
+                await self._publish(event_id, computed, began)
             if event_id not in self._again:
                 return
 
-    async def _publish(self, event_id: int, computed: Computed) -> Snapshot:
-        """A computation of this process: to its clients, and through the record to the
-        other processes of the event."""
+    async def _publish(
+        self, event_id: int, computed: Computed, began: float | None = None
+    ) -> Snapshot:
+        """A computation of this process (begun at ``began``, the loop's time): to its
+        clients, and through the record to the other processes of the event."""
         version, view, scoped, phases = computed
         self._standings[event_id] = view
         self.standings_version[event_id] = self.standings_version.get(event_id, 0) + 1
         snapshot = self.feed.publish(event_id, version, view, scoped, phases=phases)
+        if began is not None:
+            self.standings_seconds.append(asyncio.get_running_loop().time() - began)
         doc = {
             "views": {"": view.model_dump(mode="json")}
             | {k: v.model_dump(mode="json") for k, v in scoped.items()},

@@ -41,22 +41,24 @@ router = APIRouter()
 @router.get("/api/health")
 def health(arena: ArenaDep, events: RoomsDep) -> Health:
     took = sorted(arena.writer.synced_seconds)
-
-    def ms(q: float) -> float | None:
-        return (
-            round(took[min(len(took) - 1, round(q * (len(took) - 1)))] * 1e3, 3) if took else None
-        )
-
+    folds = sorted(events.standings_seconds)
     return Health(
         ok=True,
         matches=len(arena.rooms),
         connections=sum(arena.connections_from.values()),
         synced_commits=len(took),
-        commit_p50_ms=ms(0.5),
-        commit_p99_ms=ms(0.99),
+        commit_p50_ms=_ms(took, 0.5),
+        commit_p99_ms=_ms(took, 0.99),
         standings_computations=events.standings_computed,
+        standings_p50_ms=_ms(folds, 0.5),
+        standings_p99_ms=_ms(folds, 0.99),
         record_notices=events.listener.received if events.listener is not None else None,
     )
+
+
+def _ms(took: list[float], q: float) -> float | None:
+    """The ``q`` quantile of sorted seconds, in milliseconds (None: none)."""
+    return round(took[min(len(took) - 1, round(q * (len(took) - 1)))] * 1e3, 3) if took else None
 
 
 @router.get("/api/packets")
