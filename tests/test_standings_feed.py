@@ -73,6 +73,9 @@ def test_a_ruling_reaches_who_waits_for_newer_standings_and_requests_compute_not
         for _ in range(5):  # asked again and again: the same snapshot, nothing computed
             assert _standings(server.http_url) == first
         assert server.events.feed.computations == computed
+        # nor encoded again and again: one reply per version (its rooms' live status kept
+        # up to STANDINGS_REPLY_FRESH old)
+        assert list(server.events.standings_replies) == [(plan.id, first["version"], None, None)]
 
         replies: list[dict] = []
         asking = threading.Thread(
@@ -112,6 +115,8 @@ def test_a_ruling_reaches_who_waits_for_newer_standings_and_requests_compute_not
             red = next(r for r in latest["rows"] if r["team"] == "red")
             assert red["points"] > 0
         live = _standings(server.http_url)
+        # the replies encoded for older versions are dropped
+        assert {k[1] for k in server.events.standings_replies} == {live["version"]}
         # the version is the record's: any process sharing it gives the same
         assert live["version"] == standings_stamp(make_engine(db_url), plan.id)
 

@@ -37,11 +37,11 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Float, Table, and_, bindparam, cast, func, insert, or_, select, update
+from sqlalchemy import Float, Table, and_, bindparam, cast, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
@@ -336,39 +336,6 @@ def fence(session: Session | Connection, match_id: int, holder: Holder | LeaseCl
     )
     if renewed.rowcount != 1:  # type: ignore[attr-defined]
         raise LeaseLost(f"match {match_id}: another server process serves it now")
-
-
-def fence_many(
-    session: Session | Connection, fenced: Sequence[tuple[int, Holder | LeaseClaim]]
-) -> None:
-    """:func:`fence` for several matches in a commit's transaction, in two statements
-    whatever their number (their rows locked in ascending order, then renewed together):
-    :class:`LeaseLost` if any of them is held by another process (which one, the caller
-    finds by fencing them one by one)."""
-    claims = dict(fenced)
-    if len(claims) < 2 or len(claims) != len(fenced):
-        for match_id, holder in fenced:
-            fence(session, match_id, holder)
-        return
-    conn = session.connection() if isinstance(session, Session) else session
-    ids = sorted(claims)
-    _lock_in_order(conn, ids)
-    held = []
-    for match_id in ids:
-        holder = claims[match_id]
-        claim = holder if isinstance(holder, LeaseClaim) else None
-        who = claim.holder if claim is not None else holder
-        mine = and_(_LEASE.c.match_id == match_id, _LEASE.c.holder == who.id)  # type: ignore[union-attr]
-        if claim is not None:
-            mine = and_(mine, _LEASE.c.generation == claim.generation)
-        held.append(mine)
-    renewed = conn.execute(
-        update(_LEASE)
-        .where(~_LEASE.c.released, or_(*held))
-        .values(renewed_at=db_now(conn.dialect.name), served_until=time.time())
-    )
-    if renewed.rowcount != len(ids):  # type: ignore[attr-defined]
-        raise LeaseLost(f"matches {ids}: another server process serves one of them now")
 
 
 def renew(engine: Engine, holder: Holder, match_ids: Iterable[int] | Mapping[int, int]) -> set[int]:

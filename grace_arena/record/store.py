@@ -429,11 +429,12 @@ class MatchStore:
         with unsynced_session(self.engine) if not synced else Session(self.engine) as session:
             # the leases first, in ascending match order (as every transaction that locks
             # several lease rows does: grace_arena.record.lease)
-            fenced = sorted(((m, h) for m, _, h in batch if h is not None), key=lambda x: x[0])
+            fenced = sorted((m, h) for m, _, h in batch if h is not None)
             if fenced:
-                from grace_arena.record.lease import fence_many
+                from grace_arena.record.lease import fence
 
-                fence_many(session, fenced)
+                for match_id, holder in fenced:
+                    fence(session, match_id, holder)
             for match_id, events, _ in batch:
                 _write_events(session, match_id, events)
             # the processes following results (an event's standings) read them at once

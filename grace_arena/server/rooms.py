@@ -227,6 +227,10 @@ class Rooms:
         self.standings_seconds: deque[float] = deque(maxlen=1000)
         #: Each event's standings as last computed, versioned, for every client to read.
         self.feed = StandingsFeed()
+        #: Replies of the standings encoded (``routes/events.py``): (event id, version,
+        #: phase, pool) -> (the loop's time it was encoded, its JSON).
+        self.standings_replies: dict[tuple[int, int, str | None, str | None], tuple[float, bytes]]
+        self.standings_replies = {}
         #: The plan each event's standings were last computed with (its rooms' matches).
         self.standings_plans: dict[int, EventPlan] = {}
         self._follower: asyncio.Task | None = None

@@ -8,7 +8,7 @@ import contextlib
 import difflib
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from grace_arena.protocol import EventRoomInfo, StandingsView
 from grace_arena.record.lease import LeaseHeld
@@ -60,7 +60,17 @@ def served_event(
 STANDINGS_WAIT = 25.0
 
 
-@router.get("/api/events/{name}/standings", responses=NOT_FOUND | THROTTLED)
+#: Seconds an encoded reply of an event's standings serves every request for the same
+#: version (what each room plays now, in it, is that old at most): when a new version is
+#: published, the hundreds of phones and projectors waiting for it get one encoding.
+STANDINGS_REPLY_FRESH = 0.5
+
+
+@router.get(
+    "/api/events/{name}/standings",
+    response_model=StandingsView,
+    responses=NOT_FOUND | THROTTLED,
+)
 async def event_standings(
     name: str,
     request: Request,
@@ -70,7 +80,7 @@ async def event_standings(
     wait: Annotated[float, Query(ge=0, le=STANDINGS_WAIT)] = STANDINGS_WAIT,
     phase: Annotated[str | None, Query(max_length=200)] = None,
     pool: Annotated[str | None, Query(max_length=200)] = None,
-) -> StandingsView:
+) -> Response:
     """The event's standings after every ruling so far, and what each room plays now
     (nothing secret: the projector shows it), as last computed: a request computes nothing.
     ``after``: the version the client shows; the reply waits (up to ``wait`` seconds, 25 at
@@ -81,6 +91,11 @@ async def event_standings(
     event_id = served_event(events, arena, name, guess(request, arena))
     try:
         snapshot = await events.standings_snapshot(event_id, after=after, wait=wait)
+        key = (event_id, snapshot.version, phase, pool)
+        now = asyncio.get_running_loop().time()
+        kept = events.standings_replies.get(key)
+        if kept is not None and now - kept[0] < STANDINGS_REPLY_FRESH:
+            return Response(content=kept[1], media_type="application/json")
         view = snapshot.view
         if phase is not None or pool is not None:
             view = events.scoped_standings(event_id, snapshot, phase, pool)
@@ -100,7 +115,14 @@ async def event_standings(
         )
         for r in (events.room_status(plan) if plan is not None else view.rooms)
     ]
-    return view.model_copy(update={"rooms": rooms})
+    data = view.model_copy(update={"rooms": rooms}).model_dump_json().encode()
+    replies = events.standings_replies
+    for old in [k for k in replies if k[0] == event_id and k[1] != snapshot.version]:
+        del replies[old]  # (an older version's: nobody is given it again)
+    if len(replies) >= 256:  # (phases and pools of many events: the oldest go)
+        del replies[next(iter(replies))]
+    replies[key] = (now, data)
+    return Response(content=data, media_type="application/json")
 
 
 @router.get("/api/events/{name}/rooms", responses=UNAUTHORIZED | NOT_FOUND | THROTTLED)
