@@ -271,3 +271,38 @@ def test_a_burst_of_changes_is_computed_once_after_the_computation_under_way(db_
         computed, took = server.run(burst())
     assert computed == 2
     assert took >= rooms_module.STANDINGS_EVERY
+
+
+def test_a_client_waiting_while_rooms_keep_ruling_gets_each_version_as_it_is_published(
+    db_url,
+) -> None:
+    """A request that comes while the standings are being computed waits for the next ones
+    published, not for the computations to stop: while rooms keep ruling they follow one
+    another for as long as the rulings come (a request that waited for the last of them
+    went seconds without an answer)."""
+    plan = make_event(db_url)
+    with event_server(db_url) as server:
+        shown = _standings(server.http_url)["version"]
+        events = server.events
+
+        async def asked_while_computing() -> tuple[int, float]:
+            loop = asyncio.get_running_loop()
+            endless = loop.create_task(asyncio.sleep(30))  # computations one after another
+            events._refreshing[plan.id] = endless
+            try:
+                began = loop.time()
+                asking = asyncio.ensure_future(
+                    events.standings_snapshot(plan.id, after=shown, wait=20.0)
+                )
+                await asyncio.sleep(0.2)
+                assert not asking.done()
+                kept = events.feed.latest(plan.id)
+                events.feed.publish(plan.id, shown + 1, kept.view, kept.scoped, phases=kept.phases)
+                got = await asyncio.wait_for(asking, 5.0)
+                return got.version, loop.time() - began
+            finally:
+                endless.cancel()
+
+        version, took = server.run(asked_while_computing())
+    assert version == shown + 1
+    assert took < 5.0  # (not the 10 s it once waited for the computations to end)

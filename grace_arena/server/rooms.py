@@ -1638,8 +1638,8 @@ class Rooms:
         the standings this process computes; standings published, read for the clients here."""
         kind, numbers = notices.parse(payload)
         if kind == "results":
-            # (a change of a room of this process is followed already: on_events)
-            if all(m in self._by_match for m in numbers):
+            # (a change of a room served here is followed already: on_events)
+            if all(m in self.arena.rooms for m in numbers):
                 return
             for event_id in list(self._leading):
                 self.refresh_standings(event_id)
@@ -1687,9 +1687,18 @@ class Rooms:
         under_way = self._refreshing.get(event_id)
         if under_way is not None and not under_way.done():
             # a change made here is being computed: its standings, not the ones before it
-            # (a moderator who ended a match, then asks, sees it counted)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(under_way), 10.0)
+            # (a moderator who ended a match, then asks, sees it counted): the next ones
+            # published, or none if it found nothing new (while rooms keep ruling, the
+            # computations go on one after another: not the end of them all)
+            shown = self.feed.latest(event_id)
+            waits = [asyncio.shield(under_way)]
+            if shown is not None:
+                waits.append(asyncio.ensure_future(self.feed.newer(event_id, shown.version, 10.0)))
+            _, pending = await asyncio.wait(
+                waits, timeout=10.0, return_when=asyncio.FIRST_COMPLETED
+            )
+            for waiting in pending:
+                waiting.cancel()
         kept = self.feed.latest(event_id)
         if kept is None:
             kept = await self._first_snapshot(event_id)
