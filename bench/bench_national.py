@@ -24,7 +24,8 @@ Measured, the clients on the machine's clock (server and clients share it):
   the moment the last client of its room (phones, moderator, display) has the state with that
   buzz on the floor;
 - **durable commit**: each synced transaction of a process to the record, as the process timed
-  it (``/api/health``);
+  it (``/api/health``): as the room waited for it, and in the record alone (the worker
+  thread's call, without the waits for a thread and for the busy loop to resume the room);
 - **standings after a ruling**: from the moderator's ``rule`` (correct) to the arrival, at each
   watcher, of the first standings in which the team has the points;
 - **CPU and memory**: each server process's, HAProxy's and PostgreSQL's CPU over the play; each
@@ -583,6 +584,13 @@ def main() -> None:
         print(
             f"{'durable commit, process ' + str(k + 1):<34} {h['commit_p50_ms'] or 0:>9.1f} "
             f"{h['commit_p99_ms'] or 0:>9.1f}  ≤ 20      last {h['synced_commits']} synced commits"
+        )
+    for (_, port), k in zip(servers, range(len(servers)), strict=True):
+        h = after[port]
+        print(
+            f"{'  of which in the record, process ' + str(k + 1):<34} "
+            f"{h['commit_record_p50_ms'] or 0:>9.1f} {h['commit_record_p99_ms'] or 0:>9.1f}  "
+            f"{'':<8}  (the worker thread's call, without the waits for the loop)"
         )
     for (_, port), k in zip(servers, range(len(servers)), strict=True):
         h = after[port]

@@ -1390,6 +1390,10 @@ class Health(_Msg):
     synced_commits: int = 0
     commit_p50_ms: float | None = None
     commit_p99_ms: float | None = None
+    #: The same commits' time in the record alone (the worker thread's call), without the
+    #: waits for a thread and for the busy loop to resume the room.
+    commit_record_p50_ms: float | None = None
+    commit_record_p99_ms: float | None = None
     #: Computations of event standings made by this process (one per change of an event
     #: whose standings it computes; the other processes of the event read them).
     standings_computations: int = 0

@@ -197,6 +197,9 @@ def test_phones_follow_their_room_through_the_proxy_when_its_process_is_killed(
             health = b.health() or {}
             assert health["synced_commits"] >= 1
             assert health["commit_p99_ms"] >= health["commit_p50_ms"] > 0
+            # (in the record alone: no more than as the room waited for them)
+            assert 0 < health["commit_record_p50_ms"] <= health["commit_p50_ms"]
+            assert health["commit_record_p99_ms"] <= health["commit_p99_ms"]
         # and the proxy's map follows the move: room 1 is B's
         b_name = server_name(routes(engine, ttl=15).rooms[room2])
         wait_for(

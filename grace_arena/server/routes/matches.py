@@ -41,6 +41,7 @@ router = APIRouter()
 @router.get("/api/health")
 def health(arena: ArenaDep, events: RoomsDep) -> Health:
     took = sorted(arena.writer.synced_seconds)
+    in_record = sorted(arena.writer.record_seconds)
     folds = sorted(events.standings_seconds)
     return Health(
         ok=True,
@@ -49,6 +50,8 @@ def health(arena: ArenaDep, events: RoomsDep) -> Health:
         synced_commits=len(took),
         commit_p50_ms=_ms(took, 0.5),
         commit_p99_ms=_ms(took, 0.99),
+        commit_record_p50_ms=_ms(in_record, 0.5),
+        commit_record_p99_ms=_ms(in_record, 0.99),
         standings_computations=events.standings_computed,
         standings_p50_ms=_ms(folds, 0.5),
         standings_p99_ms=_ms(folds, 0.99),
