@@ -121,5 +121,6 @@ def test_sqlite_tells_nothing(tmp_path):
 def test_a_notice_names_its_kind_and_numbers():
     assert notices.parse("results 3 14") == ("results", [3, 14])
     assert notices.parse("standings 2 40") == ("standings", [2, 40])
+    assert notices.parse("results") == ("results", [])  # (too many matches to list)
     assert notices.parse("results x") == ("", [])
     assert notices.parse("") == ("", [])

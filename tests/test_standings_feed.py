@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import urllib.request
 
 import pytest
@@ -306,3 +307,61 @@ def test_a_client_waiting_while_rooms_keep_ruling_gets_each_version_as_it_is_pub
         version, took = server.run(asked_while_computing())
     assert version == shown + 1
     assert took < 5.0  # (not the 10 s it once waited for the computations to end)
+
+
+def test_a_ruling_made_here_is_counted_by_the_next_request_while_a_computation_runs(
+    db_url,
+) -> None:
+    """A ruling made here while a computation that began before it runs: a request right
+    after it waits for the computation that counts it (not for the one under way, nor for
+    the computations to stop)."""
+    plan = make_event(db_url)
+    room1 = code_of(plan, "1")
+    with event_server(db_url) as server:
+        events = server.events
+        _standings(server.http_url)  # this process leads the event's standings
+
+        def idle() -> None:
+            async def done() -> None:
+                while (t := events._refreshing.get(plan.id)) is not None and not t.done():
+                    await asyncio.sleep(0.02)
+
+            server.run(done())
+
+        mod = room_moderator(server, room1)
+        alice = room_player(server, room1, "red", "Alice")
+        with clients(mod, alice):
+            idle()
+            # a computation that reads the record, then takes a while (a big event)
+            original = events._compute_if_moved
+
+            def slow(event_id, force):
+                out = original(event_id, force)
+                time.sleep(2.0)
+                return out
+
+            events._compute_if_moved = slow
+            # the tossup started: a change of the standings, computed (slowly) from now
+            mod.send(type="start_tossup")
+            mod.state(lambda s: s["match"]["phase"] == "reading")
+            mod.send(type="pause")
+            mod.state(lambda s: s["match"]["paused"])
+            alice.drain(0.05)
+            alice.send(type="buzz")
+            assert alice.wait("buzz_result")["outcome"] == "won"
+            mod.state(lambda s: s["floor"] is not None)
+            mod.send(type="rule", ruling="correct")
+            mod.state(lambda s: s["match"]["phase"] == "answered")
+            # the moderator asks right after the ruling, while the computation of the
+            # tossup's start (begun before the ruling) is under way
+            assert not server.run(_computing_done(events, plan.id))
+            got = _standings(server.http_url)
+            red = next(r for r in got["rows"] if r["team"] == "red")
+            idle()
+            events._compute_if_moved = original
+    assert red["points"] > 0, "the ruling made here before the request is not counted"
+
+
+async def _computing_done(events, event_id) -> bool:
+    task = events._refreshing.get(event_id)
+    return task is None or task.done()

@@ -6,7 +6,8 @@ every process listening, never for a transaction rolled back) lets them read it 
 instead. A notice only says where to read: a process that misses one (its listening
 connection dropped) still reads the change on its next round, as it did without notices.
 
-- ``results <match id>``: events that may change a match's result were committed;
+- ``results <match id> ...``: events that may change these matches' results were committed
+  (no ids: more matches than a notice holds);
 - ``standings <event id> <version>``: an event's standings were published.
 
 SQLite has no notices: :func:`notify` does nothing there and :class:`Listener` does not start.
@@ -80,7 +81,17 @@ class Listener:
         failures = 0
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+                # (keepalives: a connection silently gone, a peer's reboot or a dropped
+                # route, is found dead in about a minute, and opened again)
+                with psycopg.connect(
+                    self.url,
+                    autocommit=True,
+                    connect_timeout=10,
+                    keepalives=1,
+                    keepalives_idle=30,
+                    keepalives_interval=10,
+                    keepalives_count=3,
+                ) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self.listening.set()
                     failures = 0

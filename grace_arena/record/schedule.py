@@ -1684,7 +1684,7 @@ class MatchReplay:
 
 #: Matches whose new events one query of :meth:`MatchReplays.advance` reads (two parameters
 #: each: well within every backend's limit).
-_ADVANCE_CHUNK = 200
+_ADVANCE_CHUNK = 50
 
 
 class MatchReplays:
@@ -1714,9 +1714,9 @@ class MatchReplays:
         is new of all of them read in one query (per :data:`_ADVANCE_CHUNK` matches)."""
         out = {}
         ids = list(dict.fromkeys(ids))
-        stored: dict[int, list[tuple[int, Any]]] = {i: [] for i in ids}
         for start in range(0, len(ids), _ADVANCE_CHUNK):
             chunk = ids[start : start + _ADVANCE_CHUNK]
+            stored: dict[int, list[tuple[int, Any]]] = {i: [] for i in chunk}
             since = or_(*(
                 and_(EventRow.match_id == i, EventRow.seq > self.reached(i)) for i in chunk
             ))  # fmt: skip
@@ -1726,28 +1726,33 @@ class MatchReplays:
                 .order_by(EventRow.match_id, EventRow.seq)  # type: ignore[arg-type]
             ):
                 stored[match_id].append((row_seq, payload))
-        for match_id in ids:
-            known = self._read.get(match_id)
-            seq = self.reached(match_id)
-            new: list[Event] = []
-            for row_seq, payload in stored[match_id]:
-                if row_seq != seq + 1:
-                    break
-                new.append(event_from_dict(payload))
-                seq = row_seq
-            self.events_read += len(new)
-            if known is None:
-                if not new:
-                    continue
-                known = MatchReplay(0, Match.replay(new))
-            else:
-                known.match.apply(new)
-            known.seq = seq
-            known.tossups += [e for e in new if isinstance(e, (TossupStarted, TossupEnded))]
-            known.kept += [e for e in new if isinstance(e, self._KEPT)]
-            self._read[match_id] = known
-            out[match_id] = known
+            for match_id in chunk:  # (decoded chunk by chunk: one chunk's rows held at once)
+                replay = self._advance_one(match_id, stored.pop(match_id))
+                if replay is not None:
+                    out[match_id] = replay
         return out
+
+    def _advance_one(self, match_id: int, rows: list[tuple[int, Any]]) -> MatchReplay | None:
+        known = self._read.get(match_id)
+        seq = self.reached(match_id)
+        new: list[Event] = []
+        for row_seq, payload in rows:
+            if row_seq != seq + 1:
+                break
+            new.append(event_from_dict(payload))
+            seq = row_seq
+        self.events_read += len(new)
+        if known is None:
+            if not new:
+                return None
+            known = MatchReplay(0, Match.replay(new))
+        else:
+            known.match.apply(new)
+        known.seq = seq
+        known.tossups += [e for e in new if isinstance(e, (TossupStarted, TossupEnded))]
+        known.kept += [e for e in new if isinstance(e, self._KEPT)]
+        self._read[match_id] = known
+        return known
 
 
 def decided_result(plan: EventPlan, game: GamePlan) -> MatchResult:

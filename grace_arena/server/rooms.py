@@ -212,6 +212,12 @@ class Rooms:
         self.standings_version: dict[int, int] = {}  # bumped with every recomputation
         self._refreshing: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
+        #: Per event: the changes asked to be computed here so far (a count), the count the
+        #: last finished computation began after (it counted every change asked before),
+        #: and who waits for that to move.
+        self._asked: dict[int, int] = {}
+        self._covered: dict[int, int] = {}
+        self._covered_moved: dict[int, asyncio.Event] = {}
         self._readers: dict[int, StandingsReader] = {}  # by event id
         self._folded_at: dict[int, float] = {}  # the loop's time of each event's last fold
         self._folds: dict[int, EventFold] = {}  # by event id: the standings folded here
@@ -1371,6 +1377,7 @@ class Rooms:
         rulings costs one computation after the one under way."""
         if event_id not in self._leading:
             return
+        self._asked[event_id] = self._asked.get(event_id, 0) + 1
         if force:
             self._forced.add(event_id)
         task = self._refreshing.get(event_id)
@@ -1392,7 +1399,7 @@ class Rooms:
             self._again.discard(event_id)
             force = event_id in self._forced
             self._forced.discard(event_id)
-            began = loop.time()
+            began, asked = loop.time(), self._asked.get(event_id, 0)
             try:
                 computed = await asyncio.to_thread(self._compute_if_moved, event_id, force)
             except Exception:
@@ -1401,6 +1408,11 @@ class Rooms:
             if computed is not None:
                 self.standings_computed += 1
                 await self._publish(event_id, computed, began)
+            # (published or found unchanged: what was asked before it began is counted)
+            self._covered[event_id] = max(self._covered.get(event_id, 0), asked)
+            moved = self._covered_moved.pop(event_id, None)
+            if moved is not None:
+                moved.set()
             if event_id not in self._again:
                 return
 
@@ -1628,7 +1640,7 @@ class Rooms:
 
         def listening() -> None:  # what was committed while it did not listen: read now
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._spawn, self.follow_standings())
+                loop.call_soon_threadsafe(lambda: self._spawn(self.follow_standings()))
 
         self.listener = notices.Listener(self.engine, told, listening)
         self.listener.start()
@@ -1638,8 +1650,9 @@ class Rooms:
         the standings this process computes; standings published, read for the clients here."""
         kind, numbers = notices.parse(payload)
         if kind == "results":
-            # (a change of a room served here is followed already: on_events)
-            if all(m in self.arena.rooms for m in numbers):
+            # (a change of a room served here is followed already: on_events; a notice
+            # without numbers names too many matches to list)
+            if numbers and all(m in self.arena.rooms for m in numbers):
                 return
             for event_id in list(self._leading):
                 self.refresh_standings(event_id)
@@ -1687,18 +1700,10 @@ class Rooms:
         under_way = self._refreshing.get(event_id)
         if under_way is not None and not under_way.done():
             # a change made here is being computed: its standings, not the ones before it
-            # (a moderator who ended a match, then asks, sees it counted): the next ones
-            # published, or none if it found nothing new (while rooms keep ruling, the
-            # computations go on one after another: not the end of them all)
-            shown = self.feed.latest(event_id)
-            waits = [asyncio.shield(under_way)]
-            if shown is not None:
-                waits.append(asyncio.ensure_future(self.feed.newer(event_id, shown.version, 10.0)))
-            _, pending = await asyncio.wait(
-                waits, timeout=10.0, return_when=asyncio.FIRST_COMPLETED
-            )
-            for waiting in pending:
-                waiting.cancel()
+            # (a moderator who ended a match, then asks, sees it counted): those of the first
+            # computation that began after every change asked so far, not the end of them all
+            # (while rooms keep ruling, the computations follow one another for as long)
+            await self._counted(event_id, self._asked.get(event_id, 0), under_way)
         kept = self.feed.latest(event_id)
         if kept is None:
             kept = await self._first_snapshot(event_id)
@@ -1707,6 +1712,26 @@ class Rooms:
         self._follow_often()
         newer = await self.feed.newer(event_id, after, wait)
         return newer if newer is not None else kept
+
+    async def _counted(self, event_id: int, asked: int, under_way: asyncio.Task) -> None:
+        """Wait (10 s at most) until a computation that began after the ``asked``-th change
+        asked here has finished, or the computing has stopped."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10.0
+        while self._covered.get(event_id, 0) < asked and not under_way.done():
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            moved = self._covered_moved.setdefault(event_id, asyncio.Event())
+            waiting = asyncio.ensure_future(moved.wait())
+            try:
+                await asyncio.wait(
+                    [waiting, asyncio.shield(under_way)],
+                    timeout=left,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            finally:
+                waiting.cancel()
 
     async def _first_snapshot(self, event_id: int) -> Snapshot:
         """The first standings asked for here: the record's snapshot; none there, computed
