@@ -1724,14 +1724,16 @@ class Rooms:
                 return
             moved = self._covered_moved.setdefault(event_id, asyncio.Event())
             waiting = asyncio.ensure_future(moved.wait())
+            ended = asyncio.shield(under_way)
             try:
                 await asyncio.wait(
-                    [waiting, asyncio.shield(under_way)],
-                    timeout=left,
-                    return_when=asyncio.FIRST_COMPLETED,
+                    [waiting, ended], timeout=left, return_when=asyncio.FIRST_COMPLETED
                 )
             finally:
                 waiting.cancel()
+                if ended.done() and not ended.cancelled():
+                    ended.exception()  # (a computation's failure is logged where it ran)
+                ended.cancel()
 
     async def _first_snapshot(self, event_id: int) -> Snapshot:
         """The first standings asked for here: the record's snapshot; none there, computed
