@@ -286,6 +286,40 @@ def test_an_event_registers_no_more_players_than_its_rooms_take(db_url):
     assert humans == 30
 
 
+def test_a_player_whose_phone_left_keeps_a_place_a_while_in_a_full_event(db_url, monkeypatch):
+    """A player whose phone left (told the match is full, sent on to another room, the
+    network dropped) keeps a place for a while: a stranger's new name does not take it
+    meanwhile, while the player comes back to it. Once it lapses, the place is free again."""
+    make_event(db_url)
+    with event_server(db_url, max_players_per_event=2, new_names_per_address=100) as server:
+        code = code_of(server.events.plans[next(iter(server.events.plans))], "1")
+
+        def join(name: str) -> tuple[Client, dict]:
+            client = Client(server.ws_url)
+            client.send(type="hello", role="player", join_code=code)
+            client.wait("welcome")
+            client.send(type="join", team="red", name=name)
+            return client, client.wait(lambda m: m["type"] in ("joined", "error"))
+
+        alice, said = join("Alice")
+        bob, said_too = join("Bob")
+        assert said["type"] == said_too["type"] == "joined"
+        alice.close()
+        time.sleep(0.5)  # the server saw Alice's phone go
+        carol, refused = join("Carol")
+        assert refused["type"] == "error" and "full (2 players)" in refused["message"]
+        carol.close()
+        alice, again = join("Alice")  # Alice's place was kept for her
+        assert again["type"] == "joined" and again["player"] == said["player"]
+        alice.close()
+        monkeypatch.setattr("grace_arena.server.rooms.PLACE_KEPT", 0.0)
+        time.sleep(0.5)
+        carol, taken = join("Carol")
+        assert taken["type"] == "joined"
+        for client in (bob, carol):
+            client.close()
+
+
 def test_two_joins_of_one_name_at_once_are_one_player(db_url):
     """In an event and in a match of its own: joins of one name that arrive together make one
     player; each is that player, or told the name is in use on another device."""

@@ -142,6 +142,10 @@ CLAIM_WAIT = 2.0
 #: How long a hello waits for the record to take its player's claim: past it, the record is
 #: away or slow, and the player plays (this process's own check holds).
 CLAIM_TIMEOUT = 1.0
+#: How long a player whose connection ended keeps a place in an event that is full: a phone
+#: told its match is full, sent on to another room, or whose network dropped comes back within
+#: it, and a stranger's name does not take the place meanwhile.
+PLACE_KEPT = 120.0
 #: The transport's reader of a connection's next message (None after an error reply).
 Receive = Callable[[float | None], Awaitable[Any]]
 #: One computation of an event's standings: the record's version of them, the event's view,
@@ -250,6 +254,8 @@ class Rooms:
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
         #: The player (event id, player id) each connection here has claimed in the record.
         self._claimed: dict[Connection, tuple[int, str]] = {}
+        #: When each player (event id, player id) whose connection ended here left it.
+        self._left: dict[tuple[int, str], float] = {}
         #: Every open connection of this process, in a room, waiting, or on its way.
         self.connections: set[Connection] = set()
         arena.subscribe(self)
@@ -1105,6 +1111,7 @@ class Rooms:
         key = self._claimed.pop(conn, None)
         if key is None or key in self._claimed.values():
             return
+        self._left[key] = time.monotonic()
         with contextlib.suppress(RuntimeError):  # no running loop: the claim lapses
             self._spawn(self._release_claims([key]))
 
@@ -1177,16 +1184,21 @@ class Rooms:
         return settings.max_players_per_match * max(1, len(plan.rooms) if plan else 1)
 
     def _present(self, event_id: int) -> set[str]:
-        """The players of the event with a connection to this process now."""
+        """The players of the event with a connection to this process now, or whose connection
+        here ended less than :data:`PLACE_KEPT` ago."""
         known = self.players.get(event_id, {})
-        return {c.player for c in self.connections if not c.closed and c.player in known}  # type: ignore[misc]
+        now = time.monotonic()
+        for key in [k for k, left in self._left.items() if now - left > PLACE_KEPT]:
+            del self._left[key]
+        present = {c.player for c in self.connections if not c.closed and c.player in known}
+        return present | {p for (e, p) in self._left if e == event_id and p in known}  # type: ignore[misc]
 
     async def register_player(self, event_id: int, team: str, name: str) -> PlayerRecord:
         """The event's player ``name`` of ``team``: the one registered under that name (so
         that Alice of Red is the same player from any phone and on any server process of the
         event), or a new one, registered now. Raises :class:`EventFull` when the event has as
-        many players as it takes: its roster and the players present (a name typed once and
-        gone no longer takes a place)."""
+        many players as it takes: its roster and the players present or gone a moment ago
+        (:meth:`_present`: a name typed once and gone for good no longer takes a place)."""
         lock = self._registering.setdefault(event_id, asyncio.Lock())
         limit = self.player_limit(event_id)
         plan = self.plans.get(event_id)
