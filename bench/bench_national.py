@@ -600,6 +600,14 @@ def main() -> None:
                 f"{h['standings_p50_ms'] or 0:>9.1f} {h['standings_p99_ms'] or 0:>9.1f}  "
                 f"{'':<8}  {h['standings_computations']} computations"
             )
+    for (_, port), k in zip(servers, range(len(servers)), strict=True):
+        h = after[port]
+        if h.get("gc_full_passes") is not None:
+            print(
+                f"{'collector pauses, process ' + str(k + 1):<34} {'':>9} "
+                f"{h['gc_pause_p99_ms']:>9.1f}  {'':<8}  {h['gc_full_passes']} full passes "
+                f"since start-up, longest pause {h['gc_pause_max_ms']:.1f} ms"
+            )
     errors: dict[str, int] = {}
     for r in played:
         for key, n in r["errors"].items():

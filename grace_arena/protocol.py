@@ -1404,6 +1404,13 @@ class Health(_Msg):
     #: Notices of the other processes' changes this process was told by the record
     #: (PostgreSQL's; None: the record tells none, and the process reads it every so often).
     record_notices: int | None = None
+    #: The garbage collector's passes in this process since it was set for serving
+    #: (``grace_arena.server.collector``; None: not set, e.g. an app in another program's
+    #: process): how many full passes, and the p99 and the longest time a pass of any
+    #: generation held the process, in milliseconds (of the last 1,000 of each generation).
+    gc_full_passes: int | None = None
+    gc_pause_p99_ms: float | None = None
+    gc_pause_max_ms: float | None = None
 
 
 class TossupInfo(_Msg):

@@ -59,6 +59,55 @@ def test_changes_of_several_rooms_are_written_in_one_transaction(store):
 
 
 @on_both_backends
+def test_a_group_commit_writes_its_rooms_rows_with_one_insert_per_table(store):
+    """Words and buzzes of many rooms in one group commit: one INSERT of event rows and one of
+    buzz rows for the whole batch (a round trip each, not one per room), and every room's
+    events and buzz read back as decided."""
+    from sqlalchemy import event as sa_event
+    from sqlmodel import Session, func, select
+
+    from grace_arena.core.commands import Buzz, Reveal
+    from grace_arena.record.models import BuzzRow
+
+    matches = [store.create(config(), now=0.0) for _ in range(6)]
+    for i, rm in enumerate(matches):
+        rm.handle(Join(team="red", player=f"p{i}", name="P"), now=1)
+        rm.handle(StartTossup(), now=2)
+    inserts: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("INSERT INTO"):
+            inserts.append(statement.split()[2].strip('"'))
+
+    decided = []
+    for i, rm in enumerate(matches):
+        commands = [Reveal(), Reveal()] + ([Buzz(team="red", player=f"p{i}")] if i % 2 else [])
+        _, _, events = rm.decide_many(commands, now=3)
+        decided.append((rm, events))
+
+    async def scenario() -> None:
+        writer = GroupWriter(store)
+        await asyncio.gather(*(writer.write(rm.id, ev, None) for rm, ev in decided))
+        assert (writer.transactions, writer.changes) == (1, 6)
+
+    sa_event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        asyncio.run(scenario())
+    finally:
+        sa_event.remove(store.engine, "before_cursor_execute", count)
+    assert sorted(inserts) == ["buzz", "event"]
+    for i, (rm, events) in enumerate(decided):
+        stored = store.events(rm.id, after=0)
+        assert [e.seq for e in stored][-len(events) :] == [e.seq for e in events]
+        assert [e.type for e in stored][-len(events) :] == [e.type for e in events]
+        with Session(store.engine) as session:
+            buzzes = session.exec(
+                select(func.count()).select_from(BuzzRow).where(BuzzRow.match_id == rm.id)
+            ).one()
+        assert buzzes == i % 2
+
+
+@on_both_backends
 def test_one_rooms_failure_is_its_own(store):
     ours, theirs = Holder.this_process(), Holder("elsewhere:1:x", "elsewhere", 1)
     kept = store.create(config(), now=0.0, holder=ours)
@@ -144,9 +193,9 @@ def test_words_revealed_alone_commit_without_a_sync_of_their_own(store, monkeypa
     seen: list[str] = []
     write_events = store_module._write_events
 
-    def spying(session, match_id, events):
+    def spying(session, match_id, events, rows=None):
         seen.append(_sync_setting(session))
-        write_events(session, match_id, events)
+        write_events(session, match_id, events, rows)
 
     monkeypatch.setattr(store_module, "_write_events", spying)
     rooms = [store.create(config(), now=0.0) for _ in range(2)]

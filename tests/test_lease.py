@@ -150,6 +150,46 @@ def test_orphans_are_the_lapsed_not_the_released_nor_the_live(db_url) -> None:
 
 
 @on_both_backends
+def test_a_group_commit_fences_its_matches_in_one_call_and_refuses_a_lost_one(db_url) -> None:
+    """A group commit of 5 matches renews their leases with one statement (a set of
+    parameters per match); when one of them was taken over meanwhile, the whole commit is
+    refused (LeaseLost, naming that match) and stores nothing."""
+    from sqlalchemy import event as sa_event
+
+    from grace_arena.core.commands import StartTossup
+
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    store = MatchStore(engine)
+    holder = lease.Holder.this_process()
+    matches = [store.create(config(), now=0.0, holder=holder) for _ in range(5)]
+    fences: list[int] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("UPDATE MATCH_LEASE"):
+            fences.append(len(parameters) if executemany else 1)
+
+    def batch():
+        out = []
+        for rm in matches:
+            _, _, events = rm.decide_many([StartTossup()], now=1.0)
+            out.append((rm.id, events, rm.fence))
+        return out
+
+    sa_event.listen(engine, "before_cursor_execute", count)
+    try:
+        store.append_many(batch())
+        assert fences == [5]  # one call, each match's parameters
+        lease.acquire(engine, matches[2].id, _other(), ttl=-1.0)  # taken over
+        before = [store.event_count(rm.id) for rm in matches]
+        with pytest.raises(lease.LeaseLost, match=f"match {matches[2].id}"):
+            store.append_many(batch())
+        assert [store.event_count(rm.id) for rm in matches] == before
+    finally:
+        sa_event.remove(engine, "before_cursor_execute", count)
+
+
+@on_both_backends
 def test_renewals_and_group_commits_of_many_matches_never_wait_in_a_circle(db_url) -> None:
     """Everything that locks several lease rows locks them in ascending match order: a
     renewal and group commits of the same matches, each handed the matches in its own order,

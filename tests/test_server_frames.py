@@ -181,20 +181,37 @@ def test_without_the_internals_broadcasts_go_through_send(
 @pytest.mark.parametrize("freeze", [False, True])
 def test_a_server_process_freezes_what_it_loaded_at_start(tmp_path, freeze):
     """``grace-arena serve`` sets ``freeze_gc``: a full collection then skips what start-up
-    loaded, instead of stopping the event loop ~100 ms in the middle of a reveal."""
+    loaded, instead of stopping the event loop ~100 ms in the middle of a reveal, and full
+    collections come seldom (``grace_arena.server.collector``); ``/api/health`` times them."""
     import gc
 
     from fastapi.testclient import TestClient
 
+    from grace_arena.server import collector
     from grace_arena.server.app import create_app
 
     settings = Settings(
         db_url=f"sqlite:///{tmp_path / 'r.db'}", packets=[SAMPLE_PACKET_PATH], freeze_gc=freeze
     )
     assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
     try:
         with TestClient(create_app(settings)) as client:
-            assert client.get("/api/health").status_code == 200
+            health = client.get("/api/health")
+            assert health.status_code == 200
             assert (gc.get_freeze_count() > 0) is freeze
+            # the young generations collected less often (full passes come seldom), and every
+            # pass timed
+            assert (gc.get_threshold() == collector.THRESHOLDS) is freeze
+            if not freeze:
+                assert health.json()["gc_full_passes"] is None
+                return
+            full = collector.pauses.counts[2]
+            gc.collect()
+            health = client.get("/api/health").json()
+            assert health["gc_full_passes"] == full + 1
+            assert 0 < health["gc_pause_p99_ms"] <= health["gc_pause_max_ms"]
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
+        collector.pauses.remove()

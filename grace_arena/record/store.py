@@ -431,12 +431,13 @@ class MatchStore:
             # several lease rows does: grace_arena.record.lease)
             fenced = sorted((m, h) for m, _, h in batch if h is not None)
             if fenced:
-                from grace_arena.record.lease import fence
+                from grace_arena.record.lease import fence_all
 
-                for match_id, holder in fenced:
-                    fence(session, match_id, holder)
+                fence_all(session, fenced)
+            rows = _PlainRows()  # the matches' plain rows: one INSERT per table for all
             for match_id, events, _ in batch:
-                _write_events(session, match_id, events)
+                _write_events(session, match_id, events, rows)
+            rows.write(session)
             # the processes following results (an event's standings) read them at once
             changed = sorted({m for m, events, _ in batch if _changes_result(events)})
             if changed:  # (a notice holds 8,000 bytes: past some 1,000 ids, none listed)
@@ -756,15 +757,21 @@ def unsynced_session(engine: Engine) -> Iterator[Session]:
                     raise
 
 
-def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> None:
+def _write_events(
+    session: Session, match_id: int, events: Sequence[Event], rows: _PlainRows | None = None
+) -> None:
     # Most events add only their ``event`` row (a word revealed, a pause...), and a buzz, won
     # or refused, only its event and buzz rows, written before anything after it in the batch
     # looks them up: those are written with one multi-row INSERT per table, without the ORM's
     # unit of work (a word revealed in each of many rooms, several times a second, is the
     # commonest write; a buzz that takes the floor is the commit a whole room's lock-out
-    # waits for). An event that changes other rows goes through the ORM, after what came
-    # before it. A repeated buzz is no event of the record: the batch's repeats of each
-    # refusal are added to its buzz row's count, once every row of the batch is written.
+    # waits for). With ``rows``, a group commit's: the rows wait there, and the matches'
+    # are written together (one INSERT per table for the whole batch, not one per match).
+    # An event that changes other rows goes through the ORM, after what came before it. A
+    # repeated buzz is no event of the record: the batch's repeats of each refusal are added
+    # to its buzz row's count, once every row of the batch is written.
+    own = rows is None
+    pending = _PlainRows() if rows is None else rows
     plain: list[Event] = []
     buzzes: list[BuzzAccepted | BuzzRefused] = []
     repeated: dict[int, tuple[int, float]] = {}  # buzz id -> (presses, last wall time)
@@ -780,16 +787,48 @@ def _write_events(session: Session, match_id: int, events: Sequence[Event]) -> N
         if not _projects(ev):
             plain.append(ev)
             continue
-        _insert_plain(session, match_id, plain, buzzes)
+        pending.add(match_id, plain, buzzes)
+        pending.write(session)
         plain, buzzes = [], []
         session.add(
             EventRow(match_id=match_id, seq=ev.seq, type=ev.type, t=ev.t, payload=event_to_dict(ev))
         )
         _project(session, match_id, ev)
         session.flush()
-    _insert_plain(session, match_id, plain, buzzes)
+    pending.add(match_id, plain, buzzes)
+    if own or repeated:
+        pending.write(session)
     if repeated:
         _count_repeats(session, match_id, repeated)
+
+
+class _PlainRows:
+    """Event and buzz rows to write with one multi-row INSERT per table (:func:`_write_events`)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.buzzes: list[dict[str, Any]] = []
+
+    def add(
+        self, match_id: int, plain: list[Event], buzzes: list[BuzzAccepted | BuzzRefused]
+    ) -> None:
+        stored_at = utcnow()
+        self.events += [
+            {"match_id": match_id, "seq": ev.seq, "type": ev.type, "t": ev.t,
+             "payload": event_to_dict(ev), "stored_at": stored_at}
+            for ev in sorted([*plain, *buzzes], key=lambda e: e.seq)
+        ]  # fmt: skip
+        self.buzzes += [_buzz_row_values(match_id, ev) for ev in buzzes]
+
+    def write(self, session: Session) -> None:
+        if not self.events:
+            return
+        session.flush()
+        connection = session.connection()
+        connection.execute(insert(EventRow.__table__), self.events)  # type: ignore[attr-defined]
+        if self.buzzes:
+            connection.execute(insert(BuzzRow.__table__), self.buzzes)  # type: ignore[attr-defined]
+        self.events, self.buzzes = [], []
 
 
 _BUZZ = BuzzRow.__table__.c  # type: ignore[attr-defined]
@@ -828,36 +867,11 @@ def _count_repeats(session: Session, match_id: int, repeated: dict[int, tuple[in
 
 def _projects(ev: Event) -> bool:
     """Whether ``ev`` changes rows other than its own ``event`` row (see :func:`_project`;
-    a buzz's own row is written with its event: :func:`_insert_plain`)."""
+    a buzz's own row is written with its event: :class:`_PlainRows`)."""
     if isinstance(ev, TossupEnded):
         return ev.outcome is TossupOutcome.THROWN_OUT
     return isinstance(ev, PlayerJoined | Ruled | RulingUndone | MatchEnded | AnswerGiven
                       | RulingCorrected)  # fmt: skip
-
-
-def _insert_plain(
-    session: Session,
-    match_id: int,
-    plain: list[Event],
-    buzzes: list[BuzzAccepted | BuzzRefused],
-) -> None:
-    if not plain and not buzzes:
-        return
-    session.flush()
-    connection = session.connection()
-    connection.execute(
-        insert(EventRow.__table__),  # type: ignore[attr-defined]
-        [
-            {"match_id": match_id, "seq": ev.seq, "type": ev.type, "t": ev.t,
-             "payload": event_to_dict(ev), "stored_at": utcnow()}
-            for ev in sorted([*plain, *buzzes], key=lambda e: e.seq)
-        ],
-    )  # fmt: skip
-    if buzzes:
-        connection.execute(
-            insert(BuzzRow.__table__),  # type: ignore[attr-defined]
-            [_buzz_row_values(match_id, ev) for ev in buzzes],
-        )
 
 
 def _buzz_row_values(match_id: int, ev: BuzzAccepted | BuzzRefused) -> dict[str, Any]:

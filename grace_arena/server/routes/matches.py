@@ -21,6 +21,7 @@ from grace_arena.protocol import (
     TossupInfo,
 )
 from grace_arena.record.models import MatchRow
+from grace_arena.server import collector
 from grace_arena.server.deps import (
     BAD_BODY,
     NOT_FOUND,
@@ -56,7 +57,20 @@ def health(arena: ArenaDep, events: RoomsDep) -> Health:
         standings_p50_ms=_ms(folds, 0.5),
         standings_p99_ms=_ms(folds, 0.99),
         record_notices=events.listener.received if events.listener is not None else None,
+        **_collector(),
     )
+
+
+def _collector() -> dict[str, float | int | None]:
+    """The collector's passes (``Health.gc_*``), where this process was set for serving."""
+    if not collector.pauses.installed:
+        return {}
+    held = sorted(s for generation in collector.pauses.seconds.values() for s in generation)
+    return {
+        "gc_full_passes": collector.pauses.counts[2],
+        "gc_pause_p99_ms": _ms(held, 0.99) or 0.0,
+        "gc_pause_max_ms": round(held[-1] * 1e3, 3) if held else 0.0,
+    }
 
 
 def _ms(took: list[float], q: float) -> float | None:
