@@ -233,6 +233,26 @@ def buzz_first_word(mod: Client, phone: Client) -> None:
     mod.state(lambda s: s["floor"] is not None)
 
 
+def buzz_and_rule_correct(mod: Client, buzzer: Client, then: str = "answered") -> None:
+    """The player buzzes and takes the floor; the moderator rules it correct, and the match
+    goes on to ``then`` (``bonus`` where bonuses are played)."""
+    buzzer.drain(0.05)
+    buzzer.send(type="buzz")
+    assert buzzer.wait("buzz_result")["outcome"] == "won"
+    mod.state(lambda s: s["floor"] is not None)
+    mod.send(type="rule", ruling="correct")
+    mod.state(lambda s: s["match"]["phase"] == then)
+
+
+def play_a_correct_buzz(mod: Client, buzzer: Client) -> None:
+    """The moderator starts a tossup and pauses it; the player buzzes; ruled correct."""
+    mod.send(type="start_tossup")
+    mod.state(lambda s: s["match"]["phase"] == "reading")
+    mod.send(type="pause")
+    mod.state(lambda s: s["match"]["paused"])
+    buzz_and_rule_correct(mod, buzzer)
+
+
 def win_first_word(mod: Client, phone: Client, answer: str) -> None:
     """The phone's team wins the next tossup at its first word (:func:`buzz_first_word`): the
     phone answers, the moderator rules it correct."""

@@ -23,7 +23,7 @@ from event_helpers import (
     room_moderator,
     room_player,
 )
-from live import Client, LiveServer, clients, display_url, projector_url
+from live import Client, LiveServer, clients, display_url, play_a_correct_buzz, projector_url
 from playwright.sync_api import Page, expect
 
 from grace_arena.record.schedule import EventPlan
@@ -118,16 +118,7 @@ def test_a_phone_keeps_its_teams_place_in_the_standings_up_to_date(event, pages)
         with clients(room_player(server, room2, "blue", "Bob")) as (bob,):
             bob.state()
             for _ in range(2):
-                mod2.send(type="start_tossup")
-                mod2.state(lambda s: s["match"]["phase"] == "reading")
-                mod2.send(type="pause")
-                mod2.state(lambda s: s["match"]["paused"])
-                bob.drain(0.05)
-                bob.send(type="buzz")
-                assert bob.wait("buzz_result")["outcome"] == "won"
-                mod2.state(lambda s: s["floor"] is not None)
-                mod2.send(type="rule", ruling="correct")
-                mod2.state(lambda s: s["match"]["phase"] == "answered")
+                play_a_correct_buzz(mod2, bob)
             mod2.send(type="end_match")
             mod2.state(lambda s: s["match"]["phase"] == "ended")
         expect(alice.locator("#event-info")).to_have_text("Round 2 of 3 · Room 1")

@@ -16,23 +16,9 @@ from event_helpers import (
     room_moderator,
     room_player,
 )
-from live import Client, clients
+from live import Client, clients, play_a_correct_buzz
 
 from grace_arena.record.schedule import event_standings, load_plan
-
-
-def play_a_correct_buzz(mod: Client, buzzer: Client) -> None:
-    """The moderator starts a tossup and pauses it; the player buzzes; ruled correct."""
-    mod.send(type="start_tossup")
-    mod.state(lambda s: s["match"]["phase"] == "reading")
-    mod.send(type="pause")
-    mod.state(lambda s: s["match"]["paused"])
-    buzzer.drain(0.05)
-    buzzer.send(type="buzz")
-    assert buzzer.wait("buzz_result")["outcome"] == "won"
-    mod.state(lambda s: s["floor"] is not None)
-    mod.send(type="rule", ruling="correct")
-    mod.state(lambda s: s["match"]["phase"] == "answered")
 
 
 def end_match(mod: Client) -> None:

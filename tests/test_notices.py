@@ -83,6 +83,31 @@ def test_results_and_standings_written_to_the_record_are_told(postgres_url):
         engine.dispose()
 
 
+def test_a_forfeit_and_a_result_entered_are_told(postgres_url):
+    """Results decided outside a match (a forfeit, a final score entered) are told as results
+    of no match named: every process computing the event's standings folds them at once."""
+    from event_helpers import make_event
+
+    from grace_arena.record.schedule import enter_result, load_plan, record_forfeit
+
+    plan = make_event(postgres_url, name="cup", rooms=("1",))
+    engine = make_engine(postgres_url)
+    told: queue.Queue[str] = queue.Queue()
+    listener = _listening(engine, told, queue.Queue())
+    try:
+        first = plan.games[0]
+        record_forfeit(engine, "cup", first, first.teams[1])
+        assert told.get(timeout=5) == "results"
+        assert notices.parse("results") == ("results", [])
+        later = next(g for g in load_plan(engine, "cup").games if g.round == 2 and not g.bye)
+        enter_result(engine, "cup", later, points={t: 100 - 10 * i for i, t in
+                                                   enumerate(later.teams)})  # fmt: skip
+        assert told.get(timeout=5) == "results"
+    finally:
+        listener.stop()
+        engine.dispose()
+
+
 def test_a_listener_cut_off_listens_again_and_says_so(postgres_url):
     engine = make_engine(postgres_url)
     told: queue.Queue[str] = queue.Queue()

@@ -21,7 +21,7 @@ from event_helpers import (
     room_moderator,
     room_player,
 )
-from live import clients
+from live import buzz_and_rule_correct, clients, play_a_correct_buzz
 
 from grace_arena.protocol import StandingsView
 from grace_arena.record import standings_record
@@ -98,12 +98,7 @@ def test_a_ruling_reaches_who_waits_for_newer_standings_and_requests_compute_not
             mod.state(lambda s: s["tossup"]["position"] >= 2)
             # words revealed are no change to the standings: the same version
             assert _standings(server.http_url)["version"] == started
-            alice.drain(0.05)
-            alice.send(type="buzz")
-            assert alice.wait("buzz_result")["outcome"] == "won"
-            mod.state(lambda s: s["floor"] is not None)
-            mod.send(type="rule", ruling="correct")
-            mod.state(lambda s: s["match"]["phase"] == "answered")
+            buzz_and_rule_correct(mod, alice)
             # the one waiting is answered with standings newer than those it had, and
             # then with those that have the ruling
             asking.join(60)
@@ -169,12 +164,7 @@ def test_a_bonus_part_ruled_and_one_corrected_after_the_match_reach_the_standing
             mod.send(type="pause")
             mod.state(lambda s: s["match"]["paused"])
             mod.send(type="step", unit="word")
-            alice.drain(0.05)
-            alice.send(type="buzz")
-            assert alice.wait("buzz_result")["outcome"] == "won"
-            mod.state(lambda s: s["floor"] is not None)
-            mod.send(type="rule", ruling="correct")
-            mod.state(lambda s: s["match"]["phase"] == "bonus")
+            buzz_and_rule_correct(mod, alice, then="bonus")
             tossup = _standings(base)  # (the tossup's computation, waited for)
             assert _points(tossup, "red") == 10
             # the bonus's first part ruled correct: newer standings, with its points
@@ -342,16 +332,7 @@ def test_a_ruling_made_here_is_counted_by_the_next_request_while_a_computation_r
 
             events._compute_if_moved = slow
             # the tossup started: a change of the standings, computed (slowly) from now
-            mod.send(type="start_tossup")
-            mod.state(lambda s: s["match"]["phase"] == "reading")
-            mod.send(type="pause")
-            mod.state(lambda s: s["match"]["paused"])
-            alice.drain(0.05)
-            alice.send(type="buzz")
-            assert alice.wait("buzz_result")["outcome"] == "won"
-            mod.state(lambda s: s["floor"] is not None)
-            mod.send(type="rule", ruling="correct")
-            mod.state(lambda s: s["match"]["phase"] == "answered")
+            play_a_correct_buzz(mod, alice)
             # the moderator asks right after the ruling, while the computation of the
             # tossup's start (begun before the ruling) is under way
             assert not server.run(_computing_done(events, plan.id))

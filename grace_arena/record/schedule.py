@@ -63,6 +63,7 @@ from grace_arena.record.models import (
     MatchRow,
     PacketRow,
 )
+from grace_arena.record.notices import notify
 from grace_arena.record.store import RecordError, ensure_event, no_such_event, player_name_key
 
 #: Join codes: characters people read off a screen (no 0/O, no 1/I)...
@@ -1184,6 +1185,9 @@ def _decide(engine: Engine, plan: EventPlan, game: GamePlan, **values: Any) -> E
         for key, value in values.items():
             setattr(row, key, value)
         session.add(row)
+        # the processes computing standings fold it at once (a result, of no match: the
+        # notice names none)
+        notify(session, "results")
         session.commit()
     return load_plan(engine, plan.id)
 
