@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import time
 import types
 import urllib.error
@@ -286,10 +287,11 @@ def test_an_event_registers_no_more_players_than_its_rooms_take(db_url):
     assert humans == 30
 
 
-def test_a_player_whose_phone_left_keeps_a_place_a_while_in_a_full_event(db_url, monkeypatch):
-    """A player whose phone left (told the match is full, sent on to another room, the
-    network dropped) keeps a place for a while: a stranger's new name does not take it
-    meanwhile, while the player comes back to it. Once it lapses, the place is free again."""
+def test_a_player_whose_phone_dropped_keeps_a_place_a_while_in_a_full_event(db_url, monkeypatch):
+    """A player whose connection ended without their leaving (turned away: the match is full;
+    the network dropped) keeps a place for a while: a stranger's new name does not take it
+    meanwhile, and the player comes back to it. Once it lapses, or once the player's phone
+    closes its connection itself, the place is free."""
     make_event(db_url)
     with event_server(db_url, max_players_per_event=2, new_names_per_address=100) as server:
         code = code_of(server.events.plans[next(iter(server.events.plans))], "1")
@@ -301,22 +303,31 @@ def test_a_player_whose_phone_left_keeps_a_place_a_while_in_a_full_event(db_url,
             client.send(type="join", team="red", name=name)
             return client, client.wait(lambda m: m["type"] in ("joined", "error"))
 
+        def drop(client: Client) -> None:
+            """The phone's network drops: no close frame, the socket just ends."""
+            client.ws.socket.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(Exception):
+                client.close()
+            time.sleep(0.5)  # (the server sees it go)
+
         alice, said = join("Alice")
         bob, said_too = join("Bob")
         assert said["type"] == said_too["type"] == "joined"
-        alice.close()
-        time.sleep(0.5)  # the server saw Alice's phone go
+        drop(alice)
         carol, refused = join("Carol")
         assert refused["type"] == "error" and "full (2 players)" in refused["message"]
         carol.close()
         alice, again = join("Alice")  # Alice's place was kept for her
         assert again["type"] == "joined" and again["player"] == said["player"]
-        alice.close()
-        monkeypatch.setattr("grace_arena.server.rooms.PLACE_KEPT", 0.0)
+        alice.close()  # she leaves: her place is free at once
         time.sleep(0.5)
         carol, taken = join("Carol")
         assert taken["type"] == "joined"
-        for client in (bob, carol):
+        drop(carol)
+        monkeypatch.setattr("grace_arena.server.rooms.PLACE_KEPT", 0.0)  # (it lapsed)
+        dave, also = join("Dave")
+        assert also["type"] == "joined"
+        for client in (bob, dave):
             client.close()
 
 

@@ -183,6 +183,9 @@ class Connection:
         self.clock = ClockEstimate()
         #: When the client was last heard from (monotonic): any message, a pong included.
         self.heard_at = time.monotonic()
+        #: The client closed the connection itself (a close frame, normal or going away),
+        #: rather than its network dropping or the server ending it.
+        self.left = False
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         #: The close frame to send once the queue is written (code, reason).
         self._close_with: tuple[int, str] | None = None

@@ -142,9 +142,10 @@ CLAIM_WAIT = 2.0
 #: How long a hello waits for the record to take its player's claim: past it, the record is
 #: away or slow, and the player plays (this process's own check holds).
 CLAIM_TIMEOUT = 1.0
-#: How long a player whose connection ended keeps a place in an event that is full: a phone
-#: told its match is full, sent on to another room, or whose network dropped comes back within
-#: it, and a stranger's name does not take the place meanwhile.
+#: How long a player whose connection ended without leaving (the server turned it away: its
+#: match is full; or its network dropped) keeps a place in an event that is full: the phone
+#: comes back within it, and a stranger's name does not take the place meanwhile. A phone that
+#: closed its connection itself left: its place is free at once.
 PLACE_KEPT = 120.0
 #: The transport's reader of a connection's next message (None after an error reply).
 Receive = Callable[[float | None], Awaitable[Any]]
@@ -254,7 +255,8 @@ class Rooms:
         self._tasks: set[asyncio.Task] = set()  # moving rooms on
         #: The player (event id, player id) each connection here has claimed in the record.
         self._claimed: dict[Connection, tuple[int, str]] = {}
-        #: When each player (event id, player id) whose connection ended here left it.
+        #: When the connection here of each player (event id, player id) ended without the
+        #: player's leaving (:data:`PLACE_KEPT`).
         self._left: dict[tuple[int, str], float] = {}
         #: Every open connection of this process, in a room, waiting, or on its way.
         self.connections: set[Connection] = set()
@@ -1104,6 +1106,7 @@ class Rooms:
             # a phone that left another process a moment ago: its claim goes with its socket
             await asyncio.sleep(0.1)
         self._claimed[conn] = key
+        self._left.pop(key, None)  # (back: its place is its connection's again)
 
     def gone(self, conn: Connection) -> None:
         """``conn`` closed: its player's claim is let go, unless another connection here
@@ -1111,7 +1114,8 @@ class Rooms:
         key = self._claimed.pop(conn, None)
         if key is None or key in self._claimed.values():
             return
-        self._left[key] = time.monotonic()
+        if not conn.left:
+            self._left[key] = time.monotonic()
         with contextlib.suppress(RuntimeError):  # no running loop: the claim lapses
             self._spawn(self._release_claims([key]))
 
@@ -1185,7 +1189,7 @@ class Rooms:
 
     def _present(self, event_id: int) -> set[str]:
         """The players of the event with a connection to this process now, or whose connection
-        here ended less than :data:`PLACE_KEPT` ago."""
+        here ended without their leaving less than :data:`PLACE_KEPT` ago."""
         known = self.players.get(event_id, {})
         now = time.monotonic()
         for key in [k for k, left in self._left.items() if now - left > PLACE_KEPT]:

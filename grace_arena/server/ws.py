@@ -79,7 +79,9 @@ async def receive(
     wall, mono = time.time(), time.monotonic()
     read_delay = watch.read_delay(mono) if watch is not None else 0.0
     if frame["type"] == "websocket.disconnect":
-        raise WebSocketDisconnect(frame.get("code", 1000))
+        code = frame.get("code", 1000)
+        conn.left = code in (1000, 1001)  # a close frame of its own: it left (not a drop)
+        raise WebSocketDisconnect(code)
     conn.heard_at = mono
     raw = frame.get("text")
     if raw is None:  # a binary frame
