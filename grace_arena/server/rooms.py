@@ -1201,8 +1201,9 @@ class Rooms:
         """The event's player ``name`` of ``team``: the one registered under that name (so
         that Alice of Red is the same player from any phone and on any server process of the
         event), or a new one, registered now. Raises :class:`EventFull` when the event has as
-        many players as it takes: its roster and the players present or gone a moment ago
-        (:meth:`_present`: a name typed once and gone for good no longer takes a place)."""
+        many players as it takes: its roster, the players present, and those turned away or
+        dropped a moment ago (:meth:`_present`; a name typed once and gone, its phone closed,
+        no longer takes a place)."""
         lock = self._registering.setdefault(event_id, asyncio.Lock())
         limit = self.player_limit(event_id)
         plan = self.plans.get(event_id)
