@@ -237,7 +237,9 @@ window.GraceArena = (function () {
       link.retryTimer = null;
       const ws = link.ws;
       link.ws = null;
-      if (ws) { try { ws.close(); } catch (e) { /* already closing */ } }
+      // 1000: this page closed it (the server frees a full event's place at once; a
+      // connection that ends with no code is taken for a dropped network)
+      if (ws) { try { ws.close(1000); } catch (e) { /* already closing */ } }
     }
 
     function reconnectNow() {

@@ -303,27 +303,34 @@ def test_a_player_whose_phone_dropped_keeps_a_place_a_while_in_a_full_event(db_u
             client.send(type="join", team="red", name=name)
             return client, client.wait(lambda m: m["type"] in ("joined", "error"))
 
-        def drop(client: Client) -> None:
+        def gone(player: str) -> None:
+            """Wait until no connection of the server plays as ``player`` (it saw it go)."""
+            deadline = time.time() + 10
+            while any(p == player for _, p in list(server.events._claimed.values())):
+                assert time.time() < deadline, f"{player} still connected"
+                time.sleep(0.02)
+
+        def drop(client: Client, player: str) -> None:
             """The phone's network drops: no close frame, the socket just ends."""
             client.ws.socket.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(Exception):
                 client.close()
-            time.sleep(0.5)  # (the server sees it go)
+            gone(player)
 
         alice, said = join("Alice")
         bob, said_too = join("Bob")
         assert said["type"] == said_too["type"] == "joined"
-        drop(alice)
+        drop(alice, said["player"])
         carol, refused = join("Carol")
         assert refused["type"] == "error" and "full (2 players)" in refused["message"]
         carol.close()
         alice, again = join("Alice")  # Alice's place was kept for her
         assert again["type"] == "joined" and again["player"] == said["player"]
         alice.close()  # she leaves: her place is free at once
-        time.sleep(0.5)
+        gone(said["player"])
         carol, taken = join("Carol")
         assert taken["type"] == "joined"
-        drop(carol)
+        drop(carol, taken["player"])
         monkeypatch.setattr("grace_arena.server.rooms.PLACE_KEPT", 0.0)  # (it lapsed)
         dave, also = join("Dave")
         assert also["type"] == "joined"

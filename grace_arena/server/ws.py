@@ -80,7 +80,9 @@ async def receive(
     read_delay = watch.read_delay(mono) if watch is not None else 0.0
     if frame["type"] == "websocket.disconnect":
         code = frame.get("code", 1000)
-        conn.left = code in (1000, 1001)  # a close frame of its own: it left (not a drop)
+        # a close frame with a code of its own: it left (no code, 1005, is what a dropped
+        # network looks like too; the pages close with 1000)
+        conn.left = code in (1000, 1001)
         raise WebSocketDisconnect(code)
     conn.heard_at = mono
     raw = frame.get("text")

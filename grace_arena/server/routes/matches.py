@@ -65,7 +65,9 @@ def _collector() -> dict[str, float | int | None]:
     """The collector's passes (``Health.gc_*``), where this process was set for serving."""
     if not collector.pauses.installed:
         return {}
-    held = sorted(s for generation in collector.pauses.seconds.values() for s in generation)
+    # (each deque copied in one call: a pass in another thread may append to it meanwhile,
+    # and a Python-level walk over it would then fail)
+    held = sorted(s for copy in map(list, collector.pauses.seconds.values()) for s in copy)
     return {
         "gc_full_passes": collector.pauses.counts[2],
         "gc_pause_p99_ms": _ms(held, 0.99) or 0.0,
