@@ -24,6 +24,16 @@ def _match(db_url: str):
     return engine, MatchStore(engine).create(config(), now=0.0)
 
 
+def _held_matches(db_url: str, n: int):
+    """``n`` matches created with this process's leases: the engine, the store, the holder
+    and the matches."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    store = MatchStore(engine)
+    holder = lease.Holder.this_process()
+    return engine, store, holder, [store.create(config(), now=0.0, holder=holder) for _ in range(n)]
+
+
 def _other(name: str = "other", url: str = "http://b:2") -> lease.Holder:
     """A live process of another host: nothing tells it dead but its lease lapsing."""
     return lease.Holder(f"{name}:1:x", name, 1, url, None)
@@ -158,11 +168,7 @@ def test_a_group_commit_fences_its_matches_in_one_call_and_refuses_a_lost_one(db
 
     from grace_arena.core.commands import StartTossup
 
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    store = MatchStore(engine)
-    holder = lease.Holder.this_process()
-    matches = [store.create(config(), now=0.0, holder=holder) for _ in range(5)]
+    engine, store, _, matches = _held_matches(db_url, 5)
     fences: list[int] = []
 
     def count(conn, cursor, statement, parameters, context, executemany):
@@ -195,11 +201,7 @@ def test_renewals_and_group_commits_of_many_matches_never_wait_in_a_circle(db_ur
     renewal and group commits of the same matches, each handed the matches in its own order,
     run side by side without a deadlock (PostgreSQL would stall for deadlock_timeout and fail
     one of them)."""
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    store = MatchStore(engine)
-    holder = lease.Holder.this_process()
-    matches = [store.create(config(), now=0.0, holder=holder) for _ in range(12)]
+    engine, store, holder, matches = _held_matches(db_url, 12)
     errors: list[BaseException] = []
 
     def renewals() -> None:

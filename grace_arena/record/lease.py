@@ -314,46 +314,16 @@ def _fence_statement(dialect: str):
 _FENCES: dict[str, object] = {}
 
 
-def fence(session: Session | Connection, match_id: int, holder: Holder | LeaseClaim) -> None:
-    """In a commit's transaction: renew the lease (the holder's claim, or any generation of a
-    plain holder's), or raise :class:`LeaseLost` (the commit is then rolled back by the
-    caller) when another process holds it."""
+def _renewed(
+    session: Session | Connection, leases: Sequence[tuple[int, Holder | LeaseClaim]]
+) -> int:
+    """Renew ``leases`` (``(match id, holder)``) in the commit's transaction, in one execution
+    (a set of parameters each: one round trip where the driver pipelines them, as psycopg
+    does); how many rows were renewed."""
     conn = session.connection() if isinstance(session, Session) else session
     dialect = conn.dialect.name
     statement = _FENCES.get(dialect)
     if statement is None:  # built once per dialect: it runs in every commit of every room
-        statement = _FENCES[dialect] = _fence_statement(dialect)
-    claim = holder if isinstance(holder, LeaseClaim) else None
-    who = claim.holder if claim is not None else holder
-    renewed = conn.execute(
-        statement,  # type: ignore[arg-type]
-        {
-            "lease_match": match_id,
-            "lease_holder": who.id,  # type: ignore[union-attr]
-            "lease_generation": claim.generation if claim is not None else -1,
-            "lease_clock": time.time(),
-        },
-    )
-    if renewed.rowcount != 1:  # type: ignore[attr-defined]
-        raise LeaseLost(f"match {match_id}: another server process serves it now")
-
-
-def fence_all(
-    session: Session | Connection, leases: Sequence[tuple[int, Holder | LeaseClaim]]
-) -> None:
-    """:func:`fence` for each ``(match id, holder)`` of ``leases`` (a group commit's, in
-    ascending match order: the order rows are locked in), in one call with a set of
-    parameters each (one round trip where the driver pipelines them, as psycopg does). When
-    fewer leases than asked were renewed, each is fenced alone, which raises
-    :class:`LeaseLost` for the first one lost."""
-    if len(leases) < 2:
-        for match_id, holder in leases:
-            fence(session, match_id, holder)
-        return
-    conn = session.connection() if isinstance(session, Session) else session
-    dialect = conn.dialect.name
-    statement = _FENCES.get(dialect)
-    if statement is None:
         statement = _FENCES[dialect] = _fence_statement(dialect)
     clock = time.time()
     params = []
@@ -368,10 +338,29 @@ def fence_all(
                 "lease_clock": clock,
             }
         )
-    renewed = conn.execute(statement, params)  # type: ignore[arg-type]
-    if renewed.rowcount != len(leases):  # type: ignore[attr-defined]
-        for match_id, holder in leases:  # (a driver that does not sum them: asked again)
-            fence(session, match_id, holder)
+    result = conn.execute(statement, params[0] if len(params) == 1 else params)  # type: ignore[arg-type]
+    return result.rowcount  # type: ignore[attr-defined]
+
+
+def fence(session: Session | Connection, match_id: int, holder: Holder | LeaseClaim) -> None:
+    """In a commit's transaction: renew the lease (the holder's claim, or any generation of a
+    plain holder's), or raise :class:`LeaseLost` (the commit is then rolled back by the
+    caller) when another process holds it."""
+    if _renewed(session, [(match_id, holder)]) != 1:
+        raise LeaseLost(f"match {match_id}: another server process serves it now")
+
+
+def fence_all(
+    session: Session | Connection, leases: Sequence[tuple[int, Holder | LeaseClaim]]
+) -> None:
+    """:func:`fence` for each ``(match id, holder)`` of ``leases`` (a group commit's, in
+    ascending match order: the order rows are locked in), in one execution. When fewer
+    leases than asked were renewed (or the driver does not sum them), each is fenced alone,
+    which raises :class:`LeaseLost` for the first one lost."""
+    if len(leases) > 1 and _renewed(session, leases) == len(leases):
+        return
+    for match_id, holder in leases:
+        fence(session, match_id, holder)
 
 
 def renew(engine: Engine, holder: Holder, match_ids: Iterable[int] | Mapping[int, int]) -> set[int]:
