@@ -4,6 +4,7 @@ transaction; one room's failure is that room's only."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 import virtual_clock
@@ -76,8 +77,8 @@ def test_a_group_commit_writes_its_rooms_rows_with_one_insert_per_table(store):
     inserts: list[str] = []
 
     def count(conn, cursor, statement, parameters, context, executemany):
-        if statement.lstrip().upper().startswith("INSERT INTO"):
-            inserts.append(statement.split()[2].strip('"'))
+        # (on PostgreSQL rows alone are one statement: an INSERT per table in its parts)
+        inserts.extend(re.findall(r"INSERT INTO \"?(\w+)", statement, flags=re.IGNORECASE))
 
     decided = []
     for i, rm in enumerate(matches):
@@ -105,6 +106,74 @@ def test_a_group_commit_writes_its_rooms_rows_with_one_insert_per_table(store):
                 select(func.count()).select_from(BuzzRow).where(BuzzRow.match_id == rm.id)
             ).one()
         assert buzzes == i % 2
+
+
+@on_both_backends
+def test_rulings_of_many_rooms_are_written_with_one_insert_and_one_update_reading_nothing(store):
+    """The rulings of 6 rooms in one group commit (one room's ruled, undone and ruled again
+    in the same change; one room's two buzzes ruled wrong then right): their event rows and
+    ruling rows with one INSERT each, every buzz row's ruling set by one UPDATE, no row read
+    (each would be a round trip to a server record); each buzz row shows the rulings in
+    force, as the record read back afresh says."""
+    from sqlalchemy import event as sa_event
+
+    from grace_arena.core.commands import Buzz, Rule, UndoRuling
+    from grace_arena.core.events import Ruling
+
+    matches = [store.create(config(), now=0.0) for _ in range(6)]
+    for i, rm in enumerate(matches):
+        rm.handle(Join(team="red", player=f"r{i}", name="R"), now=1)
+        rm.handle(Join(team="blue", player=f"b{i}", name="B"), now=1)
+        rm.handle(StartTossup(), now=2)
+        rm.handle(Buzz(team="red", player=f"r{i}"), now=3)
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        statements.append(" ".join(statement.split()[:3]).upper())
+
+    decided = []
+    for i, rm in enumerate(matches):
+        commands: list = [Rule(ruling=Ruling.CORRECT if i % 2 else Ruling.INCORRECT)]
+        if i == 0:  # wrong, undone, right: the buzz shows the ruling in force
+            commands = [Rule(ruling=Ruling.INCORRECT), UndoRuling(), Rule(ruling=Ruling.CORRECT)]
+        if i == 2:  # red wrong, blue buzzes and is ruled right
+            commands += [Buzz(team="blue", player="b2"), Rule(ruling=Ruling.CORRECT)]
+        _, _, events = rm.decide_many(commands, now=4)
+        decided.append((rm, events))
+
+    async def scenario() -> None:
+        writer = GroupWriter(store)
+        await asyncio.gather(*(writer.write(rm.id, ev, None) for rm, ev in decided))
+        assert (writer.transactions, writer.changes) == (1, 6)
+
+    sa_event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        asyncio.run(scenario())
+    finally:
+        sa_event.remove(store.engine, "before_cursor_execute", count)
+    # the undo in room 0 goes through the ORM (it reads and changes its ruling row): the rows
+    # before it are written (a ruling: one UPDATE of its buzz), then the undo (one more),
+    # then the rest of the batch (the last); the notice is PostgreSQL's
+    reads = [s for s in statements if s.startswith("SELECT") and "PG_NOTIFY" not in s]
+    assert [r.split()[1] for r in reads] == ["RULING.MATCH_ID,"]
+    assert statements.count("INSERT INTO RULING") == 2
+    assert len([s for s in statements if s.startswith("UPDATE BUZZ")]) == 3
+    shown = {
+        (rm.id, b.buzz_id): (b.ruling, b.points) for rm in matches for b in store.buzzes(rm.id)
+    }
+    # (each buzz came at the first word: in power)
+    assert shown == {
+        (matches[0].id, 1): ("correct", 15),
+        (matches[1].id, 1): ("correct", 15),
+        (matches[2].id, 1): ("incorrect", -5),
+        (matches[2].id, 2): ("correct", 15),
+        (matches[3].id, 1): ("correct", 15),
+        (matches[4].id, 1): ("incorrect", -5),
+        (matches[5].id, 1): ("correct", 15),
+    }
+    for rm, events in decided:  # and the stored events replay to what was decided
+        rm.match.apply(events)
+        assert store.open(rm.id).match.state == rm.match.state
 
 
 @on_both_backends
@@ -184,6 +253,8 @@ def test_words_revealed_alone_commit_without_a_sync_of_their_own(store, monkeypa
     """On SQLite a batch of words revealed is stored (a crash of the server loses nothing)
     without waiting for a disk sync; a batch holding anything else syncs, and the connection
     goes back to syncing after an unsynced commit."""
+    from sqlalchemy import text
+
     import grace_arena.record.store as store_module
     from grace_arena.core.commands import Reveal
 
@@ -198,6 +269,19 @@ def test_words_revealed_alone_commit_without_a_sync_of_their_own(store, monkeypa
         write_events(session, match_id, events, rows)
 
     monkeypatch.setattr(store_module, "_write_events", spying)
+    if store.engine.dialect.name == "postgresql":  # rows alone: one statement, committed alone
+        import grace_arena.record.one_statement as one_statement
+
+        append_rows = one_statement.append_rows
+
+        def spying_rows(engine, leases, events, buzzes, rulings, notice):
+            with engine.connect() as conn:  # as the statement's connection is
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+                setting = str(conn.execute(text("SHOW synchronous_commit")).scalar())
+            seen.extend([setting] * len({row["match_id"] for row in events}))
+            return append_rows(engine, leases, events, buzzes, rulings, notice)
+
+        monkeypatch.setattr(one_statement, "append_rows", spying_rows)
     rooms = [store.create(config(), now=0.0) for _ in range(2)]
     for rm in rooms:
         rm.handle(StartTossup(), now=1)
@@ -348,3 +432,115 @@ def test_a_room_hands_in_its_words_unsynced_and_everything_else_synced(store):
     others = [(types, synced) for types, synced in handed if "words_revealed" not in types]
     assert words == [False] * 4
     assert others == [(["tossup_started"], True), (["player_joined"], True)]
+
+
+def test_rows_alone_are_one_statement_on_postgresql_and_store_what_a_transaction_would(
+    postgres_url, monkeypatch
+):
+    """On PostgreSQL a group commit that writes rows alone (words, buzzes won and refused, a
+    tossup started, rulings: every room's lease fenced, a notice sent) is one statement
+    committed on its own: one round trip. The rows it stores, every column (a buzz row shows
+    its rulings in force: ruled in the same commit as the buzz, or later, after a prompt),
+    equal what the ordinary transaction stores for the same play in other matches, and a
+    match whose lease was taken over meanwhile makes it store nothing and refuse the commit,
+    naming the match."""
+    from sqlalchemy import event as sa_event
+    from sqlmodel import Session, select
+
+    import grace_arena.record.store as store_module
+    from grace_arena.core.commands import Buzz, Reveal, Rule
+    from grace_arena.core.events import Ruling
+    from grace_arena.record.db import make_engine, upgrade
+    from grace_arena.record.models import BuzzRow, EventRow
+    from grace_arena.record.store import MatchStore
+
+    upgrade(postgres_url)
+    engine = make_engine(postgres_url)
+    store = MatchStore(engine)
+    holder = Holder.this_process()
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    def play(rooms, now):
+        """Each room: players join (and in room 2 a buzz is prompted, in room 3 a buzz is
+        made); then each room's batch: room 0 words, room 1 words and a buzz won and one
+        refused, room 2 its buzz ruled right, room 3 its buzz ruled wrong, the other team's
+        buzz and its ruling. The batch's events of every room."""
+        batch = []
+        for i, rm in enumerate(rooms):
+            rm.handle(Join(team="red", player="r", name="R"), now=now)
+            rm.handle(Join(team="blue", player="b", name="B"), now=now)
+            commands: list = [StartTossup(), Reveal(), Reveal()]
+            if i == 1:
+                commands += [Buzz(team="red", player="r"), Buzz(team="blue", player="b")]
+            if i in (2, 3):
+                rm.handle(StartTossup(), now=now)
+                rm.handle(Reveal(), now=now)
+                rm.handle(Buzz(team="red", player="r"), now=now)
+                commands = [Rule(ruling=Ruling.CORRECT if i == 2 else Ruling.INCORRECT)]
+            if i == 2:
+                rm.handle(Rule(ruling=Ruling.PROMPT), now=now)
+            if i == 3:
+                commands += [Buzz(team="blue", player="b"), Rule(ruling=Ruling.CORRECT)]
+            _, _, events = rm.decide_many(commands, now=now + 1)
+            batch.append((rm.id, events, rm.fence))
+        return batch
+
+    def stored(rooms):
+        with Session(engine) as session:
+            rows = []
+            for table, key in ((EventRow, EventRow.seq), (BuzzRow, BuzzRow.buzz_id)):
+                for rm in rooms:
+                    for row in session.exec(
+                        select(table).where(table.match_id == rm.id).order_by(key)
+                    ):
+                        rows.append(row.model_dump(exclude={"match_id", "stored_at"}))
+            return rows
+
+    try:
+        fast = [store.create(config(), now=0.0, holder=holder) for _ in range(4)]
+        ordinary = [store.create(config(), now=0.0, holder=holder) for _ in range(4)]
+        batch = play(fast, 1.0)
+        sa_event.listen(engine, "before_cursor_execute", count)
+        try:
+            store.append_many(batch)
+        finally:
+            sa_event.remove(engine, "before_cursor_execute", count)
+        assert len(statements) == 1 and statements[0].lstrip().startswith("WITH fenced AS")
+        assert "pg_notify" in statements[0]  # a tossup started: the results change
+
+        monkeypatch.setattr(store_module, "_rows_alone", lambda batch, fenced: False)
+        store.append_many(play(ordinary, 1.0))
+        monkeypatch.undo()
+        assert stored(fast) == stored(ordinary)
+        shown = [(row["buzz_id"], row["ruling"], row["points"]) for row in stored(fast)
+                 if "buzz_id" in row and "event_seq" in row]  # fmt: skip
+        assert shown == [(1, None, None), (2, None, None), (1, "correct", 15),
+                         (1, "incorrect", -5), (2, "correct", 15)]  # fmt: skip
+        assert any(row.get("outcome") == "lost_race" for row in stored(fast))
+
+        # a ruling on a buzz the record does not have: nothing stored, the ordinary way says
+        from grace_arena.core.events import Ruled
+        from grace_arena.record.errors import RecordError
+
+        ruled = next(ev for ev in batch[2][1] if isinstance(ev, Ruled))
+        stray = ruled.model_copy(update={"seq": batch[2][1][-1].seq + 1, "buzz_id": 99})
+        before = [store.event_count(rm.id) for rm in fast]
+        with pytest.raises(RecordError, match="ruling on unknown buzz 99"):
+            store.append_many([(fast[2].id, [stray], fast[2].fence)])
+        assert [store.event_count(rm.id) for rm in fast] == before
+
+        # a lease taken over meanwhile: nothing stored, the commit refused naming the match
+        acquire(engine, fast[2].id, Holder("elsewhere:1:x", "elsewhere", 1), ttl=-1.0)
+        before = [store.event_count(rm.id) for rm in fast]
+        more = []
+        for rm in fast:
+            _, _, events = rm.decide_many([Reveal()], now=5.0)
+            more.append((rm.id, events, rm.fence))
+        with pytest.raises(LeaseLost, match=f"match {fast[2].id}"):
+            store.append_many(more)
+        assert [store.event_count(rm.id) for rm in fast] == before
+    finally:
+        engine.dispose()

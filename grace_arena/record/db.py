@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from pathlib import Path
 
 from alembic import command
@@ -12,6 +13,7 @@ from alembic.config import Config
 from platformdirs import user_data_dir
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import InvalidatePoolError
 from sqlmodel import create_engine
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -49,7 +51,50 @@ def make_engine(url: str | None = None) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url)
+    _ping_when_idle(engine)
+    if engine.dialect.driver == "psycopg":
+        # A set of rows to insert (a group commit's events, a storm's buzzes) goes as one
+        # multi-row INSERT (pages of 1,000), not as a statement a row pipelined by psycopg:
+        # each of those is a message and a wait on the socket, and in a busy server each
+        # wait may hand the interpreter to the event loop and wait to have it back.
+        engine.dialect.use_insertmanyvalues_wo_returning = True
+    return engine
+
+
+#: A pooled connection idle longer than this is pinged before it is handed out (seconds).
+PING_AFTER_IDLE = 1.0
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """Ping a server record's pooled connection before handing it out when it has been idle
+    over :data:`PING_AFTER_IDLE` (the pool's pre-ping, for the connections it is there for).
+
+    A connection idle in the pool is what a restarted server, a cut network or a proxy's idle
+    timeout leaves dead: pinged, it is replaced before anyone uses it. The pool's own pre-ping
+    pings every connection at every checkout: one more round trip in every commit, which in a
+    busy server is one more wait to have the interpreter back. A connection used within the
+    last second and dead now (the server restarted meanwhile) fails its statement instead;
+    that is a disconnect, the pool drops every connection it had, and writes are tried again
+    (:func:`grace_arena.record.store.is_transient`)."""
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(dbapi_connection, record) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_connection, record, proxy) -> None:
+        since = record.info.get("idle_since")  # none for a new connection: nothing to ping
+        if since is None or time.monotonic() - since < PING_AFTER_IDLE:
+            return
+        dialect = engine.dialect
+        try:
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as exc:
+            if dialect.is_disconnect(exc, dbapi_connection, None):
+                # the pool replaces it (and every connection older than it) and tries again
+                raise InvalidatePoolError(f"pooled connection found closed: {exc}") from exc
+            raise
 
 
 def alembic_config(url: str) -> Config:

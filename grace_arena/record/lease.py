@@ -40,8 +40,23 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Float, Table, and_, bindparam, cast, func, insert, select, update
+from sqlalchemy import (
+    Float,
+    Integer,
+    String,
+    Table,
+    and_,
+    bindparam,
+    cast,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
@@ -313,19 +328,38 @@ def _fence_statement(dialect: str):
 
 _FENCES: dict[str, object] = {}
 
+#: PostgreSQL: the leases of a group commit renewed by one statement (arrays of match ids,
+#: holders and generations, -1 for any: :func:`lease_arrays`), their rows locked first in
+#: ascending match order (the order every transaction that locks several takes). A set of
+#: parameters each, which psycopg pipelines, costs a message and a wait on the socket per
+#: lease: in a busy server each wait may hand the interpreter to the event loop and wait to
+#: have it back. (``grace_arena.record.one_statement`` runs it as a commit's first part.)
+FENCE_ALL_POSTGRESQL = """
+    UPDATE match_lease AS l
+    SET renewed_at = CAST(extract(epoch FROM clock_timestamp()) AS double precision),
+        served_until = :lease_clock
+    FROM (SELECT k.match_id FROM match_lease AS k WHERE k.match_id = ANY(:lease_matches)
+          ORDER BY k.match_id FOR UPDATE) AS locked,
+         unnest(:lease_matches, :lease_holders, :lease_generations) AS v(m, h, g)
+    WHERE l.match_id = locked.match_id AND l.match_id = v.m AND l.holder = v.h
+      AND NOT l.released AND (l.generation = v.g OR v.g = -1)
+"""
 
-def _renewed(
-    session: Session | Connection, leases: Sequence[tuple[int, Holder | LeaseClaim]]
-) -> int:
-    """Renew ``leases`` (``(match id, holder)``) in the commit's transaction, in one execution
-    (a set of parameters each: one round trip where the driver pipelines them, as psycopg
-    does); how many rows were renewed."""
-    conn = session.connection() if isinstance(session, Session) else session
-    dialect = conn.dialect.name
-    statement = _FENCES.get(dialect)
-    if statement is None:  # built once per dialect: it runs in every commit of every room
-        statement = _FENCES[dialect] = _fence_statement(dialect)
-    clock = time.time()
+#: The parameters' types of :data:`FENCE_ALL_POSTGRESQL`.
+LEASE_ARRAYS = (
+    bindparam("lease_matches", type_=ARRAY(Integer)),
+    bindparam("lease_holders", type_=ARRAY(String)),
+    bindparam("lease_generations", type_=ARRAY(Integer)),
+    bindparam("lease_clock", type_=Float),
+)
+
+_FENCE_ALL_POSTGRESQL = text(FENCE_ALL_POSTGRESQL).bindparams(*LEASE_ARRAYS)
+
+
+def _lease_params(
+    leases: Sequence[tuple[int, Holder | LeaseClaim]], clock: float
+) -> list[dict[str, Any]]:
+    """Each lease's parameters for :func:`_fence_statement`."""
     params = []
     for match_id, holder in leases:
         claim = holder if isinstance(holder, LeaseClaim) else None
@@ -338,6 +372,35 @@ def _renewed(
                 "lease_clock": clock,
             }
         )
+    return params
+
+
+def lease_arrays(leases: Sequence[tuple[int, Holder | LeaseClaim]]) -> dict[str, Any]:
+    """The parameters of :data:`FENCE_ALL_POSTGRESQL` for ``leases``, on this host's clock."""
+    params = _lease_params(leases, time.time())
+    return {
+        "lease_matches": [p["lease_match"] for p in params],
+        "lease_holders": [p["lease_holder"] for p in params],
+        "lease_generations": [p["lease_generation"] for p in params],
+        "lease_clock": params[0]["lease_clock"] if params else time.time(),
+    }
+
+
+def _renewed(
+    session: Session | Connection, leases: Sequence[tuple[int, Holder | LeaseClaim]]
+) -> int:
+    """Renew ``leases`` (``(match id, holder)``, each match once) in the commit's
+    transaction, in one execution: one statement on PostgreSQL, else a set of parameters
+    each; how many rows were renewed."""
+    conn = session.connection() if isinstance(session, Session) else session
+    dialect = conn.dialect.name
+    if dialect == "postgresql" and len(leases) > 1:
+        result = conn.execute(_FENCE_ALL_POSTGRESQL, lease_arrays(leases))
+        return result.rowcount  # type: ignore[attr-defined]
+    params = _lease_params(leases, time.time())
+    statement = _FENCES.get(dialect)
+    if statement is None:  # built once per dialect: it runs in every commit of every room
+        statement = _FENCES[dialect] = _fence_statement(dialect)
     result = conn.execute(statement, params[0] if len(params) == 1 else params)  # type: ignore[arg-type]
     return result.rowcount  # type: ignore[attr-defined]
 
@@ -356,8 +419,10 @@ def fence_all(
     """:func:`fence` for each ``(match id, holder)`` of ``leases`` (a group commit's, in
     ascending match order: the order rows are locked in), in one execution. When fewer
     leases than asked were renewed (or the driver does not sum them), each is fenced alone,
-    which raises :class:`LeaseLost` for the first one lost."""
-    if len(leases) > 1 and _renewed(session, leases) == len(leases):
+    which raises :class:`LeaseLost` for the first one lost; so is each of a batch that names
+    a match twice."""
+    several = len(leases) > 1 and len({m for m, _ in leases}) == len(leases)
+    if several and _renewed(session, leases) == len(leases):
         return
     for match_id, holder in leases:
         fence(session, match_id, holder)

@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Float, Integer, bindparam, case, func, insert, or_, update
+from sqlalchemy import Float, Integer, bindparam, case, func, insert, or_, tuple_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, select
 
 from grace_arena.core.blanks import shows_nothing
@@ -426,10 +427,30 @@ class MatchStore:
         process, but a power cut may lose them, together with every commit after them; the
         next synced commit makes them durable too. The server commits words revealed this
         way. On PostgreSQL every commit is synced."""
+        fenced = sorted((m, h) for m, _, h in batch if h is not None)
+        changed = sorted({m for m, events, _ in batch if _changes_result(events)})
+        # (a notice holds 8,000 bytes: past some 1,000 matches, none is listed)
+        notice = " ".join(["results", *map(str, changed if len(changed) <= 1000 else [])])
+        if self.engine.dialect.name == "postgresql" and _rows_alone(batch, fenced):
+            rows = _PlainRows()
+            for match_id, events, _ in batch:
+                rows.add(
+                    match_id,
+                    [ev for ev in events if not isinstance(ev, BuzzAccepted | BuzzRefused)],
+                    [ev for ev in events if isinstance(ev, BuzzAccepted | BuzzRefused)],
+                )
+                for ev in events:
+                    if isinstance(ev, Ruled):
+                        rows.rule(match_id, ev)
+            from grace_arena.record.one_statement import append_rows
+
+            if append_rows(self.engine, fenced, rows.events, rows.buzzes, rows.rulings,
+                           notice if changed else None):  # fmt: skip
+                return
+            # a lease not renewed, nothing written: the transaction below names the match
         with unsynced_session(self.engine) if not synced else Session(self.engine) as session:
             # the leases first, in ascending match order (as every transaction that locks
             # several lease rows does: grace_arena.record.lease)
-            fenced = sorted((m, h) for m, _, h in batch if h is not None)
             if fenced:
                 from grace_arena.record.lease import fence_all
 
@@ -439,10 +460,8 @@ class MatchStore:
                 _write_events(session, match_id, events, rows)
             rows.write(session)
             # the processes following results (an event's standings) read them at once
-            changed = sorted({m for m, events, _ in batch if _changes_result(events)})
-            if changed:  # (a notice holds 8,000 bytes: past some 1,000 ids, none listed)
-                listed = changed if len(changed) <= 1000 else []
-                notify(session, " ".join(["results", *map(str, listed)]))
+            if changed:
+                notify(session, notice)
             session.commit()
 
     def event_count(self, match_id: int) -> int:
@@ -459,6 +478,24 @@ class MatchStore:
         with Session(self.engine) as session:
             save_packet_in(session, packet, source=source, replace=True)
             session.commit()
+
+
+def _rows_alone(
+    batch: Sequence[tuple[int, Sequence[Event], Holder | LeaseClaim | None]],
+    fenced: Sequence[tuple[int, Holder | LeaseClaim]],
+) -> bool:
+    """Whether ``batch`` writes event, buzz and ruling rows and its buzzes' rulings, and
+    nothing else (each match fenced once): what :mod:`grace_arena.record.one_statement`
+    commits in one statement."""
+    return (
+        any(events for _, events, _ in batch)
+        and len({m for m, _ in fenced}) == len(fenced)
+        and all(
+            not isinstance(ev, BuzzRepeated) and not _projects(ev)
+            for _, events, _ in batch
+            for ev in events
+        )
+    )
 
 
 def _changes_result(events: Sequence[Event]) -> bool:
@@ -770,6 +807,11 @@ def _write_events(
     # An event that changes other rows goes through the ORM, after what came before it. A
     # repeated buzz is no event of the record: the batch's repeats of each refusal are added
     # to its buzz row's count, once every row of the batch is written.
+    #
+    # A ruling, the commonest of the others (every buzz that takes the floor has one), goes
+    # with them too: its event and ruling rows, and its buzz's ruling set from the rulings in
+    # force by one UPDATE once they are written (was: the ORM's flush, a read of the buzz, a
+    # read of its rulings and an update: a round trip each to a server record).
     own = rows is None
     pending = _PlainRows() if rows is None else rows
     plain: list[Event] = []
@@ -783,6 +825,10 @@ def _write_events(
             continue
         if isinstance(ev, BuzzAccepted | BuzzRefused):
             buzzes.append(ev)
+            continue
+        if isinstance(ev, Ruled):
+            plain.append(ev)
+            pending.rule(match_id, ev)
             continue
         if not _projects(ev):
             plain.append(ev)
@@ -803,11 +849,22 @@ def _write_events(
 
 
 class _PlainRows:
-    """Event and buzz rows to write with one multi-row INSERT per table (:func:`_write_events`)."""
+    """Event, buzz and ruling rows to write with one multi-row INSERT per table, and the
+    buzzes whose ruling to set after (:func:`_write_events`)."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self.buzzes: list[dict[str, Any]] = []
+        self.rulings: list[dict[str, Any]] = []
+        self.ruled: set[tuple[int, int]] = set()  # (match id, buzz id)
+
+    def rule(self, match_id: int, ev: Ruled) -> None:
+        self.rulings.append(
+            {"match_id": match_id, "seq": ev.seq, "buzz_id": ev.buzz_id,
+             "tossup_id": ev.tossup_id, "team_id": ev.team, "ruling": ev.ruling.value,
+             "points": ev.points, "power": ev.power, "by": ev.by, "undone_seq": None}
+        )  # fmt: skip
+        self.ruled.add((match_id, ev.buzz_id))
 
     def add(
         self, match_id: int, plain: list[Event], buzzes: list[BuzzAccepted | BuzzRefused]
@@ -828,7 +885,10 @@ class _PlainRows:
         connection.execute(insert(EventRow.__table__), self.events)  # type: ignore[attr-defined]
         if self.buzzes:
             connection.execute(insert(BuzzRow.__table__), self.buzzes)  # type: ignore[attr-defined]
-        self.events, self.buzzes = [], []
+        if self.rulings:
+            connection.execute(insert(RulingRow.__table__), self.rulings)  # type: ignore[attr-defined]
+            _set_buzz_rulings(session, sorted(self.ruled))
+        self.events, self.buzzes, self.rulings, self.ruled = [], [], [], set()
 
 
 _BUZZ = BuzzRow.__table__.c  # type: ignore[attr-defined]
@@ -870,7 +930,7 @@ def _projects(ev: Event) -> bool:
     a buzz's own row is written with its event: :class:`_PlainRows`)."""
     if isinstance(ev, TossupEnded):
         return ev.outcome is TossupOutcome.THROWN_OUT
-    return isinstance(ev, PlayerJoined | Ruled | RulingUndone | MatchEnded | AnswerGiven
+    return isinstance(ev, PlayerJoined | RulingUndone | MatchEnded | AnswerGiven
                       | RulingCorrected)  # fmt: skip
 
 
@@ -947,29 +1007,13 @@ def _project(session: Session, match_id: int, ev: Event) -> None:
                         kind=ev.kind.value,
                     )
                 )
-        case Ruled():
-            session.add(
-                RulingRow(
-                    match_id=match_id,
-                    seq=ev.seq,
-                    buzz_id=ev.buzz_id,
-                    tossup_id=ev.tossup_id,
-                    team_id=ev.team,
-                    ruling=ev.ruling.value,
-                    points=ev.points,
-                    power=ev.power,
-                    by=ev.by,
-                )
-            )
-            _set_buzz_ruling(session, match_id, ev.buzz_id)
         case RulingUndone():
             ruling = session.get(RulingRow, (match_id, ev.ruled_seq))
             if ruling is None:
                 raise RecordError(f"match {match_id}: undo of unknown ruling {ev.ruled_seq}")
             ruling.undone_seq = ev.seq
             session.add(ruling)
-            session.flush()
-            _set_buzz_ruling(session, match_id, ev.buzz_id)
+            _set_buzz_rulings(session, [(match_id, ev.buzz_id)])
         case RulingCorrected():
             # the ruling amended stays, superseded by the correction (its ``undone_seq``); the
             # buzz row shows the ruling in force, and who it is credited to
@@ -989,8 +1033,7 @@ def _project(session: Session, match_id: int, ev: Event) -> None:
             if buzz is not None and (buzz.team_id, buzz.player_id) != (ev.team, ev.player):
                 buzz.team_id, buzz.player_id = ev.team, ev.player
                 session.add(buzz)
-            session.flush()
-            _set_buzz_ruling(session, match_id, ev.buzz_id)
+            _set_buzz_rulings(session, [(match_id, ev.buzz_id)])
         case MatchEnded():
             row = session.get(MatchRow, match_id)
             if row is not None:
@@ -1015,23 +1058,40 @@ def _project(session: Session, match_id: int, ev: Event) -> None:
             pass
 
 
-def _set_buzz_ruling(session: Session, match_id: int, buzz_id: int) -> None:
-    """The buzz row shows the last ruling in force on it (its history is in ``ruling``)."""
+_RULING = RulingRow.__table__.c  # type: ignore[attr-defined]
+
+
+def _in_force(*columns):
+    """The rulings in force on the buzz row being updated (correlated to it)."""
+    return select(*columns).where(
+        _RULING.match_id == _BUZZ.match_id,
+        _RULING.buzz_id == _BUZZ.buzz_id,
+        _RULING.undone_seq.is_(None),
+    )
+
+
+#: A buzz row shows the last ruling in force on it, its power, and the points of all the
+#: rulings in force (none in force: NULL, as before any ruling).
+_SET_BUZZ_RULINGS = update(BuzzRow.__table__).values(  # type: ignore[attr-defined]
+    ruling=_in_force(_RULING.ruling).order_by(_RULING.seq.desc()).limit(1).scalar_subquery(),
+    power=_in_force(_RULING.power).order_by(_RULING.seq.desc()).limit(1).scalar_subquery(),
+    points=_in_force(func.sum(_RULING.points)).scalar_subquery(),
+)
+
+
+def _set_buzz_rulings(session: Session, buzzes: list[tuple[int, int]]) -> None:
+    """Set each buzz's ruling (``(match id, buzz id)``) from the rulings in force on it, in
+    one statement: the buzz row shows the last ruling in force, the history is in ``ruling``.
+    What the session holds is written first."""
     session.flush()
-    buzz = session.get(BuzzRow, (match_id, buzz_id))
-    if buzz is None:
-        raise RecordError(f"match {match_id}: ruling on unknown buzz {buzz_id}")
-    in_force = session.exec(
-        select(RulingRow)
-        .where(
-            RulingRow.match_id == match_id,
-            RulingRow.buzz_id == buzz_id,
-            RulingRow.undone_seq.is_(None),  # type: ignore[union-attr]
-        )
-        .order_by(RulingRow.seq)  # type: ignore[arg-type]
-    ).all()
-    last = in_force[-1] if in_force else None
-    buzz.ruling = last.ruling if last else None
-    buzz.points = sum(r.points for r in in_force) if last else None
-    buzz.power = last.power if last else None
-    session.add(buzz)
+    result = session.connection().execute(
+        _SET_BUZZ_RULINGS.where(tuple_(_BUZZ.match_id, _BUZZ.buzz_id).in_(buzzes))
+    )
+    if result.rowcount != len(buzzes):  # type: ignore[attr-defined]
+        for match_id, buzz_id in buzzes:
+            if session.get(BuzzRow, (match_id, buzz_id)) is None:
+                raise RecordError(f"match {match_id}: ruling on unknown buzz {buzz_id}")
+    for key in buzzes:  # a row this session holds is read again when next used
+        held = session.identity_map.get(identity_key(BuzzRow, key))
+        if held is not None:
+            session.expire(held)
