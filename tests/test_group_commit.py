@@ -515,6 +515,8 @@ def test_rows_alone_are_one_statement_on_postgresql_and_store_what_a_transaction
         store.append_many(play(ordinary, 1.0))
         monkeypatch.undo()
         assert stored(fast) == stored(ordinary)
+        with engine.connect() as conn:  # its connection back in the pool commits no more alone
+            assert conn.connection.driver_connection.autocommit is False
         shown = [(row["buzz_id"], row["ruling"], row["points"]) for row in stored(fast)
                  if "buzz_id" in row and "event_seq" in row]  # fmt: skip
         assert shown == [(1, None, None), (2, None, None), (1, "correct", 15),
