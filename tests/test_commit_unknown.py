@@ -5,7 +5,9 @@ and only what did not land is decided afresh, so that no room is wedged by a dup
 
 On PostgreSQL the cut is real: a proxy between the app and the server drops the connection as
 COMMIT goes through (after the server has it and before its reply reaches the app, or before
-the server gets it). On SQLite an error is raised as the commit returns (or just before it).
+the server gets it), or as a commit that is one statement committing itself goes through
+(``grace_arena.record.one_statement``). On SQLite an error is raised as the commit returns (or
+just before it).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
-from grace_arena.core.commands import Buzz, Join, StartTossup
-from grace_arena.core.events import event_to_dict
+from grace_arena.core.commands import Buzz, Join, Rule, StartTossup
+from grace_arena.core.events import Ruling, event_to_dict
 from grace_arena.core.match import Match
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.store import MatchStore
@@ -52,15 +54,19 @@ class CommitCutter:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.mode: str | None = None
+        self.statement: bytes | None = None
         self.cuts = 0
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def arm(self, mode: str) -> None:
+    def arm(self, mode: str, statement: bytes | None = None) -> None:
+        """Cut the next COMMIT, or with ``statement`` the next statement whose text holds it
+        (a statement that commits itself: the server has it whole once it has its Parse
+        message and the Sync after it, which it answers after executing it)."""
         assert mode in MODES
         with self._lock:
-            self.mode = mode
+            self.mode, self.statement = mode, statement
 
     def close(self) -> None:
         self.listener.close()
@@ -89,6 +95,11 @@ class CommitCutter:
             threading.Thread(
                 target=self._from_server, args=(client, server, cut), daemon=True
             ).start()
+
+    def _watched(self, message: bytes) -> bool:
+        if self.statement is not None:
+            return message[:1] == b"P" and self.statement in message
+        return message[:1] == b"Q" and message[5:].rstrip(b"\0").strip().upper() == b"COMMIT"
 
     def _take(self) -> str | None:
         with self._lock:
@@ -123,7 +134,7 @@ class CommitCutter:
                 if not started:
                     (code,) = struct.unpack("!I", message[4:8])
                     started = code == 196608  # protocol 3.0: the startup message itself
-                elif message[:1] == b"Q" and message[5:].rstrip(b"\0").strip().upper() == b"COMMIT":
+                elif self._watched(message):
                     mode = self._take()
                     if mode == "lost":
                         self._drop(client, server)
@@ -334,3 +345,55 @@ def test_a_room_behind_its_record_catches_up_instead_of_writing_the_same_seq(cut
     # the room was told what it had not known, then its own changes
     assert [ev.seq for ev in told] == [ev.seq for ev in [*events, *joined, *buzzed]]
     _same_as_the_record(store, rm)
+
+
+def test_a_commit_in_one_statement_cut_after_or_before_the_server_got_it_is_stored_once(
+    postgres_url, caplog
+):
+    """On PostgreSQL a commit that only adds rows is one statement that commits itself (no
+    COMMIT): the connection drops as it goes, once before the server has it (nothing stored:
+    decided again and stored) and once after the server executed it (stored: found in the
+    record, not written again), and the room goes on, each event stored once."""
+    upgrade(postgres_url)
+    real = make_url(postgres_url)
+    cutter = CommitCutter(real.host or "127.0.0.1", real.port or 5432)
+    through = real.set(host="127.0.0.1", port=cutter.port).update_query_dict(
+        {"sslmode": "disable", "gssencmode": "disable"}
+    )
+    engine = make_engine(through.render_as_string(hide_password=False))
+    store = MatchStore(engine)
+    rm = store.create(config(), now=0.0)
+    told: list[list[dict]] = []
+
+    async def scenario() -> list:
+        writer = GroupWriter(store)
+        pipeline = CommitPipeline(
+            rm, writer, on_committed=lambda evs: told.append([event_to_dict(e) for e in evs])
+        )
+        joined = await pipeline.submit(Join(team="red", player="r1", name="R"))
+        cutter.arm("lost", statement=b"WITH fenced AS")
+        started = await pipeline.submit(StartTossup())
+        cutter.arm("landed", statement=b"WITH fenced AS")
+        buzzed = await pipeline.submit(Buzz(team="red", player="r1"))
+        ruled = await pipeline.submit(Rule(ruling=Ruling.CORRECT))
+        await pipeline.close(RoomClosed.stopping())
+        return [joined, started, buzzed, ruled]
+
+    try:
+        with caplog.at_level("INFO"):
+            joined, started, buzzed, ruled = asyncio.run(scenario())
+        assert cutter.cuts == 2
+        assert caplog.text.count("not written again") == 1
+        assert [ev.type for ev in started] == ["tossup_started"]
+        assert [ev.type for ev in buzzed] == ["buzz_accepted"]
+        assert ruled[0].type == "ruled"
+        stored = _stored(store, rm.id)
+        # each event the callers got is stored once, and the room was told exactly the record
+        # (the clock's time given back after the outage included)
+        for ev in [*joined, *started, *buzzed, *ruled]:
+            assert stored.count(event_to_dict(ev)) == 1
+        assert [ev for evs in told for ev in evs] == stored[1:]
+        _same_as_the_record(store, rm)
+    finally:
+        engine.dispose()
+        cutter.close()
