@@ -451,7 +451,7 @@ def test_rows_alone_are_one_statement_on_postgresql_and_store_what_a_transaction
     from grace_arena.core.commands import Buzz, Reveal, Rule
     from grace_arena.core.events import Ruling
     from grace_arena.record.db import make_engine, upgrade
-    from grace_arena.record.models import BuzzRow, EventRow
+    from grace_arena.record.models import BuzzRow, EventRow, RulingRow
     from grace_arena.record.store import MatchStore
 
     upgrade(postgres_url)
@@ -491,7 +491,11 @@ def test_rows_alone_are_one_statement_on_postgresql_and_store_what_a_transaction
     def stored(rooms):
         with Session(engine) as session:
             rows = []
-            for table, key in ((EventRow, EventRow.seq), (BuzzRow, BuzzRow.buzz_id)):
+            for table, key in (
+                (EventRow, EventRow.seq),
+                (BuzzRow, BuzzRow.buzz_id),
+                (RulingRow, RulingRow.seq),
+            ):
                 for rm in rooms:
                     for row in session.exec(
                         select(table).where(table.match_id == rm.id).order_by(key)
@@ -517,6 +521,7 @@ def test_rows_alone_are_one_statement_on_postgresql_and_store_what_a_transaction
         assert stored(fast) == stored(ordinary)
         with engine.connect() as conn:  # its connection back in the pool commits no more alone
             assert conn.connection.driver_connection.autocommit is False
+        assert sum("undone_seq" in row for row in stored(fast)) == 4  # the ruling rows
         shown = [(row["buzz_id"], row["ruling"], row["points"]) for row in stored(fast)
                  if "buzz_id" in row and "event_seq" in row]  # fmt: skip
         assert shown == [(1, None, None), (2, None, None), (1, "correct", 15),
@@ -544,5 +549,53 @@ def test_rows_alone_are_one_statement_on_postgresql_and_store_what_a_transaction
         with pytest.raises(LeaseLost, match=f"match {fast[2].id}"):
             store.append_many(more)
         assert [store.event_count(rm.id) for rm in fast] == before
+    finally:
+        engine.dispose()
+
+
+def test_a_one_statement_commit_takes_what_a_transaction_takes_and_refuses_what_it_refuses(
+    postgres_url,
+):
+    """Rooms decided at times given as an int and as a float in one commit are stored (a
+    column's values go as one type); a value longer than its column is refused, as the
+    ordinary transaction refuses it, not cut, and nothing of the batch is stored."""
+    from sqlalchemy.exc import DataError
+    from sqlmodel import Session, select
+
+    from grace_arena.core.commands import Buzz, Reveal
+    from grace_arena.record.db import make_engine, upgrade
+    from grace_arena.record.models import BuzzRow, EventRow
+    from grace_arena.record.store import MatchStore
+
+    upgrade(postgres_url)
+    engine = make_engine(postgres_url)
+    store = MatchStore(engine)
+    holder = Holder.this_process()
+    try:
+        rooms = [store.create(config(), now=0.0, holder=holder) for _ in range(2)]
+        for rm in rooms:
+            rm.handle(Join(team="red", player="r", name="R"), now=1)
+            rm.handle(StartTossup(), now=1)
+        batch = []
+        for rm, now in zip(rooms, (3, 3.5), strict=True):
+            _, _, events = rm.decide_many([Reveal()], now=now)
+            batch.append((rm.id, events, rm.fence))
+            rm.match.apply(events)
+        store.append_many(batch)
+        with Session(engine) as session:
+            times = session.exec(
+                select(EventRow.t).where(EventRow.type == "words_revealed").order_by(EventRow.t)
+            ).all()
+        assert times == [3.0, 3.5]
+
+        _, _, events = rooms[0].decide_many([Buzz(team="red", player="r")], now=4.0)
+        long = [ev.model_copy(update={"player": "p" * 150}) if ev.type == "buzz_accepted"
+                else ev for ev in events]  # fmt: skip
+        before = store.event_count(rooms[0].id)
+        with pytest.raises(DataError, match="too long"):
+            store.append_many([(rooms[0].id, long, rooms[0].fence)])
+        assert store.event_count(rooms[0].id) == before
+        with Session(engine) as session:
+            assert session.exec(select(BuzzRow)).all() == []
     finally:
         engine.dispose()

@@ -12,7 +12,7 @@ import pytest
 from backends import on_both_backends
 from engine_helpers import config
 
-from grace_arena.core.commands import Join
+from grace_arena.core.commands import Join, Reveal, StartTossup
 from grace_arena.record import lease
 from grace_arena.record.db import make_engine, upgrade
 from grace_arena.record.store import MatchStore
@@ -273,3 +273,70 @@ def test_a_take_over_tried_again_still_knows_when_the_match_was_last_served(db_u
     assert again.served_until == pytest.approx(served, abs=1e-3)
     lease.renew(engine, me, [match.id])  # served here from now on
     assert lease.acquire(engine, match.id, me).served_until > served + 19.0
+
+
+@on_both_backends
+def test_one_statement_commits_renewals_and_fences_never_wait_in_a_circle(db_url, monkeypatch):
+    """Group commits that write rows (on PostgreSQL the one-statement commit, checked to have
+    gone that way), each handed the matches in its own order, beside renewals and plain
+    fences of the same matches: no deadlock (the statement locks its leases in match
+    order)."""
+    import grace_arena.record.one_statement as one_statement
+
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    store = MatchStore(engine)
+    holder = lease.Holder.this_process()
+    matches = [store.create(config(), now=0.0, holder=holder) for _ in range(12)]
+    for m in matches:
+        m.handle(StartTossup(), now=1.0)
+    word = {m.id: m.match.decide(Reveal(), now=2.0)[0] for m in matches}
+    statements: list[bool] = []
+    append_rows = one_statement.append_rows
+
+    def counted(*args, **kwargs):
+        ok = append_rows(*args, **kwargs)
+        statements.append(ok)
+        return ok
+
+    monkeypatch.setattr(one_statement, "append_rows", counted)
+    errors: list[BaseException] = []
+
+    def commits(order, first_seq) -> None:  # a word in each match: rows alone
+        for i in range(30):
+            try:
+                store.append_many(
+                    [(m.id, [word[m.id].model_copy(update={"seq": first_seq + 2 * i})], m.fence)
+                     for m in order]
+                )  # fmt: skip
+            except BaseException as exc:
+                errors.append(exc)
+
+    def renewals() -> None:
+        for _ in range(30):
+            try:
+                assert lease.renew(engine, holder, [m.id for m in reversed(matches)]) == set()
+            except BaseException as exc:
+                errors.append(exc)
+
+    def fences() -> None:
+        for _ in range(30):
+            try:
+                store.append_many([(m.id, [], m.fence) for m in reversed(matches)])
+            except BaseException as exc:
+                errors.append(exc)
+
+    threads = [
+        threading.Thread(target=commits, args=(matches, 1000)),
+        threading.Thread(target=commits, args=(list(reversed(matches)), 1001)),
+        threading.Thread(target=renewals),
+        threading.Thread(target=fences),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    engine.dispose()
+    assert errors == []
+    if engine.dialect.name == "postgresql":
+        assert statements.count(True) == 60

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import threading
 import time
 from pathlib import Path
@@ -68,14 +69,18 @@ PING_AFTER_IDLE = 1.0
 
 def _ping_when_idle(engine: Engine) -> None:
     """Ping a server record's pooled connection before handing it out when it has been idle
-    over :data:`PING_AFTER_IDLE` (the pool's pre-ping, for the connections it is there for).
+    over :data:`PING_AFTER_IDLE`, or when the server has said something on it meanwhile (the
+    pool's pre-ping, for the connections it is there for).
 
     A connection idle in the pool is what a restarted server, a cut network or a proxy's idle
     timeout leaves dead: pinged, it is replaced before anyone uses it. The pool's own pre-ping
     pings every connection at every checkout: one more round trip in every commit, which in a
     busy server is one more wait to have the interpreter back. A connection used within the
-    last second and dead now (the server restarted meanwhile) fails its statement instead;
-    that is a disconnect, the pool drops every connection it had, and writes are tried again
+    last second is not pinged unless its socket has something to read (a look, not a round
+    trip): a server that ends its sessions (a restart, an administrator) sends each a last
+    message and closes it, so such a connection is pinged, found dead and replaced, with every
+    connection older than it. One whose network was cut without a word fails its statement
+    instead, as a disconnect; writes are tried again
     (:func:`grace_arena.record.store.is_transient`)."""
 
     @event.listens_for(engine, "checkin")
@@ -85,7 +90,9 @@ def _ping_when_idle(engine: Engine) -> None:
     @event.listens_for(engine, "checkout")
     def _checked_out(dbapi_connection, record, proxy) -> None:
         since = record.info.get("idle_since")  # none for a new connection: nothing to ping
-        if since is None or time.monotonic() - since < PING_AFTER_IDLE:
+        if since is None:
+            return
+        if time.monotonic() - since < PING_AFTER_IDLE and not _has_word(dbapi_connection):
             return
         dialect = engine.dialect
         try:
@@ -95,6 +102,14 @@ def _ping_when_idle(engine: Engine) -> None:
                 # the pool replaces it (and every connection older than it) and tries again
                 raise InvalidatePoolError(f"pooled connection found closed: {exc}") from exc
             raise
+
+
+def _has_word(dbapi_connection) -> bool:
+    """Whether an idle connection's socket has something to read (or cannot be looked at)."""
+    try:
+        return bool(select.select([dbapi_connection.fileno()], [], [], 0)[0])
+    except Exception:  # closed, or no socket to look at: ping it
+        return True
 
 
 def alembic_config(url: str) -> Config:

@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Table, text
+from sqlalchemy import String, Table, TypeDecorator, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import TextClause
@@ -59,11 +59,18 @@ def _columns(table: Table, rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
     return given + defaults
 
 
+def _array_type(column) -> str:
+    """The type of an array of ``column``'s values, as the statement casts them: a string's
+    without its length (an explicit cast would cut a value too long; the INSERT's own check
+    refuses it, as the ordinary transaction's does)."""
+    if isinstance(_base(column), String):
+        return "VARCHAR"
+    return column.type.compile(dialect=_PG)
+
+
 def _insert(table: Table, columns: tuple[str, ...], prefix: str) -> str:
     quote = _PG.identifier_preparer.quote
-    arrays = ", ".join(
-        f"CAST(:{prefix}_{c} AS {table.c[c].type.compile(dialect=_PG)}[])" for c in columns
-    )
+    arrays = ", ".join(f"CAST(:{prefix}_{c} AS {_array_type(table.c[c])}[])" for c in columns)
     return (
         f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
         f"SELECT * FROM unnest({arrays}) WHERE (SELECT ok FROM fenced_all) RETURNING 1"
@@ -80,7 +87,7 @@ _SET_RULED = """
                                       WHERE r.match_id = b.match_id AND r.buzz_id = b.buzz_id
                                         AND r.undone_seq IS NULL), 0)
     FROM unnest(CAST(:ruled_match AS INTEGER[]), CAST(:ruled_buzz AS INTEGER[]),
-                CAST(:ruled_ruling AS VARCHAR(16)[]), CAST(:ruled_power AS BOOLEAN[]),
+                CAST(:ruled_ruling AS VARCHAR[]), CAST(:ruled_power AS BOOLEAN[]),
                 CAST(:ruled_points AS INTEGER[])) AS n(m, k, ruling, power, points)
     WHERE b.match_id = n.m AND b.buzz_id = n.k AND (SELECT ok FROM fenced_all)
     RETURNING 1
@@ -137,8 +144,26 @@ def _arrays(table: Table, columns: tuple[str, ...], rows, prefix: str) -> dict[s
         values = [row[c] if c in row else defaults[c] for row in rows]
         if c == "payload":  # JSON: the text PostgreSQL parses (what the JSON type would send)
             values = [json.dumps(v) for v in values]
+        elif (kind := _python_type(table.c[c])) in (int, float):
+            # one type a list: psycopg sends no list of ints and floats mixed (a time given
+            # as 3 beside 3.5), which a column takes one by one
+            values = [v if v is None or isinstance(v, bool) else kind(v) for v in values]
         out[f"{prefix}_{c}"] = values
     return out
+
+
+def _base(column):
+    """``column``'s type, or what it decorates (the model's strings are sqlmodel's
+    AutoString, a decorated String)."""
+    kind = column.type
+    return kind.impl_instance if isinstance(kind, TypeDecorator) else kind
+
+
+def _python_type(column) -> type | None:
+    try:
+        return _base(column).python_type
+    except NotImplementedError:
+        return None
 
 
 def _rule(
