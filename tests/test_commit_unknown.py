@@ -201,6 +201,18 @@ class SqliteCutter:
         self._cut("landed", session)
 
 
+def _through_a_cutter(url: str) -> tuple:
+    """An engine on the PostgreSQL record at ``url`` (migrated) whose connections go through
+    a :class:`CommitCutter`, and the cutter."""
+    upgrade(url)
+    real = make_url(url)
+    cutter = CommitCutter(real.host or "127.0.0.1", real.port or 5432)
+    through = real.set(host="127.0.0.1", port=cutter.port).update_query_dict(
+        {"sslmode": "disable", "gssencmode": "disable"}
+    )
+    return make_engine(through.render_as_string(hide_password=False)), cutter
+
+
 @pytest.fixture(params=BACKENDS)
 def cut_store(request, tmp_path) -> Iterator[tuple[MatchStore, CommitCutter | SqliteCutter]]:
     """A record on each backend in turn whose connection can be cut at COMMIT."""
@@ -210,14 +222,7 @@ def cut_store(request, tmp_path) -> Iterator[tuple[MatchStore, CommitCutter | Sq
         engine = make_engine(url)
         cutter: CommitCutter | SqliteCutter = SqliteCutter(engine)
     else:
-        url = request.getfixturevalue("postgres_url")
-        upgrade(url)
-        real = make_url(url)
-        cutter = CommitCutter(real.host or "127.0.0.1", real.port or 5432)
-        through = real.set(host="127.0.0.1", port=cutter.port).update_query_dict(
-            {"sslmode": "disable", "gssencmode": "disable"}
-        )
-        engine = make_engine(through.render_as_string(hide_password=False))
+        engine, cutter = _through_a_cutter(request.getfixturevalue("postgres_url"))
     try:
         yield MatchStore(engine), cutter
     finally:
@@ -354,13 +359,7 @@ def test_a_commit_in_one_statement_cut_after_or_before_the_server_got_it_is_stor
     COMMIT): the connection drops as it goes, once before the server has it (nothing stored:
     decided again and stored) and once after the server executed it (stored: found in the
     record, not written again), and the room goes on, each event stored once."""
-    upgrade(postgres_url)
-    real = make_url(postgres_url)
-    cutter = CommitCutter(real.host or "127.0.0.1", real.port or 5432)
-    through = real.set(host="127.0.0.1", port=cutter.port).update_query_dict(
-        {"sslmode": "disable", "gssencmode": "disable"}
-    )
-    engine = make_engine(through.render_as_string(hide_password=False))
+    engine, cutter = _through_a_cutter(postgres_url)
     store = MatchStore(engine)
     rm = store.create(config(), now=0.0)
     told: list[list[dict]] = []

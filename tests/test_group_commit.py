@@ -59,12 +59,28 @@ def test_changes_of_several_rooms_are_written_in_one_transaction(store):
         assert f"p{i}" in store.open(rm.id).match.state.players["red"]
 
 
+def _write_together(store, decided, count) -> None:
+    """Hand each room's decided events to one group writer at once, ``count`` (a
+    ``before_cursor_execute`` listener) seeing every statement: one transaction for all."""
+    from sqlalchemy import event as sa_event
+
+    async def scenario() -> None:
+        writer = GroupWriter(store)
+        await asyncio.gather(*(writer.write(rm.id, ev, None) for rm, ev in decided))
+        assert (writer.transactions, writer.changes) == (1, len(decided))
+
+    sa_event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        asyncio.run(scenario())
+    finally:
+        sa_event.remove(store.engine, "before_cursor_execute", count)
+
+
 @on_both_backends
 def test_a_group_commit_writes_its_rooms_rows_with_one_insert_per_table(store):
     """Words and buzzes of many rooms in one group commit: one INSERT of event rows and one of
     buzz rows for the whole batch (a round trip each, not one per room), and every room's
     events and buzz read back as decided."""
-    from sqlalchemy import event as sa_event
     from sqlmodel import Session, func, select
 
     from grace_arena.core.commands import Buzz, Reveal
@@ -86,16 +102,7 @@ def test_a_group_commit_writes_its_rooms_rows_with_one_insert_per_table(store):
         _, _, events = rm.decide_many(commands, now=3)
         decided.append((rm, events))
 
-    async def scenario() -> None:
-        writer = GroupWriter(store)
-        await asyncio.gather(*(writer.write(rm.id, ev, None) for rm, ev in decided))
-        assert (writer.transactions, writer.changes) == (1, 6)
-
-    sa_event.listen(store.engine, "before_cursor_execute", count)
-    try:
-        asyncio.run(scenario())
-    finally:
-        sa_event.remove(store.engine, "before_cursor_execute", count)
+    _write_together(store, decided, count)
     assert sorted(inserts) == ["buzz", "event"]
     for i, (rm, events) in enumerate(decided):
         stored = store.events(rm.id, after=0)
@@ -115,7 +122,6 @@ def test_rulings_of_many_rooms_are_written_with_one_insert_and_one_update_readin
     ruling rows with one INSERT each, every buzz row's ruling set by one UPDATE, no row read
     (each would be a round trip to a server record); each buzz row shows the rulings in
     force, as the record read back afresh says."""
-    from sqlalchemy import event as sa_event
 
     from grace_arena.core.commands import Buzz, Rule, UndoRuling
     from grace_arena.core.events import Ruling
@@ -143,16 +149,7 @@ def test_rulings_of_many_rooms_are_written_with_one_insert_and_one_update_readin
         _, _, events = rm.decide_many(commands, now=4)
         decided.append((rm, events))
 
-    async def scenario() -> None:
-        writer = GroupWriter(store)
-        await asyncio.gather(*(writer.write(rm.id, ev, None) for rm, ev in decided))
-        assert (writer.transactions, writer.changes) == (1, 6)
-
-    sa_event.listen(store.engine, "before_cursor_execute", count)
-    try:
-        asyncio.run(scenario())
-    finally:
-        sa_event.remove(store.engine, "before_cursor_execute", count)
+    _write_together(store, decided, count)
     # the undo in room 0 goes through the ORM (it reads and changes its ruling row): the rows
     # before it are written (a ruling: one UPDATE of its buzz), then the undo (one more),
     # then the rest of the batch (the last); the notice is PostgreSQL's
